@@ -1,0 +1,10 @@
+"""Placeholder: being written."""
+
+from __future__ import annotations
+
+from ..findings import CheckResult
+from ..snapshot import SiteSnapshot
+
+
+def check_page(snapshot: SiteSnapshot) -> CheckResult:
+    return CheckResult("page_analysis")

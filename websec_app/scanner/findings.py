@@ -1,0 +1,40 @@
+"""What a check returns: stable outcome IDs plus the natural data of its section.
+
+Checks never decide status, severity or points: they name an outcome, and the rule
+table (`rules/*.toml`) says what that outcome is worth. See docs/scoring.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .snapshot import SiteSnapshot
+
+#: Status values, best first (spec 2.3). The order is used to find a section's worst status.
+STATUSES = ("good", "warn", "weak", "missing", "bad")
+#: Severity values, least first (spec 2.3).
+SEVERITIES = ("minor", "important", "critical")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One observation: `outcome` is a key of the rule table."""
+
+    outcome: str
+    subject: str | None = None  # what it is about: a header, cookie or origin name
+    note: str | None = None  # the specifics, shown to the user ("max-age=300 is under 6 months")
+    fix_vars: Mapping[str, str] = field(default_factory=dict)  # values for the rule's fix template
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """A check's findings for one report section, plus that section's natural fields."""
+
+    section: str
+    findings: tuple[Finding, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+Check = Callable[[SiteSnapshot], CheckResult]

@@ -1,0 +1,202 @@
+"""Turn check results into report sections, a score and a grade, using only the rule table.
+
+The model (docs/scoring.md says it in prose):
+- every outcome ID carries its status, severity and deduction in the table;
+- the same outcome seen on several subjects (five cookies without Secure) deducts once;
+- a header's deductions add up to at most what its absence would cost;
+- score = 100 - all deductions, floored at 0;
+- outcomes with `max_grade` cap the score at the top of that grade's band, so the
+  score and the grade always agree.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .findings import SEVERITIES, STATUSES, CheckResult, Finding
+from .rules import Rule, RuleBook
+
+#: Sections shaped like spec 2.3 header objects, keyed by header name.
+HEADER_SHAPED = ("headers", "cross_origin")
+#: Header-shaped sections whose JSON is only the header map (no status/deduction/findings).
+BARE_HEADER_MAPS = ("headers",)
+
+
+@dataclass(frozen=True)
+class Graded:
+    score: int
+    grade: str
+    uncapped_score: int
+    caps: tuple[dict[str, str], ...]  # [{"outcome": ..., "max_grade": ...}]
+    sections: dict[str, dict[str, Any]]
+    issue_counts: dict[str, int]
+
+
+class _LeaveUnknown(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def render_template(template: str | None, values: Mapping[str, str]) -> str | None:
+    """Fill `{host}`-style placeholders; unknown placeholders are left as written."""
+    if template is None:
+        return None
+    return string.Formatter().vformat(template, (), _LeaveUnknown(values))
+
+
+def _rank(status: str) -> int:
+    return STATUSES.index(status)
+
+
+def _worst(statuses: Sequence[str]) -> str:
+    return max(statuses, key=_rank) if statuses else "good"
+
+
+@dataclass
+class _Aggregate:
+    rule: Rule
+    subjects: list[str]
+    notes: list[str]
+    fix_vars: dict[str, str]
+
+
+def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
+    """Merge findings with the same outcome: one deduction, all subjects and notes kept."""
+    merged: dict[str, _Aggregate] = {}
+    for finding in findings:
+        rule = book.rule(finding.outcome)
+        agg = merged.get(finding.outcome)
+        if agg is None:
+            agg = merged[finding.outcome] = _Aggregate(rule, [], [], {})
+        if finding.subject and finding.subject not in agg.subjects:
+            agg.subjects.append(finding.subject)
+        if finding.note and finding.note not in agg.notes:
+            agg.notes.append(finding.note)
+        for key, value in finding.fix_vars.items():
+            agg.fix_vars.setdefault(key, value)
+    return list(merged.values())
+
+
+def _finding_json(agg: _Aggregate, context: Mapping[str, str]) -> dict[str, Any]:
+    rule = agg.rule
+    return {
+        "check": rule.outcome,
+        "status": rule.status,
+        "severity": rule.severity,
+        "deduction": rule.deduction,
+        "explanation": rule.explanation,
+        "fix": render_template(rule.fix, {**context, **agg.fix_vars}),
+        "cwe": rule.cwe,
+        "subjects": agg.subjects,
+        "note": "; ".join(agg.notes) or None,
+    }
+
+
+def _order(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Worst first: by status, then severity, then deduction."""
+    return sorted(
+        findings,
+        key=lambda f: (-_rank(f["status"]), -SEVERITIES.index(f["severity"]), -f["deduction"]),
+    )
+
+
+def _header_object(
+    name: str, aggs: list[_Aggregate], details: Mapping[str, Any], book: RuleBook, context: Mapping[str, str]
+) -> dict[str, Any]:
+    """Spec 2.3: present, value, status, severity, deduction, explanation, fix, note."""
+    info = details.get(name, {}) if isinstance(details.get(name), Mapping) else {}
+    problems = [a for a in aggs if a.rule.status != "good"]
+    chosen = max(problems, key=lambda a: (_rank(a.rule.status), a.rule.deduction)) if problems else None
+    if chosen is None:
+        chosen = aggs[0] if aggs else None
+    cap = max((r.deduction for r in book.rules.values() if r.subject == name), default=0)
+    deduction = min(sum(a.rule.deduction for a in problems), cap)
+    notes = [n for a in problems for n in a.notes] or ([n for a in aggs for n in a.notes] if chosen else [])
+    fix = None
+    for agg in problems:
+        fix = render_template(agg.rule.fix, {**context, **agg.fix_vars})
+        if fix:
+            break
+    return {
+        "present": bool(info.get("present", False)),
+        "value": info.get("value"),
+        "status": chosen.rule.status if chosen else "good",
+        "severity": chosen.rule.severity if chosen else "minor",
+        "deduction": deduction,
+        "explanation": chosen.rule.explanation if chosen else "",
+        "fix": fix,
+        "note": "; ".join(notes) or None,
+    }
+
+
+def _section_json(
+    result: CheckResult, book: RuleBook, context: Mapping[str, str]
+) -> tuple[dict[str, Any], int, list[_Aggregate]]:
+    aggs = _aggregate(result.findings, book)
+    if result.section in HEADER_SHAPED:
+        body: dict[str, Any] = {}
+        total = 0
+        subjects = book.header_subjects(result.section)
+        for name in subjects:
+            header = _header_object(name, [a for a in aggs if a.rule.subject == name], result.details, book, context)
+            body[name] = header
+            total += header["deduction"]
+        loose = [a for a in aggs if a.rule.subject not in subjects]  # e.g. check.error
+        total += sum(a.rule.deduction for a in loose if a.rule.status != "good")
+        if result.section in BARE_HEADER_MAPS:
+            return body, total, aggs
+        findings = _order([_finding_json(a, context) for a in aggs])
+        statuses = [h["status"] for h in body.values()] + [a.rule.status for a in loose]
+        extra = {k: v for k, v in result.details.items() if k not in subjects}
+        return {"status": _worst(statuses), "deduction": total, "findings": findings, **body, **extra}, total, aggs
+    findings = _order([_finding_json(a, context) for a in aggs])
+    total = sum(f["deduction"] for f in findings if f["status"] != "good")
+    section = {
+        "status": _worst([f["status"] for f in findings]),
+        "deduction": total,
+        "findings": findings,
+        **{k: v for k, v in result.details.items() if k not in ("status", "deduction", "findings")},
+    }
+    return section, total, aggs
+
+
+def grade(results: Sequence[CheckResult], book: RuleBook, context: Mapping[str, str]) -> Graded:
+    sections: dict[str, dict[str, Any]] = {}
+    total_deduction = 0
+    all_aggs: list[_Aggregate] = []
+    counts = {severity: 0 for severity in SEVERITIES}
+    for result in results:
+        for finding in result.findings:
+            rule = book.rule(finding.outcome)
+            if rule.section not in (result.section, "*"):
+                raise ValueError(f"outcome {rule.outcome!r} belongs to {rule.section!r}, not {result.section!r}")
+        section, deduction, aggs = _section_json(result, book, context)
+        sections[result.section] = section
+        total_deduction += deduction
+        all_aggs.extend(aggs)
+        if result.section in BARE_HEADER_MAPS:
+            for header in section.values():
+                if header["status"] != "good":
+                    counts[header["severity"]] += 1
+        else:
+            for finding in section["findings"]:
+                if finding["status"] != "good" and finding["check"] != "check.error":
+                    counts[finding["severity"]] += 1
+    uncapped = max(0, 100 - total_deduction)
+    score = uncapped
+    caps: list[dict[str, str]] = []
+    for agg in all_aggs:
+        cap_grade = agg.rule.max_grade
+        if cap_grade and agg.rule.status != "good":
+            caps.append({"outcome": agg.rule.outcome, "max_grade": cap_grade})
+            score = min(score, book.band(cap_grade).max_score)
+    issue_counts = {
+        "critical": counts["critical"],
+        "important": counts["important"],
+        "minor": counts["minor"],
+        "total": sum(counts.values()),
+    }
+    return Graded(score, book.grade_for(score), uncapped, tuple(caps), sections, issue_counts)

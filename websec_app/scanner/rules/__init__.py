@@ -1,0 +1,134 @@
+"""The rule table: every outcome's status, severity, deduction, explanation, fix, CWE and cap.
+
+The table is data (`*.toml` beside this file, one file per report area) so that one
+place says what each outcome is worth, docs/scoring.md can be generated from it, and
+the compliance mapping can be checked against it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..findings import SEVERITIES, STATUSES
+
+_RULES_DIR = Path(__file__).parent
+_GRADES = ("A+", "A", "B", "C", "D", "F")
+
+
+class RuleTableError(ValueError):
+    """The rule table is inconsistent (caught by tests and at import)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    outcome: str
+    section: str
+    status: str
+    severity: str
+    deduction: int
+    explanation: str
+    fix: str | None = None
+    cwe: str | None = None
+    max_grade: str | None = None  # the best grade a site can get while this outcome stands
+    subject: str | None = None  # header-shaped sections: the header this outcome belongs to
+
+
+@dataclass(frozen=True)
+class GradeBand:
+    grade: str
+    min_score: int
+    max_score: int
+
+
+@dataclass(frozen=True)
+class RuleBook:
+    version: str
+    bands: tuple[GradeBand, ...]
+    rules: dict[str, Rule]
+
+    def rule(self, outcome: str) -> Rule:
+        try:
+            return self.rules[outcome]
+        except KeyError:
+            raise RuleTableError(f"outcome {outcome!r} has no row in the rule table") from None
+
+    def grade_for(self, score: int) -> str:
+        for band in self.bands:
+            if band.min_score <= score <= band.max_score:
+                return band.grade
+        raise RuleTableError(f"no grade band covers score {score}")
+
+    def band(self, grade: str) -> GradeBand:
+        for band in self.bands:
+            if band.grade == grade:
+                return band
+        raise RuleTableError(f"unknown grade {grade!r}")
+
+    def header_subjects(self, section: str) -> list[str]:
+        """Header names a header-shaped section reports on, in table order."""
+        seen: dict[str, None] = {}
+        for rule in self.rules.values():
+            if rule.section == section and rule.subject:
+                seen.setdefault(rule.subject, None)
+        return list(seen)
+
+
+def _validate(rule: Rule) -> None:
+    where = f"outcome {rule.outcome!r}"
+    if rule.status not in STATUSES:
+        raise RuleTableError(f"{where}: status {rule.status!r} is not one of {STATUSES}")
+    if rule.severity not in SEVERITIES:
+        raise RuleTableError(f"{where}: severity {rule.severity!r} is not one of {SEVERITIES}")
+    if rule.deduction < 0 or (rule.status == "good" and rule.deduction != 0):
+        raise RuleTableError(f"{where}: good outcomes deduct 0, others a non-negative number")
+    if rule.max_grade is not None and rule.max_grade not in _GRADES:
+        raise RuleTableError(f"{where}: max_grade {rule.max_grade!r} is not a grade")
+    if rule.status == "good" and rule.max_grade is not None:
+        raise RuleTableError(f"{where}: a good outcome cannot cap the grade")
+    if not rule.explanation.strip():
+        raise RuleTableError(f"{where}: explanation is empty")
+    if rule.cwe is not None and not rule.cwe.startswith("CWE-"):
+        raise RuleTableError(f"{where}: cwe must look like CWE-123")
+
+
+def load_rulebook(directory: Path = _RULES_DIR) -> RuleBook:
+    meta = tomllib.loads((directory / "grading.toml").read_text("utf-8"))
+    bands = tuple(GradeBand(b["grade"], b["min"], b["max"]) for b in meta["bands"])
+    rules: dict[str, Rule] = {}
+    for path in sorted(directory.glob("*.toml")):
+        if path.name == "grading.toml":
+            continue
+        data = tomllib.loads(path.read_text("utf-8"))
+        section_default = data.get("section")
+        for outcome, row in data.get("outcomes", {}).items():
+            if outcome in rules:
+                raise RuleTableError(f"outcome {outcome!r} is defined twice ({path.name})")
+            known = {"section", "status", "severity", "deduction", "explanation", "fix", "cwe", "max_grade", "subject"}
+            unknown = set(row) - known
+            if unknown:
+                raise RuleTableError(f"outcome {outcome!r} in {path.name} has unknown fields {sorted(unknown)}")
+            rule = Rule(
+                outcome=outcome,
+                section=row.get("section", section_default),
+                status=row["status"],
+                severity=row["severity"],
+                deduction=int(row.get("deduction", 0)),
+                explanation=" ".join(row["explanation"].split()),
+                fix=row.get("fix"),
+                cwe=row.get("cwe"),
+                max_grade=row.get("max_grade"),
+                subject=row.get("subject"),
+            )
+            if not rule.section:
+                raise RuleTableError(f"outcome {outcome!r} in {path.name} has no section")
+            _validate(rule)
+            rules[outcome] = rule
+    return RuleBook(version=meta["version"], bands=bands, rules=rules)
+
+
+@lru_cache(maxsize=1)
+def default_rulebook() -> RuleBook:
+    return load_rulebook()

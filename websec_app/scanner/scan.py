@@ -1,0 +1,83 @@
+"""The scan: retrieve once, then run each check, then grade (httpobs' scanner.py shape)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import UTC, datetime
+
+from ..settings import Settings, get_settings
+from .checks import CHECKS
+from .fetch import fetch_snapshot
+from .findings import CheckResult, Finding
+from .grading import grade
+from .registrable import registrable_domain
+from .report import ScanReport
+from .rules import RuleBook, default_rulebook
+from .snapshot import SiteSnapshot
+from .target import parse_target
+
+log = logging.getLogger(__name__)
+
+
+def run_checks(snapshot: SiteSnapshot) -> list[CheckResult]:
+    """Every registered check; one that raises is reported as `check.error`, the rest go on."""
+    results = []
+    for section, check in CHECKS:
+        try:
+            result = check(snapshot)
+        except Exception as exc:  # noqa: BLE001 - a buggy check must not sink the scan
+            log.exception("check for %s failed on %s", section, snapshot.target.url)
+            result = CheckResult(section, (Finding("check.error", note=f"{type(exc).__name__}: {exc}"),))
+        results.append(result)
+    return results
+
+
+def grade_snapshot(
+    snapshot: SiteSnapshot, *, book: RuleBook | None = None, duration_ms: int = 0
+) -> ScanReport:
+    """Pure: a snapshot in, a graded report out."""
+    book = book or default_rulebook()
+    host = snapshot.final_target_host
+    context = {
+        "host": host,
+        "domain": registrable_domain(host),
+        "origin": snapshot.target.origin,
+    }
+    graded = grade(run_checks(snapshot), book, context)
+    final = snapshot.main.final
+    fetched_at = snapshot.fetched_at or datetime.now(UTC)
+    return ScanReport(
+        url=snapshot.target.url,
+        final_url=snapshot.main.final_url,
+        status_code=final.status_code if final else 0,
+        score=graded.score,
+        grade=graded.grade,
+        algorithm_version=book.version,
+        scanned_at=fetched_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        duration_ms=duration_ms,
+        issue_counts=graded.issue_counts,
+        sections=graded.sections,
+        caps=graded.caps,
+        uncapped_score=graded.uncapped_score,
+        timings=tuple(
+            {"part": t.part, "start_ms": round(t.start * 1000, 1), "end_ms": round(t.end * 1000, 1)}
+            for t in snapshot.timings
+        ),
+    )
+
+
+async def scan(url: str, settings: Settings | None = None) -> ScanReport:
+    """Scan one site. Raises InvalidTarget, TargetRefused or TargetUnreachable (see errors.py)."""
+    settings = settings or get_settings()
+    target = parse_target(url)
+    started = time.perf_counter()
+    snapshot = await fetch_snapshot(target, settings)
+    duration_ms = int((time.perf_counter() - started) * 1000)
+    return grade_snapshot(snapshot, duration_ms=duration_ms)
+
+
+def scan_sync(url: str, settings: Settings | None = None) -> ScanReport:
+    """`scan` for callers without an event loop (CLI, worker threads)."""
+    return asyncio.run(scan(url, settings))

@@ -1,0 +1,224 @@
+"""Frozen records of everything one scan fetched.
+
+The fetch layer builds exactly one `SiteSnapshot`; every check is a pure function of
+it. Nothing here does I/O, so tests build snapshots by hand (see tests/factories.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .errors import InvalidTarget
+from .target import Target, parse_target
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why one part of the fetch did not produce data. Errors are data, not exceptions."""
+
+    kind: str  # "refused" | "unreachable" | "timeout" | "tls" | "too_many_redirects" | "protocol" | "skipped"
+    message: str
+
+
+@dataclass(frozen=True)
+class HeaderList:
+    """Response headers in wire order, duplicates kept, names compared case-insensitively."""
+
+    items: tuple[tuple[str, str], ...] = ()
+
+    def get_all(self, name: str) -> tuple[str, ...]:
+        wanted = name.lower()
+        return tuple(value for key, value in self.items if key.lower() == wanted)
+
+    def get(self, name: str) -> str | None:
+        """All values of a header joined with ", " (RFC 9110 5.3), or None when absent."""
+        values = self.get_all(name)
+        return ", ".join(values) if values else None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and bool(self.get_all(name))
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.items)
+
+    @classmethod
+    def of(cls, *pairs: tuple[str, str], **simple: str) -> HeaderList:
+        """Build from pairs and/or keyword arguments (underscores become dashes)."""
+        items = list(pairs) + [(k.replace("_", "-"), v) for k, v in simple.items()]
+        return cls(tuple(items))
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """One HTTP response as received (the body possibly truncated at the size limit)."""
+
+    url: str
+    status_code: int
+    headers: HeaderList
+    body: bytes = b""
+    body_truncated: bool = False
+    address: str = ""  # the IP address the connection went to
+    http_version: str = "HTTP/1.1"
+
+    @property
+    def location(self) -> str | None:
+        return self.headers.get_all("location")[0] if "location" in self.headers else None
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in (301, 302, 303, 307, 308) and self.location is not None
+
+    @property
+    def content_type(self) -> str:
+        """The media type, lowercase, without parameters ("" when absent)."""
+        raw = self.headers.get_all("content-type")
+        return raw[0].split(";")[0].strip().lower() if raw else ""
+
+    @property
+    def charset(self) -> str | None:
+        raw = self.headers.get_all("content-type")
+        if not raw:
+            return None
+        for param in raw[0].split(";")[1:]:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "charset" and value.strip():
+                return value.strip().strip('"')
+        return None
+
+    def text(self) -> str:
+        """The body decoded with its declared charset, falling back to UTF-8 with replacement."""
+        encoding = self.charset or "utf-8"
+        try:
+            return self.body.decode(encoding, errors="replace")
+        except LookupError:
+            return self.body.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class FetchChain:
+    """A request and the redirects it followed: `responses[-1]` is the final one."""
+
+    start_url: str
+    responses: tuple[HttpResponse, ...] = ()
+    failure: Failure | None = None  # set when the chain stopped early (a hop failed)
+
+    @property
+    def final(self) -> HttpResponse | None:
+        return self.responses[-1] if self.responses else None
+
+    @property
+    def final_url(self) -> str:
+        return self.responses[-1].url if self.responses else self.start_url
+
+
+@dataclass(frozen=True)
+class CertificateInfo:
+    """One certificate, parsed with `cryptography` (fields the checks need, plus the DER)."""
+
+    der: bytes
+    subject: str
+    issuer: str
+    not_before: datetime
+    not_after: datetime
+    san_dns: tuple[str, ...] = ()
+    san_ip: tuple[str, ...] = ()
+    key_type: str = ""  # "RSA", "EC", "Ed25519", "DSA", ...
+    key_size: int = 0
+    signature_hash: str | None = None  # "sha256", "sha1", "md5", None for Ed25519
+    serial: str = ""
+    self_signed: bool = False
+    sha256_fingerprint: str = ""
+
+
+@dataclass(frozen=True)
+class TlsHandshake:
+    """One TLS handshake to the target host (SNI and verification against our trust store)."""
+
+    host: str
+    port: int
+    address: str = ""
+    protocol: str | None = None  # "TLSv1.3", ...
+    cipher: str | None = None  # OpenSSL cipher name
+    cipher_bits: int | None = None
+    chain: tuple[CertificateInfo, ...] = ()  # leaf first, as far as the server sent and we could read
+    trusted: bool = False  # the chain verified against the system store plus WEBSEC_CA_BUNDLE
+    verify_error: str | None = None  # OpenSSL's reason when not trusted
+    hostname_matches: bool = False
+    failure: Failure | None = None  # no handshake at all
+
+    @property
+    def leaf(self) -> CertificateInfo | None:
+        return self.chain[0] if self.chain else None
+
+
+@dataclass(frozen=True)
+class DnsAnswer:
+    """The answer to one DNS query. rcode: "NOERROR", "NXDOMAIN", "SERVFAIL", "TIMEOUT", ..."""
+
+    name: str
+    rdtype: str
+    rcode: str = "NOERROR"
+    records: tuple[str, ...] = ()  # presentation format (dnspython to_text())
+    error: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.rcode == "NOERROR"
+
+
+@dataclass(frozen=True)
+class DnsSnapshot:
+    """Every DNS answer the scan collected, keyed by (name, rdtype)."""
+
+    host: str
+    answers: tuple[DnsAnswer, ...] = ()
+
+    def get(self, name: str, rdtype: str) -> DnsAnswer | None:
+        name, rdtype = name.rstrip(".").lower(), rdtype.upper()
+        for answer in self.answers:
+            if answer.name == name and answer.rdtype == rdtype:
+                return answer
+        return None
+
+    def records(self, name: str, rdtype: str) -> tuple[str, ...]:
+        answer = self.get(name, rdtype)
+        return answer.records if answer else ()
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When one part of the fetch ran, in seconds since the scan started."""
+
+    part: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class SiteSnapshot:
+    """Everything fetched for one scan. Checks read it; nothing writes it."""
+
+    target: Target
+    main: FetchChain  # the URL as given, following redirects
+    http_upgrade: FetchChain | None = None  # http://host/, to grade the HTTP -> HTTPS redirect
+    cors_probe: HttpResponse | None = None  # final URL requested with a foreign Origin
+    cors_probe_origin: str = "https://websec-cors-probe.invalid"
+    cors_null_probe: HttpResponse | None = None  # the same with `Origin: null`
+    security_txt: FetchChain | None = None  # /.well-known/security.txt (or /security.txt fallback)
+    tls: TlsHandshake | None = None
+    dns: DnsSnapshot = field(default_factory=lambda: DnsSnapshot(host=""))
+    fetched_at: datetime | None = None
+    timings: tuple[Timing, ...] = ()
+
+    @property
+    def final(self) -> HttpResponse | None:
+        return self.main.final
+
+    @property
+    def final_target_host(self) -> str:
+        try:
+            return parse_target(self.main.final_url).host
+        except (InvalidTarget, ValueError):  # a malformed final URL falls back to the input host
+            return self.target.host

@@ -1,0 +1,178 @@
+"""Parsing what a user typed into the URL we scan.
+
+Hosts are canonicalised the way browsers do (WHATWG URL Standard, "host parsing"),
+so `http://2130706433/`, `http://0x7f.1/` and `http://017700000001/` are all
+recognised as 127.0.0.1 before the SSRF guard looks at them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import idna
+
+from .errors import InvalidTarget
+
+_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*://")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_MAX_URL_LENGTH = 2048
+
+
+@dataclass(frozen=True)
+class Target:
+    """A normalised http(s) URL, split into the parts the fetcher needs."""
+
+    scheme: str
+    host: str  # lowercase ASCII (IDNA) name, or a canonical IP address without brackets
+    port: int
+    path: str  # path plus query, always starting with "/"
+
+    @property
+    def is_ip_literal(self) -> bool:
+        return ip_literal(self.host) is not None
+
+    @property
+    def netloc(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        if self.port == _DEFAULT_PORTS[self.scheme]:
+            return host
+        return f"{host}:{self.port}"
+
+    @property
+    def origin(self) -> str:
+        return f"{self.scheme}://{self.netloc}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.origin}{self.path}"
+
+    def with_scheme(self, scheme: str) -> Target:
+        """The same host over another scheme, on that scheme's default port."""
+        return Target(scheme, self.host, _DEFAULT_PORTS[scheme], "/")
+
+    def with_path(self, path: str) -> Target:
+        return Target(self.scheme, self.host, self.port, path)
+
+
+def ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def _parse_ipv4_number(part: str) -> int | None:
+    """One label of a WHATWG IPv4 host: decimal, 0x-hex or 0-octal."""
+    if part == "":
+        return None
+    base = 10
+    if part[:2] in ("0x", "0X"):
+        part, base = part[2:], 16
+        if part == "":
+            return 0
+    elif len(part) > 1 and part[0] == "0":
+        part, base = part[1:], 8
+    digits = {10: "0123456789", 16: "0123456789abcdefABCDEF", 8: "01234567"}[base]
+    if not all(c in digits for c in part):
+        return None
+    return int(part, base)
+
+
+def _ends_in_a_number(host: str) -> bool:
+    labels = host.split(".")
+    if labels[-1] == "":
+        if len(labels) == 1:
+            return False
+        labels = labels[:-1]
+    last = labels[-1]
+    if last and all(c in "0123456789" for c in last):
+        return True
+    return _parse_ipv4_number(last) is not None and last[:2] in ("0x", "0X")
+
+
+def parse_whatwg_ipv4(host: str) -> str | None:
+    """The dotted-quad form of a numeric host, or None when the host is a name.
+
+    Raises InvalidTarget for hosts that browsers also reject (out-of-range numbers).
+    """
+    if not _ends_in_a_number(host):
+        return None
+    parts = host.split(".")
+    if parts[-1] == "":
+        parts = parts[:-1]
+    if len(parts) > 4:
+        raise InvalidTarget(f"{host!r} is not a valid IPv4 address")
+    numbers = [_parse_ipv4_number(p) for p in parts]
+    if any(n is None for n in numbers):
+        raise InvalidTarget(f"{host!r} is not a valid IPv4 address")
+    values = [n for n in numbers if n is not None]
+    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
+        raise InvalidTarget(f"{host!r} is not a valid IPv4 address")
+    address = values[-1]
+    for index, number in enumerate(values[:-1]):
+        address += number * 256 ** (3 - index)
+    return str(ipaddress.IPv4Address(address))
+
+
+def normalise_host(raw_host: str) -> str:
+    host = raw_host.strip().rstrip(".").lower()
+    if not host:
+        raise InvalidTarget("The URL has no host name")
+    if ":" in host:  # IPv6 literal (urlsplit already removed the brackets)
+        try:
+            address = ipaddress.IPv6Address(host.split("%")[0])
+        except ValueError:
+            raise InvalidTarget(f"{raw_host!r} is not a valid IPv6 address") from None
+        if "%" in host:
+            raise InvalidTarget("IPv6 zone identifiers are not allowed in a target URL")
+        return str(address)
+    numeric = parse_whatwg_ipv4(host)
+    if numeric is not None:
+        return numeric
+    try:
+        ascii_host = idna.encode(host, uts46=True).decode("ascii")
+    except idna.IDNAError as exc:
+        raise InvalidTarget(f"{raw_host!r} is not a valid host name ({exc})") from None
+    if len(ascii_host) > 253 or any(not 0 < len(label) <= 63 for label in ascii_host.split(".")):
+        raise InvalidTarget(f"{raw_host!r} is not a valid host name")
+    return ascii_host
+
+
+def parse_target(text: str) -> Target:
+    """Normalise user input into a Target; `https://` is assumed when no scheme is given."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidTarget("A URL is required")
+    text = text.strip()
+    if len(text) > _MAX_URL_LENGTH:
+        raise InvalidTarget(f"The URL is longer than {_MAX_URL_LENGTH} characters")
+    if any(c.isspace() or ord(c) < 0x20 for c in text):
+        raise InvalidTarget("The URL contains whitespace or control characters")
+    if not _SCHEME_RE.match(text):
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:(?!\d)", text) and not text.startswith("["):
+            scheme = text.split(":", 1)[0].lower()
+            raise InvalidTarget(f"Unsupported URL scheme {scheme!r}: only http and https can be scanned")
+        text = "https://" + text.lstrip("/")
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise InvalidTarget(f"Unsupported URL scheme {scheme!r}: only http and https can be scanned")
+    if parts.username is not None or parts.password is not None:
+        raise InvalidTarget("URLs with a user name or password cannot be scanned")
+    if parts.hostname is None:
+        raise InvalidTarget("The URL has no host name")
+    try:
+        port = parts.port or _DEFAULT_PORTS[scheme]
+    except ValueError:
+        raise InvalidTarget("The URL has an invalid port") from None
+    if not 0 < port < 65536:
+        raise InvalidTarget("The URL has an invalid port")
+    host = normalise_host(parts.hostname)
+    path = parts.path or "/"
+    if not path.startswith("/"):
+        path = "/" + path
+    if parts.query:
+        path += "?" + parts.query
+    return Target(scheme, host, port, path)

@@ -1,0 +1,187 @@
+"""One typed settings object, read once from the environment and `.env`.
+
+Every knob of the service lives here so that the scanner, the API, the UI and the
+CLI agree on it. Names are part of the operator contract (tests, fixtures and
+deployments set them), so they never change silently.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+
+from dotenv import load_dotenv
+
+log = logging.getLogger(__name__)
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+class SettingsError(ValueError):
+    """A setting has a value the service cannot use."""
+
+
+def _bool(env: dict[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise SettingsError(f"{name} must be a boolean (1/0, true/false), got {raw!r}")
+
+
+def _int(env: dict[str, str], name: str, default: int, minimum: int = 0) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise SettingsError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _float(env: dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+    if value <= 0:
+        raise SettingsError(f"{name} must be positive, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class DnsServer:
+    """A resolver the scanner sends every query to."""
+
+    host: str
+    port: int = 53
+
+    @classmethod
+    def parse(cls, text: str) -> DnsServer:
+        text = text.strip()
+        host, port = text, 53
+        if text.startswith("["):  # [::1]:5353
+            close = text.find("]")
+            if close < 0:
+                raise SettingsError(f"WEBSEC_DNS_SERVERS entry {text!r} has an unclosed '['")
+            host, rest = text[1:close], text[close + 1 :]
+            if rest:
+                if not rest.startswith(":"):
+                    raise SettingsError(f"WEBSEC_DNS_SERVERS entry {text!r} is not ip[:port]")
+                port = int(rest[1:])
+        elif text.count(":") == 1:  # 127.0.0.1:5353
+            host, port_text = text.split(":")
+            port = int(port_text)
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise SettingsError(f"WEBSEC_DNS_SERVERS entry {text!r} is not an IP address") from None
+        if not 0 < port < 65536:
+            raise SettingsError(f"WEBSEC_DNS_SERVERS entry {text!r} has an invalid port")
+        return cls(host, port)
+
+
+@dataclass(frozen=True)
+class ScanLimits:
+    """Bounds that keep one scan from hurting the service (hostile targets)."""
+
+    total_seconds: float = 20.0
+    connect_seconds: float = 5.0
+    read_seconds: float = 8.0
+    dns_seconds: float = 4.0
+    max_redirects: int = 10
+    max_body_bytes: int = 2 * 1024 * 1024
+    max_security_txt_bytes: int = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    environment: str = "development"
+    allow_private_targets: bool = False
+    dns_servers: tuple[DnsServer, ...] = ()
+    ca_bundle: Path | None = None
+    limits: ScanLimits = field(default_factory=ScanLimits)
+    user_agent: str = "websec-scanner/1.0 (+https://websec.example/scanner)"
+    data_dir: Path = Path("var")
+    database_url: str = ""
+    free_scans_per_day: int = 10
+    pro_scans_per_month: int = 50
+    trusted_proxies: tuple[str, ...] = ()
+    base_url: str = "http://localhost:3000"
+
+    @property
+    def is_production(self) -> bool:
+        return self.environment == "production"
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'websec.db'}"
+
+    def with_overrides(self, **changes: object) -> Settings:
+        """A copy with some fields changed: used by tests and the CLI."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ if env is None else env)
+        dns_raw = env.get("WEBSEC_DNS_SERVERS", "")
+        ca_raw = env.get("WEBSEC_CA_BUNDLE", "").strip()
+        ca_bundle = Path(ca_raw) if ca_raw else None
+        if ca_bundle is not None and not ca_bundle.is_file():
+            raise SettingsError(f"WEBSEC_CA_BUNDLE points to {ca_raw!r}, which is not a file")
+        limits = ScanLimits(
+            total_seconds=_float(env, "WEBSEC_SCAN_TIMEOUT", ScanLimits.total_seconds),
+            connect_seconds=_float(env, "WEBSEC_CONNECT_TIMEOUT", ScanLimits.connect_seconds),
+            read_seconds=_float(env, "WEBSEC_READ_TIMEOUT", ScanLimits.read_seconds),
+            max_redirects=_int(env, "WEBSEC_MAX_REDIRECTS", ScanLimits.max_redirects),
+            max_body_bytes=_int(env, "WEBSEC_MAX_BODY_BYTES", ScanLimits.max_body_bytes, 1024),
+        )
+        proxies = tuple(p.strip() for p in env.get("WEBSEC_TRUSTED_PROXIES", "").split(",") if p.strip())
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                raise SettingsError(f"WEBSEC_TRUSTED_PROXIES entry {proxy!r} is not an IP or network") from None
+        return cls(
+            environment=env.get("WEBSEC_ENV", "development").strip().lower() or "development",
+            allow_private_targets=_bool(env, "WEBSEC_ALLOW_PRIVATE_TARGETS", False),
+            dns_servers=tuple(DnsServer.parse(s) for s in dns_raw.split(",") if s.strip()),
+            ca_bundle=ca_bundle,
+            limits=limits,
+            data_dir=Path(env.get("WEBSEC_DATA_DIR", "var")),
+            database_url=env.get("WEBSEC_DATABASE_URL", "").strip(),
+            free_scans_per_day=_int(env, "WEBSEC_FREE_SCANS_PER_DAY", 10),
+            pro_scans_per_month=_int(env, "WEBSEC_PRO_SCANS_PER_MONTH", 50, 1),
+            trusted_proxies=proxies,
+            base_url=env.get("WEBSEC_BASE_URL", "http://localhost:3000").rstrip("/"),
+        )
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once (`.env` first, the environment wins)."""
+    load_dotenv(override=False)
+    settings = Settings.from_env()
+    if settings.allow_private_targets:
+        log.warning(
+            "WEBSEC_ALLOW_PRIVATE_TARGETS is on: the scanner will connect to loopback and private "
+            "addresses. Use this only for tests and local development."
+        )
+        if settings.is_production:
+            raise SettingsError("WEBSEC_ALLOW_PRIVATE_TARGETS must not be on when WEBSEC_ENV=production")
+    return settings
