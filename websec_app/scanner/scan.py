@@ -34,9 +34,7 @@ def run_checks(snapshot: SiteSnapshot) -> list[CheckResult]:
     return results
 
 
-def grade_snapshot(
-    snapshot: SiteSnapshot, *, book: RuleBook | None = None, duration_ms: int = 0
-) -> ScanReport:
+def grade_snapshot(snapshot: SiteSnapshot, *, book: RuleBook | None = None, duration_ms: int = 0) -> ScanReport:
     """Pure: a snapshot in, a graded report out."""
     book = book or default_rulebook()
     host = snapshot.final_target_host

@@ -1,8 +1,178 @@
-"""Placeholder: being written."""
+"""The only network code of the scanner: resolve -> guard -> HTTP/TLS/DNS -> one SiteSnapshot.
+
+Parts that do not depend on each other run concurrently: the main page, the `http://`
+form of the host, the TLS handshakes and the DNS queries start together; the CORS
+probes and security.txt follow as soon as the final URL is known. Each part has its
+own timeout and the whole scan a total budget. Only a target that cannot be reached
+at all raises; anything else is recorded in the snapshot as a Failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from datetime import UTC, datetime
+from typing import TypeVar
+
+import httpx
+
 from ...settings import Settings
-from ..snapshot import SiteSnapshot
-from ..target import Target
+from ..errors import TargetUnreachable
+from ..snapshot import DnsSnapshot, Failure, FetchChain, HttpResponse, SiteSnapshot, Timing, TlsHandshake
+from ..target import Target, parse_target
+from .dns import fetch_dns
+from .http import fetch_chain, fetch_one, make_client
+from .resolve import Pinner, Resolver
+from .tls import fetch_tls
+
+__all__ = ["fetch_snapshot"]
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+CORS_PROBE_ORIGIN = "https://websec-cors-probe.invalid"
+
+
+class _Clock:
+    """The scan's time budget, and a record of when each part ran (to show they overlap)."""
+
+    def __init__(self, budget_seconds: float) -> None:
+        self.started = time.perf_counter()
+        self.budget = budget_seconds
+        self.timings: list[Timing] = []
+
+    def remaining(self) -> float:
+        return max(self.budget - (time.perf_counter() - self.started), 0.01)
+
+    async def run(self, part: str, work: Awaitable[T], on_timeout: U) -> T | U:
+        """Await `work` within what is left of the budget; `on_timeout` when it runs out."""
+        start = time.perf_counter() - self.started
+        try:
+            return await asyncio.wait_for(work, self.remaining())
+        except TimeoutError:
+            return on_timeout
+        finally:
+            self.timings.append(Timing(part, start, time.perf_counter() - self.started))
+
+
+async def _probe(
+    client: httpx.AsyncClient, pinner: Pinner, url: str, origin: str, settings: Settings
+) -> HttpResponse | None:
+    """The final URL requested with a foreign Origin; None when it could not be fetched."""
+    try:
+        target = parse_target(url)
+        address = await pinner.pin(target.host)
+        return await fetch_one(
+            client, target.url, address, settings.limits, headers={"Origin": origin}, max_body=64 * 1024
+        )
+    except Exception:  # noqa: BLE001 - a failed probe is "not checked", never a failed scan
+        return None
+
+
+async def _security_txt(client: httpx.AsyncClient, pinner: Pinner, origin: str, settings: Settings) -> FetchChain:
+    """RFC 9116 §3: /.well-known/security.txt, with the legacy /security.txt as fallback."""
+    limit = settings.limits.max_security_txt_bytes
+    primary = await fetch_chain(client, pinner, f"{origin}/.well-known/security.txt", settings.limits, max_body=limit)
+    if primary.final is not None and primary.final.status_code == 200:
+        return primary
+    legacy = await fetch_chain(client, pinner, f"{origin}/security.txt", settings.limits, max_body=limit)
+    if legacy.final is not None and legacy.final.status_code == 200:
+        return legacy
+    return primary
+
+
+async def _tls_for(target: Target, pinner: Pinner, settings: Settings) -> TlsHandshake:
+    port = target.port if target.scheme == "https" else 443
+    try:
+        address = await pinner.pin(target.host)
+    except Exception as exc:  # noqa: BLE001 - recorded as the handshake's failure
+        return TlsHandshake(host=target.host, port=port, failure=Failure("unreachable", str(exc)))
+    return await fetch_tls(target.host, port, address, settings)
+
+
+_OUT_OF_TIME = Failure("timeout", "the scan's time budget ran out")
 
 
 async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
-    raise NotImplementedError
+    """Fetch everything one scan needs. Raises TargetRefused or TargetUnreachable for the target itself."""
+    limits = settings.limits
+    clock = _Clock(limits.total_seconds)
+    fetched_at = datetime.now(UTC)
+    resolver = Resolver(settings)
+    pinner = Pinner(resolver, settings)
+    # Refuse or fail fast before any other traffic: the target's own name must pass the guard.
+    await clock.run("resolve", pinner.pin(target.host), None)
+
+    upgrade_url = target.with_scheme("http").url
+    tls_target = target if target.scheme == "https" else target.with_scheme("https")
+    async with make_client(pinner, settings) as client:
+        # Independent parts start at once and run while the main page loads.
+        side = [
+            asyncio.ensure_future(
+                clock.run(
+                    "http_upgrade",
+                    fetch_chain(client, pinner, upgrade_url, limits),
+                    FetchChain(upgrade_url, failure=_OUT_OF_TIME),
+                )
+            ),
+            asyncio.ensure_future(
+                clock.run(
+                    "tls",
+                    _tls_for(tls_target, pinner, settings),
+                    TlsHandshake(tls_target.host, tls_target.port, failure=_OUT_OF_TIME),
+                )
+            ),
+            asyncio.ensure_future(clock.run("dns", fetch_dns(target.host, resolver), DnsSnapshot(host=target.host))),
+        ]
+        try:
+            main = await clock.run(
+                "main", fetch_chain(client, pinner, target.url, limits, raise_on_first_hop=True), None
+            )
+            if main is None:
+                raise TargetUnreachable(f"Could not reach {target.url}: the scan's time budget ran out")
+            final_url = main.final_url
+            final_target = parse_target(final_url)
+            https_origin = (final_target if final_target.scheme == "https" else target.with_scheme("https")).origin
+            # These need the final URL.
+            followers = [
+                clock.run("cors_probe", _probe(client, pinner, final_url, CORS_PROBE_ORIGIN, settings), None),
+                clock.run("cors_null_probe", _probe(client, pinner, final_url, "null", settings), None),
+                clock.run(
+                    "security_txt",
+                    _security_txt(client, pinner, https_origin, settings),
+                    FetchChain(f"{https_origin}/.well-known/security.txt", failure=_OUT_OF_TIME),
+                ),
+            ]
+            # The page is served with the final host's certificate: grade that one when it differs.
+            if final_target.scheme == "https" and (final_target.host, final_target.port) != (
+                tls_target.host,
+                tls_target.port,
+            ):
+                followers.append(
+                    clock.run(
+                        "tls_final",
+                        _tls_for(final_target, pinner, settings),
+                        TlsHandshake(final_target.host, final_target.port, failure=_OUT_OF_TIME),
+                    )
+                )
+            cors, cors_null, security_txt, *final_tls = await asyncio.gather(*followers)
+            upgrade, tls, dns_snapshot = await asyncio.gather(*side)
+        except BaseException:
+            for task in side:
+                task.cancel()
+            await asyncio.gather(*side, return_exceptions=True)
+            raise
+    return SiteSnapshot(
+        target=target,
+        main=main,
+        http_upgrade=upgrade,
+        cors_probe=cors,
+        cors_probe_origin=CORS_PROBE_ORIGIN,
+        cors_null_probe=cors_null,
+        security_txt=security_txt,
+        tls=final_tls[0] if final_tls else tls,
+        dns=dns_snapshot,
+        fetched_at=fetched_at,
+        timings=tuple(clock.timings),
+    )

@@ -1,0 +1,86 @@
+"""`python -m websec_app scan URL`: scan one site and print the report.
+
+Exit codes: 0 report printed; 2 invalid target or refused by the SSRF guard;
+3 target unreachable; 1 anything else (a bug: the message says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from ..scanner import ScanError, ScanReport, scan
+from ..settings import SettingsError, get_settings
+
+_STATUS_MARK = {"good": "ok  ", "warn": "warn", "weak": "weak", "missing": "MISS", "bad": "BAD "}
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser("scan", help="scan a website and print its security report")
+    parser.add_argument("url", help="the site to scan; https:// is assumed when no scheme is given")
+    parser.add_argument("--text", action="store_true", help="print a readable summary instead of JSON")
+    parser.add_argument("--free", action="store_true", help="print the free-scan shape (no cookies, no fixes)")
+    parser.set_defaults(handler=run)
+
+
+def _print_error(message: str) -> None:
+    print(json.dumps({"error": message}))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = get_settings()
+    except SettingsError as exc:
+        _print_error(f"Invalid configuration: {exc}")
+        return 2
+    try:
+        report = asyncio.run(scan(args.url, settings))
+    except ScanError as exc:
+        _print_error(str(exc))
+        return exc.exit_code
+    if args.text:
+        print(render_text(report))
+    else:
+        body = report.to_dict(pro=not args.free, include_fix=not args.free)
+        json.dump(body, sys.stdout, indent=2)
+        print()
+    return 0
+
+
+def _section_lines(name: str, section: dict[str, Any]) -> list[str]:
+    if "findings" not in section:  # the headers map
+        lines = [f"{name}:"]
+        for header, info in section.items():
+            mark = _STATUS_MARK.get(info["status"], info["status"])
+            lines.append(f"  [{mark}] {header} (-{info['deduction']})")
+            if info["status"] != "good" and info.get("note"):
+                lines.append(f"          {info['note']}")
+        return lines
+    lines = [f"{name}: {section['status']} (-{section['deduction']})"]
+    for finding in section["findings"]:
+        mark = _STATUS_MARK.get(finding["status"], finding["status"])
+        subjects = f" [{', '.join(finding['subjects'])}]" if finding.get("subjects") else ""
+        lines.append(f"  [{mark}] {finding['check']}{subjects} (-{finding['deduction']})")
+        if finding["status"] != "good" and finding.get("note"):
+            lines.append(f"          {finding['note']}")
+    return lines
+
+
+def render_text(report: ScanReport) -> str:
+    body = report.to_dict()
+    counts = body["issue_counts"]
+    lines = [
+        f"{body['url']} -> {body['final_url']} (HTTP {body['status_code']})",
+        f"Grade {body['grade']}  score {body['score']}/100  "
+        f"issues: {counts['critical']} critical, {counts['important']} important, {counts['minor']} minor",
+    ]
+    for cap in body["grading"]["caps"]:
+        lines.append(f"  grade capped at {cap['max_grade']} by {cap['outcome']}")
+    for name, section in body.items():
+        if isinstance(section, dict) and name not in ("issue_counts", "grading"):
+            lines.append("")
+            lines.extend(_section_lines(name, section))
+    return "\n".join(lines)

@@ -1,0 +1,130 @@
+"""Name resolution through dnspython, and pinning each host to one guarded address.
+
+Every name the scanner touches is resolved here (never by the OS resolver), through
+`WEBSEC_DNS_SERVERS` when set. A host is resolved once per scan; the connection layer
+then connects only to the address pinned for it, so a second, different DNS answer
+(DNS rebinding) can never redirect a connection to an internal address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+
+import dns.asyncresolver
+import dns.exception
+import dns.flags
+import dns.name
+import dns.nameserver
+import dns.rcode
+import dns.resolver
+
+from ...settings import Settings
+from ..errors import TargetRefused, TargetUnreachable
+from ..snapshot import DnsAnswer
+from ..target import ip_literal
+from .guard import ensure_allowed, is_localhost_name
+
+
+def _make_resolver(settings: Settings) -> dns.asyncresolver.Resolver:
+    if settings.dns_servers:
+        resolver = dns.asyncresolver.Resolver(configure=False)
+        resolver.nameservers = [dns.nameserver.Do53Nameserver(s.host, s.port) for s in settings.dns_servers]
+    else:
+        try:
+            resolver = dns.asyncresolver.Resolver(configure=True)
+        except dns.resolver.NoResolverConfiguration:
+            raise TargetUnreachable("No DNS resolver is configured on this machine (set WEBSEC_DNS_SERVERS)") from None
+    resolver.lifetime = settings.limits.dns_seconds
+    resolver.timeout = min(2.0, settings.limits.dns_seconds)
+    resolver.use_edns(0, dns.flags.DO, 1232)  # ask for DNSSEC records; 1232 avoids fragmentation (DNS flag day 2020)
+    return resolver
+
+
+class Resolver:
+    """One scan's resolver: answers are cached, and concurrent identical queries share one lookup."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._resolver = _make_resolver(settings)
+        self._inflight: dict[tuple[str, str], asyncio.Task[DnsAnswer]] = {}
+
+    async def query(self, name: str, rdtype: str) -> DnsAnswer:
+        """Never raises: failures are recorded in the answer's rcode and error."""
+        key = (name.rstrip(".").lower(), rdtype.upper())
+        task = self._inflight.get(key)
+        if task is None:
+            task = self._inflight[key] = asyncio.ensure_future(self._query(*key))
+        return await asyncio.shield(task)
+
+    async def _query(self, name: str, rdtype: str) -> DnsAnswer:
+        try:
+            answer = await self._resolver.resolve(
+                dns.name.from_text(name), rdtype, raise_on_no_answer=False, search=False
+            )
+        except dns.resolver.NXDOMAIN:
+            return DnsAnswer(name, rdtype, "NXDOMAIN")
+        except dns.resolver.LifetimeTimeout:
+            return DnsAnswer(name, rdtype, "TIMEOUT", error="no answer before the DNS timeout")
+        except dns.resolver.NoNameservers as exc:
+            return DnsAnswer(name, rdtype, "SERVFAIL", error=str(exc))
+        except dns.exception.DNSException as exc:
+            return DnsAnswer(name, rdtype, "ERROR", error=f"{type(exc).__name__}: {exc}")
+        rcode = dns.rcode.to_text(answer.response.rcode())
+        records: tuple[str, ...] = ()
+        if answer.rrset is not None:
+            records = tuple(rdata.to_text() for rdata in answer.rrset)
+        return DnsAnswer(name, rdtype, rcode, records)
+
+    async def addresses(self, host: str) -> list[str]:
+        """A and AAAA addresses of `host` (A first); raises TargetUnreachable when there are none."""
+        a, aaaa = await asyncio.gather(self.query(host, "A"), self.query(host, "AAAA"))
+        found = [r for r in a.records + aaaa.records if ip_literal(r) is not None]
+        if found:
+            return found
+        if a.rcode == "NXDOMAIN":
+            raise TargetUnreachable(f"DNS lookup failed: {host} does not exist (NXDOMAIN)")
+        failure = a.error or aaaa.error
+        if failure:
+            raise TargetUnreachable(f"DNS lookup failed for {host}: {failure}")
+        raise TargetUnreachable(f"DNS lookup failed: {host} has no A or AAAA record")
+
+
+class Pinner:
+    """Resolves and guards each host once; the connection layer connects only to pinned addresses."""
+
+    def __init__(self, resolver: Resolver, settings: Settings) -> None:
+        self._resolver = resolver
+        self._allow_private = settings.allow_private_targets
+        self._pins: dict[str, str] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def address_for(self, host: str) -> str | None:
+        return self._pins.get(host.lower())
+
+    async def pin(self, host: str) -> str:
+        """The guarded address for `host`; raises TargetRefused or TargetUnreachable."""
+        host = host.lower()
+        if host in self._pins:
+            return self._pins[host]
+        lock = self._locks.setdefault(host, asyncio.Lock())
+        async with lock:
+            if host in self._pins:
+                return self._pins[host]
+            address = await self._resolve_and_guard(host)
+            self._pins[host] = address
+            return address
+
+    async def _resolve_and_guard(self, host: str) -> str:
+        literal = ip_literal(host)
+        if literal is not None:
+            ensure_allowed(literal, allow_private=self._allow_private)
+            return str(literal)
+        if is_localhost_name(host) and not self._allow_private:
+            raise TargetRefused(f"Refusing to scan: {host} is a loopback name. Only public addresses can be scanned.")
+        addresses = await self._resolver.addresses(host)
+        # Every address must pass: a name with one public and one private answer is refused,
+        # or the attacker would only need the connection to pick the private one.
+        for address in addresses:
+            ensure_allowed(address, allow_private=self._allow_private, host=host)
+        ipv4 = [a for a in addresses if isinstance(ipaddress.ip_address(a), ipaddress.IPv4Address)]
+        return (ipv4 or addresses)[0]
