@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import UTC, datetime
 
 from ..settings import Settings, get_settings
 from .checks import CHECKS
@@ -45,7 +44,7 @@ def grade_snapshot(snapshot: SiteSnapshot, *, book: RuleBook | None = None, dura
     }
     graded = grade(run_checks(snapshot), book, context)
     final = snapshot.main.final
-    fetched_at = snapshot.fetched_at or datetime.now(UTC)
+    fetched_at = snapshot.fetched_at
     return ScanReport(
         url=snapshot.target.url,
         final_url=snapshot.main.final_url,

@@ -202,6 +202,7 @@ class SiteSnapshot:
 
     target: Target
     main: FetchChain  # the URL as given, following redirects
+    fetched_at: datetime  # when the fetch started: checks use it as "now", so they stay pure
     http_upgrade: FetchChain | None = None  # http://host/, to grade the HTTP -> HTTPS redirect
     cors_probe: HttpResponse | None = None  # final URL requested with a foreign Origin
     cors_probe_origin: str = "https://websec-cors-probe.invalid"
@@ -209,7 +210,6 @@ class SiteSnapshot:
     security_txt: FetchChain | None = None  # /.well-known/security.txt (or /security.txt fallback)
     tls: TlsHandshake | None = None
     dns: DnsSnapshot = field(default_factory=lambda: DnsSnapshot(host=""))
-    fetched_at: datetime | None = None
     timings: tuple[Timing, ...] = ()
 
     @property

@@ -1,10 +1,73 @@
-"""Placeholder: being written."""
+"""The `redirection` section: does plain HTTP send visitors to HTTPS, first on the same host?
+
+Judged from the `http://` form of the host (snapshot.http_upgrade), as Mozilla's
+Observatory does: the first hop must go to https on the same host, so the browser
+receives that host's HSTS policy before going anywhere else (RFC 6797 §7.2).
+"""
 
 from __future__ import annotations
 
-from ..findings import CheckResult
-from ..snapshot import SiteSnapshot
+from typing import Any
+from urllib.parse import urljoin
+
+from ..errors import InvalidTarget
+from ..findings import CheckResult, Finding
+from ..snapshot import FetchChain, SiteSnapshot
+from ..target import parse_target
+
+
+def _chain_json(chain: FetchChain) -> list[dict[str, Any]]:
+    return [{"url": r.url, "status_code": r.status_code, "location": r.location} for r in chain.responses]
+
+
+def _scheme_host(url: str) -> tuple[str, str] | None:
+    try:
+        target = parse_target(url)
+    except InvalidTarget:
+        return None
+    return target.scheme, target.host
+
+
+def _upgrade_findings(chain: FetchChain, host: str) -> list[Finding]:
+    if not chain.responses:
+        failure = chain.failure
+        if failure is not None and failure.kind in ("unreachable", "timeout") and "refused" in failure.message.lower():
+            return [Finding("redirect.http_not_served", note="nothing listens for plain HTTP on port 80")]
+        if failure is not None and failure.kind == "unreachable":
+            return [Finding("redirect.http_not_served", note=failure.message)]
+        return [Finding("check.error", note=failure.message if failure else "no response")]
+    first = chain.responses[0]
+    if not first.is_redirect:
+        return [Finding("redirect.missing", note=f"http://{host}/ answered {first.status_code} without redirecting")]
+    findings: list[Finding] = []
+    first_hop = _scheme_host(chain.responses[1].url) if len(chain.responses) > 1 else None
+    if first_hop is None and first.location:
+        first_hop = _scheme_host(urljoin(first.url, first.location))
+    final = _scheme_host(chain.final_url)
+    if chain.failure is not None and final is not None and final[0] != "https":
+        return [Finding("redirect.broken", note=chain.failure.message)]
+    if final is None or final[0] != "https":
+        return [Finding("redirect.missing", note=f"the redirects end on {chain.final_url}, not on HTTPS")]
+    if first_hop is not None and first_hop[0] != "https":
+        findings.append(Finding("redirect.first_hop_http", note=f"the first redirect goes to {chain.responses[1].url}"))
+    elif first_hop is not None and first_hop[1] != host:
+        findings.append(
+            Finding("redirect.off_host", note=f"the first redirect goes to {first_hop[1]}, not https://{host}/")
+        )
+    if not findings:
+        permanent = first.status_code in (301, 308)
+        note = None if permanent else f"uses a temporary {first.status_code}; 301 or 308 lets browsers remember it"
+        findings.append(Finding("redirect.to_https", note=note))
+    return findings
 
 
 def check_redirection(snapshot: SiteSnapshot) -> CheckResult:
-    return CheckResult("redirection")
+    details: dict[str, Any] = {"main_chain": _chain_json(snapshot.main)}
+    chain = snapshot.http_upgrade
+    if chain is None:
+        return CheckResult("redirection", (Finding("check.error", note="the HTTP form was not fetched"),), details)
+    details["http_url"] = chain.start_url
+    details["http_chain"] = _chain_json(chain)
+    if chain.failure is not None:
+        details["error"] = chain.failure.message
+    return CheckResult("redirection", tuple(_upgrade_findings(chain, snapshot.target.host)), details)

@@ -116,10 +116,13 @@ async def fetch_tls(host: str, port: int, address: str, settings: Settings) -> T
     if isinstance(permissive, BaseException):
         if isinstance(permissive, asyncio.CancelledError):
             raise permissive
-        kind = "timeout" if isinstance(permissive, TimeoutError) else "tls"
-        if isinstance(permissive, ConnectionRefusedError):
-            kind = "unreachable"
-        message = str(permissive) or type(permissive).__name__
+        kind, message = "tls", f"TLS handshake failed: {permissive}"
+        if isinstance(permissive, TimeoutError):
+            kind, message = "timeout", f"no TLS handshake completed within {timeout:.0f} seconds"
+        elif isinstance(permissive, ConnectionRefusedError):
+            kind, message = "unreachable", f"connection refused on port {port}"
+        elif isinstance(permissive, OSError) and not isinstance(permissive, ssl.SSLError):
+            kind, message = "unreachable", f"could not connect to port {port}: {permissive.strerror or permissive}"
         return TlsHandshake(host=host, port=port, address=address, failure=Failure(kind, message))
     der = permissive.getpeercert(binary_form=True)
     chain = (parse_certificate(der),) if der else ()
