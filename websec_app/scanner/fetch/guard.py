@@ -58,10 +58,10 @@ def _category(address: IPAddress) -> str | None:
         return "a carrier-grade NAT (shared) address"
     if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
         return "a site-local address"
-    if address.is_private:
-        return "a private address"
     if address.is_reserved:
         return "a reserved address"
+    if address.is_private:
+        return "a private address"
     if not address.is_global:
         return "a non-public address"
     return None

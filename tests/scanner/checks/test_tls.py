@@ -1,0 +1,65 @@
+"""The tls section from recorded handshakes."""
+
+from datetime import UTC, datetime
+
+from tests.factories import make_certificate, make_handshake, make_snapshot
+from websec_app.scanner.checks.tls import check_tls
+from websec_app.scanner.hostname import certificate_matches_host
+from websec_app.scanner.scan import grade_snapshot
+from websec_app.scanner.snapshot import Failure, TlsHandshake
+
+
+def outcomes(snapshot) -> list[str]:
+    return [f.outcome for f in check_tls(snapshot).findings]
+
+
+def test_given_a_trusted_current_matching_certificate_then_tls_is_good() -> None:
+    snap = make_snapshot(tls=make_handshake())
+    result = check_tls(snap)
+    assert [f.outcome for f in result.findings] == ["tls.cert_valid"]
+    assert result.details["certificate"]["days_to_expiry"] == 98
+    assert result.details["protocol"] == "TLSv1.3"
+
+
+def test_given_an_expired_certificate_then_one_expired_finding_and_grade_f() -> None:
+    cert = make_certificate(not_after=datetime(2026, 1, 1, tzinfo=UTC))
+    snap = make_snapshot(tls=make_handshake(certificate=cert, trusted=False, verify_error="certificate has expired"))
+    assert outcomes(snap) == ["tls.cert_expired"]  # the verifier's "expired" is not counted twice
+    assert grade_snapshot(snap).grade == "F"
+
+
+def test_given_a_self_signed_certificate_then_untrusted_with_the_reason() -> None:
+    cert = make_certificate(self_signed=True)
+    snap = make_snapshot(tls=make_handshake(certificate=cert, trusted=False, verify_error="self-signed certificate"))
+    result = check_tls(snap)
+    assert [f.outcome for f in result.findings] == ["tls.cert_untrusted"]
+    assert "self-signed" in (result.findings[0].note or "")
+
+
+def test_given_a_certificate_for_another_host_then_hostname_mismatch() -> None:
+    snap = make_snapshot(tls=make_handshake(certificate=make_certificate(names=("other.test",))))
+    assert outcomes(snap) == ["tls.cert_hostname_mismatch"]
+
+
+def test_given_a_certificate_expiring_in_ten_days_then_weak() -> None:
+    cert = make_certificate(not_after=datetime(2026, 12, 2, 12, tzinfo=UTC))
+    assert outcomes(make_snapshot(tls=make_handshake(certificate=cert))) == ["tls.cert_expires_very_soon"]
+
+
+def test_given_no_https_listener_then_no_https_caps_at_f() -> None:
+    failed = TlsHandshake("example.com", 443, failure=Failure("unreachable", "connection refused on port 443"))
+    snap = make_snapshot(url="http://example.com/", tls=failed)
+    assert outcomes(snap) == ["tls.no_https"]
+    report = grade_snapshot(snap)
+    assert report.grade == "F" and {"outcome": "tls.no_https", "max_grade": "F"} in report.caps
+
+
+def test_hostname_matching_follows_rfc_6125() -> None:
+    wildcard = make_certificate(names=("*.example.com",))
+    assert certificate_matches_host(wildcard, "www.example.com")
+    assert not certificate_matches_host(wildcard, "example.com")  # wildcard needs one label
+    assert not certificate_matches_host(wildcard, "a.b.example.com")  # and only one
+    assert not certificate_matches_host(make_certificate(names=("*.com",)), "example.com")
+    assert certificate_matches_host(make_certificate(names=("Example.COM.",)), "example.com")
+    assert certificate_matches_host(make_certificate(names=("93.184.216.34",)), "93.184.216.34")
+    assert not certificate_matches_host(make_certificate(names=("example.com",)), "93.184.216.34")
