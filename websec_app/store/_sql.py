@@ -1,0 +1,27 @@
+"""Small SQL helpers the store functions share (dialect differences live here only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import CursorResult
+from sqlmodel import Session
+
+
+def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[str, Any]) -> CursorResult[Any]:
+    """`INSERT ... ON CONFLICT DO NOTHING`: create a row unless one with the same unique key exists.
+
+    Used to create counter rows race-free: concurrent first uses all "insert", one row results,
+    and nobody fails. It is also the first statement of every counter transaction, so on
+    SQLite the transaction takes the write lock up front and never has to upgrade a read
+    lock (which SQLite answers with SQLITE_BUSY instead of waiting).
+    """
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        stmt: Any = sqlite.insert(model).values(**values).on_conflict_do_nothing()
+    elif dialect == "postgresql":
+        stmt = postgresql.insert(model).values(**values).on_conflict_do_nothing()
+    else:  # pragma: no cover - the settings only produce these two
+        raise NotImplementedError(f"the store supports SQLite and PostgreSQL, not {dialect}")
+    return session.exec(stmt)

@@ -1,0 +1,224 @@
+"""API keys and the subscriptions they belong to.
+
+The monthly quota belongs to the subscription, not the key: rotating a compromised key
+(spec 5: "regenerated through support") keeps the month's usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select, update
+
+from ._secrets import hash_secret, hashes_match, new_secret, plausible
+from .models import PLAN_PRO, SUBSCRIPTION_ACTIVE, ApiKey, Subscription
+
+KEY_PREFIX = "wsk_"
+#: How many characters of a key `keys list` shows ("wsk_" plus four).
+_SHOWN_PREFIX = len(KEY_PREFIX) + 4
+
+
+class KeyStatus(StrEnum):
+    VALID = "valid"
+    UNKNOWN = "unknown"
+    REVOKED = "revoked"
+    SUBSCRIPTION_INACTIVE = "subscription_inactive"
+
+
+@dataclass(frozen=True)
+class KeyCheck:
+    """What a presented key is worth. Only `VALID` keys may use key-required endpoints."""
+
+    status: KeyStatus
+    key_id: int | None = None
+    subscription_id: int | None = None
+    email: str | None = None
+    plan: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.status is KeyStatus.VALID
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A new key. `key` is the only copy of the plain key: show it once, then forget it."""
+
+    key: str
+    key_id: int
+    prefix: str
+    subscription_id: int
+    email: str
+    plan: str
+
+
+@dataclass(frozen=True)
+class KeyListing:
+    key_id: int
+    prefix: str
+    email: str
+    plan: str
+    active: bool
+    subscription_status: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class ActiveKeyExists(Exception):
+    """The subscription already has an active key (use rotation to replace it)."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__(f"an active key ({prefix}…) already exists")
+        self.prefix = prefix
+
+
+class NoSubscription(LookupError):
+    """No active subscription for that email address."""
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def check_api_key(session: Session, key: str) -> KeyCheck:
+    """Look a presented key up by its hash (one indexed query)."""
+    if not plausible(key):
+        return KeyCheck(KeyStatus.UNKNOWN)
+    digest = hash_secret(key)
+    row = session.exec(
+        select(ApiKey.id, ApiKey.key_hash, ApiKey.active, Subscription.id, Subscription.email, Subscription.plan,
+               Subscription.status)
+        .join(Subscription, col(Subscription.id) == col(ApiKey.subscription_id))
+        .where(ApiKey.key_hash == digest)
+    ).first()
+    if row is None or not hashes_match(row[1], digest):
+        return KeyCheck(KeyStatus.UNKNOWN)
+    key_id, _, active, subscription_id, email, plan, subscription_status = row
+    if not active:
+        status = KeyStatus.REVOKED
+    elif subscription_status != SUBSCRIPTION_ACTIVE:
+        status = KeyStatus.SUBSCRIPTION_INACTIVE
+    else:
+        status = KeyStatus.VALID
+    return KeyCheck(status, key_id, subscription_id, email, plan)
+
+
+def create_subscription(
+    session: Session,
+    *,
+    email: str,
+    now: datetime,
+    plan: str = PLAN_PRO,
+    provider: str = "manual",
+    provider_subscription_id: str | None = None,
+) -> Subscription:
+    subscription = Subscription(
+        email=normalise_email(email),
+        plan=plan,
+        provider=provider,
+        provider_subscription_id=provider_subscription_id,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(subscription)
+    session.commit()
+    session.refresh(subscription)
+    return subscription
+
+
+def find_active_subscription(session: Session, email: str) -> Subscription | None:
+    """The newest active subscription of an email address."""
+    return session.exec(
+        select(Subscription)
+        .where(Subscription.email == normalise_email(email), Subscription.status == SUBSCRIPTION_ACTIVE)
+        .order_by(col(Subscription.id).desc())
+    ).first()
+
+
+def set_subscription_status(session: Session, subscription_id: int, status: str, now: datetime) -> None:
+    """Activate or cancel a subscription (its keys stop working at once when it is not active)."""
+    session.exec(
+        update(Subscription).where(col(Subscription.id) == subscription_id).values(status=status, updated_at=now)
+    )
+    session.commit()
+
+
+def _insert_key(session: Session, subscription: Subscription, now: datetime) -> IssuedKey:
+    plain = new_secret(KEY_PREFIX)
+    row = ApiKey(key_hash=hash_secret(plain), prefix=plain[:_SHOWN_PREFIX], subscription_id=subscription.id,
+                 created_at=now)
+    session.add(row)
+    session.flush()
+    assert row.id is not None and subscription.id is not None  # set by the flush
+    return IssuedKey(plain, row.id, row.prefix, subscription.id, subscription.email, subscription.plan)
+
+
+def issue_api_key(session: Session, subscription_id: int, now: datetime) -> IssuedKey:
+    """A first key for a subscription. Raises ActiveKeyExists if it already has one."""
+    subscription = session.get(Subscription, subscription_id)
+    if subscription is None:
+        raise NoSubscription(f"no subscription with id {subscription_id}")
+    existing = session.exec(
+        select(ApiKey.prefix).where(ApiKey.subscription_id == subscription_id, col(ApiKey.active).is_(True))
+    ).first()
+    if existing is not None:
+        raise ActiveKeyExists(existing)
+    try:
+        issued = _insert_key(session, subscription, now)
+        session.commit()
+    except IntegrityError:  # another request issued one at the same moment (partial unique index)
+        session.rollback()
+        raise ActiveKeyExists("?") from None
+    return issued
+
+
+def rotate_api_key(session: Session, subscription_id: int, now: datetime) -> IssuedKey:
+    """Deactivate the subscription's active key(s) and issue a new one, in one transaction."""
+    subscription = session.get(Subscription, subscription_id)
+    if subscription is None:
+        raise NoSubscription(f"no subscription with id {subscription_id}")
+    session.exec(
+        update(ApiKey)
+        .where(col(ApiKey.subscription_id) == subscription_id, col(ApiKey.active).is_(True))
+        .values(active=False, revoked_at=now)
+    )
+    issued = _insert_key(session, subscription, now)
+    session.commit()
+    return issued
+
+
+def revoke_api_key(session: Session, key: str, now: datetime) -> bool:
+    """Deactivate one key; False when no active key matches."""
+    if not plausible(key):
+        return False
+    result = session.exec(
+        update(ApiKey)
+        .where(col(ApiKey.key_hash) == hash_secret(key), col(ApiKey.active).is_(True))
+        .values(active=False, revoked_at=now)
+    )
+    session.commit()
+    return result.rowcount == 1
+
+
+def list_api_keys(session: Session) -> list[KeyListing]:
+    rows = session.exec(
+        select(ApiKey, Subscription)
+        .join(Subscription, col(Subscription.id) == col(ApiKey.subscription_id))
+        .order_by(col(ApiKey.id))
+    ).all()
+    return [
+        KeyListing(
+            key_id=key.id or 0,
+            prefix=key.prefix,
+            email=subscription.email,
+            plan=subscription.plan,
+            active=key.active,
+            subscription_status=subscription.status,
+            created_at=key.created_at,
+            revoked_at=key.revoked_at,
+        )
+        for key, subscription in rows
+    ]

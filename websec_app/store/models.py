@@ -1,0 +1,217 @@
+"""The tables. Rows never leave the store as API responses: routes map them to response models.
+
+Secrets (API keys, one-time scan tokens, compliance payment tokens) are stored only as
+SHA-256 hashes; the plain value is returned once, when it is issued.
+
+Timestamps are aware UTC datetimes (see `coltypes.UTCDateTime`). Quota periods are text
+keys ("2026-11" for a calendar month, "2026-11-22" for a day, both UTC) so the same
+row is found on every backend without date arithmetic in SQL.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, UniqueConstraint, text
+from sqlalchemy.orm import registry
+from sqlmodel import Field, SQLModel
+
+from .coltypes import UTCDateTime
+
+#: Plan names. Limits live in Settings (`pro_scans_per_month`); see `plans.py`.
+PLAN_PRO = "pro"
+
+SUBSCRIPTION_ACTIVE = "active"
+SUBSCRIPTION_CANCELLED = "cancelled"
+
+#: Products a payment can be for (issue 5 records payments with these).
+PRODUCT_SUBSCRIPTION = "subscription"
+PRODUCT_ONE_TIME_SCAN = "one_time_scan"
+PRODUCT_COMPLIANCE_REPORT = "compliance_report"
+
+#: What a scan record was for.
+SCAN_FREE = "free"
+SCAN_ONE_TIME = "one_time"
+SCAN_PRO = "pro"
+SCAN_PDF = "pdf"
+SCAN_COMPLIANCE = "compliance"
+
+
+#: Our own metadata (not SQLModel's global one, which Reflex's `rx.Model` and its migrations share),
+#: with named constraints so Alembic migrations are the same on SQLite and PostgreSQL.
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class StoreModel(SQLModel, registry=registry(metadata=metadata)):
+    """Base of every table of the store."""
+
+
+def _utc(nullable: bool = False, index: bool = False) -> Column:  # type: ignore[type-arg]
+    return Column(UTCDateTime(), nullable=nullable, index=index)
+
+
+class Subscription(StoreModel, table=True):
+    """A Pro subscription: the owner of the monthly quota (keys come and go, usage stays)."""
+
+    __tablename__ = "subscriptions"
+    __table_args__ = (UniqueConstraint("provider", "provider_subscription_id", name="uq_subscriptions_provider_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    email: str = Field(max_length=254, index=True)
+    plan: str = Field(default=PLAN_PRO, max_length=32)
+    status: str = Field(default=SUBSCRIPTION_ACTIVE, max_length=16)
+    #: "manual" for keys made with `python -m websec_app keys create`, else the payment provider.
+    provider: str = Field(default="manual", max_length=32)
+    provider_subscription_id: str | None = Field(default=None, max_length=128)
+    created_at: datetime = Field(sa_column=_utc())
+    updated_at: datetime = Field(sa_column=_utc())
+
+
+class ApiKey(StoreModel, table=True):
+    """An API key. `key_hash` is SHA-256 of the plain key; `prefix` helps people recognise it."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (
+        # At most one active key per subscription, even if two rotations race.
+        Index(
+            "uq_api_keys_one_active_per_subscription",
+            "subscription_id",
+            unique=True,
+            sqlite_where=text("active"),
+            postgresql_where=text("active"),
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    key_hash: str = Field(max_length=64, unique=True)
+    prefix: str = Field(max_length=16)
+    subscription_id: int = Field(sa_column=Column(Integer, ForeignKey("subscriptions.id"), nullable=False, index=True))
+    active: bool = Field(default=True)
+    created_at: datetime = Field(sa_column=_utc())
+    revoked_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+
+
+class MonthlyUsage(StoreModel, table=True):
+    """Scans a subscription consumed in one calendar month (UTC); a new month is a new row."""
+
+    __tablename__ = "monthly_usage"
+
+    subscription_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("subscriptions.id"), primary_key=True, autoincrement=False)
+    )
+    period: str = Field(max_length=7, primary_key=True)  # "YYYY-MM"
+    used: int = Field(default=0)
+
+
+class FreeScanCounter(StoreModel, table=True):
+    """Free scans one client (IPv4 address or IPv6 /64) made on one UTC day."""
+
+    __tablename__ = "free_scan_counters"
+
+    client: str = Field(max_length=64, primary_key=True)
+    day: str = Field(max_length=10, primary_key=True)  # "YYYY-MM-DD"
+    used: int = Field(default=0)
+
+
+class Payment(StoreModel, table=True):
+    """A payment at a provider. Provider ids are unique so webhook retries find the same row."""
+
+    __tablename__ = "payments"
+    __table_args__ = (
+        UniqueConstraint("provider", "provider_payment_id", name="uq_payments_provider_payment"),
+        UniqueConstraint("provider", "provider_order_id", name="uq_payments_provider_order"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str = Field(max_length=32)
+    product: str = Field(max_length=32)
+    email: str = Field(max_length=254, index=True)
+    amount: int  # minor units: paise for INR, cents for USD
+    currency: str = Field(max_length=3)
+    status: str = Field(max_length=16)  # created, paid, failed, refunded
+    provider_order_id: str | None = Field(default=None, max_length=128)
+    provider_payment_id: str | None = Field(default=None, max_length=128)
+    created_at: datetime = Field(sa_column=_utc())
+    updated_at: datetime = Field(sa_column=_utc())
+
+
+class WebhookEvent(StoreModel, table=True):
+    """A provider event already processed: inserting it twice fails, so retries are no-ops."""
+
+    __tablename__ = "webhook_events"
+    __table_args__ = (UniqueConstraint("provider", "event_id", name="uq_webhook_events_provider_event"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str = Field(max_length=32)
+    event_id: str = Field(max_length=128)
+    event_type: str = Field(max_length=64)
+    received_at: datetime = Field(sa_column=_utc())
+
+
+class ScanToken(StoreModel, table=True):
+    """A one-time scan token (spec 2.7): valid 24 hours, single use."""
+
+    __tablename__ = "scan_tokens"
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(max_length=64, unique=True)
+    email: str = Field(max_length=254)
+    #: One token per payment: verifying the same payment twice cannot mint a second token.
+    payment_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("payments.id"), nullable=True, unique=True)
+    )
+    created_at: datetime = Field(sa_column=_utc())
+    expires_at: datetime = Field(sa_column=_utc())
+    used_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+
+
+class ComplianceToken(StoreModel, table=True):
+    """A compliance payment token (spec 2.8): single use, and only once its payment is confirmed."""
+
+    __tablename__ = "compliance_tokens"
+    __table_args__ = (UniqueConstraint("provider", "provider_order_id", name="uq_compliance_tokens_provider_order"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(max_length=64, unique=True)
+    provider: str = Field(max_length=32)
+    email: str = Field(max_length=254)
+    url: str = Field(max_length=2048)
+    provider_order_id: str | None = Field(default=None, max_length=128)
+    payment_id: int | None = Field(default=None, sa_column=Column(Integer, ForeignKey("payments.id"), nullable=True))
+    created_at: datetime = Field(sa_column=_utc())
+    paid_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    used_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+
+
+class ScanRecord(StoreModel, table=True):
+    """One scan that produced a report: who asked, what was scanned, the result, and when."""
+
+    __tablename__ = "scan_records"
+    __table_args__ = (
+        Index("ix_scan_records_subscription_created", "subscription_id", "created_at"),
+        Index("ix_scan_records_client_created", "client", "created_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(max_length=16)  # free, one_time, pro, pdf, compliance
+    subscription_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("subscriptions.id"), nullable=True)
+    )
+    api_key_id: int | None = Field(default=None, sa_column=Column(Integer, ForeignKey("api_keys.id"), nullable=True))
+    scan_token_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("scan_tokens.id"), nullable=True)
+    )
+    client: str | None = Field(default=None, max_length=64)
+    url: str = Field(max_length=2048)
+    final_url: str = Field(max_length=2048)
+    grade: str = Field(max_length=2)
+    score: int
+    algorithm_version: str = Field(max_length=32)
+    created_at: datetime = Field(sa_column=_utc())

@@ -1,0 +1,118 @@
+"""Scan quotas: the Pro monthly counter and the free per-client daily counter.
+
+Both are exact under concurrency. A unit is *reserved* with one conditional update,
+`UPDATE ... SET used = used + 1 WHERE ... AND used < :limit RETURNING used`, which the
+database serialises per row: with one unit left and twenty racing requests, exactly one
+update matches. SQLite takes its write lock for the whole transaction; PostgreSQL
+re-checks the WHERE clause against the committed row after waiting on the row lock
+(READ COMMITTED, see "UPDATE" in the PostgreSQL manual, section 13.2.1).
+
+A scan that then fails without a report *refunds* its reservation, so a failed scan
+costs nothing and a successful one costs exactly one unit. While a scan runs, its unit
+counts as used, so a racing request may see 429 for a unit that a failing scan is about
+to give back; the reverse (two successes for one unit) cannot happen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from sqlmodel import Session, col, select, update
+
+from ._sql import insert_ignoring_conflicts
+from .models import FreeScanCounter, MonthlyUsage
+from .periods import day_period, month_period
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """One unit taken from a counter; hand it back with `refund` if the scan fails."""
+
+    counter: Literal["monthly", "free"]
+    owner: str  # subscription id, or the free-scan client key
+    period: str
+    used: int  # the counter after this reservation
+    limit: int
+
+    @property
+    def remaining(self) -> int:
+        return max(self.limit - self.used, 0)
+
+
+def reserve_monthly_scan(session: Session, subscription_id: int, now: datetime, limit: int) -> Reservation | None:
+    """Take one scan from this month's quota, or None when it is used up."""
+    period = month_period(now)
+    insert_ignoring_conflicts(session, MonthlyUsage, {"subscription_id": subscription_id, "period": period, "used": 0})
+    used = session.exec(
+        update(MonthlyUsage)
+        .where(
+            col(MonthlyUsage.subscription_id) == subscription_id,
+            col(MonthlyUsage.period) == period,
+            col(MonthlyUsage.used) < limit,
+        )
+        .values(used=col(MonthlyUsage.used) + 1)
+        .returning(col(MonthlyUsage.used))
+    ).scalar_one_or_none()
+    session.commit()
+    if used is None:
+        return None
+    return Reservation("monthly", str(subscription_id), period, used, limit)
+
+
+def monthly_scans_used(session: Session, subscription_id: int, now: datetime) -> int:
+    used = session.exec(
+        select(MonthlyUsage.used).where(
+            MonthlyUsage.subscription_id == subscription_id, MonthlyUsage.period == month_period(now)
+        )
+    ).first()
+    return used or 0
+
+
+def reserve_free_scan(session: Session, client: str, now: datetime, limit: int) -> Reservation | None:
+    """Take one free scan from today's (UTC) allowance of `client`, or None when it is used up."""
+    day = day_period(now)
+    insert_ignoring_conflicts(session, FreeScanCounter, {"client": client, "day": day, "used": 0})
+    used = session.exec(
+        update(FreeScanCounter)
+        .where(col(FreeScanCounter.client) == client, col(FreeScanCounter.day) == day, col(FreeScanCounter.used) < limit)
+        .values(used=col(FreeScanCounter.used) + 1)
+        .returning(col(FreeScanCounter.used))
+    ).scalar_one_or_none()
+    session.commit()
+    if used is None:
+        return None
+    return Reservation("free", client, day, used, limit)
+
+
+def free_scans_used(session: Session, client: str, now: datetime) -> int:
+    used = session.exec(
+        select(FreeScanCounter.used).where(FreeScanCounter.client == client, FreeScanCounter.day == day_period(now))
+    ).first()
+    return used or 0
+
+
+def refund(session: Session, reservation: Reservation) -> None:
+    """Give a reserved unit back (to the period it was taken from, even if a new one began)."""
+    if reservation.counter == "monthly":
+        session.exec(
+            update(MonthlyUsage)
+            .where(
+                col(MonthlyUsage.subscription_id) == int(reservation.owner),
+                col(MonthlyUsage.period) == reservation.period,
+                col(MonthlyUsage.used) > 0,
+            )
+            .values(used=col(MonthlyUsage.used) - 1)
+        )
+    else:
+        session.exec(
+            update(FreeScanCounter)
+            .where(
+                col(FreeScanCounter.client) == reservation.owner,
+                col(FreeScanCounter.day) == reservation.period,
+                col(FreeScanCounter.used) > 0,
+            )
+            .values(used=col(FreeScanCounter.used) - 1)
+        )
+    session.commit()

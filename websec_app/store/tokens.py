@@ -1,0 +1,205 @@
+"""One-time scan tokens (spec 2.7) and compliance payment tokens (spec 2.8).
+
+Both are single use. A token is *claimed* with one conditional update
+(`... SET used_at = :now WHERE token_hash = :h AND used_at IS NULL ...`), so of any
+number of racing requests exactly one claims it. A claim whose scan fails without a
+report is *released* again, so the buyer keeps what they paid for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select, update
+
+from ._secrets import hash_secret, new_secret, plausible
+from .keys import normalise_email
+from .models import ComplianceToken, ScanToken
+
+SCAN_TOKEN_PREFIX = "wst_"
+COMPLIANCE_TOKEN_PREFIX = "wsc_"
+#: Spec 2.7 / 8: "valid 24 hours".
+SCAN_TOKEN_LIFETIME = timedelta(hours=24)
+
+
+class TokenProblem(StrEnum):
+    UNKNOWN = "unknown"
+    EXPIRED = "expired"
+    USED = "used"
+    UNPAID = "unpaid"
+
+
+class TokenRejected(Exception):
+    """The token cannot be used; `problem` says why, `at` when it expired or was used."""
+
+    def __init__(self, problem: TokenProblem, at: datetime | None = None) -> None:
+        super().__init__(f"token {problem.value}")
+        self.problem = problem
+        self.at = at
+
+
+class TokenAlreadyIssued(Exception):
+    """A token already exists for this payment (verifying a payment twice mints nothing new)."""
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A new token. `token` is the only copy of the plain value."""
+
+    token: str
+    token_id: int
+    email: str
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claimed token; pass it to the matching `release_*` if the scan fails."""
+
+    token_id: int
+    email: str
+
+
+# --- one-time scan tokens ---------------------------------------------------------------
+
+
+def issue_scan_token(session: Session, *, email: str, now: datetime, payment_id: int | None = None) -> IssuedToken:
+    """A one-time scan token valid for 24 hours. Raises TokenAlreadyIssued for a payment that has one."""
+    plain = new_secret(SCAN_TOKEN_PREFIX)
+    row = ScanToken(
+        token_hash=hash_secret(plain),
+        email=normalise_email(email),
+        payment_id=payment_id,
+        created_at=now,
+        expires_at=now + SCAN_TOKEN_LIFETIME,
+    )
+    session.add(row)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise TokenAlreadyIssued(f"a scan token was already issued for payment {payment_id}") from None
+    session.refresh(row)
+    if row.id is None:  # pragma: no cover - the database assigns it
+        raise RuntimeError("scan token row has no id after commit")
+    return IssuedToken(plain, row.id, row.email, row.expires_at)
+
+
+def claim_scan_token(session: Session, token: str, now: datetime) -> Claim:
+    """Use a one-time scan token. Raises TokenRejected (unknown, expired or used)."""
+    if not plausible(token):
+        raise TokenRejected(TokenProblem.UNKNOWN)
+    digest = hash_secret(token)
+    claimed = session.exec(
+        update(ScanToken)
+        .where(col(ScanToken.token_hash) == digest, col(ScanToken.used_at).is_(None), col(ScanToken.expires_at) > now)
+        .values(used_at=now)
+        .returning(col(ScanToken.id), col(ScanToken.email))
+    ).first()
+    if claimed is not None:
+        session.commit()
+        return Claim(claimed[0], claimed[1])
+    row = session.exec(select(ScanToken).where(ScanToken.token_hash == digest)).first()
+    session.rollback()
+    if row is None:
+        raise TokenRejected(TokenProblem.UNKNOWN)
+    if row.used_at is not None:
+        raise TokenRejected(TokenProblem.USED, row.used_at)
+    raise TokenRejected(TokenProblem.EXPIRED, row.expires_at)
+
+
+def release_scan_token(session: Session, claim: Claim) -> None:
+    session.exec(update(ScanToken).where(col(ScanToken.id) == claim.token_id).values(used_at=None))
+    session.commit()
+
+
+# --- compliance payment tokens ----------------------------------------------------------
+
+
+def issue_compliance_token(
+    session: Session, *, provider: str, email: str, url: str, now: datetime, provider_order_id: str | None = None
+) -> IssuedToken:
+    """A compliance payment token, unpaid until `mark_compliance_token_paid`."""
+    plain = new_secret(COMPLIANCE_TOKEN_PREFIX)
+    row = ComplianceToken(
+        token_hash=hash_secret(plain),
+        provider=provider,
+        email=normalise_email(email),
+        url=url,
+        provider_order_id=provider_order_id,
+        created_at=now,
+    )
+    session.add(row)
+    session.commit()
+    session.refresh(row)
+    if row.id is None:  # pragma: no cover - the database assigns it
+        raise RuntimeError("compliance token row has no id after commit")
+    return IssuedToken(plain, row.id, row.email)
+
+
+def set_compliance_order(session: Session, token_id: int, provider_order_id: str) -> None:
+    """Attach the provider's order id (known only after the checkout was created)."""
+    session.exec(
+        update(ComplianceToken).where(col(ComplianceToken.id) == token_id).values(provider_order_id=provider_order_id)
+    )
+    session.commit()
+
+
+def find_compliance_token(session: Session, token: str) -> ComplianceToken | None:
+    if not plausible(token):
+        return None
+    return session.exec(select(ComplianceToken).where(ComplianceToken.token_hash == hash_secret(token))).first()
+
+
+def find_compliance_token_by_order(session: Session, provider: str, provider_order_id: str) -> ComplianceToken | None:
+    return session.exec(
+        select(ComplianceToken).where(
+            ComplianceToken.provider == provider, ComplianceToken.provider_order_id == provider_order_id
+        )
+    ).first()
+
+
+def mark_compliance_token_paid(session: Session, token_id: int, now: datetime, payment_id: int | None = None) -> bool:
+    """Record that the token's payment was verified. Idempotent: True only the first time."""
+    result = session.exec(
+        update(ComplianceToken)
+        .where(col(ComplianceToken.id) == token_id, col(ComplianceToken.paid_at).is_(None))
+        .values(paid_at=now, payment_id=payment_id)
+    )
+    session.commit()
+    return result.rowcount == 1
+
+
+def claim_compliance_token(session: Session, token: str, now: datetime) -> Claim:
+    """Use a paid compliance token. Raises TokenRejected (unknown, unpaid or used)."""
+    if not plausible(token):
+        raise TokenRejected(TokenProblem.UNKNOWN)
+    digest = hash_secret(token)
+    claimed = session.exec(
+        update(ComplianceToken)
+        .where(
+            col(ComplianceToken.token_hash) == digest,
+            col(ComplianceToken.used_at).is_(None),
+            col(ComplianceToken.paid_at).is_not(None),
+        )
+        .values(used_at=now)
+        .returning(col(ComplianceToken.id), col(ComplianceToken.email))
+    ).first()
+    if claimed is not None:
+        session.commit()
+        return Claim(claimed[0], claimed[1])
+    row = session.exec(select(ComplianceToken).where(ComplianceToken.token_hash == digest)).first()
+    session.rollback()
+    if row is None:
+        raise TokenRejected(TokenProblem.UNKNOWN)
+    if row.used_at is not None:
+        raise TokenRejected(TokenProblem.USED, row.used_at)
+    raise TokenRejected(TokenProblem.UNPAID)
+
+
+def release_compliance_token(session: Session, claim: Claim) -> None:
+    session.exec(update(ComplianceToken).where(col(ComplianceToken.id) == claim.token_id).values(used_at=None))
+    session.commit()
