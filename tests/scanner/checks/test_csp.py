@@ -1,0 +1,401 @@
+"""Stories about parsing and evaluating Content Security Policies the way browsers do."""
+
+from __future__ import annotations
+
+import pytest
+
+from websec_app.scanner.checks import csp
+
+# Real-world shapes (abridged where noted, otherwise as sent).
+GOOGLE_STRICT = (
+    "script-src 'nonce-q7d8Mz2JvD3kXn0Ff9Q6uA' 'unsafe-inline' 'unsafe-eval' 'strict-dynamic' https: http:;"
+    "object-src 'none';base-uri 'self';report-uri https://csp.withgoogle.com/csp/gws/other-hp"
+)
+# github.com's policy as sent in 2024 (a long allowlist, some host lists abridged).
+GITHUB = "; ".join(
+    [
+        "default-src 'none'",
+        "base-uri 'self'",
+        "child-src github.com/assets-cdn/worker/ github.com/webpack/ github.com/assets/ "
+        "gist.github.com/assets-cdn/worker/",
+        "connect-src 'self' uploads.github.com www.githubstatus.com collector.github.com raw.githubusercontent.com "
+        "api.github.com github-cloud.s3.amazonaws.com *.rel.tunnels.api.visualstudio.com "
+        "wss://*.rel.tunnels.api.visualstudio.com objects-origin.githubusercontent.com *.actions.githubusercontent.com "
+        "wss://*.actions.githubusercontent.com productionresultssa0.blob.core.windows.net/ wss://alive.github.com",
+        "font-src github.githubassets.com",
+        "form-action 'self' github.com gist.github.com copilot-workspace.githubnext.com",
+        "frame-ancestors 'none'",
+        "frame-src viewscreen.githubusercontent.com notebooks.githubusercontent.com",
+        "img-src 'self' data: blob: github.githubassets.com media.githubusercontent.com camo.githubusercontent.com "
+        "identicons.github.com avatars.githubusercontent.com private-avatars.githubusercontent.com",
+        "manifest-src 'self'",
+        "media-src github.com user-images.githubusercontent.com/ secured-user-images.githubusercontent.com/",
+        "script-src github.githubassets.com",
+        "style-src 'unsafe-inline' github.githubassets.com",
+        "upgrade-insecure-requests",
+        "worker-src github.com/assets-cdn/worker/ github.com/webpack/ github.com/assets/ "
+        "gist.github.com/assets-cdn/worker/",
+    ]
+)
+
+
+def evaluate(*texts: str) -> csp.CspEvaluation:
+    return csp.evaluate([csp.parse_policy(text) for text in texts])
+
+
+# --- Parsing -------------------------------------------------------------------------------------
+
+
+def test_directive_names_are_lowercased_and_trailing_semicolons_ignored() -> None:
+    # Given a policy written in capitals with stray semicolons
+    policy = csp.parse_policy("DEFAULT-SRC 'self';; Script-Src 'SELF' https://cdn.example.com ;")
+
+    # Then directive names are lowercased, values kept as written, and nothing is lost
+    assert policy.names == ("default-src", "script-src")
+    assert policy.get("script-src") == ("'SELF'", "https://cdn.example.com")
+    assert policy.warnings == ()
+
+
+def test_a_repeated_directive_keeps_the_first_and_says_so() -> None:
+    # CSP3 §2.2.1 step 4.5: a duplicate directive is ignored.
+    policy = csp.parse_policy("script-src 'self'; script-src *")
+
+    assert policy.get("script-src") == ("'self'",)
+    assert any("appears twice" in w for w in policy.warnings)
+
+
+def test_the_first_of_two_duplicate_directives_decides_what_is_allowed() -> None:
+    # Given a policy whose second, ignored script-src would have been broad
+    evaluation = evaluate("script-src 'self'; script-src *; object-src 'none'; base-uri 'none'")
+
+    # Then nothing broad is reported
+    assert evaluation.broad_script_sources == ()
+
+
+def test_tabs_and_newlines_separate_sources() -> None:
+    policy = csp.parse_policy("script-src\t'self'\nhttps://a.example")
+
+    assert policy.get("script-src") == ("'self'", "https://a.example")
+
+
+def test_a_header_with_commas_holds_several_policies() -> None:
+    # CSP3 §2.2.2: each comma-separated piece is its own policy
+    policies = csp.parse_header_policies(["script-src 'self', object-src 'none'", "base-uri 'none'"])
+
+    assert [p.names for p in policies] == [("script-src",), ("object-src",), ("base-uri",)]
+
+
+@pytest.mark.parametrize("text", ["", "   ", ";;;", ",", "\u00e9t\u00e9 'self'", "scirpt-src 'self'", "'self'"])
+def test_empty_or_hostile_policies_have_no_effect_and_do_not_crash(text: str) -> None:
+    # Given header values with nothing a browser can act on
+    policies = csp.parse_header_policies([text])
+
+    # Then no policy takes effect
+    assert not any(p.has_effect for p in policies)
+    assert csp.evaluate(policies).policies == ()
+
+
+def test_meta_policies_drop_frame_ancestors_report_uri_and_sandbox() -> None:
+    # HTML http-equiv processing removes these three from <meta> policies
+    policy = csp.parse_meta_policy("default-src 'self'; frame-ancestors 'none'; report-uri /r; sandbox")
+
+    assert policy.names == ("default-src",)
+    assert policy.delivery == "meta"
+    assert len(policy.warnings) == 3
+
+
+def test_common_typos_are_pointed_out() -> None:
+    # Given a missing semicolon, unquoted keywords, an unknown and an obsolete directive
+    policy = csp.parse_policy("default-src 'self' script-src self; scirpt-src 'none'; block-all-mixed-content")
+
+    warnings = " | ".join(policy.warnings)
+    assert "a ';' is probably missing" in warnings
+    assert "self without single quotes" in warnings
+    assert "'scirpt-src' is not a CSP directive" in warnings
+    assert "block-all-mixed-content is obsolete" in warnings
+
+
+def test_serialize_round_trips_and_can_drop_sources_and_directives() -> None:
+    policy = csp.parse_policy("script-src 'self' 'unsafe-eval'; object-src *;")
+
+    assert csp.serialize(policy) == "script-src 'self' 'unsafe-eval'; object-src *"
+    dropped = csp.serialize(policy, lambda _d, s: None if s == "'unsafe-eval'" else s, without=("object-src",))
+    assert dropped == "script-src 'self'"
+
+
+# --- Source expressions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "broad"),
+    [
+        ("*", True),
+        ("https:", True),
+        ("HTTP:", True),
+        ("data:", True),
+        ("blob:", True),
+        ("https://*", True),
+        ("http://*:8080", True),
+        ("*.example.com", False),
+        ("https://cdn.example.com/js/", False),
+        ("'self'", False),
+        ("wss:", False),
+    ],
+)
+def test_broad_sources(source: str, broad: bool) -> None:
+    assert csp.is_broad(source) is broad
+
+
+@pytest.mark.parametrize(
+    ("source", "insecure"),
+    [
+        ("http:", True),
+        ("http://cdn.example.com", True),
+        ("HTTP://x.example", True),
+        ("https:", False),
+        ("x.com", False),
+    ],
+)
+def test_insecure_sources(source: str, insecure: bool) -> None:
+    assert csp.is_insecure(source) is insecure
+
+
+@pytest.mark.parametrize(
+    ("source", "is_one"),
+    [
+        ("'nonce-abc123'", True),
+        ("'NONCE-abc123=='", True),
+        ("'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='", True),
+        ("'sha1-abc'", False),
+        ("'nonce-'", False),  # an empty nonce is not a nonce-source and does not cancel 'unsafe-inline'
+        ("nonce-abc", False),
+    ],
+)
+def test_nonce_and_hash_sources(source: str, is_one: bool) -> None:
+    assert csp.is_nonce_or_hash(source) is is_one
+
+
+# --- Evaluation: scripts --------------------------------------------------------------------------
+
+
+def test_google_nonce_and_strict_dynamic_policy_is_strong_apart_from_eval() -> None:
+    # Given Google's strict policy with fallbacks for old browsers
+    evaluation = evaluate(GOOGLE_STRICT)
+
+    # Then 'unsafe-inline', https: and http: are ignored by CSP3 browsers...
+    assert evaluation.inline_script == ()
+    assert evaluation.broad_script_sources == ()
+    assert evaluation.insecure_script_sources == ()
+    assert not evaluation.object_unrestricted
+    assert not evaluation.base_uri_unrestricted
+    # ...but 'unsafe-eval' stands, and the report explains the ignored keywords
+    assert evaluation.eval_allowed
+    assert any("'unsafe-inline' in script-src is ignored" in n for n in evaluation.notes)
+    assert any("'strict-dynamic'" in n for n in evaluation.notes)
+
+
+def test_github_long_allowlist_policy_only_allows_inline_styles() -> None:
+    evaluation = evaluate(GITHUB)
+
+    assert evaluation.restricts_scripts
+    assert evaluation.inline_script == ()
+    assert not evaluation.eval_allowed
+    assert evaluation.broad_script_sources == ()
+    assert not evaluation.object_unrestricted  # default-src 'none' covers object-src
+    assert not evaluation.base_uri_unrestricted
+    assert evaluation.inline_style == ("<style> elements", "style attributes")
+    assert evaluation.frame_ancestors == "restrictive"
+
+
+def test_unsafe_inline_without_nonce_allows_inline_script() -> None:
+    evaluation = evaluate("default-src 'self' 'unsafe-inline'")
+
+    assert evaluation.inline_script == ("<script> elements", "event handler attributes")
+
+
+@pytest.mark.parametrize(
+    "cancel", ["'nonce-r4nd0m'", "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='", "'strict-dynamic'"]
+)
+def test_a_nonce_hash_or_strict_dynamic_cancels_unsafe_inline(cancel: str) -> None:
+    # CSP3 §6.7.3.3: CSP2+ browsers ignore 'unsafe-inline' next to any of these
+    evaluation = evaluate(f"script-src 'self' 'unsafe-inline' {cancel}")
+
+    assert evaluation.inline_script == ()
+
+
+def test_a_malformed_nonce_does_not_cancel_unsafe_inline() -> None:
+    evaluation = evaluate("script-src 'self' 'unsafe-inline' 'nonce-'")
+
+    assert evaluation.inline_script == ("<script> elements", "event handler attributes")
+
+
+def test_script_src_attr_can_reopen_event_handlers() -> None:
+    # Given a nonce-based script-src but handlers allowed through the -attr directive
+    evaluation = evaluate("script-src 'nonce-abc'; script-src-attr 'unsafe-inline'")
+
+    # Then <script> elements are protected but onclick= handlers are not
+    assert evaluation.inline_script == ("event handler attributes",)
+
+
+def test_script_src_elem_overrides_script_src_for_elements_only() -> None:
+    evaluation = evaluate("script-src 'self' 'unsafe-inline'; script-src-elem 'self'")
+
+    assert evaluation.inline_script == ("event handler attributes",)
+
+
+def test_script_src_falls_back_to_default_src() -> None:
+    evaluation = evaluate("default-src https:")
+
+    assert evaluation.restricts_scripts
+    assert evaluation.broad_script_sources == ("https:",)
+
+
+def test_eval_is_judged_on_script_src_not_script_src_elem() -> None:
+    # CSP3 §4.4: string compilation checks script-src, then default-src; never script-src-elem
+    evaluation = evaluate("script-src-elem 'self'")
+
+    assert evaluation.restricts_scripts
+    assert evaluation.eval_allowed
+
+
+def test_wasm_unsafe_eval_is_not_unsafe_eval() -> None:
+    evaluation = evaluate("script-src 'self' 'wasm-unsafe-eval'")
+
+    assert not evaluation.eval_allowed
+    assert any("WebAssembly" in n for n in evaluation.notes)
+
+
+def test_keywords_are_case_insensitive() -> None:
+    evaluation = evaluate("SCRIPT-SRC 'SELF' 'UNSAFE-INLINE' 'Unsafe-Eval'")
+
+    assert evaluation.inline_script
+    assert evaluation.eval_allowed
+
+
+def test_strict_dynamic_ignores_the_host_allowlist() -> None:
+    evaluation = evaluate("script-src 'nonce-abc' 'strict-dynamic' * http://cdn.example.com")
+
+    assert evaluation.broad_script_sources == ()
+    assert evaluation.insecure_script_sources == ()
+
+
+def test_strict_dynamic_without_nonce_blocks_every_script() -> None:
+    evaluation = evaluate("script-src 'strict-dynamic' 'unsafe-inline'")
+
+    assert evaluation.inline_script == ()
+    assert any("no script can run" in n for n in evaluation.notes)
+
+
+def test_broad_and_insecure_script_sources_are_collected() -> None:
+    evaluation = evaluate("script-src 'self' data: http://cdn.example.com https://*")
+
+    assert evaluation.broad_script_sources == ("data:", "https://*")
+    assert evaluation.insecure_script_sources == ("http://cdn.example.com",)
+
+
+def test_none_with_other_sources_is_ignored() -> None:
+    policy = csp.parse_policy("script-src 'none' *")
+
+    assert any("'none' is then ignored" in w for w in policy.warnings)
+    assert csp.evaluate([policy]).broad_script_sources == ("*",)
+
+
+def test_a_policy_without_script_directives_restricts_no_scripts() -> None:
+    evaluation = evaluate("upgrade-insecure-requests; frame-ancestors 'self'")
+
+    assert not evaluation.restricts_scripts
+    assert evaluation.eval_allowed
+
+
+# --- Evaluation: several policies -----------------------------------------------------------------
+
+
+def test_the_strictest_policy_wins_for_each_concern() -> None:
+    # Given two enforced policies, each weak in a different way
+    evaluation = evaluate("script-src * 'unsafe-inline'", "script-src 'self' 'unsafe-eval'")
+
+    # Then a script must pass both: inline is blocked by the second, broad hosts by the second,
+    # eval by the first
+    assert evaluation.inline_script == ()
+    assert evaluation.broad_script_sources == ()
+    assert not evaluation.eval_allowed
+    assert any("2 policies are enforced together" in n for n in evaluation.notes)
+
+
+def test_a_weakness_shared_by_every_policy_remains() -> None:
+    evaluation = evaluate("script-src https: 'unsafe-inline'", "default-src * 'unsafe-inline'")
+
+    assert evaluation.inline_script
+    assert evaluation.broad_script_sources == ("https:", "*")
+
+
+def test_a_policy_without_scripts_does_not_weaken_another() -> None:
+    evaluation = evaluate("img-src *", "script-src 'self'")
+
+    assert evaluation.restricts_scripts
+    assert evaluation.inline_script == ()
+
+
+def test_report_only_policies_are_not_enforced() -> None:
+    policies = csp.parse_header_policies(["script-src 'none'"], enforced=False)
+
+    assert csp.evaluate(policies).policies == ()
+
+
+# --- Evaluation: objects, base-uri, styles, frame-ancestors -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "unrestricted"),
+    [
+        ("script-src 'self'", True),
+        ("default-src 'self'", True),  # default-src covers it, but not with 'none'
+        ("default-src 'none'", False),
+        ("object-src 'none'", False),
+        ("object-src 'self'", False),
+        ("object-src *", True),
+        ("default-src 'none'; object-src https:", True),
+        ("object-src", False),  # an empty source list matches nothing
+    ],
+)
+def test_object_src(text: str, unrestricted: bool) -> None:
+    assert evaluate(text).object_unrestricted is unrestricted
+
+
+def test_one_policy_restricting_objects_is_enough() -> None:
+    assert not evaluate("script-src 'self'", "object-src 'none'").object_unrestricted
+
+
+@pytest.mark.parametrize(
+    ("text", "unrestricted"),
+    [("script-src 'self'", True), ("base-uri 'none'", False), ("base-uri 'self'", False), ("base-uri *", True)],
+)
+def test_base_uri_has_no_fallback(text: str, unrestricted: bool) -> None:
+    assert evaluate(f"default-src 'none'; {text}").base_uri_unrestricted is unrestricted
+
+
+def test_inline_styles_are_flagged_only_when_explicitly_allowed() -> None:
+    assert evaluate("script-src 'self'").inline_style == ()
+    assert evaluate("style-src 'self' 'unsafe-inline'").inline_style == ("<style> elements", "style attributes")
+    assert evaluate("style-src 'nonce-abc' 'unsafe-inline'").inline_style == ()
+    assert evaluate("style-src 'self'; style-src-attr 'unsafe-inline'").inline_style == ("style attributes",)
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        (("default-src 'self'",), None),  # frame-ancestors has no fallback
+        (("frame-ancestors 'none'",), "restrictive"),
+        (("frame-ancestors 'self' https://partner.example",), "restrictive"),
+        (("frame-ancestors *",), "permissive"),
+        (("frame-ancestors https:", "frame-ancestors 'self'"), "restrictive"),
+    ],
+)
+def test_frame_ancestors(texts: tuple[str, ...], expected: str | None) -> None:
+    assert evaluate(*texts).frame_ancestors == expected
+
+
+def test_frame_ancestors_in_a_meta_policy_does_not_count() -> None:
+    evaluation = csp.evaluate([csp.parse_meta_policy("frame-ancestors 'none'; script-src 'self'")])
+
+    assert evaluation.frame_ancestors is None

@@ -1,0 +1,474 @@
+"""Content Security Policy: parse policies the way browsers do, then say what they really allow.
+
+References (section numbers of CSP Level 3, w3.org/TR/CSP3, Working Draft 2024):
+- §2.2.1 "Parse a serialized CSP": split on ";", lowercase directive names, the first
+  occurrence of a directive wins, values split on ASCII whitespace.
+- §2.2.2 "Parse a response's CSPs": each comma-separated piece of each header is its own
+  policy, and a policy with no directives is dropped.
+- §8.1 (and "Multiple policies" in §1): every enforced policy must allow a load, so the
+  effective protection for a concern is the strongest any one policy gives.
+- §6.8.3/§6.8.4: fallback lists (script-src-elem -> script-src -> default-src, ...).
+- §6.7.3.3 "Does a source list allow all inline behavior": a nonce or hash (and, for
+  scripts, 'strict-dynamic') turns 'unsafe-inline' off, which is what CSP2+ browsers do.
+- §8.2 'strict-dynamic': host and scheme sources, 'self' and 'unsafe-inline' are ignored
+  for scripts.
+- §6.4.2: frame-ancestors has no fallback and is ignored in a <meta> policy; HTML's
+  http-equiv processing also drops report-uri and sandbox from <meta> policies.
+
+Nothing here raises on malformed input: whatever a browser would skip is skipped, and the
+skipped part is recorded as a warning so the report can say why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+#: Directives of CSP3, Trusted Types, Upgrade Insecure Requests and Fenced Frames.
+KNOWN_DIRECTIVES = frozenset(
+    {
+        "base-uri",
+        "child-src",
+        "connect-src",
+        "default-src",
+        "fenced-frame-src",
+        "font-src",
+        "form-action",
+        "frame-ancestors",
+        "frame-src",
+        "img-src",
+        "manifest-src",
+        "media-src",
+        "object-src",
+        "report-to",
+        "report-uri",
+        "require-trusted-types-for",
+        "sandbox",
+        "script-src",
+        "script-src-attr",
+        "script-src-elem",
+        "style-src",
+        "style-src-attr",
+        "style-src-elem",
+        "trusted-types",
+        "upgrade-insecure-requests",
+        "webrtc",
+        "worker-src",
+    }
+)
+#: Directives browsers no longer act on (or never shipped): a note, not an error.
+OBSOLETE_DIRECTIVES = frozenset(
+    {
+        "block-all-mixed-content",  # superseded by mixed-content autoupgrading (Mixed Content §4.1)
+        "disown-opener",
+        "navigate-to",
+        "plugin-types",
+        "prefetch-src",
+        "referrer",
+        "reflected-xss",
+        "require-sri-for",
+    }
+)
+#: Directives whose value is a source list (the others take tokens, URLs or nothing).
+SOURCE_LIST_DIRECTIVES = KNOWN_DIRECTIVES - {
+    "report-to",
+    "report-uri",
+    "require-trusted-types-for",
+    "sandbox",
+    "trusted-types",
+    "upgrade-insecure-requests",
+    "webrtc",
+}
+#: Dropped from <meta> policies (HTML "http-equiv Content-Security-Policy" state; CSP3 §6.4.2).
+META_IGNORED_DIRECTIVES = ("frame-ancestors", "report-uri", "sandbox")
+
+_KEYWORDS = frozenset(
+    {
+        "'self'",
+        "'none'",
+        "'unsafe-inline'",
+        "'unsafe-eval'",
+        "'strict-dynamic'",
+        "'unsafe-hashes'",
+        "'report-sample'",
+        "'unsafe-allow-redirects'",
+        "'wasm-unsafe-eval'",
+        "'inline-speculation-rules'",
+        "'trusted-types-eval'",
+    }
+)
+# CSP3 §2.3.1: nonce-source / hash-source = "'" prefix base64-value "'"; the prefix is a
+# keyword-like literal, matched case-insensitively; the base64 value itself is not altered.
+_BASE64_VALUE = r"[A-Za-z0-9+/\-_]+={0,2}"
+_NONCE_RE = re.compile(rf"^'nonce-{_BASE64_VALUE}'$", re.IGNORECASE)
+_HASH_RE = re.compile(rf"^'sha(?:256|384|512)-{_BASE64_VALUE}'$", re.IGNORECASE)
+_SCHEME_SOURCE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:$")
+# host-source = [ scheme-part "://" ] host-part [ ":" port-part ] [ path-part ]
+_HOST_SOURCE_RE = re.compile(
+    r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)://)?"
+    r"(?P<host>\*|(?:\*\.)?[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.?)"
+    r"(?::(?P<port>\*|[0-9]+))?"
+    r"(?P<path>/[^;,]*)?$"
+)
+# Scheme sources that let a script come from anywhere (or from attacker-made content).
+_BROAD_SCHEMES = frozenset({"http", "https", "data", "blob", "filesystem"})
+_ASCII_WHITESPACE = "\t\n\f\r "
+_DIRECTIVE_NAME_RE = re.compile(r"^[A-Za-z0-9\-]+$")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One parsed policy: directive name (lowercase) -> source expressions as written."""
+
+    directives: tuple[tuple[str, tuple[str, ...]], ...]
+    delivery: str  # "header" | "meta"
+    enforced: bool  # False for Content-Security-Policy-Report-Only
+    text: str
+    warnings: tuple[str, ...] = ()
+
+    def get(self, name: str) -> tuple[str, ...] | None:
+        for key, value in self.directives:
+            if key == name:
+                return value
+        return None
+
+    def __contains__(self, name: object) -> bool:
+        return any(key == name for key, _ in self.directives)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(key for key, _ in self.directives)
+
+    @property
+    def has_effect(self) -> bool:
+        """Browsers keep unknown directives but act on none of them (CSP3 §2.2.1)."""
+        return any(key in KNOWN_DIRECTIVES for key, _ in self.directives)
+
+
+def parse_policy(text: str, *, delivery: str = "header", enforced: bool = True) -> Policy:
+    """CSP3 §2.2.1 "Parse a serialized CSP", keeping notes on what a browser would skip."""
+    directives: list[tuple[str, tuple[str, ...]]] = []
+    seen: set[str] = set()
+    warnings: list[str] = []
+    for raw in text.split(";"):
+        token = raw.strip(_ASCII_WHITESPACE)
+        if not token:
+            continue  # empty directives, e.g. a trailing ";"
+        if not token.isascii():
+            warnings.append(f"the directive {_short(token)!r} holds non-ASCII characters and is ignored")
+            continue
+        name, _, rest = _split_first_whitespace(token)
+        name = name.lower()
+        if name in seen:
+            warnings.append(f"the directive {name} appears twice; browsers use the first and ignore the rest")
+            continue
+        seen.add(name)
+        if delivery == "meta" and name in META_IGNORED_DIRECTIVES:
+            warnings.append(f"{name} is ignored in a <meta> policy (it only works as a header)")
+            continue
+        value = tuple(v for v in re.split(r"[\t\n\f\r ]+", rest) if v)
+        if not _DIRECTIVE_NAME_RE.match(name) or (name not in KNOWN_DIRECTIVES and name not in OBSOLETE_DIRECTIVES):
+            warnings.append(f"{_short(name)!r} is not a CSP directive; browsers ignore it")
+        elif name in OBSOLETE_DIRECTIVES:
+            warnings.append(f"{name} is obsolete; browsers ignore it")
+        warnings.extend(_source_list_warnings(name, value))
+        directives.append((name, value))
+    return Policy(tuple(directives), delivery, enforced, text.strip(_ASCII_WHITESPACE), tuple(warnings))
+
+
+def _split_first_whitespace(token: str) -> tuple[str, str, str]:
+    match = re.search(r"[\t\n\f\r ]", token)
+    if not match:
+        return token, "", ""
+    return token[: match.start()], match.group(), token[match.end() :]
+
+
+def parse_header_policies(values: Iterable[str], *, enforced: bool = True) -> list[Policy]:
+    """CSP3 §2.2.2: each header line, and each comma-separated piece of it, is one policy.
+
+    Policies without any directive are returned too (callers can say so); browsers drop them.
+    """
+    return [parse_policy(piece, enforced=enforced) for value in values for piece in value.split(",")]
+
+
+def parse_meta_policy(content: str) -> Policy:
+    """A <meta http-equiv="Content-Security-Policy"> policy: not split on commas, always enforced."""
+    return parse_policy(content, delivery="meta", enforced=True)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _source_list_warnings(directive: str, sources: Sequence[str]) -> list[str]:
+    """Common mistakes that silently change a policy's meaning."""
+    if directive not in SOURCE_LIST_DIRECTIVES:
+        return []
+    warnings = []
+    for source in sources:
+        lowered = source.lower()
+        if lowered in KNOWN_DIRECTIVES:
+            warnings.append(
+                f"{directive} lists {source!r}, which is a directive name: a ';' is probably missing before it"
+            )
+        elif f"'{lowered}'" in _KEYWORDS or lowered.startswith(("nonce-", "sha256-", "sha384-", "sha512-")):
+            warnings.append(f"{directive} has {source} without single quotes, so browsers read it as a host name")
+    if len(sources) > 1 and any(s.lower() == "'none'" for s in sources):
+        warnings.append(f"{directive} combines 'none' with other sources; 'none' is then ignored")
+    return warnings
+
+
+def serialize(
+    policy: Policy,
+    rewrite: Callable[[str, str], str | None] = lambda _directive, source: source,
+    *,
+    without: Iterable[str] = (),
+) -> str:
+    """The policy as header text, each source passed through `rewrite` (None drops it).
+
+    Directives named in `without` are left out (so a fix can append a better one).
+    """
+    dropped = set(without)
+    parts = []
+    for name, sources in policy.directives:
+        if name in dropped:
+            continue
+        kept = [new for source in sources if (new := rewrite(name, source)) is not None]
+        parts.append(" ".join([name, *kept]))
+    return "; ".join(parts)
+
+
+# --- Source expressions --------------------------------------------------------------------------
+
+
+def is_nonce_or_hash(source: str) -> bool:
+    return bool(_NONCE_RE.match(source) or _HASH_RE.match(source))
+
+
+def _keywords(sources: Sequence[str]) -> frozenset[str]:
+    """Keyword sources, lowercased (ABNF literals are case-insensitive: 'SELF' is 'self')."""
+    return frozenset(s.lower() for s in sources if s.lower() in _KEYWORDS)
+
+
+def _scheme_and_host(source: str) -> tuple[str | None, str | None]:
+    """(scheme, host) of a scheme- or host-source, lowercased; (None, None) for anything else."""
+    if source.startswith("'"):
+        return None, None
+    if _SCHEME_SOURCE_RE.match(source):
+        return source[:-1].lower(), None
+    match = _HOST_SOURCE_RE.match(source)
+    if not match:
+        return None, None
+    scheme = match.group("scheme")
+    return (scheme.lower() if scheme else None), match.group("host").lower()
+
+
+def is_broad(source: str) -> bool:
+    """`*`, a scheme source such as `https:` or `data:`, or a host-source whose host is `*`."""
+    scheme, host = _scheme_and_host(source)
+    if host is None:
+        return scheme in _BROAD_SCHEMES
+    return host == "*"
+
+
+def is_insecure(source: str) -> bool:
+    """`http:` or an `http://` host: content fetched in cleartext can be swapped in transit."""
+    scheme, _ = _scheme_and_host(source)
+    return scheme == "http"
+
+
+def matches_nothing(sources: Sequence[str]) -> bool:
+    """An empty list or `'none'` alone (with other sources present, 'none' is ignored)."""
+    return not sources or (len(sources) == 1 and sources[0].lower() == "'none'")
+
+
+def allows_all_inline(sources: Sequence[str], *, script: bool) -> bool:
+    """CSP3 §6.7.3.3 "Does a source list allow all inline behavior for type?"."""
+    allow = False
+    for source in sources:
+        if is_nonce_or_hash(source):
+            return False
+        lowered = source.lower()
+        if script and lowered == "'strict-dynamic'":
+            return False
+        if lowered == "'unsafe-inline'":
+            allow = True
+    return allow
+
+
+# --- Fallbacks -----------------------------------------------------------------------------------
+
+# CSP3 §6.8.4 "Get fallback list".
+_FALLBACKS: dict[str, tuple[str, ...]] = {
+    "script-src-elem": ("script-src-elem", "script-src", "default-src"),
+    "script-src-attr": ("script-src-attr", "script-src", "default-src"),
+    "script-src": ("script-src", "default-src"),
+    "style-src-elem": ("style-src-elem", "style-src", "default-src"),
+    "style-src-attr": ("style-src-attr", "style-src", "default-src"),
+    "object-src": ("object-src", "default-src"),
+}
+
+
+def effective_sources(policy: Policy, directive: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the directive that applies, its sources) for `directive`, or None when nothing restricts it."""
+    for name in _FALLBACKS.get(directive, (directive,)):
+        sources = policy.get(name)
+        if sources is not None:
+            return name, sources
+    return None
+
+
+# --- Evaluation ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CspEvaluation:
+    """What the enforced policies of one response allow, all policies applied together."""
+
+    policies: tuple[Policy, ...]  # the enforced policies with at least one known directive
+    restricts_scripts: bool  # some policy has script-src(-elem) or default-src
+    inline_script: tuple[str, ...]  # what inline script runs: "<script> elements", "event handler attributes"
+    eval_allowed: bool
+    broad_script_sources: tuple[str, ...]
+    insecure_script_sources: tuple[str, ...]
+    object_unrestricted: bool
+    base_uri_unrestricted: bool
+    inline_style: tuple[str, ...]  # explicitly allowed: "<style> elements", "style attributes"
+    frame_ancestors: str | None  # "restrictive" | "permissive" | None (no enforced header policy has it)
+    notes: tuple[str, ...]
+
+
+def evaluate(policies: Sequence[Policy]) -> CspEvaluation:
+    """Apply every enforced policy together (CSP3 §8.1: a load must pass them all).
+
+    Policies with no directive a browser acts on are left out: they change nothing.
+    """
+    active = tuple(p for p in policies if p.enforced and p.has_effect)
+    notes: list[str] = []
+    for policy in active:
+        notes.extend(policy.warnings)
+
+    restricts_scripts = any(effective_sources(p, "script-src-elem") is not None for p in active)
+    script_kinds = (("script-src-elem", "<script> elements"), ("script-src-attr", "event handler attributes"))
+    inline_script = tuple(
+        label
+        for directive, label in script_kinds
+        if all(_allows_inline(p, directive, script=True) for p in active)
+    )
+    eval_allowed = all(_allows_eval(p) for p in active)
+    broad = _all_flag(active, lambda sources: [s for s in sources if is_broad(s)])
+    insecure = _all_flag(active, lambda sources: [s for s in sources if is_insecure(s)])
+    object_unrestricted = all(not _restricts_objects(p) for p in active)
+    base_uri_unrestricted = all(
+        (sources := p.get("base-uri")) is None or any(is_broad(s) for s in sources) for p in active
+    )
+    inline_style = tuple(
+        label
+        for directive, label in (("style-src-elem", "<style> elements"), ("style-src-attr", "style attributes"))
+        if all(_allows_inline(p, directive, script=False) for p in active)
+        and any(effective_sources(p, directive) is not None for p in active)
+    )
+    frame_ancestors = _frame_ancestors(active)
+    notes.extend(_script_notes(active, inline_script, eval_allowed))
+    return CspEvaluation(
+        policies=active,
+        restricts_scripts=restricts_scripts,
+        inline_script=inline_script,
+        eval_allowed=eval_allowed,
+        broad_script_sources=broad,
+        insecure_script_sources=insecure,
+        object_unrestricted=object_unrestricted,
+        base_uri_unrestricted=base_uri_unrestricted,
+        inline_style=inline_style,
+        frame_ancestors=frame_ancestors,
+        notes=tuple(dict.fromkeys(notes)),
+    )
+
+
+def _allows_inline(policy: Policy, directive: str, *, script: bool) -> bool:
+    found = effective_sources(policy, directive)
+    return found is None or allows_all_inline(found[1], script=script)
+
+
+def _allows_eval(policy: Policy) -> bool:
+    # CSP3 §4.4 "EnsureCSPDoesNotBlockStringCompilation" reads script-src, then default-src.
+    found = effective_sources(policy, "script-src")
+    return found is None or "'unsafe-eval'" in _keywords(found[1])
+
+
+def _script_url_sources(policy: Policy) -> tuple[str, ...] | None:
+    """Sources that decide which script URLs load; () under 'strict-dynamic' (CSP3 §8.2)."""
+    found = effective_sources(policy, "script-src-elem")
+    if found is None:
+        return None
+    sources = found[1]
+    if "'strict-dynamic'" in _keywords(sources) or matches_nothing(sources):
+        return ()
+    return sources
+
+
+def _all_flag(policies: Sequence[Policy], offending: Callable[[Sequence[str]], list[str]]) -> tuple[str, ...]:
+    """Sources flagged by `offending`, if EVERY script-restricting policy has some (else none pass)."""
+    found: list[str] = []
+    restricting = 0
+    for policy in policies:
+        sources = _script_url_sources(policy)
+        if sources is None:
+            continue  # this policy does not restrict scripts; it cannot block anything
+        restricting += 1
+        flagged = offending(sources)
+        if not flagged:
+            return ()
+        found.extend(flagged)
+    return tuple(dict.fromkeys(found)) if restricting else ()
+
+
+def _restricts_objects(policy: Policy) -> bool:
+    explicit = policy.get("object-src")
+    if explicit is not None:
+        return matches_nothing(explicit) or not any(is_broad(s) for s in explicit)
+    default = policy.get("default-src")
+    return default is not None and matches_nothing(default)
+
+
+def _frame_ancestors(policies: Sequence[Policy]) -> str | None:
+    values = [p.get("frame-ancestors") for p in policies if p.delivery == "header"]
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    if any(matches_nothing(v) or not any(is_broad(s) for s in v) for v in present):
+        return "restrictive"
+    return "permissive"
+
+
+def _script_notes(policies: Sequence[Policy], inline_script: tuple[str, ...], eval_allowed: bool) -> list[str]:
+    notes = []
+    for policy in policies:
+        found = effective_sources(policy, "script-src-elem")
+        if found is None:
+            continue
+        name, sources = found
+        keywords = _keywords(sources)
+        has_nonce_or_hash = any(is_nonce_or_hash(s) for s in sources)
+        if "'unsafe-inline'" in keywords and (has_nonce_or_hash or "'strict-dynamic'" in keywords):
+            notes.append(
+                f"'unsafe-inline' in {name} is ignored by current browsers because the policy also uses "
+                "a nonce, hash or 'strict-dynamic' (it only serves browsers older than CSP2)"
+            )
+        if "'strict-dynamic'" in keywords:
+            if has_nonce_or_hash:
+                notes.append(
+                    f"{name} uses 'strict-dynamic': host allowlists and 'self' are ignored; scripts trusted "
+                    "by nonce or hash may load further scripts"
+                )
+            else:
+                notes.append(f"{name} uses 'strict-dynamic' without a nonce or hash, so no script can run")
+    script_lists = [found[1] for p in policies if (found := effective_sources(p, "script-src")) is not None]
+    wasm = {"'wasm-unsafe-eval'", "'unsafe-eval'"}
+    if not eval_allowed and script_lists and all(_keywords(s) & wasm for s in script_lists):
+        notes.append("'wasm-unsafe-eval' allows compiling WebAssembly (but not JavaScript eval)")
+    if len(policies) > 1:
+        where = ", ".join(sorted({p.delivery for p in policies}))
+        notes.append(f"{len(policies)} policies are enforced together ({where}); each must allow a script")
+    return notes
