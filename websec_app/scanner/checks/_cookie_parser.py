@@ -240,21 +240,32 @@ def domain_matches(host: str, domain: str) -> bool:
     return ip_literal(host) is None and host.endswith("." + domain)
 
 
-def rejection(cookie: ParsedCookie, url: str) -> str | None:
+@dataclass(frozen=True)
+class Rejection:
+    """Why a browser refuses to store a cookie: `kind` is "prefix" or "storage"."""
+
+    kind: str
+    reason: str
+
+
+def rejection(cookie: ParsedCookie, url: str) -> Rejection | None:
     """Why a browser refuses to store this cookie set by a response from `url` (6265bis §5.7), or None."""
     parts = urlsplit(url)
     secure_origin = parts.scheme == "https"
     host = (parts.hostname or "").lower()
     if cookie.secure and not secure_origin:
-        return "it has Secure but was set by a plain-HTTP response, and browsers only accept Secure cookies over HTTPS"
+        return Rejection(
+            "storage", "it has Secure but came in a plain-HTTP response; browsers take Secure cookies only over HTTPS"
+        )
     if cookie.domain is not None:
         if is_public_suffix(cookie.domain) and cookie.domain != host:
-            return f"Domain={cookie.domain} is a public suffix, so browsers refuse the cookie"
+            return Rejection("storage", f"Domain={cookie.domain} is a public suffix, so browsers refuse the cookie")
         if not domain_matches(host, cookie.domain):
-            return f"Domain={cookie.domain} does not cover the host {host}, so browsers refuse the cookie"
+            return Rejection("storage", f"Domain={cookie.domain} does not cover the host {host}")
+    # 6265bis §4.1.3.1 and §4.1.3.2: the prefixes are promises the browser enforces.
     prefix = cookie.prefix
     if prefix == "__Secure-" and not (cookie.secure and secure_origin):
-        return "the __Secure- prefix requires the Secure attribute on an HTTPS response"
+        return Rejection("prefix", "the __Secure- prefix requires the Secure attribute on an HTTPS response")
     if prefix == "__Host-":
         problems = []
         if not (cookie.secure and secure_origin):
@@ -264,9 +275,10 @@ def rejection(cookie: ParsedCookie, url: str) -> str | None:
         if cookie.path != "/":
             problems.append("Path=/")
         if problems:
-            return "the __Host- prefix requires " + ", ".join(problems)
+            return Rejection("prefix", "the __Host- prefix requires " + ", ".join(problems))
+    # CHIPS (draft-cutler-httpbis-partitioned-cookies §2.1): Partitioned without Secure is refused.
     if cookie.partitioned and not cookie.secure:
-        return "Partitioned cookies must also be Secure; Chromium refuses this one"
-    # SameSite=None without Secure is not listed here: Chromium drops it but Firefox and
-    # Safari keep it, so the cookies check grades it as a weakness rather than a rejection.
+        return Rejection("storage", "Partitioned cookies must also be Secure, so Chromium refuses it")
+    # SameSite=None without Secure is not a rejection here: Chromium drops such a cookie but
+    # Firefox and Safari keep it, so the cookies check grades it as a weakness instead.
     return None

@@ -1,0 +1,350 @@
+"""Stories for the cookies check: real-world Set-Cookie lines, judged the way browsers read them."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from tests.factories import make_response, make_snapshot
+from websec_app.scanner.checks._cookie_parser import Malformed, ParsedCookie, parse_cookie_date, parse_set_cookie
+from websec_app.scanner.checks.cookies import check_cookies, classify
+from websec_app.scanner.findings import CheckResult
+from websec_app.scanner.grading import grade
+from websec_app.scanner.rules import default_rulebook
+
+CONTEXT = {"host": "www.example.com", "domain": "example.com", "origin": "https://www.example.com"}
+
+
+def cookies_of(*lines: str, url: str = "https://www.example.com/", **overrides: object) -> CheckResult:
+    return check_cookies(make_snapshot(url, headers=[("Set-Cookie", line) for line in lines], **overrides))
+
+
+def outcomes(result: CheckResult) -> set[str]:
+    return {f.outcome for f in result.findings}
+
+
+def subjects(result: CheckResult, outcome: str) -> list[str | None]:
+    return [f.subject for f in result.findings if f.outcome == outcome]
+
+
+def section(result: CheckResult) -> dict[str, object]:
+    return grade([result], default_rulebook(), CONTEXT).sections["cookies"]
+
+
+def cookie(result: CheckResult, name: str) -> dict[str, object]:
+    return next(c for c in result.details["cookies"] if c["name"] == name)
+
+
+# --- the parser -------------------------------------------------------------------------------
+
+
+def test_an_expires_date_with_a_comma_stays_one_cookie() -> None:
+    # Given a cookie whose Expires date contains a comma (the reason Set-Cookie is never comma-split)
+    parsed = parse_set_cookie("id=a3fWa; Expires=Wed, 21 Oct 2015 07:28:00 GMT; Secure")
+    # Then it is one cookie with the date understood and the flag after the date kept
+    assert isinstance(parsed, ParsedCookie)
+    assert parsed.name == "id" and parsed.value == "a3fWa"
+    assert parsed.expires == datetime(2015, 10, 21, 7, 28, tzinfo=UTC)
+    assert parsed.secure
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Wed, 21 Oct 2015 07:28:00 GMT", datetime(2015, 10, 21, 7, 28, tzinfo=UTC)),
+        ("Wed, 21-Oct-2015 07:28:00 GMT", datetime(2015, 10, 21, 7, 28, tzinfo=UTC)),
+        ("Sunday, 06-Nov-94 08:49:37 GMT", datetime(1994, 11, 6, 8, 49, 37, tzinfo=UTC)),
+        ("Sun Nov  6 08:49:37 1994", datetime(1994, 11, 6, 8, 49, 37, tzinfo=UTC)),
+        ("Thu, 01 Jan 1970 00:00:00 GMT", datetime(1970, 1, 1, tzinfo=UTC)),
+        ("31 Feb 2030 00:00:00", None),
+        ("tomorrow", None),
+    ],
+)
+def test_cookie_dates_are_parsed_with_the_forgiving_browser_algorithm(text: str, expected: datetime | None) -> None:
+    assert parse_cookie_date(text) == expected
+
+
+def test_the_last_of_a_duplicated_attribute_wins_and_names_are_case_insensitive() -> None:
+    # Given duplicated and upper-case attributes
+    parsed = parse_set_cookie("SID=31d4; PATH=/a; Path=/; SAMESITE=None; SameSite=STRICT; SECURE; HTTPONLY")
+    # Then the last value of each counts, whatever its case
+    assert isinstance(parsed, ParsedCookie)
+    assert parsed.path == "/"
+    assert parsed.samesite == "Strict"
+    assert parsed.secure and parsed.httponly
+
+
+def test_quoted_and_json_values_keep_their_name() -> None:
+    quoted = parse_set_cookie('theme="dark mode"; Path=/')
+    json_value = parse_set_cookie('prefs={"a":"b=c","d":1}; Path=/')
+    assert isinstance(quoted, ParsedCookie) and quoted.name == "theme" and quoted.value == '"dark mode"'
+    assert isinstance(json_value, ParsedCookie) and json_value.name == "prefs"
+    assert json_value.value == '{"a":"b=c","d":1}'
+
+
+def test_flag_values_are_ignored_so_secure_false_is_still_secure() -> None:
+    parsed = parse_set_cookie("a=b; Secure=false; HttpOnly=no")
+    assert isinstance(parsed, ParsedCookie) and parsed.secure and parsed.httponly
+
+
+@pytest.mark.parametrize("line", ["justavalue", "=value; Secure", "  ; Path=/", "a=b\x01c"])
+def test_lines_without_a_usable_name_are_malformed(line: str) -> None:
+    assert isinstance(parse_set_cookie(line), Malformed)
+
+
+def test_max_age_beats_expires_whatever_the_order() -> None:
+    parsed = parse_set_cookie("a=b; Max-Age=0; Expires=Wed, 21 Oct 2099 07:28:00 GMT")
+    assert isinstance(parsed, ParsedCookie)
+    assert parsed.deletes(datetime(2026, 1, 1, tzinfo=UTC))
+
+
+# --- classification ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("PHPSESSID", "session"),
+        ("JSESSIONID", "session"),
+        ("ASP.NET_SessionId", "session"),
+        ("connect.sid", "session"),
+        ("laravel_session", "session"),
+        ("_myapp_session", "session"),
+        ("sessionid", "session"),
+        ("auth_token", "session"),
+        ("authToken", "session"),
+        ("jwt", "session"),
+        (".ASPXAUTH", "session"),
+        ("wordpress_logged_in_5c2a", "session"),
+        ("__Host-next-auth.session-token", "session"),
+        ("csrftoken", "csrf"),
+        ("XSRF-TOKEN", "csrf"),
+        ("_csrf", "csrf"),
+        ("__RequestVerificationToken", "csrf"),
+        ("next-auth.csrf-token", "csrf"),
+        ("_token", "csrf"),
+        ("_ga", "other"),
+        ("_gid", "other"),
+        ("lang", "other"),
+        ("consider_banner", "other"),
+        ("AWSALB", "other"),
+    ],
+)
+def test_cookie_names_are_classified_by_purpose(name: str, kind: str) -> None:
+    assert classify(name) == kind
+
+
+def test_a_jwt_value_marks_a_session_cookie_whatever_its_name() -> None:
+    assert classify("u", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig_abc-123") == "session"
+
+
+# --- the check --------------------------------------------------------------------------------
+
+
+def test_a_site_without_cookies_is_good() -> None:
+    # Given a page that sets no cookie
+    result = cookies_of()
+    # Then the section is good, with nothing to list
+    assert outcomes(result) == {"cookie.none"}
+    assert result.details == {"cookies": [], "count": 0}
+    assert section(result)["deduction"] == 0
+
+
+def test_a_best_practice_session_cookie_costs_nothing() -> None:
+    # Given a session cookie with every protection
+    result = cookies_of("__Host-sid=abc; Path=/; Secure; HttpOnly; SameSite=Lax")
+    # Then it is listed as good and nothing is deducted
+    assert outcomes(result) == {"cookie.ok"}
+    entry = cookie(result, "__Host-sid")
+    assert entry["kind"] == "session" and entry["prefix"] == "__Host-" and entry["status"] == "good"
+    assert section(result)["deduction"] == 0
+
+
+def test_a_bare_session_cookie_loses_points_for_each_missing_protection() -> None:
+    # Given PHP's default session cookie
+    result = cookies_of("PHPSESSID=el4ukv0kqbvoirg7nkp4dncpk3; path=/")
+    # Then Secure and HttpOnly are important findings, SameSite a minor one
+    assert {"cookie.session_no_secure", "cookie.session_no_httponly", "cookie.session_no_samesite"} <= outcomes(result)
+    graded = section(result)
+    assert graded["status"] == "bad"
+    assert graded["deduction"] >= 20
+    assert cookie(result, "PHPSESSID")["status"] == "bad"
+
+
+def test_a_csrf_cookie_may_be_readable_by_scripts_but_must_be_secure() -> None:
+    # Given an Angular-style XSRF cookie, readable by JavaScript on purpose, sent without Secure
+    result = cookies_of("XSRF-TOKEN=abc123; Path=/; SameSite=Lax")
+    # Then the missing HttpOnly is not reported, the missing Secure is
+    assert outcomes(result) == {"cookie.csrf_no_secure"}
+    assert cookie(result, "XSRF-TOKEN")["kind"] == "csrf"
+
+
+def test_a_csrf_cookie_without_samesite_is_reported() -> None:
+    result = cookies_of("csrftoken=abc; Secure; Path=/")
+    assert outcomes(result) == {"cookie.csrf_no_samesite"}
+
+
+def test_other_cookies_weigh_less_than_session_cookies() -> None:
+    # Given a preference cookie without any attribute
+    result = cookies_of("lang=en")
+    # Then it costs a few points, as minor findings
+    assert outcomes(result) == {"cookie.no_secure", "cookie.no_httponly", "cookie.no_samesite"}
+    graded = section(result)
+    assert 2 <= graded["deduction"] <= 5
+    assert all(f["severity"] == "minor" for f in graded["findings"])
+
+
+def test_missing_samesite_on_an_ordinary_cookie_is_only_a_note() -> None:
+    result = cookies_of("theme=dark; Secure; HttpOnly")
+    assert outcomes(result) == {"cookie.no_samesite"}
+    assert section(result)["deduction"] == 0
+
+
+def test_samesite_none_without_secure_is_bad_and_not_counted_twice() -> None:
+    # Given a cross-site cookie without Secure
+    result = cookies_of("tracker=1; SameSite=None; HttpOnly")
+    # Then SameSite=None without Secure is the finding (not also a plain missing Secure)
+    assert outcomes(result) == {"cookie.samesite_none_insecure"}
+    graded = section(result)
+    assert graded["status"] == "bad" and graded["deduction"] == 10
+
+
+def test_an_unknown_samesite_value_is_reported_and_shown_as_written() -> None:
+    result = cookies_of("sid=1; Secure; HttpOnly; SameSite=Lax,Strict")
+    assert outcomes(result) == {"cookie.samesite_invalid"}
+    assert cookie(result, "sid")["samesite"] == "Lax,Strict"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "__Host-id=1; Secure; Path=/; Domain=example.com",  # Domain not allowed
+        "__Host-id=1; Secure",  # Path=/ missing
+        "__HOST-id=1; Path=/",  # Secure missing (prefixes match case-insensitively)
+        "__Secure-id=1; Path=/; HttpOnly",  # Secure missing
+    ],
+)
+def test_broken_cookie_prefixes_are_reported_without_flag_noise(line: str) -> None:
+    result = cookies_of(line)
+    assert outcomes(result) == {"cookie.prefix_violation"}
+
+
+def test_a_session_cookie_shared_with_every_subdomain_is_noted() -> None:
+    # Given a session cookie scoped to the registrable domain
+    result = cookies_of("sessionid=1; Domain=.example.com; Path=/; Secure; HttpOnly; SameSite=Lax")
+    # Then the broad scope is reported, and the Domain is shown without its dot
+    assert outcomes(result) == {"cookie.broad_domain"}
+    assert cookie(result, "sessionid")["domain"] == "example.com"
+
+
+def test_a_domain_the_host_does_not_match_is_refused_by_browsers() -> None:
+    result = cookies_of("sid=1; Domain=other.org; Secure; HttpOnly; SameSite=Lax")
+    assert outcomes(result) == {"cookie.rejected"}
+    assert "other.org" in cookie(result, "sid")["rejected"]
+
+
+def test_a_public_suffix_domain_is_refused_by_browsers() -> None:
+    result = cookies_of("sid=1; Domain=co.uk; Secure; HttpOnly; SameSite=Lax", url="https://shop.example.co.uk/")
+    assert outcomes(result) == {"cookie.rejected"}
+
+
+def test_partitioned_without_secure_is_refused() -> None:
+    result = cookies_of("embed=1; Partitioned; SameSite=Lax; HttpOnly")
+    assert outcomes(result) == {"cookie.rejected"}
+
+
+def test_on_a_plain_http_page_secure_cookies_cannot_be_set() -> None:
+    # Given a plain-HTTP site setting one Secure and one ordinary session cookie
+    result = cookies_of(
+        "sid=1; Secure; HttpOnly; SameSite=Lax",
+        "PHPSESSID=2; HttpOnly; SameSite=Lax",
+        url="http://www.example.com/",
+    )
+    # Then the Secure one is refused by browsers, the other travels in clear and says so
+    assert subjects(result, "cookie.rejected") == ["sid"]
+    assert subjects(result, "cookie.session_no_secure") == ["PHPSESSID"]
+    note = next(f.note for f in result.findings if f.outcome == "cookie.session_no_secure")
+    assert note is not None and "plain HTTP" in note
+
+
+def test_cookies_set_by_a_redirect_are_graded_and_attributed() -> None:
+    # Given a redirect from http:// that sets a session cookie before the final page
+    hop = make_response(
+        "http://www.example.com/",
+        301,
+        headers=[("Location", "https://www.example.com/"), ("Set-Cookie", "laravel_session=x; path=/; httponly")],
+    )
+    result = cookies_of("theme=dark; Secure; HttpOnly; SameSite=Lax", redirects=[hop])
+    # Then the redirect's cookie is graded and the report says where it came from
+    entry = cookie(result, "laravel_session")
+    assert entry["set_by"] == "http://www.example.com/" and entry["final_response"] is False
+    assert cookie(result, "theme")["final_response"] is True
+    note = next(f.note for f in result.findings if f.outcome == "cookie.session_no_secure")
+    assert note is not None and "redirect" in note
+
+
+def test_a_cookie_being_deleted_raises_no_alarm() -> None:
+    # Given a logout response clearing the session cookie without any flags
+    result = cookies_of("PHPSESSID=deleted; expires=Thu, 01-Jan-1970 00:00:01 GMT; Max-Age=0; path=/")
+    # Then nothing is wrong: the cookie is going away
+    assert outcomes(result) == {"cookie.none"}
+    assert cookie(result, "PHPSESSID")["deletes"] is True
+
+
+def test_malformed_lines_are_reported_as_ignored_without_flag_alarms() -> None:
+    # Given a line without a name and a proper cookie
+    result = cookies_of("garbage-without-equals; HttpOnly", "a=b; Secure; HttpOnly; SameSite=Strict")
+    # Then the malformed line is a note, not a missing-Secure finding, and is not counted as a cookie
+    assert outcomes(result) == {"cookie.malformed", "cookie.ok"}
+    assert result.details["count"] == 1
+    assert result.details["ignored"][0]["reason"].startswith("it has no '='")
+    assert section(result)["deduction"] == 0
+
+
+def test_details_describe_each_cookie_but_never_its_value() -> None:
+    # Given a session cookie with a secret value and a Max-Age
+    secret = "s3cr3t-v4lue-do-not-leak"
+    result = cookies_of(f"sid={secret}; Max-Age=3600; Path=/app; Secure; HttpOnly; SameSite=Strict")
+    entry = cookie(result, "sid")
+    # Then the fields are there and the value is nowhere in the report
+    assert entry["max_age"] == 3600 and entry["expires"] is None
+    assert entry["path"] == "/app" and entry["samesite"] == "Strict" and entry["httponly"] is True
+    assert secret not in json.dumps(result.details) + json.dumps(section(result))
+
+
+def test_the_default_path_is_reported_when_none_is_given() -> None:
+    result = cookies_of("a=b; Secure; HttpOnly; SameSite=Lax", url="https://www.example.com/shop/cart")
+    assert cookie(result, "a")["path"] == "/shop"
+
+
+def test_the_same_outcome_on_several_cookies_deducts_once() -> None:
+    result = cookies_of("a=1; Secure; SameSite=Lax", "b=2; Secure; SameSite=Lax", "c=3; Secure; SameSite=Lax")
+    graded = section(result)
+    finding = next(f for f in graded["findings"] if f["check"] == "cookie.no_httponly")
+    assert finding["subjects"] == ["a", "b", "c"]
+    assert graded["deduction"] == finding["deduction"]
+
+
+def test_grading_turns_every_cookie_outcome_into_json() -> None:
+    # Given a page exercising most cookie outcomes at once
+    result = cookies_of(
+        "PHPSESSID=1",
+        "XSRF-TOKEN=2",
+        "lang=en",
+        "t=1; SameSite=None",
+        "s=1; Secure; HttpOnly; SameSite=Bogus",
+        "__Host-x=1",
+        "sid=1; Domain=example.com; Secure; HttpOnly; SameSite=Lax",
+        "no-equals",
+        "ok=1; Secure; HttpOnly; SameSite=Lax",
+    )
+    # When graded with the real rule table
+    graded = grade([result], default_rulebook(), CONTEXT)
+    # Then the section is plain JSON with the natural fields next to the findings
+    body = json.loads(json.dumps(graded.sections["cookies"]))
+    assert body["count"] == 8 and len(body["cookies"]) == 8
+    assert {f["check"] for f in body["findings"]} >= {"cookie.session_no_secure", "cookie.prefix_violation"}
+    assert all(f["cwe"] is None or f["cwe"].startswith("CWE-") for f in body["findings"])
+    assert 0 <= graded.score <= 100
