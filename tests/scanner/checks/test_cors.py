@@ -1,0 +1,172 @@
+"""Stories for the CORS check: what the probes with a foreign and a `null` Origin got back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from tests.factories import make_response, make_snapshot
+from websec_app.scanner.checks.cors import check_cors
+from websec_app.scanner.findings import CheckResult
+from websec_app.scanner.grading import Graded, grade
+from websec_app.scanner.rules import default_rulebook
+
+PROBE = "https://websec-cors-probe.invalid"
+CONTEXT = {"host": "example.com", "domain": "example.com", "origin": "https://example.com"}
+
+
+Headers = Sequence[tuple[str, str]]
+
+
+def cors_of(foreign: Headers | None = (), null: Headers | None = (), page: Headers = ()) -> CheckResult:
+    """The check over a snapshot whose probes answered with these headers (None: the probe failed)."""
+    snapshot = make_snapshot(
+        headers=list(page),
+        cors_probe=None if foreign is None else make_response(headers=list(foreign)),
+        cors_null_probe=None if null is None else make_response(headers=list(null)),
+    )
+    return check_cors(snapshot)
+
+
+def outcomes(result: CheckResult) -> set[str]:
+    return {f.outcome for f in result.findings}
+
+
+def graded(result: CheckResult) -> Graded:
+    return grade([result], default_rulebook(), CONTEXT)
+
+
+def test_a_site_without_cors_headers_is_not_exposed() -> None:
+    result = cors_of()
+    assert outcomes(result) == {"cors.not_exposed"}
+    assert graded(result).sections["cors"]["deduction"] == 0
+
+
+def test_a_public_wildcard_without_credentials_is_not_a_vulnerability() -> None:
+    # Given an open API answering every origin with `*`
+    result = cors_of(foreign=[("Access-Control-Allow-Origin", "*")], null=[("Access-Control-Allow-Origin", "*")])
+    # Then it is reported as public access, good, with no deduction
+    assert outcomes(result) == {"cors.public"}
+    section = graded(result).sections["cors"]
+    assert section["status"] == "good" and section["deduction"] == 0
+
+
+def test_a_wildcard_with_credentials_is_a_misconfiguration_browsers_reject() -> None:
+    headers = [("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Credentials", "true")]
+    result = cors_of(foreign=headers)
+    assert outcomes(result) == {"cors.wildcard_credentials"}
+    assert graded(result).sections["cors"]["status"] == "warn"
+
+
+def test_an_echoed_foreign_origin_with_credentials_is_critical_and_caps_the_grade() -> None:
+    # Given a server that reflects any Origin and allows cookies
+    headers = [
+        ("Access-Control-Allow-Origin", PROBE),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Vary", "Origin"),
+    ]
+    result = cors_of(foreign=headers)
+    # When graded
+    report = graded(result)
+    # Then it is bad and critical, and the whole site can get at most a C
+    assert outcomes(result) == {"cors.origin_reflected_credentials"}
+    finding = report.sections["cors"]["findings"][0]
+    assert finding["status"] == "bad" and finding["severity"] == "critical" and finding["cwe"] == "CWE-942"
+    assert report.grade == "C" and report.score <= 69
+    assert report.caps == ({"outcome": "cors.origin_reflected_credentials", "max_grade": "C"},)
+
+
+def test_an_echoed_origin_without_credentials_is_a_warning() -> None:
+    result = cors_of(foreign=[("Access-Control-Allow-Origin", PROBE), ("Vary", "Accept-Encoding, Origin")])
+    assert outcomes(result) == {"cors.origin_reflected"}
+
+
+def test_credentials_must_be_exactly_lowercase_true_for_browsers() -> None:
+    # Given a reflected origin with `True` (browsers compare the value byte for byte)
+    headers = [("Access-Control-Allow-Origin", PROBE), ("Access-Control-Allow-Credentials", "True"), ("Vary", "Origin")]
+    result = cors_of(foreign=headers)
+    # Then credentialed reads are not possible: only the reflection is reported, with the reason
+    assert outcomes(result) == {"cors.origin_reflected"}
+    assert "not exactly 'true'" in (result.findings[0].note or "")
+
+
+def test_the_null_origin_with_credentials_is_critical() -> None:
+    headers = [("Access-Control-Allow-Origin", "null"), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
+    result = cors_of(null=headers)
+    report = graded(result)
+    assert outcomes(result) == {"cors.null_credentials"}
+    assert report.grade == "C"
+
+
+def test_the_null_origin_without_credentials_is_a_warning() -> None:
+    result = cors_of(null=[("Access-Control-Allow-Origin", "null"), ("Vary", "Origin")])
+    assert outcomes(result) == {"cors.null_allowed"}
+
+
+def test_an_echoed_origin_without_vary_origin_gets_a_minor_note() -> None:
+    # Given a reflected origin and no Vary: Origin
+    result = cors_of(foreign=[("Access-Control-Allow-Origin", PROBE)])
+    # Then shared caches could mix origins up: a minor finding besides the reflection
+    assert outcomes(result) == {"cors.origin_reflected", "cors.vary_missing"}
+    vary = next(f for f in graded(result).sections["cors"]["findings"] if f["check"] == "cors.vary_missing")
+    assert vary["severity"] == "minor"
+
+
+def test_a_fixed_allowlist_does_not_grant_the_probe_anything() -> None:
+    headers = [("Access-Control-Allow-Origin", "https://app.example.com"), ("Access-Control-Allow-Credentials", "true")]
+    result = cors_of(foreign=headers, null=headers)
+    assert outcomes(result) == {"cors.allowlist"}
+    assert graded(result).sections["cors"]["deduction"] == 0
+
+
+def test_an_origin_echoed_with_a_trailing_slash_does_not_match_for_browsers() -> None:
+    headers = [("Access-Control-Allow-Origin", PROBE + "/"), ("Access-Control-Allow-Credentials", "true")]
+    result = cors_of(foreign=headers)
+    assert outcomes(result) == {"cors.allowlist"}
+
+
+def test_several_allow_origin_values_are_invalid() -> None:
+    result = cors_of(foreign=[("Access-Control-Allow-Origin", f"{PROBE}, https://example.com")])
+    assert outcomes(result) == {"cors.invalid"}
+    twice = cors_of(foreign=[("Access-Control-Allow-Origin", PROBE), ("Access-Control-Allow-Origin", PROBE)])
+    assert outcomes(twice) == {"cors.invalid"}
+
+
+def test_a_wildcard_on_the_page_itself_is_seen_even_when_the_probes_saw_nothing() -> None:
+    result = cors_of(page=[("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Credentials", "true")])
+    assert outcomes(result) == {"cors.wildcard_credentials"}
+
+
+def test_when_the_probes_failed_the_section_says_so_without_grading() -> None:
+    result = cors_of(foreign=None, null=None)
+    assert outcomes(result) == {"check.error"}
+    assert graded(result).sections["cors"]["deduction"] == 0
+
+
+def test_details_record_what_each_probe_saw() -> None:
+    headers = [("Access-Control-Allow-Origin", PROBE), ("Access-Control-Allow-Credentials", "true")]
+    result = cors_of(foreign=headers)
+    assert result.details["foreign_origin"] == {
+        "origin_sent": PROBE,
+        "status_code": 200,
+        "allow_origin": PROBE,
+        "allow_credentials": "true",
+        "vary_origin": False,
+    }
+    assert result.details["null_origin"]["allow_origin"] is None
+    assert result.details["no_origin"]["origin_sent"] is None
+
+
+def test_grading_turns_the_cors_result_into_json() -> None:
+    result = cors_of(
+        foreign=[("Access-Control-Allow-Origin", PROBE), ("Access-Control-Allow-Credentials", "true")],
+        null=[("Access-Control-Allow-Origin", "null")],
+    )
+    body = json.loads(json.dumps(graded(result).sections["cors"]))
+    assert body["status"] == "bad"
+    assert {f["check"] for f in body["findings"]} == {
+        "cors.origin_reflected_credentials",
+        "cors.null_allowed",
+        "cors.vary_missing",
+    }
+    assert body["foreign_origin"]["allow_credentials"] == "true"
