@@ -6,6 +6,10 @@ UI, its event websocket and our API (`/api/...`, `/docs`) on that one port.
 
 import reflex as rx
 
+from websec_app.settings import get_settings
+
+_settings = get_settings()
+
 config = rx.Config(
     app_name="websec_app",
     # No usage data leaves the machine (and the network may not allow it anyway).
@@ -14,5 +18,10 @@ config = rx.Config(
     show_built_with_reflex=False,
     # The sitemap plugin would publish localhost URLs (deploy_url); we have one public page.
     disable_plugins=[rx.plugins.SitemapPlugin],
+    # Reflex answers CORS, with credentials, for these origins on every route (our API included); its default
+    # "*" echoes any Origin, which our own `cors` check grades bad. In production only the public address may
+    # call us, and socket.io then accepts the UI's websocket only from there (WEBSEC_BASE_URL must be the
+    # address users browse). Development keeps "*" so localhost, 127.0.0.1 and LAN addresses all work.
+    cors_allowed_origins=[_settings.base_url] if _settings.is_production else ["*"],
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="indigo", radius="medium"))],
 )

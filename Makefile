@@ -1,0 +1,110 @@
+# websec: `make run` serves the app, `make test` runs every test. Both set everything up first.
+#
+# Setup is idempotent and cached: Python packages are reinstalled only when a requirements file
+# changes (stamp files in .venv/), bun only when BUN_VERSION changes (stamp in .tools/), and apt-get
+# runs only when a needed binary is missing.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-builtin-rules
+
+PORT ?= 3000
+HOST ?= 0.0.0.0
+PYTEST_ARGS ?=
+
+# Python 3.11 is what the project targets (pyproject.toml); fall back to whatever python3 is.
+PY ?= $(or $(shell command -v python3.11 2>/dev/null),python3)
+VENV := .venv
+BIN := $(VENV)/bin
+TOOLS := .tools
+BUN_VERSION := 1.4.5
+
+# Reflex 0.10.1 wants bun >= 1.4.4 and would download it from the internet; we install it from the
+# npm registry instead and tell Reflex to use the one on PATH.
+export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(CURDIR)/$(BIN):$(PATH)
+export REFLEX_USE_SYSTEM_BUN := 1
+export REFLEX_CHECK_LATEST_VERSION := false
+export REFLEX_HTTP_CLIENT_BIND_ADDRESS := 0.0.0.0
+# Reflex's per-user directory (installation id, caches) stays inside the checkout.
+export REFLEX_DIR := $(CURDIR)/$(TOOLS)/reflex
+# bun does not read npm's config; without this Reflex probes registries over the internet.
+ifeq ($(origin NPM_CONFIG_REGISTRY),undefined)
+NPM_CONFIG_REGISTRY := $(shell npm config get registry 2>/dev/null)
+endif
+NPM_CONFIG_REGISTRY := $(or $(NPM_CONFIG_REGISTRY),https://registry.npmjs.org/)
+export NPM_CONFIG_REGISTRY
+
+# apt-get only as root or through sudo; APT_PACKAGES lists "binary:package" pairs.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+RUN_APT_PACKAGES := node:nodejs npm:npm
+# initdb is not on PATH on Debian, so PostgreSQL is detected by its version directory instead.
+TEST_APT_PACKAGES := pdftoppm:poppler-utils chromium:chromium chromedriver:chromium-driver
+PG_BINDIR = $(lastword $(sort $(wildcard /usr/lib/postgresql/*/bin)))
+
+define apt_install_missing
+	missing=""; \
+	for pair in $(1); do \
+	  command -v "$${pair%%:*}" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	done; \
+	$(if $(2),[ -x "$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -n1)/initdb" ] || missing="$$missing $(2)";) \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+endef
+
+.PHONY: help run test lint bench setup setup-test system-deps system-deps-test clean distclean
+
+help:  ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
+
+run: setup  ## Set up, then serve UI + API in prod mode on http://localhost:3000 (PORT=, HOST=)
+	$(BIN)/reflex run --env prod --single-port --frontend-port $(PORT) --backend-host $(HOST)
+
+test: setup setup-test  ## Set up, then run every test (pytest over tests/)
+	$(if $(PG_BINDIR),PATH="$(PG_BINDIR):$$PATH") $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev-installed  ## ruff (lint and format check) and mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy websec_app api_routes
+
+bench: setup setup-test  ## Run every benchmark in bench/ and print its figures
+	@for script in bench/*_bench.py; do \
+	  echo "== $$script"; PYTHONPATH=$(CURDIR) $(BIN)/python "$$script"; \
+	done
+
+setup: system-deps $(VENV)/.installed $(TOOLS)/.bun-$(BUN_VERSION)
+setup-test: system-deps-test $(VENV)/.dev-installed
+
+system-deps:
+	@$(call apt_install_missing,$(RUN_APT_PACKAGES))
+
+system-deps-test:
+	@$(call apt_install_missing,$(TEST_APT_PACKAGES),postgresql)
+
+$(BIN)/python:
+	@$(PY) -c 'import ensurepip' 2>/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
+	$(PY) -m venv $(VENV)
+
+$(VENV)/.installed: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements-dev.txt requirements.txt $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+$(TOOLS)/.bun-$(BUN_VERSION): | system-deps
+	npm install --prefix $(TOOLS) --no-save --no-audit --no-fund --loglevel=error bun@$(BUN_VERSION)
+	$(TOOLS)/node_modules/.bin/bun --version
+	touch $@
+
+clean:  ## Remove build output and caches (keeps .venv and .tools)
+	rm -rf .web .states .pytest_cache .ruff_cache .mypy_cache
+	find . -name __pycache__ -type d -not -path './$(VENV)/*' -prune -exec rm -rf {} +
+
+distclean: clean  ## Also remove the virtualenv and the JS tooling
+	rm -rf $(VENV) $(TOOLS)

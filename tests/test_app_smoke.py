@@ -1,0 +1,162 @@
+"""The app starts the way `make run` starts it and serves the UI and the API on one port.
+
+Given the service started with `make run` (Reflex prod mode) on a free port,
+when a client asks for the home page, the API and the Reflex event endpoint,
+then all of them answer on that same port.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: A cold start installs the JS packages (bun, from the npm registry) before the prod build.
+START_TIMEOUT_S = 300.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _wait_until_serving(base_url: str, server: subprocess.Popen[bytes], log: Path) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < START_TIMEOUT_S:
+        if server.poll() is not None:
+            pytest.fail(f"`make run` exited with {server.returncode} before serving:\n{_tail(log)}")
+        try:
+            if httpx.get(f"{base_url}/api/health", timeout=2).status_code == 200:
+                return time.monotonic() - started
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"`make run` did not serve {base_url} within {START_TIMEOUT_S:.0f}s:\n{_tail(log)}")
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """`make`, reflex and the granian workers share one process group: stop them all."""
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+    try:  # workers may outlive `make` by a moment
+        os.killpg(server.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    work = tmp_path_factory.mktemp("app")
+    port = _free_port()
+    env = {
+        **os.environ,
+        # Our own frontend build directory, kept between runs (node_modules), so that a developer's
+        # `make run` serving from .web is not rebuilt under its feet.
+        "REFLEX_WEB_WORKDIR": str(ROOT / ".tools" / "web-smoke"),
+        "REFLEX_STATES_WORKDIR": str(work / "states"),
+        "WEBSEC_DATA_DIR": str(work / "var"),
+    }
+    log = work / "server.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            ["make", "--no-print-directory", "run", f"PORT={port}", "HOST=127.0.0.1"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        seconds = _wait_until_serving(base_url, server, log)
+        print(f"`make run` served {base_url} after {seconds:.1f}s")
+        yield base_url
+    finally:
+        _stop(server)
+
+
+def test_home_page_is_the_html_ui(app_url: str) -> None:
+    response = httpx.get(f"{app_url}/", timeout=10)
+
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert "<title>websec" in response.text
+    assert "https://example.com" in response.text  # the prerendered URL field
+    assert "Built with Reflex" not in response.text
+
+
+def test_api_answers_json_on_the_same_port(app_url: str) -> None:
+    response = httpx.get(f"{app_url}/api/health", timeout=10)
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"status": "ok"}
+
+
+def test_openapi_docs_are_served_on_the_same_port(app_url: str) -> None:
+    docs = httpx.get(f"{app_url}/docs", timeout=10)
+    schema = httpx.get(f"{app_url}/openapi.json", timeout=10)
+
+    assert docs.status_code == 200
+    assert docs.headers["content-type"].startswith("text/html")
+    assert "/api/health" in schema.json()["paths"]
+
+
+def _websocket_first_message(base_url: str, path: str) -> tuple[str, str]:
+    """Open a WebSocket (RFC 6455 section 4.1) by hand and return the status line and the first text frame."""
+    url = httpx.URL(base_url)
+    host, port = url.host, url.port or 80
+    with socket.create_connection((host, port), timeout=10) as sock:
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(
+            f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(4096) or b"\r\n\r\n"
+        head, _, frame = data.partition(b"\r\n\r\n")
+        status_line = head.split(b"\r\n", 1)[0].decode()
+        if " 101 " not in status_line:
+            return status_line, ""
+        while len(frame) < 2:
+            frame += sock.recv(4096)
+        length = frame[1] & 0x7F  # the engine.io OPEN packet is short: a one-byte length, unmasked
+        while len(frame) < 2 + length:
+            frame += sock.recv(4096)
+        return status_line, frame[2 : 2 + length].decode()
+
+
+def test_reflex_event_endpoint_is_on_the_same_port(app_url: str) -> None:
+    """The UI talks to its state over socket.io at /_event; an engine.io handshake proves it is there."""
+    status_line, message = _websocket_first_message(app_url, "/_event/?EIO=4&transport=websocket")
+
+    assert " 101 " in status_line
+    assert message.startswith('0{"sid":')  # engine.io OPEN packet
+
+
+def test_static_assets_are_served(app_url: str) -> None:
+    response = httpx.get(f"{app_url}/favicon.ico", timeout=10)
+
+    assert response.status_code == 200
+    assert response.content[:4] == b"\x00\x00\x01\x00"  # ICO header
