@@ -1,10 +1,149 @@
-"""Placeholder: being written."""
+"""Server fingerprint: do responses announce exact software versions?
+
+A product name alone (`Server: nginx`, `Server: cloudflare`) tells an attacker little
+they could not guess; an exact version (`Apache/2.4.41`, `PHP/7.4.3`) lets them look up
+its known vulnerabilities without sending a single probe (OWASP WSTG-INFO-02,
+"Fingerprint Web Server"; CWE-497). Only digits-with-dots versions count as a leak:
+`Apache/2` (ServerTokens Major) or `Drupal 10` say no more than the product name.
+
+Every response the scan received is read, not only the final page: error pages (the
+security.txt 404, the CORS probes) are often where a default `Server` header survives.
+"""
 
 from __future__ import annotations
 
-from ..findings import CheckResult
-from ..snapshot import SiteSnapshot
+import re
+from typing import Any
+
+from ..findings import CheckResult, Finding
+from ..snapshot import HttpResponse, SiteSnapshot
+from ._html import is_html, parse_html
+
+SECTION = "server_fingerprint"
+
+#: Headers whose value names software, possibly with its version.
+_PRODUCT_HEADERS = ("Server", "X-Powered-By", "X-Generator", "Via", "X-Powered-CMS", "Liferay-Portal")
+#: Headers whose whole value is a version: header -> the product it belongs to.
+_VERSION_HEADERS = {
+    "X-AspNet-Version": "ASP.NET",
+    "X-AspNetMvc-Version": "ASP.NET MVC",
+    "X-OWA-Version": "Outlook Web App",
+    "MicrosoftSharePointTeamServices": "SharePoint",
+    "X-Mod-Pagespeed": "mod_pagespeed",
+    "X-Page-Speed": "mod_pagespeed",
+}
+#: Headers that name an internal machine rather than software.
+_BACKEND_HEADERS = ("X-Backend-Server", "X-Backend-Host", "X-Upstream-Server")
+
+# product/1.2.3, product 1.2.3, product(1.2.3): the product starts with a letter, the
+# version has at least one dot. `[a-z]?` keeps OpenSSL's letter releases (1.1.1f).
+_PRODUCT_VERSION = re.compile(r"(?P<product>[A-Za-z][A-Za-z0-9_.+!-]*)[/ (]v?(?P<version>\d+(?:\.\d+)+[a-z]?)")
+_BARE_VERSION = re.compile(r"^\s*v?(?P<version>\d+(?:\.\d+)+[\w.-]*)\s*$")
+_PRODUCT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+!-]*")
+# "Versions" that are protocol or API levels, identical on every release of the product:
+# Tomcat's connector always says Apache-Coyote/1.1, HTTP.sys always Microsoft-HTTPAPI/2.0.
+_NOT_PRODUCTS = frozenset({"http", "https", "spdy", "quic", "apache-coyote", "microsoft-httpapi"})
+
+
+def _via_comments(value: str) -> str:
+    """RFC 9110 §7.6.3: each Via entry is `protocol received-by [(comment)]`; only comments name software."""
+    return " ".join(re.findall(r"\(([^)]*)\)", value))
+
+
+def find_versions(value: str) -> list[tuple[str, str]]:
+    """(product, version) pairs named in a header value or generator string."""
+    found = []
+    for match in _PRODUCT_VERSION.finditer(value):
+        product = match["product"].rstrip(".-")
+        if product.lower() in _NOT_PRODUCTS:
+            continue
+        found.append((product, match["version"]))
+    return found
+
+
+def _responses(snapshot: SiteSnapshot) -> list[HttpResponse]:
+    responses = list(snapshot.main.responses)
+    for extra in (snapshot.cors_probe, snapshot.cors_null_probe):
+        if extra is not None:
+            responses.append(extra)
+    if snapshot.security_txt is not None:
+        responses.extend(snapshot.security_txt.responses)
+    return responses
+
+
+def _header_disclosures(response: HttpResponse) -> tuple[list[dict[str, str]], list[str], list[str]]:
+    """Version disclosures, bare product names and backend names in one response's headers."""
+    disclosures: list[dict[str, str]] = []
+    products: list[str] = []
+    backends: list[str] = []
+    for name in _PRODUCT_HEADERS:
+        for value in response.headers.get_all(name):
+            text = _via_comments(value) if name == "Via" else value
+            versions = find_versions(text)
+            for product, version in versions:
+                disclosures.append({"header": name, "value": value, "product": product, "version": version})
+            if not versions and _PRODUCT_NAME.search(text):
+                products.append(f"{name}: {value.strip()}")
+    for name, product in _VERSION_HEADERS.items():
+        for value in response.headers.get_all(name):
+            match = _BARE_VERSION.match(value)
+            if match:
+                disclosures.append({"header": name, "value": value, "product": product, "version": match["version"]})
+            elif value.strip():
+                products.append(f"{name}: {value.strip()}")
+    for name in _BACKEND_HEADERS:
+        backends.extend(f"{name}: {value.strip()}" for value in response.headers.get_all(name) if value.strip())
+    return disclosures, products, backends
+
+
+def _generator_disclosures(response: HttpResponse) -> list[dict[str, str]]:
+    """`<meta name="generator" content="WordPress 6.4.2">` (HTML §4.2.5.1 "generator")."""
+    if not response.body or not is_html(response):
+        return []
+    soup = parse_html(response)
+    found = []
+    for meta in soup.find_all("meta"):
+        if str(meta.get("name", "")).strip().lower() != "generator":
+            continue
+        content = str(meta.get("content", ""))
+        for product, version in find_versions(content):
+            found.append({"header": "meta generator", "value": content, "product": product, "version": version})
+    return found
 
 
 def check_server_fingerprint(snapshot: SiteSnapshot) -> CheckResult:
-    return CheckResult("server_fingerprint")
+    disclosures: list[dict[str, str]] = []
+    products: list[str] = []
+    backends: list[str] = []
+    seen: set[tuple[str, str, str]] = set()
+    for response in _responses(snapshot):
+        found, named, internal = _header_disclosures(response)
+        for item in found:
+            key = (item["header"].lower(), item["product"], item["version"])
+            if key not in seen:
+                seen.add(key)
+                disclosures.append({**item, "url": response.url})
+        products.extend(p for p in named if p not in products)
+        backends.extend(b for b in internal if b not in backends)
+
+    findings: list[Finding] = []
+    for item in disclosures:
+        note = f"{item['header']}: {item['value'].strip()} reveals {item['product']} {item['version']}"
+        findings.append(Finding("fingerprint.header_version", item["header"], note))
+
+    generators = _generator_disclosures(snapshot.final) if snapshot.final is not None else []
+    for item in generators:
+        note = f'<meta name="generator" content="{item["value"]}"> reveals {item["product"]} {item["version"]}'
+        findings.append(Finding("fingerprint.generator_version", item["product"], note))
+        disclosures.append({**item, "url": snapshot.final.url if snapshot.final else ""})
+
+    for backend in backends:
+        findings.append(Finding("fingerprint.backend_host", backend.split(":")[0], backend))
+
+    if not findings:
+        if products:
+            findings.append(Finding("fingerprint.product_only", note="; ".join(products)))
+        else:
+            findings.append(Finding("fingerprint.none"))
+    details: dict[str, Any] = {"disclosures": disclosures, "products": products, "backends": backends}
+    return CheckResult(SECTION, tuple(findings), details)

@@ -1,0 +1,158 @@
+"""Stories for the server fingerprint check: versions are leaks, bare product names are not."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from tests.factories import make_response, make_snapshot
+from websec_app.scanner.checks.fingerprint import check_server_fingerprint, find_versions
+from websec_app.scanner.findings import CheckResult
+from websec_app.scanner.grading import grade
+from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.snapshot import FetchChain
+
+CONTEXT = {"host": "example.com", "domain": "example.com", "origin": "https://example.com"}
+
+
+def fingerprint_of(headers: Sequence[tuple[str, str]] = (), body: str = "", **overrides: object) -> CheckResult:
+    return check_server_fingerprint(make_snapshot(headers=list(headers), body=body, **overrides))
+
+
+def outcomes(result: CheckResult) -> set[str]:
+    return {f.outcome for f in result.findings}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (
+            "Apache/2.4.41 (Ubuntu) OpenSSL/1.1.1f mod_wsgi/4.6.8 Python/3.8",
+            [("Apache", "2.4.41"), ("OpenSSL", "1.1.1f"), ("mod_wsgi", "4.6.8"), ("Python", "3.8")],
+        ),
+        ("Microsoft-IIS/10.0", [("Microsoft-IIS", "10.0")]),
+        ("PHP/7.4.3", [("PHP", "7.4.3")]),
+        ("ASP.NET 4.0.30319", [("ASP.NET", "4.0.30319")]),
+        ("Jetty(9.4.44.v20210927)", [("Jetty", "9.4.44")]),
+        ("openresty/1.21.4.1", [("openresty", "1.21.4.1")]),
+        ("WordPress 6.4.2", [("WordPress", "6.4.2")]),
+        ("nginx", []),
+        ("cloudflare", []),
+        ("Apache/2", []),  # ServerTokens Major: the major version alone is not a leak
+        ("Drupal 10 (https://www.drupal.org)", []),
+        ("Apache-Coyote/1.1", []),  # Tomcat's connector always says 1.1 (the HTTP version)
+        ("Microsoft-HTTPAPI/2.0", []),  # identical on every Windows release
+    ],
+)
+def test_versions_are_digits_with_dots_after_a_product(value: str, expected: list[tuple[str, str]]) -> None:
+    assert find_versions(value) == expected
+
+
+def test_no_software_headers_is_good() -> None:
+    result = fingerprint_of()
+    assert outcomes(result) == {"fingerprint.none"}
+    assert result.details["disclosures"] == []
+
+
+@pytest.mark.parametrize("server", ["nginx", "cloudflare", "Apache", "Microsoft-IIS"])
+def test_a_bare_product_name_is_not_a_leak(server: str) -> None:
+    # Given a Server header without a version
+    result = fingerprint_of([("Server", server)])
+    # Then nothing is deducted, but the name is listed
+    assert outcomes(result) == {"fingerprint.product_only"}
+    assert result.details["products"] == [f"Server: {server}"]
+    assert grade([result], default_rulebook(), CONTEXT).sections["server_fingerprint"]["deduction"] == 0
+
+
+def test_versioned_server_and_powered_by_headers_are_disclosures() -> None:
+    # Given a typical LAMP stack announcing itself
+    result = fingerprint_of([("Server", "Apache/2.4.41 (Ubuntu)"), ("X-Powered-By", "PHP/7.4.3")])
+    # Then both headers are reported, deducting once, minor
+    assert outcomes(result) == {"fingerprint.header_version"}
+    assert [(d["header"], d["product"], d["version"]) for d in result.details["disclosures"]] == [
+        ("Server", "Apache", "2.4.41"),
+        ("X-Powered-By", "PHP", "7.4.3"),
+    ]
+    section = grade([result], default_rulebook(), CONTEXT).sections["server_fingerprint"]
+    assert section["findings"][0]["subjects"] == ["Server", "X-Powered-By"]
+    assert section["findings"][0]["severity"] == "minor" and 2 <= section["deduction"] <= 5
+
+
+def test_asp_net_version_headers_carry_a_bare_version() -> None:
+    result = fingerprint_of(
+        [("X-AspNet-Version", "4.0.30319"), ("X-AspNetMvc-Version", "5.2"), ("X-Powered-By", "ASP.NET")]
+    )
+    found = {(d["header"], d["product"], d["version"]) for d in result.details["disclosures"]}
+    assert found == {("X-AspNet-Version", "ASP.NET", "4.0.30319"), ("X-AspNetMvc-Version", "ASP.NET MVC", "5.2")}
+
+
+def test_via_protocol_versions_are_not_software_versions() -> None:
+    # Given proxies that name only the protocol, and one that names its software in a comment
+    quiet = fingerprint_of([("Via", "1.1 vegur, HTTP/1.1 abc123.cloudfront.net (CloudFront)")])
+    loud = fingerprint_of([("Via", "1.1 varnish (Varnish/6.0), 1.1 proxy.internal:3128 (squid/3.5.27)")])
+    # Then only the comments' versions count
+    assert outcomes(quiet) == {"fingerprint.product_only"}
+    found = [(d["product"], d["version"]) for d in loud.details["disclosures"]]
+    assert found == [("Varnish", "6.0"), ("squid", "3.5.27")]
+
+
+def test_a_generator_meta_tag_with_a_version_is_a_disclosure() -> None:
+    # Given a WordPress page with the default generator tag (upper-case markup)
+    body = '<HTML><HEAD><META NAME="Generator" CONTENT="WordPress 6.4.2"></HEAD></HTML>'
+    result = fingerprint_of(body=body)
+    # Then the page's generator is reported
+    assert outcomes(result) == {"fingerprint.generator_version"}
+    assert result.details["disclosures"][0]["header"] == "meta generator"
+    assert result.details["disclosures"][0]["version"] == "6.4.2"
+
+
+def test_a_generator_without_version_or_in_a_non_html_response_is_ignored() -> None:
+    no_version = fingerprint_of(body='<meta name="generator" content="Joomla! - Open Source Content Management">')
+    json_text = '{"x": "<meta name=generator content=\\"WordPress 6.4.2\\">"}'
+    json_body = check_server_fingerprint(make_snapshot(body=json_text, content_type="application/json"))
+    assert outcomes(no_version) == {"fingerprint.none"}
+    assert outcomes(json_body) == {"fingerprint.none"}
+
+
+def test_versions_leaked_only_by_an_error_page_are_found() -> None:
+    # Given a quiet front page but a default 404 page on security.txt
+    not_found = make_response(
+        "https://example.com/.well-known/security.txt", 404, headers=[("Server", "Apache/2.4.58 (Unix)")]
+    )
+    chain = FetchChain(not_found.url, (not_found,))
+    result = fingerprint_of([("Server", "Apache")], security_txt=chain)
+    # Then the version is reported with the URL that leaked it
+    assert outcomes(result) == {"fingerprint.header_version"}
+    assert result.details["disclosures"][0]["url"] == "https://example.com/.well-known/security.txt"
+
+
+def test_the_same_disclosure_on_several_responses_is_listed_once() -> None:
+    hop = make_response(
+        "http://example.com/", 301, headers=[("Location", "https://example.com/"), ("Server", "nginx/1.18.0")]
+    )
+    result = fingerprint_of([("Server", "nginx/1.18.0")], redirects=[hop])
+    assert len(result.details["disclosures"]) == 1
+
+
+def test_backend_host_names_are_reported() -> None:
+    result = fingerprint_of([("X-Backend-Server", "web-03.prod.internal")])
+    assert outcomes(result) == {"fingerprint.backend_host"}
+    assert result.details["backends"] == ["X-Backend-Server: web-03.prod.internal"]
+
+
+def test_grading_turns_the_fingerprint_result_into_json() -> None:
+    result = fingerprint_of(
+        [("Server", "nginx/1.25.3"), ("X-Backend-Server", "10.0.0.5")],
+        body='<meta name="generator" content="Hugo 0.120.4">',
+    )
+    graded = grade([result], default_rulebook(), CONTEXT)
+    body = json.loads(json.dumps(graded.sections["server_fingerprint"]))
+    assert {f["check"] for f in body["findings"]} == {
+        "fingerprint.header_version",
+        "fingerprint.generator_version",
+        "fingerprint.backend_host",
+    }
+    assert all(f["cwe"] in ("CWE-497", "CWE-200") for f in body["findings"])
+    assert len(body["disclosures"]) == 2
