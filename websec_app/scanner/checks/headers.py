@@ -1,10 +1,454 @@
-"""Placeholder: being written."""
+"""Security response headers of the final page (report section "headers", spec 2.3).
+
+One function per header, each reading what a browser would make of the value (see the
+parsers in `csp.py`, `_header_values.py`, `_structured_fields.py`) and naming outcomes
+from rules/headers.toml. Every header always yields at least one finding, so every
+header object in the report has a status; findings are emitted worst first because the
+report takes a header's fix from its first problem.
+"""
 
 from __future__ import annotations
 
-from ..findings import CheckResult
-from ..snapshot import SiteSnapshot
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from ..findings import CheckResult, Finding
+from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
+from . import csp
+from ._header_values import (
+    header_details,
+    parse_hsts,
+    parse_referrer_meta,
+    parse_referrer_policy_header,
+    split_header_list,
+)
+from ._html_meta import MetaElement, meta_elements
+from ._structured_fields import InnerList, Item, StructuredFieldError, Token, parse_dictionary
+
+SECTION = "headers"
+CSP = "Content-Security-Policy"
+CSP_REPORT_ONLY = "Content-Security-Policy-Report-Only"
+HSTS = "Strict-Transport-Security"
+XFO = "X-Frame-Options"
+XCTO = "X-Content-Type-Options"
+REFERRER = "Referrer-Policy"
+PERMISSIONS = "Permissions-Policy"
+FEATURE_POLICY = "Feature-Policy"
+#: The header objects of this section, in report order.
+HEADERS = (CSP, HSTS, XFO, XCTO, REFERRER, PERMISSIONS)
+
+_SIX_MONTHS = 15_768_000  # seconds; Mozilla's minimum for HSTS (infosec.mozilla.org web guidelines)
+_ONE_YEAR = 31_536_000  # hstspreload.org's minimum, and the usual recommendation
 
 
 def check_headers(snapshot: SiteSnapshot) -> CheckResult:
-    return CheckResult("headers")
+    final = snapshot.final
+    if final is None:
+        return CheckResult(
+            SECTION,
+            (Finding("check.error", note="No HTTP response was received, so headers could not be checked."),),
+            header_details(HeaderList(), HEADERS),
+        )
+    headers = final.headers
+    metas = meta_elements(final)
+    evaluation, csp_findings = _content_security_policy(headers, metas)
+    findings = [
+        *csp_findings,
+        *_strict_transport_security(final, snapshot.tls),
+        *_x_frame_options(headers, evaluation, metas),
+        *_x_content_type_options(headers),
+        *_referrer_policy(headers, metas),
+        *_permissions_policy(headers),
+    ]
+    return CheckResult(SECTION, tuple(findings), header_details(headers, HEADERS))
+
+
+def _finding(outcome: str, subject: str, notes: Sequence[str] = (), **fix_vars: str) -> Finding:
+    return Finding(outcome, subject, "; ".join(notes) or None, fix_vars)
+
+
+def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:
+    """Attach context notes to the first (worst) finding, where the report shows them."""
+    if not notes or not findings:
+        return findings
+    first = findings[0]
+    merged = [first.note] if first.note else []
+    merged.extend(notes)
+    return [Finding(first.outcome, first.subject, "; ".join(merged), first.fix_vars), *findings[1:]]
+
+
+# --- Content-Security-Policy ---------------------------------------------------------------------
+
+
+def _content_security_policy(
+    headers: HeaderList, metas: Sequence[MetaElement]
+) -> tuple[csp.CspEvaluation, list[Finding]]:
+    header_policies = csp.parse_header_policies(headers.get_all(CSP))
+    report_only = csp.parse_header_policies(headers.get_all(CSP_REPORT_ONLY), enforced=False)
+    report_only = [p for p in report_only if p.directives]
+    meta_policies = []
+    notes: list[str] = []
+    for meta in metas:
+        if meta.http_equiv == "content-security-policy" and meta.content and meta.content.strip():
+            if meta.in_head:
+                meta_policies.append(csp.parse_meta_policy(meta.content))
+            else:
+                # HTML "http-equiv Content-Security-Policy" state: "If the meta element is not a
+                # child of a head element, return."
+                notes.append("a Content-Security-Policy <meta> element inside <body> is ignored by browsers")
+        elif meta.http_equiv == "content-security-policy-report-only":
+            notes.append("a Content-Security-Policy-Report-Only <meta> element is ignored (CSP3 §3.3: header only)")
+    evaluation = csp.evaluate([*header_policies, *meta_policies])
+    if any(not p.has_effect for p in header_policies) and evaluation.policies:
+        notes.append("a policy without any directive browsers know (empty, or between commas) was ignored")
+
+    if not evaluation.policies:
+        if header_policies:
+            empty = all(not p.text for p in header_policies)
+            why = ["the header is empty"] if empty else ["no directive browsers know could be read from it"]
+            why.extend(w for p in header_policies for w in p.warnings)
+            findings = [_finding("csp.invalid", CSP, why)]
+        elif report_only:
+            findings = [
+                _finding(
+                    "csp.report_only_only",
+                    CSP,
+                    ["Content-Security-Policy-Report-Only only reports violations; it does not block anything"],
+                    policy=csp.serialize(report_only[0]),
+                )
+            ]
+        else:
+            findings = [_finding("csp.missing", CSP)]
+        return evaluation, _with_notes(findings, notes)
+
+    if not any(p.delivery == "header" for p in evaluation.policies):
+        notes.append(
+            "the policy is delivered by a <meta> element, where frame-ancestors, report-uri and sandbox do not work"
+        )
+    if report_only:
+        notes.append("a Content-Security-Policy-Report-Only policy is also sent (it only reports, so it is not graded)")
+    findings = _csp_problems(evaluation)
+    if not findings:
+        findings = [_finding("csp.good", CSP)]
+    return evaluation, _with_notes(findings, [*notes, *evaluation.notes])
+
+
+def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
+    """Problems worst first (weak before warn, larger deductions first), matching the report's choice."""
+    first = evaluation.policies[0]
+    base = csp.serialize(first)
+    weak: list[Finding] = []
+    warn: list[Finding] = []
+    if not evaluation.restricts_scripts:
+        weak.append(
+            _finding(
+                "csp.no_script_restriction",
+                CSP,
+                ["no policy has script-src or default-src"],
+                policy=csp.serialize(first, without=("object-src", "base-uri")),
+            )
+        )
+    else:
+        if evaluation.broad_script_sources:
+            listed = " ".join(evaluation.broad_script_sources)
+            weak.append(_finding("csp.broad_script_source", CSP, [f"scripts may load from {listed}"]))
+        if evaluation.insecure_script_sources:
+            listed = " ".join(evaluation.insecure_script_sources)
+            weak.append(
+                _finding(
+                    "csp.insecure_source",
+                    CSP,
+                    [f"scripts may load over plain HTTP from {listed}"],
+                    policy=csp.serialize(first, _secure_source),
+                )
+            )
+        if evaluation.inline_script:
+            what = " and ".join(evaluation.inline_script)
+            warn.append(_finding("csp.unsafe_inline_script", CSP, [f"inline script is allowed in {what}"]))
+        if evaluation.eval_allowed:
+            warn.append(_eval_finding(evaluation, first))
+    if evaluation.object_unrestricted:
+        warn.append(_finding("csp.no_object_src", CSP, policy=csp.serialize(first, without=("object-src",))))
+    if evaluation.base_uri_unrestricted:
+        warn.append(_finding("csp.no_base_uri", CSP, policy=csp.serialize(first, without=("base-uri",))))
+    if evaluation.inline_style:
+        what = " and ".join(evaluation.inline_style)
+        warn.append(_finding("csp.unsafe_inline_style", CSP, [f"inline style is allowed in {what}"], policy=base))
+    return weak + warn
+
+
+def _eval_finding(evaluation: csp.CspEvaluation, first: csp.Policy) -> Finding:
+    uses_keyword = any(
+        "'unsafe-eval'" in (s.lower() for s in found[1])
+        for p in evaluation.policies
+        if (found := csp.effective_sources(p, "script-src")) is not None
+    )
+    why = (
+        "'unsafe-eval' is allowed"
+        if uses_keyword
+        else "eval() is unrestricted because there is no script-src or default-src (script-src-elem does not cover it)"
+    )
+
+    def drop_unsafe_eval(_directive: str, source: str) -> str | None:
+        return None if source.lower() == "'unsafe-eval'" else source
+
+    return _finding("csp.unsafe_eval", CSP, [why], policy=csp.serialize(first, drop_unsafe_eval))
+
+
+def _secure_source(directive: str, source: str) -> str | None:
+    """For the fix: http://host becomes https://host; a bare http: is dropped."""
+    if not directive.startswith(("script-src", "default-src")) or not csp.is_insecure(source):
+        return source
+    if source.lower() == "http:":
+        return None
+    return "https://" + source.split("://", 1)[1]
+
+
+# --- Strict-Transport-Security -------------------------------------------------------------------
+
+
+def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None) -> list[Finding]:
+    values = final.headers.get_all(HSTS)
+    if not final.url.lower().startswith("https://"):
+        notes = ["the final page was served over plain HTTP"]
+        if values:
+            notes.append("browsers ignore Strict-Transport-Security received over HTTP (RFC 6797 §8.1)")
+        return [_finding("hsts.not_https", HSTS, notes)]
+    if not values:
+        return [_finding("hsts.missing", HSTS)]
+    notes = []
+    if len(values) > 1:
+        notes.append(
+            f"{len(values)} Strict-Transport-Security headers were sent; browsers use only the first (RFC 6797 §8.1)"
+        )
+    policy = parse_hsts(values[0])
+    if policy.error:
+        return [_finding("hsts.invalid", HSTS, [policy.error, *notes])]
+    if _certificate_rejected(tls, final.url):
+        reason = tls.verify_error or ("the certificate does not match the host name" if tls.trusted else "untrusted")
+        return [_finding("hsts.ignored_tls_error", HSTS, [f"certificate problem: {reason}", *notes])]
+    max_age = policy.max_age or 0
+    if max_age == 0:
+        return [_finding("hsts.disabled", HSTS, ["max-age=0 removes the site from browsers' HSTS lists", *notes])]
+    findings = []
+    age = f"max-age={max_age} ({_days(max_age)})"
+    if max_age < _SIX_MONTHS:
+        findings.append(_finding("hsts.short_max_age", HSTS, [f"{age} is under 6 months (15768000 seconds)"]))
+    elif max_age < _ONE_YEAR:
+        findings.append(_finding("hsts.under_one_year", HSTS, [f"{age} is under 1 year (31536000 seconds)"]))
+    if not policy.include_subdomains:
+        findings.append(
+            _finding(
+                "hsts.no_include_subdomains",
+                HSTS,
+                ["includeSubDomains is not set"],
+                max_age=str(max(max_age, _ONE_YEAR)),
+            )
+        )
+    if policy.unknown_directives:
+        notes.append("unknown directives are ignored: " + ", ".join(policy.unknown_directives))
+    if policy.preload:
+        if max_age >= _ONE_YEAR and policy.include_subdomains:
+            notes.append("preload is requested; submit the domain at hstspreload.org to be built into browsers")
+        else:
+            notes.append(
+                "preload is requested, but the preload list needs max-age of at least 31536000 and includeSubDomains"
+            )
+    return _with_notes(findings or [_finding("hsts.good", HSTS, [age])], notes)
+
+
+def _certificate_rejected(tls: TlsHandshake | None, url: str) -> bool:
+    """RFC 6797 §8.1: with "secure transport errors or warnings" browsers ignore the header."""
+    if tls is None or tls.failure is not None:
+        return False  # no handshake data for the host: nothing to hold against the header
+    if tls.host.lower() != (urlsplit(url).hostname or "").lower():
+        return False
+    return not (tls.trusted and tls.hostname_matches)
+
+
+def _days(seconds: int) -> str:
+    days = seconds / 86400
+    return f"{days:.0f} days" if days >= 1 else f"{seconds} seconds"
+
+
+# --- X-Frame-Options -----------------------------------------------------------------------------
+
+
+def _x_frame_options(headers: HeaderList, evaluation: csp.CspEvaluation, metas: Sequence[MetaElement]) -> list[Finding]:
+    """HTML "check a navigation response's adherence to X-Frame-Options", with CSP frame-ancestors first.
+
+    An enforced header policy with frame-ancestors makes browsers ignore X-Frame-Options
+    entirely (CSP3 §6.4.2 and the HTML algorithm's first step), whatever either says.
+    """
+    raw = headers.get(XFO)
+    fa_values = [" ".join(v) for p in evaluation.policies if (v := p.get("frame-ancestors")) is not None]
+    if evaluation.frame_ancestors == "restrictive":
+        notes = [f"frame-ancestors {' '.join(fa_values)}".rstrip()]
+        if raw is not None:
+            notes.append(f"X-Frame-Options: {raw} is also sent; browsers that understand frame-ancestors ignore it")
+        return [_finding("xfo.csp_frame_ancestors", XFO, notes)]
+    if evaluation.frame_ancestors == "permissive":
+        notes = [f"frame-ancestors {' '.join(fa_values)} allows any site to frame the page"]
+        if raw is not None:
+            notes.append(f"X-Frame-Options: {raw} is ignored because frame-ancestors is present")
+        return [_finding("xfo.frame_ancestors_permissive", XFO, notes)]
+
+    notes = []
+    if any(m.http_equiv == "content-security-policy" and "frame-ancestors" in (m.content or "").lower() for m in metas):
+        notes.append("frame-ancestors in a <meta> policy is ignored by browsers (CSP3 §6.4.2)")
+    if any("frame-ancestors" in v.lower() for v in headers.get_all(CSP_REPORT_ONLY)):
+        notes.append("frame-ancestors in Content-Security-Policy-Report-Only only reports, it does not block")
+    if raw is None:
+        return [_finding("xfo.missing", XFO, notes)]
+    values = {v.lower() for v in split_header_list(raw)}
+    if len(values) > 1:
+        if values & {"deny", "sameorigin", "allowall"}:
+            # HTML: conflicting values make browsers refuse every frame, the site's own included.
+            return [_finding("xfo.good", XFO, [f"conflicting values ({raw}): browsers refuse all framing", *notes])]
+        return [_finding("xfo.invalid", XFO, [f"conflicting values ({raw}) are ignored", *notes])]
+    (value,) = values
+    if value in ("deny", "sameorigin"):
+        return [_finding("xfo.good", XFO, notes)]
+    if value.startswith("allow-from"):
+        allowed = raw.strip()[len("allow-from") :].strip()
+        notes.insert(0, f"X-Frame-Options: {raw} is ignored by current browsers")
+        return [_finding("xfo.allow_from", XFO, notes, allowed=allowed)]
+    shown = repr(raw) if raw.strip() else "an empty value"
+    return [_finding("xfo.invalid", XFO, [f"{shown} is not DENY or SAMEORIGIN", *notes])]
+
+
+# --- X-Content-Type-Options ----------------------------------------------------------------------
+
+
+def _x_content_type_options(headers: HeaderList) -> list[Finding]:
+    """Fetch "determine nosniff": only the FIRST comma-separated value counts, case-insensitively."""
+    raw = headers.get(XCTO)
+    if raw is None:
+        return [_finding("xcto.missing", XCTO)]
+    values = split_header_list(raw)
+    if values[0].lower() == "nosniff":
+        extra = [f"{len(values)} values were sent; browsers read only the first"] if len(values) > 1 else []
+        return [_finding("xcto.good", XCTO, extra)]
+    shown = repr(values[0]) if values[0] else "an empty value"
+    why = f"the first value is {shown}, not nosniff" if len(values) > 1 else f"{shown} is not nosniff"
+    return [_finding("xcto.invalid", XCTO, [why])]
+
+
+# --- Referrer-Policy -----------------------------------------------------------------------------
+
+_REFERRER_OUTCOMES = {
+    "no-referrer": "referrer.good",
+    "same-origin": "referrer.good",
+    "strict-origin": "referrer.good",
+    "strict-origin-when-cross-origin": "referrer.good",
+    "origin": "referrer.origin_on_downgrade",
+    "origin-when-cross-origin": "referrer.origin_on_downgrade",
+    "no-referrer-when-downgrade": "referrer.full_url_cross_origin",
+    "unsafe-url": "referrer.unsafe_url",
+}
+
+
+def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[Finding]:
+    """The header, then any <meta name="referrer">, which overrides it (HTML §4.2.5.3)."""
+    raw = headers.get(REFERRER)
+    notes: list[str] = []
+    effective: str | None = None
+    if raw is not None:
+        parsed = parse_referrer_policy_header(raw)
+        effective = parsed.policy
+        if parsed.unrecognised:
+            notes.append("unrecognised values are ignored: " + ", ".join(parsed.unrecognised))
+        if effective and len(parsed.tokens) > 1:
+            notes.append(f"browsers use the last value they recognise: {effective}")
+    for meta in metas:
+        if meta.name != "referrer" or meta.content is None:
+            continue
+        from_meta = parse_referrer_meta(meta.content)
+        if from_meta is None:
+            notes.append(f'<meta name="referrer" content="{meta.content}"> is not a referrer policy and is ignored')
+            continue
+        if raw is not None and from_meta != effective:
+            notes.append(f'<meta name="referrer"> sets {from_meta}, which overrides the header')
+        else:
+            notes.append(f'set by <meta name="referrer"> to {from_meta}')
+        effective = from_meta
+    if effective is None:
+        outcome = "referrer.invalid" if raw is not None else "referrer.missing"
+        if raw is not None and not raw.strip():
+            notes.insert(0, "the header is empty")
+        return [_finding(outcome, REFERRER, notes)]
+    return [_finding(_REFERRER_OUTCOMES[effective], REFERRER, notes)]
+
+
+# --- Permissions-Policy --------------------------------------------------------------------------
+
+
+def _permissions_policy(headers: HeaderList) -> list[Finding]:
+    """W3C Permissions Policy §5.2: a structured-field dictionary; if it does not parse, it is ignored."""
+    raw = headers.get(PERMISSIONS)
+    feature_policy = headers.get(FEATURE_POLICY)
+    if raw is None:
+        if feature_policy is not None:
+            converted = _feature_policy_to_permissions_policy(feature_policy)
+            return [
+                _finding(
+                    "permissions.feature_policy_only",
+                    PERMISSIONS,
+                    [f"Feature-Policy: {feature_policy}"],
+                    permissions_policy=converted or "camera=(), microphone=(), geolocation=()",
+                )
+            ]
+        return [_finding("permissions.missing", PERMISSIONS)]
+    if not raw.strip():
+        return [_finding("permissions.empty", PERMISSIONS)]
+    try:
+        members = parse_dictionary(raw)
+    except StructuredFieldError as exc:
+        notes = [str(exc)]
+        if "'" in raw or ";" in raw:
+            notes.append("this looks like the old Feature-Policy syntax (geolocation 'none'); write geolocation=()")
+        return [_finding("permissions.invalid", PERMISSIONS, notes)]
+    if not members:
+        return [_finding("permissions.empty", PERMISSIONS)]
+    restricted = [name for name, member in members.items() if not _allows_everyone(member)]
+    notes = [f"{len(restricted)} of {len(members)} features restricted"]
+    if feature_policy is not None:
+        notes.append("Feature-Policy is also sent; browsers that support Permissions-Policy ignore it")
+    return [_finding("permissions.good", PERMISSIONS, notes)]
+
+
+def _allows_everyone(member: Item | InnerList) -> bool:
+    if isinstance(member, Item):
+        return member.value == Token("*")
+    if isinstance(member, InnerList):
+        return any(item.value == Token("*") for item in member.items)
+    return False
+
+
+def _feature_policy_to_permissions_policy(value: str) -> str:
+    """Translate the old syntax for the fix.
+
+    `camera 'none'; geolocation 'self' https://maps.example`
+    becomes `camera=(), geolocation=(self "https://maps.example")`.
+    """
+    parts = []
+    for directive in value.split(";"):
+        words = directive.split()
+        if not words:
+            continue
+        name = words[0].lower()
+        if not name.replace("-", "").isalnum():
+            continue
+        allow: list[str] = []
+        for word in words[1:]:
+            keyword = word.strip("'").lower()
+            if keyword == "*":
+                allow = ["*"]
+                break
+            if keyword in ("self", "src"):
+                allow.append(keyword)
+            elif keyword != "none" and "://" in word and '"' not in word:
+                allow.append(f'"{word}"')
+        parts.append(f"{name}=*" if allow == ["*"] else f"{name}=({' '.join(allow)})")
+    return ", ".join(parts)
+

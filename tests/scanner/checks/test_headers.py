@@ -1,0 +1,616 @@
+"""Stories about the security headers check and the header objects it grades into."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.factories import make_snapshot
+from websec_app.scanner.checks._header_values import REFERRER_POLICIES, parse_hsts, split_header_list
+from websec_app.scanner.checks.headers import _REFERRER_OUTCOMES, HEADERS, check_headers
+from websec_app.scanner.findings import STATUSES, CheckResult, Finding
+from websec_app.scanner.grading import grade
+from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.snapshot import FetchChain, SiteSnapshot, TlsHandshake
+
+CONTEXT = {"host": "example.com", "domain": "example.com", "origin": "https://example.com"}
+BEST_PRACTICE = [
+    (
+        "Content-Security-Policy",
+        "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+    ),
+    ("Strict-Transport-Security", "max-age=63072000; includeSubDomains; preload"),
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "strict-origin-when-cross-origin"),
+    ("Permissions-Policy", "camera=(), microphone=(), geolocation=(self \"https://maps.example\")"),
+]
+
+
+def findings(snapshot: SiteSnapshot, subject: str) -> list[Finding]:
+    return [f for f in check_headers(snapshot).findings if f.subject == subject]
+
+
+def outcomes(subject: str, headers: list[tuple[str, str]] | None = None, **kwargs: Any) -> list[str]:
+    return [f.outcome for f in findings(make_snapshot(headers=headers or [], **kwargs), subject)]
+
+
+def note(subject: str, headers: list[tuple[str, str]], **kwargs: Any) -> str:
+    return "; ".join(f.note or "" for f in findings(make_snapshot(headers=headers, **kwargs), subject))
+
+
+def header_objects(snapshot: SiteSnapshot) -> dict[str, dict[str, Any]]:
+    return grade([check_headers(snapshot)], default_rulebook(), CONTEXT).sections["headers"]
+
+
+# --- The section as a whole -----------------------------------------------------------------------
+
+
+def test_a_site_with_every_best_practice_loses_nothing() -> None:
+    # Given a page sending every header at its best
+    objects = header_objects(make_snapshot(headers=BEST_PRACTICE))
+
+    # Then every header object is good and deducts nothing
+    assert {name: o["status"] for name, o in objects.items()} == dict.fromkeys(HEADERS, "good")
+    assert sum(o["deduction"] for o in objects.values()) == 0
+
+
+def test_a_site_without_any_header_loses_the_full_budget_and_is_capped_below_a_plus() -> None:
+    graded = grade([check_headers(make_snapshot())], default_rulebook(), CONTEXT)
+
+    deductions = {name: o["deduction"] for name, o in graded.sections["headers"].items()}
+    assert deductions == {
+        "Content-Security-Policy": 20,
+        "Strict-Transport-Security": 15,
+        "X-Frame-Options": 8,
+        "X-Content-Type-Options": 5,
+        "Referrer-Policy": 3,
+        "Permissions-Policy": 3,
+    }
+    assert graded.score == 46
+    assert {"outcome": "hsts.missing", "max_grade": "A"} in graded.caps
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [],
+        BEST_PRACTICE,
+        [("Content-Security-Policy", ""), ("Strict-Transport-Security", ""), ("X-Frame-Options", ""),
+         ("X-Content-Type-Options", ""), ("Referrer-Policy", ""), ("Permissions-Policy", "")],
+        [("Content-Security-Policy", "default-src * 'unsafe-inline' 'unsafe-eval' http:"),
+         ("Strict-Transport-Security", "max-age=0"), ("X-Frame-Options", "ALLOW-FROM https://a.example"),
+         ("Referrer-Policy", "unsafe-url"), ("Permissions-Policy", "geolocation 'none'")],
+    ],
+)
+def test_every_header_object_follows_spec_2_3(headers: list[tuple[str, str]]) -> None:
+    # Given any combination of headers
+    result = check_headers(make_snapshot(headers=headers))
+
+    # Then every header has findings and details, and grades into a complete spec 2.3 object
+    assert {f.subject for f in result.findings} == set(HEADERS)
+    assert set(result.details) == set(HEADERS)
+    objects = header_objects(make_snapshot(headers=headers))
+    assert list(objects) == list(HEADERS)
+    for name, obj in objects.items():
+        assert set(obj) == {"present", "value", "status", "severity", "deduction", "explanation", "fix", "note"}
+        assert obj["status"] in STATUSES
+        assert obj["severity"] in ("critical", "important", "minor")
+        assert isinstance(obj["deduction"], int) and obj["deduction"] >= 0
+        assert obj["explanation"]
+        assert obj["present"] == any(k == name for k, _ in headers)
+        assert (obj["deduction"] == 0) == (obj["status"] == "good")
+        if obj["status"] != "good":
+            assert obj["fix"] and "{" not in obj["fix"], (name, obj["fix"])
+
+
+def test_every_rule_of_the_section_names_a_header_and_a_cwe() -> None:
+    book = default_rulebook()
+    rules = [r for r in book.rules.values() if r.section == "headers"]
+
+    assert {r.subject for r in rules} == set(HEADERS)
+    assert all(r.cwe for r in rules)
+    assert all(r.fix for r in rules if r.status != "good")
+    for name in HEADERS:
+        missing = [r for r in rules if r.subject == name and r.status == "missing"]
+        worst = max(r.deduction for r in rules if r.subject == name)
+        assert missing and all(r.deduction == worst for r in missing), name  # absence costs the most
+
+
+def test_no_response_is_a_check_error_not_a_crash() -> None:
+    snapshot = make_snapshot()
+    snapshot = SiteSnapshot(target=snapshot.target, main=FetchChain(snapshot.target.url), fetched_at=None)
+
+    result = check_headers(snapshot)
+
+    assert [f.outcome for f in result.findings] == ["check.error"]
+    assert result.details["Content-Security-Policy"] == {"present": False, "value": None}
+
+
+# --- Content-Security-Policy -----------------------------------------------------------------------
+
+
+def test_no_csp_at_all_is_missing() -> None:
+    assert outcomes("Content-Security-Policy") == ["csp.missing"]
+
+
+def test_report_only_alone_is_not_a_policy() -> None:
+    # Given only a report-only policy
+    headers = [("Content-Security-Policy-Report-Only", "default-src 'self'; report-uri /csp")]
+
+    # When graded
+    obj = header_objects(make_snapshot(headers=headers))["Content-Security-Policy"]
+
+    # Then the header counts as missing, with a note, and the fix is to enforce that policy
+    assert outcomes("Content-Security-Policy", headers) == ["csp.report_only_only"]
+    assert obj["status"] == "missing" and obj["deduction"] == 20 and obj["present"] is False
+    assert "does not block" in obj["note"]
+    assert obj["fix"] == "Content-Security-Policy: default-src 'self'; report-uri /csp"
+
+
+@pytest.mark.parametrize("value", ["", "  ", ";", "scirpt-src 'self'"])
+def test_an_empty_or_unusable_csp_header_is_invalid(value: str) -> None:
+    assert outcomes("Content-Security-Policy", [("Content-Security-Policy", value)]) == ["csp.invalid"]
+
+
+def test_a_policy_that_does_not_touch_scripts() -> None:
+    headers = [("Content-Security-Policy", "upgrade-insecure-requests; frame-ancestors 'self'")]
+
+    assert outcomes("Content-Security-Policy", headers) == [
+        "csp.no_script_restriction",
+        "csp.no_object_src",
+        "csp.no_base_uri",
+    ]
+    obj = header_objects(make_snapshot(headers=headers))["Content-Security-Policy"]
+    assert obj["deduction"] == 20  # 15 + 3 + 2, within the header's cap
+    assert obj["fix"] == (
+        "Content-Security-Policy: upgrade-insecure-requests; frame-ancestors 'self'; script-src 'self'; "
+        "object-src 'none'; base-uri 'self'"
+    )
+
+
+def test_google_style_strict_policy_only_loses_points_for_eval() -> None:
+    # Given Google's nonce + 'strict-dynamic' policy, with fallbacks for old browsers and 'unsafe-eval'
+    value = (
+        "script-src 'nonce-q7d8Mz2JvD3kXn0Ff9Q6uA' 'unsafe-inline' 'unsafe-eval' 'strict-dynamic' https: http:;"
+        "object-src 'none';base-uri 'self';report-uri https://csp.withgoogle.com/csp/gws/other-hp"
+    )
+
+    # When graded
+    obj = header_objects(make_snapshot(headers=[("Content-Security-Policy", value)]))["Content-Security-Policy"]
+
+    # Then only 'unsafe-eval' counts, and the fix is the same policy without it
+    assert outcomes("Content-Security-Policy", [("Content-Security-Policy", value)]) == ["csp.unsafe_eval"]
+    assert obj["status"] == "warn" and obj["deduction"] == 3
+    assert "'unsafe-eval'" not in obj["fix"] and "'strict-dynamic'" in obj["fix"]
+    assert "'unsafe-inline' in script-src is ignored" in obj["note"]
+
+
+def test_github_style_allowlist_only_loses_points_for_inline_styles() -> None:
+    value = (
+        "default-src 'none'; base-uri 'self'; connect-src 'self' api.github.com; font-src github.githubassets.com; "
+        "form-action 'self' github.com; frame-ancestors 'none'; img-src 'self' data: github.githubassets.com; "
+        "script-src github.githubassets.com; style-src 'unsafe-inline' github.githubassets.com; "
+        "upgrade-insecure-requests"
+    )
+
+    assert outcomes("Content-Security-Policy", [("Content-Security-Policy", value)]) == ["csp.unsafe_inline_style"]
+
+
+def test_a_classic_weak_policy_collects_every_problem_worst_first() -> None:
+    # Given the policy many CMS plugins ship
+    value = "default-src 'self' 'unsafe-inline' 'unsafe-eval' http: data:"
+
+    # Then each problem has its own outcome, weak ones before warnings
+    assert outcomes("Content-Security-Policy", [("Content-Security-Policy", value)]) == [
+        "csp.broad_script_source",
+        "csp.insecure_source",
+        "csp.unsafe_inline_script",
+        "csp.unsafe_eval",
+        "csp.no_object_src",
+        "csp.no_base_uri",
+        "csp.unsafe_inline_style",
+    ]
+    obj = header_objects(make_snapshot(headers=[("Content-Security-Policy", value)]))["Content-Security-Policy"]
+    assert obj["status"] == "weak"
+    assert obj["deduction"] == 20  # capped at what a missing CSP costs
+    assert "scripts may load from http: data:" in obj["note"]
+
+
+def test_the_insecure_source_fix_upgrades_hosts_to_https() -> None:
+    value = "script-src 'self' http://cdn.example.com; object-src 'none'; base-uri 'self'"
+    headers = [("Content-Security-Policy", value)]
+
+    [finding] = findings(make_snapshot(headers=headers), "Content-Security-Policy")
+
+    assert finding.outcome == "csp.insecure_source"
+    assert finding.fix_vars["policy"] == "script-src 'self' https://cdn.example.com; object-src 'none'; base-uri 'self'"
+
+
+def test_uppercase_directives_and_trailing_semicolons_are_read_like_browsers_do() -> None:
+    headers = [("Content-Security-Policy", "DEFAULT-SRC 'NONE'; SCRIPT-SRC 'SELF'; BASE-URI 'SELF';")]
+
+    assert outcomes("Content-Security-Policy", headers) == ["csp.good"]
+
+
+def test_two_csp_headers_are_both_enforced() -> None:
+    # Given a weak first policy and a strict second one
+    headers = [
+        ("Content-Security-Policy", "script-src * 'unsafe-inline'"),
+        ("Content-Security-Policy", "script-src 'self'; object-src 'none'; base-uri 'self'"),
+    ]
+
+    # Then the strict one protects: nothing is reported
+    assert outcomes("Content-Security-Policy", headers) == ["csp.good"]
+    assert "2 policies are enforced together" in note("Content-Security-Policy", headers)
+
+
+def test_a_comma_joined_header_is_two_policies() -> None:
+    # Given a weak policy and a strict one joined by a comma (CSP3 §2.2.2: two policies)
+    headers = [("Content-Security-Policy", "default-src * 'unsafe-inline', script-src 'self'; base-uri 'self'")]
+
+    # Then scripts are protected by the second, while styles stay open in both
+    assert outcomes("Content-Security-Policy", headers) == ["csp.no_object_src", "csp.unsafe_inline_style"]
+
+
+def test_a_meta_policy_counts_but_not_its_frame_ancestors() -> None:
+    # Given a page whose only CSP is a <meta> in <head>
+    body = (
+        "<!doctype html><html><head><meta http-equiv=\"Content-Security-Policy\" "
+        "content=\"default-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'\"></head>"
+        "<body>hi</body></html>"
+    )
+    snapshot = make_snapshot(body=body)
+
+    # Then the CSP is good (with a note), but frame-ancestors does not protect against framing
+    assert [f.outcome for f in findings(snapshot, "Content-Security-Policy")] == ["csp.good"]
+    assert "delivered by a <meta> element" in (findings(snapshot, "Content-Security-Policy")[0].note or "")
+    assert [f.outcome for f in findings(snapshot, "X-Frame-Options")] == ["xfo.missing"]
+    assert header_objects(snapshot)["Content-Security-Policy"]["present"] is False
+
+
+def test_a_meta_policy_in_the_body_is_ignored() -> None:
+    body = "<html><body><meta http-equiv=\"content-security-policy\" content=\"default-src 'none'\"></body></html>"
+
+    assert outcomes("Content-Security-Policy", body=body) == ["csp.missing"]
+    assert "inside <body> is ignored" in note("Content-Security-Policy", [], body=body)
+
+
+def test_meta_policies_are_only_read_from_html() -> None:
+    body = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
+
+    assert outcomes("Content-Security-Policy", body=body, content_type="text/plain") == ["csp.missing"]
+
+
+def test_malformed_html_does_not_crash() -> None:
+    body = b"<html><head><meta http-equiv=Content-Security-Policy content=\"default-src 'none'\xff\xfe<<</meta"
+
+    assert outcomes("Content-Security-Policy", body=body)
+
+
+# --- Strict-Transport-Security ---------------------------------------------------------------------
+
+
+def hsts(value: str | None) -> list[str]:
+    headers = [("Strict-Transport-Security", value)] if value is not None else []
+    return outcomes("Strict-Transport-Security", headers)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("max-age=31536000; includeSubDomains", ["hsts.good"]),
+        ('max-age="31536000"; includeSubDomains', ["hsts.good"]),
+        ("MAX-AGE=63072000;INCLUDESUBDOMAINS;preload", ["hsts.good"]),
+        ("max-age=63072000; includeSubDomains;", ["hsts.good"]),
+        ("  max-age=63072000 ; includeSubDomains ; unknown=1", ["hsts.good"]),
+        ("max-age=31536000", ["hsts.no_include_subdomains"]),
+        ("max-age=15768000; includeSubDomains", ["hsts.under_one_year"]),
+        ("max-age=300; includeSubDomains", ["hsts.short_max_age"]),
+        ("max-age=300", ["hsts.short_max_age", "hsts.no_include_subdomains"]),
+        ("max-age=0", ["hsts.disabled"]),
+        ("max-age=0; includeSubDomains", ["hsts.disabled"]),
+        ("", ["hsts.invalid"]),
+        ("includeSubDomains", ["hsts.invalid"]),
+        ("max-age=abc", ["hsts.invalid"]),
+        ("max-age=-1", ["hsts.invalid"]),
+        ("max-age=", ["hsts.invalid"]),
+        ("max-age=31536000; max-age=31536000", ["hsts.invalid"]),
+        ("max-age=31536000; includeSubDomains; includeSubDomains", ["hsts.invalid"]),
+        ("max-age=31536000, includeSubDomains", ["hsts.invalid"]),
+        ('max-age="31536000', ["hsts.invalid"]),
+        ("max-age=31536000; includeSubDomains=yes", ["hsts.invalid"]),
+        (None, ["hsts.missing"]),
+    ],
+)
+def test_hsts_values(value: str | None, expected: list[str]) -> None:
+    assert hsts(value) == expected
+
+
+def test_missing_and_weak_hsts_cap_the_grade_at_a() -> None:
+    book = default_rulebook()
+
+    for outcome in ("hsts.missing", "hsts.not_https", "hsts.invalid", "hsts.disabled", "hsts.short_max_age"):
+        assert book.rule(outcome).max_grade == "A", outcome
+    assert book.rule("hsts.no_include_subdomains").max_grade is None
+
+
+def test_hsts_over_plain_http_is_ignored() -> None:
+    # Given an HSTS header on a page served over http:// (RFC 6797 §8.1: browsers ignore it)
+    headers = [("Strict-Transport-Security", "max-age=31536000; includeSubDomains")]
+
+    assert outcomes("Strict-Transport-Security", headers, url="http://example.com/") == ["hsts.not_https"]
+    assert "ignore" in note("Strict-Transport-Security", headers, url="http://example.com/")
+
+
+def test_only_the_first_of_two_hsts_headers_counts() -> None:
+    # Given a strong and a weak header (RFC 6797 §8.1: process only the first)
+    weak_first = [("Strict-Transport-Security", "max-age=300"),
+                  ("Strict-Transport-Security", "max-age=63072000; includeSubDomains")]
+    strong_first = list(reversed(weak_first))
+
+    assert outcomes("Strict-Transport-Security", weak_first) == ["hsts.short_max_age", "hsts.no_include_subdomains"]
+    assert outcomes("Strict-Transport-Security", strong_first) == ["hsts.good"]
+    assert "browsers use only the first" in note("Strict-Transport-Security", strong_first)
+
+
+def test_preload_is_noted_with_its_requirements() -> None:
+    ready = note(
+        "Strict-Transport-Security", [("Strict-Transport-Security", "max-age=63072000; includeSubDomains; preload")]
+    )
+    not_ready = note("Strict-Transport-Security", [("Strict-Transport-Security", "max-age=600; preload")])
+
+    assert "hstspreload.org" in ready
+    assert "preload list needs max-age of at least 31536000 and includeSubDomains" in not_ready
+
+
+def test_hsts_with_a_certificate_error_is_ignored() -> None:
+    # RFC 6797 §8.1: the header is processed only without secure transport errors
+    tls = TlsHandshake(host="example.com", port=443, trusted=False, verify_error="self-signed certificate")
+    headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains")]
+
+    assert outcomes("Strict-Transport-Security", headers, tls=tls) == ["hsts.ignored_tls_error"]
+    assert "self-signed certificate" in note("Strict-Transport-Security", headers, tls=tls)
+
+
+def test_no_include_subdomains_fix_keeps_a_long_max_age() -> None:
+    headers = [("Strict-Transport-Security", "max-age=63072000")]
+
+    obj = header_objects(make_snapshot(headers=headers))["Strict-Transport-Security"]
+
+    assert obj["fix"] == "Strict-Transport-Security: max-age=63072000; includeSubDomains"
+    assert obj["status"] == "warn" and obj["deduction"] == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "max_age", "include", "error"),
+    [
+        ('max-age="31536000"', 31536000, False, False),
+        ("max-age=1;includesubdomains", 1, True, False),
+        ('max-age="1;2"', None, False, True),
+        ("max-age=1; foo=\"a;b\"; includeSubDomains", 1, True, False),
+        ("max-age=1; max-AGE=2", None, False, True),
+        ("max-age=１", None, False, True),  # a full-width digit is not DIGIT
+    ],
+)
+def test_hsts_parser(value: str, max_age: int | None, include: bool, error: bool) -> None:
+    policy = parse_hsts(value)
+
+    assert (policy.max_age, policy.include_subdomains, policy.error is not None) == (max_age, include, error)
+
+
+# --- X-Frame-Options -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("DENY", "xfo.good"),
+        ("sameorigin", "xfo.good"),
+        (" SameOrigin ", "xfo.good"),
+        ("DENY, DENY", "xfo.good"),
+        ("DENY, SAMEORIGIN", "xfo.good"),  # HTML: conflicting values block all framing
+        ("ALLOW-FROM https://partner.example", "xfo.allow_from"),
+        ("ALLOWALL", "xfo.invalid"),
+        ("", "xfo.invalid"),
+        ("yes", "xfo.invalid"),
+        ("foo, bar", "xfo.invalid"),
+    ],
+)
+def test_x_frame_options_values(value: str, expected: str) -> None:
+    assert outcomes("X-Frame-Options", [("X-Frame-Options", value)]) == [expected]
+
+
+def test_allow_from_fix_moves_the_origin_to_frame_ancestors() -> None:
+    obj = header_objects(make_snapshot(headers=[("X-Frame-Options", "ALLOW-FROM https://partner.example")]))
+
+    assert obj["X-Frame-Options"]["fix"] == "Content-Security-Policy: frame-ancestors 'self' https://partner.example"
+    assert obj["X-Frame-Options"]["deduction"] == 8
+
+
+def test_csp_frame_ancestors_replaces_x_frame_options() -> None:
+    # Given no X-Frame-Options but an enforced frame-ancestors
+    headers = [("Content-Security-Policy", "frame-ancestors 'self'")]
+
+    # Then framing protection is good, with a note naming the directive
+    assert outcomes("X-Frame-Options", headers) == ["xfo.csp_frame_ancestors"]
+    obj = header_objects(make_snapshot(headers=headers))["X-Frame-Options"]
+    assert obj["status"] == "good" and obj["present"] is False
+    assert obj["note"] == "frame-ancestors 'self'"
+
+
+def test_frame_ancestors_beats_an_obsolete_allow_from() -> None:
+    headers = [("X-Frame-Options", "ALLOW-FROM https://a.example"),
+               ("Content-Security-Policy", "frame-ancestors https://a.example")]
+
+    assert outcomes("X-Frame-Options", headers) == ["xfo.csp_frame_ancestors"]
+
+
+def test_a_permissive_frame_ancestors_overrides_x_frame_options_deny() -> None:
+    # Given DENY, but frame-ancestors * (browsers then ignore X-Frame-Options)
+    headers = [("X-Frame-Options", "DENY"), ("Content-Security-Policy", "frame-ancestors *")]
+
+    assert outcomes("X-Frame-Options", headers) == ["xfo.frame_ancestors_permissive"]
+    assert "is ignored because frame-ancestors is present" in note("X-Frame-Options", headers)
+
+
+def test_report_only_frame_ancestors_does_not_protect() -> None:
+    headers = [("Content-Security-Policy-Report-Only", "frame-ancestors 'none'")]
+
+    assert outcomes("X-Frame-Options", headers) == ["xfo.missing"]
+    assert "only reports" in note("X-Frame-Options", headers)
+
+
+# --- X-Content-Type-Options ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("nosniff", "xcto.good"),
+        (" NoSniff ", "xcto.good"),
+        ("nosniff, nosniff", "xcto.good"),
+        ("nosniff, whatever", "xcto.good"),  # Fetch: only the first value counts
+        ("whatever, nosniff", "xcto.invalid"),
+        ("no-sniff", "xcto.invalid"),
+        ("", "xcto.invalid"),
+        ('"nosniff"', "xcto.invalid"),
+    ],
+)
+def test_x_content_type_options_values(value: str, expected: str) -> None:
+    assert outcomes("X-Content-Type-Options", [("X-Content-Type-Options", value)]) == [expected]
+
+
+def test_nosniff_sent_twice_is_noted() -> None:
+    headers = [("X-Content-Type-Options", "nosniff"), ("X-Content-Type-Options", "nosniff")]
+
+    assert outcomes("X-Content-Type-Options", headers) == ["xcto.good"]
+    assert "2 values were sent" in note("X-Content-Type-Options", headers)
+
+
+def test_missing_x_content_type_options() -> None:
+    assert outcomes("X-Content-Type-Options") == ["xcto.missing"]
+
+
+# --- Referrer-Policy --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("no-referrer", "referrer.good"),
+        ("STRICT-ORIGIN-WHEN-CROSS-ORIGIN", "referrer.good"),
+        ("no-referrer, strict-origin-when-cross-origin", "referrer.good"),
+        ("strict-origin-when-cross-origin, unsafe-url", "referrer.unsafe_url"),  # the last one wins
+        ("unsafe-url, no-such-policy", "referrer.unsafe_url"),  # unknown tokens are skipped
+        ("origin", "referrer.origin_on_downgrade"),
+        ("no-referrer-when-downgrade", "referrer.full_url_cross_origin"),
+        ("never", "referrer.invalid"),  # a legacy <meta> keyword, not valid in the header
+        ("", "referrer.invalid"),
+    ],
+)
+def test_referrer_policy_values(value: str, expected: str) -> None:
+    assert outcomes("Referrer-Policy", [("Referrer-Policy", value)]) == [expected]
+
+
+def test_every_referrer_policy_has_a_grade() -> None:
+    assert set(_REFERRER_OUTCOMES) == set(REFERRER_POLICIES)
+
+
+def test_the_last_recognised_referrer_policy_is_named_in_the_note() -> None:
+    headers = [("Referrer-Policy", "no-referrer, strict-origin-when-cross-origin")]
+
+    assert "browsers use the last value they recognise: strict-origin-when-cross-origin" in note(
+        "Referrer-Policy", headers
+    )
+
+
+def test_a_meta_referrer_counts_without_a_header() -> None:
+    body = '<html><head><meta name="referrer" content="no-referrer"></head></html>'
+
+    assert outcomes("Referrer-Policy", body=body) == ["referrer.good"]
+
+
+def test_a_meta_referrer_overrides_the_header() -> None:
+    # Given a safe header but a legacy "always" (unsafe-url) meta tag
+    body = '<html><head><meta name="referrer" content="always"></head></html>'
+    headers = [("Referrer-Policy", "no-referrer")]
+
+    assert outcomes("Referrer-Policy", headers, body=body) == ["referrer.unsafe_url"]
+    assert "overrides the header" in note("Referrer-Policy", headers, body=body)
+
+
+def test_an_invalid_meta_referrer_is_ignored() -> None:
+    body = '<html><head><meta name="referrer" content="sometimes"></head></html>'
+
+    assert outcomes("Referrer-Policy", [("Referrer-Policy", "same-origin")], body=body) == ["referrer.good"]
+
+
+def test_missing_referrer_policy() -> None:
+    assert outcomes("Referrer-Policy") == ["referrer.missing"]
+
+
+def test_header_list_splitting_follows_fetch() -> None:
+    assert split_header_list("a, b ,c") == ["a", "b", "c"]
+    assert split_header_list('"a, b", c') == ['"a, b"', "c"]
+    assert split_header_list("") == [""]
+    assert split_header_list('"unterminated, x') == ['"unterminated, x']
+
+
+# --- Permissions-Policy -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("camera=(), microphone=(), geolocation=()", "permissions.good"),
+        ('geolocation=(self "https://maps.example"), fullscreen=*', "permissions.good"),
+        ("interest-cohort=()", "permissions.good"),
+        ("geolocation 'none'; camera 'none'", "permissions.invalid"),  # Feature-Policy syntax
+        ("camera=(", "permissions.invalid"),
+        ("Camera=()", "permissions.invalid"),  # keys are lowercase
+        ("camera=(),", "permissions.invalid"),
+        ("", "permissions.empty"),
+    ],
+)
+def test_permissions_policy_values(value: str, expected: str) -> None:
+    assert outcomes("Permissions-Policy", [("Permissions-Policy", value)]) == [expected]
+
+
+def test_permissions_policy_split_over_two_headers_is_one_dictionary() -> None:
+    headers = [("Permissions-Policy", "camera=()"), ("Permissions-Policy", "microphone=(), fullscreen=*")]
+
+    assert outcomes("Permissions-Policy", headers) == ["permissions.good"]
+    assert "2 of 3 features restricted" in note("Permissions-Policy", headers)
+
+
+def test_feature_policy_syntax_in_permissions_policy_is_explained() -> None:
+    headers = [("Permissions-Policy", "geolocation 'none'")]
+
+    assert "old Feature-Policy syntax" in note("Permissions-Policy", headers)
+
+
+def test_feature_policy_alone_is_weak_and_the_fix_translates_it() -> None:
+    # Given only the old header
+    headers = [("Feature-Policy", "camera 'none'; geolocation 'self' https://maps.example; fullscreen *")]
+
+    # Then it is weak and the fix is the same policy in the new syntax
+    obj = header_objects(make_snapshot(headers=headers))["Permissions-Policy"]
+    assert obj["status"] == "weak" and obj["deduction"] == 2
+    assert obj["fix"] == 'Permissions-Policy: camera=(), geolocation=(self "https://maps.example"), fullscreen=*'
+
+
+def test_missing_permissions_policy() -> None:
+    assert outcomes("Permissions-Policy") == ["permissions.missing"]
+
+
+# --- Purity ----------------------------------------------------------------------------------------
+
+
+def test_the_check_is_a_pure_function_of_the_snapshot() -> None:
+    snapshot = make_snapshot(headers=BEST_PRACTICE, body='<meta name="referrer" content="origin">')
+
+    first: CheckResult = check_headers(snapshot)
+
+    assert check_headers(snapshot) == first

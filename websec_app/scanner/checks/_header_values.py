@@ -1,0 +1,210 @@
+"""Parsers for the simple header grammars the `headers` check reads, following what browsers do.
+
+Each parser returns a small frozen record; none raises on hostile input. Grading lives in
+`headers.py`; this module only says what a browser would make of a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..snapshot import HeaderList
+
+_HTTP_WHITESPACE = " \t"
+# RFC 9110 §5.6.2: token = 1*tchar
+_TOKEN_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+def header_details(headers: HeaderList, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Spec 2.3 `present` and `value` per header (a repeated header's lines joined with ", ")."""
+    return {name: {"present": name in headers, "value": headers.get(name)} for name in names}
+
+
+def split_header_list(value: str) -> list[str]:
+    """Fetch "get, decode, and split" (fetch.spec.whatwg.org/#header-value-get-decode-and-split).
+
+    Commas inside double-quoted strings do not split; each piece is trimmed of spaces and
+    tabs. An empty value gives `[""]`, as in the standard.
+    """
+    values: list[str] = []
+    current: list[str] = []
+    i = 0
+    while True:
+        while i < len(value) and value[i] not in '",':
+            current.append(value[i])
+            i += 1
+        if i < len(value) and value[i] == '"':
+            end = _quoted_string_end(value, i)
+            end = len(value) if end < 0 else end  # Fetch: an unterminated string runs to the end
+            current.append(value[i:end])
+            i = end
+            if i < len(value):
+                continue
+        values.append("".join(current).strip(_HTTP_WHITESPACE))
+        current = []
+        if i >= len(value):
+            return values
+        i += 1  # the comma
+
+
+def _quoted_string_end(value: str, start: int) -> int:
+    """Index just past the quoted string starting at `start`; -1 when it is unterminated."""
+    i = start + 1
+    while i < len(value):
+        if value[i] == "\\":
+            i += 2
+            continue
+        if value[i] == '"':
+            return i + 1
+        i += 1
+    return -1
+
+
+def _unquote(value: str) -> str | None:
+    """The content of an RFC 9110 §5.6.4 quoted-string, or None if it is not exactly one."""
+    if not value.startswith('"') or _quoted_string_end(value, 0) != len(value):
+        return None
+    return re.sub(r"\\(.)", r"\1", value[1:-1])
+
+
+# --- Strict-Transport-Security (RFC 6797) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HstsPolicy:
+    """What a browser keeps from one STS header value. `error` set => the browser ignores it."""
+
+    max_age: int | None = None
+    include_subdomains: bool = False
+    preload: bool = False
+    error: str | None = None
+    unknown_directives: tuple[str, ...] = ()
+
+
+def _split_directives(value: str) -> list[str]:
+    """Split on ";" outside quoted strings (a quoted max-age may, in theory, hold one)."""
+    parts: list[str] = []
+    current: list[str] = []
+    i = 0
+    while i < len(value):
+        if value[i] == '"':
+            end = _quoted_string_end(value, i)
+            end = len(value) if end < 0 else end  # unterminated: the directive check rejects it
+            current.append(value[i:end])
+            i = end
+            continue
+        if value[i] == ";":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(value[i])
+        i += 1
+    parts.append("".join(current))
+    return parts
+
+
+def parse_hsts(value: str) -> HstsPolicy:
+    """RFC 6797 §6.1: `[ directive ] *( ";" [ directive ] )`, directive = name [ "=" token / quoted-string ].
+
+    - Directive names are case-insensitive (§6.1).
+    - "All directives MUST appear only once" (§6.1), and a UA must ignore a header that
+      does not match the grammar (§6.1, §8.1): a duplicate makes the whole header invalid,
+      as Chromium's `ParseHSTSHeader` does.
+    - max-age is REQUIRED (§6.1.1) and is delta-seconds, quoted or not.
+    - includeSubDomains is valueless (§6.1.2). Unknown directives are ignored (§6.1);
+      `preload` is not in the RFC but is read by hstspreload.org.
+    """
+    seen: set[str] = set()
+    max_age: int | None = None
+    include_subdomains = preload = False
+    unknown: list[str] = []
+    for raw in _split_directives(value):
+        part = raw.strip(_HTTP_WHITESPACE)
+        if not part:
+            continue  # "[ directive ]": empty directives between semicolons are allowed
+        name, has_value, directive_value = part.partition("=")
+        name = name.strip(_HTTP_WHITESPACE)
+        directive_value = directive_value.strip(_HTTP_WHITESPACE)
+        if not _TOKEN_RE.match(name):
+            return HstsPolicy(error=f"{part!r} is not a valid directive")
+        key = name.lower()
+        if key in seen:
+            return HstsPolicy(error=f"the {name} directive appears more than once")
+        seen.add(key)
+        if has_value:
+            unquoted = _unquote(directive_value) if directive_value.startswith('"') else directive_value
+            if unquoted is None or (not directive_value.startswith('"') and not _TOKEN_RE.match(directive_value)):
+                return HstsPolicy(error=f"the value of {name} is not a token or quoted string")
+            directive_value = unquoted
+        if key == "max-age":
+            if not has_value or not directive_value.isascii() or not directive_value.isdigit():
+                return HstsPolicy(error=f"max-age must be a number of seconds, not {directive_value!r}")
+            max_age = int(directive_value)
+        elif key == "includesubdomains":
+            if has_value:
+                return HstsPolicy(error="includeSubDomains takes no value")
+            include_subdomains = True
+        elif key == "preload":
+            preload = True
+        else:
+            unknown.append(name)
+    if max_age is None:
+        return HstsPolicy(error="the required max-age directive is missing")
+    return HstsPolicy(max_age, include_subdomains, preload, None, tuple(unknown))
+
+
+# --- Referrer-Policy (W3C Referrer Policy) -------------------------------------------------------
+
+#: The referrer policies of W3C Referrer Policy §3, best privacy first.
+REFERRER_POLICIES = (
+    "no-referrer",
+    "same-origin",
+    "strict-origin",
+    "strict-origin-when-cross-origin",
+    "origin",
+    "origin-when-cross-origin",
+    "no-referrer-when-downgrade",
+    "unsafe-url",
+)
+# HTML §4.2.5.3 "Standard metadata names: referrer": legacy <meta name="referrer"> values.
+_LEGACY_META_REFERRER = {
+    "never": "no-referrer",
+    "default": "strict-origin-when-cross-origin",
+    "always": "unsafe-url",
+    "origin-when-crossorigin": "origin-when-cross-origin",
+}
+
+
+@dataclass(frozen=True)
+class ReferrerPolicy:
+    policy: str | None  # the effective policy, None when nothing was recognised
+    tokens: tuple[str, ...]  # every token as sent
+    unrecognised: tuple[str, ...]
+
+
+def parse_referrer_policy_header(value: str) -> ReferrerPolicy:
+    """Referrer Policy §8.1: the LAST token the browser recognises wins; others are ignored.
+
+    This lets sites send `no-referrer, strict-origin-when-cross-origin` so old browsers
+    keep the first and new ones take the second. Tokens are compared case-insensitively
+    (ABNF string literals in §4.1 are case-insensitive, and Chromium compares so too).
+    """
+    tokens = tuple(t for t in split_header_list(value) if t)
+    policy = None
+    unrecognised = []
+    for token in tokens:
+        if token.lower() in REFERRER_POLICIES:
+            policy = token.lower()
+        else:
+            unrecognised.append(token)
+    return ReferrerPolicy(policy, tokens, tuple(unrecognised))
+
+
+def parse_referrer_meta(content: str) -> str | None:
+    """HTML §4.2.5.3: one (lowercased, legacy-mapped) token, or None when it is not a policy."""
+    value = content.strip().lower()
+    value = _LEGACY_META_REFERRER.get(value, value)
+    return value if value in REFERRER_POLICIES else None
