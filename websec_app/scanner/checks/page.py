@@ -1,10 +1,409 @@
-"""Placeholder: being written."""
+"""Page analysis: mixed content, subresource integrity, `<base href>` and third-party origins.
+
+Only the final response is read, and only when it is HTML. Every URL is resolved the
+way the browser would: against the page URL, or the first `<base href>` (HTML §4.2.3).
+Elements inside `<noscript>` and `<template>` are skipped: with scripting on, browsers
+do not fetch them.
+
+- Mixed content (W3C Mixed Content §3, §4.3): on an HTTPS page, `http://` subresources.
+  Images, audio and video are "upgradeable" (passive): browsers now upgrade them and
+  drop them if that fails. Everything else (scripts, styles, frames, plugins, fonts...)
+  is "blockable" (active): it could rewrite the page, so browsers block it. A form
+  posting to `http://` sends its fields in clear. `upgrade-insecure-requests` in an
+  enforced CSP (header or `<meta>`) makes browsers fetch all of them over HTTPS.
+  `http://localhost` and `http://127.0.0.1` are potentially trustworthy, never mixed.
+- Subresource Integrity (W3C SRI §3): only scripts and stylesheets from another site
+  (another registrable domain) need `integrity`; a CDN on the site's own domain is
+  under the same control. An integrity value with no sha256/384/512 hash is ignored
+  (the resource loads unchecked, §3.3.3); a cross-origin resource with integrity but
+  no `crossorigin` attribute cannot be verified and is never loaded (§3.3.5).
+"""
 
 from __future__ import annotations
 
-from ..findings import CheckResult
-from ..snapshot import SiteSnapshot
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from ipaddress import ip_address
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from bs4 import BeautifulSoup, Tag
+
+from ..findings import CheckResult, Finding
+from ..registrable import registrable_domain
+from ..snapshot import HttpResponse, SiteSnapshot
+from ._html import is_html, parse_html
+
+SECTION = "page_analysis"
+_LIST_LIMIT = 50  # longest URL list kept in the report
+
+# HTML §4.12.1.1 / MIME Sniffing §4.6: the script types browsers execute (others are data blocks).
+_JS_TYPES = frozenset(
+    {
+        "", "module", "application/ecmascript", "application/javascript", "application/x-ecmascript",
+        "application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
+        "text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+        "text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript", "text/x-javascript",
+    }
+)  # fmt: skip
+# Mixed Content §4.3: only these request destinations are "upgradeable" (passive).
+_PASSIVE_TYPES = frozenset({"image", "icon", "media"})
+# `<link rel=preload as=...>`: the resource type each `as` value fetches.
+_PRELOAD_AS = {
+    "image": "image", "audio": "media", "video": "media", "style": "stylesheet", "script": "script", "font": "font",
+}  # fmt: skip
+# SRI §3.3.3: the hash functions browsers support, with their digest length in bytes.
+_SRI_DIGESTS = {"sha256": 32, "sha384": 48, "sha512": 64}
+# Third-party scripts that are living documents: the provider changes them without a new
+# URL, so an integrity hash would break the site. Stripe: "always load Stripe.js directly
+# from https://js.stripe.com" (docs.stripe.com/js); Google Fonts CSS varies per browser.
+_SRI_NOT_APPLICABLE = (
+    "js.stripe.com",
+    "fonts.googleapis.com",
+    "www.googletagmanager.com",
+    "www.google-analytics.com",
+    "www.google.com/recaptcha",
+    "www.gstatic.com/recaptcha",
+    "challenges.cloudflare.com",
+    "connect.facebook.net",
+    "maps.googleapis.com",
+    "apis.google.com",
+    "accounts.google.com",
+    "www.paypal.com/sdk",
+    "checkout.razorpay.com",
+)
+
+
+@dataclass(frozen=True)
+class Resource:
+    url: str  # absolute
+    kind: str  # script, stylesheet, image, icon, media, frame, object, font, manifest, track, form, preload
+    element: Tag
+
+
+def _clean(value: object) -> str:
+    """HTML URL attributes: strip ASCII whitespace, drop tabs and newlines (URL Standard §4.4)."""
+    return re.sub(r"[\t\n\r]", "", str(value)).strip(" \t\n\r\f")
+
+
+def _srcset_urls(value: str) -> list[str]:
+    """HTML §4.8.4.3.9 "parse a srcset attribute": URLs may contain commas (`w_100,h_100`)."""
+    urls, pos, size = [], 0, len(value)
+    while pos < size:
+        while pos < size and (value[pos].isspace() or value[pos] == ","):
+            pos += 1
+        start = pos
+        while pos < size and not value[pos].isspace():
+            pos += 1
+        url = value[start:pos]
+        if url.endswith(","):
+            url = url.rstrip(",")
+        else:
+            depth = 0  # skip the descriptors up to the next top-level comma
+            while pos < size:
+                char = value[pos]
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                pos += 1
+                if char == "," and depth <= 0:
+                    break
+        if url:
+            urls.append(url)
+    return urls
+
+
+def _rel(tag: Tag) -> set[str]:
+    return {token.lower() for token in str(tag.get("rel", "")).split()}
+
+
+def _raw_resources(soup: BeautifulSoup) -> Iterator[tuple[str, str, Tag]]:
+    """(attribute value, resource kind, element) for everything the page loads or posts to."""
+    for tag in soup.find_all(True):
+        if tag.find_parent(["noscript", "template"]) is not None:
+            continue
+        name = tag.name
+        if name == "script" and tag.get("src") is not None:
+            if str(tag.get("type", "")).split(";")[0].strip().lower() in _JS_TYPES:
+                yield str(tag["src"]), "script", tag
+        elif name == "link" and tag.get("href") is not None:
+            rel = _rel(tag)
+            if "stylesheet" in rel:
+                yield str(tag["href"]), "stylesheet", tag
+            elif "modulepreload" in rel:
+                yield str(tag["href"]), "script", tag
+            elif "preload" in rel:
+                kind = _PRELOAD_AS.get(str(tag.get("as", "")).strip().lower(), "preload")
+                yield str(tag["href"]), kind, tag
+            elif rel & {"icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"}:
+                yield str(tag["href"]), "icon", tag
+            elif "manifest" in rel:
+                yield str(tag["href"]), "manifest", tag
+        elif name in ("iframe", "frame") and tag.get("src") is not None:
+            yield str(tag["src"]), "frame", tag
+        elif name == "object" and tag.get("data") is not None:
+            yield str(tag["data"]), "object", tag
+        elif name == "embed" and tag.get("src") is not None:
+            yield str(tag["src"]), "object", tag
+        elif name == "img" or (name == "input" and str(tag.get("type", "")).lower() == "image"):
+            if tag.get("src") is not None:
+                yield str(tag["src"]), "image", tag
+            for url in _srcset_urls(str(tag.get("srcset", ""))):
+                yield url, "image", tag
+        elif name in ("audio", "video"):
+            if tag.get("src") is not None:
+                yield str(tag["src"]), "media", tag
+            if name == "video" and tag.get("poster") is not None:
+                yield str(tag["poster"]), "image", tag
+        elif name == "source":
+            if tag.get("src") is not None:
+                yield str(tag["src"]), "media", tag
+            for url in _srcset_urls(str(tag.get("srcset", ""))):
+                yield url, "image", tag
+        elif name == "track" and tag.get("src") is not None:
+            yield str(tag["src"]), "track", tag
+        elif name == "form" and tag.get("action") is not None:
+            yield str(tag["action"]), "form", tag
+        elif name in ("button", "input") and tag.get("formaction") is not None:
+            yield str(tag["formaction"]), "form", tag
+
+
+def _base_url(soup: BeautifulSoup, page_url: str) -> tuple[str, str | None]:
+    """HTML §4.2.3: the first `<base href>` sets the base URL, unless it is data: or javascript:."""
+    base = soup.find("base", href=True)
+    if not isinstance(base, Tag):
+        return page_url, None
+    href = _clean(base["href"])
+    resolved = urljoin(page_url, href)
+    if urlsplit(resolved).scheme in ("data", "javascript"):
+        return page_url, resolved
+    return resolved, resolved
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    port = parts.port
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}" + (f":{port}" if port and port != default else "")
+
+
+def _trustworthy(url: str) -> bool:
+    """Secure Contexts §3.1: localhost and loopback addresses count as secure even over http."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _upgrades_insecure_requests(response: HttpResponse, soup: BeautifulSoup) -> bool:
+    """CSP3 / UPGRADE §3: the directive in an enforced policy, header or `<meta http-equiv>`."""
+    policies = list(response.headers.get_all("content-security-policy"))
+    for meta in soup.find_all("meta"):
+        # HTML §4.2.5.3: a CSP <meta> counts only in <head> (html.parser adds no implied <head>).
+        if meta.find_parent("body") is not None:
+            continue
+        if str(meta.get("http-equiv", "")).strip().lower() == "content-security-policy":
+            policies.append(str(meta.get("content", "")))
+    for policy in policies:
+        for directive in re.split(r"[;,]", policy):
+            if directive.strip().split(" ")[0].lower() == "upgrade-insecure-requests":
+                return True
+    return False
+
+
+def _sri_state(tag: Tag) -> str:
+    """"absent", "unsupported" (no hash browsers know: ignored), "malformed" (blocks the load) or "valid"."""
+    integrity = tag.get("integrity")
+    if integrity is None:
+        return "absent"
+    known = []
+    for token in str(integrity).split():
+        algorithm, _, rest = token.partition("-")
+        if algorithm.lower() in _SRI_DIGESTS:
+            known.append((algorithm.lower(), rest.split("?")[0]))
+    if not known:
+        return "unsupported"
+    for algorithm, digest in known:
+        try:
+            raw = base64.b64decode(digest.replace("-", "+").replace("_", "/"), validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if len(raw) == _SRI_DIGESTS[algorithm]:
+            return "valid"
+    return "malformed"
+
+
+def _not_applicable(url: str) -> bool:
+    """A script or stylesheet from `_SRI_NOT_APPLICABLE` (host, optionally host/path prefix)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    for entry in _SRI_NOT_APPLICABLE:
+        entry_host, _, entry_path = entry.partition("/")
+        if host == entry_host and (not entry_path or parts.path.startswith("/" + entry_path)):
+            return True
+    return False
+
+
+def _limited(items: list[str]) -> list[str]:
+    return items[:_LIST_LIMIT]
+
+
+def _neutral(outcome: str, note: str, response: HttpResponse) -> CheckResult:
+    details = {
+        "html": False,
+        "content_type": response.content_type or None,
+        "external_origins": [],
+        "mixed_content": {"active": [], "passive": []},
+        "sri": {"missing": [], "present": 0},
+        "base": None,
+    }
+    return CheckResult(SECTION, (Finding(outcome, note=note),), details)
+
+
+def _mixed_content(
+    resources: list[Resource], https_page: bool, upgraded: bool
+) -> tuple[list[Finding], list[str], list[str]]:
+    """Mixed Content §4: blockable (active) and upgradeable (passive) http:// subresources."""
+    active: list[str] = []
+    passive: list[str] = []
+    if not https_page:
+        note = "The page itself is plain HTTP, so mixed content does not apply"
+        return [Finding("page.http_page", note=note)], active, passive
+    for res in resources:
+        if urlsplit(res.url).scheme != "http" or _trustworthy(res.url):
+            continue
+        bucket = passive if res.kind in _PASSIVE_TYPES else active
+        if res.url not in bucket:
+            bucket.append(res.url)
+    if not active and not passive:
+        return [Finding("page.no_mixed_content")], active, passive
+    if upgraded:
+        note = f"{len(active) + len(passive)} http:// resource(s) are fetched over HTTPS by upgrade-insecure-requests"
+        return [Finding("page.mixed_upgraded", note=note)], active, passive
+    findings = [Finding("page.mixed_active", _origin(url), url) for url in active]
+    findings += [Finding("page.mixed_passive", _origin(url), url) for url in passive]
+    return findings, active, passive
+
+
+def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> tuple[list[Finding], dict[str, Any]]:
+    """SRI §3: cross-site scripts and stylesheets should be pinned by hash."""
+    findings: list[Finding] = []
+    missing: list[str] = []
+    invalid: list[str] = []
+    not_applicable: list[str] = []
+    present = 0
+    needing = 0
+    for res in resources:
+        element = res.element
+        if res.kind not in ("script", "stylesheet") or element.name not in ("script", "link"):
+            continue
+        if element.name == "link" and "stylesheet" not in _rel(element):
+            continue  # a preload is checked on the element that uses it
+        state = _sri_state(element)
+        present += state == "valid"
+        origin = _origin(res.url)
+        if state in ("valid", "malformed") and origin != page_origin and element.get("crossorigin") is None:
+            note = f"{res.url} has integrity but no crossorigin attribute: browsers refuse to load it"
+            findings.append(Finding("page.sri_no_crossorigin", origin, note))
+        if state == "malformed":
+            note = f"{res.url}: the integrity hash is not valid base64 of the right length, so the load is blocked"
+            findings.append(Finding("page.sri_malformed", origin, note))
+        if registrable_domain(urlsplit(res.url).hostname or "") == page_site:
+            continue  # same site: the same owner controls both
+        needing += 1
+        if state not in ("absent", "unsupported"):
+            continue
+        if _not_applicable(res.url):
+            not_applicable.append(res.url)
+            continue
+        outcome = "page.sri_missing_script" if res.kind == "script" else "page.sri_missing_stylesheet"
+        note = res.url
+        if state == "unsupported":
+            note = f"{res.url}: integrity has no sha256/384/512 hash, so browsers ignore it"
+            invalid.append(res.url)
+        missing.append(res.url)
+        findings.append(Finding(outcome, origin, note))
+    if needing and not missing:
+        findings.append(Finding("page.sri_ok", note=f"{needing} cross-site script(s)/stylesheet(s) checked"))
+    details = {
+        "missing": _limited(missing),
+        "present": present,
+        "invalid": _limited(invalid),
+        "not_applicable": _limited(not_applicable),
+    }
+    return findings, details
+
+
+def _external_origins(resources: list[Resource], page_origin: str, page_site: str) -> list[dict[str, Any]]:
+    """Third-party dependencies grouped by origin, most used first."""
+    by_origin: dict[str, dict[str, Any]] = {}
+    for res in resources:
+        origin = _origin(res.url)
+        if origin == page_origin:
+            continue
+        site = registrable_domain(urlsplit(res.url).hostname or "")
+        entry = by_origin.setdefault(
+            origin, {"origin": origin, "resources": 0, "types": [], "same_site": site == page_site}
+        )
+        entry["resources"] += 1
+        if res.kind not in entry["types"]:
+            entry["types"].append(res.kind)
+    return sorted(by_origin.values(), key=lambda e: (-e["resources"], e["origin"]))
 
 
 def check_page(snapshot: SiteSnapshot) -> CheckResult:
-    return CheckResult("page_analysis")
+    final = snapshot.final
+    if final is None:
+        return CheckResult(SECTION, (Finding("check.error", note="The page could not be fetched"),))
+    if not final.body.strip():
+        return _neutral("page.empty", f"The final response (HTTP {final.status_code}) has an empty body", final)
+    if not is_html(final):
+        kind = final.content_type or "no Content-Type"
+        return _neutral("page.not_html", f"The final response is {kind}, not an HTML page", final)
+
+    soup = parse_html(final)
+    page_url = final.url
+    page_origin = _origin(page_url)
+    page_site = registrable_domain(urlsplit(page_url).hostname or "")
+    base_url, base_href = _base_url(soup, page_url)
+    https_page = urlsplit(page_url).scheme == "https"
+
+    resources: list[Resource] = []
+    for raw, kind, tag in _raw_resources(soup):
+        value = _clean(raw)
+        if not value or value.startswith("#"):
+            continue
+        url = urljoin(base_url, value)
+        if urlsplit(url).scheme in ("http", "https"):
+            resources.append(Resource(url, kind, tag))
+
+    findings: list[Finding] = []
+    # <base href> to another origin: every relative URL on the page now loads from there.
+    if base_href is not None and urlsplit(base_href).scheme in ("http", "https") and _origin(base_href) != page_origin:
+        findings.append(Finding("page.base_foreign", _origin(base_href), f"<base href={base_href!r}>"))
+    upgraded = https_page and _upgrades_insecure_requests(final, soup)
+    mixed, active, passive = _mixed_content(resources, https_page, upgraded)
+    findings += mixed
+    sri_findings, sri = _integrity(resources, page_origin, page_site)
+    findings += sri_findings
+
+    details: dict[str, Any] = {
+        "html": True,
+        "external_origins": _external_origins(resources, page_origin, page_site),
+        "mixed_content": {
+            "active": _limited(active),
+            "passive": _limited(passive),
+            "upgraded_by_csp": bool(upgraded and (active or passive)),
+        },
+        "sri": sri,
+        "base": base_href,
+        "truncated": final.body_truncated,
+    }
+    return CheckResult(SECTION, tuple(findings), details)

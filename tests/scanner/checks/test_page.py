@@ -1,0 +1,300 @@
+"""Stories for the page analysis: mixed content, subresource integrity, <base href>, dependencies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from tests.factories import make_snapshot
+from websec_app.scanner.checks.page import _srcset_urls, check_page
+from websec_app.scanner.findings import CheckResult
+from websec_app.scanner.grading import grade
+from websec_app.scanner.rules import default_rulebook
+
+CONTEXT = {"host": "www.example.com", "domain": "example.com", "origin": "https://www.example.com"}
+SHA384 = "sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC"
+
+
+def page_of(
+    body: str, url: str = "https://www.example.com/", headers: Sequence[tuple[str, str]] = (), **kwargs: object
+) -> CheckResult:
+    return check_page(make_snapshot(url, headers=list(headers), body=body, **kwargs))
+
+
+def outcomes(result: CheckResult) -> set[str]:
+    return {f.outcome for f in result.findings}
+
+
+def section(result: CheckResult) -> dict[str, object]:
+    return grade([result], default_rulebook(), CONTEXT).sections["page_analysis"]
+
+
+# --- not a page -------------------------------------------------------------------------------
+
+
+def test_a_json_response_is_not_analysed() -> None:
+    result = page_of('{"ok": true}', content_type="application/json")
+    assert outcomes(result) == {"page.not_html"}
+    assert "application/json" in (result.findings[0].note or "")
+    assert result.details["html"] is False and result.details["base"] is None
+
+
+def test_an_empty_body_is_not_analysed() -> None:
+    result = page_of("")
+    assert outcomes(result) == {"page.empty"}
+    assert section(result)["deduction"] == 0
+
+
+def test_html_without_a_content_type_is_sniffed_like_browsers_do() -> None:
+    result = page_of('<!DOCTYPE html><script src="http://cdn.other.net/a.js"></script>', content_type=None)
+    assert "page.mixed_active" in outcomes(result)
+
+
+def test_a_clean_page_is_good() -> None:
+    body = '<html><head><script src="/app.js"></script><link rel="stylesheet" href="/site.css"></head></html>'
+    result = page_of(body)
+    assert outcomes(result) == {"page.no_mixed_content"}
+    assert result.details["external_origins"] == []
+    assert section(result)["deduction"] == 0
+
+
+# --- mixed content ----------------------------------------------------------------------------
+
+
+def test_an_http_script_on_an_https_page_is_active_mixed_content_and_caps_the_grade() -> None:
+    # Given an HTTPS page that loads jQuery over plain HTTP
+    body = '<script src="http://code.jquery.com/jquery-3.7.1.min.js"></script>'
+    result = page_of(body)
+    # Then it is bad and important, and the grade cannot be better than B
+    assert "page.mixed_active" in outcomes(result)
+    assert result.details["mixed_content"]["active"] == ["http://code.jquery.com/jquery-3.7.1.min.js"]
+    graded = grade([result], default_rulebook(), CONTEXT)
+    finding = next(f for f in graded.sections["page_analysis"]["findings"] if f["check"] == "page.mixed_active")
+    assert finding["status"] == "bad" and finding["severity"] == "important" and finding["cwe"] == "CWE-319"
+    assert graded.grade == "B"
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<link rel="stylesheet" href="http://cdn.other.net/s.css">',
+        '<link rel="alternate stylesheet" href="http://cdn.other.net/s.css">',
+        '<iframe src="http://widgets.other.net/w"></iframe>',
+        '<frame src="http://widgets.other.net/w">',
+        '<object data="http://cdn.other.net/movie.swf"></object>',
+        '<embed src="http://cdn.other.net/movie.swf">',
+        '<link rel="preload" as="script" href="http://cdn.other.net/a.js">',
+        '<link rel="preload" as="font" href="http://cdn.other.net/f.woff2">',
+        '<link rel="modulepreload" href="http://cdn.other.net/m.js">',
+        '<form action="http://www.example.com/login" method="post"></form>',
+        '<form><button formaction="http://www.example.com/send">Go</button></form>',
+    ],
+)
+def test_blockable_resources_and_insecure_forms_are_active(markup: str) -> None:
+    result = page_of(f"<html><body>{markup}</body></html>")
+    assert "page.mixed_active" in outcomes(result)
+    assert result.details["mixed_content"]["passive"] == []
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<img src="http://img.other.net/a.png">',
+        '<img src="/a.png" srcset="http://img.other.net/a.png 2x">',
+        '<picture><source srcset="http://img.other.net/a.webp" type="image/webp"><img src="/a.png"></picture>',
+        '<video src="http://media.other.net/v.mp4" poster="/p.png"></video>',
+        '<audio><source src="http://media.other.net/a.mp3"></audio>',
+        '<link rel="icon" href="http://img.other.net/favicon.ico">',
+    ],
+)
+def test_images_and_media_are_passive(markup: str) -> None:
+    result = page_of(f"<html><body>{markup}</body></html>")
+    assert outcomes(result) == {"page.mixed_passive"}
+    assert result.details["mixed_content"]["active"] == []
+    assert section(result)["deduction"] == 5
+
+
+def test_srcset_urls_may_contain_commas() -> None:
+    srcset = "https://res.cloudinary.com/x/w_100,h_100/a.jpg 1x, http://img.other.net/b.jpg 2x,/c.jpg"
+    assert _srcset_urls(srcset) == [
+        "https://res.cloudinary.com/x/w_100,h_100/a.jpg",
+        "http://img.other.net/b.jpg",
+        "/c.jpg",
+    ]
+    result = page_of(f'<img srcset="{srcset}">')
+    assert result.details["mixed_content"]["passive"] == ["http://img.other.net/b.jpg"]
+
+
+def test_upgrade_insecure_requests_neutralises_mixed_content() -> None:
+    # Given mixed content and a CSP that upgrades insecure requests
+    script = f'<script src="http://cdn.other.net/a.js" integrity="{SHA384}" crossorigin></script>'
+    body = script + '<img src="http://x.net/i">'
+    result = page_of(body, headers=[("Content-Security-Policy", "default-src https:; Upgrade-Insecure-Requests")])
+    # Then browsers fetch everything over HTTPS: good, with a note, and the URLs still listed
+    assert "page.mixed_upgraded" in outcomes(result)
+    assert not outcomes(result) & {"page.mixed_active", "page.mixed_passive"}
+    assert result.details["mixed_content"]["upgraded_by_csp"] is True
+    assert section(result)["deduction"] == 0
+
+
+def test_upgrade_insecure_requests_in_a_meta_tag_counts_but_report_only_does_not() -> None:
+    script = '<script src="http://cdn.other.net/a.js"></script>'
+    meta = '<meta http-equiv="Content-Security-Policy" content="upgrade-insecure-requests">'
+    in_meta = page_of(f"<html><head>{meta}{script}</head></html>")
+    report_only = page_of(script, headers=[("Content-Security-Policy-Report-Only", "upgrade-insecure-requests")])
+    in_body = page_of(f"<html><body>{meta}{script}</body></html>")
+    assert "page.mixed_upgraded" in outcomes(in_meta)
+    assert "page.mixed_active" in outcomes(report_only)
+    assert "page.mixed_active" in outcomes(in_body)
+
+
+def test_mixed_content_does_not_apply_to_plain_http_pages() -> None:
+    result = page_of('<script src="http://cdn.other.net/a.js"></script>', url="http://www.example.com/")
+    assert "page.http_page" in outcomes(result)
+    assert result.details["mixed_content"]["active"] == []
+
+
+def test_localhost_is_potentially_trustworthy_not_mixed() -> None:
+    result = page_of('<script src="http://localhost:35729/livereload.js"></script><img src="http://127.0.0.1/x.png">')
+    assert "page.no_mixed_content" in outcomes(result)
+    assert result.details["mixed_content"] == {"active": [], "passive": [], "upgraded_by_csp": False}
+
+
+def test_noscript_and_template_contents_are_not_fetched() -> None:
+    body = (
+        '<noscript><img src="http://track.other.net/p.gif"></noscript>'
+        '<template><script src="http://x.net/a.js"></script></template>'
+    )
+    assert outcomes(page_of(body)) == {"page.no_mixed_content"}
+
+
+def test_links_are_navigation_not_mixed_content() -> None:
+    assert outcomes(page_of('<a href="http://other.net/">elsewhere</a>')) == {"page.no_mixed_content"}
+
+
+# --- subresource integrity --------------------------------------------------------------------
+
+
+def test_a_protocol_relative_cdn_script_in_uppercase_markup_needs_integrity() -> None:
+    # Given an upper-case script tag loading from another site by a protocol-relative URL
+    result = page_of('<HTML><HEAD><SCRIPT SRC="//cdn.other.net/lib.js"></SCRIPT></HEAD></HTML>')
+    # Then it resolves to https:// (no mixed content) but lacks SRI
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_missing_script"}
+    assert result.details["sri"]["missing"] == ["https://cdn.other.net/lib.js"]
+    assert section(result)["deduction"] == 5
+
+
+def test_a_cross_site_stylesheet_without_integrity_is_a_smaller_finding() -> None:
+    result = page_of('<link rel="stylesheet" href="https://cdn.other.net/bootstrap.min.css">')
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_missing_stylesheet"}
+
+
+def test_pinned_cross_site_scripts_are_good() -> None:
+    src = "https://cdn.jsdelivr.net/npm/lib@1.2.3"
+    body = f'<script src="{src}" integrity="{SHA384}" crossorigin="anonymous"></script>'
+    result = page_of(body)
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_ok"}
+    assert result.details["sri"]["present"] == 1
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<script src="https://static.example.com/app.js"></script>',  # same site, other origin
+        '<script src="/app.js"></script>',
+        '<link rel="canonical" href="https://other.net/page">',
+        '<link rel="icon" href="https://cdn.other.net/favicon.ico">',
+        '<link rel="preconnect" href="https://fonts.gstatic.com">',
+        '<script type="text/template" src="https://cdn.other.net/t.html"></script>',
+        '<script src="https://js.stripe.com/v3/"></script>',  # a living script SRI cannot pin
+        '<link rel="stylesheet" href="https://fonts.googleapis.com/css2?family=Inter">',
+    ],
+)
+def test_integrity_is_not_asked_where_it_does_not_apply(markup: str) -> None:
+    result = page_of(markup)
+    assert not {o for o in outcomes(result) if o.startswith("page.sri_missing")}
+
+
+def test_exempt_third_party_scripts_are_listed_as_not_applicable() -> None:
+    result = page_of('<script src="https://www.googletagmanager.com/gtag/js?id=G-1"></script>')
+    assert result.details["sri"]["not_applicable"] == ["https://www.googletagmanager.com/gtag/js?id=G-1"]
+
+
+def test_integrity_without_crossorigin_is_a_note_because_the_load_fails() -> None:
+    result = page_of(f'<script src="https://cdn.other.net/a.js" integrity="{SHA384}"></script>')
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_no_crossorigin", "page.sri_ok"}
+    assert section(result)["deduction"] == 0
+
+
+def test_an_integrity_value_with_only_unsupported_hashes_is_ignored_by_browsers() -> None:
+    sha1 = "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk="
+    result = page_of(f'<script src="https://cdn.other.net/a.js" integrity="{sha1}" crossorigin></script>')
+    assert "page.sri_missing_script" in outcomes(result)
+    assert result.details["sri"]["invalid"] == ["https://cdn.other.net/a.js"]
+
+
+def test_a_malformed_hash_blocks_the_load_and_is_noted() -> None:
+    result = page_of('<script src="https://cdn.other.net/a.js" integrity="sha384-not*base64" crossorigin></script>')
+    assert "page.sri_malformed" in outcomes(result)
+    assert "page.sri_missing_script" not in outcomes(result)
+
+
+# --- base and dependencies --------------------------------------------------------------------
+
+
+def test_a_base_pointing_elsewhere_is_a_warning_and_moves_relative_urls() -> None:
+    # Given a <base> on another origin and a relative script
+    result = page_of('<html><head><base href="https://evil.other.net/"><script src="app.js"></script></head></html>')
+    # Then the base is reported and the script counts as coming from there (so it lacks SRI)
+    assert {"page.base_foreign", "page.sri_missing_script"} <= outcomes(result)
+    assert result.details["base"] == "https://evil.other.net/"
+    assert result.details["sri"]["missing"] == ["https://evil.other.net/app.js"]
+
+
+def test_a_relative_base_on_the_same_origin_is_fine() -> None:
+    result = page_of('<base href="/app/"><script src="main.js"></script>')
+    assert "page.base_foreign" not in outcomes(result)
+    assert result.details["base"] == "https://www.example.com/app/"
+
+
+def test_an_http_base_on_an_https_page_makes_relative_scripts_mixed() -> None:
+    result = page_of('<base href="http://www.example.com/"><script src="main.js"></script>')
+    assert {"page.base_foreign", "page.mixed_active"} <= outcomes(result)
+
+
+def test_external_dependencies_are_grouped_by_origin() -> None:
+    body = """
+    <link rel="stylesheet" href="https://cdn.other.net/a.css" integrity="{h}" crossorigin>
+    <script src="https://cdn.other.net/a.js" integrity="{h}" crossorigin></script>
+    <img src="https://img.other.net/x.png"><img src="https://static.example.com/logo.png">
+    <iframe src="https://www.youtube.com/embed/abc"></iframe>
+    """.replace("{h}", SHA384)
+    result = page_of(body)
+    assert result.details["external_origins"] == [
+        {"origin": "https://cdn.other.net", "resources": 2, "types": ["stylesheet", "script"], "same_site": False},
+        {"origin": "https://img.other.net", "resources": 1, "types": ["image"], "same_site": False},
+        {"origin": "https://static.example.com", "resources": 1, "types": ["image"], "same_site": True},
+        {"origin": "https://www.youtube.com", "resources": 1, "types": ["frame"], "same_site": False},
+    ]
+
+
+def test_duplicate_attributes_keep_the_first_like_browsers() -> None:
+    result = page_of('<script src="/local.js" src="http://cdn.other.net/a.js"></script>')
+    assert outcomes(result) == {"page.no_mixed_content"}
+
+
+def test_grading_turns_the_page_result_into_json() -> None:
+    body = """<html><head><base href="https://other.net/"><script src="http://a.net/x.js"></script>
+    <script src="https://cdn.other.net/y.js"></script></head><body><img src="http://b.net/i.png"></body></html>"""
+    graded = grade([page_of(body)], default_rulebook(), CONTEXT)
+    data = json.loads(json.dumps(graded.sections["page_analysis"]))
+    assert {f["check"] for f in data["findings"]} == {
+        "page.mixed_active",
+        "page.mixed_passive",
+        "page.sri_missing_script",
+        "page.base_foreign",
+    }
+    assert data["mixed_content"]["active"] == ["http://a.net/x.js"]
+    assert graded.grade in ("B", "C", "D", "F")
