@@ -1,10 +1,211 @@
-"""Placeholder: being written."""
+"""security.txt (RFC 9116): can a researcher find out how to report a vulnerability?
+
+The fetch layer asks for `https://<final host>/.well-known/security.txt` and falls back
+to the legacy `/security.txt` (RFC 9116 §3 allows it as a fallback). Many sites answer
+every path with an HTML page and status 200; that is not a security.txt, and neither
+is a text page that happens to contain "Contact:". A file is taken as a security.txt
+only when it is not HTML and its lines follow the field syntax of §4.
+
+Then the RFC's rules: served over HTTPS (§3) as `text/plain` (§3; `charset=utf-8`
+recommended), at least one `Contact` (§2.5.3, a mailto:, tel: or https: URI), exactly
+one `Expires` as an RFC 3339 date-time in the future (§2.5.5, less than a year ahead
+recommended), and when `Canonical` is present it should list the URL the file came
+from (§2.5.2). OpenPGP cleartext signatures (§2.3) are accepted; they are not
+verified, since the scanner has no trusted key for the site. Unknown fields are
+ignored (§2.4).
+"""
 
 from __future__ import annotations
 
-from ..findings import CheckResult
-from ..snapshot import SiteSnapshot
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..findings import CheckResult, Finding
+from ..snapshot import HttpResponse, SiteSnapshot
+from ._securitytxt_parser import ParsedSecurityTxt, parse_rfc3339, parse_security_txt
+
+SECTION = "security_txt"
+
+_KNOWN_FIELDS = frozenset(
+    {"acknowledgments", "canonical", "contact", "csaf", "encryption", "expires", "hiring", "policy",
+     "preferred-languages"}
+)  # fmt: skip
+_LIST_FIELDS = ("contact", "canonical", "encryption", "policy", "acknowledgments", "hiring", "csaf")
+_RECOMMENDED_MAX_LIFETIME = timedelta(days=366)  # §2.5.5: "less than a year into the future"
+
+
+def _empty_details(url: str | None, response: HttpResponse | None) -> dict[str, Any]:
+    return {
+        "found": False,
+        "url": url,
+        "status_code": response.status_code if response else None,
+        "content_type": (response.content_type or None) if response else None,
+        "legacy_location": False,
+        "signed": False,
+        "contacts": [],
+        "expires": None,
+        "canonical": [],
+        "encryption": [],
+        "policy": [],
+        "acknowledgments": [],
+        "hiring": [],
+        "preferred_languages": [],
+    }
+
+
+def _contact_problem(uri: str) -> str | None:
+    """§2.5.3: a URI; web URIs MUST be https. Bare e-mail addresses are a frequent slip."""
+    scheme, colon, rest = uri.partition(":")
+    scheme = scheme.lower()
+    if not colon:
+        if "@" in uri:
+            return f"{uri!r} is an e-mail address without mailto:"
+        return f"{uri!r} is not a URI"
+    if scheme == "mailto":
+        return None if "@" in rest else f"{uri!r} has no e-mail address"
+    if scheme == "tel":
+        return None if any(c.isdigit() for c in rest) else f"{uri!r} has no telephone number"
+    if scheme == "https":
+        return None if urlsplit(uri).hostname else f"{uri!r} has no host"
+    if scheme == "http":
+        return f"{uri!r} uses http:// (web contact URIs must use https://)"
+    return f"{uri!r} is not a mailto:, tel: or https: URI"
+
+
+def _normalise_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    port = parts.port
+    netloc = host if port in (None, {"http": 80, "https": 443}.get(parts.scheme.lower())) else f"{host}:{port}"
+    return f"{parts.scheme.lower()}://{netloc}{parts.path or '/'}"
+
+
+def _looks_like_html(response: HttpResponse) -> bool:
+    if response.content_type in ("text/html", "application/xhtml+xml"):
+        return True
+    head = response.body[:256].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return head.startswith((b"<!doctype", b"<html", b"<head", b"<body", b"<?xml"))
+
+
+def _not_security_txt(parsed: ParsedSecurityTxt) -> str | None:
+    """Why a 200 text response is not a security.txt at all, or None when it is one."""
+    known = [f for f in parsed.fields if f.name.lower() in _KNOWN_FIELDS]
+    if not known:
+        return "it contains no security.txt fields"
+    if len(parsed.invalid_lines) > len(parsed.fields) and not parsed.values("expires"):
+        return "most of its lines are not `Field: value` lines, so it is some other text"
+    return None
 
 
 def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
-    return CheckResult("security_txt")
+    chain = snapshot.security_txt
+    if chain is None:
+        return CheckResult(SECTION, (Finding("check.error", note="security.txt was not requested"),))
+    final = chain.final
+    if final is None:
+        reason = f"{chain.failure.kind}: {chain.failure.message}" if chain.failure else "no response"
+        note = f"security.txt could not be fetched from {chain.start_url} ({reason})"
+        return CheckResult(SECTION, (Finding("check.error", note=note),), _empty_details(chain.start_url, None))
+
+    details = _empty_details(final.url, final)
+    if final.status_code != 200:
+        note = f"{chain.start_url} answered HTTP {final.status_code}"
+        return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
+    if _looks_like_html(final):
+        note = f"{final.url} answered with an HTML page (HTTP 200), not a security.txt file"
+        return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
+    parsed = parse_security_txt(final.body.decode("utf-8", errors="replace"))
+    reason = _not_security_txt(parsed)
+    if reason is not None:
+        note = f"{final.url} answered HTTP 200 but {reason}"
+        return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
+
+    findings: list[Finding] = []
+    invalid: list[str] = []
+    lint: list[str] = []
+    now = snapshot.fetched_at
+    url_parts = urlsplit(final.url)
+
+    # §3: HTTPS only, text/plain.
+    if url_parts.scheme != "https":
+        invalid.append(f"it was served over plain HTTP ({final.url}); RFC 9116 requires HTTPS")
+    if final.content_type != "text/plain":
+        invalid.append(f"Content-Type is {final.content_type or 'missing'}, not text/plain")
+    elif (final.charset or "").lower() not in ("utf-8", "utf8"):
+        lint.append(f"Content-Type should be `text/plain; charset=utf-8` (charset is {final.charset or 'not given'})")
+
+    # §2.5.3: one or more Contact fields.
+    contacts = parsed.values("contact")
+    bad_contacts = [p for p in (_contact_problem(c) for c in contacts) if p]
+    if not contacts:
+        invalid.append("there is no Contact field")
+    elif len(bad_contacts) == len(contacts):
+        invalid.append("no Contact is usable: " + "; ".join(bad_contacts))
+    elif bad_contacts:
+        lint.extend(bad_contacts)
+
+    # §2.5.5: exactly one Expires, an RFC 3339 date-time.
+    expires_values = parsed.values("expires")
+    expires = parse_rfc3339(expires_values[0]) if expires_values else None
+    if not expires_values:
+        invalid.append("there is no Expires field")
+    elif len(expires_values) > 1:
+        invalid.append(f"Expires appears {len(expires_values)} times; exactly one is allowed")
+    if expires_values and expires is None:
+        invalid.append(f"Expires {expires_values[0]!r} is not an RFC 3339 date-time such as 2026-12-31T23:00:00Z")
+
+    # §4: at most one Preferred-Languages; lines must be fields or comments.
+    languages = parsed.values("preferred-languages")
+    if len(languages) > 1:
+        lint.append("Preferred-Languages appears more than once (at most one is allowed)")
+    if parsed.invalid_lines:
+        numbers = ", ".join(str(n) for n in parsed.invalid_lines[:10])
+        lint.append(f"line(s) {numbers} are neither a `Field: value` line nor a # comment")
+    unspaced = [f.name for f in parsed.fields if not f.spaced and f.name.lower() in _KNOWN_FIELDS]
+    if unspaced:
+        lint.append("the colon after " + ", ".join(sorted(set(unspaced))) + " should be followed by one space")
+    lint.extend(parsed.problems)
+    if final.body_truncated:
+        lint.append("the file is larger than the scanner reads; only its beginning was checked")
+
+    # §3: where it came from.
+    legacy = url_parts.path == "/security.txt"
+    if url_parts.hostname and url_parts.hostname.lower() != snapshot.final_target_host:
+        lint.append(f"the request was redirected to another host ({url_parts.hostname}); researchers may distrust it")
+
+    if invalid:
+        for problem in invalid:
+            findings.append(Finding("security_txt.invalid", note=problem))
+    elif expires is not None and expires <= now:
+        findings.append(Finding("security_txt.expired", note=f"Expires {expires_values[0]} is in the past"))
+    else:
+        findings.append(Finding("security_txt.present", note=final.url))
+    if expires is not None and expires - now > _RECOMMENDED_MAX_LIFETIME:
+        note = f"Expires {expires_values[0]} is more than a year away"
+        findings.append(Finding("security_txt.expires_far", note=note))
+    if legacy:
+        findings.append(Finding("security_txt.legacy_location", note=f"found at {final.url}"))
+    canonical = parsed.values("canonical")
+    if canonical and _normalise_url(final.url) not in {_normalise_url(c) for c in canonical}:
+        note = f"fetched from {final.url}, Canonical lists " + ", ".join(canonical)
+        # Graded only on an otherwise sound file, so a broken file never costs more than none.
+        graded = findings[0].outcome == "security_txt.present"
+        findings.append(Finding("security_txt.canonical_mismatch" if graded else "security_txt.lint", note=note))
+    for problem in lint:
+        findings.append(Finding("security_txt.lint", note=problem))
+
+    details.update(
+        {
+            "found": True,
+            "legacy_location": legacy,
+            "signed": parsed.signed,
+            "contacts": contacts,
+            "expires": expires.isoformat().replace("+00:00", "Z") if expires else None,
+            "preferred_languages": [
+                tag.strip() for value in languages[:1] for tag in value.split(",") if tag.strip()
+            ],
+            **{name: parsed.values(name) for name in _LIST_FIELDS if name != "contact"},
+        }
+    )
+    return CheckResult(SECTION, tuple(findings), details)

@@ -1,0 +1,314 @@
+"""Stories for the security.txt check (RFC 9116), over hand-made fetches of the file."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from tests.factories import FIXED_NOW, make_response, make_snapshot
+from websec_app.scanner.checks._securitytxt_parser import parse_rfc3339, parse_security_txt
+from websec_app.scanner.checks.security_txt import check_security_txt
+from websec_app.scanner.findings import CheckResult
+from websec_app.scanner.grading import grade
+from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.snapshot import Failure, FetchChain
+
+WELL_KNOWN = "https://example.com/.well-known/security.txt"
+LEGACY = "https://example.com/security.txt"
+CONTEXT = {"host": "example.com", "domain": "example.com", "origin": "https://example.com"}
+# FIXED_NOW is 2026-11-22: this file is valid for about seven months.
+GOOD = "Contact: mailto:security@example.com\nExpires: 2027-06-30T23:00:00Z\n"
+
+
+def security_txt_of(
+    body: str | bytes,
+    *,
+    url: str = WELL_KNOWN,
+    status: int = 200,
+    content_type: str | None = "text/plain; charset=utf-8",
+    start_url: str | None = None,
+) -> CheckResult:
+    response = make_response(url, status, body=body, content_type=content_type)
+    chain = FetchChain(start_url or url, (response,))
+    return check_security_txt(make_snapshot("https://example.com/", security_txt=chain))
+
+
+def outcomes(result: CheckResult) -> set[str]:
+    return {f.outcome for f in result.findings}
+
+
+def notes(result: CheckResult) -> str:
+    return " | ".join(f.note or "" for f in result.findings)
+
+
+def section(result: CheckResult) -> dict[str, object]:
+    return grade([result], default_rulebook(), CONTEXT).sections["security_txt"]
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+
+def test_a_bom_and_crlf_line_ends_are_read_transparently() -> None:
+    parsed = parse_security_txt("\ufeffContact: mailto:a@example.com\r\n# comment\r\nExpires: 2027-01-01T00:00:00Z\r\n")
+    assert parsed.values("contact") == ["mailto:a@example.com"]
+    assert parsed.values("EXPIRES") == ["2027-01-01T00:00:00Z"]
+    assert parsed.invalid_lines == ()
+
+
+def test_a_cleartext_signed_file_is_unwrapped_and_dash_escapes_removed() -> None:
+    text = (
+        "-----BEGIN PGP SIGNED MESSAGE-----\n"
+        "Hash: SHA512\n"
+        "\n"
+        "Contact: mailto:security@example.com\n"
+        "- -not-a-field-but-a-dash-escaped-line\n"
+        "Expires: 2027-06-30T23:00:00Z\n"
+        "-----BEGIN PGP SIGNATURE-----\n"
+        "\n"
+        "iQIzBAEBCgAdFiEE...\n"
+        "-----END PGP SIGNATURE-----\n"
+    )
+    parsed = parse_security_txt(text)
+    assert parsed.signed and parsed.signature_complete
+    assert parsed.values("contact") == ["mailto:security@example.com"]
+    assert parsed.invalid_lines == (5,)  # the unescaped "-not-a-field..." line, numbered as served
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2027-06-30T23:00:00Z", datetime(2027, 6, 30, 23, tzinfo=UTC)),
+        ("2027-06-30t23:00:00.123z", datetime(2027, 6, 30, 23, tzinfo=UTC)),
+        ("2027-07-01T04:30:00+05:30", datetime(2027, 6, 30, 23, tzinfo=UTC)),
+        ("2027-06-30 23:00:00Z", None),
+        ("2027-06-30", None),
+        ("Wed, 30 Jun 2027 23:00:00 GMT", None),
+        ("2027-02-30T00:00:00Z", None),
+    ],
+)
+def test_expires_must_be_an_rfc3339_date_time(value: str, expected: datetime | None) -> None:
+    assert parse_rfc3339(value) == expected
+
+
+# --- the check --------------------------------------------------------------------------------
+
+
+def test_a_valid_file_is_good_and_its_fields_are_reported() -> None:
+    # Given a complete security.txt at the well-known location
+    body = (
+        "# Our policy\n"
+        "Contact: mailto:security@example.com\n"
+        "Contact: https://example.com/report\n"
+        "Expires: 2027-06-30T23:00:00Z\n"
+        "Encryption: https://example.com/pgp-key.txt\n"
+        "Policy: https://example.com/security-policy\n"
+        "Preferred-Languages: en, fr\n"
+        f"Canonical: {WELL_KNOWN}\n"
+        "X-Custom-Field: ignored\n"
+    )
+    result = security_txt_of(body)
+    # Then it is good and the fields are in the section
+    assert outcomes(result) == {"security_txt.present"}
+    assert result.details["found"] is True
+    assert result.details["contacts"] == ["mailto:security@example.com", "https://example.com/report"]
+    assert result.details["expires"] == "2027-06-30T23:00:00Z"
+    assert result.details["preferred_languages"] == ["en", "fr"]
+    assert result.details["canonical"] == [WELL_KNOWN]
+    assert result.details["encryption"] == ["https://example.com/pgp-key.txt"]
+    assert result.details["url"] == WELL_KNOWN and result.details["signed"] is False
+    assert section(result)["deduction"] == 0
+
+
+def test_a_missing_file_costs_two_minor_points() -> None:
+    result = security_txt_of("Not Found", status=404, content_type="text/plain")
+    assert outcomes(result) == {"security_txt.missing"}
+    graded = section(result)
+    assert graded["status"] == "missing" and graded["deduction"] == 2
+    assert graded["findings"][0]["severity"] == "minor"
+    assert "security@example.com" in graded["findings"][0]["fix"]
+
+
+def test_an_html_page_served_with_200_is_not_a_security_txt() -> None:
+    # Given a single-page app answering every path with its HTML shell, which mentions "Contact:"
+    html = "<!DOCTYPE html><html><body><p>Contact: mailto:sales@example.com</p></body></html>"
+    result = security_txt_of(html, content_type="text/html; charset=utf-8")
+    # Then it counts as missing, with the reason
+    assert outcomes(result) == {"security_txt.missing"}
+    assert "HTML page" in notes(result)
+
+
+def test_html_mislabelled_as_text_is_still_not_a_security_txt() -> None:
+    result = security_txt_of("<html><body>Contact: mailto:a@example.com</body></html>", content_type="text/plain")
+    assert outcomes(result) == {"security_txt.missing"}
+
+
+def test_a_text_page_that_merely_mentions_contact_is_not_a_security_txt() -> None:
+    prose = (
+        "Welcome to our site!\n"
+        "We sell fine things.\n"
+        "Contact: call us any time\n"
+        "Opening hours are nine to five.\n"
+        "Thanks for visiting.\n"
+    )
+    result = security_txt_of(prose, content_type="text/plain")
+    assert outcomes(result) == {"security_txt.missing"}
+
+
+def test_a_file_with_bom_and_crlf_is_valid() -> None:
+    body = ("\ufeff" + GOOD.replace("\n", "\r\n")).encode("utf-8")
+    result = security_txt_of(body)
+    assert outcomes(result) == {"security_txt.present"}
+
+
+def test_a_signed_file_is_accepted() -> None:
+    body = (
+        "-----BEGIN PGP SIGNED MESSAGE-----\r\nHash: SHA256\r\n\r\n"
+        + GOOD.replace("\n", "\r\n")
+        + f"Canonical: {WELL_KNOWN}\r\n"
+        + "-----BEGIN PGP SIGNATURE-----\r\n\r\nwsFzBAEBCAAnBQJ...\r\n-----END PGP SIGNATURE-----\r\n"
+    )
+    result = security_txt_of(body)
+    assert outcomes(result) == {"security_txt.present"}
+    assert result.details["signed"] is True
+
+
+def test_a_signed_file_without_its_signature_block_gets_a_lint_note() -> None:
+    body = "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n" + GOOD
+    result = security_txt_of(body)
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert "no signature block" in notes(result)
+
+
+def test_two_expires_fields_make_the_file_invalid() -> None:
+    result = security_txt_of(GOOD + "Expires: 2027-12-31T23:00:00Z\n")
+    assert outcomes(result) == {"security_txt.invalid"}
+    assert "exactly one" in notes(result)
+    assert section(result)["deduction"] == 2
+
+
+def test_a_file_without_contact_is_invalid() -> None:
+    result = security_txt_of("Expires: 2027-06-30T23:00:00Z\nPolicy: https://example.com/policy\n")
+    assert outcomes(result) == {"security_txt.invalid"}
+    assert "no Contact" in notes(result)
+
+
+def test_a_file_without_expires_is_invalid() -> None:
+    result = security_txt_of("Contact: mailto:security@example.com\n")
+    assert outcomes(result) == {"security_txt.invalid"}
+
+
+def test_an_expires_that_is_not_rfc3339_is_invalid() -> None:
+    result = security_txt_of("Contact: mailto:security@example.com\nExpires: 30/06/2027\n")
+    assert outcomes(result) == {"security_txt.invalid"}
+    assert "RFC 3339" in notes(result)
+
+
+def test_contacts_must_be_uris() -> None:
+    # Given one bare e-mail address (a common slip) and one http:// page
+    only_bad = security_txt_of(
+        "Contact: security@example.com\nContact: http://example.com/report\nExpires: 2027-06-30T23:00:00Z\n"
+    )
+    some_good = security_txt_of("Contact: security@example.com\n" + GOOD)
+    # Then a file with no usable contact is invalid, one with a usable contact gets a note
+    assert outcomes(only_bad) == {"security_txt.invalid"}
+    assert "without mailto:" in notes(only_bad) and "https://" in notes(only_bad)
+    assert outcomes(some_good) == {"security_txt.present", "security_txt.lint"}
+
+
+def test_an_expired_file_is_weak() -> None:
+    result = security_txt_of("Contact: mailto:security@example.com\nExpires: 2026-01-01T00:00:00Z\n")
+    assert outcomes(result) == {"security_txt.expired"}
+    graded = section(result)
+    assert graded["status"] == "weak" and graded["deduction"] == 2
+
+
+def test_an_expiry_more_than_a_year_away_is_a_note() -> None:
+    result = security_txt_of("Contact: mailto:security@example.com\nExpires: 2030-01-01T00:00:00Z\n")
+    assert outcomes(result) == {"security_txt.present", "security_txt.expires_far"}
+    assert section(result)["deduction"] == 0
+
+
+def test_expiry_is_judged_against_the_snapshot_time() -> None:
+    day_after = FIXED_NOW.replace(day=FIXED_NOW.day + 1).isoformat().replace("+00:00", "Z")
+    result = security_txt_of(f"Contact: mailto:security@example.com\nExpires: {day_after}\n")
+    assert outcomes(result) == {"security_txt.present"}
+
+
+def test_the_legacy_location_is_accepted_with_a_note() -> None:
+    result = security_txt_of(GOOD, url=LEGACY)
+    assert outcomes(result) == {"security_txt.present", "security_txt.legacy_location"}
+    assert result.details["legacy_location"] is True
+
+
+def test_canonical_must_list_the_url_the_file_came_from() -> None:
+    result = security_txt_of(GOOD + "Canonical: https://other.example.net/.well-known/security.txt\n")
+    assert outcomes(result) == {"security_txt.present", "security_txt.canonical_mismatch"}
+    same_with_other_case = security_txt_of(GOOD + "Canonical: https://EXAMPLE.com:443/.well-known/security.txt\n")
+    assert outcomes(same_with_other_case) == {"security_txt.present"}
+
+
+def test_the_wrong_content_type_makes_the_file_invalid() -> None:
+    result = security_txt_of(GOOD, content_type="application/octet-stream")
+    assert outcomes(result) == {"security_txt.invalid"}
+    assert "text/plain" in notes(result)
+
+
+def test_text_plain_without_utf8_charset_is_a_note() -> None:
+    result = security_txt_of(GOOD, content_type="text/plain")
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert "charset=utf-8" in notes(result)
+
+
+def test_a_file_served_over_http_is_invalid() -> None:
+    result = security_txt_of(GOOD, url="http://example.com/.well-known/security.txt")
+    assert outcomes(result) == {"security_txt.invalid"}
+    assert "HTTPS" in notes(result)
+
+
+def test_stray_lines_and_missing_spaces_are_lint() -> None:
+    result = security_txt_of("Contact:mailto:security@example.com\nthis line is junk\nExpires: 2027-06-30T23:00:00Z\n")
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert "line(s) 2" in notes(result) and "one space" in notes(result)
+    assert result.details["contacts"] == ["mailto:security@example.com"]
+
+
+def test_a_fetch_failure_is_not_graded_as_missing() -> None:
+    chain = FetchChain(WELL_KNOWN, failure=Failure("timeout", "read timed out"))
+    result = check_security_txt(make_snapshot(security_txt=chain))
+    assert outcomes(result) == {"check.error"}
+    assert "timeout" in notes(result)
+    assert section(result)["deduction"] == 0
+
+
+def test_not_requesting_the_file_is_not_graded() -> None:
+    result = check_security_txt(make_snapshot(security_txt=None))
+    assert outcomes(result) == {"check.error"}
+
+
+def test_a_broken_file_never_costs_more_than_no_file() -> None:
+    book = default_rulebook()
+    missing = book.rule("security_txt.missing").deduction
+    for outcome, rule in book.rules.items():
+        if outcome.startswith("security_txt.") and outcome != "security_txt.missing":
+            assert rule.deduction <= missing, outcome
+    worst = security_txt_of(
+        "Contact: nobody\nExpires: never\nExpires: again\nCanonical: https://elsewhere.example.org/\n",
+        content_type="application/x-foo",
+    )
+    expired = security_txt_of(GOOD.replace("2027", "2025") + "Canonical: https://elsewhere.example.org/\n")
+    assert section(worst)["deduction"] <= missing
+    assert section(expired)["deduction"] <= missing
+
+
+def test_grading_turns_the_security_txt_result_into_json() -> None:
+    result = security_txt_of(GOOD + "Canonical: https://elsewhere.example.org/security.txt\n", url=LEGACY)
+    graded = grade([result], default_rulebook(), CONTEXT)
+    body = json.loads(json.dumps(graded.sections["security_txt"]))
+    assert body["found"] is True and body["legacy_location"] is True
+    assert {f["check"] for f in body["findings"]} == {
+        "security_txt.present",
+        "security_txt.legacy_location",
+        "security_txt.canonical_mismatch",
+    }

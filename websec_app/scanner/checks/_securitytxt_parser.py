@@ -1,0 +1,112 @@
+"""Parsing a security.txt file (RFC 9116 §4 grammar) without judging it (private helper).
+
+Tolerant where readers must be (a byte-order mark, CRLF line ends, any case in field
+names, a missing space after the colon), and precise about what the grammar says:
+one `field-name ":" value` per line, `#` comments, and an optional OpenPGP cleartext
+signature around the whole file (RFC 9116 §2.3, RFC 4880 §7).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone
+
+# RFC 5322 §3.6.8 (imported by RFC 9116 §4): a field name is printable ASCII except ":".
+_FIELD = re.compile(r"^(?P<name>[\x21-\x39\x3b-\x7e]+):(?P<space>[ \t]*)(?P<value>.*?)[ \t]*$")
+# RFC 3339 §5.6 date-time; "T" and "Z" may be lowercase (§5.6 NOTE), the fraction is optional.
+_DATE_TIME = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:(?P<z>[Zz])|(?P<sign>[+-])(\d{2}):(\d{2}))$"
+)
+_BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
+_BEGIN_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
+_END_SIGNATURE = "-----END PGP SIGNATURE-----"
+
+
+@dataclass(frozen=True)
+class SecurityTxtLine:
+    number: int  # 1-based, in the file as served
+    name: str  # as written
+    value: str
+    spaced: bool  # RFC 9116 §4: `fs SP`: one space after the colon
+
+
+@dataclass(frozen=True)
+class ParsedSecurityTxt:
+    fields: tuple[SecurityTxtLine, ...] = ()
+    invalid_lines: tuple[int, ...] = ()  # neither a field, a comment nor blank
+    signed: bool = False
+    signature_complete: bool = True  # a signed file that also has its signature block
+    problems: tuple[str, ...] = field(default=())
+
+    def values(self, name: str) -> list[str]:
+        """All values of a field, in file order (field names are case-insensitive)."""
+        wanted = name.lower()
+        return [f.value for f in self.fields if f.name.lower() == wanted]
+
+
+def _unsign(lines: list[str]) -> tuple[list[tuple[int, str]], bool, bool, list[str]]:
+    """Strip an OpenPGP cleartext signature (RFC 4880 §7): (numbered body lines, signed, complete, problems)."""
+    numbered = list(enumerate(lines, start=1))
+    first = next((i for i, (_, text) in enumerate(numbered) if text.strip()), None)
+    if first is None or numbered[first][1].strip() != _BEGIN_SIGNED:
+        return numbered, False, True, []
+    problems: list[str] = []
+    index = first + 1
+    # Armor headers ("Hash: SHA256") run up to the first empty line.
+    while index < len(numbered) and numbered[index][1].strip():
+        index += 1
+    body: list[tuple[int, str]] = []
+    complete = False
+    for number, text in numbered[index + 1 :]:
+        if text.strip() == _BEGIN_SIGNATURE:
+            complete = True
+            break
+        # §7.1 dash-escaping: "- " is removed from lines that begin with it.
+        body.append((number, text[2:] if text.startswith("- ") else text))
+    if not complete:
+        problems.append("the file starts a PGP signed message but has no signature block")
+    else:
+        end = next((i for i, (_, text) in enumerate(numbered) if text.strip() == _END_SIGNATURE), None)
+        if end is not None and any(text.strip() for _, text in numbered[end + 1 :]):
+            problems.append("there is text after the PGP signature, outside what the signature covers")
+    return body, True, complete, problems
+
+
+def parse_security_txt(text: str) -> ParsedSecurityTxt:
+    text = text.removeprefix("\ufeff")
+    lines = text.splitlines()
+    body, signed, complete, problems = _unsign(lines)
+    fields: list[SecurityTxtLine] = []
+    invalid: list[int] = []
+    for number, raw in body:
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _FIELD.match(raw.rstrip("\r"))
+        if match is None:
+            invalid.append(number)
+            continue
+        fields.append(SecurityTxtLine(number, match["name"], match["value"].strip(), match["space"] == " "))
+    return ParsedSecurityTxt(tuple(fields), tuple(invalid), signed, complete, tuple(problems))
+
+
+def parse_rfc3339(value: str) -> datetime | None:
+    """An RFC 3339 §5.6 date-time as an aware datetime in UTC, or None."""
+    match = _DATE_TIME.match(value.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
+    second = min(second, 59)  # a leap second (":60") is allowed by §5.7
+    if match["z"]:
+        offset = timezone.utc
+    else:
+        hours, minutes = int(match.group(9)), int(match.group(10))
+        if hours > 23 or minutes > 59:
+            return None
+        delta = timedelta(hours=hours, minutes=minutes)
+        offset = timezone(delta if match["sign"] == "+" else -delta)
+    try:
+        return datetime(year, month, day, hour, minute, second, tzinfo=offset).astimezone(UTC)
+    except ValueError:
+        return None
