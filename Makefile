@@ -71,8 +71,10 @@ lint: $(VENV)/.dev-installed  ## ruff (lint and format check) and mypy
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy websec_app api_routes
 
-bench: setup setup-test  ## Run every benchmark in bench/ and print its figures
-	@for script in bench/*_bench.py; do \
+bench: $(VENV)/.dev-installed  ## Run every bench/*_bench.py and print its figures
+	@shopt -s nullglob; scripts=(bench/*_bench.py); \
+	if [ $${#scripts[@]} -eq 0 ]; then echo "No benchmarks in bench/ yet"; fi; \
+	for script in "$${scripts[@]}"; do \
 	  echo "== $$script"; PYTHONPATH=$(CURDIR) $(BIN)/python "$$script"; \
 	done
 
@@ -86,7 +88,9 @@ system-deps-test:
 	@$(call apt_install_missing,$(TEST_APT_PACKAGES),postgresql)
 
 $(BIN)/python:
-	@$(PY) -c 'import ensurepip' 2>/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
+	@$(PY) -c 'import ensurepip' 2>/dev/null || { \
+	  echo "Installing Debian packages: python3 python3-venv"; $(SUDO) apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3 python3-venv; }
 	$(PY) -m venv $(VENV)
 
 $(VENV)/.installed: requirements.txt | $(BIN)/python
