@@ -326,6 +326,18 @@ def test_a_site_can_use_any_port_and_a_dynamic_handler(site_factory: SiteFactory
     assert (response.status_code, response.headers["x-echo"], response.text) == (200, "pong", "/e")
 
 
+def test_a_failing_handler_answers_500_and_is_recorded(site_factory: SiteFactory) -> None:
+    def broken(request: Request) -> Response:
+        raise KeyError("oops")
+
+    site = site_factory(Site(names=(site_factory.unique_host("broken"),), tls=None, http={"/": broken}))
+
+    reply = raw_request((site.ip, 80), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+
+    assert reply.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert [type(e) for e in site.errors] == [KeyError]
+
+
 def _get_with_port(site: RunningSite, pki: Pki, path: str, **headers: str) -> httpx.Response:
     with httpx.Client(verify=pki.client_context(), trust_env=False) as client:
         return client.get(
