@@ -99,7 +99,7 @@ def parse_rfc3339(value: str) -> datetime | None:
     year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
     second = min(second, 59)  # a leap second (":60") is allowed by §5.7
     if match["z"]:
-        offset = timezone.utc
+        offset = UTC
     else:
         hours, minutes = int(match.group(9)), int(match.group(10))
         if hours > 23 or minutes > 59:

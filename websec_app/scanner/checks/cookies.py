@@ -22,6 +22,7 @@ from ..findings import STATUSES, CheckResult, Finding
 from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
+from ..target import ip_literal
 from ._cookie_parser import Malformed, ParsedCookie, default_path, parse_set_cookie, rejection
 
 SECTION = "cookies"
@@ -105,7 +106,12 @@ def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str) -> list[Find
         findings.append(Finding(_NO_SAMESITE[kind], name, None, fix_vars))
 
     host = (urlsplit(response.url).hostname or "").lower()
-    if kind != "other" and cookie.domain is not None and cookie.domain == registrable_domain(host):
+    if (
+        kind != "other"
+        and cookie.domain is not None
+        and ip_literal(cookie.domain) is None
+        and cookie.domain == registrable_domain(host)
+    ):
         note = f"{name}: Domain={cookie.domain} also sends it to every subdomain of {cookie.domain}"
         findings.append(Finding("cookie.broad_domain", name, note, fix_vars))
     return findings
