@@ -314,6 +314,13 @@ def test_details_describe_each_cookie_but_never_its_value() -> None:
     assert secret not in json.dumps(result.details) + json.dumps(section(result))
 
 
+def test_attributes_browsers_skip_are_listed() -> None:
+    result = cookies_of("a=b; Expires=tomorrow; Max-Age=1h; Path=relative; Secure; HttpOnly; SameSite=Lax")
+    entry = cookie(result, "a")
+    assert entry["expires"] is None and entry["max_age"] is None and entry["path"] == "/"
+    assert len(entry["ignored_attributes"]) == 3
+
+
 def test_the_default_path_is_reported_when_none_is_given() -> None:
     result = cookies_of("a=b; Secure; HttpOnly; SameSite=Lax", url="https://www.example.com/shop/cart")
     assert cookie(result, "a")["path"] == "/shop"

@@ -173,6 +173,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     "final_response": response is final,
                     "deletes": deletes,
                     "rejected": refused.reason if refused else None,
+                    "ignored_attributes": list(parsed.ignored_attributes),
                 }
             )
 
