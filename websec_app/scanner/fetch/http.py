@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import typing
+import warnings
 from urllib.parse import urljoin
 
 import httpcore
@@ -56,7 +57,10 @@ def permissive_tls_context() -> ssl.SSLContext:
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     try:
-        context.minimum_version = ssl.TLSVersion.TLSv1
+        with warnings.catch_warnings():
+            # Python 3.11 deprecates TLS 1.0/1.1 as a setting; we still need to reach such servers.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            context.minimum_version = ssl.TLSVersion.TLSv1
         context.set_ciphers("ALL:@SECLEVEL=0")
     except (ValueError, ssl.SSLError):  # an OpenSSL build without legacy support
         pass
