@@ -98,7 +98,8 @@ def test_coop_sent_twice_is_read_as_one_invalid_value() -> None:
 
 
 def test_coop_and_coep_need_https() -> None:
-    # HTML §7.1.3.1: outside a secure context the policy is unsafe-none whatever the header says
+    # HTML "obtain a cross-origin opener policy": outside a secure context
+    # the policy is unsafe-none whatever the header says
     url = "http://example.com/"
 
     assert outcome("Cross-Origin-Opener-Policy", ISOLATED, url=url) == "coop.invalid"

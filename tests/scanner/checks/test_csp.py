@@ -57,7 +57,7 @@ def test_directive_names_are_lowercased_and_trailing_semicolons_ignored() -> Non
 
 
 def test_a_repeated_directive_keeps_the_first_and_says_so() -> None:
-    # CSP3 §2.2.1 step 4.5: a duplicate directive is ignored.
+    # CSP3 §2.2.1: a duplicate directive is ignored.
     policy = csp.parse_policy("script-src 'self'; script-src *")
 
     assert policy.get("script-src") == ("'self'",)
@@ -217,7 +217,8 @@ def test_unsafe_inline_without_nonce_allows_inline_script() -> None:
     "cancel", ["'nonce-r4nd0m'", "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='", "'strict-dynamic'"]
 )
 def test_a_nonce_hash_or_strict_dynamic_cancels_unsafe_inline(cancel: str) -> None:
-    # CSP3 §6.7.3.3: CSP2+ browsers ignore 'unsafe-inline' next to any of these
+    # CSP3 "Does a source list allow all inline behavior for type?": CSP2+ browsers
+    # ignore 'unsafe-inline' next to any of these
     evaluation = evaluate(f"script-src 'self' 'unsafe-inline' {cancel}")
 
     assert evaluation.inline_script == ()
@@ -251,7 +252,7 @@ def test_script_src_falls_back_to_default_src() -> None:
 
 
 def test_eval_is_judged_on_script_src_not_script_src_elem() -> None:
-    # CSP3 §4.4: string compilation checks script-src, then default-src; never script-src-elem
+    # CSP3 EnsureCSPDoesNotBlockStringCompilation: checks script-src, then default-src; never script-src-elem
     evaluation = evaluate("script-src-elem 'self'")
 
     assert evaluation.restricts_scripts
@@ -298,6 +299,24 @@ def test_none_with_other_sources_is_ignored() -> None:
 
     assert any("'none' is then ignored" in w for w in policy.warnings)
     assert csp.evaluate([policy]).broad_script_sources == ("*",)
+
+
+def test_sandbox_without_allow_scripts_blocks_every_script() -> None:
+    # Given a header policy that sandboxes the page without allow-scripts
+    evaluation = evaluate("sandbox allow-forms")
+
+    # Then no script, eval or plugin can run, although no script-src is given
+    assert evaluation.restricts_scripts
+    assert evaluation.inline_script == ()
+    assert not evaluation.eval_allowed
+    assert not evaluation.object_unrestricted
+
+
+def test_sandbox_with_allow_scripts_does_not_restrict_scripts() -> None:
+    evaluation = evaluate("sandbox allow-scripts allow-same-origin")
+
+    assert not evaluation.restricts_scripts
+    assert evaluation.inline_script
 
 
 def test_a_policy_without_script_directives_restricts_no_scripts() -> None:

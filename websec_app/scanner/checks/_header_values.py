@@ -169,7 +169,7 @@ REFERRER_POLICIES = (
     "no-referrer-when-downgrade",
     "unsafe-url",
 )
-# HTML §4.2.5.3 "Standard metadata names: referrer": legacy <meta name="referrer"> values.
+# HTML "Standard metadata names", referrer: legacy <meta name="referrer"> values.
 _LEGACY_META_REFERRER = {
     "never": "no-referrer",
     "default": "strict-origin-when-cross-origin",
@@ -204,7 +204,7 @@ def parse_referrer_policy_header(value: str) -> ReferrerPolicy:
 
 
 def parse_referrer_meta(content: str) -> str | None:
-    """HTML §4.2.5.3: one (lowercased, legacy-mapped) token, or None when it is not a policy."""
+    """HTML "Standard metadata names", referrer: one lowercased, legacy-mapped token (None if not a policy)."""
     value = content.strip().lower()
     value = _LEGACY_META_REFERRER.get(value, value)
     return value if value in REFERRER_POLICIES else None

@@ -1,7 +1,7 @@
 """A parser for RFC 8941 Structured Field Values (dictionaries and items), as browsers apply them.
 
-Permissions-Policy (W3C Permissions Policy §5.2), Cross-Origin-Opener-Policy and
-Cross-Origin-Embedder-Policy (HTML §7.1.3, §7.1.4) are structured fields: a value that does
+Permissions-Policy (W3C Permissions Policy), Cross-Origin-Opener-Policy and
+Cross-Origin-Embedder-Policy (HTML "Cross-origin opener/embedder policies") are structured fields: a value that does
 not parse is ignored as a whole, so "does it parse" is itself a finding. The maintained
 parser (`http_sfv`) is not among our pinned dependencies, and only parsing is needed, so
 this is a direct transcription of RFC 8941 §4.2 with the section numbers beside each step.

@@ -1,7 +1,7 @@
 """Cross-origin isolation headers of the final page (report section "cross_origin").
 
-COOP and COEP are structured-field items (HTML §7.1.3.1 "obtain a cross-origin opener
-policy", §7.1.4.1 "obtain an embedder policy"): a value that does not parse, or a token
+COOP and COEP are structured-field items (HTML "obtain a cross-origin opener policy",
+"obtain an embedder policy"): a value that does not parse, or a token
 the browser does not know, falls back to unsafe-none. Both also need a secure context, so
 over plain HTTP they are ignored. CORP is compared byte for byte (Fetch "cross-origin
 resource policy internal check"), so `Same-Origin` or a repeated header is ignored.
@@ -83,7 +83,8 @@ def _policy_item(
         hint = " (values are case-sensitive)" if isinstance(value, str) and value.lower() in outcomes else ""
         return Finding(f"{prefix}.invalid", name, f"{raw!r} is not a known value{hint}"), None
     if not secure:
-        # HTML §7.1.3.1 / §7.1.4.1: "If ... is not a secure context, return" the default policy.
+        # HTML "obtain a cross-origin opener policy" / "obtain an embedder policy": outside a
+        # secure context both return the default (unsafe-none) policy.
         return Finding(f"{prefix}.invalid", name, "ignored because the page is not served over HTTPS"), None
     return Finding(outcomes[token], name), token
 

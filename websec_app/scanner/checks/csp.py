@@ -7,8 +7,9 @@ References (section numbers of CSP Level 3, w3.org/TR/CSP3, Working Draft 2024):
   policy, and a policy with no directives is dropped.
 - §8.1 (and "Multiple policies" in §1): every enforced policy must allow a load, so the
   effective protection for a concern is the strongest any one policy gives.
-- §6.8.3/§6.8.4: fallback lists (script-src-elem -> script-src -> default-src, ...).
-- §6.7.3.3 "Does a source list allow all inline behavior": a nonce or hash (and, for
+- "Get the effective directive" and its fallback lists (script-src-elem -> script-src ->
+  default-src, ...).
+- "Does a source list allow all inline behavior for type?": a nonce or hash (and, for
   scripts, 'strict-dynamic') turns 'unsafe-inline' off, which is what CSP2+ browsers do.
 - §8.2 'strict-dynamic': host and scheme sources, 'self' and 'unsafe-inline' are ignored
   for scripts.
@@ -60,7 +61,7 @@ KNOWN_DIRECTIVES = frozenset(
 #: Directives browsers no longer act on (or never shipped): a note, not an error.
 OBSOLETE_DIRECTIVES = frozenset(
     {
-        "block-all-mixed-content",  # superseded by mixed-content autoupgrading (Mixed Content §4.1)
+        "block-all-mixed-content",  # superseded by Mixed Content autoupgrading
         "disown-opener",
         "navigate-to",
         "plugin-types",
@@ -284,7 +285,7 @@ def matches_nothing(sources: Sequence[str]) -> bool:
 
 
 def allows_all_inline(sources: Sequence[str], *, script: bool) -> bool:
-    """CSP3 §6.7.3.3 "Does a source list allow all inline behavior for type?"."""
+    """CSP3 "Does a source list allow all inline behavior for type?"."""
     allow = False
     for source in sources:
         if is_nonce_or_hash(source):
@@ -299,7 +300,7 @@ def allows_all_inline(sources: Sequence[str], *, script: bool) -> bool:
 
 # --- Fallbacks -----------------------------------------------------------------------------------
 
-# CSP3 §6.8.4 "Get fallback list".
+# CSP3 "Get the effective directive for request" / the directive fallback list.
 _FALLBACKS: dict[str, tuple[str, ...]] = {
     "script-src-elem": ("script-src-elem", "script-src", "default-src"),
     "script-src-attr": ("script-src-attr", "script-src", "default-src"),
@@ -349,7 +350,7 @@ def evaluate(policies: Sequence[Policy]) -> CspEvaluation:
     for policy in active:
         notes.extend(policy.warnings)
 
-    restricts_scripts = any(effective_sources(p, "script-src-elem") is not None for p in active)
+    restricts_scripts = any(effective_sources(p, "script-src-elem") is not None or _sandboxed(p) for p in active)
     script_kinds = (("script-src-elem", "<script> elements"), ("script-src-attr", "event handler attributes"))
     inline_script = tuple(
         label
@@ -386,19 +387,34 @@ def evaluate(policies: Sequence[Policy]) -> CspEvaluation:
     )
 
 
+def _sandboxed(policy: Policy) -> bool:
+    """CSP3 §6.3.2 `sandbox` without allow-scripts: no script runs at all.
+
+    (Nor any plugin: sandboxing always sets HTML's "sandboxed plugins browsing context flag".)
+    """
+    tokens = policy.get("sandbox")
+    return tokens is not None and "allow-scripts" not in (t.lower() for t in tokens)
+
+
 def _allows_inline(policy: Policy, directive: str, *, script: bool) -> bool:
+    if script and _sandboxed(policy):
+        return False
     found = effective_sources(policy, directive)
     return found is None or allows_all_inline(found[1], script=script)
 
 
 def _allows_eval(policy: Policy) -> bool:
-    # CSP3 §4.4 "EnsureCSPDoesNotBlockStringCompilation" reads script-src, then default-src.
+    # CSP3 "EnsureCSPDoesNotBlockStringCompilation" reads script-src, then default-src.
+    if _sandboxed(policy):
+        return False
     found = effective_sources(policy, "script-src")
     return found is None or "'unsafe-eval'" in _keywords(found[1])
 
 
 def _script_url_sources(policy: Policy) -> tuple[str, ...] | None:
     """Sources that decide which script URLs load; () under 'strict-dynamic' (CSP3 §8.2)."""
+    if _sandboxed(policy):
+        return ()
     found = effective_sources(policy, "script-src-elem")
     if found is None:
         return None
@@ -425,6 +441,8 @@ def _all_flag(policies: Sequence[Policy], offending: Callable[[Sequence[str]], l
 
 
 def _restricts_objects(policy: Policy) -> bool:
+    if policy.get("sandbox") is not None:
+        return True  # sandboxing always sets the "sandboxed plugins" flag (HTML "Sandboxing")
     explicit = policy.get("object-src")
     if explicit is not None:
         return matches_nothing(explicit) or not any(is_broad(s) for s in explicit)

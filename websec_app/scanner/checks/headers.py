@@ -85,7 +85,7 @@ def _content_security_policy(
 ) -> tuple[csp.CspEvaluation, list[Finding]]:
     header_policies = csp.parse_header_policies(headers.get_all(CSP))
     report_only = csp.parse_header_policies(headers.get_all(CSP_REPORT_ONLY), enforced=False)
-    report_only = [p for p in report_only if p.directives]
+    report_only = [p for p in report_only if p.has_effect]
     meta_policies = []
     notes: list[str] = []
     for meta in metas:
@@ -349,7 +349,7 @@ _REFERRER_OUTCOMES = {
 
 
 def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[Finding]:
-    """The header, then any <meta name="referrer">, which overrides it (HTML §4.2.5.3)."""
+    """The header, then any <meta name="referrer">, which overrides it (HTML "Standard metadata names": referrer)."""
     raw = headers.get(REFERRER)
     notes: list[str] = []
     effective: str | None = None
@@ -384,7 +384,7 @@ def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[
 
 
 def _permissions_policy(headers: HeaderList) -> list[Finding]:
-    """W3C Permissions Policy §5.2: a structured-field dictionary; if it does not parse, it is ignored."""
+    """W3C Permissions Policy: the header is a structured-field dictionary; if it does not parse, it is ignored."""
     raw = headers.get(PERMISSIONS)
     feature_policy = headers.get(FEATURE_POLICY)
     if raw is None:
