@@ -1,16 +1,94 @@
-"""The JSON API (spec section 4). Placeholder until issue 4 lands: `create_api()` is the factory."""
+"""The JSON API (spec section 4): `create_api()` builds it, mounted into Reflex or served alone.
+
+api = create_api()                                  # production: settings from the environment
+api = create_api(settings, scanner=fake, clock=c)   # tests: inject the scanner and the clock
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from websec_app.scanner import scan
+from websec_app.services.payments import Fulfilment, PaymentGateway
+from websec_app.services.pdf import render_scan_pdf
+from websec_app.settings import Settings, get_settings
+from websec_app.store import Database, database_for
+
+from . import health, keys, paid, reports, scans
+from .client_ip import parse_networks
+from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
+from .errors import install_error_handlers
+
+#: Every router, in the order the spec lists the endpoints.
+ROUTERS = (scans.router, reports.router, keys.router, paid.router, health.router)
+
+DESCRIPTION = """\
+Scans a public website and reports on its security headers, TLS, DNS, cookies, cross-origin isolation,
+CORS, security.txt, server version disclosure and page content, with a grade (A+ to F) and a score (0-100).
+
+**Authentication.** `POST /api/scan` needs no key (per-IP daily quota, reset at midnight UTC; or a
+one-time scan token). Pro endpoints take the API key in the `X-API-Key` header (`GET /api/usage`: in the
+`key` query parameter). Missing key: 401. Invalid, unknown, revoked or inactive key: 403.
+
+**Quotas.** Pro: 50 scans per calendar month (UTC), reset on the 1st; `X-Scans-Remaining` tells what is
+left after each Pro scan or PDF. A scan that fails (400, 502) consumes nothing. `verify-key` and `usage`
+consume nothing.
+
+**Errors.** Every error is `{"error": "<sentence>"}`: 400 malformed body, wrong types, invalid URL or
+scheme, private or loopback target; 401; 403 (also unknown, expired or used tokens); 429 quota used up;
+500 (PDF generation failed, or an unexpected error); 502 target unreachable.
+"""
 
 
-def create_api() -> FastAPI:
-    """A fresh FastAPI app with every route of the spec (mounted into Reflex or served alone)."""
-    api = FastAPI(title="websec API")
-
-    @api.get("/api/health")
-    def health() -> dict[str, str]:
-        return {"status": "ok"}
-
+def create_api(
+    settings: Settings | None = None,
+    *,
+    scanner: Scanner | None = None,
+    clock: Clock | None = None,
+    database: Database | None = None,
+    render_pdf: PdfRenderer | None = None,
+    payments: PaymentGateway | None = None,
+    fulfilment: Fulfilment | None = None,
+) -> FastAPI:
+    """A fresh FastAPI app with every route of the spec. Unset arguments get the production parts."""
+    settings = settings or get_settings()
+    context = ApiContext(
+        settings=settings,
+        database=database or database_for(settings.resolved_database_url),
+        scanner=scanner or scan,
+        clock=clock or utc_now,
+        render_pdf=render_pdf or render_scan_pdf,
+        payments=payments,
+        fulfilment=fulfilment,
+        trusted_proxies=parse_networks(settings.trusted_proxies),
+    )
+    api = FastAPI(title="websec API", version="1.0", description=DESCRIPTION, docs_url="/docs", redoc_url="/redoc")
+    api.state.websec = context
+    install_error_handlers(api)
+    for router in ROUTERS:
+        api.include_router(router)
+    api.openapi = lambda: _openapi(api)  # type: ignore[method-assign]
     return api
+
+
+def _openapi(api: FastAPI) -> dict[str, Any]:
+    """The generated schema, minus FastAPI's 422 responses (validation errors are 400 here)."""
+    if api.openapi_schema:
+        return api.openapi_schema
+    schema = get_openapi(title=api.title, version=api.version, description=api.description, routes=api.routes)
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            if isinstance(operation, Mapping):
+                operation.get("responses", {}).pop("422", None)
+    components = schema.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    api.openapi_schema = schema
+    return schema
+
+
+__all__ = ["ApiContext", "create_api"]

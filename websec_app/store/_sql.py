@@ -5,17 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import CursorResult
 from sqlmodel import Session
 
 
-def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[str, Any]) -> CursorResult[Any]:
+def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[str, Any]) -> bool:
     """`INSERT ... ON CONFLICT DO NOTHING`: create a row unless one with the same unique key exists.
 
     Used to create counter rows race-free: concurrent first uses all "insert", one row results,
     and nobody fails. It is also the first statement of every counter transaction, so on
     SQLite the transaction takes the write lock up front and never has to upgrade a read
     lock (which SQLite answers with SQLITE_BUSY instead of waiting).
+
+    Returns whether a row was inserted. (`RETURNING` tells, where `rowcount` does not:
+    SQLAlchemy reports -1 for statements it adds implicit RETURNING to.)
     """
     dialect = session.get_bind().dialect.name
     if dialect == "sqlite":
@@ -24,4 +26,5 @@ def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[s
         stmt = postgresql.insert(model).values(**values).on_conflict_do_nothing()
     else:  # pragma: no cover - the settings only produce these two
         raise NotImplementedError(f"the store supports SQLite and PostgreSQL, not {dialect}")
-    return session.exec(stmt)
+    key = list(model.__table__.primary_key.columns)
+    return session.exec(stmt.returning(*key)).first() is not None

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
@@ -88,12 +89,24 @@ def check_api_key(session: Session, key: str) -> KeyCheck:
     if not plausible(key):
         return KeyCheck(KeyStatus.UNKNOWN)
     digest = hash_secret(key)
-    row = session.exec(
-        select(ApiKey.id, ApiKey.key_hash, ApiKey.active, Subscription.id, Subscription.email, Subscription.plan,
-               Subscription.status)
-        .join(Subscription, col(Subscription.id) == col(ApiKey.subscription_id))
-        .where(ApiKey.key_hash == digest)
-    ).first()
+    # A Core query on the session's connection: no ORM objects for the hottest path of the API.
+    row = (
+        session.connection()
+        .execute(
+            sa_select(
+                col(ApiKey.id),
+                col(ApiKey.key_hash),
+                col(ApiKey.active),
+                col(Subscription.id),
+                col(Subscription.email),
+                col(Subscription.plan),
+                col(Subscription.status),
+            )
+            .join(Subscription, col(Subscription.id) == col(ApiKey.subscription_id))
+            .where(col(ApiKey.key_hash) == digest)
+        )
+        .first()
+    )
     if row is None or not hashes_match(row[1], digest):
         return KeyCheck(KeyStatus.UNKNOWN)
     key_id, _, active, subscription_id, email, plan, subscription_status = row
@@ -147,12 +160,16 @@ def set_subscription_status(session: Session, subscription_id: int, status: str,
 
 
 def _insert_key(session: Session, subscription: Subscription, now: datetime) -> IssuedKey:
+    if subscription.id is None:
+        raise NoSubscription("the subscription has not been saved")
     plain = new_secret(KEY_PREFIX)
-    row = ApiKey(key_hash=hash_secret(plain), prefix=plain[:_SHOWN_PREFIX], subscription_id=subscription.id,
-                 created_at=now)
+    row = ApiKey(
+        key_hash=hash_secret(plain), prefix=plain[:_SHOWN_PREFIX], subscription_id=subscription.id, created_at=now
+    )
     session.add(row)
     session.flush()
-    assert row.id is not None and subscription.id is not None  # set by the flush
+    if row.id is None:  # pragma: no cover - the flush assigns it
+        raise RuntimeError("api key row has no id after flush")
     return IssuedKey(plain, row.id, row.prefix, subscription.id, subscription.email, subscription.plan)
 
 

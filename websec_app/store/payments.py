@@ -37,7 +37,7 @@ def record_payment(
     """The payment row for these provider ids, and whether this call created it."""
     if provider_order_id is None and provider_payment_id is None:
         raise ValueError("a payment needs a provider order id or payment id")
-    result = insert_ignoring_conflicts(
+    created = insert_ignoring_conflicts(
         session,
         Payment,
         {
@@ -53,7 +53,6 @@ def record_payment(
             "updated_at": now,
         },
     )
-    created = result.rowcount == 1
     session.commit()
     payment = find_payment(
         session, provider, provider_payment_id=provider_payment_id, provider_order_id=provider_order_id
@@ -88,10 +87,10 @@ def set_payment_status(
 
 def record_webhook_event(session: Session, *, provider: str, event_id: str, event_type: str, now: datetime) -> bool:
     """True the first time an event id is seen; False for a retry (skip processing it)."""
-    result = insert_ignoring_conflicts(
+    created = insert_ignoring_conflicts(
         session,
         WebhookEvent,
         {"provider": provider, "event_id": event_id, "event_type": event_type, "received_at": now},
     )
     session.commit()
-    return result.rowcount == 1
+    return created

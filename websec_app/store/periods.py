@@ -12,7 +12,7 @@ def _utc(now: datetime) -> datetime:
 
 
 def month_period(now: datetime) -> str:
-    """"2026-11": the key of the calendar month (UTC) that `now` falls in."""
+    """The key of the calendar month (UTC) that `now` falls in, e.g. "2026-11"."""
     return _utc(now).strftime("%Y-%m")
 
 
@@ -25,7 +25,7 @@ def month_resets_at(now: datetime) -> datetime:
 
 
 def day_period(now: datetime) -> str:
-    """"2026-11-22": the key of the UTC day that `now` falls in."""
+    """The key of the UTC day that `now` falls in, e.g. "2026-11-22"."""
     return _utc(now).strftime("%Y-%m-%d")
 
 

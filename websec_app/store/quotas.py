@@ -76,7 +76,9 @@ def reserve_free_scan(session: Session, client: str, now: datetime, limit: int) 
     insert_ignoring_conflicts(session, FreeScanCounter, {"client": client, "day": day, "used": 0})
     used = session.exec(
         update(FreeScanCounter)
-        .where(col(FreeScanCounter.client) == client, col(FreeScanCounter.day) == day, col(FreeScanCounter.used) < limit)
+        .where(
+            col(FreeScanCounter.client) == client, col(FreeScanCounter.day) == day, col(FreeScanCounter.used) < limit
+        )
         .values(used=col(FreeScanCounter.used) + 1)
         .returning(col(FreeScanCounter.used))
     ).scalar_one_or_none()

@@ -1,0 +1,90 @@
+"""API keys (spec 5): absent -> 401, invalid / unknown / inactive -> 403."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Security
+from fastapi.security import APIKeyHeader, APIKeyQuery
+from sqlmodel import Session
+
+from websec_app.settings import Settings
+from websec_app.store import KeyStatus, check_api_key, monthly_scan_limit
+
+from .context import Context
+from .errors import ApiError
+
+api_key_header = APIKeyHeader(
+    name="X-API-Key",
+    auto_error=False,
+    scheme_name="X-API-Key header",
+    description="Your Pro API key (`wsk_...`). Treat it like a password.",
+)
+api_key_query = APIKeyQuery(
+    name="key",
+    auto_error=False,
+    scheme_name="key query parameter",
+    description="Your Pro API key, for `GET /api/usage` only.",
+)
+
+_CHALLENGE = {"WWW-Authenticate": 'ApiKey realm="websec"'}
+MISSING_HEADER = "An API key is required: send it in the X-API-Key header."
+MISSING_QUERY = "An API key is required: pass it as the 'key' query parameter."
+_REJECTED = {
+    KeyStatus.UNKNOWN: "The API key is not valid. Check that it was copied completely.",
+    KeyStatus.REVOKED: "This API key has been revoked. Use your current key, or ask support for a new one.",
+    KeyStatus.SUBSCRIPTION_INACTIVE: "The Pro subscription for this API key is not active. "
+    "Renew the subscription to use the key again.",
+}
+_NO_API_ACCESS = "This API key's plan does not include Pro scans."
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated Pro subscriber."""
+
+    key_id: int
+    subscription_id: int
+    email: str
+    plan: str
+    monthly_limit: int
+
+
+def missing_key(message: str) -> ApiError:
+    return ApiError(401, message, _CHALLENGE)
+
+
+def authenticate(session: Session, key: str, settings: Settings) -> Principal:
+    """The subscriber a key belongs to; raises ApiError(403) for anything but a valid Pro key."""
+    check = check_api_key(session, key)
+    if not check.valid:
+        raise ApiError(403, _REJECTED[check.status])
+    if check.key_id is None or check.subscription_id is None or check.email is None or check.plan is None:
+        raise ApiError(403, _REJECTED[KeyStatus.UNKNOWN])  # pragma: no cover - a valid check has them all
+    limit = monthly_scan_limit(check.plan, settings)
+    if limit <= 0:
+        raise ApiError(403, _NO_API_ACCESS)
+    return Principal(check.key_id, check.subscription_id, check.email, check.plan, limit)
+
+
+def presented(key: str | None) -> str | None:
+    """The key as sent, or None when absent or blank."""
+    if key is None:
+        return None
+    key = key.strip()
+    return key or None
+
+
+async def require_api_key(key: Annotated[str | None, Security(api_key_header)], ctx: Context) -> Principal:
+    """Dependency for X-API-Key endpoints. Runs before the body is validated, so auth errors come first."""
+    value = presented(key)
+    if value is None:
+        raise missing_key(MISSING_HEADER)
+    return await ctx.db(authenticate, value, ctx.settings)
+
+
+#: Route parameter type for X-API-Key endpoints: `principal: ProKey`.
+ProKey = Annotated[Principal, Depends(require_api_key)]
+#: Route parameter type for the `key` query parameter of /api/usage.
+QueryKey = Annotated[str | None, Security(api_key_query)]

@@ -1,0 +1,71 @@
+"""What the routes share: settings, the database, and the injectable scanner, clock, PDF renderer and providers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from fastapi import Depends, Request
+
+from websec_app.scanner import ScanReport
+from websec_app.services.payments import Fulfilment, PaymentGateway
+from websec_app.settings import Settings
+from websec_app.store import Database
+
+from .client_ip import Network
+
+T = TypeVar("T")
+
+#: `await scanner(url, settings)` -> ScanReport; raises the scanner's ScanError subclasses.
+Scanner = Callable[[str, Settings], Awaitable[ScanReport]]
+#: Returns the current time as an aware UTC datetime.
+Clock = Callable[[], datetime]
+#: `render(report_dict, name) -> pdf bytes`; raises on failure.
+PdfRenderer = Callable[[Mapping[str, Any], str | None], bytes]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ApiContext:
+    settings: Settings
+    database: Database
+    scanner: Scanner
+    clock: Clock
+    render_pdf: PdfRenderer
+    payments: PaymentGateway | None = None
+    fulfilment: Fulfilment | None = None
+    trusted_proxies: tuple[Network, ...] = field(default=())
+
+    def now(self) -> datetime:
+        now = self.clock()
+        if now.tzinfo is None:
+            raise ValueError("the API clock must return aware datetimes")
+        return now.astimezone(UTC)
+
+    async def db(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run `work(session, *args, **kwargs)` in a worker thread with a fresh session."""
+
+        def run() -> T:
+            with self.database.session() as session:
+                return work(session, *args, **kwargs)
+
+        return await anyio.to_thread.run_sync(run)
+
+    def db_sync(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        with self.database.session() as session:
+            return work(session, *args, **kwargs)
+
+
+def get_context(request: Request) -> ApiContext:
+    context: ApiContext = request.app.state.websec
+    return context
+
+
+#: Route parameter type: `ctx: Context`.
+Context = Annotated[ApiContext, Depends(get_context)]

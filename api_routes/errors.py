@@ -1,0 +1,182 @@
+"""Every error is `{"error": "<one clear sentence>"}` (spec 2.9, 7), whatever raised it.
+
+Routes raise `ApiError` (or let a scanner / token / payment exception through); the
+handlers here turn those, FastAPI's validation errors (422 becomes 400), unknown routes
+(404), wrong methods (405) and unexpected exceptions (500, no stack trace) into that shape.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from websec_app.scanner import ScanError
+from websec_app.services.payments import PaymentError
+from websec_app.store import TokenProblem, TokenRejected
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(StarletteHTTPException):
+    """An error response: status, message, optional headers."""
+
+    def __init__(self, status_code: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(status_code=status_code, detail=message, headers=dict(headers) if headers else None)
+
+
+def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status_code, headers=dict(headers) if headers else None)
+
+
+# --- messages for tokens (the spec leaves these open; documented in docs/api.md) --------------
+
+SCAN_TOKEN_MESSAGES = {
+    TokenProblem.UNKNOWN: "This one-time scan token does not exist. Check that it was copied completely.",
+    TokenProblem.EXPIRED: "This one-time scan token expired at {at}: tokens are valid for 24 hours after purchase.",
+    TokenProblem.USED: "This one-time scan token was already used at {at}: each token is good for one scan.",
+}
+COMPLIANCE_TOKEN_MESSAGES = {
+    TokenProblem.UNKNOWN: "This compliance report token does not exist. Check that it was copied completely.",
+    TokenProblem.USED: "This compliance report token was already used at {at}: each token is good for one report.",
+    TokenProblem.UNPAID: "The payment for this compliance report token has not been confirmed yet. "
+    "Complete the payment, or try again in a minute if you just paid.",
+}
+
+
+def iso(moment: Any) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z") if moment is not None else "an unknown time"
+
+
+def token_error(exc: TokenRejected, messages: Mapping[TokenProblem, str]) -> ApiError:
+    return ApiError(403, messages[exc.problem].format(at=iso(exc.at)))
+
+
+# --- validation errors -------------------------------------------------------------------------
+
+_TYPE_NAMES = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "bool_type": "a boolean",
+    "bool_parsing": "1 or 0",
+    "dict_type": "a JSON object",
+    "model_attributes_type": "a JSON object",
+}
+
+
+def _field_name(loc: Sequence[Any]) -> tuple[str, str]:
+    """(where, name) of an error location: ("body", "url"), ("query parameter", "full")."""
+    where = str(loc[0]) if loc else "body"
+    rest = [str(part) for part in loc[1:]]
+    if where == "body":
+        return "field", ".".join(rest)
+    return f"{where} parameter", ".".join(rest)
+
+
+def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence per problem (at most three), e.g. "The field 'url' is required."."""
+    sentences: list[str] = []
+    for error in errors:
+        kind = str(error.get("type", ""))
+        loc = tuple(error.get("loc", ()))
+        where, name = _field_name(loc)
+        if kind == "json_invalid":
+            sentence = "The request body is not valid JSON."
+        elif where == "field" and not name:
+            if kind == "missing":
+                sentence = "A JSON request body is required."
+            else:
+                sentence = "The request body must be a JSON object."
+        elif kind == "missing":
+            sentence = f"The {where} '{name}' is required."
+        elif kind == "extra_forbidden":
+            sentence = f"The {where} '{name}' is not allowed."
+        elif kind in _TYPE_NAMES:
+            sentence = f"The {where} '{name}' must be {_TYPE_NAMES[kind]}."
+        elif kind == "string_too_long":
+            limit = (error.get("ctx") or {}).get("max_length")
+            sentence = f"The {where} '{name}' must be at most {limit} characters."
+        elif kind == "string_too_short":
+            sentence = f"The {where} '{name}' must not be empty."
+        else:
+            message = str(error.get("msg", "is invalid")).rstrip(".")
+            message = message.removeprefix("Value error, ")
+            sentence = f"The {where} '{name}' is invalid: {message}."
+        if sentence not in sentences:
+            sentences.append(sentence)
+    if not sentences:
+        return "The request is malformed."
+    return " ".join(sentences[:3])
+
+
+# --- handlers ----------------------------------------------------------------------------------
+
+_STATUS_MESSAGES = {
+    400: "The request is malformed.",
+    401: "Authentication is required.",
+    403: "Access is not allowed.",
+    413: "The request body is too large.",
+    415: "The request body must be JSON (Content-Type: application/json).",
+}
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)  # registered for this type only
+    headers = dict(exc.headers or {})
+    if isinstance(exc, ApiError):
+        message = str(exc.detail)
+    elif exc.status_code == 404:
+        message = f"There is no endpoint at {request.url.path}. The API is described at /docs."
+    elif exc.status_code == 405:
+        allowed = headers.get("Allow") or headers.get("allow")
+        message = f"{request.method} is not allowed on {request.url.path}"
+        message += f"; use {allowed}." if allowed else "."
+    elif isinstance(exc.detail, str) and exc.detail and exc.detail != _default_phrase(exc.status_code):
+        message = exc.detail
+    else:
+        message = _STATUS_MESSAGES.get(exc.status_code, f"The request failed (HTTP {exc.status_code}).")
+    return error_response(exc.status_code, message, headers)
+
+
+def _default_phrase(status_code: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status_code).phrase
+    except ValueError:
+        return ""
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(400, validation_message(exc.errors()))
+
+
+async def _scan_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ScanError)
+    return error_response(exc.http_status, str(exc) or "The scan failed.")
+
+
+async def _payment_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, PaymentError)
+    return error_response(exc.http_status, str(exc) or "The payment provider could not be reached.")
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    # Logged with the traceback for operators; the client gets one sentence and no internals.
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(500, "An internal error occurred. Please try again later.")
+
+
+def install_error_handlers(api: FastAPI) -> None:
+    api.add_exception_handler(StarletteHTTPException, _http_error)
+    api.add_exception_handler(RequestValidationError, _validation_error)
+    api.add_exception_handler(ScanError, _scan_error)
+    api.add_exception_handler(PaymentError, _payment_error)
+    api.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,240 @@
+"""Request and response bodies (spec sections 2 and 4). These are API shapes, not tables.
+
+Scan results are produced by `ScanReport.to_dict()` and passed through unchanged; the
+models for them here document the shape in OpenAPI (`/docs`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from websec_app.services.payments import PROVIDERS
+
+# A pragmatic address check (RFC 5321 lengths, one "@", a dot in the domain, no spaces):
+# the real check is that the email arrives.
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+
+Grade = Literal["A+", "A", "B", "C", "D", "F"]
+
+
+class _Body(BaseModel):
+    # Strict: "url": 123 is a 400, not the string "123". Unknown fields are ignored.
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+def _email(value: str) -> str:
+    value = value.strip()
+    if len(value) > 254 or not _EMAIL.match(value):
+        raise ValueError("it is not an email address")
+    return value
+
+
+class ScanRequest(_Body):
+    url: str = Field(
+        description="Website to scan. If no scheme is given, https:// is prepended.", examples=["example.com"]
+    )
+    one_time_token: str | None = Field(
+        default=None,
+        description="A one-time scan token (bought separately, valid 24 hours, single use). With a valid token "
+        "the scan is a full Pro scan and does not count against the free daily quota.",
+    )
+
+
+class ProScanRequest(_Body):
+    url: str = Field(
+        description="Website to scan. If no scheme is given, https:// is prepended.", examples=["example.com"]
+    )
+
+
+class PdfRequest(_Body):
+    url: str = Field(description="Website to scan.", examples=["example.com"])
+    name: str | None = Field(
+        default=None,
+        max_length=80,
+        description="Client or company name shown in the PDF header (at most 80 characters).",
+    )
+
+
+class PayRequest(_Body):
+    provider: str = Field(description=f"Payment provider: one of {', '.join(PROVIDERS)}.", examples=[PROVIDERS[0]])
+    email: str = Field(description="Where the compliance PDF is sent.", examples=["you@example.com"])
+    url: str = Field(description="Website to scan.", examples=["example.com"])
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        if value not in PROVIDERS:
+            raise ValueError(f"it must be one of {', '.join(PROVIDERS)}")
+        return value
+
+    _check_email = field_validator("email")(_email)
+
+
+class VerifyOneTimeRequest(_Body):
+    payment_id: str = Field(
+        min_length=1, max_length=128, description="The payment identifier from the provider's redirect URL."
+    )
+    email: str = Field(description="Address to send the scan link to.", examples=["you@example.com"])
+
+    _check_email = field_validator("email")(_email)
+
+
+class GenerateRequest(_Body):
+    token: str = Field(min_length=1, description="Compliance payment token (single use).")
+    url: str = Field(description="Website to scan.", examples=["example.com"])
+    email: str = Field(description="Delivery address of the PDF.", examples=["you@example.com"])
+
+    _check_email = field_validator("email")(_email)
+
+
+# --- responses -----------------------------------------------------------------------------------
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="What went wrong, in one or two sentences.")
+
+
+class KeyCheckResult(BaseModel):
+    """Spec 2.5."""
+
+    valid: bool = Field(description="True: the key exists and is active (invalid keys get 403).")
+    plan: str = Field(description="Subscription plan name.", examples=["pro"])
+
+
+class UsageResult(BaseModel):
+    """Spec 2.6."""
+
+    valid: bool = Field(description="True: the key is active (invalid keys get 403).")
+    email: str = Field(description="Email address the key belongs to.")
+    plan: str = Field(description="Subscription plan name.", examples=["pro"])
+    scans_used: int = Field(description="Scans consumed this calendar month (UTC).")
+    scans_limit: int = Field(description="Monthly limit of the plan (50 for Pro).")
+
+
+class PayResult(BaseModel):
+    """Spec 4.6. Provider A (razorpay): order_id, amount, key, token. Provider B (stripe): checkout_url."""
+
+    model_config = ConfigDict(extra="allow")
+
+    order_id: str | None = Field(default=None, description="Provider A order id for its checkout script.")
+    amount: int | None = Field(default=None, description="Amount in minor units (provider A: paise; 24900 = 249 INR).")
+    key: str | None = Field(default=None, description="Provider A publishable key.")
+    checkout_url: str | None = Field(default=None, description="Provider B: the hosted checkout page to redirect to.")
+    token: str | None = Field(
+        default=None,
+        description="Compliance payment token for the generate endpoint "
+        "(provider A; provider B emails it after payment).",
+    )
+
+
+class VerifyOneTimeResult(BaseModel):
+    ok: bool = Field(description="True on success.")
+    token: str = Field(description="One-time scan token, valid 24 hours, single use.")
+
+
+class GenerateResult(BaseModel):
+    ok: bool = Field(description="True on success.")
+    message: str = Field(description="Human-readable status.")
+
+
+class IssueCounts(BaseModel):
+    critical: int
+    important: int
+    minor: int
+    total: int
+
+
+class HeaderResult(BaseModel):
+    """Spec 2.3: one entry of `headers`, keyed by header name (e.g. Content-Security-Policy)."""
+
+    present: bool = Field(description="The header was sent by the server.")
+    value: str | None = Field(description="Raw header value; null if absent.")
+    status: Literal["good", "missing", "weak", "warn", "bad"]
+    severity: Literal["critical", "important", "minor"]
+    deduction: int = Field(description="Points deducted from the score (0 if good).")
+    explanation: str = Field(description="Plain-language explanation of the header.")
+    fix: str | None = Field(description="Recommended value (Pro scan, or free scan with full=1; otherwise null).")
+    note: str | None = Field(description="Extra context when status is weak or warn.")
+
+
+class Finding(BaseModel):
+    check: str = Field(description="Stable outcome id, e.g. tls.expired.")
+    status: Literal["good", "missing", "weak", "warn", "bad"]
+    severity: Literal["critical", "important", "minor"]
+    deduction: int
+    explanation: str
+    fix: str | None = Field(description="How to fix it (stripped in free scans without full=1).")
+    cwe: str | None = None
+    subjects: list[str] = Field(default_factory=list, description="What the finding is about (cookie names, ...).")
+    note: str | None = None
+
+
+class Section(BaseModel):
+    """A report section: its worst status, total deduction, findings, plus section-specific details."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: Literal["good", "missing", "weak", "warn", "bad"]
+    deduction: int
+    findings: list[Finding]
+
+
+class Grading(BaseModel):
+    algorithm_version: str = Field(description="Version of the scoring algorithm (docs/scoring.md).")
+    uncapped_score: int
+    caps: list[dict[str, str]] = Field(description="Grade caps applied (outcome, max_grade).")
+
+
+class _ScanResultBase(BaseModel):
+    url: str = Field(description="Normalised URL that was scanned.")
+    final_url: str = Field(description="URL after redirects.")
+    status_code: int = Field(description="HTTP status of the final response.")
+    grade: Grade
+    score: int = Field(ge=0, le=100)
+    headers: dict[str, HeaderResult] = Field(description="Per-header analysis keyed by header name.")
+    tls: Section = Field(description="TLS/SSL analysis.")
+    dns: Section = Field(description="DNS record analysis.")
+    security_txt: Section = Field(description="security.txt presence check.")
+    cors: Section = Field(description="CORS policy check.")
+    server_fingerprint: Section = Field(description="Server / X-Powered-By version disclosure check.")
+    page_analysis: Section = Field(description="Mixed content, SRI, base tag, external dependencies.")
+    redirection: Section | None = Field(default=None, description="HTTP to HTTPS redirection (addition to the spec).")
+    grading: Grading | None = None
+    scanned_at: str | None = Field(default=None, description="ISO 8601 UTC time of the scan.")
+    duration_ms: int | None = None
+
+
+class FreeScanResult(_ScanResultBase):
+    """Spec 2.1: `pro_locked` true, no cookies / cross_origin, fix values null unless `full=1`."""
+
+    pro_locked: Literal[True]
+    issue_counts: IssueCounts
+
+
+class ProScanResult(_ScanResultBase):
+    """Spec 2.2 (also the free endpoint's answer with a valid one_time_token): `pro_locked` false, fixes included."""
+
+    pro_locked: Literal[False]
+    issue_counts: IssueCounts | None = Field(default=None, description="Counts of issues (also given here).")
+    cookies: Section = Field(description="Per-cookie HttpOnly, Secure, SameSite analysis.")
+    cross_origin: dict[str, Any] = Field(description="COOP, COEP, CORP analysis (header objects plus findings).")
+
+
+__all__ = [
+    "ErrorBody",
+    "FreeScanResult",
+    "GenerateRequest",
+    "GenerateResult",
+    "KeyCheckResult",
+    "PayRequest",
+    "PayResult",
+    "PdfRequest",
+    "ProScanRequest",
+    "ScanRequest",
+    "UsageResult",
+    "VerifyOneTimeRequest",
+    "VerifyOneTimeResult",
+]

@@ -1,0 +1,1 @@
+"""Services the API and UI call: payments, email, PDF rendering (render and send kept apart)."""
