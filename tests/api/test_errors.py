@@ -1,0 +1,90 @@
+"""Every error is {"error": "<sentence>"}: malformed bodies (400, never 422), unknown routes, wrong methods."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from websec_app.store import IssuedKey
+
+
+@pytest.mark.parametrize(
+    ("content", "headers", "message"),
+    [
+        (b"{not json", {"Content-Type": "application/json"}, "The request body is not valid JSON."),
+        (b"", {"Content-Type": "application/json"}, "A JSON request body is required."),
+        (b"", {}, "A JSON request body is required."),
+        (b"[1, 2]", {"Content-Type": "application/json"}, "The request body must be a JSON object."),
+        (b'"example.com"', {"Content-Type": "application/json"}, "The request body must be a JSON object."),
+        (b"{}", {"Content-Type": "application/json"}, "The field 'url' is required."),
+        (b'{"url": 42}', {"Content-Type": "application/json"}, "The field 'url' must be a string."),
+        (b'{"url": null}', {"Content-Type": "application/json"}, "The field 'url' must be a string."),
+        (
+            b'{"url": "a.com", "one_time_token": 7}',
+            {"Content-Type": "application/json"},
+            "The field 'one_time_token' must be a string.",
+        ),
+        (
+            b"url=example.com",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            "The request body must be a JSON object.",
+        ),
+    ],
+)
+async def test_malformed_bodies_are_400(
+    client: httpx.AsyncClient, content: bytes, headers: dict[str, str], message: str
+) -> None:
+    response = await client.post("/api/scan", content=content, headers=headers)
+
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"error": message}
+
+
+async def test_an_empty_url_is_400(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/scan", json={"url": "  "})
+
+    assert response.status_code == 400
+    assert response.json() == {"error": "A URL is required"}
+
+
+async def test_a_bad_full_parameter_is_400(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/scan?full=maybe", json={"url": "example.com"})
+
+    assert response.status_code == 400
+    assert response.json() == {"error": "The query parameter 'full' must be 1 or 0."}
+
+
+async def test_pro_body_errors_are_400_after_a_valid_key(client: httpx.AsyncClient, pro_key: IssuedKey) -> None:
+    response = await client.post("/api/scan/pro", json={"uri": "example.com"}, headers={"X-API-Key": pro_key.key})
+
+    assert response.status_code == 400
+    assert response.json() == {"error": "The field 'url' is required."}
+
+
+async def test_an_unknown_route_is_404_json(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/nothing-here")
+
+    assert response.status_code == 404
+    assert response.json() == {"error": "There is no endpoint at /api/nothing-here. The API is described at /docs."}
+
+
+async def test_a_wrong_method_is_405_json(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/scan")
+
+    assert response.status_code == 405
+    assert response.json() == {"error": "GET is not allowed on /api/scan; use POST."}
+    assert response.headers["Allow"] == "POST"
+
+
+async def test_errors_never_contain_html_or_tracebacks(client: httpx.AsyncClient) -> None:
+    responses = [
+        await client.post("/api/scan", content=b"<html>"),
+        await client.delete("/api/usage"),
+        await client.get("/nope"),
+    ]
+
+    for response in responses:
+        assert response.headers["content-type"] == "application/json"
+        assert set(response.json()) == {"error"}
+        assert "Traceback" not in response.text and "<" not in response.json()["error"]

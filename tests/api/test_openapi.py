@@ -1,0 +1,88 @@
+"""OpenAPI at /docs describes every endpoint, field and error; validation errors are documented as 400."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+ENDPOINTS = {
+    ("post", "/api/scan"): {"200", "400", "403", "429", "500", "502"},
+    ("post", "/api/scan/pro"): {"200", "400", "401", "403", "429", "500", "502"},
+    ("post", "/api/report/pdf"): {"200", "400", "401", "403", "429", "500", "502"},
+    ("get", "/api/verify-key"): {"200", "401", "403", "500"},
+    ("get", "/api/usage"): {"200", "401", "403", "500"},
+    ("post", "/api/compliance-report/pay"): {"200", "400", "500", "502", "503"},
+    ("post", "/api/verify-one-time"): {"200", "400", "402", "409", "500", "502", "503"},
+    ("post", "/api/compliance-report/generate"): {"200", "400", "403", "500", "502", "503"},
+}
+
+
+@pytest.fixture
+async def schema(client: httpx.AsyncClient) -> dict:  # type: ignore[type-arg]
+    response = await client.get("/openapi.json")
+    assert response.status_code == 200
+    return response.json()  # type: ignore[no-any-return]
+
+
+async def test_docs_page_is_served(client: httpx.AsyncClient) -> None:
+    response = await client.get("/docs")
+
+    assert response.status_code == 200
+    assert "swagger-ui" in response.text.lower()
+
+
+async def test_every_endpoint_and_status_is_documented(schema: dict) -> None:  # type: ignore[type-arg]
+    for (method, path), statuses in ENDPOINTS.items():
+        operation = schema["paths"][path][method]
+        assert set(operation["responses"]) == statuses, path
+        assert operation.get("description"), path
+        for status, response in operation["responses"].items():
+            assert response.get("description"), (path, status)
+            if status not in ("200",):
+                ref = response["content"]["application/json"]["schema"]["$ref"]
+                assert ref == "#/components/schemas/ErrorBody", (path, status)
+
+
+async def test_no_422_is_documented(schema: dict) -> None:  # type: ignore[type-arg]
+    assert "HTTPValidationError" not in schema["components"]["schemas"]
+    for path in schema["paths"].values():
+        for operation in path.values():
+            assert "422" not in operation["responses"]
+
+
+async def test_fields_are_described(schema: dict) -> None:  # type: ignore[type-arg]
+    components = schema["components"]["schemas"]
+    for model in (
+        "ScanRequest",
+        "PdfRequest",
+        "UsageResult",
+        "KeyCheckResult",
+        "HeaderResult",
+        "FreeScanResult",
+        "ProScanResult",
+        "PayRequest",
+        "GenerateRequest",
+        "VerifyOneTimeRequest",
+    ):
+        properties = components[model]["properties"]
+        described = [
+            name
+            for name, prop in properties.items()
+            if prop.get("description")
+            or "$ref" in prop
+            or "allOf" in prop
+            or "anyOf" in prop
+            or "enum" in prop
+            or "const" in prop
+        ]
+        assert described, model
+    assert components["PdfRequest"]["properties"]["name"]["anyOf"][0]["maxLength"] == 80
+
+
+async def test_key_auth_schemes_and_headers_are_documented(schema: dict) -> None:  # type: ignore[type-arg]
+    schemes = schema["components"]["securitySchemes"]
+    assert {"in": "header", "name": "X-API-Key"}.items() <= schemes["X-API-Key header"].items()
+    assert {"in": "query", "name": "key"}.items() <= schemes["key query parameter"].items()
+    pro = schema["paths"]["/api/scan/pro"]["post"]
+    assert "X-Scans-Remaining" in pro["responses"]["200"]["headers"]
+    assert "application/pdf" in schema["paths"]["/api/report/pdf"]["post"]["responses"]["200"]["content"]
