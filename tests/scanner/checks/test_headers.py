@@ -215,6 +215,9 @@ def test_a_classic_weak_policy_collects_every_problem_worst_first() -> None:
     obj = header_objects(make_snapshot(headers=[("Content-Security-Policy", value)]))["Content-Security-Policy"]
     assert obj["status"] == "weak"
     assert obj["deduction"] == 20  # capped at what a missing CSP costs
+    # and the explanation and the fix shown are those of the worst problem
+    worst = default_rulebook().rule("csp.broad_script_source")
+    assert (obj["explanation"], obj["fix"]) == (worst.explanation, worst.fix)
     assert "scripts may load from http: data:" in obj["note"]
 
 

@@ -254,7 +254,7 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None) ->
             notes.append(
                 "preload is requested, but the preload list needs max-age of at least 31536000 and includeSubDomains"
             )
-    return _with_notes(findings or [_finding("hsts.good", HSTS, [age])], notes)
+    return _with_notes(findings or [_finding("hsts.good", HSTS)], notes)
 
 
 def _certificate_rejected(tls: TlsHandshake | None, url: str) -> bool:
