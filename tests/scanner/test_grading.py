@@ -144,3 +144,12 @@ def test_an_outcome_from_another_section_is_a_programming_error(book) -> None:
 
 def test_templates_leave_unknown_placeholders_alone() -> None:
     assert render_template("{host} {other}", {"host": "a.test"}) == "a.test {other}"
+
+
+def test_a_header_whose_check_could_not_run_is_shown_as_not_checked_never_good(tmp_path: Path) -> None:
+    from websec_app.scanner.rules import default_rulebook
+
+    book = default_rulebook()
+    graded = grade([CheckResult("headers", (Finding("check.error", note="boom"),))], book, {})
+    csp = graded.sections["headers"]["Content-Security-Policy"]
+    assert (csp["status"], csp["deduction"], csp["note"]) == ("warn", 0, "not checked")

@@ -108,13 +108,22 @@ def _header_object(
 ) -> dict[str, Any]:
     """Spec 2.3: present, value, status, severity, deduction, explanation, fix, note."""
     info = details.get(name, {}) if isinstance(details.get(name), Mapping) else {}
+    if not aggs:  # the check could not run (it reported check.error): say so, never "good"
+        return {
+            "present": bool(info.get("present", False)),
+            "value": info.get("value"),
+            "status": "warn",
+            "severity": "minor",
+            "deduction": 0,
+            "explanation": book.rule("check.error").explanation,
+            "fix": None,
+            "note": "not checked",
+        }
     problems = [a for a in aggs if a.rule.status != "good"]
-    chosen = max(problems, key=lambda a: (_rank(a.rule.status), a.rule.deduction)) if problems else None
-    if chosen is None:
-        chosen = aggs[0] if aggs else None
+    chosen = max(problems, key=lambda a: (_rank(a.rule.status), a.rule.deduction)) if problems else aggs[0]
     cap = max((r.deduction for r in book.rules.values() if r.subject == name), default=0)
     deduction = min(sum(a.rule.deduction for a in problems), cap)
-    notes = [n for a in problems for n in a.notes] or ([n for a in aggs for n in a.notes] if chosen else [])
+    notes = [n for a in problems for n in a.notes] or [n for a in aggs for n in a.notes]
     fix = None
     for agg in problems:
         fix = render_template(agg.rule.fix, {**context, **agg.fix_vars})
@@ -123,10 +132,10 @@ def _header_object(
     return {
         "present": bool(info.get("present", False)),
         "value": info.get("value"),
-        "status": chosen.rule.status if chosen else "good",
-        "severity": chosen.rule.severity if chosen else "minor",
+        "status": chosen.rule.status,
+        "severity": chosen.rule.severity,
         "deduction": deduction,
-        "explanation": chosen.rule.explanation if chosen else "",
+        "explanation": chosen.rule.explanation,
         "fix": fix,
         "note": "; ".join(notes) or None,
     }
