@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import catalog
-from tests.fixtures.sites import Drip, Garbage, Huge, Redirect, Response, Site, Stall
+from tests.fixtures.sites import Drip, Garbage, Huge, Redirect, Stall
 from websec_app.scanner import TargetRefused, TargetUnreachable, scan
 from websec_app.scanner.fetch.resolve import Pinner, Resolver
 from websec_app.settings import ScanLimits, Settings

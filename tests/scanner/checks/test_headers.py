@@ -24,7 +24,7 @@ BEST_PRACTICE = [
     ("X-Frame-Options", "DENY"),
     ("X-Content-Type-Options", "nosniff"),
     ("Referrer-Policy", "strict-origin-when-cross-origin"),
-    ("Permissions-Policy", "camera=(), microphone=(), geolocation=(self \"https://maps.example\")"),
+    ("Permissions-Policy", 'camera=(), microphone=(), geolocation=(self "https://maps.example")'),
 ]
 
 
@@ -77,11 +77,21 @@ def test_a_site_without_any_header_loses_the_full_budget_and_is_capped_below_a_p
     [
         [],
         BEST_PRACTICE,
-        [("Content-Security-Policy", ""), ("Strict-Transport-Security", ""), ("X-Frame-Options", ""),
-         ("X-Content-Type-Options", ""), ("Referrer-Policy", ""), ("Permissions-Policy", "")],
-        [("Content-Security-Policy", "default-src * 'unsafe-inline' 'unsafe-eval' http:"),
-         ("Strict-Transport-Security", "max-age=0"), ("X-Frame-Options", "ALLOW-FROM https://a.example"),
-         ("Referrer-Policy", "unsafe-url"), ("Permissions-Policy", "geolocation 'none'")],
+        [
+            ("Content-Security-Policy", ""),
+            ("Strict-Transport-Security", ""),
+            ("X-Frame-Options", ""),
+            ("X-Content-Type-Options", ""),
+            ("Referrer-Policy", ""),
+            ("Permissions-Policy", ""),
+        ],
+        [
+            ("Content-Security-Policy", "default-src * 'unsafe-inline' 'unsafe-eval' http:"),
+            ("Strict-Transport-Security", "max-age=0"),
+            ("X-Frame-Options", "ALLOW-FROM https://a.example"),
+            ("Referrer-Policy", "unsafe-url"),
+            ("Permissions-Policy", "geolocation 'none'"),
+        ],
     ],
 )
 def test_every_header_object_follows_spec_2_3(headers: list[tuple[str, str]]) -> None:
@@ -260,7 +270,7 @@ def test_a_comma_joined_header_is_two_policies() -> None:
 def test_a_meta_policy_counts_but_not_its_frame_ancestors() -> None:
     # Given a page whose only CSP is a <meta> in <head>
     body = (
-        "<!doctype html><html><head><meta http-equiv=\"Content-Security-Policy\" "
+        '<!doctype html><html><head><meta http-equiv="Content-Security-Policy" '
         "content=\"default-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'\"></head>"
         "<body>hi</body></html>"
     )
@@ -274,14 +284,14 @@ def test_a_meta_policy_counts_but_not_its_frame_ancestors() -> None:
 
 
 def test_a_meta_policy_in_the_body_is_ignored() -> None:
-    body = "<html><body><meta http-equiv=\"content-security-policy\" content=\"default-src 'none'\"></body></html>"
+    body = '<html><body><meta http-equiv="content-security-policy" content="default-src \'none\'"></body></html>'
 
     assert outcomes("Content-Security-Policy", body=body) == ["csp.missing"]
     assert "inside <body> is ignored" in note("Content-Security-Policy", [], body=body)
 
 
 def test_meta_policies_are_only_read_from_html() -> None:
-    body = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
+    body = '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
 
     assert outcomes("Content-Security-Policy", body=body, content_type="text/plain") == ["csp.missing"]
 
@@ -349,8 +359,10 @@ def test_hsts_over_plain_http_is_ignored() -> None:
 
 def test_only_the_first_of_two_hsts_headers_counts() -> None:
     # Given a strong and a weak header (RFC 6797 §8.1: process only the first)
-    weak_first = [("Strict-Transport-Security", "max-age=300"),
-                  ("Strict-Transport-Security", "max-age=63072000; includeSubDomains")]
+    weak_first = [
+        ("Strict-Transport-Security", "max-age=300"),
+        ("Strict-Transport-Security", "max-age=63072000; includeSubDomains"),
+    ]
     strong_first = list(reversed(weak_first))
 
     assert outcomes("Strict-Transport-Security", weak_first) == ["hsts.short_max_age", "hsts.no_include_subdomains"]
@@ -392,7 +404,7 @@ def test_no_include_subdomains_fix_keeps_a_long_max_age() -> None:
         ('max-age="31536000"', 31536000, False, False),
         ("max-age=1;includesubdomains", 1, True, False),
         ('max-age="1;2"', None, False, True),
-        ("max-age=1; foo=\"a;b\"; includeSubDomains", 1, True, False),
+        ('max-age=1; foo="a;b"; includeSubDomains', 1, True, False),
         ("max-age=1; max-AGE=2", None, False, True),
         ("max-age=１", None, False, True),  # a full-width digit is not DIGIT
     ],
@@ -444,8 +456,10 @@ def test_csp_frame_ancestors_replaces_x_frame_options() -> None:
 
 
 def test_frame_ancestors_beats_an_obsolete_allow_from() -> None:
-    headers = [("X-Frame-Options", "ALLOW-FROM https://a.example"),
-               ("Content-Security-Policy", "frame-ancestors https://a.example")]
+    headers = [
+        ("X-Frame-Options", "ALLOW-FROM https://a.example"),
+        ("Content-Security-Policy", "frame-ancestors https://a.example"),
+    ]
 
     assert outcomes("X-Frame-Options", headers) == ["xfo.csp_frame_ancestors"]
 

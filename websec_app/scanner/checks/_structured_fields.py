@@ -208,7 +208,7 @@ def _string(reader: _Reader) -> str:  # §4.2.5
         if char == "\\":
             escaped = reader.take()
             if escaped not in ('"', "\\"):
-                raise reader.fail("only \\\" and \\\\ may be escaped")
+                raise reader.fail('only \\" and \\\\ may be escaped')
             out.append(escaped)
         elif char == '"':
             return "".join(out)

@@ -61,7 +61,7 @@ def _words(name: str) -> list[str]:
 
 
 def classify(name: str, value: str = "") -> str:
-    """"session", "csrf" or "other", from the cookie's name (and a JWT-shaped value)."""
+    """ "session", "csrf" or "other", from the cookie's name (and a JWT-shaped value)."""
     lowered = name.lower()
     if lowered in _CSRF_EXACT or any(s in lowered for s in _CSRF_SUBSTRINGS):
         return "csrf"

@@ -353,9 +353,7 @@ def evaluate(policies: Sequence[Policy]) -> CspEvaluation:
     restricts_scripts = any(effective_sources(p, "script-src-elem") is not None or _sandboxed(p) for p in active)
     script_kinds = (("script-src-elem", "<script> elements"), ("script-src-attr", "event handler attributes"))
     inline_script = tuple(
-        label
-        for directive, label in script_kinds
-        if all(_allows_inline(p, directive, script=True) for p in active)
+        label for directive, label in script_kinds if all(_allows_inline(p, directive, script=True) for p in active)
     )
     eval_allowed = all(_allows_eval(p) for p in active)
     broad = _all_flag(active, lambda sources: [s for s in sources if is_broad(s)])

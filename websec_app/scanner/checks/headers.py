@@ -451,4 +451,3 @@ def _feature_policy_to_permissions_policy(value: str) -> str:
                 allow.append(f'"{word}"')
         parts.append(f"{name}=*" if allow == ["*"] else f"{name}=({' '.join(allow)})")
     return ", ".join(parts)
-

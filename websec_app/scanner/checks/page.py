@@ -219,7 +219,7 @@ def _upgrades_insecure_requests(response: HttpResponse, soup: BeautifulSoup) -> 
 
 
 def _sri_state(tag: Tag) -> str:
-    """"absent", "unsupported" (no hash browsers know: ignored), "malformed" (blocks the load) or "valid"."""
+    """ "absent", "unsupported" (no hash browsers know: ignored), "malformed" (blocks the load) or "valid"."""
     integrity = tag.get("integrity")
     if integrity is None:
         return "absent"

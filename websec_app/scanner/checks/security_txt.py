@@ -202,9 +202,7 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
             "signed": parsed.signed,
             "contacts": contacts,
             "expires": expires.isoformat().replace("+00:00", "Z") if expires else None,
-            "preferred_languages": [
-                tag.strip() for value in languages[:1] for tag in value.split(",") if tag.strip()
-            ],
+            "preferred_languages": [tag.strip() for value in languages[:1] for tag in value.split(",") if tag.strip()],
             **{name: parsed.values(name) for name in _LIST_FIELDS if name != "contact"},
         }
     )
