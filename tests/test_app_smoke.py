@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -69,9 +70,10 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     env = {
         **os.environ,
-        # Our own frontend build directory, kept between runs (node_modules), so that a developer's
-        # `make run` serving from .web is not rebuilt under its feet.
-        "REFLEX_WEB_WORKDIR": str(ROOT / ".tools" / "web-smoke"),
+        # A frontend build directory of our own: every prod start rebuilds it, so a shared one (.web, or one
+        # shared by two `make test` runs in the same checkout) would be rebuilt under a running server.
+        # A fresh one costs a `bun install` from bun's package cache, about two seconds.
+        "REFLEX_WEB_WORKDIR": str(work / "web"),
         "REFLEX_STATES_WORKDIR": str(work / "states"),
         "WEBSEC_DATA_DIR": str(work / "var"),
     }
@@ -93,6 +95,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield base_url
     finally:
         _stop(server)
+        shutil.rmtree(work / "web", ignore_errors=True)  # ~150 MB of node_modules
 
 
 def test_home_page_is_the_html_ui(app_url: str) -> None:

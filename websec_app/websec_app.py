@@ -43,7 +43,6 @@ def section_rows(report: ScanReport) -> list[dict[str, str]]:
 class ScanState(rx.State):
     """The home page: one URL in, one summary out. No storage, no business logic here."""
 
-    url: str = ""
     scanning: bool = False
     error: str = ""
     scanned_url: str = ""
@@ -52,13 +51,8 @@ class ScanState(rx.State):
     sections: list[dict[str, str]] = []
 
     @rx.event
-    def set_url(self, value: str) -> None:
-        self.url = value
-
-    @rx.event
     async def run_scan(self, form: dict[str, Any]) -> AsyncIterator[None]:
-        url = str(form.get("url", self.url)).strip()
-        self.url = url
+        url = str(form.get("url", "")).strip()
         self.error, self.grade, self.sections = "", "", []
         if not url:
             self.error = "Enter the address of a website, for example https://example.com"
@@ -126,8 +120,6 @@ def index() -> rx.Component:
                 rx.hstack(
                     rx.input(
                         name="url",
-                        value=ScanState.url,
-                        on_change=ScanState.set_url,
                         placeholder="https://example.com",
                         type="text",
                         size="3",
