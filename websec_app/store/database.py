@@ -15,13 +15,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
+
+if TYPE_CHECKING:  # Alembic is imported when migrations run, not with every use of the store
+    from alembic.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 def alembic_config(url: str | None = None) -> Config:
     """Alembic configuration for our migrations (no ini file needed at runtime)."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     if url is not None:
@@ -98,6 +101,8 @@ def _migration_lock(engine: Engine) -> Iterator[None]:
 
 def upgrade_schema(engine: Engine, revision: str = "head") -> None:
     """Migrate the database to `revision` (default: the newest). Safe to call concurrently."""
+    from alembic import command
+
     config = alembic_config()
     with _migration_lock(engine), engine.connect() as connection:
         config.attributes["connection"] = connection

@@ -1,0 +1,156 @@
+"""`python -m websec_app serve-api` and `keys ...` as an operator runs them: real processes, real HTTP, real scans."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fixtures.sites import RunningSite
+from websec_app.cli import main
+from websec_app.settings import get_settings
+from websec_app.store import database_for
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def operator_env(tmp_path: Path, scan_env: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBSEC_")}
+    env.update(scan_env)
+    env.update({"WEBSEC_DATA_DIR": str(tmp_path), "PYTHONPATH": str(REPO)})
+    return env
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "websec_app", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.fixture
+def server(operator_env: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "websec_app", "serve-api", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=REPO,
+        env=operator_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            if process.poll() is not None:
+                pytest.fail(
+                    f"serve-api exited with {process.returncode}: {process.stderr.read() if process.stderr else ''}"
+                )
+            try:
+                if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("serve-api did not answer within 20 s")
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+
+def test_an_operator_creates_a_key_and_a_customer_uses_it(
+    server: str, operator_env: dict[str, str], best_site: RunningSite
+) -> None:
+    # Given a key made by an operator
+    created = cli(operator_env, "keys", "create", "--email", "customer@example.com")
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip().splitlines()[-1]
+    assert key.startswith("wsk_")
+
+    with httpx.Client(base_url=server, timeout=30) as http:
+        # When the customer checks it, looks at the usage and scans
+        verify = http.get("/api/verify-key", headers={"X-API-Key": key})
+        scanned = http.post("/api/scan/pro", json={"url": best_site.url}, headers={"X-API-Key": key})
+        usage = http.get("/api/usage", params={"key": key})
+
+        # Then it works at once, and one scan is counted
+        assert verify.json() == {"valid": True, "plan": "pro"}
+        assert scanned.status_code == 200 and scanned.headers["X-Scans-Remaining"] == "49"
+        assert usage.json() == {
+            "valid": True,
+            "email": "customer@example.com",
+            "plan": "pro",
+            "scans_used": 1,
+            "scans_limit": 50,
+        }
+
+        # When support rotates the key, the old one stops and the new one keeps the month's usage
+        rotated = cli(operator_env, "keys", "rotate", "--email", "customer@example.com")
+        new_key = rotated.stdout.strip().splitlines()[-1]
+        assert http.get("/api/verify-key", headers={"X-API-Key": key}).status_code == 403
+        assert http.get("/api/usage", params={"key": new_key}).json()["scans_used"] == 1
+
+        # When the new key is revoked, it stops at once
+        assert cli(operator_env, "keys", "revoke", new_key).returncode == 0
+        assert http.get("/api/verify-key", headers={"X-API-Key": new_key}).status_code == 403
+
+        # And the server speaks JSON errors and serves its docs
+        assert http.get("/api/nope").json() == {
+            "error": "There is no endpoint at /api/nope. The API is described at /docs."
+        }
+        assert http.get("/docs").status_code == 200
+
+    listing = cli(operator_env, "keys", "list")
+    assert listing.returncode == 0
+    assert listing.stdout.count("customer@example.com") == 2 and "revoked" in listing.stdout
+    assert key not in listing.stdout and new_key not in listing.stdout  # only prefixes are shown
+
+
+def test_keys_commands_explain_what_is_wrong(
+    operator_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In-process (the story above runs the real processes): the same entry point, much faster.
+    for name, value in operator_env.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        assert main(["keys", "create", "--email", "a@example.com"]) == 0
+        created = capsys.readouterr()
+
+        again = main(["keys", "create", "--email", "A@example.com"]), capsys.readouterr()
+        rotate_unknown = main(["keys", "rotate", "--email", "nobody@example.com"]), capsys.readouterr()
+        revoke_unknown = main(["keys", "revoke", "wsk_not-a-key"]), capsys.readouterr()
+    finally:
+        database_for(get_settings().resolved_database_url).dispose()
+        get_settings.cache_clear()
+
+    assert created.out.splitlines()[-1].startswith("wsk_")
+    assert again[0] == 1
+    assert again[1].err == (
+        "error: a@example.com already has an active key "
+        f"({created.out.splitlines()[-1][:8]}…); use `keys rotate --email a@example.com` to replace it\n"
+    )
+    assert rotate_unknown[0] == 1 and "no active subscription for nobody@example.com" in rotate_unknown[1].err
+    assert revoke_unknown[0] == 1 and "no active key matches" in revoke_unknown[1].err
