@@ -228,3 +228,18 @@ async def test_independent_parts_of_the_fetch_overlap_in_time(best_site, scan_se
     assert tls["start_ms"] < main["end_ms"] and main["start_ms"] < tls["end_ms"]
     assert dns["start_ms"] < main["end_ms"]
     assert parts["http_upgrade"]["start_ms"] < main["end_ms"]
+
+
+async def test_a_redirect_to_another_host_grades_the_certificate_the_page_is_served_with(
+    site_factory, scan_settings
+) -> None:
+    final = site_factory(catalog.best_practices(site_factory.unique_host("www-final")))
+    apex = site_factory(
+        catalog.simple_site(site_factory.unique_host("apex"), routes={"/": Redirect(final.url)}, cert="expired")
+    )
+    report = await scan(apex.url, scan_settings)
+    assert report.final_url == final.url
+    body = report.to_dict()
+    assert body["tls"]["host"] == final.host
+    assert [f["check"] for f in body["tls"]["findings"]] == ["tls.cert_valid"]
+    assert {t["part"] for t in report.timings} >= {"tls", "tls_final"}

@@ -224,7 +224,7 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None) ->
     policy = parse_hsts(values[0])
     if policy.error:
         return [_finding("hsts.invalid", HSTS, [policy.error, *notes])]
-    if _certificate_rejected(tls, final.url):
+    if tls is not None and _certificate_rejected(tls, final.url):
         reason = tls.verify_error or ("the certificate does not match the host name" if tls.trusted else "untrusted")
         return [_finding("hsts.ignored_tls_error", HSTS, [f"certificate problem: {reason}", *notes])]
     max_age = policy.max_age or 0

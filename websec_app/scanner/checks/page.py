@@ -256,7 +256,7 @@ def _limited(items: list[str]) -> list[str]:
 
 
 def _neutral(outcome: str, note: str, response: HttpResponse) -> CheckResult:
-    details = {
+    details: dict[str, object] = {
         "html": False,
         "content_type": response.content_type or None,
         "external_origins": [],

@@ -116,9 +116,9 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
         note = f"{final.url} answered with an HTML page (HTTP 200), not a security.txt file"
         return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
     parsed = parse_security_txt(final.body.decode("utf-8", errors="replace"))
-    reason = _not_security_txt(parsed)
-    if reason is not None:
-        note = f"{final.url} answered HTTP 200 but {reason}"
+    rejection = _not_security_txt(parsed)
+    if rejection is not None:
+        note = f"{final.url} answered HTTP 200 but {rejection}"
         return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
 
     findings: list[Finding] = []

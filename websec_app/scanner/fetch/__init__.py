@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import Awaitable
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
@@ -102,29 +102,29 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
     resolver = Resolver(settings)
     pinner = Pinner(resolver, settings)
     # Refuse or fail fast before any other traffic: the target's own name must pass the guard.
-    await clock.run("resolve", pinner.pin(target.host), None)
+    if await clock.run("resolve", pinner.pin(target.host), None) is None:
+        raise TargetUnreachable(f"DNS lookup for {target.host} did not finish within the scan's time budget")
 
     upgrade_url = target.with_scheme("http").url
     tls_target = target if target.scheme == "https" else target.with_scheme("https")
     async with make_client(pinner, settings) as client:
         # Independent parts start at once and run while the main page loads.
-        side = [
-            asyncio.ensure_future(
-                clock.run(
-                    "http_upgrade",
-                    fetch_chain(client, pinner, upgrade_url, limits),
-                    FetchChain(upgrade_url, failure=_OUT_OF_TIME),
-                )
-            ),
-            asyncio.ensure_future(
-                clock.run(
-                    "tls",
-                    _tls_for(tls_target, pinner, settings),
-                    TlsHandshake(tls_target.host, tls_target.port, failure=_OUT_OF_TIME),
-                )
-            ),
-            asyncio.ensure_future(clock.run("dns", fetch_dns(target.host, resolver), DnsSnapshot(host=target.host))),
-        ]
+        upgrade_task = asyncio.ensure_future(
+            clock.run(
+                "http_upgrade",
+                fetch_chain(client, pinner, upgrade_url, limits),
+                FetchChain(upgrade_url, failure=_OUT_OF_TIME),
+            )
+        )
+        tls_task = asyncio.ensure_future(
+            clock.run(
+                "tls",
+                _tls_for(tls_target, pinner, settings),
+                TlsHandshake(tls_target.host, tls_target.port, failure=_OUT_OF_TIME),
+            )
+        )
+        dns_task = asyncio.ensure_future(clock.run("dns", fetch_dns(target.host, resolver), DnsSnapshot(target.host)))
+        side: list[asyncio.Future[Any]] = [upgrade_task, tls_task, dns_task]
         try:
             main = await clock.run(
                 "main", fetch_chain(client, pinner, target.url, limits, raise_on_first_hop=True), None
@@ -135,29 +135,35 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
             final_target = parse_target(final_url)
             https_origin = (final_target if final_target.scheme == "https" else target.with_scheme("https")).origin
             # These need the final URL.
-            followers = [
-                clock.run("cors_probe", _probe(client, pinner, final_url, CORS_PROBE_ORIGIN, settings), None),
-                clock.run("cors_null_probe", _probe(client, pinner, final_url, "null", settings), None),
+            cors_task = asyncio.ensure_future(
+                clock.run("cors_probe", _probe(client, pinner, final_url, CORS_PROBE_ORIGIN, settings), None)
+            )
+            cors_null_task = asyncio.ensure_future(
+                clock.run("cors_null_probe", _probe(client, pinner, final_url, "null", settings), None)
+            )
+            security_txt_task = asyncio.ensure_future(
                 clock.run(
                     "security_txt",
                     _security_txt(client, pinner, https_origin, settings),
                     FetchChain(f"{https_origin}/.well-known/security.txt", failure=_OUT_OF_TIME),
-                ),
-            ]
+                )
+            )
+            side += [cors_task, cors_null_task, security_txt_task]
             # The page is served with the final host's certificate: grade that one when it differs.
+            final_tls_task: asyncio.Future[TlsHandshake] | None = None
             if final_target.scheme == "https" and (final_target.host, final_target.port) != (
                 tls_target.host,
                 tls_target.port,
             ):
-                followers.append(
+                final_tls_task = asyncio.ensure_future(
                     clock.run(
                         "tls_final",
                         _tls_for(final_target, pinner, settings),
                         TlsHandshake(final_target.host, final_target.port, failure=_OUT_OF_TIME),
                     )
                 )
-            cors, cors_null, security_txt, *final_tls = await asyncio.gather(*followers)
-            upgrade, tls, dns_snapshot = await asyncio.gather(*side)
+                side.append(final_tls_task)
+            await asyncio.gather(*side)
         except BaseException:
             for task in side:
                 task.cancel()
@@ -166,13 +172,13 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
     return SiteSnapshot(
         target=target,
         main=main,
-        http_upgrade=upgrade,
-        cors_probe=cors,
+        http_upgrade=upgrade_task.result(),
+        cors_probe=cors_task.result(),
         cors_probe_origin=CORS_PROBE_ORIGIN,
-        cors_null_probe=cors_null,
-        security_txt=security_txt,
-        tls=final_tls[0] if final_tls else tls,
-        dns=dns_snapshot,
+        cors_null_probe=cors_null_task.result(),
+        security_txt=security_txt_task.result(),
+        tls=(final_tls_task or tls_task).result(),
+        dns=dns_task.result(),
         fetched_at=fetched_at,
         timings=tuple(clock.timings),
     )
