@@ -7,24 +7,26 @@ from typing import Annotated
 
 from fastapi import Depends, Security
 from fastapi.security import APIKeyHeader, APIKeyQuery
-from sqlmodel import Session
 
 from websec_app.settings import Settings
-from websec_app.store import KeyStatus, check_api_key, monthly_scan_limit
+from websec_app.store import KeyStatus, Reader, check_api_key, monthly_scan_limit
 
 from .context import Context
 from .errors import ApiError
 
+HEADER_SCHEME = "X-API-Key header"
+QUERY_SCHEME = "key query parameter"
+
 api_key_header = APIKeyHeader(
     name="X-API-Key",
     auto_error=False,
-    scheme_name="X-API-Key header",
+    scheme_name=HEADER_SCHEME,
     description="Your Pro API key (`wsk_...`). Treat it like a password.",
 )
 api_key_query = APIKeyQuery(
     name="key",
     auto_error=False,
-    scheme_name="key query parameter",
+    scheme_name=QUERY_SCHEME,
     description="Your Pro API key, for `GET /api/usage` only.",
 )
 
@@ -55,7 +57,7 @@ def missing_key(message: str) -> ApiError:
     return ApiError(401, message, _CHALLENGE)
 
 
-def authenticate(session: Session, key: str, settings: Settings) -> Principal:
+def authenticate(session: Reader, key: str, settings: Settings) -> Principal:
     """The subscriber a key belongs to; raises ApiError(403) for anything but a valid Pro key."""
     check = check_api_key(session, key)
     if not check.valid:
@@ -81,10 +83,8 @@ async def require_api_key(key: Annotated[str | None, Security(api_key_header)], 
     value = presented(key)
     if value is None:
         raise missing_key(MISSING_HEADER)
-    return await ctx.db(authenticate, value, ctx.settings)
+    return await ctx.db_read(authenticate, value, ctx.settings)
 
 
 #: Route parameter type for X-API-Key endpoints: `principal: ProKey`.
 ProKey = Annotated[Principal, Depends(require_api_key)]
-#: Route parameter type for the `key` query parameter of /api/usage.
-QueryKey = Annotated[str | None, Security(api_key_query)]

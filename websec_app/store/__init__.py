@@ -7,6 +7,7 @@ these functions; they never query tables themselves. Secrets are stored hashed.
 
 from __future__ import annotations
 
+from ._sql import Reader
 from .database import Database, current_revision, database_for, make_engine, upgrade_schema
 from .keys import (
     KEY_PREFIX,
@@ -111,6 +112,7 @@ __all__ = [
     "MonthlyUsage",
     "NoSubscription",
     "Payment",
+    "Reader",
     "Reservation",
     "ScanRecord",
     "ScanToken",

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
+
+#: What the hot read functions accept: a Session, or a bare Connection (`Database.reader()`),
+#: which skips the ORM unit-of-work machinery that a single indexed SELECT does not need.
+Reader = Session | Connection
+
+
+def connection_of(reader: Reader) -> Connection:
+    return reader.connection() if isinstance(reader, Session) else reader
 
 
 def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[str, Any]) -> bool:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
@@ -140,6 +140,13 @@ class Database:
         self.ensure_schema()
         with Session(self.engine, expire_on_commit=False) as session:
             yield session
+
+    @contextmanager
+    def reader(self) -> Iterator[Connection]:
+        """A bare connection for the hot read functions (`check_api_key`, `monthly_scans_used`)."""
+        self.ensure_schema()
+        with self.engine.connect() as connection:
+            yield connection
 
     def dispose(self) -> None:
         self.engine.dispose()

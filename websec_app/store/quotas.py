@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from sqlalchemy import bindparam
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select, update
 
-from ._sql import insert_ignoring_conflicts
+from ._sql import Reader, connection_of, insert_ignoring_conflicts
 from .models import FreeScanCounter, MonthlyUsage
 from .periods import day_period, month_period
 
@@ -61,13 +63,16 @@ def reserve_monthly_scan(session: Session, subscription_id: int, now: datetime, 
     return Reservation("monthly", str(subscription_id), period, used, limit)
 
 
-def monthly_scans_used(session: Session, subscription_id: int, now: datetime) -> int:
-    used = session.exec(
-        select(MonthlyUsage.used).where(
-            MonthlyUsage.subscription_id == subscription_id, MonthlyUsage.period == month_period(now)
-        )
-    ).first()
-    return used or 0
+#: Read on every `GET /api/usage`: built once (see `keys._KEY_LOOKUP`).
+_MONTHLY_USED = sa_select(col(MonthlyUsage.used)).where(
+    col(MonthlyUsage.subscription_id) == bindparam("subscription_id"), col(MonthlyUsage.period) == bindparam("period")
+)
+
+
+def monthly_scans_used(session: Reader, subscription_id: int, now: datetime) -> int:
+    params = {"subscription_id": subscription_id, "period": month_period(now)}
+    used = connection_of(session).execute(_MONTHLY_USED, params).scalar()
+    return int(used or 0)
 
 
 def reserve_free_scan(session: Session, client: str, now: datetime, limit: int) -> Reservation | None:
