@@ -86,3 +86,14 @@ async def test_key_auth_schemes_and_headers_are_documented(schema: dict) -> None
     pro = schema["paths"]["/api/scan/pro"]["post"]
     assert "X-Scans-Remaining" in pro["responses"]["200"]["headers"]
     assert "application/pdf" in schema["paths"]["/api/report/pdf"]["post"]["responses"]["200"]["content"]
+
+
+async def test_every_key_endpoint_names_its_security_scheme(schema: dict) -> None:  # type: ignore[type-arg]
+    expected = {
+        ("post", "/api/scan/pro"): "X-API-Key header",
+        ("post", "/api/report/pdf"): "X-API-Key header",
+        ("get", "/api/verify-key"): "X-API-Key header",
+        ("get", "/api/usage"): "key query parameter",
+    }
+    for (method, path), scheme in expected.items():
+        assert schema["paths"][path][method]["security"] == [{scheme: []}], path
