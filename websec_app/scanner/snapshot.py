@@ -130,6 +130,36 @@ class CertificateInfo:
     serial: str = ""
     self_signed: bool = False
     sha256_fingerprint: str = ""
+    is_ca: bool = False  # basicConstraints cA=TRUE
+    embedded_scts: tuple[SignedTimestamp, ...] = ()  # RFC 6962 3.3: the precertificate SCT list extension
+
+
+@dataclass(frozen=True)
+class SignedTimestamp:
+    """One Certificate Transparency SCT (RFC 6962 3.2): which log promised to publish, and when."""
+
+    log_id: str  # base64 of the log's key hash
+    timestamp: datetime
+
+
+@dataclass(frozen=True)
+class TlsProbe:
+    """One extra handshake restricted to a protocol version or a cipher family.
+
+    result: "accepted" (the handshake completed within the restriction), "rejected" (the server
+    refused it), "not_testable" (the local TLS library cannot offer it, so nothing was sent) or
+    "error" (no answer: timeout, refused connection; we cannot tell).
+    """
+
+    name: str  # "TLSv1.2" for a protocol probe, a cipher family id ("3des", "null", ...) otherwise
+    result: str
+    protocol: str | None = None  # what was negotiated when accepted
+    cipher: str | None = None
+    detail: str | None = None  # the server's alert, or why the probe is not testable
+
+    @property
+    def accepted(self) -> bool:
+        return self.result == "accepted"
 
 
 @dataclass(frozen=True)
@@ -147,6 +177,15 @@ class TlsHandshake:
     verify_error: str | None = None  # OpenSSL's reason when not trusted
     hostname_matches: bool = False
     failure: Failure | None = None  # no handshake at all
+    key_exchange_group: str | None = None  # "x25519", "secp256r1", ... (None: unknown or RSA key exchange)
+    # The chain lacks an intermediate: the issuer the verifier had to find elsewhere, or could not find.
+    # None when the chain was not judged (hand-made snapshots, failed handshakes).
+    chain_complete: bool | None = None
+    missing_issuer: str | None = None
+    ocsp_staple: bytes | None = None  # the stapled OCSP response (DER); None when none was stapled
+    protocols: tuple[TlsProbe, ...] = ()  # one probe per protocol version, newest first (empty: not probed)
+    cipher_probes: tuple[TlsProbe, ...] = ()  # one probe per weak cipher family (empty: not probed)
+    not_testable: tuple[str, ...] = ()  # what this scanner cannot observe, with the reason
 
     @property
     def leaf(self) -> CertificateInfo | None:
@@ -162,6 +201,7 @@ class DnsAnswer:
     rcode: str = "NOERROR"
     records: tuple[str, ...] = ()  # presentation format (dnspython to_text())
     error: str | None = None
+    signatures: tuple[str, ...] = ()  # RRSIGs covering the records (asked with the DO bit), presentation format
 
     @property
     def exists(self) -> bool:
@@ -211,6 +251,10 @@ class SiteSnapshot:
     tls: TlsHandshake | None = None
     dns: DnsSnapshot = field(default_factory=lambda: DnsSnapshot(host=""))
     timings: tuple[Timing, ...] = ()
+    # RFC 8461 MTA-STS: the policy file (fetched only when the `_mta-sts` TXT record announces one,
+    # never following redirects, section 3.3) and the handshake with its host, whose certificate must be valid.
+    mta_sts_policy: FetchChain | None = None
+    mta_sts_tls: TlsHandshake | None = None
 
     @property
     def final(self) -> HttpResponse | None:

@@ -1,40 +1,47 @@
-"""The TLS handshake record: what the server negotiates, what it presents, whether we trust it.
+"""The TLS record: what the server negotiates and accepts, what it presents, whether we trust it.
 
-Two handshakes run concurrently to the pinned address, both with SNI set to the name:
-one that accepts anything (to read the protocol, cipher and certificate even when the
-certificate is bad) and one that verifies the chain against the system store, certifi
-and WEBSEC_CA_BUNDLE (to learn whether, and why not, the chain is trusted). Hostname
-matching is judged by the check itself (RFC 6125) from the certificate's names.
+One grading handshake (pyOpenSSL, see _tls_client.py) to the pinned address with SNI reads
+the protocol and cipher a browser-like client gets, the chain exactly as sent, the stapled
+OCSP response, and every chain error the verifier finds against the system store, certifi
+and WEBSEC_CA_BUNDLE. Concurrently, bounded probes (tls_probes.py) find which protocol
+versions and weak cipher families the server accepts at all. Hostname matching is judged
+by the check itself (RFC 6125) from the certificate's names.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ssl
-from functools import lru_cache
-from pathlib import Path
+import base64
+from datetime import UTC
 
-import certifi
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
 
 from ...settings import Settings
 from ..hostname import certificate_matches_host
-from ..snapshot import CertificateInfo, Failure, TlsHandshake
-from .http import permissive_tls_context
+from ..snapshot import CertificateInfo, Failure, SignedTimestamp, TlsHandshake, TlsProbe
+from ._tls_client import (
+    EXPIRED,
+    MISSING_ISSUER,
+    NOT_YET_VALID,
+    Handshake,
+    HandshakeRejected,
+    grading_context,
+    handshake,
+)
+from .tls_probes import probe_cipher_families, probe_protocols
 
+__all__ = ["NOT_TESTABLE", "fetch_tls", "parse_certificate"]
 
-@lru_cache(maxsize=8)
-def trust_context(ca_bundle: Path | None) -> ssl.SSLContext:
-    """System store plus certifi plus the operator's extra anchors; hostname checked separately."""
-    context = ssl.create_default_context()
-    context.load_verify_locations(cafile=certifi.where())
-    if ca_bundle is not None:
-        context.load_verify_locations(cafile=str(ca_bundle))
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_REQUIRED
-    return context
+#: At most this many probe handshakes to one server at a time (the grading handshake runs beside them).
+MAX_PARALLEL_PROBES = 6
+
+#: What this scanner cannot observe, whatever the server does (reported, never guessed).
+NOT_TESTABLE = (
+    "Certificate Transparency SCTs sent in the TLS extension (RFC 6962 3.3): pyOpenSSL exposes no API "
+    "to read them; SCTs embedded in the certificate or the stapled OCSP response are read",
+)
 
 
 def _key_description(certificate: x509.Certificate) -> tuple[str, int]:
@@ -50,6 +57,25 @@ def _key_description(certificate: x509.Certificate) -> tuple[str, int]:
     if isinstance(key, dsa.DSAPublicKey):
         return "DSA", key.key_size
     return type(key).__name__, 0
+
+
+def _embedded_scts(certificate: x509.Certificate) -> tuple[SignedTimestamp, ...]:
+    try:
+        extension = certificate.extensions.get_extension_for_class(x509.PrecertificateSignedCertificateTimestamps)
+    except (x509.ExtensionNotFound, ValueError):
+        return ()
+    scts = []
+    for sct in extension.value:
+        when = sct.timestamp if sct.timestamp.tzinfo else sct.timestamp.replace(tzinfo=UTC)
+        scts.append(SignedTimestamp(log_id=base64.b64encode(sct.log_id).decode(), timestamp=when))
+    return tuple(scts)
+
+
+def _is_ca(certificate: x509.Certificate) -> bool:
+    try:
+        return bool(certificate.extensions.get_extension_for_class(x509.BasicConstraints).value.ca)
+    except (x509.ExtensionNotFound, ValueError):
+        return False
 
 
 def parse_certificate(der: bytes) -> CertificateInfo:
@@ -82,66 +108,133 @@ def parse_certificate(der: bytes) -> CertificateInfo:
         serial=format(certificate.serial_number, "x"),
         self_signed=certificate.issuer == certificate.subject,
         sha256_fingerprint=certificate.fingerprint(hashes.SHA256()).hex(),
+        is_ca=_is_ca(certificate),
+        embedded_scts=_embedded_scts(certificate),
     )
 
 
-async def _handshake(address: str, port: int, host: str, context: ssl.SSLContext, timeout: float) -> ssl.SSLObject:
-    # SNI carries the name; for an IP-literal host Python's ssl sends no SNI, as browsers do.
-    reader, writer = await asyncio.wait_for(
-        asyncio.open_connection(address, port, ssl=context, server_hostname=host),
-        timeout,
+def _trust(result: Handshake) -> tuple[bool, str | None]:
+    """Trusted unless the verifier found a chain error. The leaf's own dates are graded by the
+    check (expired, not yet valid), so they do not make the chain untrusted; an expired
+    intermediate does."""
+    errors = [e for e in result.verify_errors if not (e.depth == 0 and e.code in (EXPIRED, NOT_YET_VALID))]
+    if not errors:
+        return True, None
+    first = errors[0]
+    return False, first.text if first.depth == 0 else f"{first.text} ({first.subject})"
+
+
+def _chain_completeness(result: Handshake, chain: tuple[CertificateInfo, ...]) -> tuple[bool | None, str | None]:
+    """Did the server send every intermediate? (RFC 8446 4.4.2: the chain up to, not necessarily
+    including, the trust anchor.)
+
+    - The verifier built a path using an intermediate the server did not send (it came from the
+      local store): incomplete, and most clients would fail.
+    - The leaf's issuer was found nowhere: incomplete, since the Baseline Requirements (6.1.7)
+      forbid roots to sign server certificates directly, so what is missing is an intermediate.
+    - An intermediate's issuer was found nowhere: an unknown root or a missing upper
+      intermediate; we cannot tell which, so completeness is not judged (the trust finding says it).
+    """
+    if not chain:
+        return None, None
+    leaf = chain[0]
+    sent = set(result.chain)
+    for der in result.verified_chain[1:]:
+        if der in sent:
+            continue
+        info = parse_certificate(der)
+        if not info.self_signed:  # an intermediate the server should have sent
+            return False, info.subject
+    for error in result.verify_errors:
+        if error.code in MISSING_ISSUER:
+            if error.depth == 0 and not leaf.self_signed:
+                return False, leaf.issuer
+            return None, None
+    return True, None
+
+
+def _failure(exc: BaseException, port: int, timeout: float) -> Failure:
+    if isinstance(exc, TimeoutError):
+        return Failure("timeout", f"no TLS handshake completed within {timeout:.0f} seconds")
+    if isinstance(exc, ConnectionRefusedError):
+        return Failure("unreachable", f"connection refused on port {port}")
+    if isinstance(exc, HandshakeRejected):
+        return Failure("tls", f"TLS handshake failed: {exc}")
+    if isinstance(exc, OSError):
+        return Failure("unreachable", f"could not connect to port {port}: {exc.strerror or exc}")
+    return Failure("tls", f"TLS handshake failed: {type(exc).__name__}: {exc}")
+
+
+async def _probes(
+    address: str, port: int, host: str, timeout: float
+) -> tuple[tuple[TlsProbe, ...], tuple[TlsProbe, ...]]:
+    limit = asyncio.Semaphore(MAX_PARALLEL_PROBES)
+    target = (address, port, host)
+    protocols, ciphers = await asyncio.gather(
+        probe_protocols(target, timeout, limit), probe_cipher_families(target, timeout, limit)
+    )
+    return protocols, ciphers
+
+
+async def fetch_tls(host: str, port: int, address: str, settings: Settings, *, probes: bool = True) -> TlsHandshake:
+    """Never raises: a failed handshake is recorded as the handshake's failure.
+
+    With `probes`, the protocol and cipher-family probes run beside the grading handshake,
+    each bounded by the connect timeout (a server that ignores a legacy ClientHello must not
+    hold the scan for the full read budget)."""
+    timeout = settings.limits.connect_seconds + settings.limits.read_seconds
+    probe_task = (
+        asyncio.ensure_future(_probes(address, port, host, min(timeout, settings.limits.connect_seconds)))
+        if probes
+        else None
     )
     try:
-        ssl_object = writer.get_extra_info("ssl_object")
-        if ssl_object is None:
-            raise ssl.SSLError("no TLS session was established")
-        return ssl_object
-    finally:
-        writer.close()
+        result: Handshake | BaseException
         try:
-            await asyncio.wait_for(writer.wait_closed(), 1.0)
-        except (OSError, ssl.SSLError, TimeoutError):
-            pass
-        del reader
-
-
-async def fetch_tls(host: str, port: int, address: str, settings: Settings) -> TlsHandshake:
-    """Never raises: a failed handshake is recorded as the handshake's failure."""
-    timeout = settings.limits.connect_seconds + settings.limits.read_seconds
-    permissive, verified = await asyncio.gather(
-        _handshake(address, port, host, permissive_tls_context(), timeout),
-        _handshake(address, port, host, trust_context(settings.ca_bundle), timeout),
-        return_exceptions=True,
-    )
-    if isinstance(permissive, BaseException):
-        if isinstance(permissive, asyncio.CancelledError):
-            raise permissive
-        kind, message = "tls", f"TLS handshake failed: {permissive}"
-        if isinstance(permissive, TimeoutError):
-            kind, message = "timeout", f"no TLS handshake completed within {timeout:.0f} seconds"
-        elif isinstance(permissive, ConnectionRefusedError):
-            kind, message = "unreachable", f"connection refused on port {port}"
-        elif isinstance(permissive, OSError) and not isinstance(permissive, ssl.SSLError):
-            kind, message = "unreachable", f"could not connect to port {port}: {permissive.strerror or permissive}"
-        return TlsHandshake(host=host, port=port, address=address, failure=Failure(kind, message))
-    der = permissive.getpeercert(binary_form=True)
-    chain = (parse_certificate(der),) if der else ()
-    cipher = permissive.cipher()
-    trusted = not isinstance(verified, BaseException)
-    verify_error = None
-    if isinstance(verified, ssl.SSLCertVerificationError):
-        verify_error = verified.verify_message or str(verified)
-    elif isinstance(verified, BaseException):
-        verify_error = f"verification handshake failed: {verified}"
+            result = await handshake(
+                address, port, host, grading_context(settings.ca_bundle), timeout, request_ocsp=True
+            )
+        except (HandshakeRejected, OSError, TimeoutError) as exc:
+            result = exc
+        protocols, ciphers = await probe_task if probe_task is not None else ((), ())
+    except BaseException:
+        if probe_task is not None:
+            probe_task.cancel()
+            await asyncio.gather(probe_task, return_exceptions=True)
+        raise
+    if isinstance(result, BaseException):
+        return TlsHandshake(
+            host=host,
+            port=port,
+            address=address,
+            failure=_failure(result, port, timeout),
+            protocols=protocols,
+            cipher_probes=ciphers,
+            not_testable=NOT_TESTABLE,
+        )
+    try:
+        chain = tuple(parse_certificate(der) for der in result.chain)
+        complete, missing = _chain_completeness(result, chain)
+    except ValueError as exc:  # cryptography refuses a malformed certificate: a finding, not a crash
+        failure = Failure("tls", f"the server's certificate could not be parsed: {exc}")
+        return TlsHandshake(host=host, port=port, address=address, failure=failure, protocols=protocols)
+    trusted, verify_error = _trust(result)
     return TlsHandshake(
         host=host,
         port=port,
         address=address,
-        protocol=permissive.version(),
-        cipher=cipher[0] if cipher else None,
-        cipher_bits=cipher[2] if cipher else None,
+        protocol=result.protocol,
+        cipher=result.cipher,
+        cipher_bits=result.cipher_bits,
         chain=chain,
-        trusted=trusted,
-        verify_error=verify_error,
+        trusted=trusted and bool(chain),
+        verify_error=verify_error if chain else "the server sent no certificate",
         hostname_matches=bool(chain) and certificate_matches_host(chain[0], host),
+        key_exchange_group=result.group,
+        chain_complete=complete,
+        missing_issuer=missing,
+        ocsp_staple=result.ocsp,
+        protocols=protocols,
+        cipher_probes=ciphers,
+        not_testable=NOT_TESTABLE,
     )

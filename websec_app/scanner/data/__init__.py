@@ -1,0 +1,32 @@
+"""Reference data the scanner grades against, kept as versioned files ("policy as data").
+
+`weak_ciphers.json`: the cipher-suite families probed one by one (fetch/tls_probes.py)
+and named in the `tls` findings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+_DIR = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class CipherFamily:
+    id: str  # stable: it names the probe in snapshots and reports
+    name: str
+    openssl: str  # the OpenSSL cipher string offering only this family
+    reference: str
+
+
+@cache
+def weak_cipher_families() -> tuple[CipherFamily, ...]:
+    data = json.loads((_DIR / "weak_ciphers.json").read_text("utf-8"))
+    return tuple(CipherFamily(**family) for family in data["families"])
+
+
+def cipher_family(family_id: str) -> CipherFamily | None:
+    return next((f for f in weak_cipher_families() if f.id == family_id), None)

@@ -1,0 +1,308 @@
+"""One TLS handshake over asyncio with pyOpenSSL, driven through memory BIOs.
+
+Python 3.11's `ssl` returns only the leaf certificate and never the stapled OCSP response,
+so the handshakes that grade a server use pyOpenSSL (PyCA): `get_peer_cert_chain()` gives
+the chain exactly as sent, `get_verified_chain()` the path the verifier built, and
+`set_ocsp_client_callback` the staple. The socket stays asyncio's: OpenSSL reads and
+writes memory buffers that we pump by hand, so a handshake is cancellable, has a
+deadline and never blocks the event loop.
+
+The verify callback records every chain error and lets the handshake go on, so one
+handshake yields both "what the server sends" and "would a client trust it".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import certifi
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+from OpenSSL import SSL, crypto
+
+# Every cipher suite the local OpenSSL knows, at security level 0 so that legacy servers can be
+# reached and measured. PSK and SRP suites need credentials we do not have.
+ALL_CIPHERS = "ALL:COMPLEMENTOFALL:!PSK:!SRP:@SECLEVEL=0"
+# Browsers' preference first (ECDHE with AEAD, as Mozilla's "intermediate" profile), then the rest:
+# a server that honours the client's order then picks what a browser would get.
+BROWSER_LIKE_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20:DHE+AESGCM:DHE+CHACHA20:" + ALL_CIPHERS
+
+PROTOCOL_VERSIONS = {
+    "TLSv1.3": SSL.TLS1_3_VERSION,
+    "TLSv1.2": SSL.TLS1_2_VERSION,
+    "TLSv1.1": SSL.TLS1_1_VERSION,
+    "TLSv1": SSL.TLS1_VERSION,
+    "SSLv3": SSL.SSL3_VERSION,
+}
+
+# OpenSSL's X509_V_ERR_* texts (include/openssl/x509_vfy.h, crypto/x509/x509_txt.c) for the codes a
+# server's chain can cause; pyOpenSSL's verify callback hands us only the number.
+_VERIFY_ERRORS = {
+    2: "unable to get issuer certificate",
+    4: "unable to decrypt certificate's signature",
+    6: "unable to decode issuer public key",
+    7: "certificate signature failure",
+    9: "certificate is not yet valid",
+    10: "certificate has expired",
+    13: "format error in certificate's notBefore field",
+    14: "format error in certificate's notAfter field",
+    18: "self-signed certificate",
+    19: "self-signed certificate in certificate chain",
+    20: "unable to get local issuer certificate",
+    21: "unable to verify the first certificate",
+    22: "certificate chain too long",
+    23: "certificate revoked",
+    24: "invalid CA certificate",
+    25: "path length constraint exceeded",
+    26: "unsupported certificate purpose",
+    27: "certificate not trusted",
+    28: "certificate rejected",
+    29: "subject issuer mismatch",
+    30: "authority and subject key identifier mismatch",
+    32: "key usage does not include certificate signing",
+    47: "permitted subtree violation",
+    48: "excluded subtree violation",
+}
+NOT_YET_VALID, EXPIRED = 9, 10
+MISSING_ISSUER = (2, 20)  # the issuer was neither sent nor in the trust store
+
+
+def verify_error_text(code: int) -> str:
+    return _VERIFY_ERRORS.get(code, f"certificate verification error {code}")
+
+
+@dataclass(frozen=True)
+class VerifyError:
+    depth: int  # 0 = the leaf
+    code: int
+    subject: str
+
+    @property
+    def text(self) -> str:
+        return verify_error_text(self.code)
+
+
+@dataclass
+class _ConnectionState:
+    """Filled by the callbacks of one connection (pyOpenSSL passes the Connection, we keep this on it)."""
+
+    verify_errors: list[VerifyError] = field(default_factory=list)
+    ocsp: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Handshake:
+    """What one completed handshake showed."""
+
+    protocol: str
+    cipher: str | None
+    cipher_bits: int | None
+    group: str | None
+    chain: tuple[bytes, ...]  # DER, as sent, leaf first
+    verified_chain: tuple[bytes, ...]  # DER, the path the verifier built (may end in a local anchor)
+    verify_errors: tuple[VerifyError, ...]
+    ocsp: bytes | None
+
+
+class HandshakeRejected(Exception):
+    """The server refused the handshake (an alert, or it closed/reset the connection)."""
+
+
+def _on_verify(connection: SSL.Connection, certificate: crypto.X509, code: int, depth: int, ok: int) -> bool:
+    if not ok:
+        state: _ConnectionState = connection.get_app_data()
+        subject = certificate.to_cryptography().subject.rfc4514_string()
+        state.verify_errors.append(VerifyError(depth, code, subject))
+    return True  # record and go on: trust is graded, not enforced
+
+
+def _on_ocsp(connection: SSL.Connection, staple: bytes, data: object) -> bool:
+    state: _ConnectionState = connection.get_app_data()
+    state.ocsp = staple or None
+    return True
+
+
+def make_context(
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    ciphers: str = ALL_CIPHERS,
+    verify_with: tuple[Path | None] | None = None,
+) -> SSL.Context:
+    """A client context; raises SSL.Error when the local OpenSSL cannot do what is asked.
+
+    `verify_with=(ca_bundle,)` loads the system store, certifi and the operator's bundle and
+    records chain errors (never fails the handshake over them); None verifies nothing.
+    """
+    context = SSL.Context(SSL.TLS_METHOD)
+    context.set_min_proto_version(minimum if minimum is not None else SSL.TLS1_VERSION)
+    if maximum is not None:
+        context.set_max_proto_version(maximum)
+    context.set_cipher_list(ciphers.encode())
+    if verify_with is not None:
+        (ca_bundle,) = verify_with
+        context.set_default_verify_paths()
+        context.load_verify_locations(certifi.where())
+        if ca_bundle is not None:
+            context.load_verify_locations(str(ca_bundle))
+        context.set_verify(SSL.VERIFY_PEER, _on_verify)
+        context.set_ocsp_client_callback(_on_ocsp)
+    else:
+        context.set_verify(SSL.VERIFY_NONE)
+    return context
+
+
+@lru_cache(maxsize=8)
+def grading_context(ca_bundle: Path | None) -> SSL.Context:
+    """The main handshake: any protocol from TLS 1.0, browser-like cipher order, verification recorded.
+
+    Cached: loading the trust store takes milliseconds, and an SSL_CTX serves many connections."""
+    return make_context(ciphers=BROWSER_LIKE_CIPHERS, verify_with=(ca_bundle,))
+
+
+def _der(certificate: x509.Certificate) -> bytes:
+    return certificate.public_bytes(Encoding.DER)
+
+
+def _pump_out(connection: SSL.Connection, writer: asyncio.StreamWriter) -> None:
+    while True:
+        try:
+            chunk = connection.bio_read(65536)
+        except SSL.WantReadError:
+            return
+        if not chunk:
+            return
+        writer.write(chunk)
+
+
+def _sni(host: str) -> bytes | None:
+    """RFC 6066 3: SNI carries a DNS name, never an IP literal (browsers send none for IPs)."""
+    bare = host.strip("[]")
+    if ":" in bare or bare.replace(".", "").isdigit():
+        return None
+    try:
+        return bare.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+
+
+async def handshake(
+    address: str, port: int, host: str, context: SSL.Context, timeout: float, *, request_ocsp: bool = False
+) -> Handshake:
+    """Connect to `address`, handshake with SNI `host`, close. Raises HandshakeRejected when the server
+    refuses, OSError when it cannot be reached, TimeoutError when `timeout` runs out."""
+    async with asyncio.timeout(timeout):
+        reader, writer = await asyncio.open_connection(address, port)
+        try:
+            connection = SSL.Connection(context, None)
+            state = _ConnectionState()
+            connection.set_app_data(state)
+            connection.set_connect_state()
+            server_name = _sni(host)
+            if server_name is not None:
+                connection.set_tlsext_host_name(server_name)
+            if request_ocsp:
+                connection.request_ocsp()
+            while True:
+                try:
+                    connection.do_handshake()
+                    done = True
+                except SSL.WantReadError:
+                    done = False
+                except SSL.Error as exc:
+                    _pump_out(connection, writer)  # our alert, if OpenSSL wrote one
+                    raise HandshakeRejected(_ssl_error_text(exc)) from None
+                _pump_out(connection, writer)
+                await writer.drain()
+                if done:
+                    break
+                try:
+                    data = await reader.read(65536)
+                except (ConnectionResetError, BrokenPipeError) as exc:
+                    raise HandshakeRejected(f"the server reset the connection ({exc.strerror or exc})") from None
+                if not data:
+                    raise HandshakeRejected("the server closed the connection during the handshake")
+                connection.bio_write(data)
+            chain = connection.get_peer_cert_chain(as_cryptography=True) or []
+            verified = connection.get_verified_chain(as_cryptography=True) or []
+            cipher_bits = connection.get_cipher_bits()
+            result = Handshake(
+                protocol=connection.get_protocol_version_name(),
+                cipher=connection.get_cipher_name(),
+                cipher_bits=cipher_bits,
+                group=connection.get_group_name(),
+                chain=tuple(_der(c) for c in chain),
+                verified_chain=tuple(_der(c) for c in verified),
+                verify_errors=tuple(state.verify_errors),
+                ocsp=state.ocsp,
+            )
+            try:  # a polite close_notify; the server may already be gone
+                connection.shutdown()
+                _pump_out(connection, writer)
+            except SSL.Error:
+                pass
+            return result
+        finally:
+            writer.close()
+            try:
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
+            except (OSError, TimeoutError):
+                pass
+
+
+def _ssl_error_text(exc: SSL.Error) -> str:
+    if isinstance(exc, SSL.SysCallError):
+        return "the server closed the connection during the handshake"
+    queue = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
+    reasons = [str(entry[-1]) for entry in queue if isinstance(entry, tuple) and entry and entry[-1]]
+    return "; ".join(reasons) or "the handshake failed"
+
+
+# -- what the local OpenSSL can offer --------------------------------------------------------------
+
+_SCSV = {b"\x00\xff", b"\x56\x00"}  # signalling values, not cipher suites (RFC 5746, RFC 7507)
+
+
+def _client_hello_suites(hello: bytes) -> list[bytes]:
+    """The cipher suites of a ClientHello record (RFC 8446 4.1.2 / RFC 5246 7.4.1.2)."""
+    position = 5 + 4 + 2 + 32  # record header, handshake header, legacy_version, random
+    position += 1 + hello[position]  # session id
+    length = int.from_bytes(hello[position : position + 2], "big")
+    position += 2
+    return [hello[position + i : position + i + 2] for i in range(0, length, 2)]
+
+
+@lru_cache(maxsize=64)
+def offer_problem(minimum: int, maximum: int, ciphers: str) -> str | None:
+    """Why the local OpenSSL cannot offer this protocol range and cipher string, or None when it can.
+
+    Decided by building a real ClientHello in memory (nothing is sent) and reading its suites:
+    OpenSSL silently drops suites whose algorithms this build lacks."""
+    library = SSL.OpenSSL_version(SSL.OPENSSL_VERSION).decode()
+    try:
+        context = make_context(minimum=minimum, maximum=maximum)
+    except SSL.Error:
+        return f"the local TLS library ({library}) cannot offer this protocol version"
+    try:
+        context.set_cipher_list(ciphers.encode())
+    except SSL.Error:
+        return f"the local TLS library ({library}) has no such cipher suite"
+    try:
+        connection = SSL.Connection(context, None)
+        connection.set_connect_state()
+        connection.do_handshake()
+    except SSL.WantReadError:
+        hello = connection.bio_read(65536)
+    except SSL.Error as exc:
+        return f"the local TLS library ({library}) cannot offer it: {_ssl_error_text(exc)}"
+    else:  # pragma: no cover - a handshake cannot complete without a peer
+        return "unexpected handshake state"
+    suites = [s for s in _client_hello_suites(hello) if s not in _SCSV]
+    if maximum < SSL.TLS1_3_VERSION:
+        suites = [s for s in suites if s[0] != 0x13]  # TLS 1.3 suites are not usable below 1.3
+    if not suites:
+        return f"the local TLS library ({library}) offers no such cipher suite"
+    return None
