@@ -1,7 +1,8 @@
 """The only network code of the scanner: resolve -> guard -> HTTP/TLS/DNS -> one SiteSnapshot.
 
 Parts that do not depend on each other run concurrently: the main page, the `http://`
-form of the host, the TLS handshakes and the DNS queries start together; the CORS
+form of the host, the TLS handshakes (with their protocol and cipher probes), the DNS
+queries and the MTA-STS policy of the domain start together; the CORS
 probes and security.txt follow as soon as the final URL is known. Each part has its
 own timeout and the whole scan a total budget. Only a target that cannot be reached
 at all raises; anything else is recorded in the snapshot as a Failure.
@@ -23,6 +24,7 @@ from ..snapshot import DnsSnapshot, Failure, FetchChain, HttpResponse, SiteSnaps
 from ..target import Target, parse_target
 from .dns import fetch_dns
 from .http import fetch_chain, fetch_one, make_client
+from .mail_policy import fetch_mta_sts
 from .resolve import Pinner, Resolver
 from .tls import fetch_tls
 
@@ -123,8 +125,13 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
                 TlsHandshake(tls_target.host, tls_target.port, failure=_OUT_OF_TIME),
             )
         )
-        dns_task = asyncio.ensure_future(clock.run("dns", fetch_dns(target.host, resolver), DnsSnapshot(target.host)))
-        side: list[asyncio.Future[Any]] = [upgrade_task, tls_task, dns_task]
+        dns_task = asyncio.ensure_future(
+            clock.run("dns", fetch_dns(target.host, resolver, limits.dns_seconds), DnsSnapshot(target.host))
+        )
+        mta_sts_task = asyncio.ensure_future(
+            clock.run("mta_sts", fetch_mta_sts(target.host, resolver, pinner, client, settings), (None, None))
+        )
+        side: list[asyncio.Future[Any]] = [upgrade_task, tls_task, dns_task, mta_sts_task]
         try:
             main = await clock.run(
                 "main", fetch_chain(client, pinner, target.url, limits, raise_on_first_hop=True), None
@@ -179,6 +186,8 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
         security_txt=security_txt_task.result(),
         tls=(final_tls_task or tls_task).result(),
         dns=dns_task.result(),
+        mta_sts_policy=mta_sts_task.result()[0],
+        mta_sts_tls=mta_sts_task.result()[1],
         fetched_at=fetched_at,
         timings=tuple(clock.timings),
     )

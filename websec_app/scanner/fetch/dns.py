@@ -1,17 +1,44 @@
 """DNS records for the `dns` section, queried concurrently with the HTTP and TLS work.
 
-Which names and types are asked is data (`dns_queries`); each answer, including a
-failure, lands in the snapshot, so one failed lookup is a finding, never a failed scan.
+Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME,
+CAA) and its registrable domain (mail authentication, DNSSEC, CAA, MX, MTA-STS, TLS-RPT,
+the `www` name). A second round follows what the first found: CNAME and MX targets, the
+SPF records that include/redirect point to (bounded: the evaluation fails past 10 lookups
+anyway, RFC 7208 4.6.4), and the consent records of external DMARC report addresses.
+Each answer, including a failure, lands in the snapshot, so one failed lookup is a finding
+or "could not check", never a failed scan; the second round has its own deadline and keeps
+whatever arrived in time.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
+from ..checks._dns_text import txt_of
+from ..checks.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
+from ..checks.spf import parse_spf, referenced_domains, spf_texts
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot
 from ..target import ip_literal
 from .resolve import Resolver
+
+#: At most this many SPF records fetched through include/redirect (RFC 7208 4.6.4 allows 10 lookups).
+MAX_SPF_QUERIES = 12
+MAX_MX_HOSTS = 5
+MAX_REPORT_DOMAINS = 4
+
+
+def _caa_names(host: str, domain: str) -> list[str]:
+    """RFC 8659 3: the CAA RRset that counts is the first found climbing from the host to the domain."""
+    names = []
+    labels = host.split(".")
+    for start in range(len(labels)):
+        name = ".".join(labels[start:])
+        names.append(name)
+        if name == domain:
+            break
+    return names
 
 
 def dns_queries(host: str) -> list[tuple[str, str]]:
@@ -20,12 +47,94 @@ def dns_queries(host: str) -> list[tuple[str, str]]:
     domain = registrable_domain(host)
     if domain != host:
         queries += [(domain, "A")]
-    return queries
+    if f"www.{domain}" != host:  # a dangling www is a takeover risk whichever name is scanned
+        queries.append((f"www.{domain}", "CNAME"))
+    queries += [(name, "CAA") for name in _caa_names(host, domain)]
+    queries += [
+        (domain, "TXT"),  # SPF
+        (domain, "MX"),
+        (domain, "SOA"),
+        (domain, "DNSKEY"),
+        (domain, "DS"),
+        (f"_dmarc.{domain}", "TXT"),
+        (f"_domainkey.{domain}", "TXT"),  # DKIM: only NXDOMAIN vs NOERROR matters (RFC 8020)
+        (f"_mta-sts.{domain}", "TXT"),
+        (f"_smtp._tls.{domain}", "TXT"),
+    ]
+    return list(dict.fromkeys(queries))
 
 
-async def fetch_dns(host: str, resolver: Resolver) -> DnsSnapshot:
+class _Answers:
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self.found: dict[tuple[str, str], DnsAnswer] = {}
+
+    async def ask(self, name: str, rdtype: str) -> DnsAnswer:
+        key = (name.rstrip(".").lower(), rdtype)
+        if key not in self.found:
+            self.found[key] = await self.resolver.query(*key)
+        return self.found[key]
+
+    def get(self, name: str, rdtype: str) -> DnsAnswer | None:
+        return self.found.get((name.rstrip(".").lower(), rdtype))
+
+
+async def _spf_tree(domain: str, answers: _Answers) -> None:
+    """Fetch the SPF records include/redirect point to, breadth first, at most MAX_SPF_QUERIES."""
+    seen = {domain}
+    level = [domain]
+    budget = MAX_SPF_QUERIES
+    while level and budget > 0:
+        wanted: list[str] = []
+        for name in level:
+            texts = spf_texts(txt_of(answers.get(name, "TXT")))
+            if len(texts) != 1:
+                continue
+            for target in referenced_domains(parse_spf(texts[0])):
+                if target not in seen:
+                    seen.add(target)
+                    wanted.append(target)
+        wanted = wanted[:budget]
+        budget -= len(wanted)
+        await asyncio.gather(*(answers.ask(name, "TXT") for name in wanted))
+        level = wanted
+
+
+def _targets(answer: DnsAnswer | None, rdtype: str) -> list[str]:
+    if answer is None or not answer.exists:
+        return []
+    if rdtype == "CNAME":
+        return [r.rstrip(".").lower() for r in answer.records]
+    hosts = []
+    for record in answer.records:  # "10 mail.example.com."
+        _, _, exchange = record.partition(" ")
+        exchange = exchange.strip().rstrip(".").lower()
+        if exchange:  # "0 ." is the null MX (RFC 7505): no host to look up
+            hosts.append(exchange)
+    return hosts[:MAX_MX_HOSTS]
+
+
+async def _follow_ups(host: str, domain: str, answers: _Answers) -> None:
+    work: list[Awaitable[object]] = [_spf_tree(domain, answers)]
+    for name in (host, f"www.{domain}"):
+        for target in _targets(answers.get(name, "CNAME"), "CNAME"):
+            work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]
+    for exchange in _targets(answers.get(domain, "MX"), "MX"):
+        work += [answers.ask(exchange, "A"), answers.ask(exchange, "AAAA")]
+    dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
+    if len(dmarc) == 1:
+        for report_domain in external_report_domains(domain, parse_dmarc(dmarc[0]))[:MAX_REPORT_DOMAINS]:
+            work.append(answers.ask(consent_name(domain, report_domain), "TXT"))
+    await asyncio.gather(*work)
+
+
+async def fetch_dns(host: str, resolver: Resolver, follow_up_seconds: float = 4.0) -> DnsSnapshot:
     if ip_literal(host) is not None:
         return DnsSnapshot(host=host)
-    pairs = dns_queries(host)
-    answers: list[DnsAnswer] = await asyncio.gather(*(resolver.query(name, rdtype) for name, rdtype in pairs))
-    return DnsSnapshot(host=host, answers=tuple(answers))
+    answers = _Answers(resolver)
+    await asyncio.gather(*(answers.ask(name, rdtype) for name, rdtype in dns_queries(host)))
+    try:
+        await asyncio.wait_for(_follow_ups(host, registrable_domain(host), answers), follow_up_seconds)
+    except TimeoutError:
+        pass  # keep what arrived; what did not is "not checked"
+    return DnsSnapshot(host=host, answers=tuple(answers.found.values()))

@@ -17,6 +17,8 @@ import dns.flags
 import dns.name
 import dns.nameserver
 import dns.rcode
+import dns.rdataclass
+import dns.rdatatype
 import dns.resolver
 
 from ...settings import Settings
@@ -71,9 +73,20 @@ class Resolver:
             return DnsAnswer(name, rdtype, "ERROR", error=f"{type(exc).__name__}: {exc}")
         rcode = dns.rcode.to_text(answer.response.rcode())
         records: tuple[str, ...] = ()
+        signatures: tuple[str, ...] = ()
         if answer.rrset is not None:
             records = tuple(rdata.to_text() for rdata in answer.rrset)
-        return DnsAnswer(name, rdtype, rcode, records)
+            # The RRSIGs over the answer (we ask with the DO bit), kept so checks can validate DNSSEC themselves.
+            rrsigs = answer.response.get_rrset(
+                answer.response.answer,
+                answer.rrset.name,
+                dns.rdataclass.IN,
+                dns.rdatatype.RRSIG,
+                answer.rrset.rdtype,
+            )
+            if rrsigs is not None:
+                signatures = tuple(rdata.to_text() for rdata in rrsigs)
+        return DnsAnswer(name, rdtype, rcode, records, signatures=signatures)
 
     async def addresses(self, host: str) -> list[str]:
         """A and AAAA addresses of `host` (A first); raises TargetUnreachable when there are none."""

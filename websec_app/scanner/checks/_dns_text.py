@@ -1,0 +1,46 @@
+"""Reading DNS records back from the presentation format the snapshot keeps (pure helpers)."""
+
+from __future__ import annotations
+
+import re
+
+import dns.exception
+import dns.rdata
+import dns.rdataclass
+import dns.rdatatype
+
+from ..snapshot import DnsAnswer
+
+_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$", re.IGNORECASE)
+
+
+def txt_strings(records: tuple[str, ...]) -> list[str]:
+    """Each TXT record as one string: its character-strings concatenated without spaces
+    (RFC 7208 3.3, RFC 7489 6.1, RFC 8461 3.1), undecodable bytes replaced."""
+    values = []
+    for text in records:
+        try:
+            rdata = dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.TXT, text)
+        except dns.exception.DNSException:
+            continue
+        values.append(b"".join(rdata.strings).decode("utf-8", errors="replace"))  # type: ignore[attr-defined]
+    return values
+
+
+def txt_of(answer: DnsAnswer | None) -> list[str]:
+    return txt_strings(answer.records) if answer is not None and answer.exists else []
+
+
+def is_domain_name(name: str) -> bool:
+    """A syntactically valid host name: labels of letters, digits, '-' and '_' (the last for
+    service labels), at most 63 octets each and 253 in all, and a non-numeric top label."""
+    name = name.rstrip(".")
+    if not name or len(name) > 253:
+        return False
+    labels = name.split(".")
+    return all(_LABEL.match(label) for label in labels) and not labels[-1].isdigit() and len(labels) > 1
+
+
+def failed(answer: DnsAnswer | None) -> bool:
+    """The query was asked and did not get an authoritative yes or no."""
+    return answer is not None and answer.rcode not in ("NOERROR", "NXDOMAIN")

@@ -1,0 +1,120 @@
+"""MTA-STS (RFC 8461) and SMTP TLS Reporting (RFC 8460): parse the records and the policy file."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._dns_text import is_domain_name
+
+MAX_AGE_LIMIT = 31557600  # RFC 8461 3.2: at most one year
+_STS_ID = re.compile(r"^[A-Za-z0-9]{1,32}$")
+
+
+def _fields(text: str) -> list[tuple[str, str]]:
+    found = []
+    for part in text.split(";"):
+        if part.strip():
+            key, _, value = part.partition("=")
+            found.append((key.strip(), value.strip()))
+    return found
+
+
+# -- MTA-STS ------------------------------------------------------------------------------------------
+
+
+def sts_records(txt_values: list[str]) -> list[str]:
+    """RFC 8461 3.1: records not beginning with "v=STSv1;" are discarded."""
+    return [t for t in txt_values if re.match(r"^v=STSv1\s*(;|$)", t)]
+
+
+def sts_record_problem(text: str) -> str | None:
+    """RFC 8461 3.1: v=STSv1 first, then an id of 1 to 32 letters and digits."""
+    fields = _fields(text)
+    ids = [value for key, value in fields if key == "id"]
+    if not ids:
+        return "the record has no id field"
+    if not _STS_ID.match(ids[0]):
+        return f"id={ids[0]} is not 1 to 32 letters and digits"
+    return None
+
+
+@dataclass
+class StsPolicy:
+    fields: dict[str, str] = field(default_factory=dict)
+    mx: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def mode(self) -> str | None:
+        return self.fields.get("mode")
+
+    @property
+    def max_age(self) -> int | None:
+        value = self.fields.get("max_age", "")
+        return int(value) if value.isdigit() else None
+
+
+def parse_sts_policy(text: str) -> StsPolicy:
+    """RFC 8461 3.2: "key: value" lines (CRLF or LF); version, mode and max_age required, mx for
+    enforce and testing; unknown keys ignored."""
+    policy = StsPolicy()
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if not line.strip():
+            continue
+        key, colon, value = line.partition(":")
+        if not colon:
+            policy.errors.append(f"{line.strip()!r} is not 'key: value'")
+            continue
+        key, value = key.strip(), value.strip()
+        if key == "mx":
+            policy.mx.append(value.lower())
+        elif key in policy.fields:
+            policy.errors.append(f"{key} appears twice")
+        else:
+            policy.fields[key] = value
+    if policy.fields.get("version") != "STSv1":
+        policy.errors.append("version must be STSv1")
+    if policy.mode not in ("enforce", "testing", "none"):
+        policy.errors.append(f"mode must be enforce, testing or none, not {policy.mode!r}")
+    max_age = policy.max_age
+    if max_age is None or max_age > MAX_AGE_LIMIT or len(policy.fields.get("max_age", "")) > 10:
+        policy.errors.append(f"max_age must be a number of seconds up to {MAX_AGE_LIMIT}")
+    if policy.mode in ("enforce", "testing") and not policy.mx:
+        policy.errors.append("no mx line: the policy allows no mail server")
+    for pattern in policy.mx:
+        bare = pattern[2:] if pattern.startswith("*.") else pattern
+        if not is_domain_name(bare):
+            policy.errors.append(f"mx {pattern!r} is not a host name or *.domain pattern")
+    return policy
+
+
+def mx_matches(host: str, pattern: str) -> bool:
+    """RFC 8461 4.1: an exact name, or "*.example.com" for exactly one more label."""
+    host, pattern = host.rstrip(".").lower(), pattern.rstrip(".").lower()
+    if pattern.startswith("*."):
+        label, _, rest = host.partition(".")
+        return bool(label) and rest == pattern[2:]
+    return host == pattern
+
+
+# -- TLS-RPT ------------------------------------------------------------------------------------------
+
+
+def tlsrpt_records(txt_values: list[str]) -> list[str]:
+    return [t for t in txt_values if re.match(r"^v=TLSRPTv1\s*(;|$)", t)]
+
+
+def tlsrpt_problem(text: str) -> str | None:
+    """RFC 8460 3: v=TLSRPTv1, then rua= one or more mailto: or https: URIs, comma-separated."""
+    ruas = [value for key, value in _fields(text) if key == "rua"]
+    if not ruas:
+        return "the record has no rua= field (where reports go)"
+    for uri in ruas[0].split(","):
+        uri = uri.strip()
+        scheme, colon, rest = uri.partition(":")
+        if not colon or scheme.lower() not in ("mailto", "https") or not rest:
+            return f"{uri!r} is not a mailto: or https: URI"
+        if scheme.lower() == "mailto" and "@" not in rest:
+            return f"{uri!r} is not a mail address"
+    return None
