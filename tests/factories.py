@@ -11,12 +11,14 @@ from typing import Any
 
 from websec_app.scanner.snapshot import (
     CertificateInfo,
+    DnsAnswer,
     DnsSnapshot,
     FetchChain,
     HeaderList,
     HttpResponse,
     SiteSnapshot,
     TlsHandshake,
+    TlsProbe,
 )
 from websec_app.scanner.target import parse_target
 
@@ -109,3 +111,54 @@ def make_handshake(
     }
     values.update(fields)
     return TlsHandshake(**values)
+
+
+# -- TLS probes ------------------------------------------------------------------------------------
+
+
+def protocol_probes(
+    accepted: Iterable[str] = ("TLSv1.3", "TLSv1.2"),
+    not_testable: Iterable[str] = ("SSLv3",),
+) -> tuple[TlsProbe, ...]:
+    """One probe per version, newest first: `accepted` ones accepted, `not_testable` not testable,
+    the rest rejected."""
+    accepted, not_testable = set(accepted), set(not_testable)
+    probes = []
+    for name in ("TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1", "SSLv3"):
+        if name in accepted:
+            probes.append(TlsProbe(name, "accepted", protocol=name, cipher="TLS_AES_128_GCM_SHA256"))
+        elif name in not_testable:
+            probes.append(TlsProbe(name, "not_testable", detail="the local TLS library cannot offer it"))
+        else:
+            probes.append(TlsProbe(name, "rejected", detail="protocol version"))
+    return tuple(probes)
+
+
+def cipher_probes(accepted: dict[str, str] | None = None) -> tuple[TlsProbe, ...]:
+    """One probe per weak family of data/weak_ciphers.json; `accepted` maps family -> cipher name.
+    Families this machine's OpenSSL cannot offer (rc4, des, 3des, export) are not testable."""
+    accepted = accepted or {}
+    probes = []
+    for family in ("null", "anonymous", "export", "rc4", "des", "3des", "cbc"):
+        if family in accepted:
+            probes.append(TlsProbe(family, "accepted", protocol="TLSv1.2", cipher=accepted[family]))
+        elif family in ("export", "rc4", "des", "3des"):
+            probes.append(TlsProbe(family, "not_testable", detail="the local TLS library has no such cipher suite"))
+        else:
+            probes.append(TlsProbe(family, "rejected", detail="handshake failure"))
+    return tuple(probes)
+
+
+# -- DNS -------------------------------------------------------------------------------------------
+
+
+def dns_answer(
+    name: str, rdtype: str, *records: str, rcode: str = "NOERROR", signatures: Iterable[str] = ()
+) -> DnsAnswer:
+    """One answer as the resolver records it; `rcode="SERVFAIL"` etc. for a failed query."""
+    error = None if rcode in ("NOERROR", "NXDOMAIN") else f"{rcode} from the resolver"
+    return DnsAnswer(name.rstrip(".").lower(), rdtype, rcode, tuple(records), error, tuple(signatures))
+
+
+def make_dns(host: str, *answers: DnsAnswer) -> DnsSnapshot:
+    return DnsSnapshot(host=host, answers=tuple(answers))

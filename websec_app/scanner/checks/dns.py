@@ -1,31 +1,425 @@
-"""The `dns` section: what the host's name resolves to.
+"""The `dns` section: the web host's name and its registrable domain, graded like internet.nl.
 
-The records come from the snapshot (fetch/dns.py); a failed query is reported as
-"could not check", never as a failed scan.
+For the host: addresses (IPv6 included), CNAME, and whether it or `www.<domain>` is a CNAME to
+a name that does not exist (a subdomain takeover waiting to happen). For the registrable
+domain (Public Suffix List, registrable.py): SPF (spf.py), DMARC (dmarc.py), DKIM's
+`_domainkey` (NXDOMAIN vs NOERROR, RFC 8020; selectors are never guessed), DNSSEC validated
+with dns.dnssec (dnssec.py), CAA, MX with null MX (RFC 7505), MTA-STS and TLS-RPT
+(mail_policy.py). A domain that says it handles no mail (null MX, or SPF "v=spf1 -all") needs
+no DKIM, MTA-STS or TLS-RPT. A failed lookup is "could not check" (`check.error`), never a
+failed scan; records that were not fetched at all produce no finding. Mail findings are minor:
+a web site should not fail over its mail configuration.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import dns.exception
+import dns.rdata
+import dns.rdataclass
+import dns.rdatatype
+
 from ..findings import CheckResult, Finding
-from ..snapshot import SiteSnapshot
+from ..registrable import registrable_domain
+from ..snapshot import DnsAnswer, SiteSnapshot
 from ..target import ip_literal
+from ._dns_text import failed, txt_of
+from .dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
+from .dnssec import validate_zone
+from .mail_policy import mx_matches, parse_sts_policy, sts_record_problem, sts_records, tlsrpt_problem, tlsrpt_records
+from .spf import LOOKUP_LIMIT, evaluate_spf, strict_record
+
+_CAA_TAGS = ("issue", "issuewild", "iodef", "issuemail", "issuevmc", "contactemail", "contactphone")
+
+
+def _could_not_check(answer: DnsAnswer) -> Finding:
+    return Finding("check.error", subject=f"{answer.name} {answer.rdtype}", note=answer.error or answer.rcode)
+
+
+# -- MX --------------------------------------------------------------------------------------------
+
+
+def _mx(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[list[Finding], bool | None]:
+    """Findings, and whether the domain receives mail (None: unknown)."""
+    answer = snapshot.dns.get(domain, "MX")
+    if answer is None:
+        return [], None
+    if failed(answer):
+        return [_could_not_check(answer)], None
+    records = list(answer.records) if answer.exists else []
+    null = [r for r in records if r.split()[-1:] == ["."]]
+    details["mx"] = {"records": records, "null_mx": bool(null)}
+    if null and len(records) == 1 and records[0].split()[0] == "0":
+        return [Finding("dns.null_mx", note=f"{domain} declares it accepts no mail (RFC 7505)")], False
+    if null:
+        note = "a null MX must be the only MX record, with preference 0 (RFC 7505 3)"
+        return [Finding("dns.null_mx_invalid", note=note)], None
+    if not records:
+        note = "no MX record: senders fall back to the A/AAAA address of the domain (RFC 5321 5.1)"
+        return [Finding("dns.no_mx", note=note)], None
+    findings = [Finding("dns.mx_present", note=", ".join(records))]
+    for record in records:
+        exchange = record.split()[-1].rstrip(".").lower()
+        a, aaaa = snapshot.dns.get(exchange, "A"), snapshot.dns.get(exchange, "AAAA")
+        if a is None or aaaa is None or failed(a) or failed(aaaa):
+            continue  # not fetched or no clear answer: say nothing rather than guess
+        if not a.records and not aaaa.records:
+            why = "does not exist" if a.rcode == "NXDOMAIN" else "has no address"
+            findings.append(Finding("dns.mx_unresolvable", subject=exchange, note=f"{exchange} {why}"))
+    return findings, True
+
+
+# -- SPF -------------------------------------------------------------------------------------------
+
+
+def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[list[Finding], bool]:
+    """Findings, and whether the record says no host may send mail ("v=spf1 -all")."""
+    answer = snapshot.dns.get(domain, "TXT")
+    evaluation = evaluate_spf(domain, snapshot.dns)
+    if answer is None or evaluation is None:
+        return [], False
+    if failed(answer):
+        return [_could_not_check(answer)], False
+    details["spf"] = {
+        "record": evaluation.record,
+        "lookups": evaluation.lookups,
+        "all": f"{evaluation.all_qualifier}all" if evaluation.all_qualifier else None,
+        "errors": evaluation.errors,
+        "not_checked": evaluation.unknown,
+    }
+    if evaluation.records_found == 0:
+        return [Finding("dns.spf_missing", note=f"{domain} publishes no SPF record")], False
+    if evaluation.records_found > 1:
+        note = f"{evaluation.records_found} SPF records: receivers treat this as an error (RFC 7208 4.5)"
+        return [Finding("dns.spf_multiple", note=note)], False
+    record = evaluation.record or ""
+    no_senders = record.split()[1:] == ["-all"]
+    findings = []
+    if evaluation.errors:
+        findings.append(Finding("dns.spf_invalid", note="; ".join(evaluation.errors[:5])))
+    if evaluation.over_limit:
+        note = f"{evaluation.lookups} DNS lookups (at most {LOOKUP_LIMIT}, RFC 7208 4.6.4)"
+        if evaluation.unknown or evaluation.counting_stopped:
+            note = f"at least {note}"
+        findings.append(Finding("dns.spf_too_many_lookups", note=note))
+    elif evaluation.unknown:
+        findings.append(
+            Finding("check.error", subject="SPF includes", note="not checked: " + ", ".join(evaluation.unknown))
+        )
+    if evaluation.uses_ptr:
+        findings.append(Finding("dns.spf_ptr", note="the ptr mechanism is slow and unreliable (RFC 7208 5.5)"))
+    qualifier = evaluation.all_qualifier
+    fix_vars = {"spf_strict": strict_record(record)}
+    if qualifier == "+":
+        findings.append(Finding("dns.spf_pass_all", note="+all lets every server on the internet pass"))
+    elif qualifier in (None, "?"):
+        note = "?all: neutral" if qualifier == "?" else "no 'all' mechanism: other senders are neutral (RFC 7208 4.7)"
+        findings.append(Finding("dns.spf_neutral", note=note, fix_vars=fix_vars))
+    elif qualifier == "~":
+        findings.append(Finding("dns.spf_softfail", note="~all: other senders only soft-fail", fix_vars=fix_vars))
+    elif not evaluation.errors and not evaluation.over_limit:
+        findings.append(Finding("dns.spf_strict", note=record))
+    return findings, no_senders and not evaluation.errors
+
+
+# -- DMARC -----------------------------------------------------------------------------------------
+
+
+def _dmarc(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list[Finding]:
+    name = f"_dmarc.{domain}"
+    answer = snapshot.dns.get(name, "TXT")
+    if answer is None:
+        return []
+    if failed(answer):
+        return [_could_not_check(answer)]
+    records = [t for t in txt_of(answer) if is_dmarc(t)]
+    if not records:
+        return [Finding("dns.dmarc_missing", note=f"no DMARC record at {name}")]
+    if len(records) > 1:
+        note = f"{len(records)} DMARC records: receivers then apply none (RFC 7489 6.6.3)"
+        return [Finding("dns.dmarc_invalid", note=note)]
+    record = parse_dmarc(records[0])
+    policy = record.policy
+    details["dmarc"] = {
+        "record": records[0],
+        "p": policy,
+        "sp": record.subdomain_policy,
+        "pct": record.pct,
+        "rua": [u.uri for u in record.rua],
+        "ruf": [u.uri for u in record.ruf],
+        "errors": record.errors,
+    }
+    findings = []
+    if policy is None:
+        return [Finding("dns.dmarc_invalid", note="; ".join(record.errors) or "no valid policy")]
+    if record.errors:
+        findings.append(Finding("dns.dmarc_invalid", note="; ".join(record.errors)))
+    if policy == "none":
+        findings.append(Finding("dns.dmarc_none", note="p=none only asks for reports: spoofed mail is delivered"))
+    elif policy == "quarantine":
+        findings.append(Finding("dns.dmarc_enforced", note="p=quarantine: spoofed mail goes to spam"))
+    else:
+        findings.append(Finding("dns.dmarc_enforced", note="p=reject: spoofed mail is refused"))
+    if policy != "none" and record.pct < 100:
+        findings.append(Finding("dns.dmarc_partial", note=f"pct={record.pct}: the policy applies to {record.pct}%"))
+    if policy != "none" and record.subdomain_policy == "none":
+        findings.append(Finding("dns.dmarc_subdomains_open", note="sp=none: mail from subdomains is not protected"))
+    problems = [u.problem for u in (*record.rua, *record.ruf) if not u.valid and u.problem]
+    for report_domain in external_report_domains(domain, record):
+        consent = snapshot.dns.get(consent_name(domain, report_domain), "TXT")
+        if consent is None or failed(consent):
+            continue
+        if not any(is_dmarc(t) for t in txt_of(consent)):
+            problems.append(
+                f"{report_domain} has not agreed to receive reports for {domain} "
+                f"(no {consent_name(domain, report_domain)} record, RFC 7489 7.1)"
+            )
+    if problems:
+        findings.append(Finding("dns.dmarc_report_uri", note="; ".join(problems)))
+    return findings
+
+
+# -- DKIM ------------------------------------------------------------------------------------------
+
+
+def _dkim(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], no_mail: str | None) -> list[Finding]:
+    """`no_mail`: how the domain declares it handles no mail (None when it does not)."""
+    name = f"_domainkey.{domain}"
+    answer = snapshot.dns.get(name, "TXT")
+    if answer is None:
+        return []
+    if failed(answer):
+        return [_could_not_check(answer)]
+    details["dkim"] = {"name": name, "rcode": answer.rcode}
+    if answer.rcode == "NOERROR":
+        note = f"{name} exists, so DKIM keys are published below it (selectors cannot be listed)"
+        return [Finding("dns.dkim_present", note=note)]
+    if no_mail is not None:
+        return [Finding("dns.dkim_not_needed", note=f"{domain} declares it handles no mail ({no_mail})")]
+    note = f"{name} does not exist (NXDOMAIN), so no DKIM key is published under any selector (RFC 8020)"
+    return [Finding("dns.dkim_missing", note=note)]
+
+
+# -- DNSSEC ----------------------------------------------------------------------------------------
+
+
+def _dnssec(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list[Finding]:
+    verdict = validate_zone(domain, snapshot.dns, snapshot.fetched_at)
+    if verdict is None:
+        return []
+    details["dnssec"] = {"status": verdict.status, "note": verdict.note, "ds": list(verdict.ds)}
+    outcome = {
+        "secure": "dns.dnssec_valid",
+        "unsigned": "dns.dnssec_unsigned",
+        "island": "dns.dnssec_no_ds",
+        "broken": "dns.dnssec_broken",
+    }.get(verdict.status)
+    if outcome is None:
+        return [Finding("check.error", subject="DNSSEC", note=verdict.note)]
+    return [Finding(outcome, note=verdict.note)]
+
+
+# -- CAA -------------------------------------------------------------------------------------------
+
+
+def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]) -> list[Finding]:
+    """RFC 8659 3: the relevant RRset is the first non-empty one climbing from the host to the domain."""
+    labels = host.split(".")
+    names = [".".join(labels[i:]) for i in range(len(labels))]
+    names = names[: names.index(domain) + 1] if domain in names else [host]
+    for name in names:
+        answer = snapshot.dns.get(name, "CAA")
+        if answer is None:
+            return []
+        if failed(answer):
+            return [_could_not_check(answer)]
+        if not answer.records:
+            continue
+        parsed: dict[str, list[str]] = {}
+        problems = []
+        for text in answer.records:
+            try:
+                rdata = dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.CAA, text)
+            except dns.exception.DNSException:
+                problems.append(f"unreadable record {text!r}")
+                continue
+            tag = rdata.tag.decode("ascii", "replace").lower()  # type: ignore[attr-defined]
+            value = rdata.value.decode("utf-8", "replace")  # type: ignore[attr-defined]
+            parsed.setdefault(tag, []).append(value)
+            if rdata.flags & 128 and tag not in _CAA_TAGS:  # type: ignore[attr-defined]
+                problems.append(f"unknown critical tag {tag!r}: CAs must refuse to issue (RFC 8659 4.1)")
+        details["caa"] = {
+            "name": name,
+            "issue": parsed.get("issue", []),
+            "issuewild": parsed.get("issuewild", []),
+            "iodef": parsed.get("iodef", []),
+        }
+        if problems:
+            return [Finding("dns.caa_invalid", note="; ".join(problems))]
+        issuers = sorted({v.split(";")[0].strip() or "none" for v in parsed.get("issue", [])})
+        return [Finding("dns.caa_present", note=f"at {name}: issuers {', '.join(issuers) or '(none listed)'}")]
+    return [Finding("dns.caa_missing", note=f"no CAA record from {host} up to {domain}")]
+
+
+# -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------
+
+
+def _policy_problem(snapshot: SiteSnapshot) -> tuple[str | None, dict[str, Any]]:
+    chain, tls = snapshot.mta_sts_policy, snapshot.mta_sts_tls
+    if chain is None:
+        return "the policy was not fetched", {}
+    if tls is not None:
+        if tls.failure is not None:
+            return f"the policy host has no working HTTPS ({tls.failure.message})", {}
+        leaf = tls.leaf
+        dated = leaf is not None and not (leaf.not_before <= snapshot.fetched_at <= leaf.not_after)
+        if not tls.trusted or not tls.hostname_matches or dated:
+            reason = tls.verify_error or ("the certificate does not name it" if not tls.hostname_matches else "")
+            reason = reason or "the certificate is outside its validity period"
+            problem = f"the certificate of {tls.host} is not valid ({reason}): senders ignore the policy (RFC 8461 3.3)"
+            return problem, {}
+    first = chain.responses[0] if chain.responses else None
+    if first is None:
+        return f"the policy could not be fetched ({chain.failure.message if chain.failure else 'no response'})", {}
+    if first.is_redirect:
+        return "the policy URL redirects, and senders must not follow redirects (RFC 8461 3.3)", {}
+    if first.status_code != 200:
+        return f"the policy URL answers HTTP {first.status_code}", {}
+    if first.content_type != "text/plain":
+        return f"the policy is served as {first.content_type or 'no media type'}, not text/plain (RFC 8461 3.2)", {}
+    policy = parse_sts_policy(first.text())
+    shown = {"mode": policy.mode, "max_age": policy.max_age, "mx": policy.mx}
+    if policy.errors:
+        return "; ".join(policy.errors), shown
+    return None, shown
+
+
+def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
+    answer = snapshot.dns.get(f"_mta-sts.{domain}", "TXT")
+    if answer is None or receives is False:
+        return []  # not fetched, or a domain that receives no mail needs no MTA-STS
+    if failed(answer):
+        return [_could_not_check(answer)]
+    records = sts_records(txt_of(answer))
+    if not records:
+        return [Finding("dns.mta_sts_missing", note=f"no MTA-STS record at _mta-sts.{domain}")] if receives else []
+    if len(records) > 1:
+        return [Finding("dns.mta_sts_invalid", note=f"{len(records)} MTA-STS records: senders ignore them all")]
+    problem = sts_record_problem(records[0])
+    if problem is not None:
+        return [Finding("dns.mta_sts_invalid", note=f"_mta-sts.{domain}: {problem}")]
+    problem, shown = _policy_problem(snapshot)
+    details["mta_sts"] = {"record": records[0], "policy": shown or None}
+    if problem is not None:
+        return [Finding("dns.mta_sts_invalid", note=problem)]
+    mode = shown.get("mode")
+    if mode == "none":
+        return [Finding("dns.mta_sts_missing", note="the policy has mode: none (MTA-STS switched off)")]
+    mx_answer = snapshot.dns.get(domain, "MX")
+    exchanges = [r.split()[-1].rstrip(".").lower() for r in (mx_answer.records if mx_answer else ())]
+    uncovered = [mx for mx in exchanges if mx and not any(mx_matches(mx, p) for p in shown.get("mx", []))]
+    if uncovered:
+        note = f"the policy does not list {', '.join(uncovered)}: mail to it would fail under enforce"
+        return [Finding("dns.mta_sts_invalid", note=note)]
+    if mode == "testing":
+        return [Finding("dns.mta_sts_testing", note="mode: testing only reports failures")]
+    return [Finding("dns.mta_sts_enforce", note=f"mode: enforce, max_age {shown.get('max_age')}")]
+
+
+def _tls_rpt(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
+    name = f"_smtp._tls.{domain}"
+    answer = snapshot.dns.get(name, "TXT")
+    if answer is None or receives is False:
+        return []
+    if failed(answer):
+        return [_could_not_check(answer)]
+    records = tlsrpt_records(txt_of(answer))
+    if not records:
+        return [Finding("dns.tlsrpt_missing", note=f"no TLS-RPT record at {name}")] if receives else []
+    details["tls_rpt"] = {"record": records[0] if len(records) == 1 else records}
+    if len(records) > 1:
+        return [Finding("dns.tlsrpt_invalid", note=f"{len(records)} TLS-RPT records at {name}")]
+    problem = tlsrpt_problem(records[0])
+    if problem is not None:
+        return [Finding("dns.tlsrpt_invalid", note=problem)]
+    return [Finding("dns.tlsrpt_present", note=records[0])]
+
+
+# -- names: IPv6, dangling CNAMEs ------------------------------------------------------------------
+
+
+def _dangling(snapshot: SiteSnapshot, names: list[str], details: dict[str, Any]) -> list[Finding]:
+    findings = []
+    dangling = []
+    resolving = []
+    for name in names:
+        cname = snapshot.dns.get(name, "CNAME")
+        if cname is None or not cname.records:
+            continue
+        target = cname.records[0].rstrip(".").lower()
+        a, aaaa = snapshot.dns.get(target, "A"), snapshot.dns.get(target, "AAAA")
+        if a is None:
+            continue
+        if a.rcode == "NXDOMAIN":  # NXDOMAIN is about the name: no other type can exist there
+            dangling.append(name)
+            findings.append(
+                Finding(
+                    "dns.dangling_cname",
+                    subject=name,
+                    note=f"{name} is a CNAME to {target}, which does not exist (NXDOMAIN)",
+                    fix_vars={"name": name, "target": target},
+                )
+            )
+        elif a.records or (aaaa is not None and aaaa.records):
+            resolving.append(f"{name} -> {target}")
+    details["dangling_cnames"] = dangling
+    if resolving and not dangling:
+        findings.append(Finding("dns.cnames_resolve", note="; ".join(resolving)))
+    return findings
 
 
 def check_dns(snapshot: SiteSnapshot) -> CheckResult:
     host = snapshot.target.host
     if ip_literal(host) is not None:
         return CheckResult("dns", (Finding("dns.ip_literal", note=f"{host} is an IP address"),), {"host": host})
-    dns = snapshot.dns
+    dns_snapshot = snapshot.dns
+    domain = registrable_domain(host)
     details: dict[str, Any] = {
         "host": host,
-        "a": list(dns.records(host, "A")),
-        "aaaa": list(dns.records(host, "AAAA")),
-        "cname": list(dns.records(host, "CNAME")),
+        "a": list(dns_snapshot.records(host, "A")),
+        "aaaa": list(dns_snapshot.records(host, "AAAA")),
+        "cname": list(dns_snapshot.records(host, "CNAME")),
+        "domain": domain,
     }
-    failed = [a for a in dns.answers if a.error]
     findings = [Finding("dns.resolves", note=f"{len(details['a'])} IPv4, {len(details['aaaa'])} IPv6 addresses")]
-    for answer in failed:
-        findings.append(Finding("check.error", subject=f"{answer.name} {answer.rdtype}", note=answer.error))
+    aaaa = dns_snapshot.get(host, "AAAA")
+    if aaaa is not None and not failed(aaaa):
+        if aaaa.records:
+            findings.append(Finding("dns.ipv6", note=", ".join(aaaa.records)))
+        else:
+            findings.append(Finding("dns.no_ipv6", note=f"{host} has no AAAA record"))
+    findings += _dangling(snapshot, [host, f"www.{domain}"], details)
+    if domain != host or "." in domain:
+        mx_findings, receives = _mx(snapshot, domain, details)
+        spf_findings, spf_no_senders = _spf(snapshot, domain, details)
+        findings += mx_findings + spf_findings
+        findings += _dmarc(snapshot, domain, details)
+        no_mail = "null MX" if receives is False else ('SPF "v=spf1 -all"' if spf_no_senders else None)
+        findings += _dkim(snapshot, domain, details, no_mail)
+        findings += _dnssec(snapshot, domain, details)
+        findings += _caa(snapshot, host, domain, details)
+        findings += _mta_sts(snapshot, domain, details, receives)
+        findings += _tls_rpt(snapshot, domain, details, receives)
+    reported = {f.subject for f in findings if f.outcome == "check.error"}
+    for answer in dns_snapshot.answers:
+        subject = f"{answer.name} {answer.rdtype}"
+        if answer.error and subject not in reported and _is_own(answer, host, domain):
+            findings.append(_could_not_check(answer))
     return CheckResult("dns", tuple(findings), details)
+
+
+def _is_own(answer: DnsAnswer, host: str, domain: str) -> bool:
+    """Failures on the host's and the domain's own names are reported; those on names we only
+    followed (an include's domain, an MX host) are reported by the check that followed them."""
+    return answer.name in (host, domain) and answer.rdtype in ("A", "AAAA", "CNAME")

@@ -1,21 +1,68 @@
-"""The `tls` section: can the site be reached over HTTPS with a certificate browsers accept?
+"""The `tls` section: can the site be reached over HTTPS with a certificate browsers accept,
+and how strong is the transport, in the manner of SSL Labs' grade caps?
 
-Judged from the recorded handshakes (fetch/tls.py): trust against the system store plus
-WEBSEC_CA_BUNDLE, the validity period, the host name (RFC 6125, hostname.py) and the
-days left before expiry. A bad certificate is a finding that caps the grade at F, never
-an error: the rest of the site is still graded.
+Judged from the recorded handshakes (fetch/tls.py):
+- the certificate: trust against the system store plus WEBSEC_CA_BUNDLE, the validity period,
+  the host name (RFC 6125, hostname.py), days to expiry, key size, signature hash, whether the
+  server sends its intermediates, the stapled OCSP response and Certificate Transparency SCTs;
+- the protocol versions the server accepts (one probe each) and the weak cipher families it
+  accepts at all (data/weak_ciphers.json), with what could not be tested said, never guessed;
+- forward secrecy and AEAD for the cipher a browser-like client negotiates.
+A bad certificate is a finding that caps the grade at F, never an error: the rest of the site
+is still graded. Parts that were not fetched (hand-made snapshots) produce no findings.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..data import cipher_family
 from ..findings import CheckResult, Finding
-from ..snapshot import CertificateInfo, SiteSnapshot, TlsHandshake
+from ..snapshot import CertificateInfo, SiteSnapshot, TlsHandshake, TlsProbe
+from ._ocsp import judge_staple
 
 # Let's Encrypt renews at 30 days left; under 14 days something is failing (their expiry mails start at 20).
 EXPIRY_WARN_DAYS = 30
 EXPIRY_URGENT_DAYS = 14
+
+# CA/Browser Forum Baseline Requirements 6.1.5 (and NIST SP 800-57 part 1, 112-bit security):
+# RSA keys of at least 2048 bits, ECDSA on P-256 or larger. DSA is not allowed at all.
+MIN_KEY_SIZE = {"RSA": 2048, "EC": 256}
+# Browsers reject certificates signed with these (Chrome and Firefox since 2017 for SHA-1).
+WEAK_SIGNATURE_HASHES = ("md5", "sha1", "md2", "md4")
+
+LEGACY_PROTOCOLS = ("TLSv1.1", "TLSv1")  # RFC 8996 (2021) deprecates both
+_SHOWN = {"TLSv1.1": "TLS 1.1", "TLSv1": "TLS 1.0"}
+MODERN_PROTOCOLS = ("TLSv1.3", "TLSv1.2")
+
+# One outcome per weak cipher family of data/weak_ciphers.json.
+CIPHER_FAMILY_OUTCOMES = {
+    "null": "tls.cipher_null",
+    "anonymous": "tls.cipher_anonymous",
+    "export": "tls.cipher_export",
+    "rc4": "tls.cipher_rc4",
+    "des": "tls.cipher_des",
+    "3des": "tls.cipher_3des",
+    "cbc": "tls.cipher_cbc",
+}
+
+
+def forward_secret(protocol: str | None, cipher: str | None) -> bool | None:
+    """RFC 8446: every TLS 1.3 key exchange is ephemeral; before 1.3 only (EC)DHE suites are."""
+    if not cipher:
+        return None
+    if protocol == "TLSv1.3" or cipher.startswith("TLS_"):
+        return True
+    return cipher.startswith(("ECDHE-", "DHE-", "EDH-"))
+
+
+def aead(protocol: str | None, cipher: str | None) -> bool | None:
+    """RFC 9325 4.2: AEAD suites (GCM, CCM, ChaCha20-Poly1305); TLS 1.3 has nothing else."""
+    if not cipher:
+        return None
+    if protocol == "TLSv1.3" or cipher.startswith("TLS_"):
+        return True
+    return any(mode in cipher for mode in ("GCM", "CCM", "CHACHA20", "POLY1305"))
 
 
 def _certificate_json(cert: CertificateInfo, days_left: int) -> dict[str, Any]:
@@ -32,6 +79,18 @@ def _certificate_json(cert: CertificateInfo, days_left: int) -> dict[str, Any]:
         "serial": cert.serial,
         "self_signed": cert.self_signed,
         "sha256_fingerprint": cert.sha256_fingerprint,
+    }
+
+
+def _chain_json(cert: CertificateInfo) -> dict[str, Any]:
+    return {
+        "subject": cert.subject,
+        "issuer": cert.issuer,
+        "not_after": cert.not_after.isoformat(),
+        "key_type": cert.key_type,
+        "key_size": cert.key_size,
+        "signature_hash": cert.signature_hash,
+        "is_ca": cert.is_ca,
     }
 
 
@@ -80,11 +139,129 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
     return findings
 
 
+def _key_findings(chain: tuple[CertificateInfo, ...]) -> list[Finding]:
+    findings = []
+    leaf = chain[0]
+    minimum = MIN_KEY_SIZE.get(leaf.key_type)
+    if leaf.key_type == "DSA" or (minimum is not None and leaf.key_size < minimum):
+        wanted = f"at least {minimum} bits" if minimum else "RSA 2048+ or ECDSA P-256+"
+        findings.append(Finding("tls.weak_key", note=f"{leaf.key_type} {leaf.key_size}-bit key ({wanted} needed)"))
+    # The signatures that matter are the ones clients check: the leaf's and the intermediates' (a root's
+    # self-signature is never verified, RFC 5280 6.1, so SHA-1 on a sent root is harmless).
+    for cert in chain:
+        if cert.self_signed:
+            continue
+        if (cert.signature_hash or "").lower() in WEAK_SIGNATURE_HASHES:
+            what = "the certificate" if cert is leaf else f"the intermediate {cert.subject}"
+            findings.append(
+                Finding("tls.weak_signature", subject=cert.subject, note=f"{what} is signed with {cert.signature_hash}")
+            )
+    return findings
+
+
+def _chain_findings(tls: TlsHandshake) -> list[Finding]:
+    if tls.chain_complete is False:
+        missing = (
+            f"the issuer {tls.missing_issuer} is not sent" if tls.missing_issuer else "an intermediate is not sent"
+        )
+        return [Finding("tls.chain_incomplete", note=missing)]
+    return []
+
+
+def _ocsp_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict[str, Any], list[Finding]]:
+    if tls.ocsp_staple is None or not tls.chain:
+        return {"stapled": False}, []
+    issuer = tls.chain[1].der if len(tls.chain) > 1 and tls.chain[1].subject == tls.chain[0].issuer else None
+    verdict = judge_staple(tls.ocsp_staple, tls.chain[0].der, issuer, snapshot.fetched_at)
+    details = {
+        "stapled": True,
+        "status": verdict.status,
+        "note": verdict.note,
+        "signature_verified": verdict.signature_verified,
+        "next_update": verdict.next_update.isoformat() if verdict.next_update else None,
+    }
+    if verdict.status == "revoked":
+        return details, [Finding("tls.ocsp_revoked", note=verdict.note)]
+    if verdict.status == "invalid":
+        return details, [Finding("tls.ocsp_staple_invalid", note=verdict.note)]
+    return details, []
+
+
+def _ct_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> dict[str, Any]:
+    leaf = tls.leaf
+    embedded = leaf.embedded_scts if leaf else ()
+    ocsp_scts = 0
+    if tls.ocsp_staple is not None and leaf is not None:
+        ocsp_scts = judge_staple(tls.ocsp_staple, leaf.der, None, snapshot.fetched_at).sct_count
+    return {
+        "embedded_scts": len(embedded),
+        "ocsp_scts": ocsp_scts,
+        "logs": sorted({sct.log_id for sct in embedded}),
+        "sct_present": bool(embedded) or ocsp_scts > 0,
+    }
+
+
+def _probe_map(probes: tuple[TlsProbe, ...]) -> dict[str, str]:
+    return {probe.name: probe.result for probe in probes}
+
+
+def _protocol_findings(tls: TlsHandshake) -> list[Finding]:
+    # The grading handshake offered everything up to TLS 1.3, so the version it got is the server's best.
+    accepted = {p.name for p in tls.protocols if p.accepted} | ({tls.protocol} if tls.protocol else set())
+    results = _probe_map(tls.protocols)
+    findings = []
+    if "SSLv3" in accepted:
+        findings.append(Finding("tls.sslv3_accepted", subject="SSLv3"))
+    legacy = [name for name in LEGACY_PROTOCOLS if name in accepted]
+    if legacy:
+        findings.append(Finding("tls.legacy_protocols", note="accepts " + ", ".join(_SHOWN[n] for n in legacy)))
+    if tls.protocol not in MODERN_PROTOCOLS:
+        best = _SHOWN.get(tls.protocol or "", tls.protocol)
+        findings.append(Finding("tls.no_modern_protocol", note=f"the newest version the server accepts is {best}"))
+    elif results.get("TLSv1.3") == "rejected" and "TLSv1.2" in accepted:
+        findings.append(Finding("tls.no_tls13", note="TLS 1.2 is the newest version accepted"))
+    return findings
+
+
+def _cipher_findings(tls: TlsHandshake) -> list[Finding]:
+    findings = []
+    for probe in tls.cipher_probes:
+        outcome = CIPHER_FAMILY_OUTCOMES.get(probe.name)
+        if outcome is None or not probe.accepted:
+            continue
+        family = cipher_family(probe.name)
+        name = family.name if family else probe.name
+        findings.append(
+            Finding(outcome, subject=probe.cipher, note=f"{name} suite accepted: {probe.cipher} ({probe.protocol})")
+        )
+    if forward_secret(tls.protocol, tls.cipher) is False:
+        findings.append(Finding("tls.no_forward_secrecy", note=f"{tls.cipher} over {tls.protocol}"))
+    if aead(tls.protocol, tls.cipher) is False:
+        findings.append(Finding("tls.no_aead", note=f"{tls.cipher} over {tls.protocol}"))
+    return findings
+
+
+def _not_testable(tls: TlsHandshake) -> list[str]:
+    items = [f"{p.name}: {p.detail}" for p in (*tls.protocols, *tls.cipher_probes) if p.result == "not_testable"]
+    items += [
+        f"{p.name}: could not be checked ({p.detail})"
+        for p in (*tls.protocols, *tls.cipher_probes)
+        if p.result == "error"
+    ]
+    return items + list(tls.not_testable)
+
+
 def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     tls = snapshot.tls
     if tls is None:
         return CheckResult("tls", (Finding("check.error", note="the TLS handshake was not attempted"),))
     details: dict[str, Any] = _handshake_details(tls)
+    if tls.protocols:
+        details["protocols"] = _probe_map(tls.protocols)
+    if tls.cipher_probes:
+        details["weak_cipher_families"] = _probe_map(tls.cipher_probes)
+    if tls.protocols or tls.cipher_probes or tls.not_testable:
+        details["not_testable"] = _not_testable(tls)
     if tls.failure is not None:
         outcome = "tls.no_https" if tls.failure.kind in ("unreachable", "refused") else "tls.handshake_failed"
         details["error"] = tls.failure.message
@@ -94,4 +271,17 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     if leaf is None:
         return CheckResult("tls", (Finding("tls.handshake_failed", note="the server sent no certificate"),), details)
     details["certificate"] = _certificate_json(leaf, (leaf.not_after - snapshot.fetched_at).days)
-    return CheckResult("tls", tuple(_certificate_findings(snapshot, tls, leaf)), details)
+    details["chain"] = [_chain_json(cert) for cert in tls.chain]
+    details["chain_complete"] = tls.chain_complete
+    details["key_exchange_group"] = tls.key_exchange_group
+    details["forward_secrecy"] = forward_secret(tls.protocol, tls.cipher)
+    details["aead"] = aead(tls.protocol, tls.cipher)
+    details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
+    details["certificate_transparency"] = _ct_details(snapshot, tls)
+    findings = _certificate_findings(snapshot, tls, leaf)
+    findings += _key_findings(tls.chain)
+    findings += _chain_findings(tls)
+    findings += ocsp_findings
+    findings += _protocol_findings(tls)
+    findings += _cipher_findings(tls)
+    return CheckResult("tls", tuple(findings), details)

@@ -1,0 +1,416 @@
+"""The dns section from hand-made DNS snapshots: names, MX, SPF, DMARC, DKIM, DNSSEC, CAA, MTA-STS, TLS-RPT."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import dns.dnssec
+import dns.name
+import dns.rdata
+import dns.rdataclass
+import dns.rrset
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from tests.factories import FIXED_NOW, dns_answer, make_dns, make_handshake, make_response, make_snapshot
+from websec_app.scanner.checks.dns import check_dns
+from websec_app.scanner.findings import CheckResult
+from websec_app.scanner.grading import grade
+from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.snapshot import DnsAnswer, Failure, FetchChain
+
+HOST = "example.com"
+
+
+def txt(name: str, *values: str, rcode: str = "NOERROR") -> DnsAnswer:
+    return dns_answer(name, "TXT", *(f'"{v}"' for v in values), rcode=rcode)
+
+
+def check(*answers: DnsAnswer, host: str = HOST, **snapshot) -> CheckResult:
+    return check_dns(make_snapshot(f"https://{host}/", dns=make_dns(host, *answers), **snapshot))
+
+
+def outcomes(*answers: DnsAnswer, **kwargs) -> list[str]:
+    return [f.outcome for f in check(*answers, **kwargs).findings]
+
+
+def notes(result: CheckResult, outcome: str) -> list[str]:
+    return [f.note or "" for f in result.findings if f.outcome == outcome]
+
+
+def graded(result: CheckResult):
+    return grade([result], default_rulebook(), {"host": HOST, "domain": HOST})
+
+
+# -- nothing fetched, failures ---------------------------------------------------------------------
+
+
+def test_given_no_records_fetched_then_only_resolution_is_reported() -> None:
+    assert outcomes() == ["dns.resolves"]
+
+
+def test_given_a_failed_lookup_then_could_not_check_and_no_deduction() -> None:
+    result = check(txt(f"_dmarc.{HOST}", rcode="SERVFAIL"), dns_answer(HOST, "MX", rcode="TIMEOUT"))
+    errors = {f.subject for f in result.findings if f.outcome == "check.error"}
+    assert errors == {f"_dmarc.{HOST} TXT", f"{HOST} MX"}
+    assert graded(result).score == 100
+
+
+def test_an_ip_literal_has_no_dns_to_check() -> None:
+    assert outcomes(host="93.184.216.34") == ["dns.ip_literal"]
+
+
+# -- names -----------------------------------------------------------------------------------------
+
+
+def test_ipv6_present_or_missing() -> None:
+    assert "dns.ipv6" in outcomes(dns_answer(HOST, "AAAA", "2001:db8::1"))
+    assert "dns.no_ipv6" in outcomes(dns_answer(HOST, "AAAA"))
+
+
+def test_given_www_is_a_cname_to_a_name_that_does_not_exist_then_dangling_and_critical() -> None:
+    result = check(
+        dns_answer(f"www.{HOST}", "CNAME", "old-app.azurewebsites.net."),
+        dns_answer("old-app.azurewebsites.net", "A", rcode="NXDOMAIN"),
+        dns_answer("old-app.azurewebsites.net", "AAAA", rcode="NXDOMAIN"),
+    )
+    finding = next(f for f in result.findings if f.outcome == "dns.dangling_cname")
+    assert finding.subject == f"www.{HOST}" and "old-app.azurewebsites.net" in (finding.note or "")
+    section = graded(result).sections["dns"]
+    dangling = next(f for f in section["findings"] if f["check"] == "dns.dangling_cname")
+    assert dangling["severity"] == "critical" and dangling["deduction"] == 25
+    assert dangling["fix"].startswith(f"Delete the record now (www.{HOST} CNAME old-app.azurewebsites.net)")
+    assert result.details["dangling_cnames"] == [f"www.{HOST}"]
+
+
+def test_given_a_cname_to_a_name_that_resolves_then_fine() -> None:
+    result = check(
+        dns_answer(f"www.{HOST}", "CNAME", "cdn.example.net."),
+        dns_answer("cdn.example.net", "A", "192.0.2.7"),
+        dns_answer("cdn.example.net", "AAAA"),
+    )
+    assert notes(result, "dns.cnames_resolve") == [f"www.{HOST} -> cdn.example.net"]
+
+
+def test_a_cname_target_that_could_not_be_resolved_is_not_called_dangling() -> None:
+    found = outcomes(
+        dns_answer(f"www.{HOST}", "CNAME", "cdn.example.net."),
+        dns_answer("cdn.example.net", "A", rcode="SERVFAIL"),
+        dns_answer("cdn.example.net", "AAAA", rcode="SERVFAIL"),
+    )
+    assert "dns.dangling_cname" not in found
+
+
+# -- MX --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("records", "outcome"),
+    [
+        (("0 .",), "dns.null_mx"),
+        (("0 .", "10 mail.example.com."), "dns.null_mx_invalid"),
+        (("10 .",), "dns.null_mx_invalid"),
+        ((), "dns.no_mx"),
+        (("10 mail.example.com.",), "dns.mx_present"),
+    ],
+)
+def test_mx_records(records, outcome) -> None:
+    assert outcome in outcomes(dns_answer(HOST, "MX", *records))
+
+
+def test_an_mx_host_that_does_not_exist_is_reported() -> None:
+    result = check(
+        dns_answer(HOST, "MX", "10 mx1.example.com.", "20 gone.example.com."),
+        dns_answer("mx1.example.com", "A", "192.0.2.25"),
+        dns_answer("mx1.example.com", "AAAA"),
+        dns_answer("gone.example.com", "A", rcode="NXDOMAIN"),
+        dns_answer("gone.example.com", "AAAA", rcode="NXDOMAIN"),
+    )
+    assert notes(result, "dns.mx_unresolvable") == ["gone.example.com does not exist"]
+
+
+# -- SPF -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("record", "outcome", "deduction"),
+    [
+        ("v=spf1 mx -all", "dns.spf_strict", 0),
+        ("v=spf1 mx ~all", "dns.spf_softfail", 1),
+        ("v=spf1 mx ?all", "dns.spf_neutral", 3),
+        ("v=spf1 mx", "dns.spf_neutral", 3),
+        ("v=spf1 +all", "dns.spf_pass_all", 5),
+        ("v=spf1 ip4:999.1.1.1 -all", "dns.spf_invalid", 4),
+        ("v=spf1 ptr -all", "dns.spf_ptr", 1),
+    ],
+)
+def test_spf_records_are_graded_by_their_all_and_their_syntax(record, outcome, deduction) -> None:
+    result = check(txt(HOST, record, "google-site-verification=x"))
+    assert outcome in [f.outcome for f in result.findings]
+    assert graded(result).score == 100 - deduction
+
+
+def test_spf_missing_and_multiple() -> None:
+    assert "dns.spf_missing" in outcomes(txt(HOST, "some-verification=1"))
+    assert "dns.spf_multiple" in outcomes(txt(HOST, "v=spf1 mx -all", "v=spf1 a -all"))
+
+
+def test_the_softfail_fix_is_the_owners_record_with_minus_all() -> None:
+    section = graded(check(txt(HOST, "v=spf1 include:_spf.mailer.example ~all"))).sections["dns"]
+    fix = next(f["fix"] for f in section["findings"] if f["check"] == "dns.spf_softfail")
+    assert fix == f'{HOST} TXT "v=spf1 include:_spf.mailer.example -all"'
+
+
+def test_spf_over_ten_lookups_through_includes() -> None:
+    includes = " ".join(f"include:s{n}.mailer.example" for n in range(4))
+    answers = [txt(HOST, f"v=spf1 {includes} -all")]
+    answers += [txt(f"s{n}.mailer.example", "v=spf1 a mx ptr:x.example -all") for n in range(4)]
+    result = check(*answers)
+    assert "dns.spf_too_many_lookups" in [f.outcome for f in result.findings]
+    assert "dns.spf_strict" not in [f.outcome for f in result.findings]
+
+
+# -- DMARC -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ("v=DMARC1; p=reject; rua=mailto:d@example.com", {"dns.dmarc_enforced"}),
+        ("v=DMARC1; p=quarantine", {"dns.dmarc_enforced"}),
+        ("v=DMARC1; p=none; rua=mailto:d@example.com", {"dns.dmarc_none"}),
+        ("v=DMARC1; p=reject; pct=50", {"dns.dmarc_enforced", "dns.dmarc_partial"}),
+        ("v=DMARC1; p=reject; sp=none", {"dns.dmarc_enforced", "dns.dmarc_subdomains_open"}),
+        ("v=DMARC1; p=reject; rua=dmarc@example.com", {"dns.dmarc_enforced", "dns.dmarc_report_uri"}),
+        ("v=DMARC1; p=block", {"dns.dmarc_invalid"}),
+        ("v=DMARC1; p=bogus; rua=mailto:d@example.com", {"dns.dmarc_invalid", "dns.dmarc_none"}),
+        ("v=DMARC1; p=reject; pct=150", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),
+    ],
+)
+def test_dmarc_policies(record, expected) -> None:
+    found = {o for o in outcomes(txt(f"_dmarc.{HOST}", record)) if o.startswith("dns.dmarc")}
+    assert found == expected
+
+
+def test_dmarc_missing_comes_with_a_record_to_paste() -> None:
+    section = graded(check(txt(f"_dmarc.{HOST}", "unrelated"))).sections["dns"]
+    finding = next(f for f in section["findings"] if f["check"] == "dns.dmarc_missing")
+    assert finding["fix"].startswith(f'_dmarc.{HOST} TXT "v=DMARC1; p=reject; rua=mailto:dmarc-reports@{HOST}"')
+
+
+def test_two_dmarc_records_mean_no_policy() -> None:
+    found = outcomes(txt(f"_dmarc.{HOST}", "v=DMARC1; p=reject", "v=DMARC1; p=none"))
+    assert "dns.dmarc_invalid" in found and "dns.dmarc_enforced" not in found
+
+
+def test_reports_to_another_domain_need_its_consent_record() -> None:
+    record = "v=DMARC1; p=reject; rua=mailto:a@reports.example.net,mailto:b@ok.example.org"
+    result = check(
+        txt(f"_dmarc.{HOST}", record),
+        txt(f"{HOST}._report._dmarc.reports.example.net", rcode="NXDOMAIN"),
+        txt(f"{HOST}._report._dmarc.ok.example.org", "v=DMARC1"),
+    )
+    (note,) = notes(result, "dns.dmarc_report_uri")
+    assert "reports.example.net has not agreed" in note and "ok.example.org" not in note
+
+
+# -- DKIM ------------------------------------------------------------------------------------------
+
+
+def test_dkim_from_the_domainkey_name_alone() -> None:
+    assert "dns.dkim_present" in outcomes(txt(f"_domainkey.{HOST}"))  # NOERROR, no TXT: an empty non-terminal
+    assert "dns.dkim_missing" in outcomes(txt(f"_domainkey.{HOST}", rcode="NXDOMAIN"))
+
+
+def test_missing_dkim_is_no_finding_for_a_domain_that_handles_no_mail() -> None:
+    nx = txt(f"_domainkey.{HOST}", rcode="NXDOMAIN")
+    assert "dns.dkim_not_needed" in outcomes(nx, dns_answer(HOST, "MX", "0 ."))
+    assert "dns.dkim_not_needed" in outcomes(nx, dns_answer(HOST, "MX"), txt(HOST, "v=spf1 -all"))
+
+
+# -- DNSSEC ----------------------------------------------------------------------------------------
+
+
+def _signed(domain: str, *, ds: str = "valid", signature_age: timedelta = timedelta(0)) -> list[DnsAnswer]:
+    """DS, DNSKEY and SOA answers of a zone signed as a real signer would (ECDSA P-256)."""
+    name = dns.name.from_text(domain)
+    key = ec.generate_private_key(ec.SECP256R1())
+    dnskey = dns.dnssec.make_dnskey(key.public_key(), dns.dnssec.Algorithm.ECDSAP256SHA256, flags=257)
+    keys = dns.rrset.from_rdata(name, 300, dnskey)
+    soa = dns.rrset.from_text(name, 300, "IN", "SOA", f"ns1.{domain}. hostmaster.{domain}. 1 3600 600 86400 300")
+    inception = FIXED_NOW - timedelta(hours=1) - signature_age
+    expiration = FIXED_NOW + timedelta(days=7) - signature_age
+
+    def sign(rrset: dns.rrset.RRset) -> tuple[str, ...]:
+        rrsig = dns.dnssec.sign(rrset, key, name, dnskey, inception=inception, expiration=expiration)
+        return (rrsig.to_text(),)
+
+    other = dns.dnssec.make_dnskey(
+        ec.generate_private_key(ec.SECP256R1()).public_key(), dns.dnssec.Algorithm.ECDSAP256SHA256, flags=257
+    )
+    ds_records = {"valid": (dns.dnssec.make_ds(name, dnskey, "SHA256").to_text(),), "wrong": (), "none": ()}[ds]
+    if ds == "wrong":
+        ds_records = (dns.dnssec.make_ds(name, other, "SHA256").to_text(),)
+    return [
+        dns_answer(domain, "DS", *ds_records),
+        dns_answer(domain, "DNSKEY", *(r.to_text() for r in keys), signatures=sign(keys)),
+        dns_answer(domain, "SOA", *(r.to_text() for r in soa), signatures=sign(soa)),
+    ]
+
+
+def test_a_signed_zone_with_a_matching_ds_validates() -> None:
+    result = check(*_signed(HOST))
+    assert "dns.dnssec_valid" in [f.outcome for f in result.findings]
+    assert result.details["dnssec"]["status"] == "secure"
+
+
+def test_a_ds_that_matches_no_key_is_broken() -> None:
+    result = check(*_signed(HOST, ds="wrong"))
+    assert notes(result, "dns.dnssec_broken") == [
+        "no DNSKEY of the zone matches the DS record in the parent (a key rollover gone wrong?)"
+    ]
+
+
+def test_expired_signatures_are_broken() -> None:
+    (note,) = notes(check(*_signed(HOST, signature_age=timedelta(days=30))), "dns.dnssec_broken")
+    assert "does not verify" in note and "expired" in note
+
+
+def test_keys_without_a_ds_are_an_island_and_neither_is_unsigned() -> None:
+    assert "dns.dnssec_no_ds" in outcomes(*_signed(HOST, ds="none"))
+    assert "dns.dnssec_unsigned" in outcomes(dns_answer(HOST, "DS"), dns_answer(HOST, "DNSKEY"))
+
+
+def test_a_ds_without_keys_is_broken() -> None:
+    ds = _signed(HOST)[0]
+    assert "dns.dnssec_broken" in outcomes(ds, dns_answer(HOST, "DNSKEY"))
+
+
+def test_a_failed_dnskey_query_is_could_not_check() -> None:
+    result = check(_signed(HOST)[0], dns_answer(HOST, "DNSKEY", rcode="SERVFAIL"))
+    assert [f.subject for f in result.findings if f.outcome == "check.error"] == ["DNSSEC"]
+
+
+# -- CAA -------------------------------------------------------------------------------------------
+
+
+def test_caa_is_found_by_climbing_from_the_host_to_the_domain() -> None:
+    result = check(
+        dns_answer(f"www.{HOST}", "CAA"),
+        dns_answer(HOST, "CAA", '0 issue "letsencrypt.org"', '0 issue "pki.goog; cansignhttpexchanges=yes"'),
+        host=f"www.{HOST}",
+    )
+    assert notes(result, "dns.caa_present") == [f"at {HOST}: issuers letsencrypt.org, pki.goog"]
+    assert result.details["caa"]["name"] == HOST
+
+
+def test_caa_missing_and_an_unknown_critical_tag() -> None:
+    assert "dns.caa_missing" in outcomes(dns_answer(HOST, "CAA"))
+    assert "dns.caa_invalid" in outcomes(dns_answer(HOST, "CAA", '128 futuretag "x"', '0 issue "letsencrypt.org"'))
+
+
+# -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------
+
+MX = dns_answer(HOST, "MX", "10 mx1.example.com.", "20 mx2.example.com.")
+STS = txt(f"_mta-sts.{HOST}", "v=STSv1; id=20260101T000000")
+POLICY_URL = f"https://mta-sts.{HOST}/.well-known/mta-sts.txt"
+GOOD_POLICY = "version: STSv1\r\nmode: enforce\r\nmx: mx1.example.com\r\nmx: *.example.com\r\nmax_age: 604800\r\n"
+
+
+def policy(body: str = GOOD_POLICY, status: int = 200, content_type: str = "text/plain", **extra) -> FetchChain:
+    response = make_response(POLICY_URL, status, extra, body, content_type=content_type)
+    return FetchChain(POLICY_URL, (response,))
+
+
+def sts_outcomes(chain: FetchChain | None, *answers: DnsAnswer, tls=None) -> list[str]:
+    tls = tls or make_handshake(f"mta-sts.{HOST}")
+    return outcomes(MX, *answers, mta_sts_policy=chain, mta_sts_tls=tls)
+
+
+def test_mta_sts_in_enforce_mode_with_every_mx_listed() -> None:
+    assert "dns.mta_sts_enforce" in sts_outcomes(policy(), STS)
+
+
+def test_mta_sts_testing_mode_and_missing() -> None:
+    assert "dns.mta_sts_testing" in sts_outcomes(policy(GOOD_POLICY.replace("enforce", "testing")), STS)
+    assert "dns.mta_sts_missing" in sts_outcomes(None, txt(f"_mta-sts.{HOST}", rcode="NXDOMAIN"))
+
+
+@pytest.mark.parametrize(
+    ("chain", "reason"),
+    [
+        (FetchChain(POLICY_URL, (make_response(POLICY_URL, 301, {"Location": "https://x/"}),)), "redirects"),
+        (policy(status=404), "HTTP 404"),
+        (policy(content_type="text/html"), "not text/plain"),
+        (policy(GOOD_POLICY.replace("max_age: 604800", "max_age: 99999999999")), "max_age"),
+        (policy(GOOD_POLICY.replace("mx: *.example.com\r\n", "")), "does not list mx2.example.com"),
+        (FetchChain(POLICY_URL, failure=Failure("unreachable", "connection refused")), "connection refused"),
+    ],
+)
+def test_a_broken_mta_sts_policy_is_invalid_with_the_reason(chain, reason) -> None:
+    result = check(MX, STS, mta_sts_policy=chain, mta_sts_tls=make_handshake(f"mta-sts.{HOST}"))
+    (note,) = notes(result, "dns.mta_sts_invalid")
+    assert reason in note
+
+
+def test_an_mta_sts_host_with_an_untrusted_certificate_makes_the_policy_invalid() -> None:
+    tls = make_handshake(f"mta-sts.{HOST}", trusted=False, verify_error="self-signed certificate")
+    result = check(MX, STS, mta_sts_policy=policy(), mta_sts_tls=tls)
+    (note,) = notes(result, "dns.mta_sts_invalid")
+    assert "self-signed certificate" in note
+
+
+def test_an_mta_sts_record_without_id_is_invalid() -> None:
+    assert "dns.mta_sts_invalid" in sts_outcomes(policy(), txt(f"_mta-sts.{HOST}", "v=STSv1;"))
+
+
+def test_mail_transport_policies_do_not_apply_to_a_domain_that_receives_no_mail() -> None:
+    found = outcomes(
+        dns_answer(HOST, "MX", "0 ."),
+        txt(f"_mta-sts.{HOST}", rcode="NXDOMAIN"),
+        txt(f"_smtp._tls.{HOST}", rcode="NXDOMAIN"),
+    )
+    assert not [o for o in found if o.startswith(("dns.mta_sts", "dns.tlsrpt"))]
+
+
+@pytest.mark.parametrize(
+    ("records", "outcome"),
+    [
+        (("v=TLSRPTv1; rua=mailto:tls@example.com",), "dns.tlsrpt_present"),
+        (("v=TLSRPTv1; rua=https://reports.example.com/tlsrpt",), "dns.tlsrpt_present"),
+        (("v=TLSRPTv1;",), "dns.tlsrpt_invalid"),
+        (("v=TLSRPTv1; rua=ftp://x.example.com",), "dns.tlsrpt_invalid"),
+        (("v=TLSRPTv1; rua=mailto:a@example.com", "v=TLSRPTv1; rua=mailto:b@example.com"), "dns.tlsrpt_invalid"),
+        ((), "dns.tlsrpt_missing"),
+    ],
+)
+def test_tls_rpt(records, outcome) -> None:
+    assert outcome in outcomes(MX, txt(f"_smtp._tls.{HOST}", *records))
+
+
+# -- the whole section -----------------------------------------------------------------------------
+
+
+def test_a_domain_with_only_missing_mail_records_loses_few_points_and_keeps_the_grade() -> None:
+    result = check(
+        dns_answer(HOST, "AAAA", "2001:db8::1"),
+        dns_answer(HOST, "MX", "10 mx1.example.com."),
+        txt(HOST),
+        txt(f"_dmarc.{HOST}", rcode="NXDOMAIN"),
+        txt(f"_domainkey.{HOST}", rcode="NXDOMAIN"),
+        dns_answer(HOST, "DS"),
+        dns_answer(HOST, "DNSKEY"),
+        dns_answer(HOST, "CAA"),
+        txt(f"_mta-sts.{HOST}", rcode="NXDOMAIN"),
+        txt(f"_smtp._tls.{HOST}", rcode="NXDOMAIN"),
+        mta_sts_policy=None,
+    )
+    report = graded(result)
+    # SPF 3 + DMARC 4 + DKIM 2 + DNSSEC 3 + CAA 2 + MTA-STS 1 + TLS-RPT 1
+    assert report.score == 100 - 16 and report.caps == ()
+    assert {f["severity"] for f in report.sections["dns"]["findings"]} == {"minor"}
+
+
+def test_pure_dns_rdata_helpers_read_multi_string_txt() -> None:
+    rdata = dns.rdata.from_text(dns.rdataclass.IN, "TXT", '"a" "b"')
+    assert rdata.to_text() == '"a" "b"'

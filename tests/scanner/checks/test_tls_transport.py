@@ -1,0 +1,254 @@
+"""The tls section beyond the certificate's dates: protocols, cipher families, forward secrecy, AEAD,
+keys, signatures, chain completeness, OCSP staples and SCTs, judged from recorded handshakes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.x509 import ocsp
+
+from tests.factories import FIXED_NOW, cipher_probes, make_certificate, make_handshake, make_snapshot, protocol_probes
+from tests.fixtures.pki import Pki
+from websec_app.scanner.checks.tls import aead, check_tls, forward_secret
+from websec_app.scanner.fetch.tls import parse_certificate
+from websec_app.scanner.grading import Graded, grade
+from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.snapshot import SignedTimestamp
+
+
+def outcomes(**handshake) -> list[str]:
+    return [f.outcome for f in check_tls(make_snapshot(tls=make_handshake(**handshake))).findings]
+
+
+def graded(**handshake) -> Graded:
+    """The tls section alone, graded (the hand-made snapshot has no security headers)."""
+    result = check_tls(make_snapshot(tls=make_handshake(**handshake)))
+    return grade([result], default_rulebook(), {"host": "example.com", "domain": "example.com"})
+
+
+def caps(report) -> set[tuple[str, str]]:
+    return {(c["outcome"], c["max_grade"]) for c in report.caps}
+
+
+# -- protocols ---------------------------------------------------------------------------------------
+
+
+def test_given_tls13_and_tls12_only_then_no_protocol_finding_and_sslv3_is_listed_as_not_testable() -> None:
+    result = check_tls(make_snapshot(tls=make_handshake(protocols=protocol_probes(), cipher_probes=cipher_probes())))
+    assert [f.outcome for f in result.findings] == ["tls.cert_valid"]
+    assert result.details["protocols"] == {
+        "TLSv1.3": "accepted",
+        "TLSv1.2": "accepted",
+        "TLSv1.1": "rejected",
+        "TLSv1": "rejected",
+        "SSLv3": "not_testable",
+    }
+    assert any(item.startswith("SSLv3: ") for item in result.details["not_testable"])
+    assert any(item.startswith("3des: ") for item in result.details["not_testable"])
+
+
+def test_given_tls10_and_tls11_still_accepted_then_legacy_caps_at_b() -> None:
+    probes = protocol_probes(accepted=("TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1"))
+    report = graded(protocols=probes)
+    finding = report.sections["tls"]["findings"][0]
+    assert finding["check"] == "tls.legacy_protocols" and finding["note"] == "accepts TLS 1.1, TLS 1.0"
+    assert caps(report) == {("tls.legacy_protocols", "B")}
+    assert report.grade == "B"
+
+
+def test_given_a_server_whose_best_protocol_is_tls10_then_no_modern_protocol_caps_at_f() -> None:
+    probes = protocol_probes(accepted=("TLSv1",))
+    found = outcomes(protocol="TLSv1", cipher="ECDHE-ECDSA-AES256-SHA", protocols=probes)
+    assert "tls.no_modern_protocol" in found and "tls.legacy_protocols" in found
+    assert ("tls.no_modern_protocol", "F") in caps(graded(protocol="TLSv1", cipher="ECDHE-RSA-AES256-SHA"))
+
+
+def test_given_tls12_without_tls13_then_a_minor_warning_without_cap() -> None:
+    probes = protocol_probes(accepted=("TLSv1.2",))
+    report = graded(protocol="TLSv1.2", cipher="ECDHE-ECDSA-AES128-GCM-SHA256", protocols=probes)
+    assert [f["check"] for f in report.sections["tls"]["findings"] if f["status"] != "good"] == ["tls.no_tls13"]
+    assert report.caps == () and report.score == 98
+
+
+def test_given_a_tls13_probe_that_could_not_run_then_tls13_is_not_reported_missing() -> None:
+    probes = protocol_probes(accepted=("TLSv1.2",), not_testable=("TLSv1.3", "SSLv3"))
+    assert "tls.no_tls13" not in outcomes(protocol="TLSv1.2", cipher="ECDHE-RSA-AES128-GCM-SHA256", protocols=probes)
+
+
+def test_given_no_probes_recorded_then_no_protocol_or_cipher_findings() -> None:
+    assert outcomes() == ["tls.cert_valid"]
+
+
+# -- cipher suites -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("family", "cipher", "outcome", "cap"),
+    [
+        ("null", "ECDHE-ECDSA-NULL-SHA", "tls.cipher_null", "F"),
+        ("anonymous", "AECDH-AES128-SHA", "tls.cipher_anonymous", "F"),
+        ("export", "EXP-RC4-MD5", "tls.cipher_export", "F"),
+        ("rc4", "ECDHE-RSA-RC4-SHA", "tls.cipher_rc4", "C"),
+        ("des", "DES-CBC-SHA", "tls.cipher_des", "C"),
+        ("3des", "DES-CBC3-SHA", "tls.cipher_3des", "B"),
+    ],
+)
+def test_given_a_weak_cipher_family_accepted_then_its_outcome_and_cap(family, cipher, outcome, cap) -> None:
+    report = graded(cipher_probes=cipher_probes({family: cipher}))
+    finding = next(f for f in report.sections["tls"]["findings"] if f["check"] == outcome)
+    assert cipher in finding["note"]
+    assert (outcome, cap) in caps(report)
+
+
+def test_given_cbc_suites_accepted_beside_aead_ones_then_a_minor_warning() -> None:
+    report = graded(cipher_probes=cipher_probes({"cbc": "ECDHE-ECDSA-AES128-SHA"}))
+    assert report.score == 99 and report.caps == ()
+
+
+def test_given_rsa_key_exchange_then_no_forward_secrecy_caps_at_b() -> None:
+    report = graded(protocol="TLSv1.2", cipher="AES128-GCM-SHA256")
+    assert caps(report) == {("tls.no_forward_secrecy", "B")}
+    assert report.sections["tls"]["forward_secrecy"] is False and report.sections["tls"]["aead"] is True
+
+
+def test_given_a_cbc_suite_negotiated_then_no_aead_caps_at_b() -> None:
+    report = graded(protocol="TLSv1.2", cipher="ECDHE-RSA-AES256-SHA384")
+    assert caps(report) == {("tls.no_aead", "B")}
+
+
+@pytest.mark.parametrize(
+    ("protocol", "cipher", "fs", "is_aead"),
+    [
+        ("TLSv1.3", "TLS_AES_256_GCM_SHA384", True, True),
+        ("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256", True, True),
+        ("TLSv1.2", "ECDHE-ECDSA-CHACHA20-POLY1305", True, True),
+        ("TLSv1.2", "DHE-RSA-AES128-GCM-SHA256", True, True),
+        ("TLSv1.2", "AES256-CCM", False, True),
+        ("TLSv1", "EDH-RSA-DES-CBC3-SHA", True, False),
+        ("TLSv1.2", "CAMELLIA128-SHA", False, False),
+        (None, None, None, None),
+    ],
+)
+def test_forward_secrecy_and_aead_by_cipher_name(protocol, cipher, fs, is_aead) -> None:
+    assert forward_secret(protocol, cipher) is fs
+    assert aead(protocol, cipher) is is_aead
+
+
+# -- keys, signatures, chain ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key_type", "size", "weak"),
+    [("RSA", 1024, True), ("RSA", 2048, False), ("EC", 224, True), ("EC", 256, False), ("DSA", 2048, True)],
+)
+def test_key_sizes_below_rsa_2048_or_ec_256_are_weak_and_cap_at_b(key_type, size, weak) -> None:
+    report = graded(certificate=make_certificate(key_type=key_type, key_size=size))
+    assert (("tls.weak_key", "B") in caps(report)) is weak
+
+
+@pytest.mark.parametrize("digest", ["sha1", "md5"])
+def test_a_sha1_or_md5_signed_leaf_caps_at_f(digest) -> None:
+    report = graded(certificate=make_certificate(signature_hash=digest))
+    assert ("tls.weak_signature", "F") in caps(report)
+    assert report.grade == "F"
+
+
+def test_a_sha1_signed_intermediate_counts_but_a_sent_sha1_root_does_not() -> None:
+    leaf = make_certificate()
+    intermediate = make_certificate(names=("Test Intermediate CA",), signature_hash="sha1")
+    root = make_certificate(names=("Test Root",), self_signed=True, signature_hash="sha1")
+    findings = check_tls(make_snapshot(tls=make_handshake(chain=(leaf, intermediate, root)))).findings
+    assert [f.subject for f in findings if f.outcome == "tls.weak_signature"] == [intermediate.subject]
+
+
+def test_given_intermediates_not_sent_then_chain_incomplete_caps_at_b() -> None:
+    issuer = "CN=Test Intermediate CA"
+    report = graded(chain_complete=False, missing_issuer=issuer)
+    finding = next(f for f in report.sections["tls"]["findings"] if f["check"] == "tls.chain_incomplete")
+    assert issuer in finding["note"]
+    assert caps(report) == {("tls.chain_incomplete", "B")}
+
+
+# -- OCSP stapling and Certificate Transparency -------------------------------------------------------------
+
+
+def _staple(pki: Pki, leaf: x509.Certificate, status: ocsp.OCSPCertStatus, *, next_update: datetime, key=None) -> bytes:
+    builder = ocsp.OCSPResponseBuilder().add_response(
+        cert=leaf,
+        issuer=pki.intermediate_cert,
+        algorithm=hashes.SHA1(),
+        cert_status=status,
+        this_update=FIXED_NOW - timedelta(hours=1),
+        next_update=next_update,
+        revocation_time=FIXED_NOW - timedelta(days=2) if status == ocsp.OCSPCertStatus.REVOKED else None,
+        revocation_reason=x509.ReasonFlags.key_compromise if status == ocsp.OCSPCertStatus.REVOKED else None,
+    )
+    signer = pki.root_cert if key is pki.root_key else pki.intermediate_cert
+    builder = builder.responder_id(ocsp.OCSPResponderEncoding.HASH, signer)
+    response = builder.sign(key or pki.intermediate_key, hashes.SHA256())
+    return response.public_bytes(serialization.Encoding.DER)
+
+
+def _stapled(pki: Pki, staple: bytes, *, with_issuer: bool = True):
+    issued = pki.issue("valid", ["ocsp.example.com"])
+    chain = tuple(parse_certificate(c.public_bytes(serialization.Encoding.DER)) for c in issued.chain)
+    tls = make_handshake("ocsp.example.com", chain=chain if with_issuer else chain[:1], ocsp_staple=staple)
+    return check_tls(make_snapshot("https://ocsp.example.com/", tls=tls))
+
+
+def test_a_good_staple_signed_by_the_issuer_is_reported_without_finding(pki: Pki) -> None:
+    leaf = pki.issue("valid", ["ocsp.example.com"]).certificate
+    staple = _staple(pki, leaf, ocsp.OCSPCertStatus.GOOD, next_update=FIXED_NOW + timedelta(days=3))
+    result = _stapled(pki, staple)
+    assert [f.outcome for f in result.findings] == ["tls.cert_valid"]
+    assert result.details["ocsp_stapling"]["status"] == "good"
+    assert result.details["ocsp_stapling"]["signature_verified"] is True
+
+
+def test_a_revoked_staple_caps_at_f(pki: Pki) -> None:
+    leaf = pki.issue("valid", ["ocsp.example.com"]).certificate
+    staple = _staple(pki, leaf, ocsp.OCSPCertStatus.REVOKED, next_update=FIXED_NOW + timedelta(days=3))
+    result = _stapled(pki, staple)
+    revoked = [f for f in result.findings if f.outcome == "tls.ocsp_revoked"]
+    assert revoked and "key_compromise" in (revoked[0].note or "")
+
+
+def test_an_expired_staple_is_invalid(pki: Pki) -> None:
+    leaf = pki.issue("valid", ["ocsp.example.com"]).certificate
+    staple = _staple(pki, leaf, ocsp.OCSPCertStatus.GOOD, next_update=FIXED_NOW - timedelta(minutes=10))
+    notes = [f.note for f in _stapled(pki, staple).findings if f.outcome == "tls.ocsp_staple_invalid"]
+    assert notes and "expired" in notes[0]
+
+
+def test_a_staple_signed_by_someone_else_is_invalid(pki: Pki) -> None:
+    leaf = pki.issue("valid", ["ocsp.example.com"]).certificate
+    staple = _staple(pki, leaf, ocsp.OCSPCertStatus.GOOD, next_update=FIXED_NOW + timedelta(days=1), key=pki.root_key)
+    notes = [f.note for f in _stapled(pki, staple).findings if f.outcome == "tls.ocsp_staple_invalid"]
+    assert notes and "not signed by the certificate's issuer" in notes[0]
+
+
+def test_a_staple_for_another_certificate_is_invalid(pki: Pki) -> None:
+    other = pki.issue("valid", ["other.example.com"]).certificate
+    staple = _staple(pki, other, ocsp.OCSPCertStatus.GOOD, next_update=FIXED_NOW + timedelta(days=1))
+    notes = [f.note for f in _stapled(pki, staple).findings if f.outcome == "tls.ocsp_staple_invalid"]
+    assert notes == ["the stapled response is for another certificate"]
+
+
+def test_garbage_instead_of_a_staple_is_invalid_not_a_crash(pki: Pki) -> None:
+    assert "tls.ocsp_staple_invalid" in [f.outcome for f in _stapled(pki, b"\x30\x03junk").findings]
+
+
+def test_embedded_scts_are_counted_with_their_logs() -> None:
+    sct = SignedTimestamp(log_id="c2F0b3NoaQ==", timestamp=datetime(2026, 9, 1, tzinfo=UTC))
+    cert = make_certificate()
+    with_scts = type(cert)(**{**cert.__dict__, "embedded_scts": (sct, sct)})
+    details = check_tls(make_snapshot(tls=make_handshake(certificate=with_scts))).details
+    assert details["certificate_transparency"] == {
+        "embedded_scts": 2,
+        "ocsp_scts": 0,
+        "logs": ["c2F0b3NoaQ=="],
+        "sct_present": True,
+    }
