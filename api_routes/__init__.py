@@ -20,14 +20,14 @@ from websec_app.services.pdf import render_scan_pdf
 from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
 
-from . import health, keys, paid, reports, scans
+from . import fallback, health, keys, paid, reports, scans
 from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
 from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
 from .errors import install_error_handlers
 
-#: Every router, in the order the spec lists the endpoints.
-ROUTERS = (scans.router, reports.router, keys.router, paid.router, health.router)
+#: Every router, in the order the spec lists the endpoints; the /api catch-all last.
+ROUTERS = (scans.router, reports.router, keys.router, paid.router, health.router, fallback.router)
 
 DESCRIPTION = """\
 Scans a public website and reports on its security headers, TLS, DNS, cookies, cross-origin isolation,
@@ -81,6 +81,7 @@ def create_api(
     install_error_handlers(api)
     for router in ROUTERS:
         api.include_router(router)
+    api.state.known_routes = fallback.known_routes(ROUTERS)
     api.openapi = lambda: _openapi(api)  # type: ignore[method-assign]
     return api
 

@@ -88,3 +88,32 @@ async def test_errors_never_contain_html_or_tracebacks(client: httpx.AsyncClient
         assert response.headers["content-type"] == "application/json"
         assert set(response.json()) == {"error"}
         assert "Traceback" not in response.text and "<" not in response.json()["error"]
+
+
+async def test_unknown_api_paths_are_json_even_when_mounted_in_the_ui() -> None:
+    # Given the API mounted the way rx.App(api_transformer=...) does: everything else goes to the UI app
+    from fastapi import FastAPI
+    from starlette.responses import HTMLResponse
+
+    from api_routes import create_api
+    from tests.api.conftest import client_for
+    from websec_app.settings import Settings
+
+    ui = FastAPI()
+
+    @ui.get("/{path:path}")
+    async def page(path: str) -> HTMLResponse:
+        return HTMLResponse("<html>UI</html>", status_code=404)
+
+    api = create_api(Settings(database_url="sqlite://"))  # in-memory: this test touches no table
+    api.mount("", ui)
+
+    async with client_for(api) as client:
+        unknown = await client.get("/api/nothing-here")
+        wrong_method = await client.delete("/api/verify-key")
+        page = await client.get("/some/page")
+
+    assert unknown.status_code == 404 and unknown.json()["error"].startswith("There is no endpoint")
+    assert wrong_method.status_code == 405
+    assert wrong_method.json() == {"error": "DELETE is not allowed on /api/verify-key; use GET."}
+    assert page.text == "<html>UI</html>"

@@ -37,8 +37,12 @@ def make_engine(url: str) -> Engine:
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         database = parsed.database or ""
-        if database and database != ":memory:" and not database.startswith("file:"):
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        if not database or database == ":memory:" or database.startswith("file:"):
+            # In-memory: one connection per thread (SQLAlchemy's default); for quick experiments only.
+            engine = create_engine(url, connect_args={"check_same_thread": False})
+            event.listen(engine, "connect", _sqlite_pragmas)
+            return engine
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url,
             # Sessions are used from the API's worker threads; each connection is used by one at a time.
