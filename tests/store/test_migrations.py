@@ -22,7 +22,7 @@ from websec_app.store import (
     issue_api_key,
     upgrade_schema,
 )
-from websec_app.store.database import alembic_config
+from websec_app.store.database import alembic_config, normalise_url
 from websec_app.store.models import metadata
 
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
@@ -100,3 +100,16 @@ def test_workers_starting_together_on_postgresql_migrate_once() -> None:
     url = get_server().create_database()  # empty: no template
 
     assert _start_together([Database(url) for _ in range(4)]) == []
+
+
+@pytest.mark.parametrize(
+    ("given", "used"),
+    [
+        ("postgres://u:p@db/websec", "postgresql+psycopg://u:p@db/websec"),
+        ("postgresql://u@db/websec", "postgresql+psycopg://u@db/websec"),
+        ("postgresql+psycopg://u@db/websec", "postgresql+psycopg://u@db/websec"),
+        ("sqlite:///var/websec.db", "sqlite:///var/websec.db"),
+    ],
+)
+def test_libpq_style_urls_use_psycopg(given: str, used: str) -> None:
+    assert normalise_url(given) == used

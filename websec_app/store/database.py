@@ -31,8 +31,18 @@ MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 _PG_MIGRATION_LOCK = 7_460_521_893
 
 
+def normalise_url(url: str) -> str:
+    """`postgres://` and `postgresql://` (libpq style) mean psycopg 3, the PostgreSQL driver we ship."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url.removeprefix("postgres://")
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    return url
+
+
 def make_engine(url: str) -> Engine:
     """An engine tuned for the API's many short transactions from worker threads."""
+    url = normalise_url(url)
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
