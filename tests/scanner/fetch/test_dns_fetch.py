@@ -1,0 +1,142 @@
+"""The DNS fetch against the fixture DNS server: the query table, the bounded second round, RRSIGs,
+and the MTA-STS policy fetch (guarded client, no redirects)."""
+
+from __future__ import annotations
+
+from tests.fixtures.catalog import simple_site
+from tests.fixtures.sites import Redirect, Response
+from websec_app.scanner.fetch.dns import MAX_SPF_QUERIES, dns_queries, fetch_dns
+from websec_app.scanner.fetch.http import make_client
+from websec_app.scanner.fetch.mail_policy import fetch_mta_sts
+from websec_app.scanner.fetch.resolve import Pinner, Resolver
+
+
+def test_the_query_table_covers_the_host_and_its_registrable_domain() -> None:
+    queries = dns_queries("shop.example.co.uk")
+    for expected in [
+        ("shop.example.co.uk", "AAAA"),
+        ("shop.example.co.uk", "CNAME"),
+        ("www.example.co.uk", "CNAME"),
+        ("shop.example.co.uk", "CAA"),
+        ("example.co.uk", "CAA"),
+        ("example.co.uk", "TXT"),
+        ("example.co.uk", "MX"),
+        ("example.co.uk", "DNSKEY"),
+        ("example.co.uk", "DS"),
+        ("_dmarc.example.co.uk", "TXT"),
+        ("_domainkey.example.co.uk", "TXT"),
+        ("_mta-sts.example.co.uk", "TXT"),
+        ("_smtp._tls.example.co.uk", "TXT"),
+    ]:
+        assert expected in queries
+    assert ("co.uk", "CAA") not in queries  # CAA climbing stops at the registrable domain
+    assert len(queries) == len(set(queries))
+
+
+async def test_the_second_round_follows_cnames_mx_spf_includes_and_dmarc_consent(dns_server, scan_settings) -> None:
+    domain = "follow-ups.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(f"www.{domain}", "CNAME", "gone-app.test")
+    dns_server.set(domain, "MX", "10 mx.follow-ups.test")
+    dns_server.set(domain, "TXT", '"v=spf1 include:spf-a.test -all"')
+    dns_server.set("spf-a.test", "TXT", '"v=spf1 include:spf-b.test ~all"')
+    dns_server.set("spf-b.test", "TXT", '"v=spf1 ip4:192.0.2.0/24 -all"')
+    dns_server.set(f"_dmarc.{domain}", "TXT", '"v=DMARC1; p=reject; rua=mailto:d@reports-elsewhere.test"')
+
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+
+    assert snapshot.get("gone-app.test", "A") is not None and snapshot.get("gone-app.test", "A").rcode == "NXDOMAIN"
+    assert snapshot.get(f"mx.{domain}", "A") is not None
+    assert snapshot.records("spf-b.test", "TXT") == ('"v=spf1 ip4:192.0.2.0/24 -all"',)
+    assert snapshot.get(f"{domain}._report._dmarc.reports-elsewhere.test", "TXT") is not None
+
+
+async def test_a_long_include_chain_is_followed_only_so_far(dns_server, scan_settings) -> None:
+    domain = "include-chain.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(domain, "TXT", '"v=spf1 include:chain-0.include-chain.test -all"')
+    for n in range(30):
+        dns_server.set(f"chain-{n}.{domain}", "TXT", f'"v=spf1 include:chain-{n + 1}.{domain} -all"')
+
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+
+    fetched = [a for a in snapshot.answers if a.name.startswith("chain-")]
+    assert len(fetched) == MAX_SPF_QUERIES
+
+
+async def test_signatures_come_with_the_answers_of_a_signed_zone(dns_server, scan_settings) -> None:
+    domain = "signed-fetch.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.sign_zone(domain)
+
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+
+    dnskey, soa, ds = snapshot.get(domain, "DNSKEY"), snapshot.get(domain, "SOA"), snapshot.get(domain, "DS")
+    assert dnskey is not None and dnskey.records and dnskey.signatures
+    assert soa is not None and soa.signatures[0].startswith("SOA 13 2 ")
+    assert ds is not None and len(ds.records) == 1 and ds.signatures == ()  # the parent test. is unsigned
+
+
+async def test_an_ip_literal_has_no_dns(scan_settings) -> None:
+    assert (await fetch_dns("127.0.0.1", Resolver(scan_settings))).answers == ()
+
+
+# -- MTA-STS policy -----------------------------------------------------------------------------------------
+
+
+async def _mta_sts(host: str, settings):
+    resolver = Resolver(settings)
+    pinner = Pinner(resolver, settings)
+    async with make_client(pinner, settings) as client:
+        return await fetch_mta_sts(host, resolver, pinner, client, settings)
+
+
+async def test_without_an_mta_sts_record_no_policy_is_fetched(site_factory, scan_settings) -> None:
+    host = site_factory.unique_host("nosts")
+    policy_site = site_factory(simple_site(f"mta-sts.{host}"))
+    assert await _mta_sts(host, scan_settings) == (None, None)
+    assert policy_site.requests == []
+
+
+async def test_the_policy_is_fetched_over_https_and_a_redirect_is_not_followed(
+    site_factory, dns_server, scan_settings
+) -> None:
+    host = site_factory.unique_host("sts-redirect")
+    dns_server.set(f"_mta-sts.{host}", "TXT", '"v=STSv1; id=1"')
+    target = site_factory(simple_site(site_factory.unique_host("sts-elsewhere")))
+    policy_site = site_factory(
+        simple_site(
+            f"mta-sts.{host}",
+            routes={"/.well-known/mta-sts.txt": Redirect(f"https://{target.host}/policy.txt")},
+        )
+    )
+
+    policy, tls = await _mta_sts(host, scan_settings)
+
+    assert policy is not None and [r.status_code for r in policy.responses] == [301]
+    assert policy.failure is not None and policy.failure.kind == "too_many_redirects"
+    assert target.requests == [] and len(policy_site.requests_to("/.well-known/mta-sts.txt")) == 1
+    assert tls is not None and tls.trusted and tls.hostname_matches and tls.protocols == ()
+
+
+async def test_a_policy_host_that_does_not_resolve_is_recorded(dns_server, scan_settings) -> None:
+    host = "sts-nohost.test"
+    dns_server.set(host, "A", "127.0.0.9")
+    dns_server.set(f"_mta-sts.{host}", "TXT", '"v=STSv1; id=1"')
+    policy, tls = await _mta_sts(host, scan_settings)
+    assert policy is not None and policy.failure is not None and policy.responses == ()
+    assert tls is not None and tls.failure is not None and "does not exist" in tls.failure.message
+
+
+async def test_the_policy_body_is_kept(site_factory, dns_server, scan_settings) -> None:
+    host = site_factory.unique_host("sts-ok")
+    dns_server.set(f"_mta-sts.{host}", "TXT", '"v=STSv1; id=1"')
+    body = "version: STSv1\nmode: enforce\nmx: mx.example.test\nmax_age: 86400\n"
+    site_factory(
+        simple_site(
+            f"mta-sts.{host}",
+            routes={"/.well-known/mta-sts.txt": Response(200, [("Content-Type", "text/plain")], body)},
+        )
+    )
+    policy, _ = await _mta_sts(host, scan_settings)
+    assert policy is not None and policy.final is not None and policy.final.text() == body

@@ -1,0 +1,245 @@
+"""The TLS fetch against real servers on loopback: the grading handshake, the probes, and what
+Python's ssl cannot show (the chain as sent, a stapled OCSP response, embedded SCTs)."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import struct
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509 import ocsp
+from cryptography.x509.oid import NameOID
+from OpenSSL import SSL
+
+from tests.fixtures.pki import Pki
+from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
+from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, offer_problem
+from websec_app.scanner.fetch.tls import fetch_tls
+from websec_app.settings import Settings
+
+
+def site(site_factory: SiteFactory, prefix: str, **tls: object):
+    config = TlsConfig(**tls)  # type: ignore[arg-type]
+    return site_factory(Site(names=(site_factory.unique_host(prefix),), routes={"/": Response(200)}, tls=config))
+
+
+async def fetch(running, settings: Settings, **kwargs):
+    return await fetch_tls(running.host, 443, running.ip, settings, **kwargs)
+
+
+# -- the grading handshake ------------------------------------------------------------------------------
+
+
+async def test_a_valid_chain_is_read_as_sent_and_trusted(site_factory, scan_settings) -> None:
+    tls = await fetch(site(site_factory, "chain"), scan_settings)
+    assert tls.failure is None and tls.trusted and tls.hostname_matches
+    assert [c.subject for c in tls.chain] == [
+        f"CN={tls.host},O=websec tests",
+        "CN=websec Test Intermediate CA,O=websec tests",
+    ]
+    assert tls.chain[1].is_ca and not tls.chain[0].is_ca
+    assert (tls.protocol, tls.chain_complete, tls.missing_issuer) == ("TLSv1.3", True, None)
+    assert tls.key_exchange_group  # e.g. x25519
+    assert tls.ocsp_staple is None
+
+
+async def test_a_server_that_sends_only_its_leaf_has_an_incomplete_chain(site_factory, scan_settings) -> None:
+    tls = await fetch(site(site_factory, "nointer", cert="missing_intermediate"), scan_settings)
+    assert len(tls.chain) == 1
+    assert tls.chain_complete is False
+    assert tls.missing_issuer == "CN=websec Test Intermediate CA,O=websec tests"
+    assert not tls.trusted and tls.verify_error == "unable to get local issuer certificate"
+
+
+async def test_a_self_signed_leaf_is_untrusted_but_its_chain_is_complete(site_factory, scan_settings) -> None:
+    tls = await fetch(site(site_factory, "selfsig", cert="self_signed"), scan_settings)
+    assert (tls.trusted, tls.verify_error, tls.chain_complete) == (False, "self-signed certificate", True)
+
+
+async def test_the_leafs_own_dates_do_not_make_the_chain_untrusted(site_factory, scan_settings) -> None:
+    tls = await fetch(site(site_factory, "expired", cert="expired"), scan_settings)
+    assert tls.trusted  # the check grades the expiry itself, once
+    assert tls.leaf is not None and tls.leaf.not_after < datetime.now(UTC)
+
+
+async def test_weak_keys_and_signatures_are_recorded_not_refused(site_factory, scan_settings) -> None:
+    rsa = await fetch(site(site_factory, "rsa1024", cert="rsa1024"), scan_settings, probes=False)
+    sha1 = await fetch(site(site_factory, "sha1", cert="sha1"), scan_settings, probes=False)
+    assert rsa.leaf is not None and (rsa.leaf.key_type, rsa.leaf.key_size, rsa.trusted) == ("RSA", 1024, True)
+    assert sha1.leaf is not None and (sha1.leaf.signature_hash, sha1.trusted) == ("sha1", True)
+    assert rsa.protocols == () and rsa.cipher_probes == ()  # probes=False: the grading handshake only
+
+
+async def test_nothing_listening_is_a_recorded_failure(site_factory, scan_settings) -> None:
+    running = site_factory(Site(names=(site_factory.unique_host("notls"),), tls=None, http=Response(200)))
+    tls = await fetch(running, scan_settings)
+    assert tls.failure is not None and tls.failure.kind == "unreachable"
+    assert {p.result for p in tls.protocols} <= {"error", "not_testable"}
+
+
+# -- probes -----------------------------------------------------------------------------------------------------
+
+
+async def test_each_protocol_version_is_probed_on_its_own(site_factory, scan_settings) -> None:
+    old = site(site_factory, "tls10", minimum_version=ssl.TLSVersion.TLSv1, maximum_version=ssl.TLSVersion.TLSv1)
+    tls = await fetch(old, scan_settings)
+    results = {p.name: p.result for p in tls.protocols}
+    assert results == {
+        "TLSv1.3": "rejected",
+        "TLSv1.2": "rejected",
+        "TLSv1.1": "rejected",
+        "TLSv1": "accepted",
+        "SSLv3": "not_testable",  # OpenSSL 3+ cannot send an SSL 3.0 ClientHello at all
+    }
+    assert tls.protocol == "TLSv1"
+
+
+async def test_not_testable_means_the_local_library_cannot_offer_it(site_factory, scan_settings) -> None:
+    tls = await fetch(site(site_factory, "offer"), scan_settings)
+    for probe in tls.protocols:
+        version = PROTOCOL_VERSIONS[probe.name]
+        assert (probe.result == "not_testable") == (offer_problem(version, version, "ALL:@SECLEVEL=0") is not None)
+    for probe in tls.cipher_probes:
+        if probe.result == "not_testable":
+            assert probe.detail and "local TLS library" in probe.detail
+
+
+@pytest.mark.parametrize(
+    ("ciphers", "family", "accepted"),
+    [
+        ("ECDHE+AESGCM:eNULL:@SECLEVEL=0", "null", True),
+        ("ECDHE+AESGCM:AECDH:@SECLEVEL=0", "anonymous", True),
+        ("ECDHE+AESGCM:ECDHE+AES+SHA:@SECLEVEL=0", "cbc", True),
+        ("ECDHE+AESGCM", "cbc", False),
+    ],
+)
+async def test_a_weak_family_is_found_when_the_server_accepts_it(
+    site_factory, scan_settings, ciphers, family, accepted
+) -> None:
+    tls = await fetch(site(site_factory, f"family-{family}", ciphers=ciphers), scan_settings)
+    probe = next(p for p in tls.cipher_probes if p.name == family)
+    assert probe.accepted is accepted, probe
+    if accepted:
+        assert probe.cipher and probe.protocol in ("TLSv1.2", "TLSv1.1", "TLSv1")
+
+
+# -- OCSP staples and SCTs (Python's ssl server can do neither: a small pyOpenSSL server) ----------------------
+
+
+class PyOpenSslServer:
+    """Serves TLS handshakes on 127.0.0.1 with a given chain and, optionally, an OCSP staple."""
+
+    def __init__(self, chain_pem: bytes, key_pem: bytes, staple: bytes | None) -> None:
+        context = SSL.Context(SSL.TLS_SERVER_METHOD)
+        context.use_certificate(x509.load_pem_x509_certificate(chain_pem))  # type: ignore[arg-type]
+        for extra in x509.load_pem_x509_certificates(chain_pem)[1:]:
+            context.add_extra_chain_cert(extra)  # type: ignore[arg-type]
+        context.use_privatekey(serialization.load_pem_private_key(key_pem, None))  # type: ignore[arg-type]
+        if staple is not None:
+            context.set_ocsp_server_callback(lambda connection, data: staple)
+        self.context = context
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            client.setblocking(True)
+            connection = SSL.Connection(self.context, client)
+            connection.set_accept_state()
+            try:
+                connection.do_handshake()
+                connection.shutdown()
+            except SSL.Error:
+                pass  # a probe the server refuses
+            finally:
+                client.close()
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(2)
+        self.listener.close()
+
+
+def _sct_list_extension() -> x509.UnrecognizedExtension:
+    """A PrecertificateSignedCertificateTimestamps extension with one SCT (RFC 6962 3.2, 3.3)."""
+    timestamp = int(datetime(2026, 9, 1, tzinfo=UTC).timestamp() * 1000)
+    sct = (
+        b"\x00"  # v1
+        + bytes(range(32))  # log id
+        + struct.pack("!Q", timestamp)
+        + b"\x00\x00"  # no extensions
+        + b"\x04\x03"  # sha256 / ecdsa
+        + struct.pack("!H", 8)
+        + b"\x30\x06\x02\x01\x01\x02\x01\x01"  # a (meaningless) DER signature
+    )
+    sct_list = struct.pack("!H", len(sct) + 2) + struct.pack("!H", len(sct)) + sct
+    octet_string = b"\x04" + bytes([len(sct_list)]) + sct_list
+    return x509.UnrecognizedExtension(x509.ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2"), octet_string)
+
+
+@pytest.fixture
+def stapling_server(pki: Pki) -> Iterator[tuple[PyOpenSslServer, x509.Certificate]]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.now(UTC)
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "staple.test")]))
+        .issuer_name(pki.intermediate_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=30))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("staple.test")]), critical=False)
+        .add_extension(_sct_list_extension(), critical=False)
+        .sign(pki.intermediate_key, hashes.SHA256())
+    )
+    staple = (
+        ocsp.OCSPResponseBuilder()
+        .add_response(
+            cert=leaf,
+            issuer=pki.intermediate_cert,
+            algorithm=hashes.SHA1(),
+            cert_status=ocsp.OCSPCertStatus.GOOD,
+            this_update=now - timedelta(hours=1),
+            next_update=now + timedelta(days=3),
+            revocation_time=None,
+            revocation_reason=None,
+        )
+        .responder_id(ocsp.OCSPResponderEncoding.HASH, pki.intermediate_cert)
+        .sign(pki.intermediate_key, hashes.SHA256())
+        .public_bytes(serialization.Encoding.DER)
+    )
+    chain = leaf.public_bytes(serialization.Encoding.PEM) + pki.intermediate_cert.public_bytes(
+        serialization.Encoding.PEM
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    server = PyOpenSslServer(chain, key_pem, staple)
+    yield server, leaf
+    server.close()
+
+
+async def test_a_stapled_ocsp_response_and_embedded_scts_are_recorded(stapling_server, scan_settings) -> None:
+    server, leaf = stapling_server
+    tls = await fetch_tls("staple.test", server.port, "127.0.0.1", scan_settings, probes=False)
+    assert tls.failure is None and tls.trusted and tls.hostname_matches
+    assert tls.ocsp_staple is not None
+    assert ocsp.load_der_ocsp_response(tls.ocsp_staple).serial_number == leaf.serial_number
+    assert tls.leaf is not None and len(tls.leaf.embedded_scts) == 1
+    assert tls.leaf.embedded_scts[0].timestamp == datetime(2026, 9, 1, tzinfo=UTC)

@@ -1,0 +1,177 @@
+"""End-to-end scans with fixture DNS zones: DNSSEC (signed, wrong DS, island, unsigned), SPF over 10
+lookups, null MX, a dangling CNAME, MTA-STS and TLS-RPT for a domain that receives mail, and a failed
+lookup that must not fail the scan. Each site is the best-practice site; only its zone differs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tests.fixtures import catalog
+from tests.fixtures.sites import Response
+from websec_app.scanner import scan
+
+
+def dns_problems(body: dict) -> dict[str, int]:
+    return {f["check"]: f["deduction"] for f in body["dns"]["findings"] if f["status"] != "good"}
+
+
+def dns_good(body: dict) -> set[str]:
+    return {f["check"] for f in body["dns"]["findings"] if f["status"] == "good"}
+
+
+async def scan_best(site_factory, scan_settings, prefix: str, *, records=None, dnssec: bool = True, after=None):
+    """Scan a fresh best-practice site; `records(host)` adds DNS records, `after(host)` runs once it is up."""
+    host = site_factory.unique_host(prefix)
+    site = catalog.best_practices(host)
+    site = dataclasses.replace(site, dns=(*site.dns, *(records(host) if records else ())), dnssec=dnssec)
+    running = site_factory(site)
+    if after is not None:
+        after(host)
+    return (await scan(running.url, scan_settings)).to_dict()
+
+
+async def test_the_best_site_has_a_validated_signed_zone_null_mx_and_no_dns_deduction(best_site, scan_settings) -> None:
+    body = (await scan(best_site.url, scan_settings)).to_dict()
+    assert dns_problems(body) == {}
+    assert {
+        "dns.ipv6",
+        "dns.null_mx",
+        "dns.spf_strict",
+        "dns.dmarc_enforced",
+        "dns.dkim_not_needed",
+        "dns.dnssec_valid",
+        "dns.caa_present",
+    } <= dns_good(body)
+    dns = body["dns"]
+    assert (dns["a"], dns["aaaa"], dns["cname"]) == ([best_site.ip], ["::1"], [])  # the natural fields stay
+    assert dns["dnssec"]["status"] == "secure" and dns["mx"]["null_mx"] is True
+    assert "mta_sts" not in dns and "tls_rpt" not in dns  # a domain that receives no mail needs neither
+
+
+async def test_a_ds_that_matches_no_key_is_broken_dnssec(site_factory, dns_server, scan_settings) -> None:
+    body = await scan_best(site_factory, scan_settings, "wrongds", after=lambda host: dns_server.set_ds(host, "wrong"))
+    assert dns_problems(body) == {"dns.dnssec_broken": 10}
+    assert "matches the DS" in body["dns"]["dnssec"]["note"]
+
+
+async def test_a_signed_zone_without_ds_and_an_unsigned_zone(site_factory, dns_server, scan_settings) -> None:
+    island = await scan_best(site_factory, scan_settings, "island", after=lambda h: dns_server.set_ds(h, "none"))
+    unsigned = await scan_best(site_factory, scan_settings, "unsigned", dnssec=False)
+    assert dns_problems(island) == {"dns.dnssec_no_ds": 3}
+    assert dns_problems(unsigned) == {"dns.dnssec_unsigned": 3}
+    assert (unsigned["score"], unsigned["grade"]) == (97, "A+")
+
+
+async def test_an_spf_record_over_ten_lookups(site_factory, dns_server, scan_settings) -> None:
+    def many_includes(host: str) -> None:
+        includes = " ".join(f"include:i{n}.{host}" for n in range(6))
+        dns_server.set(host, "TXT", f'"v=spf1 {includes} -all"')
+        for n in range(6):
+            dns_server.set(f"i{n}.{host}", "TXT", '"v=spf1 a mx -all"')
+
+    body = await scan_best(site_factory, scan_settings, "spf11", after=many_includes)
+    assert dns_problems(body) == {"dns.spf_too_many_lookups": 4}
+    assert body["dns"]["spf"]["lookups"] > 10
+
+
+async def test_a_dangling_www_cname_is_critical(site_factory, scan_settings) -> None:
+    host = site_factory.unique_host("dangling")
+    site = catalog.best_practices(host)
+    site = dataclasses.replace(site, dns=(*site.dns, (f"www.{host}", "CNAME", "deleted-bucket.test")))
+    body = (await scan(site_factory(site).url, scan_settings)).to_dict()
+    assert dns_problems(body) == {"dns.dangling_cname": 25}
+    finding = next(f for f in body["dns"]["findings"] if f["check"] == "dns.dangling_cname")
+    assert finding["severity"] == "critical" and finding["subjects"] == [f"www.{host}"]
+    assert finding["fix"].startswith(f"Delete the record now (www.{host} CNAME deleted-bucket.test)")
+    assert (body["score"], body["grade"]) == (75, "B")
+
+
+async def test_a_www_cname_that_resolves_is_fine(site_factory, scan_settings) -> None:
+    body = await scan_best(site_factory, scan_settings, "alias", records=lambda host: ((f"www.{host}", "CNAME", host),))
+    assert dns_problems(body) == {} and body["score"] == 100
+    assert "dns.cnames_resolve" in dns_good(body)
+
+
+def _mail_site(host: str, *, sts: bool = True):
+    """The best-practice site, but for a domain that receives mail: MX, SPF mx, DKIM, TLS-RPT, MTA-STS."""
+    site = catalog.best_practices(host)
+    kept = tuple(r for r in site.dns if r[1] not in ("MX", "TXT"))  # AAAA and CAA stay
+    return dataclasses.replace(site, dns=(*kept, *_mail_records(host, sts=sts)))
+
+
+def _mail_records(host: str, *, sts: bool) -> tuple[tuple[str, str, str], ...]:
+    records = [
+        (host, "MX", f"10 mx.{host}"),
+        (f"mx.{host}", "A", "127.0.0.9"),
+        (host, "TXT", '"v=spf1 mx -all"'),
+        (f"_dmarc.{host}", "TXT", f'"v=DMARC1; p=reject; rua=mailto:dmarc@{host}"'),
+        (f"s1._domainkey.{host}", "TXT", '"v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="'),
+        (f"_smtp._tls.{host}", "TXT", f'"v=TLSRPTv1; rua=mailto:tls@{host}"'),
+    ]
+    if sts:
+        records.append((f"_mta-sts.{host}", "TXT", '"v=STSv1; id=20261122"'))
+    return tuple(records)
+
+
+POLICY = "version: STSv1\r\nmode: enforce\r\nmx: mx.{host}\r\nmax_age: 604800\r\n"
+
+
+async def test_a_mail_domain_with_mta_sts_enforce_and_tls_rpt(site_factory, scan_settings) -> None:
+    host = site_factory.unique_host("mail")
+    site_factory(_mail_site(host))
+    policy = Response(200, [("Content-Type", "text/plain")], POLICY.format(host=host))
+    policy_site = site_factory(catalog.simple_site(f"mta-sts.{host}", routes={"/.well-known/mta-sts.txt": policy}))
+
+    body = (await scan(f"https://{host}/", scan_settings)).to_dict()
+
+    assert dns_problems(body) == {}
+    assert {"dns.mx_present", "dns.dkim_present", "dns.mta_sts_enforce", "dns.tlsrpt_present"} <= dns_good(body)
+    assert body["dns"]["mta_sts"]["policy"] == {"mode": "enforce", "max_age": 604800, "mx": [f"mx.{host}"]}
+    assert len(policy_site.requests_to("/.well-known/mta-sts.txt")) == 1
+    assert body["score"] == 100
+
+
+async def test_an_mta_sts_policy_host_with_a_wrong_certificate_is_invalid(site_factory, scan_settings) -> None:
+    host = site_factory.unique_host("mail-badcert")
+    site_factory(_mail_site(host))
+    policy = Response(200, [("Content-Type", "text/plain")], POLICY.format(host=host))
+    site_factory(catalog.simple_site(f"mta-sts.{host}", cert="wrong_host", routes={"/.well-known/mta-sts.txt": policy}))
+    body = (await scan(f"https://{host}/", scan_settings)).to_dict()
+    assert dns_problems(body) == {"dns.mta_sts_invalid": 3}
+    note = next(f["note"] for f in body["dns"]["findings"] if f["check"] == "dns.mta_sts_invalid")
+    assert f"the certificate of mta-sts.{host} is not valid" in note
+
+
+async def test_a_mail_domain_without_mta_sts(site_factory, scan_settings) -> None:
+    host = site_factory.unique_host("mail-nosts")
+    site_factory(_mail_site(host, sts=False))
+    body = (await scan(f"https://{host}/", scan_settings)).to_dict()
+    assert dns_problems(body) == {"dns.mta_sts_missing": 1}
+
+
+async def test_a_failed_lookup_is_could_not_check_never_a_failed_scan(site_factory, dns_server, scan_settings) -> None:
+    # The fixture server refuses names outside its zones: the resolver reports SERVFAIL for them.
+    body = await scan_best(
+        site_factory,
+        scan_settings,
+        "refused",
+        after=lambda host: dns_server.set(host, "TXT", '"v=spf1 include:spf.outside.example -all"'),
+    )
+    assert body["grade"] == "A+"
+    errors = [f for f in body["dns"]["findings"] if f["check"] == "check.error"]
+    assert errors and "spf.outside.example" in errors[0]["note"] and errors[0]["deduction"] == 0
+
+
+async def test_the_worst_site_has_no_mail_authentication(worst_site, scan_settings) -> None:
+    body = (await scan(worst_site.url, scan_settings)).to_dict()
+    assert {
+        "dns.no_ipv6",
+        "dns.no_mx",
+        "dns.spf_missing",
+        "dns.dmarc_missing",
+        "dns.dkim_missing",
+        "dns.dnssec_unsigned",
+        "dns.caa_missing",
+    } <= set(dns_problems(body))
+    assert body["grade"] == "F"
+    assert all(f["severity"] == "minor" for f in body["dns"]["findings"])

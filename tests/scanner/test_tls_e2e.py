@@ -1,0 +1,130 @@
+"""End-to-end scans of fixture TLS servers: protocol ranges, cipher lists and certificates made with
+`cryptography`, graded with SSL Labs-style caps. Every site is the best-practice site except for
+its TLS configuration, so the grade shows what the transport alone costs."""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass, field
+
+import pytest
+
+from tests.fixtures import catalog
+from tests.fixtures.sites import TlsConfig
+from websec_app.scanner import scan
+
+MOZILLA = catalog.MOZILLA_INTERMEDIATE_CIPHERS
+TLS10, TLS12 = ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_2
+
+
+@dataclass(frozen=True)
+class Case:
+    tls: TlsConfig
+    problems: set[str]  # non-good tls outcomes expected, exactly
+    caps: set[tuple[str, str]] = field(default_factory=set)  # expected caps from tls outcomes, exactly
+    grade: str = "A+"
+
+
+CASES = {
+    "ec256 (valid)": Case(TlsConfig(cert="ec256", ciphers=MOZILLA), set()),
+    "rsa2048": Case(TlsConfig(cert="rsa2048", ciphers=MOZILLA), set()),
+    "tls12 only": Case(TlsConfig(maximum_version=TLS12, ciphers=MOZILLA), {"tls.no_tls13"}),
+    "tls10 only": Case(
+        TlsConfig(minimum_version=TLS10, maximum_version=TLS10),
+        {"tls.no_modern_protocol", "tls.legacy_protocols", "tls.no_aead", "tls.cipher_cbc"},
+        {("tls.no_modern_protocol", "F"), ("tls.legacy_protocols", "B"), ("tls.no_aead", "B")},
+        "F",
+    ),
+    "tls10 to tls13": Case(
+        TlsConfig(minimum_version=TLS10, ciphers=MOZILLA + ":ECDHE+AES+SHA"),
+        {"tls.legacy_protocols", "tls.cipher_cbc"},
+        {("tls.legacy_protocols", "B")},
+        "B",
+    ),
+    "rsa1024": Case(TlsConfig(cert="rsa1024", ciphers=MOZILLA), {"tls.weak_key"}, {("tls.weak_key", "B")}, "B"),
+    "sha1-signed": Case(
+        TlsConfig(cert="sha1", ciphers=MOZILLA), {"tls.weak_signature"}, {("tls.weak_signature", "F")}, "F"
+    ),
+    "expired": Case(TlsConfig(cert="expired", ciphers=MOZILLA), {"tls.cert_expired"}, {("tls.cert_expired", "F")}, "F"),
+    "wrong host": Case(
+        TlsConfig(cert="wrong_host", ciphers=MOZILLA),
+        {"tls.cert_hostname_mismatch"},
+        {("tls.cert_hostname_mismatch", "F")},
+        "F",
+    ),
+    "missing intermediate": Case(
+        TlsConfig(cert="missing_intermediate", ciphers=MOZILLA),
+        {"tls.chain_incomplete", "tls.cert_untrusted"},
+        {("tls.chain_incomplete", "B"), ("tls.cert_untrusted", "F")},
+        "F",
+    ),
+    "rsa key exchange": Case(
+        TlsConfig(cert="rsa2048", maximum_version=TLS12, ciphers="AES128-GCM-SHA256"),
+        {"tls.no_forward_secrecy", "tls.no_tls13"},
+        {("tls.no_forward_secrecy", "B")},
+        "B",
+    ),
+    "cbc only": Case(
+        TlsConfig(maximum_version=TLS12, ciphers="ECDHE-ECDSA-AES128-SHA256"),
+        {"tls.no_aead", "tls.no_tls13", "tls.cipher_cbc"},
+        {("tls.no_aead", "B")},
+        "B",
+    ),
+    "null suites": Case(  # eNULL includes AECDH-NULL-SHA, which is anonymous as well
+        TlsConfig(ciphers=MOZILLA + ":eNULL:@SECLEVEL=0"),
+        {"tls.cipher_null", "tls.cipher_anonymous"},
+        {("tls.cipher_null", "F"), ("tls.cipher_anonymous", "F")},
+        "F",
+    ),
+    "anonymous suites": Case(
+        TlsConfig(ciphers=MOZILLA + ":AECDH-AES128-SHA:@SECLEVEL=0"),
+        {"tls.cipher_anonymous"},  # the CBC probe offers authenticated suites only
+        {("tls.cipher_anonymous", "F")},
+        "F",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_tls_configurations_are_graded_with_their_caps(name: str, site_factory, scan_settings) -> None:
+    case = CASES[name]
+    site = site_factory(catalog.best_practices(site_factory.unique_host("tls"), tls=case.tls))
+    body = (await scan(site.url, scan_settings)).to_dict()
+    tls = body["tls"]
+    problems = {f["check"] for f in tls["findings"] if f["status"] != "good"}
+    assert problems == case.problems, tls["findings"]
+    caps = {(c["outcome"], c["max_grade"]) for c in body["grading"]["caps"] if c["outcome"].startswith("tls.")}
+    assert caps == case.caps
+    assert body["grade"] == case.grade
+    assert tls["protocols"]["SSLv3"] == "not_testable"
+
+
+async def test_the_best_site_reports_its_transport_in_full(best_site, scan_settings) -> None:
+    tls = (await scan(best_site.url, scan_settings)).to_dict()["tls"]
+    assert [f["check"] for f in tls["findings"]] == ["tls.cert_valid"]
+    assert tls["protocols"] == {
+        "TLSv1.3": "accepted",
+        "TLSv1.2": "accepted",
+        "TLSv1.1": "rejected",
+        "TLSv1": "rejected",
+        "SSLv3": "not_testable",
+    }
+    assert {family: tls["weak_cipher_families"][family] for family in ("null", "anonymous", "cbc")} == {
+        "null": "rejected",
+        "anonymous": "rejected",
+        "cbc": "rejected",
+    }
+    assert (tls["forward_secrecy"], tls["aead"], tls["chain_complete"]) == (True, True, True)
+    assert [c["subject"].split(",")[0] for c in tls["chain"]] == ["CN=best.test", "CN=websec Test Intermediate CA"]
+    assert tls["ocsp_stapling"] == {"stapled": False}
+    assert tls["certificate_transparency"]["sct_present"] is False
+    assert any("TLS extension" in item for item in tls["not_testable"])
+
+
+async def test_hsts_with_a_long_max_age_is_what_separates_a_from_a_plus(site_factory, scan_settings) -> None:
+    site = site_factory(
+        catalog.best_practices(site_factory.unique_host("nohsts"), remove_headers=["Strict-Transport-Security"])
+    )
+    body = (await scan(site.url, scan_settings)).to_dict()
+    assert body["grade"] == "A" and {"outcome": "hsts.missing", "max_grade": "A"} in body["grading"]["caps"]
+    assert [f["check"] for f in body["tls"]["findings"]] == ["tls.cert_valid"]
