@@ -286,6 +286,14 @@ def test_a_ds_without_keys_is_broken() -> None:
     assert "dns.dnssec_broken" in outcomes(ds, dns_answer(HOST, "DNSKEY"))
 
 
+def test_dnskeys_without_any_signature_mean_the_resolver_drops_them_not_a_broken_zone() -> None:
+    ds, dnskey, _ = _signed(HOST)
+    stripped = dns_answer(HOST, "DNSKEY", *dnskey.records)
+    result = check(ds, stripped)
+    assert [f.outcome for f in result.findings if f.outcome.startswith(("dns.dnssec", "check"))] == ["check.error"]
+    assert result.details["dnssec"]["status"] == "unknown"
+
+
 def test_a_failed_dnskey_query_is_could_not_check() -> None:
     result = check(_signed(HOST)[0], dns_answer(HOST, "DNSKEY", rcode="SERVFAIL"))
     assert [f.subject for f in result.findings if f.outcome == "check.error"] == ["DNSSEC"]

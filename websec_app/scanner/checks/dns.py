@@ -422,4 +422,4 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
 def _is_own(answer: DnsAnswer, host: str, domain: str) -> bool:
     """Failures on the host's and the domain's own names are reported; those on names we only
     followed (an include's domain, an MX host) are reported by the check that followed them."""
-    return answer.name in (host, domain) and answer.rdtype in ("A", "AAAA", "CNAME")
+    return answer.name in (host, domain, f"www.{domain}") and answer.rdtype in ("A", "AAAA", "CNAME")

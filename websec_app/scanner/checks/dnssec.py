@@ -82,6 +82,15 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
         )
     if not key_records:
         return DnssecVerdict("broken", "the parent has a DS record but the zone publishes no DNSKEY", ds=ds_records)
+    if not key_answer.signatures:
+        # A signed zone always signs its DNSKEY RRset (RFC 4035 2.2); none at all means the resolver we
+        # asked drops RRSIGs (no DNSSEC support, or the DO bit stripped): we cannot tell, so we do not guess.
+        return DnssecVerdict(
+            "unknown",
+            "the resolver returned the DNSKEYs without signatures, so the chain could not be validated",
+            ds=ds_records,
+            dnskeys=len(key_records),
+        )
     name = dns.name.from_text(domain)
     timestamp = now.timestamp()
     try:
