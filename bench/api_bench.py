@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,6 +87,15 @@ async def load(port: int, path: str, headers: dict[str, str], clients: int, seco
     stop_at = record_from + seconds
     await asyncio.gather(*(client(port, request, stop_at, record_from, result) for _ in range(clients)))
     return result, seconds
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop for the load generator too (installed with the server): the client must not be the bottleneck."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def _free_port() -> int:
@@ -167,7 +177,8 @@ def main() -> int:
                 ("GET /api/health", "/api/health", {}),
             ]
             for label, path, headers in targets:
-                result, seconds = asyncio.run(load(port, path, headers, args.clients, args.seconds))
+                with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+                    result, seconds = runner.run(load(port, path, headers, args.clients, args.seconds))
                 count = len(result.latencies)
                 if not count:
                     print(f"{label:<18} no responses (errors: {result.errors})")
