@@ -99,6 +99,14 @@ async def test_tls_configurations_are_graded_with_their_caps(name: str, site_fac
     assert tls["protocols"]["SSLv3"] == "not_testable"
 
 
+async def test_a_missing_intermediate_is_named_in_the_untrusted_finding(site_factory, scan_settings) -> None:
+    tls_config = TlsConfig(cert="missing_intermediate", ciphers=MOZILLA)
+    site = site_factory(catalog.best_practices(site_factory.unique_host("nointer"), tls=tls_config))
+    findings = {f["check"]: f["note"] for f in (await scan(site.url, scan_settings)).to_dict()["tls"]["findings"]}
+    assert "does not send the intermediate CN=websec Test Intermediate CA" in findings["tls.cert_untrusted"]
+    assert findings["tls.chain_incomplete"] == "the issuer CN=websec Test Intermediate CA,O=websec tests is not sent"
+
+
 async def test_the_best_site_reports_its_transport_in_full(best_site, scan_settings) -> None:
     tls = (await scan(best_site.url, scan_settings)).to_dict()["tls"]
     assert [f["check"] for f in tls["findings"]] == ["tls.cert_valid"]

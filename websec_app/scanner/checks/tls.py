@@ -124,6 +124,11 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
         if not (dated_problem and ("expired" in reason or "not yet valid" in reason)):
             if leaf.self_signed:
                 reason = f"self-signed certificate ({reason})"
+            elif tls.chain_complete is False and tls.missing_issuer:
+                reason = (
+                    f"{reason}: the server does not send the intermediate {tls.missing_issuer}, so clients "
+                    "that cannot fetch it themselves reject the certificate"
+                )
             findings.append(Finding("tls.cert_untrusted", note=reason))
     if not tls.hostname_matches:
         names = ", ".join(leaf.san_dns + leaf.san_ip) or "no subjectAltName"
