@@ -31,6 +31,8 @@ from .schemas import FreeScanResult, ProScanRequest, ProScanResult, ScanRequest
 
 router = APIRouter(tags=["scans"])
 
+_FREE_429 = "The free daily scan limit of this IP address is used up; it resets at midnight UTC."
+
 
 def free_quota_exhausted(limit: int, now: datetime) -> ApiError:
     resets = day_resets_at(now)
@@ -59,8 +61,9 @@ def free_quota_exhausted(limit: int, now: datetime) -> ApiError:
             500,
             502,
             e403="The one-time scan token is unknown, expired (older than 24 hours) or already used.",
-            e429="The free daily scan limit of this IP address is used up; it resets at midnight UTC.",
+            e429=_FREE_429,
         ),
+        429: {**errors(429, e429=_FREE_429)[429], "headers": RETRY_AFTER},
     },
 )
 async def free_scan(
