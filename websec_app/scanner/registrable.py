@@ -12,10 +12,12 @@ import tldextract
 
 from .target import ip_literal
 
+# The PSL's private section counts: `alice.github.io` is Alice's site, not GitHub's, so its mail
+# and DNSSEC records are its own (and `bob.github.io` is not same-site with it).
 # RFC 6761 reserves `.test` for testing; treating it as a public suffix lets test zones
 # (www.good.test -> good.test) behave like real ones.
 _EXTRACT = tldextract.TLDExtract(
-    suffix_list_urls=(), cache_dir=None, include_psl_private_domains=False, extra_suffixes=("test",)
+    suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True, extra_suffixes=("test",)
 )
 
 

@@ -68,7 +68,7 @@ def test_given_private_targets_allowed_then_unspecified_and_multicast_are_still_
 
 
 def test_given_a_name_that_resolves_privately_then_the_message_names_both() -> None:
-    with pytest.raises(TargetRefused, match=r"internal\.test resolves to 10\.0\.0\.1 is a private address"):
+    with pytest.raises(TargetRefused, match=r"internal\.test resolves to 10\.0\.0\.1, which is a private address"):
         ensure_allowed("10.0.0.1", allow_private=False, host="internal.test")
 
 

@@ -90,7 +90,9 @@ def ensure_allowed(address: IPAddress | str, *, allow_private: bool, host: str |
     """Raise TargetRefused when `address` may not be scanned."""
     reason = refusal_reason(address, allow_private=allow_private)
     if reason is not None:
-        shown = f"{host} resolves to {reason}" if host and host != str(address) else reason
+        shown = f"{host} resolves to {address}, which is {reason.split(' is ', 1)[1]}" if host else reason
+        if host and host == str(address):
+            shown = reason
         raise TargetRefused(f"Refusing to scan: {shown}. Only public addresses can be scanned.")
 
 

@@ -40,6 +40,9 @@ def _make_resolver(settings: Settings) -> dns.asyncresolver.Resolver:
     resolver.lifetime = settings.limits.dns_seconds
     resolver.timeout = min(2.0, settings.limits.dns_seconds)
     resolver.use_edns(0, dns.flags.DO, 1232)  # ask for DNSSEC records; 1232 avoids fragmentation (DNS flag day 2020)
+    # Checking Disabled (RFC 4035 §3.2.2): a validating resolver must still hand us a bogus zone's
+    # records, so a broken DNSSEC chain becomes the dns.dnssec_broken finding, not a failed scan.
+    resolver.flags = dns.flags.RD | dns.flags.CD
     return resolver
 
 
