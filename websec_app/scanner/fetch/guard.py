@@ -67,33 +67,41 @@ def _category(address: IPAddress) -> str | None:
     return None
 
 
-def refusal_reason(address: IPAddress | str, *, allow_private: bool = False) -> str | None:
-    """Why the scanner must not connect to `address`, or None when it may."""
-    if isinstance(address, str):
-        address = ipaddress.ip_address(address)
+def _refusal(address: IPAddress, allow_private: bool) -> tuple[str, str] | None:
+    """(the address as shown, its category) when it may not be scanned, else None."""
     subject = address
-    wrapper = ""
+    shown = str(address)
     if isinstance(address, ipaddress.IPv6Address):
         embedded = _embedded_ipv4(address)
         if embedded is not None:
             subject, form = embedded
-            wrapper = f" ({form} form of {subject})"
+            shown = f"{address} ({form} form of {subject})"
     category = _category(subject)
     if category is None:
         return None
     if allow_private and category not in ("an unspecified address", "a multicast address"):
         return None  # WEBSEC_ALLOW_PRIVATE_TARGETS: tests and local development only
-    return f"{address}{wrapper} is {category}"
+    return shown, category
+
+
+def refusal_reason(address: IPAddress | str, *, allow_private: bool = False) -> str | None:
+    """Why the scanner must not connect to `address`, or None when it may."""
+    refusal = _refusal(ipaddress.ip_address(address) if isinstance(address, str) else address, allow_private)
+    return None if refusal is None else f"{refusal[0]} is {refusal[1]}"
 
 
 def ensure_allowed(address: IPAddress | str, *, allow_private: bool, host: str | None = None) -> None:
     """Raise TargetRefused when `address` may not be scanned."""
-    reason = refusal_reason(address, allow_private=allow_private)
-    if reason is not None:
-        shown = f"{host} resolves to {address}, which is {reason.split(' is ', 1)[1]}" if host else reason
-        if host and host == str(address):
-            shown = reason
-        raise TargetRefused(f"Refusing to scan: {shown}. Only public addresses can be scanned.")
+    refusal = _refusal(ipaddress.ip_address(address) if isinstance(address, str) else address, allow_private)
+    if refusal is None:
+        return
+    shown, category = refusal
+    sentence = (
+        f"{host} resolves to {shown}, which is {category}"
+        if host and host != str(address)
+        else f"{shown} is {category}"
+    )
+    raise TargetRefused(f"Refusing to scan: {sentence}. Only public addresses can be scanned.")
 
 
 def is_localhost_name(host: str) -> bool:
