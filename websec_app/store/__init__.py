@@ -45,6 +45,7 @@ from .models import (
     Payment,
     ScanRecord,
     ScanToken,
+    StoredReport,
     Subscription,
     WebhookEvent,
 )
@@ -59,6 +60,7 @@ from .quotas import (
     reserve_free_scan,
     reserve_monthly_scan,
 )
+from .reports import find_report, report_ids_for_scans, save_report
 from .scans import recent_scans, record_scan
 from .tokens import (
     COMPLIANCE_TOKEN_PREFIX,
@@ -116,6 +118,7 @@ __all__ = [
     "Reservation",
     "ScanRecord",
     "ScanToken",
+    "StoredReport",
     "Subscription",
     "TokenAlreadyIssued",
     "TokenProblem",
@@ -133,6 +136,7 @@ __all__ = [
     "find_compliance_token",
     "find_compliance_token_by_order",
     "find_payment",
+    "find_report",
     "free_scans_used",
     "issue_api_key",
     "issue_compliance_token",
@@ -149,12 +153,14 @@ __all__ = [
     "record_scan",
     "record_webhook_event",
     "refund",
+    "report_ids_for_scans",
     "release_compliance_token",
     "release_scan_token",
     "reserve_free_scan",
     "reserve_monthly_scan",
     "revoke_api_key",
     "rotate_api_key",
+    "save_report",
     "set_compliance_order",
     "set_payment_status",
     "set_subscription_status",

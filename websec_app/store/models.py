@@ -11,8 +11,9 @@ row is found on every backend without date arithmetic in SQL.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, UniqueConstraint, text
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, MetaData, UniqueConstraint, text
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
@@ -214,4 +215,23 @@ class ScanRecord(StoreModel, table=True):
     grade: str = Field(max_length=2)
     score: int
     algorithm_version: str = Field(max_length=32)
+    created_at: datetime = Field(sa_column=_utc())
+
+
+class StoredReport(StoreModel, table=True):
+    """A report as the web UI showed it, kept so its shareable link (`/report/<id>`) works later.
+
+    `id` is the public, unguessable part of the link (128 random bits): whoever has the link
+    can read the report, nobody can enumerate them. `body` is the report dict exactly as shown
+    (spec 2.1 for a free scan, fixes stripped; spec 2.2 for a Pro or one-time scan).
+    """
+
+    __tablename__ = "stored_reports"
+
+    id: str = Field(primary_key=True, max_length=32)
+    scan_record_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("scan_records.id"), nullable=True, index=True)
+    )
+    kind: str = Field(max_length=16)  # as ScanRecord.kind
+    body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(sa_column=_utc())
