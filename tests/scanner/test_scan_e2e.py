@@ -115,6 +115,7 @@ def guarded(scan_settings: Settings) -> Settings:
         "http://2130706433/",
         "http://0x7f.1/",
         "http://017700000001/",
+        "http://１２７.０.０.１/",  # fullwidth digits (UTS #46 maps them to ASCII)
         "http://[::1]/",
         "http://[::ffff:127.0.0.1]/",
         "http://169.254.169.254/latest/meta-data/",

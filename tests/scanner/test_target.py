@@ -33,6 +33,8 @@ def test_given_user_input_when_parsed_then_url_is_normalised(typed: str, url: st
         ("0177.0.0.01", "127.0.0.1"),
         ("3232235777", "192.168.1.1"),
         ("134744072", "8.8.8.8"),
+        ("１２７.０.０.１", "127.0.0.1"),  # fullwidth digits map to ASCII first (UTS #46)
+        ("²", "0.0.0.2"),
     ],
 )
 def test_given_numeric_host_forms_when_parsed_then_they_become_dotted_quads(host: str, canonical: str) -> None:

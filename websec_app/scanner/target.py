@@ -129,13 +129,18 @@ def normalise_host(raw_host: str) -> str:
         if "%" in host:
             raise InvalidTarget("IPv6 zone identifiers are not allowed in a target URL")
         return str(address)
-    numeric = parse_whatwg_ipv4(host)
-    if numeric is not None:
-        return numeric
+    # WHATWG host parsing: domain-to-ASCII (UTS #46 mapping) first, then the IPv4 number check,
+    # so that e.g. fullwidth or superscript digits cannot slip a numeric address past the guard.
     try:
         ascii_host = idna.encode(host, uts46=True).decode("ascii")
     except idna.IDNAError as exc:
+        numeric = parse_whatwg_ipv4(host)  # plain numeric forms such as "0x7f.1" are not valid IDNA labels
+        if numeric is not None:
+            return numeric
         raise InvalidTarget(f"{raw_host!r} is not a valid host name ({exc})") from None
+    numeric = parse_whatwg_ipv4(ascii_host)
+    if numeric is not None:
+        return numeric
     if len(ascii_host) > 253 or any(not 0 < len(label) <= 63 for label in ascii_host.split(".")):
         raise InvalidTarget(f"{raw_host!r} is not a valid host name")
     return ascii_host
@@ -155,13 +160,17 @@ def parse_target(text: str) -> Target:
             scheme = text.split(":", 1)[0].lower()
             raise InvalidTarget(f"Unsupported URL scheme {scheme!r}: only http and https can be scanned")
         text = "https://" + text.lstrip("/")
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        raw_host = parts.hostname
+    except ValueError as exc:  # e.g. "[" (an unclosed IPv6 bracket)
+        raise InvalidTarget(f"The URL is malformed: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS:
         raise InvalidTarget(f"Unsupported URL scheme {scheme!r}: only http and https can be scanned")
     if parts.username is not None or parts.password is not None:
         raise InvalidTarget("URLs with a user name or password cannot be scanned")
-    if parts.hostname is None:
+    if raw_host is None:
         raise InvalidTarget("The URL has no host name")
     try:
         port = parts.port or _DEFAULT_PORTS[scheme]
@@ -169,7 +178,7 @@ def parse_target(text: str) -> Target:
         raise InvalidTarget("The URL has an invalid port") from None
     if not 0 < port < 65536:
         raise InvalidTarget("The URL has an invalid port")
-    host = normalise_host(parts.hostname)
+    host = normalise_host(raw_host)
     path = parts.path or "/"
     if not path.startswith("/"):
         path = "/" + path
