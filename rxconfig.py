@@ -23,5 +23,9 @@ config = rx.Config(
     # call us, and socket.io then accepts the UI's websocket only from there (WEBSEC_BASE_URL must be the
     # address users browse). Development keeps "*" so localhost, 127.0.0.1 and LAN addresses all work.
     cors_allowed_origins=[_settings.base_url] if _settings.is_production else ["*"],
-    plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="indigo", radius="medium"))],
+    plugins=[
+        rx.plugins.RadixThemesPlugin(
+            theme=rx.theme(accent_color="indigo", gray_color="slate", radius="medium", appearance="light")
+        )
+    ],
 )

@@ -1,0 +1,34 @@
+"""The web UI: pages, components and state. `register_pages(app)` is the one list of routes (STYLE.md 4).
+
+Pages render; state handlers stay thin and call `ui/flows.py` (scans, keys, reports over the
+store and the scanner) or `websec_app.services` (checkout). Nothing here queries tables.
+"""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from .pages.docs import docs
+from .pages.home import home
+from .pages.pro import pro
+from .pages.report import report
+from .pages.token import token_page
+from .state.pro import ProState
+from .state.report import REPORT_ROUTE, ReportState
+from .state.scan import ScanState
+
+#: Shown in search results and link previews.
+_DESCRIPTION = "Scan a website's security headers, TLS, DNS, cookies and CORS; get a grade and what to fix first."
+
+
+def register_pages(app: rx.App) -> None:
+    app.add_page(
+        home, route="/", title="websec: website security scan", description=_DESCRIPTION, on_load=ScanState.open_home
+    )
+    app.add_page(report, route=REPORT_ROUTE, title="Security report · websec", on_load=ReportState.load)
+    app.add_page(token_page, route="/one-time-scan", title="One-time scan · websec", on_load=ScanState.open_token_page)
+    app.add_page(pro, route="/pro", title="Pro · websec", on_load=ProState.open_page)
+    app.add_page(docs, route="/api-docs", title="API · websec", description="The websec JSON API with curl examples.")
+
+
+__all__ = ["register_pages"]

@@ -1,0 +1,109 @@
+"""What the UI tells a person when a scan, a token or a key does not work: a title and a sentence or two.
+
+The scanner's own messages are already written for people ("Refusing to scan: 10.0.0.1 is a
+private address. Only public addresses can be scanned."), so they are shown as they are; this
+module adds what the person can do next and when a quota comes back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from websec_app.scanner import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
+from websec_app.services.payments import PaymentError
+from websec_app.store import TokenProblem, TokenRejected
+
+from .flows import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str  # invalid, refused, unreachable, quota, token, key, payment, error: a test id and a tone
+    title: str
+    text: str
+
+
+def _sentence(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def when(moment: datetime) -> str:
+    """'Monday 23 November 2026, 00:00 UTC'."""
+    return f"{moment:%A} {moment.day} {moment:%B %Y, %H:%M} UTC"
+
+
+def wait_for(moment: datetime, now: datetime) -> str:
+    """'in 3 h 12 min' (or 'in 4 days' for long waits)."""
+    seconds = max(0, int((moment - now).total_seconds()))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = max(1, rest // 60) if not days and not hours else rest // 60
+    if days:
+        return f"in {days} day{'s' if days != 1 else ''}"
+    if hours:
+        return f"in {hours} h {minutes} min"
+    return f"in {minutes} min"
+
+
+_TOKEN_TEXT = {
+    TokenProblem.UNKNOWN: "This one-time scan token does not exist. Check that the link or token was copied "
+    "completely.",
+    TokenProblem.EXPIRED: "This one-time scan token expired on {at}: tokens are valid for 24 hours after purchase.",
+    TokenProblem.USED: "This one-time scan token was already used on {at}. Each token is good for one scan; the "
+    "report of that scan is at the link you got when it finished.",
+}
+
+_KEY_TEXT = {
+    "unknown": "This API key is not valid. Check that it was copied completely (it starts with wsk_).",
+    "revoked": "This API key has been revoked. Use your current key, or ask support for a new one.",
+    "subscription_inactive": "The Pro subscription for this key is not active. Renew it to use the key again.",
+    "no_plan": "This key's plan does not include Pro scans.",
+}
+
+
+def describe(exc: BaseException, now: datetime) -> Problem:
+    """The message for anything a UI flow raises."""
+    if isinstance(exc, FreeQuotaUsed):
+        return Problem(
+            "quota",
+            "You have used today's free scans",
+            f"All {exc.limit} free scans for your network today are used. They reset at midnight UTC "
+            f"({when(exc.resets_at)}, {wait_for(exc.resets_at, now)}). A one-time scan or a Pro subscription "
+            "scans right away, with the fix for every finding.",
+        )
+    if isinstance(exc, MonthlyQuotaUsed):
+        return Problem(
+            "quota",
+            "This month's Pro scans are used",
+            f"All {exc.limit} scans of this month are used. The quota resets on {when(exc.resets_at)} "
+            f"({wait_for(exc.resets_at, now)}).",
+        )
+    if isinstance(exc, TargetRefused):
+        return Problem("refused", "This address cannot be scanned", _sentence(exc))
+    if isinstance(exc, InvalidTarget):
+        return Problem(
+            "invalid", "Check the address", f"{_sentence(exc)} Enter a website address such as https://example.com."
+        )
+    if isinstance(exc, TargetUnreachable):
+        return Problem(
+            "unreachable",
+            "The site could not be reached",
+            f"{_sentence(exc)} Check the address, or try again if the site is down. "
+            "Nothing was counted for this attempt.",
+        )
+    if isinstance(exc, ScanError):
+        return Problem("error", "The scan did not finish", f"{_sentence(exc)} Nothing was counted for this attempt.")
+    if isinstance(exc, TokenRejected):
+        at = when(exc.at) if exc.at is not None else "an unknown date"
+        return Problem("token", "This one-time token cannot be used", _TOKEN_TEXT[exc.problem].format(at=at))
+    if isinstance(exc, KeyRefused):
+        return Problem("key", "API key not accepted", _KEY_TEXT.get(exc.reason, _KEY_TEXT["unknown"]))
+    if isinstance(exc, PaymentError):
+        return Problem("payment", "The payment did not go through", _sentence(exc))
+    return Problem(
+        "error",
+        "Something went wrong on our side",
+        "The request could not be completed and nothing was counted. Please try again in a moment.",
+    )

@@ -1,0 +1,229 @@
+"""The report as the UI shows it: a scan result dict (spec 2.1/2.2) in, plain display rows out.
+
+Pure functions, no Reflex: the report page, the Pro area and the tests all read the same
+view. Worst findings come first everywhere (status, then severity, then points lost), so a
+site owner reading from the top fixes what matters most first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from websec_app.scanner import PRO_ONLY_SECTIONS, SECTION_ORDER
+from websec_app.scanner.findings import SEVERITIES, STATUSES
+
+#: Section titles and what each one checks (shown under the title, and on locked cards).
+SECTION_INFO: dict[str, tuple[str, str]] = {
+    "headers": ("Security headers", "Content-Security-Policy, HSTS, framing, MIME sniffing, referrer and permissions."),
+    "tls": ("TLS / SSL", "Certificate, chain, protocol versions, cipher suites, OCSP stapling."),
+    "dns": ("DNS", "SPF, DMARC, DKIM, DNSSEC, CAA, MTA-STS and dangling records."),
+    "cookies": ("Cookies", "HttpOnly, Secure and SameSite on every cookie the site sets, session cookies first."),
+    "cross_origin": (
+        "Cross-origin isolation",
+        "Cross-Origin-Opener, -Embedder and -Resource-Policy: protection from cross-site leaks and Spectre.",
+    ),
+    "security_txt": ("security.txt", "A published way for researchers to report vulnerabilities (RFC 9116)."),
+    "cors": ("CORS", "Whether other websites can read this site's responses with a visitor's cookies."),
+    "server_fingerprint": ("Server fingerprint", "Software versions disclosed in headers and page markup."),
+    "page_analysis": ("Page content", "Mixed content, subresource integrity, base tag, external scripts."),
+    "redirection": ("HTTP to HTTPS", "Whether plain-HTTP visitors are sent to HTTPS, and how."),
+}
+
+#: What a locked (Pro-only) section gives once unlocked.
+LOCKED_PITCH = "Included in Pro and in a one-time scan, with the exact fix for every finding."
+
+_STATUS_RANK = {status: rank for rank, status in enumerate(STATUSES)}  # good=0 ... bad=4
+_SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}  # minor=0 ... critical=2
+#: How a header's status reads after its name in a headline: "Content-Security-Policy not set".
+_HEADER_STATUS_WORDS = {
+    "good": "set correctly",
+    "missing": "not set",
+    "weak": "too weak",
+    "warn": "weakened",
+    "bad": "unsafe",
+}
+#: Header objects carry no outcome id; a grade cap names one ("hsts.missing"): its prefix names the header.
+_HEADER_OF_OUTCOME = {
+    "csp": "Content-Security-Policy",
+    "hsts": "Strict-Transport-Security",
+    "xfo": "X-Frame-Options",
+    "xcto": "X-Content-Type-Options",
+    "referrer": "Referrer-Policy",
+    "permissions": "Permissions-Policy",
+}
+#: "The server also accepts CBC-mode cipher suites. Browsers ..." -> the first sentence is the headline.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
+
+
+@dataclass(frozen=True)
+class FindingView:
+    key: str  # unique within the report, for test ids and anchors
+    title: str
+    check: str  # the stable outcome id (what the API calls `check`), or the header name
+    status: str
+    severity: str
+    deduction: int
+    detail: str  # the rest of the explanation
+    note: str
+    fix: str
+    cwe: str
+    subjects: str
+    section: str
+    problem: bool  # anything but "good"
+
+
+@dataclass(frozen=True)
+class SectionView:
+    key: str
+    title: str
+    about: str
+    status: str
+    deduction: int
+    locked: bool
+    problems: list[FindingView] = field(default_factory=list)
+    passed: list[FindingView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReportView:
+    url: str
+    final_url: str
+    grade: str
+    score: int
+    pro: bool  # full report: fixes, cookies and cross-origin
+    scanned_at: str
+    critical: int
+    important: int
+    minor: int
+    total: int
+    caps: list[str]
+    top: list[FindingView]
+    sections: list[SectionView]
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _prose(value: Any) -> str:
+    """Rule texts mark code with `backticks` (Markdown); the page shows plain text."""
+    return _text(value).replace("`", "")
+
+
+def _when(iso: str) -> str:
+    """'2026-11-22T13:34:43Z' -> '22 Nov 2026, 13:34 UTC' (unparseable input is shown as it is)."""
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    return f"{moment.day} {moment:%b %Y, %H:%M} UTC"
+
+
+def _headline(explanation: str) -> tuple[str, str]:
+    parts = _SENTENCE_END.split(explanation.strip(), maxsplit=1)
+    if len(parts) == 1:
+        return parts[0], ""
+    return parts[0], parts[1]
+
+
+def _worst_first(finding: FindingView) -> tuple[int, int, int]:
+    return (-_STATUS_RANK.get(finding.status, 0), -_SEVERITY_RANK.get(finding.severity, 0), -finding.deduction)
+
+
+def _finding(section: str, index: int, raw: Mapping[str, Any], title: str | None = None) -> FindingView:
+    status = _text(raw.get("status")) or "good"
+    explanation = _prose(raw.get("explanation"))
+    if title is None:
+        title, detail = _headline(explanation)
+    else:
+        detail = explanation
+    subjects = raw.get("subjects") or []
+    return FindingView(
+        key=f"{section}-{index}",
+        title=title,
+        check=_text(raw.get("check")),
+        status=status,
+        severity=_text(raw.get("severity")) or "minor",
+        deduction=int(raw.get("deduction") or 0),
+        detail=detail,
+        note=_prose(raw.get("note")),
+        fix=_prose(raw.get("fix")),
+        cwe=_text(raw.get("cwe")),
+        subjects=", ".join(str(s) for s in subjects) if isinstance(subjects, list) else _text(subjects),
+        section=section,
+        problem=status != "good",
+    )
+
+
+def _findings(name: str, section: Mapping[str, Any]) -> list[FindingView]:
+    if name == "headers":  # a bare map header name -> header object (spec 2.3)
+        return [
+            _finding(name, i, header, title=f"{header_name} {_HEADER_STATUS_WORDS.get(header['status'], '')}".strip())
+            for i, (header_name, header) in enumerate(section.items())
+            if isinstance(header, Mapping) and "status" in header
+        ]
+    return [_finding(name, i, f) for i, f in enumerate(section.get("findings") or []) if isinstance(f, Mapping)]
+
+
+def _section(name: str, section: Mapping[str, Any] | None, pro_locked: bool) -> SectionView | None:
+    title, about = SECTION_INFO.get(name, (name.replace("_", " ").capitalize(), ""))
+    if section is None:
+        if pro_locked and name in PRO_ONLY_SECTIONS:
+            return SectionView(name, title, about, status="locked", deduction=0, locked=True)
+        return None
+    findings = sorted(_findings(name, section), key=_worst_first)
+    problems = [f for f in findings if f.problem]
+    status = problems[0].status if problems else "good"
+    deduction = sum(f.deduction for f in problems) if name == "headers" else int(section.get("deduction") or 0)
+    return SectionView(name, title, about, status, deduction, False, problems, [f for f in findings if not f.problem])
+
+
+def _cap_reason(outcome: str, problems: list[FindingView]) -> str:
+    """The headline of the finding that capped the grade (header findings are found by header name)."""
+    header = _HEADER_OF_OUTCOME.get(outcome.split(".")[0])
+    for finding in problems:
+        if finding.check == outcome or (header and finding.section == "headers" and finding.title.startswith(header)):
+            return finding.title
+    return outcome
+
+
+def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
+    """The display rows of one report (either shape: free, or Pro / one-time)."""
+    pro_locked = bool(report.get("pro_locked", False))
+    sections = [view for name in SECTION_ORDER if (view := _section(name, report.get(name), pro_locked)) is not None]
+    problems = sorted((f for s in sections for f in s.problems), key=_worst_first)
+    counts = report.get("issue_counts") or {}
+    if not counts:  # spec 2.2 does not promise issue_counts: count what is shown
+        counts = {severity: sum(1 for f in problems if f.severity == severity) for severity in SEVERITIES}
+        counts["total"] = len(problems)
+    grade = _text(report.get("grade"))
+    # Only the caps that set the grade are worth a line: a cap above the score's own grade changed nothing.
+    caps = [
+        f"Grade capped at {grade}: {_cap_reason(str(cap.get('outcome')), problems)}"
+        for cap in (report.get("grading") or {}).get("caps", [])
+        if isinstance(cap, Mapping) and cap.get("max_grade") == grade
+    ]
+    return ReportView(
+        url=_text(report.get("url")),
+        final_url=_text(report.get("final_url") or report.get("url")),
+        grade=grade,
+        score=int(report.get("score") or 0),
+        pro=not pro_locked,
+        scanned_at=_when(_text(report.get("scanned_at"))),
+        critical=int(counts.get("critical", 0)),
+        important=int(counts.get("important", 0)),
+        minor=int(counts.get("minor", 0)),
+        total=int(counts.get("total", 0)),
+        caps=caps,
+        top=problems[:top],
+        sections=sections,
+    )
+
+
+def grade_tone(grade: str) -> str:
+    """Radix colour of a grade badge."""
+    return {"A+": "green", "A": "green", "B": "lime", "C": "amber", "D": "orange"}.get(grade, "red")
