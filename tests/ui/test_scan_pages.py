@@ -1,0 +1,140 @@
+"""Scanning from the browser: the free scan and its report, refusals, the daily quota, and the one-time token.
+
+Given the app as `make run` serves it and the fixture sites of tests/conftest.py,
+when a visitor uses the home page or the one-time scan page,
+then they watch the scan progress and land on a report (or read why not).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from playwright.sync_api import Page, expect
+
+from websec_app.store import issue_scan_token, refund, reserve_free_scan
+
+from .conftest import App, open_page, screenshot
+
+
+def scan_from_home(page: Page, app: App, url: str) -> None:
+    open_page(page, app.path("/"))
+    page.get_by_label("Website address").fill(url)
+    page.get_by_role("button", name="Scan").click()
+
+
+def test_home_page_is_ready_for_a_url(page: Page, app: App) -> None:
+    open_page(page, app.path("/"))
+
+    expect(page).to_have_title(re.compile("websec"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text("protect its visitors")
+    expect(page.get_by_label("Website address")).to_be_visible()
+    expect(page.get_by_text("Built with Reflex")).to_have_count(0)
+    screenshot(page, "home")
+
+
+def test_a_free_scan_shows_progress_then_the_graded_report(page: Page, app: App, worst_site) -> None:
+    scan_from_home(page, app, worst_site.url)
+
+    expect(page.get_by_test_id("scan-progress")).to_be_visible()
+    page.wait_for_url(re.compile(r"/report/[\w-]+$"))
+    expect(page.get_by_test_id("grade")).to_have_text("F")
+    expect(page.get_by_test_id("score")).to_have_text(re.compile(r"^\d+$"))
+    expect(page.get_by_test_id("report-url")).to_have_text("https://worst.test/")
+    for section in ("headers", "tls", "dns", "cors", "security_txt", "server_fingerprint", "page_analysis"):
+        expect(page.get_by_test_id(f"section-{section}")).to_be_visible()
+    # Free: the Pro-only sections are locked and say what unlocking gives; fixes are not shown.
+    expect(page.get_by_test_id("section-cookies").get_by_test_id("locked")).to_contain_text("fix for every finding")
+    expect(page.get_by_test_id("section-cross_origin").get_by_test_id("locked")).to_be_visible()
+    expect(page.get_by_text("How to fix")).to_have_count(0)
+    # Worst first: the top list opens with the "bad" findings.
+    expect(page.get_by_test_id("top-findings").locator("li").first).to_contain_text("Bad")
+    screenshot(page, "report-free")
+
+
+def test_the_report_link_works_in_another_tab(page: Page, app: App, browser_context, best_site) -> None:
+    scan_from_home(page, app, best_site.url)
+    page.wait_for_url(re.compile(r"/report/[\w-]+$"))
+    link = page.get_by_test_id("share-link").input_value()
+
+    other = browser_context.new_page()
+    try:
+        open_page(other, link)
+        expect(other.get_by_test_id("grade")).to_have_text("A+")
+        expect(other.get_by_text("No problems found")).to_be_visible()
+    finally:
+        other.close()
+    assert link == page.url
+
+
+def test_an_unknown_report_link_says_so(page: Page, app: App) -> None:
+    open_page(page, app.path("/report/not-a-real-report"))
+
+    expect(page.get_by_test_id("report-missing")).to_contain_text("Report not found")
+
+
+def test_a_refused_target_explains_why(page: Page, app: App) -> None:
+    scan_from_home(page, app, "http://0.0.0.0/")
+
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("This address cannot be scanned")
+    expect(alert).to_contain_text("Only public addresses can be scanned")
+    assert "/report/" not in page.url
+    screenshot(page, "home-refused")
+
+
+def test_an_unreachable_site_explains_why(page: Page, app: App) -> None:
+    scan_from_home(page, app, "https://nowhere.test/")
+
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("The site could not be reached")
+    expect(alert).to_contain_text("Nothing was counted")
+
+
+def test_the_free_quota_message_says_when_it_resets(page: Page, app: App, worst_site) -> None:
+    # Given this browser's network (127.0.0.1) has used up today's free scans, through the store like the API
+    now = datetime.now(UTC)
+    taken = []
+    with app.database.session() as session:
+        while (reservation := reserve_free_scan(session, "127.0.0.1", now, app.free_scans_per_day)) is not None:
+            taken.append(reservation)
+    try:
+        scan_from_home(page, app, worst_site.url)
+
+        alert = page.get_by_role("alert")
+        expect(alert).to_contain_text("You have used today's free scans")
+        expect(alert).to_contain_text(f"All {app.free_scans_per_day} free scans")
+        expect(alert).to_contain_text("midnight UTC")
+        expect(alert.get_by_role("link", name="See prices")).to_be_visible()
+        screenshot(page, "home-quota")
+    finally:
+        with app.database.session() as session:
+            for reservation in taken:
+                refund(session, reservation)
+
+
+def test_the_emailed_link_runs_a_one_time_scan(page: Page, app: App, worst_site) -> None:
+    with app.database.session() as session:
+        token = issue_scan_token(session, email="buyer@example.com", now=datetime.now(UTC)).token
+
+    open_page(page, app.path(f"/?one_time_token={token}"))  # the link of the purchase email
+    page.wait_for_url(re.compile(r"/one-time-scan\?token="))
+    page.wait_for_selector('main[data-ready="true"]')
+    expect(page.get_by_label("One-time token")).to_have_value(token)
+    screenshot(page, "one-time-scan")
+    page.get_by_label("Website address").fill(worst_site.url)
+    page.get_by_role("button", name="Run my full scan").click()
+
+    page.wait_for_url(re.compile(r"/report/[\w-]+$"))
+    expect(page.get_by_test_id("grade")).to_have_text("F")
+    expect(page.get_by_text("Full report")).to_be_visible()
+    expect(page.get_by_test_id("locked")).to_have_count(0)
+    expect(page.get_by_test_id("section-cookies").get_by_text("How to fix").first).to_be_visible()
+    expect(page.get_by_role("button", name="Copy fix").first).to_be_visible()
+    screenshot(page, "report-full")
+
+    # The token is single use: the same link again is refused with the time it was used.
+    open_page(page, app.path(f"/one-time-scan?token={token}"))
+    page.get_by_label("Website address").fill(worst_site.url)
+    page.get_by_role("button", name="Run my full scan").click()
+    expect(page.get_by_role("alert")).to_contain_text("already used")
