@@ -109,6 +109,46 @@ class ScanLimits:
     max_security_txt_bytes: int = 64 * 1024
 
 
+#: WEBSEC_PAYMENTS_SANDBOX values: `auto` serves each provider without keys from the sandbox in development.
+SANDBOX_MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class PaymentSettings:
+    """Provider credentials (issue 5). Provider A is Razorpay (INR), provider B is Stripe (USD).
+
+    The base-URL overrides point the official SDKs elsewhere (tests: local stand-ins); empty means the
+    providers' own API hosts.
+    """
+
+    razorpay_key_id: str = ""
+    razorpay_key_secret: str = ""
+    razorpay_webhook_secret: str = ""
+    razorpay_base_url: str = ""
+    stripe_secret_key: str = ""
+    stripe_webhook_secret: str = ""
+    stripe_api_base: str = ""
+    #: auto: a provider without keys is served by the sandbox in development; on: always the sandbox; off: never.
+    sandbox: str = "auto"
+
+    @property
+    def razorpay_configured(self) -> bool:
+        return bool(self.razorpay_key_id and self.razorpay_key_secret)
+
+    @property
+    def stripe_configured(self) -> bool:
+        return bool(self.stripe_secret_key)
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    """Outgoing email. Without an SMTP URL messages are written as .eml files to `<data_dir>/outbox/`."""
+
+    #: smtp://user:pass@host:587 (STARTTLS), smtps://...:465 (implicit TLS), smtp://host:25?tls=none (local relay).
+    smtp_url: str = ""
+    sender: str = "websec <no-reply@websec.localhost>"
+
+
 @dataclass(frozen=True)
 class Settings:
     environment: str = "development"
@@ -123,10 +163,26 @@ class Settings:
     pro_scans_per_month: int = 50
     trusted_proxies: tuple[str, ...] = ()
     base_url: str = "http://localhost:3000"
+    payments: PaymentSettings = field(default_factory=PaymentSettings)
+    mail: MailSettings = field(default_factory=MailSettings)
 
     @property
     def is_production(self) -> bool:
         return self.environment == "production"
+
+    def sandbox_serves(self, provider: str) -> bool:
+        """Whether the local sandbox stands in for `provider` ("razorpay" / "stripe"). Never in production."""
+        if self.is_production or self.payments.sandbox == "off":
+            return False
+        if self.payments.sandbox == "on":
+            return True
+        configured = {"razorpay": self.payments.razorpay_configured, "stripe": self.payments.stripe_configured}
+        return not configured.get(provider, False)
+
+    @property
+    def outbox_dir(self) -> Path:
+        """Where emails go as .eml files when no SMTP server is configured."""
+        return self.data_dir / "outbox"
 
     @property
     def resolved_database_url(self) -> str:
@@ -169,7 +225,47 @@ class Settings:
             pro_scans_per_month=_int(env, "WEBSEC_PRO_SCANS_PER_MONTH", 50, 1),
             trusted_proxies=proxies,
             base_url=env.get("WEBSEC_BASE_URL", "http://localhost:3000").rstrip("/"),
+            payments=_payment_settings(env),
+            mail=MailSettings(
+                smtp_url=env.get("WEBSEC_SMTP_URL", "").strip(),
+                sender=env.get("WEBSEC_MAIL_FROM", "").strip() or MailSettings.sender,
+            ),
         )
+
+
+def _payment_settings(env: dict[str, str]) -> PaymentSettings:
+    def get(name: str) -> str:
+        return env.get(name, "").strip()
+
+    sandbox = get("WEBSEC_PAYMENTS_SANDBOX").lower() or "auto"
+    if sandbox not in SANDBOX_MODES:
+        raise SettingsError(f"WEBSEC_PAYMENTS_SANDBOX must be one of {', '.join(SANDBOX_MODES)}, got {sandbox!r}")
+    payments = PaymentSettings(
+        razorpay_key_id=get("RAZORPAY_KEY_ID"),
+        razorpay_key_secret=get("RAZORPAY_KEY_SECRET"),
+        razorpay_webhook_secret=get("RAZORPAY_WEBHOOK_SECRET"),
+        razorpay_base_url=get("RAZORPAY_BASE_URL").rstrip("/"),
+        stripe_secret_key=get("STRIPE_SECRET_KEY"),
+        stripe_webhook_secret=get("STRIPE_WEBHOOK_SECRET"),
+        stripe_api_base=get("STRIPE_API_BASE").rstrip("/"),
+        sandbox=sandbox,
+    )
+    if bool(payments.razorpay_key_id) != bool(payments.razorpay_key_secret):
+        raise SettingsError("RAZORPAY_KEY_ID and RAZORPAY_KEY_SECRET must be set together")
+    return payments
+
+
+def check_production_payments(settings: Settings) -> None:
+    """Production refuses the sandbox and a provider whose webhooks could not be verified."""
+    if not settings.is_production:
+        return
+    payments = settings.payments
+    if payments.sandbox == "on":
+        raise SettingsError("WEBSEC_PAYMENTS_SANDBOX=on is refused when WEBSEC_ENV=production")
+    if payments.razorpay_configured and not payments.razorpay_webhook_secret:
+        raise SettingsError("RAZORPAY_WEBHOOK_SECRET is required in production when Razorpay keys are set")
+    if payments.stripe_configured and not payments.stripe_webhook_secret:
+        raise SettingsError("STRIPE_WEBHOOK_SECRET is required in production when STRIPE_SECRET_KEY is set")
 
 
 @lru_cache(maxsize=1)
@@ -184,4 +280,5 @@ def get_settings() -> Settings:
         )
         if settings.is_production:
             raise SettingsError("WEBSEC_ALLOW_PRIVATE_TARGETS must not be on when WEBSEC_ENV=production")
+    check_production_payments(settings)
     return settings

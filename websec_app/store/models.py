@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, MetaData, UniqueConstraint, text
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, LargeBinary, MetaData, UniqueConstraint, text
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
@@ -24,6 +24,10 @@ PLAN_PRO = "pro"
 
 SUBSCRIPTION_ACTIVE = "active"
 SUBSCRIPTION_CANCELLED = "cancelled"
+#: Checkout started, first payment not confirmed yet (no key issued).
+SUBSCRIPTION_PENDING = "pending"
+#: A renewal charge failed; the provider may still retry it (keys stop working until it succeeds).
+SUBSCRIPTION_PAST_DUE = "past_due"
 
 #: Products a payment can be for (issue 5 records payments with these).
 PRODUCT_SUBSCRIPTION = "subscription"
@@ -154,6 +158,9 @@ class WebhookEvent(StoreModel, table=True):
     event_id: str = Field(max_length=128)
     event_type: str = Field(max_length=64)
     received_at: datetime = Field(sa_column=_utc())
+    #: What processing did: fulfilled, already_fulfilled, renewed, ignored, amount_mismatch, ... (issue 5).
+    outcome: str | None = Field(default=None, max_length=32)
+    detail: str | None = Field(default=None, max_length=500)
 
 
 class ScanToken(StoreModel, table=True):
@@ -235,3 +242,35 @@ class StoredReport(StoreModel, table=True):
     kind: str = Field(max_length=16)  # as ScanRecord.kind
     body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(sa_column=_utc())
+
+
+#: Outbox row states: waiting to be sent (or retried), claimed by a worker, delivered.
+OUTBOX_PENDING = "pending"
+OUTBOX_SENDING = "sending"
+OUTBOX_SENT = "sent"
+
+
+class OutboxEmail(StoreModel, table=True):
+    """An email to deliver. Stored first (in the transaction that issued what it carries), sent by a worker.
+
+    `message` is the complete RFC 5322 message; it is cleared once sent, because it may carry an API key or a
+    token that the rest of the store keeps only as a hash. `dedupe_key` makes enqueuing idempotent.
+    """
+
+    __tablename__ = "outbox_emails"
+    __table_args__ = (Index("ix_outbox_emails_status_next_attempt_at", "status", "next_attempt_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(max_length=32)
+    dedupe_key: str | None = Field(default=None, max_length=128, unique=True)
+    recipient: str = Field(max_length=254)
+    subject: str = Field(max_length=255)
+    message: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
+    status: str = Field(default=OUTBOX_PENDING, max_length=16)
+    attempts: int = Field(default=0)
+    next_attempt_at: datetime = Field(sa_column=_utc())
+    claimed_by: str | None = Field(default=None, max_length=64)
+    claimed_until: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    last_error: str | None = Field(default=None, max_length=500)
+    created_at: datetime = Field(sa_column=_utc())
+    sent_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))

@@ -85,12 +85,34 @@ def set_payment_status(
     session.commit()
 
 
-def record_webhook_event(session: Session, *, provider: str, event_id: str, event_type: str, now: datetime) -> bool:
+def record_webhook_event(
+    session: Session,
+    *,
+    provider: str,
+    event_id: str,
+    event_type: str,
+    now: datetime,
+    outcome: str | None = None,
+    detail: str | None = None,
+) -> bool:
     """True the first time an event id is seen; False for a retry (skip processing it)."""
     created = insert_ignoring_conflicts(
         session,
         WebhookEvent,
-        {"provider": provider, "event_id": event_id, "event_type": event_type, "received_at": now},
+        {
+            "provider": provider,
+            "event_id": event_id,
+            "event_type": event_type,
+            "received_at": now,
+            "outcome": outcome,
+            "detail": detail[:500] if detail else None,
+        },
     )
     session.commit()
     return created
+
+
+def find_webhook_event(session: Session, provider: str, event_id: str) -> WebhookEvent | None:
+    return session.exec(
+        select(WebhookEvent).where(WebhookEvent.provider == provider, WebhookEvent.event_id == event_id)
+    ).first()

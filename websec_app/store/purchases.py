@@ -1,0 +1,358 @@
+"""Purchases: a checkout's payment row, then what a confirmed payment buys, in one transaction each.
+
+A checkout records a `payments` row (status `created`) keyed by the provider's order,
+checkout-session or subscription id: the *reference*. Confirmations arrive from the browser
+(Razorpay's checkout callback), from webhooks and from the sandbox, possibly twice and in any
+order. Each `settle_*` function below is the single place where one of them takes effect:
+
+- it checks a condition and changes state with one conditional statement (a token row unique
+  per payment, `paid_at IS NULL`, `status = 'pending'`), so only the first confirmation issues
+  anything and replays change nothing;
+- the email carrying what was issued is inserted into the outbox in the same transaction
+  (`compose` renders it from the new secret), so a crash loses neither the token nor its email.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import false, or_, true
+from sqlmodel import Session, col, select, update
+
+from ._secrets import hash_secret, new_secret
+from ._sql import insert_ignoring_conflicts
+from .keys import IssuedKey, _insert_key, normalise_email
+from .models import (
+    PLAN_PRO,
+    PRODUCT_SUBSCRIPTION,
+    SUBSCRIPTION_ACTIVE,
+    SUBSCRIPTION_CANCELLED,
+    SUBSCRIPTION_PENDING,
+    ComplianceToken,
+    Payment,
+    ScanToken,
+    Subscription,
+)
+from .outbox import QueuedEmail, enqueue_email
+from .payments import STATUS_CREATED, STATUS_PAID, record_payment
+from .tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_LIFETIME, SCAN_TOKEN_PREFIX, IssuedToken
+
+
+@dataclass(frozen=True)
+class CheckoutRecord:
+    """What the store knows about a started checkout (a `payments` row)."""
+
+    payment_id: int
+    provider: str
+    product: str
+    email: str
+    amount: int
+    currency: str
+    reference: str
+    status: str
+    provider_payment_id: str | None
+
+    @classmethod
+    def of(cls, row: Payment) -> CheckoutRecord:
+        if row.id is None or row.provider_order_id is None:  # pragma: no cover - checkouts always have both
+            raise ValueError("not a checkout row")
+        return cls(
+            row.id,
+            row.provider,
+            row.product,
+            row.email,
+            row.amount,
+            row.currency,
+            row.provider_order_id,
+            row.status,
+            row.provider_payment_id,
+        )
+
+
+def open_checkout(
+    session: Session,
+    *,
+    provider: str,
+    product: str,
+    email: str,
+    amount: int,
+    currency: str,
+    reference: str,
+    now: datetime,
+) -> CheckoutRecord:
+    """Record a started checkout (idempotent per reference)."""
+    row, _ = record_payment(
+        session,
+        provider=provider,
+        product=product,
+        email=email,
+        amount=amount,
+        currency=currency,
+        status=STATUS_CREATED,
+        now=now,
+        provider_order_id=reference,
+    )
+    return CheckoutRecord.of(row)
+
+
+def find_checkout(session: Session, provider: str, reference: str) -> CheckoutRecord | None:
+    row = session.exec(
+        select(Payment).where(Payment.provider == provider, Payment.provider_order_id == reference)
+    ).first()
+    return CheckoutRecord.of(row) if row is not None else None
+
+
+def _mark_paid(session: Session, payment_id: int, now: datetime, provider_payment_id: str | None) -> bool:
+    values: dict[str, object] = {"status": STATUS_PAID, "updated_at": now}
+    if provider_payment_id is not None:
+        values["provider_payment_id"] = provider_payment_id
+    result = session.exec(
+        update(Payment).where(col(Payment.id) == payment_id, col(Payment.status) != STATUS_PAID).values(**values)
+    )
+    return result.rowcount == 1
+
+
+def _enqueue(session: Session, email: QueuedEmail | None, now: datetime) -> None:
+    if email is not None:
+        enqueue_email(session, email, now, commit=False)
+
+
+# --- one-time scan ----------------------------------------------------------------------------------------
+
+
+def settle_one_time_scan(
+    session: Session,
+    checkout: CheckoutRecord,
+    *,
+    now: datetime,
+    provider_payment_id: str | None,
+    compose: Callable[[IssuedToken], QueuedEmail],
+) -> IssuedToken | None:
+    """Mark the payment paid and issue its one scan token, emailed. None: a token was issued before."""
+    plain = new_secret(SCAN_TOKEN_PREFIX)
+    expires = now + SCAN_TOKEN_LIFETIME
+    created = insert_ignoring_conflicts(
+        session,
+        ScanToken,
+        {
+            "token_hash": hash_secret(plain),
+            "email": normalise_email(checkout.email),
+            "payment_id": checkout.payment_id,  # unique: the second confirmation inserts nothing
+            "created_at": now,
+            "expires_at": expires,
+        },
+    )
+    if not created:
+        session.rollback()
+        return None
+    token_id = session.exec(select(ScanToken.id).where(ScanToken.payment_id == checkout.payment_id)).one()
+    issued = IssuedToken(plain, token_id or 0, normalise_email(checkout.email), expires)
+    _mark_paid(session, checkout.payment_id, now, provider_payment_id)
+    _enqueue(session, compose(issued), now)
+    session.commit()
+    return issued
+
+
+# --- compliance report ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComplianceSettlement:
+    newly_paid: bool
+    #: A fresh token, when the settlement issued one (it is in the queued email too).
+    token: str | None = None
+
+
+def settle_compliance(
+    session: Session,
+    checkout: CheckoutRecord,
+    *,
+    now: datetime,
+    provider_payment_id: str | None,
+    compose: Callable[[IssuedToken], QueuedEmail] | None,
+) -> ComplianceSettlement:
+    """Mark the compliance token of this checkout paid (first confirmation wins).
+
+    Without `compose` the buyer already holds the token (Razorpay: the pay response carried it).
+    With `compose` nobody has seen it yet (Stripe: the token is emailed once paid): the row gets a
+    fresh secret in the same conditional update, and only that value is emailed.
+    """
+    row = session.exec(
+        select(ComplianceToken).where(
+            ComplianceToken.provider == checkout.provider, ComplianceToken.provider_order_id == checkout.reference
+        )
+    ).first()
+    if row is None or row.id is None:
+        session.rollback()
+        return ComplianceSettlement(False)
+    values: dict[str, object] = {"paid_at": now, "payment_id": checkout.payment_id}
+    plain = None
+    if compose is not None:
+        plain = new_secret(COMPLIANCE_TOKEN_PREFIX)
+        values["token_hash"] = hash_secret(plain)
+    result = session.exec(
+        update(ComplianceToken)
+        .where(col(ComplianceToken.id) == row.id, col(ComplianceToken.paid_at).is_(None))
+        .values(**values)
+    )
+    if result.rowcount != 1:
+        session.rollback()
+        return ComplianceSettlement(False)
+    _mark_paid(session, checkout.payment_id, now, provider_payment_id)
+    if compose is not None and plain is not None:
+        _enqueue(session, compose(IssuedToken(plain, row.id, row.email)), now)
+    session.commit()
+    return ComplianceSettlement(True, plain)
+
+
+def claim_compliance_token_with_email(
+    session: Session, token: str, now: datetime, email: QueuedEmail
+) -> tuple[int | None, int | None]:
+    """Use a paid compliance token and queue the report email, atomically (spec 4.8: single use).
+
+    Returns (token id, outbox email id), or (None, None) when
+    the token is not claimable (unknown, unpaid or used: the caller says which).
+    """
+    claimed = session.exec(
+        update(ComplianceToken)
+        .where(
+            col(ComplianceToken.token_hash) == hash_secret(token),
+            col(ComplianceToken.used_at).is_(None),
+            col(ComplianceToken.paid_at).is_not(None),
+        )
+        .values(used_at=now)
+        .returning(col(ComplianceToken.id))
+    ).first()
+    if claimed is None:
+        session.rollback()
+        return None, None
+    email_id = enqueue_email(session, email, now, commit=False)
+    session.commit()
+    return claimed[0], email_id
+
+
+# --- subscriptions ----------------------------------------------------------------------------------------
+
+
+def open_subscription(
+    session: Session, *, provider: str, provider_subscription_id: str, email: str, now: datetime
+) -> Subscription:
+    """A subscription that is not paid yet (status pending): idempotent per provider id."""
+    insert_ignoring_conflicts(
+        session,
+        Subscription,
+        {
+            "email": normalise_email(email),
+            "plan": PLAN_PRO,
+            "status": SUBSCRIPTION_PENDING,
+            "provider": provider,
+            "provider_subscription_id": provider_subscription_id,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+    session.commit()
+    found = find_provider_subscription(session, provider, provider_subscription_id)
+    if found is None:  # pragma: no cover - inserted just now or before
+        raise RuntimeError("subscription row vanished after insert")
+    return found
+
+
+def find_provider_subscription(session: Session, provider: str, provider_subscription_id: str) -> Subscription | None:
+    return session.exec(
+        select(Subscription).where(
+            Subscription.provider == provider, Subscription.provider_subscription_id == provider_subscription_id
+        )
+    ).first()
+
+
+def settle_subscription_start(
+    session: Session,
+    subscription: Subscription,
+    *,
+    now: datetime,
+    checkout: CheckoutRecord | None,
+    provider_payment_id: str | None,
+    compose: Callable[[IssuedKey], QueuedEmail],
+) -> IssuedKey | None:
+    """First payment confirmed: pending -> active, and the API key issued and emailed. None if done before."""
+    if subscription.id is None:  # pragma: no cover
+        raise ValueError("unsaved subscription")
+    result = session.exec(
+        update(Subscription)
+        .where(col(Subscription.id) == subscription.id, col(Subscription.status) == SUBSCRIPTION_PENDING)
+        .values(status=SUBSCRIPTION_ACTIVE, updated_at=now)
+    )
+    if result.rowcount != 1:
+        session.rollback()
+        return None
+    subscription.status = SUBSCRIPTION_ACTIVE
+    issued = _insert_key(session, subscription, now)
+    if checkout is not None:
+        _mark_paid(session, checkout.payment_id, now, provider_payment_id)
+    _enqueue(session, compose(issued), now)
+    session.commit()
+    return issued
+
+
+def record_subscription_charge(
+    session: Session,
+    subscription: Subscription,
+    *,
+    provider_payment_id: str,
+    amount: int,
+    currency: str,
+    now: datetime,
+) -> bool:
+    """A renewal charge (idempotent per provider payment id). True the first time it is seen."""
+    _, created = record_payment(
+        session,
+        provider=subscription.provider,
+        product=PRODUCT_SUBSCRIPTION,
+        email=subscription.email,
+        amount=amount,
+        currency=currency,
+        status=STATUS_PAID,
+        now=now,
+        provider_payment_id=provider_payment_id,
+    )
+    return created
+
+
+def set_provider_subscription_status(session: Session, subscription_id: int, status: str, now: datetime) -> bool:
+    """Renewed (active), renewal failed (past_due) or ended (cancelled). Cancelled is final; a pending
+    subscription can only be cancelled (it becomes active through `settle_subscription_start`, which
+    issues its key). True when the status changed."""
+    result = session.exec(
+        update(Subscription)
+        .where(
+            col(Subscription.id) == subscription_id,
+            col(Subscription.status) != SUBSCRIPTION_CANCELLED,
+            col(Subscription.status) != status,
+            or_(
+                col(Subscription.status) != SUBSCRIPTION_PENDING,
+                true() if status == SUBSCRIPTION_CANCELLED else false(),
+            ),
+        )
+        .values(status=status, updated_at=now)
+    )
+    session.commit()
+    return result.rowcount == 1
+
+
+__all__ = [
+    "CheckoutRecord",
+    "ComplianceSettlement",
+    "claim_compliance_token_with_email",
+    "find_checkout",
+    "find_provider_subscription",
+    "open_checkout",
+    "open_subscription",
+    "record_subscription_charge",
+    "settle_compliance",
+    "settle_one_time_scan",
+    "settle_subscription_start",
+    "set_provider_subscription_status",
+]
