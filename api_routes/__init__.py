@@ -15,19 +15,29 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from websec_app.scanner import scan
-from websec_app.services.payments import Fulfilment, PaymentGateway
+from websec_app.services.checkout import PaymentService, build_payment_service
+from websec_app.services.email import OutboxWorker
 from websec_app.services.pdf import render_scan_pdf
 from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
 
-from . import fallback, health, keys, paid, reports, scans
+from . import fallback, health, keys, paid, reports, sandbox, scans, webhooks
 from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
 from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
 from .errors import install_error_handlers
 
 #: Every router, in the order the spec lists the endpoints; the /api catch-all last.
-ROUTERS = (scans.router, reports.router, keys.router, paid.router, health.router, fallback.router)
+ROUTERS = (
+    scans.router,
+    reports.router,
+    keys.router,
+    paid.router,
+    webhooks.router,
+    sandbox.router,
+    health.router,
+    fallback.router,
+)
 
 DESCRIPTION = """\
 Scans a public website and reports on its security headers, TLS, DNS, cookies, cross-origin isolation,
@@ -54,19 +64,19 @@ def create_api(
     clock: Clock | None = None,
     database: Database | None = None,
     render_pdf: PdfRenderer | None = None,
-    payments: PaymentGateway | None = None,
-    fulfilment: Fulfilment | None = None,
+    payments: PaymentService | None = None,
 ) -> FastAPI:
     """A fresh FastAPI app with every route of the spec. Unset arguments get the production parts."""
     settings = settings or get_settings()
+    database = database or database_for(settings.resolved_database_url)
+    clock = clock or utc_now
     context = ApiContext(
         settings=settings,
-        database=database or database_for(settings.resolved_database_url),
+        database=database,
         scanner=scanner or scan,
-        clock=clock or utc_now,
+        clock=clock,
         render_pdf=render_pdf or render_scan_pdf,
-        payments=payments,
-        fulfilment=fulfilment,
+        payments=payments or build_payment_service(settings, database, clock=clock),
         trusted_proxies=parse_networks(settings.trusted_proxies),
     )
     api = FastAPI(
@@ -96,7 +106,16 @@ async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
     """
     gc.collect()
     gc.freeze()
-    yield
+    # Served alone (serve-api), this process delivers the outbox: first whatever an earlier run left
+    # unsent, then every email queued from now on (mounted in Reflex, websec_app.py registers
+    # `outbox_lifespan` instead).
+    context: ApiContext = api.state.websec
+    worker = OutboxWorker(context.payments.outbox).start() if context.payments is not None else None
+    try:
+        yield
+    finally:
+        if worker is not None:
+            worker.stop()
 
 
 def _openapi(api: FastAPI) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""What the routes share: settings, the database, and the injectable scanner, clock, PDF renderer and providers."""
+"""What the routes share: settings, the database, and the injectable scanner, clock, PDF renderer and payments."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import anyio.to_thread
 from fastapi import Depends, Request
 
 from websec_app.scanner import ScanReport
-from websec_app.services.payments import Fulfilment, PaymentGateway
+from websec_app.services.checkout import PaymentService
 from websec_app.settings import Settings
 from websec_app.store import Database
 
@@ -38,8 +38,8 @@ class ApiContext:
     scanner: Scanner
     clock: Clock
     render_pdf: PdfRenderer
-    payments: PaymentGateway | None = None
-    fulfilment: Fulfilment | None = None
+    #: Checkouts, provider confirmations and webhooks, and the outbox that delivers what was bought.
+    payments: PaymentService | None = None
     trusted_proxies: tuple[Network, ...] = field(default=())
 
     def now(self) -> datetime:

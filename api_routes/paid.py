@@ -1,8 +1,7 @@
-"""The one-time products (spec 4.6, 4.7, 4.8): request validation, tokens and payments in the store.
+"""The one-time products (spec 4.6, 4.7, 4.8): parse, call the payment service, shape the response.
 
-Everything that talks to a provider or sends email goes through the `PaymentGateway` and
-`Fulfilment` protocols of `websec_app.services.payments` (implemented in issue 5). While
-they are not configured these endpoints answer 503.
+Everything that talks to a provider, issues a token or sends email is in
+`websec_app.services.checkout.PaymentService` (the web UI calls the same service).
 """
 
 from __future__ import annotations
@@ -13,34 +12,16 @@ import anyio.to_thread
 from fastapi import APIRouter
 
 from websec_app.scanner import ScanReport
-from websec_app.services.payments import (
-    DeliveryFailed,
-    Fulfilment,
-    PaymentGateway,
-    PaymentsUnavailable,
-    VerifiedPayment,
-)
-from websec_app.store import (
-    PRODUCT_COMPLIANCE_REPORT,
-    PRODUCT_ONE_TIME_SCAN,
-    SCAN_COMPLIANCE,
-    TokenAlreadyIssued,
-    TokenProblem,
-    TokenRejected,
-    claim_compliance_token,
-    find_compliance_token,
-    issue_compliance_token,
-    issue_scan_token,
-    mark_compliance_token_paid,
-    record_payment,
-    release_compliance_token,
-)
-from websec_app.store.payments import STATUS_PAID
+from websec_app.services.checkout import PaymentService
+from websec_app.services.payments import PaymentsUnavailable
+from websec_app.services.pdf import PdfRenderError
+from websec_app.services.prices import Product
+from websec_app.store import SCAN_COMPLIANCE, TokenAlreadyIssued, TokenRejected
 
 from .context import ApiContext, Context
 from .docs import errors
 from .errors import COMPLIANCE_TOKEN_MESSAGES, ApiError, token_error
-from .metering import released_on_failure, save_record, target_of
+from .metering import save_record, target_of
 from .schemas import (
     GenerateRequest,
     GenerateResult,
@@ -54,19 +35,13 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["one-time products"])
 
 _E402 = "The payment could not be verified with the provider (not found, not captured, or for another product)."
-_E503 = "Payments or email delivery are not configured on this server."
+_E503 = "Payments with this provider are not available on this server."
 
 
-def _gateway(ctx: ApiContext) -> PaymentGateway:
+def _service(ctx: ApiContext) -> PaymentService:
     if ctx.payments is None:
-        raise PaymentsUnavailable("Payments are not available on this server yet. Please try again later.")
+        raise PaymentsUnavailable("Payments are not available on this server. Please try again later.")
     return ctx.payments
-
-
-def _fulfilment(ctx: ApiContext) -> Fulfilment:
-    if ctx.fulfilment is None:
-        raise PaymentsUnavailable("Report delivery is not available on this server yet. Please try again later.")
-    return ctx.fulfilment
 
 
 @router.post(
@@ -77,25 +52,25 @@ def _fulfilment(ctx: ApiContext) -> Fulfilment:
     responses=errors(400, 500, 502, 503, e502="The payment provider could not be reached.", e503=_E503),
 )
 async def pay(body: PayRequest, ctx: Context) -> PayResult:
-    """Creates the provider order. Provider A (razorpay): `order_id`, `amount` (paise), `key` and the payment
-    `token` for the generate endpoint. Provider B (stripe): `checkout_url`; the token is emailed after payment."""
+    """Creates the provider order. Provider A (razorpay): `order_id`, `amount` (paise, 24900), `key` and the
+    payment `token` for the generate endpoint, usable once the payment is verified. Provider B (stripe):
+    `{"checkout_url": ...}`, the hosted checkout page; the token is emailed once Stripe confirms the payment.
+    In development without provider keys the sandbox answers (`sandbox: true`, `checkout_url` to a local page)."""
     target = target_of(body.url)
-    gateway = _gateway(ctx)
-    checkout = await anyio.to_thread.run_sync(
-        lambda: gateway.start_compliance_checkout(provider=body.provider, email=body.email, url=target.url)
+    service = _service(ctx)
+    start = await anyio.to_thread.run_sync(
+        lambda: service.start_checkout(Product.COMPLIANCE_REPORT, body.provider, body.email, target.url)
     )
-    fields = dict(checkout.fields)
-    if checkout.token_in_response:
-        issued = await ctx.db(
-            issue_compliance_token,
-            provider=body.provider,
-            email=body.email,
-            url=target.url,
-            now=ctx.now(),
-            provider_order_id=checkout.provider_order_id,
-        )
-        fields["token"] = issued.token
-    return PayResult(**fields)
+    if body.provider == "stripe":
+        return PayResult(checkout_url=start.checkout_url, sandbox=start.sandbox or None)
+    return PayResult(
+        order_id=start.reference,
+        amount=start.amount,
+        key=str((start.razorpay_options or {}).get("key", "")) or None,
+        token=start.token,
+        checkout_url=start.checkout_url if start.sandbox else None,
+        sandbox=start.sandbox or None,
+    )
 
 
 @router.post(
@@ -116,68 +91,22 @@ async def pay(body: PayRequest, ctx: Context) -> PayResult:
     ),
 )
 async def verify_one_time(body: VerifyOneTimeRequest, ctx: Context) -> VerifyOneTimeResult:
-    """Verifies a provider A one-time payment and returns a one-time scan token (valid 24 hours, single use)."""
-    gateway = _gateway(ctx)
-    verified: VerifiedPayment = await anyio.to_thread.run_sync(gateway.verify_one_time_payment, body.payment_id)
-    now = ctx.now()
-    payment, _ = await ctx.db(
-        record_payment,
-        provider=verified.provider,
-        product=PRODUCT_ONE_TIME_SCAN,
-        email=verified.email or body.email,
-        amount=verified.amount,
-        currency=verified.currency,
-        status=STATUS_PAID,
-        now=now,
-        provider_order_id=verified.provider_order_id,
-        provider_payment_id=verified.provider_payment_id or body.payment_id,
-    )
+    """Verifies a provider A (razorpay) one-time scan payment with the provider (status, amount, currency, order)
+    and returns a one-time scan token (valid 24 hours, single use), also emailed to `email`."""
+    service = _service(ctx)
     try:
-        issued = await ctx.db(issue_scan_token, email=body.email, now=now, payment_id=payment.id)
+        confirmation = await anyio.to_thread.run_sync(
+            lambda: service.verify_one_time_payment(body.payment_id, body.email)
+        )
     except TokenAlreadyIssued:
         raise ApiError(
             409,
             "A one-time scan token was already issued for this payment and emailed to the buyer. "
             "Each payment buys one token.",
         ) from None
-    if ctx.fulfilment is not None:
-        try:
-            await anyio.to_thread.run_sync(
-                lambda: _fulfilment(ctx).send_scan_token(email=body.email, token=issued.token)
-            )
-        except DeliveryFailed:  # the token is in this response; the email is a convenience copy
-            log.warning("could not email the one-time scan token for payment %s", payment.id)
-    return VerifyOneTimeResult(ok=True, token=issued.token)
-
-
-def _confirm_payment(ctx: ApiContext, token: str) -> None:
-    """Make sure a compliance token's payment is recorded, asking the provider if needed (worker thread)."""
-    row = ctx.db_sync(find_compliance_token, token)
-    if row is None:
-        raise token_error(TokenRejected(TokenProblem.UNKNOWN), COMPLIANCE_TOKEN_MESSAGES)
-    if row.used_at is not None:
-        raise token_error(TokenRejected(TokenProblem.USED, row.used_at), COMPLIANCE_TOKEN_MESSAGES)
-    if row.paid_at is not None or row.id is None:
-        return
-    if row.provider_order_id is None:
-        raise token_error(TokenRejected(TokenProblem.UNPAID), COMPLIANCE_TOKEN_MESSAGES)
-    verified = _gateway(ctx).confirm_compliance_payment(provider=row.provider, provider_order_id=row.provider_order_id)
-    if verified is None:
-        raise token_error(TokenRejected(TokenProblem.UNPAID), COMPLIANCE_TOKEN_MESSAGES)
-    now = ctx.now()
-    payment, _ = ctx.db_sync(
-        record_payment,
-        provider=verified.provider,
-        product=PRODUCT_COMPLIANCE_REPORT,
-        email=verified.email or row.email,
-        amount=verified.amount,
-        currency=verified.currency,
-        status=STATUS_PAID,
-        now=now,
-        provider_order_id=verified.provider_order_id or row.provider_order_id,
-        provider_payment_id=verified.provider_payment_id,
-    )
-    ctx.db_sync(mark_compliance_token_paid, row.id, now, payment.id)
+    if confirmation.token is None:  # pragma: no cover - verify_one_time_payment always returns one
+        raise ApiError(500, "The payment was verified but no token was issued. Please contact support.")
+    return VerifyOneTimeResult(ok=True, token=confirmation.token)
 
 
 @router.post(
@@ -191,27 +120,40 @@ def _confirm_payment(ctx: ApiContext, token: str) -> None:
         502,
         503,
         e403="The payment token is unknown, already used, or its payment is not confirmed.",
-        e502="The target site could not be reached, the provider could not be reached, or the email could not be "
-        "sent (the token stays usable).",
+        e500="The report could not be generated (the token stays usable).",
+        e502="The target site or the payment provider could not be reached (the token stays usable).",
         e503=_E503,
     ),
 )
 async def generate(body: GenerateRequest, ctx: Context) -> GenerateResult:
     """Runs a full Pro-level scan, maps it to OWASP Top 10 2021, PCI-DSS v4.0, GDPR Art. 32 and ISO 27001:2022,
-    and emails the PDF. Uses up the payment token; if the scan or the email fails, the token stays usable."""
+    and emails the PDF. The token is used up together with queuing the email, in one transaction: a scan that
+    fails (502) or a report that cannot be rendered (500) leaves it usable, and an email the mail server does not
+    take at once is retried from the outbox until it is delivered."""
     target = target_of(body.url)
-    fulfilment = _fulfilment(ctx)
-    await anyio.to_thread.run_sync(_confirm_payment, ctx, body.token)
-    now = ctx.now()
+    service = _service(ctx)
     try:
-        claim = await ctx.db(claim_compliance_token, body.token, now)
+        await anyio.to_thread.run_sync(service.ensure_compliance_paid, body.token)
     except TokenRejected as exc:
         raise token_error(exc, COMPLIANCE_TOKEN_MESSAGES) from None
-    async with released_on_failure(ctx, release_compliance_token, claim):
-        report: ScanReport = await ctx.scanner(body.url, ctx.settings)
-        content = report.to_dict(pro=True, include_fix=True)
-        await anyio.to_thread.run_sync(
-            lambda: fulfilment.send_compliance_report(email=body.email, url=report.url, report=content)
+    now = ctx.now()
+    report: ScanReport = await ctx.scanner(body.url, ctx.settings)
+    content = report.to_dict(pro=True, include_fix=True)
+    try:
+        queued = await anyio.to_thread.run_sync(
+            lambda: service.queue_compliance_report(body.token, email=body.email, report=content)
         )
+    except TokenRejected as exc:
+        raise token_error(exc, COMPLIANCE_TOKEN_MESSAGES) from None
+    except PdfRenderError as exc:
+        log.exception("compliance PDF rendering failed for %s", report.url)
+        raise ApiError(500, "The compliance report could not be generated. Your token is still valid.") from exc
     await save_record(ctx, report, SCAN_COMPLIANCE, now)
-    return GenerateResult(ok=True, message=f"The compliance report for {target.host} was emailed to {body.email}.")
+    if queued.delivered:
+        message = f"The compliance report for {target.host} was emailed to {body.email}."
+    else:
+        message = (
+            f"The compliance report for {target.host} is ready and queued for {body.email}; the mail server did not "
+            "take it yet, so it is retried automatically until it is delivered."
+        )
+    return GenerateResult(ok=True, message=message)

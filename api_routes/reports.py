@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-import re
 
 import anyio.to_thread
 from fastapi import APIRouter
 from fastapi.responses import Response
 
 from websec_app.scanner import ScanReport
+from websec_app.services.pdf import report_filename
 from websec_app.store import SCAN_PDF
 
 from .auth import ProKey
@@ -23,12 +23,6 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["reports"])
 
 PDF_FAILED = "The PDF report could not be generated, so no scan was counted. Please try again."
-
-
-def pdf_filename(host: str) -> str:
-    """`<domain>-websec-report.pdf`, safe inside a quoted Content-Disposition filename."""
-    safe = re.sub(r"[^A-Za-z0-9.-]+", "-", host).strip("-.") or "website"
-    return f"{safe}-websec-report.pdf"
 
 
 @router.post(
@@ -75,7 +69,7 @@ async def pdf_report(
         pdf,
         media_type="application/pdf",
         headers={
-            "Content-Disposition": f'attachment; filename="{pdf_filename(host)}"',
+            "Content-Disposition": f'attachment; filename="{report_filename(host)}"',
             "X-Scans-Remaining": str(reservation.remaining),
         },
     )

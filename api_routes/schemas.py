@@ -115,14 +115,21 @@ class UsageResult(BaseModel):
 
 
 class PayResult(BaseModel):
-    """Spec 4.6. Provider A (razorpay): order_id, amount, key, token. Provider B (stripe): checkout_url."""
+    """Spec 4.6. Provider A (razorpay): order_id, amount, key, token. Provider B (stripe): `{"checkout_url": ...}`."""
 
     model_config = ConfigDict(extra="allow")
 
     order_id: str | None = Field(default=None, description="Provider A order id for its checkout script.")
     amount: int | None = Field(default=None, description="Amount in minor units (provider A: paise; 24900 = 249 INR).")
     key: str | None = Field(default=None, description="Provider A publishable key.")
-    checkout_url: str | None = Field(default=None, description="Provider B: the hosted checkout page to redirect to.")
+    checkout_url: str | None = Field(
+        default=None,
+        description="Provider B (stripe): the hosted checkout page to redirect to; the token is emailed after "
+        "payment. In the development sandbox also given for provider A.",
+    )
+    sandbox: bool | None = Field(
+        default=None, description="True in the development sandbox (no real money); absent with real providers."
+    )
     token: str | None = Field(
         default=None,
         description="Compliance payment token for the generate endpoint "
@@ -237,4 +244,15 @@ __all__ = [
     "UsageResult",
     "VerifyOneTimeRequest",
     "VerifyOneTimeResult",
+    "WebhookResult",
 ]
+
+
+class WebhookResult(BaseModel):
+    """What a provider webhook delivery did (providers only look at the status code)."""
+
+    received: bool = Field(description="True: the event was verified and recorded (or had been before).")
+    outcome: str = Field(
+        description="fulfilled, already_fulfilled, renewed, status_changed, unchanged, amount_mismatch, ignored "
+        "or duplicate."
+    )

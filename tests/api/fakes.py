@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from websec_app.scanner import ScanError, ScanReport, parse_target
-from websec_app.services.payments import ComplianceCheckout, DeliveryFailed, PaymentNotVerified, VerifiedPayment
 from websec_app.settings import Settings
 
 NOON = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -128,51 +126,3 @@ class FakeScanner:
         if error is not None:
             raise error
         return make_report(target.url)
-
-
-@dataclass
-class FakeGateway:
-    """A payment gateway that believes what the test tells it."""
-
-    paid_one_time: dict[str, VerifiedPayment] = field(default_factory=dict)  # payment id -> payment
-    paid_orders: set[str] = field(default_factory=set)
-    orders: int = 0
-
-    def start_compliance_checkout(self, *, provider: str, email: str, url: str) -> ComplianceCheckout:
-        self.orders += 1
-        order_id = f"order_{self.orders}"
-        if provider == "razorpay":
-            return ComplianceCheckout(order_id, {"order_id": order_id, "amount": 24900, "key": "rzp_test_key"})
-        return ComplianceCheckout(
-            order_id, {"checkout_url": f"https://checkout.example/{order_id}"}, token_in_response=False
-        )
-
-    def verify_one_time_payment(self, payment_id: str) -> VerifiedPayment:
-        payment = self.paid_one_time.get(payment_id)
-        if payment is None:
-            raise PaymentNotVerified(f"The payment {payment_id} was not found or is not captured.")
-        return payment
-
-    def confirm_compliance_payment(self, *, provider: str, provider_order_id: str) -> VerifiedPayment | None:
-        if provider_order_id not in self.paid_orders:
-            return None
-        return VerifiedPayment(
-            provider, 24900, "INR", provider_payment_id=f"pay_{provider_order_id}", provider_order_id=provider_order_id
-        )
-
-
-@dataclass
-class FakeFulfilment:
-    sent_tokens: list[tuple[str, str]] = field(default_factory=list)
-    sent_reports: list[tuple[str, str, Mapping[str, Any]]] = field(default_factory=list)
-    fail: bool = False
-
-    def send_scan_token(self, *, email: str, token: str) -> None:
-        if self.fail:
-            raise DeliveryFailed("The email could not be sent.")
-        self.sent_tokens.append((email, token))
-
-    def send_compliance_report(self, *, email: str, url: str, report: Mapping[str, Any]) -> None:
-        if self.fail:
-            raise DeliveryFailed("The compliance report could not be emailed. Your token is still valid.")
-        self.sent_reports.append((email, url, report))

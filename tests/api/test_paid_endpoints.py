@@ -1,58 +1,61 @@
-"""The one-time products' endpoints: validation, errors, tokens and payments (providers are faked here)."""
+"""The one-time products' endpoints: validation, errors, and the development sandbox behind them.
+
+With no provider keys in development the sandbox serves both providers, so these run without any
+server. The real SDKs against local stand-ins are in tests/api/test_payments_*.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
 from tests.api.conftest import client_for
-from tests.api.fakes import FakeFulfilment, FakeGateway, FakeScanner, FrozenClock
+from tests.api.fakes import FakeScanner
 from websec_app.scanner import TargetUnreachable
-from websec_app.services.payments import VerifiedPayment
-from websec_app.store import Database, find_payment, issue_compliance_token, mark_compliance_token_paid
+from websec_app.services.checkout import PaymentService
+from websec_app.settings import Settings
+from websec_app.store import Database, find_compliance_token
 
 PAY = {"provider": "razorpay", "email": "buyer@example.com", "url": "example.com"}
 
 
-@pytest.fixture
-def gateway() -> FakeGateway:
-    return FakeGateway()
+def _service(api: FastAPI) -> PaymentService:
+    service = api.state.websec.payments
+    assert isinstance(service, PaymentService)
+    return service
 
 
-@pytest.fixture
-def fulfilment() -> FakeFulfilment:
-    return FakeFulfilment()
-
-
-@pytest.fixture
-async def paid_client(
-    make_api: Callable[..., FastAPI], gateway: FakeGateway, fulfilment: FakeFulfilment
-) -> AsyncIterator[httpx.AsyncClient]:
-    async with client_for(make_api(payments=gateway, fulfilment=fulfilment)) as client:
-        yield client
-
-
-# --- not configured yet -------------------------------------------------------------------------
+# --- production without keys --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("path", "body"),
     [
         ("/api/compliance-report/pay", PAY),
+        ("/api/compliance-report/pay", {**PAY, "provider": "stripe"}),
         ("/api/verify-one-time", {"payment_id": "pay_1", "email": "a@example.com"}),
-        ("/api/compliance-report/generate", {"token": "wsc_x", "url": "example.com", "email": "a@example.com"}),
     ],
 )
-async def test_without_providers_the_paid_endpoints_are_503(
-    client: httpx.AsyncClient, path: str, body: dict[str, str]
+async def test_in_production_without_keys_payments_are_503(
+    make_api: Callable[..., FastAPI], settings: Settings, path: str, body: dict[str, str]
 ) -> None:
-    response = await client.post(path, json=body)
+    production = settings.with_overrides(environment="production")
+    async with client_for(make_api(settings=production)) as client:
+        response = await client.post(path, json=body)
 
     assert response.status_code == 503
     assert "not available on this server" in response.json()["error"]
+
+
+async def test_the_sandbox_is_refused_in_production(make_api: Callable[..., FastAPI], settings: Settings) -> None:
+    production = settings.with_overrides(environment="production")
+    async with client_for(make_api(settings=production)) as client:
+        response = await client.get("/api/sandbox/checkout/sbx_raz_order_x")
+
+    assert response.status_code == 404
 
 
 # --- validation ---------------------------------------------------------------------------------
@@ -67,127 +70,68 @@ async def test_without_providers_the_paid_endpoints_are_503(
         ({**PAY, "url": "gopher://example.com"}, "Unsupported URL scheme 'gopher': only http and https can be scanned"),
     ],
 )
-async def test_pay_validates_its_body(paid_client: httpx.AsyncClient, body: dict[str, str], message: str) -> None:
-    response = await paid_client.post("/api/compliance-report/pay", json=body)
+async def test_pay_validates_its_body(client: httpx.AsyncClient, body: dict[str, str], message: str) -> None:
+    response = await client.post("/api/compliance-report/pay", json=body)
 
     assert response.status_code == 400
     assert response.json() == {"error": message}
 
 
-async def test_verify_one_time_needs_a_payment_id(paid_client: httpx.AsyncClient) -> None:
-    response = await paid_client.post("/api/verify-one-time", json={"payment_id": "", "email": "a@example.com"})
+async def test_verify_one_time_needs_a_payment_id(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/verify-one-time", json={"payment_id": "", "email": "a@example.com"})
 
     assert response.status_code == 400
     assert response.json() == {"error": "The field 'payment_id' must not be empty."}
 
 
-# --- pay ----------------------------------------------------------------------------------------
+# --- the sandbox: every step of a purchase, no provider -----------------------------------------
 
 
-async def test_pay_with_provider_a_returns_order_amount_key_and_token(paid_client: httpx.AsyncClient) -> None:
-    response = await paid_client.post("/api/compliance-report/pay", json=PAY)
+async def test_sandbox_pay_with_provider_a_has_the_spec_fields_and_a_sandbox_page(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/compliance-report/pay", json=PAY)
 
     assert response.status_code == 200
     body = response.json()
-    assert body["order_id"] == "order_1" and body["amount"] == 24900 and body["key"] == "rzp_test_key"
-    assert body["token"].startswith("wsc_")
-    assert "checkout_url" not in body
+    assert set(body) == {"order_id", "amount", "key", "token", "checkout_url", "sandbox"}
+    assert body["amount"] == 24900 and body["sandbox"] is True and body["token"].startswith("wsc_")
+    assert body["order_id"].startswith("sbx_") and body["checkout_url"].endswith(body["order_id"])
+    page = await client.get(body["checkout_url"].removeprefix("http://localhost:3000"))
+    assert page.status_code == 200
+    assert "SANDBOX: no real money moves" in page.text and "₹249" in page.text
 
 
-async def test_pay_with_provider_b_returns_a_checkout_url_only(paid_client: httpx.AsyncClient) -> None:
-    response = await paid_client.post("/api/compliance-report/pay", json={**PAY, "provider": "stripe"})
-
-    assert response.status_code == 200
-    assert response.json() == {"checkout_url": "https://checkout.example/order_1"}
-
-
-# --- verify-one-time ----------------------------------------------------------------------------
-
-
-async def test_a_verified_payment_buys_a_token_that_scans_once(
-    paid_client: httpx.AsyncClient, gateway: FakeGateway, fulfilment: FakeFulfilment, database: Database
-) -> None:
-    gateway.paid_one_time["pay_1"] = VerifiedPayment("razorpay", 9900, "INR", provider_payment_id="pay_1")
-
-    response = await paid_client.post("/api/verify-one-time", json={"payment_id": "pay_1", "email": "b@example.com"})
+async def test_sandbox_pay_with_provider_b_returns_a_checkout_url(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/compliance-report/pay", json={**PAY, "provider": "stripe"})
 
     assert response.status_code == 200
-    token = response.json()["token"]
-    assert response.json() == {"ok": True, "token": token}
-    assert fulfilment.sent_tokens == [("b@example.com", token)]
-    with database.session() as session:
-        payment = find_payment(session, "razorpay", provider_payment_id="pay_1")
-    assert payment is not None and (payment.amount, payment.currency, payment.status) == (9900, "INR", "paid")
-    scan = await paid_client.post("/api/scan", json={"url": "example.com", "one_time_token": token})
-    assert scan.status_code == 200 and scan.json()["pro_locked"] is False
+    assert set(response.json()) == {"checkout_url", "sandbox"}
 
 
-async def test_verifying_the_same_payment_twice_is_409(paid_client: httpx.AsyncClient, gateway: FakeGateway) -> None:
-    gateway.paid_one_time["pay_1"] = VerifiedPayment("razorpay", 9900, "INR", provider_payment_id="pay_1")
-    body = {"payment_id": "pay_1", "email": "b@example.com"}
-    await paid_client.post("/api/verify-one-time", json=body)
-
-    response = await paid_client.post("/api/verify-one-time", json=body)
-
-    assert response.status_code == 409
-    assert "already issued" in response.json()["error"]
-
-
-async def test_an_unverified_payment_is_402(paid_client: httpx.AsyncClient) -> None:
-    response = await paid_client.post("/api/verify-one-time", json={"payment_id": "pay_x", "email": "b@example.com"})
-
-    assert response.status_code == 402
-    assert response.json() == {"error": "The payment pay_x was not found or is not captured."}
-
-
-async def test_a_failed_token_email_still_returns_the_token(
-    paid_client: httpx.AsyncClient, gateway: FakeGateway, fulfilment: FakeFulfilment
+async def test_a_sandbox_payment_makes_the_token_usable_once(
+    client: httpx.AsyncClient, api: FastAPI, database: Database
 ) -> None:
-    gateway.paid_one_time["pay_1"] = VerifiedPayment("razorpay", 9900, "INR", provider_payment_id="pay_1")
-    fulfilment.fail = True
+    pay = (await client.post("/api/compliance-report/pay", json=PAY)).json()
+    body = {"token": pay["token"], "url": "example.com", "email": "buyer@example.com"}
+    before = await client.post("/api/compliance-report/generate", json=body)
 
-    response = await paid_client.post("/api/verify-one-time", json={"payment_id": "pay_1", "email": "b@example.com"})
+    clicked = await client.post(f"/api/sandbox/checkout/{pay['order_id']}", data={"action": "pay"})
+    first = await client.post("/api/compliance-report/generate", json=body)
+    second = await client.post("/api/compliance-report/generate", json=body)
 
-    assert response.status_code == 200 and response.json()["token"].startswith("wst_")
-
-
-# --- generate -----------------------------------------------------------------------------------
-
-
-async def test_generate_scans_and_sends_the_report_once(
-    paid_client: httpx.AsyncClient, gateway: FakeGateway, fulfilment: FakeFulfilment
-) -> None:
-    token = (await paid_client.post("/api/compliance-report/pay", json=PAY)).json()["token"]
-    gateway.paid_orders.add("order_1")
-    body = {"token": token, "url": "example.com", "email": "buyer@example.com"}
-
-    first = await paid_client.post("/api/compliance-report/generate", json=body)
-    second = await paid_client.post("/api/compliance-report/generate", json=body)
-
+    assert before.status_code == 403 and "has not been confirmed" in before.json()["error"]
+    assert clicked.status_code == 200 and "fulfilled" in clicked.text
     assert first.status_code == 200
     assert first.json() == {
         "ok": True,
         "message": "The compliance report for example.com was emailed to buyer@example.com.",
     }
-    [(email, url, report)] = fulfilment.sent_reports
-    assert (email, url, report["pro_locked"]) == ("buyer@example.com", "https://example.com/", False)
-    assert second.status_code == 403
-    assert "already used" in second.json()["error"]
+    assert second.status_code == 403 and "already used" in second.json()["error"]
+    [eml] = list((_service(api).settings.outbox_dir).glob("*.eml"))  # no SMTP server: .eml files
+    assert b"example.com-websec-compliance.pdf" in eml.read_bytes()
 
 
-async def test_generate_before_payment_is_403(paid_client: httpx.AsyncClient) -> None:
-    token = (await paid_client.post("/api/compliance-report/pay", json=PAY)).json()["token"]
-
-    response = await paid_client.post(
-        "/api/compliance-report/generate", json={"token": token, "url": "example.com", "email": "buyer@example.com"}
-    )
-
-    assert response.status_code == 403
-    assert "has not been confirmed" in response.json()["error"]
-
-
-async def test_generate_with_an_unknown_token_is_403(paid_client: httpx.AsyncClient) -> None:
-    response = await paid_client.post(
+async def test_generate_with_an_unknown_token_is_403(client: httpx.AsyncClient) -> None:
+    response = await client.post(
         "/api/compliance-report/generate", json={"token": "wsc_nope", "url": "example.com", "email": "a@example.com"}
     )
 
@@ -197,38 +141,71 @@ async def test_generate_with_an_unknown_token_is_403(paid_client: httpx.AsyncCli
     }
 
 
-async def test_generate_keeps_the_token_when_the_scan_or_email_fails(
-    paid_client: httpx.AsyncClient,
-    scanner: FakeScanner,
-    fulfilment: FakeFulfilment,
-    database: Database,
-    clock: FrozenClock,
+async def test_a_scan_that_fails_leaves_the_token_usable(
+    client: httpx.AsyncClient, scanner: FakeScanner, database: Database
 ) -> None:
-    with database.session() as session:
-        issued = issue_compliance_token(
-            session,
-            provider="stripe",
-            email="b@example.com",
-            url="https://a.com/",
-            now=clock(),
-            provider_order_id="cs_1",
-        )
-        mark_compliance_token_paid(session, issued.token_id, clock())
+    pay = (await client.post("/api/compliance-report/pay", json=PAY)).json()
+    await client.post(f"/api/sandbox/checkout/{pay['order_id']}", data={"action": "pay"})
     scanner.errors["down.example"] = TargetUnreachable("down.example did not answer")
 
-    unreachable = await paid_client.post(
-        "/api/compliance-report/generate", json={"token": issued.token, "url": "down.example", "email": "b@example.com"}
+    unreachable = await client.post(
+        "/api/compliance-report/generate", json={"token": pay["token"], "url": "down.example", "email": "b@example.com"}
     )
-    fulfilment.fail = True
-    undelivered = await paid_client.post(
-        "/api/compliance-report/generate", json={"token": issued.token, "url": "a.com", "email": "b@example.com"}
-    )
-    fulfilment.fail = False
-    delivered = await paid_client.post(
-        "/api/compliance-report/generate", json={"token": issued.token, "url": "a.com", "email": "b@example.com"}
+    delivered = await client.post(
+        "/api/compliance-report/generate", json={"token": pay["token"], "url": "a.com", "email": "b@example.com"}
     )
 
     assert unreachable.status_code == 502
-    assert undelivered.status_code == 502
-    assert undelivered.json() == {"error": "The compliance report could not be emailed. Your token is still valid."}
     assert delivered.status_code == 200
+    with database.session() as session:
+        row = find_compliance_token(session, pay["token"])
+    assert row is not None and row.used_at is not None
+
+
+async def test_a_report_that_cannot_be_rendered_is_500_and_keeps_the_token(
+    client: httpx.AsyncClient, api: FastAPI, monkeypatch: pytest.MonkeyPatch, database: Database
+) -> None:
+    from websec_app.services import checkout
+    from websec_app.services.pdf import PdfRenderError
+
+    def broken(*args: object, **kwargs: object) -> bytes:
+        raise PdfRenderError("font missing")
+
+    pay = (await client.post("/api/compliance-report/pay", json=PAY)).json()
+    await client.post(f"/api/sandbox/checkout/{pay['order_id']}", data={"action": "pay"})
+    monkeypatch.setattr(checkout, "render_compliance_pdf", broken)
+
+    response = await client.post(
+        "/api/compliance-report/generate", json={"token": pay["token"], "url": "a.com", "email": "b@example.com"}
+    )
+
+    assert response.status_code == 500
+    assert response.json() == {"error": "The compliance report could not be generated. Your token is still valid."}
+    with database.session() as session:
+        row = find_compliance_token(session, pay["token"])
+    assert row is not None and row.used_at is None
+
+
+async def test_verify_one_time_for_a_sandbox_payment_points_at_the_email(
+    client: httpx.AsyncClient, api: FastAPI
+) -> None:
+    start = _service(api).start_checkout("one_time_scan", "razorpay", "b@example.com")
+    outcome = _service(api).complete_sandbox_checkout(start.reference)
+    assert outcome.confirmation is not None and outcome.confirmation.token is not None
+    payment_id = _payment_id(api, start.reference)
+
+    response = await client.post("/api/verify-one-time", json={"payment_id": payment_id, "email": "b@example.com"})
+    scan = await client.post("/api/scan", json={"url": "example.com", "one_time_token": outcome.confirmation.token})
+
+    assert response.status_code == 409
+    assert "already issued" in response.json()["error"]
+    assert scan.status_code == 200 and scan.json()["pro_locked"] is False
+
+
+def _payment_id(api: FastAPI, reference: str) -> str:
+    from websec_app.store.purchases import find_checkout
+
+    with _service(api).database.session() as session:
+        checkout = find_checkout(session, "razorpay", reference)
+    assert checkout is not None and checkout.provider_payment_id is not None
+    return checkout.provider_payment_id

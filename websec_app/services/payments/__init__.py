@@ -1,21 +1,15 @@
-"""What the paid products need from the payment providers and from delivery (interface only).
+"""Payment providers: the gateways that talk to them, and the events they report, in one vocabulary.
 
-The API routes for `/api/compliance-report/pay`, `/api/verify-one-time` and
-`/api/compliance-report/generate` validate requests, keep tokens and payments in the store,
-and call these protocols for everything that talks to a provider or sends email. Issue 5
-implements them (provider A = razorpay in INR paise, provider B = stripe in USD cents) and
-passes the implementations to `api_routes.create_api(payments=..., fulfilment=...)`. Until
-then those routes answer 503.
+Provider A is Razorpay (INR, amounts in paise), provider B is Stripe (USD, cents); the
+`provider` values are their lowercase names (spec 4.6). Each gateway turns its provider's API
+and webhooks into the small frozen events of `events.py`; `websec_app.services.checkout`
+decides what an event buys, with the store, and is what the API and the UI call.
 
-Calls are synchronous (the provider SDKs are); routes run them in worker threads.
+Calls are synchronous (the provider SDKs are); async callers run them in worker threads.
 Exceptions carry the HTTP status the API answers with, like the scanner's errors.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 #: Body value `provider` of `/api/compliance-report/pay` (spec 4.6: the lowercase provider names).
 PROVIDER_A = "razorpay"
@@ -47,67 +41,26 @@ class DeliveryFailed(PaymentError):
     http_status = 502
 
 
-@dataclass(frozen=True)
-class VerifiedPayment:
-    """A payment the provider confirmed as paid."""
+class InvalidWebhook(PaymentError):
+    """A webhook whose signature does not verify, or that is not a provider event at all."""
 
-    provider: str
-    amount: int  # minor units (paise, cents)
-    currency: str
-    provider_payment_id: str | None = None
-    provider_order_id: str | None = None
-    email: str | None = None
+    http_status = 400
 
 
-@dataclass(frozen=True)
-class ComplianceCheckout:
-    """A started checkout for a compliance report.
+class UnknownCheckout(PaymentError):
+    """No checkout with that reference was started here."""
 
-    `fields` go into the pay response as they are (spec 4.6, provider A: order_id, amount,
-    key; provider B: the checkout URL). With `token_in_response` the API issues the
-    compliance token now and adds it as `token` (provider A: the payment is confirmed when
-    the token is used); otherwise the provider's webhook issues and emails it (provider B).
-    """
-
-    provider_order_id: str
-    fields: Mapping[str, Any] = field(default_factory=dict)
-    token_in_response: bool = True
-
-
-class PaymentGateway(Protocol):
-    def start_compliance_checkout(self, *, provider: str, email: str, url: str) -> ComplianceCheckout:
-        """Create the provider order / checkout session for one compliance report."""
-        ...
-
-    def verify_one_time_payment(self, payment_id: str) -> VerifiedPayment:
-        """Confirm a provider A one-time scan payment (spec 4.7). Raises PaymentNotVerified."""
-        ...
-
-    def confirm_compliance_payment(self, *, provider: str, provider_order_id: str) -> VerifiedPayment | None:
-        """The captured payment for a compliance order, or None if it is not paid (yet)."""
-        ...
-
-
-class Fulfilment(Protocol):
-    def send_scan_token(self, *, email: str, token: str) -> None:
-        """Email a one-time scan token / link. Raises DeliveryFailed."""
-        ...
-
-    def send_compliance_report(self, *, email: str, url: str, report: Mapping[str, Any]) -> None:
-        """Render the compliance PDF from a Pro scan report (spec 2.2 dict) and email it. Raises DeliveryFailed."""
-        ...
+    http_status = 404
 
 
 __all__ = [
     "PROVIDERS",
     "PROVIDER_A",
     "PROVIDER_B",
-    "ComplianceCheckout",
     "DeliveryFailed",
-    "Fulfilment",
+    "InvalidWebhook",
     "PaymentError",
-    "PaymentGateway",
     "PaymentNotVerified",
     "PaymentsUnavailable",
-    "VerifiedPayment",
+    "UnknownCheckout",
 ]

@@ -1,8 +1,13 @@
-"""The Pro scan PDF: cover lines, grade and score, issue counts, then every section with its findings.
+"""The Pro scan PDF (`POST /api/report/pdf`, spec 4.3).
 
-Everything that comes from the scanned site or the user (header values, notes, the
-client `name`) is escaped before it reaches reportlab's mini-markup, so a hostile
-header value cannot inject markup into the document.
+Page one: who it is for, the grade and score in large type, the scan's facts, the issue counts and
+a summary of every section. Then one part per section with every finding: status, severity,
+deduction, explanation, what it affects, and the fix. A running header names the site and the
+client; every page says "Page n of N".
+
+Everything that comes from the scanned site or the user (header values, notes, the client `name`)
+goes through `_layout.text` before reportlab's mini-markup sees it, so `<b>`, `&` or a control
+character in a header value or a name prints as itself and cannot change the document.
 """
 
 from __future__ import annotations
@@ -10,13 +15,24 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from typing import Any
-from xml.sax.saxutils import escape
 
-from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
-from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
-from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, Paragraph, SimpleDocTemplate, Spacer
+
+from ._layout import (
+    CONTENT_WIDTH,
+    MARGIN,
+    SEVERITY_COLOURS,
+    PdfRenderError,
+    badge,
+    code,
+    grade_box,
+    numbered_canvas,
+    styles,
+    table,
+    text,
+)
 
 #: Section titles, in report order (keys of the spec 2.2 body).
 SECTION_TITLES = {
@@ -31,164 +47,227 @@ SECTION_TITLES = {
     "page_analysis": "Page content",
     "redirection": "HTTP to HTTPS redirection",
 }
-_STATUS_COLOURS = {
-    "good": colors.HexColor("#1a7f37"),
-    "missing": colors.HexColor("#cf222e"),
-    "bad": colors.HexColor("#cf222e"),
-    "weak": colors.HexColor("#bc4c00"),
-    "warn": colors.HexColor("#9a6700"),
-}
-_MAX_VALUE_CHARS = 300
+_HIDDEN_DETAILS = {"status", "deduction", "findings"}
 
 
-class PdfRenderError(Exception):
-    """The PDF could not be produced (the API answers 500 and counts no scan)."""
+def _host(url: str) -> str:
+    rest = url.split("://", 1)[-1]
+    return rest.split("/", 1)[0] or url
 
 
-def _text(value: Any, limit: int = _MAX_VALUE_CHARS) -> str:
-    text = "" if value is None else str(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return escape(text)
+def _finding_rows(findings: Any, st: dict[str, Any]) -> list[list[Any]]:
+    rows: list[list[Any]] = [[Paragraph("<b>Status</b>", st["cell"]), Paragraph("<b>Finding and fix</b>", st["cell"])]]
+    for finding in findings if isinstance(findings, list) else []:
+        if not isinstance(finding, Mapping):
+            continue
+        status = f"{badge(finding.get('status'))}<br/>{badge(finding.get('severity'), SEVERITY_COLOURS)}" + (
+            f"<br/>-{text(finding.get('deduction'))} pts" if finding.get("deduction") else ""
+        )
+        detail = f"<b>{text(finding.get('check'))}</b>"
+        if finding.get("cwe"):
+            detail += f"  <font color='#656d76'>{text(finding.get('cwe'))}</font>"
+        if finding.get("explanation"):
+            detail += f"<br/>{text(finding.get('explanation'))}"
+        if finding.get("subjects"):
+            detail += f"<br/><b>Affects:</b> {text(', '.join(map(str, finding['subjects'])))}"
+        if finding.get("note"):
+            detail += f"<br/><b>Note:</b> {text(finding.get('note'))}"
+        if finding.get("fix"):
+            detail += f"<br/><b>Fix:</b> {code(finding.get('fix'))}"
+        rows.append([Paragraph(status, st["cell"]), Paragraph(detail, st["cell"])])
+    return rows
 
 
-def _styles() -> dict[str, ParagraphStyle]:
-    base = getSampleStyleSheet()
-    return {
-        "title": ParagraphStyle("title", parent=base["Title"]),
-        "h2": ParagraphStyle("h2", parent=base["Heading2"]),
-        "body": ParagraphStyle("body", parent=base["BodyText"]),
-        "small": ParagraphStyle("small", parent=base["BodyText"], fontSize=8, leading=10),
-        "grade": ParagraphStyle("grade", parent=base["Title"], fontSize=40, leading=46),
-    }
-
-
-def _status(status: Any) -> str:
-    colour = _STATUS_COLOURS.get(str(status), colors.black)
-    return f'<font color="{colour.hexval()}"><b>{_text(status)}</b></font>'
-
-
-def _header_table(headers: Mapping[str, Any], styles: dict[str, ParagraphStyle]) -> Flowable:
-    small = styles["small"]
+def _headers_part(headers: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     rows: list[list[Any]] = [
         [
-            Paragraph("<b>Header</b>", small),
-            Paragraph("<b>Status</b>", small),
-            Paragraph("<b>Value / recommendation</b>", small),
+            Paragraph("<b>Header</b>", st["cell"]),
+            Paragraph("<b>Status</b>", st["cell"]),
+            Paragraph("<b>Details</b>", st["cell"]),
         ]
     ]
     for name, header in headers.items():
         if not isinstance(header, Mapping):
             continue
-        detail = f"<b>Value:</b> {_text(header.get('value') or 'not sent')}"
-        if header.get("note"):
-            detail += f"<br/><b>Note:</b> {_text(header.get('note'))}"
+        detail = f"<b>Value:</b> {code(header.get('value')) if header.get('value') else 'not sent'}"
         if header.get("explanation"):
-            detail += f"<br/>{_text(header.get('explanation'))}"
+            detail += f"<br/>{text(header.get('explanation'))}"
+        if header.get("note"):
+            detail += f"<br/><b>Note:</b> {text(header.get('note'))}"
         if header.get("fix"):
-            detail += f"<br/><b>Fix:</b> <font face='Courier'>{_text(header.get('fix'))}</font>"
-        status = (
-            f"{_status(header.get('status'))}<br/>{_text(header.get('severity'))}, -{_text(header.get('deduction'))}"
-        )
-        rows.append([Paragraph(_text(name), small), Paragraph(status, small), Paragraph(detail, small)])
-    table = Table(rows, colWidths=[45 * mm, 25 * mm, 100 * mm], repeatRows=1)
-    table.setStyle(
-        TableStyle(
+            detail += f"<br/><b>Fix:</b> {code(header.get('fix'))}"
+        status = f"{badge(header.get('status'))}<br/>{badge(header.get('severity'), SEVERITY_COLOURS)}"
+        if header.get("deduction"):
+            status += f"<br/>-{text(header.get('deduction'))} pts"
+        rows.append(
             [
-                ("GRID", (0, 0), (-1, -1), 0.25, colors.grey),
-                ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eeeeee")),
-                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                Paragraph(f"<b>{text(name)}</b>", st["cell"]),
+                Paragraph(status, st["cell"]),
+                Paragraph(detail, st["cell"]),
             ]
         )
-    )
-    return table
+    if len(rows) == 1:
+        return [Paragraph("No headers were analysed.", st["body"])]
+    return [table(rows, [42 * mm, 24 * mm, CONTENT_WIDTH - 66 * mm])]
 
 
-def _findings(findings: Any, styles: dict[str, ParagraphStyle]) -> list[Flowable]:
-    flow: list[Flowable] = []
-    if not isinstance(findings, list) or not findings:
-        return [Paragraph("No findings.", styles["small"])]
-    for finding in findings:
-        if not isinstance(finding, Mapping):
+def _details(section: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
+    """The section's own short facts (protocol, issuer, expiry...): scalars only, lists joined."""
+    rows = []
+    for key, value in section.items():
+        if key in _HIDDEN_DETAILS or isinstance(value, Mapping):
             continue
-        line = (
-            f"{_status(finding.get('status'))} <b>{_text(finding.get('check'))}</b> "
-            f"({_text(finding.get('severity'))}, -{_text(finding.get('deduction'))})"
-        )
-        if finding.get("cwe"):
-            line += f" {_text(finding.get('cwe'))}"
-        if finding.get("explanation"):
-            line += f"<br/>{_text(finding.get('explanation'))}"
-        if finding.get("subjects"):
-            line += f"<br/><b>Affects:</b> {_text(', '.join(map(str, finding['subjects'])))}"
-        if finding.get("note"):
-            line += f"<br/><b>Note:</b> {_text(finding.get('note'))}"
-        if finding.get("fix"):
-            line += f"<br/><b>Fix:</b> <font face='Courier'>{_text(finding.get('fix'))}</font>"
-        flow.append(Paragraph(line, styles["small"]))
-        flow.append(Spacer(1, 2 * mm))
-    return flow
+        if isinstance(value, list):
+            if not value or not all(isinstance(v, str | int | float) for v in value):
+                continue
+            value = ", ".join(map(str, value))
+        if value is None or value == "":
+            continue
+        rows.append([Paragraph(text(key.replace("_", " ")), st["cellbold"]), Paragraph(text(value, 300), st["cell"])])
+    if not rows:
+        return []
+    return [table(rows[:20], [45 * mm, CONTENT_WIDTH - 45 * mm], header=False), Spacer(1, 3 * mm)]
 
 
-def _story(report: Mapping[str, Any], name: str | None) -> list[Flowable]:
-    styles = _styles()
-    story: list[Flowable] = [Paragraph("Website security report", styles["title"])]
-    if name:
-        story.append(Paragraph(f"Prepared for <b>{_text(name, 80)}</b>", styles["body"]))
-    story.append(Paragraph(f"Target: {_text(report.get('url'))}", styles["body"]))
-    if report.get("final_url") and report.get("final_url") != report.get("url"):
-        story.append(Paragraph(f"Final URL: {_text(report.get('final_url'))}", styles["body"]))
-    if report.get("scanned_at"):
-        story.append(Paragraph(f"Scanned at: {_text(report.get('scanned_at'))}", styles["body"]))
-    story.append(Spacer(1, 4 * mm))
-    story.append(Paragraph(f"Grade {_text(report.get('grade'))}", styles["grade"]))
-    story.append(Paragraph(f"Score: <b>{_text(report.get('score'))}</b> / 100", styles["body"]))
-    counts = report.get("issue_counts")
-    if isinstance(counts, Mapping):
-        story.append(
-            Paragraph(
-                f"Issues: {_text(counts.get('critical', 0))} critical, {_text(counts.get('important', 0))} important, "
-                f"{_text(counts.get('minor', 0))} minor",
-                styles["body"],
-            )
-        )
+def _summary(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
+    rows: list[list[Any]] = [
+        [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Section", "Status", "Deduction", "Problems")]
+    ]
     for key, title in SECTION_TITLES.items():
         section = report.get(key)
         if not isinstance(section, Mapping):
             continue
-        story.append(Spacer(1, 4 * mm))
         if key == "headers":
-            story.append(Paragraph(title, styles["h2"]))
-            story.append(_header_table(section, styles))
+            items = [h for h in section.values() if isinstance(h, Mapping)]
+            statuses = [str(h.get("status")) for h in items]
+            worst = next((s for s in ("bad", "missing", "weak", "warn") if s in statuses), "good")
+            deduction = sum(int(h.get("deduction") or 0) for h in items)
+            problems = sum(1 for s in statuses if s != "good")
+        else:
+            worst = str(section.get("status", "good"))
+            deduction = int(section.get("deduction") or 0)
+            listed = section.get("findings")
+            findings: list[Any] = listed if isinstance(listed, list) else []
+            problems = sum(1 for f in findings if isinstance(f, Mapping) and f.get("status") != "good")
+        rows.append(
+            [
+                Paragraph(text(title), st["cell"]),
+                Paragraph(badge(worst), st["cell"]),
+                Paragraph(f"-{deduction}" if deduction else "0", st["cell"]),
+                Paragraph(str(problems), st["cell"]),
+            ]
+        )
+    return [table(rows, [70 * mm, 35 * mm, 30 * mm, CONTENT_WIDTH - 135 * mm])]
+
+
+def _story(report: Mapping[str, Any], name: str | None) -> list[Flowable]:
+    st = styles()
+    url = str(report.get("url", ""))
+    story: list[Flowable] = [
+        Paragraph("Website security report", st["title"]),
+        Paragraph(text(_host(url)), st["subtitle"]),
+    ]
+    if name:
+        story.append(Paragraph(f"Prepared for <b>{text(name, 80)}</b>", st["subtitle"]))
+    story += [
+        Spacer(1, 6 * mm),
+        grade_box(str(report.get("grade", "")), report.get("score", ""), st),
+        Spacer(1, 3 * mm),
+    ]
+    story.append(
+        Paragraph(f"<b>Grade {text(report.get('grade'))}</b>, score {text(report.get('score'))} / 100", st["body"])
+    )
+    counts = report.get("issue_counts")
+    if isinstance(counts, Mapping):
+        story.append(
+            Paragraph(
+                f"Issues: <b>{text(counts.get('critical', 0))}</b> critical, "
+                f"<b>{text(counts.get('important', 0))}</b> important, <b>{text(counts.get('minor', 0))}</b> minor",
+                st["body"],
+            )
+        )
+    facts = [("Target", url), ("Final URL", report.get("final_url")), ("HTTP status", report.get("status_code"))]
+    facts.append(("Scanned at", report.get("scanned_at")))
+    graded = report.get("grading")
+    grading: Mapping[str, Any] = graded if isinstance(graded, Mapping) else {}
+    if grading.get("algorithm_version"):
+        facts.append(("Scoring algorithm", grading.get("algorithm_version")))
+    story.append(Spacer(1, 3 * mm))
+    story.append(
+        table(
+            [[Paragraph(f"<b>{k}</b>", st["cell"]), Paragraph(text(v), st["cell"])] for k, v in facts if v],
+            [35 * mm, CONTENT_WIDTH - 35 * mm],
+            header=False,
+        )
+    )
+    for cap in grading.get("caps") or []:
+        if isinstance(cap, Mapping):
+            story.append(
+                Paragraph(
+                    f"The grade is capped at <b>{text(cap.get('max_grade'))}</b> by {text(cap.get('outcome'))}.",
+                    st["small"],
+                )
+            )
+    story += [Paragraph("Summary", st["h1"]), *_summary(report, st)]
+    number = 0
+    for key, title in SECTION_TITLES.items():
+        section = report.get(key)
+        if not isinstance(section, Mapping):
             continue
-        heading = f"{title}: {_status(section.get('status'))}"
+        number += 1
+        story.append(CondPageBreak(40 * mm))
+        if key == "headers":
+            story.append(Paragraph(f"{number}. {title}", st["h1"]))
+            story.extend(_headers_part(section, st))
+            continue
+        heading = f"{number}. {title}: {badge(section.get('status'))}"
         if section.get("deduction"):
-            heading += f" (-{_text(section.get('deduction'))})"
-        story.append(Paragraph(heading, styles["h2"]))
-        story.extend(_findings(section.get("findings"), styles))
-    grading = report.get("grading")
-    if isinstance(grading, Mapping) and grading.get("algorithm_version"):
-        story.append(Spacer(1, 6 * mm))
-        story.append(Paragraph(f"Scoring algorithm version {_text(grading['algorithm_version'])}.", styles["small"]))
+            heading += f" <font size='10'>(-{text(section.get('deduction'))} pts)</font>"
+        story.append(Paragraph(heading, st["h1"]))
+        story.extend(_details(section, st))
+        rows = _finding_rows(section.get("findings"), st)
+        if len(rows) == 1:
+            story.append(Paragraph("No findings.", st["body"]))
+        else:
+            story.append(table(rows, [24 * mm, CONTENT_WIDTH - 24 * mm]))
+    story.append(Spacer(1, 6 * mm))
+    story.append(
+        KeepTogether(
+            Paragraph(
+                "This report describes what a remote scan observed at the time shown. It does not test the "
+                "application's own logic or authenticated areas. How scores are computed: docs/scoring.md.",
+                st["muted"],
+            )
+        )
+    )
     return story
 
 
 def render_scan_pdf(report: Mapping[str, Any], name: str | None = None) -> bytes:
     """A PDF of a Pro scan report (the spec 2.2 dict). Raises PdfRenderError."""
     buffer = io.BytesIO()
-    title = f"Website security report: {report.get('url', '')}"
+    url = str(report.get("url", ""))
     document = SimpleDocTemplate(
         buffer,
         pagesize=A4,
-        title=title,
+        title=f"Website security report: {url}",
         author="websec",
-        leftMargin=20 * mm,
-        rightMargin=20 * mm,
-        topMargin=18 * mm,
-        bottomMargin=18 * mm,
+        subject=f"Prepared for {name}" if name else "Website security report",
+        leftMargin=MARGIN,
+        rightMargin=MARGIN,
+        topMargin=MARGIN + 4 * mm,
+        bottomMargin=MARGIN,
+    )
+    canvas = numbered_canvas(
+        f"websec security report: {_host(url)}",
+        f"Prepared for {name}" if name else str(report.get("scanned_at") or ""),
+        f"Grade {report.get('grade', '')}, score {report.get('score', '')}/100",
     )
     try:
-        document.build(_story(report, name))
+        document.build(_story(report, name), canvasmaker=canvas)
     except Exception as exc:  # noqa: BLE001 - reportlab raises many types; the API needs one
         raise PdfRenderError(f"{type(exc).__name__}: {exc}") from exc
     return buffer.getvalue()
+
+
+__all__ = ["SECTION_TITLES", "PdfRenderError", "render_scan_pdf"]

@@ -1,0 +1,110 @@
+"""The development sandbox's checkout page: `/api/sandbox/checkout/<reference>` (not part of the spec).
+
+In development, a provider without keys is served by the sandbox (`websec_app/services/payments/sandbox.py`):
+checkouts point here instead of Razorpay or Stripe. The page says SANDBOX in large letters, and its
+buttons play the provider (pay; for subscriptions also renew, fail a renewal, cancel) through the same
+code as real webhooks. In production the sandbox is refused, and these routes answer 404.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Annotated
+
+import anyio.to_thread
+from fastapi import APIRouter, Form
+from fastapi.responses import HTMLResponse
+
+from websec_app.services.checkout import Outcome, PaymentService
+from websec_app.services.payments import UnknownCheckout
+from websec_app.services.prices import Product, price_for
+
+from .context import ApiContext, Context
+
+router = APIRouter(tags=["development sandbox"], include_in_schema=False)
+
+_ACTIONS = {
+    "pay": "Pay (sandbox)",
+    "renew": "Simulate a renewal",
+    "fail_renewal": "Simulate a failed renewal",
+    "cancel": "Cancel the subscription",
+}
+
+
+def _service(ctx: ApiContext) -> PaymentService:
+    if ctx.payments is None or ctx.settings.is_production:
+        raise UnknownCheckout("There is no sandbox on this server.")
+    return ctx.payments
+
+
+def _page(service: PaymentService, reference: str, outcome: Outcome | None) -> HTMLResponse:
+    checkout, subscription_status = service.sandbox_checkout(reference)
+    price = price_for(checkout.product, checkout.provider)
+    esc = html.escape
+    rows = [
+        ("Product", price.name),
+        ("Provider", f"{checkout.provider} (simulated)"),
+        ("Price", price.display),
+        ("Email", checkout.email),
+        ("Payment", checkout.status),
+    ]
+    if subscription_status:
+        rows.append(("Subscription", subscription_status))
+    table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
+    if checkout.product == Product.SUBSCRIPTION and subscription_status not in (None, "pending"):
+        actions = ["renew", "fail_renewal", "cancel"]
+    elif checkout.status != "paid":
+        actions = ["pay"]
+    else:
+        actions = []
+    buttons = "".join(
+        f'<button name="action" value="{a}">{esc(_ACTIONS[a])}</button> ' for a in actions if a in _ACTIONS
+    )
+    result = ""
+    if outcome is not None:
+        result = f"<p class=result><b>{esc(outcome.name)}</b>: {esc(outcome.detail)}</p>"
+        confirmation = outcome.confirmation
+        if confirmation is not None:
+            result += f"<p>{esc(confirmation.message)}</p>"
+            if confirmation.token:
+                result += f"<p>Token: <code>{esc(confirmation.token)}</code></p>"
+        result += (
+            "<p>Emails go to the outbox: the files in <code>var/outbox/</code> when WEBSEC_SMTP_URL is not set.</p>"
+        )
+    body = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>SANDBOX checkout: {esc(price.name)}</title>
+<meta name="robots" content="noindex">
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; color: #1f2328; }}
+.banner {{ background: repeating-linear-gradient(45deg, #ffd33d, #ffd33d 12px, #1f2328 12px, #1f2328 24px);
+  padding: .6rem; }}
+.banner div {{ background: #fff8c5; padding: .8rem; font-weight: 700; text-align: center; }}
+table {{ border-collapse: collapse; margin: 1rem 0; }} th, td {{ text-align: left; padding: .3rem .8rem; }}
+button {{ font-size: 1rem; padding: .5rem 1rem; margin: .2rem 0; }}
+.result {{ background: #dafbe1; padding: .6rem; }}
+</style></head><body>
+<div class="banner"><div>SANDBOX: no real money moves. Development only; refused in production.</div></div>
+<h1>{esc(price.name)}</h1>
+<table>{table}</table>
+{result}
+<form method="post">{buttons}</form>
+<p><a href="/">Back to websec</a></p>
+</body></html>"""
+    return HTMLResponse(body)
+
+
+@router.get("/api/sandbox/checkout/{reference}", response_class=HTMLResponse)
+async def sandbox_page(reference: str, ctx: Context) -> HTMLResponse:
+    service = _service(ctx)
+    return await anyio.to_thread.run_sync(_page, service, reference, None)
+
+
+@router.post("/api/sandbox/checkout/{reference}", response_class=HTMLResponse)
+async def sandbox_action(reference: str, action: Annotated[str, Form()], ctx: Context) -> HTMLResponse:
+    service = _service(ctx)
+
+    def run() -> HTMLResponse:
+        outcome = service.complete_sandbox_checkout(reference, action)
+        return _page(service, reference, outcome)
+
+    return await anyio.to_thread.run_sync(run)

@@ -1,0 +1,79 @@
+"""What a provider tells us, reduced to the few facts fulfilment acts on.
+
+Gateways translate webhooks (and browser confirmations, and sandbox clicks) into these
+events; `checkout.PaymentService.apply` is the one place that acts on them, so a Razorpay
+webhook, a Stripe webhook and the sandbox's Pay button go through the same code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_CANCELLED, SUBSCRIPTION_PAST_DUE
+
+
+@dataclass(frozen=True)
+class PaymentCaptured:
+    """A one-time checkout (Razorpay order, Stripe Checkout Session in payment mode) was paid."""
+
+    reference: str  # our checkout reference: order id / checkout session id
+    payment_id: str | None
+    amount: int  # minor units, as the provider reports them
+    currency: str
+    email: str | None = None
+
+
+@dataclass(frozen=True)
+class SubscriptionCharged:
+    """A subscription payment succeeded: the first one starts the subscription, later ones renew it."""
+
+    subscription_id: str
+    payment_id: str
+    amount: int
+    currency: str
+    #: The checkout that created the subscription, when the provider says (Stripe's checkout session).
+    reference: str | None = None
+    email: str | None = None
+
+
+#: What `SubscriptionStatusChanged.status` may say (the store's subscription statuses).
+SUBSCRIPTION_STATUSES = (SUBSCRIPTION_ACTIVE, SUBSCRIPTION_PAST_DUE, SUBSCRIPTION_CANCELLED)
+
+
+@dataclass(frozen=True)
+class SubscriptionStatusChanged:
+    """Renewal failed (past_due), the subscription ended (cancelled), or it recovered (active)."""
+
+    subscription_id: str
+    status: str
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """An event we do not act on (logged and recorded as such)."""
+
+    reason: str
+
+
+Change = PaymentCaptured | SubscriptionCharged | SubscriptionStatusChanged | Ignored
+
+
+@dataclass(frozen=True)
+class ProviderEvent:
+    """A verified webhook: who sent it, its id (for idempotency), its type, and what it means."""
+
+    provider: str
+    event_id: str
+    event_type: str
+    change: Change
+
+
+__all__ = [
+    "SUBSCRIPTION_STATUSES",
+    "Change",
+    "Ignored",
+    "PaymentCaptured",
+    "ProviderEvent",
+    "SubscriptionCharged",
+    "SubscriptionStatusChanged",
+]

@@ -1,0 +1,273 @@
+"""Provider A: Razorpay, through the official `razorpay` SDK.
+
+- One-time products are Orders (https://razorpay.com/docs/api/orders/create/); the browser pays
+  them with Checkout.js and hands back `razorpay_payment_id`, `razorpay_order_id` and
+  `razorpay_signature`. We verify the signature with the SDK's utility *and* fetch the payment
+  (status captured/authorized, amount, currency, order): the signature proves the browser did not
+  make the ids up, the fetch proves the money is there.
+- Pro is a Subscription on a monthly Plan (https://razorpay.com/docs/api/payments/subscriptions/).
+  The plan is looked up by its notes, or created once, so no dashboard set-up is needed.
+- Webhooks are verified with the webhook secret (`Utility.verify_webhook_signature`, HMAC-SHA256 of
+  the raw body, header `X-Razorpay-Signature`) and identified by `X-Razorpay-Event-Id`
+  (https://razorpay.com/docs/webhooks/validate-test/, /webhooks/best-practices/#idempotency).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import razorpay  # type: ignore[import-untyped]
+import requests
+from razorpay.errors import (  # type: ignore[import-untyped]
+    BadRequestError,
+    GatewayError,
+    ServerError,
+    SignatureVerificationError,
+)
+
+from websec_app.settings import PaymentSettings
+
+from ..prices import Price
+from . import PROVIDER_A, InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable
+from .events import (
+    Change,
+    Ignored,
+    PaymentCaptured,
+    ProviderEvent,
+    SubscriptionCharged,
+    SubscriptionStatusChanged,
+)
+
+log = logging.getLogger(__name__)
+
+#: Seconds for one API call (the SDK sets no timeout of its own).
+_TIMEOUT = 15
+#: Months a subscription runs before Razorpay ends it (Razorpay requires a count; 10 years).
+_SUBSCRIPTION_MONTHS = 120
+#: Payment states that mean the money is there (https://razorpay.com/docs/payments/payments/#payment-life-cycle).
+PAID_STATES = ("captured", "authorized")
+#: Subscription webhooks that change whether the key works
+#: (https://razorpay.com/docs/webhooks/subscriptions/).
+_SUBSCRIPTION_STATUS = {
+    "subscription.activated": "active",
+    "subscription.resumed": "active",
+    "subscription.pending": "past_due",  # a renewal charge failed; Razorpay retries it
+    "subscription.halted": "past_due",  # every retry failed
+    "subscription.paused": "past_due",
+    "subscription.cancelled": "cancelled",
+    "subscription.completed": "cancelled",
+}
+
+
+@dataclass(frozen=True)
+class RazorpayPayment:
+    payment_id: str
+    order_id: str | None
+    status: str
+    amount: int
+    currency: str
+    email: str | None
+    subscription_id: str | None = None
+
+    @classmethod
+    def of(cls, entity: Mapping[str, Any]) -> RazorpayPayment:
+        return cls(
+            payment_id=str(entity.get("id", "")),
+            order_id=entity.get("order_id"),
+            status=str(entity.get("status", "")),
+            amount=int(entity.get("amount", 0)),
+            currency=str(entity.get("currency", "")).upper(),
+            email=entity.get("email"),
+            subscription_id=(entity.get("subscription_id") or None),
+        )
+
+
+class RazorpayGateway:
+    """Orders, payments, plans and subscriptions at Razorpay."""
+
+    provider = PROVIDER_A
+    sandbox = False
+
+    def __init__(self, settings: PaymentSettings, *, session: requests.Session | None = None) -> None:
+        if not settings.razorpay_configured:
+            raise PaymentsUnavailable("Razorpay is not configured on this server (RAZORPAY_KEY_ID/SECRET).")
+        options = {"base_url": settings.razorpay_base_url} if settings.razorpay_base_url else {}
+        self.key_id = settings.razorpay_key_id
+        self._webhook_secret = settings.razorpay_webhook_secret
+        self._client = razorpay.Client(
+            session=session, auth=(settings.razorpay_key_id, settings.razorpay_key_secret), **options
+        )
+        self._client.set_app_details({"title": "websec", "version": "1.0"})
+        self._plan_ids: dict[tuple[int, str], str] = {}
+        self._plan_lock = threading.Lock()
+
+    # --- API calls ---------------------------------------------------------------------------------------
+
+    def _call(self, what: str, function: Any, *args: Any) -> Any:
+        try:
+            return function(*args, timeout=_TIMEOUT)
+        except BadRequestError as exc:
+            raise PaymentNotVerified(f"Razorpay refused the request ({what}): {exc}") from exc
+        except (GatewayError, ServerError, requests.RequestException, ValueError) as exc:
+            log.warning("Razorpay %s failed: %s", what, exc)
+            raise PaymentError(f"The payment provider could not be reached ({what}). Please try again.") from exc
+
+    def create_order(self, price: Price, *, email: str, receipt: str, notes: Mapping[str, str]) -> str:
+        """An order for a one-time product; returns its id (the checkout reference)."""
+        order = self._call(
+            "create order",
+            self._client.order.create,
+            {
+                "amount": price.amount,
+                "currency": price.currency,
+                "receipt": receipt[:40],  # Razorpay: at most 40 characters
+                "payment_capture": 1,  # capture automatically: "authorized" is then only a passing state
+                "notes": {"email": email, **notes},
+            },
+        )
+        return str(order["id"])
+
+    def fetch_payment(self, payment_id: str) -> RazorpayPayment:
+        return RazorpayPayment.of(self._call("fetch payment", self._client.payment.fetch, payment_id))
+
+    def order_payments(self, order_id: str) -> list[RazorpayPayment]:
+        listing = self._call("fetch order payments", self._client.order.payments, order_id)
+        return [RazorpayPayment.of(item) for item in listing.get("items", [])]
+
+    def _plan_id(self, price: Price) -> str:
+        """The monthly plan for this price: found by its notes, created the first time."""
+        key = (price.amount, price.currency)
+        with self._plan_lock:
+            if key in self._plan_ids:
+                return self._plan_ids[key]
+            listing = self._call("list plans", self._client.plan.all, {"count": 100})
+            for plan in listing.get("items", []):
+                item = plan.get("item", {})
+                notes = plan.get("notes") or {}
+                if (
+                    notes.get("websec_product") == price.product.value
+                    and int(item.get("amount", 0)) == price.amount
+                    and str(item.get("currency", "")).upper() == price.currency
+                    and plan.get("period") == "monthly"
+                    and int(plan.get("interval", 0)) == 1
+                ):
+                    self._plan_ids[key] = str(plan["id"])
+                    return self._plan_ids[key]
+            plan = self._call(
+                "create plan",
+                self._client.plan.create,
+                {
+                    "period": "monthly",
+                    "interval": 1,
+                    "item": {
+                        "name": price.name,
+                        "amount": price.amount,
+                        "currency": price.currency,
+                        "description": price.description,
+                    },
+                    "notes": {"websec_product": price.product.value},
+                },
+            )
+            self._plan_ids[key] = str(plan["id"])
+            return self._plan_ids[key]
+
+    def create_subscription(self, price: Price, *, email: str) -> str:
+        """A monthly subscription to the Pro plan; returns its id (the checkout reference)."""
+        subscription = self._call(
+            "create subscription",
+            self._client.subscription.create,
+            {
+                "plan_id": self._plan_id(price),
+                "total_count": _SUBSCRIPTION_MONTHS,
+                "customer_notify": 1,
+                "notes": {"email": email, "websec_product": price.product.value},
+            },
+        )
+        return str(subscription["id"])
+
+    # --- signatures -----------------------------------------------------------------------------------------
+
+    def verify_payment_signature(self, *, order_id: str, payment_id: str, signature: str) -> None:
+        """Checkout.js's signature over `order_id|payment_id`, with the key secret (raises PaymentNotVerified)."""
+        try:
+            self._client.utility.verify_payment_signature(
+                {"razorpay_order_id": order_id, "razorpay_payment_id": payment_id, "razorpay_signature": signature}
+            )
+        except SignatureVerificationError:
+            raise PaymentNotVerified("The payment signature is not valid for this order.") from None
+
+    def verify_subscription_signature(self, *, subscription_id: str, payment_id: str, signature: str) -> None:
+        """Checkout.js's signature over `payment_id|subscription_id` (raises PaymentNotVerified)."""
+        try:
+            self._client.utility.verify_subscription_payment_signature(
+                {
+                    "razorpay_subscription_id": subscription_id,
+                    "razorpay_payment_id": payment_id,
+                    "razorpay_signature": signature,
+                }
+            )
+        except SignatureVerificationError:
+            raise PaymentNotVerified("The payment signature is not valid for this subscription.") from None
+
+    # --- webhooks -------------------------------------------------------------------------------------------
+
+    def parse_webhook(self, body: bytes, headers: Mapping[str, str]) -> ProviderEvent:
+        """Verify and translate one webhook delivery (raises InvalidWebhook)."""
+        if not self._webhook_secret:
+            raise InvalidWebhook("Razorpay webhooks are not configured on this server (RAZORPAY_WEBHOOK_SECRET).")
+        signature = headers.get("x-razorpay-signature", "")
+        try:
+            text = body.decode("utf-8")
+            self._client.utility.verify_webhook_signature(text, signature, self._webhook_secret)
+            payload = json.loads(text)
+        except (UnicodeDecodeError, SignatureVerificationError, ValueError):
+            raise InvalidWebhook("The webhook signature does not verify.") from None
+        if not isinstance(payload, dict) or payload.get("entity") != "event":
+            raise InvalidWebhook("The webhook body is not a Razorpay event.")
+        event_type = str(payload.get("event", ""))
+        # Razorpay may deliver an event more than once, with the same X-Razorpay-Event-Id.
+        event_id = headers.get("x-razorpay-event-id") or "sha256:" + hashlib.sha256(body).hexdigest()
+        return ProviderEvent(self.provider, event_id[:128], event_type[:64], translate_event(event_type, payload))
+
+
+def _entity(payload: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    wrapper = payload.get("payload", {}).get(name)
+    if isinstance(wrapper, Mapping) and isinstance(wrapper.get("entity"), Mapping):
+        return wrapper["entity"]
+    return None
+
+
+def translate_event(event_type: str, payload: Mapping[str, Any]) -> Change:
+    """Razorpay event -> what it means for us (https://razorpay.com/docs/webhooks/payloads/)."""
+    payment = _entity(payload, "payment")
+    subscription = _entity(payload, "subscription")
+    if event_type in ("payment.captured", "order.paid") and payment is not None:
+        paid = RazorpayPayment.of(payment)
+        if paid.status not in PAID_STATES:
+            return Ignored(f"payment {paid.payment_id} is {paid.status}")
+        if not paid.order_id:
+            return Ignored(f"payment {paid.payment_id} has no order")
+        return PaymentCaptured(paid.order_id, paid.payment_id, paid.amount, paid.currency, paid.email)
+    if event_type == "subscription.charged" and subscription is not None and payment is not None:
+        paid = RazorpayPayment.of(payment)
+        notes = subscription.get("notes") or {}
+        return SubscriptionCharged(
+            subscription_id=str(subscription.get("id", "")),
+            payment_id=paid.payment_id,
+            amount=paid.amount,
+            currency=paid.currency,
+            reference=str(subscription.get("id", "")),
+            email=paid.email or notes.get("email"),
+        )
+    if event_type in _SUBSCRIPTION_STATUS and subscription is not None:
+        return SubscriptionStatusChanged(str(subscription.get("id", "")), _SUBSCRIPTION_STATUS[event_type])
+    return Ignored(f"{event_type or 'an event without a type'} needs no action")
+
+
+__all__ = ["PAID_STATES", "RazorpayGateway", "RazorpayPayment", "translate_event"]

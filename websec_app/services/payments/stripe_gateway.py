@@ -1,0 +1,178 @@
+"""Provider B: Stripe, through the official `stripe` SDK.
+
+- Every purchase is a hosted Checkout Session (https://docs.stripe.com/api/checkout/sessions/create):
+  `mode=payment` for the one-time products, `mode=subscription` with a monthly recurring
+  `price_data` for Pro, so no Price objects need to exist in the dashboard. The buyer is redirected
+  to `session.url`; nothing is issued on the way back, because the redirect proves nothing.
+- Fulfilment happens on webhooks (https://docs.stripe.com/checkout/fulfillment): verified with
+  `stripe.Webhook.construct_event` (HMAC over `timestamp.body`, 5-minute tolerance) and identified by
+  the event id, which Stripe reuses when it retries a delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import stripe
+
+from websec_app.settings import PaymentSettings
+
+from ..prices import Price
+from . import PROVIDER_B, InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable
+from .events import (
+    Change,
+    Ignored,
+    PaymentCaptured,
+    ProviderEvent,
+    SubscriptionCharged,
+    SubscriptionStatusChanged,
+)
+
+log = logging.getLogger(__name__)
+
+_TIMEOUT = 15
+#: Subscription statuses (https://docs.stripe.com/api/subscriptions/object#subscription_object-status) -> ours.
+_SUBSCRIPTION_STATUS = {
+    "active": "active",
+    "trialing": "active",
+    "past_due": "past_due",
+    "unpaid": "past_due",
+    "paused": "past_due",
+    "incomplete_expired": "cancelled",
+    "canceled": "cancelled",
+}
+
+
+class StripeGateway:
+    """Checkout Sessions and webhooks at Stripe."""
+
+    provider = PROVIDER_B
+    sandbox = False
+
+    def __init__(self, settings: PaymentSettings, *, http_client: stripe.HTTPClient | None = None) -> None:
+        if not settings.stripe_configured:
+            raise PaymentsUnavailable("Stripe is not configured on this server (STRIPE_SECRET_KEY).")
+        base = {"api": settings.stripe_api_base} if settings.stripe_api_base else None
+        self._webhook_secret = settings.stripe_webhook_secret
+        self._api_key = settings.stripe_secret_key
+        self._client = stripe.StripeClient(
+            settings.stripe_secret_key,
+            base_addresses=base,  # type: ignore[arg-type]
+            max_network_retries=2,  # the SDK retries with idempotency keys, so a retried create is not doubled
+            http_client=http_client or stripe.RequestsClient(timeout=_TIMEOUT),
+        )
+
+    def create_checkout_session(
+        self, price: Price, *, email: str, success_url: str, cancel_url: str, metadata: Mapping[str, str]
+    ) -> tuple[str, str]:
+        """A hosted checkout for one product: (session id, checkout URL)."""
+        price_data: dict[str, Any] = {
+            "currency": price.currency.lower(),
+            "unit_amount": price.amount,
+            "product_data": {"name": price.name, "description": price.description},
+        }
+        params: dict[str, Any] = {
+            "line_items": [{"quantity": 1, "price_data": price_data}],
+            "customer_email": email,
+            "success_url": success_url,
+            "cancel_url": cancel_url,
+            "metadata": {"websec_product": price.product.value, **metadata},
+        }
+        if price.interval:
+            price_data["recurring"] = {"interval": price.interval}
+            params["mode"] = "subscription"
+            params["subscription_data"] = {"metadata": {"websec_product": price.product.value, **metadata}}
+        else:
+            params["mode"] = "payment"
+        try:
+            session = self._client.v1.checkout.sessions.create(params=params)  # type: ignore[arg-type]
+        except stripe.InvalidRequestError as exc:
+            raise PaymentNotVerified(f"Stripe refused the checkout: {exc.user_message or exc}") from exc
+        except stripe.StripeError as exc:
+            log.warning("Stripe checkout session create failed: %s", exc)
+            raise PaymentError("The payment provider could not be reached. Please try again.") from exc
+        if not session.url:
+            raise PaymentError("Stripe returned a checkout session without a URL.")
+        return session.id, session.url
+
+    def parse_webhook(self, body: bytes, headers: Mapping[str, str]) -> ProviderEvent:
+        """Verify (`stripe.Webhook.construct_event`) and translate one delivery; raises InvalidWebhook."""
+        if not self._webhook_secret:
+            raise InvalidWebhook("Stripe webhooks are not configured on this server (STRIPE_WEBHOOK_SECRET).")
+        try:
+            event = stripe.Webhook.construct_event(
+                body, headers.get("stripe-signature"), self._webhook_secret, api_key=self._api_key
+            )
+        except stripe.SignatureVerificationError:
+            raise InvalidWebhook("The webhook signature does not verify.") from None
+        except ValueError:  # not JSON, or not an event
+            raise InvalidWebhook("The webhook body is not a Stripe event.") from None
+        data = event.to_dict()
+        event_type = str(data.get("type", ""))
+        obj = data.get("data", {}).get("object", {})
+        change = translate_event(event_type, obj if isinstance(obj, Mapping) else {})
+        return ProviderEvent(self.provider, str(data.get("id", ""))[:128], event_type[:64], change)
+
+
+def _subscription_of_invoice(invoice: Mapping[str, Any]) -> str | None:
+    """The invoice's subscription: top-level before API version 2025-03-31, under `parent` since."""
+    if isinstance(invoice.get("subscription"), str):
+        return invoice["subscription"]
+    details = (invoice.get("parent") or {}).get("subscription_details") or {}
+    value = details.get("subscription")
+    return value if isinstance(value, str) else None
+
+
+def _email(obj: Mapping[str, Any]) -> str | None:
+    details = obj.get("customer_details") or {}
+    return details.get("email") or obj.get("customer_email")
+
+
+def translate_event(event_type: str, obj: Mapping[str, Any]) -> Change:
+    """Stripe event -> what it means for us (https://docs.stripe.com/api/events/types)."""
+    if event_type in ("checkout.session.completed", "checkout.session.async_payment_succeeded"):
+        if obj.get("payment_status") != "paid":
+            return Ignored(f"checkout {obj.get('id')} is {obj.get('payment_status')} (waiting for the payment)")
+        amount, currency = int(obj.get("amount_total") or 0), str(obj.get("currency", "")).upper()
+        if obj.get("mode") == "subscription" and obj.get("subscription"):
+            return SubscriptionCharged(
+                subscription_id=str(obj["subscription"]),
+                payment_id=str(obj.get("invoice") or obj["id"]),
+                amount=amount,
+                currency=currency,
+                reference=str(obj["id"]),
+                email=_email(obj),
+            )
+        if obj.get("mode") == "payment":
+            payment = obj.get("payment_intent")
+            return PaymentCaptured(str(obj["id"]), str(payment) if payment else None, amount, currency, _email(obj))
+        return Ignored(f"checkout mode {obj.get('mode')} is not used here")
+    if event_type in ("invoice.paid", "invoice.payment_succeeded"):
+        subscription = _subscription_of_invoice(obj)
+        if subscription is None:
+            return Ignored("invoice without a subscription")
+        return SubscriptionCharged(
+            subscription_id=subscription,
+            payment_id=str(obj.get("id")),
+            amount=int(obj.get("amount_paid") or 0),
+            currency=str(obj.get("currency", "")).upper(),
+            email=obj.get("customer_email"),
+        )
+    if event_type == "invoice.payment_failed":
+        subscription = _subscription_of_invoice(obj)
+        if subscription is None:
+            return Ignored("invoice without a subscription")
+        return SubscriptionStatusChanged(subscription, "past_due")
+    if event_type == "customer.subscription.deleted":
+        return SubscriptionStatusChanged(str(obj.get("id")), "cancelled")
+    if event_type == "customer.subscription.updated":
+        status = _SUBSCRIPTION_STATUS.get(str(obj.get("status")))
+        if status is None:
+            return Ignored(f"subscription status {obj.get('status')} needs no action")
+        return SubscriptionStatusChanged(str(obj.get("id")), status)
+    return Ignored(f"{event_type or 'an event without a type'} needs no action")
+
+
+__all__ = ["StripeGateway", "translate_event"]

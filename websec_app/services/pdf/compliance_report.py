@@ -1,0 +1,288 @@
+"""The compliance report PDF (`POST /api/compliance-report/generate`, spec 1 and 4.8).
+
+1. Cover: the site, the date, grade and score, and the verdict counts per framework.
+2. Assessment summary: every problem found, with its CWE and the requirements it bears on.
+3-6. One pass/fail table per framework (OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32,
+   ISO/IEC 27001:2022 Annex A): each requirement, its verdict and the evidence.
+7. Remediation plan, grouped by severity, each item with its fix.
+8. Disclaimer: what an external scan can and cannot show.
+
+The verdicts come from `websec_app.services.compliance.assess` and the mapping file it loads;
+this module only lays them out.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.units import mm
+from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak, Paragraph, SimpleDocTemplate, Spacer
+
+from ..compliance import FAIL, NOT_TESTED, PARTIAL, PASS, Assessment, ObservedFinding, assess
+from ._layout import (
+    CONTENT_WIDTH,
+    MARGIN,
+    SEVERITY_COLOURS,
+    PdfRenderError,
+    badge,
+    code,
+    grade_box,
+    numbered_canvas,
+    styles,
+    table,
+    text,
+)
+
+_VERDICT_LABELS = {PASS: "pass", FAIL: "fail", PARTIAL: "partial", NOT_TESTED: "not tested"}
+
+DISCLAIMER = (
+    "This report is the result of an automated, external, non-intrusive scan of the public website named on the "
+    "cover, at the time shown. It records what the site presented to an anonymous visitor on the internet: HTTP "
+    "response headers, the TLS configuration and certificate, DNS records, cookies and page content. It does not "
+    "test authenticated areas, application logic, back-end systems, internal networks, or any organisational, "
+    "physical or procedural measure. "
+    "A requirement marked PASS means that the evidence this scan can collect raised no problem; it does not mean "
+    "that the requirement is met in full, and requirements marked NOT TESTED are outside what an external scan can "
+    "observe. The mapping of findings to OWASP Top 10 2021, PCI DSS v4.0, GDPR Article 32 and ISO/IEC 27001:2022 "
+    "Annex A is websec's interpretation, provided to support (not replace) an assessment by a qualified "
+    "assessor. This report is not a PCI DSS Report on Compliance, not an Approved Scanning Vendor (ASV) scan "
+    "under PCI DSS requirement 11.3.2, not an ISO/IEC 27001 certification and not legal advice on GDPR "
+    "compliance. Results may change as soon as the site's configuration changes. websec accepts no liability for "
+    "decisions taken on the basis of this report."
+)
+
+
+def _host(url: str) -> str:
+    return url.split("://", 1)[-1].split("/", 1)[0] or url
+
+
+def _finding_title(finding: ObservedFinding) -> str:
+    what = finding.control.title if finding.control else finding.section.replace("_", " ")
+    subject = f" ({finding.subject})" if finding.subject else ""
+    return f"{what}{subject}"
+
+
+def _cwe(finding: ObservedFinding) -> str:
+    if not finding.cwe:
+        return ""
+    return f"<b>{text(finding.cwe)}</b> {text(finding.cwe_name or '')}"
+
+
+def _cover(assessment: Assessment, st: dict[str, Any], now: datetime) -> list[Flowable]:
+    story: list[Flowable] = [
+        Spacer(1, 18 * mm),
+        Paragraph("Security compliance assessment", st["title"]),
+        Paragraph(text(_host(assessment.url)), st["subtitle"]),
+        Spacer(1, 8 * mm),
+        grade_box(assessment.grade, assessment.score, st),
+        Spacer(1, 8 * mm),
+    ]
+    facts = [
+        ("Website", assessment.url),
+        ("Scanned at", assessment.scanned_at),
+        ("Report date", now.strftime("%Y-%m-%d %H:%M UTC")),
+        ("Frameworks", "OWASP Top 10 2021, PCI DSS v4.0, GDPR Article 32, ISO/IEC 27001:2022 Annex A"),
+        ("Mapping version", assessment.mapping_version),
+        ("Scoring algorithm", assessment.algorithm_version),
+    ]
+    story.append(
+        table(
+            [[Paragraph(f"<b>{k}</b>", st["cell"]), Paragraph(text(v), st["cell"])] for k, v in facts if v],
+            [38 * mm, CONTENT_WIDTH - 38 * mm],
+            header=False,
+        )
+    )
+    story += [Spacer(1, 8 * mm), Paragraph("Results by framework", st["h2"])]
+    rows: list[list[Any]] = [
+        [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Framework", "Pass", "Partial", "Fail", "Not tested")]
+    ]
+    for result in assessment.frameworks:
+        rows.append(
+            [Paragraph(text(result.framework.name), st["cell"])]
+            + [Paragraph(str(result.count(v)), st["cell"]) for v in (PASS, PARTIAL, FAIL, NOT_TESTED)]
+        )
+    story.append(table(rows, [70 * mm] + [(CONTENT_WIDTH - 70 * mm) / 4] * 4))
+    story += [
+        Spacer(1, 8 * mm),
+        Paragraph(
+            "Automated external assessment. Read the disclaimer at the end of this report before relying on it.",
+            st["muted"],
+        ),
+        PageBreak(),
+    ]
+    return story
+
+
+def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
+    problems = [f for f in assessment.findings if f.failing]
+    counts = {s: sum(1 for f in problems if f.severity == s) for s in ("critical", "important", "minor")}
+    passed = sum(1 for f in assessment.findings if not f.failing)
+    story: list[Flowable] = [
+        Paragraph("1. Assessment summary", st["h1"]),
+        Paragraph(
+            f"The scan made <b>{len(assessment.findings)}</b> observations: <b>{passed}</b> controls in place and "
+            f"<b>{len(problems)}</b> problems ({counts['critical']} critical, {counts['important']} important, "
+            f"{counts['minor']} minor). Each problem is listed with the CWE weakness it corresponds to and the "
+            "requirements it is evidence about.",
+            st["body"],
+        ),
+        Spacer(1, 3 * mm),
+    ]
+    if assessment.not_assessed:
+        story.append(
+            Paragraph(
+                "Some checks could not run, so their requirements are not assessed: "
+                + text(", ".join(s.replace("_", " ") for s in assessment.not_assessed))
+                + ".",
+                st["small"],
+            )
+        )
+    if not problems:
+        story.append(Paragraph("No problems were found.", st["body"]))
+        return story
+    rows: list[list[Any]] = [
+        [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Finding", "Severity", "CWE", "Requirements")]
+    ]
+    order = {"critical": 0, "important": 1, "minor": 2}
+    for finding in sorted(problems, key=lambda f: (order.get(f.severity, 3), -f.deduction, f.outcome)):
+        rows.append(
+            [
+                Paragraph(f"<b>{text(_finding_title(finding))}</b><br/>{text(finding.outcome)}", st["cell"]),
+                Paragraph(f"{badge(finding.severity, SEVERITY_COLOURS)}<br/>{badge(finding.status)}", st["cell"]),
+                Paragraph(_cwe(finding), st["cell"]),
+                Paragraph(text(", ".join(finding.references())), st["cell"]),
+            ]
+        )
+    story.append(table(rows, [55 * mm, 22 * mm, 45 * mm, CONTENT_WIDTH - 122 * mm]))
+    return story
+
+
+def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
+    story: list[Flowable] = [
+        CondPageBreak(50 * mm),
+        Paragraph(f"{number}. {text(result.framework.name)}", st["h1"]),
+        Paragraph(
+            f"{result.count(PASS)} pass, {result.count(PARTIAL)} partial, {result.count(FAIL)} fail, "
+            f"{result.count(NOT_TESTED)} not tested by an external scan.",
+            st["body"],
+        ),
+        Spacer(1, 2 * mm),
+    ]
+    rows: list[list[Any]] = [
+        [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Requirement", "Result", "Evidence from this scan")]
+    ]
+    for requirement in result.requirements:
+        if requirement.verdict == NOT_TESTED:
+            evidence = "Not observable from outside; assess it separately."
+        elif requirement.problems:
+            shown = requirement.problems[:6]
+            evidence = "<br/>".join(f"{badge(f.status)} {text(_finding_title(f))}: {text(f.outcome)}" for f in shown)
+            if len(requirement.problems) > len(shown):
+                evidence += f"<br/>and {len(requirement.problems) - len(shown)} more (see the remediation plan)"
+        else:
+            evidence = f"{len(requirement.findings)} checks passed."
+        rows.append(
+            [
+                Paragraph(f"<b>{text(requirement.requirement)}</b><br/>{text(requirement.title)}", st["cell"]),
+                Paragraph(badge(_VERDICT_LABELS[requirement.verdict]), st["cell"]),
+                Paragraph(evidence, st["cell"]),
+            ]
+        )
+    story.append(table(rows, [58 * mm, 24 * mm, CONTENT_WIDTH - 82 * mm]))
+    return story
+
+
+def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
+    story: list[Flowable] = [
+        CondPageBreak(50 * mm),
+        Paragraph(f"{number}. Remediation plan", st["h1"]),
+        Paragraph(
+            "Problems grouped by severity: fix the critical ones first. Within a group, the largest score deduction "
+            "comes first.",
+            st["body"],
+        ),
+    ]
+    plan = assessment.remediation()
+    if not any(plan.values()):
+        story.append(Paragraph("Nothing to fix: the scan found no problems.", st["body"]))
+        return story
+    item = 0
+    for severity, findings in plan.items():
+        story.append(
+            Paragraph(f"{badge(severity, SEVERITY_COLOURS)} <b>{severity.capitalize()}</b> ({len(findings)})", st["h2"])
+        )
+        if not findings:
+            story.append(Paragraph(f"No {severity} problems.", st["small"]))
+            continue
+        for finding in findings:
+            item += 1
+            lines = [f"<b>{item}. {text(_finding_title(finding))}</b>  {badge(finding.status)}"]
+            lines.append(text(finding.explanation))
+            if finding.note:
+                lines.append(f"<b>Observed:</b> {text(finding.note)}")
+            lines.append(f"<b>Fix:</b> {code(finding.fix) if finding.fix else 'see the explanation above.'}")
+            refs = f"{text(finding.outcome)}"
+            if finding.cwe:
+                refs += f"; {text(finding.cwe)} {text(finding.cwe_name or '')}"
+            if finding.references():
+                refs += f"; {text(', '.join(finding.references()))}"
+            lines.append(f"<font color='#656d76'>{refs}</font>")
+            story.append(KeepTogether([Paragraph("<br/>".join(lines), st["small"]), Spacer(1, 2.5 * mm)]))
+    return story
+
+
+def _story(assessment: Assessment, now: datetime) -> list[Flowable]:
+    st = styles()
+    story = _cover(assessment, st, now)
+    story += _summary(assessment, st)
+    number = 1
+    for result in assessment.frameworks:
+        number += 1
+        story += _framework(number, result, st)
+    number += 1
+    story += _remediation(number, assessment, st)
+    number += 1
+    story += [
+        CondPageBreak(60 * mm),
+        Paragraph(f"{number}. Disclaimer", st["h1"]),
+        Paragraph(text(DISCLAIMER, 4000), st["body"]),
+    ]
+    return story
+
+
+def render_compliance_pdf(report: Mapping[str, Any], *, now: datetime | None = None) -> bytes:
+    """The compliance PDF for a Pro scan report (spec 2.2 dict). Raises PdfRenderError."""
+    now = now or datetime.now(UTC)
+    try:
+        assessment = assess(report)
+    except Exception as exc:  # noqa: BLE001 - a malformed report is a render failure for the caller
+        raise PdfRenderError(f"{type(exc).__name__}: {exc}") from exc
+    buffer = io.BytesIO()
+    document = SimpleDocTemplate(
+        buffer,
+        pagesize=A4,
+        title=f"Security compliance assessment: {assessment.url}",
+        author="websec",
+        subject="OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32, ISO/IEC 27001:2022",
+        leftMargin=MARGIN,
+        rightMargin=MARGIN,
+        topMargin=MARGIN + 4 * mm,
+        bottomMargin=MARGIN,
+    )
+    canvas = numbered_canvas(
+        f"websec compliance assessment: {_host(assessment.url)}",
+        f"Scanned {assessment.scanned_at}",
+        f"Mapping {assessment.mapping_version}. Automated external assessment; see the disclaimer.",
+    )
+    try:
+        document.build(_story(assessment, now), canvasmaker=canvas)
+    except Exception as exc:  # noqa: BLE001 - reportlab raises many types
+        raise PdfRenderError(f"{type(exc).__name__}: {exc}") from exc
+    return buffer.getvalue()
+
+
+__all__ = ["DISCLAIMER", "render_compliance_pdf"]
