@@ -81,26 +81,31 @@ class SmtpTransport:
 
     def send(self, sender: str, recipient: str, message: bytes) -> None:
         config = self.config
+        client: smtplib.SMTP | None = None
         try:
-            client: smtplib.SMTP
             if config.tls == "ssl":
                 client = smtplib.SMTP_SSL(config.host, config.port, timeout=self._timeout, context=self._context)
             else:
                 client = smtplib.SMTP(config.host, config.port, timeout=self._timeout)
-            with client:
+            client.ehlo()
+            if config.tls == "starttls":
+                if not client.has_extn("starttls"):
+                    raise MailDeliveryError(f"{config.host}:{config.port} does not offer STARTTLS")
+                client.starttls(context=self._context)
                 client.ehlo()
-                if config.tls == "starttls":
-                    if not client.has_extn("starttls"):
-                        raise MailDeliveryError(f"{config.host}:{config.port} does not offer STARTTLS")
-                    client.starttls(context=self._context)
-                    client.ehlo()
-                if config.username:
-                    client.login(config.username, config.password or "")
-                client.sendmail(_envelope_sender(sender), [recipient], message)
+            if config.username:
+                client.login(config.username, config.password or "")
+            client.sendmail(_envelope_sender(sender), [recipient], message)
+            client.quit()
         except MailDeliveryError:
             raise
         except (smtplib.SMTPException, OSError) as exc:  # refused, timeout, TLS, 4xx/5xx replies
             raise MailDeliveryError(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            # After a failure the connection may be half-dead (a TLS handshake aborted): drop it rather
+            # than wait for a QUIT reply that will not come.
+            if client is not None:
+                client.close()
 
 
 class FileTransport:

@@ -1,0 +1,105 @@
+"""The compliance mapping covers every scanner outcome, agrees with the rule table, and says what auditors expect."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.fakes import make_report
+from websec_app.scanner.rules import default_rulebook
+from websec_app.services.compliance import FAIL, FRAMEWORKS, NOT_TESTED, PARTIAL, PASS, assess, default_mapping
+
+
+def test_every_outcome_of_the_rule_table_is_mapped_exactly_once() -> None:
+    mapping = default_mapping()
+    outcomes = set(default_rulebook().rules)
+
+    mapped = mapping.outcomes()
+
+    assert outcomes - set(mapped) - set(mapping.not_assessed) == set(), "outcomes missing from mapping.toml"
+    assert set(mapped) - outcomes == set(), "mapping.toml names outcomes the rule table does not have"
+    assert set(mapped).isdisjoint(mapping.not_assessed)
+
+
+def test_each_mapped_cwe_agrees_with_the_rule_table_and_has_a_name() -> None:
+    mapping = default_mapping()
+    rules = default_rulebook().rules
+
+    disagreements = {o: (cwe, rules[o].cwe) for o, cwe in mapping.outcomes().items() if rules[o].cwe not in (None, cwe)}
+
+    assert disagreements == {}
+    assert all(cwe in mapping.cwe_names for cwe in mapping.outcomes().values())
+
+
+def test_every_control_names_requirements_in_all_four_frameworks() -> None:
+    for control in default_mapping().controls:
+        assert all(control.requirements[key] for key in FRAMEWORKS), control.id
+
+
+@pytest.mark.parametrize(
+    ("outcome", "cwe", "expected"),
+    [
+        # TLS: PCI DSS 4.2.1 (strong cryptography for PAN in transit), ISO A.8.24 (use of cryptography), OWASP A02.
+        (
+            "tls.no_https",
+            "CWE-319",
+            {"owasp": "A02:2021", "pci_dss": "4.2.1", "gdpr": "32(1)(a)", "iso27001": "A.8.24"},
+        ),
+        ("tls.cert_expired", "CWE-298", {"owasp": "A02:2021", "pci_dss": "4.2.1", "iso27001": "A.8.24"}),
+        ("hsts.missing", "CWE-319", {"owasp": "A02:2021", "pci_dss": "4.2.1"}),
+        # Payment-page scripts: PCI DSS 6.4.3; XSS is OWASP A03.
+        ("csp.missing", "CWE-693", {"owasp": "A03:2021", "pci_dss": "6.4.3"}),
+        ("page.sri_missing_script", "CWE-353", {"owasp": "A08:2021", "pci_dss": "6.4.3"}),
+        # OWASP's A05 lists CWE-614/1004 and A01 names CORS misconfiguration.
+        ("cookie.session_no_secure", "CWE-614", {"owasp": "A05:2021"}),
+        ("cors.origin_reflected_credentials", "CWE-942", {"owasp": "A01:2021"}),
+        ("xfo.missing", "CWE-1021", {"owasp": "A04:2021"}),
+        # Anti-phishing (SPF/DMARC) is PCI DSS 5.4.1; vulnerability disclosure is incident readiness.
+        ("dns.dmarc_missing", "CWE-290", {"pci_dss": "5.4.1", "owasp": "A07:2021"}),
+        ("security_txt.missing", "CWE-693", {"pci_dss": "12.10.1", "iso27001": "A.5.24", "gdpr": "32(1)(d)"}),
+    ],
+)
+def test_mappings_an_auditor_expects(outcome: str, cwe: str, expected: dict[str, str]) -> None:
+    mapping = default_mapping()
+    control = mapping.control_of(outcome)
+
+    assert control is not None
+    assert control.outcomes[outcome] == cwe
+    for framework, requirement in expected.items():
+        assert requirement in control.requirements[framework], (outcome, framework)
+
+
+def test_assessment_of_a_report_gives_verdicts_per_requirement() -> None:
+    report = make_report().to_dict(pro=True)  # CSP missing, HSTS weak, TLS fine, DNS CAA missing, ...
+
+    assessment = assess(report)
+
+    verdicts = {
+        (r.framework.key, req.requirement): req.verdict for r in assessment.frameworks for req in r.requirements
+    }
+    assert verdicts[("owasp", "A03:2021")] == FAIL  # CSP missing
+    assert verdicts[("owasp", "A10:2021")] == NOT_TESTED  # SSRF: nothing in an external scan is evidence
+    assert verdicts[("pci_dss", "4.2.1")] == FAIL  # HSTS max-age too short is "weak"
+    assert {v for v in verdicts.values()} <= {PASS, FAIL, PARTIAL, NOT_TESTED}
+    plan = assessment.remediation()
+    assert list(plan) == ["critical", "important", "minor"]
+    assert [f.outcome for f in plan["critical"]] == ["csp.missing"]
+    assert all(f.failing for group in plan.values() for f in group)
+
+
+def test_header_findings_are_recognised_from_their_explanation() -> None:
+    rules = default_rulebook().rules
+    report = make_report().to_dict(pro=True)
+    report["headers"]["X-Frame-Options"] = {
+        "present": False,
+        "value": None,
+        "status": "missing",
+        "severity": "important",
+        "deduction": 8,
+        "explanation": rules["xfo.missing"].explanation,
+        "fix": "X-Frame-Options: DENY",
+        "note": None,
+    }
+
+    outcomes = {f.outcome for f in assess(report).findings}
+
+    assert "xfo.missing" in outcomes

@@ -1,0 +1,144 @@
+"""Email: rendering is pure (no server), delivery goes through a real SMTP server with STARTTLS and AUTH."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from tests.fixtures.pki import Pki
+from tests.fixtures.providers import SmtpSink
+from tests.payment_fixtures import Mailbox
+from websec_app.services.email import (
+    FileTransport,
+    MailDeliveryError,
+    SmtpConfig,
+    SmtpTransport,
+    api_key_email,
+    compliance_report_email,
+    scan_token_email,
+    to_message,
+)
+from websec_app.settings import SettingsError
+
+NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
+SENDER = "websec <billing@websec.test>"
+
+
+def test_a_scan_token_email_has_text_and_html_with_the_token_and_expiry() -> None:
+    rendered = scan_token_email(to="b@example.com", token="wst_abc", expires_at=NOW, base_url="https://websec.test")
+
+    message = email.message_from_bytes(to_message(rendered, sender=SENDER, now=NOW), policy=email.policy.default)
+
+    assert message["Subject"] == "Your websec one-time scan token"
+    assert message["To"] == "b@example.com" and message["From"] == SENDER
+    text = message.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    html = message.get_body(("html",)).get_content()  # type: ignore[union-attr]
+    assert "wst_abc" in text and "2026-11-22 12:00 UTC" in text
+    assert "https://websec.test/?one_time_token=wst_abc" in html
+
+
+def test_untrusted_text_is_escaped_in_html() -> None:
+    rendered = compliance_report_email(
+        to="b@example.com",
+        url="https://x.test/<script>alert(1)</script>",
+        grade="F",
+        score=3,
+        pdf=b"%PDF-1.4",
+        filename="x.test-websec-compliance.pdf",
+    )
+
+    assert "<script>" not in rendered.html and "&lt;script&gt;" in rendered.html
+
+
+def test_the_report_pdf_is_attached() -> None:
+    rendered = compliance_report_email(
+        to="b@example.com", url="https://a.test/", grade="B", score=75, pdf=b"%PDF-1.4 x", filename="a.pdf"
+    )
+
+    message = email.message_from_bytes(to_message(rendered, sender=SENDER, now=NOW), policy=email.policy.default)
+
+    [attachment] = list(message.iter_attachments())  # type: ignore[attr-defined]
+    assert attachment.get_filename() == "a.pdf" and attachment.get_content_type() == "application/pdf"
+    assert attachment.get_payload(decode=True) == b"%PDF-1.4 x"
+
+
+def test_messages_use_crlf_line_ends() -> None:
+    data = to_message(
+        api_key_email(to="p@example.com", key="wsk_x", plan="Pro", scans_per_month=50, base_url="https://w.test"),
+        sender=SENDER,
+        now=NOW,
+    )
+
+    assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("smtp://user:p%40ss@mail.example.com:587", SmtpConfig("mail.example.com", 587, "starttls", "user", "p@ss")),
+        ("smtp://mail.example.com", SmtpConfig("mail.example.com", 587, "starttls")),
+        ("smtps://u:p@mail.example.com", SmtpConfig("mail.example.com", 465, "ssl", "u", "p")),
+        ("smtp://localhost:25?tls=none", SmtpConfig("localhost", 25, "none")),
+    ],
+)
+def test_smtp_urls(url: str, expected: SmtpConfig) -> None:
+    assert SmtpConfig.parse(url) == expected
+
+
+def test_an_unknown_scheme_is_a_settings_error() -> None:
+    with pytest.raises(SettingsError, match="smtp:// or smtps://"):
+        SmtpConfig.parse("http://mail.example.com")
+
+
+def test_delivery_over_starttls_with_auth(smtp_server: SmtpSink, mailbox: Mailbox) -> None:
+    transport = SmtpTransport.from_url(smtp_server.url, ssl_context=smtp_server.client_context)
+    rendered = scan_token_email(to="b@example.com", token="wst_abc", expires_at=NOW, base_url="https://w.test")
+
+    transport.send(SENDER, "b@example.com", to_message(rendered, sender=SENDER, now=NOW))
+
+    [delivered] = mailbox.messages
+    assert delivered.sender == "billing@websec.test" and delivered.recipients == ("b@example.com",)
+    assert "wst_abc" in delivered.text()
+
+
+def test_a_wrong_password_or_an_untrusted_certificate_is_a_delivery_error(smtp_server: SmtpSink, pki: Pki) -> None:
+    wrong_password = SmtpTransport(
+        SmtpConfig(smtp_server.host, smtp_server.port, "starttls", "mailer", "nope"),
+        ssl_context=smtp_server.client_context,
+    )
+    default_trust = SmtpTransport.from_url(smtp_server.url)  # the test root is not in the system store
+
+    for transport in (wrong_password, default_trust):
+        with pytest.raises(MailDeliveryError):
+            transport.send(SENDER, "b@example.com", b"Subject: x\r\n\r\nx\r\n")
+
+
+def test_a_server_without_starttls_gets_no_credentials(pki: Pki) -> None:
+
+    class Handler:  # a server that offers no STARTTLS at all
+        async def handle_DATA(self, server: object, session: object, envelope: object) -> str:  # noqa: N802
+            return "250 OK"
+
+    probe = SmtpSink(pki)  # only for a free port
+    controller = Controller(Handler(), hostname="127.0.0.1", port=probe.port)
+    controller.start()
+    try:
+        transport = SmtpTransport(SmtpConfig("127.0.0.1", probe.port, "starttls", "u", "p"))
+        with pytest.raises(MailDeliveryError, match="does not offer STARTTLS"):
+            transport.send(SENDER, "b@example.com", b"Subject: x\r\n\r\nx\r\n")
+    finally:
+        controller.stop()
+
+
+def test_without_smtp_messages_are_eml_files(tmp_path: Path) -> None:
+    transport = FileTransport(tmp_path / "outbox")
+
+    transport.send(SENDER, "b@example.com", b"Subject: hi\r\n\r\nbody\r\n")
+
+    [eml] = list((tmp_path / "outbox").glob("*.eml"))
+    assert eml.read_bytes() == b"Subject: hi\r\n\r\nbody\r\n"

@@ -1,0 +1,126 @@
+"""The PDFs: text extracted with pypdf shows what issue 5 asks for; pdftoppm renders every page."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pypdf
+import pytest
+
+from tests.api.fakes import make_report
+from tests.fixtures.sites import RunningSite
+from websec_app.scanner import scan
+from websec_app.services.pdf import render_compliance_pdf, render_scan_pdf, report_filename
+from websec_app.services.pdf.compliance_report import DISCLAIMER
+from websec_app.settings import Settings
+
+NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
+
+
+def pages(data: bytes) -> list[str]:
+    return [page.extract_text() for page in pypdf.PdfReader(io.BytesIO(data)).pages]
+
+
+def flat(data: bytes) -> str:
+    return re.sub(r"\s+", " ", " ".join(pages(data)))
+
+
+def test_the_scan_pdf_shows_name_grade_score_every_section_and_fixes() -> None:
+    report = make_report().to_dict(pro=True)
+
+    text = flat(render_scan_pdf(report, "Acme <Corp> & Sons"))
+
+    assert "Prepared for Acme <Corp> & Sons" in text
+    assert "Grade C, score 64 / 100" in text
+    for title in ("HTTP security headers", "TLS / SSL certificate", "DNS configuration", "Cookies", "CORS policy"):
+        assert title in text
+    assert "default-src 'self'" in text  # a fix
+    assert "Explanation of dns.caa_missing." in text  # an explanation
+
+
+def test_markup_in_the_name_or_a_header_value_prints_as_text() -> None:
+    report = make_report().to_dict(pro=True)
+    report["headers"]["Strict-Transport-Security"]["value"] = '<font size="80">max-age=1</font>\x00'
+
+    text = flat(render_scan_pdf(report, '<b>x</b><font color="red">y</font> &amp;'))
+
+    assert '<b>x</b><font color="red">y</font> &amp;' in text
+    assert '<font size="80">max-age=1</font>' in text
+
+
+def test_every_page_is_numbered() -> None:
+    data = render_scan_pdf(make_report().to_dict(pro=True), "Acme")
+
+    texts = pages(data)
+
+    assert len(texts) >= 2
+    for number, text in enumerate(texts, start=1):
+        assert f"Page {number} of {len(texts)}" in text
+
+
+def test_the_filename_comes_from_the_domain() -> None:
+    assert report_filename("example.com") == "example.com-websec-report.pdf"
+    assert report_filename("[2001:db8::1]") == "2001-db8-1-websec-report.pdf"
+    assert report_filename("shop.example.com", kind="compliance") == "shop.example.com-websec-compliance.pdf"
+
+
+def test_the_compliance_pdf_has_cover_summary_frameworks_plan_and_disclaimer() -> None:
+    data = render_compliance_pdf(make_report().to_dict(pro=True), now=NOW)
+
+    texts = pages(data)
+    text = flat(data)
+
+    assert "Security compliance assessment" in texts[0] and "Report date 2026-11-22 12:00 UTC" in re.sub(
+        r"\s+", " ", texts[0]
+    )
+    assert "Results by framework" in texts[0]
+    assert "1. Assessment summary" in text and "CWE-693 Protection Mechanism Failure" in text
+    for framework in ("OWASP Top 10 2021", "PCI DSS v4.0", "GDPR Article 32", "ISO/IEC 27001:2022 Annex A"):
+        assert framework in text
+    assert "A02:2021 Cryptographic Failures" in text and "4.2.1 Strong cryptography" in text
+    assert "Remediation plan" in text and "Critical (1)" in text and "Important (" in text and "Minor (" in text
+    assert "Disclaimer" in text and "not an Approved Scanning Vendor (ASV) scan" in text
+    assert DISCLAIMER.split(".")[0] in text
+    assert f"Page 1 of {len(texts)}" in texts[0]
+
+
+def test_a_malformed_report_still_renders_what_it_can() -> None:
+    report: dict[str, Any] = {"url": "https://x.test/", "grade": "B", "score": 77, "headers": "garbage", "tls": []}
+
+    assert "Website security report" in pages(render_scan_pdf(report))[0]
+    assert "Security compliance assessment" in pages(render_compliance_pdf(report))[0]
+
+
+@pytest.fixture(scope="module")
+def worst_report(worst_site: RunningSite, scan_settings: Settings) -> dict[str, Any]:
+    import asyncio
+
+    return asyncio.run(scan(worst_site.url, scan_settings)).to_dict(pro=True, include_fix=True)
+
+
+def test_a_real_scan_maps_to_cwe_and_requirements(worst_report: dict[str, Any]) -> None:
+    text = flat(render_compliance_pdf(worst_report, now=NOW))
+
+    assert "CWE-942 Permissive Cross-domain Policy" in text  # the worst site reflects origins with credentials
+    assert "OWASP A01:2021" in text and "PCI DSS 6.2.4" in text
+    assert "Critical (" in text
+
+
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) is installed by make test")
+def test_every_page_renders_to_png(worst_report: dict[str, Any], tmp_path: Path) -> None:
+    for name, data in (
+        ("scan", render_scan_pdf(worst_report, "Acme GmbH")),
+        ("compliance", render_compliance_pdf(worst_report, now=NOW)),
+    ):
+        path = tmp_path / f"{name}.pdf"
+        path.write_bytes(data)
+        subprocess.run(["pdftoppm", "-r", "30", "-png", str(path), str(tmp_path / name)], check=True, timeout=60)
+        images = sorted(tmp_path.glob(f"{name}-*.png"))
+        assert len(images) == len(pages(data))
+        assert all(image.stat().st_size > 1000 for image in images)
