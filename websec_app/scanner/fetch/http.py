@@ -30,6 +30,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
     def __init__(self, pinner: Pinner) -> None:
         self._pinner = pinner
         self._inner = httpcore.AnyIOBackend()
+        self._connects: list[asyncio.Future[httpcore.AsyncNetworkStream]] = []
 
     async def connect_tcp(
         self,
@@ -42,7 +43,22 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         address = self._pinner.address_for(host)
         if address is None:  # never happens through fetch_chain; refuse rather than resolve
             raise httpcore.ConnectError(f"{host} was not resolved and checked by the guard")
-        return await self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
+        # anyio (4.x) drops a socket that connects just as its connect_tcp is cancelled, and a scan
+        # cancels its side fetches as soon as the target itself fails. So the connect is shielded
+        # (it is bounded by the connect timeout) and close_all() closes every stream it returned.
+        connect = asyncio.ensure_future(self._inner.connect_tcp(address, port, timeout, local_address, socket_options))
+        self._connects.append(connect)
+        return await asyncio.shield(connect)
+
+    async def close_all(self) -> None:
+        """Close every connection this backend opened, whether or not httpcore still knows it."""
+        connects, self._connects = self._connects, []
+        for outcome in await asyncio.gather(*connects, return_exceptions=True):
+            if isinstance(outcome, httpcore.AsyncNetworkStream):
+                try:
+                    await outcome.aclose()
+                except (OSError, ssl.SSLError, httpcore.NetworkError):  # already broken: it is closed now
+                    pass
 
     async def connect_unix_socket(self, *args: typing.Any, **kwargs: typing.Any) -> httpcore.AsyncNetworkStream:
         raise httpcore.ConnectError("unix sockets are never used by the scanner")
@@ -72,6 +88,7 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
         super().__init__(verify=False, trust_env=False, retries=0)
         # httpx (0.28) gives no public way to pass a network backend, so we replace the pool it
         # built with an identical one that has ours (httpx/_transports/default.py).
+        self._backend = _PinnedBackend(pinner)
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=permissive_tls_context(),
             max_connections=20,
@@ -79,8 +96,20 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
             keepalive_expiry=5.0,
             http1=True,
             http2=False,
-            network_backend=_PinnedBackend(pinner),
+            network_backend=self._backend,
         )
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            await self._backend.close_all()
+
+    async def __aexit__(self, *exc_info: typing.Any) -> None:  # AsyncClient's exit calls this, not aclose()
+        try:
+            await super().__aexit__(*exc_info)
+        finally:
+            await self._backend.close_all()
 
 
 def make_client(pinner: Pinner, settings: Settings) -> httpx.AsyncClient:
