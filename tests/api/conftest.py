@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from api_routes import create_api
-from tests import db_fixtures
+from tests import db_fixtures, payment_fixtures
 from tests.api.fakes import FakeScanner, FrozenClock
 from websec_app.settings import Settings
 from websec_app.store import Database, IssuedKey, create_subscription, issue_api_key
@@ -19,6 +19,15 @@ from websec_app.store import Database, IssuedKey, create_subscription, issue_api
 database = db_fixtures.database
 postgres_database = db_fixtures.postgres_database
 any_database = db_fixtures.any_database
+
+# Provider stand-ins, the SMTP server and the payment service (tests/payment_fixtures.py), for test_payments_*.py.
+razorpay_api = payment_fixtures.razorpay_api
+stripe_api = payment_fixtures.stripe_api
+smtp_server = payment_fixtures.smtp_server
+mailbox = payment_fixtures.mailbox
+paid_settings = payment_fixtures.paid_settings
+service = payment_fixtures.service
+worker = payment_fixtures.worker
 
 CLIENT_IP = "203.0.113.7"
 

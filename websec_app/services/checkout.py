@@ -428,7 +428,16 @@ class PaymentService:
                     session, checkout, now=now, provider_payment_id=change.payment_id, compose=scan_token
                 )
             if issued is None:
-                return Outcome(ALREADY_FULFILLED, f"a scan token was issued for {checkout.reference} before")
+                return Outcome(
+                    ALREADY_FULFILLED,
+                    f"a scan token was issued for {checkout.reference} before",
+                    Confirmation(
+                        checkout.product,
+                        checkout.email,
+                        f"This payment was confirmed before; its one-time scan token was emailed to {checkout.email}.",
+                        newly_fulfilled=False,
+                    ),
+                )
             notify_outbox()
             return Outcome(
                 FULFILLED,
@@ -454,7 +463,16 @@ class PaymentService:
                     compose=compliance_token if emailed else None,
                 )
             if not settled.newly_paid:
-                return Outcome(ALREADY_FULFILLED, f"compliance token of {checkout.reference} was confirmed before")
+                return Outcome(
+                    ALREADY_FULFILLED,
+                    f"compliance token of {checkout.reference} was confirmed before",
+                    Confirmation(
+                        checkout.product,
+                        checkout.email,
+                        "This payment was confirmed before: the compliance report token can be used.",
+                        newly_fulfilled=False,
+                    ),
+                )
             notify_outbox()
             message = (
                 f"Your compliance report token was emailed to {to}."

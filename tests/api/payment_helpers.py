@@ -1,0 +1,31 @@
+"""Helpers for the end-to-end payment tests: the app wired to the stand-ins, webhooks, secrets from emails."""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+import httpx
+
+from tests.fixtures.providers.smtp import Delivered
+
+
+class Signed(Protocol):
+    body: bytes
+    headers: dict[str, str]
+
+
+async def deliver(client: httpx.AsyncClient, provider: str, webhook: Signed) -> httpx.Response:
+    """POST a signed webhook to our app, exactly as the provider would."""
+    return await client.post(f"/api/webhooks/{provider}", content=webhook.body, headers=webhook.headers)
+
+
+def secret_in(mail: Delivered, prefix: str) -> str:
+    """The token or key (`wst_`, `wsc_`, `wsk_`) an email carries, from its text part."""
+    found = re.search(rf"\b{prefix}[A-Za-z0-9_-]{{43}}\b", mail.text())
+    assert found is not None, f"no {prefix}... in {mail.message['Subject']!r}"
+    return found.group(0)
+
+
+def to(mails: list[Delivered], recipient: str, subject_part: str) -> list[Delivered]:
+    return [m for m in mails if recipient in m.recipients and subject_part in str(m.message["Subject"])]
