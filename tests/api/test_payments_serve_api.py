@@ -1,0 +1,74 @@
+"""`serve-api` delivers the outbox: mail a previous process left is sent at start, and a newcomer can click
+through a sandbox purchase over real HTTP and find the token in var/outbox/*.eml."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from websec_app.store import Database
+from websec_app.store.outbox import QueuedEmail, enqueue_email
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait(condition: Callable[[], bool], what: str, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_serve_api_sends_left_over_mail_and_sandbox_purchases(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'websec.db'}")
+    with database.session() as session:
+        message = b"From: websec <a@websec.test>\r\nTo: old@example.com\r\nSubject: left over\r\n\r\nhi\r\n"
+        enqueue_email(session, QueuedEmail("test", "old@example.com", "left over", message), datetime.now(UTC))
+    database.dispose()
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBSEC_", "RAZORPAY_", "STRIPE_"))}
+    env.update({"WEBSEC_DATA_DIR": str(tmp_path), "WEBSEC_BASE_URL": base, "PYTHONPATH": str(REPO)})
+    outbox = tmp_path / "outbox"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "websec_app", "serve-api", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait(lambda: len(list(outbox.glob("*.eml"))) == 1, "the left-over email")
+        pay = httpx.post(
+            f"{base}/api/compliance-report/pay",
+            json={"provider": "stripe", "email": "new@example.com", "url": "example.com"},
+            timeout=10,
+        )
+        page = httpx.get(pay.json()["checkout_url"], timeout=10)
+        clicked = httpx.post(pay.json()["checkout_url"], data={"action": "pay"}, timeout=10)
+        _wait(lambda: len(list(outbox.glob("*.eml"))) == 2, "the token email")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+    assert pay.json()["sandbox"] is True
+    assert "SANDBOX: no real money moves" in page.text and "$3.00" in page.text
+    assert clicked.status_code == 200 and "Token: <code>wsc_" in clicked.text
+    mails = sorted(path.read_bytes() for path in outbox.glob("*.eml"))
+    assert any(b"Subject: left over" in m for m in mails)
+    assert any(b"Subject: Your websec compliance report token" in m and b"To: new@example.com" in m for m in mails)
