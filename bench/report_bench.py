@@ -119,9 +119,8 @@ def main() -> int:
             median = statistics.median(times)
             if label == "typical":
                 typical_medians.append(median)
-            print(
-                f"{label:<12} {kind:<11} {median:>9.0f} {p95:>8.0f} {max(times):>8.0f} {pages:>6} {len(data) / 1024:>6.0f}"
-            )
+            size = len(data) / 1024
+            print(f"{label:<12} {kind:<11} {median:>9.0f} {p95:>8.0f} {max(times):>8.0f} {pages:>6} {size:>6.0f}")
     verdict = "met" if max(typical_medians) < TARGET_MS else "NOT met"
     print(f"target ({TARGET_MS:.0f} ms for a typical report): {verdict}")
     return 0
