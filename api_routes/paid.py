@@ -11,7 +11,6 @@ import logging
 import anyio.to_thread
 from fastapi import APIRouter
 
-from websec_app.scanner import ScanReport
 from websec_app.services.checkout import PaymentService
 from websec_app.services.payments import PaymentsUnavailable
 from websec_app.services.pdf import PdfRenderError
@@ -130,30 +129,17 @@ async def generate(body: GenerateRequest, ctx: Context) -> GenerateResult:
     and emails the PDF. The token is used up together with queuing the email, in one transaction: a scan that
     fails (502) or a report that cannot be rendered (500) leaves it usable, and an email the mail server does not
     take at once is retried from the outbox until it is delivered."""
-    target = target_of(body.url)
+    target_of(body.url)
     service = _service(ctx)
-    try:
-        await anyio.to_thread.run_sync(service.ensure_compliance_paid, body.token)
-    except TokenRejected as exc:
-        raise token_error(exc, COMPLIANCE_TOKEN_MESSAGES) from None
     now = ctx.now()
-    report: ScanReport = await ctx.scanner(body.url, ctx.settings)
-    content = report.to_dict(pro=True, include_fix=True)
     try:
-        queued = await anyio.to_thread.run_sync(
-            lambda: service.queue_compliance_report(body.token, email=body.email, report=content)
+        generated = await service.generate_compliance_report(
+            body.token, url=body.url, email=body.email, scan=lambda url: ctx.scanner(url, ctx.settings)
         )
     except TokenRejected as exc:
         raise token_error(exc, COMPLIANCE_TOKEN_MESSAGES) from None
     except PdfRenderError as exc:
-        log.exception("compliance PDF rendering failed for %s", report.url)
+        log.exception("compliance PDF rendering failed for %s", body.url)
         raise ApiError(500, "The compliance report could not be generated. Your token is still valid.") from exc
-    await save_record(ctx, report, SCAN_COMPLIANCE, now)
-    if queued.delivered:
-        message = f"The compliance report for {target.host} was emailed to {body.email}."
-    else:
-        message = (
-            f"The compliance report for {target.host} is ready and queued for {body.email}; the mail server did not "
-            "take it yet, so it is retried automatically until it is delivered."
-        )
-    return GenerateResult(ok=True, message=message)
+    await save_record(ctx, generated.report, SCAN_COMPLIANCE, now)
+    return GenerateResult(ok=True, message=generated.message)

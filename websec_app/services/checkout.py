@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from websec_app.scanner import parse_target
+import anyio.to_thread
+
+from websec_app.scanner import ScanReport, parse_target
 from websec_app.settings import Settings, get_settings
 from websec_app.store import (
     Database,
@@ -150,6 +152,15 @@ class Outcome:
 class QueuedReport:
     email_id: int
     delivered: bool
+
+
+@dataclass(frozen=True)
+class GeneratedReport:
+    """A compliance report that was scanned, rendered and queued (the token is used)."""
+
+    report: ScanReport
+    delivered: bool  # False: the mail server did not take it yet; the outbox retries it
+    message: str  # a sentence for the buyer
 
 
 @dataclass
@@ -601,6 +612,29 @@ class PaymentService:
                 return
         raise TokenRejected(TokenProblem.UNPAID)
 
+    async def generate_compliance_report(
+        self, token: str, *, url: str, email: str, scan: Callable[[str], Awaitable[ScanReport]]
+    ) -> GeneratedReport:
+        """Spec 4.8 for the API and the UI alike: check the token, scan, render, use the token and queue the
+        email in one transaction, try to send it. Raises TokenRejected, the scanner's errors (the token stays
+        usable) and PdfRenderError (likewise)."""
+        token = token.strip()
+        target = parse_target(url)
+        await anyio.to_thread.run_sync(self.ensure_compliance_paid, token)
+        report = await scan(url)
+        content = report.to_dict(pro=True, include_fix=True)
+        queued = await anyio.to_thread.run_sync(
+            lambda: self.queue_compliance_report(token, email=email, report=content)
+        )
+        if queued.delivered:
+            message = f"The compliance report for {target.host} was emailed to {email}."
+        else:
+            message = (
+                f"The compliance report for {target.host} is ready and queued for {email}; the mail server did not "
+                "take it yet, so it is retried automatically until it is delivered."
+            )
+        return GeneratedReport(report, queued.delivered, message)
+
     def queue_compliance_report(self, token: str, *, email: str, report: Mapping[str, Any]) -> QueuedReport:
         """Render the PDF and its email, use the token and queue the email in one transaction, try to send.
 
@@ -726,6 +760,7 @@ __all__ = [
     "Confirmation",
     "Outcome",
     "PaymentService",
+    "GeneratedReport",
     "QueuedReport",
     "build_payment_service",
     "complete_sandbox_checkout",
