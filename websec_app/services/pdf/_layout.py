@@ -88,6 +88,7 @@ def styles() -> dict[str, ParagraphStyle]:
         ),
         "body": body,
         "small": ParagraphStyle("small", parent=body, fontSize=8, leading=10.2),
+        "item": ParagraphStyle("item", parent=body, fontSize=8, leading=10.2, spaceAfter=7),
         "cell": ParagraphStyle("cell", parent=body, fontSize=8, leading=10.2),
         "cellbold": ParagraphStyle("cellbold", parent=body, fontName="Helvetica-Bold", fontSize=8, leading=10.2),
         "grade": ParagraphStyle(

@@ -20,7 +20,7 @@ from typing import Any
 
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
-from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak, Paragraph, SimpleDocTemplate, Spacer
+from reportlab.platypus import CondPageBreak, Flowable, PageBreak, Paragraph, SimpleDocTemplate, Spacer
 
 from ..compliance import FAIL, NOT_TESTED, PARTIAL, PASS, Assessment, ObservedFinding, assess
 from ._layout import (
@@ -62,7 +62,7 @@ def _host(url: str) -> str:
 
 def _finding_title(finding: ObservedFinding) -> str:
     what = finding.control.title if finding.control else finding.section.replace("_", " ")
-    subject = f" ({finding.subject})" if finding.subject else ""
+    subject = f" ({finding.subject})" if finding.subject and finding.subject not in what else ""
     return f"{what}{subject}"
 
 
@@ -161,6 +161,19 @@ def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
     return story
 
 
+def _evidence(problems: tuple[ObservedFinding, ...]) -> str:
+    """One line per control: its worst status, its title, and the outcomes that failed it (worst first)."""
+    by_control: dict[str, list[ObservedFinding]] = {}
+    for finding in problems:
+        title = finding.control.title if finding.control else finding.section.replace("_", " ")
+        by_control.setdefault(title, []).append(finding)
+    lines = []
+    for title, findings in by_control.items():
+        outcomes = ", ".join(dict.fromkeys(f.outcome for f in findings))
+        lines.append(f"{badge(findings[0].status)} {text(title)}: {text(outcomes)}")
+    return "<br/>".join(lines)
+
+
 def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
     story: list[Flowable] = [
         CondPageBreak(50 * mm),
@@ -179,10 +192,7 @@ def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
         if requirement.verdict == NOT_TESTED:
             evidence = "Not observable from outside; assess it separately."
         elif requirement.problems:
-            shown = requirement.problems[:6]
-            evidence = "<br/>".join(f"{badge(f.status)} {text(_finding_title(f))}: {text(f.outcome)}" for f in shown)
-            if len(requirement.problems) > len(shown):
-                evidence += f"<br/>and {len(requirement.problems) - len(shown)} more (see the remediation plan)"
+            evidence = _evidence(requirement.problems)
         else:
             evidence = f"{len(requirement.findings)} checks passed."
         rows.append(
@@ -231,7 +241,7 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
             if finding.references():
                 refs += f"; {text(', '.join(finding.references()))}"
             lines.append(f"<font color='#656d76'>{refs}</font>")
-            story.append(KeepTogether([Paragraph("<br/>".join(lines), st["small"]), Spacer(1, 2.5 * mm)]))
+            story.append(Paragraph("<br/>".join(lines), st["item"]))
     return story
 
 
