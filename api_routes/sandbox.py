@@ -18,6 +18,8 @@ from fastapi.responses import HTMLResponse
 from websec_app.services.checkout import Outcome, PaymentService
 from websec_app.services.payments import UnknownCheckout
 from websec_app.services.prices import Product, price_for
+from websec_app.store.models import SUBSCRIPTION_PENDING
+from websec_app.store.payments import STATUS_PAID
 
 from .context import ApiContext, Context
 
@@ -51,9 +53,9 @@ def _page(service: PaymentService, reference: str, outcome: Outcome | None) -> H
     if subscription_status:
         rows.append(("Subscription", subscription_status))
     table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
-    if checkout.product == Product.SUBSCRIPTION and subscription_status not in (None, "pending"):
+    if checkout.product == Product.SUBSCRIPTION and subscription_status not in (None, SUBSCRIPTION_PENDING):
         actions = ["renew", "fail_renewal", "cancel"]
-    elif checkout.status != "paid":
+    elif checkout.status != STATUS_PAID:
         actions = ["pay"]
     else:
         actions = []

@@ -38,7 +38,13 @@ from websec_app.store import (
     issue_compliance_token,
     monthly_scan_limit,
 )
-from websec_app.store.payments import find_payment, find_webhook_event, record_webhook_event
+from websec_app.store.models import (
+    SUBSCRIPTION_ACTIVE,
+    SUBSCRIPTION_CANCELLED,
+    SUBSCRIPTION_PAST_DUE,
+    SUBSCRIPTION_PENDING,
+)
+from websec_app.store.payments import STATUS_PAID, find_payment, find_webhook_event, record_webhook_event
 from websec_app.store.purchases import (
     CheckoutRecord,
     claim_compliance_token_with_email,
@@ -335,7 +341,7 @@ class PaymentService:
         """
         with self.database.session() as session:
             known = find_payment(session, PROVIDER_A, provider_payment_id=payment_id)
-        if known is not None and known.status == "paid":
+        if known is not None and known.status == STATUS_PAID:
             raise TokenAlreadyIssued(f"payment {payment_id} was fulfilled before")
         payment = self._razorpay().fetch_payment(payment_id)
         if payment.status not in PAID_STATES:
@@ -518,7 +524,7 @@ class PaymentService:
         if self._amount_mismatch(provider, checkout, price, change):
             return Outcome(AMOUNT_MISMATCH, f"{change.amount} {change.currency} for {change.subscription_id}")
         now = self.clock()
-        if subscription.status == "pending":
+        if subscription.status == SUBSCRIPTION_PENDING:
             plan_limit = monthly_scan_limit(subscription.plan, self.settings)
             to = subscription.email
 
@@ -553,7 +559,7 @@ class PaymentService:
                 currency=change.currency,
                 now=now,
             )
-            reactivated = set_provider_subscription_status(session, subscription.id or 0, "active", now)
+            reactivated = set_provider_subscription_status(session, subscription.id or 0, SUBSCRIPTION_ACTIVE, now)
         confirmation = Confirmation(
             Product.SUBSCRIPTION.value,
             subscription.email,
@@ -699,9 +705,9 @@ class PaymentService:
             else:
                 change = PaymentCaptured(reference, payment_id, price.amount, price.currency, checkout.email)
         elif action == "fail_renewal":
-            change = SubscriptionStatusChanged(reference, "past_due")
+            change = SubscriptionStatusChanged(reference, SUBSCRIPTION_PAST_DUE)
         elif action == "cancel":
-            change = SubscriptionStatusChanged(reference, "cancelled")
+            change = SubscriptionStatusChanged(reference, SUBSCRIPTION_CANCELLED)
         else:
             raise PaymentNotVerified(f"Unknown sandbox action {action!r}.")
         outcome = self.apply(checkout.provider, change)

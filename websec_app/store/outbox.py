@@ -169,19 +169,8 @@ def next_email_due_at(session: Session) -> datetime | None:
     leased = session.exec(
         select(func.min(OutboxEmail.claimed_until)).where(col(OutboxEmail.status) == OUTBOX_SENDING)
     ).first()
-    moments = [m for m in (pending, leased) if m is not None]
-    if not moments:
-        return None
-    earliest = min(moments)
-    # func.min bypasses the column type on SQLite: naive UTC text comes back, so make it aware here.
-    return earliest if isinstance(earliest, datetime) and earliest.tzinfo else _aware(earliest)
-
-
-def _aware(value: object) -> datetime:
-    from datetime import UTC
-
-    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    moments = [m for m in (pending, leased) if m is not None]  # aware: min() keeps the column's UTC type
+    return min(moments) if moments else None
 
 
 def outbox_emails(session: Session, *, status: str | None = None) -> list[OutboxEmail]:

@@ -35,12 +35,6 @@ class PaymentsUnavailable(PaymentError):
     http_status = 503
 
 
-class DeliveryFailed(PaymentError):
-    """An email could not be sent."""
-
-    http_status = 502
-
-
 class InvalidWebhook(PaymentError):
     """A webhook whose signature does not verify, or that is not a provider event at all."""
 
@@ -57,7 +51,6 @@ __all__ = [
     "PROVIDERS",
     "PROVIDER_A",
     "PROVIDER_B",
-    "DeliveryFailed",
     "InvalidWebhook",
     "PaymentError",
     "PaymentNotVerified",

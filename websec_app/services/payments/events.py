@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_CANCELLED, SUBSCRIPTION_PAST_DUE
-
 
 @dataclass(frozen=True)
 class PaymentCaptured:
@@ -36,16 +34,12 @@ class SubscriptionCharged:
     email: str | None = None
 
 
-#: What `SubscriptionStatusChanged.status` may say (the store's subscription statuses).
-SUBSCRIPTION_STATUSES = (SUBSCRIPTION_ACTIVE, SUBSCRIPTION_PAST_DUE, SUBSCRIPTION_CANCELLED)
-
-
 @dataclass(frozen=True)
 class SubscriptionStatusChanged:
     """Renewal failed (past_due), the subscription ended (cancelled), or it recovered (active)."""
 
     subscription_id: str
-    status: str
+    status: str  # the store's SUBSCRIPTION_ACTIVE, SUBSCRIPTION_PAST_DUE or SUBSCRIPTION_CANCELLED
 
 
 @dataclass(frozen=True)
@@ -69,7 +63,6 @@ class ProviderEvent:
 
 
 __all__ = [
-    "SUBSCRIPTION_STATUSES",
     "Change",
     "Ignored",
     "PaymentCaptured",

@@ -32,6 +32,7 @@ from razorpay.errors import (  # type: ignore[import-untyped]
 )
 
 from websec_app.settings import PaymentSettings
+from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_CANCELLED, SUBSCRIPTION_PAST_DUE
 
 from ..prices import Price
 from . import PROVIDER_A, InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable
@@ -55,13 +56,13 @@ PAID_STATES = ("captured", "authorized")
 #: Subscription webhooks that change whether the key works
 #: (https://razorpay.com/docs/webhooks/subscriptions/).
 _SUBSCRIPTION_STATUS = {
-    "subscription.activated": "active",
-    "subscription.resumed": "active",
-    "subscription.pending": "past_due",  # a renewal charge failed; Razorpay retries it
-    "subscription.halted": "past_due",  # every retry failed
-    "subscription.paused": "past_due",
-    "subscription.cancelled": "cancelled",
-    "subscription.completed": "cancelled",
+    "subscription.activated": SUBSCRIPTION_ACTIVE,
+    "subscription.resumed": SUBSCRIPTION_ACTIVE,
+    "subscription.pending": SUBSCRIPTION_PAST_DUE,  # a renewal charge failed; Razorpay retries it
+    "subscription.halted": SUBSCRIPTION_PAST_DUE,  # every retry failed
+    "subscription.paused": SUBSCRIPTION_PAST_DUE,
+    "subscription.cancelled": SUBSCRIPTION_CANCELLED,
+    "subscription.completed": SUBSCRIPTION_CANCELLED,
 }
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import stripe
 
 from websec_app.settings import PaymentSettings
+from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_CANCELLED, SUBSCRIPTION_PAST_DUE
 
 from ..prices import Price
 from . import PROVIDER_B, InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable
@@ -35,13 +36,13 @@ log = logging.getLogger(__name__)
 _TIMEOUT = 15
 #: Subscription statuses (https://docs.stripe.com/api/subscriptions/object#subscription_object-status) -> ours.
 _SUBSCRIPTION_STATUS = {
-    "active": "active",
-    "trialing": "active",
-    "past_due": "past_due",
-    "unpaid": "past_due",
-    "paused": "past_due",
-    "incomplete_expired": "cancelled",
-    "canceled": "cancelled",
+    "active": SUBSCRIPTION_ACTIVE,
+    "trialing": SUBSCRIPTION_ACTIVE,
+    "past_due": SUBSCRIPTION_PAST_DUE,
+    "unpaid": SUBSCRIPTION_PAST_DUE,
+    "paused": SUBSCRIPTION_PAST_DUE,
+    "incomplete_expired": SUBSCRIPTION_CANCELLED,
+    "canceled": SUBSCRIPTION_CANCELLED,
 }
 
 
@@ -164,9 +165,9 @@ def translate_event(event_type: str, obj: Mapping[str, Any]) -> Change:
         subscription = _subscription_of_invoice(obj)
         if subscription is None:
             return Ignored("invoice without a subscription")
-        return SubscriptionStatusChanged(subscription, "past_due")
+        return SubscriptionStatusChanged(subscription, SUBSCRIPTION_PAST_DUE)
     if event_type == "customer.subscription.deleted":
-        return SubscriptionStatusChanged(str(obj.get("id")), "cancelled")
+        return SubscriptionStatusChanged(str(obj.get("id")), SUBSCRIPTION_CANCELLED)
     if event_type == "customer.subscription.updated":
         status = _SUBSCRIPTION_STATUS.get(str(obj.get("status")))
         if status is None:
