@@ -9,6 +9,7 @@ from __future__ import annotations
 import reflex as rx
 
 from api_routes import create_api
+from websec_app.services.email import outbox_lifespan
 from websec_app.settings import get_settings
 from websec_app.ui import register_pages
 
@@ -24,3 +25,5 @@ app = rx.App(
     stylesheets=["/styles.css"],
 )
 register_pages(app)
+# Emails (tokens, keys, reports) are queued in the store and sent by this worker, with retries (services/README.md).
+app.register_lifespan_task(outbox_lifespan)

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import reflex as rx
 
+from .pages.checkout import checkout, checkout_cancelled, checkout_success
+from .pages.compliance import compliance
 from .pages.docs import docs
 from .pages.home import home
+from .pages.pricing import pricing
 from .pages.pro import pro
 from .pages.report import report
 from .pages.token import token_page
+from .state.checkout import CheckoutState
 from .state.pro import ProState
 from .state.report import REPORT_ROUTE, ReportState
 from .state.scan import ScanState
@@ -28,6 +32,27 @@ def register_pages(app: rx.App) -> None:
     app.add_page(report, route=REPORT_ROUTE, title="Security report · websec", on_load=ReportState.load)
     app.add_page(token_page, route="/one-time-scan", title="One-time scan · websec", on_load=ScanState.open_token_page)
     app.add_page(pro, route="/pro", title="Pro · websec", on_load=ProState.open_page)
+    app.add_page(
+        pricing, route="/pricing", title="Pricing · websec", description="Pro, one-time scans and compliance reports."
+    )
+    app.add_page(
+        checkout, route="/checkout/[product_slug]", title="Checkout · websec", on_load=CheckoutState.open_checkout
+    )
+    app.add_page(
+        checkout_success, route="/checkout/success", title="Payment · websec", on_load=CheckoutState.open_success
+    )
+    app.add_page(
+        checkout_cancelled,
+        route="/checkout/cancelled",
+        title="Payment cancelled · websec",
+        on_load=CheckoutState.open_cancelled,
+    )
+    app.add_page(
+        compliance,
+        route="/compliance-report",
+        title="Compliance report · websec",
+        on_load=ScanState.open_compliance_page,
+    )
     app.add_page(docs, route="/api-docs", title="API · websec", description="The websec JSON API with curl examples.")
 
 

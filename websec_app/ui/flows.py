@@ -24,7 +24,7 @@ import anyio.to_thread
 from sqlmodel import Session
 
 from websec_app.scanner import ScanReport, parse_target, scan
-from websec_app.services.pdf import render_scan_pdf
+from websec_app.services.pdf import render_scan_pdf, report_filename
 from websec_app.settings import Settings, get_settings
 from websec_app.store import (
     PLAN_LABELS,
@@ -65,7 +65,7 @@ Progress = Callable[[str], None]
 STEPS = ("quota", "fetch", "save")
 
 
-def _quiet(step: str) -> None:
+def no_progress(step: str) -> None:
     """The default Progress: nobody is watching."""
 
 
@@ -204,12 +204,6 @@ def _keep(session: Session, report: ScanReport, body: Mapping[str, Any], kind: s
     return save_report(session, body=body, kind=kind, now=now, scan_record_id=record.id).id
 
 
-def pdf_filename(host: str) -> str:
-    """`<domain>-websec-report.pdf`, as the API names it (spec 4.3)."""
-    safe = "".join(c if c.isalnum() or c in ".-" else "-" for c in host).strip("-.") or "website"
-    return f"{safe}-websec-report.pdf"
-
-
 # --- free and one-time scans --------------------------------------------------------------------
 
 
@@ -218,7 +212,7 @@ def client_key(peer: str | None, forwarded_for: list[str], settings: Settings) -
     return free_scan_client(peer, forwarded_for, parse_networks(settings.trusted_proxies))
 
 
-async def free_scan(b: Backend, url: str, client: str, progress: Progress = _quiet) -> Shown:
+async def free_scan(b: Backend, url: str, client: str, progress: Progress = no_progress) -> Shown:
     """A free scan: one unit of the client's daily quota. Raises ScanError or FreeQuotaUsed."""
     parse_target(url)  # a malformed URL costs nothing (InvalidTarget)
     progress("quota")
@@ -236,7 +230,7 @@ async def free_scan(b: Backend, url: str, client: str, progress: Progress = _qui
     return Shown(report_id, body)
 
 
-async def token_scan(b: Backend, url: str, token: str, progress: Progress = _quiet) -> Shown:
+async def token_scan(b: Backend, url: str, token: str, progress: Progress = no_progress) -> Shown:
     """A paid one-time scan (full report with fixes). Raises ScanError or store.TokenRejected."""
     parse_target(url)
     progress("quota")
@@ -291,7 +285,7 @@ async def _metered(b: Backend, account: ProAccount, url: str, progress: Progress
     return now, reservation
 
 
-async def pro_scan(b: Backend, account: ProAccount, url: str, progress: Progress = _quiet) -> Shown:
+async def pro_scan(b: Backend, account: ProAccount, url: str, progress: Progress = no_progress) -> Shown:
     """A Pro scan: one unit of the monthly quota. Raises ScanError or MonthlyQuotaUsed."""
     now, reservation = await _metered(b, account, url, progress)
     async with _given_back_on_failure(b, refund, reservation):
@@ -305,7 +299,9 @@ async def pro_scan(b: Backend, account: ProAccount, url: str, progress: Progress
     return Shown(report_id, body)
 
 
-async def pro_pdf(b: Backend, account: ProAccount, url: str, client_name: str, progress: Progress = _quiet) -> PdfFile:
+async def pro_pdf(
+    b: Backend, account: ProAccount, url: str, client_name: str, progress: Progress = no_progress
+) -> PdfFile:
     """A Pro scan rendered as the PDF report (one unit, as `POST /api/report/pdf`). Raises as pro_scan,
     or the renderer's exception (the unit is given back)."""
     name = client_name.strip()[:80] or None
@@ -320,7 +316,7 @@ async def pro_pdf(b: Backend, account: ProAccount, url: str, client_name: str, p
         report_id = await b.db(
             _keep, report, body, SCAN_PDF, now, subscription_id=account.subscription_id, api_key_id=account.key_id
         )
-    return PdfFile(pdf_filename(host), data, report_id)
+    return PdfFile(report_filename(host), data, report_id)
 
 
 def _recent(session: Session, subscription_id: int, limit: int) -> list[RecentScan]:

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from websec_app.scanner import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
 from websec_app.services.payments import PaymentError
+from websec_app.services.pdf import PdfRenderError
 from websec_app.store import TokenProblem, TokenRejected
 
 from .flows import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed
@@ -55,6 +56,14 @@ _TOKEN_TEXT = {
     "report of that scan is at the link you got when it finished.",
 }
 
+_COMPLIANCE_TOKEN_TEXT = {
+    TokenProblem.UNKNOWN: "This compliance report token does not exist. Check that it was copied completely (it "
+    "starts with wsc_).",
+    TokenProblem.USED: "This compliance report token was already used on {at}: the report was emailed then.",
+    TokenProblem.UNPAID: "The payment for this token is not confirmed yet. If you just paid, try again in a minute.",
+    TokenProblem.EXPIRED: "This compliance report token has expired.",
+}
+
 _KEY_TEXT = {
     "unknown": "This API key is not valid. Check that it was copied completely (it starts with wsk_).",
     "revoked": "This API key has been revoked. Use your current key, or ask support for a new one.",
@@ -63,8 +72,8 @@ _KEY_TEXT = {
 }
 
 
-def describe(exc: BaseException, now: datetime) -> Problem:
-    """The message for anything a UI flow raises."""
+def describe(exc: BaseException, now: datetime, *, token: str = "scan") -> Problem:
+    """The message for anything a UI flow raises (`token`: which kind of token a TokenRejected is about)."""
     if isinstance(exc, FreeQuotaUsed):
         return Problem(
             "quota",
@@ -97,7 +106,12 @@ def describe(exc: BaseException, now: datetime) -> Problem:
         return Problem("error", "The scan did not finish", f"{_sentence(exc)} Nothing was counted for this attempt.")
     if isinstance(exc, TokenRejected):
         at = when(exc.at) if exc.at is not None else "an unknown date"
+        if token == "compliance":
+            text = _COMPLIANCE_TOKEN_TEXT[exc.problem].format(at=at)
+            return Problem("token", "This compliance report token cannot be used", text)
         return Problem("token", "This one-time token cannot be used", _TOKEN_TEXT[exc.problem].format(at=at))
+    if isinstance(exc, PdfRenderError):
+        return Problem("error", "The report could not be generated", "Nothing was used up; please try again.")
     if isinstance(exc, KeyRefused):
         return Problem("key", "API key not accepted", _KEY_TEXT.get(exc.reason, _KEY_TEXT["unknown"]))
     if isinstance(exc, PaymentError):

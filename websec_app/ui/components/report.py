@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import reflex as rx
 
+from websec_app.services.prices import Product
+
+from ..purchases import price_text
 from ..state.report import ReportState
 from ..view import LOCKED_PITCH, FindingView, SectionView
 from .common import copy_button, copyable, grade_badge, section_card, severity_badge, status_badge
@@ -95,8 +98,8 @@ def summary() -> rx.Component:
             rx.callout.root(
                 rx.callout.icon(rx.icon("lock", aria_hidden="true")),
                 rx.callout.text(
-                    "This free report shows what is wrong. A one-time scan (₹99 or $2) or Pro adds the exact fix "
-                    "for every finding and the cookie and cross-origin isolation checks. ",
+                    f"This free report shows what is wrong. A one-time scan ({price_text(Product.ONE_TIME_SCAN)}) or "
+                    "Pro adds the exact fix for every finding and the cookie and cross-origin isolation checks. ",
                     rx.link("See prices", href="/pricing", weight="bold"),
                 ),
                 color_scheme="indigo",
@@ -208,7 +211,7 @@ def _locked(section: SectionView) -> rx.Component:
                 rx.link(rx.button("Unlock with Pro", size="2"), href="/pricing", underline="none"),
                 rx.link(
                     rx.button("One-time scan", size="2", variant="outline"),
-                    href="/pricing#one_time_scan",
+                    href="/checkout/one-time-scan",
                     underline="none",
                 ),
                 wrap="wrap",

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import reflex as rx
 
+from websec_app.services.prices import Product
+
 from ..components.common import grade_badge, labelled_input, section_card
 from ..components.layout import page, page_heading
 from ..components.scan import problem, progress, url_form
+from ..purchases import price_text
 from ..state.pro import ProState, RecentRow
 from ..state.scan import ScanState
 
@@ -46,8 +49,8 @@ def _sign_in() -> rx.Component:
         ),
         rx.text(
             "No key yet? ",
-            rx.link("Subscribe to Pro", href="/pricing"),
-            " (₹499 or $7 a month).",
+            rx.link("Subscribe to Pro", href="/checkout/pro"),
+            f" ({price_text(Product.SUBSCRIPTION)}).",
             size="2",
             color_scheme="gray",
         ),

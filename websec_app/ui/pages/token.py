@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import reflex as rx
 
+from websec_app.services.prices import Product
+
 from ..components.common import labelled_input
 from ..components.layout import page, page_heading
 from ..components.scan import problem, progress, url_form
+from ..purchases import price_text
 from ..state.scan import ScanState
 
 
@@ -45,8 +48,8 @@ def token_page() -> rx.Component:
         problem("token"),
         rx.text(
             "No token yet? ",
-            rx.link("Buy a one-time scan", href="/pricing#one_time_scan"),
-            " for ₹99 or $2.",
+            rx.link("Buy a one-time scan", href="/checkout/one-time-scan"),
+            f" for {price_text(Product.ONE_TIME_SCAN)}.",
             size="2",
             color_scheme="gray",
         ),

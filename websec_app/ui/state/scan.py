@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from .. import flows
+from .. import flows, purchases
 from ..messages import describe
 from .pro import ProState
 from .report import ReportState, report_path
@@ -33,6 +33,11 @@ STEP_LABELS = {
     "token": ("Redeeming your one-time token", "Fetching the site: page, TLS, DNS, cookies, CORS", "Saving the report"),
     "pro": ("Checking this month's quota", "Fetching the site: page, TLS, DNS, cookies, CORS", "Saving the report"),
     "pdf": ("Checking this month's quota", "Fetching the site: page, TLS, DNS, cookies, CORS", "Writing the PDF"),
+    "compliance": (
+        "Checking the payment token",
+        "Fetching the site: page, TLS, DNS, cookies, CORS",
+        "Writing the compliance PDF and emailing it",
+    ),
 }
 
 
@@ -53,6 +58,10 @@ class ScanState(rx.State):
     problem_text: str = ""
     #: The one-time token page, opened from the emailed link (`?token=...`).
     token: str = ""
+    #: The compliance report page (`?token=wsc_...&url=...`), and what the last finished job said.
+    compliance_token: str = ""
+    compliance_email: str = ""
+    done_text: str = ""
 
     @rx.var
     def step_labels(self) -> list[str]:
@@ -72,6 +81,15 @@ class ScanState(rx.State):
         params = self.router.url.query_parameters
         self.token = str(params.get("token", "") or self.token)
         self.target = str(params.get("url", "") or self.target)
+        self._clear_problem()
+
+    @rx.event
+    def open_compliance_page(self) -> None:
+        """on_load of the compliance report page: the token (and website) from the link, if any."""
+        params = self.router.url.query_parameters
+        self.compliance_token = str(params.get("token", "") or self.compliance_token)
+        self.target = str(params.get("url", "") or self.target)
+        self.done_text = ""
         self._clear_problem()
 
     @rx.event
@@ -129,6 +147,18 @@ class ScanState(rx.State):
         async for event in self._run("pdf", url, job):
             yield event
 
+    @rx.event(background=True)
+    async def compliance_report(self, form: dict[str, Any]) -> AsyncIterator[Any]:
+        url, token, email = _form_text(form, "url"), _form_text(form, "token"), _form_text(form, "email")
+        if not token:
+            async with self:
+                self.kind = "compliance"
+                self._show_problem("token", "Enter your compliance report token", "It starts with wsc_.")
+            return
+        job = lambda step: purchases.compliance_report(flows.backend(), token, url, email, step)  # noqa: E731
+        async for event in self._run("compliance", url, job):
+            yield event
+
     # -- the shared part --------------------------------------------------------------------------
 
     def _show_problem(self, kind: str, title: str, text: str) -> None:
@@ -146,6 +176,7 @@ class ScanState(rx.State):
                 self._show_problem("invalid", "Enter a website address", "For example https://example.com.")
                 return
             self.running, self.kind, self.target, self.step, self.elapsed = True, kind, url, 0, "0.0 s"
+            self.done_text = ""
             self._clear_problem()
         current = {"step": 0}
 
@@ -162,7 +193,7 @@ class ScanState(rx.State):
                     self.elapsed = f"{time.monotonic() - started:.1f} s"
             result = task.result()
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
-            problem = describe(exc, flows.backend().clock())
+            problem = describe(exc, flows.backend().clock(), token="compliance" if kind == "compliance" else "scan")
             if problem.kind == "error":
                 log.error("%s scan of %s failed", kind, url, exc_info=exc)
             async with self:
@@ -174,6 +205,9 @@ class ScanState(rx.State):
                 task.cancel()
         async with self:
             self.running = False
+            if isinstance(result, str):  # a job that ends in a sentence (the compliance report was emailed)
+                self.done_text = result
+                return
             if isinstance(result, flows.PdfFile):
                 pro = await self.get_state(ProState)
                 await pro.refresh_usage()

@@ -1,0 +1,205 @@
+"""`/checkout/<product>` and the return pages `/checkout/success` and `/checkout/cancelled`."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from ..components.common import labelled_input, problem_callout, section_card
+from ..components.layout import page, page_heading
+from ..components.scan import problem, progress
+from ..purchases import offers
+from ..state.checkout import CheckoutState
+from ..state.scan import ScanState
+from .pricing import currency_switch
+
+_PRODUCT_NAMES = {offer.product: offer for offer in offers()}
+
+
+def _summary() -> rx.Component:
+    """Name, description and price of the page's product (from the price table, chosen by the state)."""
+    cases = [
+        (
+            offer.product,
+            rx.vstack(
+                rx.heading(offer.name, as_="h1", size="8"),
+                rx.text(offer.description, size="3", color_scheme="gray"),
+                rx.text(
+                    rx.cond(CheckoutState.currency == "INR", offer.inr, offer.usd),
+                    size="7",
+                    weight="bold",
+                    data_testid="checkout-price",
+                ),
+                spacing="2",
+            ),
+        )
+        for offer in _PRODUCT_NAMES.values()
+    ]
+    return rx.match(
+        CheckoutState.product,
+        *cases,
+        rx.cond(
+            CheckoutState.product == "",
+            page_heading("Checkout", "Choose a product on the pricing page."),
+            rx.fragment(),
+        ),
+    )
+
+
+def _form() -> rx.Component:
+    return section_card(
+        currency_switch(),
+        rx.cond(
+            CheckoutState.sandbox,
+            rx.callout(
+                "SANDBOX: this server has no payment keys for this provider, so checkout goes to a local test page. "
+                "No real money moves.",
+                icon="flask-conical",
+                color_scheme="amber",
+                data_testid="sandbox-notice",
+            ),
+        ),
+        rx.form(
+            rx.vstack(
+                labelled_input(
+                    "Email address",
+                    "email",
+                    placeholder="you@example.com",
+                    input_type="email",
+                    required=True,
+                    autocomplete="email",
+                    hint="Where your token, key or report is sent.",
+                ),
+                rx.cond(
+                    CheckoutState.product == "compliance_report",
+                    labelled_input(
+                        "Website to assess",
+                        "url",
+                        placeholder="https://example.com",
+                        autocomplete="url",
+                        required=True,
+                    ),
+                ),
+                rx.button(
+                    rx.icon("lock", aria_hidden="true"),
+                    "Pay with ",
+                    CheckoutState.provider_label,
+                    type="submit",
+                    size="3",
+                    loading=CheckoutState.busy,
+                    data_testid="pay",
+                ),
+                spacing="4",
+                align="stretch",
+                width="100%",
+            ),
+            on_submit=CheckoutState.pay,
+            reset_on_submit=False,
+            width="100%",
+        ),
+        rx.text(
+            "INR payments open Razorpay's secure window on this page; USD payments continue on Stripe's checkout page. "
+            "We never see your card details.",
+            size="1",
+            color_scheme="gray",
+        ),
+        problem_callout("payment", CheckoutState.problem_title, CheckoutState.problem_text),
+    )
+
+
+def _done() -> rx.Component:
+    """After a payment confirmed in the page (Razorpay, or the compliance report that follows it)."""
+    return section_card(
+        rx.hstack(
+            rx.icon("circle-check", size=28, color=rx.color("green", 10), aria_hidden="true"),
+            rx.heading("Payment received, thank you", as_="h2", size="5"),
+            align="center",
+        ),
+        rx.text(CheckoutState.done_text, data_testid="checkout-done"),
+        rx.match(
+            CheckoutState.done_product,
+            (
+                "one_time_scan",
+                rx.link(rx.button("Start my scan now", size="3"), href="/one-time-scan", underline="none"),
+            ),
+            ("subscription", rx.link(rx.button("Open the Pro area", size="3"), href="/pro", underline="none")),
+            (
+                "compliance_report",
+                rx.vstack(
+                    progress("compliance"),
+                    problem("compliance"),
+                    rx.cond(
+                        ScanState.done_text != "",
+                        rx.callout(
+                            ScanState.done_text, icon="mail-check", color_scheme="green", data_testid="compliance-done"
+                        ),
+                    ),
+                    width="100%",
+                    align="stretch",
+                ),
+            ),
+            rx.fragment(),
+        ),
+        role="status",
+        data_testid="checkout-result",
+    )
+
+
+def checkout() -> rx.Component:
+    return page(
+        _summary(),
+        rx.cond(CheckoutState.done, _done(), rx.cond(CheckoutState.product != "", _form(), rx.fragment())),
+        rx.link("← All prices", href="/pricing", size="2"),
+        width="720px",
+    )
+
+
+def checkout_success() -> rx.Component:
+    return page(
+        section_card(
+            rx.match(
+                CheckoutState.return_status,
+                ("paid", rx.icon("circle-check", size=32, color=rx.color("green", 10), aria_hidden="true")),
+                ("pending", rx.spinner(size="3")),
+                rx.icon("circle-help", size=32, color=rx.color("amber", 10), aria_hidden="true"),
+            ),
+            rx.heading(CheckoutState.return_title, as_="h1", size="7", data_testid="return-title"),
+            rx.text(CheckoutState.return_text, size="3", data_testid="return-text"),
+            rx.cond(
+                CheckoutState.return_status == "paid",
+                rx.match(
+                    CheckoutState.return_product_slug,
+                    ("pro", rx.link(rx.button("Open the Pro area"), href="/pro", underline="none")),
+                    ("one-time-scan", rx.link(rx.button("Run my scan"), href="/one-time-scan", underline="none")),
+                    (
+                        "compliance-report",
+                        rx.link(rx.button("Generate my report"), href="/compliance-report", underline="none"),
+                    ),
+                    rx.fragment(),
+                ),
+            ),
+            role="status",
+            aria_live="polite",
+        ),
+        width="720px",
+    )
+
+
+def checkout_cancelled() -> rx.Component:
+    return page(
+        section_card(
+            rx.heading("Payment cancelled", as_="h1", size="7"),
+            rx.text("Nothing was charged. You can try again whenever you like.", size="3"),
+            rx.hstack(
+                rx.cond(
+                    CheckoutState.return_product_slug != "",
+                    rx.link(
+                        rx.button("Try again"),
+                        href="/checkout/" + CheckoutState.return_product_slug,
+                        underline="none",
+                    ),
+                ),
+                rx.link(rx.button("See prices", variant="outline"), href="/pricing", underline="none"),
+            ),
+        ),
+        width="720px",
+    )

@@ -1,0 +1,210 @@
+"""Checkout: pick a currency, enter an email, pay with Razorpay (in the page) or Stripe (redirect), see the result.
+
+The handlers call `ui/purchases.py` (the payment service); this module only decides what the browser
+does next: open Razorpay's Checkout.js with the options the service made, follow a redirect, or show
+what the confirmation said. The return pages read the checkout back from the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import reflex as rx
+
+from websec_app.services.checkout import ACTION_RAZORPAY
+from websec_app.services.prices import Product
+
+from .. import flows, purchases
+from ..messages import describe
+from .scan import ScanState
+
+log = logging.getLogger(__name__)
+
+#: The return page looks for the provider's confirmation this often, this many times (about half a minute).
+_WATCH_SECONDS = 1.0
+_WATCH_ROUNDS = 30
+
+#: Razorpay's hosted script (https://razorpay.com/docs/payments/payment-gateway/web-integration/standard/).
+#: Loaded only when a buyer pays in INR, so no other page waits for it.
+RAZORPAY_CHECKOUT_JS = "https://checkout.razorpay.com/v1/checkout.js"
+
+#: What the buyer receives, per product, once paid (return pages).
+_DELIVERY = {
+    Product.SUBSCRIPTION.value: "Your API key",
+    Product.ONE_TIME_SCAN.value: "Your one-time scan token",
+    Product.COMPLIANCE_REPORT.value: "Your compliance report token",
+}
+
+#: Opens Checkout.js and resolves with what happened: {"status": "paid", razorpay_* ids} / "dismissed" / "failed".
+_OPEN_RAZORPAY = """
+new Promise((resolve) => {
+  const open = () => {
+    const options = Object.assign(%(options)s, {
+      handler: (response) => resolve(Object.assign({status: "paid"}, response)),
+      modal: {ondismiss: () => resolve({status: "dismissed"})},
+    });
+    const checkout = new window.Razorpay(options);
+    checkout.on("payment.failed", (response) =>
+      resolve({status: "failed", reason: (response.error && response.error.description) || ""}));
+    checkout.open();
+  };
+  if (window.Razorpay) { open(); return; }
+  const script = document.createElement("script");
+  script.src = %(src)s;
+  script.onload = open;
+  script.onerror = () => resolve({status: "unavailable"});
+  document.head.appendChild(script);
+})
+"""
+
+
+def razorpay_script(options: dict[str, Any]) -> str:
+    return _OPEN_RAZORPAY % {"options": json.dumps(options), "src": json.dumps(RAZORPAY_CHECKOUT_JS)}
+
+
+class CheckoutState(rx.State):
+    product: str = ""  # Product value of the page
+    currency: str = "INR"
+    sandbox: bool = False
+    busy: bool = False
+    problem_title: str = ""
+    problem_text: str = ""
+    #: After a payment confirmed in the page (Razorpay): what the buyer got.
+    done: bool = False
+    done_text: str = ""
+    done_product: str = ""
+    #: Return pages (`/checkout/success`, `/checkout/cancelled`).
+    return_status: str = ""  # paid, pending, unknown
+    return_title: str = ""
+    return_text: str = ""
+    return_product_slug: str = ""
+    #: The checkout started in this tab: its email, website and compliance token (Razorpay compliance only).
+    _email: str = ""
+    _url: str = ""
+    _compliance_token: str = ""
+    _reference: str = ""
+
+    @rx.var
+    def provider_label(self) -> str:
+        return "Razorpay" if self.currency == "INR" else "Stripe"
+
+    # -- the checkout page ---------------------------------------------------------------------------
+
+    @rx.event
+    def open_checkout(self) -> None:
+        """on_load of `/checkout/<product>`: which product, which currency (from `?currency=`, else kept)."""
+        slug = self.router.url.path.rstrip("/").rsplit("/", 1)[-1]
+        product = purchases.PRODUCT_SLUGS.get(slug)
+        self.product = product.value if product is not None else ""
+        currency = str(self.router.url.query_parameters.get("currency", "") or "").upper()
+        if currency in purchases.CURRENCIES:
+            self.currency = currency
+        self.busy = self.done = False
+        self.problem_title = self.problem_text = self.done_text = ""
+        self.sandbox = purchases.sandbox_serves(flows.backend(), self.currency)
+
+    @rx.event
+    def set_currency(self, currency: str | list[str]) -> None:
+        value = currency if isinstance(currency, str) else (currency[0] if currency else "INR")
+        if value in purchases.CURRENCIES:
+            self.currency = value
+            self.sandbox = purchases.sandbox_serves(flows.backend(), value)
+
+    @rx.event
+    async def pay(self, form: dict[str, Any]) -> Any:
+        if self.busy or not self.product:
+            return None
+        product = Product(self.product)
+        self.problem_title = self.problem_text = ""
+        self.busy = True
+        self._email, self._url = str(form.get("email") or "").strip(), str(form.get("url") or "").strip()
+        try:
+            start = await purchases.begin(flows.backend(), product, self.currency, self._email, self._url)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
+            self._fail(exc)
+            return None
+        self._compliance_token = start.token or ""
+        if start.action == ACTION_RAZORPAY and start.razorpay_options is not None:
+            return rx.call_script(razorpay_script(dict(start.razorpay_options)), callback=CheckoutState.razorpay_done)
+        self.busy = False
+        # A full page load, not Reflex's client-side navigation: the sandbox page is on this host but is not a
+        # page of the UI (rx.redirect would route it inside the app and show "not found").
+        return rx.call_script(f"window.location.assign({json.dumps(start.checkout_url or '/checkout/cancelled')})")
+
+    @rx.event
+    async def razorpay_done(self, result: dict[str, Any]) -> Any:
+        """What Checkout.js reported: confirm a payment with the service, or say why there is none."""
+        status = str((result or {}).get("status", ""))
+        if status != "paid":
+            self.busy = False
+            self.problem_title, self.problem_text = {
+                "dismissed": ("Payment cancelled", "The payment window was closed. Nothing was charged."),
+                "failed": ("The payment failed", str(result.get("reason") or "Razorpay declined the payment.")),
+            }.get(status, ("Razorpay is not reachable", "The payment window could not be opened. Please try again."))
+            return None
+        try:
+            confirmation = await purchases.confirm_razorpay(Product(self.product), result)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+            return None
+        self.busy = False
+        self.done, self.done_product, self.done_text = True, confirmation.product, confirmation.message
+        if confirmation.product == Product.ONE_TIME_SCAN.value and confirmation.token:
+            (await self.get_state(ScanState)).token = confirmation.token  # the scan page takes it from here
+        if confirmation.product == Product.COMPLIANCE_REPORT.value:
+            token = confirmation.token or self._compliance_token
+            return ScanState.compliance_report({"token": token, "url": self._url, "email": self._email})  # type: ignore[misc]
+        return None
+
+    def _fail(self, exc: Exception) -> None:
+        problem = describe(exc, flows.backend().clock())
+        if problem.kind == "error":
+            log.error("checkout of %s failed", self.product, exc_info=exc)
+        self.busy = False
+        self.problem_title, self.problem_text = problem.title, problem.text
+
+    # -- the return pages ----------------------------------------------------------------------------
+
+    @rx.event
+    async def open_success(self) -> Any:
+        """on_load of `/checkout/success?session_id=...` (Stripe) or `?reference=...` (sandbox)."""
+        params = self.router.url.query_parameters
+        self._reference = str(params.get("session_id", "") or params.get("reference", "") or "")
+        await self._read_return()
+        return CheckoutState.watch_success if self.return_status == "pending" else None
+
+    @rx.event(background=True)
+    async def watch_success(self) -> None:
+        """Stripe confirms by webhook, often a moment after the buyer is back: look again for a while."""
+        for _ in range(_WATCH_ROUNDS):
+            await asyncio.sleep(_WATCH_SECONDS)
+            async with self:
+                if self.return_status != "pending":
+                    return
+                await self._read_return()
+
+    async def _read_return(self) -> None:
+        record = await purchases.checkout_status(flows.backend(), self._reference)
+        if record is None:
+            self.return_status, self.return_title = "unknown", "We could not find this purchase"
+            self.return_text = "If you paid, the confirmation email is on its way. Otherwise, please try again."
+            self.return_product_slug = ""
+            return
+        what = _DELIVERY.get(record.product, "Your purchase")
+        self.return_product_slug = purchases.SLUG_OF_PRODUCT.get(record.product, "")
+        if record.status == "paid":
+            self.return_status, self.return_title = "paid", "Payment received, thank you"
+            self.return_text = f"{what} was emailed to {record.email}."
+        else:
+            self.return_status, self.return_title = "pending", "Payment being confirmed"
+            self.return_text = (
+                f"The provider has not confirmed the payment to us yet; this usually takes a few seconds. "
+                f"{what} will be emailed to {record.email} as soon as it is confirmed."
+            )
+
+    @rx.event
+    def open_cancelled(self) -> None:
+        self.return_product_slug = str(self.router.url.query_parameters.get("product", "") or "")
