@@ -22,6 +22,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
+from tests.fixtures.providers import razorpay as razorpay_standin
+from tests.fixtures.providers import stripe as stripe_standin
+from tests.fixtures.sites import RunningSite
+from tests.payment_fixtures import razorpay_api, stripe_api
 from websec_app.store import Database
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -48,16 +53,23 @@ CHROMIUM_ARGS = [
 ]
 
 pytestmark = pytest.mark.browser
+__all__ = ["razorpay_api", "stripe_api"]  # session fixtures of tests/payment_fixtures.py, used here
 
 
 @dataclass(frozen=True)
 class App:
     url: str
     database: Database
+    data_dir: Path
     free_scans_per_day: int
 
     def path(self, path: str) -> str:
         return f"{self.url}{path}"
+
+    def outbox(self) -> list[str]:
+        """The emails the app wrote (no SMTP server configured: .eml files in <data dir>/outbox)."""
+        folder = self.data_dir / "outbox"
+        return [p.read_text(errors="replace") for p in sorted(folder.glob("*.eml"))] if folder.is_dir() else []
 
 
 def _free_port() -> int:
@@ -70,82 +82,132 @@ def _tail(path: Path, lines: int = 60) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    """`make`, reflex and the granian worker share one process group: stop them all."""
-    if server.poll() is None:
-        os.killpg(server.pid, 15)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, 9)
-            server.wait()
-    try:
-        os.killpg(server.pid, 9)
-    except ProcessLookupError:
-        pass
+class _Server:
+    """One `make run` process (its own port, build directory and database), started now, awaited later."""
 
+    def __init__(self, work: Path, extra_env: dict[str, str]) -> None:
+        self.work = work
+        self.url = f"http://127.0.0.1:{_free_port()}"
+        self.data = work / "var"
+        self.database_url = f"sqlite:///{self.data / 'websec.db'}"
+        env = {
+            **os.environ,
+            # Our own frontend build directory: every prod start rebuilds it (see tests/test_app_smoke.py).
+            "REFLEX_WEB_WORKDIR": str(work / "web"),
+            "REFLEX_STATES_WORKDIR": str(work / "states"),
+            "WEBSEC_DATA_DIR": str(self.data),
+            "WEBSEC_DATABASE_URL": self.database_url,
+            # Links the server builds (sandbox pages, provider return URLs, emails) point at this server.
+            "WEBSEC_BASE_URL": self.url,
+            "WEBSEC_FREE_SCANS_PER_DAY": str(FREE_SCANS_PER_DAY),
+            "WEBSEC_ENV": "development",
+            "WEBSEC_SMTP_URL": "",
+            **extra_env,
+        }
+        self.log = work / "server.log"
+        with self.log.open("wb") as out:
+            self.process = subprocess.Popen(
+                ["make", "--no-print-directory", "run", f"PORT={self.url.rsplit(':', 1)[1]}", "HOST=127.0.0.1"],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.started = time.monotonic()
+        self._app: App | None = None
 
-@pytest.fixture(scope="session")
-def app(tmp_path_factory: pytest.TempPathFactory, scan_env: dict[str, str], best_site, worst_site) -> Iterator[App]:
-    """`make run` on a free port with the fixture sites scannable and a database of its own."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
-    work = tmp_path_factory.mktemp("ui-app")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    data = work / "var"
-    env = {
-        **os.environ,
-        **scan_env,
-        # Our own frontend build directory: every prod start rebuilds it (see tests/test_app_smoke.py).
-        "REFLEX_WEB_WORKDIR": str(work / "web"),
-        "REFLEX_STATES_WORKDIR": str(work / "states"),
-        "WEBSEC_DATA_DIR": str(data),
-        "WEBSEC_DATABASE_URL": f"sqlite:///{data / 'websec.db'}",
-        # Links the server builds (sandbox checkout pages, provider return URLs) point at this server.
-        "WEBSEC_BASE_URL": url,
-        "WEBSEC_FREE_SCANS_PER_DAY": str(FREE_SCANS_PER_DAY),
-        "WEBSEC_ENV": "development",
-    }
-    log = work / "server.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            ["make", "--no-print-directory", "run", f"PORT={port}", "HOST=127.0.0.1"],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    database = Database(env["WEBSEC_DATABASE_URL"])
-    try:
-        started = time.monotonic()
+    def app(self) -> App:
+        """Wait until it serves (once), then the App handle."""
+        if self._app is not None:
+            return self._app
         while True:
-            if server.poll() is not None:
-                pytest.fail(f"`make run` exited with {server.returncode}:\n{_tail(log)}")
+            if self.process.poll() is not None:
+                pytest.fail(f"`make run` exited with {self.process.returncode}:\n{_tail(self.log)}")
             try:
-                if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
+                if httpx.get(f"{self.url}/api/health", timeout=2).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
-            if time.monotonic() - started > START_TIMEOUT_S:
-                pytest.fail(f"`make run` did not serve {url} within {START_TIMEOUT_S:.0f}s:\n{_tail(log)}")
+            if time.monotonic() - self.started > START_TIMEOUT_S:
+                pytest.fail(f"`make run` did not serve {self.url} within {START_TIMEOUT_S:.0f}s:\n{_tail(self.log)}")
             time.sleep(0.25)
-        print(f"`make run` served {url} after {time.monotonic() - started:.1f}s")
-        yield App(url, database, FREE_SCANS_PER_DAY)
-    finally:
-        database.dispose()
-        _stop(server)
-        shutil.rmtree(work / "web", ignore_errors=True)  # ~150 MB of node_modules
+        print(f"`make run` served {self.url} after {time.monotonic() - self.started:.1f}s")
+        self._app = App(self.url, Database(self.database_url), self.data, FREE_SCANS_PER_DAY)
+        return self._app
+
+    def stop(self) -> None:
+        """`make`, reflex and the granian worker share one process group: stop them all."""
+        if self._app is not None:
+            self._app.database.dispose()
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 15)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, 9)
+                self.process.wait()
+        try:
+            os.killpg(self.process.pid, 9)
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(self.work / "web", ignore_errors=True)  # ~150 MB of node_modules
 
 
 @pytest.fixture(scope="session")
+def _servers(
+    tmp_path_factory: pytest.TempPathFactory,
+    scan_env: dict[str, str],
+    best_site: RunningSite,
+    worst_site: RunningSite,
+    razorpay_api: RazorpayStandIn,
+    stripe_api: StripeStandIn,
+) -> Iterator[dict[str, _Server]]:
+    """Both servers start at once (their builds overlap): one paying through the provider stand-ins, one
+    through the development sandbox (no provider keys). Both scan the fixture sites."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
+    providers = {
+        "RAZORPAY_KEY_ID": razorpay_standin.KEY_ID,
+        "RAZORPAY_KEY_SECRET": razorpay_standin.KEY_SECRET,
+        "RAZORPAY_WEBHOOK_SECRET": razorpay_standin.WEBHOOK_SECRET,
+        "RAZORPAY_BASE_URL": razorpay_api.base_url,
+        "STRIPE_SECRET_KEY": stripe_standin.SECRET_KEY,
+        "STRIPE_WEBHOOK_SECRET": stripe_standin.WEBHOOK_SECRET,
+        "STRIPE_API_BASE": stripe_api.base_url,
+        "WEBSEC_PAYMENTS_SANDBOX": "off",
+    }
+    servers = {
+        "providers": _Server(tmp_path_factory.mktemp("ui-app"), {**scan_env, **providers}),
+        "sandbox": _Server(tmp_path_factory.mktemp("ui-sandbox-app"), {**scan_env, "WEBSEC_PAYMENTS_SANDBOX": "on"}),
+    }
+    try:
+        yield servers
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def app(_servers: dict[str, _Server]) -> App:
+    """`make run` with the fixture sites scannable, paying through the Razorpay and Stripe stand-ins."""
+    return _servers["providers"].app()
+
+
+@pytest.fixture(scope="session")
+def sandbox_app(_servers: dict[str, _Server]) -> App:
+    """`make run` whose checkouts go to the development sandbox."""
+    return _servers["sandbox"].app()
+
+
+@pytest.fixture(scope="module")
 def browser_context(tmp_path_factory: pytest.TempPathFactory, app: App) -> Iterator[playwright_api.BrowserContext]:
     """Debian's Chromium, headless, with a fresh profile (Playwright's own browsers are never downloaded).
 
-    It depends on `app` so that it closes first: Playwright's event loop must be gone before the fixture
-    servers stop theirs (they share this thread's notion of the running loop).
+    Per test module (about a second to start): Playwright's sync API keeps an event loop running in this
+    thread, so it must be gone before async tests run (pytest-asyncio) and before the session's fixture
+    servers stop their loops. It depends on `app` so that it is set up after them and closed first.
     """
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
