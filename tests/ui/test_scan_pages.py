@@ -33,6 +33,27 @@ def test_home_page_is_ready_for_a_url(page: Page, app: App) -> None:
     screenshot(page, "home")
 
 
+def test_the_home_page_paints_fast_and_works_from_the_keyboard(page: Page, app: App, best_site) -> None:
+    open_page(page, app.path("/"))
+    paint = page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1")
+    # Prerendered HTML paints before the app's JavaScript runs; generous for a busy 2-core test machine.
+    assert 0 < paint < 2500, f"first contentful paint after {paint} ms"
+
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    page.keyboard.press("Enter")
+    for _ in range(12):  # from the main column, Tab reaches the URL field
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement?.name") == "url":
+            break
+    expect(page.get_by_label("Website address")).to_be_focused()
+    page.keyboard.type(best_site.url)
+    page.keyboard.press("Enter")
+
+    page.wait_for_url(re.compile(r"/report/[\w-]+$"))
+    expect(page.get_by_test_id("grade")).to_have_text("A+")
+
+
 def test_a_free_scan_shows_progress_then_the_graded_report(page: Page, app: App, worst_site) -> None:
     scan_from_home(page, app, worst_site.url)
 

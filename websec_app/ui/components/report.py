@@ -115,8 +115,22 @@ def _top_item(finding: FindingView) -> rx.Component:
         rx.link(
             rx.flex(
                 status_badge(finding.status),
-                rx.text(finding.title, weight="medium", flex="1", min_width="0", color=rx.color("gray", 12)),
-                rx.text(f"−{finding.deduction}", " pts", size="2", color_scheme="gray", white_space="nowrap"),
+                rx.text(
+                    finding.title,
+                    size={"initial": "2", "sm": "3"},  # type: ignore[arg-type]
+                    weight="medium",
+                    flex="1",
+                    min_width="0",
+                    color=rx.color("gray", 12),
+                ),
+                rx.text(
+                    f"−{finding.deduction}",
+                    " pts",
+                    size="2",
+                    color_scheme="gray",
+                    white_space="nowrap",
+                    display={"initial": "none", "sm": "block"},
+                ),
                 spacing="3",
                 align="center",
             ),

@@ -32,16 +32,16 @@ _FEATURES = {
 
 
 def currency_switch() -> rx.Component:
+    # A radio group (Radix segmented control) is named by aria-labelledby: <label for> only names form fields.
     return rx.vstack(
-        rx.el.label("Currency", html_for="currency", class_name="field-label"),
+        rx.text("Currency", id="currency-label", class_name="field-label"),
         rx.segmented_control.root(
             rx.segmented_control.item("₹ INR · Razorpay", value="INR"),
             rx.segmented_control.item("$ USD · Stripe", value="USD"),
             value=CheckoutState.currency,
             on_change=CheckoutState.set_currency,
-            id="currency",
             size="2",
-            aria_label="Currency",
+            aria_labelledby="currency-label",
         ),
         spacing="1",
     )
