@@ -22,6 +22,7 @@ from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
 
 from . import fallback, health, keys, paid, reports, sandbox, scans, webhooks
+from .admission import ScanAdmission
 from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
 from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
@@ -53,7 +54,8 @@ consume nothing.
 
 **Errors.** Every error is `{"error": "<sentence>"}`: 400 malformed body, wrong types, invalid URL or
 scheme, private or loopback target; 401; 403 (also unknown, expired or used tokens); 429 quota used up;
-500 (PDF generation failed, or an unexpected error); 502 target unreachable.
+500 (PDF generation failed, or an unexpected error); 502 target unreachable; 503 the scanner is at capacity
+(retry after `Retry-After` seconds; nothing was counted).
 """
 
 
@@ -78,6 +80,7 @@ def create_api(
         render_pdf=render_pdf or render_scan_pdf,
         payments=payments or build_payment_service(settings, database, clock=clock),
         trusted_proxies=parse_networks(settings.trusted_proxies),
+        admission=ScanAdmission(settings.max_concurrent_scans, settings.scan_queue),
     )
     api = FastAPI(
         title="websec API",

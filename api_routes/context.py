@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
@@ -15,6 +16,7 @@ from websec_app.services.checkout import PaymentService
 from websec_app.settings import Settings
 from websec_app.store import Database
 
+from .admission import ScanAdmission
 from .client_ip import Network
 
 T = TypeVar("T")
@@ -41,6 +43,8 @@ class ApiContext:
     #: Checkouts, provider confirmations and webhooks, and the outbox that delivers what was bought.
     payments: PaymentService | None = None
     trusted_proxies: tuple[Network, ...] = field(default=())
+    #: Scan slots and wait queue of this process (503 past both); None: unbounded.
+    admission: ScanAdmission | None = None
 
     def now(self) -> datetime:
         now = self.clock()
@@ -72,6 +76,13 @@ class ApiContext:
         if self.database.engine.dialect.name == "sqlite":
             return run()
         return await anyio.to_thread.run_sync(run)
+
+    def scan_slot(self) -> AbstractAsyncContextManager[None]:
+        """Hold one of this process's scan slots (FIFO wait; 503 `Overloaded` when the queue is full too).
+
+        Taken before any quota unit or token is reserved, so a refused request costs the client nothing.
+        """
+        return self.admission.slot() if self.admission is not None else nullcontext()
 
     def db_sync(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self.database.session() as session:

@@ -13,6 +13,8 @@ _GENERIC = {
     429: "The monthly quota of the plan is used up; it resets on the 1st of the month (UTC).",
     500: "Unexpected server error.",
     502: "The target site could not be reached: connection refused, DNS failure, TLS error or timeout.",
+    503: "The scanner is at capacity (every scan slot and the wait queue of this server are taken); nothing was "
+    "counted. Retry after `Retry-After` seconds.",
 }
 
 
@@ -35,3 +37,11 @@ SCANS_REMAINING = {
     }
 }
 RETRY_AFTER = {"Retry-After": {"description": "Seconds until the quota resets.", "schema": {"type": "integer"}}}
+#: The 503 of the scan endpoints (api_routes/admission.py).
+OVERLOADED: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": ErrorBody,
+        "description": _GENERIC[503],
+        "headers": {"Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}},
+    }
+}

@@ -87,8 +87,19 @@ async def metered_pro_scan(
     kind: str,
     finish: Callable[[ScanReport], Awaitable[T]],
 ) -> tuple[ScanReport, Reservation, T]:
-    """Reserve one monthly scan, scan, `finish` the result; refund if any step fails."""
+    """Wait for a scan slot, reserve one monthly scan, scan, `finish` the result; refund if any step fails."""
     target_of(url)
+    async with ctx.scan_slot():
+        return await _reserved_pro_scan(ctx, principal, url, kind, finish)
+
+
+async def _reserved_pro_scan(
+    ctx: ApiContext,
+    principal: Principal,
+    url: str,
+    kind: str,
+    finish: Callable[[ScanReport], Awaitable[T]],
+) -> tuple[ScanReport, Reservation, T]:
     now = ctx.now()
     reservation = await ctx.db(reserve_monthly_scan, principal.subscription_id, now, principal.monthly_limit)
     if reservation is None:

@@ -121,7 +121,7 @@ async def verify_one_time(body: VerifyOneTimeRequest, ctx: Context) -> VerifyOne
         e403="The payment token is unknown, already used, or its payment is not confirmed.",
         e500="The report could not be generated (the token stays usable).",
         e502="The target site or the payment provider could not be reached (the token stays usable).",
-        e503=_E503,
+        e503=_E503 + " Or the scanner is at capacity: retry after `Retry-After` seconds (the token stays usable).",
     ),
 )
 async def generate(body: GenerateRequest, ctx: Context) -> GenerateResult:
@@ -133,9 +133,10 @@ async def generate(body: GenerateRequest, ctx: Context) -> GenerateResult:
     service = _service(ctx)
     now = ctx.now()
     try:
-        generated = await service.generate_compliance_report(
-            body.token, url=body.url, email=body.email, scan=lambda url: ctx.scanner(url, ctx.settings)
-        )
+        async with ctx.scan_slot():
+            generated = await service.generate_compliance_report(
+                body.token, url=body.url, email=body.email, scan=lambda url: ctx.scanner(url, ctx.settings)
+            )
     except TokenRejected as exc:
         raise token_error(exc, COMPLIANCE_TOKEN_MESSAGES) from None
     except PdfRenderError as exc:

@@ -14,7 +14,7 @@ from websec_app.store import SCAN_PDF
 
 from .auth import ProKey
 from .context import Context
-from .docs import RETRY_AFTER, SCANS_REMAINING, errors
+from .docs import OVERLOADED, RETRY_AFTER, SCANS_REMAINING, errors
 from .errors import ApiError
 from .metering import metered_pro_scan, target_of
 from .schemas import PdfRequest
@@ -44,6 +44,7 @@ PDF_FAILED = "The PDF report could not be generated, so no scan was counted. Ple
         **errors(400, 401, 403, 502, e500="The PDF could not be generated (no scan is counted)."),
         429: {**errors(429)[429], "headers": {**SCANS_REMAINING, **RETRY_AFTER}},
         500: errors(500, e500="The PDF could not be generated (no scan is counted).")[500],
+        **OVERLOADED,
     },
 )
 async def pdf_report(

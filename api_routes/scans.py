@@ -24,7 +24,7 @@ from websec_app.store import (
 from .auth import ProKey
 from .client_ip import client_address, quota_key
 from .context import ApiContext, Context
-from .docs import RETRY_AFTER, SCANS_REMAINING, errors
+from .docs import OVERLOADED, RETRY_AFTER, SCANS_REMAINING, errors
 from .errors import SCAN_TOKEN_MESSAGES, ApiError, iso, token_error
 from .metering import metered_pro_scan, released_on_failure, save_record, target_of
 from .schemas import FreeScanResult, ProScanRequest, ProScanResult, ScanRequest
@@ -64,6 +64,7 @@ def free_quota_exhausted(limit: int, now: datetime) -> ApiError:
             e429=_FREE_429,
         ),
         429: {**errors(429, e429=_FREE_429)[429], "headers": RETRY_AFTER},
+        **OVERLOADED,
     },
 )
 async def free_scan(
@@ -76,6 +77,11 @@ async def free_scan(
     UTC), unless a valid one-time scan token is given: then it is a full Pro scan that uses up the token.
     A scan that fails (400, 502) consumes nothing."""
     target_of(body.url)
+    async with ctx.scan_slot():
+        return await _free_or_one_time_scan(ctx, body, request, full)
+
+
+async def _free_or_one_time_scan(ctx: ApiContext, body: ScanRequest, request: Request, full: bool) -> JSONResponse:
     token = (body.one_time_token or "").strip()
     if token:
         return await _one_time_scan(ctx, body.url, token)
@@ -113,6 +119,7 @@ async def _one_time_scan(ctx: ApiContext, url: str, token: str) -> JSONResponse:
         200: {"model": ProScanResult, "description": "Spec 2.2.", "headers": SCANS_REMAINING},
         **errors(400, 401, 403, 500, 502),
         429: {**errors(429)[429], "headers": {**SCANS_REMAINING, **RETRY_AFTER}},
+        **OVERLOADED,
     },
 )
 async def pro_scan(

@@ -149,6 +149,14 @@ class MailSettings:
     sender: str = "websec <no-reply@websec.localhost>"
 
 
+#: Scans in flight per process by default: a scan mostly waits on the network, but parsing and grading a page
+#: costs CPU (~60 ms on loopback), so 8 per core keeps a 2-core machine busy without letting latency grow with the burst
+#: (bench/load_bench.py, docs/performance.md).
+DEFAULT_MAX_CONCURRENT_SCANS = 8 * (os.cpu_count() or 2)
+#: Requests that may wait for a scan slot (FIFO) before the scan endpoints answer 503 with Retry-After.
+DEFAULT_SCAN_QUEUE = 128
+
+
 @dataclass(frozen=True)
 class Settings:
     environment: str = "development"
@@ -165,6 +173,13 @@ class Settings:
     base_url: str = "http://localhost:3000"
     payments: PaymentSettings = field(default_factory=PaymentSettings)
     mail: MailSettings = field(default_factory=MailSettings)
+    #: Scans running at once in one process (WEBSEC_MAX_CONCURRENT_SCANS) and requests waiting for one
+    #: (WEBSEC_SCAN_QUEUE); past both, 503 + Retry-After (api_routes/admission.py).
+    max_concurrent_scans: int = DEFAULT_MAX_CONCURRENT_SCANS
+    scan_queue: int = DEFAULT_SCAN_QUEUE
+    #: Shared state for several app processes (REDIS_URL): Reflex's state manager (rxconfig.py). Empty: each
+    #: process keeps UI state in memory, which is right for the single-process `make run`.
+    redis_url: str = ""
 
     @property
     def is_production(self) -> bool:
@@ -230,7 +245,19 @@ class Settings:
                 smtp_url=env.get("WEBSEC_SMTP_URL", "").strip(),
                 sender=env.get("WEBSEC_MAIL_FROM", "").strip() or MailSettings.sender,
             ),
+            max_concurrent_scans=_int(env, "WEBSEC_MAX_CONCURRENT_SCANS", DEFAULT_MAX_CONCURRENT_SCANS, 1),
+            scan_queue=_int(env, "WEBSEC_SCAN_QUEUE", DEFAULT_SCAN_QUEUE),
+            redis_url=_redis_url(env),
         )
+
+
+def _redis_url(env: dict[str, str]) -> str:
+    url = env.get("REDIS_URL", "").strip()
+    if url and not url.startswith(("redis://", "rediss://", "unix://")):
+        # The schemes Reflex accepts (reflex.utils.prerequisites.parse_redis_url); checked here so a typo
+        # stops the service at start rather than when the first UI event arrives.
+        raise SettingsError(f"REDIS_URL must start with redis://, rediss:// or unix://, got {url.split(':')[0]!r}")
+    return url
 
 
 def _payment_settings(env: dict[str, str]) -> PaymentSettings:

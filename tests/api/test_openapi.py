@@ -6,9 +6,10 @@ import httpx
 import pytest
 
 ENDPOINTS = {
-    ("post", "/api/scan"): {"200", "400", "403", "429", "500", "502"},
-    ("post", "/api/scan/pro"): {"200", "400", "401", "403", "429", "500", "502"},
-    ("post", "/api/report/pdf"): {"200", "400", "401", "403", "429", "500", "502"},
+    # 503: the scanner is at capacity (api_routes/admission.py).
+    ("post", "/api/scan"): {"200", "400", "403", "429", "500", "502", "503"},
+    ("post", "/api/scan/pro"): {"200", "400", "401", "403", "429", "500", "502", "503"},
+    ("post", "/api/report/pdf"): {"200", "400", "401", "403", "429", "500", "502", "503"},
     ("get", "/api/verify-key"): {"200", "401", "403", "500"},
     ("get", "/api/usage"): {"200", "401", "403", "500"},
     ("post", "/api/compliance-report/pay"): {"200", "400", "500", "502", "503"},

@@ -1,0 +1,117 @@
+"""Backpressure: a bounded number of scans per process, a bounded FIFO queue, then 503 with Retry-After."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+from fastapi import FastAPI
+
+from api_routes.admission import OVERLOADED_MESSAGE, Overloaded, ScanAdmission
+from tests.api.conftest import client_for, new_key
+from tests.api.fakes import FakeScanner, FrozenClock
+from websec_app.settings import Settings, SettingsError
+from websec_app.store import Database, free_scans_used, monthly_scans_used
+
+
+async def test_waiters_are_admitted_in_arrival_order() -> None:
+    # Given one slot, taken
+    admission = ScanAdmission(limit=1, queue=10)
+    await admission.acquire()
+    order: list[int] = []
+
+    async def waiter(n: int) -> None:
+        async with admission.slot():
+            order.append(n)
+            await asyncio.sleep(0)
+
+    # When five requests queue up one after another
+    tasks = []
+    for n in range(5):
+        tasks.append(asyncio.create_task(waiter(n)))
+        await asyncio.sleep(0)
+    assert admission.waiting == 5
+
+    # And a newcomer arrives while the slot is being handed over, it does not overtake them
+    admission.release()
+    tasks.append(asyncio.create_task(waiter(99)))
+    await asyncio.gather(*tasks)
+
+    assert order == [0, 1, 2, 3, 4, 99]
+    assert admission.active == 0 and admission.waiting == 0
+
+
+async def test_a_full_queue_refuses_at_once_and_a_cancelled_waiter_gives_its_place_back() -> None:
+    admission = ScanAdmission(limit=1, queue=1)
+    await admission.acquire()
+    queued = asyncio.create_task(admission.acquire())
+    await asyncio.sleep(0)
+
+    # The queue is full: the next caller is refused without waiting
+    with pytest.raises(Overloaded) as refused:
+        await admission.acquire()
+    assert refused.value.status_code == 503 and refused.value.headers == {"Retry-After": "5"}
+    assert admission.refused == 1
+
+    # A waiter whose client went away leaves the queue; the slot still goes to the next one
+    queued.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await queued
+    assert admission.waiting == 0
+    later = asyncio.create_task(admission.acquire())
+    await asyncio.sleep(0)
+    admission.release()
+    await later
+    assert admission.active == 1
+
+
+async def test_past_the_limit_scans_answer_503_and_consume_no_quota(
+    make_api: Callable[..., FastAPI],
+    settings: Settings,
+    database: Database,
+    scanner: FakeScanner,
+    clock: FrozenClock,
+) -> None:
+    # Given a process with 2 scan slots and 3 places in the queue, and slow scans
+    api = make_api(settings=settings.with_overrides(max_concurrent_scans=2, scan_queue=3, free_scans_per_day=100))
+    key = new_key(database, clock)
+    scanner.delay = 0.2
+
+    # When 10 free and 10 Pro scans arrive at once
+    async with client_for(api) as client:
+        free = [client.post("/api/scan", json={"url": "a.com"}) for _ in range(10)]
+        pro = [client.post("/api/scan/pro", json={"url": "a.com"}, headers={"X-API-Key": key.key}) for _ in range(10)]
+        responses = await asyncio.gather(*free, *pro)
+
+    # Then 5 are served (2 at once, 3 queued) and the rest are told to come back, with nothing counted for them
+    statuses = Counter(r.status_code for r in responses)
+    assert statuses == Counter({200: 5, 503: 15})
+    refused = [r for r in responses if r.status_code == 503]
+    assert all(r.json() == {"error": OVERLOADED_MESSAGE} and r.headers["Retry-After"] == "5" for r in refused)
+    served_free = sum(1 for r in responses[:10] if r.status_code == 200)
+    with database.session() as session:
+        assert free_scans_used(session, "203.0.113.7", clock()) == served_free
+        assert monthly_scans_used(session, key.subscription_id, clock()) == 5 - served_free
+    assert len(scanner.calls) == 5
+
+
+async def test_the_queue_absorbs_a_burst_it_has_room_for(
+    make_api: Callable[..., FastAPI], settings: Settings, scanner: FakeScanner
+) -> None:
+    api = make_api(settings=settings.with_overrides(max_concurrent_scans=2, scan_queue=20, free_scans_per_day=100))
+    scanner.delay = 0.02
+    async with client_for(api) as client:
+        responses = await asyncio.gather(*(client.post("/api/scan", json={"url": "a.com"}) for _ in range(20)))
+    assert Counter(r.status_code for r in responses) == Counter({200: 20})
+
+
+def test_the_limits_come_from_the_environment() -> None:
+    settings = Settings.from_env({"WEBSEC_MAX_CONCURRENT_SCANS": "3", "WEBSEC_SCAN_QUEUE": "0"})
+    assert (settings.max_concurrent_scans, settings.scan_queue) == (3, 0)
+    with pytest.raises(SettingsError, match="WEBSEC_MAX_CONCURRENT_SCANS must be at least 1"):
+        Settings.from_env({"WEBSEC_MAX_CONCURRENT_SCANS": "0"})
+    assert Settings.from_env({"REDIS_URL": "redis://127.0.0.1:6379/0"}).redis_url == "redis://127.0.0.1:6379/0"
+    with pytest.raises(SettingsError, match="REDIS_URL must start with"):
+        Settings.from_env({"REDIS_URL": "http://127.0.0.1:6379"})
