@@ -83,7 +83,7 @@ def _tail(path: Path, lines: int = 60) -> str:
 
 
 class _Server:
-    """One `make run` process (its own port, build directory and database), started now, awaited later."""
+    """One `make run` process (its own port, build directory and database): `start()`, later `app()`."""
 
     def __init__(self, work: Path, extra_env: dict[str, str]) -> None:
         self.work = work
@@ -104,24 +104,33 @@ class _Server:
             "WEBSEC_SMTP_URL": "",
             **extra_env,
         }
+        self.env = env
         self.log = work / "server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started = 0.0
+        self._app: App | None = None
+
+    def start(self) -> None:
+        if self.process is not None:
+            return
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
                 ["make", "--no-print-directory", "run", f"PORT={self.url.rsplit(':', 1)[1]}", "HOST=127.0.0.1"],
                 cwd=ROOT,
-                env=env,
+                env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         self.started = time.monotonic()
-        self._app: App | None = None
 
     def app(self) -> App:
-        """Wait until it serves (once), then the App handle."""
+        """Start it if needed, wait until it serves (once), then the App handle."""
         if self._app is not None:
             return self._app
+        self.start()
+        assert self.process is not None
         while True:
             if self.process.poll() is not None:
                 pytest.fail(f"`make run` exited with {self.process.returncode}:\n{_tail(self.log)}")
@@ -141,6 +150,8 @@ class _Server:
         """`make`, reflex and the granian worker share one process group: stop them all."""
         if self._app is not None:
             self._app.database.dispose()
+        if self.process is None:
+            return
         if self.process.poll() is None:
             os.killpg(self.process.pid, 15)
             try:
@@ -164,8 +175,10 @@ def _servers(
     razorpay_api: RazorpayStandIn,
     stripe_api: StripeStandIn,
 ) -> Iterator[dict[str, _Server]]:
-    """Both servers start at once (their builds overlap): one paying through the provider stand-ins, one
-    through the development sandbox (no provider keys). Both scan the fixture sites."""
+    """Two servers: one paying through the provider stand-ins, one through the development sandbox (no
+    provider keys). Both scan the fixture sites. The first starts now; the second once the first serves
+    (it then builds while tests run): Reflex rewrites `reflex.lock/` while it starts, and two starts at the
+    same moment can read each other's half-written package.json."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
     providers = {
@@ -182,6 +195,7 @@ def _servers(
         "providers": _Server(tmp_path_factory.mktemp("ui-app"), {**scan_env, **providers}),
         "sandbox": _Server(tmp_path_factory.mktemp("ui-sandbox-app"), {**scan_env, "WEBSEC_PAYMENTS_SANDBOX": "on"}),
     }
+    servers["providers"].start()
     try:
         yield servers
     finally:
@@ -192,12 +206,14 @@ def _servers(
 @pytest.fixture(scope="session")
 def app(_servers: dict[str, _Server]) -> App:
     """`make run` with the fixture sites scannable, paying through the Razorpay and Stripe stand-ins."""
-    return _servers["providers"].app()
+    app = _servers["providers"].app()
+    _servers["sandbox"].start()  # builds in the background from now on
+    return app
 
 
 @pytest.fixture(scope="session")
-def sandbox_app(_servers: dict[str, _Server]) -> App:
-    """`make run` whose checkouts go to the development sandbox."""
+def sandbox_app(app: App, _servers: dict[str, _Server]) -> App:
+    """`make run` whose checkouts go to the development sandbox (after `app`: never two Reflex starts at once)."""
     return _servers["sandbox"].app()
 
 

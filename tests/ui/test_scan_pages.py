@@ -151,8 +151,13 @@ def test_the_emailed_link_runs_a_one_time_scan(page: Page, app: App, worst_site)
     expect(page.get_by_text("Full report")).to_be_visible()
     expect(page.get_by_test_id("locked")).to_have_count(0)
     expect(page.get_by_test_id("section-cookies").get_by_text("How to fix").first).to_be_visible()
-    expect(page.get_by_role("button", name="Copy fix").first).to_be_visible()
     screenshot(page, "report-full")
+    # A fix is copied as text, ready to paste into a server configuration.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app.url)
+    first_fix = page.get_by_test_id("finding").filter(has=page.get_by_text("How to fix")).first
+    first_fix.get_by_role("button", name="Copy fix").click()
+    expect(page.get_by_text("Copied to the clipboard")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == first_fix.locator("pre").inner_text()
 
     # The token is single use: the same link again is refused with the time it was used.
     open_page(page, app.path(f"/one-time-scan?token={token}"))
