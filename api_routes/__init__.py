@@ -27,6 +27,7 @@ from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
 from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
 from .errors import install_error_handlers
+from .security_headers import SecurityHeaders
 
 #: Every router, in the order the spec lists the endpoints; the /api catch-all last.
 ROUTERS = (
@@ -96,7 +97,19 @@ def create_api(
         api.include_router(router)
     api.state.known_routes = fallback.known_routes(ROUTERS)
     api.openapi = lambda: _openapi(api)  # type: ignore[method-assign]
+    _wrap_outermost(api, settings)
     return api
+
+
+def _wrap_outermost(api: FastAPI, settings: Settings) -> None:
+    """Security headers around Starlette's whole middleware stack, so 500s from ServerErrorMiddleware get
+    them too (`add_middleware` would sit inside it). Mounted into Reflex, this stack also serves the UI."""
+    build = api.build_middleware_stack
+
+    def build_with_headers() -> Any:
+        return SecurityHeaders(build(), production=settings.is_production)
+
+    api.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
 
 
 @asynccontextmanager

@@ -1,0 +1,177 @@
+"""The service grades itself A+ by its own rules (issue 7, "The service's own security").
+
+Given the API built with test fakes, and a page shaped like Reflex's prerendered HTML (inline scripts,
+a module bootstrap) mounted inside it the way Reflex mounts its frontend,
+when our scanner's pure checks grade snapshots made of the real responses (served over HTTPS, with a good
+TLS handshake and DNS standing in for the terminating proxy),
+then the header, cookie, cross-origin, CORS and fingerprint sections have nothing worse than the
+documented trade-offs, and the grade is A+.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from api_routes.security_headers import API_CSP, SecurityHeaders, inline_script_hashes
+from tests.api.conftest import client_for
+from tests.factories import cipher_probes, make_handshake, make_response, make_snapshot, protocol_probes
+from websec_app.scanner.checks.csp import parse_policy
+from websec_app.scanner.scan import grade_snapshot
+from websec_app.settings import Settings
+
+PAGE = (
+    b'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>websec</title>'
+    b"<script>\nif (typeof document !== 'undefined') { document.documentElement.dataset.x = '1'; }\n</script>"
+    b'<link rel="modulepreload" href="/assets/root.js">'
+    b'<script>window.__reactRouterContext = {"basename":"/"};</script>'
+    b'<script type="module" async="">import "/assets/manifest.js";\nimport("/assets/entry.client.js");</script>'
+    b'<script src="/assets/x.js"></script>'
+    b"</head><body><main>Scan a site</main></body></html>"
+)
+#: What the pages may still cost, by outcome: the trade-offs documented in api_routes/security_headers.py.
+ACCEPTED = {"csp.unsafe_eval", "csp.unsafe_inline_style", "coop.allow_popups", "coep.missing"}
+HEADER_SECTIONS = ("headers", "cookies", "cross_origin", "cors", "server_fingerprint")
+
+
+def _frontend(request: Any) -> Response:
+    return HTMLResponse(PAGE) if request.url.path == "/" else PlainTextResponse("console.log(1)")
+
+
+@pytest.fixture
+def service(make_api: Callable[..., FastAPI]) -> FastAPI:
+    """The API with a stand-in for Reflex's frontend mounted inside it, as `rx.App(api_transformer=...)` does."""
+    api = make_api()
+    api.router.routes.append(Route("/", _frontend))
+    return api
+
+
+async def _get(app: FastAPI, path: str, **headers: str) -> httpx.Response:
+    async with client_for(app) as client:
+        client.base_url = httpx.URL("https://websec.example")
+        return await client.get(path, headers=headers)
+
+
+def _recorded(url: str, response: httpx.Response) -> Any:
+    return make_response(url, response.status_code, list(response.headers.multi_items()), response.content, None)
+
+
+async def _self_grade(app: FastAPI, path: str) -> Any:
+    url = f"https://websec.example{path}"
+    main = await _get(app, path)
+    snapshot = make_snapshot(
+        url,
+        headers=list(main.headers.multi_items()),
+        body=main.content,
+        status=main.status_code,
+        content_type=None,
+        cors_probe=_recorded(url, await _get(app, path, origin="https://websec-cors-probe.invalid")),
+        cors_null_probe=_recorded(url, await _get(app, path, origin="null")),
+        tls=make_handshake("websec.example", protocols=protocol_probes(), cipher_probes=cipher_probes()),
+    )
+    return grade_snapshot(snapshot)
+
+
+def _problems(report: Any) -> list[str]:
+    """Every non-good finding of the header-like sections that is not an accepted trade-off."""
+    problems = []
+    for name in HEADER_SECTIONS:
+        section = report.sections.get(name, {})
+        findings = list(section.get("findings", []))
+        findings += [entry for entry in section.values() if isinstance(entry, dict) and "check" in entry]
+        for finding in findings:
+            if finding.get("status") != "good" and finding.get("check") not in ACCEPTED:
+                problems.append(f"{name}: {finding.get('check')} {finding.get('status')} {finding.get('note')}")
+    return problems
+
+
+@pytest.mark.parametrize("path", ["/", "/api/health", "/docs", "/openapi.json", "/api/no-such-endpoint"])
+async def test_the_service_grades_itself_a_plus(service: FastAPI, path: str) -> None:
+    report = await _self_grade(service, path)
+
+    csp = report.sections["headers"]["Content-Security-Policy"]
+    assert report.grade == "A+", (report.score, report.caps, _problems(report))
+    assert csp["present"] and csp["status"] in ("good", "warn"), csp
+    assert report.sections["headers"]["Strict-Transport-Security"]["status"] == "good"
+    assert _problems(report) == []
+
+
+async def test_a_page_csp_lists_exactly_its_inline_scripts_and_no_unsafe_inline_script(service: FastAPI) -> None:
+    response = await _get(service, "/")
+
+    policy = parse_policy(response.headers["content-security-policy"])
+    script_src = policy.get("script-src") or ()
+    assert [s for s in script_src if s.startswith("'sha256-")] == inline_script_hashes(PAGE)
+    assert len(inline_script_hashes(PAGE)) == 3  # the src= script is not inline
+    assert "'unsafe-inline'" not in script_src
+    assert policy.get("frame-ancestors") == ("'none'",) and policy.get("object-src") == ("'none'",)
+
+
+async def test_a_gzip_encoded_page_is_hashed_from_its_decoded_body(make_api: Callable[..., FastAPI]) -> None:
+    import gzip
+
+    def compressed(request: Any) -> Response:
+        return Response(gzip.compress(PAGE), media_type="text/html", headers={"Content-Encoding": "gzip"})
+
+    api = make_api()
+    api.router.routes.append(Route("/", compressed))
+    response = await _get(api, "/")
+
+    assert response.content == PAGE  # the body itself is forwarded untouched (httpx decodes it)
+    for source in inline_script_hashes(PAGE):
+        assert source in response.headers["content-security-policy"]
+
+
+async def test_json_gets_the_closed_policy_and_no_server_version(service: FastAPI) -> None:
+    response = await _get(service, "/api/health")
+
+    assert response.headers["content-security-policy"] == API_CSP
+    assert "server" not in response.headers and "x-powered-by" not in response.headers
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["cross-origin-opener-policy"] == "same-origin"
+
+
+async def test_plain_http_in_development_has_no_hsts_but_production_always_does(
+    make_api: Callable[..., FastAPI], settings: Settings
+) -> None:
+    async with client_for(make_api()) as client:
+        development = await client.get("/api/health")
+    production = make_api(settings=dataclasses.replace(settings, environment="production"))
+    async with client_for(production) as client:
+        prod = await client.get("/api/health")
+
+    assert "strict-transport-security" not in development.headers
+    assert prod.headers["strict-transport-security"].startswith("max-age=63072000")
+
+
+async def test_websockets_and_lifespan_pass_through_untouched() -> None:
+    seen: list[str] = []
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(scope["type"])
+
+    wrapped = SecurityHeaders(inner, production=True)
+    for kind in ("websocket", "lifespan"):
+        await wrapped({"type": kind, "path": "/_event"}, None, None)  # type: ignore[arg-type]
+
+    assert seen == ["websocket", "lifespan"]
+
+
+async def test_an_unexpected_error_still_carries_the_headers(make_api: Callable[..., FastAPI]) -> None:
+    def boom(request: Any) -> Response:
+        raise RuntimeError("unexpected")
+
+    api = make_api()
+    api.router.routes.insert(0, Route("/api/boom", boom))
+    response = await _get(api, "/api/boom")
+
+    assert response.status_code == 500
+    assert response.json() == {"error": "An internal error occurred. Please try again later."}
+    assert response.headers["content-security-policy"] == API_CSP
