@@ -39,7 +39,7 @@ export NPM_CONFIG_REGISTRY
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 RUN_APT_PACKAGES := node:nodejs npm:npm
 # initdb is not on PATH on Debian, so PostgreSQL is detected by its version directory instead.
-TEST_APT_PACKAGES := pdftoppm:poppler-utils chromium:chromium chromedriver:chromium-driver
+TEST_APT_PACKAGES := pdftoppm:poppler-utils chromium:chromium chromedriver:chromium-driver redis-server:redis-server
 PG_BINDIR = $(lastword $(sort $(wildcard /usr/lib/postgresql/*/bin)))
 
 define apt_install_missing

@@ -23,6 +23,10 @@ config = rx.Config(
     # call us, and socket.io then accepts the UI's websocket only from there (WEBSEC_BASE_URL must be the
     # address users browse). Development keeps "*" so localhost, 127.0.0.1 and LAN addresses all work.
     cors_allowed_origins=[_settings.base_url] if _settings.is_production else ["*"],
+    # Several app processes share each browser tab's state through Redis when REDIS_URL is set (Reflex then
+    # picks its redis state manager: reflex/istate/manager/__init__.py). Reflex itself only reads
+    # REFLEX_REDIS_URL; unset, state stays in this process's memory, right for the single-process `make run`.
+    redis_url=_settings.redis_url or None,
     plugins=[
         rx.plugins.RadixThemesPlugin(
             theme=rx.theme(accent_color="indigo", gray_color="slate", radius="medium", appearance="light")
