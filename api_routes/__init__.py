@@ -27,6 +27,7 @@ from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
 from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
 from .errors import install_error_handlers
+from .log_redaction import install_access_log_redaction
 from .security_headers import SecurityHeaders
 
 #: Every router, in the order the spec lists the endpoints; the /api catch-all last.
@@ -98,6 +99,7 @@ def create_api(
     api.state.known_routes = fallback.known_routes(ROUTERS)
     api.openapi = lambda: _openapi(api)  # type: ignore[method-assign]
     _wrap_outermost(api, settings)
+    install_access_log_redaction()
     return api
 
 

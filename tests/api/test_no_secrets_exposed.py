@@ -1,0 +1,155 @@
+"""No secrets in logs, no operator endpoints over HTTP (issue 7, "The service's own security").
+
+Keys are managed only with `python -m websec_app keys ...`; the HTTP surface is the spec's endpoints,
+the docs, and (development only) the payment sandbox.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+
+from api_routes import ROUTERS
+from api_routes.log_redaction import RedactSecrets, redact
+from tests.api.conftest import client_for
+from tests.api.test_serve_api import REPO, _free_port, cli, operator_env
+from tests.fixtures.sites import RunningSite
+from websec_app.settings import Settings
+
+__all__ = ["operator_env"]  # the fixture, shared with test_serve_api.py
+
+#: Every path the API serves over HTTP (spec section 4, webhooks, health) and the docs.
+PUBLIC_PATHS = {
+    "/api/scan",
+    "/api/scan/pro",
+    "/api/report/pdf",
+    "/api/verify-key",
+    "/api/usage",
+    "/api/compliance-report/pay",
+    "/api/verify-one-time",
+    "/api/compliance-report/generate",
+    "/api/webhooks/stripe",
+    "/api/webhooks/razorpay",
+    "/api/health",
+}
+_OPERATOR_WORDS = re.compile(r"admin|operator|internal|manage|debug|keys?(/|$)|rotate|revoke|issue", re.IGNORECASE)
+
+
+def test_the_http_surface_has_no_operator_or_admin_endpoint(api: FastAPI) -> None:
+    documented = set(api.openapi()["paths"])
+    served = {route.path for router in ROUTERS for route in router.routes if isinstance(route, APIRoute)}
+
+    assert documented == PUBLIC_PATHS
+    undocumented = served - documented
+    assert undocumented == {
+        "/api/sandbox/checkout/{reference}",  # development only: 404 in production (below)
+        "/api/{rest:path}",  # the JSON 404/405 catch-all
+    }
+    assert [path for path in served if _OPERATOR_WORDS.search(path.removeprefix("/api/verify-key"))] == []
+
+
+def test_the_reflex_pages_are_no_operator_pages() -> None:
+    from websec_app.ui import register_pages
+
+    class Recorder:
+        routes: list[str] = []
+
+        def add_page(self, component: object, route: str = "", **options: object) -> None:
+            self.routes.append(route)
+
+    recorder = Recorder()
+    register_pages(recorder)  # type: ignore[arg-type]
+
+    assert "/" in recorder.routes and "/pro" in recorder.routes
+    assert [r for r in recorder.routes if re.search(r"admin|operator|keys|internal", r, re.IGNORECASE)] == []
+
+
+async def test_the_sandbox_is_404_in_production(make_api: Callable[..., FastAPI], settings: Settings) -> None:
+    import dataclasses
+
+    production = make_api(settings=dataclasses.replace(settings, environment="production"))
+    async with client_for(production) as client:
+        page = await client.get("/api/sandbox/checkout/anything")
+        action = await client.post("/api/sandbox/checkout/anything", data={"action": "pay"})
+
+    assert page.status_code == 404 and action.status_code == 404
+    assert "error" in page.json()
+
+
+def test_secret_query_values_are_redacted_from_access_log_records() -> None:
+    key = "wsk_" + "A" * 43
+    record = logging_record('%s - "%s %s HTTP/%s" %d', ("127.0.0.1:5", "GET", f"/api/usage?key={key}", "1.1", 200))
+
+    RedactSecrets().filter(record)
+
+    assert key not in record.getMessage() and "/api/usage?key=[redacted]" in record.getMessage()
+    assert redact("/?one_time_token=ott_x&full=1") == "/?one_time_token=[redacted]&full=1"
+
+
+def logging_record(msg: str, args: tuple[object, ...]) -> object:
+    import logging
+
+    return logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, msg, args, None)
+
+
+def test_a_real_server_logs_no_key_at_debug_level(
+    tmp_path: Path, operator_env: dict[str, str], best_site: RunningSite
+) -> None:
+    # Given serve-api at DEBUG with its access log, and keys made and rotated by an operator
+    port = _free_port()
+    log = tmp_path / "server.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "websec_app", "serve-api", "--port", str(port), "--log-level", "debug"],
+            cwd=REPO,
+            env=operator_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait(base, process)
+        created = cli(operator_env, "keys", "create", "--email", "secret-test@example.com")
+        key = created.stdout.strip().splitlines()[-1]
+        rotated = cli(operator_env, "keys", "rotate", "--email", "secret-test@example.com")
+        new_key = rotated.stdout.strip().splitlines()[-1]
+
+        # When a customer uses them the ways the API allows (header and ?key= query)
+        with httpx.Client(base_url=base, timeout=30) as http:
+            assert http.get("/api/usage", params={"key": new_key}).status_code == 200
+            assert http.get("/api/usage", params={"key": key}).status_code == 403
+            assert http.get("/api/verify-key", headers={"X-API-Key": new_key}).status_code == 200
+            scanned = http.post("/api/scan/pro", json={"url": best_site.url}, headers={"X-API-Key": new_key})
+            assert scanned.status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+    # Then the log shows the requests but neither key
+    text = log.read_text()
+    assert "/api/usage?key=[redacted]" in text, text[-2000:]
+    assert key not in text and new_key not in text
+
+
+def _wait(base: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"serve-api exited with {process.returncode}")
+        try:
+            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    pytest.fail("serve-api did not answer within 20 s")
