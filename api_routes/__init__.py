@@ -109,7 +109,7 @@ def _wrap_outermost(api: FastAPI, settings: Settings) -> None:
     build = api.build_middleware_stack
 
     def build_with_headers() -> Any:
-        return SecurityHeaders(build(), production=settings.is_production)
+        return SecurityHeaders(build(), production=settings.is_production, base_url=settings.base_url)
 
     api.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
 

@@ -71,8 +71,9 @@ _PAGE_CSP = (
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",
-    # 'self' covers ws:/wss: to the same host in CSP3 browsers (the UI's event socket, /_event).
-    f"connect-src 'self' {_RAZORPAY} {_RAZORPAY_API} https://lumberjack.razorpay.com",
+    # The UI's event socket (/_event) is opened at the address Reflex compiled in, which need not be the one
+    # the page was loaded from (localhost vs 127.0.0.1 in development): {sockets} names it (see __init__).
+    f"connect-src 'self' {{sockets}}{_RAZORPAY} {_RAZORPAY_API} https://lumberjack.razorpay.com",
     f"frame-src {_RAZORPAY} {_RAZORPAY_API}",
     "object-src 'none'",
     "base-uri 'none'",
@@ -115,9 +116,9 @@ def inline_script_hashes(html: bytes) -> list[str]:
     return out
 
 
-def page_csp(hashes: Iterable[str]) -> str:
+def page_csp(hashes: Iterable[str], sockets: str = "ws: wss:") -> str:
     joined = "".join(f"{h} " for h in hashes)
-    return "; ".join(_PAGE_CSP).replace("{hashes}", joined)
+    return "; ".join(_PAGE_CSP).replace("{hashes}", joined).replace("{sockets}", f"{sockets} " if sockets else "")
 
 
 def docs_csp(hashes: Iterable[str]) -> str:
@@ -140,9 +141,13 @@ def _decoded(body: bytes, encoding: str) -> bytes | None:
 class SecurityHeaders:
     """ASGI wrapper: adds the security headers to every HTTP response (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, production: bool) -> None:
+    def __init__(self, app: ASGIApp, *, production: bool, base_url: str = "") -> None:
         self.app = app
         self.production = production
+        # Production: only the public address's secure socket. Development: any ws:/wss: (the compiled
+        # address varies with how the developer browses); our own CSP check does not grade connect-src.
+        host = base_url.split("://", 1)[-1].split("/", 1)[0]
+        self.sockets = f"wss://{host}" if production and host else "ws: wss:"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -193,15 +198,14 @@ class SecurityHeaders:
         if https:
             headers["Strict-Transport-Security"] = HSTS
 
-    @staticmethod
-    async def _send_page(start: Message, chunks: list[bytes], path: str, send: Send) -> None:
+    async def _send_page(self, start: Message, chunks: list[bytes], path: str, send: Send) -> None:
         headers = MutableHeaders(scope=start)
         html = _decoded(b"".join(chunks), headers.get("content-encoding", "").strip().lower())
         if html is None:
             log.warning("cannot read the %s body of %s to hash its scripts", headers.get("content-encoding"), path)
             html = b""
         hashes = inline_script_hashes(html)
-        headers["Content-Security-Policy"] = docs_csp(hashes) if path in _DOCS_PATHS else page_csp(hashes)
+        headers["Content-Security-Policy"] = docs_csp(hashes) if path in _DOCS_PATHS else page_csp(hashes, self.sockets)
         await send(start)
 
 
