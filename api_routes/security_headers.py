@@ -41,6 +41,7 @@ import re
 import zlib
 from collections.abc import Iterable
 
+import anyio
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -170,6 +171,14 @@ class SecurityHeaders:
                     await send(message)
                     return
                 held = message  # the CSP needs the page's inline scripts: wait for the body
+                return
+            if held is not None and message["type"] == "http.response.pathsend":
+                # Granian's zero-copy file extension (Reflex's static pages): the body never passes through
+                # here, so the page is read from the file it names (https://asgi.readthedocs.io, "Path Send").
+                chunks.append(await anyio.Path(message["path"]).read_bytes())
+                await self._send_page(held, chunks, path, send)
+                held = None
+                await send(message)
                 return
             if held is None or message["type"] != "http.response.body":
                 await send(message)

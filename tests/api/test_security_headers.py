@@ -175,3 +175,23 @@ async def test_an_unexpected_error_still_carries_the_headers(make_api: Callable[
     assert response.status_code == 500
     assert response.json() == {"error": "An internal error occurred. Please try again later."}
     assert response.headers["content-security-policy"] == API_CSP
+
+
+async def test_a_page_sent_by_path_is_hashed_from_its_file(tmp_path: Any) -> None:
+    # Granian serves Reflex's static pages with the ASGI "http.response.pathsend" extension: no body message.
+    page = tmp_path / "index.html"
+    page.write_bytes(PAGE)
+    sent: list[dict[str, Any]] = []
+
+    async def static(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.pathsend", "path": str(page)})
+
+    async def record(message: Any) -> None:
+        sent.append(message)
+
+    await SecurityHeaders(static, production=False)({"type": "http", "path": "/"}, None, record)  # type: ignore[arg-type]
+
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.pathsend"]
+    csp = dict(sent[0]["headers"])[b"content-security-policy"].decode()
+    assert all(source in csp for source in inline_script_hashes(PAGE))
