@@ -54,6 +54,17 @@ def test_the_home_page_paints_fast_and_works_from_the_keyboard(page: Page, app: 
     expect(page.get_by_test_id("grade")).to_have_text("A+")
 
 
+def test_a_page_reloaded_from_the_browser_cache_still_works(page: Page, app: App) -> None:
+    """A reload revalidates the cached page (If-None-Match -> 304): the page must still hydrate. Headers on
+    the 304 replace the cached ones, so a 304 must not carry a policy that blocks the page's own scripts."""
+    open_page(page, app.path("/pricing"))
+
+    page.reload()
+
+    page.wait_for_selector('main[data-ready="true"]')
+    expect(page.get_by_test_id("price-pro")).to_be_visible()
+
+
 def test_a_free_scan_shows_progress_then_the_graded_report(page: Page, app: App, worst_site) -> None:
     scan_from_home(page, app, worst_site.url)
 
