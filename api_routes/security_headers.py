@@ -166,6 +166,11 @@ class SecurityHeaders:
                 headers = MutableHeaders(scope=message)
                 is_html = headers.get("content-type", "").startswith("text/html")
                 self._add_common(headers, https, is_html, popups=is_html and path not in _DOCS_PATHS)
+                if message.get("status") == 304:
+                    # A 304 carries no Content-Type, and browsers merge its headers into the cached page
+                    # (RFC 9111 §4.3.4): the closed JSON policy would replace the page's and block its scripts.
+                    await send(message)
+                    return
                 if not is_html:
                     headers["Content-Security-Policy"] = API_CSP
                     await send(message)

@@ -195,3 +195,21 @@ async def test_a_page_sent_by_path_is_hashed_from_its_file(tmp_path: Any) -> Non
     assert [m["type"] for m in sent] == ["http.response.start", "http.response.pathsend"]
     csp = dict(sent[0]["headers"])[b"content-security-policy"].decode()
     assert all(source in csp for source in inline_script_hashes(PAGE))
+
+
+async def test_a_not_modified_answer_keeps_the_cached_pages_policy() -> None:
+    # StaticFiles answers a revalidation with 304 and no Content-Type; browsers merge its headers into the
+    # cached page, so a CSP on it would replace the page's own (and block the page's inline scripts).
+    sent: list[dict[str, Any]] = []
+
+    async def not_modified(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", b'"1"')]})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def record(message: Any) -> None:
+        sent.append(message)
+
+    await SecurityHeaders(not_modified, production=False)({"type": "http", "path": "/"}, None, record)  # type: ignore[arg-type]
+
+    headers = dict(sent[0]["headers"])
+    assert b"content-security-policy" not in headers and headers[b"x-frame-options"] == b"DENY"
