@@ -129,7 +129,7 @@ def _top_item(finding: FindingView) -> rx.Component:
                     size="2",
                     color_scheme="gray",
                     white_space="nowrap",
-                    display={"initial": "none", "sm": "block"},
+                    class_name="wide-only",
                 ),
                 spacing="3",
                 align="center",
