@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from websec_app.scanner import parse_target
+from websec_app.scanner import ScanReport, parse_target
 from websec_app.services.checkout import CheckoutStart, Confirmation, get_payment_service
 from websec_app.services.payments import PROVIDER_A, PROVIDER_B, PROVIDERS, PaymentNotVerified
 from websec_app.services.prices import Product, price_for, price_list
@@ -131,26 +131,28 @@ async def checkout_status(b: Backend, reference: str) -> CheckoutRecord | None:
 
 
 async def compliance_report(b: Backend, token: str, url: str, email: str, progress: Progress = no_progress) -> str:
-    """Scan and email the compliance report for a paid token (as `POST /api/compliance-report/generate`).
+    """Scan and email the compliance report for a paid token: the same PaymentService call as
+    `POST /api/compliance-report/generate`, with the page's progress steps around the scan.
 
     Raises store.TokenRejected (unknown, unpaid, used), the scanner's errors, or the PDF renderer's; the
     token stays usable unless the email was queued.
     """
-    target = parse_target(url)
     email = email.strip()
     if "@" not in email:
         raise PaymentNotVerified("Enter the email address the report should be sent to.")
-    service = get_payment_service()
-    progress("quota")
-    await anyio.to_thread.run_sync(service.ensure_compliance_paid, token.strip())
     now = b.clock()
-    progress("fetch")
-    report = await b.scanner(url, b.settings)
-    progress("save")
-    body = report.to_dict(pro=True, include_fix=True)
-    queued = await anyio.to_thread.run_sync(
-        lambda: service.queue_compliance_report(token.strip(), email=email, report=body)
+    progress("quota")
+
+    async def scan_with_progress(target_url: str) -> ScanReport:
+        progress("fetch")
+        report = await b.scanner(target_url, b.settings)
+        progress("save")
+        return report
+
+    generated = await get_payment_service().generate_compliance_report(
+        token, url=url, email=email, scan=scan_with_progress
     )
+    report = generated.report
     await b.db(
         record_scan,
         kind=SCAN_COMPLIANCE,
@@ -161,9 +163,4 @@ async def compliance_report(b: Backend, token: str, url: str, email: str, progre
         algorithm_version=report.algorithm_version,
         now=now,
     )
-    if queued.delivered:
-        return f"The compliance report for {target.host} was emailed to {email}."
-    return (
-        f"The compliance report for {target.host} is ready and queued for {email}; the mail server did not take it "
-        "yet, so it is retried automatically until it is delivered."
-    )
+    return generated.message
