@@ -98,6 +98,23 @@ DOCS_CSP = "; ".join(
 )
 _DOCS_PATHS = frozenset({"/docs", "/redoc", "/docs/oauth2-redirect"})
 
+
+def _encoded(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[bytes, bytes], ...]:
+    return tuple((name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in pairs)
+
+
+# Non-HTML responses (the JSON API, the hot path) get a fixed set: encoded once, added in one pass.
+_API_HEADERS = _encoded(
+    (
+        *_COMMON,
+        ("Cross-Origin-Opener-Policy", "same-origin"),
+        ("Cross-Origin-Embedder-Policy", "require-corp"),
+        ("Content-Security-Policy", API_CSP),
+    )
+)
+_HSTS_HEADER = _encoded((("Strict-Transport-Security", HSTS),))
+_REPLACED = frozenset({b"server", b"x-powered-by"} | {name for name, _ in _API_HEADERS + _HSTS_HEADER})
+
 # HTML "script data" ends at the first "</script" (WHATWG HTML §13.2.5.4); the hash covers exactly the text
 # between the tags. Scripts with src= are fetched, not inline, and are covered by host sources or 'self'.
 _SCRIPT_RE = re.compile(rb"<script\b([^>]*)>(.*?)</script", re.IGNORECASE | re.DOTALL)
@@ -139,6 +156,10 @@ def _decoded(body: bytes, encoding: str) -> bytes | None:
     return None
 
 
+def _is_html(raw_headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    return any(name.lower() == b"content-type" and value.startswith(b"text/html") for name, value in raw_headers)
+
+
 class SecurityHeaders:
     """ASGI wrapper: adds the security headers to every HTTP response (see the module docstring)."""
 
@@ -163,6 +184,12 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             nonlocal held, size
             if message["type"] == "http.response.start":
+                status = message.get("status")
+                if status != 304 and not _is_html(message["headers"]):
+                    extra = _API_HEADERS + _HSTS_HEADER if https else _API_HEADERS
+                    message["headers"] = [h for h in message["headers"] if h[0].lower() not in _REPLACED] + list(extra)
+                    await send(message)
+                    return
                 headers = MutableHeaders(scope=message)
                 is_html = headers.get("content-type", "").startswith("text/html")
                 self._add_common(headers, https, is_html, popups=is_html and path not in _DOCS_PATHS)
