@@ -9,18 +9,16 @@ under concurrency.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, TypeVar
 
-import anyio
-
 from websec_app.scanner import ScanReport, Target, parse_target
+from websec_app.services.metering import given_back_on_failure, record_report
 from websec_app.store import (
     Reservation,
     month_resets_at,
-    record_scan,
     refund,
     reserve_monthly_scan,
 )
@@ -33,18 +31,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-@asynccontextmanager
-async def released_on_failure(ctx: ApiContext, release: Callable[..., None], *args: Any) -> AsyncIterator[None]:
-    """Run `release(session, *args)` if the block raises (or is cancelled), then re-raise."""
-    try:
-        yield
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            try:
-                await ctx.db(release, *args)
-            except Exception:  # noqa: BLE001 - report the original error, not the failed refund
-                log.exception("could not give back a reserved scan (%s%r)", release.__name__, args)
-        raise
+def released_on_failure(ctx: ApiContext, release: Callable[..., None], *args: Any) -> AbstractAsyncContextManager[None]:
+    """Give the reserved scan back if the block raises or the client goes away (services.metering)."""
+    return given_back_on_failure(ctx.db, release, *args)
 
 
 def target_of(url: str) -> Target:
@@ -65,17 +54,7 @@ def monthly_quota_exhausted(principal: Principal, now: datetime) -> ApiError:
 async def save_record(ctx: ApiContext, report: ScanReport, kind: str, now: datetime, **who: Any) -> None:
     """Keep the scan in the history. A failure here must not take a delivered result away."""
     try:
-        await ctx.db(
-            record_scan,
-            kind=kind,
-            url=report.url,
-            final_url=report.final_url,
-            grade=report.grade,
-            score=report.score,
-            algorithm_version=report.algorithm_version,
-            now=now,
-            **who,
-        )
+        await ctx.db(record_report, report, kind=kind, now=now, **who)
     except Exception:  # noqa: BLE001 - history is secondary to the paid result
         log.exception("could not record a %s scan of %s", kind, report.url)
 

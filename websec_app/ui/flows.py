@@ -13,8 +13,8 @@ or unreachable site costs nothing. Every delivered report is stored, so its link
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -24,6 +24,7 @@ import anyio.to_thread
 from sqlmodel import Session
 
 from websec_app.scanner import ScanReport, parse_target, scan
+from websec_app.services.metering import given_back_on_failure, record_report
 from websec_app.services.pdf import render_scan_pdf, report_filename
 from websec_app.settings import Settings, get_settings
 from websec_app.store import (
@@ -43,7 +44,6 @@ from websec_app.store import (
     monthly_scan_limit,
     monthly_scans_used,
     recent_scans,
-    record_scan,
     refund,
     release_scan_token,
     report_ids_for_scans,
@@ -174,33 +174,14 @@ class PdfFile:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-@asynccontextmanager
-async def _given_back_on_failure(b: Backend, release: Callable[..., None], *args: Any) -> AsyncIterator[None]:
-    """Run `release(session, *args)` if the block raises or is cancelled (a closed tab), then re-raise."""
-    try:
-        yield
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            try:
-                await b.db(release, *args)
-            except Exception:  # noqa: BLE001 - report the original error, not the failed refund
-                log.exception("could not give back a reserved scan (%s%r)", release.__name__, args)
-        raise
+def _given_back_on_failure(b: Backend, release: Callable[..., None], *args: Any) -> AbstractAsyncContextManager[None]:
+    """Give the reserved scan back if the block raises or is cancelled (services.metering)."""
+    return given_back_on_failure(b.db, release, *args)
 
 
 def _keep(session: Session, report: ScanReport, body: Mapping[str, Any], kind: str, now: datetime, **who: Any) -> str:
     """Record the scan in the history and store the report as shown; returns the report's link id."""
-    record = record_scan(
-        session,
-        kind=kind,
-        url=report.url,
-        final_url=report.final_url,
-        grade=report.grade,
-        score=report.score,
-        algorithm_version=report.algorithm_version,
-        now=now,
-        **who,
-    )
+    record = record_report(session, report, kind=kind, now=now, **who)
     return save_report(session, body=body, kind=kind, now=now, scan_record_id=record.id).id
 
 

@@ -15,9 +15,10 @@ import anyio.to_thread
 
 from websec_app.scanner import ScanReport, parse_target
 from websec_app.services.checkout import CheckoutStart, Confirmation, get_payment_service
+from websec_app.services.metering import record_report
 from websec_app.services.payments import PROVIDER_A, PROVIDER_B, PROVIDERS, PaymentNotVerified
 from websec_app.services.prices import Product, price_for, price_list
-from websec_app.store import SCAN_COMPLIANCE, record_scan
+from websec_app.store import SCAN_COMPLIANCE
 from websec_app.store.purchases import CheckoutRecord, find_checkout
 
 from .flows import Backend, Progress, no_progress
@@ -153,14 +154,5 @@ async def compliance_report(b: Backend, token: str, url: str, email: str, progre
         token, url=url, email=email, scan=scan_with_progress
     )
     report = generated.report
-    await b.db(
-        record_scan,
-        kind=SCAN_COMPLIANCE,
-        url=report.url,
-        final_url=report.final_url,
-        grade=report.grade,
-        score=report.score,
-        algorithm_version=report.algorithm_version,
-        now=now,
-    )
+    await b.db(record_report, report, kind=SCAN_COMPLIANCE, now=now)
     return generated.message
