@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tests.fixtures.ports import free_port
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -98,12 +100,6 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _create_key(database_url: str) -> str:
     from websec_app.store import Database, create_subscription, issue_api_key
 
@@ -142,7 +138,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="websec-api-bench-") as tmp:
         database_url = args.database_url or f"sqlite:///{tmp}/websec.db"
         key = _create_key(database_url)
-        port = _free_port()
+        port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("WEBSEC_")}
         env.update({"WEBSEC_DATABASE_URL": database_url, "WEBSEC_DATA_DIR": tmp, "PYTHONPATH": str(REPO)})
         command = [

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from bench.api_bench import _read_response
 from tests.fixtures import catalog
 from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.pki import Pki
+from tests.fixtures.ports import free_port
 from tests.fixtures.sites import SiteFactory, SiteServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,12 +71,6 @@ def percentile(values: list[float], fraction: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _peak_rss_mib(pid: int) -> float:
@@ -205,7 +199,7 @@ def main() -> int:
             env["WEBSEC_MAX_CONCURRENT_SCANS"] = str(args.max_concurrent_scans)
         if args.scan_queue is not None:
             env["WEBSEC_SCAN_QUEUE"] = str(args.scan_queue)
-        port = _free_port()
+        port = free_port()
         base = f"http://127.0.0.1:{port}"
         command = [sys.executable, "-m", "websec_app", "serve-api", "--port", str(port), "--no-access-log"]
         command += ["--log-level", "warning"]

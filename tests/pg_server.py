@@ -15,7 +15,6 @@ import glob
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -23,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+
+from tests.fixtures.ports import free_port
 
 _INSTALL_HINT = (
     "PostgreSQL server binaries (initdb, pg_ctl) were not found. Install Debian's `postgresql` package "
@@ -43,12 +44,6 @@ def find_bindir() -> Path:
     if candidates:
         return Path(candidates[-1]).parent
     raise PostgresUnavailable(_INSTALL_HINT)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -131,7 +126,7 @@ def get_server() -> PostgresServer:
     with _lock:
         if _server is None:
             root = Path(tempfile.mkdtemp(prefix="websec-pg-"))
-            server = PostgresServer(find_bindir(), root, _free_port())
+            server = PostgresServer(find_bindir(), root, free_port())
             try:
                 server.start()
             except BaseException:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -20,6 +19,8 @@ from pathlib import Path
 
 import redis
 
+from tests.fixtures.ports import free_port
+
 _INSTALL_HINT = (
     "redis-server was not found. Install Debian's `redis-server` package "
     "(`apt-get install redis-server`; `make test` does this) or put it on PATH."
@@ -28,12 +29,6 @@ _INSTALL_HINT = (
 
 class RedisUnavailable(RuntimeError):
     pass
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -96,7 +91,7 @@ def get_redis_server() -> RedisServer:
     global _server
     with _lock:
         if _server is None:
-            server = RedisServer(Path(tempfile.mkdtemp(prefix="websec-redis-")), _free_port())
+            server = RedisServer(Path(tempfile.mkdtemp(prefix="websec-redis-")), free_port())
             try:
                 server.start()
             except BaseException:

@@ -20,15 +20,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.fixtures.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 #: A cold start installs the JS packages (bun, from the npm registry) before the prod build.
 START_TIMEOUT_S = 300.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -67,7 +63,7 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     work = tmp_path_factory.mktemp("app")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         # A frontend build directory of our own: every prod start rebuilds it, so a shared one (.web, or one

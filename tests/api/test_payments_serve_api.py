@@ -4,7 +4,6 @@ through a sandbox purchase over real HTTP and find the token in var/outbox/*.eml
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,16 +13,11 @@ from pathlib import Path
 
 import httpx
 
+from tests.fixtures.ports import free_port
 from websec_app.store import Database
 from websec_app.store.outbox import QueuedEmail, enqueue_email
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait(condition: Callable[[], bool], what: str, seconds: float = 20) -> None:
@@ -40,7 +34,7 @@ def test_serve_api_sends_left_over_mail_and_sandbox_purchases(tmp_path: Path) ->
         message = b"From: websec <a@websec.test>\r\nTo: old@example.com\r\nSubject: left over\r\n\r\nhi\r\n"
         enqueue_email(session, QueuedEmail("test", "old@example.com", "left over", message), datetime.now(UTC))
     database.dispose()
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBSEC_", "RAZORPAY_", "STRIPE_"))}
     env.update({"WEBSEC_DATA_DIR": str(tmp_path), "WEBSEC_BASE_URL": base, "PYTHONPATH": str(REPO)})

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import pytest
 
 from tests.api.payment_helpers import secret_in
 from tests.fixtures.pki import Pki
+from tests.fixtures.ports import free_port
 from tests.fixtures.providers import SmtpSink, StripeStandIn
 from tests.fixtures.sites import RunningSite
 from tests.payment_fixtures import Mailbox, make_service
@@ -36,12 +36,6 @@ from websec_app.store.outbox import QueuedEmail, enqueue_email
 REPO = Path(__file__).resolve().parents[2]
 RACERS = 20
 QUEUED_EMAILS = 30
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_until_up(process: subprocess.Popen[bytes], base: str, log: Path) -> None:
@@ -119,7 +113,7 @@ def two_processes(
     )
     processes, bases = [], []
     for name in ("a", "b"):
-        port = _free_port()
+        port = free_port()
         log = tmp_path / f"serve-api-{name}.log"
         with log.open("wb") as out:
             processes.append(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,18 +12,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.fixtures.ports import free_port
 from tests.fixtures.sites import RunningSite
 from websec_app.cli import main
 from websec_app.settings import get_settings
 from websec_app.store import database_for
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -43,7 +37,7 @@ def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def server(operator_env: dict[str, str]) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "websec_app", "serve-api", "--host", "127.0.0.1", "--port", str(port)],
         cwd=REPO,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.fixtures.ports import free_port
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.fixtures.providers import razorpay as razorpay_standin
 from tests.fixtures.providers import stripe as stripe_standin
@@ -72,12 +72,6 @@ class App:
         return [p.read_text(errors="replace") for p in sorted(folder.glob("*.eml"))] if folder.is_dir() else []
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _tail(path: Path, lines: int = 60) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
@@ -87,7 +81,7 @@ class _Server:
 
     def __init__(self, work: Path, extra_env: dict[str, str]) -> None:
         self.work = work
-        self.url = f"http://127.0.0.1:{_free_port()}"
+        self.url = f"http://127.0.0.1:{free_port()}"
         self.data = work / "var"
         self.database_url = f"sqlite:///{self.data / 'websec.db'}"
         env = {
