@@ -21,7 +21,8 @@ from fastapi.routing import APIRoute
 from api_routes import ROUTERS
 from api_routes.log_redaction import RedactSecrets, redact
 from tests.api.conftest import client_for
-from tests.api.test_serve_api import REPO, _free_port, cli, operator_env
+from tests.api.test_serve_api import REPO, cli, operator_env
+from tests.fixtures.ports import free_port
 from tests.fixtures.sites import RunningSite
 from websec_app.settings import Settings
 
@@ -105,7 +106,7 @@ def test_a_real_server_logs_no_key_at_debug_level(
     tmp_path: Path, operator_env: dict[str, str], best_site: RunningSite
 ) -> None:
     # Given serve-api at DEBUG with its access log, and keys made and rotated by an operator
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "server.log"
     with log.open("w") as out:
         process = subprocess.Popen(
