@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-#: What the hot read functions accept: a Session, or a bare Connection (`Database.reader()`),
-#: which skips the ORM unit-of-work machinery that a single indexed SELECT does not need.
-Reader = Session | Connection
+from .sqlite_rows import AnySelect, SqliteRows
+
+#: What the hot read functions accept: a Session, a bare Connection, or on SQLite the prebuilt-statement
+#: reader (`Database.reader()` gives the leanest one the database has).
+Reader = Session | Connection | SqliteRows
 
 
-def connection_of(reader: Reader) -> Connection:
+def connection_of(reader: Session | Connection) -> Connection:
     return reader.connection() if isinstance(reader, Session) else reader
+
+
+def first_row(reader: Reader, statement: AnySelect, params: Mapping[str, Any]) -> Sequence[Any] | None:
+    """The first row of a prebuilt SELECT, whichever reader runs it."""
+    if isinstance(reader, SqliteRows):
+        return reader.first(statement, params)
+    return connection_of(reader).execute(statement, params).first()
 
 
 def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[str, Any]) -> bool:
@@ -37,3 +47,6 @@ def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[s
         raise NotImplementedError(f"the store supports SQLite and PostgreSQL, not {dialect}")
     key = list(model.__table__.primary_key.columns)
     return session.exec(stmt.returning(*key)).first() is not None
+
+
+__all__ = ["AnySelect", "Reader", "SqliteRows", "connection_of", "first_row", "insert_ignoring_conflicts"]

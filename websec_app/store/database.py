@@ -21,6 +21,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
+from .sqlite_rows import SqliteRows
+
 if TYPE_CHECKING:  # Alembic is imported when migrations run, not with every use of the store
     from alembic.config import Config
 
@@ -137,6 +139,7 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
+        self._rows = SqliteRows(self.engine) if self.engine.dialect.name == "sqlite" else None
         self._ready = False
         self._lock = threading.Lock()
 
@@ -156,13 +159,19 @@ class Database:
             yield session
 
     @contextmanager
-    def reader(self) -> Iterator[Connection]:
-        """A bare connection for the hot read functions (`check_api_key`, `monthly_scans_used`)."""
+    def reader(self) -> Iterator[Connection | SqliteRows]:
+        """The leanest reader for the hot read functions (`check_api_key`, `monthly_scans_used`): on
+        SQLite the prebuilt-statement reader (`sqlite_rows`), elsewhere a bare pooled connection."""
         self.ensure_schema()
+        if self._rows is not None:
+            yield self._rows
+            return
         with self.engine.connect() as connection:
             yield connection
 
     def dispose(self) -> None:
+        if self._rows is not None:
+            self._rows.close()
         self.engine.dispose()
 
 

@@ -10,14 +10,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import bindparam
+from sqlalchemy import and_, bindparam
 from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
 from ._secrets import hash_secret, hashes_match, new_secret, plausible
-from ._sql import Reader, connection_of
-from .models import PLAN_PRO, SUBSCRIPTION_ACTIVE, ApiKey, Subscription
+from ._sql import AnySelect, Reader, first_row
+from .models import PLAN_PRO, SUBSCRIPTION_ACTIVE, ApiKey, MonthlyUsage, Subscription
+from .periods import month_period
 
 KEY_PREFIX = "wsk_"
 #: How many characters of a key `keys list` shows ("wsk_" plus four).
@@ -101,24 +102,40 @@ _KEY_LOOKUP = (
     .join(Subscription, col(Subscription.id) == col(ApiKey.subscription_id))
     .where(col(ApiKey.key_hash) == bindparam("digest"))
 )
+#: The same lookup plus the subscription's counter for one month (`GET /api/usage`, polled by clients):
+#: one round trip instead of two.
+_KEY_AND_USAGE_LOOKUP = _KEY_LOOKUP.add_columns(col(MonthlyUsage.used)).outerjoin(
+    MonthlyUsage,
+    and_(col(MonthlyUsage.subscription_id) == col(Subscription.id), col(MonthlyUsage.period) == bindparam("period")),
+)
 
 
 def check_api_key(session: Reader, key: str) -> KeyCheck:
     """Look a presented key up by its hash (one indexed query)."""
+    return _checked(session, key, _KEY_LOOKUP, {})[0]
+
+
+def check_api_key_with_usage(session: Reader, key: str, now: datetime) -> tuple[KeyCheck, int]:
+    """`check_api_key` and the scans used this month (UTC) by the key's subscription, in one query."""
+    return _checked(session, key, _KEY_AND_USAGE_LOOKUP, {"period": month_period(now)})
+
+
+def _checked(session: Reader, key: str, query: AnySelect, params: dict[str, str]) -> tuple[KeyCheck, int]:
     if not plausible(key):
-        return KeyCheck(KeyStatus.UNKNOWN)
+        return KeyCheck(KeyStatus.UNKNOWN), 0
     digest = hash_secret(key)
-    row = connection_of(session).execute(_KEY_LOOKUP, {"digest": digest}).first()
+    row = first_row(session, query, {"digest": digest, **params})
     if row is None or not hashes_match(row[1], digest):
-        return KeyCheck(KeyStatus.UNKNOWN)
-    key_id, _, active, subscription_id, email, plan, subscription_status = row
+        return KeyCheck(KeyStatus.UNKNOWN), 0
+    key_id, _, active, subscription_id, email, plan, subscription_status = row[:7]  # active: bool, or 0/1 raw
     if not active:
         status = KeyStatus.REVOKED
     elif subscription_status != SUBSCRIPTION_ACTIVE:
         status = KeyStatus.SUBSCRIPTION_INACTIVE
     else:
         status = KeyStatus.VALID
-    return KeyCheck(status, key_id, subscription_id, email, plan)
+    used = int(row[7] or 0) if len(row) > 7 else 0
+    return KeyCheck(status, key_id, subscription_id, email, plan), used
 
 
 def create_subscription(

@@ -23,7 +23,7 @@ from sqlalchemy import bindparam
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select, update
 
-from ._sql import Reader, connection_of, insert_ignoring_conflicts
+from ._sql import Reader, first_row, insert_ignoring_conflicts
 from .models import FreeScanCounter, MonthlyUsage
 from .periods import day_period, month_period
 
@@ -71,8 +71,8 @@ _MONTHLY_USED = sa_select(col(MonthlyUsage.used)).where(
 
 def monthly_scans_used(session: Reader, subscription_id: int, now: datetime) -> int:
     params = {"subscription_id": subscription_id, "period": month_period(now)}
-    used = connection_of(session).execute(_MONTHLY_USED, params).scalar()
-    return int(used or 0)
+    row = first_row(session, _MONTHLY_USED, params)
+    return int(row[0] or 0) if row is not None else 0
 
 
 def reserve_free_scan(session: Session, client: str, now: datetime, limit: int) -> Reservation | None:
