@@ -27,6 +27,7 @@ from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
 from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
 from .errors import install_error_handlers
+from .key_polling import KeyPolling
 from .log_redaction import install_access_log_redaction
 from .security_headers import SecurityHeaders
 
@@ -98,18 +99,21 @@ def create_api(
         api.include_router(router)
     api.state.known_routes = fallback.known_routes(ROUTERS)
     api.openapi = lambda: _openapi(api)  # type: ignore[method-assign]
-    _wrap_outermost(api, settings)
+    _wrap_outermost(api, context)
     install_access_log_redaction()
     return api
 
 
-def _wrap_outermost(api: FastAPI, settings: Settings) -> None:
+def _wrap_outermost(api: FastAPI, context: ApiContext) -> None:
     """Security headers around Starlette's whole middleware stack, so 500s from ServerErrorMiddleware get
-    them too (`add_middleware` would sit inside it). Mounted into Reflex, this stack also serves the UI."""
+    them too (`add_middleware` would sit inside it); in front of everything, the raw ASGI answer to the
+    two polled key endpoints (`key_polling`). Mounted into Reflex, this stack also serves the UI."""
     build = api.build_middleware_stack
+    settings = context.settings
 
     def build_with_headers() -> Any:
-        return SecurityHeaders(build(), production=settings.is_production, base_url=settings.base_url)
+        stack = SecurityHeaders(build(), production=settings.is_production, base_url=settings.base_url)
+        return KeyPolling(stack, context)
 
     api.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
 

@@ -9,7 +9,7 @@ from fastapi import Depends, Security
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
 from websec_app.settings import Settings
-from websec_app.store import KeyStatus, Reader, check_api_key, monthly_scan_limit
+from websec_app.store import KeyCheck, KeyStatus, Reader, check_api_key, monthly_scan_limit
 
 from .context import Context
 from .errors import ApiError
@@ -59,7 +59,11 @@ def missing_key(message: str) -> ApiError:
 
 def authenticate(session: Reader, key: str, settings: Settings) -> Principal:
     """The subscriber a key belongs to; raises ApiError(403) for anything but a valid Pro key."""
-    check = check_api_key(session, key)
+    return principal_of(check_api_key(session, key), settings)
+
+
+def principal_of(check: KeyCheck, settings: Settings) -> Principal:
+    """The subscriber of a looked-up key; raises ApiError(403) for anything but a valid Pro key."""
     if not check.valid:
         raise ApiError(403, _REJECTED[check.status])
     if check.key_id is None or check.subscription_id is None or check.email is None or check.plan is None:

@@ -117,6 +117,7 @@ def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
 
 # --- handlers ----------------------------------------------------------------------------------
 
+INTERNAL_ERROR = "An internal error occurred. Please try again later."
 _STATUS_MESSAGES = {
     400: "The request is malformed.",
     401: "Authentication is required.",
@@ -171,7 +172,7 @@ async def _payment_error(request: Request, exc: Exception) -> JSONResponse:
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     # Logged with the traceback for operators; the client gets one sentence and no internals.
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(500, "An internal error occurred. Please try again later.")
+    return error_response(500, INTERNAL_ERROR)
 
 
 def install_error_handlers(api: FastAPI) -> None:

@@ -1,10 +1,10 @@
 """GET /api/verify-key and GET /api/usage (spec 4.4, 4.5): they consume no quota.
 
-These two are what clients poll, so they are kept lean (bench/api_bench.py): the key is read
-from the request directly instead of through a chain of FastAPI dependencies, the answer is
-built as JSON directly, and on SQLite the lookup runs on the event loop (`ApiContext.db_read`).
-The OpenAPI description still names the security scheme, and the response models document
-the bodies.
+These two are what clients poll, so they are answered by `key_polling.KeyPolling`, a raw ASGI
+handler in front of FastAPI's stack (bench/api_bench.py). The FastAPI routes below describe them
+in the OpenAPI document and answer with the same functions when the app runs without that
+handler in front; both read the key from the request directly, and on SQLite the lookup runs
+on the event loop (`ApiContext.db_read`).
 """
 
 from __future__ import annotations
@@ -15,37 +15,40 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from websec_app.settings import Settings
-from websec_app.store import Reader, monthly_scans_used
+from websec_app.store import Reader, check_api_key_with_usage
 
-from .auth import HEADER_SCHEME, MISSING_HEADER, MISSING_QUERY, QUERY_SCHEME, authenticate, missing_key, presented
+from .auth import (
+    HEADER_SCHEME,
+    MISSING_HEADER,
+    MISSING_QUERY,
+    QUERY_SCHEME,
+    authenticate,
+    missing_key,
+    presented,
+    principal_of,
+)
 from .context import ApiContext
 from .docs import errors
 from .schemas import KeyCheckResult, UsageResult
 
 router = APIRouter(tags=["keys"])
 
+VERIFY_KEY_PATH = "/api/verify-key"
+USAGE_PATH = "/api/usage"
 
-@router.get(
-    "/api/verify-key",
-    summary="Check an API key (X-API-Key)",
-    response_model=KeyCheckResult,
-    responses=errors(401, 403, 500),
-    openapi_extra={"security": [{HEADER_SCHEME: []}]},
-)
-async def verify_key(request: Request) -> JSONResponse:
-    """Answers 200 with `valid: true` and the plan for an active key. Consumes no quota."""
-    ctx: ApiContext = request.app.state.websec
-    key = presented(request.headers.get("x-api-key"))
+
+async def verify_key_answer(ctx: ApiContext, presented_key: str | None) -> dict[str, object]:
+    """The KeyCheckResult body (spec 2.5) for the X-API-Key header's value; raises ApiError 401/403."""
+    key = presented(presented_key)
     if key is None:
         raise missing_key(MISSING_HEADER)
     principal = await ctx.db_read(authenticate, key, ctx.settings)
-    return JSONResponse({"valid": True, "plan": principal.plan})
+    return {"valid": True, "plan": principal.plan}
 
 
 def _usage(session: Reader, key: str, settings: Settings, now: datetime) -> dict[str, object]:
-    principal = authenticate(session, key, settings)
-    used = monthly_scans_used(session, principal.subscription_id, now)
-    # The UsageResult shape (spec 2.6), built directly: this is the most polled endpoint.
+    check, used = check_api_key_with_usage(session, key, now)
+    principal = principal_of(check, settings)
     return {
         "valid": True,
         "email": principal.email,
@@ -55,8 +58,28 @@ def _usage(session: Reader, key: str, settings: Settings, now: datetime) -> dict
     }
 
 
+async def usage_answer(ctx: ApiContext, presented_key: str | None) -> dict[str, object]:
+    """The UsageResult body (spec 2.6) for the `key` query parameter's value; raises ApiError 401/403."""
+    key = presented(presented_key)
+    if key is None:
+        raise missing_key(MISSING_QUERY)
+    return await ctx.db_read(_usage, key, ctx.settings, ctx.now())
+
+
 @router.get(
-    "/api/usage",
+    VERIFY_KEY_PATH,
+    summary="Check an API key (X-API-Key)",
+    response_model=KeyCheckResult,
+    responses=errors(401, 403, 500),
+    openapi_extra={"security": [{HEADER_SCHEME: []}]},
+)
+async def verify_key(request: Request) -> JSONResponse:
+    """Answers 200 with `valid: true` and the plan for an active key. Consumes no quota."""
+    return JSONResponse(await verify_key_answer(request.app.state.websec, request.headers.get("x-api-key")))
+
+
+@router.get(
+    USAGE_PATH,
     summary="Usage of this month (key in the query)",
     response_model=UsageResult,
     responses=errors(401, 403, 500, e401="The `key` query parameter is missing."),
@@ -64,8 +87,4 @@ def _usage(session: Reader, key: str, settings: Settings, now: datetime) -> dict
 )
 async def usage(request: Request) -> JSONResponse:
     """Scans used this calendar month (UTC) and the plan's limit. Consumes no quota."""
-    ctx: ApiContext = request.app.state.websec
-    key = presented(request.query_params.get("key"))
-    if key is None:
-        raise missing_key(MISSING_QUERY)
-    return JSONResponse(await ctx.db_read(_usage, key, ctx.settings, ctx.now()))
+    return JSONResponse(await usage_answer(request.app.state.websec, request.query_params.get("key")))

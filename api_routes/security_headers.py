@@ -27,8 +27,9 @@ only on non-HTML responses: `require-corp` on the pages would block Razorpay's c
 
 HSTS (RFC 6797) is sent in production and whenever the request arrived over HTTPS; browsers ignore it
 over plain HTTP anyway (§8.1), and leaving it off in development keeps `localhost` unpinned.
-`Server` and `X-Powered-By` from the app are dropped; uvicorn's own `Server` is off in `serve-api`
-(`server_header=False`) and granian (Reflex's server) sends none.
+`Server` and `X-Powered-By` from the app are dropped. Granian (the server of `serve-api` and of Reflex)
+adds its own `server: granian` after the app, with no version and no switch to turn it off: a product
+name alone is not a version leak, and our fingerprint check grades it good (`fingerprint.product_only`).
 """
 
 from __future__ import annotations
@@ -113,6 +114,13 @@ _API_HEADERS = _encoded(
     )
 )
 _HSTS_HEADER = _encoded((("Strict-Transport-Security", HSTS),))
+
+
+def api_headers(https: bool) -> tuple[tuple[bytes, bytes], ...]:
+    """The encoded header set of a non-HTML response (also used by `key_polling`, which bypasses this wrapper)."""
+    return _API_HEADERS + _HSTS_HEADER if https else _API_HEADERS
+
+
 _REPLACED = frozenset({b"server", b"x-powered-by"} | {name for name, _ in _API_HEADERS + _HSTS_HEADER})
 
 # HTML "script data" ends at the first "</script" (WHATWG HTML §13.2.5.4); the hash covers exactly the text
@@ -186,8 +194,8 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 status = message.get("status")
                 if status != 304 and not _is_html(message["headers"]):
-                    extra = _API_HEADERS + _HSTS_HEADER if https else _API_HEADERS
-                    message["headers"] = [h for h in message["headers"] if h[0].lower() not in _REPLACED] + list(extra)
+                    kept = [h for h in message["headers"] if h[0].lower() not in _REPLACED]
+                    message["headers"] = kept + list(api_headers(https))
                     await send(message)
                     return
                 headers = MutableHeaders(scope=message)
@@ -250,4 +258,4 @@ class SecurityHeaders:
         await send(start)
 
 
-__all__ = ["SecurityHeaders", "inline_script_hashes", "page_csp"]
+__all__ = ["SecurityHeaders", "api_headers", "inline_script_hashes", "page_csp"]
