@@ -1,8 +1,10 @@
 """Keep bearer secrets out of access logs: `GET /api/usage?key=wsk_...` puts the API key in the URL.
 
-uvicorn's access logger (`serve-api`) and granian's (Reflex, when its access log is on) log the path with
-its query string. This filter, installed once on those loggers by `create_api()`, replaces the value of
-every secret-bearing query parameter with `[redacted]` before any handler formats the record.
+Granian (`serve-api`, and Reflex when its access log is on) logs requests with their query string.
+This filter, installed once on its access logger by `create_api()`, replaces the value of
+every secret-bearing query parameter with `[redacted]` before any handler formats the record. Granian
+passes the path and the query string apart (`%(path)s`, `%(query_string)s`); the filter redacts the
+query string and adds `%(target)s`, the two joined as in the request line, for formats that want it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import re
 
 #: Query parameters that carry secrets (spec 4.5: the usage endpoint's key; tokens in emailed links).
 SECRET_PARAMETERS = ("key", "api_key", "token", "one_time_token")
-ACCESS_LOGGERS = ("uvicorn.access", "granian.access")
-_SECRET_RE = re.compile(r"(?i)([?&](?:" + "|".join(SECRET_PARAMETERS) + r")=)[^&\s\"#]*")
+ACCESS_LOGGERS = ("granian.access",)
+# A parameter starts the string (granian's bare query string) or follows "?" or "&".
+_SECRET_RE = re.compile(r"(?i)((?:^|[?&])(?:" + "|".join(SECRET_PARAMETERS) + r")=)[^&\s\"#]*")
 
 
 def redact(text: str) -> str:
@@ -29,7 +32,11 @@ class RedactSecrets(logging.Filter):
         if isinstance(record.args, tuple):
             record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
         elif isinstance(record.args, dict):
-            record.args = {k: redact(v) if isinstance(v, str) else v for k, v in record.args.items()}
+            args = {k: redact(v) if isinstance(v, str) else v for k, v in record.args.items()}
+            if "path" in args and "query_string" in args:
+                query = args["query_string"]
+                args["target"] = f"{args['path']}?{query}" if query else args["path"]
+            record.args = args
         return True
 
 

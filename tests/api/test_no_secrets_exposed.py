@@ -96,10 +96,25 @@ def test_secret_query_values_are_redacted_from_access_log_records() -> None:
     assert redact("/?one_time_token=ott_x&full=1") == "/?one_time_token=[redacted]&full=1"
 
 
+def test_granians_separate_query_string_is_redacted_and_joined_into_the_target() -> None:
+    # Granian logs with a dict of fields: the query string comes without its "?", the key first in it
+    key = "wsk_" + "B" * 43
+    fields = {"addr": "127.0.0.1", "method": "GET", "path": "/api/usage", "query_string": f"key={key}&x=1"}
+    record = logging_record('%(addr)s - "%(method)s %(target)s"', (fields,))
+
+    RedactSecrets().filter(record)
+
+    assert record.getMessage() == '127.0.0.1 - "GET /api/usage?key=[redacted]&x=1"'
+    assert key not in str(record.args)
+    plain = logging_record("%(target)s", ({"path": "/api/health", "query_string": ""},))
+    RedactSecrets().filter(plain)
+    assert plain.getMessage() == "/api/health"
+
+
 def logging_record(msg: str, args: tuple[object, ...]) -> object:
     import logging
 
-    return logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, msg, args, None)
+    return logging.LogRecord("granian.access", logging.INFO, __file__, 1, msg, args, None)
 
 
 def test_a_real_server_logs_no_key_at_debug_level(
