@@ -9,9 +9,9 @@ from fastapi import Depends, Security
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
 from websec_app.settings import Settings
-from websec_app.store import KeyCheck, KeyStatus, Reader, check_api_key, monthly_scan_limit
+from websec_app.store import KeyCheck, KeyStatus, look_up_api_key, monthly_scan_limit
 
-from .context import Context
+from .context import ApiContext, Context
 from .errors import ApiError
 
 HEADER_SCHEME = "X-API-Key header"
@@ -57,9 +57,10 @@ def missing_key(message: str) -> ApiError:
     return ApiError(401, message, _CHALLENGE)
 
 
-def authenticate(session: Reader, key: str, settings: Settings) -> Principal:
+async def authenticate(ctx: ApiContext, key: str) -> Principal:
     """The subscriber a key belongs to; raises ApiError(403) for anything but a valid Pro key."""
-    return principal_of(check_api_key(session, key), settings)
+    check, _ = await look_up_api_key(ctx.hot_rows(), key)
+    return principal_of(check, ctx.settings)
 
 
 def principal_of(check: KeyCheck, settings: Settings) -> Principal:
@@ -87,7 +88,7 @@ async def require_api_key(key: Annotated[str | None, Security(api_key_header)], 
     value = presented(key)
     if value is None:
         raise missing_key(MISSING_HEADER)
-    return await ctx.db_read(authenticate, value, ctx.settings)
+    return await authenticate(ctx, value)
 
 
 #: Route parameter type for X-API-Key endpoints: `principal: ProKey`.

@@ -14,7 +14,7 @@ from fastapi import Depends, Request
 from websec_app.scanner import ScanReport
 from websec_app.services.checkout import PaymentService
 from websec_app.settings import Settings
-from websec_app.store import Database
+from websec_app.store import Database, HotRows
 
 from .admission import ScanAdmission
 from .client_ip import Network
@@ -61,24 +61,13 @@ class ApiContext:
 
         return await anyio.to_thread.run_sync(run)
 
-    async def db_read(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """A short indexed read (API key lookup, usage counter): `work(connection, ...)`.
-
-        On SQLite it runs right here on the event loop: the read costs ~60 µs of CPU in-process,
-        less than handing it to a worker thread and back, and WAL readers never wait for writers
-        (https://sqlite.org/wal.html). On PostgreSQL it waits on the network, so it goes to a thread.
-        """
-
-        def run() -> T:
-            with self.database.reader() as connection:
-                return work(connection, *args, **kwargs)
-
-        if self.database.engine.dialect.name == "sqlite":
-            return run()
-        return await anyio.to_thread.run_sync(run)
+    def hot_rows(self) -> HotRows:
+        """The database's reader for the hot prebuilt reads (key lookups), used from the event loop."""
+        return self.database.hot_rows()
 
     def scan_slot(self) -> AbstractAsyncContextManager[None]:
-        """Hold one of this process's scan slots (FIFO wait; 503 `Overloaded` when the queue is full too).
+        """Hold one of this process's scan slots, shared with the web UI (FIFO wait; `ScannerBusy`, answered
+        with 503 + Retry-After, when the queue is full too).
 
         Taken before any quota unit or token is reserved, so a refused request costs the client nothing.
         """

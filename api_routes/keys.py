@@ -3,19 +3,16 @@
 These two are what clients poll, so they are answered by `key_polling.KeyPolling`, a raw ASGI
 handler in front of FastAPI's stack (bench/api_bench.py). The FastAPI routes below describe them
 in the OpenAPI document and answer with the same functions when the app runs without that
-handler in front; both read the key from the request directly, and on SQLite the lookup runs
-on the event loop (`ApiContext.db_read`).
+handler in front; both read the key from the request directly and look it up from the event loop
+(`store.look_up_api_key`: SQLite in-process, PostgreSQL awaited on psycopg's async connections).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from websec_app.settings import Settings
-from websec_app.store import Reader, check_api_key_with_usage
+from websec_app.store import look_up_api_key
 
 from .auth import (
     HEADER_SCHEME,
@@ -42,20 +39,8 @@ async def verify_key_answer(ctx: ApiContext, presented_key: str | None) -> dict[
     key = presented(presented_key)
     if key is None:
         raise missing_key(MISSING_HEADER)
-    principal = await ctx.db_read(authenticate, key, ctx.settings)
+    principal = await authenticate(ctx, key)
     return {"valid": True, "plan": principal.plan}
-
-
-def _usage(session: Reader, key: str, settings: Settings, now: datetime) -> dict[str, object]:
-    check, used = check_api_key_with_usage(session, key, now)
-    principal = principal_of(check, settings)
-    return {
-        "valid": True,
-        "email": principal.email,
-        "plan": principal.plan,
-        "scans_used": used,
-        "scans_limit": principal.monthly_limit,
-    }
 
 
 async def usage_answer(ctx: ApiContext, presented_key: str | None) -> dict[str, object]:
@@ -63,7 +48,15 @@ async def usage_answer(ctx: ApiContext, presented_key: str | None) -> dict[str, 
     key = presented(presented_key)
     if key is None:
         raise missing_key(MISSING_QUERY)
-    return await ctx.db_read(_usage, key, ctx.settings, ctx.now())
+    check, used = await look_up_api_key(ctx.hot_rows(), key, ctx.now())
+    principal = principal_of(check, ctx.settings)
+    return {
+        "valid": True,
+        "email": principal.email,
+        "plan": principal.plan,
+        "scans_used": used,
+        "scans_limit": principal.monthly_limit,
+    }
 
 
 @router.get(

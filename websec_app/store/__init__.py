@@ -7,7 +7,7 @@ these functions; they never query tables themselves. Secrets are stored hashed.
 
 from __future__ import annotations
 
-from ._sql import Reader
+from ._sql import HotRows, Reader
 from .database import Database, current_revision, database_for, make_engine, upgrade_schema
 from .keys import (
     KEY_PREFIX,
@@ -18,11 +18,11 @@ from .keys import (
     KeyStatus,
     NoSubscription,
     check_api_key,
-    check_api_key_with_usage,
     create_subscription,
     find_active_subscription,
     issue_api_key,
     list_api_keys,
+    look_up_api_key,
     revoke_api_key,
     rotate_api_key,
     set_subscription_status,
@@ -115,6 +115,7 @@ __all__ = [
     "MonthlyUsage",
     "NoSubscription",
     "Payment",
+    "HotRows",
     "Reader",
     "Reservation",
     "ScanRecord",
@@ -126,7 +127,6 @@ __all__ = [
     "TokenRejected",
     "WebhookEvent",
     "check_api_key",
-    "check_api_key_with_usage",
     "claim_compliance_token",
     "claim_scan_token",
     "create_subscription",
@@ -141,6 +141,7 @@ __all__ = [
     "find_report",
     "free_scans_used",
     "issue_api_key",
+    "look_up_api_key",
     "issue_compliance_token",
     "issue_scan_token",
     "list_api_keys",

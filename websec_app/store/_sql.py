@@ -9,22 +9,34 @@ from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
+from .pg_rows import PgRows
 from .sqlite_rows import AnySelect, SqliteRows
 
-#: What the hot read functions accept: a Session, a bare Connection, or on SQLite the prebuilt-statement
-#: reader (`Database.reader()` gives the leanest one the database has).
-Reader = Session | Connection | SqliteRows
+#: What the read functions accept: a Session, or a bare Connection, which skips the ORM unit-of-work
+#: machinery that a single indexed SELECT does not need.
+Reader = Session | Connection
+#: The API's hot reader for prebuilt statements (`Database.hot_rows()`), one per kind of database.
+HotRows = SqliteRows | PgRows
 
 
-def connection_of(reader: Session | Connection) -> Connection:
+def connection_of(reader: Reader) -> Connection:
     return reader.connection() if isinstance(reader, Session) else reader
 
 
 def first_row(reader: Reader, statement: AnySelect, params: Mapping[str, Any]) -> Sequence[Any] | None:
-    """The first row of a prebuilt SELECT, whichever reader runs it."""
-    if isinstance(reader, SqliteRows):
-        return reader.first(statement, params)
+    """The first row of a prebuilt SELECT."""
     return connection_of(reader).execute(statement, params).first()
+
+
+async def first_row_async(rows: HotRows, statement: AnySelect, params: Mapping[str, Any]) -> Sequence[Any] | None:
+    """The first row of a prebuilt SELECT, from the event loop.
+
+    SQLite answers right here, in-process (~6 µs, less than any hand-off to a thread; WAL readers
+    never wait for writers, https://sqlite.org/wal.html); PostgreSQL is awaited on the network.
+    """
+    if isinstance(rows, SqliteRows):
+        return rows.first(statement, params)
+    return await rows.first(statement, params)
 
 
 def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[str, Any]) -> bool:
@@ -49,4 +61,12 @@ def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[s
     return session.exec(stmt.returning(*key)).first() is not None
 
 
-__all__ = ["AnySelect", "Reader", "SqliteRows", "connection_of", "first_row", "insert_ignoring_conflicts"]
+__all__ = [
+    "AnySelect",
+    "HotRows",
+    "Reader",
+    "connection_of",
+    "first_row",
+    "first_row_async",
+    "insert_ignoring_conflicts",
+]

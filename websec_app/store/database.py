@@ -17,10 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
+from .pg_rows import PgRows
 from .sqlite_rows import SqliteRows
 
 if TYPE_CHECKING:  # Alembic is imported when migrations run, not with every use of the store
@@ -139,7 +140,7 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
-        self._rows = SqliteRows(self.engine) if self.engine.dialect.name == "sqlite" else None
+        self._rows = SqliteRows(self.engine) if self.engine.dialect.name == "sqlite" else PgRows(self.engine)
         self._ready = False
         self._lock = threading.Lock()
 
@@ -158,20 +159,13 @@ class Database:
         with Session(self.engine, expire_on_commit=False) as session:
             yield session
 
-    @contextmanager
-    def reader(self) -> Iterator[Connection | SqliteRows]:
-        """The leanest reader for the hot read functions (`check_api_key`, `monthly_scans_used`): on
-        SQLite the prebuilt-statement reader (`sqlite_rows`), elsewhere a bare pooled connection."""
+    def hot_rows(self) -> SqliteRows | PgRows:
+        """The reader for the API's hot prebuilt reads (key lookups): `sqlite_rows` or `pg_rows`."""
         self.ensure_schema()
-        if self._rows is not None:
-            yield self._rows
-            return
-        with self.engine.connect() as connection:
-            yield connection
+        return self._rows
 
     def dispose(self) -> None:
-        if self._rows is not None:
-            self._rows.close()
+        self._rows.close()
         self.engine.dispose()
 
 

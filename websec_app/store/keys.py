@@ -6,9 +6,11 @@ The monthly quota belongs to the subscription, not the key: rotating a compromis
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import and_, bindparam
 from sqlalchemy import select as sa_select
@@ -16,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
 from ._secrets import hash_secret, hashes_match, new_secret, plausible
-from ._sql import AnySelect, Reader, first_row
+from ._sql import HotRows, Reader, first_row, first_row_async
 from .models import PLAN_PRO, SUBSCRIPTION_ACTIVE, ApiKey, MonthlyUsage, Subscription
 from .periods import month_period
 
@@ -112,19 +114,34 @@ _KEY_AND_USAGE_LOOKUP = _KEY_LOOKUP.add_columns(col(MonthlyUsage.used)).outerjoi
 
 def check_api_key(session: Reader, key: str) -> KeyCheck:
     """Look a presented key up by its hash (one indexed query)."""
-    return _checked(session, key, _KEY_LOOKUP, {})[0]
+    digest = _digest_of(key)
+    if digest is None:
+        return KeyCheck(KeyStatus.UNKNOWN)
+    return _check_of(first_row(session, _KEY_LOOKUP, {"digest": digest}), digest)[0]
 
 
-def check_api_key_with_usage(session: Reader, key: str, now: datetime) -> tuple[KeyCheck, int]:
-    """`check_api_key` and the scans used this month (UTC) by the key's subscription, in one query."""
-    return _checked(session, key, _KEY_AND_USAGE_LOOKUP, {"period": month_period(now)})
+async def look_up_api_key(rows: HotRows, key: str, now: datetime | None = None) -> tuple[KeyCheck, int]:
+    """`check_api_key` through the database's hot reader (`Database.hot_rows()`), for the API's event loop.
 
-
-def _checked(session: Reader, key: str, query: AnySelect, params: dict[str, str]) -> tuple[KeyCheck, int]:
-    if not plausible(key):
+    With `now`, the same query also returns the scans used this month (UTC) by the key's subscription
+    (`GET /api/usage`: one round trip instead of two); without it the count is 0.
+    """
+    digest = _digest_of(key)
+    if digest is None:
         return KeyCheck(KeyStatus.UNKNOWN), 0
-    digest = hash_secret(key)
-    row = first_row(session, query, {"digest": digest, **params})
+    if now is None:
+        row = await first_row_async(rows, _KEY_LOOKUP, {"digest": digest})
+    else:
+        row = await first_row_async(rows, _KEY_AND_USAGE_LOOKUP, {"digest": digest, "period": month_period(now)})
+    return _check_of(row, digest)
+
+
+def _digest_of(key: str) -> str | None:
+    return hash_secret(key) if plausible(key) else None
+
+
+def _check_of(row: Sequence[Any] | None, digest: str) -> tuple[KeyCheck, int]:
+    """What a lookup row says (None: no such key); the 8th column, when selected, is the month's usage."""
     if row is None or not hashes_match(row[1], digest):
         return KeyCheck(KeyStatus.UNKNOWN), 0
     key_id, _, active, subscription_id, email, plan, subscription_status = row[:7]  # active: bool, or 0/1 raw
