@@ -22,7 +22,7 @@ from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
 
 from . import fallback, health, keys, paid, reports, sandbox, scans, webhooks
-from .admission import ScanAdmission
+from .admission import ScannerBusy, admission_for, overloaded
 from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
 from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
@@ -83,7 +83,8 @@ def create_api(
         render_pdf=render_pdf or render_scan_pdf,
         payments=payments or build_payment_service(settings, database, clock=clock),
         trusted_proxies=parse_networks(settings.trusted_proxies),
-        admission=ScanAdmission(settings.max_concurrent_scans, settings.scan_queue),
+        # The process's one admission for these settings: the web UI's scans take their slots from it too.
+        admission=admission_for(settings),
     )
     api = FastAPI(
         title="websec API",
@@ -95,6 +96,7 @@ def create_api(
     )
     api.state.websec = context
     install_error_handlers(api)
+    api.add_exception_handler(ScannerBusy, overloaded)
     for router in ROUTERS:
         api.include_router(router)
     api.state.known_routes = fallback.known_routes(ROUTERS)

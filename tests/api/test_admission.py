@@ -1,4 +1,8 @@
-"""Backpressure: a bounded number of scans per process, a bounded FIFO queue, then 503 with Retry-After."""
+"""Backpressure in the API: past the process's scan slots and wait queue, 503 with Retry-After.
+
+The slots and the queue themselves are tested in tests/services/test_admission.py; sharing them with
+the web UI in tests/ui/test_flows.py.
+"""
 
 from __future__ import annotations
 
@@ -9,62 +13,11 @@ from collections.abc import Callable
 import pytest
 from fastapi import FastAPI
 
-from api_routes.admission import OVERLOADED_MESSAGE, Overloaded, ScanAdmission
+from api_routes.admission import OVERLOADED_MESSAGE
 from tests.api.conftest import client_for, new_key
 from tests.api.fakes import FakeScanner, FrozenClock
 from websec_app.settings import Settings, SettingsError
 from websec_app.store import Database, free_scans_used, monthly_scans_used
-
-
-async def test_waiters_are_admitted_in_arrival_order() -> None:
-    # Given one slot, taken
-    admission = ScanAdmission(limit=1, queue=10)
-    await admission.acquire()
-    order: list[int] = []
-
-    async def waiter(n: int) -> None:
-        async with admission.slot():
-            order.append(n)
-            await asyncio.sleep(0)
-
-    # When five requests queue up one after another
-    tasks = []
-    for n in range(5):
-        tasks.append(asyncio.create_task(waiter(n)))
-        await asyncio.sleep(0)
-    assert admission.waiting == 5
-
-    # And a newcomer arrives while the slot is being handed over, it does not overtake them
-    admission.release()
-    tasks.append(asyncio.create_task(waiter(99)))
-    await asyncio.gather(*tasks)
-
-    assert order == [0, 1, 2, 3, 4, 99]
-    assert admission.active == 0 and admission.waiting == 0
-
-
-async def test_a_full_queue_refuses_at_once_and_a_cancelled_waiter_gives_its_place_back() -> None:
-    admission = ScanAdmission(limit=1, queue=1)
-    await admission.acquire()
-    queued = asyncio.create_task(admission.acquire())
-    await asyncio.sleep(0)
-
-    # The queue is full: the next caller is refused without waiting
-    with pytest.raises(Overloaded) as refused:
-        await admission.acquire()
-    assert refused.value.status_code == 503 and refused.value.headers == {"Retry-After": "5"}
-    assert admission.refused == 1
-
-    # A waiter whose client went away leaves the queue; the slot still goes to the next one
-    queued.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await queued
-    assert admission.waiting == 0
-    later = asyncio.create_task(admission.acquire())
-    await asyncio.sleep(0)
-    admission.release()
-    await later
-    assert admission.active == 1
 
 
 async def test_past_the_limit_scans_answer_503_and_consume_no_quota(

@@ -1,27 +1,36 @@
-"""The UI's flows against a real store and a fake scanner: the same quotas, tokens and refunds as the API."""
+"""The UI's flows against a real store and a fake scanner: the API's quotas, tokens, refunds and scan slots."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
+import httpx
 import pytest
+from fastapi import FastAPI
 
+from api_routes import create_api
+from api_routes.admission import OVERLOADED_MESSAGE
 from tests import db_fixtures
 from tests.api.fakes import FakeScanner, FrozenClock
-from websec_app.scanner import TargetUnreachable
-from websec_app.settings import Settings
+from websec_app.scanner import ScanReport, TargetUnreachable
+from websec_app.services.admission import ScannerBusy, admission_for
+from websec_app.settings import Settings, get_settings
 from websec_app.store import (
     Database,
     TokenProblem,
     TokenRejected,
     create_subscription,
+    database_for,
     free_scans_used,
     issue_api_key,
     issue_scan_token,
     monthly_scans_used,
     revoke_api_key,
 )
-from websec_app.ui import flows
+from websec_app.ui import flows, messages
 
 database = db_fixtures.database
 NOON = datetime(2026, 11, 22, 12, tzinfo=UTC)
@@ -174,3 +183,200 @@ async def test_progress_is_told_each_step_in_order(backend) -> None:
     await flows.free_scan(backend, "example.com", CLIENT, steps.append)
 
     assert steps == list(flows.STEPS)
+
+
+# --- the process's scan slots (services/admission.py, shared with the API) ------------------------
+
+
+class GatedScanner(FakeScanner):
+    """A FakeScanner whose scans wait until `gate` is set, so a test can keep scan slots taken."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.started = 0
+
+    async def __call__(self, url: str, settings: Settings) -> ScanReport:
+        self.started += 1
+        await self.gate.wait()
+        return await super().__call__(url, settings)
+
+
+@pytest.fixture
+def gated() -> GatedScanner:
+    return GatedScanner()
+
+
+@pytest.fixture
+def small(backend: flows.Backend, database: Database, gated: GatedScanner) -> flows.Backend:
+    """A process with one scan slot and one place in the wait queue."""
+    settings = backend.settings.with_overrides(max_concurrent_scans=1, scan_queue=1, free_scans_per_day=5)
+    return flows.Backend(settings, database, scanner=gated, render_pdf=backend.render_pdf, clock=backend.clock)
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the condition never became true")
+
+
+async def test_a_ui_scan_past_the_slots_and_the_queue_is_refused_and_costs_nothing(
+    small: flows.Backend, gated: GatedScanner, database: Database, pro_key: str
+) -> None:
+    # Given the process's one slot taken by a scan and its one queue place taken by the next
+    account = await flows.pro_account(small, pro_key)
+    with database.session() as session:
+        token = issue_scan_token(session, email="buyer@example.com", now=NOON).token
+    running = asyncio.create_task(flows.free_scan(small, "a.example", CLIENT))
+    await _until(lambda: gated.started == 1)
+    queued = asyncio.create_task(flows.pro_scan(small, account, "b.example"))
+    await _until(lambda: small.admission.waiting == 1)
+
+    # When more scans come from the scan form, the token page and the Pro dashboard
+    refusals = []
+    for attempt in (
+        flows.free_scan(small, "c.example", CLIENT),
+        flows.token_scan(small, "c.example", token),
+        flows.pro_scan(small, account, "c.example"),
+        flows.pro_pdf(small, account, "c.example", "ACME"),
+        flows.in_scan_slot(small, lambda: pytest.fail("a refused job must not run")),
+    ):
+        with pytest.raises(ScannerBusy) as refused:
+            await asyncio.wait_for(attempt, timeout=1)  # refused at once, not queued
+        refusals.append(refused.value)
+
+    # Then each is told the scanner is busy and when to come back ...
+    problem = messages.describe(refusals[0], NOON)
+    assert problem.kind == "busy" and problem.title == "The scanner is busy"
+    assert problem.text.startswith("The scanner is busy right now. Please try again in 5 seconds.")
+    assert "Nothing was counted" in problem.text
+
+    # ... and nothing was counted for them: only the two admitted scans used a unit, the token is unused
+    gated.gate.set()
+    await asyncio.gather(running, queued)
+    assert gated.started == 2
+    with database.session() as session:
+        assert free_scans_used(session, CLIENT, NOON) == 1
+        assert monthly_scans_used(session, account.subscription_id, NOON) == 1
+    assert (await flows.token_scan(small, "example.com", token)).report_id
+    assert small.admission.active == 0 and small.admission.refused == 5
+
+
+async def test_a_queued_ui_scan_waits_for_its_slot_before_taking_its_unit(
+    small: flows.Backend, gated: GatedScanner, database: Database
+) -> None:
+    steps: list[str] = []
+    running = asyncio.create_task(flows.free_scan(small, "a.example", CLIENT))
+    await _until(lambda: gated.started == 1)
+
+    queued = asyncio.create_task(flows.free_scan(small, "b.example", "198.51.100.9", steps.append))
+    await _until(lambda: small.admission.waiting == 1)
+
+    # While it waits, it has reserved nothing
+    assert steps == []
+    with database.session() as session:
+        assert free_scans_used(session, "198.51.100.9", NOON) == 0
+    gated.gate.set()
+    await asyncio.gather(running, queued)
+    assert steps == list(flows.STEPS)
+
+
+async def test_a_failed_or_abandoned_ui_scan_frees_its_slot(small: flows.Backend, gated: GatedScanner) -> None:
+    gated.errors["down.example"] = TargetUnreachable("Connection refused by down.example")
+    gated.gate.set()
+    with pytest.raises(TargetUnreachable):
+        await flows.free_scan(small, "down.example", CLIENT)
+    assert small.admission.active == 0
+
+    gated.gate.clear()
+    tab = asyncio.create_task(flows.free_scan(small, "a.example", CLIENT))
+    await _until(lambda: gated.started == 2)
+    tab.cancel()  # the browser tab went away (ui/state/scan.py cancels the job)
+    with pytest.raises(asyncio.CancelledError):
+        await tab
+    assert small.admission.active == 0
+
+
+# --- one admission for the API and the UI of a process ----------------------------------------------
+
+API_CLIENT = "203.0.113.50"
+
+
+def _client(api: FastAPI) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=api, client=(API_CLIENT, 50000), raise_app_exceptions=False)
+    return httpx.AsyncClient(transport=transport, base_url="http://testserver")
+
+
+async def test_while_api_scans_hold_the_slots_a_ui_scan_is_refused(
+    small: flows.Backend, gated: GatedScanner, database: Database
+) -> None:
+    # Given the API of this process (built with the same settings), its slot and queue place taken by API scans
+    api = create_api(small.settings, scanner=gated, clock=small.clock, database=database)
+    assert api.state.websec.admission is small.admission is admission_for(small.settings)
+    async with _client(api) as client:
+        first = asyncio.create_task(client.post("/api/scan", json={"url": "a.example"}))
+        second = asyncio.create_task(client.post("/api/scan", json={"url": "b.example"}))
+        await _until(lambda: small.admission.active == 1 and small.admission.waiting == 1)
+
+        # When a browser starts a scan, it is refused and nothing is counted for it
+        with pytest.raises(ScannerBusy):
+            await asyncio.wait_for(flows.free_scan(small, "c.example", CLIENT), timeout=1)
+
+        gated.gate.set()
+        assert [r.status_code for r in await asyncio.gather(first, second)] == [200, 200]
+    with database.session() as session:
+        assert free_scans_used(session, CLIENT, NOON) == 0
+        assert free_scans_used(session, API_CLIENT, NOON) == 2
+    assert small.admission.active == 0
+
+
+async def test_while_ui_scans_hold_the_slots_the_api_answers_503(
+    small: flows.Backend, gated: GatedScanner, database: Database
+) -> None:
+    api = create_api(small.settings, scanner=gated, clock=small.clock, database=database)
+    running = asyncio.create_task(flows.free_scan(small, "a.example", CLIENT))
+    queued = asyncio.create_task(flows.free_scan(small, "b.example", CLIENT))
+    await _until(lambda: small.admission.active == 1 and small.admission.waiting == 1)
+
+    async with _client(api) as client:
+        response = await asyncio.wait_for(client.post("/api/scan", json={"url": "c.example"}), timeout=1)
+
+    assert response.status_code == 503
+    assert response.json() == {"error": OVERLOADED_MESSAGE} and response.headers["Retry-After"] == "5"
+    gated.gate.set()
+    await asyncio.gather(running, queued)
+    with database.session() as session:
+        assert free_scans_used(session, API_CLIENT, NOON) == 0
+
+
+async def test_as_make_run_wires_them_the_api_and_the_ui_share_one_limit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, gated: GatedScanner
+) -> None:
+    # Given the settings of the environment, as websec_app.py builds the API (`create_api()`) and the
+    # UI's state handlers get their backend (`flows.backend()`): one slot, no queue
+    monkeypatch.setenv("WEBSEC_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("WEBSEC_DATABASE_URL", raising=False)
+    monkeypatch.setenv("WEBSEC_MAX_CONCURRENT_SCANS", "1")
+    monkeypatch.setenv("WEBSEC_SCAN_QUEUE", "0")
+    monkeypatch.setattr(flows, "_backend", None)
+    get_settings.cache_clear()
+    try:
+        api = create_api(scanner=gated, clock=FrozenClock(NOON))
+        ui = flows.backend()
+        assert api.state.websec.admission is ui.admission
+
+        # When an API scan is running, a UI scan is refused without touching the quota
+        async with _client(api) as client:
+            scanning = asyncio.create_task(client.post("/api/scan", json={"url": "a.example"}))
+            await _until(lambda: gated.started == 1)
+            with pytest.raises(ScannerBusy):
+                await asyncio.wait_for(flows.free_scan(ui, "c.example", CLIENT), timeout=1)
+            gated.gate.set()
+            assert (await scanning).status_code == 200
+        with ui.database.session() as session:
+            assert free_scans_used(session, CLIENT, NOON) == 0
+    finally:
+        database_for(get_settings().resolved_database_url).dispose()
+        get_settings.cache_clear()

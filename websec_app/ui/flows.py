@@ -8,6 +8,10 @@ The quotas are the API's: a free scan takes one unit of the same per-client dail
 PDF one unit of the subscription's monthly counter, a one-time scan claims its token. A scan
 that produces no report gives its unit (or token) back, exactly as the API does, so a refused
 or unreachable site costs nothing. Every delivered report is stored, so its link works later.
+
+So are the scan slots: before reserving anything, a scan takes one of the process's slots from the
+same `ScanAdmission` as the API (`services.admission.admission_for`), waiting in the same FIFO queue;
+when slots and queue are full it raises `ScannerBusy` and nothing was counted.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import anyio.to_thread
 from sqlmodel import Session
 
 from websec_app.scanner import ScanReport, parse_target, scan
+from websec_app.services.admission import ScanAdmission, admission_for
 from websec_app.services.metering import given_back_on_failure, record_report
 from websec_app.services.pdf import render_scan_pdf, report_filename
 from websec_app.settings import Settings, get_settings
@@ -87,6 +92,11 @@ class Backend:
                 return work(session, *args, **kwargs)
 
         return await anyio.to_thread.run_sync(run)
+
+    @property
+    def admission(self) -> ScanAdmission:
+        """The process's scan slots for these settings: the same instance the API built with them takes from."""
+        return admission_for(self.settings)
 
 
 _backend: Backend | None = None
@@ -194,36 +204,45 @@ def client_key(peer: str | None, forwarded_for: list[str], settings: Settings) -
 
 
 async def free_scan(b: Backend, url: str, client: str, progress: Progress = no_progress) -> Shown:
-    """A free scan: one unit of the client's daily quota. Raises ScanError or FreeQuotaUsed."""
+    """A free scan: one unit of the client's daily quota. Raises ScanError, ScannerBusy or FreeQuotaUsed."""
     parse_target(url)  # a malformed URL costs nothing (InvalidTarget)
-    progress("quota")
-    now = b.clock()
-    limit = b.settings.free_scans_per_day
-    reservation = await b.db(reserve_free_scan, client, now, limit)
-    if reservation is None:
-        raise FreeQuotaUsed(limit, day_resets_at(now))
-    async with _given_back_on_failure(b, refund, reservation):
-        progress("fetch")
-        report = await b.scanner(url, b.settings)
-        progress("save")
-        body = report.to_dict(pro=False, include_fix=False)
-        report_id = await b.db(_keep, report, body, SCAN_FREE, now, client=client)
+    async with b.admission.slot():
+        progress("quota")
+        now = b.clock()
+        limit = b.settings.free_scans_per_day
+        reservation = await b.db(reserve_free_scan, client, now, limit)
+        if reservation is None:
+            raise FreeQuotaUsed(limit, day_resets_at(now))
+        async with _given_back_on_failure(b, refund, reservation):
+            progress("fetch")
+            report = await b.scanner(url, b.settings)
+            progress("save")
+            body = report.to_dict(pro=False, include_fix=False)
+            report_id = await b.db(_keep, report, body, SCAN_FREE, now, client=client)
     return Shown(report_id, body)
 
 
 async def token_scan(b: Backend, url: str, token: str, progress: Progress = no_progress) -> Shown:
-    """A paid one-time scan (full report with fixes). Raises ScanError or store.TokenRejected."""
+    """A paid one-time scan (full report with fixes). Raises ScanError, ScannerBusy or store.TokenRejected."""
     parse_target(url)
-    progress("quota")
-    now = b.clock()
-    claim = await b.db(claim_scan_token, token.strip(), now)
-    async with _given_back_on_failure(b, release_scan_token, claim):
-        progress("fetch")
-        report = await b.scanner(url, b.settings)
-        progress("save")
-        body = report.to_dict(pro=True, include_fix=True)
-        report_id = await b.db(_keep, report, body, SCAN_ONE_TIME, now, scan_token_id=claim.token_id)
+    async with b.admission.slot():
+        progress("quota")
+        now = b.clock()
+        claim = await b.db(claim_scan_token, token.strip(), now)
+        async with _given_back_on_failure(b, release_scan_token, claim):
+            progress("fetch")
+            report = await b.scanner(url, b.settings)
+            progress("save")
+            body = report.to_dict(pro=True, include_fix=True)
+            report_id = await b.db(_keep, report, body, SCAN_ONE_TIME, now, scan_token_id=claim.token_id)
     return Shown(report_id, body)
+
+
+async def in_scan_slot(b: Backend, job: Callable[[], Awaitable[T]]) -> T:
+    """`await job()` holding one of the process's scan slots: for a scan job built elsewhere (the compliance
+    report of `ui/purchases.py`), which claims its token only once admitted. Raises ScannerBusy."""
+    async with b.admission.slot():
+        return await job()
 
 
 async def load_report(b: Backend, report_id: str) -> dict[str, Any] | None:
@@ -256,8 +275,8 @@ async def usage(b: Backend, account: ProAccount) -> Usage:
     return Usage(used, account.monthly_limit, month_resets_at(now))
 
 
-async def _metered(b: Backend, account: ProAccount, url: str, progress: Progress) -> tuple[datetime, Any]:
-    parse_target(url)
+async def _metered(b: Backend, account: ProAccount, progress: Progress) -> tuple[datetime, Any]:
+    """Reserve one unit of the monthly quota (the caller checked the URL and holds a scan slot)."""
     progress("quota")
     now = b.clock()
     reservation = await b.db(reserve_monthly_scan, account.subscription_id, now, account.monthly_limit)
@@ -267,16 +286,18 @@ async def _metered(b: Backend, account: ProAccount, url: str, progress: Progress
 
 
 async def pro_scan(b: Backend, account: ProAccount, url: str, progress: Progress = no_progress) -> Shown:
-    """A Pro scan: one unit of the monthly quota. Raises ScanError or MonthlyQuotaUsed."""
-    now, reservation = await _metered(b, account, url, progress)
-    async with _given_back_on_failure(b, refund, reservation):
-        progress("fetch")
-        report = await b.scanner(url, b.settings)
-        progress("save")
-        body = report.to_dict(pro=True, include_fix=True)
-        report_id = await b.db(
-            _keep, report, body, SCAN_PRO, now, subscription_id=account.subscription_id, api_key_id=account.key_id
-        )
+    """A Pro scan: one unit of the monthly quota. Raises ScanError, ScannerBusy or MonthlyQuotaUsed."""
+    parse_target(url)
+    async with b.admission.slot():
+        now, reservation = await _metered(b, account, progress)
+        async with _given_back_on_failure(b, refund, reservation):
+            progress("fetch")
+            report = await b.scanner(url, b.settings)
+            progress("save")
+            body = report.to_dict(pro=True, include_fix=True)
+            report_id = await b.db(
+                _keep, report, body, SCAN_PRO, now, subscription_id=account.subscription_id, api_key_id=account.key_id
+            )
     return Shown(report_id, body)
 
 
@@ -287,16 +308,17 @@ async def pro_pdf(
     or the renderer's exception (the unit is given back)."""
     name = client_name.strip()[:80] or None
     host = parse_target(url).host
-    now, reservation = await _metered(b, account, url, progress)
-    async with _given_back_on_failure(b, refund, reservation):
-        progress("fetch")
-        report = await b.scanner(url, b.settings)
-        progress("save")
-        body = report.to_dict(pro=True, include_fix=True)
-        data = await anyio.to_thread.run_sync(b.render_pdf, body, name)
-        report_id = await b.db(
-            _keep, report, body, SCAN_PDF, now, subscription_id=account.subscription_id, api_key_id=account.key_id
-        )
+    async with b.admission.slot():
+        now, reservation = await _metered(b, account, progress)
+        async with _given_back_on_failure(b, refund, reservation):
+            progress("fetch")
+            report = await b.scanner(url, b.settings)
+            progress("save")
+            body = report.to_dict(pro=True, include_fix=True)
+            data = await anyio.to_thread.run_sync(b.render_pdf, body, name)
+            report_id = await b.db(
+                _keep, report, body, SCAN_PDF, now, subscription_id=account.subscription_id, api_key_id=account.key_id
+            )
     return PdfFile(report_filename(host), data, report_id)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from websec_app.scanner import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
+from websec_app.services.admission import ScannerBusy
 from websec_app.services.payments import PaymentError
 from websec_app.services.pdf import PdfRenderError
 from websec_app.store import TokenProblem, TokenRejected
@@ -20,7 +21,7 @@ from .flows import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str  # invalid, refused, unreachable, quota, token, key, payment, error: a test id and a tone
+    kind: str  # invalid, refused, unreachable, quota, busy, token, key, payment, error: a test id and a tone
     title: str
     text: str
 
@@ -88,6 +89,14 @@ def describe(exc: BaseException, now: datetime, *, token: str = "scan") -> Probl
             "This month's Pro scans are used",
             f"All {exc.limit} scans of this month are used. The quota resets on {when(exc.resets_at)} "
             f"({wait_for(exc.resets_at, now)}).",
+        )
+    if isinstance(exc, ScannerBusy):
+        # The API's 503 + Retry-After, in words: same slots, same wait (services/admission.py).
+        return Problem(
+            "busy",
+            "The scanner is busy",
+            f"The scanner is busy right now. Please try again in {exc.retry_after} seconds. "
+            "Nothing was counted for this attempt.",
         )
     if isinstance(exc, TargetRefused):
         return Problem("refused", "This address cannot be scanned", _sentence(exc))

@@ -155,7 +155,12 @@ class ScanState(rx.State):
                 self.kind = "compliance"
                 self._show_problem("token", "Enter your compliance report token", "It starts with wsc_.")
             return
-        job = lambda step: purchases.compliance_report(flows.backend(), token, url, email, step)  # noqa: E731
+        b = flows.backend()
+
+        async def job(step: Callable[[str], None]) -> str:
+            # In a scan slot, as `POST /api/compliance-report/generate`: the token is claimed once admitted.
+            return await flows.in_scan_slot(b, lambda: purchases.compliance_report(b, token, url, email, step))
+
         async for event in self._run("compliance", url, job):
             yield event
 

@@ -1,0 +1,145 @@
+"""Backpressure for scans: a bounded number of scans in flight per process, a bounded FIFO queue.
+
+A scan holds sockets, a DNS resolver and a few MB of parsed page for up to `WEBSEC_SCAN_TIMEOUT` seconds.
+Without a bound, a burst of requests starts them all at once: memory grows with the burst, every scan
+slows down together, and the slowest hit their timeouts or the process runs out of file descriptors.
+So each process runs at most `WEBSEC_MAX_CONCURRENT_SCANS` scans; the next `WEBSEC_SCAN_QUEUE` callers
+wait in arrival order (first come, first served: a slot freed by a finished scan is handed to the oldest
+waiter, never to a newcomer); anything beyond that is refused at once with `ScannerBusy`, before any
+quota unit or token is touched. The API answers it with 503 and `Retry-After` (RFC 9110 section 15.6.4,
+section 10.2.3; api_routes/admission.py), the web UI with "the scanner is busy" (ui/messages.py).
+
+The bound is per process on purpose: it protects the process's own memory and event loop. So the API and
+the UI of one process draw from ONE `ScanAdmission`: `admission_for(settings)` gives every caller holding
+the same Settings object (in production the one `get_settings()` returns) the same instance. Several
+processes behind a load balancer each admit their own share; quotas stay exact because they live in the
+database (see `websec_app/store/quotas.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from websec_app.settings import Settings
+
+#: Seconds a refused caller is told to wait: long enough for a few scans to finish, short enough to retry soon.
+RETRY_AFTER_SECONDS = 5
+
+
+class ScannerBusy(Exception):
+    """Every scan slot and every place in the wait queue of this process is taken; nothing was reserved."""
+
+    http_status = 503
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"every scan slot and the wait queue are taken; retry in {retry_after} s")
+        self.retry_after = retry_after
+
+
+class ScanAdmission:
+    """At most `limit` holders at once, at most `queue` waiting in FIFO order; past that, `ScannerBusy`.
+
+    Built outside any event loop (the instance lives as long as the process) and bound to none: each
+    waiter is a future of the loop running `acquire()` at that moment. It serves one loop at a time, as
+    a serving process has; a waiter left behind by a loop that has since closed (one test's loop, say)
+    is dropped instead of blocking the queue. asyncio.Semaphore is not used because it binds itself to
+    the first loop that waits on it, does not bound its waiters and, before Python 3.11.x fixes, could
+    let a newcomer overtake a woken waiter.
+    """
+
+    def __init__(self, limit: int, queue: int, retry_after: int = RETRY_AFTER_SECONDS) -> None:
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        if queue < 0:
+            raise ValueError("queue must not be negative")
+        self.limit = limit
+        self.queue = queue
+        self.retry_after = retry_after
+        self._active = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        #: Callers refused since start (the load bench and operators read it).
+        self.refused = 0
+
+    @property
+    def active(self) -> int:
+        return self._active
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for waiter in self._waiters if _live(waiter))
+
+    async def acquire(self) -> None:
+        """Take a slot now, or wait for one in arrival order; `ScannerBusy` when the queue is full too."""
+        self._drop_dead_waiters()
+        if self._active < self.limit and not self._waiters:
+            self._active += 1
+            return
+        if len(self._waiters) >= self.queue:
+            self.refused += 1
+            raise ScannerBusy(self.retry_after)
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                # The slot was handed over just as the caller went away: pass it on.
+                self.release()
+            else:
+                self._waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        """Hand the slot to the oldest live waiter (the active count stays), or free it."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if _live(waiter):
+                waiter.set_result(None)
+                return
+        self._active -= 1
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold a slot for the block; it is released however the block ends (error, cancellation)."""
+        await self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+    def _drop_dead_waiters(self) -> None:
+        if any(not _live(waiter) for waiter in self._waiters):
+            self._waiters = deque(waiter for waiter in self._waiters if _live(waiter))
+
+
+def _live(waiter: asyncio.Future[None]) -> bool:
+    return not waiter.done() and not waiter.get_loop().is_closed()
+
+
+# --- one per process ---------------------------------------------------------------------------
+
+#: id(settings) -> (weak reference to those settings, their admission). Keyed by identity, not equality,
+#: so tests that build their own Settings get their own admission even when the values are equal.
+_admissions: dict[int, tuple[weakref.ref[Settings], ScanAdmission]] = {}
+_admissions_lock = threading.Lock()
+
+
+def admission_for(settings: Settings) -> ScanAdmission:
+    """The process-wide admission of these settings, created on first use; the API and the UI share it."""
+    key = id(settings)
+    with _admissions_lock:
+        entry = _admissions.get(key)
+        if entry is not None and entry[0]() is settings:
+            return entry[1]
+        admission = ScanAdmission(settings.max_concurrent_scans, settings.scan_queue)
+        # The entry goes when the settings do (an id is reused only after its object is gone).
+        _admissions[key] = (weakref.ref(settings, lambda _: _admissions.pop(key, None)), admission)
+        return admission
+
+
+__all__ = ["RETRY_AFTER_SECONDS", "ScanAdmission", "ScannerBusy", "admission_for"]
