@@ -14,19 +14,25 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
+from tests.fixtures.catalog import HTTPS_REDIRECT, best_dns_records
+from tests.fixtures.pki import Pki
 from tests.fixtures.ports import free_port
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.fixtures.providers import razorpay as razorpay_standin
 from tests.fixtures.providers import stripe as stripe_standin
-from tests.fixtures.sites import RunningSite
+from tests.fixtures.sites import RunningSite, Site, SiteFactory
+from tests.fixtures.tls_terminator import TlsTerminator, terminator_context
 from tests.payment_fixtures import razorpay_api, stripe_api
+from tests.redis_server import get_redis_server
 from websec_app.store import Database
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -76,14 +82,19 @@ def _tail(path: Path, lines: int = 60) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
+#: Every `_Server` of the session, so that one more never starts while another is still starting.
+_EVERY_SERVER: list[_Server] = []
+
+
 class _Server:
     """One `make run` process (its own port, build directory and database): `start()`, later `app()`."""
 
     def __init__(self, work: Path, extra_env: dict[str, str]) -> None:
         self.work = work
         self.url = f"http://127.0.0.1:{free_port()}"
-        self.data = work / "var"
-        self.database_url = f"sqlite:///{self.data / 'websec.db'}"
+        # Several processes of one deployment share a data directory and database: extra_env may name them.
+        self.data = Path(extra_env["WEBSEC_DATA_DIR"]) if "WEBSEC_DATA_DIR" in extra_env else work / "var"
+        self.database_url = extra_env.get("WEBSEC_DATABASE_URL", f"sqlite:///{self.data / 'websec.db'}")
         env = {
             **os.environ,
             # Our own frontend build directory: every prod start rebuilds it (see tests/test_app_smoke.py).
@@ -103,6 +114,7 @@ class _Server:
         self.process: subprocess.Popen[bytes] | None = None
         self.started = 0.0
         self._app: App | None = None
+        _EVERY_SERVER.append(self)
 
     def start(self) -> None:
         if self.process is not None:
@@ -268,3 +280,108 @@ def open_page(page: playwright_api.Page, url: str) -> None:
     """Go to `url` and wait until the page is connected to its state (`<main data-ready="true">`)."""
     page.goto(url)
     page.wait_for_selector('main[data-ready="true"]')
+
+
+# -- as deployed: behind TLS, in production, several processes (test_self_grade.py, test_two_processes.py) --
+
+
+@dataclass(frozen=True)
+class Edge:
+    """https://<host>/ on a loopback address: a TLS terminator on port 443 in front of an app (switchable),
+    a 301 to https on port 80, and the name in the fixture DNS (a signed zone with best-practice records)."""
+
+    host: str
+    ip: str
+    terminator: TlsTerminator
+
+    def url(self, path: str = "/") -> str:
+        return f"https://{self.host}{path}"
+
+
+def upstream_of(app: App) -> tuple[str, int]:
+    """The (address, port) the app's process listens on (plain HTTP, what the terminator forwards to)."""
+    parts = urlsplit(app.url)
+    assert parts.hostname is not None and parts.port is not None
+    return parts.hostname, parts.port
+
+
+@contextmanager
+def edge_for(
+    site_factory: SiteFactory, pki: Pki, host: str, upstream: tuple[str, int], *, add_hsts: str | None = None
+) -> Iterator[Edge]:
+    """`host` in front of `upstream`: see `Edge` and tests/fixtures/tls_terminator.py (`add_hsts`)."""
+    port80 = site_factory(
+        Site(
+            names=(host,),
+            tls=None,  # port 443 is the terminator's: the site neither listens on it nor reserves it
+            https_port=0,
+            http=HTTPS_REDIRECT,
+            dns=best_dns_records(host),
+            dnssec=True,
+        )
+    )
+    try:
+        with TlsTerminator(
+            terminator_context(pki, [host]), (port80.ip, 443), upstream, add_hsts=add_hsts
+        ) as terminator:
+            yield Edge(host, port80.ip, terminator)
+    finally:
+        port80.stop()
+
+
+@pytest.fixture(scope="session")
+def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str, dict[str, str]], App]]:
+    """`start_server(name, extra_env)`: one more `make run`, serving when it returns, stopped with the session.
+    It first waits for any server of the session that is still starting (never two Reflex starts at once)."""
+    started: list[_Server] = []
+
+    def start(name: str, extra_env: dict[str, str]) -> App:
+        for other in list(_EVERY_SERVER):
+            if other.process is not None and other.process.poll() is None:
+                other.app()
+        server = _Server(tmp_path_factory.mktemp(name), extra_env)
+        started.append(server)
+        return server.app()
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """docs/deploy.md's "several processes" in small: `WEBSEC_ENV=production`, one database and one Redis shared
+    by every process (`env`), reached at https://<edge.host>/. One process (`first`) runs from the start."""
+
+    edge: Edge
+    env: dict[str, str]
+    first: App
+
+
+@pytest.fixture(scope="session")
+def deployment(
+    start_server: Callable[[str, dict[str, str]], App],
+    site_factory: SiteFactory,
+    pki: Pki,
+    scan_env: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Deployment]:
+    host = site_factory.unique_host("websec-prod")
+    shared = tmp_path_factory.mktemp("deployment-data")
+    env = {
+        "WEBSEC_ENV": "production",
+        "WEBSEC_BASE_URL": f"https://{host}",
+        "REDIS_URL": get_redis_server().url,
+        "WEBSEC_DATA_DIR": str(shared),
+        "WEBSEC_DATABASE_URL": f"sqlite:///{shared / 'websec.db'}",
+        # Production refuses private targets; the fixture DNS and CA keep any scan it runs off the internet.
+        "WEBSEC_ALLOW_PRIVATE_TARGETS": "0",
+        "WEBSEC_DNS_SERVERS": scan_env["WEBSEC_DNS_SERVERS"],
+        "WEBSEC_CA_BUNDLE": scan_env["WEBSEC_CA_BUNDLE"],
+    }
+    first = start_server("deployment-app-1", env)
+    # No add_hsts: in production the app sends Strict-Transport-Security itself.
+    with edge_for(site_factory, pki, host, upstream_of(first)) as edge:
+        yield Deployment(edge, env, first)
