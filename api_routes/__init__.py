@@ -21,7 +21,7 @@ from websec_app.services.pdf import render_scan_pdf
 from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
 
-from . import fallback, health, keys, paid, reports, sandbox, scans, webhooks
+from . import docs_ui, fallback, health, keys, paid, reports, sandbox, scans, webhooks
 from .admission import ScannerBusy, admission_for, overloaded
 from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
@@ -90,10 +90,12 @@ def create_api(
         title="websec API",
         version="1.0",
         description=DESCRIPTION,
-        docs_url="/docs",
-        redoc_url="/redoc",
+        # /docs and /redoc: docs_ui.router, Swagger UI and ReDoc served from this origin (FastAPI's use a CDN).
+        docs_url=None,
+        redoc_url=None,
         lifespan=_lifespan,
     )
+    api.include_router(docs_ui.router)  # before ROUTERS: its assets are under /api, ahead of the catch-all
     api.state.websec = context
     install_error_handlers(api)
     api.add_exception_handler(ScannerBusy, overloaded)

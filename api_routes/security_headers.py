@@ -10,15 +10,17 @@ Content-Security-Policy, by kind of response:
 - Reflex pages: Reflex 0.10.1 prerenders each page with ~9 inline `<script>` blocks (React Router's
   hydration context and stream, the colour-mode script, the module bootstrap). They differ per page, so
   the wrapper reads the HTML body it forwards and lists the SHA-256 of each inline script (CSP3 §8.3
-  "hash-source"; the body is not changed). Two weakenings remain, both graded by our own rules:
-  `'unsafe-eval'`, because Reflex's `rx.call_script` (used by the checkout to open Razorpay) runs its
-  code with `eval` (reflex_base/.templates/web/utils/state.js), and `style-src 'unsafe-inline'`, because
-  Emotion and Radix insert `<style>` elements and `style=` attributes at runtime without a nonce.
+  "hash-source"; the body is not changed). No `'unsafe-eval'`: Reflex's `rx.call_script` runs the code
+  it sends with `eval` (reflex_base/.templates/web/utils/state.js), so the checkout opens Razorpay with a
+  function compiled into the page instead (websec_app/ui/state/checkout.py, `open_razorpay`), and the UI
+  uses no `rx.call_script`. One weakening remains, graded by our own rules: `style-src 'unsafe-inline'`,
+  because Emotion and Radix insert `<style>` elements and `style=` attributes at runtime without a nonce.
   Razorpay Checkout.js, its iframe and its API are allowed by host.
-- FastAPI's /docs and /redoc pages load Swagger UI / ReDoc from cdn.jsdelivr.net: those two documents get
-  their own policy allowing that host, so the UI's policy does not have to trust a public CDN. FastAPI
-  links `swagger-ui-dist@5` without Subresource Integrity (a floating version cannot have one), which our
-  page checks grade (-7): /docs scores 90, the bottom of A+. Serving a pinned copy with `integrity=` fixes it.
+- /docs and /redoc (Swagger UI, ReDoc): their scripts and styles are pinned copies served from this origin
+  (api_routes/docs_ui.py), so their policy names no other host: `'self'` and the hash of Swagger UI's inline
+  bootstrap script. Their own weakening is the same `style-src 'unsafe-inline'` (both libraries set styles
+  at runtime), plus `worker-src blob:` for ReDoc's search worker. ReDoc's hard-coded Redocly logo from
+  cdn.redoc.ly is blocked on purpose (the image hides itself).
 
 Cross-Origin-Opener-Policy is `same-origin`, except on the UI's pages where it is `same-origin-allow-popups`:
 payment popups (Razorpay's netbanking/UPI windows) need their opener
@@ -69,7 +71,7 @@ _RAZORPAY = "https://checkout.razorpay.com"
 _RAZORPAY_API = "https://api.razorpay.com"
 _PAGE_CSP = (
     "default-src 'self'",
-    "script-src 'self' 'unsafe-eval' {hashes}" + _RAZORPAY,
+    "script-src 'self' {hashes}" + _RAZORPAY,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",
@@ -82,22 +84,23 @@ _PAGE_CSP = (
     "form-action 'self'",
     "frame-ancestors 'none'",
 )
-_JSDELIVR = "https://cdn.jsdelivr.net"
 DOCS_CSP = "; ".join(
     (
         "default-src 'none'",
-        f"script-src {{hashes}}{_JSDELIVR}",
-        f"style-src {_JSDELIVR} 'unsafe-inline'",
-        f"img-src 'self' data: {_JSDELIVR} https://fastapi.tiangolo.com",
+        "script-src {hashes}'self'",
+        # Swagger UI sets style= attributes and ReDoc's styled-components inserts <style> elements.
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
         "connect-src 'self'",
-        f"worker-src blob: {_JSDELIVR}",
+        # ReDoc runs its search index in a worker it builds from a Blob URL.
+        "worker-src 'self' blob:",
         "object-src 'none'",
         "base-uri 'none'",
         "form-action 'none'",
         "frame-ancestors 'none'",
     )
 )
-_DOCS_PATHS = frozenset({"/docs", "/redoc", "/docs/oauth2-redirect"})
+_DOCS_PATHS = frozenset({"/docs", "/redoc"})
 
 
 def _encoded(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[bytes, bytes], ...]:

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from importlib import resources
+from pathlib import Path
+
 import httpx
 import pytest
+from bs4 import BeautifulSoup
+
+from api_routes.docs_ui import ASSETS_PATH
+from api_routes.security_headers import API_CSP
 
 ENDPOINTS = {
     # 503: the scanner is at capacity (api_routes/admission.py).
@@ -30,6 +38,67 @@ async def test_docs_page_is_served(client: httpx.AsyncClient) -> None:
 
     assert response.status_code == 200
     assert "swagger-ui" in response.text.lower()
+
+
+def _subresources(html: str) -> list[str]:
+    """Every URL a page loads by itself: script src, link href (stylesheets, icons), img src."""
+    soup = BeautifulSoup(html, "html.parser")
+    return [
+        str(tag.get("src") or tag.get("href"))
+        for tag in soup.find_all(["script", "link", "img"])
+        if tag.get("src") or tag.get("href")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("page", "loads"),
+    [
+        (
+            "/docs",
+            {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "text/css", "favicon.png": "image/png"},
+        ),
+        ("/redoc", {"redoc.standalone.js": "text/javascript", "favicon.png": "image/png"}),
+    ],
+)
+async def test_docs_pages_load_pinned_assets_from_this_origin(
+    client: httpx.AsyncClient, page: str, loads: dict[str, str]
+) -> None:
+    # Given the Swagger UI or ReDoc page
+    html = (await client.get(page)).text
+
+    # Then everything it loads is a path on this origin under /api/docs-assets/, no CDN
+    urls = _subresources(html)
+    assert {url.split("?")[0].rsplit("/", 1)[-1] for url in urls} == set(loads)
+    for url in urls:
+        assert url.startswith(f"{ASSETS_PATH}/") and not url.startswith("//"), url
+        assert "jsdelivr" not in url and "://" not in url, url
+        # And each is served with its type and the service's headers (nosniff makes the type binding)
+        asset = await client.get(url)
+        name = url.split("?")[0].rsplit("/", 1)[-1]
+        assert asset.status_code == 200, url
+        assert asset.headers["content-type"].startswith(loads[name]), url
+        assert asset.headers["x-content-type-options"] == "nosniff"
+        assert asset.headers["content-security-policy"] == API_CSP
+        assert asset.headers["cross-origin-resource-policy"] == "same-origin"
+        assert "max-age=" in asset.headers["cache-control"]
+    assert "fonts.googleapis.com" not in html
+
+
+async def test_an_unknown_docs_asset_is_a_json_404(client: httpx.AsyncClient) -> None:
+    for name in ("index.html", "..%2Fcore.py", "swagger-ui-bundle.js.map"):
+        response = await client.get(f"{ASSETS_PATH}/{name}")
+
+        assert response.status_code == 404, name
+        assert "error" in response.json()
+
+
+async def test_the_swagger_ui_copy_is_a_release_that_reads_openapi_3_1(schema: dict) -> None:  # type: ignore[type-arg]
+    # FastAPI writes OpenAPI 3.1, which Swagger UI reads from version 5 on (4.x shows "not a valid version").
+    bundle = (Path(str(resources.files("fastapi_offline") / "static")) / "swagger-ui-bundle.js").read_text()
+    version = re.search(r'PACKAGE_VERSION:"(\d+)\.', bundle)
+
+    assert schema["openapi"].startswith("3.1")
+    assert version is not None and int(version.group(1)) >= 5
 
 
 async def test_every_endpoint_and_status_is_documented(schema: dict) -> None:  # type: ignore[type-arg]

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
@@ -44,6 +45,53 @@ window.Razorpay = function (options) {
   };
 };
 """
+
+
+#: Reports each `securitypolicyviolation` of every document of the tab to `__websecCsp` (exposed below).
+_REPORT_CSP_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (event) => window.__websecCsp(
+  `${event.effectiveDirective} blocked ${event.blockedURI || "(inline)"} at ${event.sourceFile}:${event.lineNumber}`));
+"""
+
+
+def watch_csp(page: Page) -> list[str]:
+    """Every Content-Security-Policy violation in this tab from now on: the DOM events and the console errors
+    (where Chromium reports a blocked eval() as "Refused to evaluate a string as JavaScript")."""
+    seen: list[str] = []
+
+    def report(violation: str) -> None:
+        seen.append(violation)
+
+    page.expose_function("__websecCsp", report)
+    page.add_init_script(_REPORT_CSP_VIOLATIONS)
+    page.on(
+        "console",
+        lambda message: (
+            seen.append(message.text) if message.type == "error" and "Content Security Policy" in message.text else None
+        ),
+    )
+    return seen
+
+
+@dataclass
+class CspViolations:
+    """What `watch_csp` saw in a test, and the blocked URLs the test expects (blocked on purpose)."""
+
+    seen: list[str]
+    expected: tuple[str, ...] = ()
+
+    def unexpected(self) -> list[str]:
+        return [violation for violation in self.seen if not any(url in violation for url in self.expected)]
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violations(page: Page) -> Iterator[CspViolations]:
+    """Every checkout runs under the UI's policy (no 'unsafe-eval') without a single violation."""
+    violations = CspViolations(watch_csp(page))
+    yield violations
+    if not page.is_closed():
+        page.wait_for_timeout(100)  # reports arrive through the exposed binding, asynchronously
+    assert violations.unexpected() == [], violations.seen
 
 
 def wait_for_email(app: App, needle: str, timeout: float = 10.0) -> str:
@@ -104,6 +152,15 @@ def razorpay_checkout(page: Page, razorpay_api: RazorpayStandIn) -> Callable[[bo
     page.route("https://checkout.razorpay.com/v1/checkout.js", script)
     page.route("https://checkout.razorpay.com/__standin/pay", pay)
     return lambda pays: behaviour.update(pay=pays)
+
+
+def test_the_checkout_page_policy_allows_no_eval(page: Page, app: App) -> None:
+    response = page.goto(app.path("/checkout/one-time-scan?currency=INR"))
+
+    assert response is not None
+    policy = response.headers["content-security-policy"]
+    assert "'unsafe-eval'" not in policy
+    assert "https://checkout.razorpay.com" in policy  # Checkout.js itself is allowed by host
 
 
 def test_razorpay_one_time_scan_then_the_scan(page: Page, app: App, razorpay_checkout, worst_site) -> None:
@@ -264,6 +321,22 @@ def test_sandbox_pricing_page_and_one_time_scan(page: Page, sandbox_app: App) ->
     open_page(page, sandbox_app.path(f"/checkout/success?reference={reference}"))
     expect(page.get_by_test_id("return-title")).to_have_text("Payment received, thank you")
     assert token.group(0) in wait_for_email(sandbox_app, "sbx-scan@example.com")
+
+
+def test_coming_back_to_the_checkout_does_not_leave_again(page: Page, sandbox_app: App) -> None:
+    # Given a buyer sent to the sandbox's page (the checkout page leaves when its state names a URL)
+    buy(page, sandbox_app, "one-time-scan", "INR", "sbx-back@example.com")
+    page.wait_for_url(re.compile(r"/api/sandbox/checkout/sbx_"))
+
+    # When they come back to the app, and from there to the checkout by the app's own link (no page load)
+    open_page(page, sandbox_app.path("/checkout/cancelled?product=one-time-scan"))
+    page.get_by_role("link", name="Try again").click()
+    page.wait_for_url(re.compile(r"/checkout/one-time-scan$"))
+    page.wait_for_timeout(1000)
+
+    # Then the checkout stays: the state forgot the URL when the browser took it
+    assert urlsplit(page.url).path == "/checkout/one-time-scan"
+    expect(page.get_by_test_id("pay")).to_be_enabled()
 
 
 def test_sandbox_subscription_key_signs_in_to_pro(page: Page, sandbox_app: App) -> None:

@@ -11,6 +11,22 @@ from playwright.sync_api import Page, expect
 from websec_app.store import create_subscription, issue_api_key
 
 from .conftest import App, open_page, screenshot
+from .test_checkout import CspViolations, no_csp_violations
+
+__all__ = ["no_csp_violations"]  # autouse (tests/ui/test_checkout.py): no page of this module violates its CSP
+
+REDOCLY_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+#: Every operation of the spec (section 4), as /docs and /redoc list them.
+OPERATIONS = (
+    ("post", "/api/scan"),
+    ("post", "/api/scan/pro"),
+    ("post", "/api/report/pdf"),
+    ("get", "/api/verify-key"),
+    ("get", "/api/usage"),
+    ("post", "/api/compliance-report/pay"),
+    ("post", "/api/verify-one-time"),
+    ("post", "/api/compliance-report/generate"),
+)
 
 
 @pytest.fixture
@@ -95,3 +111,39 @@ def test_api_docs_list_every_endpoint_with_curl(page: Page, app: App) -> None:
         expect(curl).to_contain_text(f"{path}")
     expect(page.get_by_role("link", name=re.compile("OpenAPI reference"))).to_have_attribute("href", "/docs")
     screenshot(page, "api-docs")
+
+
+def test_swagger_ui_lists_every_operation_with_everything_from_this_origin(page: Page, app: App) -> None:
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+
+    response = page.goto(app.path("/docs"))
+
+    assert response is not None and "cdn.jsdelivr.net" not in response.headers["content-security-policy"]
+    for method, path in OPERATIONS:
+        operation = page.locator(f".opblock-{method} .opblock-summary-path[data-path='{path}']")
+        expect(operation).to_be_visible()
+    # Swagger UI works: an operation opens and shows its "Try it out" (which fetches from this origin).
+    page.locator(".opblock-summary-path[data-path='/api/health']").click()
+    expect(page.get_by_role("button", name="Try it out")).to_be_visible()
+    assert [url for url in requested if not url.startswith(app.url)] == []
+    assert any("/api/docs-assets/swagger-ui-bundle.js" in url for url in requested)
+    screenshot(page, "swagger-ui")
+
+
+def test_redoc_lists_every_operation_with_everything_from_this_origin(
+    page: Page, app: App, no_csp_violations: CspViolations
+) -> None:
+    # ReDoc 2.5 draws Redocly's logo from cdn.redoc.ly in its sidebar (hard-coded, no option to turn it off):
+    # the docs policy blocks it like any other host, and ReDoc drops the image when it fails to load.
+    no_csp_violations.expected = (REDOCLY_LOGO,)
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+
+    page.goto(app.path("/redoc"))
+
+    expect(page.get_by_role("heading", name=re.compile("websec API"))).to_be_visible()
+    for _, path in OPERATIONS:
+        expect(page.get_by_text(path, exact=True).first).to_be_attached()
+    expect(page.get_by_alt_text("redocly logo")).to_have_count(0)
+    assert [url for url in requested if not url.startswith((app.url, "blob:")) and url != REDOCLY_LOGO] == []

@@ -8,7 +8,7 @@ from ..components.common import labelled_input, problem_callout, section_card
 from ..components.layout import page, page_heading
 from ..components.scan import problem, progress
 from ..purchases import offers
-from ..state.checkout import CheckoutState
+from ..state.checkout import CheckoutState, leave, open_razorpay
 from ..state.scan import ScanState
 from .pricing import currency_switch
 
@@ -144,10 +144,19 @@ def _done() -> rx.Component:
     )
 
 
+def _browser_actions() -> rx.Component:
+    """Razorpay's window, or the page load to Stripe / the sandbox: each runs when the state sets it (on mount)."""
+    return rx.fragment(
+        rx.cond(CheckoutState.razorpay_opening, rx.el.div(hidden=True, on_mount=open_razorpay())),
+        rx.cond(CheckoutState.leave_to != "", rx.el.div(hidden=True, on_mount=leave())),
+    )
+
+
 def checkout() -> rx.Component:
     return page(
         _summary(),
         rx.cond(CheckoutState.done, _done(), rx.cond(CheckoutState.product != "", _form(), rx.fragment())),
+        _browser_actions(),
         rx.link("← All prices", href="/pricing", size="2"),
         width="720px",
     )

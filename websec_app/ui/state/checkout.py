@@ -8,11 +8,11 @@ what the confirmation said. The return pages read the checkout back from the sto
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
 import reflex as rx
+from reflex.utils.format import format_queue_events
 
 from websec_app.services.checkout import ACTION_RAZORPAY
 from websec_app.services.prices import Product
@@ -38,31 +38,34 @@ _DELIVERY = {
     Product.COMPLIANCE_REPORT.value: "Your compliance report token",
 }
 
-#: Opens Checkout.js and resolves with what happened: {"status": "paid", razorpay_* ids} / "dismissed" / "failed".
-_OPEN_RAZORPAY = """
-new Promise((resolve) => {
+#: Opens Checkout.js with `options` and calls `done` once with what happened: {"status": "paid", razorpay_*
+#: ids} / "dismissed" / "failed" / "unavailable". This text is compiled into the page's own JS module (served
+#: from 'self'), not sent over the socket: `rx.call_script` runs the code it sends, and its callback, with
+#: `eval` (reflex_base/.templates/web/utils/state.js, `_call_script`), which the CSP would have to allow.
+_OPEN_RAZORPAY: rx.vars.FunctionStringVar[Any] = rx.vars.FunctionStringVar.create(
+    """((options, src, done) => {
+  let settled = false;
+  const finish = (result) => { if (!settled) { settled = true; done(result); } };
   const open = () => {
-    const options = Object.assign(%(options)s, {
-      handler: (response) => resolve(Object.assign({status: "paid"}, response)),
-      modal: {ondismiss: () => resolve({status: "dismissed"})},
-    });
-    const checkout = new window.Razorpay(options);
+    const checkout = new window.Razorpay(Object.assign({}, options, {
+      handler: (response) => finish(Object.assign({status: "paid"}, response)),
+      modal: {ondismiss: () => finish({status: "dismissed"})},
+    }));
     checkout.on("payment.failed", (response) =>
-      resolve({status: "failed", reason: (response.error && response.error.description) || ""}));
+      finish({status: "failed", reason: (response.error && response.error.description) || ""}));
     checkout.open();
   };
   if (window.Razorpay) { open(); return; }
   const script = document.createElement("script");
-  script.src = %(src)s;
+  script.src = src;
   script.onload = open;
-  script.onerror = () => resolve({status: "unavailable"});
+  script.onerror = () => finish({status: "unavailable"});
   document.head.appendChild(script);
-})
-"""
-
-
-def razorpay_script(options: dict[str, Any]) -> str:
-    return _OPEN_RAZORPAY % {"options": json.dumps(options), "src": json.dumps(RAZORPAY_CHECKOUT_JS)}
+})"""
+)
+#: A full page load, not Reflex's client-side navigation: the sandbox page is on this host but is not a page of
+#: the UI (`rx.redirect` would route it inside the app and show "not found").
+_LEAVE_FOR: rx.vars.FunctionStringVar[Any] = rx.vars.FunctionStringVar.create("((url) => window.location.assign(url))")
 
 
 class CheckoutState(rx.State):
@@ -86,10 +89,17 @@ class CheckoutState(rx.State):
     _url: str = ""
     _compliance_token: str = ""
     _reference: str = ""
+    #: What the browser does next: pages/checkout.py runs `open_razorpay()` / `leave()` when one is set.
+    razorpay_options: dict[str, Any] = {}
+    leave_to: str = ""
 
     @rx.var
     def provider_label(self) -> str:
         return "Razorpay" if self.currency == "INR" else "Stripe"
+
+    @rx.var
+    def razorpay_opening(self) -> bool:
+        return bool(self.razorpay_options)
 
     # -- the checkout page ---------------------------------------------------------------------------
 
@@ -103,7 +113,8 @@ class CheckoutState(rx.State):
         if currency in purchases.CURRENCIES:
             self.currency = currency
         self.busy = self.done = False
-        self.problem_title = self.problem_text = self.done_text = ""
+        self.problem_title = self.problem_text = self.done_text = self.leave_to = ""
+        self.razorpay_options = {}
         self.sandbox = purchases.sandbox_serves(flows.backend(), self.currency)
 
     @rx.event
@@ -128,11 +139,17 @@ class CheckoutState(rx.State):
             return None
         self._compliance_token = start.token or ""
         if start.action == ACTION_RAZORPAY and start.razorpay_options is not None:
-            return rx.call_script(razorpay_script(dict(start.razorpay_options)), callback=CheckoutState.razorpay_done)
+            self.razorpay_options = dict(start.razorpay_options)
+            return None
         self.busy = False
-        # A full page load, not Reflex's client-side navigation: the sandbox page is on this host but is not a
-        # page of the UI (rx.redirect would route it inside the app and show "not found").
-        return rx.call_script(f"window.location.assign({json.dumps(start.checkout_url or '/checkout/cancelled')})")
+        self.leave_to = start.checkout_url or "/checkout/cancelled"
+        return None
+
+    @rx.event
+    def taken_over(self) -> None:
+        """The browser has what it needs to open Razorpay or leave: a reload or Back must not do it again."""
+        self.razorpay_options = {}
+        self.leave_to = ""
 
     @rx.event
     async def razorpay_done(self, result: dict[str, Any]) -> Any:
@@ -208,3 +225,19 @@ class CheckoutState(rx.State):
     @rx.event
     def open_cancelled(self) -> None:
         self.return_product_slug = str(self.router.url.query_parameters.get("product", "") or "")
+
+
+def open_razorpay() -> list[Any]:
+    """Browser-side: open Checkout.js with `razorpay_options`, then send the outcome to `razorpay_done`.
+
+    Events of the compiled page (an `on_mount`): Reflex calls the function they hold, no text is evaluated.
+    The state forgets the options first (the function keeps the ones it was rendered with).
+    """
+    done = format_queue_events(CheckoutState.razorpay_done, args_spec=lambda result: [result])
+    opening = _OPEN_RAZORPAY.call(CheckoutState.razorpay_options, RAZORPAY_CHECKOUT_JS, done)
+    return [CheckoutState.taken_over, rx.run_script(opening)]
+
+
+def leave() -> list[Any]:
+    """Browser-side: load `leave_to` (Stripe's checkout page or the sandbox's) in this tab; as above."""
+    return [CheckoutState.taken_over, rx.run_script(_LEAVE_FOR.call(CheckoutState.leave_to))]
