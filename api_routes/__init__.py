@@ -21,7 +21,7 @@ from websec_app.services.pdf import render_scan_pdf
 from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
 
-from . import docs_ui, fallback, health, keys, paid, reports, sandbox, scans, webhooks
+from . import docs_ui, fallback, health, keys, paid, reports, sandbox, scans, security_txt, webhooks
 from .admission import ScannerBusy, admission_for, overloaded
 from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
@@ -40,6 +40,7 @@ ROUTERS = (
     webhooks.router,
     sandbox.router,
     health.router,
+    security_txt.router,
     fallback.router,
 )
 

@@ -171,6 +171,9 @@ class Settings:
     pro_scans_per_month: int = 50
     trusted_proxies: tuple[str, ...] = ()
     base_url: str = "http://localhost:3000"
+    #: Where researchers report vulnerabilities in this service (security.txt `Contact:`, RFC 9116 §2.5.3):
+    #: a mailto: or https: URI. Empty: mailto:security@<the host of base_url>.
+    security_contact: str = ""
     payments: PaymentSettings = field(default_factory=PaymentSettings)
     mail: MailSettings = field(default_factory=MailSettings)
     #: Scans running at once in one process (WEBSEC_MAX_CONCURRENT_SCANS) and requests waiting for one
@@ -240,6 +243,7 @@ class Settings:
             pro_scans_per_month=_int(env, "WEBSEC_PRO_SCANS_PER_MONTH", 50, 1),
             trusted_proxies=proxies,
             base_url=env.get("WEBSEC_BASE_URL", "http://localhost:3000").rstrip("/"),
+            security_contact=_security_contact(env),
             payments=_payment_settings(env),
             mail=MailSettings(
                 smtp_url=env.get("WEBSEC_SMTP_URL", "").strip(),
@@ -249,6 +253,13 @@ class Settings:
             scan_queue=_int(env, "WEBSEC_SCAN_QUEUE", DEFAULT_SCAN_QUEUE),
             redis_url=_redis_url(env),
         )
+
+
+def _security_contact(env: dict[str, str]) -> str:
+    contact = env.get("WEBSEC_SECURITY_CONTACT", "").strip()
+    if contact and not contact.startswith(("mailto:", "https://", "tel:")):
+        raise SettingsError("WEBSEC_SECURITY_CONTACT must be a mailto:, https:// or tel: URI (RFC 9116 section 2.5.3)")
+    return contact
 
 
 def _redis_url(env: dict[str, str]) -> str:

@@ -15,8 +15,8 @@ IDs, so the outcomes are read from the checks run on the same snapshot the repor
 Two configurations of the same build:
 - `deployment` (conftest.py): `WEBSEC_ENV=production`, as compose.yaml runs it. The app sends HSTS itself and
   the terminator adds nothing (asserted). Shared with test_two_processes.py, so no extra server starts here.
-- the session's `app`: `WEBSEC_ENV=development`, the `make run` default. It does not grade A+: see
-  `test_in_development_the_app_reflects_any_origin_with_credentials`. Over plain HTTP it sends no HSTS (correct:
+- the session's `app`: `WEBSEC_ENV=development`, the `make run` default: also A+, see
+  `test_in_development_the_app_grades_a_plus_too`. Over plain HTTP it sends no HSTS (correct:
   browsers ignore HSTS over http, RFC 6797 §8.1), and nothing under `make run` turns `X-Forwarded-Proto` into
   the ASGI scope's scheme (granian is not wrapped with proxy headers; `api_routes/security_headers.py` reads
   `scope["scheme"]`), which the first test shows. So this edge adds the app's own production value,
@@ -48,16 +48,14 @@ PAGE_TRADE_OFFS = {
     "coop.allow_popups",  # Razorpay's netbanking/UPI popups need their opener
     "csp.unsafe_inline_style",  # Emotion and Radix insert <style> elements and style= attributes, nonce-less
 }
-#: Not done yet: the app publishes no /.well-known/security.txt (RFC 9116), which our own scanner recommends.
-NOT_DONE = {"security_txt.missing"}
 
 #: Path -> the exact outcomes that are not good, in production.
 EXPECTED_IN_PRODUCTION = {
-    "/": PAGE_TRADE_OFFS | NOT_DONE,
+    "/": PAGE_TRADE_OFFS,
     # Swagger UI's page is not the UI: no popups to allow (COOP same-origin), but the same two style and COEP
     # trade-offs (Swagger UI sets style= attributes; the page keeps COEP off like every HTML page).
-    "/docs": {"coep.missing", "csp.unsafe_inline_style"} | NOT_DONE,
-    "/api/health": NOT_DONE,  # JSON: the closed API header set
+    "/docs": {"coep.missing", "csp.unsafe_inline_style"},
+    "/api/health": set(),  # JSON: the closed API header set
 }
 
 
@@ -110,21 +108,18 @@ def test_the_development_app_does_not_take_https_from_x_forwarded_proto(app: App
     assert "strict-transport-security" not in response.headers
 
 
-async def test_in_development_the_app_reflects_any_origin_with_credentials(
-    development_edge: Edge, scan_settings: Settings
-) -> None:
-    """The `make run` default is not what we deploy, and our scanner says so: F.
+async def test_in_development_the_app_grades_a_plus_too(development_edge: Edge, scan_settings: Settings) -> None:
+    """The `make run` default answers no CORS at all (rxconfig.py: `cors_allowed_origins=[]` outside production).
 
-    rxconfig.py gives Reflex `cors_allowed_origins=["*"]` outside production (so localhost, 127.0.0.1 and LAN
-    addresses all work), and Reflex answers any Origin, `null` included, with that origin and
-    `Access-Control-Allow-Credentials: true` on every route. Our CORS rules grade each of those critical (-40)
-    and cap the grade at C. Production lists only WEBSEC_BASE_URL (the test above).
+    It used to keep Reflex's "*", which answers any Origin, `null` included, with that origin and
+    `Access-Control-Allow-Credentials: true`: graded critical twice (-40 each) and capped, F. The only other
+    difference from production: its security.txt names WEBSEC_BASE_URL (the app's plain-HTTP address here) as
+    Canonical, not the address the scanner fetched it from.
     """
     seen = len(development_edge.terminator.exchanges)
 
     result = await _self_grade(development_edge.url("/"), scan_settings)
 
-    cors = {"cors.origin_reflected_credentials", "cors.null_credentials"}
-    assert (result.grade, result.not_good) == ("F", PAGE_TRADE_OFFS | NOT_DONE | cors), result
-    assert {cap["outcome"] for cap in result.caps} == cors
+    assert (result.grade, result.not_good) == ("A+", PAGE_TRADE_OFFS | {"security_txt.canonical_mismatch"}), result
+    assert result.caps == ()
     assert any(e.hsts_added for e in development_edge.terminator.exchanges[seen:])
