@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Security
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
+from websec_app.services.admission import Place
 from websec_app.settings import Settings
 from websec_app.store import KeyCheck, KeyStatus, look_up_api_key, monthly_scan_limit
 
@@ -83,13 +85,34 @@ def presented(key: str | None) -> str | None:
     return key or None
 
 
-async def require_api_key(key: Annotated[str | None, Security(api_key_header)], ctx: Context) -> Principal:
-    """Dependency for X-API-Key endpoints. Runs before the body is validated, so auth errors come first."""
+@dataclass(frozen=True)
+class InLine:
+    """An authenticated Pro subscriber holding a place in this process's scan line."""
+
+    principal: Principal
+    place: Place | None  # None: the app runs without admission
+
+
+async def require_api_key_in_line(
+    key: Annotated[str | None, Security(api_key_header)], ctx: Context
+) -> AsyncIterator[InLine]:
+    """Dependency of the Pro scan endpoints: 401 without a key, then a place in the scan line (503 when
+    the line is full), then the key lookup (403); the place is given back when the route returns.
+
+    The place is taken on arrival, before the lookup awaits the database, so Pro scans keep their arrival
+    order among free scans, which await nothing before the line: looked up first on PostgreSQL, a burst's
+    Pro requests all found the line already filled by the free ones (bench/load_bench.py).
+    """
     value = presented(key)
     if value is None:
         raise missing_key(MISSING_HEADER)
-    return await authenticate(ctx, value)
+    place = ctx.admission.place() if ctx.admission is not None else None
+    try:
+        yield InLine(await authenticate(ctx, value), place)
+    finally:
+        if place is not None:
+            place.leave()
 
 
-#: Route parameter type for X-API-Key endpoints: `principal: ProKey`.
-ProKey = Annotated[Principal, Depends(require_api_key)]
+#: Route parameter type for the X-API-Key scan endpoints: `pro: ProKeyInLine`.
+ProKeyInLine = Annotated[InLine, Depends(require_api_key_in_line, scope="function")]

@@ -23,7 +23,7 @@ from websec_app.store import (
     reserve_monthly_scan,
 )
 
-from .auth import Principal
+from .auth import InLine, Principal
 from .context import ApiContext
 from .errors import ApiError, iso
 
@@ -61,15 +61,17 @@ async def save_record(ctx: ApiContext, report: ScanReport, kind: str, now: datet
 
 async def metered_pro_scan(
     ctx: ApiContext,
-    principal: Principal,
+    pro: InLine,
     url: str,
     kind: str,
     finish: Callable[[ScanReport], Awaitable[T]],
 ) -> tuple[ScanReport, Reservation, T]:
-    """Wait for a scan slot, reserve one monthly scan, scan, `finish` the result; refund if any step fails."""
+    """Wait for the scan slot of `pro`'s place in line, reserve one monthly scan, scan, `finish` the result;
+    refund if any step fails. (The place is given back by the route's dependency, auth.ProKeyInLine.)"""
     target_of(url)
-    async with ctx.scan_slot():
-        return await _reserved_pro_scan(ctx, principal, url, kind, finish)
+    if pro.place is not None:
+        await pro.place.turn()
+    return await _reserved_pro_scan(ctx, pro.principal, url, kind, finish)
 
 
 async def _reserved_pro_scan(

@@ -12,7 +12,7 @@ from websec_app.scanner import ScanReport
 from websec_app.services.pdf import report_filename
 from websec_app.store import SCAN_PDF
 
-from .auth import ProKey
+from .auth import ProKeyInLine
 from .context import Context
 from .docs import OVERLOADED, RETRY_AFTER, SCANS_REMAINING, errors
 from .errors import ApiError
@@ -49,7 +49,7 @@ PDF_FAILED = "The PDF report could not be generated, so no scan was counted. Ple
 )
 async def pdf_report(
     body: PdfRequest,
-    principal: ProKey,
+    pro: ProKeyInLine,
     ctx: Context,
 ) -> Response:
     """Runs a full Pro scan and returns it as a PDF, with `name` in the header. Consumes one scan of the monthly
@@ -65,7 +65,7 @@ async def pdf_report(
             log.exception("PDF rendering failed for %s", report.url)
             raise ApiError(500, PDF_FAILED) from exc
 
-    _, reservation, pdf = await metered_pro_scan(ctx, principal, body.url, SCAN_PDF, render)
+    _, reservation, pdf = await metered_pro_scan(ctx, pro, body.url, SCAN_PDF, render)
     return Response(
         pdf,
         media_type="application/pdf",

@@ -21,7 +21,7 @@ from websec_app.store import (
     reserve_free_scan,
 )
 
-from .auth import ProKey
+from .auth import ProKeyInLine
 from .client_ip import client_address, quota_key
 from .context import ApiContext, Context
 from .docs import OVERLOADED, RETRY_AFTER, SCANS_REMAINING, errors
@@ -124,7 +124,7 @@ async def _one_time_scan(ctx: ApiContext, url: str, token: str) -> JSONResponse:
 )
 async def pro_scan(
     body: ProScanRequest,
-    principal: ProKey,
+    pro: ProKeyInLine,
     ctx: Context,
 ) -> JSONResponse:
     """Full scan with fix values, cookies and cross-origin isolation. Consumes one scan of the monthly quota
@@ -133,5 +133,5 @@ async def pro_scan(
     async def finish(report: ScanReport) -> dict[str, object]:
         return report.to_dict(pro=True, include_fix=True)
 
-    _, reservation, content = await metered_pro_scan(ctx, principal, body.url, SCAN_PRO, finish)
+    _, reservation, content = await metered_pro_scan(ctx, pro, body.url, SCAN_PRO, finish)
     return JSONResponse(content, headers={"X-Scans-Remaining": str(reservation.remaining)})

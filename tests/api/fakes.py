@@ -114,12 +114,15 @@ class FakeScanner:
     delay: float = 0.0
     calls: list[str] = field(default_factory=list)
     crash: Exception | None = None
+    gate: asyncio.Event | None = None  # set: scans wait for it to open
 
     async def __call__(self, url: str, settings: Settings) -> ScanReport:
         target = parse_target(url)
         self.calls.append(target.url)
         if self.delay:
             await asyncio.sleep(self.delay)
+        if self.gate is not None:
+            await self.gate.wait()
         if self.crash is not None:
             raise self.crash
         error = self.errors.get(target.host)

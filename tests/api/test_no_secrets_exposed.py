@@ -28,7 +28,7 @@ from websec_app.settings import Settings
 
 __all__ = ["operator_env"]  # the fixture, shared with test_serve_api.py
 
-#: Every path the API serves over HTTP (spec section 4, webhooks, health) and the docs.
+#: Every path the API serves over HTTP (spec section 4, webhooks, health, security.txt) and the docs.
 PUBLIC_PATHS = {
     "/api/scan",
     "/api/scan/pro",
@@ -41,6 +41,7 @@ PUBLIC_PATHS = {
     "/api/webhooks/stripe",
     "/api/webhooks/razorpay",
     "/api/health",
+    "/.well-known/security.txt",
 }
 _OPERATOR_WORDS = re.compile(r"admin|operator|internal|manage|debug|keys?(/|$)|rotate|revoke|issue", re.IGNORECASE)
 
@@ -54,6 +55,7 @@ def test_the_http_surface_has_no_operator_or_admin_endpoint(api: FastAPI) -> Non
     assert undocumented == {
         "/api/sandbox/checkout/{reference}",  # development only: 404 in production (below)
         "/api/{rest:path}",  # the JSON 404/405 catch-all
+        "/security.txt",  # RFC 9116's legacy location: a redirect to /.well-known/security.txt
     }
     assert [path for path in served if _OPERATOR_WORDS.search(path.removeprefix("/api/verify-key"))] == []
 

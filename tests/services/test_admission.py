@@ -205,3 +205,57 @@ def test_the_admission_goes_with_its_settings() -> None:
     gc.collect()
 
     assert key not in module._admissions
+
+
+async def test_a_place_taken_on_arrival_is_served_before_later_callers() -> None:
+    # Given one slot, taken, and a caller who takes a place in line but is busy elsewhere for a while
+    admission = ScanAdmission(limit=1, queue=2)
+    await admission.acquire()
+    early = admission.place()
+    later = asyncio.create_task(admission.acquire())
+    await asyncio.sleep(0)
+
+    # When the slot is freed
+    admission.release()
+    await early.turn()
+
+    # Then the early place got it, and the later caller still waits
+    assert not later.done() and admission.active == 1 and admission.waiting == 1
+    early.leave()
+    await later
+    admission.release()
+    assert admission.active == 0
+
+
+async def test_leaving_a_place_gives_back_whatever_it_holds() -> None:
+    admission = ScanAdmission(limit=1, queue=1)
+    holding = admission.place()  # a slot at once
+    queued = admission.place()  # the queue's only place
+    with pytest.raises(ScannerBusy):
+        admission.place()
+
+    queued.leave()  # a place in the queue, given back before its turn
+    assert admission.waiting == 0
+    queued_again = admission.place()
+    holding.leave()  # the slot: handed to the queued place
+    holding.leave()  # twice is harmless
+    assert admission.active == 1
+    queued_again.leave()  # handed over but never awaited: passed on, here freed
+    assert admission.active == 0 and admission.waiting == 0
+
+
+async def test_a_cancelled_turn_leaves_the_line() -> None:
+    admission = ScanAdmission(limit=1, queue=1)
+    await admission.acquire()
+    place = admission.place()
+    turn = asyncio.create_task(place.turn())
+    await asyncio.sleep(0)
+
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    place.leave()
+
+    assert admission.waiting == 0
+    admission.release()
+    assert admission.active == 0

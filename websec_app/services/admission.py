@@ -73,26 +73,29 @@ class ScanAdmission:
     def waiting(self) -> int:
         return sum(1 for waiter in self._waiters if _live(waiter))
 
-    async def acquire(self) -> None:
-        """Take a slot now, or wait for one in arrival order; `ScannerBusy` when the queue is full too."""
+    def place(self) -> Place:
+        """Take a place in line now, without waiting: a slot if one is free, else the end of the queue;
+        `ScannerBusy` when the queue is full too. `await place.turn()` waits for the slot; `place.leave()`
+        gives back whichever it holds.
+
+        For callers that must await something else (an API key lookup on PostgreSQL) between arriving and
+        scanning: taking the place first keeps them in arrival order with callers that await nothing, who
+        would otherwise overtake them all during a burst.
+        """
         self._drop_dead_waiters()
         if self._active < self.limit and not self._waiters:
             self._active += 1
-            return
+            return Place(self, None)
         if len(self._waiters) >= self.queue:
             self.refused += 1
             raise ScannerBusy(self.retry_after)
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
-        try:
-            await waiter
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                # The slot was handed over just as the caller went away: pass it on.
-                self.release()
-            else:
-                self._waiters.remove(waiter)
-            raise
+        return Place(self, waiter)
+
+    async def acquire(self) -> None:
+        """Take a slot now, or wait for one in arrival order; `ScannerBusy` when the queue is full too."""
+        await self.place().turn()
 
     def release(self) -> None:
         """Hand the slot to the oldest live waiter (the active count stays), or free it."""
@@ -112,9 +115,52 @@ class ScanAdmission:
         finally:
             self.release()
 
+    def _forget(self, waiter: asyncio.Future[None]) -> None:
+        if waiter in self._waiters:
+            self._waiters.remove(waiter)
+
     def _drop_dead_waiters(self) -> None:
         if any(not _live(waiter) for waiter in self._waiters):
             self._waiters = deque(waiter for waiter in self._waiters if _live(waiter))
+
+
+class Place:
+    """A caller's place in line (`ScanAdmission.place()`): a slot already, or a waiter in the queue."""
+
+    def __init__(self, admission: ScanAdmission, waiter: asyncio.Future[None] | None) -> None:
+        self._admission = admission
+        self._waiter = waiter
+        self._holds_slot = waiter is None
+        self._left = False
+
+    async def turn(self) -> None:
+        """Wait until this place holds a slot (at once if it already does)."""
+        waiter = self._waiter
+        if self._holds_slot or waiter is None:
+            return
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                # The slot was handed over just as the caller went away: pass it on.
+                self._admission.release()
+            else:
+                self._admission._forget(waiter)
+            self._left = True
+            raise
+        self._holds_slot = True
+
+    def leave(self) -> None:
+        """Give back the slot, or the place in the queue; a slot handed over meanwhile is passed on. Idempotent."""
+        if self._left:
+            return
+        self._left = True
+        waiter = self._waiter
+        if self._holds_slot or (waiter is not None and waiter.done() and not waiter.cancelled()):
+            self._admission.release()
+        elif waiter is not None:
+            waiter.cancel()
+            self._admission._forget(waiter)
 
 
 def _live(waiter: asyncio.Future[None]) -> bool:
@@ -142,4 +188,4 @@ def admission_for(settings: Settings) -> ScanAdmission:
         return admission
 
 
-__all__ = ["RETRY_AFTER_SECONDS", "ScanAdmission", "ScannerBusy", "admission_for"]
+__all__ = ["RETRY_AFTER_SECONDS", "Place", "ScanAdmission", "ScannerBusy", "admission_for"]
