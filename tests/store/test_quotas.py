@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 from websec_app.store import (
@@ -75,3 +76,40 @@ def test_free_counters_are_per_client_and_day(any_database: Database) -> None:
         assert reserve_free_scan(session, "192.0.2.1", NOV_30_LATE, 1) is None
         assert reserve_free_scan(session, "192.0.2.2", NOV_30_LATE, 1) is not None
         assert reserve_free_scan(session, "192.0.2.1", DEC_1, 1) is not None
+
+
+def test_past_days_counters_are_pruned_once_a_day(any_database: Database) -> None:
+    from sqlmodel import select
+
+    from websec_app.store.models import FreeScanCounter
+
+    def days() -> list[tuple[str, str]]:
+        with any_database.session() as session:
+            rows = session.exec(select(FreeScanCounter.client, FreeScanCounter.day)).all()
+        return sorted((client, day) for client, day in rows)
+
+    # Given counters of two clients on Nov 30
+    with any_database.session() as session:
+        reserve_free_scan(session, "192.0.2.1", NOV_30_LATE, 10)
+        reserve_free_scan(session, "192.0.2.2", NOV_30_LATE, 10)
+
+    # When the first client of Dec 1 scans, Nov 30's counters go
+    with any_database.session() as session:
+        reserve_free_scan(session, "192.0.2.3", DEC_1, 10)
+    assert days() == [("192.0.2.3", "2026-12-01")]
+
+    # And a refund of a Nov 30 reservation finds nothing to give back, which is right: that day is over
+    with any_database.session() as session:
+        late = reserve_free_scan(session, "192.0.2.4", DEC_1, 10)
+        assert late is not None
+        refund(session, dataclasses.replace(late, period="2026-11-30"))
+        assert free_scans_used(session, "192.0.2.4", DEC_1) == 1
+
+    # But the same day's further new clients do not delete again (once per day per process)
+    with any_database.engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO free_scan_counters (client, day, used) VALUES ('192.0.2.9', '2026-11-29', 1)"
+        )
+    with any_database.session() as session:
+        reserve_free_scan(session, "192.0.2.5", DEC_1, 10)
+    assert ("192.0.2.9", "2026-11-29") in days()

@@ -15,13 +15,14 @@ to give back; the reverse (two successes for one unit) cannot happen.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from sqlalchemy import bindparam
 from sqlalchemy import select as sa_select
-from sqlmodel import Session, col, select, update
+from sqlmodel import Session, col, delete, select, update
 
 from ._sql import Reader, first_row, insert_ignoring_conflicts
 from .models import FreeScanCounter, MonthlyUsage
@@ -78,7 +79,8 @@ def monthly_scans_used(session: Reader, subscription_id: int, now: datetime) -> 
 def reserve_free_scan(session: Session, client: str, now: datetime, limit: int) -> Reservation | None:
     """Take one free scan from today's (UTC) allowance of `client`, or None when it is used up."""
     day = day_period(now)
-    insert_ignoring_conflicts(session, FreeScanCounter, {"client": client, "day": day, "used": 0})
+    if insert_ignoring_conflicts(session, FreeScanCounter, {"client": client, "day": day, "used": 0}):
+        _prune_past_days_once_a_day(session, day)
     used = session.exec(
         update(FreeScanCounter)
         .where(
@@ -91,6 +93,28 @@ def reserve_free_scan(session: Session, client: str, now: datetime, limit: int) 
     if used is None:
         return None
     return Reservation("free", client, day, used, limit)
+
+
+#: database URL -> the last day this process pruned the free-scan counters of.
+_pruned_through: dict[str, str] = {}
+_pruned_lock = threading.Lock()
+
+
+def _prune_past_days_once_a_day(session: Session, today: str) -> None:
+    """Delete the counters of past days, at most once per day per process and database.
+
+    A counter only matters on its own UTC day; without this the table keeps one row per client per day
+    forever. It runs inside the first reservation of a new client of the day (the transaction is already
+    writing), so no scheduler is needed; other processes doing the same delete nothing or wait briefly.
+    A refund for a reservation of a past day then finds no row and changes nothing, which is right: that
+    allowance is over.
+    """
+    url = str(session.get_bind().engine.url)
+    with _pruned_lock:
+        if _pruned_through.get(url) == today:
+            return
+        _pruned_through[url] = today
+    session.exec(delete(FreeScanCounter).where(col(FreeScanCounter.day) < today))
 
 
 def free_scans_used(session: Session, client: str, now: datetime) -> int:
