@@ -288,17 +288,12 @@ async def _metered(b: Backend, account: ProAccount, progress: Progress) -> tuple
 async def pro_scan(b: Backend, account: ProAccount, url: str, progress: Progress = no_progress) -> Shown:
     """A Pro scan: one unit of the monthly quota. Raises ScanError, ScannerBusy or MonthlyQuotaUsed."""
     parse_target(url)
-    async with b.admission.slot():
-        now, reservation = await _metered(b, account, progress)
-        async with _given_back_on_failure(b, refund, reservation):
-            progress("fetch")
-            report = await b.scanner(url, b.settings)
-            progress("save")
-            body = report.to_dict(pro=True, include_fix=True)
-            report_id = await b.db(
-                _keep, report, body, SCAN_PRO, now, subscription_id=account.subscription_id, api_key_id=account.key_id
-            )
+    report_id, body, _ = await _metered_pro_scan(b, account, url, SCAN_PRO, progress, _nothing_more)
     return Shown(report_id, body)
+
+
+async def _nothing_more(body: dict[str, Any]) -> None:
+    return None
 
 
 async def pro_pdf(
@@ -308,6 +303,24 @@ async def pro_pdf(
     or the renderer's exception (the unit is given back)."""
     name = client_name.strip()[:80] or None
     host = parse_target(url).host
+
+    async def render(body: dict[str, Any]) -> bytes:
+        return await anyio.to_thread.run_sync(b.render_pdf, body, name)
+
+    report_id, _, data = await _metered_pro_scan(b, account, url, SCAN_PDF, progress, render)
+    return PdfFile(report_filename(host), data, report_id)
+
+
+async def _metered_pro_scan(
+    b: Backend,
+    account: ProAccount,
+    url: str,
+    kind: str,
+    progress: Progress,
+    finish: Callable[[dict[str, Any]], Awaitable[T]],
+) -> tuple[str, dict[str, Any], T]:
+    """In a scan slot: reserve a unit, scan, `finish` the Pro body (the PDF), keep the report; the unit is
+    given back if any step fails. Returns the kept report's id, the body and what `finish` made."""
     async with b.admission.slot():
         now, reservation = await _metered(b, account, progress)
         async with _given_back_on_failure(b, refund, reservation):
@@ -315,11 +328,11 @@ async def pro_pdf(
             report = await b.scanner(url, b.settings)
             progress("save")
             body = report.to_dict(pro=True, include_fix=True)
-            data = await anyio.to_thread.run_sync(b.render_pdf, body, name)
+            finished = await finish(body)
             report_id = await b.db(
-                _keep, report, body, SCAN_PDF, now, subscription_id=account.subscription_id, api_key_id=account.key_id
+                _keep, report, body, kind, now, subscription_id=account.subscription_id, api_key_id=account.key_id
             )
-    return PdfFile(report_filename(host), data, report_id)
+    return report_id, body, finished
 
 
 def _recent(session: Session, subscription_id: int, limit: int) -> list[RecentScan]:
