@@ -109,3 +109,24 @@ async def test_a_pro_scan_keeps_its_place_in_line_while_its_key_is_looked_up(
     # Then the Pro scan kept the queue's place it took on arrival, and the later free scan was refused
     assert [r.status_code for r in responses] == [200, 200, 503]
     assert scanner.calls == ["https://first.com/", "https://pro.com/"]
+
+
+async def test_a_refused_pro_request_gives_its_place_back(
+    make_api: Callable[..., FastAPI], settings: Settings, database: Database, clock: FrozenClock
+) -> None:
+    # Given a single slot and no queue
+    api = make_api(settings=settings.with_overrides(max_concurrent_scans=1, scan_queue=0))
+    key = new_key(database, clock)
+    headers = {"X-API-Key": key.key}
+    async with client_for(api) as client:
+        # When Pro requests fail after taking their place: a bad body, an unknown key, an invalid URL
+        failures = [
+            await client.post("/api/scan/pro", content=b"{", headers={**headers, "Content-Type": "application/json"}),
+            await client.post("/api/scan/pro", json={"url": "a.com"}, headers={"X-API-Key": "wsk_unknown"}),
+            await client.post("/api/report/pdf", json={"url": "http://[oops"}, headers=headers),
+        ]
+        # Then the slot is free again for the next one
+        served = await client.post("/api/scan/pro", json={"url": "a.com"}, headers=headers)
+
+    assert [r.status_code for r in failures] == [400, 403, 400]
+    assert served.status_code == 200
