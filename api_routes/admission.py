@@ -2,8 +2,9 @@
 
 The slots and the FIFO queue are `websec_app.services.admission`, one instance per process shared with
 the web UI (`admission_for(settings)`), so a burst of UI scans and a burst of API scans meet one limit.
-Routes take a slot with `ApiContext.scan_slot()` before any quota unit or token is reserved, so a refused
-request costs the client nothing (RFC 9110 section 15.6.4 for 503, section 10.2.3 for Retry-After).
+Routes take a slot before any quota unit or token is reserved, so a refused request costs the client nothing
+(RFC 9110 section 15.6.4 for 503, section 10.2.3 for Retry-After): free and paid scans with
+`ApiContext.scan_slot()`, Pro scans with a place in line taken on arrival (`auth.ProKeyInLine`).
 """
 
 from __future__ import annotations
