@@ -3,6 +3,7 @@ by competing workers, and whatever a previous process left is sent on the next s
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from datetime import timedelta
 
@@ -150,3 +151,34 @@ def test_mail_left_by_a_previous_process_is_sent_when_a_worker_starts(
         worker.stop()
 
     assert sorted(m.message["Subject"] for m in delivered) == ["mail 1", "mail 2"]
+
+
+def test_an_email_held_for_its_request_is_sent_by_it_not_by_a_worker(database: Database, clock: FrozenClock) -> None:
+    # Given the compliance report's email, held for the request that queued it, and a worker woken meanwhile
+    (email_id,) = _queue(database, clock, dataclasses.replace(_mail(1), held_for=timedelta(minutes=1)))
+    assert email_id is not None
+    requests_outbox, workers_outbox = Recorder(), Recorder()
+    request = Outbox(database, requests_outbox, sender=SENDER, clock=clock)
+    worker = Outbox(database, workers_outbox, sender=SENDER, clock=clock)
+
+    # When the worker runs its round first, then the request sends its email
+    worker_round = worker.deliver_due()
+    sent_by_request = request.deliver_now(email_id)
+
+    # Then the worker left it alone and the request sent it
+    assert worker_round.claimed == 0 and sent_by_request
+    assert (workers_outbox.sent, requests_outbox.sent) == ([], ["r1@example.com"])
+
+
+def test_an_email_held_for_a_request_that_never_sends_it_goes_out_after_the_hold(
+    database: Database, clock: FrozenClock
+) -> None:
+    _queue(database, clock, dataclasses.replace(_mail(1), held_for=timedelta(minutes=1)))
+    recorder = Recorder()
+    worker = Outbox(database, recorder, sender=SENDER, clock=clock)
+
+    during_hold = worker.deliver_due()
+    clock.advance(minutes=2)
+    after_hold = worker.deliver_due()
+
+    assert (during_hold.claimed, after_hold.sent) == (0, 1) and recorder.sent == ["r1@example.com"]

@@ -14,11 +14,12 @@ built from the settings; tests build their own `PaymentService` with injected ga
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -93,6 +94,9 @@ Clock = Callable[[], datetime]
 #: Razorpay payment states that mean the money is there
 #: (https://razorpay.com/docs/payments/payments/#payment-life-cycle); orders capture automatically.
 PAID_STATES = ("captured", "authorized")
+#: How long the compliance report email is left to the request that generates it (it sends the email at
+#: once, then tells the buyer whether the mail server took it); after that the outbox workers retry it.
+SENT_BY_THE_REQUEST = timedelta(minutes=1)
 
 
 def _utc_now() -> datetime:
@@ -659,9 +663,9 @@ class PaymentService:
             filename=report_filename(host, kind="compliance"),
         )
         with self.database.session() as session:
-            token_id, email_id = claim_compliance_token_with_email(
-                session, token, self.clock(), self._queue(rendered, dedupe_key=None)
-            )
+            # Held for this request, which sends it right below (QueuedEmail.held_for).
+            held = dataclasses.replace(self._queue(rendered, dedupe_key=None), held_for=SENT_BY_THE_REQUEST)
+            token_id, email_id = claim_compliance_token_with_email(session, token, self.clock(), held)
         if token_id is None or email_id is None:
             with self.database.session() as session:
                 row = find_compliance_token(session, token)

@@ -41,6 +41,11 @@ class QueuedEmail:
     message: bytes
     #: Same key twice = one email (a webhook replayed, a confirmation reloaded).
     dedupe_key: str | None = None
+    #: How long workers leave it to the request that queued it, which sends it at once (`claim_emails` with
+    #: its id): otherwise a worker woken by other mail may claim it first, and the request would tell its
+    #: user "not sent yet" about an email being sent. Past the hold (that process crashed, say) any worker
+    #: sends it.
+    held_for: timedelta = timedelta(0)
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ def enqueue_email(session: Session, email: QueuedEmail, now: datetime, *, commit
         message=email.message,
         status=OUTBOX_PENDING,
         attempts=0,
-        next_attempt_at=now,
+        next_attempt_at=now + email.held_for,
         created_at=now,
     )
     if email.dedupe_key is None:
@@ -90,6 +95,14 @@ def _due(now: datetime) -> ColumnElement[bool]:
     )
 
 
+def _unclaimed(now: datetime) -> ColumnElement[bool]:
+    """Waiting (whenever it is due) or left by a worker whose claim ran out."""
+    return or_(
+        col(OutboxEmail.status) == OUTBOX_PENDING,
+        and_(col(OutboxEmail.status) == OUTBOX_SENDING, col(OutboxEmail.claimed_until) < now),
+    )
+
+
 def claim_emails(
     session: Session,
     worker: str,
@@ -99,14 +112,16 @@ def claim_emails(
     limit: int = 10,
     email_id: int | None = None,
 ) -> list[ClaimedEmail]:
-    """Claim up to `limit` due emails (or just `email_id`) for `worker`; commits the claim."""
-    candidates = select(OutboxEmail.id).where(_due(now)).order_by(col(OutboxEmail.next_attempt_at), col(OutboxEmail.id))
+    """Claim up to `limit` due emails (or just `email_id`, due or held for its request) for `worker`;
+    commits the claim."""
+    claimable = _due(now) if email_id is None else _unclaimed(now)
+    candidates = select(OutboxEmail.id).where(claimable).order_by(col(OutboxEmail.next_attempt_at), col(OutboxEmail.id))
     if email_id is not None:
         candidates = candidates.where(col(OutboxEmail.id) == email_id)
     candidates = candidates.limit(limit).with_for_update(skip_locked=True)  # ignored on SQLite
     rows = session.exec(
         update(OutboxEmail)
-        .where(col(OutboxEmail.id).in_(candidates.scalar_subquery()), _due(now))
+        .where(col(OutboxEmail.id).in_(candidates.scalar_subquery()), claimable)
         .values(
             status=OUTBOX_SENDING,
             claimed_by=worker,
