@@ -231,6 +231,7 @@ async def test_leaving_a_place_gives_back_whatever_it_holds() -> None:
     admission = ScanAdmission(limit=1, queue=1)
     holding = admission.place()  # a slot at once
     queued = admission.place()  # the queue's only place
+    assert holding.holds_slot and not queued.holds_slot
     with pytest.raises(ScannerBusy):
         admission.place()
 

@@ -182,7 +182,7 @@ async def test_progress_is_told_each_step_in_order(backend) -> None:
 
     await flows.free_scan(backend, "example.com", CLIENT, steps.append)
 
-    assert steps == list(flows.STEPS)
+    assert steps == list(flows.STEPS)  # a free slot: no WAITING
 
 
 # --- the process's scan slots (services/admission.py, shared with the API) ------------------------
@@ -274,13 +274,13 @@ async def test_a_queued_ui_scan_waits_for_its_slot_before_taking_its_unit(
     queued = asyncio.create_task(flows.free_scan(small, "b.example", "198.51.100.9", steps.append))
     await _until(lambda: small.admission.waiting == 1)
 
-    # While it waits, it has reserved nothing
-    assert steps == []
+    # While it waits, the page is told so, and it has reserved nothing
+    assert steps == [flows.WAITING]
     with database.session() as session:
         assert free_scans_used(session, "198.51.100.9", NOON) == 0
     gated.gate.set()
     await asyncio.gather(running, queued)
-    assert steps == list(flows.STEPS)
+    assert steps == [flows.WAITING, *flows.STEPS]
 
 
 async def test_a_failed_or_abandoned_ui_scan_frees_its_slot(small: flows.Backend, gated: GatedScanner) -> None:

@@ -133,6 +133,12 @@ class Place:
         self._holds_slot = waiter is None
         self._left = False
 
+    @property
+    def holds_slot(self) -> bool:
+        """Whether the slot is already this place's (no wait), or was handed over while it waited."""
+        waiter = self._waiter
+        return self._holds_slot or (waiter is not None and waiter.done() and not waiter.cancelled())
+
     async def turn(self) -> None:
         """Wait until this place holds a slot (at once if it already does)."""
         waiter = self._waiter

@@ -17,8 +17,8 @@ when slots and queue are full it raises `ScannerBusy` and nothing was counted.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -65,9 +65,11 @@ T = TypeVar("T")
 Scanner = Callable[[str, Settings], Awaitable[ScanReport]]
 PdfRenderer = Callable[[Mapping[str, Any], str | None], bytes]
 #: Told each step as it starts: "quota" (the unit or token is taken), "fetch" (the site is fetched and
-#: checked), "save" (the report is rendered and stored). The UI shows them as a step indicator.
+#: checked), "save" (the report is rendered and stored). The UI shows them as a step indicator. Before
+#: them, only when every scan slot of the process is busy, WAITING: the scan waits its turn in the queue.
 Progress = Callable[[str], None]
 STEPS = ("quota", "fetch", "save")
+WAITING = "wait"
 
 
 def no_progress(step: str) -> None:
@@ -206,7 +208,7 @@ def client_key(peer: str | None, forwarded_for: list[str], settings: Settings) -
 async def free_scan(b: Backend, url: str, client: str, progress: Progress = no_progress) -> Shown:
     """A free scan: one unit of the client's daily quota. Raises ScanError, ScannerBusy or FreeQuotaUsed."""
     parse_target(url)  # a malformed URL costs nothing (InvalidTarget)
-    async with b.admission.slot():
+    async with scan_slot(b, progress):
         progress("quota")
         now = b.clock()
         limit = b.settings.free_scans_per_day
@@ -225,7 +227,7 @@ async def free_scan(b: Backend, url: str, client: str, progress: Progress = no_p
 async def token_scan(b: Backend, url: str, token: str, progress: Progress = no_progress) -> Shown:
     """A paid one-time scan (full report with fixes). Raises ScanError, ScannerBusy or store.TokenRejected."""
     parse_target(url)
-    async with b.admission.slot():
+    async with scan_slot(b, progress):
         progress("quota")
         now = b.clock()
         claim = await b.db(claim_scan_token, token.strip(), now)
@@ -238,10 +240,24 @@ async def token_scan(b: Backend, url: str, token: str, progress: Progress = no_p
     return Shown(report_id, body)
 
 
-async def in_scan_slot(b: Backend, job: Callable[[], Awaitable[T]]) -> T:
+@asynccontextmanager
+async def scan_slot(b: Backend, progress: Progress = no_progress) -> AsyncIterator[None]:
+    """Hold one of the process's scan slots (shared with the API) for the block; when none is free, wait in
+    the queue and tell `progress(WAITING)` first. Past the queue too: ScannerBusy, nothing taken."""
+    place = b.admission.place()
+    try:
+        if not place.holds_slot:
+            progress(WAITING)
+            await place.turn()
+        yield
+    finally:
+        place.leave()
+
+
+async def in_scan_slot(b: Backend, job: Callable[[], Awaitable[T]], progress: Progress = no_progress) -> T:
     """`await job()` holding one of the process's scan slots: for a scan job built elsewhere (the compliance
     report of `ui/purchases.py`), which claims its token only once admitted. Raises ScannerBusy."""
-    async with b.admission.slot():
+    async with scan_slot(b, progress):
         return await job()
 
 
@@ -321,7 +337,7 @@ async def _metered_pro_scan(
 ) -> tuple[str, dict[str, Any], T]:
     """In a scan slot: reserve a unit, scan, `finish` the Pro body (the PDF), keep the report; the unit is
     given back if any step fails. Returns the kept report's id, the body and what `finish` made."""
-    async with b.admission.slot():
+    async with scan_slot(b, progress):
         now, reservation = await _metered(b, account, progress)
         async with _given_back_on_failure(b, refund, reservation):
             progress("fetch")

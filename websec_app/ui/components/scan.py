@@ -53,6 +53,16 @@ def progress(kind: str) -> rx.Component:
                     width="100%",
                     align="center",
                 ),
+                rx.cond(
+                    ScanState.waiting,
+                    rx.text(
+                        "Waiting for a free scanner: every scan slot of this server is busy. Your scan starts as "
+                        "soon as one is free; nothing is counted until then.",
+                        size="2",
+                        color_scheme="amber",
+                        data_testid="scan-waiting",
+                    ),
+                ),
                 rx.progress(value=(ScanState.step + 1) * 30, max=100, size="1", aria_label="Scan progress"),
                 rx.el.ol(rx.foreach(ScanState.step_labels, _step), class_name="plain-list"),
                 rx.text(

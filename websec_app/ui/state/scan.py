@@ -52,6 +52,7 @@ class ScanState(rx.State):
     kind: str = ""  # free, token, pro, pdf: which form started the scan
     target: str = ""
     step: int = 0  # index into STEP_LABELS[kind]
+    waiting: bool = False  # every scan slot of the process is busy: the scan waits its turn (flows.WAITING)
     elapsed: str = "0.0 s"
     problem_kind: str = ""
     problem_title: str = ""
@@ -159,7 +160,7 @@ class ScanState(rx.State):
 
         async def job(step: Callable[[str], None]) -> str:
             # In a scan slot, as `POST /api/compliance-report/generate`: the token is claimed once admitted.
-            return await flows.in_scan_slot(b, lambda: purchases.compliance_report(b, token, url, email, step))
+            return await flows.in_scan_slot(b, lambda: purchases.compliance_report(b, token, url, email, step), step)
 
         async for event in self._run("compliance", url, job):
             yield event
@@ -181,12 +182,14 @@ class ScanState(rx.State):
                 self._show_problem("invalid", "Enter a website address", "For example https://example.com.")
                 return
             self.running, self.kind, self.target, self.step, self.elapsed = True, kind, url, 0, "0.0 s"
-            self.done_text = ""
+            self.waiting, self.done_text = False, ""
             self._clear_problem()
-        current = {"step": 0}
+        current = {"step": 0, "waiting": False}
 
         def progress(step: str) -> None:
-            current["step"] = flows.STEPS.index(step)
+            current["waiting"] = step == flows.WAITING
+            if step != flows.WAITING:
+                current["step"] = flows.STEPS.index(step)
 
         started = time.monotonic()
         task = asyncio.ensure_future(job(progress))
@@ -194,7 +197,7 @@ class ScanState(rx.State):
             while not task.done():
                 await asyncio.wait({task}, timeout=_TICK_SECONDS)
                 async with self:
-                    self.step = current["step"]
+                    self.step, self.waiting = int(current["step"]), bool(current["waiting"])
                     self.elapsed = f"{time.monotonic() - started:.1f} s"
             result = task.result()
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
@@ -202,14 +205,14 @@ class ScanState(rx.State):
             if problem.kind == "error":
                 log.error("%s scan of %s failed", kind, url, exc_info=exc)
             async with self:
-                self.running = False
+                self.running = self.waiting = False
                 self._show_problem(problem.kind, problem.title, problem.text)
             return
         finally:
             if not task.done():  # the tab went away: stop the scan (its unit is given back)
                 task.cancel()
         async with self:
-            self.running = False
+            self.running = self.waiting = False
             if isinstance(result, str):  # a job that ends in a sentence (the compliance report was emailed)
                 self.done_text = result
                 return
