@@ -13,59 +13,36 @@ every other request passes through untouched. The access log is written by the s
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
-from urllib.parse import parse_qsl
 
+from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers, QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .context import ApiContext
-from .errors import INTERNAL_ERROR, ApiError
+from .errors import INTERNAL_ERROR, ApiError, error_response
 from .keys import USAGE_PATH, VERIFY_KEY_PATH, usage_answer, verify_key_answer
 from .security_headers import api_headers
 
 log = logging.getLogger(__name__)
 
 Answer = Callable[[ApiContext, str | None], Awaitable[dict[str, object]]]
-_JSON = (b"content-type", b"application/json")
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    """The first value of a request header, as Starlette's `Headers.get` reads it."""
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
-def _query_parameter(scope: Scope, name: str) -> str | None:
-    """The last value of a query parameter, as Starlette's `QueryParams.get` reads it."""
-    found = None
-    for key, value in parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True):
-        if key == name:
-            found = value
-    return found
 
 
 def _verify_key_input(scope: Scope) -> str | None:
-    return _header(scope, b"x-api-key")
+    return Headers(scope=scope).get("x-api-key")
 
 
 def _usage_input(scope: Scope) -> str | None:
-    return _query_parameter(scope, "key")
+    return QueryParams(scope["query_string"]).get("key")
 
 
-#: path -> (what the answer reads from the request, the answer)
+#: path -> (what the answer reads from the request, the answer); read as the FastAPI routes read them.
 _ROUTES: dict[str, tuple[Callable[[Scope], str | None], Answer]] = {
     VERIFY_KEY_PATH: (_verify_key_input, verify_key_answer),
     USAGE_PATH: (_usage_input, usage_answer),
 }
-
-
-def _encode(body: object) -> bytes:
-    # Byte for byte what FastAPI's JSONResponse writes.
-    return json.dumps(body, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode()
 
 
 class KeyPolling:
@@ -82,21 +59,17 @@ class KeyPolling:
             await self.app(scope, receive, send)
             return
         read_input, answer = route
-        extra: list[tuple[bytes, bytes]] = []
         try:
-            status, body = 200, await answer(self.context, read_input(scope))
+            response = JSONResponse(await answer(self.context, read_input(scope)))
         except ApiError as exc:
-            status, body = exc.status_code, {"error": str(exc.detail)}
-            extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (exc.headers or {}).items()]
+            response = error_response(exc.status_code, str(exc.detail), exc.headers)
         except Exception:
             # As errors._unexpected: the traceback for operators, one sentence for the client.
             log.exception("unhandled error on GET %s", scope["path"])
-            status, body = 500, {"error": INTERNAL_ERROR}
-        payload = _encode(body)
-        https = self.production or scope.get("scheme") == "https"
-        headers = [_JSON, (b"content-length", str(len(payload)).encode()), *extra, *api_headers(https)]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": payload})
+            response = error_response(500, INTERNAL_ERROR)
+        # What SecurityHeaders adds to every other JSON response (this one does not pass through it).
+        response.raw_headers.extend(api_headers(self.production or scope.get("scheme") == "https"))
+        await response(scope, receive, send)
 
 
 __all__ = ["KeyPolling"]
