@@ -3,7 +3,7 @@
 Clients poll these two (CI pipelines check their key and quota before every run), so they must
 stay fast under many concurrent clients (target: p99 under 20 ms with 50 clients on two cores,
 `python -m bench.api_bench`). Through FastAPI each request paid for Starlette's middleware stack,
-routing, a Request and a JSONResponse object and the exception-handler plumbing, about as much
+routing, a Request object, dependency solving and the exception-handler plumbing, about as much
 CPU again as the key lookup itself. Here a request for exactly one of these two paths is answered
 with the same functions the FastAPI routes use (`keys.verify_key_answer`, `keys.usage_answer`),
 the same error sentences and statuses, and the same security headers (`security_headers.api_headers`);
