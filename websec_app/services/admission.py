@@ -22,7 +22,7 @@ import asyncio
 import threading
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from websec_app.settings import Settings
@@ -107,13 +107,17 @@ class ScanAdmission:
         self._active -= 1
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """Hold a slot for the block; it is released however the block ends (error, cancellation)."""
-        await self.acquire()
+    async def slot(self, on_wait: Callable[[], None] | None = None) -> AsyncIterator[None]:
+        """Hold a slot for the block; it is released however the block ends (error, cancellation).
+        `on_wait` is called first when the caller has to queue for it (the UI shows "waiting")."""
+        place = self.place()
         try:
+            if on_wait is not None and not place.holds_slot:
+                on_wait()
+            await place.turn()
             yield
         finally:
-            self.release()
+            place.leave()
 
     def _forget(self, waiter: asyncio.Future[None]) -> None:
         if waiter in self._waiters:

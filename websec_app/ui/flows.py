@@ -17,8 +17,8 @@ when slots and queue are full it raises `ScannerBusy` and nothing was counted.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -240,18 +240,10 @@ async def token_scan(b: Backend, url: str, token: str, progress: Progress = no_p
     return Shown(report_id, body)
 
 
-@asynccontextmanager
-async def scan_slot(b: Backend, progress: Progress = no_progress) -> AsyncIterator[None]:
+def scan_slot(b: Backend, progress: Progress = no_progress) -> AbstractAsyncContextManager[None]:
     """Hold one of the process's scan slots (shared with the API) for the block; when none is free, wait in
     the queue and tell `progress(WAITING)` first. Past the queue too: ScannerBusy, nothing taken."""
-    place = b.admission.place()
-    try:
-        if not place.holds_slot:
-            progress(WAITING)
-            await place.turn()
-        yield
-    finally:
-        place.leave()
+    return b.admission.slot(on_wait=lambda: progress(WAITING))
 
 
 async def in_scan_slot(b: Backend, job: Callable[[], Awaitable[T]], progress: Progress = no_progress) -> T:
