@@ -78,7 +78,7 @@ def test_sqlite_each_live_thread_reads_on_its_own_connection(database: Database)
     all_reading = threading.Barrier(4)  # alive together: a dead thread's ident (and connection) is reused
 
     def read() -> None:
-        assert rows.first(_PREFIX_OF, {"key_id": 1}) == (key[:8],)
+        assert asyncio.run(rows.first(_PREFIX_OF, {"key_id": 1})) == (key[:8],)
         seen.append(id(rows._connections[threading.get_ident()]))
         all_reading.wait(timeout=10)
 
@@ -97,18 +97,18 @@ def test_sqlite_each_live_thread_reads_on_its_own_connection(database: Database)
 def test_sqlite_a_failed_read_drops_its_connection_and_the_next_one_starts_fresh(database: Database) -> None:
     key, _ = _key(database)
     rows = SqliteRows(database.engine)
-    assert rows.first(_PREFIX_OF, {"key_id": 1}) == (key[:8],)
+    assert asyncio.run(rows.first(_PREFIX_OF, {"key_id": 1})) == (key[:8],)
     held = rows._connections[threading.get_ident()]
 
     with database.engine.begin() as connection:
         connection.exec_driver_sql("ALTER TABLE api_keys RENAME TO api_keys_moved")
     with pytest.raises(sqlite3.OperationalError):
-        rows.first(_PREFIX_OF, {"key_id": 1})
+        asyncio.run(rows.first(_PREFIX_OF, {"key_id": 1}))
     assert threading.get_ident() not in rows._connections
 
     with database.engine.begin() as connection:
         connection.exec_driver_sql("ALTER TABLE api_keys_moved RENAME TO api_keys")
-    assert rows.first(_PREFIX_OF, {"key_id": 1}) == (key[:8],)
+    assert asyncio.run(rows.first(_PREFIX_OF, {"key_id": 1})) == (key[:8],)
     assert rows._connections[threading.get_ident()] is not held
     rows.close()
 

@@ -15,7 +15,8 @@ from .sqlite_rows import AnySelect, SqliteRows
 #: What the read functions accept: a Session, or a bare Connection, which skips the ORM unit-of-work
 #: machinery that a single indexed SELECT does not need.
 Reader = Session | Connection
-#: The API's hot reader for prebuilt statements (`Database.hot_rows()`), one per kind of database.
+#: The API's hot reader for prebuilt statements (`Database.hot_rows()`), one per kind of database:
+#: `await rows.first(statement, params)`.
 HotRows = SqliteRows | PgRows
 
 
@@ -26,17 +27,6 @@ def connection_of(reader: Reader) -> Connection:
 def first_row(reader: Reader, statement: AnySelect, params: Mapping[str, Any]) -> Sequence[Any] | None:
     """The first row of a prebuilt SELECT."""
     return connection_of(reader).execute(statement, params).first()
-
-
-async def first_row_async(rows: HotRows, statement: AnySelect, params: Mapping[str, Any]) -> Sequence[Any] | None:
-    """The first row of a prebuilt SELECT, from the event loop.
-
-    SQLite answers right here, in-process (~6 µs, less than any hand-off to a thread; WAL readers
-    never wait for writers, https://sqlite.org/wal.html); PostgreSQL is awaited on the network.
-    """
-    if isinstance(rows, SqliteRows):
-        return rows.first(statement, params)
-    return await rows.first(statement, params)
 
 
 def insert_ignoring_conflicts(session: Session, model: type[Any], values: dict[str, Any]) -> bool:
@@ -67,6 +57,5 @@ __all__ = [
     "Reader",
     "connection_of",
     "first_row",
-    "first_row_async",
     "insert_ignoring_conflicts",
 ]

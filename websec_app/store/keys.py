@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
 from ._secrets import hash_secret, hashes_match, new_secret, plausible
-from ._sql import HotRows, Reader, first_row, first_row_async
+from ._sql import HotRows, Reader, first_row
 from .models import PLAN_PRO, SUBSCRIPTION_ACTIVE, ApiKey, MonthlyUsage, Subscription
 from .periods import month_period
 
@@ -130,9 +130,9 @@ async def look_up_api_key(rows: HotRows, key: str, now: datetime | None = None) 
     if digest is None:
         return KeyCheck(KeyStatus.UNKNOWN), 0
     if now is None:
-        row = await first_row_async(rows, _KEY_LOOKUP, {"digest": digest})
+        row = await rows.first(_KEY_LOOKUP, {"digest": digest})
     else:
-        row = await first_row_async(rows, _KEY_AND_USAGE_LOOKUP, {"digest": digest, "period": month_period(now)})
+        row = await rows.first(_KEY_AND_USAGE_LOOKUP, {"digest": digest, "period": month_period(now)})
     return _check_of(row, digest)
 
 

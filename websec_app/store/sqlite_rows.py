@@ -28,7 +28,12 @@ AnySelect: TypeAlias = "Select[*tuple[Any, ...]]"
 
 
 class SqliteRows:
-    """`first(statement, params)`: the first row of a prebuilt SELECT as a tuple, or None."""
+    """`await first(statement, params)`: the first row of a prebuilt SELECT as a tuple, or None.
+
+    Awaitable like `pg_rows.PgRows.first`, but it runs right away on the caller's thread (the event loop):
+    ~6 µs in-process is less than any hand-off to a worker thread, and WAL readers never wait for writers
+    (https://sqlite.org/wal.html).
+    """
 
     def __init__(self, engine: Engine) -> None:
         if engine.dialect.name != "sqlite" or engine.dialect.paramstyle != "qmark":
@@ -38,7 +43,7 @@ class SqliteRows:
         self._connections: dict[int, PoolProxiedConnection] = {}
         self._lock = threading.Lock()
 
-    def first(self, statement: AnySelect, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    async def first(self, statement: AnySelect, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
         sql, names = self._compiled.get(statement) or self._compile(statement)
         thread = threading.get_ident()
         pooled = self._connections.get(thread) or self._check_out(thread)
