@@ -88,19 +88,20 @@ def enqueue_email(session: Session, email: QueuedEmail, now: datetime, *, commit
     return email_id
 
 
+def _claim_ran_out(now: datetime) -> ColumnElement[bool]:
+    """Left by a worker whose claim ended without a result (it crashed or hung)."""
+    return and_(col(OutboxEmail.status) == OUTBOX_SENDING, col(OutboxEmail.claimed_until) < now)
+
+
 def _due(now: datetime) -> ColumnElement[bool]:
     return or_(
-        and_(col(OutboxEmail.status) == OUTBOX_PENDING, col(OutboxEmail.next_attempt_at) <= now),
-        and_(col(OutboxEmail.status) == OUTBOX_SENDING, col(OutboxEmail.claimed_until) < now),
+        and_(col(OutboxEmail.status) == OUTBOX_PENDING, col(OutboxEmail.next_attempt_at) <= now), _claim_ran_out(now)
     )
 
 
 def _unclaimed(now: datetime) -> ColumnElement[bool]:
     """Waiting (whenever it is due) or left by a worker whose claim ran out."""
-    return or_(
-        col(OutboxEmail.status) == OUTBOX_PENDING,
-        and_(col(OutboxEmail.status) == OUTBOX_SENDING, col(OutboxEmail.claimed_until) < now),
-    )
+    return or_(col(OutboxEmail.status) == OUTBOX_PENDING, _claim_ran_out(now))
 
 
 def claim_emails(
