@@ -16,11 +16,12 @@ to give back; the reverse (two successes for one unit) cannot happen.
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import bindparam
+from sqlalchemy import Engine, bindparam
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, delete, select, update
 
@@ -95,8 +96,8 @@ def reserve_free_scan(session: Session, client: str, now: datetime, limit: int) 
     return Reservation("free", client, day, used, limit)
 
 
-#: database URL -> the last day this process pruned the free-scan counters of.
-_pruned_through: dict[str, str] = {}
+#: engine -> the last day this process pruned that database's free-scan counters (gone with the engine).
+_pruned_through: weakref.WeakKeyDictionary[Engine, str] = weakref.WeakKeyDictionary()
 _pruned_lock = threading.Lock()
 
 
@@ -109,11 +110,11 @@ def _prune_past_days_once_a_day(session: Session, today: str) -> None:
     A refund for a reservation of a past day then finds no row and changes nothing, which is right: that
     allowance is over.
     """
-    url = str(session.get_bind().engine.url)
+    engine = session.get_bind().engine
     with _pruned_lock:
-        if _pruned_through.get(url) == today:
+        if _pruned_through.get(engine) == today:
             return
-        _pruned_through[url] = today
+        _pruned_through[engine] = today
     session.exec(delete(FreeScanCounter).where(col(FreeScanCounter.day) < today))
 
 
