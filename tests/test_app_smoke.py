@@ -10,10 +10,8 @@ from __future__ import annotations
 import base64
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +19,7 @@ import httpx
 import pytest
 
 from tests.fixtures.ports import free_port
+from tests.fixtures.processes import stop_group, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 #: A cold start installs the JS packages (bun, from the npm registry) before the prod build.
@@ -29,35 +28,6 @@ START_TIMEOUT_S = 300.0
 
 def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-
-def _wait_until_serving(base_url: str, server: subprocess.Popen[bytes], log: Path) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < START_TIMEOUT_S:
-        if server.poll() is not None:
-            pytest.fail(f"`make run` exited with {server.returncode} before serving:\n{_tail(log)}")
-        try:
-            if httpx.get(f"{base_url}/api/health", timeout=2).status_code == 200:
-                return time.monotonic() - started
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"`make run` did not serve {base_url} within {START_TIMEOUT_S:.0f}s:\n{_tail(log)}")
-
-
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    """`make`, reflex and the granian workers share one process group: stop them all."""
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-    try:  # workers may outlive `make` by a moment
-        os.killpg(server.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +56,19 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     base_url = f"http://127.0.0.1:{port}"
     try:
-        seconds = _wait_until_serving(base_url, server, log)
+        seconds = wait_until_healthy(
+            base_url,
+            server,
+            what="`make run`",
+            seconds=START_TIMEOUT_S,
+            output=lambda: _tail(log),
+            interval=0.5,
+            request_timeout=2,
+        )
         print(f"`make run` served {base_url} after {seconds:.1f}s")
         yield base_url
     finally:
-        _stop(server)
+        stop_group(server)
         shutil.rmtree(work / "web", ignore_errors=True)  # ~150 MB of node_modules
 
 

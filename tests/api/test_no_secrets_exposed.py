@@ -9,12 +9,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
@@ -23,6 +21,7 @@ from api_routes.log_redaction import RedactSecrets, redact
 from tests.api.conftest import client_for
 from tests.api.test_serve_api import REPO, cli, operator_env
 from tests.fixtures.ports import free_port
+from tests.fixtures.processes import stop, wait_until_healthy
 from tests.fixtures.sites import RunningSite
 from websec_app.settings import Settings
 
@@ -136,7 +135,7 @@ def test_a_real_server_logs_no_key_at_debug_level(
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait(base, process)
+        wait_until_healthy(base, process, what="serve-api", seconds=20)
         created = cli(operator_env, "keys", "create", "--email", "secret-test@example.com")
         key = created.stdout.strip().splitlines()[-1]
         rotated = cli(operator_env, "keys", "rotate", "--email", "secret-test@example.com")
@@ -150,24 +149,9 @@ def test_a_real_server_logs_no_key_at_debug_level(
             scanned = http.post("/api/scan/pro", json={"url": best_site.url}, headers={"X-API-Key": new_key})
             assert scanned.status_code == 200
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process)
 
     # Then the log shows the requests but neither key
     text = log.read_text()
     assert "/api/usage?key=[redacted]" in text, text[-2000:]
     assert key not in text and new_key not in text
-
-
-def _wait(base: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"serve-api exited with {process.returncode}")
-        try:
-            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    pytest.fail("serve-api did not answer within 20 s")

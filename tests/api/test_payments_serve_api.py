@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 
 from tests.fixtures.ports import free_port
+from tests.fixtures.processes import stop
 from websec_app.store import Database
 from websec_app.store.outbox import QueuedEmail, enqueue_email
 
@@ -57,8 +58,7 @@ def test_serve_api_sends_left_over_mail_and_sandbox_purchases(tmp_path: Path) ->
         clicked = httpx.post(pay.json()["checkout_url"], data={"action": "pay"}, timeout=10)
         _wait(lambda: len(list(outbox.glob("*.eml"))) == 2, "the token email")
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process)
 
     assert pay.json()["sandbox"] is True
     assert "SANDBOX: no real money moves" in page.text and "$3.00" in page.text

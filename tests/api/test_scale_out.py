@@ -23,6 +23,7 @@ import pytest
 from tests.api.payment_helpers import secret_in
 from tests.fixtures.pki import Pki
 from tests.fixtures.ports import free_port
+from tests.fixtures.processes import stop, wait_until_healthy
 from tests.fixtures.providers import SmtpSink, StripeStandIn
 from tests.fixtures.sites import RunningSite
 from tests.payment_fixtures import Mailbox, make_service
@@ -36,21 +37,6 @@ from websec_app.store.outbox import QueuedEmail, enqueue_email
 REPO = Path(__file__).resolve().parents[2]
 RACERS = 20
 QUEUED_EMAILS = 30
-
-
-def _wait_until_up(process: subprocess.Popen[bytes], base: str, log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        if process.poll() is not None:
-            pytest.fail(f"serve-api exited with {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
-        try:
-            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"serve-api did not answer within 30 s:\n{log.read_text(errors='replace')[-3000:]}")
-        time.sleep(0.1)
 
 
 @pytest.fixture
@@ -128,17 +114,17 @@ def two_processes(
         bases.append((f"http://127.0.0.1:{port}", log))
     try:
         for process, (base, log) in zip(processes, bases, strict=True):
-            _wait_until_up(process, base, log)
+            wait_until_healthy(base, process, what="serve-api", seconds=30, output=lambda log=log: _tail(log))
         yield bases[0][0], bases[1][0]
     finally:
         for process in processes:
             process.terminate()
         for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
+
+
+def _tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-3000:]
 
 
 def _now() -> datetime:

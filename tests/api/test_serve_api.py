@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import httpx
 import pytest
 
 from tests.fixtures.ports import free_port
+from tests.fixtures.processes import stop, wait_until_healthy
 from tests.fixtures.sites import RunningSite
 from websec_app.cli import main
 from websec_app.settings import get_settings
@@ -48,28 +48,11 @@ def server(operator_env: dict[str, str]) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            if process.poll() is not None:
-                pytest.fail(
-                    f"serve-api exited with {process.returncode}: {process.stderr.read() if process.stderr else ''}"
-                )
-            try:
-                if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("serve-api did not answer within 20 s")
-            time.sleep(0.1)
+        stderr = process.stderr
+        wait_until_healthy(base, process, what="serve-api", seconds=20, output=lambda: stderr.read() if stderr else "")
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         if process.stderr:
             process.stderr.close()
 

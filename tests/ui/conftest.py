@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
 from tests.fixtures.catalog import HTTPS_REDIRECT, best_dns_records
 from tests.fixtures.pki import Pki
 from tests.fixtures.ports import free_port
+from tests.fixtures.processes import stop_group, wait_until_healthy
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.fixtures.providers import razorpay as razorpay_standin
 from tests.fixtures.providers import stripe as stripe_standin
@@ -137,18 +137,17 @@ class _Server:
             return self._app
         self.start()
         assert self.process is not None
-        while True:
-            if self.process.poll() is not None:
-                pytest.fail(f"`make run` exited with {self.process.returncode}:\n{_tail(self.log)}")
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() - self.started > START_TIMEOUT_S:
-                pytest.fail(f"`make run` did not serve {self.url} within {START_TIMEOUT_S:.0f}s:\n{_tail(self.log)}")
-            time.sleep(0.25)
-        print(f"`make run` served {self.url} after {time.monotonic() - self.started:.1f}s")
+        seconds = wait_until_healthy(
+            self.url,
+            self.process,
+            what="`make run`",
+            seconds=START_TIMEOUT_S,
+            output=lambda: _tail(self.log),
+            started=self.started,
+            interval=0.25,
+            request_timeout=2,
+        )
+        print(f"`make run` served {self.url} after {seconds:.1f}s")
         self._app = App(self.url, Database(self.database_url), self.data, FREE_SCANS_PER_DAY)
         return self._app
 
@@ -158,17 +157,7 @@ class _Server:
             self._app.database.dispose()
         if self.process is None:
             return
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, 15)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, 9)
-                self.process.wait()
-        try:
-            os.killpg(self.process.pid, 9)
-        except ProcessLookupError:
-            pass
+        stop_group(self.process)
         shutil.rmtree(self.work / "web", ignore_errors=True)  # ~150 MB of node_modules
 
 
