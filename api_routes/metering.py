@@ -71,16 +71,7 @@ async def metered_pro_scan(
     target_of(url)
     if pro.place is not None:
         await pro.place.turn()
-    return await _reserved_pro_scan(ctx, pro.principal, url, kind, finish)
-
-
-async def _reserved_pro_scan(
-    ctx: ApiContext,
-    principal: Principal,
-    url: str,
-    kind: str,
-    finish: Callable[[ScanReport], Awaitable[T]],
-) -> tuple[ScanReport, Reservation, T]:
+    principal = pro.principal
     now = ctx.now()
     reservation = await ctx.db(reserve_monthly_scan, principal.subscription_id, now, principal.monthly_limit)
     if reservation is None:
