@@ -68,7 +68,7 @@ class KeyPolling:
             log.exception("unhandled error on GET %s", scope["path"])
             response = error_response(500, INTERNAL_ERROR)
         # What SecurityHeaders adds to every other JSON response (this one does not pass through it).
-        response.raw_headers.extend(api_headers(self.production or scope.get("scheme") == "https"))
+        response.raw_headers.extend(api_headers(scope, self.production))
         await response(scope, receive, send)
 
 

@@ -119,9 +119,14 @@ _API_HEADERS = _encoded(
 _HSTS_HEADER = _encoded((("Strict-Transport-Security", HSTS),))
 
 
-def api_headers(https: bool) -> tuple[tuple[bytes, bytes], ...]:
+def sends_hsts(scope: Scope, production: bool) -> bool:
+    """HSTS in production, and on any request that arrived over HTTPS (see the module docstring)."""
+    return production or scope.get("scheme") == "https"
+
+
+def api_headers(scope: Scope, production: bool) -> tuple[tuple[bytes, bytes], ...]:
     """The encoded header set of a non-HTML response (also used by `key_polling`, which bypasses this wrapper)."""
-    return _API_HEADERS + _HSTS_HEADER if https else _API_HEADERS
+    return _API_HEADERS + _HSTS_HEADER if sends_hsts(scope, production) else _API_HEADERS
 
 
 _REPLACED = frozenset({b"server", b"x-powered-by"} | {name for name, _ in _API_HEADERS + _HSTS_HEADER})
@@ -186,7 +191,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        https = self.production or scope.get("scheme") == "https"
+        https = sends_hsts(scope, self.production)
         path = scope.get("path", "")
         held: Message | None = None
         chunks: list[bytes] = []
@@ -198,7 +203,7 @@ class SecurityHeaders:
                 status = message.get("status")
                 if status != 304 and not _is_html(message["headers"]):
                     kept = [h for h in message["headers"] if h[0].lower() not in _REPLACED]
-                    message["headers"] = kept + list(api_headers(https))
+                    message["headers"] = kept + list(api_headers(scope, self.production))
                     await send(message)
                     return
                 headers = MutableHeaders(scope=message)
