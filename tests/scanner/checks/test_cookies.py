@@ -129,7 +129,7 @@ def test_max_age_beats_expires_whatever_the_order() -> None:
         ("_gid", "other"),
         ("lang", "other"),
         ("consider_banner", "other"),
-        ("AWSALB", "other"),
+        ("router_pref", "other"),
     ],
 )
 def test_cookie_names_are_classified_by_purpose(name: str, kind: str) -> None:
@@ -138,6 +138,52 @@ def test_cookie_names_are_classified_by_purpose(name: str, kind: str) -> None:
 
 def test_a_jwt_value_marks_a_session_cookie_whatever_its_name() -> None:
     assert classify("u", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig_abc-123") == "session"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "heroku-session-affinity",  # Heroku
+        "AWSALB",  # AWS Application Load Balancer, duration-based stickiness
+        "AWSALBCORS",
+        "AWSALBTG",  # AWS ALB, target-group stickiness
+        "AWSALBTGCORS",
+        "AWSALBAPP-0",  # AWS ALB, application-based stickiness
+        "AWSELB",  # AWS Classic Load Balancer
+        "AWSELBCORS",
+        "ARRAffinity",  # Azure App Service
+        "ARRAffinitySameSite",
+        "ApplicationGatewayAffinity",  # Azure Application Gateway
+        "ApplicationGatewayAffinityCORS",
+        "ASLBSA",  # Azure Front Door
+        "ASLBSACORS",
+        "GCLB",  # Google Cloud external Application Load Balancer
+        "GCILB",
+        "BIGipServerpool_web_443",  # F5 BIG-IP
+        "NSC_wtfswfs_iuuq",  # Citrix NetScaler / ADC
+        "SERVERID",  # HAProxy
+        "route",  # nginx sticky
+        "_TRAEFIK_BACKEND",  # Traefik v1
+        "INGRESSCOOKIE",  # Kubernetes ingress-nginx
+        "__cf_bm",  # Cloudflare
+        "__cflb",
+        "cf_clearance",
+        "_cfuvid",
+        "__cfruid",
+        "ak_bmsc",  # Akamai Bot Manager
+        "bm_sv",
+        "visid_incap_123456",  # Imperva
+        "incap_ses_987_123456",
+        "nlbi_123456",
+    ],
+)
+def test_load_balancer_and_edge_cookies_are_infrastructure_not_sessions(name: str) -> None:
+    assert classify(name) == "infrastructure"
+
+
+@pytest.mark.parametrize("name", ["my_session", "SESSION", "routes_session", "route_sid", "AWSALB_session_token"])
+def test_a_login_cookie_that_only_resembles_an_infrastructure_name_stays_a_session(name: str) -> None:
+    assert classify(name) == "session"
 
 
 # --- the check --------------------------------------------------------------------------------
@@ -171,6 +217,71 @@ def test_a_bare_session_cookie_loses_points_for_each_missing_protection() -> Non
     assert graded["status"] == "bad"
     assert graded["deduction"] >= 20
     assert cookie(result, "PHPSESSID")["status"] == "bad"
+
+
+def test_herokus_affinity_cookie_is_not_graded_as_a_login_session() -> None:
+    # Given the router's affinity cookie as Heroku documents it (devcenter.heroku.com/articles/session-affinity)
+    line = (
+        "heroku-session-affinity=ADaDaANoA24IAbT7r0j___8HRmhk0ZnA6M8Tm4P17Cm0LAAAAAABiAAAAAANoAWEBbgEAkw6Df28AAAAAAA__;"
+        " Version=1; Expires=Mon, 23-Nov-2026 12:00:00 GMT; Max-Age=86400; Domain=www.example.com; Path=/; HttpOnly"
+    )
+    result = cookies_of(line)
+    # Then no session finding: it names a dyno, not a user; the missing Secure is advice that costs nothing
+    assert outcomes(result) == {"cookie.infrastructure_no_secure"}
+    entry = cookie(result, "heroku-session-affinity")
+    assert entry["kind"] == "infrastructure" and "Heroku" in entry["platform"]
+    graded = section(result)
+    assert graded["deduction"] == 0
+    assert all(f["severity"] == "minor" for f in graded["findings"])
+
+
+@pytest.mark.parametrize(
+    ("line", "platform"),
+    [
+        ("AWSALB=o6ExsmQ2P3cTdq9XwN3m1HQ+3BbMmd3k8eGZz9YV; Expires=Sat, 29 Nov 2026 12:00:00 GMT; Path=/", "AWS"),
+        (
+            "AWSALBCORS=o6ExsmQ2P3cTdq9XwN3m1HQ+3BbMmd3k8eGZz9YV; Expires=Sat, 29 Nov 2026 12:00:00 GMT; Path=/;"
+            " SameSite=None; Secure",
+            "AWS",
+        ),
+        (
+            "ARRAffinity=5b1b7e7d5d0c0e8e4b3b8d6f5d2e1c0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e;Path=/;HttpOnly;Secure;"
+            "Domain=www.example.com",
+            "Azure",
+        ),
+        ("BIGipServerpool_web=1677787402.36895.0000; path=/; Httponly; Secure", "F5 BIG-IP"),
+        (
+            "NSC_wtfswfs_iuuq=ffffffff09f4f58f45525d5f4f58455e445a4a423660;expires=Sat, 29-Nov-2026 12:00:00 GMT;"
+            "path=/",
+            "Citrix",
+        ),
+        ("GCLB=CLiXnq2BqZ-mfxAQAw; path=/; HttpOnly; expires=Sun, 23-Nov-2026 12:00:00 GMT", "Google Cloud"),
+        (
+            "__cf_bm=Xq3n0mS_example.1763812800-1.0.1.1-abcdefghijklmnop; path=/; expires=Sun, 22-Nov-26 12:30:00"
+            " GMT; domain=.example.com; HttpOnly; Secure; SameSite=None",
+            "Cloudflare",
+        ),
+        ("SERVERID=s1; path=/", "HAProxy"),
+        ("INGRESSCOOKIE=1683296930.123.45.789012|4f3ef93d8c6a; Path=/; Secure; HttpOnly", "ingress-nginx"),
+    ],
+)
+def test_real_infrastructure_set_cookie_lines_never_cost_points(line: str, platform: str) -> None:
+    result = cookies_of(line)
+    assert outcomes(result) <= {"cookie.infrastructure", "cookie.infrastructure_no_secure"}
+    entry = result.details["cookies"][0]
+    assert entry["kind"] == "infrastructure" and platform in entry["platform"]
+    assert section(result)["deduction"] == 0
+
+
+def test_an_infrastructure_cookie_with_secure_is_good_without_httponly_or_samesite() -> None:
+    result = cookies_of("AWSALBTG=abc; Expires=Sat, 29 Nov 2026 12:00:00 GMT; Path=/; Secure")
+    assert outcomes(result) == {"cookie.infrastructure"}
+    assert cookie(result, "AWSALBTG")["status"] == "good"
+
+
+def test_an_infrastructure_cookie_browsers_refuse_is_still_reported() -> None:
+    result = cookies_of("SERVERID=s1; Domain=other.example; Path=/")
+    assert outcomes(result) == {"cookie.rejected"}
 
 
 def test_a_csrf_cookie_may_be_readable_by_scripts_but_must_be_secure() -> None:

@@ -5,7 +5,9 @@ Every response of the main chain is read (a redirect can set cookies too), each
 and judged by what it is for. A session cookie without Secure or HttpOnly is a real
 risk; the same on a language preference is housekeeping. Anti-CSRF cookies are read
 by JavaScript on purpose (the double-submit pattern, OWASP CSRF Prevention Cheat
-Sheet), so a missing HttpOnly on them is not reported.
+Sheet), so a missing HttpOnly on them is not reported. Cookies that load balancers, CDNs and
+bot-protection edges set on their own (`_INFRASTRUCTURE`) are not the site's login, even when
+their name contains "session" (Heroku's `heroku-session-affinity`): they are graded on their own.
 
 Cookie values never leave this module: the report names cookies, never their content.
 """
@@ -46,6 +48,58 @@ _CSRF_EXACT = frozenset({"_token"})
 # A JSON Web Token in a cookie is almost always a login (RFC 7519 compact serialisation).
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 
+# Cookies that infrastructure in front of the application sets on its own: load-balancer
+# stickiness ("affinity") and CDN / bot-protection state. Their value names a backend or records
+# that a browser passed a check; it is not a login. Matched case-sensitively (cookie names are,
+# RFC 6265bis 5.7) against the exact names the platforms document:
+_INFRASTRUCTURE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (platform, re.compile(pattern))
+    for platform, pattern in (
+        # docs.aws.amazon.com/elasticloadbalancing/latest/application/sticky-sessions.html:
+        # AWSALB / AWSALBCORS (duration-based), AWSALBTG / AWSALBTGCORS (target group),
+        # AWSALBAPP-0..n (application-based, next to the application's own cookie).
+        ("AWS Application Load Balancer", r"AWSALB(?:CORS|TG|TGCORS)?|AWSALBAPP-\d+"),
+        # docs.aws.amazon.com/elasticloadbalancing/latest/classic/elb-sticky-sessions.html
+        ("AWS Classic Load Balancer", r"AWSELB(?:CORS)?"),
+        # learn.microsoft.com/azure/app-service/configure-common ("Session affinity"), ARR cookies
+        ("Azure App Service", r"ARRAffinity(?:SameSite)?"),
+        # learn.microsoft.com/azure/application-gateway/configuration-http-settings (cookie-based affinity)
+        ("Azure Application Gateway", r"ApplicationGatewayAffinity(?:CORS)?"),
+        # learn.microsoft.com/azure/frontdoor/routing-methods ("Session affinity")
+        ("Azure Front Door", r"ASLBSA(?:CORS)?"),
+        # cloud.google.com/load-balancing/docs/backend-service ("Generated cookie affinity")
+        ("Google Cloud Load Balancing", r"GCLB|GCILB"),
+        # devcenter.heroku.com/articles/session-affinity
+        ("Heroku router", r"heroku-session-affinity"),
+        # F5 K6917 / K83419154: cookie persistence names the cookie BIGipServer<pool name>
+        ("F5 BIG-IP", r"BIGipServer.+"),
+        # Citrix ADC (NetScaler) cookie-insert persistence: NSC_<encoded virtual server name>
+        ("Citrix NetScaler", r"NSC_.+"),
+        # docs.haproxy.org configuration manual, "cookie" keyword: the examples' SERVERID
+        ("HAProxy", r"SERVERID"),
+        # nginx-sticky-module-ng (default name "route") and nginx.org "sticky cookie srv_id"
+        ("nginx sticky", r"route|srv_id"),
+        # doc.traefik.io "Sticky sessions": v1 default _TRAEFIK_BACKEND, v2+ "_" + 5 hex of a sha1
+        ("Traefik", r"_TRAEFIK_BACKEND|_[0-9a-f]{5}"),
+        # kubernetes.github.io/ingress-nginx "Sticky sessions": session-cookie-name default
+        ("Kubernetes ingress-nginx", r"INGRESSCOOKIE"),
+        # docs.netlify.com split testing: the branch a visitor was assigned to
+        ("Netlify", r"nf_ab"),
+        # developers.cloudflare.com/fundamentals/reference/policies-compliances/cloudflare-cookies/
+        ("Cloudflare", r"__cf_bm|__cflb|cf_clearance|_cfuvid|__cfruid|__cfwaitingroom|cf_ob_info|cf_use_ob|cf_chl_.+"),
+        # techdocs.akamai.com Bot Manager cookies, and Adaptive Acceleration's AKA_A2
+        ("Akamai", r"ak_bmsc|bm_sv|bm_sz|bm_mi|_abck|AKA_A2"),
+        # docs.imperva.com "Cookies set by Imperva" (Cloud Application Security)
+        ("Imperva", r"visid_incap_\d+|incap_ses_[\d_]+|nlbi_\d+(?:_\d+)?|reese84"),
+        # docs.sucuri.net WAF: sucuri_cloudproxy_uuid_<hash>
+        ("Sucuri", r"sucuri_cloudproxy_uuid_[0-9a-f]+"),
+    )
+)
+# Not listed, for want of a documented cookie: Fly.io (its proxy routes with the fly-replay
+# header, not a cookie), Render and Railway (no stickiness cookie documented). A name that says
+# it is for affinity or stickiness is one whatever the platform.
+_AFFINITY_WORDS = frozenset({"affinity", "sticky"})
+
 _NO_SECURE = {"session": "cookie.session_no_secure", "csrf": "cookie.csrf_no_secure", "other": "cookie.no_secure"}
 _NO_HTTPONLY = {"session": "cookie.session_no_httponly", "other": "cookie.no_httponly"}
 _NO_SAMESITE = {
@@ -60,8 +114,20 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
 
 
+def infrastructure_platform(name: str) -> str | None:
+    """The platform that sets this load-balancer / CDN cookie, or None for the site's own cookies."""
+    for platform, pattern in _INFRASTRUCTURE:
+        if pattern.fullmatch(name):
+            return platform
+    if _AFFINITY_WORDS.intersection(_words(name)):
+        return "a load balancer (affinity cookie)"
+    return None
+
+
 def classify(name: str, value: str = "") -> str:
-    """ "session", "csrf" or "other", from the cookie's name (and a JWT-shaped value)."""
+    """ "infrastructure", "session", "csrf" or "other", from the cookie's name (and a JWT-shaped value)."""
+    if infrastructure_platform(name) is not None:
+        return "infrastructure"
     lowered = name.lower()
     if lowered in _CSRF_EXACT or any(s in lowered for s in _CSRF_SUBSTRINGS):
         return "csrf"
@@ -76,8 +142,29 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
+def _judge_infrastructure(cookie: ParsedCookie) -> list[Finding]:
+    """A load-balancer or CDN cookie: only a missing Secure is worth a word, and it costs nothing.
+
+    Its value names a backend server (or records that a browser passed a bot check), not a user:
+    a script that reads it learns nothing that logs anyone in, so HttpOnly is not asked for; it
+    carries no authority a forged cross-site request could use, so SameSite is not asked for
+    (AWS's *CORS variants are SameSite=None on purpose). Without Secure it still travels over
+    plain HTTP, where it tells an observer which backend serves the user (F5's default BIG-IP
+    cookie even encodes the pool member's internal address and port, F5 K6917): advice, worth no
+    points, since the site owner often cannot change the attributes the platform sets.
+    """
+    name = cookie.name
+    platform = infrastructure_platform(name)
+    if cookie.secure:
+        return [Finding("cookie.infrastructure", name, f"{name}: set by {platform}")]
+    note = f"{name}: set by {platform}, sent without Secure"
+    return [Finding("cookie.infrastructure_no_secure", name, note, {"cookie": name})]
+
+
 def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str) -> list[Finding]:
     """The findings for one stored cookie (not a deletion, not rejected)."""
+    if kind == "infrastructure":
+        return _judge_infrastructure(cookie)
     name = cookie.name
     findings: list[Finding] = []
     plain_http = urlsplit(response.url).scheme == "http"
@@ -107,7 +194,7 @@ def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str) -> list[Find
 
     host = (urlsplit(response.url).hostname or "").lower()
     if (
-        kind != "other"
+        kind in ("session", "csrf")
         and cookie.domain is not None
         and ip_literal(cookie.domain) is None
         and cookie.domain == registrable_domain(host)
@@ -168,6 +255,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     "max_age": parsed.max_age,
                     "prefix": parsed.prefix,
                     "kind": kind,
+                    "platform": infrastructure_platform(parsed.name) if kind == "infrastructure" else None,
                     "status": _worst_status(cookie_findings),
                     "set_by": response.url,
                     "final_response": response is final,
