@@ -203,6 +203,96 @@ def test_two_dmarc_records_mean_no_policy() -> None:
     assert "dns.dmarc_invalid" in found and "dns.dmarc_enforced" not in found
 
 
+@pytest.mark.parametrize(
+    "record",
+    [
+        "v=DMARC1; p=reject",
+        "V=DMARC1; p=reject",  # the tag name is the ABNF literal "v": case-insensitive (RFC 5234 2.3)
+        "v = DMARC1 ; p=reject",  # dmarc-version allows *WSP around "=", dmarc-sep around ";"
+        "v=DMARC1;p=reject;",
+    ],
+)
+def test_a_record_beginning_with_the_version_tag_is_a_dmarc_record(record) -> None:
+    found = {o for o in outcomes(txt(f"_dmarc.{HOST}", record)) if o.startswith("dns.dmarc")}
+    assert found == {"dns.dmarc_enforced"}
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "v=dmarc1; p=reject",  # RFC 7489 6.3: the value "MUST match precisely" (%x44 %x4d ... in 6.4)
+        " v=DMARC1; p=reject",  # leading whitespace: the record does not begin with v=DMARC1
+        "p=reject; v=DMARC1",  # v must be the first tag
+        "v=DMARC1 p=reject",  # the value of v is then "DMARC1 p=reject"
+        "v=DMARC2; p=reject",
+    ],
+)
+def test_a_record_not_beginning_with_v_dmarc1_is_discarded_not_invalid(record) -> None:
+    # RFC 7489 6.6.3 step 4: such records are discarded; none remains, so there is no DMARC record
+    result = check(txt(f"_dmarc.{HOST}", record))
+    found = {f.outcome for f in result.findings if f.outcome.startswith("dns.dmarc")}
+    assert found == {"dns.dmarc_missing"}
+    (note,) = notes(result, "dns.dmarc_missing")
+    assert "ignored" in note and record.strip() in note
+
+
+def test_a_discarded_record_next_to_a_valid_one_leaves_one_policy() -> None:
+    found = outcomes(txt(f"_dmarc.{HOST}", "v=DMARC1; p=reject", "v=dmarc1; p=none", "unrelated"))
+    assert [o for o in found if o.startswith("dns.dmarc")] == ["dns.dmarc_enforced"]
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        # RFC 7489 6.6.3 step 5: an invalid sp with a valid rua is treated as p=none ...
+        ("v=DMARC1; p=reject; sp=bogus; rua=mailto:d@example.com", {"dns.dmarc_invalid", "dns.dmarc_none"}),
+        # ... and without one, no DMARC processing at all
+        ("v=DMARC1; p=reject; sp=bogus", {"dns.dmarc_invalid"}),
+    ],
+)
+def test_an_invalid_sp_falls_back_like_an_invalid_p(record, expected) -> None:
+    found = {o for o in outcomes(txt(f"_dmarc.{HOST}", record)) if o.startswith("dns.dmarc")}
+    assert found == expected
+
+
+def test_the_dmarcbis_tags_are_understood() -> None:
+    # draft-ietf-dmarc-dmarcbis: np (non-existent subdomains), psd (public suffix domain), t (testing)
+    result = check(txt(f"_dmarc.{HOST}", "v=DMARC1; p=reject; np=reject; psd=n; t=n"))
+    assert {f.outcome for f in result.findings if f.outcome.startswith("dns.dmarc")} == {"dns.dmarc_enforced"}
+    dmarc = result.details["dmarc"]
+    assert (dmarc["np"], dmarc["psd"], dmarc["t"], dmarc["errors"]) == ("reject", "n", "n", [])
+    assert dmarc["ignored_tags"] == []
+
+
+@pytest.mark.parametrize(
+    ("tag", "problem"),
+    [("np=bogus", "np=bogus"), ("psd=maybe", "psd=maybe"), ("t=x", "t=x")],
+)
+def test_invalid_dmarcbis_tag_values_are_reported(tag, problem) -> None:
+    result = check(txt(f"_dmarc.{HOST}", f"v=DMARC1; p=reject; {tag}"))
+    (note,) = notes(result, "dns.dmarc_invalid")
+    assert problem in note
+    assert "dns.dmarc_enforced" in [f.outcome for f in result.findings]
+
+
+def test_unknown_tags_are_ignored_and_listed() -> None:
+    result = check(txt(f"_dmarc.{HOST}", "v=DMARC1; p=reject; foo=bar"))
+    assert "dns.dmarc_invalid" not in [f.outcome for f in result.findings]
+    assert result.details["dmarc"]["ignored_tags"] == ["foo"]
+
+
+def test_testing_mode_t_y_is_a_policy_not_fully_applied() -> None:
+    result = check(txt(f"_dmarc.{HOST}", "v=DMARC1; p=reject; t=y"))
+    (note,) = notes(result, "dns.dmarc_partial")
+    assert "t=y" in note
+
+
+def test_np_none_leaves_non_existent_subdomains_open() -> None:
+    result = check(txt(f"_dmarc.{HOST}", "v=DMARC1; p=reject; np=none"))
+    (note,) = notes(result, "dns.dmarc_subdomains_open")
+    assert "np=none" in note
+
+
 def test_reports_to_another_domain_need_its_consent_record() -> None:
     record = "v=DMARC1; p=reject; rua=mailto:a@reports.example.net,mailto:b@ok.example.org"
     result = check(

@@ -1,9 +1,11 @@
 """DMARC (RFC 7489): parse the policy record of `_dmarc.<domain>` as a mail receiver would.
 
 Section 6.3 (the tags), 6.4 (the formal syntax), 6.6.3 (policy discovery: records that do not
-start with v=DMARC1 are ignored, several records mean no policy, an invalid p falls back to
-p=none only when a valid rua is present) and 7.1 (reports sent to another domain need that
-domain's consent record `<domain>._report._dmarc.<other>`).
+start with v=DMARC1 are discarded, several records mean no policy, an invalid p or sp falls back
+to p=none only when a valid rua is present) and 7.1 (reports sent to another domain need that
+domain's consent record `<domain>._report._dmarc.<other>`). The tags DMARCbis adds
+(draft-ietf-dmarc-dmarcbis: np, psd, t) are understood and validated; other unknown tags are
+ignored, as 6.3 requires ("Unknown tags MUST be ignored").
 """
 
 from __future__ import annotations
@@ -15,6 +17,21 @@ from ..registrable import registrable_domain
 from ._dns_text import is_domain_name
 
 POLICIES = ("none", "quarantine", "reject")
+# RFC 7489 6.3 tags, then the ones draft-ietf-dmarc-dmarcbis adds (np, psd, t). DMARCbis drops
+# pct, rf and ri; receivers still read them, so they stay known.
+KNOWN_TAGS = ("v", "p", "sp", "rua", "ruf", "adkim", "aspf", "pct", "fo", "rf", "ri", "np", "psd", "t")
+# DMARCbis: psd=y (a public suffix domain), n (not one), u (unknown, the default); t=y asks
+# receivers not to apply the policy (testing, what pct=0 meant), t=n is the default.
+_BIS_VALUES = {"psd": ("y", "n", "u"), "t": ("y", "n")}
+# RFC 7489 6.4: dmarc-version = "v" *WSP "=" *WSP %x44 %x4d %x41 %x52 %x43 %x31, and a record is
+# dmarc-version first, then dmarc-sep (*WSP ";" *WSP). The tag name is the ABNF literal "v",
+# case-insensitive (RFC 5234 2.3); the value is spelled with %x codes, i.e. exactly "DMARC1",
+# which 6.3 repeats ("The value of this tag MUST match precisely; if it does not or it is absent,
+# the entire retrieved record MUST be ignored. It MUST be the first tag in the list."). Nothing
+# may come before it, whitespace included. A bare "v=DMARC1" (consent records, erratum 5440) counts.
+_VERSION = re.compile(r"(?i:v)[ \t]*=[ \t]*DMARC1[ \t]*(?:;|$)")
+# What an author probably meant as a DMARC record: said in the "no DMARC record" note.
+_LOOKS_LIKE_DMARC = re.compile(r"\bv\s*=\s*dmarc", re.IGNORECASE)
 _TAG = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*=\s*(.*?)\s*$", re.IGNORECASE)
 _SIZE = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
 _LOCAL_PART = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$")
@@ -39,15 +56,32 @@ class DmarcRecord:
     @property
     def policy(self) -> str | None:
         value = self.tags.get("p", "").lower()
-        if value in POLICIES:
+        sp_valid = self.tags.get("sp", "none").lower() in POLICIES
+        if value in POLICIES and sp_valid:
             return value
-        # RFC 7489 6.6.3: an invalid or missing p with a valid rua is treated as p=none.
+        # RFC 7489 6.6.3 step 5: a missing or invalid p, or an invalid sp, with a valid rua is
+        # treated as p=none; without one, no DMARC processing is applied at all.
         return "none" if any(u.valid for u in self.rua) else None
+
+    @property
+    def non_existent_policy(self) -> str | None:
+        """DMARCbis np: the policy for subdomains that do not exist; defaults to sp, then p."""
+        value = self.tags.get("np", "").lower()
+        return value if value in POLICIES and self.policy is not None else self.subdomain_policy
+
+    @property
+    def testing(self) -> bool:
+        """DMARCbis t=y: the owner asks receivers not to apply the policy yet."""
+        return self.tags.get("t", "n").lower() == "y"
+
+    @property
+    def ignored_tags(self) -> list[str]:
+        return [name for name in self.tags if name not in KNOWN_TAGS]
 
     @property
     def subdomain_policy(self) -> str | None:
         value = self.tags.get("sp", "").lower()
-        return value if value in POLICIES else self.policy
+        return value if value in POLICIES and self.policy is not None else self.policy
 
     @property
     def pct(self) -> int:
@@ -58,8 +92,16 @@ class DmarcRecord:
 
 
 def is_dmarc(text: str) -> bool:
-    """RFC 7489 6.6.3: only records beginning with the v=DMARC1 tag count."""
-    return bool(re.match(r"^\s*v\s*=\s*DMARC1\s*(;|$)", text))
+    """RFC 7489 6.6.3 step 4: only records beginning with the v=DMARC1 tag count (see _VERSION)."""
+    return bool(_VERSION.match(text))
+
+
+def discover(txt_values: list[str]) -> tuple[list[str], list[str]]:
+    """RFC 7489 6.6.3 steps 3-4: the DMARC records among a name's TXT strings, and the records
+    discarded although they look like DMARC (a wrong-case version, leading whitespace, v not first)."""
+    records = [t for t in txt_values if is_dmarc(t)]
+    near_misses = [t for t in txt_values if not is_dmarc(t) and _LOOKS_LIKE_DMARC.search(t)]
+    return records, near_misses
 
 
 def _report_uri(raw: str) -> ReportUri:
@@ -95,9 +137,12 @@ def parse_dmarc(text: str) -> DmarcRecord:
         if name in record.tags:
             record.errors.append(f"the tag {name} appears twice")
         record.tags[name] = value
-    for name in ("p", "sp"):
+    for name in ("p", "sp", "np"):
         if name in record.tags and record.tags[name].lower() not in POLICIES:
             record.errors.append(f"{name}={record.tags[name]} is not none, quarantine or reject")
+    for name, allowed in _BIS_VALUES.items():
+        if name in record.tags and record.tags[name].lower() not in allowed:
+            record.errors.append(f"{name}={record.tags[name]} is not {' or '.join(allowed)} (DMARCbis)")
     if "p" not in record.tags:
         record.errors.append("the required p tag is missing")
     if "pct" in record.tags:

@@ -25,7 +25,7 @@ from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, SiteSnapshot
 from ..target import ip_literal
 from ._dns_text import failed, txt_of
-from .dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
+from .dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from .dnssec import validate_zone
 from .mail_policy import mx_matches, parse_sts_policy, sts_record_problem, sts_records, tlsrpt_problem, tlsrpt_records
 from .spf import LOOKUP_LIMIT, evaluate_spf, strict_record
@@ -133,9 +133,16 @@ def _dmarc(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list
         return []
     if failed(answer):
         return [_could_not_check(answer)]
-    records = [t for t in txt_of(answer) if is_dmarc(t)]
+    records, discarded = discover(txt_of(answer))
     if not records:
-        return [Finding("dns.dmarc_missing", note=f"no DMARC record at {name}")]
+        note = f"no DMARC record at {name}"
+        if discarded:
+            shown = ", ".join(repr(t.strip()) for t in discarded[:3])
+            note += (
+                f"; ignored: {shown} (a DMARC record must begin with exactly v=DMARC1, nothing before it, "
+                "RFC 7489 6.3, 6.6.3; some receivers are lenient, the standard ones discard it)"
+            )
+        return [Finding("dns.dmarc_missing", note=note)]
     if len(records) > 1:
         note = f"{len(records)} DMARC records: receivers then apply none (RFC 7489 6.6.3)"
         return [Finding("dns.dmarc_invalid", note=note)]
@@ -146,6 +153,10 @@ def _dmarc(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list
         "p": policy,
         "sp": record.subdomain_policy,
         "pct": record.pct,
+        "np": record.tags.get("np"),
+        "psd": record.tags.get("psd"),
+        "t": record.tags.get("t"),
+        "ignored_tags": record.ignored_tags,
         "rua": [u.uri for u in record.rua],
         "ruf": [u.uri for u in record.ruf],
         "errors": record.errors,
@@ -161,10 +172,16 @@ def _dmarc(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list
         findings.append(Finding("dns.dmarc_enforced", note="p=quarantine: spoofed mail goes to spam"))
     else:
         findings.append(Finding("dns.dmarc_enforced", note="p=reject: spoofed mail is refused"))
-    if policy != "none" and record.pct < 100:
+    if policy != "none" and record.testing:
+        note = "t=y: testing mode, receivers are asked not to apply the policy yet (DMARCbis)"
+        findings.append(Finding("dns.dmarc_partial", note=note))
+    elif policy != "none" and record.pct < 100:
         findings.append(Finding("dns.dmarc_partial", note=f"pct={record.pct}: the policy applies to {record.pct}%"))
     if policy != "none" and record.subdomain_policy == "none":
         findings.append(Finding("dns.dmarc_subdomains_open", note="sp=none: mail from subdomains is not protected"))
+    elif policy != "none" and record.non_existent_policy == "none":
+        note = "np=none: mail from subdomains that do not exist is not protected (DMARCbis)"
+        findings.append(Finding("dns.dmarc_subdomains_open", note=note))
     problems = [u.problem for u in (*record.rua, *record.ruf) if not u.valid and u.problem]
     for report_domain in external_report_domains(domain, record):
         consent = snapshot.dns.get(consent_name(domain, report_domain), "TXT")
