@@ -68,10 +68,30 @@ async def test_an_spf_record_over_ten_lookups(site_factory, dns_server, scan_set
         dns_server.set(host, "TXT", f'"v=spf1 {includes} -all"')
         for n in range(6):
             dns_server.set(f"i{n}.{host}", "TXT", '"v=spf1 a mx -all"')
+            # names that exist, so the a and mx terms are not also void lookups (RFC 7208 4.6.4)
+            dns_server.set(f"i{n}.{host}", "A", "192.0.2.1")
+            dns_server.set(f"i{n}.{host}", "MX", f"10 i{n}.{host}.")
 
     body = await scan_best(site_factory, scan_settings, "spf11", after=many_includes)
     assert dns_problems(body) == {"dns.spf_too_many_lookups": 4}
     assert body["dns"]["spf"]["lookups"] > 10
+
+
+async def test_spf_processing_limits_mx_records_and_void_lookups(site_factory, dns_server, scan_settings) -> None:
+    # RFC 7208 4.6.4: an mx name with more than 10 MX records, and more than 2 void lookups
+    def many_mx(host: str) -> None:
+        dns_server.set(host, "TXT", f'"v=spf1 mx:mail.{host} -all"')
+        dns_server.set(f"mail.{host}", "MX", *(f"{n} mx{n}.{host}." for n in range(11)))
+
+    def voids(host: str) -> None:
+        dns_server.set(host, "TXT", f'"v=spf1 include:_spf.{host} -all"')
+        dns_server.set(f"_spf.{host}", "TXT", f'"v=spf1 a:gone1.{host} mx:gone2.{host} exists:gone3.{host} -all"')
+
+    mx_body = await scan_best(site_factory, scan_settings, "spfmx", after=many_mx)
+    void_body = await scan_best(site_factory, scan_settings, "spfvoid", after=voids)
+    assert dns_problems(mx_body) == {"dns.spf_too_many_lookups": 4}
+    assert dns_problems(void_body) == {"dns.spf_void_lookups": 4}
+    assert void_body["dns"]["spf"]["void_lookups"] == 3
 
 
 async def test_a_dangling_www_cname_is_critical(site_factory, scan_settings) -> None:

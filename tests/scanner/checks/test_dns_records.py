@@ -170,6 +170,31 @@ def test_spf_over_ten_lookups_through_includes() -> None:
     assert "dns.spf_strict" not in [f.outcome for f in result.findings]
 
 
+def test_spf_with_more_than_two_void_lookups_is_a_permerror_not_strict() -> None:
+    result = check(
+        txt(HOST, "v=spf1 a:old1.example.com a:old2.example.com mx:old3.example.com -all"),
+        *(dns_answer(f"old{n}.example.com", t, rcode="NXDOMAIN") for n in (1, 2) for t in ("A", "AAAA")),
+        dns_answer("old3.example.com", "MX", rcode="NXDOMAIN"),
+    )
+    found = [f.outcome for f in result.findings]
+    assert "dns.spf_void_lookups" in found and "dns.spf_strict" not in found
+    (note,) = notes(result, "dns.spf_void_lookups")
+    assert "3" in note and "old1.example.com" in note and "old3.example.com" in note
+    assert result.details["spf"]["void_lookups"] == 3
+    assert graded(result).score == 96
+
+
+def test_spf_mx_with_eleven_mx_records_is_over_the_limits() -> None:
+    result = check(
+        txt(HOST, "v=spf1 mx -all"),
+        dns_answer(HOST, "MX", *(f"{n} mx{n}.example.com." for n in range(11))),
+    )
+    found = [f.outcome for f in result.findings]
+    assert "dns.spf_too_many_lookups" in found and "dns.spf_strict" not in found
+    (note,) = notes(result, "dns.spf_too_many_lookups")
+    assert "11 MX records" in note
+
+
 # -- DMARC -----------------------------------------------------------------------------------------
 
 

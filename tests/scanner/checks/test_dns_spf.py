@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import dns_answer, make_dns
-from websec_app.scanner.checks.spf import evaluate_spf, parse_spf, referenced_domains, strict_record
+from websec_app.scanner.checks.spf import evaluate_spf, parse_spf, referenced_domains, strict_record, term_queries
+from websec_app.scanner.snapshot import DnsAnswer
 
 
 def txt(name: str, *values: str, rcode: str = "NOERROR"):
@@ -125,3 +126,97 @@ def test_v_spf10_is_not_an_spf_record() -> None:
     dns = make_dns("example.com", txt("example.com", "v=spf10 -all"), txt("other.example", "v=spf1"))
     result = evaluate_spf("example.com", dns)
     assert result is not None and result.records_found == 0
+
+
+# -- RFC 7208 4.6.4 processing limits beyond the 10 terms: MX records per mx, void lookups ---------
+
+
+def mx(name: str, count: int) -> DnsAnswer:
+    return dns_answer(name, "MX", *(f"{n} mx{n}.{name}." for n in range(count)))
+
+
+def test_an_mx_mechanism_whose_name_has_more_than_ten_mx_records_is_a_permerror() -> None:
+    # RFC 7208 4.6.4: the evaluation of an mx mechanism must not query more than 10 address
+    # records, one per MX record; past that the mx mechanism "MUST produce a permerror" (and 5.4)
+    dns = make_dns(
+        "example.com",
+        txt("example.com", "v=spf1 mx:mail.example.net -all"),
+        mx("mail.example.net", 11),
+    )
+    result = evaluate_spf("example.com", dns)
+    assert result is not None and result.over_limit
+    assert any("mail.example.net" in e and "11 MX records" in e for e in result.limit_errors)
+
+
+def test_a_bare_mx_uses_the_domain_of_the_record_even_inside_an_include() -> None:
+    dns = make_dns(
+        "example.com",
+        txt("example.com", "v=spf1 include:mailer.example.net -all"),
+        txt("mailer.example.net", "v=spf1 mx -all"),
+        mx("mailer.example.net", 12),
+        mx("example.com", 1),
+    )
+    result = evaluate_spf("example.com", dns)
+    assert result is not None and [e for e in result.limit_errors if "mailer.example.net" in e]
+
+
+def test_ten_mx_records_are_within_the_limit() -> None:
+    dns = make_dns("example.com", txt("example.com", "v=spf1 mx -all"), mx("example.com", 10))
+    result = evaluate_spf("example.com", dns)
+    assert result is not None and not result.over_limit and result.limit_errors == []
+
+
+def test_more_than_two_void_lookups_is_a_permerror() -> None:
+    # RFC 7208 4.6.4: terms whose lookup is NOERROR without answers or NXDOMAIN are "void
+    # lookups"; receivers allow two, the third is a permerror
+    dns = make_dns(
+        "example.com",
+        txt("example.com", "v=spf1 a:gone1.example.com mx:gone2.example.com include:mailer.example.net -all"),
+        dns_answer("gone1.example.com", "A", rcode="NXDOMAIN"),
+        dns_answer("gone1.example.com", "AAAA", rcode="NXDOMAIN"),
+        dns_answer("gone2.example.com", "MX"),  # NOERROR, no data
+        txt("mailer.example.net", "v=spf1 exists:gone3.example.net -all"),
+        dns_answer("gone3.example.net", "A", rcode="NXDOMAIN"),
+    )
+    result = evaluate_spf("example.com", dns)
+    assert result is not None
+    assert result.void_lookups == 3 and result.over_void_limit
+    assert result.void_names == ["gone1.example.com", "gone2.example.com", "gone3.example.net"]
+
+
+def test_two_void_lookups_are_allowed_and_a_name_with_only_aaaa_is_not_void() -> None:
+    dns = make_dns(
+        "example.com",
+        txt("example.com", "v=spf1 a:gone1.example.com a:gone2.example.com a:six.example.com -all"),
+        dns_answer("gone1.example.com", "A", rcode="NXDOMAIN"),
+        dns_answer("gone1.example.com", "AAAA", rcode="NXDOMAIN"),
+        dns_answer("gone2.example.com", "A"),
+        dns_answer("gone2.example.com", "AAAA"),
+        dns_answer("six.example.com", "A"),
+        dns_answer("six.example.com", "AAAA", "2001:db8::25"),
+    )
+    result = evaluate_spf("example.com", dns)
+    assert result is not None and (result.void_lookups, result.over_void_limit) == (2, False)
+
+
+def test_terms_with_macros_or_answers_not_fetched_are_not_counted_as_void() -> None:
+    dns = make_dns(
+        "example.com",
+        txt("example.com", "v=spf1 exists:%{i}.bl.example.com a:unasked.example.com mx:x.example.com -all"),
+        dns_answer("x.example.com", "MX", rcode="SERVFAIL"),
+    )
+    result = evaluate_spf("example.com", dns)
+    assert result is not None and result.void_lookups == 0
+
+
+def test_term_queries_name_what_the_evaluation_reads() -> None:
+    record = parse_spf(
+        "v=spf1 a mx:mail.example.net/24 a:web.example.net exists:%{i}.x.example ptr include:i.example -all"
+    )
+    assert term_queries(record, "Example.COM") == [
+        ("example.com", "A"),
+        ("example.com", "AAAA"),
+        ("mail.example.net", "MX"),
+        ("web.example.net", "A"),
+        ("web.example.net", "AAAA"),
+    ]

@@ -51,6 +51,20 @@ async def test_the_second_round_follows_cnames_mx_spf_includes_and_dmarc_consent
     assert snapshot.get(f"{domain}._report._dmarc.reports-elsewhere.test", "TXT") is not None
 
 
+async def test_the_second_round_asks_what_spf_a_mx_and_exists_terms_need(dns_server, scan_settings) -> None:
+    # RFC 7208 4.6.4: counting MX records per mx and void lookups needs these answers
+    domain = "spf-terms.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(domain, "TXT", f'"v=spf1 a:web.{domain} include:inc.{domain} -all"')
+    dns_server.set(f"inc.{domain}", "TXT", f'"v=spf1 mx exists:gone.{domain} exists:%{{i}}.x.{domain} -all"')
+
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+
+    assert snapshot.get(f"web.{domain}", "A") is not None and snapshot.get(f"web.{domain}", "AAAA") is not None
+    assert snapshot.get(f"inc.{domain}", "MX") is not None  # the bare mx of the included record
+    assert snapshot.get(f"gone.{domain}", "A").rcode == "NXDOMAIN"  # type: ignore[union-attr]
+
+
 async def test_a_long_include_chain_is_followed_only_so_far(dns_server, scan_settings) -> None:
     domain = "include-chain.test"
     dns_server.set(domain, "A", "127.0.0.9")

@@ -28,7 +28,7 @@ from ._dns_text import failed, txt_of
 from .dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from .dnssec import validate_zone
 from .mail_policy import mx_matches, parse_sts_policy, sts_record_problem, sts_records, tlsrpt_problem, tlsrpt_records
-from .spf import LOOKUP_LIMIT, evaluate_spf, strict_record
+from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf, strict_record
 
 _CAA_TAGS = ("issue", "issuewild", "iodef", "issuemail", "issuevmc", "contactemail", "contactphone")
 
@@ -87,6 +87,8 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         "all": f"{evaluation.all_qualifier}all" if evaluation.all_qualifier else None,
         "errors": evaluation.errors,
         "not_checked": evaluation.unknown,
+        "void_lookups": evaluation.void_lookups,
+        "void": evaluation.void_names,
     }
     if evaluation.records_found == 0:
         return [Finding("dns.spf_missing", note=f"{domain} publishes no SPF record")], False
@@ -99,14 +101,24 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     if evaluation.errors:
         findings.append(Finding("dns.spf_invalid", note="; ".join(evaluation.errors[:5])))
     if evaluation.over_limit:
-        note = f"{evaluation.lookups} DNS lookups (at most {LOOKUP_LIMIT}, RFC 7208 4.6.4)"
-        if evaluation.unknown or evaluation.counting_stopped:
-            note = f"at least {note}"
-        findings.append(Finding("dns.spf_too_many_lookups", note=note))
+        parts = list(evaluation.limit_errors)
+        if evaluation.lookups > LOOKUP_LIMIT:
+            note = f"{evaluation.lookups} DNS lookups (at most {LOOKUP_LIMIT}, RFC 7208 4.6.4)"
+            if evaluation.unknown or evaluation.counting_stopped:
+                note = f"at least {note}"
+            parts.insert(0, note)
+        findings.append(Finding("dns.spf_too_many_lookups", note="; ".join(parts)))
     elif evaluation.unknown:
         findings.append(
             Finding("check.error", subject="SPF includes", note="not checked: " + ", ".join(evaluation.unknown))
         )
+    if evaluation.over_void_limit:
+        names = ", ".join(dict.fromkeys(evaluation.void_names))
+        note = (
+            f"{evaluation.void_lookups} void lookups (names that do not exist or have no such record: {names}); "
+            f"receivers allow {VOID_LOOKUP_LIMIT} (RFC 7208 4.6.4)"
+        )
+        findings.append(Finding("dns.spf_void_lookups", note=note))
     if evaluation.uses_ptr:
         findings.append(Finding("dns.spf_ptr", note="the ptr mechanism is slow and unreliable (RFC 7208 5.5)"))
     qualifier = evaluation.all_qualifier
@@ -118,7 +130,7 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         findings.append(Finding("dns.spf_neutral", note=note, fix_vars=fix_vars))
     elif qualifier == "~":
         findings.append(Finding("dns.spf_softfail", note="~all: other senders only soft-fail", fix_vars=fix_vars))
-    elif not evaluation.errors and not evaluation.over_limit:
+    elif not evaluation.errors and not evaluation.over_limit and not evaluation.over_void_limit:
         findings.append(Finding("dns.spf_strict", note=record))
     return findings, no_senders and not evaluation.errors
 

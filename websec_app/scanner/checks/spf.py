@@ -3,7 +3,13 @@
 The evaluation counts the DNS-querying terms as a receiver would (section 4.6.4: include,
 a, mx, ptr, exists and redirect, at most 10 in the whole evaluation, recursively through
 include and redirect), and follows include/redirect into the records the fetch layer
-collected. The fetch layer uses `referenced_domains` to know which records to collect.
+collected. It also applies the other limits of 4.6.4 that the published records decide:
+an mx mechanism whose name has more than 10 MX records is a permerror, and so are more than
+2 void lookups (terms whose query finds NXDOMAIN or no records). The fetch layer uses
+`referenced_domains` and `term_queries` to know which records to collect.
+
+Every term is evaluated, as for a sender that matches none of them: that is the evaluation
+forged mail gets, and the one a legitimate sender listed last gets.
 """
 
 from __future__ import annotations
@@ -12,10 +18,12 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-from ..snapshot import DnsSnapshot
+from ..snapshot import DnsAnswer, DnsSnapshot
 from ._dns_text import failed, is_domain_name, txt_of
 
 LOOKUP_LIMIT = 10  # RFC 7208 4.6.4
+VOID_LOOKUP_LIMIT = 2  # RFC 7208 4.6.4: "SHOULD limit void lookups to two", more is a permerror
+MX_RECORD_LIMIT = 10  # RFC 7208 4.6.4 and 5.4: more MX records than this make the mx mechanism a permerror
 _MAX_DEPTH = 12  # past the limit anyway; guards against include loops in what we fetched
 
 _QUALIFIERS = "+-~?"
@@ -180,6 +188,34 @@ def referenced_domains(record: SpfRecord) -> list[str]:
     return [n.rstrip(".").lower() for n in names if "%" not in n]
 
 
+def _term_target(term: SpfTerm, domain: str) -> str | None:
+    """The name an a, mx or exists term queries: its domain-spec without the prefix lengths, or the
+    domain of the record it is in (RFC 7208 5.3, 5.4); None when it holds macros (they depend on
+    the sender and cannot be resolved ahead)."""
+    value = term.value or ""
+    spec = value if term.name == "exists" else _split_cidr(value)[0]
+    if "%" in spec:
+        return None
+    return (spec or domain).rstrip(".").lower()
+
+
+def term_queries(record: SpfRecord, domain: str) -> list[tuple[str, str]]:
+    """The (name, type) queries the a, mx and exists mechanisms of `record` (published at
+    `domain`) make, for the limits on MX records and void lookups. `a` asks A or AAAA depending
+    on the sender's address, so both; `exists` always asks A (RFC 7208 5.7); ptr depends on the
+    sender's address and is left out."""
+    queries: list[tuple[str, str]] = []
+    for term in record.mechanisms():
+        if term.name not in ("a", "mx", "exists"):
+            continue
+        target = _term_target(term, domain)
+        if target is None:
+            continue
+        types = {"a": ("A", "AAAA"), "mx": ("MX",), "exists": ("A",)}[term.name]
+        queries += [(target, rdtype) for rdtype in types]
+    return list(dict.fromkeys(queries))
+
+
 @dataclass
 class SpfEvaluation:
     domain: str
@@ -192,6 +228,8 @@ class SpfEvaluation:
     uses_ptr: bool = False
     macros: bool = False
     counting_stopped: bool = False  # past the limit, includes were not walked further
+    limit_errors: list[str] = field(default_factory=list)  # other 4.6.4 permerrors (MX records per mx)
+    void_names: list[str] = field(default_factory=list)  # the names of the void lookups, in order
 
     @property
     def result_for_others(self) -> str:
@@ -200,11 +238,59 @@ class SpfEvaluation:
 
     @property
     def over_limit(self) -> bool:
-        return self.lookups > LOOKUP_LIMIT
+        """Past a lookup limit of RFC 7208 4.6.4 (10 terms, or 10 MX records for one mx): permerror."""
+        return self.lookups > LOOKUP_LIMIT or bool(self.limit_errors)
+
+    @property
+    def void_lookups(self) -> int:
+        return len(self.void_names)
+
+    @property
+    def over_void_limit(self) -> bool:
+        return self.void_lookups > VOID_LOOKUP_LIMIT
+
+
+def _void(answer: DnsAnswer | None) -> bool | None:
+    """RFC 7208 4.6.4: a void lookup is NOERROR with no answers, or NXDOMAIN; None when unknown."""
+    if answer is None or failed(answer):
+        return None
+    return answer.rcode == "NXDOMAIN" or not answer.records
+
+
+def _apply_term_limits(record: SpfRecord, domain: str, snapshot: DnsSnapshot, result: SpfEvaluation) -> None:
+    """MX records per mx mechanism and void lookups, from the answers the fetch layer collected.
+
+    An `a` term asks A for an IPv4 sender and AAAA for an IPv6 one; it is counted void only when
+    it is void for both (NXDOMAIN, or neither type has records), so the count holds for every
+    sender. Terms whose answers were not fetched or failed are not counted."""
+    for term in record.mechanisms():
+        if term.name not in ("a", "mx", "exists"):
+            continue
+        target = _term_target(term, domain)
+        if target is None:
+            continue
+        if term.name == "mx":
+            answer = snapshot.get(target, "MX")
+            void = _void(answer)
+            count = len(answer.records) if answer is not None and not void else 0
+            if count > MX_RECORD_LIMIT:
+                result.limit_errors.append(
+                    f"the mx mechanism for {target} finds {count} MX records: more than {MX_RECORD_LIMIT} "
+                    "is a permerror (RFC 7208 4.6.4)"
+                )
+        elif term.name == "exists":
+            void = _void(snapshot.get(target, "A"))
+        else:
+            four, six = snapshot.get(target, "A"), snapshot.get(target, "AAAA")
+            # NXDOMAIN is about the name, so it is void for either family (RFC 8020)
+            nxdomain = any(x is not None and x.rcode == "NXDOMAIN" for x in (four, six))
+            void = nxdomain or (_void(four) is True and _void(six) is True)
+        if void:
+            result.void_names.append(target)
 
 
 def _walk(domain: str, snapshot: DnsSnapshot, result: SpfEvaluation, path: tuple[str, ...], top: bool) -> None:
-    if len(path) > _MAX_DEPTH or result.over_limit:
+    if len(path) > _MAX_DEPTH or result.lookups > LOOKUP_LIMIT:
         result.counting_stopped = True  # a receiver stops at the limit too; the rest is not counted
         return
     answer = snapshot.get(domain, "TXT")
@@ -235,6 +321,7 @@ def _walk(domain: str, snapshot: DnsSnapshot, result: SpfEvaluation, path: tuple
             result.uses_ptr = True
         if term.value and "%" in term.value:
             result.macros = True
+    _apply_term_limits(record, domain, snapshot, result)
     if top:
         all_term = record.all_term
         result.all_qualifier = all_term.qualifier if all_term else None

@@ -3,8 +3,9 @@
 Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME,
 CAA) and its registrable domain (mail authentication, DNSSEC, CAA, MX, MTA-STS, TLS-RPT,
 the `www` name). A second round follows what the first found: CNAME and MX targets, the
-SPF records that include/redirect point to (bounded: the evaluation fails past 10 lookups
-anyway, RFC 7208 4.6.4), and the consent records of external DMARC report addresses.
+SPF records that include/redirect point to and the names their a/mx/exists terms ask
+(bounded: the evaluation fails past 10 lookups anyway, RFC 7208 4.6.4), and the consent
+records of external DMARC report addresses.
 Each answer, including a failure, lands in the snapshot, so one failed lookup is a finding
 or "could not check", never a failed scan; the second round has its own deadline and keeps
 whatever arrived in time.
@@ -17,7 +18,7 @@ from collections.abc import Awaitable
 
 from ..checks._dns_text import txt_of
 from ..checks.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
-from ..checks.spf import parse_spf, referenced_domains, spf_texts
+from ..checks.spf import parse_spf, referenced_domains, spf_texts, term_queries
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot
 from ..target import ip_literal
@@ -25,6 +26,9 @@ from .resolve import Resolver
 
 #: At most this many SPF records fetched through include/redirect (RFC 7208 4.6.4 allows 10 lookups).
 MAX_SPF_QUERIES = 12
+#: At most this many A/AAAA/MX answers for the a, mx and exists terms of those records:
+#: 10 DNS-querying terms, an `a` asking two types, and some room (RFC 7208 4.6.4).
+MAX_SPF_TERM_QUERIES = 24
 MAX_MX_HOSTS = 5
 MAX_REPORT_DOMAINS = 4
 
@@ -80,23 +84,33 @@ class _Answers:
 
 
 async def _spf_tree(domain: str, answers: _Answers) -> None:
-    """Fetch the SPF records include/redirect point to, breadth first, at most MAX_SPF_QUERIES."""
+    """Fetch the SPF records include/redirect point to, breadth first, at most MAX_SPF_QUERIES,
+    and the answers the a, mx and exists terms of each record need for the MX-record and void
+    lookup limits of RFC 7208 4.6.4 (at most MAX_SPF_TERM_QUERIES)."""
     seen = {domain}
     level = [domain]
     budget = MAX_SPF_QUERIES
-    while level and budget > 0:
+    term_budget = MAX_SPF_TERM_QUERIES
+    while level:
         wanted: list[str] = []
+        terms: list[tuple[str, str]] = []
         for name in level:
             texts = spf_texts(txt_of(answers.get(name, "TXT")))
             if len(texts) != 1:
                 continue
-            for target in referenced_domains(parse_spf(texts[0])):
+            record = parse_spf(texts[0])
+            terms += term_queries(record, name)
+            for target in referenced_domains(record):
                 if target not in seen:
                     seen.add(target)
                     wanted.append(target)
         wanted = wanted[:budget]
         budget -= len(wanted)
-        await asyncio.gather(*(answers.ask(name, "TXT") for name in wanted))
+        terms = [q for q in dict.fromkeys(terms) if answers.get(*q) is None][:term_budget]
+        term_budget -= len(terms)
+        await asyncio.gather(
+            *(answers.ask(name, "TXT") for name in wanted), *(answers.ask(name, rdtype) for name, rdtype in terms)
+        )
         level = wanted
 
 
