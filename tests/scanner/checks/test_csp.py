@@ -368,7 +368,11 @@ def test_report_only_policies_are_not_enforced() -> None:
     ("text", "unrestricted"),
     [
         ("script-src 'self'", True),
-        ("default-src 'self'", True),  # default-src covers it, but not with 'none'
+        (
+            "default-src 'self'",
+            False,
+        ),  # object-src falls back to default-src (CSP3 §6.8, "Get fetch directive fallback list")
+        ("default-src *", True),
         ("default-src 'none'", False),
         ("object-src 'none'", False),
         ("object-src 'self'", False),
@@ -418,3 +422,215 @@ def test_frame_ancestors_in_a_meta_policy_does_not_count() -> None:
     evaluation = csp.evaluate([csp.parse_meta_policy("frame-ancestors 'none'; script-src 'self'")])
 
     assert evaluation.frame_ancestors is None
+
+
+# --- Fallbacks (CSP3 §6.8: "Get the effective directive for request" and the directive fallback list) -----
+#
+# A directive that is absent is replaced by the first present directive of its fallback list, and
+# browsers then apply that source list exactly as if it had been written under the absent name.
+# So a policy must be judged the same whichever name in the list carries a source list.
+
+FALLBACK_LISTS = {
+    # CSP3 §6.8 "Get fetch directive fallback list", as Chromium and Firefox implement it
+    "script-src-elem": ("script-src-elem", "script-src", "default-src"),
+    "script-src-attr": ("script-src-attr", "script-src", "default-src"),
+    "style-src-elem": ("style-src-elem", "style-src", "default-src"),
+    "style-src-attr": ("style-src-attr", "style-src", "default-src"),
+    "worker-src": ("worker-src", "child-src", "script-src", "default-src"),
+    "frame-src": ("frame-src", "child-src", "default-src"),
+    "fenced-frame-src": ("fenced-frame-src", "frame-src", "child-src", "default-src"),  # Fenced Frames spec
+    "connect-src": ("connect-src", "default-src"),
+    "manifest-src": ("manifest-src", "default-src"),
+    "object-src": ("object-src", "default-src"),
+    "media-src": ("media-src", "default-src"),
+    "font-src": ("font-src", "default-src"),
+    "img-src": ("img-src", "default-src"),
+    # Not a request's effective directive, but where eval() is judged (CSP3
+    # "EnsureCSPDoesNotBlockStringCompilation": script-src, then default-src).
+    "script-src": ("script-src", "default-src"),
+    "style-src": ("style-src", "default-src"),
+    "child-src": ("child-src", "default-src"),
+}
+# Directives that are not fetch directives never fall back to default-src (CSP3 §6.3.1 base-uri,
+# §6.4.1 form-action, §6.4.2 frame-ancestors, §6.3.2 sandbox).
+NO_FALLBACK = ("base-uri", "form-action", "frame-ancestors", "sandbox", "report-to", "upgrade-insecure-requests")
+
+
+@pytest.mark.parametrize(("directive", "chain"), sorted(FALLBACK_LISTS.items()))
+def test_every_fetch_directive_falls_back_along_its_list(directive: str, chain: tuple[str, ...]) -> None:
+    # Given a policy holding only the n-th directive of the fallback list
+    for position, carrier in enumerate(chain):
+        # (every directive before it in the list is absent; a later one is present but must lose)
+        later = "; ".join(f"{name} https://later.example" for name in chain[position + 1 :])
+        policy = csp.parse_policy(f"{carrier} 'self'" + (f"; {later}" if later else ""))
+
+        # Then that directive is the one that applies
+        assert csp.effective_sources(policy, directive) == (carrier, ("'self'",)), (directive, carrier)
+
+
+@pytest.mark.parametrize("directive", NO_FALLBACK)
+def test_non_fetch_directives_have_no_fallback(directive: str) -> None:
+    policy = csp.parse_policy("default-src 'none'; script-src 'none'; child-src 'none'")
+
+    assert csp.effective_sources(policy, directive) is None
+
+
+# Source lists a site may write, including every spelling a browser reads the same way.
+SOURCE_LISTS = [
+    "'self'",
+    "'SELF'",
+    "'none'",
+    "'NONE'",
+    "",  # an empty list matches nothing, like 'none' (CSP3 "Does url match source list")
+    "'none' https:",  # 'none' with other sources is ignored
+    "*",
+    "https:",
+    "http:",
+    "data:",
+    "https://*",
+    "https://cdn.example.com",
+    "http://cdn.example.com",
+    "'self' 'unsafe-inline'",
+    "'self' 'unsafe-eval'",
+    "'self' 'wasm-unsafe-eval'",
+    "'nonce-r4nd0m' 'unsafe-inline'",
+    "'nonce-r4nd0m' 'strict-dynamic' https: 'unsafe-inline'",
+    "'strict-dynamic'",
+    "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' 'unsafe-inline'",
+    "'unsafe-everything'",  # malformed: ignored, so the list matches nothing
+]
+
+
+def _object(e: csp.CspEvaluation) -> object:
+    return e.object_unrestricted
+
+
+def _script_elements(e: csp.CspEvaluation) -> object:
+    return (
+        e.restricts_scripts,
+        "<script> elements" in e.inline_script,
+        e.broad_script_sources,
+        e.insecure_script_sources,
+    )
+
+
+def _script_attributes(e: csp.CspEvaluation) -> object:
+    return "event handler attributes" in e.inline_script
+
+
+def _eval(e: csp.CspEvaluation) -> object:
+    return e.eval_allowed
+
+
+def _style_elements(e: csp.CspEvaluation) -> object:
+    return "<style> elements" in e.inline_style
+
+
+def _style_attributes(e: csp.CspEvaluation) -> object:
+    return "style attributes" in e.inline_style
+
+
+# What the check judges, and the directive whose fallback list decides it.
+JUDGED = [
+    ("object-src", _object),
+    ("script-src-elem", _script_elements),
+    ("script-src-attr", _script_attributes),
+    ("script-src", _eval),
+    ("style-src-elem", _style_elements),
+    ("style-src-attr", _style_attributes),
+]
+
+
+@pytest.mark.parametrize("sources", SOURCE_LISTS)
+@pytest.mark.parametrize(("directive", "judge"), JUDGED, ids=[d for d, _ in JUDGED])
+def test_a_fallback_is_judged_exactly_like_the_same_list_written_out(directive: str, judge, sources: str) -> None:
+    # CSP3 §6.8: with `directive` absent, browsers enforce its fallback's source list in its place.
+    explicit = judge(evaluate(f"{directive} {sources}"))
+    for fallback in FALLBACK_LISTS[directive][1:]:
+        for spelling in (fallback, fallback.upper()):  # directive names are case-insensitive (§2.2.1)
+            assert judge(evaluate(f"{spelling} {sources}")) == explicit, (directive, spelling, sources)
+            # the same when the fallback sits among unrelated directives
+            assert judge(evaluate(f"img-src *; {spelling}\t{sources} ;form-action 'self'")) == explicit
+
+
+@pytest.mark.parametrize("sources", ["'self'", "https://cdn.example.com", "'none'", ""])
+def test_default_src_self_restricts_plugins_like_object_src_self(sources: str) -> None:
+    # The most common baseline on the web: object-src falls back to it (CSP3 §6.8, "Get fetch directive fallback list")
+    assert not evaluate(f"default-src {sources}").object_unrestricted
+    assert not evaluate(f"object-src {sources}").object_unrestricted
+
+
+@pytest.mark.parametrize("sources", ["*", "https:", "data:", "http://*"])
+def test_a_broad_default_src_leaves_plugins_as_open_as_a_broad_object_src(sources: str) -> None:
+    assert evaluate(f"default-src {sources}").object_unrestricted
+    assert evaluate(f"object-src {sources}").object_unrestricted
+
+
+def test_an_explicit_object_src_overrides_default_src_either_way() -> None:
+    assert evaluate("default-src *; object-src 'none'").object_unrestricted is False
+    assert evaluate("default-src 'none'; object-src *").object_unrestricted is True
+
+
+@pytest.mark.parametrize("sources", ["'none'", "'self'", ""])
+def test_base_uri_and_frame_ancestors_ignore_default_src(sources: str) -> None:
+    # CSP3 §6.3.1 and §6.4.2: neither is a fetch directive, so default-src never stands in for them
+    evaluation = evaluate(f"default-src {sources}")
+
+    assert evaluation.base_uri_unrestricted
+    assert evaluation.frame_ancestors is None
+
+
+# --- Malformed sources (CSP3 §2.3.1 grammar; browsers skip what does not parse) ------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("'unsafe-everything'", "not a CSP keyword"),
+        ("'self", "not a CSP keyword"),  # unterminated quote
+        ("'nonce-abc$'", "not a valid nonce"),
+        ("'nonce-'", "not a valid nonce"),
+        ("'NONCE-a.b'", "not a valid nonce"),
+        ("'sha256-!!'", "not a valid hash"),
+        ("'sha256-abc=def'", "not a valid hash"),  # '=' only as padding at the end
+        ("'sha1-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='", "not a valid hash"),  # unsupported algorithm
+    ],
+)
+def test_malformed_sources_are_named_as_ignored(source: str, says: str) -> None:
+    # Given a source expression that matches none of the CSP3 §2.3.1 productions
+    policy = csp.parse_policy(f"script-src 'self' {source}")
+
+    # Then the policy says that browsers ignore it (Chromium logs "contains an invalid source ... ignored")
+    [warning] = [w for w in policy.warnings if source in w]
+    assert says in warning and "ignore" in warning
+    assert csp.ignored_sources(policy.get("script-src") or ()) == (source,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "script-src 'SELF' 'Unsafe-Inline' 'NONCE-abc123==' 'sha512-AbC+/-_=' 'report-sample' 'strict-dynamic'",
+        "script-src 'wasm-unsafe-eval' 'unsafe-hashes' 'report-sha256' 'inline-speculation-rules'",
+        "script-src 'trusted-types-eval' 'unsafe-allow-redirects'; connect-src 'unsafe-webtransport-hashes'",
+        "trusted-types default 'allow-duplicates' 'none'; require-trusted-types-for 'script'",  # not source lists
+        "sandbox allow-scripts; webrtc 'block'",
+    ],
+)
+def test_valid_quoted_sources_and_non_source_list_values_are_not_called_malformed(text: str) -> None:
+    policy = csp.parse_policy(text)
+
+    assert not [w for w in policy.warnings if "ignore" in w], policy.warnings
+
+
+def test_a_list_of_only_malformed_sources_matches_nothing() -> None:
+    # Every source is skipped, leaving an empty list, which matches nothing (CSP3 "Does url match source list")
+    assert csp.matches_nothing(("'unsafe-everything'", "'nonce-$'"))
+    assert csp.matches_nothing(("'none'", "'bogus'"))
+    assert not csp.matches_nothing(("'bogus'", "'self'"))
+
+
+def test_a_malformed_nonce_is_named_when_it_fails_to_cancel_unsafe_inline() -> None:
+    evaluation = evaluate("script-src 'nonce-abc$' 'unsafe-inline'; object-src 'none'; base-uri 'none'")
+
+    assert evaluation.inline_script == ("<script> elements", "event handler attributes")
+    assert any("'nonce-abc$'" in n and "ignore" in n for n in evaluation.notes)

@@ -7,8 +7,15 @@ References (section numbers of CSP Level 3, w3.org/TR/CSP3, Working Draft 2024):
   policy, and a policy with no directives is dropped.
 - §8.1 (and "Multiple policies" in §1): every enforced policy must allow a load, so the
   effective protection for a concern is the strongest any one policy gives.
-- "Get the effective directive" and its fallback lists (script-src-elem -> script-src ->
-  default-src, ...).
+- §6.8 "Get the effective directive for request" and "Get fetch directive fallback list":
+  an absent fetch directive is replaced by the first present one of its list, whose sources
+  then apply exactly as if written under the absent name (script-src-elem -> script-src ->
+  default-src, object-src -> default-src, ...). Directives that are not fetch directives
+  (base-uri, form-action, frame-ancestors, sandbox) never fall back.
+- §2.3.1 source expressions: a quoted expression that is neither a keyword nor a well-formed
+  nonce or hash is skipped by browsers (Chromium: "contains an invalid source ... It will be
+  ignored"); a list left with nothing, or with 'none' alone, matches nothing (CSP3 "Does url
+  match source list in origin with redirect count?").
 - "Does a source list allow all inline behavior for type?": a nonce or hash (and, for
   scripts, 'strict-dynamic') turns 'unsafe-inline' off, which is what CSP2+ browsers do.
 - §8.2 'strict-dynamic': host and scheme sources, 'self' and 'unsafe-inline' are ignored
@@ -97,6 +104,10 @@ _KEYWORDS = frozenset(
         "'wasm-unsafe-eval'",
         "'inline-speculation-rules'",
         "'trusted-types-eval'",
+        "'report-sha256'",
+        "'report-sha384'",
+        "'report-sha512'",
+        "'unsafe-webtransport-hashes'",
     }
 )
 # CSP3 §2.3.1: nonce-source / hash-source = "'" prefix base64-value "'"; the prefix is a
@@ -104,6 +115,7 @@ _KEYWORDS = frozenset(
 _BASE64_VALUE = r"[A-Za-z0-9+/\-_]+={0,2}"
 _NONCE_RE = re.compile(rf"^'nonce-{_BASE64_VALUE}'$", re.IGNORECASE)
 _HASH_RE = re.compile(rf"^'sha(?:256|384|512)-{_BASE64_VALUE}'$", re.IGNORECASE)
+_HASH_LIKE_RE = re.compile(r"^'sha[0-9]*-", re.IGNORECASE)
 _SCHEME_SOURCE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:$")
 # host-source = [ scheme-part "://" ] host-part [ ":" port-part ] [ path-part ]
 _HOST_SOURCE_RE = re.compile(
@@ -215,9 +227,21 @@ def _source_list_warnings(directive: str, sources: Sequence[str]) -> list[str]:
             )
         elif f"'{lowered}'" in _KEYWORDS or lowered.startswith(("nonce-", "sha256-", "sha384-", "sha512-")):
             warnings.append(f"{directive} has {source} without single quotes, so browsers read it as a host name")
-    if len(sources) > 1 and any(s.lower() == "'none'" for s in sources):
+        elif source.startswith("'") and not _is_valid_quoted(source):
+            warnings.append(f"{directive} has {source}, {_malformed_reason(source)}; browsers ignore it")
+    kept = [s for s in sources if s.lower() != "'none'" and s not in ignored_sources(sources)]
+    if kept and any(s.lower() == "'none'" for s in sources):
         warnings.append(f"{directive} combines 'none' with other sources; 'none' is then ignored")
     return warnings
+
+
+def _malformed_reason(source: str) -> str:
+    lowered = source.lower()
+    if lowered.startswith("'nonce-"):
+        return "which is not a valid nonce (a nonce is base64: letters, digits, + / - _ and up to two = at the end)"
+    if _HASH_LIKE_RE.match(source):
+        return "which is not a valid hash (sha256-, sha384- or sha512- followed by a base64 digest)"
+    return "which is not a CSP keyword"
 
 
 def serialize(
@@ -245,6 +269,16 @@ def serialize(
 
 def is_nonce_or_hash(source: str) -> bool:
     return bool(_NONCE_RE.match(source) or _HASH_RE.match(source))
+
+
+def _is_valid_quoted(source: str) -> bool:
+    lowered = source.lower()
+    return lowered in _KEYWORDS or lowered == "'none'" or is_nonce_or_hash(source)
+
+
+def ignored_sources(sources: Sequence[str]) -> tuple[str, ...]:
+    """Quoted expressions that match no CSP3 §2.3.1 production: browsers skip them."""
+    return tuple(s for s in sources if s.startswith("'") and not _is_valid_quoted(s))
 
 
 def _keywords(sources: Sequence[str]) -> frozenset[str]:
@@ -280,8 +314,13 @@ def is_insecure(source: str) -> bool:
 
 
 def matches_nothing(sources: Sequence[str]) -> bool:
-    """An empty list or `'none'` alone (with other sources present, 'none' is ignored)."""
-    return not sources or (len(sources) == 1 and sources[0].lower() == "'none'")
+    """An empty list or `'none'` alone (with other sources present, 'none' is ignored).
+
+    Sources browsers skip (see `ignored_sources`) do not count: `'none' 'bogus'` matches nothing.
+    """
+    skipped = set(ignored_sources(sources))
+    kept = [s for s in sources if s not in skipped]
+    return all(s.lower() == "'none'" for s in kept)  # also true when nothing is kept
 
 
 def allows_all_inline(sources: Sequence[str], *, script: bool) -> bool:
@@ -300,19 +339,37 @@ def allows_all_inline(sources: Sequence[str], *, script: bool) -> bool:
 
 # --- Fallbacks -----------------------------------------------------------------------------------
 
-# CSP3 "Get the effective directive for request" / the directive fallback list.
+# CSP3 §6.8 "Get fetch directive fallback list" (plus fenced-frame-src from the Fenced Frames spec).
+# script-src, style-src and child-src are no request's effective directive, but script-src is
+# where eval() is judged (CSP3 "EnsureCSPDoesNotBlockStringCompilation": script-src, then
+# default-src), and all three fall back to default-src like every fetch directive.
+# Anything else (base-uri, form-action, frame-ancestors, sandbox, ...) has no fallback at all.
 _FALLBACKS: dict[str, tuple[str, ...]] = {
     "script-src-elem": ("script-src-elem", "script-src", "default-src"),
     "script-src-attr": ("script-src-attr", "script-src", "default-src"),
     "script-src": ("script-src", "default-src"),
     "style-src-elem": ("style-src-elem", "style-src", "default-src"),
     "style-src-attr": ("style-src-attr", "style-src", "default-src"),
+    "style-src": ("style-src", "default-src"),
+    "worker-src": ("worker-src", "child-src", "script-src", "default-src"),
+    "frame-src": ("frame-src", "child-src", "default-src"),
+    "fenced-frame-src": ("fenced-frame-src", "frame-src", "child-src", "default-src"),
+    "child-src": ("child-src", "default-src"),
+    "connect-src": ("connect-src", "default-src"),
+    "manifest-src": ("manifest-src", "default-src"),
     "object-src": ("object-src", "default-src"),
+    "media-src": ("media-src", "default-src"),
+    "font-src": ("font-src", "default-src"),
+    "img-src": ("img-src", "default-src"),
 }
 
 
 def effective_sources(policy: Policy, directive: str) -> tuple[str, tuple[str, ...]] | None:
-    """(the directive that applies, its sources) for `directive`, or None when nothing restricts it."""
+    """(the directive that applies, its sources) for `directive`, or None when nothing restricts it.
+
+    Every judgement of a source list goes through here, so a list inherited from default-src (or
+    script-src, child-src) is judged exactly like the same list written under `directive`.
+    """
     for name in _FALLBACKS.get(directive, (directive,)):
         sources = policy.get(name)
         if sources is not None:
@@ -439,13 +496,14 @@ def _all_flag(policies: Sequence[Policy], offending: Callable[[Sequence[str]], l
 
 
 def _restricts_objects(policy: Policy) -> bool:
+    """Plugins are limited to named hosts (or 'self', or nothing), directly or through default-src."""
     if policy.get("sandbox") is not None:
         return True  # sandboxing always sets the "sandboxed plugins" flag (HTML "Sandboxing")
-    explicit = policy.get("object-src")
-    if explicit is not None:
-        return matches_nothing(explicit) or not any(is_broad(s) for s in explicit)
-    default = policy.get("default-src")
-    return default is not None and matches_nothing(default)
+    found = effective_sources(policy, "object-src")
+    if found is None:
+        return False
+    sources = found[1]
+    return matches_nothing(sources) or not any(is_broad(s) for s in sources)
 
 
 def _frame_ancestors(policies: Sequence[Policy]) -> str | None:
