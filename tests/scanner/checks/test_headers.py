@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.factories import make_snapshot
 from websec_app.scanner.checks._header_values import REFERRER_POLICIES, parse_hsts, split_header_list
@@ -620,6 +622,235 @@ def test_feature_policy_alone_is_weak_and_the_fix_translates_it() -> None:
 
 def test_missing_permissions_policy() -> None:
     assert outcomes("Permissions-Policy") == ["permissions.missing"]
+
+
+# --- CSP fallbacks and malformed sources in the report ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        # object-src falls back to default-src (CSP3 §6.8, "Get fetch directive fallback list"),
+        # so the common baseline restricts plugins
+        "default-src 'self'; base-uri 'self'",
+        "default-src 'self' https://cdn.example.com; base-uri 'none'; frame-ancestors 'none'",
+        "DEFAULT-SRC 'SELF'; BASE-URI 'SELF'",
+    ],
+)
+def test_default_src_self_is_judged_like_the_same_sources_written_out(value: str) -> None:
+    written_out = (
+        "script-src 'self'; object-src 'self'; style-src 'self'; base-uri 'self'"
+        if "cdn" not in value
+        else "script-src 'self' https://cdn.example.com; object-src 'self' https://cdn.example.com; base-uri 'none'"
+    )
+    assert outcomes("Content-Security-Policy", [("Content-Security-Policy", value)]) == ["csp.good"]
+    assert outcomes("Content-Security-Policy", [("Content-Security-Policy", written_out)]) == ["csp.good"]
+
+
+def test_a_broad_default_src_leaves_plugins_open_and_the_note_says_it_is_the_fallback() -> None:
+    headers = [("Content-Security-Policy", "default-src https:; script-src 'self'; base-uri 'self'")]
+
+    assert outcomes("Content-Security-Policy", headers) == ["csp.no_object_src"]
+    assert "object-src falls back to default-src https:" in note("Content-Security-Policy", headers)
+
+
+def test_the_object_src_explanation_matches_what_the_check_accepts() -> None:
+    # The check accepts object-src 'self' (and default-src 'self' in its place): the explanation must not
+    # tell users only 'none' will do.
+    explanation = default_rulebook().rule("csp.no_object_src").explanation
+
+    assert "default-src" in explanation
+    assert "to 'none'" not in explanation
+
+
+def test_malformed_sources_in_an_otherwise_good_policy_are_named_in_the_note() -> None:
+    # Given a strict policy whose nonce and one keyword do not parse (browsers ignore both)
+    value = (
+        "script-src 'nonce-abc$' 'sha256-!!' 'strict-dynamic' 'unsafe-everything' 'self'; "
+        "object-src 'none'; base-uri 'none'"
+    )
+    obj = header_objects(make_snapshot(headers=[("Content-Security-Policy", value)]))["Content-Security-Policy"]
+
+    # Then the header says so instead of dropping them silently
+    for source in ("'nonce-abc$'", "'sha256-!!'", "'unsafe-everything'"):
+        assert source in (obj["note"] or ""), obj["note"]
+    assert "ignore" in obj["note"]
+
+
+# --- Every weak or warn header carries a note (spec 2.3) --------------------------------------------
+
+_UNTRUSTED_TLS = TlsHandshake(host="example.com", port=443, trusted=False, verify_error="self-signed certificate")
+_STRICT_CSP = "script-src 'self'; object-src 'none'; base-uri 'none'"
+# One snapshot per weak/warn outcome of rules/headers.toml that yields it and nothing else for its header.
+WEAK_OR_WARN_EXAMPLES: dict[str, list[dict[str, Any]]] = {
+    "csp.invalid": [{"headers": [("Content-Security-Policy", "")]}, {"headers": [("Content-Security-Policy", ",")]}],
+    "csp.no_script_restriction": [{"headers": [("Content-Security-Policy", "sandbox allow-scripts; base-uri 'none'")]}],
+    "csp.broad_script_source": [
+        {"headers": [("Content-Security-Policy", "script-src *; object-src 'none'; base-uri 'none'")]}
+    ],
+    "csp.insecure_source": [
+        {"headers": [("Content-Security-Policy", "script-src http://cdn.example; object-src 'none'; base-uri 'none'")]}
+    ],
+    "csp.unsafe_inline_script": [
+        {"headers": [("Content-Security-Policy", _STRICT_CSP + "; script-src-attr 'unsafe-inline'")]}
+    ],
+    "csp.unsafe_eval": [
+        {"headers": [("Content-Security-Policy", "script-src-elem 'self'; object-src 'none'; base-uri 'none'")]}
+    ],
+    "csp.no_object_src": [
+        {"headers": [("Content-Security-Policy", "script-src 'self'; base-uri 'none'")]},
+        {
+            "headers": [
+                ("Content-Security-Policy", "default-src *; script-src 'self'; style-src 'self'; base-uri 'none'")
+            ]
+        },
+    ],
+    "csp.no_base_uri": [
+        # a page with a <base> element and a policy without base-uri
+        {
+            "headers": [("Content-Security-Policy", "default-src 'self'")],
+            "body": '<html><head><base href="/app/"></head><body></body></html>',
+        },
+        {"headers": [("Content-Security-Policy", "script-src 'self'; object-src 'none'; base-uri *")]},
+    ],
+    "csp.unsafe_inline_style": [
+        {"headers": [("Content-Security-Policy", _STRICT_CSP + "; style-src 'unsafe-inline'")]}
+    ],
+    "hsts.invalid": [{"headers": [("Strict-Transport-Security", "max-age=abc")]}],
+    "hsts.ignored_tls_error": [
+        {"headers": [("Strict-Transport-Security", "max-age=63072000; includeSubDomains")], "tls": _UNTRUSTED_TLS}
+    ],
+    "hsts.short_max_age": [{"headers": [("Strict-Transport-Security", "max-age=600; includeSubDomains")]}],
+    "hsts.under_one_year": [{"headers": [("Strict-Transport-Security", "max-age=20000000; includeSubDomains")]}],
+    "hsts.no_include_subdomains": [{"headers": [("Strict-Transport-Security", "max-age=63072000")]}],
+    "xfo.allow_from": [{"headers": [("X-Frame-Options", "ALLOW-FROM https://a.example")]}],
+    "xfo.invalid": [{"headers": [("X-Frame-Options", "")]}, {"headers": [("X-Frame-Options", "yes")]}],
+    "xfo.frame_ancestors_permissive": [{"headers": [("Content-Security-Policy", "frame-ancestors *")]}],
+    "xcto.invalid": [{"headers": [("X-Content-Type-Options", "")]}, {"headers": [("X-Content-Type-Options", "sniff")]}],
+    "referrer.invalid": [
+        {"headers": [("Referrer-Policy", "")]},
+        {"headers": [("Referrer-Policy", "nope")]},
+        {"headers": [("Referrer-Policy", ",")]},
+    ],
+    "referrer.full_url_cross_origin": [{"headers": [("Referrer-Policy", "no-referrer-when-downgrade")]}],
+    "referrer.origin_on_downgrade": [
+        {"headers": [("Referrer-Policy", "origin")]},
+        {"headers": [("Referrer-Policy", "Origin-When-Cross-Origin")]},
+    ],
+    "permissions.invalid": [{"headers": [("Permissions-Policy", "geolocation 'none'")]}],
+    "permissions.empty": [{"headers": [("Permissions-Policy", "")]}, {"headers": [("Permissions-Policy", " ")]}],
+    "permissions.feature_policy_only": [{"headers": [("Feature-Policy", "camera 'none'")]}],
+}
+
+
+def _weak_or_warn_rules() -> dict[str, str]:
+    book = default_rulebook()
+    return {
+        r.outcome: r.subject
+        for r in book.rules.values()
+        if r.section == "headers" and r.subject and r.status in ("weak", "warn")
+    }
+
+
+def test_every_weak_or_warn_header_rule_has_an_example() -> None:
+    # A new weak/warn row must come with an example here, so the note rule below covers it too
+    assert set(WEAK_OR_WARN_EXAMPLES) == set(_weak_or_warn_rules())
+
+
+@pytest.mark.parametrize(
+    ("outcome", "example"),
+    [(outcome, example) for outcome, examples in WEAK_OR_WARN_EXAMPLES.items() for example in examples],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_every_weak_or_warn_header_says_why_in_its_note(outcome: str, example: dict[str, Any]) -> None:
+    # Spec 2.3: `note` is "present when status is weak or warn"
+    subject = _weak_or_warn_rules()[outcome]
+    snapshot = make_snapshot(**example)
+
+    # When the example is checked, the outcome is the one reported for its header...
+    found = findings(snapshot, subject)
+    assert outcome in [f.outcome for f in found]
+    # ...the finding itself says why (not only a neighbour merged into the same header)...
+    [finding] = [f for f in found if f.outcome == outcome]
+    assert finding.note, (outcome, example)
+    # ...and the graded header object carries a note
+    obj = header_objects(snapshot)[subject]
+    assert obj["status"] in ("weak", "warn") and obj["note"], obj
+
+
+_CSP_WORDS = st.sampled_from(
+    [
+        "default-src", "script-src", "script-src-elem", "script-src-attr", "style-src", "style-src-elem",
+        "style-src-attr", "object-src", "base-uri", "frame-ancestors", "sandbox", "worker-src", "child-src",
+        "form-action", "upgrade-insecure-requests", "Default-Src", "scirpt-src", "report-uri",
+    ]
+)  # fmt: skip
+_CSP_SOURCES = st.sampled_from(
+    [
+        "'self'", "'none'", "*", "https:", "http:", "data:", "'unsafe-inline'", "'unsafe-eval'", "'strict-dynamic'",
+        "'nonce-abc'", "'nonce-abc$'", "'bogus'", "http://cdn.example", "cdn.example", "'sha256-!!'",
+        "allow-scripts", "'wasm-unsafe-eval'", "self", "script-src",
+    ]
+)  # fmt: skip
+_CSP_VALUES = st.lists(
+    st.tuples(_CSP_WORDS, st.lists(_CSP_SOURCES, max_size=4)).map(lambda d: " ".join([d[0], *d[1]])), max_size=6
+).map("; ".join) | st.text(alphabet=" ;,'*:abcdefnos-", max_size=40)
+
+
+def _pick(*values: str) -> st.SearchStrategy[str]:
+    return st.sampled_from(values) | st.text(alphabet=" ,;=\"'()*abcdefghilmnorstuwx-0123456789", max_size=30)
+
+
+_HEADER_VALUES = {
+    "Content-Security-Policy": _CSP_VALUES,
+    "Content-Security-Policy-Report-Only": _CSP_VALUES,
+    "Strict-Transport-Security": _pick(
+        "max-age=63072000; includeSubDomains", "max-age=600", "max-age=20000000", "max-age=0", "max-age=x", "preload"
+    ),
+    "X-Frame-Options": _pick("DENY", "SAMEORIGIN", "ALLOW-FROM https://a.example", "deny, sameorigin", "allowall"),
+    "X-Content-Type-Options": _pick("nosniff", "nosniff, nosniff", "sniff"),
+    "Referrer-Policy": st.lists(
+        st.sampled_from(["no-referrer", "origin", "unsafe-url", "no-referrer-when-downgrade", "x", ""]), max_size=3
+    ).map(", ".join),
+    "Permissions-Policy": _pick("camera=()", "geolocation=*", "geolocation 'none'", ""),
+    "Feature-Policy": _pick("camera 'none'"),
+}
+_BODIES = st.sampled_from(
+    [
+        "",
+        '<html><head><base href="/x/"></head></html>',
+        '<html><head><meta http-equiv="Content-Security-Policy" content="default-src \'self\'"></head></html>',
+        '<html><body><meta http-equiv="Content-Security-Policy" content="default-src \'none\'"></body></html>',
+        '<html><head><meta name="referrer" content="origin"></head></html>',
+        '<html><head><meta name="referrer" content="bogus"></head></html>',
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    headers=st.lists(
+        st.sampled_from(sorted(_HEADER_VALUES)).flatmap(lambda n: _HEADER_VALUES[n].map(lambda v: (n, v))), max_size=8
+    ),
+    body=_BODIES,
+    https=st.booleans(),
+    trusted=st.booleans(),
+)
+def test_no_combination_of_headers_yields_a_weak_or_warn_header_without_a_note(
+    headers: list[tuple[str, str]], body: str, https: bool, trusted: bool
+) -> None:
+    tls = TlsHandshake(host="example.com", port=443, trusted=trusted, hostname_matches=True)
+    snapshot = make_snapshot(
+        "https://example.com/" if https else "http://example.com/", headers=headers, body=body, tls=tls
+    )
+    book = default_rulebook()
+
+    for finding in check_headers(snapshot).findings:
+        if book.rule(finding.outcome).status in ("weak", "warn"):
+            assert finding.note, (finding.outcome, headers, body)
+    for name, obj in header_objects(snapshot).items():
+        if obj["status"] in ("weak", "warn"):
+            assert obj["note"], (name, headers, body)
 
 
 # --- Purity ----------------------------------------------------------------------------------------

@@ -4,11 +4,13 @@ One function per header, each reading what a browser would make of the value (se
 parsers in `csp.py`, `_header_values.py`, `_structured_fields.py`) and naming outcomes
 from rules/headers.toml. Every header always yields at least one finding, so every
 header object in the report has a status; findings are emitted worst first because the
-report takes a header's fix from its first problem.
+report takes a header's fix from its first problem. Every weak or warn finding carries a
+note saying what in the response led to it (spec 2.3).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -144,7 +146,7 @@ def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
             _finding(
                 "csp.no_script_restriction",
                 CSP,
-                ["no policy has script-src or default-src"],
+                ["no policy has script-src, script-src-elem or default-src"],
                 policy=csp.serialize(first, without=("object-src", "base-uri")),
             )
         )
@@ -168,13 +170,57 @@ def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
         if evaluation.eval_allowed:
             warn.append(_eval_finding(evaluation, first))
     if evaluation.object_unrestricted:
-        warn.append(_finding("csp.no_object_src", CSP, policy=csp.serialize(first, without=("object-src",))))
+        warn.append(
+            _finding(
+                "csp.no_object_src",
+                CSP,
+                _object_src_notes(evaluation.policies),
+                policy=csp.serialize(first, without=("object-src",)),
+            )
+        )
     if evaluation.base_uri_unrestricted:
-        warn.append(_finding("csp.no_base_uri", CSP, policy=csp.serialize(first, without=("base-uri",))))
+        warn.append(
+            _finding(
+                "csp.no_base_uri",
+                CSP,
+                _base_uri_notes(evaluation.policies),
+                policy=csp.serialize(first, without=("base-uri",)),
+            )
+        )
     if evaluation.inline_style:
         what = " and ".join(evaluation.inline_style)
         warn.append(_finding("csp.unsafe_inline_style", CSP, [f"inline style is allowed in {what}"], policy=base))
     return weak + warn
+
+
+def _object_src_notes(policies: Sequence[csp.Policy]) -> list[str]:
+    """Why plugins are unrestricted, naming the directive that applies (object-src or its fallback)."""
+    notes = []
+    for policy in policies:
+        found = csp.effective_sources(policy, "object-src")
+        if found is None:
+            notes.append("no object-src, and no default-src for it to fall back to")
+            continue
+        name, sources = found
+        broad = " ".join(s for s in sources if csp.is_broad(s))
+        where = (
+            f"object-src {' '.join(sources)}"
+            if name == "object-src"
+            else f"object-src falls back to {name} {' '.join(sources)}, which"
+        )
+        notes.append(f"{where} allows <object> and <embed> content from {broad}")
+    return list(dict.fromkeys(notes))
+
+
+def _base_uri_notes(policies: Sequence[csp.Policy]) -> list[str]:
+    notes = []
+    for policy in policies:
+        sources = policy.get("base-uri")
+        if sources is None:
+            notes.append("no base-uri directive (base-uri does not fall back to default-src)")
+        else:
+            notes.append(f"base-uri {' '.join(sources)} lets a <base> element point to any site")
+    return list(dict.fromkeys(notes))
 
 
 def _eval_finding(evaluation: csp.CspEvaluation, first: csp.Policy) -> Finding:
@@ -376,8 +422,14 @@ def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[
         outcome = "referrer.invalid" if raw is not None else "referrer.missing"
         if raw is not None and not raw.strip():
             notes.insert(0, "the header is empty")
+        elif raw is not None and not notes:
+            notes.append(f"{raw.strip()!r} holds no referrer policy value")
         return [_finding(outcome, REFERRER, notes)]
-    return [_finding(_REFERRER_OUTCOMES[effective], REFERRER, notes)]
+    outcome = _REFERRER_OUTCOMES[effective]
+    named = re.compile(rf"(?<![\w-]){re.escape(effective)}(?![\w-])")
+    if outcome != "referrer.good" and not any(named.search(n) for n in notes):
+        notes.insert(0, f"the policy in force is {effective}")  # spec 2.3: a weak or warn header has a note
+    return [_finding(outcome, REFERRER, notes)]
 
 
 # --- Permissions-Policy --------------------------------------------------------------------------
@@ -400,7 +452,7 @@ def _permissions_policy(headers: HeaderList) -> list[Finding]:
             ]
         return [_finding("permissions.missing", PERMISSIONS)]
     if not raw.strip():
-        return [_finding("permissions.empty", PERMISSIONS)]
+        return [_finding("permissions.empty", PERMISSIONS, ["the header is empty"])]
     try:
         members = parse_dictionary(raw)
     except StructuredFieldError as exc:
@@ -409,7 +461,7 @@ def _permissions_policy(headers: HeaderList) -> list[Finding]:
             notes.append("this looks like the old Feature-Policy syntax (geolocation 'none'); write geolocation=()")
         return [_finding("permissions.invalid", PERMISSIONS, notes)]
     if not members:
-        return [_finding("permissions.empty", PERMISSIONS)]
+        return [_finding("permissions.empty", PERMISSIONS, [f"{raw.strip()!r} names no feature"])]
     restricted = [name for name, member in members.items() if not _allows_everyone(member)]
     notes = [f"{len(restricted)} of {len(members)} features restricted"]
     if feature_policy is not None:
