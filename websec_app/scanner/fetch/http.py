@@ -9,6 +9,7 @@ hop's host is resolved and guarded before anything is sent to it.
 from __future__ import annotations
 
 import asyncio
+import errno
 import ssl
 import typing
 import warnings
@@ -132,11 +133,32 @@ def make_client(pinner: Pinner, settings: Settings) -> httpx.AsyncClient:
     )
 
 
+def _refused(exc: BaseException) -> bool:
+    """Whether a connect failed because the peer refused it (a TCP RST: nothing listens there).
+
+    anyio (4.x) tries every address and then raises OSError("All connection attempts failed")
+    from the last attempt's error; httpcore and httpx wrap that again. The refusal is at the
+    bottom of the cause chain.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or (
+            isinstance(current, OSError) and current.errno == errno.ECONNREFUSED
+        ):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def describe_error(exc: BaseException) -> Failure:
     """A transport error as a Failure with a message a site owner understands."""
     if isinstance(exc, TimeoutError | httpx.TimeoutException):
         return Failure("timeout", "the server did not answer in time")
     if isinstance(exc, httpx.ConnectError):
+        if _refused(exc):
+            return Failure("unreachable", "connection refused: nothing accepts connections on that port")
         text = str(exc) or type(exc).__name__
         if "SSL" in text or "TLS" in text or "handshake" in text.lower():
             return Failure("tls", f"TLS handshake failed: {text}")
