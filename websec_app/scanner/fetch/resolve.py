@@ -4,12 +4,18 @@ Every name the scanner touches is resolved here (never by the OS resolver), thro
 `WEBSEC_DNS_SERVERS` when set. A host is resolved once per scan; the connection layer
 then connects only to the address pinned for it, so a second, different DNS answer
 (DNS rebinding) can never redirect a connection to an internal address.
+
+With WEBSEC_ALLOW_PRIVATE_TARGETS (tests, local development) names resolve as the system would:
+`localhost` is loopback (RFC 6761 6.3) and the hosts file answers before DNS ("files dns", the
+usual nsswitch.conf order). dnspython (2.9) has no hosts-file support, hence `parse_hosts`. With
+the setting off nothing here reads the hosts file, and the guard refuses loopback names.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+from pathlib import Path
 
 import dns.asyncresolver
 import dns.exception
@@ -46,12 +52,61 @@ def _make_resolver(settings: Settings) -> dns.asyncresolver.Resolver:
     return resolver
 
 
-class Resolver:
-    """One scan's resolver: answers are cached, and concurrent identical queries share one lookup."""
+SYSTEM_HOSTS_FILE = Path("/etc/hosts")
 
-    def __init__(self, settings: Settings) -> None:
+
+def parse_hosts(text: str) -> dict[str, tuple[str, ...]]:
+    """A hosts file (hosts(5)) as {lowercase name: addresses in file order}.
+
+    Each line is an address followed by one or more names; `#` starts a comment anywhere.
+    Lines whose address does not parse, or carries an IPv6 zone (`fe80::1%eth0`, which names
+    an interface and cannot be pinned), are skipped, as are lines without a name.
+    """
+    table: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        fields = line.split("#", 1)[0].split()
+        if len(fields) < 2 or "%" in fields[0]:
+            continue
+        address = ip_literal(fields[0])
+        if address is None:
+            continue
+        for name in fields[1:]:
+            found = table.setdefault(name.rstrip(".").lower(), [])
+            if str(address) not in found:
+                found.append(str(address))
+    return {name: tuple(addresses) for name, addresses in table.items()}
+
+
+def _read_hosts(path: Path) -> dict[str, tuple[str, ...]]:
+    try:
+        return parse_hosts(path.read_text("utf-8", errors="replace"))
+    except OSError:  # no hosts file (a minimal container): only DNS answers
+        return {}
+
+
+class Resolver:
+    """One scan's resolver: answers are cached, and concurrent identical queries share one lookup.
+
+    `hosts_file` is read (once, on first use) only when private targets are allowed.
+    """
+
+    def __init__(self, settings: Settings, *, hosts_file: Path | None = None) -> None:
         self._resolver = _make_resolver(settings)
         self._inflight: dict[tuple[str, str], asyncio.Task[DnsAnswer]] = {}
+        self._system_names = settings.allow_private_targets
+        self._hosts_file = hosts_file or SYSTEM_HOSTS_FILE
+        self._hosts: dict[str, tuple[str, ...]] | None = None
+
+    def _from_system(self, host: str) -> list[str] | None:
+        """The addresses the system would give `host` before asking DNS, when private targets are allowed."""
+        if not self._system_names:
+            return None
+        if is_localhost_name(host):
+            return ["127.0.0.1", "::1"]  # RFC 6761 6.3: always loopback, whatever the hosts file says
+        if self._hosts is None:
+            self._hosts = _read_hosts(self._hosts_file)
+        found = self._hosts.get(host.rstrip(".").lower())
+        return list(found) if found else None
 
     async def query(self, name: str, rdtype: str) -> DnsAnswer:
         """Never raises: failures are recorded in the answer's rcode and error."""
@@ -93,6 +148,9 @@ class Resolver:
 
     async def addresses(self, host: str) -> list[str]:
         """A and AAAA addresses of `host` (A first); raises TargetUnreachable when there are none."""
+        system = self._from_system(host)
+        if system is not None:
+            return system
         a, aaaa = await asyncio.gather(self.query(host, "A"), self.query(host, "AAAA"))
         found = [r for r in a.records + aaaa.records if ip_literal(r) is not None]
         if found:
