@@ -1,8 +1,9 @@
 """The `redirection` section: does plain HTTP send visitors to HTTPS, first on the same host?
 
-Judged from the `http://` form of the host (snapshot.http_upgrade), as Mozilla's
-Observatory does: the first hop must go to https on the same host, so the browser
-receives that host's HSTS policy before going anywhere else (RFC 6797 §7.2).
+Judged on the http:// URL the user gave (any port, any path: the main chain itself), or for an
+https:// target on its http:// form on port 80 (snapshot.http_upgrade), as Mozilla's Observatory
+does: the first hop must go to https on the same host, so the browser receives that host's HSTS
+policy before going anywhere else (RFC 6797 §7.2).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..errors import InvalidTarget
 from ..findings import CheckResult, Finding
 from ..snapshot import FetchChain, SiteSnapshot
 from ..target import parse_target
+from .blocked import identify_block, not_checked
 
 
 def _chain_json(chain: FetchChain) -> list[dict[str, Any]]:
@@ -28,17 +30,28 @@ def _scheme_host(url: str) -> tuple[str, str] | None:
     return target.scheme, target.host
 
 
+def _port(url: str) -> int:
+    try:
+        return parse_target(url).port
+    except InvalidTarget:
+        return 80
+
+
 def _upgrade_findings(chain: FetchChain, host: str) -> list[Finding]:
     if not chain.responses:
         failure = chain.failure
         if failure is not None and failure.kind in ("unreachable", "timeout") and "refused" in failure.message.lower():
-            return [Finding("redirect.http_not_served", note="nothing listens for plain HTTP on port 80")]
+            port = _port(chain.start_url)
+            return [Finding("redirect.http_not_served", note=f"nothing listens for plain HTTP on port {port}")]
         if failure is not None and failure.kind == "unreachable":
             return [Finding("redirect.http_not_served", note=failure.message)]
         return [Finding("check.error", note=failure.message if failure else "no response")]
     first = chain.responses[0]
+    block = identify_block(first)
+    if block is not None:  # a challenge says nothing about the site's redirect (checks/blocked.py)
+        return [not_checked(block)]
     if not first.is_redirect:
-        return [Finding("redirect.missing", note=f"http://{host}/ answered {first.status_code} without redirecting")]
+        return [Finding("redirect.missing", note=f"{chain.start_url} answered {first.status_code} without redirecting")]
     findings: list[Finding] = []
     first_hop = _scheme_host(chain.responses[1].url) if len(chain.responses) > 1 else None
     if first_hop is None and first.location:
