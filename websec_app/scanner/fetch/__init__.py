@@ -107,17 +107,21 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
     if await clock.run("resolve", pinner.pin(target.host), None) is None:
         raise TargetUnreachable(f"DNS lookup for {target.host} did not finish within the scan's time budget")
 
-    upgrade_url = target.with_scheme("http").url
+    # The upgrade judged is that of the http:// URL the user gave (any port, any path), which the
+    # main chain already fetches: fetch it once. For an https:// target, http://host/ on port 80.
+    upgrade_url = None if target.scheme == "http" else target.with_scheme("http").url
     tls_target = target if target.scheme == "https" else target.with_scheme("https")
     async with make_client(pinner, settings) as client:
         # Independent parts start at once and run while the main page loads.
-        upgrade_task = asyncio.ensure_future(
-            clock.run(
-                "http_upgrade",
-                fetch_chain(client, pinner, upgrade_url, limits),
-                FetchChain(upgrade_url, failure=_OUT_OF_TIME),
+        upgrade_task: asyncio.Future[FetchChain] | None = None
+        if upgrade_url is not None:
+            upgrade_task = asyncio.ensure_future(
+                clock.run(
+                    "http_upgrade",
+                    fetch_chain(client, pinner, upgrade_url, limits),
+                    FetchChain(upgrade_url, failure=_OUT_OF_TIME),
+                )
             )
-        )
         tls_task = asyncio.ensure_future(
             clock.run(
                 "tls",
@@ -131,7 +135,7 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
         mta_sts_task = asyncio.ensure_future(
             clock.run("mta_sts", fetch_mta_sts(target.host, resolver, pinner, client, settings), (None, None))
         )
-        side: list[asyncio.Future[Any]] = [upgrade_task, tls_task, dns_task, mta_sts_task]
+        side: list[asyncio.Future[Any]] = [tls_task, dns_task, mta_sts_task, *([upgrade_task] if upgrade_task else [])]
         try:
             main = await clock.run(
                 "main", fetch_chain(client, pinner, target.url, limits, raise_on_first_hop=True), None
@@ -179,7 +183,7 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
     return SiteSnapshot(
         target=target,
         main=main,
-        http_upgrade=upgrade_task.result(),
+        http_upgrade=upgrade_task.result() if upgrade_task else main,
         cors_probe=cors_task.result(),
         cors_probe_origin=CORS_PROBE_ORIGIN,
         cors_null_probe=cors_null_task.result(),

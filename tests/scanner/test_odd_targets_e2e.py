@@ -1,0 +1,157 @@
+"""Odd but real targets, scanned end to end on loopback (issue 11, "findings users can trust").
+
+- the HTTP -> HTTPS upgrade is judged on the http:// URL the user gave (any port, any path);
+- odd statuses (406, 451, 5xx with a body) are reported plainly, never as an unreachable site;
+- a refused TCP connection says "connection refused".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from tests.fixtures import catalog
+from tests.fixtures.sites import Redirect, Site, html
+from websec_app.scanner import TargetUnreachable, scan
+from websec_app.settings import ScanLimits, Settings
+
+
+def _checks(section: dict[str, Any]) -> list[str]:
+    return [f["check"] for f in section["findings"]]
+
+
+def _finding(section: dict[str, Any], check: str) -> dict[str, Any]:
+    return next(f for f in section["findings"] if f["check"] == check)
+
+
+# -- HTTP -> HTTPS on the URL the user gave -------------------------------------------------------
+
+
+async def test_given_an_http_url_on_another_port_when_it_redirects_then_that_redirect_is_judged(
+    site_factory, scan_settings
+) -> None:
+    # Given plain HTTP on port 8080-like (any free port) redirecting to HTTPS, and nothing on port 80
+    site = site_factory(
+        catalog.simple_site(
+            site_factory.unique_host("port-upgrade"), http=Redirect("https://{host}{path}"), http_port=0
+        )
+    )
+    assert site.http_port != 80
+    # When the user scans that http:// URL
+    body = (await scan(site.http_url, scan_settings)).to_dict()
+    # Then the redirect it followed is the one judged, not a probe of port 80
+    redirection = body["redirection"]
+    assert redirection["http_url"] == site.http_url
+    assert _checks(redirection) == ["redirect.to_https"], redirection
+    assert redirection["http_chain"][0]["status_code"] == 301
+    assert body["final_url"] == site.url
+    # And the http:// URL was fetched once (the main chain is the upgrade chain)
+    plain = [r for r in site.requests if r.scheme == "http"]
+    assert len(plain) == 1, plain
+
+
+async def test_given_an_http_url_with_a_path_when_scanned_then_the_upgrade_of_that_path_is_judged(
+    site_factory, scan_settings
+) -> None:
+    site = site_factory(
+        catalog.simple_site(
+            site_factory.unique_host("path-upgrade"),
+            http={"/deep/page": Redirect("https://{host}/"), "/": html("plain")},
+            http_port=0,
+        )
+    )
+    url = site.http_url + "deep/page?x=1"
+    body = (await scan(url, scan_settings)).to_dict()
+    assert body["redirection"]["http_url"] == url
+    assert _checks(body["redirection"]) == ["redirect.to_https"]
+
+
+async def test_given_an_http_only_site_on_another_port_when_scanned_then_redirect_missing_not_unserved(
+    site_factory, scan_settings
+) -> None:
+    # Given a site that serves its page over plain HTTP on a non-default port and never upgrades
+    site = site_factory(
+        Site(
+            names=(site_factory.unique_host("plain-only"),),
+            tls=None,
+            http={"/": html("plain")},
+            http_port=0,
+            https_port=0,
+        )
+    )
+    body = (await scan(site.http_url, scan_settings)).to_dict()
+    redirection = body["redirection"]
+    # Then the report does not claim "does not answer plain HTTP at all"
+    assert _checks(redirection) == ["redirect.missing"], redirection
+    assert site.http_url in (_finding(redirection, "redirect.missing")["note"] or "")
+    # The page itself was fetched once (the CORS probes, with their Origin header, are other requests)
+    plain = [r for r in site.requests if r.scheme == "http" and not any(k.lower() == "origin" for k, _ in r.headers)]
+    assert len(plain) == 1, plain
+
+
+async def test_given_an_https_url_the_http_form_on_port_80_stays_the_probe(site_factory, scan_settings) -> None:
+    site = site_factory(catalog.simple_site(site_factory.unique_host("https-probe")))
+    body = (await scan(site.url, scan_settings)).to_dict()
+    assert body["redirection"]["http_url"] == f"http://{site.host}/"
+    assert _checks(body["redirection"]) == ["redirect.to_https"]
+
+
+# -- odd statuses are reported plainly ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (406, "Not Acceptable"),
+        (451, "Unavailable For Legal Reasons"),
+        (500, "Internal Server Error"),
+        (503, "Service Unavailable"),
+    ],
+)
+async def test_given_an_odd_status_with_a_body_when_scanned_then_a_plain_finding_names_it(
+    site_factory, scan_settings, status: int, words: str
+) -> None:
+    site = site_factory(
+        catalog.simple_site(
+            site_factory.unique_host(f"status{status}"), status=status, body=f"<h1>{status} {words}</h1>"
+        )
+    )
+    report = await scan(site.url, scan_settings)  # never TargetUnreachable: the server answered
+    body = report.to_dict()
+    assert body["status_code"] == status
+    finding = _finding(body["page_analysis"], "scan.error_status")
+    assert f"{status} {words}" in finding["note"]
+    assert "unreachable" not in finding["note"].lower() and "down" not in finding["note"].lower()
+    assert "scan.blocked" not in _checks(body["page_analysis"])
+
+
+async def test_given_a_200_page_then_no_status_finding(site_factory, scan_settings) -> None:
+    site = site_factory(catalog.simple_site(site_factory.unique_host("status200")))
+    body = (await scan(site.url, scan_settings)).to_dict()
+    assert "scan.error_status" not in _checks(body["page_analysis"])
+
+
+# -- connection refused ---------------------------------------------------------------------------
+
+
+async def test_given_a_closed_port_when_scanned_then_connection_refused(site_factory, scan_settings) -> None:
+    # Given a name whose address has nothing listening on 443 (bound, never listening: refused)
+    site = site_factory(Site(names=(site_factory.unique_host("closed"),), tls=None, http=None, https_port=0))
+    limits = dataclasses.replace(ScanLimits(), connect_seconds=2, total_seconds=10)
+    settings: Settings = dataclasses.replace(scan_settings, limits=limits)
+    with pytest.raises(TargetUnreachable) as caught:
+        await scan(site.url, settings)
+    message = str(caught.value)
+    assert "connection refused" in message.lower(), message
+    assert "All connection attempts failed" not in message
+
+
+async def test_given_nothing_on_port_80_then_the_probe_note_says_refused(site_factory, scan_settings) -> None:
+    site = site_factory(catalog.simple_site(site_factory.unique_host("no80"), http=None))
+    body = (await scan(site.url, scan_settings)).to_dict()
+    redirection = body["redirection"]
+    assert _checks(redirection) == ["redirect.http_not_served"]
+    assert "All connection attempts failed" not in (redirection.get("error") or "")
+    assert "refused" in (redirection.get("error") or "")
