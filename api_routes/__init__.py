@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from websec_app.clock import clock_for
 from websec_app.scanner import scan
 from websec_app.services.checkout import PaymentService, build_payment_service
 from websec_app.services.email import OutboxWorker
@@ -25,7 +26,7 @@ from . import docs_ui, fallback, health, keys, paid, reports, sandbox, scans, se
 from .admission import ScannerBusy, admission_for, overloaded
 from .auth import api_key_header, api_key_query
 from .client_ip import parse_networks
-from .context import ApiContext, Clock, PdfRenderer, Scanner, utc_now
+from .context import ApiContext, Clock, PdfRenderer, Scanner
 from .errors import install_error_handlers
 from .key_polling import KeyPolling
 from .log_redaction import install_access_log_redaction
@@ -75,7 +76,7 @@ def create_api(
     """A fresh FastAPI app with every route of the spec. Unset arguments get the production parts."""
     settings = settings or get_settings()
     database = database or database_for(settings.resolved_database_url)
-    clock = clock or utc_now
+    clock = clock or clock_for(settings)
     context = ApiContext(
         settings=settings,
         database=database,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.pki import Pki
@@ -22,7 +23,7 @@ from websec_app.settings import DnsServer, Settings
 @pytest.fixture(scope="session")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     """Root -> intermediate -> leaf certificates; `pki.ca_bundle_path` holds the root only."""
-    return Pki(tmp_path_factory.mktemp("pki"))
+    return Pki(tmp_path_factory.mktemp("pki"), now=TEST_NOW)
 
 
 @pytest.fixture(scope="session")
@@ -64,6 +65,7 @@ def scan_settings(pki: Pki, dns_server: AuthDnsServer) -> Settings:
         allow_private_targets=True,
         dns_servers=(DnsServer(dns_server.ip, dns_server.port),),
         ca_bundle=Path(pki.ca_bundle_path),
+        clock_start=TEST_NOW,
     )
 
 
@@ -75,4 +77,5 @@ def scan_env(scan_settings: Settings) -> dict[str, str]:
         "WEBSEC_ALLOW_PRIVATE_TARGETS": "1",
         "WEBSEC_DNS_SERVERS": f"{server.host}:{server.port}",
         "WEBSEC_CA_BUNDLE": str(scan_settings.ca_bundle),
+        "WEBSEC_CLOCK_START": TEST_NOW.isoformat(),
     }

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from tests.clock import TEST_NOW
 from websec_app.scanner.snapshot import (
     CertificateInfo,
     DnsAnswer,
@@ -22,7 +23,7 @@ from websec_app.scanner.snapshot import (
 )
 from websec_app.scanner.target import parse_target
 
-FIXED_NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+FIXED_NOW = TEST_NOW  # the suite's one clock (tests/clock.py)
 
 
 def make_response(

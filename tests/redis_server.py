@@ -19,6 +19,7 @@ from pathlib import Path
 
 import redis
 
+from tests.clock import real_clock_env
 from tests.fixtures.ports import free_port
 
 _INSTALL_HINT = (
@@ -52,6 +53,7 @@ class RedisServer:
             + ["--save", "", "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no"],
             stdout=log,
             stderr=subprocess.STDOUT,
+            env=real_clock_env(),
         )
         log.close()
         client = redis.Redis.from_url(self.url, socket_timeout=1)

@@ -11,6 +11,7 @@ import ipaddress
 import logging
 import os
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -183,6 +184,9 @@ class Settings:
     #: Shared state for several app processes (REDIS_URL): Reflex's state manager (rxconfig.py). Empty: each
     #: process keeps UI state in memory, which is right for the single-process `make run`.
     redis_url: str = ""
+    #: Development and tests only (WEBSEC_CLOCK_START, refused in production): the service's clock starts at
+    #: this instant and runs on from there (websec_app/clock.py). None: the system clock.
+    clock_start: datetime | None = None
 
     @property
     def is_production(self) -> bool:
@@ -252,7 +256,21 @@ class Settings:
             max_concurrent_scans=_int(env, "WEBSEC_MAX_CONCURRENT_SCANS", DEFAULT_MAX_CONCURRENT_SCANS, 1),
             scan_queue=_int(env, "WEBSEC_SCAN_QUEUE", DEFAULT_SCAN_QUEUE),
             redis_url=_redis_url(env),
+            clock_start=_instant(env, "WEBSEC_CLOCK_START"),
         )
+
+
+def _instant(env: dict[str, str], name: str) -> datetime | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        raise SettingsError(
+            f"{name} must be an ISO 8601 date and time, e.g. 2026-11-22T12:00:00Z; got {raw!r}"
+        ) from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _security_contact(env: dict[str, str]) -> str:
@@ -318,5 +336,9 @@ def get_settings() -> Settings:
         )
         if settings.is_production:
             raise SettingsError("WEBSEC_ALLOW_PRIVATE_TARGETS must not be on when WEBSEC_ENV=production")
+    if settings.clock_start is not None:
+        log.warning("WEBSEC_CLOCK_START is set: the service's clock started at %s", settings.clock_start.isoformat())
+        if settings.is_production:
+            raise SettingsError("WEBSEC_CLOCK_START must not be set when WEBSEC_ENV=production")
     check_production_payments(settings)
     return settings

@@ -8,11 +8,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 
+from tests.clock import TEST_NOW
 from tests.fixtures.ports import free_port
 from tests.fixtures.processes import stop
 from websec_app.store import Database
@@ -33,12 +33,19 @@ def test_serve_api_sends_left_over_mail_and_sandbox_purchases(tmp_path: Path) ->
     database = Database(f"sqlite:///{tmp_path / 'websec.db'}")
     with database.session() as session:
         message = b"From: websec <a@websec.test>\r\nTo: old@example.com\r\nSubject: left over\r\n\r\nhi\r\n"
-        enqueue_email(session, QueuedEmail("test", "old@example.com", "left over", message), datetime.now(UTC))
+        enqueue_email(session, QueuedEmail("test", "old@example.com", "left over", message), TEST_NOW)
     database.dispose()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBSEC_", "RAZORPAY_", "STRIPE_"))}
-    env.update({"WEBSEC_DATA_DIR": str(tmp_path), "WEBSEC_BASE_URL": base, "PYTHONPATH": str(REPO)})
+    env.update(
+        {
+            "WEBSEC_DATA_DIR": str(tmp_path),
+            "WEBSEC_BASE_URL": base,
+            "WEBSEC_CLOCK_START": TEST_NOW.isoformat(),
+            "PYTHONPATH": str(REPO),
+        }
+    )
     outbox = tmp_path / "outbox"
     process = subprocess.Popen(
         [sys.executable, "-m", "websec_app", "serve-api", "--host", "127.0.0.1", "--port", str(port)],

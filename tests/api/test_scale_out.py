@@ -14,13 +14,14 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.api.payment_helpers import secret_in
+from tests.clock import TEST_NOW
 from tests.fixtures.pki import Pki
 from tests.fixtures.ports import free_port
 from tests.fixtures.processes import stop, wait_until_healthy
@@ -128,7 +129,7 @@ def _tail(log: Path) -> str:
 
 
 def _now() -> datetime:
-    return datetime.now(UTC)
+    return TEST_NOW  # the processes' clock starts there too (scan_env: WEBSEC_CLOCK_START)
 
 
 async def _across(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.clock import TEST_NOW
 from websec_app.store import create_subscription, issue_api_key
 
 from .conftest import App, open_page, screenshot
@@ -32,9 +32,9 @@ OPERATIONS = (
 @pytest.fixture
 def pro_key(app: App) -> str:
     with app.database.session() as session:
-        subscription = create_subscription(session, email="pro-ui@example.com", now=datetime.now(UTC))
+        subscription = create_subscription(session, email="pro-ui@example.com", now=TEST_NOW)
         assert subscription.id is not None
-        return issue_api_key(session, subscription.id, datetime.now(UTC)).key
+        return issue_api_key(session, subscription.id, TEST_NOW).key
 
 
 def sign_in(page: Page, app: App, key: str) -> None:

@@ -8,10 +8,10 @@ then they watch the scan progress and land on a report (or read why not).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 from playwright.sync_api import Page, expect
 
+from tests.clock import TEST_NOW
 from websec_app.store import issue_scan_token, refund, reserve_free_scan
 
 from .conftest import App, open_page, screenshot
@@ -125,7 +125,7 @@ def test_an_unreachable_site_explains_why(page: Page, app: App) -> None:
 
 def test_the_free_quota_message_says_when_it_resets(page: Page, app: App, worst_site) -> None:
     # Given this browser's network (127.0.0.1) has used up today's free scans, through the store like the API
-    now = datetime.now(UTC)
+    now = TEST_NOW  # the app under test runs on the same clock (WEBSEC_CLOCK_START)
     taken = []
     with app.database.session() as session:
         while (reservation := reserve_free_scan(session, "127.0.0.1", now, app.free_scans_per_day)) is not None:
@@ -147,7 +147,7 @@ def test_the_free_quota_message_says_when_it_resets(page: Page, app: App, worst_
 
 def test_the_emailed_link_runs_a_one_time_scan(page: Page, app: App, worst_site) -> None:
     with app.database.session() as session:
-        token = issue_scan_token(session, email="buyer@example.com", now=datetime.now(UTC)).token
+        token = issue_scan_token(session, email="buyer@example.com", now=TEST_NOW).token
 
     open_page(page, app.path(f"/?one_time_token={token}"))  # the link of the purchase email
     page.wait_for_url(re.compile(r"/one-time-scan\?token="))

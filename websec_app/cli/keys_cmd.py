@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..clock import clock_for
 from ..settings import SettingsError, get_settings
 
 if TYPE_CHECKING:  # the store (SQLModel, Alembic) is imported only when a keys command runs
@@ -50,7 +51,7 @@ def _database() -> Database:
 
 
 def _now() -> datetime:
-    return datetime.now(UTC)
+    return clock_for(get_settings())()
 
 
 def _print_key(verb: str, issued: IssuedKey) -> None:

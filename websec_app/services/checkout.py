@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
+from websec_app.clock import clock_for
 from websec_app.scanner import ScanReport, parse_target
 from websec_app.settings import Settings, get_settings
 from websec_app.store import (
@@ -729,7 +730,7 @@ def build_payment_service(
     settings: Settings, database: Database | None = None, *, clock: Clock | None = None, **outbox_options: Any
 ) -> PaymentService:
     database = database or database_for(settings.resolved_database_url)
-    clock = clock or _utc_now
+    clock = clock or clock_for(settings)
     outbox = outbox_for(settings, database, clock=clock, **outbox_options)
     return PaymentService(settings, database, outbox, clock=clock)
 

@@ -27,6 +27,7 @@ import anyio
 import anyio.to_thread
 from sqlmodel import Session
 
+from websec_app.clock import clock_for
 from websec_app.scanner import ScanReport, parse_target, scan
 from websec_app.services.admission import ScanAdmission, admission_for
 from websec_app.services.metering import given_back_on_failure, record_report
@@ -109,7 +110,7 @@ def backend() -> Backend:
     global _backend
     if _backend is None:
         settings = get_settings()
-        _backend = Backend(settings, database_for(settings.resolved_database_url))
+        _backend = Backend(settings, database_for(settings.resolved_database_url), clock=clock_for(settings))
     return _backend
 
 

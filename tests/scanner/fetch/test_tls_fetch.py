@@ -18,6 +18,7 @@ from cryptography.x509 import ocsp
 from cryptography.x509.oid import NameOID
 from OpenSSL import SSL
 
+from tests.clock import TEST_NOW
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
 from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, offer_problem
@@ -66,7 +67,7 @@ async def test_a_self_signed_leaf_is_untrusted_but_its_chain_is_complete(site_fa
 async def test_the_leafs_own_dates_do_not_make_the_chain_untrusted(site_factory, scan_settings) -> None:
     tls = await fetch(site(site_factory, "expired", cert="expired"), scan_settings)
     assert tls.trusted  # the check grades the expiry itself, once
-    assert tls.leaf is not None and tls.leaf.not_after < datetime.now(UTC)
+    assert tls.leaf is not None and tls.leaf.not_after < TEST_NOW
 
 
 async def test_weak_keys_and_signatures_are_recorded_not_refused(site_factory, scan_settings) -> None:
@@ -195,7 +196,7 @@ def _sct_list_extension() -> x509.UnrecognizedExtension:
 @pytest.fixture
 def stapling_server(pki: Pki) -> Iterator[tuple[PyOpenSslServer, x509.Certificate]]:
     key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.now(UTC)
+    now = TEST_NOW
     leaf = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "staple.test")]))
@@ -243,3 +244,18 @@ async def test_a_stapled_ocsp_response_and_embedded_scts_are_recorded(stapling_s
     assert ocsp.load_der_ocsp_response(tls.ocsp_staple).serial_number == leaf.serial_number
     assert tls.leaf is not None and len(tls.leaf.embedded_scts) == 1
     assert tls.leaf.embedded_scts[0].timestamp == datetime(2026, 9, 1, tzinfo=UTC)
+
+
+# -- the scan's clock ---------------------------------------------------------------------------------
+
+
+async def test_the_chain_is_judged_at_the_scans_clock_not_the_machines(site_factory, scan_settings) -> None:
+    """OpenSSL verifies at the scan's "now" (WEBSEC_CLOCK_START here), so a scan's trust verdict and its date
+    findings agree, and a test's certificates mean the same on any calendar day."""
+    running = site(site_factory, "clocked")
+    today = await fetch(running, scan_settings)
+    # The test CAs are valid for two decades after the suite's clock; 25 years on, they have expired.
+    later = await fetch(running, scan_settings.with_overrides(clock_start=TEST_NOW + timedelta(days=25 * 365)))
+    assert today.trusted and today.verify_error is None
+    assert not later.trusted
+    assert later.verify_error == "certificate has expired (CN=websec Test Root CA,O=websec tests)"

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
 
+from ...clock import clock_for
 from ...settings import Settings
 from ..errors import TargetUnreachable
 from ..snapshot import DnsSnapshot, Failure, FetchChain, HttpResponse, SiteSnapshot, Timing, TlsHandshake
@@ -100,7 +100,7 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
     """Fetch everything one scan needs. Raises TargetRefused or TargetUnreachable for the target itself."""
     limits = settings.limits
     clock = _Clock(limits.total_seconds)
-    fetched_at = datetime.now(UTC)
+    fetched_at = clock_for(settings)()  # the scan's 'now': certificate, cookie and DNSSEC dates
     resolver = Resolver(settings)
     pinner = Pinner(resolver, settings)
     # Refuse or fail fast before any other traffic: the target's own name must pass the guard.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -156,11 +157,21 @@ def make_context(
 
 
 @lru_cache(maxsize=8)
-def grading_context(ca_bundle: Path | None) -> SSL.Context:
+def grading_context(ca_bundle: Path | None, verify_at: datetime | None = None) -> SSL.Context:
     """The main handshake: any protocol from TLS 1.0, browser-like cipher order, verification recorded.
 
+    `verify_at` (whole minutes, UTC) verifies the chain at that time instead of OpenSSL's own reading
+    of the system clock: the scan's clock when it is not the system clock (websec_app/clock.py).
     Cached: loading the trust store takes milliseconds, and an SSL_CTX serves many connections."""
-    return make_context(ciphers=BROWSER_LIKE_CIPHERS, verify_with=(ca_bundle,))
+    context = make_context(ciphers=BROWSER_LIKE_CIPHERS, verify_with=(ca_bundle,))
+    if verify_at is not None:
+        # X509_VERIFY_PARAM_set_time on the context's store: OpenSSL then judges every certificate's
+        # dates at that instant during the handshake (pyOpenSSL wants a naive UTC datetime).
+        store = context.get_cert_store()
+        if store is None:  # make_context loaded a store above; None would be a pyOpenSSL change
+            raise RuntimeError("the TLS context has no certificate store")
+        store.set_time(verify_at.astimezone(UTC).replace(tzinfo=None))
+    return context
 
 
 def _der(certificate: x509.Certificate) -> bytes:

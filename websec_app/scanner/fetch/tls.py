@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from datetime import UTC
+from datetime import UTC, datetime
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
 
+from ...clock import clock_for, system_clock
 from ...settings import Settings
 from ..hostname import certificate_matches_host
 from ..snapshot import CertificateInfo, Failure, SignedTimestamp, TlsHandshake, TlsProbe
@@ -176,6 +177,13 @@ async def _probes(
     return protocols, ciphers
 
 
+def _verify_at(settings: Settings) -> datetime | None:
+    """The instant to judge the chain at: the scan's clock, to the minute; None for the system clock,
+    which OpenSSL reads itself (so production keeps one cached context)."""
+    clock = clock_for(settings)
+    return None if clock is system_clock else clock().replace(second=0, microsecond=0)
+
+
 async def fetch_tls(host: str, port: int, address: str, settings: Settings, *, probes: bool = True) -> TlsHandshake:
     """Never raises: a failed handshake is recorded as the handshake's failure.
 
@@ -192,7 +200,12 @@ async def fetch_tls(host: str, port: int, address: str, settings: Settings, *, p
         result: Handshake | BaseException
         try:
             result = await handshake(
-                address, port, host, grading_context(settings.ca_bundle), timeout, request_ocsp=True
+                address,
+                port,
+                host,
+                grading_context(settings.ca_bundle, _verify_at(settings)),
+                timeout,
+                request_ocsp=True,
             )
         except (HandshakeRejected, OSError, TimeoutError) as exc:
             result = exc

@@ -27,6 +27,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from websec_app.clock import clock_for
 from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
 from websec_app.store.outbox import (
@@ -190,6 +191,7 @@ class OutboxWorker:
 
 def outbox_for(settings: Settings, database: Database | None = None, **options: object) -> Outbox:
     """The outbox of these settings: SMTP from `WEBSEC_SMTP_URL`, else .eml files in `var/outbox/`."""
+    options.setdefault("clock", clock_for(settings))
     return Outbox(
         database or database_for(settings.resolved_database_url),
         transport_from_settings(settings),
