@@ -39,7 +39,8 @@ export NPM_CONFIG_REGISTRY
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 RUN_APT_PACKAGES := node:nodejs npm:npm
 # initdb is not on PATH on Debian, so PostgreSQL is detected by its version directory instead.
-TEST_APT_PACKAGES := pdftoppm:poppler-utils chromium:chromium chromedriver:chromium-driver redis-server:redis-server
+TEST_APT_PACKAGES := pdftoppm:poppler-utils chromium:chromium chromedriver:chromium-driver redis-server:redis-server \
+	datefudge:datefudge
 PG_BINDIR = $(lastword $(sort $(wildcard /usr/lib/postgresql/*/bin)))
 
 define apt_install_missing
@@ -55,7 +56,7 @@ define apt_install_missing
 	fi
 endef
 
-.PHONY: help run test lint bench setup setup-test system-deps system-deps-test clean distclean
+.PHONY: help run test test-clock lint bench setup setup-test system-deps system-deps-test clean distclean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -63,8 +64,20 @@ help:  ## List the targets
 run: setup  ## Set up, then serve UI + API in prod mode on http://localhost:3000 (PORT=, HOST=)
 	$(BIN)/reflex run --env prod --single-port --frontend-port $(PORT) --backend-host $(HOST)
 
-test: setup setup-test  ## Set up, then run every test (pytest over tests/)
+test: setup setup-test  ## Set up, then run every test (pytest over tests/), then test-clock
 	$(if $(PG_BINDIR),PATH="$(PG_BINDIR):$$PATH") $(BIN)/python -m pytest $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory test-clock
+
+# The tests read one clock (tests/clock.py), never the real date. To keep it so, the scanner, store and API
+# tests run again with the system clock a year ahead and a year back: datefudge moves what time(),
+# gettimeofday() and the realtime clock say (Python, OpenSSL) and leaves the monotonic clock and sleeps alone.
+CLOCK_SHIFTED_TESTS := tests/scanner tests/store tests/api
+test-clock: setup setup-test  ## The scanner, store and API tests with the system clock a year ahead, then a year back
+	@for shift in "+1 year" "-1 year"; do \
+	  echo "== $(CLOCK_SHIFTED_TESTS) with the system clock $$shift"; \
+	  $(if $(PG_BINDIR),PATH="$(PG_BINDIR):$$PATH") datefudge "$$(date -u -d "$$shift" '+%Y-%m-%d %H:%M:%S UTC')" \
+	    $(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(CLOCK_SHIFTED_TESTS) || exit 1; \
+	done
 
 lint: $(VENV)/.dev-installed  ## ruff (lint and format check) and mypy
 	$(BIN)/ruff check .
