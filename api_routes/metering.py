@@ -22,6 +22,7 @@ from websec_app.store import (
     refund,
     reserve_monthly_scan,
 )
+from websec_app.wording import counted
 
 from .auth import InLine, Principal
 from .context import ApiContext
@@ -45,7 +46,7 @@ def monthly_quota_exhausted(principal: Principal, now: datetime) -> ApiError:
     resets = month_resets_at(now)
     return ApiError(
         429,
-        f"The monthly quota of {principal.monthly_limit} scans is used up. "
+        f"The monthly quota of {counted(principal.monthly_limit, 'scan')} is used up. "
         f"It resets on {resets:%Y-%m-%d} at 00:00 UTC ({iso(resets)}).",
         {"X-Scans-Remaining": "0", "Retry-After": str(max(1, int((resets - now).total_seconds())))},
     )

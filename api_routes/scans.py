@@ -20,6 +20,7 @@ from websec_app.store import (
     release_scan_token,
     reserve_free_scan,
 )
+from websec_app.wording import counted
 
 from .auth import ProKeyInLine
 from .client_ip import client_address, quota_key
@@ -38,7 +39,7 @@ def free_quota_exhausted(limit: int, now: datetime) -> ApiError:
     resets = day_resets_at(now)
     return ApiError(
         429,
-        f"The free scan limit of {limit} scans per day for your IP address is reached. "
+        f"The free scan limit of {counted(limit, 'scan')} per day for your IP address is reached. "
         f"It resets at midnight UTC ({iso(resets)}); a Pro key or a one-time scan token scans without this limit.",
         {"Retry-After": str(max(1, int((resets - now).total_seconds())))},
     )

@@ -148,10 +148,17 @@ class GenerateResult(BaseModel):
 
 
 class IssueCounts(BaseModel):
-    critical: int
-    important: int
-    minor: int
-    total: int
+    """Spec 2.1: the findings this result shows whose status is not good (check.error excluded), by severity."""
+
+    critical: int = Field(description="Shown findings of severity critical.")
+    important: int = Field(description="Shown findings of severity important.")
+    minor: int = Field(description="Shown findings of severity minor.")
+    total: int = Field(description="critical + important + minor: every finding this result shows.")
+    locked: int = Field(
+        default=0,
+        description="Findings in the sections a free result hides (cookies, cross_origin), not counted above; "
+        "0 for a Pro result. An addition to the spec.",
+    )
 
 
 class HeaderResult(BaseModel):

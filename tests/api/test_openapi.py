@@ -167,3 +167,10 @@ async def test_every_key_endpoint_names_its_security_scheme(schema: dict) -> Non
     }
     for (method, path), scheme in expected.items():
         assert schema["paths"][path][method]["security"] == [{scheme: []}], path
+
+
+async def test_issue_counts_document_the_locked_findings(schema: dict) -> None:  # type: ignore[type-arg]
+    counts = schema["components"]["schemas"]["IssueCounts"]["properties"]
+
+    assert set(counts) == {"critical", "important", "minor", "total", "locked"}
+    assert "cookies" in counts["locked"]["description"] and all(p.get("description") for p in counts.values())

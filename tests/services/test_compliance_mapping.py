@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.api.fakes import make_report
+from tests.reports import impact_report
+from websec_app.scanner.report import fixes_by_impact
 from websec_app.scanner.rules import default_rulebook
 from websec_app.services.compliance import FAIL, FRAMEWORKS, NOT_TESTED, PARTIAL, PASS, assess, default_mapping
 
@@ -81,9 +83,22 @@ def test_assessment_of_a_report_gives_verdicts_per_requirement() -> None:
     assert verdicts[("pci_dss", "4.2.1")] == FAIL  # HSTS max-age too short is "weak"
     assert {v for v in verdicts.values()} <= {PASS, FAIL, PARTIAL, NOT_TESTED}
     plan = assessment.remediation()
-    assert list(plan) == ["critical", "important", "minor"]
-    assert [f.outcome for f in plan["critical"]] == ["csp.missing"]
-    assert all(f.failing for group in plan.values() for f in group)
+    assert plan[0].outcome == "csp.missing"  # -20, the biggest fix
+    assert all(f.failing for f in plan)
+
+
+def test_the_remediation_plan_is_the_shared_ranking_by_points_lost() -> None:
+    # Given issue 11's report: CSP -15 (warn), HSTS -12 (weak), a session cookie -10 (bad)
+    report = impact_report().to_dict(pro=True)
+
+    # When it is assessed
+    plan = assess(report).remediation()
+
+    # Then the plan is fixes_by_impact's order (less what the mapping does not assess)
+    ranked = [(f.section, f.index) for f in fixes_by_impact(report)]
+    assert [(f.section, f.index) for f in plan] == [p for p in ranked if p in {(f.section, f.index) for f in plan}]
+    assert [f.deduction for f in plan][:3] == [15, 12, 10]
+    assert plan[0].subject == "Content-Security-Policy" and plan[0].status == "warn"
 
 
 def test_header_findings_are_recognised_from_their_explanation() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from tests.api.fakes import make_report
 from tests.fixtures.sites import RunningSite
+from tests.reports import PRO_ORDER, impact_report
 from websec_app.scanner import scan
 from websec_app.services.pdf import render_compliance_pdf, render_scan_pdf, report_filename
 from websec_app.services.pdf.compliance_report import DISCLAIMER
@@ -84,7 +85,7 @@ def test_the_compliance_pdf_has_cover_summary_frameworks_plan_and_disclaimer() -
     for framework in ("OWASP Top 10 2021", "PCI DSS v4.0", "GDPR Article 32", "ISO/IEC 27001:2022 Annex A"):
         assert framework in text
     assert "A02:2021 Cryptographic Failures" in text and "4.2.1 Strong cryptography" in text
-    assert "Remediation plan" in text and "Critical (1)" in text and "Important (" in text and "Minor (" in text
+    assert "Remediation plan" in text and "1. " in text[text.rindex("Remediation plan") :]
     assert "Disclaimer" in text and "not an Approved Scanning Vendor (ASV) scan" in text
     assert DISCLAIMER.split(".")[0] in text
     assert f"Page 1 of {len(texts)}" in texts[0]
@@ -109,7 +110,9 @@ def test_a_real_scan_maps_to_cwe_and_requirements(worst_report: dict[str, Any]) 
 
     assert "CWE-942 Permissive Cross-domain Policy" in text  # the worst site reflects origins with credentials
     assert "OWASP A01:2021" in text and "PCI DSS 6.2.4" in text
-    assert "Critical (" in text
+    plan = text[text.index("Remediation plan", text.index("Results by framework")) : text.index("Disclaimer")]
+    points = [int(d) for d in re.findall(r"\b\d+\. .*?-(\d+) pts?\b", plan)]
+    assert len(points) > 5 and points == sorted(points, reverse=True)
 
 
 @pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) is installed by make test")
@@ -124,3 +127,32 @@ def test_every_page_renders_to_png(worst_report: dict[str, Any], tmp_path: Path)
         images = sorted(tmp_path.glob(f"{name}-*.png"))
         assert len(images) == len(pages(data))
         assert all(image.stat().st_size > 1000 for image in images)
+
+
+def _in_order(text: str, names: list[str]) -> bool:
+    positions = [text.find(name) for name in names]
+    return -1 not in positions and positions == sorted(positions)
+
+
+def test_the_scan_pdf_opens_with_the_fixes_by_points_lost() -> None:
+    # Given issue 11's report (CSP -15 warn, HSTS -12 weak, a session cookie -10 bad)
+    text = flat(render_scan_pdf(impact_report().to_dict(pro=True), "Acme"))
+
+    # When the "Fix these first" table on page one is read
+    block = text[text.index("Fix these first") : text.index("Summary")]
+
+    # Then it is the shared ranking, CSP first
+    assert _in_order(block, [name for _, name, _ in PRO_ORDER])
+    assert re.findall(r"-(\d+) pts?\b", block) == [str(d) for _, _, d in PRO_ORDER]
+    assert "-1 pt " in block  # not "-1 pts"
+
+
+def test_the_compliance_plan_goes_by_points_lost() -> None:
+    data = render_compliance_pdf(impact_report().to_dict(pro=True), now=NOW)
+
+    text = flat(data)
+    plan = text[text.index("Remediation plan", text.index("Results by framework")) : text.index("Disclaimer")]
+
+    points = [int(d) for d in re.findall(r"\b\d+\. .*?-(\d+) pts?\b", plan)]
+    assert points and points == sorted(points, reverse=True)
+    assert points[:3] == [15, 12, 10]

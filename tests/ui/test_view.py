@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from tests.api.fakes import make_report
+from tests.reports import FREE_ORDER, impact_report
 from websec_app.scanner import TargetRefused, TargetUnreachable
+from websec_app.scanner.report import fixes_by_impact
 from websec_app.store import TokenProblem, TokenRejected
 from websec_app.ui.flows import FreeQuotaUsed
 from websec_app.ui.messages import describe, wait_for
@@ -29,14 +31,37 @@ def test_a_full_report_has_every_section_with_fixes() -> None:
     assert csp.title == "Content-Security-Policy not set" and csp.fix == "default-src 'self'"
 
 
-def test_worst_findings_come_first() -> None:
+def test_worst_findings_come_first_within_a_section() -> None:
     view = report_view(make_report().to_dict())
 
-    ranks = [("good", "warn", "weak", "missing", "bad").index(f.status) for f in view.top]
-    assert ranks == sorted(ranks, reverse=True)
-    assert view.top[0].status == "missing" and view.top[0].severity == "critical"
     headers = view.sections[0]
     assert [f.status for f in headers.problems] == ["missing", "weak"] and len(headers.passed) == 1
+
+
+def test_fix_these_first_goes_by_points_lost_and_keeps_the_biggest_fix() -> None:
+    # Given issue 11's report: CSP -15 (warn), HSTS -12 (weak), the rest -5 and less
+    body = impact_report().to_dict(pro=False, include_fix=False)
+
+    # When the report page builds its rows
+    view = report_view(body)
+
+    # Then "Fix these first" is the shared ranking's top five, CSP first, each linking to its finding
+    assert [f.deduction for f in view.top] == [d for _, _, d in FREE_ORDER[:5]]
+    assert view.top[0].title == "Content-Security-Policy weakened"
+    assert [f.key for f in view.top] == [f"{fix.section}-{fix.index}" for fix in fixes_by_impact(body, limit=5)]
+    anchors = {f.key for s in view.sections for f in s.problems}
+    assert {f.key for f in view.top} <= anchors
+
+
+def test_a_free_report_says_how_many_findings_pro_would_add() -> None:
+    free = report_view(impact_report().to_dict(pro=False, include_fix=False))
+    full = report_view(impact_report().to_dict())
+
+    assert (free.total, free.locked) == (7, 3)
+    assert (
+        free.locked_text == "3 more findings in cookies and cross-origin isolation: Pro or a one-time scan shows them."
+    )
+    assert (full.locked, full.locked_text) == (0, "")
 
 
 def test_markdown_backticks_are_dropped_and_dates_read_well() -> None:
@@ -71,7 +96,7 @@ def test_messages_say_what_happened_and_what_next() -> None:
     unreachable = describe(TargetUnreachable("DNS lookup failed: x.invalid does not exist (NXDOMAIN)"), NOW)
     used = describe(TokenRejected(TokenProblem.USED, datetime(2026, 11, 22, 9, tzinfo=UTC)), NOW)
 
-    assert quota.kind == "quota" and "All 10 free scans" in quota.text and "in 10 h 20 min" in quota.text
+    assert quota.kind == "quota" and "used its 10 free scans for today" in quota.text and "in 10 h 20 min" in quota.text
     assert refused.kind == "refused" and refused.text.endswith("Only public addresses can be scanned.")
     assert unreachable.text.startswith("DNS lookup failed: x.invalid does not exist (NXDOMAIN). Check the address")
     assert "already used on Sunday 22 November 2026, 09:00 UTC" in used.text
@@ -82,3 +107,22 @@ def test_waits_read_in_days_hours_or_minutes() -> None:
     assert wait_for(datetime(2026, 12, 1, tzinfo=UTC), NOW) == "in 8 days"
     assert wait_for(datetime(2026, 11, 22, 13, 45, tzinfo=UTC), NOW) == "in 5 min"
     assert wait_for(NOW, NOW) == "in 1 min"
+
+
+def test_points_and_waits_are_counted_in_words() -> None:
+    view = report_view(impact_report().to_dict())
+
+    dns = next(s for s in view.sections if s.key == "dns")
+    assert dns.problems[0].points == "−1 pt" and dns.points == "−1 pt"
+    assert view.top[0].points == "−15 pts"
+    assert wait_for(datetime(2026, 11, 23, 13, 40, tzinfo=UTC), NOW) == "in 1 day"
+
+
+def test_counts_of_one_read_in_the_singular() -> None:
+    from websec_app.services.admission import ScannerBusy
+
+    busy = describe(ScannerBusy(1), NOW)
+    quota = describe(FreeQuotaUsed(1, datetime(2026, 11, 23, tzinfo=UTC)), NOW)
+
+    assert "try again in 1 second." in busy.text
+    assert "used its 1 free scan for today" in quota.text

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from ..scanner import ScanError, ScanReport, scan
+from ..scanner.report import ReportItem, fixes_by_impact
 from ..settings import SettingsError, get_settings
 
 _STATUS_MARK = {"good": "ok  ", "warn": "warn", "weak": "weak", "missing": "MISS", "bad": "BAD "}
@@ -69,6 +70,13 @@ def _section_lines(name: str, section: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _fix_line(number: int, fix: ReportItem) -> str:
+    """ "  1. -15  Content-Security-Policy (headers, warn, important)"."""
+    subjects = fix.item.get("subjects") if isinstance(fix.item.get("subjects"), list) else []
+    on = f" [{', '.join(map(str, subjects))}]" if subjects else ""
+    return f"  {number}. -{fix.deduction}  {fix.name}{on} ({fix.section}, {fix.status}, {fix.severity})"
+
+
 def render_text(report: ScanReport) -> str:
     body = report.to_dict()
     counts = body["issue_counts"]
@@ -79,6 +87,9 @@ def render_text(report: ScanReport) -> str:
     ]
     for cap in body["grading"]["caps"]:
         lines.append(f"  grade capped at {cap['max_grade']} by {cap['outcome']}")
+    fixes = fixes_by_impact(body)
+    if fixes:
+        lines += ["", "Fix these first:", *(_fix_line(n, fix) for n, fix in enumerate(fixes, start=1))]
     for name, section in body.items():
         if isinstance(section, dict) and name not in ("issue_counts", "grading"):
             lines.append("")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .findings import SEVERITIES, STATUSES, CheckResult, Finding
+from .report import count_issues
 from .rules import Rule, RuleBook
 
 #: Sections shaped like spec 2.3 header objects, keyed by header name.
@@ -176,7 +177,6 @@ def grade(results: Sequence[CheckResult], book: RuleBook, context: Mapping[str, 
     sections: dict[str, dict[str, Any]] = {}
     total_deduction = 0
     all_aggs: list[_Aggregate] = []
-    counts = {severity: 0 for severity in SEVERITIES}
     for result in results:
         for finding in result.findings:
             rule = book.rule(finding.outcome)
@@ -186,14 +186,6 @@ def grade(results: Sequence[CheckResult], book: RuleBook, context: Mapping[str, 
         sections[result.section] = section
         total_deduction += deduction
         all_aggs.extend(aggs)
-        if result.section in BARE_HEADER_MAPS:
-            for header in section.values():
-                if header["status"] != "good":
-                    counts[header["severity"]] += 1
-        else:
-            for finding in section["findings"]:
-                if finding["status"] != "good" and finding["check"] != "check.error":
-                    counts[finding["severity"]] += 1
     uncapped = max(0, 100 - total_deduction)
     score = uncapped
     caps: list[dict[str, str]] = []
@@ -202,10 +194,5 @@ def grade(results: Sequence[CheckResult], book: RuleBook, context: Mapping[str, 
         if cap_grade and agg.rule.status != "good":
             caps.append({"outcome": agg.rule.outcome, "max_grade": cap_grade})
             score = min(score, book.band(cap_grade).max_score)
-    issue_counts = {
-        "critical": counts["critical"],
-        "important": counts["important"],
-        "minor": counts["minor"],
-        "total": sum(counts.values()),
-    }
-    return Graded(score, book.grade_for(score), uncapped, tuple(caps), sections, issue_counts)
+    # Counted the way every report body counts them (report.count_issues), so the numbers cannot drift.
+    return Graded(score, book.grade_for(score), uncapped, tuple(caps), sections, count_issues(sections))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .findings import SEVERITIES
 
 #: Report sections in the order the spec lists them (2.1/2.2), then our additions.
 SECTION_ORDER = (
@@ -40,7 +43,12 @@ class ScanReport:
     timings: tuple[dict[str, Any], ...] = field(default=())
 
     def to_dict(self, *, pro: bool = True, include_fix: bool = True) -> dict[str, Any]:
-        """The JSON body: spec 2.2 when `pro`, spec 2.1 otherwise (fixes only with `include_fix`)."""
+        """The JSON body: spec 2.2 when `pro`, spec 2.1 otherwise (fixes only with `include_fix`).
+
+        `issue_counts` counts what this body shows; `locked` counts what the free body hides (issue 11).
+        """
+        shown = {n: s for n, s in self.sections.items() if pro or n not in PRO_ONLY_SECTIONS}
+        hidden = {n: s for n, s in self.sections.items() if n not in shown}
         body: dict[str, Any] = {
             "url": self.url,
             "final_url": self.final_url,
@@ -48,7 +56,7 @@ class ScanReport:
             "grade": self.grade,
             "score": self.score,
             "pro_locked": not pro,
-            "issue_counts": dict(self.issue_counts),
+            "issue_counts": {**count_issues(shown), "locked": count_issues(hidden)["total"]},
         }
         for name in SECTION_ORDER:
             if name not in self.sections or (not pro and name in PRO_ONLY_SECTIONS):
@@ -77,3 +85,94 @@ def _strip_fixes(node: Any) -> None:
     elif isinstance(node, list):
         for item in node:
             _strip_fixes(item)
+
+
+# --- what the renderers share: the report's items, the issue counts, the fixes in order ------------------
+
+
+@dataclass(frozen=True)
+class ReportItem:
+    """One header object (spec 2.3) or one finding of a report, where it sits, and the dict itself."""
+
+    section: str
+    name: str  # the header name for a header object, the outcome id (`check`) for a finding
+    index: int  # its position in the section (the header map's order, or the findings list's)
+    item: Mapping[str, Any]
+    header: bool = False  # a header object of the bare `headers` map, not a finding
+
+    @property
+    def status(self) -> str:
+        return str(self.item.get("status") or "good")
+
+    @property
+    def severity(self) -> str:
+        return str(self.item.get("severity") or "minor")
+
+    @property
+    def deduction(self) -> int:
+        return int(self.item.get("deduction") or 0)
+
+    @property
+    def is_issue(self) -> bool:
+        """What `issue_counts` counts: every status but good; a check that could not run is no issue."""
+        return self.status != "good" and self.name != "check.error"
+
+
+def _sections(report: ScanReport | Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    source = report.sections if isinstance(report, ScanReport) else report
+    return {name: source[name] for name in SECTION_ORDER if isinstance(source.get(name), Mapping)}
+
+
+def report_items(report: ScanReport | Mapping[str, Any]) -> list[ReportItem]:
+    """Every header object and finding, in section order.
+
+    A section with a `findings` list is read from it (cross_origin's header objects beside it restate
+    those findings); the bare `headers` map (spec 2.3) is read header by header, each object carrying
+    its own deduction (its findings', capped at what absence costs: grading.py).
+    """
+    items: list[ReportItem] = []
+    for section, body in _sections(report).items():
+        if "findings" in body:
+            listed = body["findings"] if isinstance(body["findings"], list) else []
+            items += [
+                ReportItem(section, str(f.get("check") or ""), i, f)
+                for i, f in enumerate(listed)
+                if isinstance(f, Mapping)
+            ]
+        else:
+            items += [
+                ReportItem(section, str(name), i, h, header=True)
+                for i, (name, h) in enumerate(body.items())
+                if isinstance(h, Mapping) and "status" in h
+            ]
+    return items
+
+
+def count_issues(report: ScanReport | Mapping[str, Any]) -> dict[str, int]:
+    """`issue_counts` (spec 2.1) of the sections given: critical, important, minor, total."""
+    counts = {severity: 0 for severity in reversed(SEVERITIES)}
+    for item in report_items(report):
+        if item.is_issue:
+            counts[item.severity if item.severity in counts else "minor"] += 1
+    return {**counts, "total": sum(counts.values())}
+
+
+def fixes_by_impact(report: ScanReport | Mapping[str, Any], *, limit: int | None = None) -> list[ReportItem]:
+    """The issues, the ones that cost the most points first; then the more severe; then in section order.
+
+    Every "Fix these first" list (web report, CLI, scan PDF, compliance plan) reads this, so a site owner
+    who fixes from the top gains the most score first (issue 11: a -15 `warn` CSP was ranked after -3
+    `missing` headers, because lists went by status first). Give it the body that is shown (a free body
+    has no cookies or cross_origin), or a ScanReport for everything.
+    """
+    sections = list(SECTION_ORDER)
+    ranked = sorted(
+        (item for item in report_items(report) if item.is_issue),
+        key=lambda f: (
+            -f.deduction,
+            -(SEVERITIES.index(f.severity) if f.severity in SEVERITIES else 0),
+            sections.index(f.section),
+            f.index,
+        ),
+    )
+    return ranked if limit is None else ranked[:limit]

@@ -15,6 +15,7 @@ from websec_app.services.admission import ScannerBusy
 from websec_app.services.payments import PaymentError
 from websec_app.services.pdf import PdfRenderError
 from websec_app.store import TokenProblem, TokenRejected
+from websec_app.wording import counted
 
 from .flows import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed
 
@@ -43,7 +44,7 @@ def wait_for(moment: datetime, now: datetime) -> str:
     hours, rest = divmod(rest, 3600)
     minutes = max(1, rest // 60) if not days and not hours else rest // 60
     if days:
-        return f"in {days} day{'s' if days != 1 else ''}"
+        return f"in {counted(days, 'day')}"
     if hours:
         return f"in {hours} h {minutes} min"
     return f"in {minutes} min"
@@ -79,7 +80,7 @@ def describe(exc: BaseException, now: datetime, *, token: str = "scan") -> Probl
         return Problem(
             "quota",
             "You have used today's free scans",
-            f"All {exc.limit} free scans for your network today are used. They reset at midnight UTC "
+            f"Your network has used its {counted(exc.limit, 'free scan')} for today. They reset at midnight UTC "
             f"({when(exc.resets_at)}, {wait_for(exc.resets_at, now)}). A one-time scan or a Pro subscription "
             "scans right away, with the fix for every finding.",
         )
@@ -87,7 +88,7 @@ def describe(exc: BaseException, now: datetime, *, token: str = "scan") -> Probl
         return Problem(
             "quota",
             "This month's Pro scans are used",
-            f"All {exc.limit} scans of this month are used. The quota resets on {when(exc.resets_at)} "
+            f"This month's quota of {counted(exc.limit, 'scan')} is used up. It resets on {when(exc.resets_at)} "
             f"({wait_for(exc.resets_at, now)}).",
         )
     if isinstance(exc, ScannerBusy):
@@ -95,7 +96,7 @@ def describe(exc: BaseException, now: datetime, *, token: str = "scan") -> Probl
         return Problem(
             "busy",
             "The scanner is busy",
-            f"The scanner is busy right now. Please try again in {exc.retry_after} seconds. "
+            f"The scanner is busy right now. Please try again in {counted(exc.retry_after, 'second')}. "
             "Nothing was counted for this attempt.",
         )
     if isinstance(exc, TargetRefused):

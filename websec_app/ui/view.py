@@ -1,8 +1,8 @@
 """The report as the UI shows it: a scan result dict (spec 2.1/2.2) in, plain display rows out.
 
 Pure functions, no Reflex: the report page, the Pro area and the tests all read the same
-view. Worst findings come first everywhere (status, then severity, then points lost), so a
-site owner reading from the top fixes what matters most first.
+view. Within a section the worst findings come first (status, then severity, then points lost);
+"Fix these first" is `fixes_by_impact`, the ranking by points lost every renderer shares.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 
 from websec_app.scanner import PRO_ONLY_SECTIONS, SECTION_ORDER
 from websec_app.scanner.findings import SEVERITIES, STATUSES
+from websec_app.scanner.report import fixes_by_impact
+from websec_app.wording import counted
 
 #: Section titles and what each one checks (shown under the title, and on locked cards).
 SECTION_INFO: dict[str, tuple[str, str]] = {
@@ -74,6 +76,7 @@ class FindingView:
     subjects: str
     section: str
     problem: bool  # anything but "good"
+    points: str = ""  # "−15 pts", "−1 pt"; "" when nothing is deducted
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class SectionView:
     locked: bool
     problems: list[FindingView] = field(default_factory=list)
     passed: list[FindingView] = field(default_factory=list)
+    points: str = ""  # as FindingView.points
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ class ReportView:
     important: int
     minor: int
     total: int
+    locked: int  # findings in the sections a free report hides (issue_counts.locked)
+    locked_text: str  # "6 more findings in cookies and cross-origin isolation: ..." ("" when none)
     caps: list[str]
     top: list[FindingView]
     sections: list[SectionView]
@@ -123,6 +129,10 @@ def _when(iso: str) -> str:
     return f"{moment.day} {moment:%b %Y, %H:%M} UTC"
 
 
+def _points(deduction: int) -> str:
+    return f"−{counted(deduction, 'pt')}" if deduction > 0 else ""
+
+
 def _headline(explanation: str) -> tuple[str, str]:
     parts = _SENTENCE_END.split(explanation.strip(), maxsplit=1)
     if len(parts) == 1:
@@ -142,13 +152,14 @@ def _finding(section: str, index: int, raw: Mapping[str, Any], title: str | None
     else:
         detail = explanation
     subjects = raw.get("subjects") or []
+    deduction = int(raw.get("deduction") or 0)
     return FindingView(
         key=f"{section}-{index}",
         title=title,
         check=_text(raw.get("check")),
         status=status,
         severity=_text(raw.get("severity")) or "minor",
-        deduction=int(raw.get("deduction") or 0),
+        deduction=deduction,
         detail=detail,
         note=_prose(raw.get("note")),
         fix=_prose(raw.get("fix")),
@@ -156,6 +167,7 @@ def _finding(section: str, index: int, raw: Mapping[str, Any], title: str | None
         subjects=", ".join(str(s) for s in subjects) if isinstance(subjects, list) else _text(subjects),
         section=section,
         problem=status != "good",
+        points=_points(deduction),
     )
 
 
@@ -179,7 +191,8 @@ def _section(name: str, section: Mapping[str, Any] | None, pro_locked: bool) -> 
     problems = [f for f in findings if f.problem]
     status = problems[0].status if problems else "good"
     deduction = sum(f.deduction for f in problems) if name == "headers" else int(section.get("deduction") or 0)
-    return SectionView(name, title, about, status, deduction, False, problems, [f for f in findings if not f.problem])
+    passed = [f for f in findings if not f.problem]
+    return SectionView(name, title, about, status, deduction, False, problems, passed, _points(deduction))
 
 
 def _cap_reason(outcome: str, problems: list[FindingView]) -> str:
@@ -191,11 +204,22 @@ def _cap_reason(outcome: str, problems: list[FindingView]) -> str:
     return outcome
 
 
+def _locked_text(locked: int, sections: list[SectionView]) -> str:
+    """What the locked sections hold: "3 more findings in cookies and cross-origin isolation: ..."."""
+    names = [s.title[:1].lower() + s.title[1:] for s in sections if s.locked]
+    if not locked or not names:
+        return ""
+    where = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    return f"{counted(locked, 'more finding')} in {where}: Pro or a one-time scan shows them."
+
+
 def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
     """The display rows of one report (either shape: free, or Pro / one-time)."""
     pro_locked = bool(report.get("pro_locked", False))
     sections = [view for name in SECTION_ORDER if (view := _section(name, report.get(name), pro_locked)) is not None]
     problems = sorted((f for s in sections for f in s.problems), key=_worst_first)
+    by_key = {f.key: f for s in sections for f in s.problems}
+    ranked = [by_key[k] for fix in fixes_by_impact(report) if (k := f"{fix.section}-{fix.index}") in by_key]
     counts = report.get("issue_counts") or {}
     if not counts:  # spec 2.2 does not promise issue_counts: count what is shown
         counts = {severity: sum(1 for f in problems if f.severity == severity) for severity in SEVERITIES}
@@ -218,8 +242,10 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
         important=int(counts.get("important", 0)),
         minor=int(counts.get("minor", 0)),
         total=int(counts.get("total", 0)),
+        locked=int(counts.get("locked", 0)),
+        locked_text=_locked_text(int(counts.get("locked", 0)), sections),
         caps=caps,
-        top=problems[:top],
+        top=ranked[:top],
         sections=sections,
     )
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from websec_app.scanner.findings import SEVERITIES, STATUSES
+from websec_app.scanner.report import fixes_by_impact, report_items
 from websec_app.scanner.rules import RuleBook, default_rulebook
 
 _MAPPING = Path(__file__).with_name("mapping.toml")
@@ -112,6 +113,7 @@ def default_mapping() -> ComplianceMapping:
 class ObservedFinding:
     outcome: str
     section: str
+    index: int  # its place in the section (report.ReportItem.index)
     subject: str | None  # header name for header-shaped sections
     status: str
     severity: str
@@ -168,16 +170,11 @@ class Assessment:
     findings: tuple[ObservedFinding, ...]
     frameworks: tuple[FrameworkResult, ...]
     not_assessed: tuple[str, ...]  # sections a check could not run for
+    plan: tuple[ObservedFinding, ...] = ()  # the problems in `fixes_by_impact` order
 
-    def remediation(self) -> dict[str, list[ObservedFinding]]:
-        """Problems grouped by severity (critical first), biggest deduction first within a group."""
-        plan: dict[str, list[ObservedFinding]] = {severity: [] for severity in reversed(SEVERITIES)}
-        for finding in self.findings:
-            if finding.failing:
-                plan[finding.severity].append(finding)
-        for items in plan.values():
-            items.sort(key=lambda f: (-STATUSES.index(f.status), -f.deduction, f.outcome))
-        return plan
+    def remediation(self) -> list[ObservedFinding]:
+        """The problems, the fix that gains the most points first (scanner.report.fixes_by_impact)."""
+        return list(self.plan)
 
 
 def _header_outcome(book: RuleBook, name: str, header: Mapping[str, Any]) -> str | None:
@@ -192,13 +189,14 @@ def _header_outcome(book: RuleBook, name: str, header: Mapping[str, Any]) -> str
 def _observe(report: Mapping[str, Any], mapping: ComplianceMapping, book: RuleBook) -> list[ObservedFinding]:
     observed: list[ObservedFinding] = []
 
-    def add(outcome: str, section: str, item: Mapping[str, Any], subject: str | None) -> None:
+    def add(outcome: str, section: str, index: int, item: Mapping[str, Any], subject: str | None) -> None:
         control = mapping.control_of(outcome)
         cwe = control.outcomes[outcome] if control else None
         observed.append(
             ObservedFinding(
                 outcome=outcome,
                 section=section,
+                index=index,
                 subject=subject,
                 status=str(item.get("status", "good")),
                 severity=str(item.get("severity", "minor")),
@@ -212,20 +210,14 @@ def _observe(report: Mapping[str, Any], mapping: ComplianceMapping, book: RuleBo
             )
         )
 
-    for section, body in report.items():
-        if not isinstance(body, Mapping):
-            continue
-        if section == "headers":
-            for name, header in body.items():
-                if isinstance(header, Mapping) and "status" in header:
-                    outcome = _header_outcome(book, name, header)
-                    if outcome is not None:
-                        add(outcome, section, header, name)
-            continue
-        for finding in body.get("findings") or ():
-            if isinstance(finding, Mapping) and finding.get("check"):
-                subjects = finding.get("subjects") or []
-                add(str(finding["check"]), section, finding, ", ".join(map(str, subjects)) or None)
+    for entry in report_items(report):
+        if entry.header:  # a header object (spec 2.3): its name is the subject
+            outcome = _header_outcome(book, entry.name, entry.item)
+            if outcome is not None:
+                add(outcome, entry.section, entry.index, entry.item, entry.name)
+        elif entry.name:
+            subjects = entry.item.get("subjects") or []
+            add(entry.name, entry.section, entry.index, entry.item, ", ".join(map(str, subjects)) or None)
     return observed
 
 
@@ -257,6 +249,9 @@ def assess(
             results.append(RequirementResult(requirement, title, _verdict(evidence), tuple(evidence)))
         frameworks.append(FrameworkResult(framework, tuple(results)))
     grading = report.get("grading") if isinstance(report.get("grading"), Mapping) else {}
+    findings = tuple(f for f in observed if f.outcome not in mapping.not_assessed)
+    by_place = {(f.section, f.index): f for f in findings if f.failing}
+    plan = tuple(by_place[p] for fix in fixes_by_impact(report) if (p := (fix.section, fix.index)) in by_place)
     return Assessment(
         mapping_version=mapping.version,
         url=str(report.get("url", "")),
@@ -265,9 +260,10 @@ def assess(
         score=int(report.get("score") or 0),
         scanned_at=str(report.get("scanned_at") or ""),
         algorithm_version=str((grading or {}).get("algorithm_version", "")),
-        findings=tuple(f for f in observed if f.outcome not in mapping.not_assessed),
+        findings=findings,
         frameworks=tuple(frameworks),
         not_assessed=tuple(sorted({f.section for f in observed if f.outcome in mapping.not_assessed})),
+        plan=plan,
     )
 
 

@@ -17,6 +17,7 @@ from email.utils import format_datetime, make_msgid
 from urllib.parse import quote
 
 from websec_app.store.outbox import QueuedEmail
+from websec_app.wording import counted
 
 #: Outbox kinds (the `kind` column): what an email delivers.
 KIND_SCAN_TOKEN = "scan_token"
@@ -125,7 +126,8 @@ def api_key_email(*, to: str, key: str, plan: str, scans_per_month: int, base_ur
     text = (
         f"Welcome to websec {plan}.\n\n"
         f"Your API key:\n\n    {key}\n\n"
-        f"It gives {scans_per_month} Pro scans per calendar month (reset on the 1st, UTC), PDF exports and the API.\n"
+        f"It gives {counted(scans_per_month, 'Pro scan')} per calendar month (reset on the 1st, UTC), PDF exports and "
+        "the API.\n"
         "Treat it like a password: whoever has it can use your quota. If it leaks, ask support to rotate it.\n\n"
         f'    curl -H "X-API-Key: {key}" {base_url}/api/verify-key\n'
     )
@@ -134,8 +136,8 @@ def api_key_email(*, to: str, key: str, plan: str, scans_per_month: int, base_ur
         [
             "Your API key:",
             _code(key),
-            f"It gives <b>{scans_per_month}</b> Pro scans per calendar month (reset on the 1st, UTC), PDF exports "
-            "and the API. Send it in the <code>X-API-Key</code> header.",
+            f"It gives <b>{counted(scans_per_month, 'Pro scan')}</b> per calendar month (reset on the 1st, UTC), "
+            "PDF exports and the API. Send it in the <code>X-API-Key</code> header.",
             "Treat it like a password: whoever has it can use your quota. If it leaks, ask support to rotate it.",
         ],
     )

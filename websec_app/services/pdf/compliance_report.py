@@ -4,7 +4,7 @@
 2. Assessment summary: every problem found, with its CWE and the requirements it bears on.
 3-6. One pass/fail table per framework (OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32,
    ISO/IEC 27001:2022 Annex A): each requirement, its verdict and the evidence.
-7. Remediation plan, grouped by severity, each item with its fix.
+7. Remediation plan: the fix that gains the most points first (`fixes_by_impact`), each item with its fix.
 8. Disclaimer: what an external scan can and cannot show.
 
 The verdicts come from `websec_app.services.compliance.assess` and the mapping file it loads;
@@ -21,6 +21,8 @@ from typing import Any
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
 from reportlab.platypus import CondPageBreak, Flowable, PageBreak, Paragraph, SimpleDocTemplate, Spacer
+
+from websec_app.wording import counted
 
 from ..compliance import FAIL, NOT_TESTED, PARTIAL, PASS, Assessment, ObservedFinding, assess
 from ._layout import (
@@ -194,7 +196,7 @@ def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
         elif requirement.problems:
             evidence = _evidence(requirement.problems)
         else:
-            evidence = f"{len(requirement.findings)} checks passed."
+            evidence = f"{counted(len(requirement.findings), 'check')} passed."
         rows.append(
             [
                 Paragraph(f"<b>{text(requirement.requirement)}</b><br/>{text(requirement.title)}", st["cell"]),
@@ -211,37 +213,32 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
         CondPageBreak(50 * mm),
         Paragraph(f"{number}. Remediation plan", st["h1"]),
         Paragraph(
-            "Problems grouped by severity: fix the critical ones first. Within a group, the largest score deduction "
-            "comes first.",
+            "Problems in the order that raises the score fastest: the largest score deduction first; equal "
+            "deductions, the more severe first.",
             st["body"],
         ),
     ]
     plan = assessment.remediation()
-    if not any(plan.values()):
+    if not plan:
         story.append(Paragraph("Nothing to fix: the scan found no problems.", st["body"]))
         return story
-    item = 0
-    for severity, findings in plan.items():
-        story.append(
-            Paragraph(f"{badge(severity, SEVERITY_COLOURS)} <b>{severity.capitalize()}</b> ({len(findings)})", st["h2"])
-        )
-        if not findings:
-            story.append(Paragraph(f"No {severity} problems.", st["small"]))
-            continue
-        for finding in findings:
-            item += 1
-            lines = [f"<b>{item}. {text(_finding_title(finding))}</b>  {badge(finding.status)}"]
-            lines.append(text(finding.explanation))
-            if finding.note:
-                lines.append(f"<b>Observed:</b> {text(finding.note)}")
-            lines.append(f"<b>Fix:</b> {code(finding.fix) if finding.fix else 'see the explanation above.'}")
-            refs = f"{text(finding.outcome)}"
-            if finding.cwe:
-                refs += f"; {text(finding.cwe)} {text(finding.cwe_name or '')}"
-            if finding.references():
-                refs += f"; {text(', '.join(finding.references()))}"
-            lines.append(f"<font color='#656d76'>{refs}</font>")
-            story.append(Paragraph("<br/>".join(lines), st["item"]))
+    for item, finding in enumerate(plan, start=1):
+        points = f"-{counted(finding.deduction, 'pt')}" if finding.deduction else "no points"
+        lines = [
+            f"<b>{item}. {text(_finding_title(finding))}</b>  {badge(finding.status)} "
+            f"{badge(finding.severity, SEVERITY_COLOURS)}  {points}"
+        ]
+        lines.append(text(finding.explanation))
+        if finding.note:
+            lines.append(f"<b>Observed:</b> {text(finding.note)}")
+        lines.append(f"<b>Fix:</b> {code(finding.fix) if finding.fix else 'see the explanation above.'}")
+        refs = f"{text(finding.outcome)}"
+        if finding.cwe:
+            refs += f"; {text(finding.cwe)} {text(finding.cwe_name or '')}"
+        if finding.references():
+            refs += f"; {text(', '.join(finding.references()))}"
+        lines.append(f"<font color='#656d76'>{refs}</font>")
+        story.append(Paragraph("<br/>".join(lines), st["item"]))
     return story
 
 

@@ -1,7 +1,8 @@
 """The Pro scan PDF (`POST /api/report/pdf`, spec 4.3).
 
-Page one: who it is for, the grade and score in large type, the scan's facts, the issue counts and
-a summary of every section. Then one part per section with every finding: status, severity,
+Page one: who it is for, the grade and score in large type, the scan's facts, the issue counts, the
+fixes that gain the most points (`fixes_by_impact`, the ranking every renderer shares) and a summary of
+every section. Then one part per section with every finding: status, severity,
 deduction, explanation, what it affects, and the fix. A running header names the site and the
 client; every page says "Page n of N".
 
@@ -19,6 +20,9 @@ from typing import Any
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
 from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, Paragraph, SimpleDocTemplate, Spacer
+
+from websec_app.scanner.report import count_issues, fixes_by_impact
+from websec_app.wording import counted
 
 from ._layout import (
     CONTENT_WIDTH,
@@ -61,7 +65,7 @@ def _finding_rows(findings: Any, st: dict[str, Any]) -> list[list[Any]]:
         if not isinstance(finding, Mapping):
             continue
         status = f"{badge(finding.get('status'))}<br/>{badge(finding.get('severity'), SEVERITY_COLOURS)}" + (
-            f"<br/>-{text(finding.get('deduction'))} pts" if finding.get("deduction") else ""
+            f"<br/>{_points(finding.get('deduction'))}" if finding.get("deduction") else ""
         )
         detail = f"<b>{text(finding.get('check'))}</b>"
         if finding.get("cwe"):
@@ -98,7 +102,7 @@ def _headers_part(headers: Mapping[str, Any], st: dict[str, Any]) -> list[Flowab
             detail += f"<br/><b>Fix:</b> {code(header.get('fix'))}"
         status = f"{badge(header.get('status'))}<br/>{badge(header.get('severity'), SEVERITY_COLOURS)}"
         if header.get("deduction"):
-            status += f"<br/>-{text(header.get('deduction'))} pts"
+            status += f"<br/>{_points(header.get('deduction'))}"
         rows.append(
             [
                 Paragraph(f"<b>{text(name)}</b>", st["cell"]),
@@ -129,6 +133,42 @@ def _details(section: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     return [table(rows[:20], [45 * mm, CONTENT_WIDTH - 45 * mm], header=False), Spacer(1, 3 * mm)]
 
 
+#: How many fixes page one lists; every one is in its section's part too.
+TOP_FIXES = 10
+
+
+def _points(deduction: Any) -> str:
+    """ "-15 pts", "-1 pt" (a malformed value prints as itself)."""
+    return f"-{counted(deduction, 'pt')}" if isinstance(deduction, int) else f"-{text(deduction)} pts"
+
+
+def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
+    fixes = fixes_by_impact(report, limit=TOP_FIXES)
+    if not fixes:
+        return []
+    rows: list[list[Any]] = [[Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("#", "Points", "Finding", "Status")]]
+    for number, fix in enumerate(fixes, start=1):
+        subjects = fix.item.get("subjects")
+        on = f"<br/><font color='#656d76'>{text(', '.join(map(str, subjects)))}</font>" if subjects else ""
+        rows.append(
+            [
+                Paragraph(str(number), st["cell"]),
+                Paragraph(_points(fix.deduction), st["cell"]),
+                Paragraph(
+                    f"<b>{text(fix.name)}</b> ({text(SECTION_TITLES.get(fix.section, fix.section))}){on}", st["cell"]
+                ),
+                Paragraph(f"{badge(fix.status)} {badge(fix.severity, SEVERITY_COLOURS)}", st["cell"]),
+            ]
+        )
+    return [
+        Paragraph("Fix these first", st["h1"]),
+        Paragraph(
+            "The fixes that gain the most points, largest first; equal points, the more severe first.", st["small"]
+        ),
+        table(rows, [10 * mm, 20 * mm, CONTENT_WIDTH - 75 * mm, 45 * mm]),
+    ]
+
+
 def _summary(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     rows: list[list[Any]] = [
         [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Section", "Status", "Deduction", "Problems")]
@@ -142,13 +182,10 @@ def _summary(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
             statuses = [str(h.get("status")) for h in items]
             worst = next((s for s in ("bad", "missing", "weak", "warn") if s in statuses), "good")
             deduction = sum(int(h.get("deduction") or 0) for h in items)
-            problems = sum(1 for s in statuses if s != "good")
         else:
             worst = str(section.get("status", "good"))
             deduction = int(section.get("deduction") or 0)
-            listed = section.get("findings")
-            findings: list[Any] = listed if isinstance(listed, list) else []
-            problems = sum(1 for f in findings if isinstance(f, Mapping) and f.get("status") != "good")
+        problems = count_issues({key: section})["total"]  # as issue_counts counts them
         rows.append(
             [
                 Paragraph(text(title), st["cell"]),
@@ -208,6 +245,7 @@ def _story(report: Mapping[str, Any], name: str | None) -> list[Flowable]:
                     st["small"],
                 )
             )
+    story += _top_fixes(report, st)
     story += [Paragraph("Summary", st["h1"]), *_summary(report, st)]
     number = 0
     for key, title in SECTION_TITLES.items():
@@ -222,7 +260,7 @@ def _story(report: Mapping[str, Any], name: str | None) -> list[Flowable]:
             continue
         heading = f"{number}. {title}: {badge(section.get('status'))}"
         if section.get("deduction"):
-            heading += f" <font size='10'>(-{text(section.get('deduction'))} pts)</font>"
+            heading += f" <font size='10'>({_points(section.get('deduction'))})</font>"
         story.append(Paragraph(heading, st["h1"]))
         story.extend(_details(section, st))
         rows = _finding_rows(section.get("findings"), st)

@@ -70,6 +70,17 @@ def summary() -> rx.Component:
             spacing="3",
             width="100%",
         ),
+        # The counts above are what this report shows (issue_counts); the locked sections hold `locked` more.
+        rx.cond(
+            view.locked > 0,
+            rx.hstack(
+                rx.icon("lock", size=14, color=rx.color("indigo", 9), aria_hidden="true"),
+                rx.text(view.locked_text, " ", rx.link("See prices", href="/pricing"), size="2"),
+                align="center",
+                spacing="2",
+                data_testid="locked-count",
+            ),
+        ),
         rx.cond(
             ReportState.share_url != "",
             rx.vstack(
@@ -124,8 +135,7 @@ def _top_item(finding: FindingView) -> rx.Component:
                     color=rx.color("gray", 12),
                 ),
                 rx.text(
-                    f"−{finding.deduction}",
-                    " pts",
+                    finding.points,
                     size="2",
                     color_scheme="gray",
                     white_space="nowrap",
@@ -147,7 +157,11 @@ def top_findings() -> rx.Component:
         ReportState.view.top.length() > 0,  # type: ignore[attr-defined]
         section_card(
             rx.heading("Fix these first", as_="h2", size="5"),
-            rx.text("The findings that cost the most, worst first.", size="2", color_scheme="gray"),
+            rx.text(
+                "The fixes that gain the most points come first; equal points, the more severe first.",
+                size="2",
+                color_scheme="gray",
+            ),
             rx.el.ol(rx.foreach(ReportState.view.top, _top_item), class_name="plain-list", data_testid="top-findings"),
         ),
         section_card(
@@ -165,7 +179,7 @@ def _finding(finding: FindingView, pro: rx.Var[bool] | bool) -> rx.Component:
         rx.flex(
             status_badge(finding.status),
             severity_badge(finding.severity),
-            rx.cond(finding.deduction > 0, rx.text(f"−{finding.deduction} pts", size="1", color_scheme="gray")),
+            rx.cond(finding.deduction > 0, rx.text(finding.points, size="1", color_scheme="gray")),
             rx.cond(finding.cwe != "", rx.text(finding.cwe, size="1", color_scheme="gray")),
             spacing="2",
             align="center",
@@ -255,7 +269,7 @@ def _section(section: SectionView) -> rx.Component:
                 min_width="0",
             ),
             rx.hstack(
-                rx.cond(section.deduction > 0, rx.text(f"−{section.deduction} pts", size="2", color_scheme="gray")),
+                rx.cond(section.deduction > 0, rx.text(section.points, size="2", color_scheme="gray")),
                 status_badge(section.status),
                 align="center",
             ),

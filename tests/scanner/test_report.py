@@ -1,0 +1,67 @@
+"""The report's shared views: fixes in order of points lost, and issue counts that match what is shown."""
+
+from __future__ import annotations
+
+from tests.reports import FREE_ORDER, PRO_ORDER, impact_report
+from websec_app.scanner.report import count_issues, fixes_by_impact
+
+
+def _order(fixes: list) -> list[tuple[str, str, int]]:
+    return [(fix.section, fix.name, fix.deduction) for fix in fixes]
+
+
+def test_fixes_go_by_points_lost_then_severity_then_section() -> None:
+    # Given issue 11's report: CSP -15 (warn), HSTS -12 (weak), a session cookie -10 (bad)
+    report = impact_report()
+
+    # When the fixes are ranked
+    fixes = fixes_by_impact(report)
+
+    # Then the biggest fix comes first, whatever its status, and check.error is no fix
+    assert _order(fixes) == PRO_ORDER
+
+
+def test_the_free_report_ranks_only_what_it_shows_and_never_drops_the_biggest_fix() -> None:
+    body = impact_report().to_dict(pro=False, include_fix=False)
+
+    top = fixes_by_impact(body, limit=5)
+
+    assert _order(fixes_by_impact(body)) == FREE_ORDER
+    assert _order(top) == FREE_ORDER[:5]
+    assert top[0].name == "Content-Security-Policy" and top[0].status == "warn"
+
+
+def test_a_dict_and_the_report_rank_alike() -> None:
+    report = impact_report()
+
+    assert _order(fixes_by_impact(report.to_dict())) == _order(fixes_by_impact(report))
+
+
+def test_a_fix_carries_its_item_and_its_place_in_the_section() -> None:
+    fixes = {(f.section, f.name): f for f in fixes_by_impact(impact_report())}
+
+    hsts = fixes[("headers", "Strict-Transport-Security")]
+    cookie = fixes[("cookies", "cookie.session_no_secure")]
+    assert hsts.index == 1 and hsts.item["note"] == "max-age=300" and hsts.severity == "important"
+    assert cookie.index == 0 and cookie.item["subjects"] == ["sid"]
+
+
+def test_the_free_issue_counts_count_what_is_shown_and_lock_the_rest() -> None:
+    # Given a report with 3 findings in the Pro-only sections (2 cookies, 1 cross-origin)
+    report = impact_report()
+
+    # When it is shown free and in full
+    free = report.to_dict(pro=False)["issue_counts"]
+    full = report.to_dict(pro=True)["issue_counts"]
+
+    # Then the free counts are what the free report lists, and `locked` says how many more Pro shows
+    assert free == {"critical": 0, "important": 2, "minor": 5, "total": 7, "locked": 3}
+    assert full == {"critical": 0, "important": 4, "minor": 6, "total": 10, "locked": 0}
+    assert free["total"] == len(fixes_by_impact(report.to_dict(pro=False)))
+    assert full["total"] == len(fixes_by_impact(report))
+
+
+def test_issue_counts_keep_their_meaning_every_status_but_good_and_no_check_error() -> None:
+    counts = count_issues(impact_report().sections)
+
+    assert counts == {"critical": 0, "important": 4, "minor": 6, "total": 10}
