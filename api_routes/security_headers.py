@@ -29,6 +29,12 @@ only on non-HTML responses: `require-corp` on the pages would block Razorpay's c
 
 HSTS (RFC 6797) is sent in production and whenever the request arrived over HTTPS; browsers ignore it
 over plain HTTP anyway (§8.1), and leaving it off in development keeps `localhost` unpinned.
+Vary names each token once, in one field (RFC 9110 §12.5.5 makes it a set). Mounted in Reflex, the
+response passes up to three identical CORSMiddleware layers (reflex/app.py `App._add_cors`: Reflex's
+inner app, our API as its `api_transformer`, and the top app around both), and Starlette's CORS adds
+`Origin` to Vary at each one for any request with an Origin header, allowed or not
+(starlette/middleware/cors.py `send`): "Vary: Origin, Origin". This wrapper cannot see past the top
+layer, so there it leaves `Origin` to that layer (`outer_cors`) and merges the rest (issue 11).
 `Server` and `X-Powered-By` from the app are dropped. Granian (the server of `serve-api` and of Reflex)
 adds its own `server: granian` after the app, with no version and no switch to turn it off: a product
 name alone is not a version leak, and our fingerprint check grades it good (`fingerprint.product_only`).
@@ -46,6 +52,7 @@ from collections.abc import Iterable
 
 import anyio
 from starlette.datastructures import MutableHeaders
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
@@ -172,6 +179,42 @@ def _decoded(body: bytes, encoding: str) -> bytes | None:
     return None
 
 
+_ORIGIN = frozenset({b"origin"})
+_NONE: frozenset[bytes] = frozenset()
+
+
+def _holds_cors(app: object) -> bool:
+    """Whether a CORSMiddleware is among the middleware this stack starts with (each holds the next as `.app`)."""
+    for _ in range(32):
+        if isinstance(app, CORSMiddleware):
+            return True
+        app = getattr(app, "app", None)
+        if app is None:
+            return False
+    return False
+
+
+def vary_once(
+    raw_headers: Iterable[tuple[bytes, bytes]], drop: frozenset[bytes] = frozenset()
+) -> list[tuple[bytes, bytes]]:
+    """The headers with every Vary field merged into one that names each token once (first spelling kept),
+    less the tokens in `drop` (lower-case). Headers without Vary come back as they were."""
+    headers = list(raw_headers)
+    if not any(name.lower() == b"vary" for name, _ in headers):
+        return headers
+    tokens: dict[bytes, bytes] = {}
+    for name, value in headers:
+        if name.lower() == b"vary":
+            for token in value.split(b","):
+                token = token.strip()
+                if token and token.lower() not in drop:
+                    tokens.setdefault(token.lower(), token)
+    kept = [(name, value) for name, value in headers if name.lower() != b"vary"]
+    if b"*" in tokens:  # "*" alone: the response varies on something beyond the request's fields
+        return [*kept, (b"vary", b"*")]
+    return [*kept, (b"vary", b", ".join(tokens.values()))] if tokens else kept
+
+
 def _is_html(raw_headers: Iterable[tuple[bytes, bytes]]) -> bool:
     return any(name.lower() == b"content-type" and value.startswith(b"text/html") for name, value in raw_headers)
 
@@ -179,9 +222,13 @@ def _is_html(raw_headers: Iterable[tuple[bytes, bytes]]) -> bool:
 class SecurityHeaders:
     """ASGI wrapper: adds the security headers to every HTTP response (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, production: bool, base_url: str = "") -> None:
+    def __init__(self, app: ASGIApp, *, production: bool, base_url: str = "", outer_cors: bool | None = None) -> None:
         self.app = app
         self.production = production
+        # A CORS layer outside this one adds `Vary: Origin` to every answer to a request with an Origin. Reflex
+        # adds one around us exactly when it adds one inside (create_api builds this stack on the first
+        # request, after Reflex's `_add_cors`): served alone (serve-api) there is none.
+        self.outer_cors = _holds_cors(app) if outer_cors is None else outer_cors
         # Production: only the public address's secure socket. Development: any ws:/wss: (the compiled
         # address varies with how the developer browses); our own CSP check does not grade connect-src.
         host = base_url.split("://", 1)[-1].split("/", 1)[0]
@@ -193,6 +240,7 @@ class SecurityHeaders:
             return
         https = sends_hsts(scope, self.production)
         path = scope.get("path", "")
+        drop = _ORIGIN if self.outer_cors and any(k == b"origin" for k, _ in scope.get("headers", ())) else _NONE
         held: Message | None = None
         chunks: list[bytes] = []
         size = 0
@@ -200,6 +248,7 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             nonlocal held, size
             if message["type"] == "http.response.start":
+                message["headers"] = vary_once(message.get("headers", []), drop)
                 status = message.get("status")
                 if status != 304 and not _is_html(message["headers"]):
                     kept = [h for h in message["headers"] if h[0].lower() not in _REPLACED]
@@ -266,4 +315,4 @@ class SecurityHeaders:
         await send(start)
 
 
-__all__ = ["SecurityHeaders", "api_headers", "inline_script_hashes", "page_csp"]
+__all__ = ["SecurityHeaders", "api_headers", "inline_script_hashes", "page_csp", "vary_once"]

@@ -245,3 +245,73 @@ async def test_a_not_modified_answer_keeps_the_cached_pages_policy() -> None:
 
     headers = dict(sent[0]["headers"])
     assert b"content-security-policy" not in headers and headers[b"x-frame-options"] == b"DENY"
+
+
+def _vary_tokens(response: httpx.Response) -> list[str]:
+    return [t.strip() for value in response.headers.get_list("vary") for t in value.split(",") if t.strip()]
+
+
+def _page_with_vary(request: Any) -> Response:
+    # A static file served compressed says so (RFC 9110 §12.5.5); the app's own Vary must survive.
+    return HTMLResponse(PAGE, headers={"Vary": "Accept-Encoding"})
+
+
+@pytest.fixture
+def reflex_stack(make_api: Callable[..., FastAPI]) -> Any:
+    """The layers `rx.App(api_transformer=create_api())` builds (reflex/app.py): Reflex's own app with its
+    CORSMiddleware, mounted inside our API, which Reflex gives a CORSMiddleware too, mounted in a top
+    Starlette app with a third CORSMiddleware."""
+    from reflex.app import App
+    from starlette.applications import Starlette
+
+    inner = Starlette(routes=[Route("/", _page_with_vary)])
+    App._add_cors(inner)
+    api = make_api()
+    App._add_cors(api)
+    api.mount("", inner)
+    top = Starlette()
+    top.mount("", api)
+    App._add_cors(top)
+    return top
+
+
+@pytest.mark.parametrize("path", ["/api/health", "/api/no-such-endpoint", "/"])
+async def test_vary_names_each_token_once_through_reflex_s_cors_layers(reflex_stack: Any, path: str) -> None:
+    # Given a cross-origin request through every CORS layer Reflex installs
+    async with client_for(reflex_stack) as client:
+        response = await client.get(path, headers={"Origin": "https://elsewhere.example"})
+
+    # Then Vary names Origin once (and keeps what the app said), not "Origin, Origin"
+    tokens = _vary_tokens(response)
+    assert tokens.count("Origin") == 1, response.headers.get_list("vary")
+    assert len({t.lower() for t in tokens}) == len(tokens)
+    if path == "/":
+        assert tokens == ["Accept-Encoding", "Origin"]
+
+
+async def test_vary_from_the_app_is_merged_into_one_header(make_api: Callable[..., FastAPI]) -> None:
+    # Given serve-api (no Reflex, no CORS) and an app that says Vary twice, in two fields
+    api = make_api()
+
+    async def twice(scope: Any, receive: Any, send: Any) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/plain"),
+                    (b"vary", b"Accept-Encoding"),
+                    (b"vary", b"cookie, Accept-Encoding"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"x"})
+
+    api.mount("/raw", twice)
+    async with client_for(api) as client:
+        response = await client.get("/raw/x", headers={"Origin": "https://elsewhere.example"})
+        health = await client.get("/api/health")
+
+    # Then one Vary field names each token once, in first-seen order
+    assert response.headers.get_list("vary") == ["Accept-Encoding, cookie"]
+    assert "vary" not in health.headers
