@@ -135,7 +135,7 @@ def test_the_free_quota_message_says_when_it_resets(page: Page, app: App, worst_
 
         alert = page.get_by_role("alert")
         expect(alert).to_contain_text("You have used today's free scans")
-        expect(alert).to_contain_text(f"All {app.free_scans_per_day} free scans")
+        expect(alert).to_contain_text(f"used its {app.free_scans_per_day} free scans for today")
         expect(alert).to_contain_text("midnight UTC")
         expect(alert.get_by_role("link", name="See prices")).to_be_visible()
         screenshot(page, "home-quota")
