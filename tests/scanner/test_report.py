@@ -65,3 +65,25 @@ def test_issue_counts_keep_their_meaning_every_status_but_good_and_no_check_erro
     counts = count_issues(impact_report().sections)
 
     assert counts == {"critical": 0, "important": 4, "minor": 6, "total": 10}
+
+
+def test_a_blocked_scans_unread_headers_are_not_counted_or_listed_as_fixes() -> None:
+    """A check that could not run (the page was a WAF block page) is no issue to fix (issue 11)."""
+    not_checked = {
+        "present": False,
+        "value": None,
+        "status": "warn",
+        "severity": "minor",
+        "deduction": 0,
+        "explanation": "This check could not run.",
+        "fix": None,
+        "note": "not checked",
+    }
+    body = {
+        "headers": {"Content-Security-Policy": dict(not_checked), "X-Frame-Options": dict(not_checked)},
+        "page_analysis": {
+            "findings": [{"check": "scan.blocked", "status": "warn", "severity": "important", "deduction": 0}]
+        },
+    }
+    assert count_issues(body) == {"critical": 0, "important": 1, "minor": 0, "total": 1}
+    assert [item.name for item in fixes_by_impact(body)] == ["scan.blocked"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .findings import SEVERITIES, STATUSES, CheckResult, Finding
-from .report import count_issues
+from .report import NOT_CHECKED, count_issues
 from .rules import Rule, RuleBook
 
 #: Sections shaped like spec 2.3 header objects, keyed by header name.
@@ -118,7 +118,7 @@ def _header_object(
             "deduction": 0,
             "explanation": book.rule("check.error").explanation,
             "fix": None,
-            "note": "not checked",
+            "note": NOT_CHECKED,
         }
     problems = [a for a in aggs if a.rule.status != "good"]
     chosen = max(problems, key=lambda a: (_rank(a.rule.status), a.rule.deduction)) if problems else aggs[0]

@@ -90,6 +90,10 @@ def _strip_fixes(node: Any) -> None:
 # --- what the renderers share: the report's items, the issue counts, the fixes in order ------------------
 
 
+#: The note of a header object whose check could not run (grading.py writes it).
+NOT_CHECKED = "not checked"
+
+
 @dataclass(frozen=True)
 class ReportItem:
     """One header object (spec 2.3) or one finding of a report, where it sits, and the dict itself."""
@@ -113,9 +117,17 @@ class ReportItem:
         return int(self.item.get("deduction") or 0)
 
     @property
+    def not_checked(self) -> bool:
+        """A check that could not run (a `check.error` finding, or a header object it left "not checked")."""
+        if self.header:
+            return str(self.item.get("note") or "").startswith(NOT_CHECKED)
+        return self.name == "check.error"
+
+    @property
     def is_issue(self) -> bool:
-        """What `issue_counts` counts: every status but good; a check that could not run is no issue."""
-        return self.status != "good" and self.name != "check.error"
+        """What `issue_counts` counts: every status but good; a check that could not run is no issue (a
+        blocked scan's unread headers are not six things to fix)."""
+        return self.status != "good" and not self.not_checked
 
 
 def _sections(report: ScanReport | Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
