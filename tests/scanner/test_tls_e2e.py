@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.fixtures import catalog
+from tests.fixtures.ca_issuers import serve_ca_issuers
 from tests.fixtures.sites import TlsConfig
 from websec_app.scanner import scan
 
@@ -52,10 +53,24 @@ CASES = {
         {("tls.cert_hostname_mismatch", "F")},
         "F",
     ),
+    # The intermediate is published at the leaf's caIssuers URL and completes a trusted path: one problem,
+    # one finding (it used to be counted twice, also as an untrusted certificate capping at F).
     "missing intermediate": Case(
         TlsConfig(cert="missing_intermediate", ciphers=MOZILLA),
-        {"tls.chain_incomplete", "tls.cert_untrusted"},
-        {("tls.chain_incomplete", "B"), ("tls.cert_untrusted", "F")},
+        {"tls.chain_incomplete"},
+        {("tls.chain_incomplete", "B")},
+        "B",
+    ),
+    "untrusted root signs the leaf": Case(
+        TlsConfig(cert="untrusted_root", ciphers=MOZILLA),
+        {"tls.cert_untrusted_ca"},
+        {("tls.cert_untrusted_ca", "F")},
+        "F",
+    ),
+    "full chain to an untrusted root": Case(
+        TlsConfig(cert="untrusted_chain", ciphers=MOZILLA),
+        {"tls.cert_untrusted_ca"},
+        {("tls.cert_untrusted_ca", "F")},
         "F",
     ),
     "rsa key exchange": Case(
@@ -86,8 +101,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-async def test_tls_configurations_are_graded_with_their_caps(name: str, site_factory, scan_settings) -> None:
+async def test_tls_configurations_are_graded_with_their_caps(name: str, site_factory, pki, scan_settings) -> None:
     case = CASES[name]
+    serve_ca_issuers(site_factory, pki)  # always, so that no case depends on which test ran first
     site = site_factory(catalog.best_practices(site_factory.unique_host("tls"), tls=case.tls))
     body = (await scan(site.url, scan_settings)).to_dict()
     tls = body["tls"]
@@ -99,12 +115,26 @@ async def test_tls_configurations_are_graded_with_their_caps(name: str, site_fac
     assert tls["protocols"]["SSLv3"] == "not_testable"
 
 
-async def test_a_missing_intermediate_is_named_in_the_untrusted_finding(site_factory, scan_settings) -> None:
+async def test_a_missing_intermediate_is_named_in_the_chain_finding(site_factory, pki, scan_settings) -> None:
+    serve_ca_issuers(site_factory, pki)
     tls_config = TlsConfig(cert="missing_intermediate", ciphers=MOZILLA)
     site = site_factory(catalog.best_practices(site_factory.unique_host("nointer"), tls=tls_config))
     findings = {f["check"]: f["note"] for f in (await scan(site.url, scan_settings)).to_dict()["tls"]["findings"]}
-    assert "does not send the intermediate CN=websec Test Intermediate CA" in findings["tls.cert_untrusted"]
-    assert findings["tls.chain_incomplete"] == "the issuer CN=websec Test Intermediate CA,O=websec tests is not sent"
+    assert findings == {
+        "tls.cert_valid": "valid for 89 more days",
+        "tls.chain_incomplete": "the issuer CN=websec Test Intermediate CA,O=websec tests is not sent, so clients "
+        "that cannot download it themselves reject the certificate",
+    }
+
+
+async def test_a_home_made_ca_is_named_as_untrusted_not_as_a_missing_intermediate(site_factory, scan_settings) -> None:
+    tls_config = TlsConfig(cert="untrusted_root", ciphers=MOZILLA)
+    site = site_factory(catalog.best_practices(site_factory.unique_host("homeca"), tls=tls_config))
+    findings = {f["check"]: f["note"] for f in (await scan(site.url, scan_settings)).to_dict()["tls"]["findings"]}
+    assert findings == {
+        "tls.cert_untrusted_ca": "issued by CN=websec Untrusted Root CA,O=websec private, which is not a certificate "
+        "authority browsers trust"
+    }
 
 
 async def test_the_best_site_reports_its_transport_in_full(best_site, scan_settings) -> None:

@@ -178,10 +178,13 @@ class TlsHandshake:
     hostname_matches: bool = False
     failure: Failure | None = None  # no handshake at all
     key_exchange_group: str | None = None  # "x25519", "secp256r1", ... (None: unknown or RSA key exchange)
-    # The chain lacks an intermediate: the issuer the verifier had to find elsewhere, or could not find.
-    # None when the chain was not judged (hand-made snapshots, failed handshakes).
+    # The chain lacks an intermediate: False only when a trusted path exists once it is added (found in
+    # the local store, above a gap in what was sent, or at the caIssuers URL); missing_issuer names it.
+    # None when the chain was not judged (hand-made snapshots, failed handshakes, an untrusted CA).
     chain_complete: bool | None = None
     missing_issuer: str | None = None
+    # Not trusted because the path ends at a CA no trust store holds (a private root): its name.
+    untrusted_ca: str | None = None
     ocsp_staple: bytes | None = None  # the stapled OCSP response (DER); None when none was stapled
     protocols: tuple[TlsProbe, ...] = ()  # one probe per protocol version, newest first (empty: not probed)
     cipher_probes: tuple[TlsProbe, ...] = ()  # one probe per weak cipher family (empty: not probed)

@@ -63,3 +63,32 @@ def test_hostname_matching_follows_rfc_6125() -> None:
     assert certificate_matches_host(make_certificate(names=("Example.COM.",)), "example.com")
     assert certificate_matches_host(make_certificate(names=("93.184.216.34",)), "93.184.216.34")
     assert not certificate_matches_host(make_certificate(names=("example.com",)), "93.184.216.34")
+
+
+# -- an untrusted CA is not a missing intermediate (issue 11) --------------------------------------------
+
+
+def test_given_a_leaf_from_an_untrusted_ca_then_one_untrusted_ca_finding_and_no_chain_finding() -> None:
+    ca = "CN=Home Lab Root,O=home"
+    tls = make_handshake(trusted=False, verify_error="unable to get local issuer certificate", untrusted_ca=ca)
+    result = check_tls(make_snapshot(tls=tls))
+    assert [(f.outcome, f.subject) for f in result.findings] == [("tls.cert_untrusted_ca", ca)]
+    assert "does not send" not in (result.findings[0].note or "")
+    assert result.details["untrusted_ca"] == ca
+    assert grade_snapshot(make_snapshot(tls=tls)).grade == "F"
+
+
+def test_given_a_missing_intermediate_that_completes_a_trusted_path_then_only_chain_incomplete() -> None:
+    tls = make_handshake(
+        trusted=False,
+        verify_error="unable to get local issuer certificate",
+        chain_complete=False,
+        missing_issuer="CN=Test Intermediate CA",
+    )
+    findings = check_tls(make_snapshot(tls=tls)).findings
+    # Browsers that download the intermediate trust the certificate: it is valid, and its chain incomplete.
+    assert [f.outcome for f in findings] == ["tls.cert_valid", "tls.chain_incomplete"]
+    assert findings[1].note == (
+        "the issuer CN=Test Intermediate CA is not sent, so clients that cannot download it themselves reject "
+        "the certificate"
+    )

@@ -19,7 +19,8 @@ from cryptography.x509.oid import NameOID
 from OpenSSL import SSL
 
 from tests.clock import TEST_NOW
-from tests.fixtures.pki import Pki
+from tests.fixtures.ca_issuers import serve_ca_issuers
+from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
 from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, offer_problem
 from websec_app.scanner.fetch.tls import fetch_tls
@@ -51,12 +52,85 @@ async def test_a_valid_chain_is_read_as_sent_and_trusted(site_factory, scan_sett
     assert tls.ocsp_staple is None
 
 
-async def test_a_server_that_sends_only_its_leaf_has_an_incomplete_chain(site_factory, scan_settings) -> None:
+async def test_a_server_that_sends_only_its_leaf_has_an_incomplete_chain(site_factory, pki, scan_settings) -> None:
+    """Given a leaf whose intermediate is not sent but published at its caIssuers URL (as public CAs do),
+    then a trusted path exists once it is added: the chain is incomplete, the CA is not unknown."""
+    serve_ca_issuers(site_factory, pki)
     tls = await fetch(site(site_factory, "nointer", cert="missing_intermediate"), scan_settings)
     assert len(tls.chain) == 1
     assert tls.chain_complete is False
     assert tls.missing_issuer == "CN=websec Test Intermediate CA,O=websec tests"
+    assert tls.untrusted_ca is None
     assert not tls.trusted and tls.verify_error == "unable to get local issuer certificate"
+
+
+async def test_the_missing_intermediate_is_fetched_through_the_injected_source(
+    site_factory, pki, scan_settings
+) -> None:
+    asked: list[str] = []
+
+    async def source(url: str) -> bytes | None:
+        asked.append(url)
+        return pki.intermediate_cert.public_bytes(serialization.Encoding.DER)
+
+    tls = await fetch(site(site_factory, "aiainject", cert="missing_intermediate"), scan_settings, ca_issuers=source)
+    assert asked == [f"http://{CA_ISSUERS_HOST}/{INTERMEDIATE_FILE}"]
+    assert (tls.chain_complete, tls.missing_issuer, tls.untrusted_ca) == (
+        False,
+        "CN=websec Test Intermediate CA,O=websec tests",
+        None,
+    )
+
+
+async def test_an_issuer_found_nowhere_is_an_unknown_ca_not_a_missing_intermediate(site_factory, scan_settings) -> None:
+    """Given the leaf's issuer is neither sent, nor in the trust store, nor downloadable, then nothing
+    shows that a trusted path exists: we say the CA is unknown and do not guess an incomplete chain."""
+
+    async def nothing(url: str) -> bytes | None:
+        return None
+
+    tls = await fetch(site(site_factory, "aiagone", cert="missing_intermediate"), scan_settings, ca_issuers=nothing)
+    assert (tls.chain_complete, tls.missing_issuer) == (None, None)
+    assert tls.untrusted_ca == "CN=websec Test Intermediate CA,O=websec tests"
+
+
+async def test_a_leaf_signed_directly_by_an_untrusted_root_is_an_untrusted_ca(site_factory, scan_settings) -> None:
+    """A home-made CA: the root signs the leaf, nothing is published. Not an incomplete chain."""
+    tls = await fetch(site(site_factory, "homeca", cert="untrusted_root"), scan_settings, probes=False)
+    assert not tls.trusted and tls.verify_error == "unable to get local issuer certificate"
+    assert (tls.chain_complete, tls.missing_issuer) == (None, None)
+    assert tls.untrusted_ca == "CN=websec Untrusted Root CA,O=websec private"
+
+
+async def test_a_full_chain_to_an_untrusted_root_is_an_untrusted_ca(site_factory, pki, scan_settings) -> None:
+    serve_ca_issuers(site_factory, pki)
+    tls = await fetch(site(site_factory, "privchain", cert="untrusted_chain"), scan_settings, probes=False)
+    assert len(tls.chain) == 2 and not tls.trusted
+    assert (tls.chain_complete, tls.missing_issuer) == (None, None)
+    assert tls.untrusted_ca == "CN=websec Untrusted Root CA,O=websec private"
+
+
+async def test_a_sent_chain_with_a_gap_is_incomplete_without_downloading(site_factory, pki, scan_settings) -> None:
+    """Given the server sends its leaf and the trusted root but not the intermediate between them,
+    then the gap shows in what was sent: incomplete, even when nothing can be downloaded."""
+    issued = pki.issue("valid", (site_factory.unique_host("gap"),))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    chain_path = issued.chain_path.with_name(issued.chain_path.name.replace(".chain", ".gap"))
+    chain_path.write_bytes(
+        b"".join(c.public_bytes(serialization.Encoding.PEM) for c in (issued.certificate, pki.root_cert))
+    )
+    context.load_cert_chain(chain_path, issued.key_path)
+
+    async def nothing(url: str) -> bytes | None:
+        return None
+
+    running = site_factory(Site(names=issued.names, routes={"/": Response(200)}, tls=TlsConfig(context=context)))
+    tls = await fetch(running, scan_settings, probes=False, ca_issuers=nothing)
+    assert (tls.chain_complete, tls.missing_issuer, tls.untrusted_ca) == (
+        False,
+        "CN=websec Test Intermediate CA,O=websec tests",
+        None,
+    )
 
 
 async def test_a_self_signed_leaf_is_untrusted_but_its_chain_is_complete(site_factory, scan_settings) -> None:

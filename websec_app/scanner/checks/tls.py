@@ -2,9 +2,10 @@
 and how strong is the transport, in the manner of SSL Labs' grade caps?
 
 Judged from the recorded handshakes (fetch/tls.py):
-- the certificate: trust against the system store plus WEBSEC_CA_BUNDLE, the validity period,
-  the host name (RFC 6125, hostname.py), days to expiry, key size, signature hash, whether the
-  server sends its intermediates, the stapled OCSP response and Certificate Transparency SCTs;
+- the certificate: trust against the system store plus WEBSEC_CA_BUNDLE (an untrusted CA and a
+  missing intermediate are told apart, one finding each), the validity period, the host name
+  (RFC 6125, hostname.py), days to expiry, key size, signature hash, whether the server sends
+  its intermediates, the stapled OCSP response and Certificate Transparency SCTs;
 - the protocol versions the server accepts (one probe each) and the weak cipher families it
   accepts at all (data/weak_ciphers.json), with what could not be tested said, never guessed;
 - forward secrecy and AEAD for the cipher a browser-like client negotiates.
@@ -104,6 +105,7 @@ def _handshake_details(tls: TlsHandshake) -> dict[str, Any]:
         "cipher_bits": tls.cipher_bits,
         "trusted": tls.trusted,
         "verify_error": tls.verify_error,
+        "untrusted_ca": tls.untrusted_ca,
         "hostname_matches": tls.hostname_matches,
     }
 
@@ -123,13 +125,14 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
         # OpenSSL reports an expired chain as a verification error too; that is already counted.
         if not (dated_problem and ("expired" in reason or "not yet valid" in reason)):
             if leaf.self_signed:
-                reason = f"self-signed certificate ({reason})"
-            elif tls.chain_complete is False and tls.missing_issuer:
-                reason = (
-                    f"{reason}: the server does not send the intermediate {tls.missing_issuer}, so clients "
-                    "that cannot fetch it themselves reject the certificate"
-                )
-            findings.append(Finding("tls.cert_untrusted", note=reason))
+                findings.append(Finding("tls.cert_untrusted", note=f"self-signed certificate ({reason})"))
+            elif tls.chain_complete is False:
+                pass  # a trusted path exists once the intermediate is added: tls.chain_incomplete says so, once
+            elif tls.untrusted_ca:
+                note = f"issued by {tls.untrusted_ca}, which is not a certificate authority browsers trust"
+                findings.append(Finding("tls.cert_untrusted_ca", subject=tls.untrusted_ca, note=note))
+            else:
+                findings.append(Finding("tls.cert_untrusted", note=reason))
     if not tls.hostname_matches:
         names = ", ".join(leaf.san_dns + leaf.san_ip) or "no subjectAltName"
         findings.append(Finding("tls.cert_hostname_mismatch", note=f"{tls.host} is not among: {names}"))
@@ -165,10 +168,14 @@ def _key_findings(chain: tuple[CertificateInfo, ...]) -> list[Finding]:
 
 
 def _chain_findings(tls: TlsHandshake) -> list[Finding]:
+    """Reported only when the fetch found a trusted path once the missing intermediate is added
+    (fetch/tls.py `_judge_chain`); an unknown issuer without that evidence is an untrusted CA."""
     if tls.chain_complete is False:
         missing = (
             f"the issuer {tls.missing_issuer} is not sent" if tls.missing_issuer else "an intermediate is not sent"
         )
+        if not tls.trusted:
+            missing += ", so clients that cannot download it themselves reject the certificate"
         return [Finding("tls.chain_incomplete", note=missing)]
     return []
 

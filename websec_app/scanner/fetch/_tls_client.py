@@ -69,6 +69,7 @@ _VERIFY_ERRORS = {
 }
 NOT_YET_VALID, EXPIRED = 9, 10
 MISSING_ISSUER = (2, 20)  # the issuer was neither sent nor in the trust store
+SELF_SIGNED_IN_CHAIN = 19  # the server sent a root that is not in the trust store
 
 
 def verify_error_text(code: int) -> str:

@@ -6,17 +6,33 @@ OCSP response, and every chain error the verifier finds against the system store
 and WEBSEC_CA_BUNDLE. Concurrently, bounded probes (tls_probes.py) find which protocol
 versions and weak cipher families the server accepts at all. Hostname matching is judged
 by the check itself (RFC 6125) from the certificate's names.
+
+When the issuer of the last certificate sent is found nowhere, two different problems look
+the same to the verifier: the server forgot an intermediate of a trusted CA, or the CA is
+one no client trusts (a private or home-made CA). They are told apart by evidence, never
+by guess (`_judge_chain`): the local store supplied the intermediate, a sent certificate
+above the gap chains to a trusted root, or the intermediate downloaded from the caIssuers
+URL (RFC 5280 4.2.2.1; at most two hops, guarded like every other fetch, injectable)
+completes a trusted path. Without such evidence the certificate is "issued by an untrusted
+CA", named, and completeness is not judged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives.serialization import pkcs7
+from cryptography.x509.oid import AuthorityInformationAccessOID
+from OpenSSL import crypto
 
 from ...clock import clock_for, system_clock
 from ...settings import Settings
@@ -26,14 +42,24 @@ from ._tls_client import (
     EXPIRED,
     MISSING_ISSUER,
     NOT_YET_VALID,
+    SELF_SIGNED_IN_CHAIN,
     Handshake,
     HandshakeRejected,
     grading_context,
     handshake,
 )
+from .http import fetch_one, make_client
+from .resolve import Pinner, Resolver
 from .tls_probes import probe_cipher_families, probe_protocols
 
-__all__ = ["NOT_TESTABLE", "fetch_tls", "parse_certificate"]
+__all__ = ["NOT_TESTABLE", "CaIssuerSource", "fetch_tls", "parse_certificate"]
+
+#: Downloads the certificate at a caIssuers URL: the body, or None when it cannot be had.
+CaIssuerSource = Callable[[str], Awaitable[bytes | None]]
+#: An intermediate is a kilobyte or two; a PKCS#7 bundle a few. Anything larger is not a certificate.
+MAX_CA_ISSUER_BYTES = 32 * 1024
+#: Issuers downloaded at most per chain (leaf -> intermediate -> cross-signed intermediate).
+MAX_CA_ISSUER_HOPS = 2
 
 #: At most this many probe handshakes to one server at a time (the grading handshake runs beside them).
 MAX_PARALLEL_PROBES = 6
@@ -125,33 +151,143 @@ def _trust(result: Handshake) -> tuple[bool, str | None]:
     return False, first.text if first.depth == 0 else f"{first.text} ({first.subject})"
 
 
-def _chain_completeness(result: Handshake, chain: tuple[CertificateInfo, ...]) -> tuple[bool | None, str | None]:
-    """Did the server send every intermediate? (RFC 8446 4.4.2: the chain up to, not necessarily
-    including, the trust anchor.)
+@dataclass(frozen=True)
+class _ChainVerdict:
+    complete: bool | None = None  # False only when a trusted path exists once the missing issuer is added
+    missing_issuer: str | None = None
+    untrusted_ca: str | None = None  # the CA at the top of the path that no trust store holds
 
-    - The verifier built a path using an intermediate the server did not send (it came from the
-      local store): incomplete, and most clients would fail.
-    - The leaf's issuer was found nowhere: incomplete, since the Baseline Requirements (6.1.7)
-      forbid roots to sign server certificates directly, so what is missing is an intermediate.
-    - An intermediate's issuer was found nowhere: an unknown root or a missing upper
-      intermediate; we cannot tell which, so completeness is not judged (the trust finding says it).
+
+def _ca_issuers_urls(certificate: x509.Certificate) -> list[str]:
+    """http:// caIssuers URLs of the Authority Information Access extension (RFC 5280 4.2.2.1); LDAP
+    URLs are skipped (no browser follows them)."""
+    try:
+        access = certificate.extensions.get_extension_for_class(x509.AuthorityInformationAccess).value
+    except (x509.ExtensionNotFound, ValueError):
+        return []
+    return [
+        d.access_location.value
+        for d in access
+        if d.access_method == AuthorityInformationAccessOID.CA_ISSUERS
+        and isinstance(d.access_location, x509.UniformResourceIdentifier)
+        and d.access_location.value.lower().startswith("http://")
+    ]
+
+
+def _downloaded_certificate(body: bytes) -> x509.Certificate | None:
+    """RFC 5280 4.2.2.1: a single DER certificate or a certs-only CMS (PKCS#7) bundle; PEM is seen too."""
+    for load in (
+        lambda: x509.load_der_x509_certificate(body),
+        lambda: pkcs7.load_der_pkcs7_certificates(body)[0],
+        lambda: x509.load_pem_x509_certificate(body),
+    ):
+        try:
+            return load()
+        except (ValueError, IndexError):
+            continue
+    return None
+
+
+def _chains_to_trusted_root(
+    store: crypto.X509Store, certificate: x509.Certificate, untrusted: list[x509.Certificate]
+) -> bool:
+    """Does `certificate` verify up to an anchor of the grading store (at the scan's time)?"""
+    chain = [crypto.X509.from_cryptography(c) for c in untrusted]
+    try:
+        crypto.X509StoreContext(store, crypto.X509.from_cryptography(certificate), chain).verify_certificate()
+    except crypto.X509StoreContextError:
+        return False
+    return True
+
+
+def _issued_by(certificate: x509.Certificate, issuer: x509.Certificate) -> bool:
+    try:
+        certificate.verify_directly_issued_by(issuer)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
+
+
+async def _judge_chain(
+    result: Handshake,
+    chain: tuple[CertificateInfo, ...],
+    store: crypto.X509Store,
+    ca_issuers: CaIssuerSource | None,
+) -> _ChainVerdict:
+    """Did the server send every intermediate (RFC 8446 4.4.2: the chain up to, not necessarily
+    including, the trust anchor), and if the path breaks, is it a missing intermediate or an
+    untrusted CA?
+
+    Incomplete only with evidence that a trusted path exists once the missing issuer is added:
+    - the verifier built the path with an intermediate from the local store, not sent;
+    - a certificate the server sent above the break chains to a trusted root (a gap in the chain);
+    - the issuer downloaded from the caIssuers URL (then its own, up to MAX_CA_ISSUER_HOPS) chains
+      to a trusted root.
+    Otherwise the CA at the top of what we could find is untrusted: a leaf issued directly by a
+    private root looks exactly like one whose intermediate is missing, and calling it incomplete
+    would send the operator after a file that does not exist.
     """
     if not chain:
-        return None, None
-    leaf = chain[0]
+        return _ChainVerdict()
     sent = set(result.chain)
     for der in result.verified_chain[1:]:
         if der in sent:
             continue
         info = parse_certificate(der)
         if not info.self_signed:  # an intermediate the server should have sent
-            return False, info.subject
+            return _ChainVerdict(False, info.subject)
     for error in result.verify_errors:
-        if error.code in MISSING_ISSUER:
-            if error.depth == 0 and not leaf.self_signed:
-                return False, leaf.issuer
-            return None, None
-    return True, None
+        if error.code == SELF_SIGNED_IN_CHAIN:  # the server sent a root, and nobody trusts it
+            return _ChainVerdict(True, untrusted_ca=error.subject)
+    broken = next((e for e in result.verify_errors if e.code in MISSING_ISSUER), None)
+    if broken is None or (broken.depth == 0 and chain[0].self_signed):
+        return _ChainVerdict(True)
+    certificates = [x509.load_der_x509_certificate(der) for der in result.chain]
+    orphan = next((c for c in certificates if c.subject.rfc4514_string() == broken.subject), certificates[-1])
+    missing = orphan.issuer.rfc4514_string()
+    above = certificates[certificates.index(orphan) + 1 :]
+    for candidate in above:
+        others = [c for c in certificates if c is not candidate]
+        if _is_ca(candidate) and _chains_to_trusted_root(store, candidate, others):
+            return _ChainVerdict(False, missing)
+    downloaded: list[x509.Certificate] = []
+    current = orphan
+    for _ in range(MAX_CA_ISSUER_HOPS if ca_issuers is not None else 0):
+        urls = _ca_issuers_urls(current)
+        body = await ca_issuers(urls[0]) if urls and ca_issuers is not None else None
+        issuer = _downloaded_certificate(body) if body else None
+        if issuer is None or issuer.subject != current.issuer or not _issued_by(current, issuer):
+            break
+        downloaded.append(issuer)
+        if _chains_to_trusted_root(store, downloaded[0], downloaded[1:] + certificates):
+            return _ChainVerdict(False, missing)
+        if issuer.subject == issuer.issuer:  # a root, and not a trusted one
+            return _ChainVerdict(None, untrusted_ca=issuer.subject.rfc4514_string())
+        current = issuer
+    return _ChainVerdict(None, untrusted_ca=current.issuer.rfc4514_string())
+
+
+def guarded_ca_issuers(settings: Settings) -> CaIssuerSource:
+    """caIssuers downloads through the scanner's own resolver and guard (the URL comes from the
+    site's certificate, so it is as untrusted as any redirect): pinned address, size and time limits.
+    The name is resolved once per URL, and a refused or failed fetch is simply "not found"."""
+
+    async def download(url: str) -> bytes | None:
+        host = urlsplit(url).hostname
+        if not host:
+            return None
+        pinner = Pinner(Resolver(settings), settings)
+        try:
+            address = await pinner.pin(host)
+            async with make_client(pinner, settings) as client:
+                response = await fetch_one(client, url, address, settings.limits, max_body=MAX_CA_ISSUER_BYTES)
+        except Exception:  # noqa: BLE001 - refused by the guard, unreachable, malformed: not found
+            return None
+        if response.status_code != 200 or response.body_truncated:
+            return None
+        return response.body
+
+    return download
 
 
 def _failure(exc: BaseException, port: int, timeout: float) -> Failure:
@@ -184,8 +320,18 @@ def _verify_at(settings: Settings) -> datetime | None:
     return None if clock is system_clock else clock().replace(second=0, microsecond=0)
 
 
-async def fetch_tls(host: str, port: int, address: str, settings: Settings, *, probes: bool = True) -> TlsHandshake:
+async def fetch_tls(
+    host: str,
+    port: int,
+    address: str,
+    settings: Settings,
+    *,
+    probes: bool = True,
+    ca_issuers: CaIssuerSource | None = None,
+) -> TlsHandshake:
     """Never raises: a failed handshake is recorded as the handshake's failure.
+
+    `ca_issuers` downloads a missing issuer named in a caIssuers URL (default: guarded_ca_issuers).
 
     With `probes`, the protocol and cipher-family probes run beside the grading handshake,
     each bounded by the connect timeout (a server that ignores a legacy ClientHello must not
@@ -198,15 +344,9 @@ async def fetch_tls(host: str, port: int, address: str, settings: Settings, *, p
     )
     try:
         result: Handshake | BaseException
+        context = grading_context(settings.ca_bundle, _verify_at(settings))
         try:
-            result = await handshake(
-                address,
-                port,
-                host,
-                grading_context(settings.ca_bundle, _verify_at(settings)),
-                timeout,
-                request_ocsp=True,
-            )
+            result = await handshake(address, port, host, context, timeout, request_ocsp=True)
         except (HandshakeRejected, OSError, TimeoutError) as exc:
             result = exc
         protocols, ciphers = await probe_task if probe_task is not None else ((), ())
@@ -227,7 +367,11 @@ async def fetch_tls(host: str, port: int, address: str, settings: Settings, *, p
         )
     try:
         chain = tuple(parse_certificate(der) for der in result.chain)
-        complete, missing = _chain_completeness(result, chain)
+        store = context.get_cert_store()
+        if store is None:  # grading_context always loads one
+            raise RuntimeError("the TLS context has no certificate store")
+        source = ca_issuers if ca_issuers is not None else guarded_ca_issuers(settings)
+        verdict = await _judge_chain(result, chain, store, source)
     except ValueError as exc:  # cryptography refuses a malformed certificate: a finding, not a crash
         failure = Failure("tls", f"the server's certificate could not be parsed: {exc}")
         return TlsHandshake(host=host, port=port, address=address, failure=failure, protocols=protocols)
@@ -244,8 +388,9 @@ async def fetch_tls(host: str, port: int, address: str, settings: Settings, *, p
         verify_error=verify_error if chain else "the server sent no certificate",
         hostname_matches=bool(chain) and certificate_matches_host(chain[0], host),
         key_exchange_group=result.group,
-        chain_complete=complete,
-        missing_issuer=missing,
+        chain_complete=verdict.complete,
+        missing_issuer=verdict.missing_issuer,
+        untrusted_ca=verdict.untrusted_ca if not trusted else None,
         ocsp_staple=result.ocsp,
         protocols=protocols,
         cipher_probes=ciphers,
