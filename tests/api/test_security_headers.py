@@ -23,7 +23,7 @@ from starlette.routing import Route
 from api_routes.security_headers import API_CSP, SecurityHeaders, inline_script_hashes
 from tests.api.conftest import client_for
 from tests.factories import cipher_probes, make_handshake, make_response, make_snapshot, protocol_probes
-from websec_app.scanner.checks.csp import parse_policy
+from websec_app.scanner.records.csp import parse_policy
 from websec_app.scanner.scan import grade_snapshot
 from websec_app.settings import Settings
 

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 
 from tests.api.conftest import client_for
 from tests.api.fakes import FrozenClock
-from websec_app.scanner.checks._securitytxt_parser import parse_security_txt
+from websec_app.scanner.records.security_txt import parse_security_txt
 from websec_app.settings import Settings, SettingsError
 
 

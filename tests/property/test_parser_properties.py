@@ -12,14 +12,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.factories import make_snapshot
-from websec_app.scanner.checks._cookie_parser import Malformed, ParsedCookie, parse_set_cookie
-from websec_app.scanner.checks._header_values import parse_hsts, parse_referrer_policy_header
-from websec_app.scanner.checks._securitytxt_parser import parse_security_txt
-from websec_app.scanner.checks._structured_fields import StructuredFieldError, parse_dictionary
-from websec_app.scanner.checks.csp import evaluate, parse_header_policies, parse_meta_policy
+from websec_app.scanner.checks.csp import evaluate
 from websec_app.scanner.errors import InvalidTarget
 from websec_app.scanner.fetch.guard import refusal_reason
 from websec_app.scanner.findings import SEVERITIES, STATUSES
+from websec_app.scanner.records.cookies import Malformed, ParsedCookie, parse_set_cookie
+from websec_app.scanner.records.csp import parse_header_policies, parse_meta_policy
+from websec_app.scanner.records.header_values import parse_hsts, parse_referrer_policy_header
+from websec_app.scanner.records.security_txt import parse_security_txt
+from websec_app.scanner.records.structured_fields import StructuredFieldError, parse_dictionary
 from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.target import parse_target
 

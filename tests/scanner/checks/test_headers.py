@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.factories import make_snapshot
-from websec_app.scanner.checks._header_values import REFERRER_POLICIES, parse_hsts, split_header_list
 from websec_app.scanner.checks.headers import _REFERRER_OUTCOMES, HEADERS, check_headers
 from websec_app.scanner.findings import STATUSES, CheckResult, Finding
 from websec_app.scanner.grading import grade
+from websec_app.scanner.records.header_values import REFERRER_POLICIES
 from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.snapshot import FetchChain, SiteSnapshot, TlsHandshake
 
@@ -400,23 +400,6 @@ def test_no_include_subdomains_fix_keeps_a_long_max_age() -> None:
     assert obj["status"] == "warn" and obj["deduction"] == 2
 
 
-@pytest.mark.parametrize(
-    ("value", "max_age", "include", "error"),
-    [
-        ('max-age="31536000"', 31536000, False, False),
-        ("max-age=1;includesubdomains", 1, True, False),
-        ('max-age="1;2"', None, False, True),
-        ('max-age=1; foo="a;b"; includeSubDomains', 1, True, False),
-        ("max-age=1; max-AGE=2", None, False, True),
-        ("max-age=１", None, False, True),  # a full-width digit is not DIGIT
-    ],
-)
-def test_hsts_parser(value: str, max_age: int | None, include: bool, error: bool) -> None:
-    policy = parse_hsts(value)
-
-    assert (policy.max_age, policy.include_subdomains, policy.error is not None) == (max_age, include, error)
-
-
 # --- X-Frame-Options -------------------------------------------------------------------------------
 
 
@@ -568,13 +551,6 @@ def test_an_invalid_meta_referrer_is_ignored() -> None:
 
 def test_missing_referrer_policy() -> None:
     assert outcomes("Referrer-Policy") == ["referrer.missing"]
-
-
-def test_header_list_splitting_follows_fetch() -> None:
-    assert split_header_list("a, b ,c") == ["a", "b", "c"]
-    assert split_header_list('"a, b", c') == ['"a, b"', "c"]
-    assert split_header_list("") == [""]
-    assert split_header_list('"unterminated, x') == ['"unterminated, x']
 
 
 # --- Permissions-Policy -----------------------------------------------------------------------------

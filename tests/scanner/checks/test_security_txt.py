@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-
-import pytest
 
 from tests.factories import FIXED_NOW, make_response, make_snapshot
-from websec_app.scanner.checks._securitytxt_parser import parse_rfc3339, parse_security_txt
 from websec_app.scanner.checks.security_txt import check_security_txt
 from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
@@ -45,51 +41,6 @@ def notes(result: CheckResult) -> str:
 
 def section(result: CheckResult) -> dict[str, object]:
     return grade([result], default_rulebook(), CONTEXT).sections["security_txt"]
-
-
-# --- parsing ----------------------------------------------------------------------------------
-
-
-def test_a_bom_and_crlf_line_ends_are_read_transparently() -> None:
-    parsed = parse_security_txt("\ufeffContact: mailto:a@example.com\r\n# comment\r\nExpires: 2027-01-01T00:00:00Z\r\n")
-    assert parsed.values("contact") == ["mailto:a@example.com"]
-    assert parsed.values("EXPIRES") == ["2027-01-01T00:00:00Z"]
-    assert parsed.invalid_lines == ()
-
-
-def test_a_cleartext_signed_file_is_unwrapped_and_dash_escapes_removed() -> None:
-    text = (
-        "-----BEGIN PGP SIGNED MESSAGE-----\n"
-        "Hash: SHA512\n"
-        "\n"
-        "Contact: mailto:security@example.com\n"
-        "- -not-a-field-but-a-dash-escaped-line\n"
-        "Expires: 2027-06-30T23:00:00Z\n"
-        "-----BEGIN PGP SIGNATURE-----\n"
-        "\n"
-        "iQIzBAEBCgAdFiEE...\n"
-        "-----END PGP SIGNATURE-----\n"
-    )
-    parsed = parse_security_txt(text)
-    assert parsed.signed and parsed.signature_complete
-    assert parsed.values("contact") == ["mailto:security@example.com"]
-    assert parsed.invalid_lines == (5,)  # the unescaped "-not-a-field..." line, numbered as served
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("2027-06-30T23:00:00Z", datetime(2027, 6, 30, 23, tzinfo=UTC)),
-        ("2027-06-30t23:00:00.123z", datetime(2027, 6, 30, 23, tzinfo=UTC)),
-        ("2027-07-01T04:30:00+05:30", datetime(2027, 6, 30, 23, tzinfo=UTC)),
-        ("2027-06-30 23:00:00Z", None),
-        ("2027-06-30", None),
-        ("Wed, 30 Jun 2027 23:00:00 GMT", None),
-        ("2027-02-30T00:00:00Z", None),
-    ],
-)
-def test_expires_must_be_an_rfc3339_date_time(value: str, expected: datetime | None) -> None:
-    assert parse_rfc3339(value) == expected
 
 
 # --- the check --------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Cookies: Secure, HttpOnly, SameSite, prefixes and Domain scope of every Set-Cookie.
 
 Every response of the main chain is read (a redirect can set cookies too), each
-`Set-Cookie` line is parsed the way browsers parse it (`_cookie_parser`, RFC 6265bis)
+`Set-Cookie` line is parsed the way browsers parse it (records/cookies.py, RFC 6265bis)
 and judged by what it is for. A session cookie without Secure or HttpOnly is a real
 risk; the same on a language preference is housekeeping. Anti-CSRF cookies are read
 by JavaScript on purpose (the double-submit pattern, OWASP CSRF Prevention Cheat
@@ -21,11 +21,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import STATUSES, CheckResult, Finding
+from ..records.cookies import Malformed, ParsedCookie, default_path, parse_set_cookie, rejection
 from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
 from ..target import ip_literal
-from ._cookie_parser import Malformed, ParsedCookie, default_path, parse_set_cookie, rejection
 
 SECTION = "cookies"
 

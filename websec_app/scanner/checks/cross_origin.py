@@ -10,9 +10,9 @@ resource policy internal check"), so `Same-Origin` or a repeated header is ignor
 from __future__ import annotations
 
 from ..findings import CheckResult, Finding
+from ..records.structured_fields import StructuredFieldError, Token, parse_item
 from ..snapshot import HeaderList, SiteSnapshot
-from ._header_values import header_details
-from ._structured_fields import StructuredFieldError, Token, parse_item
+from ._header_details import header_details
 
 SECTION = "cross_origin"
 COOP = "Cross-Origin-Opener-Policy"

@@ -2,10 +2,10 @@
 
 For the host: addresses (IPv6 included), CNAME, and whether it or `www.<domain>` is a CNAME to
 a name that does not exist (a subdomain takeover waiting to happen). For the registrable
-domain (Public Suffix List, registrable.py): SPF (spf.py), DMARC (dmarc.py), DKIM's
+domain (Public Suffix List, registrable.py): SPF (spf.py), DMARC (records/dmarc.py), DKIM's
 `_domainkey` (NXDOMAIN vs NOERROR, RFC 8020; selectors are never guessed), DNSSEC validated
 with dns.dnssec (dnssec.py), CAA, MX with null MX (RFC 7505), MTA-STS and TLS-RPT
-(mail_policy.py). A domain that says it handles no mail (null MX, or SPF "v=spf1 -all") needs
+(records/mta_sts.py, records/tls_rpt.py). A domain that says it handles no mail (null MX, or SPF "v=spf1 -all") needs
 no DKIM, MTA-STS or TLS-RPT. A failed lookup is "could not check" (`check.error`), never a
 failed scan; records that were not fetched at all produce no finding. Mail findings are minor:
 a web site should not fail over its mail configuration.
@@ -21,14 +21,16 @@ import dns.rdataclass
 import dns.rdatatype
 
 from ..findings import CheckResult, Finding
+from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
+from ..records.dns_text import failed, txt_of
+from ..records.mta_sts import mx_matches, parse_sts_policy, sts_record_problem, sts_records
+from ..records.spf import strict_record
+from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, SiteSnapshot
 from ..target import ip_literal
-from ._dns_text import failed, txt_of
-from .dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from .dnssec import validate_zone
-from .mail_policy import mx_matches, parse_sts_policy, sts_record_problem, sts_records, tlsrpt_problem, tlsrpt_records
-from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf, strict_record
+from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf
 
 _CAA_TAGS = ("issue", "issuewild", "iodef", "issuemail", "issuevmc", "contactemail", "contactphone")
 

@@ -20,8 +20,8 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
+from ..records.dns_text import failed
 from ..snapshot import DnsAnswer, DnsSnapshot
-from ._dns_text import failed
 
 
 @dataclass(frozen=True)

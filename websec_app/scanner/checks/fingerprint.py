@@ -16,8 +16,8 @@ import re
 from typing import Any
 
 from ..findings import CheckResult, Finding
+from ..records.html import is_html, parse_html
 from ..snapshot import HttpResponse, SiteSnapshot
-from ._html import is_html, parse_html
 
 SECTION = "server_fingerprint"
 

@@ -1,7 +1,7 @@
 """Security response headers of the final page (report section "headers", spec 2.3).
 
 One function per header, each reading what a browser would make of the value (see the
-parsers in `csp.py`, `_header_values.py`, `_structured_fields.py`) and naming outcomes
+parsers in `records/`: csp, header_values, structured_fields, html) and naming outcomes
 from rules/headers.toml. Every header always yields at least one finding, so every
 header object in the report has a status; findings are emitted worst first because the
 report takes a header's fix from its first problem. Every weak or warn finding carries a
@@ -15,17 +15,13 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from ..findings import CheckResult, Finding
+from ..records import csp as csp_records
+from ..records.header_values import parse_hsts, parse_referrer_meta, parse_referrer_policy_header, split_header_list
+from ..records.html import MetaElement, meta_elements
+from ..records.structured_fields import InnerList, Item, StructuredFieldError, Token, parse_dictionary
 from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
 from . import csp
-from ._header_values import (
-    header_details,
-    parse_hsts,
-    parse_referrer_meta,
-    parse_referrer_policy_header,
-    split_header_list,
-)
-from ._html_meta import MetaElement, meta_elements
-from ._structured_fields import InnerList, Item, StructuredFieldError, Token, parse_dictionary
+from ._header_details import header_details
 
 SECTION = "headers"
 CSP = "Content-Security-Policy"
@@ -85,15 +81,15 @@ def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:
 def _content_security_policy(
     headers: HeaderList, metas: Sequence[MetaElement]
 ) -> tuple[csp.CspEvaluation, list[Finding]]:
-    header_policies = csp.parse_header_policies(headers.get_all(CSP))
-    report_only = csp.parse_header_policies(headers.get_all(CSP_REPORT_ONLY), enforced=False)
+    header_policies = csp_records.parse_header_policies(headers.get_all(CSP))
+    report_only = csp_records.parse_header_policies(headers.get_all(CSP_REPORT_ONLY), enforced=False)
     report_only = [p for p in report_only if p.has_effect]
     meta_policies = []
     notes: list[str] = []
     for meta in metas:
         if meta.http_equiv == "content-security-policy" and meta.content and meta.content.strip():
             if meta.in_head:
-                meta_policies.append(csp.parse_meta_policy(meta.content))
+                meta_policies.append(csp_records.parse_meta_policy(meta.content))
             else:
                 # HTML "http-equiv Content-Security-Policy" state: "If the meta element is not a
                 # child of a head element, return."
@@ -116,7 +112,7 @@ def _content_security_policy(
                     "csp.report_only_only",
                     CSP,
                     ["Content-Security-Policy-Report-Only only reports violations; it does not block anything"],
-                    policy=csp.serialize(report_only[0]),
+                    policy=csp_records.serialize(report_only[0]),
                 )
             ]
         else:
@@ -138,7 +134,7 @@ def _content_security_policy(
 def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
     """Problems worst first (weak before warn, larger deductions first), matching the report's choice."""
     first = evaluation.policies[0]
-    base = csp.serialize(first)
+    base = csp_records.serialize(first)
     weak: list[Finding] = []
     warn: list[Finding] = []
     if not evaluation.restricts_scripts:
@@ -147,7 +143,7 @@ def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
                 "csp.no_script_restriction",
                 CSP,
                 ["no policy has script-src, script-src-elem or default-src"],
-                policy=csp.serialize(first, without=("object-src", "base-uri")),
+                policy=csp_records.serialize(first, without=("object-src", "base-uri")),
             )
         )
     else:
@@ -161,7 +157,7 @@ def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
                     "csp.insecure_source",
                     CSP,
                     [f"scripts may load over plain HTTP from {listed}"],
-                    policy=csp.serialize(first, _secure_source),
+                    policy=csp_records.serialize(first, _secure_source),
                 )
             )
         if evaluation.inline_script:
@@ -175,7 +171,7 @@ def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
                 "csp.no_object_src",
                 CSP,
                 _object_src_notes(evaluation.policies),
-                policy=csp.serialize(first, without=("object-src",)),
+                policy=csp_records.serialize(first, without=("object-src",)),
             )
         )
     if evaluation.base_uri_unrestricted:
@@ -184,7 +180,7 @@ def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
                 "csp.no_base_uri",
                 CSP,
                 _base_uri_notes(evaluation.policies),
-                policy=csp.serialize(first, without=("base-uri",)),
+                policy=csp_records.serialize(first, without=("base-uri",)),
             )
         )
     if evaluation.inline_style:
@@ -193,11 +189,11 @@ def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
     return weak + warn
 
 
-def _object_src_notes(policies: Sequence[csp.Policy]) -> list[str]:
+def _object_src_notes(policies: Sequence[csp_records.Policy]) -> list[str]:
     """Why plugins are unrestricted, naming the directive that applies (object-src or its fallback)."""
     notes = []
     for policy in policies:
-        found = csp.effective_sources(policy, "object-src")
+        found = csp_records.effective_sources(policy, "object-src")
         if found is None:
             notes.append("no object-src, and no default-src for it to fall back to")
             continue
@@ -212,7 +208,7 @@ def _object_src_notes(policies: Sequence[csp.Policy]) -> list[str]:
     return list(dict.fromkeys(notes))
 
 
-def _base_uri_notes(policies: Sequence[csp.Policy]) -> list[str]:
+def _base_uri_notes(policies: Sequence[csp_records.Policy]) -> list[str]:
     notes = []
     for policy in policies:
         sources = policy.get("base-uri")
@@ -223,11 +219,11 @@ def _base_uri_notes(policies: Sequence[csp.Policy]) -> list[str]:
     return list(dict.fromkeys(notes))
 
 
-def _eval_finding(evaluation: csp.CspEvaluation, first: csp.Policy) -> Finding:
+def _eval_finding(evaluation: csp.CspEvaluation, first: csp_records.Policy) -> Finding:
     uses_keyword = any(
         "'unsafe-eval'" in (s.lower() for s in found[1])
         for p in evaluation.policies
-        if (found := csp.effective_sources(p, "script-src")) is not None
+        if (found := csp_records.effective_sources(p, "script-src")) is not None
     )
     why = (
         "'unsafe-eval' is allowed"
@@ -238,7 +234,7 @@ def _eval_finding(evaluation: csp.CspEvaluation, first: csp.Policy) -> Finding:
     def drop_unsafe_eval(_directive: str, source: str) -> str | None:
         return None if source.lower() == "'unsafe-eval'" else source
 
-    return _finding("csp.unsafe_eval", CSP, [why], policy=csp.serialize(first, drop_unsafe_eval))
+    return _finding("csp.unsafe_eval", CSP, [why], policy=csp_records.serialize(first, drop_unsafe_eval))
 
 
 def _secure_source(directive: str, source: str) -> str | None:

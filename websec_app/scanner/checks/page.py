@@ -33,9 +33,9 @@ from urllib.parse import urljoin, urlsplit
 from bs4 import BeautifulSoup, Tag
 
 from ..findings import CheckResult, Finding
+from ..records.html import is_html, parse_html
 from ..registrable import registrable_domain
 from ..snapshot import HttpResponse, SiteSnapshot
-from ._html import is_html, parse_html
 
 SECTION = "page_analysis"
 _LIST_LIMIT = 50  # longest URL list kept in the report

@@ -22,8 +22,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import CheckResult, Finding
+from ..records.security_txt import ParsedSecurityTxt, parse_rfc3339, parse_security_txt
 from ..snapshot import HttpResponse, SiteSnapshot
-from ._securitytxt_parser import ParsedSecurityTxt, parse_rfc3339, parse_security_txt
 
 SECTION = "security_txt"
 

@@ -1,4 +1,4 @@
-"""SPF (RFC 7208): parse a record, and evaluate a domain's policy from the DNS snapshot.
+"""SPF (RFC 7208): evaluate a domain's policy from the DNS snapshot (records/spf.py parses the records).
 
 The evaluation counts the DNS-querying terms as a receiver would (section 4.6.4: include,
 a, mx, ptr, exists and redirect, at most 10 in the whole evaluation, recursively through
@@ -6,7 +6,7 @@ include and redirect), and follows include/redirect into the records the fetch l
 collected. It also applies the other limits of 4.6.4 that the published records decide:
 an mx mechanism whose name has more than 10 MX records is a permerror, and so are more than
 2 void lookups (terms whose query finds NXDOMAIN or no records). The fetch layer uses
-`referenced_domains` and `term_queries` to know which records to collect.
+`referenced_domains` and `term_queries` (records/spf.py) to know which records to collect.
 
 Every term is evaluated, as for a sender that matches none of them: that is the evaluation
 forged mail gets, and the one a legitimate sender listed last gets.
@@ -14,206 +14,18 @@ forged mail gets, and the one a legitimate sender listed last gets.
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from dataclasses import dataclass, field
 
+from ..records.dns_text import failed, txt_of
+from ..records.spf import SpfRecord, parse_spf, referenced_domains, spf_texts, term_target
 from ..snapshot import DnsAnswer, DnsSnapshot
-from ._dns_text import failed, is_domain_name, txt_of
 
 LOOKUP_LIMIT = 10  # RFC 7208 4.6.4
 VOID_LOOKUP_LIMIT = 2  # RFC 7208 4.6.4: "SHOULD limit void lookups to two", more is a permerror
 MX_RECORD_LIMIT = 10  # RFC 7208 4.6.4 and 5.4: more MX records than this make the mx mechanism a permerror
 _MAX_DEPTH = 12  # past the limit anyway; guards against include loops in what we fetched
-
-_QUALIFIERS = "+-~?"
-_MECHANISMS = ("all", "include", "a", "mx", "ptr", "ip4", "ip6", "exists")
 _LOOKUP_TERMS = ("include", "a", "mx", "ptr", "exists", "redirect")
-_MODIFIER_NAME = re.compile(r"^[a-z][a-z0-9_.-]*$", re.IGNORECASE)
-# RFC 7208 7.1: %{letter digits r delimiters}, %%, %_, %-
-_MACRO = re.compile(r"%(?:\{[slodiphcrtv][0-9]*r?[.\-+,/_=]*\}|%|_|-)", re.IGNORECASE)
 _ALL_RESULTS = {"+": "pass", "-": "fail", "~": "softfail", "?": "neutral"}
-
-
-@dataclass(frozen=True)
-class SpfTerm:
-    qualifier: str  # "+", "-", "~", "?" ("" for modifiers)
-    name: str  # mechanism or modifier name, lowercase
-    value: str | None  # the domain-spec / network after ":" or "="
-    modifier: bool = False
-
-
-@dataclass(frozen=True)
-class SpfRecord:
-    text: str
-    terms: tuple[SpfTerm, ...] = ()
-    errors: tuple[str, ...] = ()
-
-    def mechanisms(self) -> list[SpfTerm]:
-        return [t for t in self.terms if not t.modifier]
-
-    def modifier(self, name: str) -> SpfTerm | None:
-        return next((t for t in self.terms if t.modifier and t.name == name), None)
-
-    @property
-    def all_term(self) -> SpfTerm | None:
-        return next((t for t in self.terms if not t.modifier and t.name == "all"), None)
-
-    @property
-    def redirect(self) -> str | None:
-        """RFC 7208 6.1: redirect is ignored when the record has an "all" mechanism."""
-        term = self.modifier("redirect")
-        return term.value if term is not None and self.all_term is None else None
-
-
-def is_spf(text: str) -> bool:
-    """RFC 7208 4.5: a record starts with exactly "v=spf1" followed by a space or the end."""
-    return text[:6].lower() == "v=spf1" and (len(text) == 6 or text[6] == " ")
-
-
-def spf_texts(txt_values: list[str]) -> list[str]:
-    return [t for t in txt_values if is_spf(t)]
-
-
-def _domain_spec_problem(spec: str) -> str | None:
-    """RFC 7208 7.1: domain-spec = macro-string domain-end; without macros it must be a host name."""
-    if not spec:
-        return "an empty domain"
-    stripped = _MACRO.sub("x", spec)
-    if "%" in stripped:
-        return f"a malformed macro in {spec!r}"
-    if stripped == spec and not is_domain_name(spec):
-        return f"{spec!r} is not a domain name"
-    return None
-
-
-def _split_cidr(value: str) -> tuple[str, str]:
-    if "/" in value:
-        head, _, tail = value.partition("/")
-        return head, "/" + tail
-    return value, ""
-
-
-def _dual_cidr_ok(cidr: str) -> bool:
-    """ip4-cidr-length [ "/" ip6-cidr-length ], i.e. "/24", "//64", "/24//64" (RFC 7208 5.6)."""
-    match = re.fullmatch(r"(?:/(\d{1,2}))?(?://(\d{1,3}))?", cidr)
-    if not match:
-        return False
-    four, six = match.groups()
-    return (four is None or int(four) <= 32) and (six is None or int(six) <= 128)
-
-
-def _mechanism_problem(name: str, value: str | None) -> str | None:
-    if name == "all":
-        return "'all' takes no argument" if value is not None else None
-    if name in ("include", "exists"):
-        return f"'{name}' needs a domain" if not value else _domain_spec_problem(value)
-    if name in ("a", "mx", "ptr"):
-        if value is None:
-            return None
-        spec, cidr = _split_cidr(value) if name != "ptr" else (value, "")
-        if cidr and not _dual_cidr_ok(cidr):
-            return f"bad prefix length in '{name}:{value}'"
-        return _domain_spec_problem(spec) if spec else None
-    if name in ("ip4", "ip6"):
-        if not value:
-            return f"'{name}' needs a network"
-        try:
-            network = ipaddress.ip_network(value, strict=False)
-        except ValueError:
-            return f"{value!r} is not an {name} network"
-        if (name == "ip4") != (network.version == 4):
-            return f"{value!r} is not an {name} network"
-        return None
-    return f"unknown mechanism '{name}'"
-
-
-def parse_spf(text: str) -> SpfRecord:
-    """Parse one record (which must start with v=spf1). Errors are what RFC 7208 calls permerror."""
-    terms: list[SpfTerm] = []
-    errors: list[str] = []
-    for raw in text.split(" ")[1:]:
-        if not raw:
-            continue  # 1*SP between terms
-        head = re.match(r"^([a-z][a-z0-9_.-]*)=(.*)$", raw, re.IGNORECASE)
-        if head and head.group(1).lower() not in _MECHANISMS:
-            name, value = head.group(1).lower(), head.group(2)
-            if not _MODIFIER_NAME.match(name):
-                errors.append(f"bad modifier name in {raw!r}")
-            if name in ("redirect", "exp"):
-                if any(t.modifier and t.name == name for t in terms):
-                    errors.append(f"'{name}' appears more than once")  # RFC 7208 6
-                problem = _domain_spec_problem(value)
-                if problem:
-                    errors.append(f"{name}: {problem}")
-            terms.append(SpfTerm("", name, value, modifier=True))
-            continue
-        qualifier = raw[0] if raw[0] in _QUALIFIERS else "+"
-        body = raw[1:] if raw[0] in _QUALIFIERS else raw
-        name, sep, value = body.partition(":")
-        if not sep and "/" in name:  # "a/24", "mx//64"
-            name, _, cidr = name.partition("/")
-            value, sep = "/" + cidr, ":"
-            if name.lower() not in ("a", "mx"):
-                errors.append(f"unknown mechanism in {raw!r}")
-                continue
-        name = name.lower()
-        problem = _mechanism_problem(name, value if sep else None)
-        if problem:
-            errors.append(problem)
-            continue
-        terms.append(SpfTerm(qualifier, name, value if sep else None))
-    return SpfRecord(text, tuple(terms), tuple(errors))
-
-
-def strict_record(text: str) -> str:
-    """The same record ending in "-all" instead of another "all" (or with "-all" added after the
-    mechanisms). A record that delegates with redirect= is returned unchanged: its "all" lives in
-    the record it points to, and adding one here would cancel the redirect (RFC 7208 6.1)."""
-    words = text.split()
-    if any(w.lower().startswith("redirect=") for w in words):
-        return text
-    mechanisms = [w for w in words[1:] if "=" not in w.split(":")[0]]
-    modifiers = [w for w in words[1:] if "=" in w.split(":")[0]]
-    kept = [w for w in mechanisms if w.lstrip("+-~?").lower() != "all"]
-    return " ".join([words[0] if words else "v=spf1", *kept, "-all", *modifiers])
-
-
-def referenced_domains(record: SpfRecord) -> list[str]:
-    """Domains whose SPF records the evaluation needs: include targets and the redirect target,
-    when they contain no macros (those depend on the sender and cannot be resolved ahead)."""
-    names = [t.value for t in record.mechanisms() if t.name == "include" and t.value]
-    if record.redirect:
-        names.append(record.redirect)
-    return [n.rstrip(".").lower() for n in names if "%" not in n]
-
-
-def _term_target(term: SpfTerm, domain: str) -> str | None:
-    """The name an a, mx or exists term queries: its domain-spec without the prefix lengths, or the
-    domain of the record it is in (RFC 7208 5.3, 5.4); None when it holds macros (they depend on
-    the sender and cannot be resolved ahead)."""
-    value = term.value or ""
-    spec = value if term.name == "exists" else _split_cidr(value)[0]
-    if "%" in spec:
-        return None
-    return (spec or domain).rstrip(".").lower()
-
-
-def term_queries(record: SpfRecord, domain: str) -> list[tuple[str, str]]:
-    """The (name, type) queries the a, mx and exists mechanisms of `record` (published at
-    `domain`) make, for the limits on MX records and void lookups. `a` asks A or AAAA depending
-    on the sender's address, so both; `exists` always asks A (RFC 7208 5.7); ptr depends on the
-    sender's address and is left out."""
-    queries: list[tuple[str, str]] = []
-    for term in record.mechanisms():
-        if term.name not in ("a", "mx", "exists"):
-            continue
-        target = _term_target(term, domain)
-        if target is None:
-            continue
-        types = {"a": ("A", "AAAA"), "mx": ("MX",), "exists": ("A",)}[term.name]
-        queries += [(target, rdtype) for rdtype in types]
-    return list(dict.fromkeys(queries))
 
 
 @dataclass
@@ -266,7 +78,7 @@ def _apply_term_limits(record: SpfRecord, domain: str, snapshot: DnsSnapshot, re
     for term in record.mechanisms():
         if term.name not in ("a", "mx", "exists"):
             continue
-        target = _term_target(term, domain)
+        target = term_target(term, domain)
         if target is None:
             continue
         if term.name == "mx":

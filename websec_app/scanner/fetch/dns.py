@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 
-from ..checks._dns_text import txt_of
-from ..checks.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
-from ..checks.spf import parse_spf, referenced_domains, spf_texts, term_queries
+from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
+from ..records.dns_text import txt_of
+from ..records.spf import parse_spf, referenced_domains, spf_texts, term_queries
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot
 from ..target import ip_literal

@@ -14,8 +14,8 @@ from dataclasses import replace
 import httpx
 
 from ...settings import Settings
-from ..checks._dns_text import txt_of
-from ..checks.mail_policy import sts_records
+from ..records.dns_text import txt_of
+from ..records.mta_sts import sts_records
 from ..registrable import registrable_domain
 from ..snapshot import Failure, FetchChain, TlsHandshake
 from ..target import ip_literal

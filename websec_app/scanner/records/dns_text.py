@@ -1,4 +1,4 @@
-"""Reading DNS records back from the presentation format the snapshot keeps (pure helpers)."""
+"""Reading DNS records back from the presentation format the snapshot keeps."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import dns.rdataclass
 import dns.rdatatype
 
 from ..snapshot import DnsAnswer
+
+__all__ = ["failed", "is_domain_name", "tag_list", "txt_of", "txt_strings"]
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$", re.IGNORECASE)
 
@@ -44,3 +46,14 @@ def is_domain_name(name: str) -> bool:
 def failed(answer: DnsAnswer | None) -> bool:
     """The query was asked and did not get an authoritative yes or no."""
     return answer is not None and answer.rcode not in ("NOERROR", "NXDOMAIN")
+
+
+def tag_list(text: str) -> list[tuple[str, str]]:
+    """The `key=value` fields of a record separated by ";", in order, each side trimmed
+    (MTA-STS, RFC 8461 3.1; TLS-RPT, RFC 8460 3)."""
+    found = []
+    for part in text.split(";"):
+        if part.strip():
+            key, _, value = part.partition("=")
+            found.append((key.strip(), value.strip()))
+    return found

@@ -1,4 +1,4 @@
-"""Parsing a security.txt file (RFC 9116 §4 grammar) without judging it (private helper).
+"""Parsing a security.txt file (RFC 9116 §4 grammar) without judging it (the `security_txt` check does).
 
 Tolerant where readers must be (a byte-order mark, CRLF line ends, any case in field
 names, a missing space after the colon), and precise about what the grammar says:
@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
+
+__all__ = ["ParsedSecurityTxt", "SecurityTxtLine", "parse_rfc3339", "parse_security_txt"]
 
 # RFC 5322 §3.6.8 (imported by RFC 9116 §4): a field name is printable ASCII except ":".
 _FIELD = re.compile(r"^(?P<name>[\x21-\x39\x3b-\x7e]+):(?P<space>[ \t]*)(?P<value>.*?)[ \t]*$")

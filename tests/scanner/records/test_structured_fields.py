@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from websec_app.scanner.checks._structured_fields import (
+from websec_app.scanner.records.structured_fields import (
     InnerList,
     Item,
     StructuredFieldError,

@@ -1,26 +1,27 @@
 """Parsers for the simple header grammars the `headers` check reads, following what browsers do.
 
 Each parser returns a small frozen record; none raises on hostile input. Grading lives in
-`headers.py`; this module only says what a browser would make of a value.
+`checks/headers.py`; this module only says what a browser would make of a value.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from ..snapshot import HeaderList
+__all__ = [
+    "REFERRER_POLICIES",
+    "HstsPolicy",
+    "ReferrerPolicy",
+    "parse_hsts",
+    "parse_referrer_meta",
+    "parse_referrer_policy_header",
+    "split_header_list",
+]
 
 _HTTP_WHITESPACE = " \t"
 # RFC 9110 §5.6.2: token = 1*tchar
 _TOKEN_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-
-
-def header_details(headers: HeaderList, names: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Spec 2.3 `present` and `value` per header (a repeated header's lines joined with ", ")."""
-    return {name: {"present": name in headers, "value": headers.get(name)} for name in names}
 
 
 def split_header_list(value: str) -> list[str]:

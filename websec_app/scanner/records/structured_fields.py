@@ -16,6 +16,17 @@ import string
 from dataclasses import dataclass
 from decimal import Decimal
 
+__all__ = [
+    "BareItem",
+    "InnerList",
+    "Item",
+    "Parameters",
+    "StructuredFieldError",
+    "Token",
+    "parse_dictionary",
+    "parse_item",
+]
+
 #: A bare item: int | Decimal | str (sf-string) | Token | bytes | bool.
 BareItem = int | Decimal | str | bytes | bool
 Parameters = dict[str, BareItem]

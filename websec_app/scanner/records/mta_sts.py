@@ -1,26 +1,16 @@
-"""MTA-STS (RFC 8461) and SMTP TLS Reporting (RFC 8460): parse the records and the policy file."""
+"""MTA-STS (RFC 8461): the `_mta-sts` TXT record and the policy file, parsed as a sending server would."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from ._dns_text import is_domain_name
+from .dns_text import is_domain_name, tag_list
+
+__all__ = ["MAX_AGE_LIMIT", "StsPolicy", "mx_matches", "parse_sts_policy", "sts_record_problem", "sts_records"]
 
 MAX_AGE_LIMIT = 31557600  # RFC 8461 3.2: at most one year
 _STS_ID = re.compile(r"^[A-Za-z0-9]{1,32}$")
-
-
-def _fields(text: str) -> list[tuple[str, str]]:
-    found = []
-    for part in text.split(";"):
-        if part.strip():
-            key, _, value = part.partition("=")
-            found.append((key.strip(), value.strip()))
-    return found
-
-
-# -- MTA-STS ------------------------------------------------------------------------------------------
 
 
 def sts_records(txt_values: list[str]) -> list[str]:
@@ -30,7 +20,7 @@ def sts_records(txt_values: list[str]) -> list[str]:
 
 def sts_record_problem(text: str) -> str | None:
     """RFC 8461 3.1: v=STSv1 first, then an id of 1 to 32 letters and digits."""
-    fields = _fields(text)
+    fields = tag_list(text)
     ids = [value for key, value in fields if key == "id"]
     if not ids:
         return "the record has no id field"
@@ -96,25 +86,3 @@ def mx_matches(host: str, pattern: str) -> bool:
         label, _, rest = host.partition(".")
         return bool(label) and rest == pattern[2:]
     return host == pattern
-
-
-# -- TLS-RPT ------------------------------------------------------------------------------------------
-
-
-def tlsrpt_records(txt_values: list[str]) -> list[str]:
-    return [t for t in txt_values if re.match(r"^v=TLSRPTv1\s*(;|$)", t)]
-
-
-def tlsrpt_problem(text: str) -> str | None:
-    """RFC 8460 3: v=TLSRPTv1, then rua= one or more mailto: or https: URIs, comma-separated."""
-    ruas = [value for key, value in _fields(text) if key == "rua"]
-    if not ruas:
-        return "the record has no rua= field (where reports go)"
-    for uri in ruas[0].split(","):
-        uri = uri.strip()
-        scheme, colon, rest = uri.partition(":")
-        if not colon or scheme.lower() not in ("mailto", "https") or not rest:
-            return f"{uri!r} is not a mailto: or https: URI"
-        if scheme.lower() == "mailto" and "@" not in rest:
-            return f"{uri!r} is not a mail address"
-    return None

@@ -14,7 +14,19 @@ import re
 from dataclasses import dataclass, field
 
 from ..registrable import registrable_domain
-from ._dns_text import is_domain_name
+from .dns_text import is_domain_name
+
+__all__ = [
+    "DmarcRecord",
+    "KNOWN_TAGS",
+    "POLICIES",
+    "ReportUri",
+    "consent_name",
+    "discover",
+    "external_report_domains",
+    "is_dmarc",
+    "parse_dmarc",
+]
 
 POLICIES = ("none", "quarantine", "reject")
 # RFC 7489 6.3 tags, then the ones draft-ietf-dmarc-dmarcbis adds (np, psd, t). DMARCbis drops

@@ -26,6 +26,19 @@ from urllib.parse import urlsplit
 from ..registrable import registrable_domain
 from ..target import ip_literal
 
+__all__ = [
+    "EPOCH",
+    "Malformed",
+    "ParsedCookie",
+    "Rejection",
+    "default_path",
+    "domain_matches",
+    "is_public_suffix",
+    "parse_cookie_date",
+    "parse_set_cookie",
+    "rejection",
+]
+
 # 6265bis §5.6 step 1: a line with a control character other than HTAB is ignored entirely.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 # 6265bis §5.6: name + value over 4096 octets, or one attribute value over 1024, is ignored.

@@ -1,0 +1,127 @@
+"""Stories about parsing Content Security Policies the way browsers do (CSP3 §2.2, §2.3.1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from websec_app.scanner.records import csp
+
+
+def test_directive_names_are_lowercased_and_trailing_semicolons_ignored() -> None:
+    # Given a policy written in capitals with stray semicolons
+    policy = csp.parse_policy("DEFAULT-SRC 'self';; Script-Src 'SELF' https://cdn.example.com ;")
+
+    # Then directive names are lowercased, values kept as written, and nothing is lost
+    assert policy.names == ("default-src", "script-src")
+    assert policy.get("script-src") == ("'SELF'", "https://cdn.example.com")
+    assert policy.warnings == ()
+
+
+def test_a_repeated_directive_keeps_the_first_and_says_so() -> None:
+    # CSP3 §2.2.1: a duplicate directive is ignored.
+    policy = csp.parse_policy("script-src 'self'; script-src *")
+
+    assert policy.get("script-src") == ("'self'",)
+    assert any("appears twice" in w for w in policy.warnings)
+
+
+def test_tabs_and_newlines_separate_sources() -> None:
+    policy = csp.parse_policy("script-src\t'self'\nhttps://a.example")
+
+    assert policy.get("script-src") == ("'self'", "https://a.example")
+
+
+def test_a_header_with_commas_holds_several_policies() -> None:
+    # CSP3 §2.2.2: each comma-separated piece is its own policy
+    policies = csp.parse_header_policies(["script-src 'self', object-src 'none'", "base-uri 'none'"])
+
+    assert [p.names for p in policies] == [("script-src",), ("object-src",), ("base-uri",)]
+
+
+def test_meta_policies_drop_frame_ancestors_report_uri_and_sandbox() -> None:
+    # HTML http-equiv processing removes these three from <meta> policies
+    policy = csp.parse_meta_policy("default-src 'self'; frame-ancestors 'none'; report-uri /r; sandbox")
+
+    assert policy.names == ("default-src",)
+    assert policy.delivery == "meta"
+    assert len(policy.warnings) == 3
+
+
+def test_common_typos_are_pointed_out() -> None:
+    # Given a missing semicolon, unquoted keywords, an unknown and an obsolete directive
+    policy = csp.parse_policy("default-src 'self' script-src self; scirpt-src 'none'; block-all-mixed-content")
+
+    warnings = " | ".join(policy.warnings)
+    assert "a ';' is probably missing" in warnings
+    assert "self without single quotes" in warnings
+    assert "'scirpt-src' is not a CSP directive" in warnings
+    assert "block-all-mixed-content is obsolete" in warnings
+
+
+def test_serialize_round_trips_and_can_drop_sources_and_directives() -> None:
+    policy = csp.parse_policy("script-src 'self' 'unsafe-eval'; object-src *;")
+
+    assert csp.serialize(policy) == "script-src 'self' 'unsafe-eval'; object-src *"
+    dropped = csp.serialize(policy, lambda _d, s: None if s == "'unsafe-eval'" else s, without=("object-src",))
+    assert dropped == "script-src 'self'"
+
+
+@pytest.mark.parametrize(
+    ("source", "is_one"),
+    [
+        ("'nonce-abc123'", True),
+        ("'NONCE-abc123=='", True),
+        ("'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='", True),
+        ("'sha1-abc'", False),
+        ("'nonce-'", False),  # an empty nonce is not a nonce-source and does not cancel 'unsafe-inline'
+        ("nonce-abc", False),
+    ],
+)
+def test_nonce_and_hash_sources(source: str, is_one: bool) -> None:
+    assert csp.is_nonce_or_hash(source) is is_one
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("'unsafe-everything'", "not a CSP keyword"),
+        ("'self", "not a CSP keyword"),  # unterminated quote
+        ("'nonce-abc$'", "not a valid nonce"),
+        ("'nonce-'", "not a valid nonce"),
+        ("'NONCE-a.b'", "not a valid nonce"),
+        ("'sha256-!!'", "not a valid hash"),
+        ("'sha256-abc=def'", "not a valid hash"),  # '=' only as padding at the end
+        ("'sha1-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='", "not a valid hash"),  # unsupported algorithm
+    ],
+)
+def test_malformed_sources_are_named_as_ignored(source: str, says: str) -> None:
+    # Given a source expression that matches none of the CSP3 §2.3.1 productions
+    policy = csp.parse_policy(f"script-src 'self' {source}")
+
+    # Then the policy says that browsers ignore it (Chromium logs "contains an invalid source ... ignored")
+    [warning] = [w for w in policy.warnings if source in w]
+    assert says in warning and "ignore" in warning
+    assert csp.ignored_sources(policy.get("script-src") or ()) == (source,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "script-src 'SELF' 'Unsafe-Inline' 'NONCE-abc123==' 'sha512-AbC+/-_=' 'report-sample' 'strict-dynamic'",
+        "script-src 'wasm-unsafe-eval' 'unsafe-hashes' 'report-sha256' 'inline-speculation-rules'",
+        "script-src 'trusted-types-eval' 'unsafe-allow-redirects'; connect-src 'unsafe-webtransport-hashes'",
+        "trusted-types default 'allow-duplicates' 'none'; require-trusted-types-for 'script'",  # not source lists
+        "sandbox allow-scripts; webrtc 'block'",
+    ],
+)
+def test_valid_quoted_sources_and_non_source_list_values_are_not_called_malformed(text: str) -> None:
+    policy = csp.parse_policy(text)
+
+    assert not [w for w in policy.warnings if "ignore" in w], policy.warnings
+
+
+def test_a_list_of_only_malformed_sources_matches_nothing() -> None:
+    # Every source is skipped, leaving an empty list, which matches nothing (CSP3 "Does url match source list")
+    assert csp.matches_nothing(("'unsafe-everything'", "'nonce-$'"))
+    assert csp.matches_nothing(("'none'", "'bogus'"))
+    assert not csp.matches_nothing(("'bogus'", "'self'"))
