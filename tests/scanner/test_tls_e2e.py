@@ -79,6 +79,11 @@ CASES = {
         {("tls.no_forward_secrecy", "B")},
         "B",
     ),
+    # Debian's default Apache configuration: ECDHE first, but TLS_RSA_WITH_* still accepted.
+    "static rsa accepted": Case(
+        TlsConfig(cert="rsa2048", ciphers=MOZILLA + ":AES128-GCM-SHA256:AES256-GCM-SHA384"),
+        {"tls.cipher_static_rsa"},
+    ),
     "cbc only": Case(
         TlsConfig(maximum_version=TLS12, ciphers="ECDHE-ECDSA-AES128-SHA256"),
         {"tls.no_aead", "tls.no_tls13", "tls.cipher_cbc"},

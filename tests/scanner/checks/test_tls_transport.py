@@ -16,7 +16,7 @@ from websec_app.scanner.checks.tls import aead, check_tls, forward_secret
 from websec_app.scanner.fetch.tls import parse_certificate
 from websec_app.scanner.grading import Graded, grade
 from websec_app.scanner.rules import default_rulebook
-from websec_app.scanner.snapshot import SignedTimestamp
+from websec_app.scanner.snapshot import SignedTimestamp, TlsProbe
 
 
 def outcomes(**handshake) -> list[str]:
@@ -106,6 +106,23 @@ def test_given_a_weak_cipher_family_accepted_then_its_outcome_and_cap(family, ci
 def test_given_cbc_suites_accepted_beside_aead_ones_then_a_minor_warning() -> None:
     report = graded(cipher_probes=cipher_probes({"cbc": "ECDHE-ECDSA-AES128-SHA"}))
     assert report.score == 99 and report.caps == ()
+
+
+def test_given_static_rsa_accepted_beside_ecdhe_then_a_minor_warning_without_cap() -> None:
+    """RFC 9325 4.1: static RSA SHOULD NOT be negotiated. Browsers get ECDHE here, so only clients that
+    pick TLS_RSA_* lose forward secrecy: a warning, not the B cap of tls.no_forward_secrecy."""
+    probes = (TlsProbe("static_rsa", "accepted", protocol="TLSv1.2", cipher="AES128-GCM-SHA256"),)
+    report = graded(protocol="TLSv1.2", cipher="ECDHE-RSA-AES128-GCM-SHA256", cipher_probes=probes, protocols=())
+    problems = [f for f in report.sections["tls"]["findings"] if f["status"] != "good"]
+    assert [(f["check"], f["status"], f["severity"]) for f in problems] == [("tls.cipher_static_rsa", "warn", "minor")]
+    assert "AES128-GCM-SHA256" in problems[0]["note"]
+    assert report.caps == () and report.score == 97
+
+
+def test_given_rsa_key_exchange_negotiated_then_static_rsa_is_not_counted_twice() -> None:
+    probes = (TlsProbe("static_rsa", "accepted", protocol="TLSv1.2", cipher="AES128-GCM-SHA256"),)
+    found = outcomes(protocol="TLSv1.2", cipher="AES128-GCM-SHA256", cipher_probes=probes)
+    assert "tls.no_forward_secrecy" in found and "tls.cipher_static_rsa" not in found
 
 
 def test_given_rsa_key_exchange_then_no_forward_secrecy_caps_at_b() -> None:

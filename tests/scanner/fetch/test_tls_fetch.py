@@ -205,6 +205,21 @@ async def test_a_weak_family_is_found_when_the_server_accepts_it(
         assert probe.cipher and probe.protocol in ("TLSv1.2", "TLSv1.1", "TLSv1")
 
 
+async def test_static_rsa_key_exchange_is_found_beside_ecdhe(site_factory, scan_settings) -> None:
+    """Debian's default Apache cipher list still accepts TLS_RSA_WITH_* suites: a browser-like client
+    gets ECDHE, a client that offers only RSA key exchange gets no forward secrecy (RFC 9325 4.1)."""
+    running = site(site_factory, "krsa", cert="rsa2048", ciphers="ECDHE+AESGCM:AES128-GCM-SHA256:AES256-SHA")
+    tls = await fetch(running, scan_settings)
+    assert tls.cipher and tls.cipher.startswith(("TLS_", "ECDHE-"))
+    probe = next(p for p in tls.cipher_probes if p.name == "static_rsa")
+    assert probe.accepted and probe.cipher in ("AES128-GCM-SHA256", "AES256-SHA"), probe
+
+
+async def test_a_server_with_forward_secrecy_only_rejects_the_static_rsa_probe(site_factory, scan_settings) -> None:
+    tls = await fetch(site(site_factory, "nokrsa", cert="rsa2048", ciphers="ECDHE+AESGCM"), scan_settings)
+    assert next(p for p in tls.cipher_probes if p.name == "static_rsa").result == "rejected"
+
+
 # -- OCSP staples and SCTs (Python's ssl server can do neither: a small pyOpenSSL server) ----------------------
 
 

@@ -44,6 +44,7 @@ CIPHER_FAMILY_OUTCOMES = {
     "rc4": "tls.cipher_rc4",
     "des": "tls.cipher_des",
     "3des": "tls.cipher_3des",
+    "static_rsa": "tls.cipher_static_rsa",
     "cbc": "tls.cipher_cbc",
 }
 
@@ -241,6 +242,8 @@ def _cipher_findings(tls: TlsHandshake) -> list[Finding]:
         outcome = CIPHER_FAMILY_OUTCOMES.get(probe.name)
         if outcome is None or not probe.accepted:
             continue
+        if probe.name == "static_rsa" and forward_secret(tls.protocol, tls.cipher) is False:
+            continue  # browsers get RSA key exchange too: tls.no_forward_secrecy below says it, with its cap
         family = cipher_family(probe.name)
         name = family.name if family else probe.name
         findings.append(
