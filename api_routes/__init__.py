@@ -1,7 +1,7 @@
 """The JSON API (spec section 4): `create_api()` builds it, mounted into Reflex or served alone.
 
-api = create_api()                                  # production: settings from the environment
-api = create_api(settings, scanner=fake, clock=c)   # tests: inject the scanner and the clock
+api = create_api(runtime=runtime)                   # the process's runtime, shared with the web UI
+api = create_api(settings, scanner=fake, clock=c)   # tests: a runtime of these settings and parts
 """
 
 from __future__ import annotations
@@ -14,19 +14,16 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from websec_app.clock import clock_for
-from websec_app.scanner import scan
-from websec_app.services.checkout import PaymentService, build_payment_service
+from websec_app.runtime import Runtime, build_runtime
 from websec_app.services.email import OutboxWorker
-from websec_app.services.pdf import render_scan_pdf
-from websec_app.settings import Settings, get_settings
-from websec_app.store import Database, database_for
+from websec_app.services.payments import PaymentService
+from websec_app.settings import Settings
+from websec_app.store import Database
 
 from . import docs_ui, fallback, health, keys, paid, reports, sandbox, scans, security_txt, webhooks
-from .admission import ScannerBusy, admission_for, overloaded
+from .admission import ScannerBusy, overloaded
 from .auth import api_key_header, api_key_query
-from .client_ip import parse_networks
-from .context import ApiContext, Clock, PdfRenderer, Scanner
+from .context import Clock, PdfRenderer, Scanner
 from .errors import install_error_handlers
 from .key_polling import KeyPolling
 from .log_redaction import install_access_log_redaction
@@ -67,27 +64,20 @@ scheme, private or loopback target; 401; 403 (also unknown, expired or used toke
 def create_api(
     settings: Settings | None = None,
     *,
+    runtime: Runtime | None = None,
     scanner: Scanner | None = None,
     clock: Clock | None = None,
     database: Database | None = None,
     render_pdf: PdfRenderer | None = None,
     payments: PaymentService | None = None,
 ) -> FastAPI:
-    """A fresh FastAPI app with every route of the spec. Unset arguments get the production parts."""
-    settings = settings or get_settings()
-    database = database or database_for(settings.resolved_database_url)
-    clock = clock or clock_for(settings)
-    context = ApiContext(
-        settings=settings,
-        database=database,
-        scanner=scanner or scan,
-        clock=clock,
-        render_pdf=render_pdf or render_scan_pdf,
-        payments=payments or build_payment_service(settings, database, clock=clock),
-        trusted_proxies=parse_networks(settings.trusted_proxies),
-        # The process's one admission for these settings: the web UI's scans take their slots from it too.
-        admission=admission_for(settings),
-    )
+    """A fresh FastAPI app with every route of the spec, over `runtime` (the process's one, which the web UI
+    shares when mounted) or, without one, a runtime built from `settings` and the parts given."""
+    if runtime is None:
+        runtime = build_runtime(
+            settings, database=database, clock=clock, scanner=scanner, render_pdf=render_pdf, payments=payments
+        )
+    context = runtime
     api = FastAPI(
         title="websec API",
         version="1.0",
@@ -98,7 +88,7 @@ def create_api(
         lifespan=_lifespan,
     )
     api.include_router(docs_ui.router)  # before ROUTERS: its assets are under /api, ahead of the catch-all
-    api.state.websec = context
+    api.state.runtime = context
     install_error_handlers(api)
     api.add_exception_handler(ScannerBusy, overloaded)
     for router in ROUTERS:
@@ -110,7 +100,7 @@ def create_api(
     return api
 
 
-def _wrap_outermost(api: FastAPI, context: ApiContext) -> None:
+def _wrap_outermost(api: FastAPI, context: Runtime) -> None:
     """Security headers around Starlette's whole middleware stack, so 500s from ServerErrorMiddleware get
     them too (`add_middleware` would sit inside it); in front of everything, the raw ASGI answer to the
     two polled key endpoints (`key_polling`). Mounted into Reflex, this stack also serves the UI."""
@@ -137,7 +127,7 @@ async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
     # Served alone (serve-api), this process delivers the outbox: first whatever an earlier run left
     # unsent, then every email queued from now on (mounted in Reflex, websec_app.py registers
     # `outbox_lifespan` instead).
-    context: ApiContext = api.state.websec
+    context: Runtime = api.state.runtime
     worker = OutboxWorker(context.payments.outbox).start() if context.payments is not None else None
     try:
         yield
@@ -166,4 +156,4 @@ def _openapi(api: FastAPI) -> dict[str, Any]:
     return schema
 
 
-__all__ = ["ApiContext", "create_api"]
+__all__ = ["create_api"]

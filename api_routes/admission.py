@@ -1,10 +1,10 @@
 """The API's side of scan admission: `ScannerBusy` becomes 503 with `Retry-After` and `{"error": ...}`.
 
 The slots and the FIFO queue are `websec_app.services.admission`, one instance per process shared with
-the web UI (`admission_for(settings)`), so a burst of UI scans and a burst of API scans meet one limit.
+the web UI (the process's Runtime holds it), so a burst of UI scans and a burst of API scans meet one limit.
 Routes take a slot before any quota unit or token is reserved, so a refused request costs the client nothing
 (RFC 9110 section 15.6.4 for 503, section 10.2.3 for Retry-After): free and paid scans with
-`ApiContext.scan_slot()`, Pro scans with a place in line taken on arrival (`auth.ProKeyInLine`).
+`Runtime.scan_slot()`, Pro scans with a place in line taken on arrival (`auth.ProKeyInLine`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from websec_app.services.admission import RETRY_AFTER_SECONDS, ScanAdmission, ScannerBusy, admission_for
+from websec_app.services.admission import RETRY_AFTER_SECONDS, ScanAdmission, ScannerBusy
 
 from .errors import error_response
 
@@ -28,4 +28,4 @@ async def overloaded(request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.http_status, OVERLOADED_MESSAGE, {"Retry-After": str(exc.retry_after)})
 
 
-__all__ = ["OVERLOADED_MESSAGE", "RETRY_AFTER_SECONDS", "ScanAdmission", "ScannerBusy", "admission_for", "overloaded"]
+__all__ = ["OVERLOADED_MESSAGE", "RETRY_AFTER_SECONDS", "ScanAdmission", "ScannerBusy", "overloaded"]

@@ -9,11 +9,12 @@ from typing import Annotated
 from fastapi import Depends, Security
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
+from websec_app.runtime import Runtime
 from websec_app.services.admission import Place
-from websec_app.settings import Settings
-from websec_app.store import KeyCheck, KeyStatus, look_up_api_key, monthly_scan_limit
+from websec_app.store import KeyStatus
+from websec_app.usecases import KeyRefused, Subscriber, authenticate, presented
 
-from .context import ApiContext, Context
+from .context import Context
 from .errors import ApiError
 
 HEADER_SCHEME = "X-API-Key header"
@@ -44,52 +45,30 @@ _REJECTED = {
 _NO_API_ACCESS = "This API key's plan does not include Pro scans."
 
 
-@dataclass(frozen=True)
-class Principal:
-    """An authenticated Pro subscriber."""
-
-    key_id: int
-    subscription_id: int
-    email: str
-    plan: str
-    monthly_limit: int
-
-
 def missing_key(message: str) -> ApiError:
     return ApiError(401, message, _CHALLENGE)
 
 
-async def authenticate(ctx: ApiContext, key: str) -> Principal:
+def key_refused(exc: KeyRefused) -> ApiError:
+    """The 403 of a key the use cases refused (unknown, revoked, inactive subscription, no Pro scans)."""
+    if exc.reason == "no_plan":
+        return ApiError(403, _NO_API_ACCESS)
+    return ApiError(403, _REJECTED.get(KeyStatus(exc.reason), _REJECTED[KeyStatus.UNKNOWN]))
+
+
+async def authenticated(ctx: Runtime, key: str) -> Subscriber:
     """The subscriber a key belongs to; raises ApiError(403) for anything but a valid Pro key."""
-    check, _ = await look_up_api_key(ctx.hot_rows(), key)
-    return principal_of(check, ctx.settings)
-
-
-def principal_of(check: KeyCheck, settings: Settings) -> Principal:
-    """The subscriber of a looked-up key; raises ApiError(403) for anything but a valid Pro key."""
-    if not check.valid:
-        raise ApiError(403, _REJECTED[check.status])
-    if check.key_id is None or check.subscription_id is None or check.email is None or check.plan is None:
-        raise ApiError(403, _REJECTED[KeyStatus.UNKNOWN])  # pragma: no cover - a valid check has them all
-    limit = monthly_scan_limit(check.plan, settings)
-    if limit <= 0:
-        raise ApiError(403, _NO_API_ACCESS)
-    return Principal(check.key_id, check.subscription_id, check.email, check.plan, limit)
-
-
-def presented(key: str | None) -> str | None:
-    """The key as sent, or None when absent or blank."""
-    if key is None:
-        return None
-    key = key.strip()
-    return key or None
+    try:
+        return await authenticate(ctx, key)
+    except KeyRefused as exc:
+        raise key_refused(exc) from None
 
 
 @dataclass(frozen=True)
 class InLine:
     """An authenticated Pro subscriber holding a place in this process's scan line."""
 
-    principal: Principal
+    subscriber: Subscriber
     place: Place | None  # None: the app runs without admission
 
 
@@ -108,7 +87,7 @@ async def require_api_key_in_line(
         raise missing_key(MISSING_HEADER)
     place = ctx.admission.place() if ctx.admission is not None else None
     try:
-        yield InLine(await authenticate(ctx, value), place)
+        yield InLine(await authenticated(ctx, value), place)
     finally:
         if place is not None:
             place.leave()

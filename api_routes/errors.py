@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,6 +20,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from websec_app.scanner import ScanError
 from websec_app.services.payments import PaymentError
 from websec_app.store import TokenProblem, TokenRejected
+from websec_app.usecases import MonthlyQuotaUsed, QuotaUsed
+from websec_app.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,28 @@ def iso(moment: Any) -> str:
 
 def token_error(exc: TokenRejected, messages: Mapping[TokenProblem, str]) -> ApiError:
     return ApiError(403, messages[exc.problem].format(at=iso(exc.at)))
+
+
+# --- quotas (spec 7: 429) ------------------------------------------------------------------------
+
+
+def quota_error(exc: QuotaUsed, now: datetime) -> ApiError:
+    """The 429 of a used-up quota, with when it comes back (Retry-After, RFC 9110 section 10.2.3)."""
+    wait = {"Retry-After": str(max(1, int((exc.resets_at - now).total_seconds())))}
+    if isinstance(exc, MonthlyQuotaUsed):
+        return ApiError(
+            429,
+            f"The monthly quota of {counted(exc.limit, 'scan')} is used up. "
+            f"It resets on {exc.resets_at:%Y-%m-%d} at 00:00 UTC ({iso(exc.resets_at)}).",
+            {"X-Scans-Remaining": "0", **wait},
+        )
+    return ApiError(
+        429,
+        f"The free scan limit of {counted(exc.limit, 'scan')} per day for your IP address is reached. "
+        f"It resets at midnight UTC ({iso(exc.resets_at)}); a Pro key or a one-time scan token scans without "
+        "this limit.",
+        wait,
+    )
 
 
 # --- validation errors -------------------------------------------------------------------------
@@ -164,6 +189,12 @@ async def _scan_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.http_status, str(exc) or "The scan failed.")
 
 
+async def _quota_used(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, QuotaUsed)
+    error = quota_error(exc, request.app.state.runtime.now())
+    return error_response(error.status_code, str(error.detail), error.headers)
+
+
 async def _payment_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, PaymentError)
     return error_response(exc.http_status, str(exc) or "The payment provider could not be reached.")
@@ -180,4 +211,5 @@ def install_error_handlers(api: FastAPI) -> None:
     api.add_exception_handler(RequestValidationError, _validation_error)
     api.add_exception_handler(ScanError, _scan_error)
     api.add_exception_handler(PaymentError, _payment_error)
+    api.add_exception_handler(QuotaUsed, _quota_used)
     api.add_exception_handler(Exception, _unexpected)

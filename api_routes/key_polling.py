@@ -20,14 +20,14 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers, QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .context import ApiContext
+from .context import Runtime
 from .errors import INTERNAL_ERROR, ApiError, error_response
 from .keys import USAGE_PATH, VERIFY_KEY_PATH, usage_answer, verify_key_answer
 from .security_headers import api_headers
 
 log = logging.getLogger(__name__)
 
-Answer = Callable[[ApiContext, str | None], Awaitable[dict[str, object]]]
+Answer = Callable[[Runtime, str | None], Awaitable[dict[str, object]]]
 
 
 def _verify_key_input(scope: Scope) -> str | None:
@@ -48,7 +48,7 @@ _ROUTES: dict[str, tuple[Callable[[Scope], str | None], Answer]] = {
 class KeyPolling:
     """ASGI wrapper: answers `GET /api/verify-key` and `GET /api/usage` itself, passes the rest to `app`."""
 
-    def __init__(self, app: ASGIApp, context: ApiContext) -> None:
+    def __init__(self, app: ASGIApp, context: Runtime) -> None:
         self.app = app
         self.context = context
         self.production = context.settings.is_production

@@ -13,18 +13,18 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from websec_app.store import look_up_api_key
+from websec_app.usecases import KeyRefused, presented, subscriber_of
 
 from .auth import (
     HEADER_SCHEME,
     MISSING_HEADER,
     MISSING_QUERY,
     QUERY_SCHEME,
-    authenticate,
+    authenticated,
+    key_refused,
     missing_key,
-    presented,
-    principal_of,
 )
-from .context import ApiContext
+from .context import Runtime
 from .docs import errors
 from .schemas import KeyCheckResult, UsageResult
 
@@ -34,28 +34,32 @@ VERIFY_KEY_PATH = "/api/verify-key"
 USAGE_PATH = "/api/usage"
 
 
-async def verify_key_answer(ctx: ApiContext, presented_key: str | None) -> dict[str, object]:
+async def verify_key_answer(ctx: Runtime, presented_key: str | None) -> dict[str, object]:
     """The KeyCheckResult body (spec 2.5) for the X-API-Key header's value; raises ApiError 401/403."""
     key = presented(presented_key)
     if key is None:
         raise missing_key(MISSING_HEADER)
-    principal = await authenticate(ctx, key)
-    return {"valid": True, "plan": principal.plan}
+    subscriber = await authenticated(ctx, key)
+    return {"valid": True, "plan": subscriber.plan}
 
 
-async def usage_answer(ctx: ApiContext, presented_key: str | None) -> dict[str, object]:
+async def usage_answer(ctx: Runtime, presented_key: str | None) -> dict[str, object]:
     """The UsageResult body (spec 2.6) for the `key` query parameter's value; raises ApiError 401/403."""
     key = presented(presented_key)
     if key is None:
         raise missing_key(MISSING_QUERY)
+    # The key and the month's usage in one round trip (store.look_up_api_key): this endpoint is polled.
     check, used = await look_up_api_key(ctx.hot_rows(), key, ctx.now())
-    principal = principal_of(check, ctx.settings)
+    try:
+        subscriber = subscriber_of(check, ctx)
+    except KeyRefused as exc:
+        raise key_refused(exc) from None
     return {
         "valid": True,
-        "email": principal.email,
-        "plan": principal.plan,
+        "email": subscriber.email,
+        "plan": subscriber.plan,
         "scans_used": used,
-        "scans_limit": principal.monthly_limit,
+        "scans_limit": subscriber.monthly_limit,
     }
 
 
@@ -68,7 +72,7 @@ async def usage_answer(ctx: ApiContext, presented_key: str | None) -> dict[str, 
 )
 async def verify_key(request: Request) -> JSONResponse:
     """Answers 200 with `valid: true` and the plan for an active key. Consumes no quota."""
-    return JSONResponse(await verify_key_answer(request.app.state.websec, request.headers.get("x-api-key")))
+    return JSONResponse(await verify_key_answer(request.app.state.runtime, request.headers.get("x-api-key")))
 
 
 @router.get(
@@ -80,4 +84,4 @@ async def verify_key(request: Request) -> JSONResponse:
 )
 async def usage(request: Request) -> JSONResponse:
     """Scans used this calendar month (UTC) and the plan's limit. Consumes no quota."""
-    return JSONResponse(await usage_answer(request.app.state.websec, request.query_params.get("key")))
+    return JSONResponse(await usage_answer(request.app.state.runtime, request.query_params.get("key")))

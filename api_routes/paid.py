@@ -1,26 +1,23 @@
 """The one-time products (spec 4.6, 4.7, 4.8): parse, call the payment service, shape the response.
 
-Everything that talks to a provider, issues a token or sends email is in
-`websec_app.services.checkout.PaymentService` (the web UI calls the same service).
+What a buyer does is `websec_app.usecases.purchases` (the web UI calls the same use cases); this module
+translates requests and results, and its errors into statuses.
 """
 
 from __future__ import annotations
 
 import logging
 
-import anyio.to_thread
 from fastapi import APIRouter
 
-from websec_app.services.checkout import PaymentService
-from websec_app.services.payments import PaymentsUnavailable
 from websec_app.services.pdf import PdfRenderError
 from websec_app.services.prices import Product
-from websec_app.store import SCAN_COMPLIANCE, TokenAlreadyIssued, TokenRejected
+from websec_app.store import TokenAlreadyIssued, TokenRejected
+from websec_app.usecases import purchases
 
-from .context import ApiContext, Context
+from .context import Context
 from .docs import errors
 from .errors import COMPLIANCE_TOKEN_MESSAGES, ApiError, token_error
-from .metering import save_record, target_of
 from .schemas import (
     GenerateRequest,
     GenerateResult,
@@ -37,12 +34,6 @@ _E402 = "The payment could not be verified with the provider (not found, not cap
 _E503 = "Payments with this provider are not available on this server."
 
 
-def _service(ctx: ApiContext) -> PaymentService:
-    if ctx.payments is None:
-        raise PaymentsUnavailable("Payments are not available on this server. Please try again later.")
-    return ctx.payments
-
-
 @router.post(
     "/api/compliance-report/pay",
     summary="Start paying for a compliance report",
@@ -55,11 +46,7 @@ async def pay(body: PayRequest, ctx: Context) -> PayResult:
     payment `token` for the generate endpoint, usable once the payment is verified. Provider B (stripe):
     `{"checkout_url": ...}`, the hosted checkout page; the token is emailed once Stripe confirms the payment.
     In development without provider keys the sandbox answers (`sandbox: true`, `checkout_url` to a local page)."""
-    target = target_of(body.url)
-    service = _service(ctx)
-    start = await anyio.to_thread.run_sync(
-        lambda: service.start_checkout(Product.COMPLIANCE_REPORT, body.provider, body.email, target.url)
-    )
+    start = await purchases.start_checkout(ctx, Product.COMPLIANCE_REPORT, body.provider, body.email, body.url)
     if body.provider == "stripe":
         return PayResult(checkout_url=start.checkout_url, sandbox=start.sandbox or None)
     return PayResult(
@@ -92,11 +79,8 @@ async def pay(body: PayRequest, ctx: Context) -> PayResult:
 async def verify_one_time(body: VerifyOneTimeRequest, ctx: Context) -> VerifyOneTimeResult:
     """Verifies a provider A (razorpay) one-time scan payment with the provider (status, amount, currency, order)
     and returns a one-time scan token (valid 24 hours, single use), also emailed to `email`."""
-    service = _service(ctx)
     try:
-        confirmation = await anyio.to_thread.run_sync(
-            lambda: service.verify_one_time_payment(body.payment_id, body.email)
-        )
+        confirmation = await purchases.verify_one_time(ctx, body.payment_id, body.email)
     except TokenAlreadyIssued:
         raise ApiError(
             409,
@@ -129,18 +113,11 @@ async def generate(body: GenerateRequest, ctx: Context) -> GenerateResult:
     and emails the PDF. The token is used up together with queuing the email, in one transaction: a scan that
     fails (502) or a report that cannot be rendered (500) leaves it usable, and an email the mail server does not
     take at once is retried from the outbox until it is delivered."""
-    target_of(body.url)
-    service = _service(ctx)
-    now = ctx.now()
     try:
-        async with ctx.scan_slot():
-            generated = await service.generate_compliance_report(
-                body.token, url=body.url, email=body.email, scan=lambda url: ctx.scanner(url, ctx.settings)
-            )
+        generated = await purchases.compliance_report(ctx, body.token, body.url, body.email)
     except TokenRejected as exc:
         raise token_error(exc, COMPLIANCE_TOKEN_MESSAGES) from None
     except PdfRenderError as exc:
         log.exception("compliance PDF rendering failed for %s", body.url)
         raise ApiError(500, "The compliance report could not be generated. Your token is still valid.") from exc
-    await save_record(ctx, generated.report, SCAN_COMPLIANCE, now)
     return GenerateResult(ok=True, message=generated.message)

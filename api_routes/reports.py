@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import logging
 
-import anyio.to_thread
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from websec_app.scanner import ScanReport
-from websec_app.services.pdf import report_filename
-from websec_app.store import SCAN_PDF
+from websec_app.services.pdf import PdfRenderError
+from websec_app.usecases import scans
 
 from .auth import ProKeyInLine
 from .context import Context
 from .docs import OVERLOADED, RETRY_AFTER, SCANS_REMAINING, errors
 from .errors import ApiError
-from .metering import metered_pro_scan, target_of
 from .schemas import PdfRequest
 
 log = logging.getLogger(__name__)
@@ -54,23 +51,16 @@ async def pdf_report(
 ) -> Response:
     """Runs a full Pro scan and returns it as a PDF, with `name` in the header. Consumes one scan of the monthly
     quota; a failed scan or a failed PDF consumes nothing."""
-    name = (body.name or "").strip() or None
-    host = target_of(body.url).host
-
-    async def render(report: ScanReport) -> bytes:
-        content = report.to_dict(pro=True, include_fix=True)
-        try:
-            return await anyio.to_thread.run_sync(ctx.render_pdf, content, name)
-        except Exception as exc:  # noqa: BLE001 - any renderer failure is the spec's 500
-            log.exception("PDF rendering failed for %s", report.url)
-            raise ApiError(500, PDF_FAILED) from exc
-
-    _, reservation, pdf = await metered_pro_scan(ctx, pro, body.url, SCAN_PDF, render)
+    try:
+        pdf = await scans.pro_pdf(ctx, pro.subscriber, body.url, body.name, place=pro.place, keep=False)
+    except PdfRenderError as exc:
+        log.exception("PDF rendering failed for %s", body.url)
+        raise ApiError(500, PDF_FAILED) from exc
     return Response(
-        pdf,
+        pdf.data,
         media_type="application/pdf",
         headers={
-            "Content-Disposition": f'attachment; filename="{report_filename(host)}"',
-            "X-Scans-Remaining": str(reservation.remaining),
+            "Content-Disposition": f'attachment; filename="{pdf.filename}"',
+            "X-Scans-Remaining": str(pdf.remaining),
         },
     )

@@ -15,13 +15,12 @@ import anyio.to_thread
 from fastapi import APIRouter, Form
 from fastapi.responses import HTMLResponse
 
-from websec_app.services.checkout import Outcome, PaymentService
-from websec_app.services.payments import UnknownCheckout
+from websec_app.services.payments import Outcome, PaymentService, UnknownCheckout
 from websec_app.services.prices import Product, price_for
 from websec_app.store.models import SUBSCRIPTION_PENDING
 from websec_app.store.payments import STATUS_PAID
 
-from .context import ApiContext, Context
+from .context import Context, Runtime
 
 router = APIRouter(tags=["development sandbox"], include_in_schema=False)
 
@@ -33,7 +32,7 @@ _ACTIONS = {
 }
 
 
-def _service(ctx: ApiContext) -> PaymentService:
+def _service(ctx: Runtime) -> PaymentService:
     if ctx.payments is None or ctx.settings.is_production:
         raise UnknownCheckout("There is no sandbox on this server.")
     return ctx.payments

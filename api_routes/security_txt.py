@@ -17,7 +17,7 @@ from fastapi.responses import PlainTextResponse, RedirectResponse
 
 from websec_app.settings import Settings
 
-from .context import ApiContext
+from .context import Runtime
 
 router = APIRouter(tags=["service"])
 
@@ -46,7 +46,7 @@ def security_txt(settings: Settings, now: datetime) -> str:
 @router.get(PATH, summary="security.txt (RFC 9116)", response_class=PlainTextResponse)
 async def well_known_security_txt(request: Request) -> PlainTextResponse:
     """Where to report a vulnerability in this service."""
-    ctx: ApiContext = request.app.state.websec
+    ctx: Runtime = request.app.state.runtime
     return PlainTextResponse(security_txt(ctx.settings, ctx.now()), media_type="text/plain; charset=utf-8")
 
 

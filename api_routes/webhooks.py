@@ -15,14 +15,14 @@ from fastapi import APIRouter, Request
 
 from websec_app.services.payments import PROVIDER_A, PROVIDER_B, PaymentsUnavailable
 
-from .context import ApiContext, Context
+from .context import Context, Runtime
 from .docs import errors
 from .schemas import WebhookResult
 
 router = APIRouter(tags=["provider webhooks"])
 
 
-async def _handle(provider: str, request: Request, ctx: ApiContext) -> WebhookResult:
+async def _handle(provider: str, request: Request, ctx: Runtime) -> WebhookResult:
     if ctx.payments is None:
         raise PaymentsUnavailable("Payments are not available on this server.")
     service = ctx.payments

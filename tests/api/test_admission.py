@@ -1,7 +1,7 @@
 """Backpressure in the API: past the process's scan slots and wait queue, 503 with Retry-After.
 
 The slots and the queue themselves are tested in tests/services/test_admission.py; sharing them with
-the web UI in tests/ui/test_flows.py.
+the web UI in tests/usecases/test_scans.py.
 """
 
 from __future__ import annotations

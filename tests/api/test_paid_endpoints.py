@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from tests.api.conftest import client_for
 from tests.api.fakes import FakeScanner
 from websec_app.scanner import TargetUnreachable
-from websec_app.services.checkout import PaymentService
+from websec_app.services.payments import PaymentService
 from websec_app.settings import Settings
 from websec_app.store import Database, find_compliance_token
 
@@ -23,7 +23,7 @@ PAY = {"provider": "razorpay", "email": "buyer@example.com", "url": "example.com
 
 
 def _service(api: FastAPI) -> PaymentService:
-    service = api.state.websec.payments
+    service = api.state.runtime.payments
     assert isinstance(service, PaymentService)
     return service
 
@@ -165,7 +165,7 @@ async def test_a_scan_that_fails_leaves_the_token_usable(
 async def test_a_report_that_cannot_be_rendered_is_500_and_keeps_the_token(
     client: httpx.AsyncClient, api: FastAPI, monkeypatch: pytest.MonkeyPatch, database: Database
 ) -> None:
-    from websec_app.services import checkout
+    from websec_app.services.payments import compliance_report
     from websec_app.services.pdf import PdfRenderError
 
     def broken(*args: object, **kwargs: object) -> bytes:
@@ -173,7 +173,7 @@ async def test_a_report_that_cannot_be_rendered_is_500_and_keeps_the_token(
 
     pay = (await client.post("/api/compliance-report/pay", json=PAY)).json()
     await client.post(f"/api/sandbox/checkout/{pay['order_id']}", data={"action": "pay"})
-    monkeypatch.setattr(checkout, "render_compliance_pdf", broken)
+    monkeypatch.setattr(compliance_report, "render_compliance_pdf", broken)
 
     response = await client.post(
         "/api/compliance-report/generate", json={"token": pay["token"], "url": "a.com", "email": "b@example.com"}

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 
 import pytest
 
-from websec_app.services.admission import RETRY_AFTER_SECONDS, ScanAdmission, ScannerBusy, admission_for
+from websec_app.runtime import build_runtime
+from websec_app.services.admission import RETRY_AFTER_SECONDS, ScanAdmission, ScannerBusy
 from websec_app.settings import Settings
 
 
@@ -182,81 +182,14 @@ def test_limits_are_checked() -> None:
         ScanAdmission(limit=1, queue=-1)
 
 
-def test_one_admission_per_settings_object_with_its_limits() -> None:
-    settings = Settings(max_concurrent_scans=3, scan_queue=7)
+def test_a_runtime_builds_one_admission_with_its_settings_limits(tmp_path) -> None:
+    """One per runtime (the process's: the API and the UI are handed the same), none in a module global."""
+    settings = Settings(max_concurrent_scans=3, scan_queue=7, data_dir=tmp_path)
 
-    admission = admission_for(settings)
+    runtime = build_runtime(settings, payments=None)
+    other = build_runtime(settings, database=runtime.database)
 
-    assert admission_for(settings) is admission
-    assert (admission.limit, admission.queue) == (3, 7)
-    # Equal values but another object (a test's own settings): its own, isolated admission
-    assert admission_for(Settings(max_concurrent_scans=3, scan_queue=7)) is not admission
-
-
-def test_the_admission_goes_with_its_settings() -> None:
-    from websec_app.services import admission as module
-
-    settings = Settings(max_concurrent_scans=2, scan_queue=0)
-    admission_for(settings)
-    key = id(settings)
-    assert key in module._admissions
-
-    del settings
-    gc.collect()
-
-    assert key not in module._admissions
-
-
-async def test_a_place_taken_on_arrival_is_served_before_later_callers() -> None:
-    # Given one slot, taken, and a caller who takes a place in line but is busy elsewhere for a while
-    admission = ScanAdmission(limit=1, queue=2)
-    await admission.acquire()
-    early = admission.place()
-    later = asyncio.create_task(admission.acquire())
-    await asyncio.sleep(0)
-
-    # When the slot is freed
-    admission.release()
-    await early.turn()
-
-    # Then the early place got it, and the later caller still waits
-    assert not later.done() and admission.active == 1 and admission.waiting == 1
-    early.leave()
-    await later
-    admission.release()
-    assert admission.active == 0
-
-
-async def test_leaving_a_place_gives_back_whatever_it_holds() -> None:
-    admission = ScanAdmission(limit=1, queue=1)
-    holding = admission.place()  # a slot at once
-    queued = admission.place()  # the queue's only place
-    assert holding.holds_slot and not queued.holds_slot
-    with pytest.raises(ScannerBusy):
-        admission.place()
-
-    queued.leave()  # a place in the queue, given back before its turn
-    assert admission.waiting == 0
-    queued_again = admission.place()
-    holding.leave()  # the slot: handed to the queued place
-    holding.leave()  # twice is harmless
-    assert admission.active == 1
-    queued_again.leave()  # handed over but never awaited: passed on, here freed
-    assert admission.active == 0 and admission.waiting == 0
-
-
-async def test_a_cancelled_turn_leaves_the_line() -> None:
-    admission = ScanAdmission(limit=1, queue=1)
-    await admission.acquire()
-    place = admission.place()
-    turn = asyncio.create_task(place.turn())
-    await asyncio.sleep(0)
-
-    turn.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await turn
-    place.leave()
-
-    assert admission.waiting == 0
-    admission.release()
-    assert admission.active == 0
+    assert runtime.admission is not None and (runtime.admission.limit, runtime.admission.queue) == (3, 7)
+    assert other.admission is not runtime.admission
+    assert build_runtime(settings, database=runtime.database, bounded=False).admission is None
+    runtime.database.dispose()

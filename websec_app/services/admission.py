@@ -10,22 +10,17 @@ quota unit or token is touched. The API answers it with 503 and `Retry-After` (R
 section 10.2.3; api_routes/admission.py), the web UI with "the scanner is busy" (ui/messages.py).
 
 The bound is per process on purpose: it protects the process's own memory and event loop. So the API and
-the UI of one process draw from ONE `ScanAdmission`: `admission_for(settings)` gives every caller holding
-the same Settings object (in production the one `get_settings()` returns) the same instance. Several
-processes behind a load balancer each admit their own share; quotas stay exact because they live in the
-database (see `websec_app/store/quotas.py`).
+the UI of one process draw from ONE `ScanAdmission`: the process's Runtime holds it (websec_app/runtime.py)
+and both interfaces are handed that runtime. Several processes behind a load balancer each admit their own
+share; quotas stay exact because they live in the database (see `websec_app/store/quotas.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-
-from websec_app.settings import Settings
 
 #: Seconds a refused caller is told to wait: long enough for a few scans to finish, short enough to retry soon.
 RETRY_AFTER_SECONDS = 5
@@ -177,25 +172,4 @@ def _live(waiter: asyncio.Future[None]) -> bool:
     return not waiter.done() and not waiter.get_loop().is_closed()
 
 
-# --- one per process ---------------------------------------------------------------------------
-
-#: id(settings) -> (weak reference to those settings, their admission). Keyed by identity, not equality,
-#: so tests that build their own Settings get their own admission even when the values are equal.
-_admissions: dict[int, tuple[weakref.ref[Settings], ScanAdmission]] = {}
-_admissions_lock = threading.Lock()
-
-
-def admission_for(settings: Settings) -> ScanAdmission:
-    """The process-wide admission of these settings, created on first use; the API and the UI share it."""
-    key = id(settings)
-    with _admissions_lock:
-        entry = _admissions.get(key)
-        if entry is not None and entry[0]() is settings:
-            return entry[1]
-        admission = ScanAdmission(settings.max_concurrent_scans, settings.scan_queue)
-        # The entry goes when the settings do (an id is reused only after its object is gone).
-        _admissions[key] = (weakref.ref(settings, lambda _: _admissions.pop(key, None)), admission)
-        return admission
-
-
-__all__ = ["RETRY_AFTER_SECONDS", "Place", "ScanAdmission", "ScannerBusy", "admission_for"]
+__all__ = ["RETRY_AFTER_SECONDS", "Place", "ScanAdmission", "ScannerBusy"]

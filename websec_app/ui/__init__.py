@@ -1,7 +1,8 @@
 """The web UI: pages, components and state. `register_pages(app)` is the one list of routes (STYLE.md 4).
 
-Pages render; state handlers stay thin and call `ui/flows.py` (scans, keys, reports over the
-store and the scanner) or `websec_app.services` (checkout). Nothing here queries tables.
+Pages render; state handlers stay thin: they call the use cases (`websec_app/usecases`: scans, the Pro
+account, purchases) with the process's runtime (`ui/runtime.py`), the same calls the API makes.
+Nothing here queries tables.
 """
 
 from __future__ import annotations

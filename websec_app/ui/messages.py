@@ -15,9 +15,8 @@ from websec_app.services.admission import ScannerBusy
 from websec_app.services.payments import PaymentError
 from websec_app.services.pdf import PdfRenderError
 from websec_app.store import TokenProblem, TokenRejected
+from websec_app.usecases import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed
 from websec_app.wording import counted
-
-from .flows import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from websec_app.clock import clock_for
-from websec_app.settings import Settings, get_settings
+from websec_app.settings import Settings
 from websec_app.store import Database, database_for
 from websec_app.store.outbox import (
     ClaimedEmail,
@@ -201,10 +201,10 @@ def outbox_for(settings: Settings, database: Database | None = None, **options: 
 
 
 @asynccontextmanager
-async def outbox_lifespan() -> AsyncIterator[OutboxWorker]:
-    """Run an outbox worker while an app runs: `app.register_lifespan_task(outbox_lifespan)` (Reflex)."""
-    settings = get_settings()
-    worker = OutboxWorker(outbox_for(settings)).start()
+async def outbox_lifespan(outbox: Outbox) -> AsyncIterator[OutboxWorker]:
+    """Run a worker for `outbox` while an app runs: `app.register_lifespan_task(outbox_lifespan, outbox=...)`
+    (Reflex)."""
+    worker = OutboxWorker(outbox).start()
     log.info("outbox worker %s started", worker.outbox.worker_id)
     try:
         yield worker

@@ -14,11 +14,13 @@ from typing import Any
 import reflex as rx
 from reflex.utils.format import format_queue_events
 
-from websec_app.services.checkout import ACTION_RAZORPAY
+from websec_app.services.payments import ACTION_RAZORPAY
 from websec_app.services.prices import Product
+from websec_app.usecases import purchases as buying
 
-from .. import flows, purchases
+from .. import purchases
 from ..messages import describe
+from ..runtime import current_runtime
 from .scan import ScanState
 
 log = logging.getLogger(__name__)
@@ -115,14 +117,14 @@ class CheckoutState(rx.State):
         self.busy = self.done = False
         self.problem_title = self.problem_text = self.done_text = self.leave_to = ""
         self.razorpay_options = {}
-        self.sandbox = purchases.sandbox_serves(flows.backend(), self.currency)
+        self.sandbox = purchases.sandbox_serves(current_runtime(), self.currency)
 
     @rx.event
     def set_currency(self, currency: str | list[str]) -> None:
         value = currency if isinstance(currency, str) else (currency[0] if currency else "INR")
         if value in purchases.CURRENCIES:
             self.currency = value
-            self.sandbox = purchases.sandbox_serves(flows.backend(), value)
+            self.sandbox = purchases.sandbox_serves(current_runtime(), value)
 
     @rx.event
     async def pay(self, form: dict[str, Any]) -> Any:
@@ -133,7 +135,7 @@ class CheckoutState(rx.State):
         self.busy = True
         self._email, self._url = str(form.get("email") or "").strip(), str(form.get("url") or "").strip()
         try:
-            start = await purchases.begin(flows.backend(), product, self.currency, self._email, self._url)
+            start = await purchases.begin(current_runtime(), product, self.currency, self._email, self._url)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
             self._fail(exc)
             return None
@@ -163,7 +165,7 @@ class CheckoutState(rx.State):
             }.get(status, ("Razorpay is not reachable", "The payment window could not be opened. Please try again."))
             return None
         try:
-            confirmation = await purchases.confirm_razorpay(Product(self.product), result)
+            confirmation = await buying.confirm_razorpay(current_runtime(), Product(self.product), result)
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
             return None
@@ -177,7 +179,7 @@ class CheckoutState(rx.State):
         return None
 
     def _fail(self, exc: Exception) -> None:
-        problem = describe(exc, flows.backend().clock())
+        problem = describe(exc, current_runtime().now())
         if problem.kind == "error":
             log.error("checkout of %s failed", self.product, exc_info=exc)
         self.busy = False
@@ -204,7 +206,7 @@ class CheckoutState(rx.State):
                 await self._read_return()
 
     async def _read_return(self) -> None:
-        record = await purchases.checkout_status(flows.backend(), self._reference)
+        record = await buying.checkout_status(current_runtime(), self._reference)
         if record is None:
             self.return_status, self.return_title = "unknown", "We could not find this purchase"
             self.return_text = "If you paid, the confirmation email is on its way. Otherwise, please try again."

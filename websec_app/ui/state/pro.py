@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 import reflex as rx
 
-from .. import flows
+from websec_app.usecases import KeyRefused, RecentScan, Subscriber, authenticate, recent, usage
+
 from ..messages import describe, when
+from ..runtime import current_runtime
 from .report import report_path
 
 
@@ -24,7 +26,7 @@ class RecentRow:
 _KIND_LABELS = {"pro": "Pro scan", "pdf": "PDF report", "free": "Free scan", "one_time": "One-time scan"}
 
 
-def _row(scan: flows.RecentScan) -> RecentRow:
+def _row(scan: RecentScan) -> RecentRow:
     return RecentRow(
         when=f"{scan.scanned_at:%Y-%m-%d %H:%M} UTC",
         url=scan.url,
@@ -46,7 +48,7 @@ class ProState(rx.State):
     recent: list[RecentRow] = []
     problem: str = ""
     checking: bool = False
-    _account: flows.ProAccount | None = None
+    _account: Subscriber | None = None
 
     @rx.var
     def signed_in(self) -> bool:
@@ -91,11 +93,11 @@ class ProState(rx.State):
     async def _sign_in(self, key: str) -> None:
         self.checking = True
         try:
-            account = await flows.pro_account(flows.backend(), key)
-        except flows.KeyRefused as exc:
+            account = await authenticate(current_runtime(), key)
+        except KeyRefused as exc:
             self.api_key = ""
             self._forget()
-            self.problem = describe(exc, flows.backend().clock()).text
+            self.problem = describe(exc, current_runtime().now()).text
             return
         finally:
             self.checking = False
@@ -107,12 +109,12 @@ class ProState(rx.State):
         """Usage and history again (after a scan, a PDF, or on opening the page)."""
         if self._account is None:
             return
-        backend = flows.backend()
-        usage = await flows.usage(backend, self._account)
-        self.used, self.limit, self.resets = usage.used, usage.limit, when(usage.resets_at)
-        self.recent = [_row(scan) for scan in await flows.recent(backend, self._account)]
+        runtime = current_runtime()
+        month = await usage(runtime, self._account)
+        self.used, self.limit, self.resets = month.used, month.limit, when(month.resets_at)
+        self.recent = [_row(scan) for scan in await recent(runtime, self._account)]
 
-    def account_or_none(self) -> flows.ProAccount | None:
+    def account_or_none(self) -> Subscriber | None:
         if self._account is None:
             self.problem = "Sign in with your API key first."
         return self._account

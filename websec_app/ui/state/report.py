@@ -6,7 +6,9 @@ from typing import Any
 
 import reflex as rx
 
-from .. import flows
+from websec_app.usecases import scans
+
+from ..runtime import current_runtime
 from ..view import ReportView, report_view
 
 #: The report page's route; its last part is the stored report's id (store.save_report).
@@ -46,7 +48,7 @@ class ReportState(rx.State):
         self.report_id = report_id
         self.view = report_view(body)
         self.missing = False
-        origin = self.router.url.origin if self.router.url.netloc else flows.backend().settings.base_url
+        origin = self.router.url.origin if self.router.url.netloc else current_runtime().settings.base_url
         self.share_url = f"{origin}{report_path(report_id)}"
 
     @rx.event
@@ -55,7 +57,7 @@ class ReportState(rx.State):
         wanted = self.router.url.path.rstrip("/").rsplit("/", 1)[-1]
         if wanted == self.report_id and not self.missing:
             return
-        body = await flows.load_report(flows.backend(), wanted)
+        body = await scans.load_report(current_runtime(), wanted)
         if body is None:
             self.report_id, self.view, self.missing, self.share_url = wanted, EMPTY, True, ""
             return

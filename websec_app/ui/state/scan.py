@@ -1,6 +1,6 @@
 """Running a scan from the browser: free (home page), one-time token, Pro scan and Pro PDF.
 
-Each handler is a Reflex background task: it reads the form, calls one flow in `ui/flows.py`
+Each handler is a Reflex background task: it reads the form, calls one use case (`websec_app/usecases`)
 and, while the flow runs, sends the current step and the elapsed time to the page a few
 times a second, so the page is never frozen. A finished scan is shown on its report page;
 a refusal is shown as a message (`ui/messages.py`).
@@ -17,8 +17,11 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from .. import flows, purchases
+from websec_app.usecases import purchases, scans
+from websec_app.usecases.scans import PdfFile
+
 from ..messages import describe
+from ..runtime import current_runtime
 from .pro import ProState
 from .report import ReportState, report_path
 
@@ -27,7 +30,7 @@ log = logging.getLogger(__name__)
 #: How often the page hears about a running scan.
 _TICK_SECONDS = 0.25
 
-#: What each step of `flows.STEPS` is called on the page, per kind of scan.
+#: What each step of `usecases.scans.STEPS` is called on the page, per kind of scan.
 STEP_LABELS = {
     "free": ("Checking today's free scans", "Fetching the site: page, TLS, DNS, cookies, CORS", "Saving the report"),
     "token": ("Redeeming your one-time token", "Fetching the site: page, TLS, DNS, cookies, CORS", "Saving the report"),
@@ -52,7 +55,7 @@ class ScanState(rx.State):
     kind: str = ""  # free, token, pro, pdf: which form started the scan
     target: str = ""
     step: int = 0  # index into STEP_LABELS[kind]
-    waiting: bool = False  # every scan slot of the process is busy: the scan waits its turn (flows.WAITING)
+    waiting: bool = False  # every scan slot of the process is busy: the scan waits its turn (usecases.scans.WAITING)
     elapsed: str = "0.0 s"
     problem_kind: str = ""
     problem_title: str = ""
@@ -104,7 +107,7 @@ class ScanState(rx.State):
         headers = self.router.headers.raw_headers
         peer = headers.get("asgi-scope-client") or self.router.session.client_ip or None
         forwarded = [headers["x-forwarded-for"]] if headers.get("x-forwarded-for") else []
-        return flows.client_key(peer, forwarded, flows.backend().settings)
+        return scans.client_key(peer, forwarded, current_runtime())
 
     # -- handlers --------------------------------------------------------------------------------
 
@@ -113,7 +116,9 @@ class ScanState(rx.State):
         url = _form_text(form, "url")
         async with self:
             client = self._client()
-        async for event in self._run("free", url, lambda step: flows.free_scan(flows.backend(), url, client, step)):
+        async for event in self._run(
+            "free", url, lambda step: scans.free_scan(current_runtime(), url, client, progress=step)
+        ):
             yield event
 
     @rx.event(background=True)
@@ -124,7 +129,9 @@ class ScanState(rx.State):
                 self.kind = "token"
                 self._show_problem("token", "Enter your one-time token", "It starts with wst_ and is in your email.")
             return
-        async for event in self._run("token", url, lambda step: flows.token_scan(flows.backend(), url, token, step)):
+        async for event in self._run(
+            "token", url, lambda step: scans.token_scan(current_runtime(), url, token, progress=step)
+        ):
             yield event
 
     @rx.event(background=True)
@@ -134,7 +141,9 @@ class ScanState(rx.State):
             account = (await self.get_state(ProState)).account_or_none()
         if account is None:
             return
-        async for event in self._run("pro", url, lambda step: flows.pro_scan(flows.backend(), account, url, step)):
+        async for event in self._run(
+            "pro", url, lambda step: scans.pro_scan(current_runtime(), account, url, progress=step)
+        ):
             yield event
 
     @rx.event(background=True)
@@ -144,7 +153,7 @@ class ScanState(rx.State):
             account = (await self.get_state(ProState)).account_or_none()
         if account is None:
             return
-        job = lambda step: flows.pro_pdf(flows.backend(), account, url, name, step)  # noqa: E731
+        job = lambda step: scans.pro_pdf(current_runtime(), account, url, name, progress=step)  # noqa: E731
         async for event in self._run("pdf", url, job):
             yield event
 
@@ -156,11 +165,12 @@ class ScanState(rx.State):
                 self.kind = "compliance"
                 self._show_problem("token", "Enter your compliance report token", "It starts with wsc_.")
             return
-        b = flows.backend()
+        runtime = current_runtime()
 
         async def job(step: Callable[[str], None]) -> str:
-            # In a scan slot, as `POST /api/compliance-report/generate`: the token is claimed once admitted.
-            return await flows.in_scan_slot(b, lambda: purchases.compliance_report(b, token, url, email, step), step)
+            # The same use case as `POST /api/compliance-report/generate`: in the scan line, token claimed once
+            # admitted; the page shows the sentence it ends with.
+            return (await purchases.compliance_report(runtime, token, url, email, step)).message
 
         async for event in self._run("compliance", url, job):
             yield event
@@ -187,9 +197,9 @@ class ScanState(rx.State):
         current = {"step": 0, "waiting": False}
 
         def progress(step: str) -> None:
-            current["waiting"] = step == flows.WAITING
-            if step != flows.WAITING:
-                current["step"] = flows.STEPS.index(step)
+            current["waiting"] = step == scans.WAITING
+            if step != scans.WAITING:
+                current["step"] = scans.STEPS.index(step)
 
         started = time.monotonic()
         task = asyncio.ensure_future(job(progress))
@@ -201,7 +211,7 @@ class ScanState(rx.State):
                     self.elapsed = f"{time.monotonic() - started:.1f} s"
             result = task.result()
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
-            problem = describe(exc, flows.backend().clock(), token="compliance" if kind == "compliance" else "scan")
+            problem = describe(exc, current_runtime().now(), token="compliance" if kind == "compliance" else "scan")
             if problem.kind == "error":
                 log.error("%s scan of %s failed", kind, url, exc_info=exc)
             async with self:
@@ -216,7 +226,7 @@ class ScanState(rx.State):
             if isinstance(result, str):  # a job that ends in a sentence (the compliance report was emailed)
                 self.done_text = result
                 return
-            if isinstance(result, flows.PdfFile):
+            if isinstance(result, PdfFile):
                 pro = await self.get_state(ProState)
                 await pro.refresh_usage()
             else:
@@ -224,7 +234,7 @@ class ScanState(rx.State):
                 report.show(result.report_id, result.body)
                 if kind == "pro":
                     await (await self.get_state(ProState)).refresh_usage()
-        if isinstance(result, flows.PdfFile):
+        if isinstance(result, PdfFile):
             yield rx.download(data=result.data, filename=result.filename, mime_type="application/pdf")
         else:
             yield rx.redirect(report_path(result.report_id))

@@ -1,36 +1,53 @@
-"""The UI's flows against a real store and a fake scanner: the API's quotas, tokens, refunds and scan slots."""
+"""The scan use cases against a real store and a fake scanner: quotas, tokens, refunds and the scan line, and
+one runtime shared by the API and the web UI of a process."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
+import reflex as rx
 from fastapi import FastAPI
+from reflex_base.registry import RegistrationContext
 
 from api_routes import create_api
 from api_routes.admission import OVERLOADED_MESSAGE
 from tests import db_fixtures
 from tests.api.fakes import FakeScanner, FrozenClock
+from websec_app.runtime import Runtime, build_runtime
 from websec_app.scanner import ScanReport, TargetUnreachable
-from websec_app.services.admission import ScannerBusy, admission_for
+from websec_app.services.admission import ScannerBusy
+from websec_app.services.pdf import PdfRenderError
 from websec_app.settings import Settings, get_settings
 from websec_app.store import (
     Database,
     TokenProblem,
     TokenRejected,
     create_subscription,
-    database_for,
     free_scans_used,
     issue_api_key,
     issue_scan_token,
     monthly_scans_used,
     revoke_api_key,
 )
-from websec_app.ui import flows, messages
+from websec_app.store.clients import parse_networks
+from websec_app.ui import messages
+from websec_app.ui.runtime import current_runtime
+from websec_app.usecases import (
+    FreeQuotaUsed,
+    KeyRefused,
+    MonthlyQuotaUsed,
+    authenticate,
+    purchases,
+    recent,
+    scans,
+    usage,
+)
 
 database = db_fixtures.database
 NOON = datetime(2026, 11, 22, 12, tzinfo=UTC)
@@ -43,11 +60,11 @@ def scanner() -> FakeScanner:
 
 
 @pytest.fixture
-def backend(database: Database, scanner: FakeScanner) -> flows.Backend:
-    settings = Settings(free_scans_per_day=2, pro_scans_per_month=3)
-    return flows.Backend(
+def backend(database: Database, scanner: FakeScanner, tmp_path: Path) -> Runtime:
+    settings = Settings(free_scans_per_day=2, pro_scans_per_month=3, data_dir=tmp_path)
+    return build_runtime(
         settings,
-        database,
+        database=database,
         scanner=scanner,
         render_pdf=lambda body, name: b"%PDF " + (name or "").encode(),
         clock=FrozenClock(NOON),
@@ -63,21 +80,21 @@ def pro_key(database: Database) -> str:
 
 
 async def test_a_free_scan_is_stored_without_fixes_and_counts_against_the_client(backend, database) -> None:
-    shown = await flows.free_scan(backend, "example.com", CLIENT)
+    shown = await scans.free_scan(backend, "example.com", CLIENT)
 
     assert shown.body["pro_locked"] is True and "cookies" not in shown.body
     assert shown.body["headers"]["Content-Security-Policy"]["fix"] is None
-    assert await flows.load_report(backend, shown.report_id) == shown.body
+    assert await scans.load_report(backend, shown.report_id) == shown.body
     with database.session() as session:
         assert free_scans_used(session, CLIENT, NOON) == 1
 
 
 async def test_the_free_quota_ends_with_its_reset_time(backend) -> None:
-    await flows.free_scan(backend, "a.example", CLIENT)
-    await flows.free_scan(backend, "b.example", CLIENT)
+    await scans.free_scan(backend, "a.example", CLIENT)
+    await scans.free_scan(backend, "b.example", CLIENT)
 
-    with pytest.raises(flows.FreeQuotaUsed) as used:
-        await flows.free_scan(backend, "c.example", CLIENT)
+    with pytest.raises(FreeQuotaUsed) as used:
+        await scans.free_scan(backend, "c.example", CLIENT)
 
     assert used.value.limit == 2
     assert used.value.resets_at == datetime(2026, 11, 23, tzinfo=UTC)
@@ -85,28 +102,28 @@ async def test_the_free_quota_ends_with_its_reset_time(backend) -> None:
 
 async def test_an_unreachable_site_costs_no_free_scan(backend, database) -> None:
     with pytest.raises(TargetUnreachable):
-        await flows.free_scan(backend, "down.example", CLIENT)
+        await scans.free_scan(backend, "down.example", CLIENT)
 
     with database.session() as session:
         assert free_scans_used(session, CLIENT, NOON) == 0
 
 
-def test_the_client_key_is_the_apis() -> None:
-    settings = Settings(trusted_proxies=("10.0.0.0/8",))
-    assert flows.client_key("10.0.0.2", ["198.51.100.4"], settings) == "198.51.100.4"
-    assert flows.client_key("203.0.113.1", ["198.51.100.4"], settings) == "203.0.113.1"
+def test_the_client_key_is_the_apis(backend: Runtime) -> None:
+    proxied = replace(backend, trusted_proxies=parse_networks(["10.0.0.0/8"]))
+    assert scans.client_key("10.0.0.2", ["198.51.100.4"], proxied) == "198.51.100.4"
+    assert scans.client_key("203.0.113.1", ["198.51.100.4"], proxied) == "203.0.113.1"
 
 
 async def test_a_one_time_token_gives_one_full_scan(backend, database) -> None:
     with database.session() as session:
         token = issue_scan_token(session, email="buyer@example.com", now=NOON).token
 
-    shown = await flows.token_scan(backend, "example.com", token)
+    shown = await scans.token_scan(backend, "example.com", token)
 
     assert shown.body["pro_locked"] is False and "cookies" in shown.body
     assert shown.body["headers"]["Content-Security-Policy"]["fix"]
     with pytest.raises(TokenRejected) as again:
-        await flows.token_scan(backend, "example.com", token)
+        await scans.token_scan(backend, "example.com", token)
     assert again.value.problem is TokenProblem.USED
 
 
@@ -115,18 +132,18 @@ async def test_a_failed_one_time_scan_keeps_the_token(backend, database) -> None
         token = issue_scan_token(session, email="buyer@example.com", now=NOON).token
 
     with pytest.raises(TargetUnreachable):
-        await flows.token_scan(backend, "down.example", token)
+        await scans.token_scan(backend, "down.example", token)
 
-    assert (await flows.token_scan(backend, "example.com", token)).report_id
+    assert (await scans.token_scan(backend, "example.com", token)).report_id
 
 
 async def test_pro_key_usage_scan_pdf_and_history(backend, database, pro_key) -> None:
-    account = await flows.pro_account(backend, pro_key)
+    account = await authenticate(backend, pro_key)
 
-    shown = await flows.pro_scan(backend, account, "example.com")
-    pdf = await flows.pro_pdf(backend, account, "https://www.example.org/x", "  ACME Ltd  ")
-    used = await flows.usage(backend, account)
-    history = await flows.recent(backend, account)
+    shown = await scans.pro_scan(backend, account, "example.com")
+    pdf = await scans.pro_pdf(backend, account, "https://www.example.org/x", "  ACME Ltd  ")
+    used = await usage(backend, account)
+    history = await recent(backend, account)
 
     assert account.email == "pro@example.com" and account.plan_label == "Pro"
     assert shown.body["pro_locked"] is False
@@ -136,12 +153,12 @@ async def test_pro_key_usage_scan_pdf_and_history(backend, database, pro_key) ->
 
 
 async def test_the_monthly_quota_ends_with_its_reset_date(backend, database, pro_key) -> None:
-    account = await flows.pro_account(backend, pro_key)
+    account = await authenticate(backend, pro_key)
     for _ in range(3):
-        await flows.pro_scan(backend, account, "example.com")
+        await scans.pro_scan(backend, account, "example.com")
 
-    with pytest.raises(flows.MonthlyQuotaUsed) as used:
-        await flows.pro_scan(backend, account, "example.com")
+    with pytest.raises(MonthlyQuotaUsed) as used:
+        await scans.pro_scan(backend, account, "example.com")
 
     assert used.value.resets_at == datetime(2026, 12, 1, tzinfo=UTC)
     with database.session() as session:
@@ -149,30 +166,25 @@ async def test_the_monthly_quota_ends_with_its_reset_date(backend, database, pro
 
 
 async def test_a_failed_pdf_gives_the_scan_back(backend, database, pro_key) -> None:
-    account = await flows.pro_account(backend, pro_key)
+    account = await authenticate(backend, pro_key)
 
     def broken(body: object, name: object) -> bytes:
         raise RuntimeError("renderer down")
 
-    with pytest.raises(RuntimeError):
-        await flows.pro_pdf(
-            flows.Backend(backend.settings, database, backend.scanner, broken, backend.clock),
-            account,
-            "example.com",
-            "",
-        )
+    with pytest.raises(PdfRenderError):
+        await scans.pro_pdf(replace(backend, render_pdf=broken), account, "example.com", "")
 
-    assert (await flows.usage(backend, account)).used == 0
+    assert (await usage(backend, account)).used == 0
 
 
 async def test_unknown_and_revoked_keys_are_refused(backend, database, pro_key) -> None:
-    with pytest.raises(flows.KeyRefused) as unknown:
-        await flows.pro_account(backend, "wsk_not-a-key")
-    await flows.pro_account(backend, pro_key)
+    with pytest.raises(KeyRefused) as unknown:
+        await authenticate(backend, "wsk_not-a-key")
+    await authenticate(backend, pro_key)
     with database.session() as session:
         revoke_api_key(session, pro_key, NOON)
-    with pytest.raises(flows.KeyRefused) as revoked:
-        await flows.pro_account(backend, pro_key)
+    with pytest.raises(KeyRefused) as revoked:
+        await authenticate(backend, pro_key)
 
     assert (unknown.value.reason, revoked.value.reason) == ("unknown", "revoked")
 
@@ -180,9 +192,9 @@ async def test_unknown_and_revoked_keys_are_refused(backend, database, pro_key) 
 async def test_progress_is_told_each_step_in_order(backend) -> None:
     steps: list[str] = []
 
-    await flows.free_scan(backend, "example.com", CLIENT, steps.append)
+    await scans.free_scan(backend, "example.com", CLIENT, progress=steps.append)
 
-    assert steps == list(flows.STEPS)  # a free slot: no WAITING
+    assert steps == list(scans.STEPS)  # a free slot: no WAITING
 
 
 # --- the process's scan slots (services/admission.py, shared with the API) ------------------------
@@ -208,10 +220,10 @@ def gated() -> GatedScanner:
 
 
 @pytest.fixture
-def small(backend: flows.Backend, database: Database, gated: GatedScanner) -> flows.Backend:
+def small(backend: Runtime, database: Database, gated: GatedScanner) -> Runtime:
     """A process with one scan slot and one place in the wait queue."""
     settings = backend.settings.with_overrides(max_concurrent_scans=1, scan_queue=1, free_scans_per_day=5)
-    return flows.Backend(settings, database, scanner=gated, render_pdf=backend.render_pdf, clock=backend.clock)
+    return build_runtime(settings, database=database, scanner=gated, render_pdf=backend.render_pdf, clock=backend.clock)
 
 
 async def _until(condition: Callable[[], bool]) -> None:
@@ -223,25 +235,25 @@ async def _until(condition: Callable[[], bool]) -> None:
 
 
 async def test_a_ui_scan_past_the_slots_and_the_queue_is_refused_and_costs_nothing(
-    small: flows.Backend, gated: GatedScanner, database: Database, pro_key: str
+    small: Runtime, gated: GatedScanner, database: Database, pro_key: str
 ) -> None:
     # Given the process's one slot taken by a scan and its one queue place taken by the next
-    account = await flows.pro_account(small, pro_key)
+    account = await authenticate(small, pro_key)
     with database.session() as session:
         token = issue_scan_token(session, email="buyer@example.com", now=NOON).token
-    running = asyncio.create_task(flows.free_scan(small, "a.example", CLIENT))
+    running = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
     await _until(lambda: gated.started == 1)
-    queued = asyncio.create_task(flows.pro_scan(small, account, "b.example"))
+    queued = asyncio.create_task(scans.pro_scan(small, account, "b.example"))
     await _until(lambda: small.admission.waiting == 1)
 
     # When more scans come from the scan form, the token page and the Pro dashboard
     refusals = []
     for attempt in (
-        flows.free_scan(small, "c.example", CLIENT),
-        flows.token_scan(small, "c.example", token),
-        flows.pro_scan(small, account, "c.example"),
-        flows.pro_pdf(small, account, "c.example", "ACME"),
-        flows.in_scan_slot(small, lambda: pytest.fail("a refused job must not run")),
+        scans.free_scan(small, "c.example", CLIENT),
+        scans.token_scan(small, "c.example", token),
+        scans.pro_scan(small, account, "c.example"),
+        scans.pro_pdf(small, account, "c.example", "ACME"),
+        purchases.compliance_report(small, "wsc_unchecked", "c.example", "buyer@example.com"),
     ):
         with pytest.raises(ScannerBusy) as refused:
             await asyncio.wait_for(attempt, timeout=1)  # refused at once, not queued
@@ -260,38 +272,38 @@ async def test_a_ui_scan_past_the_slots_and_the_queue_is_refused_and_costs_nothi
     with database.session() as session:
         assert free_scans_used(session, CLIENT, NOON) == 1
         assert monthly_scans_used(session, account.subscription_id, NOON) == 1
-    assert (await flows.token_scan(small, "example.com", token)).report_id
+    assert (await scans.token_scan(small, "example.com", token)).report_id
     assert small.admission.active == 0 and small.admission.refused == 5
 
 
 async def test_a_queued_ui_scan_waits_for_its_slot_before_taking_its_unit(
-    small: flows.Backend, gated: GatedScanner, database: Database
+    small: Runtime, gated: GatedScanner, database: Database
 ) -> None:
     steps: list[str] = []
-    running = asyncio.create_task(flows.free_scan(small, "a.example", CLIENT))
+    running = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
     await _until(lambda: gated.started == 1)
 
-    queued = asyncio.create_task(flows.free_scan(small, "b.example", "198.51.100.9", steps.append))
+    queued = asyncio.create_task(scans.free_scan(small, "b.example", "198.51.100.9", progress=steps.append))
     await _until(lambda: small.admission.waiting == 1)
 
     # While it waits, the page is told so, and it has reserved nothing
-    assert steps == [flows.WAITING]
+    assert steps == [scans.WAITING]
     with database.session() as session:
         assert free_scans_used(session, "198.51.100.9", NOON) == 0
     gated.gate.set()
     await asyncio.gather(running, queued)
-    assert steps == [flows.WAITING, *flows.STEPS]
+    assert steps == [scans.WAITING, *scans.STEPS]
 
 
-async def test_a_failed_or_abandoned_ui_scan_frees_its_slot(small: flows.Backend, gated: GatedScanner) -> None:
+async def test_a_failed_or_abandoned_ui_scan_frees_its_slot(small: Runtime, gated: GatedScanner) -> None:
     gated.errors["down.example"] = TargetUnreachable("Connection refused by down.example")
     gated.gate.set()
     with pytest.raises(TargetUnreachable):
-        await flows.free_scan(small, "down.example", CLIENT)
+        await scans.free_scan(small, "down.example", CLIENT)
     assert small.admission.active == 0
 
     gated.gate.clear()
-    tab = asyncio.create_task(flows.free_scan(small, "a.example", CLIENT))
+    tab = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
     await _until(lambda: gated.started == 2)
     tab.cancel()  # the browser tab went away (ui/state/scan.py cancels the job)
     with pytest.raises(asyncio.CancelledError):
@@ -310,11 +322,11 @@ def _client(api: FastAPI) -> httpx.AsyncClient:
 
 
 async def test_while_api_scans_hold_the_slots_a_ui_scan_is_refused(
-    small: flows.Backend, gated: GatedScanner, database: Database
+    small: Runtime, gated: GatedScanner, database: Database
 ) -> None:
-    # Given the API of this process (built with the same settings), its slot and queue place taken by API scans
-    api = create_api(small.settings, scanner=gated, clock=small.clock, database=database)
-    assert api.state.websec.admission is small.admission is admission_for(small.settings)
+    # Given the API of this process (over the same runtime), its slot and queue place taken by API scans
+    api = create_api(runtime=small)
+    assert api.state.runtime is small
     async with _client(api) as client:
         first = asyncio.create_task(client.post("/api/scan", json={"url": "a.example"}))
         second = asyncio.create_task(client.post("/api/scan", json={"url": "b.example"}))
@@ -322,7 +334,7 @@ async def test_while_api_scans_hold_the_slots_a_ui_scan_is_refused(
 
         # When a browser starts a scan, it is refused and nothing is counted for it
         with pytest.raises(ScannerBusy):
-            await asyncio.wait_for(flows.free_scan(small, "c.example", CLIENT), timeout=1)
+            await asyncio.wait_for(scans.free_scan(small, "c.example", CLIENT), timeout=1)
 
         gated.gate.set()
         assert [r.status_code for r in await asyncio.gather(first, second)] == [200, 200]
@@ -333,11 +345,11 @@ async def test_while_api_scans_hold_the_slots_a_ui_scan_is_refused(
 
 
 async def test_while_ui_scans_hold_the_slots_the_api_answers_503(
-    small: flows.Backend, gated: GatedScanner, database: Database
+    small: Runtime, gated: GatedScanner, database: Database
 ) -> None:
-    api = create_api(small.settings, scanner=gated, clock=small.clock, database=database)
-    running = asyncio.create_task(flows.free_scan(small, "a.example", CLIENT))
-    queued = asyncio.create_task(flows.free_scan(small, "b.example", CLIENT))
+    api = create_api(runtime=small)
+    running = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
+    queued = asyncio.create_task(scans.free_scan(small, "b.example", CLIENT))
     await _until(lambda: small.admission.active == 1 and small.admission.waiting == 1)
 
     async with _client(api) as client:
@@ -351,32 +363,36 @@ async def test_while_ui_scans_hold_the_slots_the_api_answers_503(
         assert free_scans_used(session, API_CLIENT, NOON) == 0
 
 
-async def test_as_make_run_wires_them_the_api_and_the_ui_share_one_limit(
+async def test_as_make_run_wires_them_the_api_and_the_ui_share_one_runtime(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, gated: GatedScanner
 ) -> None:
-    # Given the settings of the environment, as websec_app.py builds the API (`create_api()`) and the
-    # UI's state handlers get their backend (`flows.backend()`): one slot, no queue
+    # Given the settings of the environment, as websec_app.py builds the one runtime, mounts the API over it in
+    # the Reflex app, and the UI's state handlers find it (`ui/runtime.current_runtime`): one slot, no queue
     monkeypatch.setenv("WEBSEC_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("WEBSEC_DATABASE_URL", raising=False)
     monkeypatch.setenv("WEBSEC_MAX_CONCURRENT_SCANS", "1")
     monkeypatch.setenv("WEBSEC_SCAN_QUEUE", "0")
-    monkeypatch.setattr(flows, "_backend", None)
     get_settings.cache_clear()
+    context = RegistrationContext.ensure_context().fork()
+    token = RegistrationContext.set(context)  # a Reflex app of its own, beside any other in this process
     try:
-        api = create_api(scanner=gated, clock=FrozenClock(NOON))
-        ui = flows.backend()
-        assert api.state.websec.admission is ui.admission
+        runtime = build_runtime(get_settings(), scanner=gated, clock=FrozenClock(NOON))
+        api = create_api(runtime=runtime)
+        rx.App(api_transformer=api)
+        ui = current_runtime()
+        assert ui is runtime and api.state.runtime is runtime
 
         # When an API scan is running, a UI scan is refused without touching the quota
         async with _client(api) as client:
             scanning = asyncio.create_task(client.post("/api/scan", json={"url": "a.example"}))
             await _until(lambda: gated.started == 1)
             with pytest.raises(ScannerBusy):
-                await asyncio.wait_for(flows.free_scan(ui, "c.example", CLIENT), timeout=1)
+                await asyncio.wait_for(scans.free_scan(ui, "c.example", CLIENT), timeout=1)
             gated.gate.set()
             assert (await scanning).status_code == 200
         with ui.database.session() as session:
             assert free_scans_used(session, CLIENT, NOON) == 0
+        runtime.database.dispose()
     finally:
-        database_for(get_settings().resolved_database_url).dispose()
+        RegistrationContext.reset(token)
         get_settings.cache_clear()

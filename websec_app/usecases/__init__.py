@@ -1,0 +1,51 @@
+"""What a user can do, shared by every interface: the API routes, the web UI's state and the CLI are thin
+adapters that translate HTTP or UI state to these calls and their results or exceptions back.
+
+Each use case takes the process's `Runtime` (websec_app/runtime.py) first. `scans`: free, one-time token,
+Pro and PDF scans; `accounts`: from an API key to the subscriber, usage and history; `purchases`: checkout,
+confirmation and the compliance report.
+"""
+
+from .accounts import RecentScan, Subscriber, Usage, authenticate, presented, recent, subscriber_of, usage
+from .errors import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed, QuotaUsed
+from .scans import (
+    STEPS,
+    WAITING,
+    PdfFile,
+    Progress,
+    Scanned,
+    client_key,
+    free_scan,
+    load_report,
+    no_progress,
+    pro_pdf,
+    pro_scan,
+    token_scan,
+)
+
+__all__ = [
+    "STEPS",
+    "WAITING",
+    "FreeQuotaUsed",
+    "KeyRefused",
+    "MonthlyQuotaUsed",
+    "PdfFile",
+    "Progress",
+    "QuotaUsed",
+    "RecentScan",
+    "Scanned",
+    "Subscriber",
+    "Usage",
+    "authenticate",
+    "client_key",
+    "free_scan",
+    "load_report",
+    "no_progress",
+    "presented",
+    "pro_pdf",
+    "pro_scan",
+    "recent",
+    "subscriber_of",
+    "token_scan",
+    "usage",
+]

@@ -1,0 +1,140 @@
+"""Buying and using a paid product, for every interface: start a checkout, confirm it, read it back, and
+generate the paid compliance report (spec 4.6, 4.7, 4.8).
+
+Everything that talks to a provider, issues a token or sends mail is the runtime's PaymentService; this
+module is what a user does with it: it checks the request (an email to send to, a public URL), runs the
+service's blocking provider calls in a worker thread, and puts the compliance scan in the process's scan
+line like every other scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+from sqlmodel import Session
+
+from websec_app.runtime import Runtime
+from websec_app.scanner import ScanReport, parse_target
+from websec_app.services.payments import PROVIDERS, PaymentNotVerified, PaymentsUnavailable
+from websec_app.services.prices import Product
+from websec_app.store import SCAN_COMPLIANCE
+from websec_app.store.purchases import CheckoutRecord, find_checkout
+
+from .scans import Progress, no_progress, record_quietly
+
+if TYPE_CHECKING:
+    from websec_app.services.payments import CheckoutStart, Confirmation, GeneratedReport, PaymentService
+
+
+def payments(runtime: Runtime) -> PaymentService:
+    """The runtime's payment service; PaymentsUnavailable (503) when this process has none."""
+    if runtime.payments is None:
+        raise PaymentsUnavailable("Payments are not available on this server. Please try again later.")
+    return runtime.payments
+
+
+def _email(address: str, what: str) -> str:
+    address = address.strip()
+    if "@" not in address or len(address) > 254:
+        raise PaymentNotVerified(f"Enter the email address {what} should be sent to.")
+    return address
+
+
+async def start_checkout(
+    runtime: Runtime,
+    product: Product,
+    provider: str,
+    email: str,
+    url: str | None = None,
+    *,
+    success_url: str | None = None,
+    cancel_url: str | None = None,
+) -> CheckoutStart:
+    """A Razorpay order or subscription, a Stripe Checkout Session, or a sandbox page. A compliance report
+    needs a public URL (InvalidTarget / TargetRefused before anything is created)."""
+    if product is Product.COMPLIANCE_REPORT and url:
+        url = parse_target(url).url
+    address = _email(email, "the purchase")
+    service = payments(runtime)
+    return await anyio.to_thread.run_sync(
+        lambda: service.start_checkout(
+            product, provider, address, url or None, success_url=success_url, cancel_url=cancel_url
+        )
+    )
+
+
+async def confirm_razorpay(runtime: Runtime, product: Product, response: Mapping[str, Any]) -> Confirmation:
+    """Checkout.js's success response: the signature and the payment are checked with Razorpay, then the
+    purchase is fulfilled (token, key or subscription)."""
+    service = payments(runtime)
+    payment_id = str(response.get("razorpay_payment_id") or "")
+    signature = str(response.get("razorpay_signature") or "")
+    if product is Product.SUBSCRIPTION:
+        subscription_id = str(response.get("razorpay_subscription_id") or "")
+        return await anyio.to_thread.run_sync(
+            lambda: service.confirm_razorpay_subscription(
+                subscription_id=subscription_id, payment_id=payment_id, signature=signature
+            )
+        )
+    order_id = str(response.get("razorpay_order_id") or "")
+    return await anyio.to_thread.run_sync(
+        lambda: service.confirm_razorpay_payment(order_id=order_id, payment_id=payment_id, signature=signature)
+    )
+
+
+async def verify_one_time(runtime: Runtime, payment_id: str, email: str) -> Confirmation:
+    """Spec 4.7: a captured one-time scan payment, checked with the provider, becomes a scan token (emailed
+    too). Raises PaymentNotVerified, TokenAlreadyIssued or PaymentError."""
+    service = payments(runtime)
+    return await anyio.to_thread.run_sync(lambda: service.verify_one_time_payment(payment_id, email))
+
+
+async def checkout_status(runtime: Runtime, reference: str) -> CheckoutRecord | None:
+    """The checkout a return page is about (Stripe session id or sandbox reference), as the store has it."""
+
+    def find(session: Session) -> CheckoutRecord | None:
+        for provider in PROVIDERS:
+            record = find_checkout(session, provider, reference)
+            if record is not None:
+                return record
+        return None
+
+    if not reference or len(reference) > 255:
+        return None
+    return await runtime.db(find)
+
+
+async def compliance_report(
+    runtime: Runtime, token: str, url: str, email: str, progress: Progress = no_progress
+) -> GeneratedReport:
+    """Spec 4.8: scan the site in the scan line, render the compliance PDF and email it for a paid token
+    (used up together with queuing the email). Raises store.TokenRejected (unknown, unpaid, used),
+    ScannerBusy, the scanner's errors or PdfRenderError; the token stays usable unless the email was queued."""
+    parse_target(url)
+    address = _email(email, "the report")
+    service = payments(runtime)
+    now = runtime.now()
+
+    async def scan_with_progress(target_url: str) -> ScanReport:
+        progress("fetch")
+        report = await runtime.scanner(target_url, runtime.settings)
+        progress("save")
+        return report
+
+    async with runtime.scan_slot(on_wait=lambda: progress("wait")):
+        progress("quota")
+        generated = await service.generate_compliance_report(token, url=url, email=address, scan=scan_with_progress)
+    await record_quietly(runtime, generated.report, SCAN_COMPLIANCE, now)
+    return generated
+
+
+__all__ = [
+    "checkout_status",
+    "compliance_report",
+    "confirm_razorpay",
+    "payments",
+    "start_checkout",
+    "verify_one_time",
+]
