@@ -7,7 +7,9 @@ import socket
 import ssl
 import struct
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -20,6 +22,7 @@ from OpenSSL import SSL
 
 from tests.clock import TEST_NOW
 from tests.fixtures.ca_issuers import serve_ca_issuers
+from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
 from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
 from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, offer_problem
@@ -30,6 +33,9 @@ from websec_app.settings import Settings
 def site(site_factory: SiteFactory, prefix: str, **tls: object):
     config = TlsConfig(**tls)  # type: ignore[arg-type]
     return site_factory(Site(names=(site_factory.unique_host(prefix),), routes={"/": Response(200)}, tls=config))
+
+
+LEGACY = ("export", "rc4", "des", "3des")  # the families OpenSSL 3 cannot offer
 
 
 async def fetch(running, settings: Settings, **kwargs):
@@ -171,19 +177,21 @@ async def test_each_protocol_version_is_probed_on_its_own(site_factory, scan_set
         "TLSv1.2": "rejected",
         "TLSv1.1": "rejected",
         "TLSv1": "accepted",
-        "SSLv3": "not_testable",  # OpenSSL 3+ cannot send an SSL 3.0 ClientHello at all
+        "SSLv3": "rejected",  # offered with a hand-built ClientHello (OpenSSL 3+ cannot send one)
     }
     assert tls.protocol == "TLSv1"
 
 
-async def test_not_testable_means_the_local_library_cannot_offer_it(site_factory, scan_settings) -> None:
+async def test_nothing_is_left_untestable_what_openssl_cannot_offer_is_offered_by_hand(
+    site_factory, scan_settings
+) -> None:
     tls = await fetch(site(site_factory, "offer"), scan_settings)
     for probe in tls.protocols:
         version = PROTOCOL_VERSIONS[probe.name]
-        assert (probe.result == "not_testable") == (offer_problem(version, version, "ALL:@SECLEVEL=0") is not None)
-    for probe in tls.cipher_probes:
-        if probe.result == "not_testable":
-            assert probe.detail and "local TLS library" in probe.detail
+        assert probe.result != "not_testable", probe
+        if offer_problem(version, version, "ALL:@SECLEVEL=0") is not None:  # SSL 3.0 on OpenSSL 3+
+            assert probe.result == "rejected" and probe.detail, probe  # the server's alert, by name
+    assert [p.name for p in tls.cipher_probes if p.result == "not_testable"] == []
 
 
 @pytest.mark.parametrize(
@@ -218,6 +226,90 @@ async def test_static_rsa_key_exchange_is_found_beside_ecdhe(site_factory, scan_
 async def test_a_server_with_forward_secrecy_only_rejects_the_static_rsa_probe(site_factory, scan_settings) -> None:
     tls = await fetch(site(site_factory, "nokrsa", cert="rsa2048", ciphers="ECDHE+AESGCM"), scan_settings)
     assert next(p for p in tls.cipher_probes if p.name == "static_rsa").result == "rejected"
+
+
+# -- what the local OpenSSL cannot offer: SSL 3.0, 3DES, RC4, EXPORT, DES (issue 11) ------------------------
+
+
+@pytest.fixture
+def legacy_server(pki: Pki) -> Iterator[Callable[..., TlsliteServer]]:
+    servers: list[TlsliteServer] = []
+
+    def start(ciphers: list[str], versions=((3, 1), (3, 3))) -> TlsliteServer:
+        servers.append(TlsliteServer(pki, "legacy.test", ciphers, versions))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+async def test_a_real_server_that_accepts_3des_is_found_sweet32(legacy_server, scan_settings) -> None:
+    """tlslite-ng completes handshakes with 3DES; OpenSSL 3 cannot offer it, so it used to be 'not testable'."""
+    server = legacy_server(["aes128gcm", "3des"])
+    tls = await fetch_tls("legacy.test", server.port, "127.0.0.1", scan_settings)
+    results = {p.name: p for p in tls.cipher_probes}
+    assert results["3des"].accepted, results["3des"]
+    assert results["3des"].cipher and "3DES_EDE_CBC" in results["3des"].cipher
+    assert results["3des"].protocol == "TLSv1.2"
+    assert {name: results[name].result for name in ("rc4", "export", "des")} == dict.fromkeys(
+        ("rc4", "export", "des"), "rejected"
+    )
+    assert [p.name for p in (*tls.protocols, *tls.cipher_probes) if p.result == "not_testable"] == []
+
+
+async def test_a_real_server_that_accepts_rc4_is_found(legacy_server, scan_settings) -> None:
+    server = legacy_server(["aes128", "rc4"])
+    tls = await fetch_tls("legacy.test", server.port, "127.0.0.1", scan_settings)
+    rc4 = next(p for p in tls.cipher_probes if p.name == "rc4")
+    assert rc4.accepted and rc4.cipher and "RC4_128" in rc4.cipher, rc4
+
+
+async def test_a_real_server_that_accepts_ssl3_is_found(legacy_server, scan_settings) -> None:
+    server = legacy_server(["aes128", "3des"], versions=((3, 0), (3, 3)))
+    tls = await fetch_tls("legacy.test", server.port, "127.0.0.1", scan_settings)
+    ssl3 = next(p for p in tls.protocols if p.name == "SSLv3")
+    assert (ssl3.result, ssl3.protocol) == ("accepted", "SSLv3"), ssl3
+
+
+@pytest.mark.parametrize(
+    ("family", "suite", "name"),
+    [
+        ("export", 0x0003, "TLS_RSA_EXPORT_WITH_RC4_40_MD5"),
+        ("export", 0x0008, "TLS_RSA_EXPORT_WITH_DES40_CBC_SHA"),
+        ("des", 0x0009, "TLS_RSA_WITH_DES_CBC_SHA"),
+        ("3des", 0xC012, "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA"),
+    ],
+)
+async def test_a_server_hello_choosing_a_legacy_suite_is_an_acceptance(scan_settings, family, suite, name) -> None:
+    server = HelloServer((3, 1), [suite])
+    try:
+        tls = await fetch_tls("hello.test", server.port, "127.0.0.1", scan_settings)
+    finally:
+        server.close()
+    results = {p.name: p for p in tls.cipher_probes}
+    assert (results[family].result, results[family].cipher, results[family].protocol) == ("accepted", name, "TLSv1")
+    assert all(p.result == "rejected" for p in tls.cipher_probes if p.name != family and p.name in LEGACY), tls
+
+
+async def test_legacy_probes_of_a_modern_server_are_rejected_not_untestable(site_factory, scan_settings) -> None:
+    tls = await fetch(site(site_factory, "modern"), scan_settings)
+    assert {p.name: p.result for p in tls.protocols}["SSLv3"] == "rejected"
+    assert {p.name: p.result for p in tls.cipher_probes if p.name in LEGACY} == dict.fromkeys(LEGACY, "rejected")
+
+
+async def test_a_legacy_probe_that_gets_no_answer_is_bounded(scan_settings) -> None:
+    """A server that accepts the connection and never answers: the probe ends at the connect timeout."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        limits = replace(scan_settings.limits, connect_seconds=0.5, read_seconds=0.5)
+        quick = scan_settings.with_overrides(limits=limits)
+        started = time.monotonic()
+        tls = await fetch_tls("silent.test", listener.getsockname()[1], "127.0.0.1", quick)
+        assert time.monotonic() - started < 5
+    finally:
+        listener.close()
+    assert {p.result for p in tls.cipher_probes if p.name in LEGACY} == {"error"}
 
 
 # -- OCSP staples and SCTs (Python's ssl server can do neither: a small pyOpenSSL server) ----------------------

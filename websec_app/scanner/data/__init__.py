@@ -20,12 +20,16 @@ class CipherFamily:
     name: str
     openssl: str  # the OpenSSL cipher string offering only this family
     reference: str
+    iana: tuple[tuple[int, str], ...] = ()  # (code point, IANA name): offered by hand when OpenSSL cannot
 
 
 @cache
 def weak_cipher_families() -> tuple[CipherFamily, ...]:
     data = json.loads((_DIR / "weak_ciphers.json").read_text("utf-8"))
-    return tuple(CipherFamily(**family) for family in data["families"])
+    return tuple(
+        CipherFamily(**{**family, "iana": tuple((int(k, 16), v) for k, v in family.get("iana", {}).items())})
+        for family in data["families"]
+    )
 
 
 def cipher_family(family_id: str) -> CipherFamily | None:

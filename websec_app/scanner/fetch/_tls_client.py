@@ -190,7 +190,7 @@ def _pump_out(connection: SSL.Connection, writer: asyncio.StreamWriter) -> None:
         writer.write(chunk)
 
 
-def _sni(host: str) -> bytes | None:
+def server_name_indication(host: str) -> bytes | None:
     """RFC 6066 3: SNI carries a DNS name, never an IP literal (browsers send none for IPs)."""
     bare = host.strip("[]")
     if ":" in bare or bare.replace(".", "").isdigit():
@@ -213,7 +213,7 @@ async def handshake(
             state = _ConnectionState()
             connection.set_app_data(state)
             connection.set_connect_state()
-            server_name = _sni(host)
+            server_name = server_name_indication(host)
             if server_name is not None:
                 connection.set_tlsext_host_name(server_name)
             if request_ocsp:
