@@ -1,14 +1,30 @@
-"""The compliance mapping covers every scanner outcome, agrees with the rule table, and says what auditors expect."""
+"""The compliance mapping covers every scanner outcome once, reads each CWE from the rule table, and says what
+auditors expect."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import websec_app.services.compliance as compliance
 from tests.api.fakes import make_report
 from tests.reports import impact_report
 from websec_app.scanner.report import fixes_by_impact
 from websec_app.scanner.rules import default_rulebook
-from websec_app.services.compliance import FAIL, FRAMEWORKS, NOT_TESTED, PARTIAL, PASS, assess, default_mapping
+from websec_app.services.compliance import (
+    FAIL,
+    FRAMEWORKS,
+    NOT_TESTED,
+    PARTIAL,
+    PASS,
+    MappingError,
+    assess,
+    default_mapping,
+    load_mapping,
+)
+
+MAPPING_TOML = Path(compliance.__file__).with_name("mapping.toml")
 
 
 def test_every_outcome_of_the_rule_table_is_mapped_exactly_once() -> None:
@@ -17,19 +33,33 @@ def test_every_outcome_of_the_rule_table_is_mapped_exactly_once() -> None:
 
     mapped = mapping.outcomes()
 
+    assert len(mapped) == len(set(mapped)), "an outcome is listed twice in mapping.toml"
     assert outcomes - set(mapped) - set(mapping.not_assessed) == set(), "outcomes missing from mapping.toml"
     assert set(mapped) - outcomes == set(), "mapping.toml names outcomes the rule table does not have"
     assert set(mapped).isdisjoint(mapping.not_assessed)
 
 
-def test_each_mapped_cwe_agrees_with_the_rule_table_and_has_a_name() -> None:
+def test_every_mapped_outcome_has_a_named_cwe_on_its_rule_row_and_none_in_the_mapping() -> None:
     mapping = default_mapping()
     rules = default_rulebook().rules
 
-    disagreements = {o: (cwe, rules[o].cwe) for o, cwe in mapping.outcomes().items() if rules[o].cwe not in (None, cwe)}
+    unnamed = {o: rules[o].cwe for o in mapping.outcomes() if rules[o].cwe not in mapping.cwe_names}
 
-    assert disagreements == {}
-    assert all(cwe in mapping.cwe_names for cwe in mapping.outcomes().values())
+    assert unnamed == {}
+    assert all(isinstance(o, str) for c in mapping.controls for o in c.outcomes)  # ids only, no CWE beside them
+    assert '"CWE-' not in MAPPING_TOML.read_text("utf-8").split("[[controls]]", 1)[1]
+
+
+def test_a_mapping_that_lists_an_outcome_twice_or_an_unknown_one_is_refused(tmp_path: Path) -> None:
+    text = MAPPING_TOML.read_text("utf-8")
+    first = default_mapping().controls[0].outcomes[0]
+    twice = text.replace("outcomes = [", f'outcomes = [\n    "{first}",', 1)
+    unknown = text.replace("outcomes = [", 'outcomes = [\n    "tls.no_such_outcome",', 1)
+
+    for bad, problem in ((twice, "mapped twice"), (unknown, "no row in the rule table")):
+        (tmp_path / "mapping.toml").write_text(bad, "utf-8")
+        with pytest.raises(MappingError, match=problem):
+            load_mapping(tmp_path / "mapping.toml")
 
 
 def test_every_control_names_requirements_in_all_four_frameworks() -> None:
@@ -64,8 +94,8 @@ def test_mappings_an_auditor_expects(outcome: str, cwe: str, expected: dict[str,
     mapping = default_mapping()
     control = mapping.control_of(outcome)
 
-    assert control is not None
-    assert control.outcomes[outcome] == cwe
+    assert control is not None and outcome in control.outcomes
+    assert default_rulebook().rule(outcome).cwe == cwe
     for framework, requirement in expected.items():
         assert requirement in control.requirements[framework], (outcome, framework)
 

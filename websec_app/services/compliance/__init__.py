@@ -1,8 +1,9 @@
-"""Compliance mapping: scanner outcomes -> CWE -> OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32, ISO 27001:2022.
+"""Compliance mapping: scanner outcomes -> OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32, ISO 27001:2022.
 
 `mapping.toml` (versioned data, STYLE.md 5) says which requirements each outcome of the rule table
-is evidence about; `assess(report)` applies it to a Pro scan report (the spec 2.2 dict) and gives
-the verdict per requirement that the compliance PDF prints:
+is evidence about; the outcome's CWE is read from its rule row (rules/*.toml `cwe`), never restated
+here. `assess(report)` applies the mapping to a Pro scan report (the spec 2.2 dict) and gives the
+verdict per requirement that the compliance PDF prints:
 
 - fail: a finding mapped to it is bad, missing or weak;
 - partial: only warnings (a weakening directive, a minor gap);
@@ -51,7 +52,7 @@ class Control:
     id: str
     title: str
     requirements: dict[str, tuple[str, ...]]  # framework key -> requirement ids
-    outcomes: dict[str, str]  # outcome -> CWE
+    outcomes: tuple[str, ...]  # rule-table outcome ids; each one's CWE is on its rule row
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,14 @@ class ComplianceMapping:
                 return control
         return None
 
-    def outcomes(self) -> dict[str, str]:
-        """Every mapped outcome -> its CWE."""
-        return {outcome: cwe for control in self.controls for outcome, cwe in control.outcomes.items()}
+    def outcomes(self) -> tuple[str, ...]:
+        """Every mapped outcome, in file order."""
+        return tuple(outcome for control in self.controls for outcome in control.outcomes)
 
 
-def load_mapping(path: Path = _MAPPING) -> ComplianceMapping:
+def load_mapping(path: Path = _MAPPING, book: RuleBook | None = None) -> ComplianceMapping:
+    """Read mapping.toml and check it against the rule table (`book`, by default the scanner's)."""
+    book = book or default_rulebook()
     data = tomllib.loads(path.read_text("utf-8"))
     frameworks = {
         key: Framework(key, str(data["frameworks"][key]["name"]), dict(data["frameworks"][key]["requirements"]))
@@ -90,15 +93,28 @@ def load_mapping(path: Path = _MAPPING) -> ComplianceMapping:
             unknown = [i for i in ids if i not in frameworks[key].requirements]
             if unknown:
                 raise MappingError(f"control {row['id']!r}: {unknown} are not in the {frameworks[key].name} catalogue")
-        outcomes = dict(row.get("outcomes", {}))
-        for outcome, cwe in outcomes.items():
+        outcomes = row.get("outcomes", [])
+        if not isinstance(outcomes, list) or not all(isinstance(o, str) for o in outcomes):
+            raise MappingError(f"control {row['id']!r}: outcomes must be a list of outcome ids")
+        for outcome in outcomes:
             if outcome in seen:
                 raise MappingError(f"outcome {outcome!r} is mapped twice")
-            if cwe not in cwe_names:
-                raise MappingError(f"outcome {outcome!r}: {cwe} has no name in [cwe]")
+            rule = book.rules.get(outcome)
+            if rule is None:
+                raise MappingError(f"outcome {outcome!r} has no row in the rule table")
+            if rule.cwe is None:
+                raise MappingError(f"outcome {outcome!r}: its rule row has no cwe")
+            if rule.cwe not in cwe_names:
+                raise MappingError(f"outcome {outcome!r}: {rule.cwe} (its rule row's cwe) has no name in [cwe]")
             seen.add(outcome)
-        controls.append(Control(str(row["id"]), str(row["title"]), requirements, outcomes))
-    return ComplianceMapping(str(data["version"]), frameworks, cwe_names, tuple(controls), dict(data["not_assessed"]))
+        controls.append(Control(str(row["id"]), str(row["title"]), requirements, tuple(outcomes)))
+    not_assessed = dict(data["not_assessed"])
+    for outcome in not_assessed:
+        if outcome in seen:
+            raise MappingError(f"outcome {outcome!r} is both mapped and not assessed")
+        if outcome not in book.rules:
+            raise MappingError(f"not-assessed outcome {outcome!r} has no row in the rule table")
+    return ComplianceMapping(str(data["version"]), frameworks, cwe_names, tuple(controls), not_assessed)
 
 
 @lru_cache(maxsize=1)
@@ -191,7 +207,8 @@ def _observe(report: Mapping[str, Any], mapping: ComplianceMapping, book: RuleBo
 
     def add(outcome: str, section: str, index: int, item: Mapping[str, Any], subject: str | None) -> None:
         control = mapping.control_of(outcome)
-        cwe = control.outcomes[outcome] if control else None
+        rule = book.rules.get(outcome)
+        cwe = rule.cwe if rule else None
         observed.append(
             ObservedFinding(
                 outcome=outcome,
