@@ -17,8 +17,8 @@ from tests.api.fakes import FrozenClock
 from tests.fixtures.pki import Pki
 from tests.fixtures.providers import RazorpayStandIn, SmtpSink, StripeStandIn
 from tests.fixtures.providers.smtp import Delivered
-from websec_app.services.checkout import PaymentService
 from websec_app.services.email import Outbox, OutboxWorker, SmtpTransport
+from websec_app.services.payments import PaymentService
 from websec_app.settings import MailSettings, PaymentSettings, Settings
 from websec_app.store import Database
 

@@ -15,7 +15,7 @@ from tests.api.conftest import client_for
 from tests.api.payment_helpers import deliver, secret_in
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.payment_fixtures import Mailbox
-from websec_app.services.checkout import PaymentService
+from websec_app.services.payments import PaymentService
 from websec_app.services.prices import Product
 from websec_app.settings import Settings
 

@@ -14,8 +14,8 @@ from tests.api.fakes import FakeScanner, FrozenClock
 from tests.api.payment_helpers import deliver, secret_in
 from tests.fixtures.providers import SmtpSink, StripeStandIn
 from tests.payment_fixtures import Mailbox, make_service
-from websec_app.services.checkout import PaymentService
 from websec_app.services.email import OutboxWorker
+from websec_app.services.payments import PaymentService
 from websec_app.services.prices import Product
 from websec_app.settings import Settings
 from websec_app.store import Database

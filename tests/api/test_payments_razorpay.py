@@ -15,8 +15,7 @@ from tests.api.conftest import client_for
 from tests.api.payment_helpers import deliver, secret_in, to
 from tests.fixtures.providers import RazorpayStandIn
 from tests.payment_fixtures import Mailbox
-from websec_app.services.checkout import PaymentService
-from websec_app.services.payments import PaymentNotVerified
+from websec_app.services.payments import PaymentNotVerified, PaymentService
 from websec_app.services.prices import Product
 from websec_app.store import Database
 from websec_app.store.models import WebhookEvent

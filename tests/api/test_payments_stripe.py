@@ -16,7 +16,7 @@ from tests.api.payment_helpers import deliver, secret_in, to
 from tests.fixtures.providers import StripeStandIn
 from tests.fixtures.providers.stripe import decode_form
 from tests.payment_fixtures import Mailbox
-from websec_app.services.checkout import PaymentService
+from websec_app.services.payments import PaymentService
 from websec_app.services.prices import Product
 from websec_app.settings import Settings
 from websec_app.store import Database

@@ -14,8 +14,6 @@ from pathlib import Path
 
 from websec_app.store import PRODUCT_COMPLIANCE_REPORT, PRODUCT_ONE_TIME_SCAN, PRODUCT_SUBSCRIPTION
 
-from .payments import PROVIDERS
-
 _TABLE = Path(__file__).with_name("prices.toml")
 _SYMBOLS = {"INR": "₹", "USD": "$"}
 #: Currencies whose minor unit is 1/100 (all the table uses).
@@ -72,6 +70,9 @@ class PriceTable:
 
 
 def load_price_table(path: Path = _TABLE) -> PriceTable:
+    # Imported here, not at the top: the payments package prices its checkouts with this module.
+    from .payments.providers import PROVIDERS
+
     data = tomllib.loads(path.read_text("utf-8"))
     prices: list[Price] = []
     products = data.get("products", {})

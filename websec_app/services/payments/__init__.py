@@ -1,59 +1,43 @@
-"""Payment providers: the gateways that talk to them, and the events they report, in one vocabulary.
+"""Buying things: start a checkout, confirm a payment, act on provider events, generate what was bought.
 
-Provider A is Razorpay (INR, amounts in paise), provider B is Stripe (USD, cents); the
-`provider` values are their lowercase names (spec 4.6). Each gateway turns its provider's API
-and webhooks into the small frozen events of `events.py`; `websec_app.services.checkout`
-decides what an event buys, with the store, and is what the API and the UI call.
+`PaymentService` (`service.py`) is what the API, the use cases and the web UI call; it is composed of
+one module per job: `checkout.py` (starting a checkout), `confirmation.py` (the buyer returns with a
+payment), `fulfilment.py` (webhooks, and the one place a payment takes effect), `compliance_report.py`
+(the paid compliance report) and `sandbox.py` (development without provider keys). The gateways
+(`razorpay_gateway.py`, `stripe_gateway.py`) turn each provider's API and webhooks into the small frozen
+events of `events.py`; every sentence a buyer reads is in `messages.py`.
 
-Calls are synchronous (the provider SDKs are); async callers run them in worker threads.
-Exceptions carry the HTTP status the API answers with, like the scanner's errors.
+Provider A is Razorpay (INR, amounts in paise), provider B is Stripe (USD, cents). Calls are synchronous
+(the provider SDKs are); async callers run them in worker threads. Exceptions carry the HTTP status the
+API answers with, like the scanner's errors.
 """
 
 from __future__ import annotations
 
-#: Body value `provider` of `/api/compliance-report/pay` (spec 4.6: the lowercase provider names).
-PROVIDER_A = "razorpay"
-PROVIDER_B = "stripe"
-PROVIDERS = (PROVIDER_A, PROVIDER_B)
-
-
-class PaymentError(Exception):
-    """A provider call failed (network, provider error)."""
-
-    http_status = 502
-
-
-class PaymentNotVerified(PaymentError):
-    """The provider says the payment does not exist, is not captured, or is for another product."""
-
-    http_status = 402
-
-
-class PaymentsUnavailable(PaymentError):
-    """Payments (or delivery) are not configured on this server."""
-
-    http_status = 503
-
-
-class InvalidWebhook(PaymentError):
-    """A webhook whose signature does not verify, or that is not a provider event at all."""
-
-    http_status = 400
-
-
-class UnknownCheckout(PaymentError):
-    """No checkout with that reference was started here."""
-
-    http_status = 404
-
+from .checkout import ACTION_RAZORPAY, ACTION_REDIRECT, CheckoutStart
+from .compliance_report import GeneratedReport, QueuedReport
+from .errors import InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable, UnknownCheckout
+from .fulfilment import Confirmation, Outcome
+from .providers import PROVIDER_A, PROVIDER_B, PROVIDERS
+from .service import PaymentService, build_payment_service, get_payment_service
 
 __all__ = [
+    "ACTION_RAZORPAY",
+    "ACTION_REDIRECT",
     "PROVIDERS",
     "PROVIDER_A",
     "PROVIDER_B",
+    "CheckoutStart",
+    "Confirmation",
+    "GeneratedReport",
     "InvalidWebhook",
+    "Outcome",
     "PaymentError",
     "PaymentNotVerified",
+    "PaymentService",
     "PaymentsUnavailable",
+    "QueuedReport",
     "UnknownCheckout",
+    "build_payment_service",
+    "get_payment_service",
 ]

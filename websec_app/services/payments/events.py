@@ -1,7 +1,7 @@
 """What a provider tells us, reduced to the few facts fulfilment acts on.
 
 Gateways translate webhooks (and browser confirmations, and sandbox clicks) into these
-events; `checkout.PaymentService.apply` is the one place that acts on them, so a Razorpay
+events; `fulfilment.Fulfilment.apply` is the one place that acts on them, so a Razorpay
 webhook, a Stripe webhook and the sandbox's Pay button go through the same code.
 """
 

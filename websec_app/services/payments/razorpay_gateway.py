@@ -35,7 +35,8 @@ from websec_app.settings import PaymentSettings
 from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_CANCELLED, SUBSCRIPTION_PAST_DUE
 
 from ..prices import Price
-from . import PROVIDER_A, InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable
+from . import messages
+from .errors import InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable
 from .events import (
     Change,
     Ignored,
@@ -44,6 +45,7 @@ from .events import (
     SubscriptionCharged,
     SubscriptionStatusChanged,
 )
+from .providers import PROVIDER_A
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,11 @@ class RazorpayPayment:
     email: str | None
     subscription_id: str | None = None
 
+    @property
+    def paid(self) -> bool:
+        """The money is there (captured, or authorized: orders capture automatically)."""
+        return self.status in PAID_STATES
+
     @classmethod
     def of(cls, entity: Mapping[str, Any]) -> RazorpayPayment:
         return cls(
@@ -97,7 +104,7 @@ class RazorpayGateway:
 
     def __init__(self, settings: PaymentSettings, *, session: requests.Session | None = None) -> None:
         if not settings.razorpay_configured:
-            raise PaymentsUnavailable("Razorpay is not configured on this server (RAZORPAY_KEY_ID/SECRET).")
+            raise PaymentsUnavailable(messages.RAZORPAY_NOT_CONFIGURED)
         options = {"base_url": settings.razorpay_base_url} if settings.razorpay_base_url else {}
         self.key_id = settings.razorpay_key_id
         self._webhook_secret = settings.razorpay_webhook_secret
@@ -114,10 +121,10 @@ class RazorpayGateway:
         try:
             return function(*args, timeout=_TIMEOUT)
         except BadRequestError as exc:
-            raise PaymentNotVerified(f"Razorpay refused the request ({what}): {exc}") from exc
+            raise PaymentNotVerified(messages.razorpay_refused(what, exc)) from exc
         except (GatewayError, ServerError, requests.RequestException, ValueError) as exc:
             log.warning("Razorpay %s failed: %s", what, exc)
-            raise PaymentError(f"The payment provider could not be reached ({what}). Please try again.") from exc
+            raise PaymentError(messages.provider_unreachable(what)) from exc
 
     def create_order(self, price: Price, *, email: str, receipt: str, notes: Mapping[str, str]) -> str:
         """An order for a one-time product; returns its id (the checkout reference)."""
@@ -201,7 +208,7 @@ class RazorpayGateway:
                 {"razorpay_order_id": order_id, "razorpay_payment_id": payment_id, "razorpay_signature": signature}
             )
         except SignatureVerificationError:
-            raise PaymentNotVerified("The payment signature is not valid for this order.") from None
+            raise PaymentNotVerified(messages.ORDER_SIGNATURE_INVALID) from None
 
     def verify_subscription_signature(self, *, subscription_id: str, payment_id: str, signature: str) -> None:
         """Checkout.js's signature over `payment_id|subscription_id` (raises PaymentNotVerified)."""
@@ -214,23 +221,23 @@ class RazorpayGateway:
                 }
             )
         except SignatureVerificationError:
-            raise PaymentNotVerified("The payment signature is not valid for this subscription.") from None
+            raise PaymentNotVerified(messages.SUBSCRIPTION_SIGNATURE_INVALID) from None
 
     # --- webhooks -------------------------------------------------------------------------------------------
 
     def parse_webhook(self, body: bytes, headers: Mapping[str, str]) -> ProviderEvent:
         """Verify and translate one webhook delivery (raises InvalidWebhook)."""
         if not self._webhook_secret:
-            raise InvalidWebhook("Razorpay webhooks are not configured on this server (RAZORPAY_WEBHOOK_SECRET).")
+            raise InvalidWebhook(messages.RAZORPAY_WEBHOOKS_NOT_CONFIGURED)
         signature = headers.get("x-razorpay-signature", "")
         try:
             text = body.decode("utf-8")
             self._client.utility.verify_webhook_signature(text, signature, self._webhook_secret)
             payload = json.loads(text)
         except (UnicodeDecodeError, SignatureVerificationError, ValueError):
-            raise InvalidWebhook("The webhook signature does not verify.") from None
+            raise InvalidWebhook(messages.WEBHOOK_SIGNATURE_INVALID) from None
         if not isinstance(payload, dict) or payload.get("entity") != "event":
-            raise InvalidWebhook("The webhook body is not a Razorpay event.")
+            raise InvalidWebhook(messages.NOT_A_RAZORPAY_EVENT)
         event_type = str(payload.get("event", ""))
         # Razorpay may deliver an event more than once, with the same X-Razorpay-Event-Id.
         event_id = headers.get("x-razorpay-event-id") or "sha256:" + hashlib.sha256(body).hexdigest()
@@ -250,7 +257,7 @@ def translate_event(event_type: str, payload: Mapping[str, Any]) -> Change:
     subscription = _entity(payload, "subscription")
     if event_type in ("payment.captured", "order.paid") and payment is not None:
         paid = RazorpayPayment.of(payment)
-        if paid.status not in PAID_STATES:
+        if not paid.paid:
             return Ignored(f"payment {paid.payment_id} is {paid.status}")
         if not paid.order_id:
             return Ignored(f"payment {paid.payment_id} has no order")

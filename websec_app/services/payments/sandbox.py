@@ -9,9 +9,26 @@ settings refuse it in production (`Settings.sandbox_serves`).
 
 from __future__ import annotations
 
+import logging
 import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..prices import Price
+from websec_app.settings import Settings
+from websec_app.store import Database
+from websec_app.store.models import SUBSCRIPTION_CANCELLED, SUBSCRIPTION_PAST_DUE
+from websec_app.store.purchases import CheckoutRecord, find_checkout, find_provider_subscription
+
+from ..prices import Price, Product, price_for
+from . import messages
+from .errors import PaymentNotVerified, PaymentsUnavailable, UnknownCheckout
+from .events import Change, PaymentCaptured, SubscriptionCharged, SubscriptionStatusChanged
+from .providers import PROVIDERS
+
+if TYPE_CHECKING:
+    from .fulfilment import Fulfilment, Outcome
+
+log = logging.getLogger(__name__)
 
 #: References of sandbox checkouts start with this, so no real provider id can be mistaken for one.
 SANDBOX_PREFIX = "sbx_"
@@ -20,7 +37,7 @@ SANDBOX_KEY = "rzp_sandbox_no_real_money"
 
 
 class SandboxGateway:
-    """Makes up references; `checkout.PaymentService.complete_sandbox_checkout` plays the provider."""
+    """Makes up references; `SandboxCheckouts.complete` plays the provider."""
 
     sandbox = True
 
@@ -45,4 +62,50 @@ def is_sandbox_reference(reference: str) -> bool:
     return reference.startswith(SANDBOX_PREFIX)
 
 
-__all__ = ["SANDBOX_KEY", "SANDBOX_PREFIX", "SandboxGateway", "is_sandbox_reference"]
+@dataclass
+class SandboxCheckouts:
+    """The sandbox page's side: the checkout behind a reference, and its buttons."""
+
+    settings: Settings
+    database: Database
+    fulfilment: Fulfilment
+
+    def checkout(self, reference: str) -> tuple[CheckoutRecord, str | None]:
+        """The sandbox checkout behind a reference, and its subscription status if it is one."""
+        if not is_sandbox_reference(reference):
+            raise UnknownCheckout(messages.NO_SANDBOX_CHECKOUT)
+        with self.database.session() as session:
+            for provider in PROVIDERS:
+                checkout = find_checkout(session, provider, reference)
+                if checkout is not None:
+                    if not self.settings.sandbox_serves(provider):
+                        raise PaymentsUnavailable(messages.SANDBOX_DISABLED)
+                    subscription = find_provider_subscription(session, provider, reference)
+                    return checkout, subscription.status if subscription is not None else None
+        raise UnknownCheckout(messages.NO_SANDBOX_CHECKOUT)
+
+    def complete(self, reference: str, action: str = "pay") -> Outcome:
+        """What the sandbox page's buttons do: pay, renew, fail_renewal, cancel (as a provider webhook would)."""
+        checkout, _ = self.checkout(reference)
+        price = price_for(checkout.product, checkout.provider)
+        payment_id = SandboxGateway.new_payment_id()
+        change: Change
+        if action in ("pay", "renew"):
+            if checkout.product == Product.SUBSCRIPTION:
+                change = SubscriptionCharged(
+                    reference, payment_id, price.amount, price.currency, reference, checkout.email
+                )
+            else:
+                change = PaymentCaptured(reference, payment_id, price.amount, price.currency, checkout.email)
+        elif action == "fail_renewal":
+            change = SubscriptionStatusChanged(reference, SUBSCRIPTION_PAST_DUE)
+        elif action == "cancel":
+            change = SubscriptionStatusChanged(reference, SUBSCRIPTION_CANCELLED)
+        else:
+            raise PaymentNotVerified(messages.unknown_sandbox_action(action))
+        outcome = self.fulfilment.apply(checkout.provider, change)
+        log.warning("SANDBOX %s on %s: %s (%s)", action, reference, outcome.name, outcome.detail)
+        return outcome
+
+
+__all__ = ["SANDBOX_KEY", "SANDBOX_PREFIX", "SandboxCheckouts", "SandboxGateway", "is_sandbox_reference"]

@@ -21,7 +21,8 @@ from websec_app.settings import PaymentSettings
 from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_CANCELLED, SUBSCRIPTION_PAST_DUE
 
 from ..prices import Price
-from . import PROVIDER_B, InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable
+from . import messages
+from .errors import InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable
 from .events import (
     Change,
     Ignored,
@@ -30,6 +31,7 @@ from .events import (
     SubscriptionCharged,
     SubscriptionStatusChanged,
 )
+from .providers import PROVIDER_B
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ class StripeGateway:
 
     def __init__(self, settings: PaymentSettings, *, http_client: stripe.HTTPClient | None = None) -> None:
         if not settings.stripe_configured:
-            raise PaymentsUnavailable("Stripe is not configured on this server (STRIPE_SECRET_KEY).")
+            raise PaymentsUnavailable(messages.STRIPE_NOT_CONFIGURED)
         base = {"api": settings.stripe_api_base} if settings.stripe_api_base else None
         self._webhook_secret = settings.stripe_webhook_secret
         self._api_key = settings.stripe_secret_key
@@ -90,26 +92,26 @@ class StripeGateway:
         try:
             session = self._client.v1.checkout.sessions.create(params=params)  # type: ignore[arg-type]
         except stripe.InvalidRequestError as exc:
-            raise PaymentNotVerified(f"Stripe refused the checkout: {exc.user_message or exc}") from exc
+            raise PaymentNotVerified(messages.stripe_refused_checkout(exc.user_message or exc)) from exc
         except stripe.StripeError as exc:
             log.warning("Stripe checkout session create failed: %s", exc)
-            raise PaymentError("The payment provider could not be reached. Please try again.") from exc
+            raise PaymentError(messages.provider_unreachable()) from exc
         if not session.url:
-            raise PaymentError("Stripe returned a checkout session without a URL.")
+            raise PaymentError(messages.STRIPE_SESSION_WITHOUT_URL)
         return session.id, session.url
 
     def parse_webhook(self, body: bytes, headers: Mapping[str, str]) -> ProviderEvent:
         """Verify (`stripe.Webhook.construct_event`) and translate one delivery; raises InvalidWebhook."""
         if not self._webhook_secret:
-            raise InvalidWebhook("Stripe webhooks are not configured on this server (STRIPE_WEBHOOK_SECRET).")
+            raise InvalidWebhook(messages.STRIPE_WEBHOOKS_NOT_CONFIGURED)
         try:
             event = stripe.Webhook.construct_event(
                 body, headers.get("stripe-signature"), self._webhook_secret, api_key=self._api_key
             )
         except stripe.SignatureVerificationError:
-            raise InvalidWebhook("The webhook signature does not verify.") from None
+            raise InvalidWebhook(messages.WEBHOOK_SIGNATURE_INVALID) from None
         except ValueError:  # not JSON, or not an event
-            raise InvalidWebhook("The webhook body is not a Stripe event.") from None
+            raise InvalidWebhook(messages.NOT_A_STRIPE_EVENT) from None
         data = event.to_dict()
         event_type = str(data.get("type", ""))
         obj = data.get("data", {}).get("object", {})

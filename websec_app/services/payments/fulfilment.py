@@ -1,0 +1,324 @@
+"""Fulfilment: the one place a confirmed payment takes effect, and the webhooks that report most of them.
+
+Every way a payment can be confirmed (Razorpay's checkout callback, `POST /api/verify-one-time`, a Razorpay
+or Stripe webhook, the generate endpoint asking Razorpay, the sandbox's Pay button) becomes an event of
+`events.py` and goes through `Fulfilment.apply`, which checks amount and currency against the price table
+and settles it in the store (`store/purchases.py`): the first confirmation issues the token or key and
+queues its email in one transaction; every later one changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from websec_app.settings import Settings
+from websec_app.store import (
+    Database,
+    IssuedKey,
+    IssuedToken,
+    find_compliance_token_by_order,
+    monthly_scan_limit,
+)
+from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_PENDING
+from websec_app.store.payments import find_webhook_event, record_webhook_event
+from websec_app.store.purchases import (
+    CheckoutRecord,
+    find_checkout,
+    find_provider_subscription,
+    open_subscription,
+    record_subscription_charge,
+    set_provider_subscription_status,
+    settle_compliance,
+    settle_one_time_scan,
+    settle_subscription_start,
+)
+
+from ..email.outbox import notify_outbox
+from ..email.render import api_key_email, compliance_token_email, queued, scan_token_email
+from ..prices import Price, Product, price_for
+from . import messages
+from .errors import PaymentsUnavailable
+from .events import Change, Ignored, PaymentCaptured, SubscriptionCharged, SubscriptionStatusChanged
+from .providers import PROVIDER_B
+from .sandbox import SandboxGateway
+
+if TYPE_CHECKING:
+    from .gateways import Gateways
+
+log = logging.getLogger(__name__)
+
+#: Outcomes recorded with each webhook event (`webhook_events.outcome`).
+FULFILLED = "fulfilled"
+ALREADY_FULFILLED = "already_fulfilled"
+RENEWED = "renewed"
+STATUS_CHANGED = "status_changed"
+UNCHANGED = "unchanged"
+AMOUNT_MISMATCH = "amount_mismatch"
+IGNORED = "ignored"
+DUPLICATE = "duplicate"
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The result of a confirmed payment, for the buyer."""
+
+    product: str
+    email: str
+    message: str
+    #: The one-time scan or compliance token, when this confirmation issued one (it is emailed too).
+    token: str | None = None
+    newly_fulfilled: bool = True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What applying an event did: one of the outcome names above, a detail for operators, and for the
+    buyer the confirmation (when the event was about a purchase made here)."""
+
+    name: str
+    detail: str
+    confirmation: Confirmation | None = None
+
+
+@dataclass
+class Fulfilment:
+    settings: Settings
+    database: Database
+    gateways: Gateways
+    clock: Callable[[], datetime]
+
+    def handle_webhook(self, provider: str, body: bytes, headers: Mapping[str, str]) -> Outcome:
+        """Verify, de-duplicate, apply and record one webhook delivery (InvalidWebhook -> 400)."""
+        gateway = self.gateways.get(provider)
+        if isinstance(gateway, SandboxGateway):
+            raise PaymentsUnavailable(messages.sandbox_sends_no_webhooks(provider))
+        event = gateway.parse_webhook(body, headers)
+        with self.database.session() as session:
+            seen = find_webhook_event(session, provider, event.event_id)
+        if seen is not None:
+            log.info("%s webhook %s (%s) was processed before: ignored", provider, event.event_id, event.event_type)
+            return Outcome(DUPLICATE, f"first processed at {seen.received_at.isoformat()}: {seen.outcome}")
+        outcome = self.apply(provider, event.change)
+        with self.database.session() as session:
+            record_webhook_event(
+                session,
+                provider=provider,
+                event_id=event.event_id,
+                event_type=event.event_type,
+                now=self.clock(),
+                outcome=outcome.name,
+                detail=outcome.detail,
+            )
+        log.info("%s webhook %s (%s): %s, %s", provider, event.event_id, event.event_type, outcome.name, outcome.detail)
+        return outcome
+
+    def apply(self, provider: str, change: Change, *, recipient: str | None = None) -> Outcome:
+        """Settle one event in the store; `recipient` overrides the checkout's email for what it issues."""
+        if isinstance(change, PaymentCaptured):
+            return self._payment_captured(provider, change, recipient)
+        if isinstance(change, SubscriptionCharged):
+            return self._subscription_charged(provider, change)
+        if isinstance(change, SubscriptionStatusChanged):
+            return self._subscription_status(provider, change)
+        return Outcome(IGNORED, change.reason if isinstance(change, Ignored) else repr(change))
+
+    def _queue(self, rendered: Any, *, dedupe_key: str | None) -> Any:
+        """A rendered email as an outbox row from this service's sender, at this service's clock."""
+        return queued(rendered, sender=self.settings.mail.sender, now=self.clock(), dedupe_key=dedupe_key)
+
+    def _amount_mismatch(self, provider: str, checkout: CheckoutRecord | None, price: Price, change: Any) -> bool:
+        expected_ok = price.matches(change.amount, change.currency)
+        checkout_ok = checkout is None or (checkout.amount, checkout.currency) == (change.amount, change.currency)
+        if expected_ok and checkout_ok:
+            return False
+        log.error(
+            "%s reports %s %s for %s, the price is %s %s: nothing issued",
+            provider,
+            change.amount,
+            change.currency,
+            price.product.value,
+            price.amount,
+            price.currency,
+        )
+        return True
+
+    def _payment_captured(self, provider: str, change: PaymentCaptured, recipient: str | None) -> Outcome:
+        with self.database.session() as session:
+            checkout = find_checkout(session, provider, change.reference)
+        if checkout is None:
+            return Outcome(IGNORED, f"no checkout {change.reference} was started here")
+        price = price_for(checkout.product, provider)
+        if self._amount_mismatch(provider, checkout, price, change):
+            return Outcome(AMOUNT_MISMATCH, f"{change.amount} {change.currency} for {checkout.reference}")
+        to = recipient or checkout.email
+        if checkout.product == Product.ONE_TIME_SCAN:
+            return self._scan_token(checkout, change, to)
+        if checkout.product == Product.COMPLIANCE_REPORT:
+            return self._compliance_token(provider, checkout, change, to)
+        return Outcome(IGNORED, f"{checkout.product} checkouts are not paid by a one-time payment")
+
+    def _scan_token(self, checkout: CheckoutRecord, change: PaymentCaptured, to: str) -> Outcome:
+        now = self.clock()
+        base = self.settings.base_url
+
+        def scan_token(issued: IssuedToken) -> Any:
+            expires = issued.expires_at or now
+            rendered = scan_token_email(to=to, token=issued.token, expires_at=expires, base_url=base)
+            return self._queue(rendered, dedupe_key=f"scan_token:{checkout.payment_id}")
+
+        with self.database.session() as session:
+            issued = settle_one_time_scan(
+                session, checkout, now=now, provider_payment_id=change.payment_id, compose=scan_token
+            )
+        if issued is None:
+            return Outcome(
+                ALREADY_FULFILLED,
+                f"a scan token was issued for {checkout.reference} before",
+                Confirmation(
+                    checkout.product,
+                    checkout.email,
+                    messages.scan_token_confirmed_before(checkout.email),
+                    newly_fulfilled=False,
+                ),
+            )
+        notify_outbox()
+        return Outcome(
+            FULFILLED,
+            f"scan token issued for {checkout.reference}",
+            Confirmation(checkout.product, to, messages.scan_token_emailed(to), issued.token),
+        )
+
+    def _compliance_token(self, provider: str, checkout: CheckoutRecord, change: PaymentCaptured, to: str) -> Outcome:
+        now = self.clock()
+        base = self.settings.base_url
+        emailed = provider == PROVIDER_B  # Stripe buyers get the token by email (spec 4.6, 6)
+        with self.database.session() as session:
+            target = find_compliance_token_by_order(session, provider, checkout.reference)
+        url = target.url if target is not None else ""
+
+        def compliance_token(issued: IssuedToken) -> Any:
+            rendered = compliance_token_email(to=to, token=issued.token, url=url, base_url=base)
+            return self._queue(rendered, dedupe_key=f"compliance_token:{issued.token_id}")
+
+        with self.database.session() as session:
+            settled = settle_compliance(
+                session,
+                checkout,
+                now=now,
+                provider_payment_id=change.payment_id,
+                compose=compliance_token if emailed else None,
+            )
+        if not settled.newly_paid:
+            return Outcome(
+                ALREADY_FULFILLED,
+                f"compliance token of {checkout.reference} was confirmed before",
+                Confirmation(
+                    checkout.product,
+                    checkout.email,
+                    messages.COMPLIANCE_TOKEN_CONFIRMED_BEFORE,
+                    newly_fulfilled=False,
+                ),
+            )
+        notify_outbox()
+        message = messages.compliance_token_emailed(to) if emailed else messages.COMPLIANCE_TOKEN_USABLE
+        return Outcome(
+            FULFILLED,
+            f"compliance token of {checkout.reference} paid",
+            Confirmation(checkout.product, to, message, settled.token),
+        )
+
+    def _subscription_charged(self, provider: str, change: SubscriptionCharged) -> Outcome:
+        price = price_for(Product.SUBSCRIPTION, provider)
+        with self.database.session() as session:
+            subscription = find_provider_subscription(session, provider, change.subscription_id)
+            checkout = find_checkout(session, provider, change.reference) if change.reference else None
+        if checkout is not None and checkout.product != Product.SUBSCRIPTION:
+            checkout = None
+        if subscription is None:
+            if checkout is None:
+                return Outcome(IGNORED, f"subscription {change.subscription_id} was not started here")
+            with self.database.session() as session:  # Stripe: the subscription exists once its checkout is paid
+                subscription = open_subscription(
+                    session,
+                    provider=provider,
+                    provider_subscription_id=change.subscription_id,
+                    email=checkout.email,
+                    now=self.clock(),
+                )
+        if self._amount_mismatch(provider, checkout, price, change):
+            return Outcome(AMOUNT_MISMATCH, f"{change.amount} {change.currency} for {change.subscription_id}")
+        now = self.clock()
+        if subscription.status == SUBSCRIPTION_PENDING:
+            plan_limit = monthly_scan_limit(subscription.plan, self.settings)
+            to = subscription.email
+
+            def key_email(issued: IssuedKey) -> Any:
+                rendered = api_key_email(
+                    to=to, key=issued.key, plan="Pro", scans_per_month=plan_limit, base_url=self.settings.base_url
+                )
+                return self._queue(rendered, dedupe_key=f"api_key:{issued.subscription_id}:first")
+
+            with self.database.session() as session:
+                issued = settle_subscription_start(
+                    session,
+                    subscription,
+                    now=now,
+                    checkout=checkout,
+                    provider_payment_id=change.payment_id,
+                    compose=key_email,
+                )
+            if issued is not None:
+                notify_outbox()
+                return Outcome(
+                    FULFILLED,
+                    f"subscription {change.subscription_id} started, key {issued.prefix}… issued",
+                    Confirmation(Product.SUBSCRIPTION.value, to, messages.api_key_emailed(to)),
+                )
+        with self.database.session() as session:
+            new_charge = record_subscription_charge(
+                session,
+                subscription,
+                provider_payment_id=change.payment_id,
+                amount=change.amount,
+                currency=change.currency,
+                now=now,
+            )
+            reactivated = set_provider_subscription_status(session, subscription.id or 0, SUBSCRIPTION_ACTIVE, now)
+        confirmation = Confirmation(
+            Product.SUBSCRIPTION.value,
+            subscription.email,
+            messages.SUBSCRIPTION_ACTIVE_KEY_SENT_BEFORE,
+            newly_fulfilled=False,
+        )
+        if not new_charge and not reactivated:
+            return Outcome(ALREADY_FULFILLED, f"charge {change.payment_id} was recorded before", confirmation)
+        return Outcome(RENEWED, f"subscription {change.subscription_id} charged ({change.payment_id})", confirmation)
+
+    def _subscription_status(self, provider: str, change: SubscriptionStatusChanged) -> Outcome:
+        with self.database.session() as session:
+            subscription = find_provider_subscription(session, provider, change.subscription_id)
+            if subscription is None or subscription.id is None:
+                return Outcome(IGNORED, f"subscription {change.subscription_id} is not known here")
+            changed = set_provider_subscription_status(session, subscription.id, change.status, self.clock())
+        if changed:
+            return Outcome(STATUS_CHANGED, f"subscription {change.subscription_id} is now {change.status}")
+        return Outcome(UNCHANGED, f"subscription {change.subscription_id} stays {subscription.status}")
+
+
+__all__ = [
+    "ALREADY_FULFILLED",
+    "AMOUNT_MISMATCH",
+    "DUPLICATE",
+    "FULFILLED",
+    "IGNORED",
+    "RENEWED",
+    "STATUS_CHANGED",
+    "UNCHANGED",
+    "Confirmation",
+    "Fulfilment",
+    "Outcome",
+]
