@@ -7,14 +7,17 @@ all call `scan()` and render the `ScanReport` it returns.
 from __future__ import annotations
 
 from .errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
-from .report import PRO_ONLY_SECTIONS, SECTION_ORDER, ScanReport
+from .report import ScanReport
 from .scan import grade_snapshot, scan, scan_sync
+from .sections import PRO_ONLY_SECTIONS, SECTION_ORDER, SECTIONS, Section, section
 from .target import Target, parse_target
 
 __all__ = [
     "InvalidTarget",
     "PRO_ONLY_SECTIONS",
+    "SECTIONS",
     "SECTION_ORDER",
+    "Section",
     "ScanError",
     "ScanReport",
     "Target",
@@ -24,4 +27,5 @@ __all__ = [
     "parse_target",
     "scan",
     "scan_sync",
+    "section",
 ]

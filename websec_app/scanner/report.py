@@ -8,22 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .findings import SEVERITIES
+from .sections import PRO_ONLY_SECTIONS, SECTION_ORDER
 
-#: Report sections in the order the spec lists them (2.1/2.2), then our additions.
-SECTION_ORDER = (
-    "headers",
-    "tls",
-    "dns",
-    "cookies",
-    "cross_origin",
-    "security_txt",
-    "cors",
-    "server_fingerprint",
-    "page_analysis",
-    "redirection",
-)
-#: Sections only a Pro (or one-time token) scan shows (spec 2.1: "cookies and cross_origin omitted").
-PRO_ONLY_SECTIONS = ("cookies", "cross_origin")
+# Section order and the Pro-only sections (spec 2.1: "cookies and cross_origin omitted") come from the
+# one section table, rules/sections.toml (websec_app/scanner/sections.py).
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 The table is data (`*.toml` beside this file, one file per report area) so that one
 place says what each outcome is worth, docs/scoring.md can be generated from it, and
-the compliance mapping can be checked against it.
+the compliance mapping reads each outcome's CWE from it.
+
+`grading.toml` holds the version and grade bands; `sections.toml` is the section table
+(websec_app/scanner/sections.py), and every rule row must name one of its sections (or "*").
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..findings import SEVERITIES, STATUSES
+from ..sections import SectionTableError, load_sections
 
 _RULES_DIR = Path(__file__).parent
 _GRADES = ("A+", "A", "B", "C", "D", "F")
+#: The files beside the rule rows that are not rule rows.
+_NOT_RULES = ("grading.toml", "sections.toml")
 
 
 class RuleTableError(ValueError):
@@ -99,7 +105,7 @@ def load_rulebook(directory: Path = _RULES_DIR) -> RuleBook:
     bands = tuple(GradeBand(b["grade"], b["min"], b["max"]) for b in meta["bands"])
     rules: dict[str, Rule] = {}
     for path in sorted(directory.glob("*.toml")):
-        if path.name == "grading.toml":
+        if path.name in _NOT_RULES:
             continue
         data = tomllib.loads(path.read_text("utf-8"))
         section_default = data.get("section")
@@ -126,7 +132,29 @@ def load_rulebook(directory: Path = _RULES_DIR) -> RuleBook:
                 raise RuleTableError(f"outcome {outcome!r} in {path.name} has no section")
             _validate(rule)
             rules[outcome] = rule
+    _check_sections(directory, rules)
     return RuleBook(version=meta["version"], bands=bands, rules=rules)
+
+
+def _check_sections(directory: Path, rules: dict[str, Rule]) -> None:
+    """Every rule row names a section of sections.toml (or "*"), and every section has rule rows.
+
+    A directory without sections.toml (a test's small table) is not checked.
+    """
+    table = directory / "sections.toml"
+    if not table.exists():
+        return
+    try:
+        keys = {s.key for s in load_sections(table)}
+    except SectionTableError as exc:
+        raise RuleTableError(str(exc)) from exc
+    used = {rule.section for rule in rules.values()}
+    stray = sorted(f"{r.outcome} ({r.section})" for r in rules.values() if r.section not in keys | {"*"})
+    if stray:
+        raise RuleTableError(f"rule rows name sections that sections.toml does not list: {stray}")
+    empty = sorted(keys - used)
+    if empty:
+        raise RuleTableError(f"sections.toml lists sections no rule row belongs to: {empty}")
 
 
 @lru_cache(maxsize=1)
