@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from websec_app.scanner import PRO_ONLY_SECTIONS, section
 from websec_app.services.payments import PROVIDERS
 
 # A pragmatic address check (RFC 5321 lengths, one "@", a dot in the domain, no spaces):
@@ -18,6 +19,13 @@ from websec_app.services.payments import PROVIDERS
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
 
 Grade = Literal["A+", "A", "B", "C", "D", "F"]
+
+
+def _about(key: str, more: str = "") -> str:
+    """A report section's description, from the one section table (rules/sections.toml)."""
+    entry = section(key)
+    pro = " Pro only: a free result omits it." if entry.pro_only else ""
+    return f"{entry.description}{pro}{more}"
 
 
 class _Body(BaseModel):
@@ -156,8 +164,8 @@ class IssueCounts(BaseModel):
     total: int = Field(description="critical + important + minor: every finding this result shows.")
     locked: int = Field(
         default=0,
-        description="Findings in the sections a free result hides (cookies, cross_origin), not counted above; "
-        "0 for a Pro result. An addition to the spec.",
+        description=f"Findings in the sections a free result hides ({', '.join(PRO_ONLY_SECTIONS)}), not counted "
+        "above; 0 for a Pro result. An addition to the spec.",
     )
 
 
@@ -208,14 +216,14 @@ class _ScanResultBase(BaseModel):
     status_code: int = Field(description="HTTP status of the final response.")
     grade: Grade
     score: int = Field(ge=0, le=100)
-    headers: dict[str, HeaderResult] = Field(description="Per-header analysis keyed by header name.")
-    tls: Section = Field(description="TLS/SSL analysis.")
-    dns: Section = Field(description="DNS record analysis.")
-    security_txt: Section = Field(description="security.txt presence check.")
-    cors: Section = Field(description="CORS policy check.")
-    server_fingerprint: Section = Field(description="Server / X-Powered-By version disclosure check.")
-    page_analysis: Section = Field(description="Mixed content, SRI, base tag, external dependencies.")
-    redirection: Section | None = Field(default=None, description="HTTP to HTTPS redirection (addition to the spec).")
+    headers: dict[str, HeaderResult] = Field(description=_about("headers", " Keyed by header name."))
+    tls: Section = Field(description=_about("tls"))
+    dns: Section = Field(description=_about("dns"))
+    security_txt: Section = Field(description=_about("security_txt"))
+    cors: Section = Field(description=_about("cors"))
+    server_fingerprint: Section = Field(description=_about("server_fingerprint"))
+    page_analysis: Section = Field(description=_about("page_analysis"))
+    redirection: Section | None = Field(default=None, description=_about("redirection", " (An addition to the spec.)"))
     grading: Grading | None = None
     scanned_at: str | None = Field(default=None, description="ISO 8601 UTC time of the scan.")
     duration_ms: int | None = None
@@ -233,8 +241,8 @@ class ProScanResult(_ScanResultBase):
 
     pro_locked: Literal[False]
     issue_counts: IssueCounts | None = Field(default=None, description="Counts of issues (also given here).")
-    cookies: Section = Field(description="Per-cookie HttpOnly, Secure, SameSite analysis.")
-    cross_origin: dict[str, Any] = Field(description="COOP, COEP, CORP analysis (header objects plus findings).")
+    cookies: Section = Field(description=_about("cookies"))
+    cross_origin: dict[str, Any] = Field(description=_about("cross_origin", " Header objects plus findings."))
 
 
 __all__ = [

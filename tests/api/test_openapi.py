@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 
 from api_routes.docs_ui import ASSETS_PATH
 from api_routes.security_headers import API_CSP
+from websec_app.scanner import SECTIONS
 
 ENDPOINTS = {
     # 503: the scanner is at capacity (api_routes/admission.py).
@@ -174,3 +175,14 @@ async def test_issue_counts_document_the_locked_findings(schema: dict) -> None: 
 
     assert set(counts) == {"critical", "important", "minor", "total", "locked"}
     assert "cookies" in counts["locked"]["description"] and all(p.get("description") for p in counts.values())
+
+
+async def test_section_fields_are_described_from_the_section_table(schema: dict) -> None:  # type: ignore[type-arg]
+    components = schema["components"]["schemas"]
+    free, pro = components["FreeScanResult"]["properties"], components["ProScanResult"]["properties"]
+
+    # The free result documents every section but the Pro-only ones; the Pro result documents them all
+    assert {s.key for s in SECTIONS if not s.pro_only} <= set(free)
+    assert not {s.key for s in SECTIONS if s.pro_only} & set(free)
+    for entry in SECTIONS:
+        assert pro[entry.key]["description"].startswith(entry.description), entry.key

@@ -16,7 +16,7 @@ import pytest
 from tests.api.fakes import make_report
 from tests.fixtures.sites import RunningSite
 from tests.reports import PRO_ORDER, impact_report
-from websec_app.scanner import scan
+from websec_app.scanner import SECTIONS, scan, section
 from websec_app.services.pdf import render_compliance_pdf, render_scan_pdf, report_filename
 from websec_app.services.pdf.compliance_report import DISCLAIMER
 from websec_app.settings import Settings
@@ -39,8 +39,8 @@ def test_the_scan_pdf_shows_name_grade_score_every_section_and_fixes() -> None:
 
     assert "Prepared for Acme <Corp> & Sons" in text
     assert "Grade C, score 64 / 100" in text
-    for title in ("HTTP security headers", "TLS / SSL certificate", "DNS configuration", "Cookies", "CORS policy"):
-        assert title in text
+    for entry in SECTIONS:
+        assert entry.title in text
     assert "default-src 'self'" in text  # a fix
     assert "Explanation of dns.caa_missing." in text  # an explanation
 
@@ -156,3 +156,29 @@ def test_the_compliance_plan_goes_by_points_lost() -> None:
     points = [int(d) for d in re.findall(r"\b\d+\. .*?-(\d+) pts?\b", plan)]
     assert points and points == sorted(points, reverse=True)
     assert points[:3] == [15, 12, 10]
+
+
+def test_the_scan_pdf_titles_and_orders_its_sections_from_the_section_table() -> None:
+    # Given a full report and the free body of the same scan
+    report = make_report()
+
+    # When each is printed
+    full = flat(render_scan_pdf(report.to_dict(pro=True), "Acme"))
+    free = flat(render_scan_pdf(report.to_dict(pro=False), "Acme"))
+
+    # Then each part is numbered under the table's title, in the table's order, with the table's summary,
+    # and the free PDF has no part for a Pro-only section
+    parts = [f"{n}. {s.title}" for n, s in enumerate(SECTIONS, start=1)]
+    assert _in_order(full, parts)
+    assert all(s.summary in full for s in SECTIONS)
+    shown = [s for s in SECTIONS if not s.pro_only]
+    assert _in_order(free, [f"{n}. {s.title}" for n, s in enumerate(shown, start=1)])
+    assert not any(s.summary in free for s in SECTIONS if s.pro_only)
+
+
+def test_fixes_name_their_section_by_its_short_label() -> None:
+    text = flat(render_scan_pdf(impact_report().to_dict(pro=True), "Acme"))
+
+    block = text[text.index("Fix these first") : text.index("Summary")]
+    assert f"Content-Security-Policy ({section('headers').label})" in block
+    assert f"cookie.session_no_secure ({section('cookies').label})" in block

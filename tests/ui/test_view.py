@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 
 from tests.api.fakes import make_report
 from tests.reports import FREE_ORDER, impact_report
-from websec_app.scanner import TargetRefused, TargetUnreachable
+from websec_app.scanner import SECTIONS, TargetRefused, TargetUnreachable
 from websec_app.scanner.report import fixes_by_impact
 from websec_app.store import TokenProblem, TokenRejected
-from websec_app.ui.flows import FreeQuotaUsed
 from websec_app.ui.messages import describe, wait_for
-from websec_app.ui.view import report_view
+from websec_app.ui.view import PRO_ONLY_NAMES, report_view
+from websec_app.usecases import FreeQuotaUsed
 
 
 def test_a_free_report_locks_the_pro_sections_and_has_no_fixes() -> None:
@@ -29,6 +29,18 @@ def test_a_full_report_has_every_section_with_fixes() -> None:
     assert view.pro and not any(s.locked for s in view.sections)
     csp = next(f for f in view.sections[0].problems if f.title.startswith("Content-Security-Policy"))
     assert csp.title == "Content-Security-Policy not set" and csp.fix == "default-src 'self'"
+
+
+def test_sections_carry_the_section_tables_titles_and_summaries_in_its_order() -> None:
+    # Given the same scan as a full and as a free report
+    full = report_view(make_report().to_dict(pro=True))
+    free = report_view(make_report().to_dict(pro=False, include_fix=False))
+
+    # Then both list every section of the table, in its order, under its title and summary (free: Pro-only locked)
+    for view in (full, free):
+        assert [(s.key, s.title, s.about) for s in view.sections] == [(e.key, e.title, e.summary) for e in SECTIONS]
+    assert [s.key for s in free.sections if s.locked] == [e.key for e in SECTIONS if e.pro_only]
+    assert PRO_ONLY_NAMES == "cookies and cross-origin isolation"
 
 
 def test_worst_findings_come_first_within_a_section() -> None:

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from ..scanner import ScanError, ScanReport, scan
+from ..scanner import SECTIONS, ScanError, ScanReport, Section, scan, section
 from ..scanner.report import ReportItem, fixes_by_impact
 from ..settings import SettingsError, get_settings
 
@@ -51,17 +51,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _section_lines(name: str, section: dict[str, Any]) -> list[str]:
-    if "findings" not in section:  # the headers map
-        lines = [f"{name}:"]
-        for header, info in section.items():
+def _section_lines(entry: Section, body: dict[str, Any]) -> list[str]:
+    if "findings" not in body:  # the headers map
+        lines = [f"{entry.title}:"]
+        for header, info in body.items():
             mark = _STATUS_MARK.get(info["status"], info["status"])
             lines.append(f"  [{mark}] {header} (-{info['deduction']})")
             if info["status"] != "good" and info.get("note"):
                 lines.append(f"          {info['note']}")
         return lines
-    lines = [f"{name}: {section['status']} (-{section['deduction']})"]
-    for finding in section["findings"]:
+    lines = [f"{entry.title}: {body['status']} (-{body['deduction']})"]
+    for finding in body["findings"]:
         mark = _STATUS_MARK.get(finding["status"], finding["status"])
         subjects = f" [{', '.join(finding['subjects'])}]" if finding.get("subjects") else ""
         lines.append(f"  [{mark}] {finding['check']}{subjects} (-{finding['deduction']})")
@@ -71,10 +71,10 @@ def _section_lines(name: str, section: dict[str, Any]) -> list[str]:
 
 
 def _fix_line(number: int, fix: ReportItem) -> str:
-    """ "  1. -15  Content-Security-Policy (headers, warn, important)"."""
+    """ "  1. -15  Content-Security-Policy (Headers, warn, important)": the section by its short label."""
     subjects = fix.item.get("subjects") if isinstance(fix.item.get("subjects"), list) else []
     on = f" [{', '.join(map(str, subjects))}]" if subjects else ""
-    return f"  {number}. -{fix.deduction}  {fix.name}{on} ({fix.section}, {fix.status}, {fix.severity})"
+    return f"  {number}. -{fix.deduction}  {fix.name}{on} ({section(fix.section).label}, {fix.status}, {fix.severity})"
 
 
 def render_text(report: ScanReport) -> str:
@@ -90,8 +90,8 @@ def render_text(report: ScanReport) -> str:
     fixes = fixes_by_impact(body)
     if fixes:
         lines += ["", "Fix these first:", *(_fix_line(n, fix) for n, fix in enumerate(fixes, start=1))]
-    for name, section in body.items():
-        if isinstance(section, dict) and name not in ("issue_counts", "grading"):
+    for entry in SECTIONS:  # titles and order from the section table
+        if isinstance(body.get(entry.key), dict):
             lines.append("")
-            lines.extend(_section_lines(name, section))
+            lines.extend(_section_lines(entry, body[entry.key]))
     return "\n".join(lines)

@@ -2,7 +2,8 @@
 
 Pure functions, no Reflex: the report page, the Pro area and the tests all read the same
 view. Within a section the worst findings come first (status, then severity, then points lost);
-"Fix these first" is `fixes_by_impact`, the ranking by points lost every renderer shares.
+"Fix these first" is `fixes_by_impact`, the ranking by points lost every renderer shares. Section
+titles, summaries and order come from the one section table (websec_app.scanner.SECTIONS).
 """
 
 from __future__ import annotations
@@ -13,30 +14,26 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from websec_app.scanner import PRO_ONLY_SECTIONS, SECTION_ORDER
+from websec_app.scanner import SECTIONS, Section
 from websec_app.scanner.findings import SEVERITIES, STATUSES
 from websec_app.scanner.report import fixes_by_impact
 from websec_app.wording import counted
 
-#: Section titles and what each one checks (shown under the title, and on locked cards).
-SECTION_INFO: dict[str, tuple[str, str]] = {
-    "headers": ("Security headers", "Content-Security-Policy, HSTS, framing, MIME sniffing, referrer and permissions."),
-    "tls": ("TLS / SSL", "Certificate, chain, protocol versions, cipher suites, OCSP stapling."),
-    "dns": ("DNS", "SPF, DMARC, DKIM, DNSSEC, CAA, MTA-STS and dangling records."),
-    "cookies": ("Cookies", "HttpOnly, Secure and SameSite on every cookie the site sets, session cookies first."),
-    "cross_origin": (
-        "Cross-origin isolation",
-        "Cross-Origin-Opener, -Embedder and -Resource-Policy: protection from cross-site leaks and Spectre.",
-    ),
-    "security_txt": ("security.txt", "A published way for researchers to report vulnerabilities (RFC 9116)."),
-    "cors": ("CORS", "Whether other websites can read this site's responses with a visitor's cookies."),
-    "server_fingerprint": ("Server fingerprint", "Software versions disclosed in headers and page markup."),
-    "page_analysis": ("Page content", "Mixed content, subresource integrity, base tag, external scripts."),
-    "redirection": ("HTTP to HTTPS", "Whether plain-HTTP visitors are sent to HTTPS, and how."),
-}
-
 #: What a locked (Pro-only) section gives once unlocked.
 LOCKED_PITCH = "Included in Pro and in a one-time scan, with the exact fix for every finding."
+
+
+def _lower_first(title: str) -> str:
+    return title[:1].lower() + title[1:]
+
+
+def _and(names: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+#: The Pro-only sections in a sentence ("cookies and cross-origin isolation"), from the section table.
+PRO_ONLY_NAMES = _and([_lower_first(s.title) for s in SECTIONS if s.pro_only])
 
 _STATUS_RANK = {status: rank for rank, status in enumerate(STATUSES)}  # good=0 ... bad=4
 _SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}  # minor=0 ... critical=2
@@ -181,10 +178,10 @@ def _findings(name: str, section: Mapping[str, Any]) -> list[FindingView]:
     return [_finding(name, i, f) for i, f in enumerate(section.get("findings") or []) if isinstance(f, Mapping)]
 
 
-def _section(name: str, section: Mapping[str, Any] | None, pro_locked: bool) -> SectionView | None:
-    title, about = SECTION_INFO.get(name, (name.replace("_", " ").capitalize(), ""))
+def _section(entry: Section, section: Mapping[str, Any] | None, pro_locked: bool) -> SectionView | None:
+    name, title, about = entry.key, entry.title, entry.summary
     if section is None:
-        if pro_locked and name in PRO_ONLY_SECTIONS:
+        if pro_locked and entry.pro_only:
             return SectionView(name, title, about, status="locked", deduction=0, locked=True)
         return None
     findings = sorted(_findings(name, section), key=_worst_first)
@@ -206,17 +203,16 @@ def _cap_reason(outcome: str, problems: list[FindingView]) -> str:
 
 def _locked_text(locked: int, sections: list[SectionView]) -> str:
     """What the locked sections hold: "3 more findings in cookies and cross-origin isolation: ..."."""
-    names = [s.title[:1].lower() + s.title[1:] for s in sections if s.locked]
+    names = [_lower_first(s.title) for s in sections if s.locked]
     if not locked or not names:
         return ""
-    where = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    return f"{counted(locked, 'more finding')} in {where}: Pro or a one-time scan shows them."
+    return f"{counted(locked, 'more finding')} in {_and(names)}: Pro or a one-time scan shows them."
 
 
 def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
     """The display rows of one report (either shape: free, or Pro / one-time)."""
     pro_locked = bool(report.get("pro_locked", False))
-    sections = [view for name in SECTION_ORDER if (view := _section(name, report.get(name), pro_locked)) is not None]
+    sections = [view for entry in SECTIONS if (view := _section(entry, report.get(entry.key), pro_locked)) is not None]
     problems = sorted((f for s in sections for f in s.problems), key=_worst_first)
     by_key = {f.key: f for s in sections for f in s.problems}
     ranked = [by_key[k] for fix in fixes_by_impact(report) if (k := f"{fix.section}-{fix.index}") in by_key]

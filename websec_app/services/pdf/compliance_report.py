@@ -22,6 +22,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
 from reportlab.platypus import CondPageBreak, Flowable, PageBreak, Paragraph, SimpleDocTemplate, Spacer
 
+from websec_app.scanner import section
 from websec_app.wording import counted
 
 from ..compliance import FAIL, NOT_TESTED, PARTIAL, PASS, Assessment, ObservedFinding, assess
@@ -63,7 +64,7 @@ def _host(url: str) -> str:
 
 
 def _finding_title(finding: ObservedFinding) -> str:
-    what = finding.control.title if finding.control else finding.section.replace("_", " ")
+    what = finding.control.title if finding.control else section(finding.section).title
     subject = f" ({finding.subject})" if finding.subject and finding.subject not in what else ""
     return f"{what}{subject}"
 
@@ -138,7 +139,7 @@ def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
         story.append(
             Paragraph(
                 "Some checks could not run, so their requirements are not assessed: "
-                + text(", ".join(s.replace("_", " ") for s in assessment.not_assessed))
+                + text(", ".join(section(key).title for key in assessment.not_assessed))
                 + ".",
                 st["small"],
             )
@@ -167,7 +168,7 @@ def _evidence(problems: tuple[ObservedFinding, ...]) -> str:
     """One line per control: its worst status, its title, and the outcomes that failed it (worst first)."""
     by_control: dict[str, list[ObservedFinding]] = {}
     for finding in problems:
-        title = finding.control.title if finding.control else finding.section.replace("_", " ")
+        title = finding.control.title if finding.control else section(finding.section).title
         by_control.setdefault(title, []).append(finding)
     lines = []
     for title, findings in by_control.items():

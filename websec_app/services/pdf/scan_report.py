@@ -3,7 +3,8 @@
 Page one: who it is for, the grade and score in large type, the scan's facts, the issue counts, the
 fixes that gain the most points (`fixes_by_impact`, the ranking every renderer shares) and a summary of
 every section. Then one part per section with every finding: status, severity,
-deduction, explanation, what it affects, and the fix. A running header names the site and the
+deduction, explanation, what it affects, and the fix. Section titles, summaries and order come from
+the one section table (websec_app.scanner.SECTIONS). A running header names the site and the
 client; every page says "Page n of N".
 
 Everything that comes from the scanned site or the user (header values, notes, the client `name`)
@@ -21,6 +22,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
 from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, Paragraph, SimpleDocTemplate, Spacer
 
+from websec_app.scanner import SECTIONS, section
 from websec_app.scanner.report import count_issues, fixes_by_impact
 from websec_app.wording import counted
 
@@ -38,19 +40,6 @@ from ._layout import (
     text,
 )
 
-#: Section titles, in report order (keys of the spec 2.2 body).
-SECTION_TITLES = {
-    "headers": "HTTP security headers",
-    "tls": "TLS / SSL certificate",
-    "dns": "DNS configuration",
-    "cookies": "Cookies",
-    "cross_origin": "Cross-origin isolation",
-    "security_txt": "security.txt",
-    "cors": "CORS policy",
-    "server_fingerprint": "Server version disclosure",
-    "page_analysis": "Page content",
-    "redirection": "HTTP to HTTPS redirection",
-}
 _HIDDEN_DETAILS = {"status", "deduction", "findings"}
 
 
@@ -154,9 +143,7 @@ def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
             [
                 Paragraph(str(number), st["cell"]),
                 Paragraph(_points(fix.deduction), st["cell"]),
-                Paragraph(
-                    f"<b>{text(fix.name)}</b> ({text(SECTION_TITLES.get(fix.section, fix.section))}){on}", st["cell"]
-                ),
+                Paragraph(f"<b>{text(fix.name)}</b> ({text(section(fix.section).label)}){on}", st["cell"]),
                 Paragraph(f"{badge(fix.status)} {badge(fix.severity, SEVERITY_COLOURS)}", st["cell"]),
             ]
         )
@@ -173,22 +160,22 @@ def _summary(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     rows: list[list[Any]] = [
         [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Section", "Status", "Deduction", "Problems")]
     ]
-    for key, title in SECTION_TITLES.items():
-        section = report.get(key)
-        if not isinstance(section, Mapping):
+    for entry in SECTIONS:
+        key, body = entry.key, report.get(entry.key)
+        if not isinstance(body, Mapping):
             continue
         if key == "headers":
-            items = [h for h in section.values() if isinstance(h, Mapping)]
+            items = [h for h in body.values() if isinstance(h, Mapping)]
             statuses = [str(h.get("status")) for h in items]
             worst = next((s for s in ("bad", "missing", "weak", "warn") if s in statuses), "good")
             deduction = sum(int(h.get("deduction") or 0) for h in items)
         else:
-            worst = str(section.get("status", "good"))
-            deduction = int(section.get("deduction") or 0)
-        problems = count_issues({key: section})["total"]  # as issue_counts counts them
+            worst = str(body.get("status", "good"))
+            deduction = int(body.get("deduction") or 0)
+        problems = count_issues({key: body})["total"]  # as issue_counts counts them
         rows.append(
             [
-                Paragraph(text(title), st["cell"]),
+                Paragraph(text(entry.title), st["cell"]),
                 Paragraph(badge(worst), st["cell"]),
                 Paragraph(f"-{deduction}" if deduction else "0", st["cell"]),
                 Paragraph(str(problems), st["cell"]),
@@ -248,20 +235,21 @@ def _story(report: Mapping[str, Any], name: str | None) -> list[Flowable]:
     story += _top_fixes(report, st)
     story += [Paragraph("Summary", st["h1"]), *_summary(report, st)]
     number = 0
-    for key, title in SECTION_TITLES.items():
-        section = report.get(key)
+    for entry in SECTIONS:
+        section = report.get(entry.key)
         if not isinstance(section, Mapping):
             continue
         number += 1
         story.append(CondPageBreak(40 * mm))
-        if key == "headers":
-            story.append(Paragraph(f"{number}. {title}", st["h1"]))
+        about = Paragraph(text(entry.summary), st["small"])
+        if entry.key == "headers":
+            story += [Paragraph(f"{number}. {text(entry.title)}", st["h1"]), about]
             story.extend(_headers_part(section, st))
             continue
-        heading = f"{number}. {title}: {badge(section.get('status'))}"
+        heading = f"{number}. {text(entry.title)}: {badge(section.get('status'))}"
         if section.get("deduction"):
             heading += f" <font size='10'>({_points(section.get('deduction'))})</font>"
-        story.append(Paragraph(heading, st["h1"]))
+        story += [Paragraph(heading, st["h1"]), about]
         story.extend(_details(section, st))
         rows = _finding_rows(section.get("findings"), st)
         if len(rows) == 1:
@@ -308,4 +296,4 @@ def render_scan_pdf(report: Mapping[str, Any], name: str | None = None) -> bytes
     return buffer.getvalue()
 
 
-__all__ = ["SECTION_TITLES", "PdfRenderError", "render_scan_pdf"]
+__all__ = ["PdfRenderError", "render_scan_pdf"]

@@ -13,7 +13,7 @@ from websec_app.services.prices import Product
 
 from ..purchases import price_text
 from ..state.report import ReportState
-from ..view import LOCKED_PITCH, FindingView, SectionView
+from ..view import LOCKED_PITCH, PRO_ONLY_NAMES, FindingView, SectionView
 from .common import copy_button, copyable, grade_badge, section_card, severity_badge, status_badge
 
 
@@ -110,7 +110,7 @@ def summary() -> rx.Component:
                 rx.callout.icon(rx.icon("lock", aria_hidden="true")),
                 rx.callout.text(
                     f"This free report shows what is wrong. A one-time scan ({price_text(Product.ONE_TIME_SCAN)}) or "
-                    "Pro adds the exact fix for every finding and the cookie and cross-origin isolation checks. ",
+                    f"Pro adds the exact fix for every finding and the {PRO_ONLY_NAMES} sections. ",
                     rx.link("See prices", href="/pricing", weight="bold"),
                 ),
                 color_scheme="indigo",

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import reflex as rx
 
+from websec_app.scanner import SECTIONS
+
 from ..components.layout import page
 from ..components.scan import problem, progress, url_form
 from ..state.scan import ScanState
 
-#: (icon, title, text) of what a scan looks at.
-_CHECKS = (
-    ("file-lock-2", "Security headers", "CSP, HSTS, framing, MIME sniffing, referrer and permissions policies."),
-    ("lock", "TLS and certificate", "Trust chain, expiry, protocol versions, weak ciphers, OCSP stapling."),
-    ("globe", "DNS and email", "SPF, DMARC, DNSSEC, CAA and MTA-STS: who may send mail and issue certificates."),
-    ("cookie", "Cookies", "Secure, HttpOnly and SameSite on session cookies. (Pro)"),
-    ("share-2", "CORS and isolation", "Whether other sites can read your pages with your visitors' cookies."),
-    ("file-code", "Page content", "Mixed content, subresource integrity, foreign base tags, version leaks."),
+#: An icon per report section; titles, summaries and order come from the section table (scanner.SECTIONS).
+_ICONS = {
+    "headers": "file-lock-2",
+    "tls": "lock",
+    "dns": "globe",
+    "cookies": "cookie",
+    "cross_origin": "shield",
+    "security_txt": "mail",
+    "cors": "share-2",
+    "server_fingerprint": "server",
+    "page_analysis": "file-code",
+    "redirection": "arrow-right-left",
+}
+_CHECKS = tuple(
+    (_ICONS.get(s.key, "circle-check"), s.title, f"{s.summary} (Pro)" if s.pro_only else s.summary) for s in SECTIONS
 )
 
 

@@ -7,12 +7,13 @@ import reflex as rx
 from ..components.layout import page, page_heading
 from ..purchases import Offer, offers
 from ..state.checkout import CheckoutState
+from ..view import PRO_ONLY_NAMES
 
 #: What each product includes, in the buyer's words (the price table has the short description).
 _FEATURES = {
     "subscription": (
         "50 full scans every calendar month",
-        "The fix for every finding, cookies and cross-origin checks",
+        f"The fix for every finding, and the {PRO_ONLY_NAMES} sections",
         "PDF reports with your client's name",
         "The JSON API with your key",
     ),
