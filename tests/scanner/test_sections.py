@@ -10,6 +10,7 @@ from tests.factories import make_snapshot
 from websec_app.scanner import PRO_ONLY_SECTIONS, SECTION_ORDER, SECTIONS, grade_snapshot, section
 from websec_app.scanner.checks import CHECKS
 from websec_app.scanner.rules import RuleTableError, default_rulebook, load_rulebook
+from websec_app.scanner.rules.docs import API_DOC_PATH, render_sections, updated_api_document
 from websec_app.scanner.sections import SectionTableError, parse_sections
 
 _ROW = 'key = "{key}"\ntitle = "{title}"\nlabel = "{label}"\npro_only = false\nsummary = "What it checks."\n'
@@ -103,3 +104,13 @@ def test_the_rule_table_refuses_a_listed_section_without_rule_rows(tmp_path: Pat
 
     with pytest.raises(RuleTableError, match="no rule row belongs to"):
         load_rulebook(tmp_path)
+
+
+def test_the_api_doc_section_table_is_generated_from_the_section_table() -> None:
+    current = API_DOC_PATH.read_text("utf-8")
+
+    assert current == updated_api_document(current), "run: python -m websec_app.scanner.rules.docs"
+    rows = [line for line in render_sections().splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == list(SECTION_ORDER)
+    for s in SECTIONS:
+        assert s.title in current and s.summary in current
