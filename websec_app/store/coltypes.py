@@ -32,4 +32,5 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        return value.replace(tzinfo=UTC)
+        stored: datetime = value  # the driver gives a naive datetime, UTC by construction (process_bind_param)
+        return stored.replace(tzinfo=UTC)

@@ -59,7 +59,7 @@ class PgRows:
     async def first(self, statement: AnySelect, params: Mapping[str, Any]) -> Sequence[Any] | None:
         sql = self._compiled.get(statement) or self._compile(statement)
         async with self._connection() as connection:
-            cursor = await connection.execute(sql, params, prepare=True)  # type: ignore[arg-type]
+            cursor = await connection.execute(sql, params, prepare=True)
             row: Sequence[Any] | None = await cursor.fetchone()
             return row
 

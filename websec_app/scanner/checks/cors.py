@@ -46,7 +46,7 @@ def _observe(response: HttpResponse | None, origin: str | None) -> dict[str, Any
 
 def _credentials(seen: dict[str, Any]) -> bool:
     """Fetch §4.9 step 4: only the exact value `true` lets a credentialed response through."""
-    return seen["_acac"] == ["true"]
+    return bool(seen["_acac"] == ["true"])
 
 
 def _judge_probe(seen: dict[str, Any], label: str) -> list[Finding]:

@@ -45,7 +45,7 @@ def _validate(
     try:
         signatures = _rrset(name, "RRSIG", answer.signatures)
         dns.dnssec.validate(rrset, signatures, {name: keys}, now=now)
-    except dns.dnssec.ValidationFailure as exc:
+    except dns.exception.ValidationFailure as exc:
         return f"the signature over the {answer.rdtype} records does not verify ({_why(signatures, now) or exc})"
     except dns.exception.DNSException as exc:
         return f"the {answer.rdtype} signatures cannot be read ({exc})"
@@ -54,7 +54,7 @@ def _validate(
 
 def _why(signatures: dns.rrset.RRset, now: float) -> str | None:
     """dnspython says only "no RRSIGs validated"; the validity window (RFC 4034 3.1.5) is the usual cause."""
-    windows = [(rrsig.inception, rrsig.expiration) for rrsig in signatures]  # type: ignore[attr-defined]
+    windows = [(rrsig.inception, rrsig.expiration) for rrsig in signatures]
     if windows and all(expiration < now for _, expiration in windows):
         latest = datetime.fromtimestamp(max(e for _, e in windows), UTC)
         return f"the signatures expired on {latest:%Y-%m-%d %H:%M} UTC: the zone is no longer being re-signed"
@@ -102,12 +102,12 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
     unsupported = []
     for ds in ds_set:
         for key in keys:
-            if dns.dnssec.key_id(key) != ds.key_tag or key.algorithm != ds.algorithm:  # type: ignore[attr-defined]
+            if dns.dnssec.key_id(key) != ds.key_tag or key.algorithm != ds.algorithm:
                 continue
             try:
-                if dns.dnssec.make_ds(name, key, ds.digest_type, validating=True) == ds:  # type: ignore[attr-defined]
+                if dns.dnssec.make_ds(name, key, ds.digest_type, validating=True) == ds:
                     matching.append(key)
-            except (dns.dnssec.UnsupportedAlgorithm, dns.dnssec.DeniedByPolicy) as exc:
+            except (dns.exception.UnsupportedAlgorithm, dns.exception.DeniedByPolicy) as exc:
                 unsupported.append(str(exc))
     if not matching:
         if unsupported:

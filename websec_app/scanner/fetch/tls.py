@@ -176,11 +176,12 @@ def _ca_issuers_urls(certificate: x509.Certificate) -> list[str]:
 
 def _downloaded_certificate(body: bytes) -> x509.Certificate | None:
     """RFC 5280 4.2.2.1: a single DER certificate or a certs-only CMS (PKCS#7) bundle; PEM is seen too."""
-    for load in (
+    loaders: tuple[Callable[[], x509.Certificate], ...] = (
         lambda: x509.load_der_x509_certificate(body),
         lambda: pkcs7.load_der_pkcs7_certificates(body)[0],
         lambda: x509.load_pem_x509_certificate(body),
-    ):
+    )
+    for load in loaders:
         try:
             return load()
         except (ValueError, IndexError):

@@ -43,16 +43,16 @@ from ._tls_client import (
 
 with warnings.catch_warnings():  # tlslite/__init__ imports asyncore, deprecated since Python 3.11
     warnings.simplefilter("ignore", DeprecationWarning)
-    from tlslite.constants import AlertDescription, ECPointFormat, GroupName, HashAlgorithm, SignatureAlgorithm  # type: ignore[import-untyped]
-    from tlslite.extensions import (  # type: ignore[import-untyped]
+    from tlslite.constants import AlertDescription, ECPointFormat, GroupName, HashAlgorithm, SignatureAlgorithm
+    from tlslite.extensions import (
         ECPointFormatsExtension,
         SignatureAlgorithmsExtension,
         SNIExtension,
         SupportedGroupsExtension,
         TLSExtension,
     )
-    from tlslite.messages import ClientHello, ServerHello  # type: ignore[import-untyped]
-    from tlslite.utils.codec import Parser  # type: ignore[import-untyped]
+    from tlslite.messages import ClientHello, ServerHello
+    from tlslite.utils.codec import Parser
 
 #: Protocol versions probed, newest first (RFC 8996 deprecates TLS 1.0 and 1.1; RFC 7568 SSL 3.0).
 PROBED_PROTOCOLS = ("TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1", "SSLv3")
@@ -152,11 +152,11 @@ async def _hello_probe(name: str, hello: _Hello, target: tuple[str, int, str], t
     version = tuple(answer.server_version)
     offered = dict(hello.suites)
     if not hello.lowest <= version <= hello.version:
-        shown = _VERSIONS.get(version, f"version {version[0]}.{version[1]}")  # type: ignore[arg-type]
+        shown = _VERSIONS.get(version, f"version {version[0]}.{version[1]}")
         return TlsProbe(name, "rejected", detail=f"the server answered with {shown}")
     if answer.cipher_suite not in offered:
         return TlsProbe(name, "rejected", detail=f"the server chose suite 0x{answer.cipher_suite:04X}, not offered")
-    return TlsProbe(name, "accepted", protocol=_VERSIONS[version], cipher=offered[answer.cipher_suite])  # type: ignore[index]
+    return TlsProbe(name, "accepted", protocol=_VERSIONS[version], cipher=offered[answer.cipher_suite])
 
 
 @lru_cache(maxsize=32)

@@ -19,7 +19,7 @@ from .compliance_report import GeneratedReport, QueuedReport
 from .errors import InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable, UnknownCheckout
 from .fulfilment import Confirmation, Outcome
 from .providers import PROVIDER_A, PROVIDER_B, PROVIDERS
-from .service import PaymentService, build_payment_service, get_payment_service
+from .service import PaymentService, build_payment_service
 
 __all__ = [
     "ACTION_RAZORPAY",
@@ -39,5 +39,4 @@ __all__ = [
     "QueuedReport",
     "UnknownCheckout",
     "build_payment_service",
-    "get_payment_service",
 ]

@@ -246,9 +246,8 @@ class RazorpayGateway:
 
 def _entity(payload: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
     wrapper = payload.get("payload", {}).get(name)
-    if isinstance(wrapper, Mapping) and isinstance(wrapper.get("entity"), Mapping):
-        return wrapper["entity"]
-    return None
+    entity = wrapper.get("entity") if isinstance(wrapper, Mapping) else None
+    return entity if isinstance(entity, Mapping) else None
 
 
 def translate_event(event_type: str, payload: Mapping[str, Any]) -> Change:

@@ -13,7 +13,6 @@ Tests build their own service with injected gateways and outbox; production buil
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from websec_app.clock import clock_for
 from websec_app.scanner import ScanReport
-from websec_app.settings import Settings, get_settings
+from websec_app.settings import Settings
 from websec_app.store import Database, database_for
 from websec_app.store.purchases import CheckoutRecord
 
@@ -142,19 +141,4 @@ def build_payment_service(
     return PaymentService(settings, database, outbox, clock=clock)
 
 
-# --- the process-wide service (issue 13: going away once the UI takes the Runtime's service) ---------------
-
-_service: PaymentService | None = None
-_service_lock = threading.Lock()
-
-
-def get_payment_service() -> PaymentService:
-    """The service for this process (settings from the environment, the default database)."""
-    global _service
-    with _service_lock:
-        if _service is None:
-            _service = build_payment_service(get_settings())
-        return _service
-
-
-__all__ = ["PaymentService", "build_payment_service", "get_payment_service"]
+__all__ = ["PaymentService", "build_payment_service"]

@@ -121,8 +121,9 @@ class StripeGateway:
 
 def _subscription_of_invoice(invoice: Mapping[str, Any]) -> str | None:
     """The invoice's subscription: top-level before API version 2025-03-31, under `parent` since."""
-    if isinstance(invoice.get("subscription"), str):
-        return invoice["subscription"]
+    top_level = invoice.get("subscription")
+    if isinstance(top_level, str):
+        return top_level
     details = (invoice.get("parent") or {}).get("subscription_details") or {}
     value = details.get("subscription")
     return value if isinstance(value, str) else None
