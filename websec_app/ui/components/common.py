@@ -19,7 +19,7 @@ GRADE_COLORS = {"A+": "green", "A": "green", "B": "lime", "C": "amber", "D": "or
 
 def status_badge(status: rx.Var[str] | str) -> rx.Component:
     cases = [
-        (name, rx.badge(label, color_scheme=color, variant="soft", size="2", high_contrast=True))  # type: ignore[arg-type]
+        (name, rx.badge(label, color_scheme=color, variant="soft", size="2", high_contrast=True))
         for name, (label, color) in STATUS_STYLE.items()
     ]
     return rx.match(status, *cases, rx.badge(status, color_scheme="gray", variant="soft"))
@@ -27,7 +27,7 @@ def status_badge(status: rx.Var[str] | str) -> rx.Component:
 
 def severity_badge(severity: rx.Var[str] | str) -> rx.Component:
     cases = [
-        (name, rx.badge(label, color_scheme=color, variant="outline", size="1"))  # type: ignore[arg-type]
+        (name, rx.badge(label, color_scheme=color, variant="outline", size="1"))
         for name, (label, color) in SEVERITY_STYLE.items()
     ]
     return rx.match(severity, *cases, rx.fragment())
@@ -43,7 +43,7 @@ def grade_badge(grade: rx.Var[str] | str, size: str = "large") -> rx.Component:
             width="7rem" if big else "2.75rem",
             height="7rem" if big else "2.75rem",
             border_radius="var(--radius-4)",
-            background_color=rx.color(color, 10),  # type: ignore[arg-type]
+            background_color=rx.color(color, 10),
             flex_shrink="0",
             role="img",
             aria_label=f"Grade {grade}",

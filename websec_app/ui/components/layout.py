@@ -106,7 +106,7 @@ def page(*children: rx.Component, width: str = MAX_WIDTH) -> rx.Component:
     )
 
 
-def page_heading(title: str, lead: str | rx.Var | None = None) -> rx.Component:
+def page_heading(title: str, lead: str | rx.Var[str] | None = None) -> rx.Component:
     return rx.vstack(
         rx.heading(title, as_="h1", size="8", weight="bold"),
         rx.text(lead, size="4", color_scheme="gray") if lead is not None else rx.fragment(),

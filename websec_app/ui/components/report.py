@@ -19,14 +19,14 @@ from .common import copy_button, copyable, grade_badge, section_card, severity_b
 
 def _count(label: str, value: rx.Var[int] | int, color: str, testid: str) -> rx.Component:
     return rx.vstack(
-        rx.text(value, size="7", weight="bold", color=rx.color(color, 11)),  # type: ignore[arg-type]
+        rx.text(value, size="7", weight="bold", color=rx.color(color, 11)),
         rx.text(label, size="2", color_scheme="gray"),
         spacing="0",
         align="center",
         padding="0.75rem 1rem",
         border_radius="var(--radius-3)",
-        background_color=rx.color(color, 2),  # type: ignore[arg-type]
-        border=f"1px solid {rx.color(color, 5)}",  # type: ignore[arg-type]
+        background_color=rx.color(color, 2),
+        border=f"1px solid {rx.color(color, 5)}",
         min_width="0",
         flex="1",
         data_testid=testid,
@@ -128,7 +128,7 @@ def _top_item(finding: FindingView) -> rx.Component:
                 status_badge(finding.status),
                 rx.text(
                     finding.title,
-                    size={"initial": "2", "sm": "3"},  # type: ignore[arg-type]
+                    size={"initial": "2", "sm": "3"},
                     weight="medium",
                     flex="1",
                     min_width="0",

@@ -126,7 +126,7 @@ def url_form(
                 data_testid=f"{kind}-submit",
             ),
             spacing="3",
-            align={"initial": "stretch", "sm": "end"},  # type: ignore[arg-type]
+            align={"initial": "stretch", "sm": "end"},
             direction={"initial": "column", "sm": "row"},
             width="100%",
         ),

@@ -55,7 +55,7 @@ def home() -> rx.Component:
             rx.heading(
                 "How well does your website protect its visitors?",
                 as_="h1",
-                size={"initial": "7", "sm": "9"},  # type: ignore[arg-type]
+                size={"initial": "7", "sm": "9"},
                 weight="bold",
                 line_height="1.1",
             ),
@@ -89,7 +89,7 @@ def home() -> rx.Component:
             rx.heading("What a scan checks", as_="h2", size="6"),
             rx.grid(
                 *[_check(*item) for item in _CHECKS],
-                columns={"initial": "1", "sm": "2", "md": "3"},  # type: ignore[arg-type]
+                columns={"initial": "1", "sm": "2", "md": "3"},
                 spacing="5",
                 width="100%",
             ),

@@ -105,7 +105,7 @@ def pricing() -> rx.Component:
         currency_switch(),
         rx.grid(
             *[_offer(offer, offer.product == "subscription") for offer in items],
-            columns={"initial": "1", "md": "3"},  # type: ignore[arg-type]
+            columns={"initial": "1", "md": "3"},
             spacing="5",
             width="100%",
         ),

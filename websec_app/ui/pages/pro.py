@@ -35,7 +35,7 @@ def _sign_in() -> rx.Component:
                 ),
                 rx.button("Sign in", type="submit", size="3", loading=ProState.checking, data_testid="pro-sign-in"),
                 spacing="3",
-                align={"initial": "stretch", "sm": "end"},  # type: ignore[arg-type]
+                align={"initial": "stretch", "sm": "end"},
                 direction={"initial": "column", "sm": "row"},
                 width="100%",
             ),
