@@ -838,3 +838,9 @@ def test_the_check_is_a_pure_function_of_the_snapshot() -> None:
     first: CheckResult = check_headers(snapshot)
 
     assert check_headers(snapshot) == first
+
+
+def test_a_one_day_hsts_max_age_is_named_in_the_singular() -> None:
+    result = check_headers(make_snapshot(headers=[("Strict-Transport-Security", "max-age=86400; includeSubDomains")]))
+    [short] = [f for f in result.findings if f.outcome == "hsts.short_max_age"]
+    assert "(1 day)" in (short.note or "")

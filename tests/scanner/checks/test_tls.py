@@ -92,3 +92,9 @@ def test_given_a_missing_intermediate_that_completes_a_trusted_path_then_only_ch
         "the issuer CN=Test Intermediate CA is not sent, so clients that cannot download it themselves reject "
         "the certificate"
     )
+
+
+def test_a_certificate_expiring_in_one_day_says_one_day() -> None:
+    cert = make_certificate(not_after=datetime(2026, 11, 23, 13, tzinfo=UTC))  # TEST_NOW + 1 day 1 hour
+    [finding] = check_tls(make_snapshot(tls=make_handshake(certificate=cert))).findings
+    assert (finding.outcome, finding.note) == ("tls.cert_expires_very_soon", "expires in 1 day")

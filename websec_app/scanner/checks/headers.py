@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from ...wording import counted
 from ..findings import CheckResult, Finding
 from ..records import csp as csp_records
 from ..records.header_values import parse_hsts, parse_referrer_meta, parse_referrer_policy_header, split_header_list
@@ -309,8 +310,8 @@ def _certificate_rejected(tls: TlsHandshake | None, url: str) -> bool:
 
 
 def _days(seconds: int) -> str:
-    days = seconds / 86400
-    return f"{days:.0f} days" if days >= 1 else f"{seconds} seconds"
+    days = round(seconds / 86400)
+    return counted(days, "day") if seconds >= 86400 else counted(seconds, "second")
 
 
 # --- X-Frame-Options -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...wording import counted
 from ..data import cipher_family
 from ..findings import CheckResult, Finding
 from ..snapshot import CertificateInfo, SiteSnapshot, TlsHandshake, TlsProbe
@@ -140,9 +141,9 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
     if not dated_problem:
         days_left = (leaf.not_after - now).days
         if days_left < EXPIRY_URGENT_DAYS:
-            findings.append(Finding("tls.cert_expires_very_soon", note=f"expires in {days_left} days"))
+            findings.append(Finding("tls.cert_expires_very_soon", note=f"expires in {counted(days_left, 'day')}"))
         elif days_left < EXPIRY_WARN_DAYS:
-            findings.append(Finding("tls.cert_expires_soon", note=f"expires in {days_left} days"))
+            findings.append(Finding("tls.cert_expires_soon", note=f"expires in {counted(days_left, 'day')}"))
     if not findings:
         findings.append(Finding("tls.cert_valid", note=f"valid for {(leaf.not_after - now).days} more days"))
     return findings
