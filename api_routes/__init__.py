@@ -20,27 +20,11 @@ from websec_app.services.payments import PaymentService
 from websec_app.settings import Settings
 from websec_app.store import Database
 
-from . import docs_ui, fallback, health, keys, paid, reports, sandbox, scans, security_txt, webhooks
-from .admission import ScannerBusy, overloaded
 from .auth import api_key_header, api_key_query
 from .context import Clock, PdfRenderer, Scanner
 from .errors import install_error_handlers
-from .key_polling import KeyPolling
-from .log_redaction import install_access_log_redaction
-from .security_headers import SecurityHeaders
-
-#: Every router, in the order the spec lists the endpoints; the /api catch-all last.
-ROUTERS = (
-    scans.router,
-    reports.router,
-    keys.router,
-    paid.router,
-    webhooks.router,
-    sandbox.router,
-    health.router,
-    security_txt.router,
-    fallback.router,
-)
+from .middleware import KeyPolling, SecurityHeaders, install_access_log_redaction
+from .routes import ROUTERS, docs_ui, known_routes
 
 DESCRIPTION = """\
 Scans a public website and reports on its security headers, TLS, DNS, cookies, cross-origin isolation,
@@ -90,10 +74,9 @@ def create_api(
     api.include_router(docs_ui.router)  # before ROUTERS: its assets are under /api, ahead of the catch-all
     api.state.runtime = context
     install_error_handlers(api)
-    api.add_exception_handler(ScannerBusy, overloaded)
     for router in ROUTERS:
         api.include_router(router)
-    api.state.known_routes = fallback.known_routes(ROUTERS)
+    api.state.known_routes = known_routes(ROUTERS)
     api.openapi = lambda: _openapi(api)  # type: ignore[method-assign]
     _wrap_outermost(api, context)
     install_access_log_redaction()
@@ -156,4 +139,4 @@ def _openapi(api: FastAPI) -> dict[str, Any]:
     return schema
 
 
-__all__ = ["create_api"]
+__all__ = ["ROUTERS", "create_api"]

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from websec_app.scanner import ScanError
+from websec_app.services.admission import ScannerBusy
 from websec_app.services.payments import PaymentError
 from websec_app.store import TokenProblem, TokenRejected
 from websec_app.usecases import MonthlyQuotaUsed, QuotaUsed
@@ -195,6 +196,20 @@ async def _quota_used(request: Request, exc: Exception) -> JSONResponse:
     return error_response(error.status_code, str(error.detail), error.headers)
 
 
+#: The scan endpoints' 503 (ScannerBusy from the process's scan admission, services/admission.py): every slot
+#: and place in the wait queue is taken; the request was refused before any quota unit or token was reserved
+#: (RFC 9110 section 15.6.4 for 503, section 10.2.3 for Retry-After).
+OVERLOADED_MESSAGE = (
+    "The scanner is at capacity right now and your request was not queued; nothing was counted against "
+    "your quota. Please retry in a few seconds (see Retry-After)."
+)
+
+
+async def _overloaded(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ScannerBusy)  # registered for this type only
+    return error_response(exc.http_status, OVERLOADED_MESSAGE, {"Retry-After": str(exc.retry_after)})
+
+
 async def _payment_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, PaymentError)
     return error_response(exc.http_status, str(exc) or "The payment provider could not be reached.")
@@ -212,4 +227,5 @@ def install_error_handlers(api: FastAPI) -> None:
     api.add_exception_handler(ScanError, _scan_error)
     api.add_exception_handler(PaymentError, _payment_error)
     api.add_exception_handler(QuotaUsed, _quota_used)
+    api.add_exception_handler(ScannerBusy, _overloaded)
     api.add_exception_handler(Exception, _unexpected)

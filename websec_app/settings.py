@@ -178,7 +178,7 @@ class Settings:
     payments: PaymentSettings = field(default_factory=PaymentSettings)
     mail: MailSettings = field(default_factory=MailSettings)
     #: Scans running at once in one process (WEBSEC_MAX_CONCURRENT_SCANS) and requests waiting for one
-    #: (WEBSEC_SCAN_QUEUE); past both, 503 + Retry-After (api_routes/admission.py).
+    #: (WEBSEC_SCAN_QUEUE); past both, 503 + Retry-After (api_routes/errors.py).
     max_concurrent_scans: int = DEFAULT_MAX_CONCURRENT_SCANS
     scan_queue: int = DEFAULT_SCAN_QUEUE
     #: Shared state for several app processes (REDIS_URL): Reflex's state manager (rxconfig.py). Empty: each

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 from fastapi import FastAPI
 
-from api_routes.admission import OVERLOADED_MESSAGE
+from api_routes.errors import OVERLOADED_MESSAGE
 from tests.api.conftest import client_for, new_key
 from tests.api.fakes import FakeScanner, FrozenClock
 from websec_app.settings import Settings, SettingsError

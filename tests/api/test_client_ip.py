@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from starlette.requests import Request
 
-from api_routes.client_ip import client_address, parse_networks, quota_key
+from api_routes.routes.scans import client_address
+from websec_app.store.clients import parse_networks, quota_key
 
 PROXIES = parse_networks(["10.0.0.0/8", "2001:db8:ffff::/48"])
 

@@ -14,7 +14,7 @@ import pytest
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api_routes.key_polling import KeyPolling
+from api_routes.middleware.key_polling import KeyPolling
 from tests.api.conftest import new_key
 from tests.api.fakes import FrozenClock
 from websec_app.store import Database, IssuedKey, revoke_api_key, set_subscription_status
@@ -119,7 +119,7 @@ async def test_a_database_failure_is_a_json_500_without_details(
         connection.exec_driver_sql("ALTER TABLE api_keys RENAME TO api_keys_moved")
     outer, _ = _stacks(api)
 
-    with caplog.at_level(logging.ERROR, logger="api_routes.key_polling"):
+    with caplog.at_level(logging.ERROR, logger="api_routes.middleware.key_polling"):
         response = await _send(outer, ("/api/verify-key", {}, {"X-API-Key": keys[0].key}))
 
     # Then the client gets one sentence and the usual headers, the operator the traceback

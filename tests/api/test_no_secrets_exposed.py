@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from api_routes import ROUTERS
-from api_routes.log_redaction import RedactSecrets, redact
+from api_routes.middleware.log_redaction import RedactSecrets, redact
 from tests.api.conftest import client_for
 from tests.api.test_serve_api import REPO, cli, operator_env
 from tests.fixtures.ports import free_port

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from api_routes.docs_ui import ASSETS_PATH
-from api_routes.security_headers import API_CSP
+from api_routes.middleware.security_headers import API_CSP
+from api_routes.routes.docs_ui import ASSETS_PATH
 from websec_app.scanner import SECTIONS
 
 ENDPOINTS = {

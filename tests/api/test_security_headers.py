@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from api_routes.security_headers import API_CSP, SecurityHeaders, inline_script_hashes
+from api_routes.middleware.security_headers import API_CSP, SecurityHeaders, inline_script_hashes
 from tests.api.conftest import client_for
 from tests.factories import cipher_probes, make_handshake, make_response, make_snapshot, protocol_probes
 from websec_app.scanner.records.csp import parse_policy

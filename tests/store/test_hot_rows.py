@@ -1,7 +1,7 @@
 """The API's hot reader (`Database.hot_rows()`): prebuilt key lookups on SQLite and on PostgreSQL.
 
-SQLite: `sqlite_rows.SqliteRows`, run in-process on a per-thread driver connection.
-PostgreSQL: `pg_rows.PgRows`, awaited on psycopg async connections kept per event loop.
+SQLite: `store.hot_rows.SqliteRows`, run in-process on a per-thread driver connection.
+PostgreSQL: `store.hot_rows.PgRows`, awaited on psycopg async connections kept per event loop.
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from websec_app.store import (
     reserve_monthly_scan,
     revoke_api_key,
 )
+from websec_app.store.hot_rows import PgRows, SqliteRows
 from websec_app.store.models import ApiKey
-from websec_app.store.pg_rows import PgRows
-from websec_app.store.sqlite_rows import SqliteRows
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 _PREFIX_OF = select(ApiKey.prefix).where(ApiKey.id == bindparam("key_id"))

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from api_routes.security_headers import HSTS
+from api_routes.middleware.security_headers import HSTS
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import SiteFactory
 from websec_app.scanner.fetch import fetch_snapshot

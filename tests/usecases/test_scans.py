@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from reflex_base.registry import RegistrationContext
 
 from api_routes import create_api
-from api_routes.admission import OVERLOADED_MESSAGE
+from api_routes.errors import OVERLOADED_MESSAGE
 from tests import db_fixtures
 from tests.api.fakes import FakeScanner, FrozenClock
 from websec_app.runtime import Runtime, build_runtime

@@ -7,7 +7,7 @@ So each process runs at most `WEBSEC_MAX_CONCURRENT_SCANS` scans; the next `WEBS
 wait in arrival order (first come, first served: a slot freed by a finished scan is handed to the oldest
 waiter, never to a newcomer); anything beyond that is refused at once with `ScannerBusy`, before any
 quota unit or token is touched. The API answers it with 503 and `Retry-After` (RFC 9110 section 15.6.4,
-section 10.2.3; api_routes/admission.py), the web UI with "the scanner is busy" (ui/messages.py).
+section 10.2.3; api_routes/errors.py), the web UI with "the scanner is busy" (ui/messages.py).
 
 The bound is per process on purpose: it protects the process's own memory and event loop. So the API and
 the UI of one process draw from ONE `ScanAdmission`: the process's Runtime holds it (websec_app/runtime.py)

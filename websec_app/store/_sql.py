@@ -9,15 +9,11 @@ from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-from .pg_rows import PgRows
-from .sqlite_rows import AnySelect, SqliteRows
+from .hot_rows import AnySelect, HotRows
 
 #: What the read functions accept: a Session, or a bare Connection, which skips the ORM unit-of-work
 #: machinery that a single indexed SELECT does not need.
 Reader = Session | Connection
-#: The API's hot reader for prebuilt statements (`Database.hot_rows()`), one per kind of database:
-#: `await rows.first(statement, params)`.
-HotRows = SqliteRows | PgRows
 
 
 def connection_of(reader: Reader) -> Connection:

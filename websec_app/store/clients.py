@@ -7,7 +7,7 @@ entries further left are whatever the client chose to send). IPv6 clients are co
 /64, the block one subscriber normally gets, so rotating addresses inside it does not reset
 the quota.
 
-The API (`api_routes/client_ip.py`, from the HTTP request) and the web UI (from the event
+The API (`api_routes/routes/scans.py`, from the HTTP request) and the web UI (from the event
 websocket's connection) both derive the key here, so a browser and a script on the same
 network share one daily quota.
 """

@@ -21,8 +21,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
-from .pg_rows import PgRows
-from .sqlite_rows import SqliteRows
+from .hot_rows import PgRows, SqliteRows
 
 if TYPE_CHECKING:  # Alembic is imported when migrations run, not with every use of the store
     from alembic.config import Config
@@ -160,7 +159,7 @@ class Database:
             yield session
 
     def hot_rows(self) -> SqliteRows | PgRows:
-        """The reader for the API's hot prebuilt reads (key lookups): `sqlite_rows` or `pg_rows`."""
+        """The reader for the API's hot prebuilt reads (key lookups): `hot_rows.SqliteRows` or `hot_rows.PgRows`."""
         self.ensure_schema()
         return self._rows
 

@@ -1,4 +1,4 @@
-"""`PaymentService`: the one object the paid API endpoints (`api_routes/paid.py`, `webhooks.py`,
+"""`PaymentService`: the one object the paid API endpoints (`api_routes/routes/purchases.py`, `webhooks.py`,
 `sandbox.py`), the use cases and the web UI call for buying things, composed of one part per job:
 
 - `Checkouts` (`checkout.py`): start a checkout;

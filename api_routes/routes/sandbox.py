@@ -20,7 +20,7 @@ from websec_app.services.prices import Product, price_for
 from websec_app.store.models import SUBSCRIPTION_PENDING
 from websec_app.store.payments import STATUS_PAID
 
-from .context import Context, Runtime
+from ..context import Context, Runtime
 
 router = APIRouter(tags=["development sandbox"], include_in_schema=False)
 

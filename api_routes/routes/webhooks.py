@@ -15,9 +15,9 @@ from fastapi import APIRouter, Request
 
 from websec_app.services.payments import PROVIDER_A, PROVIDER_B, PaymentsUnavailable
 
-from .context import Context, Runtime
-from .docs import errors
-from .schemas import WebhookResult
+from ..context import Context, Runtime
+from ..openapi import errors
+from ..schemas import WebhookResult
 
 router = APIRouter(tags=["provider webhooks"])
 

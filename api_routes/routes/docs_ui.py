@@ -22,7 +22,7 @@ from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse
 
-from .errors import ApiError
+from ..errors import ApiError
 
 router = APIRouter(include_in_schema=False)
 

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from websec_app.store import look_up_api_key
 from websec_app.usecases import KeyRefused, presented, subscriber_of
 
-from .auth import (
+from ..auth import (
     HEADER_SCHEME,
     MISSING_HEADER,
     MISSING_QUERY,
@@ -24,9 +24,9 @@ from .auth import (
     key_refused,
     missing_key,
 )
-from .context import Runtime
-from .docs import errors
-from .schemas import KeyCheckResult, UsageResult
+from ..context import Runtime
+from ..openapi import errors
+from ..schemas import KeyCheckResult, UsageResult
 
 router = APIRouter(tags=["keys"])
 

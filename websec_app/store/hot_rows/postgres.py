@@ -27,7 +27,7 @@ from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 from sqlalchemy import Engine
 
-from .sqlite_rows import AnySelect
+from .sqlite import AnySelect
 
 #: Connections per event loop: enough to keep PostgreSQL busy on a small machine without taking a
 #: large share of its `max_connections` (each API process has one loop).

@@ -30,7 +30,7 @@ AnySelect: TypeAlias = "Select[*tuple[Any, ...]]"
 class SqliteRows:
     """`await first(statement, params)`: the first row of a prebuilt SELECT as a tuple, or None.
 
-    Awaitable like `pg_rows.PgRows.first`, but it runs right away on the caller's thread (the event loop):
+    Awaitable like `hot_rows.postgres.PgRows.first`, but it runs right away on the caller's thread (the event loop):
     ~6 µs in-process is less than any hand-off to a worker thread, and WAL readers never wait for writers
     (https://sqlite.org/wal.html).
     """

@@ -15,10 +15,10 @@ from websec_app.services.prices import Product
 from websec_app.store import TokenAlreadyIssued, TokenRejected
 from websec_app.usecases import purchases
 
-from .context import Context
-from .docs import errors
-from .errors import COMPLIANCE_TOKEN_MESSAGES, ApiError, token_error
-from .schemas import (
+from ..context import Context
+from ..errors import COMPLIANCE_TOKEN_MESSAGES, ApiError, token_error
+from ..openapi import errors
+from ..schemas import (
     GenerateRequest,
     GenerateResult,
     PayRequest,

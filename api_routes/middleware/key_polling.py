@@ -20,9 +20,9 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers, QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .context import Runtime
-from .errors import INTERNAL_ERROR, ApiError, error_response
-from .keys import USAGE_PATH, VERIFY_KEY_PATH, usage_answer, verify_key_answer
+from ..context import Runtime
+from ..errors import INTERNAL_ERROR, ApiError, error_response
+from ..routes.keys import USAGE_PATH, VERIFY_KEY_PATH, usage_answer, verify_key_answer
 from .security_headers import api_headers
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,8 @@
+"""What wraps the API's (and, mounted, the UI's) ASGI stack: security headers on every response, the raw-ASGI
+fast path of the two polled key endpoints, and secrets redacted from the access log."""
+
+from .key_polling import KeyPolling
+from .log_redaction import install_access_log_redaction
+from .security_headers import SecurityHeaders
+
+__all__ = ["KeyPolling", "SecurityHeaders", "install_access_log_redaction"]
