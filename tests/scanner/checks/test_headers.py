@@ -14,6 +14,7 @@ from websec_app.scanner.findings import STATUSES, CheckResult, Finding
 from websec_app.scanner.grading import grade
 from websec_app.scanner.records.header_values import REFERRER_POLICIES
 from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.snapshot import FetchChain, SiteSnapshot, TlsHandshake
 
 CONTEXT = {"host": "example.com", "domain": "example.com", "origin": "https://example.com"}
@@ -69,6 +70,7 @@ def test_a_site_without_any_header_loses_the_full_budget_and_is_capped_below_a_p
         "X-Content-Type-Options": 5,
         "Referrer-Policy": 3,
         "Permissions-Policy": 3,
+        "X-XSS-Protection": 0,  # no header is right: the legacy filter is not asked for
     }
     assert graded.score == 46
     assert {"outcome": "hsts.missing", "max_grade": "A"} in graded.caps
@@ -125,6 +127,8 @@ def test_every_rule_of_the_section_names_a_header_and_a_cwe() -> None:
     assert all(r.cwe for r in rules)
     assert all(r.fix for r in rules if r.status != "good")
     for name in HEADERS:
+        if name == "X-XSS-Protection":  # a legacy switch best not sent: its absence is the good outcome
+            continue
         missing = [r for r in rules if r.subject == name and r.status == "missing"]
         worst = max(r.deduction for r in rules if r.subject == name)
         assert missing and all(r.deduction == worst for r in missing), name  # absence costs the most
@@ -716,6 +720,7 @@ WEAK_OR_WARN_EXAMPLES: dict[str, list[dict[str, Any]]] = {
     "permissions.invalid": [{"headers": [("Permissions-Policy", "geolocation 'none'")]}],
     "permissions.empty": [{"headers": [("Permissions-Policy", "")]}, {"headers": [("Permissions-Policy", " ")]}],
     "permissions.feature_policy_only": [{"headers": [("Feature-Policy", "camera 'none'")]}],
+    "xxp.enabled": [{"headers": [("X-XSS-Protection", "1; mode=block")]}, {"headers": [("X-XSS-Protection", "")]}],
 }
 
 
@@ -844,3 +849,30 @@ def test_a_one_day_hsts_max_age_is_named_in_the_singular() -> None:
     result = check_headers(make_snapshot(headers=[("Strict-Transport-Security", "max-age=86400; includeSubDomains")]))
     [short] = [f for f in result.findings if f.outcome == "hsts.short_max_age"]
     assert "(1 day)" in (short.note or "")
+
+
+# --- X-XSS-Protection (MDN; OWASP Secure Headers Project: "X-XSS-Protection: 0") ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, ["xxp.good"]),  # no header: current browsers have no filter, old ones would use their default
+        ("0", ["xxp.good"]),  # the recommended value: the filter off
+        (" 0 ", ["xxp.good"]),
+        ("1", ["xxp.enabled"]),
+        ("1; mode=block", ["xxp.enabled"]),  # the once-common advice, now discouraged
+        ("1; report=https://r.example/xss", ["xxp.enabled"]),
+    ],
+)
+def test_only_0_or_no_header_leaves_the_legacy_xss_filter_off(value: str | None, expected: list[str]) -> None:
+    headers = [] if value is None else [("X-XSS-Protection", value)]
+    assert outcomes("X-XSS-Protection", headers) == expected
+
+
+def test_the_filter_switched_on_costs_a_point_with_its_fix_and_a_note() -> None:
+    snapshot = make_snapshot(headers=[("X-XSS-Protection", "1; mode=block")])
+    header = grade_snapshot(snapshot).sections["headers"]["X-XSS-Protection"]
+    assert (header["present"], header["status"], header["deduction"]) == (True, "warn", 1)
+    assert header["fix"] == "X-XSS-Protection: 0"
+    assert "'1; mode=block'" in header["note"]

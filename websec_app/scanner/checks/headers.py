@@ -33,8 +33,9 @@ XCTO = "X-Content-Type-Options"
 REFERRER = "Referrer-Policy"
 PERMISSIONS = "Permissions-Policy"
 FEATURE_POLICY = "Feature-Policy"
+XXP = "X-XSS-Protection"
 #: The header objects of this section, in report order.
-HEADERS = (CSP, HSTS, XFO, XCTO, REFERRER, PERMISSIONS)
+HEADERS = (CSP, HSTS, XFO, XCTO, REFERRER, PERMISSIONS, XXP)
 
 _SIX_MONTHS = 15_768_000  # seconds; Mozilla's minimum for HSTS (infosec.mozilla.org web guidelines)
 _ONE_YEAR = 31_536_000  # hstspreload.org's minimum, and the usual recommendation
@@ -58,6 +59,7 @@ def check_headers(snapshot: SiteSnapshot) -> CheckResult:
         *_x_content_type_options(headers),
         *_referrer_policy(headers, metas),
         *_permissions_policy(headers),
+        *_x_xss_protection(headers),
     ]
     return CheckResult(SECTION, tuple(findings), header_details(headers, HEADERS))
 
@@ -375,6 +377,28 @@ def _x_content_type_options(headers: HeaderList) -> list[Finding]:
     shown = repr(values[0]) if values[0] else "an empty value"
     why = f"the first value is {shown}, not nosniff" if len(values) > 1 else f"{shown} is not nosniff"
     return [_finding("xcto.invalid", XCTO, [why])]
+
+
+# --- X-XSS-Protection ----------------------------------------------------------------------------
+
+
+def _x_xss_protection(headers: HeaderList) -> list[Finding]:
+    """The legacy XSS filter switch. Chrome (78), Edge (Chromium) and Safari have removed the filter, and
+    where it survives, turning it on let an attacker switch off chosen scripts of a page or probe what it
+    contains (MDN X-XSS-Protection; OWASP Secure Headers Project: "X-XSS-Protection: 0"). So only `0`, or no
+    header at all, is right; any other value asks old browsers for the filter (their default when the header
+    is absent or malformed too, which is why absence is no worse)."""
+    raw = headers.get(XXP)
+    if raw is None:
+        return [_finding("xxp.good", XXP)]
+    value = raw.strip()
+    if value == "0":
+        return [_finding("xxp.good", XXP)]
+    return [
+        _finding(
+            "xxp.enabled", XXP, [f"{value!r} asks old browsers to run their XSS filter" if value else "an empty value"]
+        )
+    ]
 
 
 # --- Referrer-Policy -----------------------------------------------------------------------------
