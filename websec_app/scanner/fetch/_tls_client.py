@@ -201,6 +201,16 @@ def server_name_indication(host: str) -> bytes | None:
         return None
 
 
+async def close_quietly(writer: asyncio.StreamWriter) -> None:
+    """Close a probe's connection, waiting at most a second for the peer: a server that never reads its
+    close must not hold the scan."""
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), 1.0)
+    except (OSError, TimeoutError):
+        pass
+
+
 async def handshake(
     address: str, port: int, host: str, context: SSL.Context, timeout: float, *, request_ocsp: bool = False
 ) -> Handshake:
@@ -258,11 +268,7 @@ async def handshake(
                 pass
             return result
         finally:
-            writer.close()
-            try:
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
-            except (OSError, TimeoutError):
-                pass
+            await close_quietly(writer)
 
 
 def _ssl_error_text(exc: SSL.Error) -> str:

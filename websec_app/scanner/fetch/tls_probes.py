@@ -35,6 +35,7 @@ from ._tls_client import (
     ALL_CIPHERS,
     PROTOCOL_VERSIONS,
     HandshakeRejected,
+    close_quietly,
     handshake,
     make_context,
     offer_problem,
@@ -144,11 +145,7 @@ async def _hello_probe(name: str, hello: _Hello, target: tuple[str, int, str], t
             await writer.drain()
             answer = await _server_hello(reader)
         finally:
-            writer.close()
-            try:
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
-            except (OSError, TimeoutError):
-                pass
+            await close_quietly(writer)
     version = tuple(answer.server_version)
     offered = dict(hello.suites)
     if not hello.lowest <= version <= hello.version:
