@@ -23,7 +23,8 @@ from websec_app.store import Database
 from .auth import api_key_header, api_key_query
 from .context import Clock, PdfRenderer, Scanner
 from .errors import install_error_handlers
-from .middleware import KeyPolling, SecurityHeaders, install_access_log_redaction
+from .middleware import KeyPolling, RequestLimits, SecurityHeaders, install_access_log_redaction
+from .openapi import add_body_limits
 from .routes import ROUTERS, docs_ui, known_routes
 
 DESCRIPTION = """\
@@ -86,13 +87,14 @@ def create_api(
 def _wrap_outermost(api: FastAPI, context: Runtime) -> None:
     """Security headers around Starlette's whole middleware stack, so 500s from ServerErrorMiddleware get
     them too (`add_middleware` would sit inside it); in front of everything, the raw ASGI answer to the
-    two polled key endpoints (`key_polling`). Mounted into Reflex, this stack also serves the UI."""
+    two polled key endpoints (`key_polling`); outermost, the header and body bounds (`request_limits`).
+    Mounted into Reflex, this stack also serves the UI."""
     build = api.build_middleware_stack
     settings = context.settings
 
     def build_with_headers() -> Any:
         stack = SecurityHeaders(build(), production=settings.is_production, base_url=settings.base_url)
-        return KeyPolling(stack, context)
+        return RequestLimits(KeyPolling(stack, context), production=settings.is_production)
 
     api.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
 
@@ -128,6 +130,7 @@ def _openapi(api: FastAPI) -> dict[str, Any]:
         for operation in path.values():
             if isinstance(operation, Mapping):
                 operation.get("responses", {}).pop("422", None)
+    add_body_limits(schema)
     components = schema.setdefault("components", {})
     for name in ("HTTPValidationError", "ValidationError"):
         components.get("schemas", {}).pop(name, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .limits import body_limit, size_text
 from .schemas import ErrorBody
 
 _GENERIC = {
@@ -28,6 +29,21 @@ def errors(*codes: int, **overrides: str) -> dict[int | str, dict[str, Any]]:
         description = overrides.get(f"e{code}", _GENERIC.get(code, "Error."))
         out[code] = {"model": ErrorBody, "description": description}
     return out
+
+
+def add_body_limits(schema: dict[str, Any]) -> None:
+    """A 413 on every operation that takes a body (every POST: the webhooks read theirs raw, so only the method
+    says so), with its limit. middleware/request_limits.py answers it in front of the routes, so no route
+    declares it."""
+    for path, operations in schema.get("paths", {}).items():
+        for method, operation in operations.items():
+            if method in ("post", "put", "patch") and isinstance(operation, dict):
+                limit = body_limit(path)
+                operation.setdefault("responses", {})["413"] = {
+                    "description": f"The request body is larger than {size_text(limit)} ({limit} bytes); refused "
+                    "as soon as Content-Length says so or the streamed body passes the limit.",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+                }
 
 
 SCANS_REMAINING = {

@@ -1,8 +1,10 @@
-"""What wraps the API's (and, mounted, the UI's) ASGI stack: security headers on every response, the raw-ASGI
-fast path of the two polled key endpoints, and secrets redacted from the access log."""
+"""What wraps the API's (and, mounted, the UI's) ASGI stack: bounded headers and bodies in front of everything,
+security headers on every response, the raw-ASGI fast path of the two polled key endpoints, and secrets
+redacted from the access log."""
 
 from .key_polling import KeyPolling
 from .log_redaction import install_access_log_redaction
+from .request_limits import RequestLimits
 from .security_headers import SecurityHeaders
 
-__all__ = ["KeyPolling", "SecurityHeaders", "install_access_log_redaction"]
+__all__ = ["KeyPolling", "RequestLimits", "SecurityHeaders", "install_access_log_redaction"]

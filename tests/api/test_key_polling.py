@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api_routes.middleware.key_polling import KeyPolling
+from api_routes.middleware.request_limits import RequestLimits
 from tests.api.conftest import new_key
 from tests.api.fakes import FrozenClock
 from websec_app.store import Database, IssuedKey, revoke_api_key, set_subscription_status
@@ -23,9 +24,11 @@ Request = tuple[str, dict[str, str], dict[str, str]]  # path, query parameters, 
 
 
 def _stacks(api: FastAPI) -> tuple[ASGIApp, ASGIApp]:
-    """The app as served (KeyPolling in front), and the same app without KeyPolling."""
-    outer = api.build_middleware_stack()
-    assert isinstance(outer, KeyPolling), "create_api() must put KeyPolling in front of everything"
+    """The app as served (KeyPolling in front, behind the request bounds), and the same app without KeyPolling."""
+    limits = api.build_middleware_stack()
+    assert isinstance(limits, RequestLimits), "create_api() must put RequestLimits in front of everything"
+    outer = limits.app
+    assert isinstance(outer, KeyPolling), "create_api() must put KeyPolling in front of FastAPI's stack"
     return _as_served(api, outer), _as_served(api, outer.app)
 
 

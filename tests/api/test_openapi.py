@@ -15,15 +15,16 @@ from api_routes.routes.docs_ui import ASSETS_PATH
 from websec_app.scanner import SECTIONS
 
 ENDPOINTS = {
-    # 503: the scanner is at capacity (api_routes/admission.py).
-    ("post", "/api/scan"): {"200", "400", "403", "429", "500", "502", "503"},
-    ("post", "/api/scan/pro"): {"200", "400", "401", "403", "429", "500", "502", "503"},
-    ("post", "/api/report/pdf"): {"200", "400", "401", "403", "429", "500", "502", "503"},
+    # 503: the scanner is at capacity (api_routes/admission.py). 413: every POST, body over its limit
+    # (api_routes/middleware/request_limits.py).
+    ("post", "/api/scan"): {"200", "400", "403", "413", "429", "500", "502", "503"},
+    ("post", "/api/scan/pro"): {"200", "400", "401", "403", "413", "429", "500", "502", "503"},
+    ("post", "/api/report/pdf"): {"200", "400", "401", "403", "413", "429", "500", "502", "503"},
     ("get", "/api/verify-key"): {"200", "401", "403", "500"},
     ("get", "/api/usage"): {"200", "401", "403", "500"},
-    ("post", "/api/compliance-report/pay"): {"200", "400", "500", "502", "503"},
-    ("post", "/api/verify-one-time"): {"200", "400", "402", "409", "500", "502", "503"},
-    ("post", "/api/compliance-report/generate"): {"200", "400", "403", "500", "502", "503"},
+    ("post", "/api/compliance-report/pay"): {"200", "400", "413", "500", "502", "503"},
+    ("post", "/api/verify-one-time"): {"200", "400", "402", "409", "413", "500", "502", "503"},
+    ("post", "/api/compliance-report/generate"): {"200", "400", "403", "413", "500", "502", "503"},
 }
 
 
