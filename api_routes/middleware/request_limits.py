@@ -22,13 +22,15 @@ Body limits, by path (`api_routes/limits.py` `body_limit`, shared with the OpenA
   about 2.6 KB; the sandbox checkout form sends one word.
 - anything else: 1 MiB. Mounted in Reflex these are the prerendered pages, `/assets`, `/_health`, `/ping`:
   none reads a body. Reflex registers `/_upload` only when a page uses `rx.upload` (reflex/app.py
-  `_add_optional_endpoints`), and ours do not; if one ever does, give that path its own limit here.
+  `_add_optional_endpoints`), and ours do not; if one ever does, give that path its own limit here. 1 MiB
+  also covers Engine.IO's HTTP long-polling fallback of `/_event` (POSTs of at most its 1,000,000 bytes).
 
 The whole (bounded) body is read before the app runs and handed to it in one message: the app would read
 it all anyway (FastAPI parses the whole body before the route), and refusing early means no route has
 started, so a 413 is always a clean answer. A body that does not arrive within `BODY_SECONDS` is a 408.
 
-Headers: granian (hyper) already refuses more than 100 fields with 431 and caps the request head at its
+Headers: granian (hyper) already refuses more than 100 fields with 431 (an empty body: that answer comes
+from the server, before any ASGI app, so it cannot be in the API's error shape) and caps the request head at its
 read buffer (`HTTP1Settings.max_buffer_size`, 417,792 bytes), and gives up on a head not complete within
 30 s (`header_read_timeout`). Within those, this wrapper enforces the usual server bounds: one field line
 of at most 8 KiB (nginx `large_client_header_buffers`, Apache `LimitRequestFieldSize`) and 32 KiB in all
