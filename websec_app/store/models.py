@@ -28,6 +28,9 @@ SUBSCRIPTION_CANCELLED = "cancelled"
 SUBSCRIPTION_PENDING = "pending"
 #: A renewal charge failed; the provider may still retry it (keys stop working until it succeeds).
 SUBSCRIPTION_PAST_DUE = "past_due"
+#: The buyer disputed a charge (a chargeback, issue 12): keys stop working until an operator settles it; no
+#: provider event brings it back (`store.purchases.set_provider_subscription_status`).
+SUBSCRIPTION_DISPUTED = "disputed"
 
 #: Products a payment can be for (issue 5 records payments with these).
 PRODUCT_SUBSCRIPTION = "subscription"
@@ -140,9 +143,13 @@ class Payment(StoreModel, table=True):
     email: str = Field(max_length=254, index=True)
     amount: int  # minor units: paise for INR, cents for USD
     currency: str = Field(max_length=3)
-    status: str = Field(max_length=16)  # created, paid, failed, refunded
+    status: str = Field(max_length=16)  # created, paid, failed, refunded, disputed
     provider_order_id: str | None = Field(default=None, max_length=128)
     provider_payment_id: str | None = Field(default=None, max_length=128)
+    #: The subscription a charge paid for (its first charge and renewals), so a dispute finds it (issue 12).
+    subscription_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("subscriptions.id"), nullable=True)
+    )
     created_at: datetime = Field(sa_column=_utc())
     updated_at: datetime = Field(sa_column=_utc())
 
@@ -178,6 +185,8 @@ class ScanToken(StoreModel, table=True):
     created_at: datetime = Field(sa_column=_utc())
     expires_at: datetime = Field(sa_column=_utc())
     used_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    #: Its payment was refunded or disputed before it was used (issue 12): it can no longer be used.
+    revoked_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
 
 
 class ComplianceToken(StoreModel, table=True):
@@ -196,6 +205,12 @@ class ComplianceToken(StoreModel, table=True):
     created_at: datetime = Field(sa_column=_utc())
     paid_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
     used_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    #: A generate request holds the token for its scan until then (a lease: a request that died mid-scan
+    #: leaves it to run out); `reserved_by` names the holder, so only it can use or release the token.
+    reserved_until: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    reserved_by: str | None = Field(default=None, max_length=32)
+    #: Its payment was refunded or disputed before it was used (issue 12).
+    revoked_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
 
 
 class ScanRecord(StoreModel, table=True):

@@ -19,6 +19,8 @@ STATUS_CREATED = "created"
 STATUS_PAID = "paid"
 STATUS_FAILED = "failed"
 STATUS_REFUNDED = "refunded"
+#: The buyer disputed the charge with their bank (a chargeback).
+STATUS_DISPUTED = "disputed"
 
 
 def record_payment(

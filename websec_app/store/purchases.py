@@ -14,7 +14,7 @@ order. Each `settle_*` function below is the single place where one of them take
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -29,6 +29,7 @@ from .models import (
     PRODUCT_SUBSCRIPTION,
     SUBSCRIPTION_ACTIVE,
     SUBSCRIPTION_CANCELLED,
+    SUBSCRIPTION_DISPUTED,
     SUBSCRIPTION_PENDING,
     ComplianceToken,
     Payment,
@@ -36,8 +37,8 @@ from .models import (
     Subscription,
 )
 from .outbox import QueuedEmail, enqueue_email
-from .payments import STATUS_CREATED, STATUS_PAID, record_payment
-from .tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_LIFETIME, SCAN_TOKEN_PREFIX, IssuedToken
+from .payments import STATUS_CREATED, STATUS_DISPUTED, STATUS_PAID, STATUS_REFUNDED, record_payment
+from .tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_LIFETIME, SCAN_TOKEN_PREFIX, IssuedToken, Reservation
 
 
 @dataclass(frozen=True)
@@ -104,10 +105,18 @@ def find_checkout(session: Session, provider: str, reference: str) -> CheckoutRe
     return CheckoutRecord.of(row) if row is not None else None
 
 
-def _mark_paid(session: Session, payment_id: int, now: datetime, provider_payment_id: str | None) -> bool:
+def _mark_paid(
+    session: Session,
+    payment_id: int,
+    now: datetime,
+    provider_payment_id: str | None,
+    subscription_id: int | None = None,
+) -> bool:
     values: dict[str, object] = {"status": STATUS_PAID, "updated_at": now}
     if provider_payment_id is not None:
         values["provider_payment_id"] = provider_payment_id
+    if subscription_id is not None:
+        values["subscription_id"] = subscription_id
     result = session.exec(
         update(Payment).where(col(Payment.id) == payment_id, col(Payment.status) != STATUS_PAID).values(**values)
     )
@@ -208,21 +217,24 @@ def settle_compliance(
 
 
 def claim_compliance_token_with_email(
-    session: Session, token: str, now: datetime, email: QueuedEmail
+    session: Session, reservation: Reservation, now: datetime, email: QueuedEmail
 ) -> tuple[int | None, int | None]:
-    """Use a paid compliance token and queue the report email, atomically (spec 4.8: single use).
+    """Use a reserved compliance token and queue the report email, atomically (spec 4.8: single use).
 
-    Returns (token id, outbox email id), or (None, None) when
-    the token is not claimable (unknown, unpaid or used: the caller says which).
+    Only the reservation's holder can use it (even after its lease ran out, as long as nobody took it over),
+    and never once its payment was refunded or disputed. Returns (token id, outbox email id), or
+    (None, None) when the token is not this holder's to use (the caller says why).
     """
     claimed = session.exec(
         update(ComplianceToken)
         .where(
-            col(ComplianceToken.token_hash) == hash_secret(token),
+            col(ComplianceToken.id) == reservation.token_id,
+            col(ComplianceToken.reserved_by) == reservation.holder,
             col(ComplianceToken.used_at).is_(None),
             col(ComplianceToken.paid_at).is_not(None),
+            col(ComplianceToken.revoked_at).is_(None),
         )
-        .values(used_at=now)
+        .values(used_at=now, reserved_until=None, reserved_by=None)
         .returning(col(ComplianceToken.id))
     ).first()
     if claimed is None:
@@ -291,7 +303,7 @@ def settle_subscription_start(
     subscription.status = SUBSCRIPTION_ACTIVE
     issued = _insert_key(session, subscription, now)
     if checkout is not None:
-        _mark_paid(session, checkout.payment_id, now, provider_payment_id)
+        _mark_paid(session, checkout.payment_id, now, provider_payment_id, subscription.id)
     _enqueue(session, compose(issued), now)
     session.commit()
     return issued
@@ -318,18 +330,30 @@ def record_subscription_charge(
         now=now,
         provider_payment_id=provider_payment_id,
     )
+    session.exec(  # so a dispute of this charge finds the subscription
+        update(Payment)
+        .where(
+            col(Payment.provider) == subscription.provider,
+            col(Payment.provider_payment_id) == provider_payment_id,
+            col(Payment.subscription_id).is_(None),
+        )
+        .values(subscription_id=subscription.id)
+    )
+    session.commit()
     return created
 
 
 def set_provider_subscription_status(session: Session, subscription_id: int, status: str, now: datetime) -> bool:
-    """Renewed (active), renewal failed (past_due) or ended (cancelled). Cancelled is final; a pending
-    subscription can only be cancelled (it becomes active through `settle_subscription_start`, which
-    issues its key). True when the status changed."""
+    """Renewed (active), renewal failed (past_due) or ended (cancelled). Cancelled is final, and so is
+    disputed for provider events (an operator settles a chargeback); a pending subscription can only be
+    cancelled (it becomes active through `settle_subscription_start`, which issues its key). True when
+    the status changed."""
     result = session.exec(
         update(Subscription)
         .where(
             col(Subscription.id) == subscription_id,
             col(Subscription.status) != SUBSCRIPTION_CANCELLED,
+            col(Subscription.status) != SUBSCRIPTION_DISPUTED,
             col(Subscription.status) != status,
             or_(
                 col(Subscription.status) != SUBSCRIPTION_PENDING,
@@ -342,9 +366,77 @@ def set_provider_subscription_status(session: Session, subscription_id: int, sta
     return result.rowcount == 1
 
 
+# --- refunds and disputes (issue 12) ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """What a refund or a dispute of a payment changed: nothing at all on a replay."""
+
+    payments: int  # payment rows it concerned (0: not a payment made here)
+    tokens_revoked: int
+    subscriptions_suspended: int
+
+
+def reverse_payment(
+    session: Session, provider: str, provider_payment_ids: Sequence[str], *, dispute: bool, now: datetime
+) -> Reversal:
+    """The money of a payment went back (refund) or is contested (dispute): the payment is marked so, the
+    unused tokens it bought are revoked (a used one stays used), and on a dispute the subscription it paid
+    for is suspended (`disputed`: its key answers 403). Every change is conditional, so a replay changes
+    nothing."""
+    ids = [value for value in provider_payment_ids if value]
+    rows = (
+        session.exec(
+            select(Payment).where(Payment.provider == provider, col(Payment.provider_payment_id).in_(ids))
+        ).all()
+        if ids
+        else []
+    )
+    status = STATUS_DISPUTED if dispute else STATUS_REFUNDED
+    revoked = suspended = 0
+    for row in rows:
+        session.exec(update(Payment).where(col(Payment.id) == row.id).values(status=status, updated_at=now))
+        revoked += session.exec(
+            update(ScanToken)
+            .where(
+                col(ScanToken.payment_id) == row.id,
+                col(ScanToken.used_at).is_(None),
+                col(ScanToken.revoked_at).is_(None),
+            )
+            .values(revoked_at=now)
+        ).rowcount
+        revoked += session.exec(
+            update(ComplianceToken)
+            .where(
+                col(ComplianceToken.payment_id) == row.id,
+                col(ComplianceToken.used_at).is_(None),
+                col(ComplianceToken.revoked_at).is_(None),
+            )
+            .values(revoked_at=now)
+        ).rowcount
+        subscription_id = row.subscription_id
+        if subscription_id is None and row.product == PRODUCT_SUBSCRIPTION and row.provider_order_id:
+            found = find_provider_subscription(session, provider, row.provider_order_id)
+            subscription_id = found.id if found is not None else None
+        if dispute and subscription_id is not None:
+            suspended += session.exec(
+                update(Subscription)
+                .where(
+                    col(Subscription.id) == subscription_id,
+                    col(Subscription.status).not_in((SUBSCRIPTION_DISPUTED, SUBSCRIPTION_CANCELLED)),
+                )
+                .values(status=SUBSCRIPTION_DISPUTED, updated_at=now)
+            ).rowcount
+    session.commit()
+    return Reversal(len(rows), revoked, suspended)
+
+
 __all__ = [
     "CheckoutRecord",
     "ComplianceSettlement",
+    "Reversal",
+    "reverse_payment",
     "claim_compliance_token_with_email",
     "find_checkout",
     "find_provider_subscription",

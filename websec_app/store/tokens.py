@@ -4,14 +4,23 @@ Both are single use. A token is *claimed* with one conditional update
 (`... SET used_at = :now WHERE token_hash = :h AND used_at IS NULL ...`), so of any
 number of racing requests exactly one claims it. A claim whose scan fails without a
 report is *released* again, so the buyer keeps what they paid for.
+
+A compliance token is *reserved* before its scan (issue 12: one scan per purchase): a lease
+(`reserved_until`) held by one request (`reserved_by`), taken with one conditional update, so
+of racing requests exactly one scans. The holder uses it (with the report email,
+`purchases.claim_compliance_token_with_email`) or releases it at once when the scan or the
+PDF fails; a holder that died leaves the lease to run out. A token whose payment was
+refunded or disputed is *revoked* (`revoked_at`) and can no longer be claimed or reserved.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from sqlalchemy import or_
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
@@ -23,6 +32,10 @@ SCAN_TOKEN_PREFIX = "wst_"
 COMPLIANCE_TOKEN_PREFIX = "wsc_"
 #: Spec 2.7 / 8: "valid 24 hours".
 SCAN_TOKEN_LIFETIME = timedelta(hours=24)
+#: How long a generate request holds a compliance token: its wait for a scan slot, the scan (20 s at most,
+#: `ScanLimits.total_seconds`), the PDF and the email, with room to spare. A request that died mid-scan
+#: keeps the buyer waiting this long at most.
+COMPLIANCE_LEASE = timedelta(minutes=10)
 
 
 class TokenProblem(StrEnum):
@@ -95,7 +108,12 @@ def claim_scan_token(session: Session, token: str, now: datetime) -> Claim:
     digest = hash_secret(token)
     claimed = session.exec(
         update(ScanToken)
-        .where(col(ScanToken.token_hash) == digest, col(ScanToken.used_at).is_(None), col(ScanToken.expires_at) > now)
+        .where(
+            col(ScanToken.token_hash) == digest,
+            col(ScanToken.used_at).is_(None),
+            col(ScanToken.revoked_at).is_(None),
+            col(ScanToken.expires_at) > now,
+        )
         .values(used_at=now)
         .returning(col(ScanToken.id), col(ScanToken.email))
     ).first()
@@ -108,6 +126,8 @@ def claim_scan_token(session: Session, token: str, now: datetime) -> Claim:
         raise TokenRejected(TokenProblem.UNKNOWN)
     if row.used_at is not None:
         raise TokenRejected(TokenProblem.USED, row.used_at)
+    if row.revoked_at is not None:  # refunded or disputed: as if it had never been issued
+        raise TokenRejected(TokenProblem.UNKNOWN)
     raise TokenRejected(TokenProblem.EXPIRED, row.expires_at)
 
 
@@ -184,6 +204,7 @@ def claim_compliance_token(session: Session, token: str, now: datetime) -> Claim
             col(ComplianceToken.token_hash) == digest,
             col(ComplianceToken.used_at).is_(None),
             col(ComplianceToken.paid_at).is_not(None),
+            col(ComplianceToken.revoked_at).is_(None),
         )
         .values(used_at=now)
         .returning(col(ComplianceToken.id), col(ComplianceToken.email))
@@ -193,11 +214,74 @@ def claim_compliance_token(session: Session, token: str, now: datetime) -> Claim
         return Claim(claimed[0], claimed[1])
     row = session.exec(select(ComplianceToken).where(ComplianceToken.token_hash == digest)).first()
     session.rollback()
-    if row is None:
-        raise TokenRejected(TokenProblem.UNKNOWN)
+    raise compliance_problem(row)
+
+
+def compliance_problem(row: ComplianceToken | None, now: datetime | None = None) -> TokenRejected:
+    """Why a compliance token cannot be used or reserved now."""
+    if row is None or row.revoked_at is not None:  # refunded or disputed: as if it had never been issued
+        return TokenRejected(TokenProblem.UNKNOWN)
     if row.used_at is not None:
-        raise TokenRejected(TokenProblem.USED, row.used_at)
-    raise TokenRejected(TokenProblem.UNPAID)
+        return TokenRejected(TokenProblem.USED, row.used_at)
+    if row.paid_at is None:
+        return TokenRejected(TokenProblem.UNPAID)
+    if now is not None and row.reserved_until is not None and row.reserved_until > now:
+        # Another request is scanning for it right now: one scan per purchase.
+        return TokenRejected(TokenProblem.USED, now)
+    return TokenRejected(TokenProblem.UNPAID)  # pragma: no cover - changed between the update and the read
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A compliance token held for one scan by one request (`holder`), until `until`."""
+
+    token_id: int
+    holder: str
+    until: datetime
+
+
+def reserve_compliance_token(
+    session: Session, token: str, now: datetime, lease: timedelta = COMPLIANCE_LEASE
+) -> Reservation:
+    """Hold a paid, unused compliance token for one scan. Raises TokenRejected (unknown or revoked, used,
+    unpaid, or held by another request whose lease has not run out: USED)."""
+    if not plausible(token):
+        raise TokenRejected(TokenProblem.UNKNOWN)
+    digest = hash_secret(token)
+    holder = secrets.token_hex(16)
+    until = now + lease
+    reserved = session.exec(
+        update(ComplianceToken)
+        .where(
+            col(ComplianceToken.token_hash) == digest,
+            col(ComplianceToken.used_at).is_(None),
+            col(ComplianceToken.paid_at).is_not(None),
+            col(ComplianceToken.revoked_at).is_(None),
+            or_(col(ComplianceToken.reserved_until).is_(None), col(ComplianceToken.reserved_until) <= now),
+        )
+        .values(reserved_until=until, reserved_by=holder)
+        .returning(col(ComplianceToken.id))
+    ).first()
+    if reserved is not None:
+        session.commit()
+        return Reservation(reserved[0], holder, until)
+    row = session.exec(select(ComplianceToken).where(ComplianceToken.token_hash == digest)).first()
+    session.rollback()
+    raise compliance_problem(row, now)
+
+
+def release_compliance_reservation(session: Session, reservation: Reservation) -> None:
+    """The scan or the PDF failed on our side: the token is usable again at once (if still this holder's)."""
+    session.exec(
+        update(ComplianceToken)
+        .where(
+            col(ComplianceToken.id) == reservation.token_id,
+            col(ComplianceToken.reserved_by) == reservation.holder,
+            col(ComplianceToken.used_at).is_(None),
+        )
+        .values(reserved_until=None, reserved_by=None)
+    )
+    session.commit()
 
 
 def release_compliance_token(session: Session, claim: Claim) -> None:
