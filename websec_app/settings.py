@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from dotenv import load_dotenv
 
@@ -193,13 +194,30 @@ class Settings:
         return self.environment == "production"
 
     def sandbox_serves(self, provider: str) -> bool:
-        """Whether the local sandbox stands in for `provider` ("razorpay" / "stripe"). Never in production."""
+        """Whether the local sandbox stands in for `provider` ("razorpay" / "stripe"). Never in production.
+
+        Safe by default (issue 12): `auto` serves a provider without keys only when WEBSEC_BASE_URL is a
+        loopback address (`make run`'s http://localhost:3000), and the sandbox page then answers loopback
+        clients only (`sandbox_local_only`); a server deployed under its public name without keys and
+        without WEBSEC_ENV=production gives nothing away. `on` is the operator's explicit opt-in."""
         if self.is_production or self.payments.sandbox == "off":
             return False
         if self.payments.sandbox == "on":
             return True
+        if not self.base_url_is_loopback:
+            return False
         configured = {"razorpay": self.payments.razorpay_configured, "stripe": self.payments.stripe_configured}
         return not configured.get(provider, False)
+
+    @property
+    def sandbox_local_only(self) -> bool:
+        """The sandbox page answers only clients on this machine, unless WEBSEC_PAYMENTS_SANDBOX=on."""
+        return self.payments.sandbox != "on"
+
+    @property
+    def base_url_is_loopback(self) -> bool:
+        """WEBSEC_BASE_URL names this machine (localhost, 127.0.0.0/8, ::1): links only work here."""
+        return is_loopback_host(urlsplit(self.base_url).hostname or "")
 
     @property
     def outbox_dir(self) -> Path:
@@ -258,6 +276,17 @@ class Settings:
             redis_url=_redis_url(env),
             clock_start=_instant(env, "WEBSEC_CLOCK_START"),
         )
+
+
+def is_loopback_host(host: str) -> bool:
+    """localhost (and *.localhost, RFC 6761 section 6.3), or a loopback IP address."""
+    host = host.strip("[]").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _instant(env: dict[str, str], name: str) -> datetime | None:

@@ -4,15 +4,20 @@ In development, a provider without keys is served by the sandbox (`websec_app/se
 checkouts point here instead of Razorpay or Stripe. The page says SANDBOX in large letters, and its
 buttons play the provider (pay; for subscriptions also renew, fail a renewal, cancel) through the same
 code as real webhooks. In production the sandbox is refused, and these routes answer 404.
+
+Unless the operator opted in with WEBSEC_PAYMENTS_SANDBOX=on, the page answers only clients on this machine
+(issue 12): the socket peer is a loopback address and no proxy forwarded the request. Its Pay button issues
+a paid item without a payment, so nobody else may press it.
 """
 
 from __future__ import annotations
 
 import html
+import ipaddress
 from typing import Annotated
 
 import anyio.to_thread
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse
 
 from websec_app.services.payments import Outcome, PaymentService, UnknownCheckout
@@ -32,10 +37,23 @@ _ACTIONS = {
 }
 
 
-def _service(ctx: Runtime) -> PaymentService:
+def _service(ctx: Runtime, request: Request) -> PaymentService:
     if ctx.payments is None or ctx.settings.is_production:
         raise UnknownCheckout("There is no sandbox on this server.")
+    if ctx.settings.sandbox_local_only and not _from_this_machine(request):
+        raise UnknownCheckout("There is no sandbox on this server.")
     return ctx.payments
+
+
+def _from_this_machine(request: Request) -> bool:
+    """The peer is loopback and no proxy is in between (a proxy on this host would make everyone loopback)."""
+    if any(name in request.headers for name in ("x-forwarded-for", "forwarded", "x-real-ip")):
+        return False
+    peer = request.client.host if request.client else ""
+    try:
+        return ipaddress.ip_address(peer).is_loopback
+    except ValueError:
+        return False
 
 
 def _page(service: PaymentService, reference: str, outcome: Outcome | None) -> HTMLResponse:
@@ -95,14 +113,16 @@ button {{ font-size: 1rem; padding: .5rem 1rem; margin: .2rem 0; }}
 
 
 @router.get("/api/sandbox/checkout/{reference}", response_class=HTMLResponse)
-async def sandbox_page(reference: str, ctx: Context) -> HTMLResponse:
-    service = _service(ctx)
+async def sandbox_page(reference: str, request: Request, ctx: Context) -> HTMLResponse:
+    service = _service(ctx, request)
     return await anyio.to_thread.run_sync(_page, service, reference, None)
 
 
 @router.post("/api/sandbox/checkout/{reference}", response_class=HTMLResponse)
-async def sandbox_action(reference: str, action: Annotated[str, Form()], ctx: Context) -> HTMLResponse:
-    service = _service(ctx)
+async def sandbox_action(
+    reference: str, action: Annotated[str, Form()], request: Request, ctx: Context
+) -> HTMLResponse:
+    service = _service(ctx, request)
 
     def run() -> HTMLResponse:
         outcome = service.complete_sandbox_checkout(reference, action)

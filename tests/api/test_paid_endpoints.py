@@ -6,7 +6,7 @@ server. The real SDKs against local stand-ins are in tests/api/test_payments_*.p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
@@ -20,6 +20,13 @@ from websec_app.settings import Settings
 from websec_app.store import Database, find_compliance_token
 
 PAY = {"provider": "razorpay", "email": "buyer@example.com", "url": "example.com"}
+
+
+@pytest.fixture
+async def client(api: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """A client on this machine: the default sandbox answers loopback clients only (issue 12)."""
+    async with client_for(api, ip="127.0.0.1") as http:
+        yield http
 
 
 def _service(api: FastAPI) -> PaymentService:
@@ -36,7 +43,7 @@ def _service(api: FastAPI) -> PaymentService:
     [
         ("/api/compliance-report/pay", PAY),
         ("/api/compliance-report/pay", {**PAY, "provider": "stripe"}),
-        ("/api/verify-one-time", {"payment_id": "pay_1", "email": "a@example.com"}),
+        ("/api/verify-one-time", {"payment_id": "pay_AbCdEfGhIjKlMn", "email": "a@example.com"}),
     ],
 )
 async def test_in_production_without_keys_payments_are_503(

@@ -102,7 +102,7 @@ async def test_a_payment_that_is_not_captured_or_not_ours_is_402(
 
     responses = [
         await client.post("/api/verify-one-time", json={"payment_id": pid, "email": BUYER})
-        for pid in (failed["id"], other_product["id"], "pay_doesnotexist")
+        for pid in (failed["id"], other_product["id"], "pay_DoesNotExist00")
     ]
 
     assert [r.status_code for r in responses] == [402, 402, 402]

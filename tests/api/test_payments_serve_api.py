@@ -73,3 +73,49 @@ def test_serve_api_sends_left_over_mail_and_sandbox_purchases(tmp_path: Path) ->
     mails = sorted(path.read_bytes() for path in outbox.glob("*.eml"))
     assert any(b"Subject: left over" in m for m in mails)
     assert any(b"Subject: Your websec compliance report token" in m and b"To: new@example.com" in m for m in mails)
+
+
+def test_serve_api_without_keys_and_a_public_base_url_refuses_the_sandbox(tmp_path: Path) -> None:
+    # Deployed without WEBSEC_ENV=production and without provider keys: no report is given away.
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBSEC_", "RAZORPAY_", "STRIPE_"))}
+    env.update(
+        {
+            "WEBSEC_DATA_DIR": str(tmp_path),
+            "WEBSEC_BASE_URL": "https://websec.example.com",
+            "WEBSEC_CLOCK_START": TEST_NOW.isoformat(),
+            "PYTHONPATH": str(REPO),
+        }
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "websec_app", "serve-api", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait(lambda: _answers(f"{base}/api/compliance-report/pay"), "the server")
+        pays = [
+            httpx.post(
+                f"{base}/api/compliance-report/pay",
+                json={"provider": provider, "email": "new@example.com", "url": "example.com"},
+                timeout=10,
+            )
+            for provider in ("razorpay", "stripe")
+        ]
+        page = httpx.get(f"{base}/api/sandbox/checkout/sbx_str_order_x", timeout=10)
+    finally:
+        stop(process)
+
+    assert [p.status_code for p in pays] == [503, 503]
+    assert page.status_code == 404
+
+
+def _answers(url: str) -> bool:
+    try:
+        httpx.get(url, timeout=1)
+    except httpx.HTTPError:
+        return False
+    return True

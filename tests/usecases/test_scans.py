@@ -29,9 +29,12 @@ from websec_app.store import (
     TokenProblem,
     TokenRejected,
     create_subscription,
+    find_compliance_token,
     free_scans_used,
     issue_api_key,
+    issue_compliance_token,
     issue_scan_token,
+    mark_compliance_token_paid,
     monthly_scans_used,
     revoke_api_key,
 )
@@ -241,6 +244,10 @@ async def test_a_ui_scan_past_the_slots_and_the_queue_is_refused_and_costs_nothi
     account = await authenticate(small, pro_key)
     with database.session() as session:
         token = issue_scan_token(session, email="buyer@example.com", now=NOON).token
+        paid = issue_compliance_token(
+            session, provider="stripe", email="buyer@example.com", url="https://c.example/", now=NOON
+        )
+        mark_compliance_token_paid(session, paid.token_id, NOON)
     running = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
     await _until(lambda: gated.started == 1)
     queued = asyncio.create_task(scans.pro_scan(small, account, "b.example"))
@@ -253,7 +260,7 @@ async def test_a_ui_scan_past_the_slots_and_the_queue_is_refused_and_costs_nothi
         scans.token_scan(small, "c.example", token),
         scans.pro_scan(small, account, "c.example"),
         scans.pro_pdf(small, account, "c.example", "ACME"),
-        purchases.compliance_report(small, "wsc_unchecked", "c.example", "buyer@example.com"),
+        purchases.compliance_report(small, paid.token, "c.example", "buyer@example.com"),
     ):
         with pytest.raises(ScannerBusy) as refused:
             await asyncio.wait_for(attempt, timeout=1)  # refused at once, not queued
@@ -274,6 +281,9 @@ async def test_a_ui_scan_past_the_slots_and_the_queue_is_refused_and_costs_nothi
         assert monthly_scans_used(session, account.subscription_id, NOON) == 1
     assert (await scans.token_scan(small, "example.com", token)).report_id
     assert small.admission.active == 0 and small.admission.refused == 5
+    with database.session() as session:  # the compliance token was reserved, then released at once
+        row = find_compliance_token(session, paid.token)
+        assert row is not None and row.used_at is None and row.reserved_by is None
 
 
 async def test_a_queued_ui_scan_waits_for_its_slot_before_taking_its_unit(

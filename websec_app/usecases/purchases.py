@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 from sqlmodel import Session
 
+from websec_app.email_address import InvalidEmail, checked_email
 from websec_app.runtime import Runtime
 from websec_app.scanner import ScanReport, parse_target
 from websec_app.services.payments import PROVIDERS, PaymentNotVerified, PaymentsUnavailable
@@ -36,10 +37,11 @@ def payments(runtime: Runtime) -> PaymentService:
 
 
 def _email(address: str, what: str) -> str:
-    address = address.strip()
-    if "@" not in address or len(address) > 254:
-        raise PaymentNotVerified(f"Enter the email address {what} should be sent to.")
-    return address
+    """The one address check (websec_app/email_address.py), for the API and the UI's forms alike."""
+    try:
+        return checked_email(address)
+    except InvalidEmail:
+        raise PaymentNotVerified(f"Enter the email address {what} should be sent to.") from None
 
 
 async def start_checkout(
@@ -51,13 +53,17 @@ async def start_checkout(
     *,
     success_url: str | None = None,
     cancel_url: str | None = None,
+    client: str | None = None,
 ) -> CheckoutStart:
     """A Razorpay order or subscription, a Stripe Checkout Session, or a sandbox page. A compliance report
-    needs a public URL (InvalidTarget / TargetRefused before anything is created)."""
+    needs a public URL (InvalidTarget / TargetRefused before anything is created). With `client` (the
+    caller's address) the start counts against its limit (TooManyRequests, 429)."""
     if product is Product.COMPLIANCE_REPORT and url:
         url = parse_target(url).url
     address = _email(email, "the purchase")
     service = payments(runtime)
+    if client is not None:
+        service.admit_checkout(client)
     return await anyio.to_thread.run_sync(
         lambda: service.start_checkout(
             product, provider, address, url or None, success_url=success_url, cancel_url=cancel_url
@@ -107,25 +113,35 @@ async def checkout_status(runtime: Runtime, reference: str) -> CheckoutRecord | 
 
 
 async def compliance_report(
-    runtime: Runtime, token: str, url: str, email: str, progress: Progress = no_progress
+    runtime: Runtime,
+    token: str,
+    url: str,
+    email: str,
+    progress: Progress = no_progress,
+    *,
+    client: str | None = None,
 ) -> GeneratedReport:
-    """Spec 4.8: scan the site in the scan line, render the compliance PDF and email it for a paid token
-    (used up together with queuing the email). Raises store.TokenRejected (unknown, unpaid, used),
+    """Spec 4.8: for a paid token, scan the site in the scan line, render the compliance PDF and email it
+    (the token used up together with queuing the email). The payment is checked and the token reserved
+    before the scan takes a slot (issue 12): an unpaid or busy token never waits in the scan line, and of
+    racing requests one scans. Raises store.TokenRejected (unknown, unpaid, used), TooManyRequests,
     ScannerBusy, the scanner's errors or PdfRenderError; the token stays usable unless the email was queued."""
     parse_target(url)
     address = _email(email, "the report")
     service = payments(runtime)
     now = runtime.now()
 
-    async def scan_with_progress(target_url: str) -> ScanReport:
-        progress("fetch")
-        report = await runtime.scanner(target_url, runtime.settings)
+    async def scan_in_line(target_url: str) -> ScanReport:
+        async with runtime.scan_slot(on_wait=lambda: progress("wait")):
+            progress("fetch")
+            report = await runtime.scanner(target_url, runtime.settings)
         progress("save")
         return report
 
-    async with runtime.scan_slot(on_wait=lambda: progress("wait")):
-        progress("quota")
-        generated = await service.generate_compliance_report(token, url=url, email=address, scan=scan_with_progress)
+    progress("quota")
+    generated = await service.generate_compliance_report(
+        token, url=url, email=address, scan=scan_in_line, client=client
+    )
     await record_quietly(runtime, generated.report, SCAN_COMPLIANCE, now)
     return generated
 

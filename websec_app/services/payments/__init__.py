@@ -16,7 +16,15 @@ from __future__ import annotations
 
 from .checkout import ACTION_RAZORPAY, ACTION_REDIRECT, CheckoutStart
 from .compliance_report import GeneratedReport, QueuedReport
-from .errors import InvalidWebhook, PaymentError, PaymentNotVerified, PaymentsUnavailable, UnknownCheckout
+from .errors import (
+    InvalidPaymentId,
+    InvalidWebhook,
+    PaymentError,
+    PaymentNotVerified,
+    PaymentsUnavailable,
+    TooManyRequests,
+    UnknownCheckout,
+)
 from .fulfilment import Confirmation, Outcome
 from .providers import PROVIDER_A, PROVIDER_B, PROVIDERS
 from .service import PaymentService, build_payment_service
@@ -30,6 +38,7 @@ __all__ = [
     "CheckoutStart",
     "Confirmation",
     "GeneratedReport",
+    "InvalidPaymentId",
     "InvalidWebhook",
     "Outcome",
     "PaymentError",
@@ -37,6 +46,7 @@ __all__ = [
     "PaymentService",
     "PaymentsUnavailable",
     "QueuedReport",
+    "TooManyRequests",
     "UnknownCheckout",
     "build_payment_service",
 ]

@@ -20,6 +20,7 @@ from . import messages
 from .errors import PaymentNotVerified
 from .events import PaymentCaptured, SubscriptionCharged
 from .fulfilment import AMOUNT_MISMATCH, Confirmation, Fulfilment, Outcome
+from .ids import PAYMENT_ID, check_id
 from .providers import PROVIDER_A
 
 if TYPE_CHECKING:
@@ -59,12 +60,19 @@ class Confirmations:
     def one_time_payment(self, payment_id: str, email: str) -> Confirmation:
         """Spec 4.7: a Razorpay payment id from the redirect -> a one-time scan token (emailed too).
 
-        Raises PaymentNotVerified (402) and TokenAlreadyIssued (a token exists for this payment).
+        The token is bound to the email the order was created with (issue 12): `email` must be that address
+        (in any case), and the token is sent there; anyone else who learned the payment id gets 402. The id
+        is checked for Razorpay's shape before it goes into the SDK's URL (InvalidPaymentId, 400), and only
+        a captured payment counts.
+
+        Raises PaymentNotVerified (402), InvalidPaymentId (400) and TokenAlreadyIssued (a token exists for
+        this payment).
         """
         with self.database.session() as session:
             known = find_payment(session, PROVIDER_A, provider_payment_id=payment_id)
         if known is not None and known.status == STATUS_PAID:
             raise TokenAlreadyIssued(f"payment {payment_id} was fulfilled before")
+        check_id(payment_id, PAYMENT_ID, "payment")
         payment = self.gateways.razorpay().fetch_payment(payment_id)
         if not payment.paid:
             raise PaymentNotVerified(messages.not_captured(payment_id))
@@ -72,8 +80,12 @@ class Confirmations:
             checkout = find_checkout(session, PROVIDER_A, payment.order_id) if payment.order_id else None
         if checkout is None or checkout.product != Product.ONE_TIME_SCAN:
             raise PaymentNotVerified(messages.not_a_one_time_scan(payment_id))
-        change = PaymentCaptured(checkout.reference, payment.payment_id, payment.amount, payment.currency, email)
-        outcome = self.fulfilment.apply(PROVIDER_A, change, recipient=email)
+        if email.strip().casefold() != checkout.email.casefold():
+            raise PaymentNotVerified(messages.payment_for_another_email(payment_id))
+        change = PaymentCaptured(
+            checkout.reference, payment.payment_id, payment.amount, payment.currency, checkout.email
+        )
+        outcome = self.fulfilment.apply(PROVIDER_A, change)
         if outcome.name == AMOUNT_MISMATCH:
             raise PaymentNotVerified(messages.one_time_scan_price_mismatch(payment_id))
         if outcome.confirmation is None or outcome.confirmation.token is None:

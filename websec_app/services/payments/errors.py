@@ -28,10 +28,34 @@ class InvalidWebhook(PaymentError):
     http_status = 400
 
 
+class InvalidPaymentId(PaymentError):
+    """A payment or order id that is not shaped like the provider's: refused before any provider call."""
+
+    http_status = 400
+
+
+class TooManyRequests(PaymentError):
+    """A client asked too often (payment starts, provider status checks): retry after `retry_after` seconds."""
+
+    http_status = 429
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class UnknownCheckout(PaymentError):
     """No checkout with that reference was started here."""
 
     http_status = 404
 
 
-__all__ = ["InvalidWebhook", "PaymentError", "PaymentNotVerified", "PaymentsUnavailable", "UnknownCheckout"]
+__all__ = [
+    "InvalidPaymentId",
+    "InvalidWebhook",
+    "PaymentError",
+    "PaymentNotVerified",
+    "PaymentsUnavailable",
+    "TooManyRequests",
+    "UnknownCheckout",
+]

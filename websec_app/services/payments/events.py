@@ -43,13 +43,24 @@ class SubscriptionStatusChanged:
 
 
 @dataclass(frozen=True)
+class PaymentReversed:
+    """The money of a payment went back (a refund) or is contested (a dispute, a chargeback): what it
+    bought and is unused is revoked; on a dispute the subscription it paid for is suspended (issue 12)."""
+
+    #: The provider's ids this payment may be recorded under (Razorpay: pay_...; Stripe: the payment
+    #: intent, the charge, and the invoice when the event names one).
+    payment_ids: tuple[str, ...]
+    dispute: bool
+
+
+@dataclass(frozen=True)
 class Ignored:
     """An event we do not act on (logged and recorded as such)."""
 
     reason: str
 
 
-Change = PaymentCaptured | SubscriptionCharged | SubscriptionStatusChanged | Ignored
+Change = PaymentCaptured | SubscriptionCharged | SubscriptionStatusChanged | PaymentReversed | Ignored
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,7 @@ __all__ = [
     "Change",
     "Ignored",
     "PaymentCaptured",
+    "PaymentReversed",
     "ProviderEvent",
     "SubscriptionCharged",
     "SubscriptionStatusChanged",

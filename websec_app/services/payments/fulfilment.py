@@ -31,6 +31,7 @@ from websec_app.store.purchases import (
     find_provider_subscription,
     open_subscription,
     record_subscription_charge,
+    reverse_payment,
     set_provider_subscription_status,
     settle_compliance,
     settle_one_time_scan,
@@ -42,7 +43,14 @@ from ..email.render import api_key_email, compliance_token_email, queued, scan_t
 from ..prices import Price, Product, price_for
 from . import messages
 from .errors import PaymentsUnavailable
-from .events import Change, Ignored, PaymentCaptured, SubscriptionCharged, SubscriptionStatusChanged
+from .events import (
+    Change,
+    Ignored,
+    PaymentCaptured,
+    PaymentReversed,
+    SubscriptionCharged,
+    SubscriptionStatusChanged,
+)
 from .providers import PROVIDER_B
 from .sandbox import SandboxGateway
 
@@ -60,6 +68,9 @@ UNCHANGED = "unchanged"
 AMOUNT_MISMATCH = "amount_mismatch"
 IGNORED = "ignored"
 DUPLICATE = "duplicate"
+#: A refund or dispute took back unused tokens (REVOKED) or suspended a subscription's key (SUSPENDED).
+REVOKED = "revoked"
+SUSPENDED = "suspended"
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,8 @@ class Fulfilment:
             return self._subscription_charged(provider, change)
         if isinstance(change, SubscriptionStatusChanged):
             return self._subscription_status(provider, change)
+        if isinstance(change, PaymentReversed):
+            return self._payment_reversed(provider, change)
         return Outcome(IGNORED, change.reason if isinstance(change, Ignored) else repr(change))
 
     def _queue(self, rendered: Any, *, dedupe_key: str | None) -> Any:
@@ -298,6 +311,23 @@ class Fulfilment:
             return Outcome(ALREADY_FULFILLED, f"charge {change.payment_id} was recorded before", confirmation)
         return Outcome(RENEWED, f"subscription {change.subscription_id} charged ({change.payment_id})", confirmation)
 
+    def _payment_reversed(self, provider: str, change: PaymentReversed) -> Outcome:
+        """A refund or a dispute: unused tokens of that payment revoked, on a dispute its subscription
+        suspended; a replay (or a second refund of the same payment) changes nothing."""
+        what = "dispute" if change.dispute else "refund"
+        with self.database.session() as session:
+            reversal = reverse_payment(session, provider, change.payment_ids, dispute=change.dispute, now=self.clock())
+        paid_by = "/".join(change.payment_ids)
+        if reversal.payments == 0:
+            return Outcome(IGNORED, f"{what} of {paid_by}: not a payment made here")
+        if reversal.subscriptions_suspended:
+            log.warning("%s %s of %s: subscription suspended", provider, what, paid_by)
+            return Outcome(SUSPENDED, f"{what} of {paid_by}: subscription suspended")
+        if reversal.tokens_revoked:
+            log.warning("%s %s of %s: %d unused token(s) revoked", provider, what, paid_by, reversal.tokens_revoked)
+            return Outcome(REVOKED, f"{what} of {paid_by}: {reversal.tokens_revoked} unused token(s) revoked")
+        return Outcome(UNCHANGED, f"{what} of {paid_by}: nothing unused to take back")
+
     def _subscription_status(self, provider: str, change: SubscriptionStatusChanged) -> Outcome:
         with self.database.session() as session:
             subscription = find_provider_subscription(session, provider, change.subscription_id)
@@ -316,7 +346,9 @@ __all__ = [
     "FULFILLED",
     "IGNORED",
     "RENEWED",
+    "REVOKED",
     "STATUS_CHANGED",
+    "SUSPENDED",
     "UNCHANGED",
     "Confirmation",
     "Fulfilment",

@@ -63,6 +63,22 @@ def not_captured(payment_id: str) -> str:
     return f"The payment {payment_id} was not found or is not captured."
 
 
+def payment_for_another_email(payment_id: str) -> str:
+    # Says nothing about the address it was made for: whoever holds a payment id learns nothing from it.
+    return (
+        f"The payment {payment_id} was not made with this email address. Use the address you entered when "
+        "you paid: the token is sent there."
+    )
+
+
+def malformed_payment_id(what: str) -> str:
+    return f"That is not a Razorpay {what} id (pay_ or order_ followed by 14 letters and digits)."
+
+
+def too_many_requests(seconds: int) -> str:
+    return f"Too many payment requests from your address. Please try again in {seconds} seconds."
+
+
 def not_a_one_time_scan(payment_id: str) -> str:
     return f"The payment {payment_id} is not for a one-time scan bought here."
 

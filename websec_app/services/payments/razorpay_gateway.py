@@ -8,8 +8,13 @@
 - Pro is a Subscription on a monthly Plan (https://razorpay.com/docs/api/payments/subscriptions/).
   The plan is looked up by its notes, or created once, so no dashboard set-up is needed.
 - Webhooks are verified with the webhook secret (`Utility.verify_webhook_signature`, HMAC-SHA256 of
-  the raw body, header `X-Razorpay-Signature`) and identified by `X-Razorpay-Event-Id`
-  (https://razorpay.com/docs/webhooks/validate-test/, /webhooks/best-practices/#idempotency).
+  the raw body, header `X-Razorpay-Signature`, https://razorpay.com/docs/webhooks/validate-test/) and
+  identified by what the signature covers: the event type, the ids of the entities it carries and its
+  `created_at` (issue 12). The `X-Razorpay-Event-Id` header is not signed, so a replayed body with a made-up
+  header would otherwise pass as a new event.
+- Only `captured` is paid (issue 12): orders capture automatically, and a payment still `authorized` may
+  never be captured (Razorpay refunds late authorisations,
+  https://razorpay.com/docs/payments/payments/#payment-life-cycle).
 """
 
 from __future__ import annotations
@@ -41,10 +46,12 @@ from .events import (
     Change,
     Ignored,
     PaymentCaptured,
+    PaymentReversed,
     ProviderEvent,
     SubscriptionCharged,
     SubscriptionStatusChanged,
 )
+from .ids import ORDER_ID, PAYMENT_ID, check_id
 from .providers import PROVIDER_A
 
 log = logging.getLogger(__name__)
@@ -53,8 +60,12 @@ log = logging.getLogger(__name__)
 _TIMEOUT = 15
 #: Months a subscription runs before Razorpay ends it (Razorpay requires a count; 10 years).
 _SUBSCRIPTION_MONTHS = 120
-#: Payment states that mean the money is there (https://razorpay.com/docs/payments/payments/#payment-life-cycle).
-PAID_STATES = ("captured", "authorized")
+#: Payment states that mean the money is there (https://razorpay.com/docs/payments/payments/#payment-life-cycle):
+#: captured only. An `authorized` payment is held, not taken, and is refunded if it is never captured.
+PAID_STATES = ("captured",)
+#: Events that take back what a payment bought (https://razorpay.com/docs/webhooks/refunds/,
+#: https://razorpay.com/docs/webhooks/disputes/): the entity that names the payment, and whether it is a dispute.
+_REVERSALS = {"refund.processed": ("refund", False), "payment.dispute.created": ("dispute", True)}
 #: Subscription webhooks that change whether the key works
 #: (https://razorpay.com/docs/webhooks/subscriptions/).
 _SUBSCRIPTION_STATUS = {
@@ -80,7 +91,7 @@ class RazorpayPayment:
 
     @property
     def paid(self) -> bool:
-        """The money is there (captured, or authorized: orders capture automatically)."""
+        """The money is there: captured (an authorized payment may still be dropped and refunded)."""
         return self.status in PAID_STATES
 
     @classmethod
@@ -142,9 +153,11 @@ class RazorpayGateway:
         return str(order["id"])
 
     def fetch_payment(self, payment_id: str) -> RazorpayPayment:
+        check_id(payment_id, PAYMENT_ID, "payment")
         return RazorpayPayment.of(self._call("fetch payment", self._client.payment.fetch, payment_id))
 
     def order_payments(self, order_id: str) -> list[RazorpayPayment]:
+        check_id(order_id, ORDER_ID, "order")
         listing = self._call("fetch order payments", self._client.order.payments, order_id)
         return [RazorpayPayment.of(item) for item in listing.get("items", [])]
 
@@ -239,9 +252,24 @@ class RazorpayGateway:
         if not isinstance(payload, dict) or payload.get("entity") != "event":
             raise InvalidWebhook(messages.NOT_A_RAZORPAY_EVENT)
         event_type = str(payload.get("event", ""))
-        # Razorpay may deliver an event more than once, with the same X-Razorpay-Event-Id.
-        event_id = headers.get("x-razorpay-event-id") or "sha256:" + hashlib.sha256(body).hexdigest()
-        return ProviderEvent(self.provider, event_id[:128], event_type[:64], translate_event(event_type, payload))
+        return ProviderEvent(
+            self.provider, signed_event_id(payload), event_type[:64], translate_event(event_type, payload)
+        )
+
+
+def signed_event_id(payload: Mapping[str, Any]) -> str:
+    """The id of a webhook event from its signed body: type, the ids of the entities it carries, and its
+    `created_at`. Razorpay redelivers an event with the same body; the `X-Razorpay-Event-Id` header is not
+    signed, so it cannot tell a replay from a new event (issue 12)."""
+    wrappers = payload.get("payload")
+    ids = []
+    if isinstance(wrappers, Mapping):
+        for name in sorted(wrappers):
+            entity = _entity(payload, name)
+            if entity is not None:
+                ids.append(f"{name}={entity.get('id', '')}")
+    key = f"{payload.get('event', '')}:{','.join(ids)}:{payload.get('created_at', '')}"
+    return key if len(key) <= 128 else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
 def _entity(payload: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
@@ -272,9 +300,16 @@ def translate_event(event_type: str, payload: Mapping[str, Any]) -> Change:
             reference=str(subscription.get("id", "")),
             email=paid.email or notes.get("email"),
         )
+    if event_type in _REVERSALS:
+        name, dispute = _REVERSALS[event_type]
+        entity = _entity(payload, name)
+        paid_by = str((entity or {}).get("payment_id") or (payment or {}).get("id") or "")
+        if not paid_by:
+            return Ignored(f"{event_type} names no payment")
+        return PaymentReversed((paid_by,), dispute)
     if event_type in _SUBSCRIPTION_STATUS and subscription is not None:
         return SubscriptionStatusChanged(str(subscription.get("id", "")), _SUBSCRIPTION_STATUS[event_type])
     return Ignored(f"{event_type or 'an event without a type'} needs no action")
 
 
-__all__ = ["PAID_STATES", "RazorpayGateway", "RazorpayPayment", "translate_event"]
+__all__ = ["PAID_STATES", "RazorpayGateway", "RazorpayPayment", "signed_event_id", "translate_event"]

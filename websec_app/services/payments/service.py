@@ -23,16 +23,20 @@ from websec_app.scanner import ScanReport
 from websec_app.settings import Settings
 from websec_app.store import Database, database_for
 from websec_app.store.purchases import CheckoutRecord
+from websec_app.store.tokens import Reservation
 
 from ..email import outbox_for
 from ..email.outbox import Outbox
 from ..prices import Product
+from . import messages
 from .checkout import Checkouts, CheckoutStart
 from .compliance_report import ComplianceReports, GeneratedReport, QueuedReport
 from .confirmation import Confirmations
+from .errors import TooManyRequests
 from .events import Change
 from .fulfilment import Confirmation, Fulfilment, Outcome
 from .gateways import Gateways
+from .limits import PaymentLimits
 from .sandbox import SandboxCheckouts
 
 if TYPE_CHECKING:
@@ -59,8 +63,15 @@ class PaymentService:
         self._fulfilment = Fulfilment(self.settings, self.database, self._gateways, self.clock)
         self._checkouts = Checkouts(self.settings, self.database, self._gateways, self.clock)
         self._confirmations = Confirmations(self.database, self._gateways, self._fulfilment)
+        self.limits = PaymentLimits()
         self._compliance = ComplianceReports(
-            self.settings.mail.sender, self.database, self.outbox, self._gateways, self._fulfilment, self.clock
+            self.settings.mail.sender,
+            self.database,
+            self.outbox,
+            self._gateways,
+            self._fulfilment,
+            self.clock,
+            self.limits,
         )
         self._sandbox = SandboxCheckouts(self.settings, self.database, self._fulfilment)
 
@@ -80,6 +91,12 @@ class PaymentService:
         cancel_url: str | None = None,
     ) -> CheckoutStart:
         return self._checkouts.start(product, provider, email, url, success_url=success_url, cancel_url=cancel_url)
+
+    def admit_checkout(self, client: str) -> None:
+        """Count one payment start for a client address; TooManyRequests (429) past the limit (limits.py)."""
+        wait = self.limits.checkouts.hit(client, self.clock())
+        if wait is not None:
+            raise TooManyRequests(messages.too_many_requests(wait), wait)
 
     # --- confirmations from the browser ---------------------------------------------------------------------
 
@@ -108,18 +125,28 @@ class PaymentService:
 
     # --- compliance reports ---------------------------------------------------------------------------------
 
-    def ensure_compliance_paid(self, token: str) -> None:
-        """The token exists, is unused and is paid (asking Razorpay if need be); raises TokenRejected."""
-        self._compliance.ensure_paid(token)
+    def ensure_compliance_paid(self, token: str, client: str | None = None) -> None:
+        """The token exists, is unused and is paid (asking Razorpay if need be, within the client's limit);
+        raises TokenRejected or TooManyRequests."""
+        self._compliance.ensure_paid(token, client)
 
     async def generate_compliance_report(
-        self, token: str, *, url: str, email: str, scan: Callable[[str], Awaitable[ScanReport]]
+        self,
+        token: str,
+        *,
+        url: str,
+        email: str,
+        scan: Callable[[str], Awaitable[ScanReport]],
+        client: str | None = None,
     ) -> GeneratedReport:
-        """Spec 4.8: check the token, scan, render, use the token and queue the email, try to send it."""
-        return await self._compliance.generate(token, url=url, email=email, scan=scan)
+        """Spec 4.8: check the token is paid, reserve it, scan (`scan` takes the scan slot), render, use the
+        token and queue the email, try to send it."""
+        return await self._compliance.generate(token, url=url, email=email, scan=scan, client=client)
 
-    def queue_compliance_report(self, token: str, *, email: str, report: Mapping[str, Any]) -> QueuedReport:
-        return self._compliance.queue(token, email=email, report=report)
+    def queue_compliance_report(
+        self, reservation: Reservation, *, email: str, report: Mapping[str, Any]
+    ) -> QueuedReport:
+        return self._compliance.queue(reservation, email=email, report=report)
 
     # --- the sandbox ----------------------------------------------------------------------------------------
 

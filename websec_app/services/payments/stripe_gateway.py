@@ -27,6 +27,7 @@ from .events import (
     Change,
     Ignored,
     PaymentCaptured,
+    PaymentReversed,
     ProviderEvent,
     SubscriptionCharged,
     SubscriptionStatusChanged,
@@ -169,6 +170,16 @@ def translate_event(event_type: str, obj: Mapping[str, Any]) -> Change:
         if subscription is None:
             return Ignored("invoice without a subscription")
         return SubscriptionStatusChanged(subscription, SUBSCRIPTION_PAST_DUE)
+    if event_type in ("charge.refunded", "charge.dispute.created"):
+        # https://docs.stripe.com/api/events/types#event_types-charge.refunded (a Charge) and
+        # #event_types-charge.dispute.created (a Dispute naming its charge): issue 12.
+        # A refund in part takes the product back too: each product is one indivisible item.
+        dispute = event_type == "charge.dispute.created"
+        ids = [obj.get("payment_intent"), obj.get("charge") if dispute else obj.get("id"), obj.get("invoice")]
+        found = tuple(str(value) for value in ids if isinstance(value, str) and value)
+        if not found:
+            return Ignored(f"{event_type} names no payment")
+        return PaymentReversed(found, dispute)
     if event_type == "customer.subscription.deleted":
         return SubscriptionStatusChanged(str(obj.get("id")), SUBSCRIPTION_CANCELLED)
     if event_type == "customer.subscription.updated":
