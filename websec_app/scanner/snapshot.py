@@ -18,7 +18,8 @@ from .target import Target, parse_target
 class Failure:
     """Why one part of the fetch did not produce data. Errors are data, not exceptions."""
 
-    kind: str  # "refused" | "unreachable" | "timeout" | "tls" | "too_many_redirects" | "protocol" | "skipped"
+    # "refused" | "unreachable" | "timeout" | "tls" | "too_many_redirects" | "bad_redirect" | "protocol" | "skipped"
+    kind: str
     message: str
 
 
@@ -61,6 +62,9 @@ class HttpResponse:
     body_truncated: bool = False
     address: str = ""  # the IP address the connection went to
     http_version: str = "HTTP/1.1"
+    # Why the body is incomplete or not the decoded content (fetch/body.py): cut at the size, time or
+    # compression-ratio limit, or kept as sent under a chained or unknown Content-Encoding. None: whole.
+    body_note: str | None = None
 
     @property
     def location(self) -> str | None:

@@ -173,7 +173,7 @@ def parse_target(text: str) -> Target:
     if raw_host is None:
         raise InvalidTarget("The URL has no host name")
     try:
-        port = parts.port or _DEFAULT_PORTS[scheme]
+        port = parts.port if parts.port is not None else _DEFAULT_PORTS[scheme]  # `:0` is a bad port, not none
     except ValueError:
         raise InvalidTarget("The URL has an invalid port") from None
     if not 0 < port < 65536:

@@ -264,7 +264,12 @@ def _neutral(outcome: str, note: str, response: HttpResponse) -> CheckResult:
         "sri": {"missing": [], "present": 0},
         "base": None,
     }
-    return CheckResult(SECTION, (Finding(outcome, note=note),), details)
+    return CheckResult(SECTION, (Finding(outcome, note=note), *_body_incomplete(response)), details)
+
+
+def _body_incomplete(response: HttpResponse) -> list[Finding]:
+    """The body was cut or left encoded by the fetch (fetch/body.py): the analysis covers what was read."""
+    return [Finding("page.body_incomplete", note=response.body_note)] if response.body_note else []
 
 
 def _mixed_content(
@@ -384,7 +389,7 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         if urlsplit(url).scheme in ("http", "https"):
             resources.append(Resource(url, kind, tag))
 
-    findings: list[Finding] = []
+    findings: list[Finding] = _body_incomplete(final)
     # <base href> to another origin: every relative URL on the page now loads from there.
     if base_href is not None and urlsplit(base_href).scheme in ("http", "https") and _origin(base_href) != page_origin:
         findings.append(Finding("page.base_foreign", _origin(base_href), f"<base href={base_href!r}>"))
@@ -405,5 +410,6 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         "sri": sri,
         "base": base_href,
         "truncated": final.body_truncated,
+        "body_note": final.body_note,
     }
     return CheckResult(SECTION, tuple(findings), details)

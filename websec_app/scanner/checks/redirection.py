@@ -55,7 +55,10 @@ def _upgrade_findings(chain: FetchChain, host: str) -> list[Finding]:
     findings: list[Finding] = []
     first_hop = _scheme_host(chain.responses[1].url) if len(chain.responses) > 1 else None
     if first_hop is None and first.location:
-        first_hop = _scheme_host(urljoin(first.url, first.location))
+        try:
+            first_hop = _scheme_host(urljoin(first.url, first.location))
+        except ValueError:  # a malformed Location (e.g. an unclosed IPv6 bracket); the chain's failure says so
+            first_hop = None
     final = _scheme_host(chain.final_url)
     if chain.failure is not None and final is not None and final[0] != "https":
         return [Finding("redirect.broken", note=chain.failure.message)]

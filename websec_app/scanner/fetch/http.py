@@ -12,6 +12,7 @@ import asyncio
 import errno
 import ssl
 import typing
+import unicodedata
 import warnings
 from urllib.parse import urljoin
 
@@ -22,6 +23,7 @@ from ...settings import ScanLimits, Settings
 from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
+from .body import ACCEPT_ENCODING, BodyDecoder
 from .resolve import Pinner
 
 
@@ -113,9 +115,21 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
             await self._backend.close_all()
 
 
+class _Client(httpx.AsyncClient):
+    """An AsyncClient that leaves redirects alone: fetch_chain follows them by hand.
+
+    httpx (0.28) builds the next request from `Location` even with follow_redirects=False (for
+    `response.next_request`) and raises on a malformed one before the response is returned: a
+    hostile redirect became an uncaught httpx.InvalidURL (issue 12). fetch_chain judges it instead.
+    """
+
+    def _build_redirect_request(self, request: httpx.Request, response: httpx.Response) -> httpx.Request:
+        return request
+
+
 def make_client(pinner: Pinner, settings: Settings) -> httpx.AsyncClient:
     limits = settings.limits
-    return httpx.AsyncClient(
+    return _Client(
         transport=_PinnedTransport(pinner, limits),
         follow_redirects=False,
         trust_env=False,
@@ -128,7 +142,7 @@ def make_client(pinner: Pinner, settings: Settings) -> httpx.AsyncClient:
         headers={
             "User-Agent": settings.user_agent,
             "Accept": "text/html,application/xhtml+xml,*/*;q=0.8",
-            "Accept-Encoding": "gzip, deflate",
+            "Accept-Encoding": ACCEPT_ENCODING,  # exactly what body.py decodes
         },
     )
 
@@ -180,41 +194,87 @@ async def fetch_one(
     headers: dict[str, str] | None = None,
     max_body: int | None = None,
 ) -> HttpResponse:
-    """One request; the body is read up to `max_body` bytes and for at most `read_seconds`.
+    """One request; the body is read and decoded up to `max_body` bytes and for at most `read_seconds`.
 
-    A body that is too large, or drips too slowly, is kept as far as it got and marked
-    truncated: the headers are what most checks need, and they have arrived.
+    A body that is too large, expands like a decompression bomb, or drips too slowly, is kept as
+    far as it got and marked truncated, with the reason in `body_note` (see body.py): the headers
+    are what most checks need, and they have arrived.
     """
     max_body = limits.max_body_bytes if max_body is None else max_body
-    request = client.build_request(method, url, headers=headers)
+    try:
+        request = client.build_request(method, url, headers=headers)
+    except (httpx.InvalidURL, ValueError) as exc:  # parse_target accepted it, httpx did not: still not a 500
+        raise InvalidTarget(f"The URL {url!r} is not valid: {exc}") from None
     async with asyncio.timeout(limits.connect_seconds + limits.read_seconds):
         response = await client.send(request, stream=True)
-    body = bytearray()
-    truncated = False
+    decoder = BodyDecoder(response.headers.get("content-encoding"), max_body=max_body)
     try:
         if method != "HEAD":
             async with asyncio.timeout_at(asyncio.get_running_loop().time() + limits.read_seconds):
-                async for chunk in response.aiter_bytes():
-                    body.extend(chunk)
-                    if len(body) >= max_body:
-                        del body[max_body:]
-                        truncated = True
+                # The raw (still encoded) stream: httpx would decode a whole chunk at once, and follow
+                # a chain of codings; BodyDecoder bounds every step (issue 12).
+                async for chunk in response.aiter_raw():
+                    if decoder.feed(chunk):
                         break
-    except TimeoutError:
-        truncated = True  # slow drip: keep what arrived within the read budget
-    except (httpx.HTTPError, OSError):
-        truncated = True  # the body broke off mid-way; headers are still valid
+        decoder.finish()
+    except TimeoutError:  # slow drip: keep what arrived within the read budget
+        decoder.cut(
+            f"the body did not arrive within the {limits.read_seconds:g} s read budget; only its start was kept"
+        )
+    except (httpx.HTTPError, OSError):  # the body broke off mid-way; headers are still valid
+        decoder.cut("the connection broke off during the body; only what arrived was kept")
     finally:
         await response.aclose()
     return HttpResponse(
         url=str(response.url),
         status_code=response.status_code,
         headers=HeaderList(tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw)),
-        body=bytes(body),
-        body_truncated=truncated,
+        body=bytes(decoder.body),
+        body_truncated=decoder.truncated,
+        body_note=decoder.note,
         address=address,
         http_version=response.http_version,
     )
+
+
+class _BadLocation(Exception):
+    """A redirect's Location cannot be followed; the message completes "the Location header ..."."""
+
+
+_MAX_LOCATION = 2048  # as for a URL the user types (target.py)
+
+
+def _shown(location: str) -> str:
+    """The Location as quoted in a message: escaped, and shortened when absurdly long."""
+    return repr(location if len(location) <= 120 else location[:100] + "...")
+
+
+def _redirect_target(base: str, location: str) -> str:
+    """The absolute http(s) URL a redirect leads to; raises _BadLocation naming what is wrong.
+
+    Browsers repair much (WHATWG URL: backslashes become slashes, tabs and newlines are dropped);
+    the scanner follows only what needs no repair, since any guess may differ from the browser's.
+    """
+    location = location.strip(" \t")
+    if not location:
+        raise _BadLocation("is empty")
+    if len(location) > _MAX_LOCATION:
+        raise _BadLocation(f"is longer than {_MAX_LOCATION} characters")
+    for char in location:
+        if unicodedata.category(char) == "Cc":  # C0, DEL and C1 (U+0085 NEL is "whitespace" to str.isspace)
+            raise _BadLocation(f"contains a control character (U+{ord(char):04X})")
+        if char.isspace():
+            raise _BadLocation("contains whitespace")
+    if "\\" in location:
+        raise _BadLocation("contains a backslash, which browsers read as a slash and servers may not")
+    try:
+        joined = urljoin(base, location)
+        parse_target(joined)
+    except ValueError as exc:  # urllib: e.g. an unclosed IPv6 bracket
+        raise _BadLocation(f"is not a valid URL ({exc})") from None
+    except InvalidTarget as exc:
+        raise _BadLocation(f"is not a URL the scanner can follow: {exc}") from None
+    return joined
 
 
 async def fetch_chain(
@@ -243,10 +303,14 @@ async def fetch_chain(
         except ScanError as exc:
             if raise_on_first_hop:
                 if responses and isinstance(exc, InvalidTarget):
-                    raise TargetRefused(f"The site redirects to {current!r}, which cannot be scanned: {exc}") from None
+                    raise TargetUnreachable(
+                        f"Could not reach {url}: the site redirects to an invalid address ({current!r}): {exc}"
+                    ) from None
                 if responses and isinstance(exc, TargetRefused):
                     raise TargetRefused(f"The site redirects to {current}. {exc}") from None
                 raise
+            if responses and isinstance(exc, InvalidTarget):
+                return FetchChain(url, tuple(responses), Failure("bad_redirect", f"{current!r}: {exc}"))
             kind = "refused" if isinstance(exc, TargetRefused | InvalidTarget) else "unreachable"
             return FetchChain(url, tuple(responses), Failure(kind, str(exc)))
         except (httpx.HTTPError, OSError, ssl.SSLError, TimeoutError) as exc:
@@ -259,7 +323,15 @@ async def fetch_chain(
         if not response.is_redirect:
             return FetchChain(url, tuple(responses))
         location = response.location or ""
-        current = urljoin(response.url, location.strip())
+        try:
+            current = _redirect_target(response.url, location)
+        except _BadLocation as exc:
+            message = f"the Location header of {response.url} ({_shown(location)}) {exc}"
+            if raise_on_first_hop:
+                raise TargetUnreachable(
+                    f"Could not reach {url}: the site redirects to an invalid address: {message}."
+                ) from None
+            return FetchChain(url, tuple(responses), Failure("bad_redirect", message))
         if current in seen and raise_on_first_hop:
             break
         seen.add(current)

@@ -1,0 +1,172 @@
+"""Hostile `Location` headers: a malformed redirect ends the chain with a recorded failure that
+names the problem, or, on the scanned URL's own chain, a 502-class TargetUnreachable. Never a 500.
+
+The fuzz test serves each generated `Location` from a loopback site. Its pinner refuses every
+address outside 127.0.0.0/8, so whatever the generated URL names, nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import ipaddress
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.clock import TEST_NOW
+from tests.fixtures.sites import Request, Response, RunningSite, Site, SiteFactory
+from websec_app.scanner.checks.redirection import check_redirection
+from websec_app.scanner.errors import ScanError, TargetRefused, TargetUnreachable
+from websec_app.scanner.fetch.http import fetch_chain, make_client
+from websec_app.scanner.fetch.resolve import Pinner, Resolver
+from websec_app.scanner.snapshot import FetchChain, SiteSnapshot
+from websec_app.scanner.target import parse_target
+from websec_app.settings import ScanLimits, Settings
+
+
+class LoopbackOnlyPinner(Pinner):
+    """The real pinner, plus a refusal of anything outside loopback: a fuzzed URL cannot reach the world."""
+
+    async def _resolve_and_guard(self, host: str) -> str:
+        address = await super()._resolve_and_guard(host)
+        if not ipaddress.ip_address(address).is_loopback:
+            raise TargetRefused(f"test guard: {address} is not loopback")
+        return address
+
+
+class Mirror:
+    """A site whose `/` answers 302 with whatever Location the test sets, byte for byte."""
+
+    def __init__(self) -> None:
+        self.location = b"/"
+
+    def __call__(self, request: Request) -> Response:
+        if request.path != "/":
+            return Response(200, [("Content-Type", "text/plain")], b"landed")
+        head = (
+            b"HTTP/1.1 302 Found\r\nLocation: " + self.location + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        return Response(raw=head)
+
+
+@pytest.fixture(scope="module")
+def mirror(site_factory: SiteFactory) -> tuple[RunningSite, Mirror]:
+    handler = Mirror()
+    site = site_factory(Site(names=(site_factory.unique_host("mirror"),), tls=None, http=handler))
+    return site, handler
+
+
+def fast(settings: Settings) -> Settings:
+    limits = dataclasses.replace(ScanLimits(), connect_seconds=0.5, read_seconds=0.5, total_seconds=5, max_redirects=2)
+    return dataclasses.replace(settings, limits=limits)
+
+
+async def chain_for(url: str, settings: Settings, *, main: bool) -> FetchChain:
+    pinner = LoopbackOnlyPinner(Resolver(settings), settings)
+    async with make_client(pinner, settings) as client:
+        return await asyncio.wait_for(fetch_chain(client, pinner, url, settings.limits, raise_on_first_hop=main), 30)
+
+
+BAD_LOCATIONS = [
+    (b"http:\\\\127.0.0.1:8099/", "backslash"),
+    (b"/a\\b", "backslash"),
+    (b"http://mirror.test:99999/", "invalid port"),
+    (b"http://mirror.test:0/", "invalid port"),
+    (b"http://mirror.test:-1/", "invalid port"),
+    (b"http://mirror.test:8o/", "invalid port"),
+    (b"http://[::1/", "not a valid URL"),
+    (b"http://xn--a.test/", "not a valid host name"),
+    (b"http://a..b.test/", "not a valid host name"),
+    (b"http://" + b"a" * 64 + b".test/", "not a valid host name"),
+    (b"/x\x7fy", "control character"),
+    (b"/x\x01y", "control character"),
+    (b"/x\xc2\x85y", "control character"),  # U+0085 NEL, a C1 control, sent as UTF-8
+    (b"/x y", "whitespace"),
+    (b"/" + b"a" * 5000, "longer than"),
+    (b"ftp://mirror.test/", "scheme 'ftp'"),
+    (b"javascript:alert(1)", "scheme 'javascript'"),
+    (b"file:///etc/passwd", "scheme 'file'"),
+    (b"http://user:pw@mirror.test/", "user name or password"),
+    (b"", "empty"),
+]
+
+
+@pytest.mark.parametrize(("location", "problem"), BAD_LOCATIONS)
+async def test_a_malformed_location_ends_a_side_chain_with_a_failure_naming_the_problem(
+    location: bytes, problem: str, mirror: tuple[RunningSite, Mirror], scan_settings: Settings
+) -> None:
+    site, handler = mirror
+    handler.location = location
+    chain = await chain_for(site.http_url, fast(scan_settings), main=False)
+    assert len(chain.responses) == 1 and chain.responses[0].status_code == 302
+    assert chain.failure is not None and chain.failure.kind == "bad_redirect"
+    assert problem in chain.failure.message
+
+
+@pytest.mark.parametrize(("location", "problem"), BAD_LOCATIONS)
+async def test_a_malformed_location_on_the_scanned_chain_is_unreachable_502(
+    location: bytes, problem: str, mirror: tuple[RunningSite, Mirror], scan_settings: Settings
+) -> None:
+    site, handler = mirror
+    handler.location = location
+    with pytest.raises(TargetUnreachable, match="redirects to an invalid address") as raised:
+        await chain_for(site.http_url, fast(scan_settings), main=True)
+    assert raised.value.http_status == 502
+    assert problem in str(raised.value)
+
+
+_PREFIXES = [
+    "http://",
+    "https://",
+    "http:\\\\",
+    "http:/",
+    "//",
+    "/",
+    "",
+    "\\\\",
+    "HtTp://",
+    "ftp://",
+    "data:",
+    "h\tttp://",
+]
+_HOSTS = [
+    "{host}", "{ip}", "127.0.0.1", "[::1]", "[::1", "[fe80::1%25lo]", "localhost", "xn--", "xn--a", "a..b",
+    "ex\u0430mple.test", "\u0130.test", "\uff11\uff12\uff17.0.0.1", "0x7f.1", "2130706433", "%41.test",
+    "a" * 64, "b" * 300 + ".test", "-a-.test", "nx.test", "\u200b.test", "host.test.", "[v1.x]",
+]  # fmt: skip
+_PORTS = ["", ":", ":0", ":1", ":80", ":65535", ":65536", ":-1", ":99999999999999999999", ":8o", ":\u0661"]
+_SEGMENTS = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=30)
+
+
+@st.composite
+def locations(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        return draw(st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=60))
+    return (
+        draw(st.sampled_from(_PREFIXES))
+        + draw(st.sampled_from(_HOSTS) | _SEGMENTS)
+        + draw(st.sampled_from(_PORTS))
+        + draw(_SEGMENTS)
+    )
+
+
+@given(location=locations(), main=st.booleans())
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+def test_fuzzed_locations_never_raise_anything_but_a_scan_error(
+    location: str, main: bool, mirror: tuple[RunningSite, Mirror], scan_settings: Settings
+) -> None:
+    site, handler = mirror
+    handler.location = location.replace("{host}", site.host).replace("{ip}", site.ip).encode("utf-8")
+    settings = fast(scan_settings)
+    try:
+        chain = asyncio.run(chain_for(site.http_url, settings, main=main))
+    except ScanError as exc:
+        assert main, f"a side chain raised {exc!r}"
+        assert exc.http_status in (400, 502)
+        return
+    # What the checks read from a chain cannot raise either.
+    snapshot = SiteSnapshot(target=parse_target(site.http_url), main=chain, http_upgrade=chain, fetched_at=TEST_NOW)
+    check_redirection(snapshot)
+    _ = snapshot.final_target_host

@@ -1,0 +1,50 @@
+"""Whole scans of hostile targets (issue 12): a decompression bomb as the page is graded from what
+fits, and the report says the page was cut and why; a malformed redirect is a 502, never a 500."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures import catalog
+from tests.fixtures.bombs import chained_gzip_bomb, encoded, gzip_bomb
+from tests.fixtures.sites import Redirect, SiteFactory
+from websec_app.scanner import TargetUnreachable, scan
+from websec_app.settings import Settings
+
+
+def page_findings(body: dict[str, object]) -> dict[str, str]:
+    section = body["page_analysis"]
+    assert isinstance(section, dict)
+    return {f["check"]: f.get("note") or "" for f in section["findings"]}
+
+
+@pytest.mark.parametrize(
+    ("route", "words"),
+    [
+        (encoded(gzip_bomb(), "gzip"), "decompression bomb"),
+        (encoded(chained_gzip_bomb(), "gzip, gzip"), "at most one"),
+    ],
+    ids=["gzip-bomb", "gzip-gzip-chain"],
+)
+async def test_a_bomb_as_the_page_is_graded_and_the_report_says_the_body_was_cut(
+    route: object, words: str, site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    site = site_factory(catalog.simple_site(site_factory.unique_host("bomb-page"), routes={"/": route}))
+    report = await scan(site.url, scan_settings)
+    body = report.to_dict()
+    assert report.status_code == 200 and body["grade"]
+    notes = page_findings(body)
+    assert "page.body_incomplete" in notes
+    assert words in notes["page.body_incomplete"]
+    assert body["page_analysis"]["body_note"] == notes["page.body_incomplete"]
+
+
+async def test_a_backslash_redirect_is_unreachable_with_a_clear_sentence(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    site = site_factory(
+        catalog.simple_site(site_factory.unique_host("backslash"), routes={"/": Redirect("http:\\\\127.0.0.1:8099/")})
+    )
+    with pytest.raises(TargetUnreachable, match=r"redirects to an invalid address.*backslash") as raised:
+        await scan(site.url, scan_settings)
+    assert raised.value.http_status == 502
