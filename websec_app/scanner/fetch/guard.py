@@ -1,10 +1,11 @@
 """The SSRF guard: which addresses the scanner may connect to.
 
 Only globally routable unicast addresses are allowed by default. Addresses that embed an
-IPv4 address (IPv4-mapped, IPv4-compatible, 6to4, NAT64, Teredo) are judged by the
-address they embed, so `::ffff:127.0.0.1` or `2002:7f00:1::` cannot smuggle loopback in.
-Names are checked after resolution, for every hop, and the connection then goes to the
-checked address (see pinning.py), so DNS rebinding cannot switch it afterwards.
+IPv4 address (IPv4-mapped, IPv4-compatible, 6to4, well-known NAT64, Teredo) are judged by
+the address they embed (local-use NAT64 is refused outright), so `::ffff:127.0.0.1` or
+`2002:7f00:1::` cannot smuggle loopback in. Names are checked after resolution, for every hop,
+and the connection then goes to the checked address (see resolve.py), so DNS rebinding cannot
+switch it afterwards. A refusal never says what a name resolved to.
 """
 
 from __future__ import annotations
@@ -23,6 +24,31 @@ _CLOUD_METADATA = {
     ipaddress.ip_address("fd00:ec2::254"): "the AWS IPv6 metadata service",
 }
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")  # RFC 6598 shared address space
+# The IANA special-purpose address registries (iana-ipv4-special-registry, iana-ipv6-special-registry)
+# name every block that is not an ordinary public unicast address. `ipaddress` knows most of them,
+# but which ones depends on the Python version (3.11 misses 192.88.99.0/24, 3fff::/20, 5f00::/16;
+# 3.12.4 made 192.0.0.9 and .10 "global"), so the guard names them itself. Names are for the
+# message; every block here is refused. Loopback, link-local, multicast, unspecified, CGNAT and the
+# private ranges (RFC 1918, RFC 4193 fc00::/7) are recognised first, by the checks above them.
+_SPECIAL_PURPOSE: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = (
+    (ipaddress.ip_network("0.0.0.0/8"), "a this-network address"),  # RFC 791 3.2, RFC 6890
+    (ipaddress.ip_network("192.0.0.0/24"), "an IETF protocol assignment address"),  # RFC 6890 2.2.2
+    (ipaddress.ip_network("192.0.2.0/24"), "a documentation address"),  # RFC 5737 TEST-NET-1
+    (ipaddress.ip_network("192.88.99.0/24"), "a deprecated 6to4 relay anycast address"),  # RFC 7526
+    (ipaddress.ip_network("198.18.0.0/15"), "a benchmarking address"),  # RFC 2544
+    (ipaddress.ip_network("198.51.100.0/24"), "a documentation address"),  # RFC 5737 TEST-NET-2
+    (ipaddress.ip_network("203.0.113.0/24"), "a documentation address"),  # RFC 5737 TEST-NET-3
+    (ipaddress.ip_network("240.0.0.0/4"), "a reserved address"),  # RFC 1112 4, RFC 6890 (with the broadcast)
+    (ipaddress.ip_network("100::/64"), "a discard-only address"),  # RFC 6666
+    (ipaddress.ip_network("100:0:0:1::/64"), "a dummy IPv6 prefix address"),  # RFC 9780
+    (ipaddress.ip_network("2001:2::/48"), "a benchmarking address"),  # RFC 5180
+    (ipaddress.ip_network("2001:10::/28"), "an ORCHID address"),  # RFC 4843 (deprecated)
+    (ipaddress.ip_network("2001:20::/28"), "an ORCHID address"),  # RFC 7343: identifiers, not locators
+    (ipaddress.ip_network("2001:db8::/32"), "a documentation address"),  # RFC 3849
+    (ipaddress.ip_network("3fff::/20"), "a documentation address"),  # RFC 9637
+    (ipaddress.ip_network("5f00::/16"), "a Segment Routing (SRv6) SID address"),  # RFC 9602
+    (ipaddress.ip_network("2001::/23"), "an IETF protocol assignment address"),  # RFC 2928, RFC 6890 2.2.3
+)
 _NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215, local-use
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d (RFC 4291 2.5.5.1)
@@ -35,7 +61,7 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Addres
         return address.sixtofour, "6to4"
     if address.teredo is not None:
         return address.teredo[1], "Teredo"
-    if address in _NAT64_WELL_KNOWN or address in _NAT64_LOCAL:
+    if address in _NAT64_WELL_KNOWN:
         return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF), "NAT64"
     if address in _IPV4_COMPATIBLE and int(address) > 1:  # :: and ::1 are not IPv4-compatible forms
         return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF), "IPv4-compatible"
@@ -56,6 +82,13 @@ def _category(address: IPAddress) -> str | None:
         return "a link-local address"
     if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
         return "a carrier-grade NAT (shared) address"
+    if isinstance(address, ipaddress.IPv6Address) and address in _NAT64_LOCAL:
+        # RFC 8215: a local-use NAT64 prefix leads to whatever the local translator reaches, public
+        # or not, so the embedded address proves nothing (the well-known 64:ff9b::/96 is judged by it).
+        return "a local-use NAT64 address"
+    for network, name in _SPECIAL_PURPOSE:
+        if address.version == network.version and address in network:
+            return name
     if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
         return "a site-local address"
     if address.is_reserved:
@@ -91,16 +124,17 @@ def refusal_reason(address: IPAddress | str, *, allow_private: bool = False) -> 
 
 
 def ensure_allowed(address: IPAddress | str, *, allow_private: bool, host: str | None = None) -> None:
-    """Raise TargetRefused when `address` may not be scanned."""
+    """Raise TargetRefused when `address` may not be scanned; `host` is the name it came from, if any."""
     refusal = _refusal(ipaddress.ip_address(address) if isinstance(address, str) else address, allow_private)
     if refusal is None:
         return
     shown, category = refusal
-    sentence = (
-        f"{host} resolves to {shown}, which is {category}"
-        if host and host != str(address)
-        else f"{shown} is {category}"
-    )
+    if host and host != str(address):
+        # Never what a name resolved to, nor what kind of address: anyone may submit a scan, and
+        # "intranet.corp resolves to 10.0.0.5" would make the scanner an oracle for internal DNS.
+        sentence = f"{host} resolves to a private or reserved address"
+    else:
+        sentence = f"{shown} is {category}"  # the address the user (or a redirect) wrote: nothing to reveal
     raise TargetRefused(f"Refusing to scan: {sentence}. Only public addresses can be scanned.")
 
 

@@ -125,8 +125,8 @@ class Resolver:
             return DnsAnswer(name, rdtype, "NXDOMAIN")
         except dns.resolver.LifetimeTimeout:
             return DnsAnswer(name, rdtype, "TIMEOUT", error="no answer before the DNS timeout")
-        except dns.resolver.NoNameservers as exc:
-            return DnsAnswer(name, rdtype, "SERVFAIL", error=str(exc))
+        except dns.resolver.NoNameservers:  # its text names our own resolvers' addresses: not for a report
+            return DnsAnswer(name, rdtype, "SERVFAIL", error="no DNS server gave a usable answer (SERVFAIL or refused)")
         except dns.exception.DNSException as exc:
             return DnsAnswer(name, rdtype, "ERROR", error=f"{type(exc).__name__}: {exc}")
         rcode = dns.rcode.to_text(answer.response.rcode())
