@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..findings import CheckResult, Finding
-from ..records.html import is_html, parse_html
+from ..records.html import meta_elements
 from ..snapshot import HttpResponse, SiteSnapshot
 
 SECTION = "server_fingerprint"
@@ -98,14 +98,11 @@ def _header_disclosures(response: HttpResponse) -> tuple[list[dict[str, str]], l
 
 def _generator_disclosures(response: HttpResponse) -> list[dict[str, str]]:
     """`<meta name="generator" content="WordPress 6.4.2">` (HTML §4.2.5.1 "generator")."""
-    if not response.body or not is_html(response):
-        return []
-    soup = parse_html(response)
     found = []
-    for meta in soup.find_all("meta"):
-        if str(meta.get("name", "")).strip().lower() != "generator":
+    for meta in meta_elements(response):  # the page's one parse, shared with the other checks
+        if meta.name != "generator":
             continue
-        content = str(meta.get("content", ""))
+        content = meta.content or ""
         for product, version in find_versions(content):
             found.append({"header": "meta generator", "value": content, "product": product, "version": version})
     return found

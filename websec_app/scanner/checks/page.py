@@ -24,16 +24,16 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from ipaddress import ip_address
 from typing import Any
-from urllib.parse import urljoin, urlsplit
-
-from bs4 import BeautifulSoup, Tag
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from ..findings import CheckResult, Finding
-from ..records.html import is_html, parse_html
+from ..records.html import Element, HtmlPage, is_html, parse_page
 from ..registrable import registrable_domain
 from ..snapshot import HttpResponse, SiteSnapshot
 
@@ -81,7 +81,16 @@ _SRI_NOT_APPLICABLE = (
 class Resource:
     url: str  # absolute
     kind: str  # script, stylesheet, image, icon, media, frame, object, font, manifest, track, form, preload
-    element: Tag
+    element: Element
+    parts: SplitResult  # `url` split once: a page may list thousands of resources (issue 12)
+
+    @cached_property
+    def origin(self) -> str:
+        return _origin(self.parts)
+
+    @cached_property
+    def site(self) -> str:
+        return registrable_domain(self.parts.hostname or "")
 
 
 def _clean(value: object) -> str:
@@ -114,75 +123,75 @@ def _srcset_urls(value: str) -> list[str]:
     return urls
 
 
-def _rel(tag: Tag) -> set[str]:
+def _rel(tag: Element) -> set[str]:
     return {token.lower() for token in str(tag.get("rel", "")).split()}
 
 
-def _raw_resources(soup: BeautifulSoup) -> Iterator[tuple[str, str, Tag]]:
+def _raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
     """(attribute value, resource kind, element) for everything the page loads or posts to."""
-    for tag in soup.find_all(True):
-        if tag.find_parent(["noscript", "template"]) is not None:
+    for tag in page.elements:
+        if tag.inert:
             continue
         name = tag.name
         if name == "script" and tag.get("src") is not None:
             if str(tag.get("type", "")).split(";")[0].strip().lower() in _JS_TYPES:
-                yield str(tag["src"]), "script", tag
+                yield str(tag.attrs["src"]), "script", tag
         elif name == "link" and tag.get("href") is not None:
             rel = _rel(tag)
             if "stylesheet" in rel:
-                yield str(tag["href"]), "stylesheet", tag
+                yield str(tag.attrs["href"]), "stylesheet", tag
             elif "modulepreload" in rel:
-                yield str(tag["href"]), "script", tag
+                yield str(tag.attrs["href"]), "script", tag
             elif "preload" in rel:
                 kind = _PRELOAD_AS.get(str(tag.get("as", "")).strip().lower(), "preload")
-                yield str(tag["href"]), kind, tag
+                yield str(tag.attrs["href"]), kind, tag
             elif rel & {"icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"}:
-                yield str(tag["href"]), "icon", tag
+                yield str(tag.attrs["href"]), "icon", tag
             elif "manifest" in rel:
-                yield str(tag["href"]), "manifest", tag
+                yield str(tag.attrs["href"]), "manifest", tag
         elif name in ("iframe", "frame") and tag.get("src") is not None:
-            yield str(tag["src"]), "frame", tag
+            yield str(tag.attrs["src"]), "frame", tag
         elif name == "object" and tag.get("data") is not None:
-            yield str(tag["data"]), "object", tag
+            yield str(tag.attrs["data"]), "object", tag
         elif name == "embed" and tag.get("src") is not None:
-            yield str(tag["src"]), "object", tag
+            yield str(tag.attrs["src"]), "object", tag
         elif name == "img" or (name == "input" and str(tag.get("type", "")).lower() == "image"):
             if tag.get("src") is not None:
-                yield str(tag["src"]), "image", tag
+                yield str(tag.attrs["src"]), "image", tag
             for url in _srcset_urls(str(tag.get("srcset", ""))):
                 yield url, "image", tag
         elif name in ("audio", "video"):
             if tag.get("src") is not None:
-                yield str(tag["src"]), "media", tag
+                yield str(tag.attrs["src"]), "media", tag
             if name == "video" and tag.get("poster") is not None:
-                yield str(tag["poster"]), "image", tag
+                yield str(tag.attrs["poster"]), "image", tag
         elif name == "source":
             if tag.get("src") is not None:
-                yield str(tag["src"]), "media", tag
+                yield str(tag.attrs["src"]), "media", tag
             for url in _srcset_urls(str(tag.get("srcset", ""))):
                 yield url, "image", tag
         elif name == "track" and tag.get("src") is not None:
-            yield str(tag["src"]), "track", tag
+            yield str(tag.attrs["src"]), "track", tag
         elif name == "form" and tag.get("action") is not None:
-            yield str(tag["action"]), "form", tag
+            yield str(tag.attrs["action"]), "form", tag
         elif name in ("button", "input") and tag.get("formaction") is not None:
-            yield str(tag["formaction"]), "form", tag
+            yield str(tag.attrs["formaction"]), "form", tag
 
 
-def _base_url(soup: BeautifulSoup, page_url: str) -> tuple[str, str | None]:
+def _base_url(page: HtmlPage, page_url: str) -> tuple[str, str | None]:
     """HTML §4.2.3: the first `<base href>` sets the base URL, unless it is data: or javascript:."""
-    base = soup.find("base", href=True)
-    if not isinstance(base, Tag):
+    base = next((tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None), None)
+    if base is None:
         return page_url, None
-    href = _clean(base["href"])
+    href = _clean(base.attrs["href"])
     resolved = urljoin(page_url, href)
     if urlsplit(resolved).scheme in ("data", "javascript"):
         return page_url, resolved
     return resolved, resolved
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
+def _origin(url: str | SplitResult) -> str:
+    parts = url if isinstance(url, SplitResult) else urlsplit(url)
     port = parts.port
     default = {"http": 80, "https": 443}.get(parts.scheme)
     host = parts.hostname or ""
@@ -191,9 +200,9 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{host}" + (f":{port}" if port and port != default else "")
 
 
-def _trustworthy(url: str) -> bool:
+def _trustworthy(parts: SplitResult) -> bool:
     """Secure Contexts §3.1: localhost and loopback addresses count as secure even over http."""
-    host = (urlsplit(url).hostname or "").lower()
+    host = (parts.hostname or "").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
@@ -202,12 +211,12 @@ def _trustworthy(url: str) -> bool:
         return False
 
 
-def _upgrades_insecure_requests(response: HttpResponse, soup: BeautifulSoup) -> bool:
+def _upgrades_insecure_requests(response: HttpResponse, page: HtmlPage) -> bool:
     """CSP3 / UPGRADE §3: the directive in an enforced policy, header or `<meta http-equiv>`."""
     policies = list(response.headers.get_all("content-security-policy"))
-    for meta in soup.find_all("meta"):
-        # HTML §4.2.5.3: a CSP <meta> counts only in <head> (html.parser adds no implied <head>).
-        if meta.find_parent("body") is not None:
+    for meta in page.find_all("meta"):
+        # HTML §4.2.5.3: a CSP <meta> counts only in <head>.
+        if meta.in_body:
             continue
         if str(meta.get("http-equiv", "")).strip().lower() == "content-security-policy":
             policies.append(str(meta.get("content", "")))
@@ -218,7 +227,7 @@ def _upgrades_insecure_requests(response: HttpResponse, soup: BeautifulSoup) -> 
     return False
 
 
-def _sri_state(tag: Tag) -> str:
+def _sri_state(tag: Element) -> str:
     """ "absent", "unsupported" (no hash browsers know: ignored), "malformed" (blocks the load) or "valid"."""
     integrity = tag.get("integrity")
     if integrity is None:
@@ -240,9 +249,8 @@ def _sri_state(tag: Tag) -> str:
     return "malformed"
 
 
-def _not_applicable(url: str) -> bool:
+def _not_applicable(parts: SplitResult) -> bool:
     """A script or stylesheet from `_SRI_NOT_APPLICABLE` (host, optionally host/path prefix)."""
-    parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     for entry in _SRI_NOT_APPLICABLE:
         entry_host, _, entry_path = entry.partition("/")
@@ -278,14 +286,17 @@ def _mixed_content(
     """Mixed Content §4: blockable (active) and upgradeable (passive) http:// subresources."""
     active: list[str] = []
     passive: list[str] = []
+    seen: set[str] = set()  # a set, not `in bucket`: thousands of URLs would make that quadratic
     if not https_page:
         note = "The page itself is plain HTTP, so mixed content does not apply"
         return [Finding("page.http_page", note=note)], active, passive
     for res in resources:
-        if urlsplit(res.url).scheme != "http" or _trustworthy(res.url):
+        if res.parts.scheme != "http" or _trustworthy(res.parts):
             continue
         bucket = passive if res.kind in _PASSIVE_TYPES else active
-        if res.url not in bucket:
+        key = f"{bucket is passive} {res.url}"
+        if key not in seen:
+            seen.add(key)
             bucket.append(res.url)
     if not active and not passive:
         return [Finding("page.no_mixed_content")], active, passive
@@ -313,19 +324,19 @@ def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> t
             continue  # a preload is checked on the element that uses it
         state = _sri_state(element)
         present += state == "valid"
-        origin = _origin(res.url)
+        origin = res.origin
         if state in ("valid", "malformed") and origin != page_origin and element.get("crossorigin") is None:
             note = f"{res.url} has integrity but no crossorigin attribute: browsers refuse to load it"
             findings.append(Finding("page.sri_no_crossorigin", origin, note))
         if state == "malformed":
             note = f"{res.url}: the integrity hash is not valid base64 of the right length, so the load is blocked"
             findings.append(Finding("page.sri_malformed", origin, note))
-        if registrable_domain(urlsplit(res.url).hostname or "") == page_site:
+        if res.site == page_site:
             continue  # same site: the same owner controls both
         needing += 1
         if state not in ("absent", "unsupported"):
             continue
-        if _not_applicable(res.url):
+        if _not_applicable(res.parts):
             not_applicable.append(res.url)
             continue
         outcome = "page.sri_missing_script" if res.kind == "script" else "page.sri_missing_stylesheet"
@@ -350,10 +361,10 @@ def _external_origins(resources: list[Resource], page_origin: str, page_site: st
     """Third-party dependencies grouped by origin, most used first."""
     by_origin: dict[str, dict[str, Any]] = {}
     for res in resources:
-        origin = _origin(res.url)
+        origin = res.origin
         if origin == page_origin:
             continue
-        site = registrable_domain(urlsplit(res.url).hostname or "")
+        site = res.site
         entry = by_origin.setdefault(
             origin, {"origin": origin, "resources": 0, "types": [], "same_site": site == page_site}
         )
@@ -373,27 +384,38 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         kind = final.content_type or "no Content-Type"
         return _neutral("page.not_html", f"The final response is {kind}, not an HTML page", final)
 
-    soup = parse_html(final)
+    page = parse_page(final)
     page_url = final.url
     page_origin = _origin(page_url)
     page_site = registrable_domain(urlsplit(page_url).hostname or "")
-    base_url, base_href = _base_url(soup, page_url)
+    base_url, base_href = _base_url(page, page_url)
     https_page = urlsplit(page_url).scheme == "https"
 
     resources: list[Resource] = []
-    for raw, kind, tag in _raw_resources(soup):
+    exhausted = list(page.exhausted)
+    started = time.thread_time()  # the CPU time budget also bounds resolving the resources (issue 12)
+    for count, (raw, kind, tag) in enumerate(_raw_resources(page)):
+        if count % 256 == 0 and time.thread_time() - started >= page.budget.max_cpu_seconds:
+            exhausted.append("time")
+            break
         value = _clean(raw)
         if not value or value.startswith("#"):
             continue
         url = urljoin(base_url, value)
-        if urlsplit(url).scheme in ("http", "https"):
-            resources.append(Resource(url, kind, tag))
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https"):
+            resources.append(Resource(url, kind, tag, parts))
 
     findings: list[Finding] = _body_incomplete(final)
+    if exhausted:
+        # Issue 12: a page past a work budget is analysed as far as the budget went, never stalls the scan.
+        spent = ", ".join(page.budget.describe(name) for name in dict.fromkeys(exhausted))
+        note = f"Only part of the page was analysed ({page.examined:,} elements examined): past the {spent}"
+        findings.append(Finding("page.analysis_limited", note=note))
     # <base href> to another origin: every relative URL on the page now loads from there.
     if base_href is not None and urlsplit(base_href).scheme in ("http", "https") and _origin(base_href) != page_origin:
         findings.append(Finding("page.base_foreign", _origin(base_href), f"<base href={base_href!r}>"))
-    upgraded = https_page and _upgrades_insecure_requests(final, soup)
+    upgraded = https_page and _upgrades_insecure_requests(final, page)
     mixed, active, passive = _mixed_content(resources, https_page, upgraded)
     findings += mixed
     sri_findings, sri = _integrity(resources, page_origin, page_site)
@@ -411,5 +433,6 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         "base": base_href,
         "truncated": final.body_truncated,
         "body_note": final.body_note,
+        "budgets_exhausted": list(dict.fromkeys(exhausted)),
     }
     return CheckResult(SECTION, tuple(findings), details)

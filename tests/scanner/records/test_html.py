@@ -1,0 +1,95 @@
+"""The one parse of a page (records/html.py): what it keeps, and the work budgets that bound it (issue 12)."""
+
+from __future__ import annotations
+
+from tests.factories import make_response, make_snapshot
+from tests.fixtures.hostile_pages import deep_divs, deep_mixed, flat_resources, normal_page
+from websec_app.scanner.records import html
+from websec_app.scanner.records.html import Budget, parse_page
+from websec_app.scanner.scan import grade_snapshot
+
+
+def page(body: str | bytes, budget: Budget | None = None) -> html.HtmlPage:
+    response = make_response("https://example.com/", 200, [], body, "text/html")
+    return parse_page(response, budget) if budget else parse_page(response)
+
+
+def test_resources_inside_noscript_and_template_are_marked_inert() -> None:
+    parsed = page(
+        "<body><noscript><img src=/a.png></noscript><template><div><script src=/b.js></script></div></template>"
+        "<img src=/c.png></body>"
+    )
+    found = [(e.name, e.attrs.get("src"), e.inert) for e in parsed.elements if e.name in ("img", "script")]
+    assert found == [("img", "/a.png", True), ("script", "/b.js", True), ("img", "/c.png", False)]
+    assert parsed.exhausted == ()
+
+
+def test_meta_elements_know_whether_they_sit_in_head() -> None:
+    parsed = page(
+        '<html><head><meta http-equiv="Content-Security-Policy" content="a"></head>'
+        '<body><div><meta name="referrer" content="b"></div></body></html>'
+    )
+    assert [(m.http_equiv, m.name, m.content, m.in_head) for m in html.meta_elements_of(parsed)] == [
+        ("content-security-policy", "", "a", True),
+        ("", "referrer", "b", False),
+    ]
+
+
+def test_on_a_duplicated_attribute_the_first_counts() -> None:
+    # HTML §13.2.5.33: the later duplicate is dropped.
+    (script,) = [e for e in page('<script src="/first.js" src="/second.js"></script>').elements if e.name == "script"]
+    assert script.attrs["src"] == "/first.js"
+
+
+def test_a_normal_page_stays_within_every_budget() -> None:
+    parsed = page(normal_page())
+    assert parsed.exhausted == ()
+    assert sum(e.name == "img" for e in parsed.elements) == 251
+
+
+def test_ten_thousand_nested_divs_stop_at_the_depth_budget() -> None:
+    parsed = page(deep_divs())
+    assert "depth" in parsed.exhausted
+    # What sits above the budget was read: the head's <meta> elements.
+    assert [m.name for m in html.meta_elements_of(parsed)] == ["", "", "generator"]
+
+
+def test_a_megabyte_of_nested_tags_stops_at_the_depth_budget() -> None:
+    assert "depth" in page(deep_mixed()).exhausted
+
+
+def test_fifty_thousand_tags_stop_at_the_element_budget() -> None:
+    parsed = page(flat_resources())
+    assert "elements" in parsed.exhausted
+    assert 1000 < len(parsed.elements) <= Budget().max_elements
+
+
+def test_each_budget_is_named_when_it_runs_out() -> None:
+    body = "<body>" + "<p><img src=/x.png></p>" * 200 + "</body>"
+    assert page(body, Budget(max_elements=50)).exhausted == ("elements",)
+    assert page(body, Budget(max_depth=2)).exhausted == ("depth",)
+    assert page(body, Budget(max_cpu_seconds=0.0)).exhausted == ("time",)
+    assert page(body, Budget(max_bytes=100)).exhausted == ("bytes",)
+
+
+def test_a_body_the_fetch_cut_is_not_the_bytes_budget() -> None:
+    # The fetch reports its own cut (page.body_incomplete); the bytes budget is the analysis's own.
+    response = make_response("https://example.com/", 200, [], "<p>hi", "text/html")
+    truncated = type(response)(**{**response.__dict__, "body_truncated": True})
+    assert parse_page(truncated).exhausted == ()
+
+
+def test_the_checks_of_one_scan_share_one_parse(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    calls = []
+    real = html._parse
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(html, "_parse", counting)
+    body = '<html><head><meta name="generator" content="Ghost 5.1.2"><meta name=referrer content=no-referrer>'
+    body += "</head><body><script src=https://cdn.other.test/a.js></script>unique-page-7</body></html>"
+    report = grade_snapshot(make_snapshot(body=body))
+    assert len(calls) == 1
+    assert report.to_dict()["grade"]
