@@ -1,10 +1,22 @@
-"""The scan: retrieve once, then run each check, then grade (httpobs' scanner.py shape)."""
+"""The scan: retrieve once, then run each check, then grade (httpobs' scanner.py shape).
+
+Grading (parsing the page, every check, the score) is CPU work: `scan()` runs it in a small
+dedicated thread pool, never on the event loop, so the server keeps answering (`/api/health`)
+while a large page is analysed (issue 12). The work budgets of records/html.py bound how long one
+grading takes; the pool bounds how many run at once (one per CPU: more threads would only queue
+on the GIL). A process pool would add true parallelism and a hard kill, but every snapshot (bodies
+up to 2 MB, certificates) and report would be pickled across, each worker would hold its own copy
+of the app, and granian already runs one process per worker: the budgets make threads enough.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ..settings import Settings, get_settings
 from .checks import CHECKS
@@ -65,6 +77,19 @@ def grade_snapshot(snapshot: SiteSnapshot, *, book: RuleBook | None = None, dura
     )
 
 
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _grading_pool() -> ThreadPoolExecutor:
+    """The process's grading threads, made on first use (after granian has forked its workers)."""
+    global _pool  # noqa: PLW0603 - one pool per process, like asyncio's default executor
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="websec-grade")
+        return _pool
+
+
 async def scan(url: str, settings: Settings | None = None) -> ScanReport:
     """Scan one site. Raises InvalidTarget, TargetRefused or TargetUnreachable (see errors.py)."""
     settings = settings or get_settings()
@@ -72,7 +97,8 @@ async def scan(url: str, settings: Settings | None = None) -> ScanReport:
     started = time.perf_counter()
     snapshot = await fetch_snapshot(target, settings)
     duration_ms = int((time.perf_counter() - started) * 1000)
-    return grade_snapshot(snapshot, duration_ms=duration_ms)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_grading_pool(), lambda: grade_snapshot(snapshot, duration_ms=duration_ms))
 
 
 def scan_sync(url: str, settings: Settings | None = None) -> ScanReport:
