@@ -137,12 +137,12 @@ async def test_given_a_200_page_then_no_status_finding(site_factory, scan_settin
 
 
 async def test_given_a_closed_port_when_scanned_then_connection_refused(site_factory, scan_settings) -> None:
-    # Given a name whose address has nothing listening on 443 (bound, never listening: refused)
-    site = site_factory(Site(names=(site_factory.unique_host("closed"),), tls=None, http=None, https_port=0))
+    # Given a name whose address has nothing listening on 443 (its own loopback address: refused)
+    site = site_factory(Site(names=(site_factory.unique_host("closed"),), tls=None, http=None))
     limits = dataclasses.replace(ScanLimits(), connect_seconds=2, total_seconds=10)
     settings: Settings = dataclasses.replace(scan_settings, limits=limits)
     with pytest.raises(TargetUnreachable) as caught:
-        await scan(site.url, settings)
+        await scan(f"https://{site.host}/", settings)
     message = str(caught.value)
     assert "connection refused" in message.lower(), message
     assert "All connection attempts failed" not in message
