@@ -166,11 +166,13 @@ class ScanState(rx.State):
                 self._show_problem("token", "Enter your compliance report token", "It starts with wsc_.")
             return
         runtime = current_runtime()
+        async with self:
+            client = self._client()  # provider status checks are limited per client, as for the API
 
         async def job(step: Callable[[str], None]) -> str:
-            # The same use case as `POST /api/compliance-report/generate`: in the scan line, token claimed once
-            # admitted; the page shows the sentence it ends with.
-            return (await purchases.compliance_report(runtime, token, url, email, step)).message
+            # The same use case as `POST /api/compliance-report/generate`: payment checked and token reserved
+            # before the scan line; the page shows the sentence it ends with.
+            return (await purchases.compliance_report(runtime, token, url, email, step, client=client)).message
 
         async for event in self._run("compliance", url, job):
             yield event
