@@ -154,6 +154,32 @@ class Payment(StoreModel, table=True):
     updated_at: datetime = Field(sa_column=_utc())
 
 
+class PaymentReference(StoreModel, table=True):
+    """Another id a provider names a recorded payment by (issue 12).
+
+    Stripe records a subscription charge under its invoice (`payments.provider_payment_id` = `in_...`), but a
+    refund or a dispute names only the charge and the payment intent (`ch_...`, `pi_...`). When an invoice is
+    paid, its payment intent or charge is kept here against the invoice id, so the refund or dispute finds the
+    payment row and through it the subscription. Keyed by the provider's ids, not the row, so the invoice's
+    events may arrive in any order. A payment intent may pay more than one invoice: each pair is one row.
+    """
+
+    __tablename__ = "payment_references"
+    __table_args__ = (
+        UniqueConstraint(
+            "provider", "reference", "provider_payment_id", name="uq_payment_references_provider_reference"
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str = Field(max_length=32)
+    #: The id the provider's refund or dispute names (Stripe: the payment intent or the charge).
+    reference: str = Field(max_length=128)
+    #: The id the payment is recorded under (`payments.provider_payment_id`; Stripe: the invoice).
+    provider_payment_id: str = Field(max_length=128)
+    created_at: datetime = Field(sa_column=_utc())
+
+
 class WebhookEvent(StoreModel, table=True):
     """A provider event already processed: inserting it twice fails, so retries are no-ops."""
 

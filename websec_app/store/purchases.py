@@ -33,6 +33,7 @@ from .models import (
     SUBSCRIPTION_PENDING,
     ComplianceToken,
     Payment,
+    PaymentReference,
     ScanToken,
     Subscription,
 )
@@ -343,6 +344,28 @@ def record_subscription_charge(
     return created
 
 
+def record_payment_references(
+    session: Session, provider: str, provider_payment_id: str, references: Sequence[str], *, now: datetime
+) -> int:
+    """Other ids the provider names this payment by (Stripe: a subscription invoice's payment intent or
+    charge), so a refund or a dispute naming only those finds it (`reverse_payment`). Idempotent; the
+    payment row need not exist yet (the invoice's events arrive in any order). Returns the rows added."""
+    added = 0
+    for reference in dict.fromkeys(r for r in references if r and r != provider_payment_id):
+        added += insert_ignoring_conflicts(
+            session,
+            PaymentReference,
+            {
+                "provider": provider,
+                "reference": reference,
+                "provider_payment_id": provider_payment_id,
+                "created_at": now,
+            },
+        )
+    session.commit()
+    return added
+
+
 def set_provider_subscription_status(session: Session, subscription_id: int, status: str, now: datetime) -> bool:
     """Renewed (active), renewal failed (past_due) or ended (cancelled). Cancelled is final, and so is
     disputed for provider events (an operator settles a chargeback); a pending subscription can only be
@@ -384,8 +407,16 @@ def reverse_payment(
     """The money of a payment went back (refund) or is contested (dispute): the payment is marked so, the
     unused tokens it bought are revoked (a used one stays used), and on a dispute the subscription it paid
     for is suspended (`disputed`: its key answers 403). Every change is conditional, so a replay changes
-    nothing."""
+    nothing. An id recorded as a reference of another payment (`record_payment_references`) stands for it
+    too: that is how a Stripe dispute, naming a charge and a payment intent, finds the subscription invoice
+    they paid."""
     ids = [value for value in provider_payment_ids if value]
+    if ids:
+        ids += session.exec(
+            select(PaymentReference.provider_payment_id).where(
+                PaymentReference.provider == provider, col(PaymentReference.reference).in_(ids)
+            )
+        ).all()
     rows = (
         session.exec(
             select(Payment).where(Payment.provider == provider, col(Payment.provider_payment_id).in_(ids))
@@ -442,6 +473,7 @@ __all__ = [
     "find_provider_subscription",
     "open_checkout",
     "open_subscription",
+    "record_payment_references",
     "record_subscription_charge",
     "settle_compliance",
     "settle_one_time_scan",
