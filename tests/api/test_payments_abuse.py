@@ -346,6 +346,90 @@ async def test_a_stripe_refund_revokes_the_scan_token_and_a_dispute_the_complian
     assert scan.status_code == 403 and report.status_code == 403
 
 
+async def _stripe_pro_key(
+    client: httpx.AsyncClient, service: PaymentService, stripe_api: StripeStandIn, mailbox: Mailbox
+) -> tuple[str, str, str]:
+    """A Stripe Pro subscription, started and its first invoice paid: (subscription id, that invoice, API key)."""
+    start = service.start_checkout(Product.SUBSCRIPTION, "stripe", BUYER)
+    completed = stripe_api.complete_session(start.reference)
+    subscription_id, invoice = completed["data"]["object"]["subscription"], completed["data"]["object"]["invoice"]
+    await deliver(client, "stripe", stripe_api.signed(completed))
+    await deliver(client, "stripe", stripe_api.signed(stripe_api.first_invoice_paid(subscription_id)))
+    return subscription_id, invoice, secret_in(mailbox.wait_for(1)[0], "wsk_")
+
+
+async def test_a_stripe_dispute_suspends_the_subscription_key_and_a_refund_does_not(
+    client: httpx.AsyncClient, service: PaymentService, stripe_api: StripeStandIn, mailbox: Mailbox
+) -> None:
+    subscription_id, first_invoice, key = await _stripe_pro_key(client, service, stripe_api, mailbox)
+    renewal = stripe_api.renew(subscription_id)
+    await deliver(client, "stripe", stripe_api.signed(renewal))
+    renewal_invoice = renewal["data"]["object"]["id"]
+
+    async def verify() -> httpx.Response:
+        return await client.get("/api/verify-key", headers={"X-API-Key": key})
+
+    refunded = await deliver(client, "stripe", stripe_api.signed(stripe_api.refund_invoice(renewal_invoice)))
+    after_refund = await verify()
+    dispute = stripe_api.signed(stripe_api.dispute_invoice(first_invoice))
+    first = await deliver(client, "stripe", dispute)
+    replay = await deliver(client, "stripe", dispute)
+    after_dispute = await verify()
+    again = await deliver(client, "stripe", stripe_api.signed(stripe_api.dispute_invoice(first_invoice)))
+    renewed_later = await deliver(client, "stripe", stripe_api.signed(stripe_api.renew(subscription_id)))
+    after_all = await verify()
+
+    assert any(c.path == "/v1/invoice_payments" for c in stripe_api.calls)  # the events left `payments` out
+    assert refunded.json()["outcome"] == "unchanged" and after_refund.status_code == 200
+    assert (first.json()["outcome"], replay.json()["outcome"]) == ("suspended", "duplicate")
+    assert after_dispute.status_code == 403 and "is not active" in after_dispute.json()["error"]
+    assert again.json()["outcome"] == "unchanged"  # the same dispute under another event id
+    assert renewed_later.json()["outcome"] == "renewed"  # recorded, but a disputed subscription stays suspended
+    assert after_all.status_code == 403
+
+
+async def test_a_stripe_dispute_finds_the_subscription_whatever_order_its_events_arrive_in(
+    client: httpx.AsyncClient, service: PaymentService, stripe_api: StripeStandIn, mailbox: Mailbox
+) -> None:
+    start = service.start_checkout(Product.SUBSCRIPTION, "stripe", BUYER)
+    completed = stripe_api.complete_session(start.reference)
+    subscription_id = completed["data"]["object"]["subscription"]
+    invoice_paid = stripe_api.first_invoice_paid(subscription_id, include_payments=True)
+    fetched_before = len([c for c in stripe_api.calls if c.path == "/v1/invoice_payments"])
+
+    early = await deliver(client, "stripe", stripe_api.signed(invoice_paid))  # before the checkout is known
+    started = await deliver(client, "stripe", stripe_api.signed(completed))
+    key = secret_in(mailbox.wait_for(1)[0], "wsk_")
+    disputed = await deliver(
+        client, "stripe", stripe_api.signed(stripe_api.dispute_invoice(completed["data"]["object"]["invoice"]))
+    )
+    verify = await client.get("/api/verify-key", headers={"X-API-Key": key})
+
+    assert (early.json()["outcome"], started.json()["outcome"]) == ("ignored", "fulfilled")
+    assert disputed.json()["outcome"] == "suspended" and verify.status_code == 403
+    # the payload listed the invoice's payments, so Stripe was not asked for them
+    assert len([c for c in stripe_api.calls if c.path == "/v1/invoice_payments"]) == fetched_before
+
+
+async def test_when_stripe_cannot_list_an_invoices_payments_the_event_is_retried(
+    client: httpx.AsyncClient, service: PaymentService, stripe_api: StripeStandIn, mailbox: Mailbox
+) -> None:
+    subscription_id, _, key = await _stripe_pro_key(client, service, stripe_api, mailbox)
+    event = stripe_api.renew(subscription_id)
+    renewal, renewal_invoice = stripe_api.signed(event), event["data"]["object"]["id"]
+
+    stripe_api.fail_with = 500
+    during_outage = await deliver(client, "stripe", renewal)
+    stripe_api.fail_with = None
+    retried = await deliver(client, "stripe", renewal)  # Stripe retries an event answered 5xx
+    disputed = await deliver(client, "stripe", stripe_api.signed(stripe_api.dispute_invoice(renewal_invoice)))
+    verify = await client.get("/api/verify-key", headers={"X-API-Key": key})
+
+    assert during_outage.status_code == 502
+    assert retried.json()["outcome"] == "renewed"
+    assert disputed.json()["outcome"] == "suspended" and verify.status_code == 403
+
+
 # --- de-duplication on signed data ----------------------------------------------------------------------
 
 

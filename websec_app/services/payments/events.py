@@ -32,6 +32,9 @@ class SubscriptionCharged:
     #: The checkout that created the subscription, when the provider says (Stripe's checkout session).
     reference: str | None = None
     email: str | None = None
+    #: Other ids of this charge that a refund or dispute names instead of `payment_id` (Stripe: the paid
+    #: invoice's payment intent or charge; `payment_id` is the invoice). Kept so a dispute finds it (issue 12).
+    payment_references: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from websec_app.store.purchases import (
     find_checkout,
     find_provider_subscription,
     open_subscription,
+    record_payment_references,
     record_subscription_charge,
     reverse_payment,
     set_provider_subscription_status,
@@ -246,6 +247,13 @@ class Fulfilment:
 
     def _subscription_charged(self, provider: str, change: SubscriptionCharged) -> Outcome:
         price = price_for(Product.SUBSCRIPTION, provider)
+        if change.payment_references:
+            # First, whatever follows: a Stripe invoice.paid may arrive before its checkout completes (and is
+            # then ignored); the checkout records the charge under the same invoice id, which these ids find.
+            with self.database.session() as session:
+                record_payment_references(
+                    session, provider, change.payment_id, change.payment_references, now=self.clock()
+                )
         with self.database.session() as session:
             subscription = find_provider_subscription(session, provider, change.subscription_id)
             checkout = find_checkout(session, provider, change.reference) if change.reference else None

@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import stripe
@@ -117,7 +118,20 @@ class StripeGateway:
         event_type = str(data.get("type", ""))
         obj = data.get("data", {}).get("object", {})
         change = translate_event(event_type, obj if isinstance(obj, Mapping) else {})
+        if isinstance(change, SubscriptionCharged) and _invoice_payments_left_out(event_type, obj):
+            change = dataclasses.replace(change, payment_references=self._paid_invoice_payments(change.payment_id))
         return ProviderEvent(self.provider, str(data.get("id", ""))[:128], event_type[:64], change)
+
+    def _paid_invoice_payments(self, invoice_id: str) -> tuple[str, ...]:
+        """The payment intents (or charges) that paid an invoice, from Stripe
+        (https://docs.stripe.com/api/invoice-payment/list). A failure is a 502: Stripe retries the event, and
+        the charge it reports is recorded once however often it comes."""
+        try:
+            listed = self._client.v1.invoice_payments.list(params={"invoice": invoice_id, "status": "paid"})
+        except stripe.StripeError as exc:
+            log.warning("Stripe invoice payments of %s could not be listed: %s", invoice_id, exc)
+            raise PaymentError(messages.provider_unreachable()) from exc
+        return _payment_ids(item.to_dict() for item in listed.auto_paging_iter())
 
 
 def _subscription_of_invoice(invoice: Mapping[str, Any]) -> str | None:
@@ -128,6 +142,37 @@ def _subscription_of_invoice(invoice: Mapping[str, Any]) -> str | None:
     details = (invoice.get("parent") or {}).get("subscription_details") or {}
     value = details.get("subscription")
     return value if isinstance(value, str) else None
+
+
+def _payment_ids(invoice_payments: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The payment intent or charge of each paid InvoicePayment (API version 2025-03-31 and later)."""
+    found: list[str] = []
+    for item in invoice_payments:
+        if not isinstance(item, Mapping) or item.get("status", "paid") != "paid":
+            continue
+        payment = item.get("payment") or {}
+        found += [str(payment[k]) for k in ("payment_intent", "charge") if isinstance(payment.get(k), str)]
+    return tuple(dict.fromkeys(found))
+
+
+def _payments_of_invoice(invoice: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ids a refund or dispute of this invoice's charge names: since API version 2025-03-31 the payment
+    intent (or charge) of each paid InvoicePayment under `payments` (an includable property, often left out
+    of events); before, the invoice's own `payment_intent` and `charge`."""
+    listed = invoice.get("payments") or {}
+    found = list(_payment_ids(listed.get("data") or [])) if isinstance(listed, Mapping) else []
+    found += [str(invoice[k]) for k in ("payment_intent", "charge") if isinstance(invoice.get(k), str)]
+    return tuple(dict.fromkeys(v for v in found if v))
+
+
+def _invoice_payments_left_out(event_type: str, invoice: Any) -> bool:
+    """A paid invoice whose event does not say what paid it: `payments` left out (or cut short) and no
+    top-level ids (the older shape). Its payments are then asked for."""
+    if event_type not in ("invoice.paid", "invoice.payment_succeeded") or not isinstance(invoice, Mapping):
+        return False
+    listed = invoice.get("payments")
+    truncated = isinstance(listed, Mapping) and bool(listed.get("has_more"))
+    return truncated or not _payments_of_invoice(invoice)
 
 
 def _email(obj: Mapping[str, Any]) -> str | None:
@@ -164,6 +209,7 @@ def translate_event(event_type: str, obj: Mapping[str, Any]) -> Change:
             amount=int(obj.get("amount_paid") or 0),
             currency=str(obj.get("currency", "")).upper(),
             email=obj.get("customer_email"),
+            payment_references=_payments_of_invoice(obj),
         )
     if event_type == "invoice.payment_failed":
         subscription = _subscription_of_invoice(obj)
