@@ -10,10 +10,10 @@ the outcome is recorded in `webhook_events` for operators.
 
 from __future__ import annotations
 
-import anyio.to_thread
 from fastapi import APIRouter, Request
 
-from websec_app.services.payments import PROVIDER_A, PROVIDER_B, PaymentsUnavailable
+from websec_app.services.payments import PROVIDER_A, PROVIDER_B
+from websec_app.usecases import purchases
 
 from ..context import Context, Runtime
 from ..openapi import errors
@@ -23,19 +23,18 @@ router = APIRouter(tags=["provider webhooks"])
 
 
 async def _handle(provider: str, request: Request, ctx: Runtime) -> WebhookResult:
-    if ctx.payments is None:
-        raise PaymentsUnavailable("Payments are not available on this server.")
-    service = ctx.payments
     body = await request.body()
     headers = {name.lower(): value for name, value in request.headers.items()}
-    outcome = await anyio.to_thread.run_sync(lambda: service.handle_webhook(provider, body, headers))
+    outcome = await purchases.fulfil_webhook(ctx, provider, body, headers)
     return WebhookResult(received=True, outcome=outcome.name)
 
 
 _RESPONSES = errors(
     400,
     503,
+    502,
     e400="The signature does not verify (or the body is not an event).",
+    e502="The provider could not be reached to complete the event (Stripe: an invoice's payments); it retries.",
     e503="The provider is not configured.",
 )
 
@@ -44,7 +43,8 @@ _RESPONSES = errors(
 async def stripe_webhook(request: Request, ctx: Context) -> WebhookResult:
     """Verified with `stripe.Webhook.construct_event` and `STRIPE_WEBHOOK_SECRET`. Handles
     checkout.session.completed / async_payment_succeeded (one-time tokens emailed, Pro key emailed),
-    invoice.paid (renewal), invoice.payment_failed, customer.subscription.updated / deleted."""
+    invoice.paid (renewal), invoice.payment_failed, customer.subscription.updated / deleted, charge.refunded
+    (unused tokens revoked) and charge.dispute.created (unused tokens revoked, the subscription's key suspended)."""
     return await _handle(PROVIDER_B, request, ctx)
 
 
@@ -52,5 +52,6 @@ async def stripe_webhook(request: Request, ctx: Context) -> WebhookResult:
 async def razorpay_webhook(request: Request, ctx: Context) -> WebhookResult:
     """Verified with `RAZORPAY_WEBHOOK_SECRET` (HMAC-SHA256 of the body). Handles payment.captured and order.paid
     (one-time products), subscription.charged (start and renewal), subscription.pending / halted / cancelled /
-    completed / activated / resumed / paused."""
+    completed / activated / resumed / paused, refund.processed (unused tokens revoked) and payment.dispute.created
+    (unused tokens revoked, the subscription's key suspended)."""
     return await _handle(PROVIDER_A, request, ctx)

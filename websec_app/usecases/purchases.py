@@ -26,7 +26,7 @@ from websec_app.store.purchases import CheckoutRecord, find_checkout
 from .scans import Progress, no_progress, record_quietly
 
 if TYPE_CHECKING:
-    from websec_app.services.payments import CheckoutStart, Confirmation, GeneratedReport, PaymentService
+    from websec_app.services.payments import CheckoutStart, Confirmation, GeneratedReport, Outcome, PaymentService
 
 
 def payments(runtime: Runtime) -> PaymentService:
@@ -146,7 +146,16 @@ async def compliance_report(
     return generated
 
 
+async def fulfil_webhook(runtime: Runtime, provider: str, body: bytes, headers: Mapping[str, str]) -> Outcome:
+    """A provider's webhook: verified with the provider's own signature code over the exact bytes, recorded
+    once (replays answer `duplicate`), and what it says applied: tokens and keys issued, renewals, refunds and
+    disputes. Raises the provider's signature error (400) or PaymentError (502 / 503)."""
+    service = payments(runtime)
+    return await anyio.to_thread.run_sync(lambda: service.handle_webhook(provider, body, headers))
+
+
 __all__ = [
+    "fulfil_webhook",
     "checkout_status",
     "compliance_report",
     "confirm_razorpay",
