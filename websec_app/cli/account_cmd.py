@@ -11,7 +11,6 @@ configuration.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -43,6 +42,8 @@ def _account(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"error: invalid configuration: {exc}", file=sys.stderr)
         return 2
+    import asyncio  # here, not at the top: `--help` and the other commands do without it (issue 14)
+
     from ..runtime import build_runtime
     from ..usecases import KeyRefused
 

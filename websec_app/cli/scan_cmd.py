@@ -7,14 +7,13 @@ Exit codes: 0 report printed; 2 invalid target or refused by the SSRF guard;
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..scanner import SECTIONS, ScanError, ScanReport, Section, scan, section
-from ..scanner.report import ReportItem, fixes_by_impact
-from ..settings import SettingsError, get_settings
+if TYPE_CHECKING:  # the scanner is imported when a scan runs, not for `--help` or another command (issue 14)
+    from ..scanner import ScanReport, Section
+    from ..scanner.report import ReportItem
 
 _STATUS_MARK = {"good": "ok  ", "warn": "warn", "weak": "weak", "missing": "MISS", "bad": "BAD "}
 
@@ -31,7 +30,26 @@ def _print_error(message: str) -> None:
     print(json.dumps({"error": message}))
 
 
+def _without_httpx_cli() -> None:
+    """Keep httpx's own command-line client (click, rich, pygments: ~35 ms of imports, issue 14) out of a scan.
+
+    httpx's package imports it whenever those are installed (Reflex installs them) and falls back to a stub
+    when that import fails. A None entry in sys.modules makes the import fail
+    (https://docs.python.org/3/reference/import.html#the-module-cache). Only in this process, only before
+    httpx is loaded; nothing here runs httpx's CLI.
+    """
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None is the documented "absent"
+
+
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    _without_httpx_cli()
+
+    from ..scanner import ScanError, scan
+    from ..settings import SettingsError, get_settings
+
     try:
         settings = get_settings()
     except SettingsError as exc:
@@ -72,12 +90,17 @@ def _section_lines(entry: Section, body: dict[str, Any]) -> list[str]:
 
 def _fix_line(number: int, fix: ReportItem) -> str:
     """ "  1. -15  Content-Security-Policy (Headers, warn, important)": the section by its short label."""
+    from ..scanner import section
+
     subjects = fix.item.get("subjects") if isinstance(fix.item.get("subjects"), list) else []
     on = f" [{', '.join(map(str, subjects))}]" if subjects else ""
     return f"  {number}. -{fix.deduction}  {fix.name}{on} ({section(fix.section).label}, {fix.status}, {fix.severity})"
 
 
 def render_text(report: ScanReport) -> str:
+    from ..scanner import SECTIONS
+    from ..scanner.report import fixes_by_impact
+
     body = report.to_dict()
     counts = body["issue_counts"]
     lines = [
