@@ -1,0 +1,81 @@
+"""The scan command's start-up stays light (issue 14): it imports no part of the web service, the store or the
+payments, and no library the scan does not use. Timing is the bench's job (bench/cli_bench.py); this test
+looks only at which modules a fresh process has loaded when it exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fixtures.sites import RunningSite
+
+#: Top-level packages a `scan` must never load: the UI, the store, the API framework, the PDFs, the payment
+#: providers, the server, and `requests` (tldextract's updater pulled it in; the scanner speaks httpx).
+HEAVY = (
+    "reflex",
+    "sqlmodel",
+    "sqlalchemy",
+    "alembic",
+    "fastapi",
+    "starlette",
+    "reportlab",
+    "requests",
+    "stripe",
+    "razorpay",
+    "granian",
+    "bs4",
+    "tldextract",
+)
+#: Loaded only on the paths that need them, never for `--help`.
+LAZY_FOR_HELP = ("websec_app.scanner", "httpx", "dns", "lxml", "cryptography", "OpenSSL", "tlslite", "asyncio")
+
+_WRAPPER = """
+import atexit, json, runpy, sys
+atexit.register(lambda: print(json.dumps(sorted(k for k, v in sys.modules.items() if v is not None)), file=sys.stderr))
+sys.argv = ["websec_app", *sys.argv[1:]]
+runpy.run_module("websec_app", run_name="__main__", alter_sys=True)
+"""
+
+
+def _modules_after(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *args],
+        env={key: value for key, value in env.items() if key != "PYTHONPATH"},
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done, set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def _loaded(modules: set[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(p for p in packages if any(m == p or m.startswith(p + ".") for m in modules))
+
+
+def test_scan_help_loads_neither_the_scanner_nor_the_service() -> None:
+    # When `python -m websec_app scan --help` runs in a fresh process
+    done, modules = _modules_after(["scan", "--help"], dict(os.environ))
+
+    # Then it prints its help, having loaded no heavy package and not even the scanner
+    assert done.returncode == 0
+    assert "usage:" in done.stdout
+    assert _loaded(modules, HEAVY) == []
+    assert _loaded(modules, LAZY_FOR_HELP) == []
+
+
+def test_a_real_scan_loads_only_what_the_scan_uses(best_site: RunningSite, scan_env: dict[str, str]) -> None:
+    # When a fixture site is scanned from the command line in a fresh process
+    done, modules = _modules_after(["scan", best_site.url], {**os.environ, **scan_env})
+
+    # Then the report is printed
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["grade"] == "A+"
+    # and none of the service's packages was loaded, nor httpx's own command line (click, rich)
+    assert _loaded(modules, HEAVY) == []
+    assert _loaded(modules, ("rich", "click", "pygments", "httpx._main")) == []
+    assert "websec_app.scanner" in modules
