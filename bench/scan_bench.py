@@ -1,27 +1,42 @@
-"""Scan benchmark: real scans of loopback fixture sites (the same servers the tests use).
+"""Scan benchmark (issue 14): real in-process scans of loopback fixture sites (the servers the tests use).
 
-    python -m bench.scan_bench [--scans 40] [--concurrency 50]
+    python -m bench.scan_bench [--scans 30] [--concurrency 50] [--total 200] [--against-commit REV]
+    python bench/scan_bench.py             (the same, from the checkout)
 
-Prints the median and p95 wall time of one scan run alone, then scans per second with
-`--concurrency` scans in flight, and how much the fetch parts overlapped. Only loopback
-traffic: the sites and the DNS server are started here, on 127.0.0.0/8.
+For a good (A+) and a bad (F) site it prints the median and p95 wall time of one scan run alone, how
+long the fetch parts overlapped the page load, and what one scan costs on the wire, counted by the
+fixture servers themselves (tests/fixtures/sites.py): TCP connections accepted (HTTPS and HTTP ports),
+TLS handshakes started (every connection to the HTTPS port: full, resumed, or a ClientHello the server
+refuses), completed, and resumed. Then scans per second with `--concurrency` scans in flight on the
+good site, with the p50/p95 of those scans.
+
+`--against-commit REV` measures websec at REV too, from a `git worktree` under .bench/ (made once per
+commit), in the same run: each version runs in its own process (the current checkout's fixtures and
+this bench, that version's `websec_app`), alternated `--rounds` times (A B B A ...), and the median of
+each figure over the rounds is printed. Only loopback traffic: the sites and the DNS server are
+started here, on 127.0.0.0/8. The fixture servers run in a thread of the same process, so their side
+of every handshake competes for the same 2 cores (and the GIL) as the scanner.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from tests.fixtures import catalog
-from tests.fixtures.dns_server import AuthDnsServer
-from tests.fixtures.pki import Pki
-from tests.fixtures.sites import SiteFactory, SiteServer
-from websec_app.scanner import scan
-from websec_app.settings import DnsServer, Settings
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = ROOT / ".bench"
+
+SITES = ("best (A+)", "worst (F)")
+COUNTERS = ("tcp_https", "tcp_http", "tls_started", "tls_completed", "tls_resumed")
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -30,7 +45,24 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[index]
 
 
-async def sequential(url: str, settings: Settings, count: int) -> tuple[list[float], list[float]]:
+def _counters(site: Any) -> dict[str, int]:
+    return {
+        "tcp_https": site.accepted["https"],
+        "tcp_http": site.accepted["http"],
+        "tls_started": site.accepted["https"],
+        "tls_completed": site.tls_completed,
+        "tls_resumed": site.tls_resumed,
+    }
+
+
+def _per_scan(site: Any, before: dict[str, int], scans: int) -> dict[str, float]:
+    after = _counters(site)
+    return {key: (after[key] - before[key]) / scans for key in COUNTERS}
+
+
+async def sequential(url: str, settings: Any, count: int) -> tuple[list[float], list[float]]:
+    from websec_app.scanner import scan
+
     durations, overlaps = [], []
     for _ in range(count):
         started = time.perf_counter()
@@ -48,54 +80,175 @@ async def sequential(url: str, settings: Settings, count: int) -> tuple[list[flo
     return durations, overlaps
 
 
-async def concurrent(url: str, settings: Settings, total: int, in_flight: int) -> tuple[float, int]:
+async def concurrent(url: str, settings: Any, total: int, in_flight: int) -> tuple[float, list[float], int]:
+    from websec_app.scanner import scan
+
     semaphore = asyncio.Semaphore(in_flight)
     errors = 0
+    durations: list[float] = []
 
     async def one() -> None:
         nonlocal errors
         async with semaphore:
+            started = time.perf_counter()
             try:
                 await scan(url, settings)
             except Exception:  # noqa: BLE001 - counted and printed, never hidden
                 errors += 1
+            durations.append((time.perf_counter() - started) * 1000)
 
     started = time.perf_counter()
     await asyncio.gather(*(one() for _ in range(total)))
-    return total / (time.perf_counter() - started), errors
+    return total / (time.perf_counter() - started), durations, errors
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scans", type=int, default=40, help="sequential scans per site")
-    parser.add_argument("--concurrency", type=int, default=50, help="scans in flight for the throughput run")
-    parser.add_argument("--total", type=int, default=200, help="scans in the throughput run")
-    args = parser.parse_args()
+def measure(scans: int, total: int, in_flight: int) -> dict[str, Any]:
+    """Every figure of one version, in this process (its `websec_app` is whatever sys.path finds)."""
+    from tests.fixtures import catalog
+    from tests.fixtures.dns_server import AuthDnsServer
+    from tests.fixtures.pki import Pki
+    from tests.fixtures.sites import SiteFactory, SiteServer
+    from websec_app.scanner import scan
+    from websec_app.settings import DnsServer, Settings
 
+    figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, AuthDnsServer() as dns, SiteServer(Pki(Path(tmp))) as server:
         factory = SiteFactory(server, dns)
         sites = {
-            "best (A+)": factory(catalog.best_practices("bench-best.test")),
-            "worst (F)": factory(catalog.no_practices("bench-worst.test")),
+            SITES[0]: factory(catalog.best_practices("bench-best.test")),
+            SITES[1]: factory(catalog.no_practices("bench-worst.test")),
         }
         settings = Settings(
             allow_private_targets=True,
             dns_servers=(DnsServer(dns.ip, dns.port),),
             ca_bundle=Path(server.pki.ca_bundle_path),
         )
-        print(
-            f"scan benchmark: {args.scans} sequential scans per site, "
-            f"then {args.total} with {args.concurrency} in flight"
-        )
         for name, site in sites.items():
-            asyncio.run(scan(site.url, settings))  # warm-up: imports, rule table, TLS contexts
-            durations, overlaps = asyncio.run(sequential(site.url, settings, args.scans))
-            print(
-                f"  {name:10} median {statistics.median(durations):6.1f} ms   p95 {percentile(durations, 0.95):6.1f} ms"
-                f"   parts overlapping the page load: median {statistics.median(overlaps):5.1f} ms"
-            )
-        rate, errors = asyncio.run(concurrent(sites["best (A+)"].url, settings, args.total, args.concurrency))
-        print(f"  throughput {rate:6.1f} scans/s with {args.concurrency} in flight ({errors} errors)")
+            report = asyncio.run(scan(site.url, settings))  # warm-up: imports, rule table, TLS contexts
+            time.sleep(0.2)  # let the servers finish closing the warm-up's connections before counting
+            before = _counters(site)
+            durations, overlaps = asyncio.run(sequential(site.url, settings, scans))
+            time.sleep(0.2)
+            figures[name] = {
+                "grade": report.grade,
+                "median_ms": statistics.median(durations),
+                "p95_ms": percentile(durations, 0.95),
+                "overlap_ms": statistics.median(overlaps),
+                **_per_scan(site, before, scans),
+            }
+        best = sites[SITES[0]]
+        before = _counters(best)
+        rate, durations, errors = asyncio.run(concurrent(best.url, settings, total, in_flight))
+        time.sleep(0.2)
+        figures["throughput"] = {
+            "scans_per_s": rate,
+            "p50_ms": statistics.median(durations),
+            "p95_ms": percentile(durations, 0.95),
+            "errors": errors,
+            **_per_scan(best, before, total),
+        }
+    return figures
+
+
+def _print(label: str, figures: dict[str, Any], in_flight: int) -> None:
+    print(f"  {label}")
+    for name in SITES:
+        f = figures[name]
+        print(
+            f"    {name:10} median {f['median_ms']:6.1f} ms   p95 {f['p95_ms']:6.1f} ms"
+            f"   overlapping the page load {f['overlap_ms']:5.1f} ms   grade {f['grade']}"
+        )
+        print(
+            f"    {'':10} per scan: TCP {f['tcp_https'] + f['tcp_http']:4.1f} (HTTPS {f['tcp_https']:4.1f},"
+            f" HTTP {f['tcp_http']:4.1f})   TLS handshakes started {f['tls_started']:4.1f},"
+            f" completed {f['tls_completed']:4.1f}, resumed {f['tls_resumed']:4.1f}"
+        )
+    t = figures["throughput"]
+    print(
+        f"    throughput {t['scans_per_s']:6.1f} scans/s with {in_flight} in flight"
+        f"   p50 {t['p50_ms']:6.1f} ms   p95 {t['p95_ms']:6.1f} ms   ({t['errors']:.0f} errors)"
+    )
+    print(
+        f"    {'':10} per scan: TCP {t['tcp_https'] + t['tcp_http']:4.1f}   TLS handshakes started"
+        f" {t['tls_started']:4.1f}, completed {t['tls_completed']:4.1f}, resumed {t['tls_resumed']:4.1f}"
+    )
+
+
+def worktree_at(rev: str) -> tuple[str, Path]:
+    """A `git worktree` of websec at `rev` under .bench/ (made once per commit), and its short hash."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    path = BENCH_DIR / f"websec-{commit}"
+    if not path.exists():
+        BENCH_DIR.mkdir(exist_ok=True)
+        subprocess.run(["git", "worktree", "add", "--detach", str(path), commit], cwd=ROOT, check=True)
+    return commit, path
+
+
+def _child(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    argv = [sys.executable, str(Path(__file__).resolve()), "--json", "--scanner-root", str(root)]
+    argv += ["--scans", str(args.scans), "--total", str(args.total), "--concurrency", str(args.concurrency)]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench child for {root} failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def _median_figures(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for part in (*SITES, "throughput"):
+        merged[part] = {}
+        for key, value in runs[0][part].items():
+            values = [run[part][key] for run in runs]
+            merged[part][key] = statistics.median(values) if isinstance(value, int | float) else value
+    return merged
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scans", type=int, default=30, help="sequential scans per site")
+    parser.add_argument("--concurrency", type=int, default=50, help="scans in flight for the throughput run")
+    parser.add_argument("--total", type=int, default=200, help="scans in the throughput run")
+    parser.add_argument("--against-commit", metavar="REV", help="also measure websec at this commit (git worktree)")
+    parser.add_argument("--rounds", type=int, default=2, help="alternated runs per version with --against-commit")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one JSON line
+    parser.add_argument("--scanner-root", type=Path, help=argparse.SUPPRESS)  # child mode: websec_app from here
+    args = parser.parse_args()
+
+    # The fixtures always come from this checkout, `websec_app` from --scanner-root when given.
+    if args.scanner_root is not None:
+        sys.path.insert(0, str(args.scanner_root))
+        import websec_app  # noqa: F401 - bound to that version before the checkout joins sys.path
+
+        sys.path.remove(str(args.scanner_root))
+    if str(ROOT) not in sys.path:  # `python bench/scan_bench.py` puts bench/ first, not the checkout
+        sys.path.append(str(ROOT))
+
+    if args.json:
+        print(json.dumps(measure(args.scans, args.total, args.concurrency)))
+        return 0
+
+    print(
+        f"scan benchmark: {args.scans} sequential scans per site, then {args.total} with {args.concurrency}"
+        f" in flight ({os.cpu_count()} cores)"
+    )
+    if args.against_commit is None:
+        _print("websec (this checkout)", measure(args.scans, args.total, args.concurrency), args.concurrency)
+        return 0
+    commit, previous = worktree_at(args.against_commit)
+    versions = {"websec (this checkout)": ROOT, f"websec {args.against_commit} ({commit})": previous}
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label in versions}
+    order = list(versions)
+    for _ in range(args.rounds):
+        for label in order:
+            runs[label].append(_child(versions[label], args))
+        order.reverse()  # A B B A: neither version always runs on a warmer machine
+    for label, results in runs.items():
+        _print(f"{label}: median of {len(results)} runs", _median_figures(results), args.concurrency)
+    ours, theirs = (_median_figures(r)["throughput"]["scans_per_s"] for r in runs.values())
+    print(f"  throughput ratio this checkout / {args.against_commit}: {ours / theirs:.2f}x")
     return 0
 
 
