@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import importlib.util
 import ssl
+import sys
 import typing
 import unicodedata
 import warnings
@@ -25,6 +27,13 @@ from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
 from .body import ACCEPT_ENCODING, BodyDecoder
 from .resolve import Pinner
+
+# httpcore (1.0) runs `import sniffio` every time it sets up a lock or semaphore (~40 times a scan);
+# when sniffio is not installed (httpx no longer needs it) each failed import searches sys.path
+# again: ~7% of a scan's CPU in the scan benchmark's profile (docs/performance.md). Marked absent
+# once, the import fails at once, with the same outcome (httpcore then assumes asyncio).
+if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+    sys.modules["sniffio"] = None  # type: ignore[assignment]  # None is the documented "absent"
 
 
 class _PinnedBackend(httpcore.AsyncNetworkBackend):
