@@ -50,7 +50,7 @@ from ._tls_client import (
 )
 from .http import fetch_one, make_client
 from .resolve import Pinner, Resolver
-from .tls_probes import probe_cipher_families, probe_protocols
+from .tls_probes import Negotiated, probe_cipher_families, probe_protocols
 
 __all__ = ["NOT_TESTABLE", "CaIssuerSource", "fetch_tls", "parse_certificate"]
 
@@ -304,12 +304,12 @@ def _failure(exc: BaseException, port: int, timeout: float) -> Failure:
 
 
 async def _probes(
-    address: str, port: int, host: str, timeout: float
+    address: str, port: int, host: str, timeout: float, grading: asyncio.Future[Negotiated]
 ) -> tuple[tuple[TlsProbe, ...], tuple[TlsProbe, ...]]:
     limit = asyncio.Semaphore(MAX_PARALLEL_PROBES)
     target = (address, port, host)
     protocols, ciphers = await asyncio.gather(
-        probe_protocols(target, timeout, limit), probe_cipher_families(target, timeout, limit)
+        probe_protocols(target, timeout, limit, grading), probe_cipher_families(target, timeout, limit)
     )
     return protocols, ciphers
 
@@ -338,8 +338,10 @@ async def fetch_tls(
     each bounded by the connect timeout (a server that ignores a legacy ClientHello must not
     hold the scan for the full read budget)."""
     timeout = settings.limits.connect_seconds + settings.limits.read_seconds
+    # The version the grading handshake gets answers that version's probe (one handshake less a scan).
+    negotiated: asyncio.Future[Negotiated] = asyncio.get_running_loop().create_future()
     probe_task = (
-        asyncio.ensure_future(_probes(address, port, host, min(timeout, settings.limits.connect_seconds)))
+        asyncio.ensure_future(_probes(address, port, host, min(timeout, settings.limits.connect_seconds), negotiated))
         if probes
         else None
     )
@@ -350,6 +352,7 @@ async def fetch_tls(
             result = await handshake(address, port, host, context, timeout, request_ocsp=True)
         except (HandshakeRejected, OSError, TimeoutError) as exc:
             result = exc
+        negotiated.set_result(None if isinstance(result, BaseException) else (result.protocol, result.cipher))
         protocols, ciphers = await probe_task if probe_task is not None else ((), ())
     except BaseException:
         if probe_task is not None:

@@ -22,8 +22,9 @@ packet is sent for it: absence of evidence is never reported as a pass.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from OpenSSL import SSL
 
@@ -95,16 +96,50 @@ async def _probe(
     return TlsProbe(name, "accepted", protocol=result.protocol, cipher=result.cipher)
 
 
+#: The versions a browser-like handshake (TLS 1.0 to 1.3 offered) can end up with on a current server:
+#: their probe waits for that handshake, which answers it when it negotiated that very version.
+IMPLIED_BY_GRADING = ("TLSv1.3", "TLSv1.2")
+
+#: What the grading handshake negotiated, (protocol, cipher); None when it failed.
+Negotiated = tuple[str, str | None] | None
+
+
+async def _implied_or_probe(
+    name: str,
+    grading: asyncio.Future[Negotiated],
+    timeout: float,
+    probe: Callable[[], Awaitable[TlsProbe]],
+) -> TlsProbe:
+    """`name` accepted when the grading handshake completed at that version (the same evidence as the
+    probe's own full handshake: a server negotiates the highest version both sides offer, RFC 8446
+    4.2.1, and it did at this one); otherwise, or when that handshake has not answered within the
+    probe's own `timeout`, the probe runs."""
+    done, _ = await asyncio.wait((grading,), timeout=timeout)
+    if done and not grading.cancelled() and grading.exception() is None:
+        negotiated = grading.result()
+        if negotiated is not None and negotiated[0] == name:
+            return TlsProbe(name, "accepted", protocol=name, cipher=negotiated[1])
+    return await probe()
+
+
 async def probe_protocols(
-    target: tuple[str, int, str], timeout: float, limit: asyncio.Semaphore
+    target: tuple[str, int, str],
+    timeout: float,
+    limit: asyncio.Semaphore,
+    grading: asyncio.Future[Negotiated] | None = None,
 ) -> tuple[TlsProbe, ...]:
-    """One probe per version in PROBED_PROTOCOLS, in that order."""
-    probes = []
+    """One probe per version in PROBED_PROTOCOLS, in that order. With `grading` (what the grading
+    handshake negotiated), the version it got is answered by it, without a handshake of its own."""
+    probes: list[Awaitable[TlsProbe]] = []
     for name in PROBED_PROTOCOLS:
         version = PROTOCOL_VERSIONS[name]
         ciphers = ALL_CIPHERS  # TLS 1.3 suites are configured apart and always offered with 1.3
         hello = _ssl3_hello() if name == "SSLv3" else None
-        probes.append(_probe(name, version, version, ciphers, target, timeout, limit, hello))
+        probe = partial(_probe, name, version, version, ciphers, target, timeout, limit, hello)
+        if grading is not None and name in IMPLIED_BY_GRADING:
+            probes.append(_implied_or_probe(name, grading, timeout, probe))
+        else:
+            probes.append(probe())
     return tuple(await asyncio.gather(*probes))
 
 
