@@ -79,9 +79,43 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-def permissive_tls_context() -> ssl.SSLContext:
-    """Reach any server to read its headers; certificate trust is graded separately (tls.py)."""
+def _session_resumer() -> type[ssl.SSLObject]:
+    """The SSLObject class of one scan's client context: a new connection to a host offers the TLS
+    session of an earlier connection to it (a TLS 1.3 ticket, RFC 8446 2.2; RFC 5077 below 1.3), so the
+    page, the CORS probes and security.txt share one full handshake where the server allows it.
+
+    These connections only read HTTP: the certificate, protocol and ciphers are graded by tls.py's own
+    fresh handshakes, never by these. `SSLContext.sslobject_class` is the documented way to customise
+    `wrap_bio`'s objects (Python 3.7+); `session=` is the argument `wrap_bio` passes on to `_create`,
+    which anyio (TLSStream.wrap) does not let us pass itself."""
+    made: dict[str | None, list[ssl.SSLObject]] = {}
+
+    class _Resuming(ssl.SSLObject):
+        @classmethod
+        def _create(  # type: ignore[no-untyped-def]  # CPython's private constructor, untyped in typeshed
+            cls, incoming, outgoing, server_side=False, server_hostname=None, session=None, context=None
+        ):
+            earlier = made.setdefault(server_hostname, [])
+            if session is None and not server_side:
+                resumable = (o.session for o in reversed(earlier) if o.session is not None and o.session.has_ticket)
+                session = next(resumable, None)
+            created = super()._create(  # type: ignore[misc]
+                incoming, outgoing, server_side, server_hostname, session=session, context=context
+            )
+            earlier.append(created)
+            del earlier[:-4]  # the latest few are enough: any one with a ticket will do
+            return created
+
+    return _Resuming
+
+
+def permissive_tls_context(*, resume_sessions: bool = False) -> ssl.SSLContext:
+    """Reach any server to read its headers; certificate trust is graded separately (tls.py).
+    With `resume_sessions`, connections made with this context resume each other's sessions per host
+    (`_session_resumer`): make one such context per scan."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if resume_sessions:
+        context.sslobject_class = _session_resumer()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     try:
@@ -102,7 +136,7 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
         # built with an identical one that has ours (httpx/_transports/default.py).
         self._backend = _PinnedBackend(pinner)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=permissive_tls_context(),
+            ssl_context=permissive_tls_context(resume_sessions=True),
             max_connections=20,
             max_keepalive_connections=10,
             keepalive_expiry=5.0,

@@ -1,0 +1,59 @@
+"""What one scan costs on the wire (issue 14), counted by the fixture server itself: the HTTP fetches of
+a scan resume one TLS session per host, the grading handshake answers its own version's probe, and every
+probe that must see a fresh handshake still gets one."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from tests.fixtures import catalog
+from tests.fixtures.sites import Response, RunningSite, Site, SiteFactory
+from websec_app.scanner import scan
+from websec_app.scanner.fetch.tls import fetch_tls
+from websec_app.scanner.fetch.tls_probes import PROBED_PROTOCOLS
+from websec_app.settings import Settings
+
+
+def _settled(site: RunningSite) -> None:
+    """The server counts a handshake when it has finished it: give the last closes a moment."""
+    time.sleep(0.2)
+
+
+def test_a_scans_http_fetches_resume_the_first_tls_session(site_factory: SiteFactory, scan_settings: Settings):
+    # Given a site that redirects http:// to https:// and serves security.txt
+    site = site_factory(catalog.best_practices(site_factory.unique_host("reuse")))
+
+    # When it is scanned once
+    report = asyncio.run(scan(site.url, scan_settings))
+    _settled(site)
+
+    # Then the report is whole, and the later HTTPS fetches (the upgrade's last hop, the two CORS
+    # probes, security.txt) resumed a session instead of paying a full handshake each
+    assert report.grade == "A+"
+    assert site.tls_resumed >= 3
+    # and every fresh handshake the server completed is the grading one, the probes it accepts, or
+    # an HTTP fetch that had no session to resume yet
+    assert site.tls_completed - site.tls_resumed <= 4
+
+
+def test_the_grading_handshake_answers_its_own_versions_probe(site_factory: SiteFactory, scan_settings: Settings):
+    # Given a TLS 1.2 and 1.3 site
+    host = site_factory.unique_host("implied")
+    site = site_factory(Site(names=(host,), routes={"/": Response(200)}))
+
+    # When its TLS is fetched with the probes
+    tls = asyncio.run(fetch_tls(host, site.https_port or 443, site.ip, scan_settings))
+    _settled(site)
+
+    # Then TLS 1.3 (what the grading handshake got) is accepted without a handshake of its own, TLS 1.2
+    # is probed and accepted, and the rest are probed and refused
+    results = {probe.name: probe.result for probe in tls.protocols}
+    assert [probe.name for probe in tls.protocols] == list(PROBED_PROTOCOLS)
+    assert tls.protocol == "TLSv1.3"
+    assert results["TLSv1.3"] == "accepted" and results["TLSv1.2"] == "accepted"
+    assert {results[name] for name in ("TLSv1.1", "TLSv1", "SSLv3")} <= {"rejected", "not_testable"}
+    # the handshakes the server completed: the grading one, the TLS 1.2 probe and each accepted cipher
+    # family's probe; none for TLS 1.3 apart
+    accepted_families = sum(probe.accepted for probe in tls.cipher_probes)
+    assert site.tls_completed == 2 + accepted_families
