@@ -1,6 +1,7 @@
 """Scan benchmark (issue 14): real in-process scans of loopback fixture sites (the servers the tests use).
 
     python -m bench.scan_bench [--scans 30] [--concurrency 50] [--total 200] [--against-commit REV]
+                               [--servers-apart]
     python bench/scan_bench.py             (the same, from the checkout)
 
 For a good (A+) and a bad (F) site it prints the median and p95 wall time of one scan run alone, how
@@ -14,14 +15,17 @@ good site, with the p50/p95 of those scans.
 commit), in the same run: each version runs in its own process (the current checkout's fixtures and
 this bench, that version's `websec_app`), alternated `--rounds` times (A B B A ...), and the median of
 each figure over the rounds is printed. Only loopback traffic: the sites and the DNS server are
-started here, on 127.0.0.0/8. The fixture servers run in a thread of the same process, so their side
-of every handshake competes for the same 2 cores (and the GIL) as the scanner.
+started here, on 127.0.0.0/8. By default the fixture servers run in threads of the same process, so
+their side of every handshake and DNS answer competes for the same GIL as the scanner (a third of the
+CPU of a scan); `--servers-apart` runs them in a child process, as real sites are, and the CPU per
+scan printed is then the scanner's alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +60,67 @@ def _counters(site: Any) -> dict[str, int]:
     }
 
 
-def _per_scan(site: Any, before: dict[str, int], scans: int) -> dict[str, float]:
-    after = _counters(site)
+@contextlib.contextmanager
+def fixture_world() -> Iterator[tuple[dict[str, Any], Callable[[str], dict[str, int]]]]:
+    """The DNS server and the two sites, in this process: ({"sites": {name: url}, "dns": (ip, port),
+    "ca_bundle": path}, counters(site name))."""
+    from tests.fixtures import catalog
+    from tests.fixtures.dns_server import AuthDnsServer
+    from tests.fixtures.pki import Pki
+    from tests.fixtures.sites import SiteFactory, SiteServer
+
+    with tempfile.TemporaryDirectory() as tmp, AuthDnsServer() as dns, SiteServer(Pki(Path(tmp))) as server:
+        factory = SiteFactory(server, dns)
+        sites = {
+            SITES[0]: factory(catalog.best_practices("bench-best.test")),
+            SITES[1]: factory(catalog.no_practices("bench-worst.test")),
+        }
+        world = {
+            "sites": {name: site.url for name, site in sites.items()},
+            "dns": (dns.ip, dns.port),
+            "ca_bundle": str(server.pki.ca_bundle_path),
+        }
+        yield world, lambda name: _counters(sites[name])
+
+
+def serve_fixtures() -> int:
+    """`--serve-fixtures`: the fixture world in its own process; prints it as one JSON line, then
+    answers each line read from stdin with the sites' counters, until stdin closes."""
+    with fixture_world() as (world, counters):
+        print(json.dumps(world), flush=True)
+        for _ in sys.stdin:
+            print(json.dumps({name: counters(name) for name in SITES}), flush=True)
+    return 0
+
+
+@contextlib.contextmanager
+def fixture_world_apart() -> Iterator[tuple[dict[str, Any], Callable[[str], dict[str, int]]]]:
+    """fixture_world() in a child process: the sites' side of every handshake then runs on its own
+    interpreter (and GIL), as a real site would, and this process's CPU is the scanner's alone."""
+    child = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--serve-fixtures"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+
+    def counters(name: str) -> dict[str, int]:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write("counters\n")
+        child.stdin.flush()
+        found: dict[str, dict[str, int]] = json.loads(child.stdout.readline())
+        return found[name]
+
+    try:
+        yield json.loads(child.stdout.readline()), counters
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)
+
+
+def _per_scan(after: dict[str, int], before: dict[str, int], scans: int) -> dict[str, float]:
     return {key: (after[key] - before[key]) / scans for key in COUNTERS}
 
 
@@ -102,50 +166,44 @@ async def concurrent(url: str, settings: Any, total: int, in_flight: int) -> tup
     return total / (time.perf_counter() - started), durations, errors
 
 
-def measure(scans: int, total: int, in_flight: int) -> dict[str, Any]:
+def measure(scans: int, total: int, in_flight: int, *, servers_apart: bool = False) -> dict[str, Any]:
     """Every figure of one version, in this process (its `websec_app` is whatever sys.path finds)."""
-    from tests.fixtures import catalog
-    from tests.fixtures.dns_server import AuthDnsServer
-    from tests.fixtures.pki import Pki
-    from tests.fixtures.sites import SiteFactory, SiteServer
     from websec_app.scanner import scan
     from websec_app.settings import DnsServer, Settings
 
     figures: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp, AuthDnsServer() as dns, SiteServer(Pki(Path(tmp))) as server:
-        factory = SiteFactory(server, dns)
-        sites = {
-            SITES[0]: factory(catalog.best_practices("bench-best.test")),
-            SITES[1]: factory(catalog.no_practices("bench-worst.test")),
-        }
+    with (fixture_world_apart if servers_apart else fixture_world)() as (world, counters):
         settings = Settings(
             allow_private_targets=True,
-            dns_servers=(DnsServer(dns.ip, dns.port),),
-            ca_bundle=Path(server.pki.ca_bundle_path),
+            dns_servers=(DnsServer(*world["dns"]),),
+            ca_bundle=Path(world["ca_bundle"]),
         )
-        for name, site in sites.items():
-            report = asyncio.run(scan(site.url, settings))  # warm-up: imports, rule table, TLS contexts
+        urls: dict[str, str] = world["sites"]
+        for name, url in urls.items():
+            report = asyncio.run(scan(url, settings))  # warm-up: imports, rule table, TLS contexts
             time.sleep(0.2)  # let the servers finish closing the warm-up's connections before counting
-            before = _counters(site)
-            durations, overlaps = asyncio.run(sequential(site.url, settings, scans))
+            before = counters(name)
+            durations, overlaps = asyncio.run(sequential(url, settings, scans))
             time.sleep(0.2)
             figures[name] = {
                 "grade": report.grade,
                 "median_ms": statistics.median(durations),
                 "p95_ms": percentile(durations, 0.95),
                 "overlap_ms": statistics.median(overlaps),
-                **_per_scan(site, before, scans),
+                **_per_scan(counters(name), before, scans),
             }
-        best = sites[SITES[0]]
-        before = _counters(best)
-        rate, durations, errors = asyncio.run(concurrent(best.url, settings, total, in_flight))
+        before = counters(SITES[0])
+        cpu_before = time.process_time()
+        rate, durations, errors = asyncio.run(concurrent(urls[SITES[0]], settings, total, in_flight))
+        cpu_ms = (time.process_time() - cpu_before) * 1000 / total
         time.sleep(0.2)
         figures["throughput"] = {
             "scans_per_s": rate,
             "p50_ms": statistics.median(durations),
             "p95_ms": percentile(durations, 0.95),
             "errors": errors,
-            **_per_scan(best, before, total),
+            "cpu_ms": cpu_ms,
+            **_per_scan(counters(SITES[0]), before, total),
         }
     return figures
 
@@ -168,6 +226,7 @@ def _print(label: str, figures: dict[str, Any], in_flight: int) -> None:
         f"    throughput {t['scans_per_s']:6.1f} scans/s with {in_flight} in flight"
         f"   p50 {t['p50_ms']:6.1f} ms   p95 {t['p95_ms']:6.1f} ms   ({t['errors']:.0f} errors)"
     )
+    print(f"    {'':10} CPU of this process per scan {t['cpu_ms']:5.1f} ms (all its threads)")
     print(
         f"    {'':10} per scan: TCP {t['tcp_https'] + t['tcp_http']:4.1f}   TLS handshakes started"
         f" {t['tls_started']:4.1f}, completed {t['tls_completed']:4.1f}, resumed {t['tls_resumed']:4.1f}"
@@ -189,6 +248,7 @@ def worktree_at(rev: str) -> tuple[str, Path]:
 def _child(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     argv = [sys.executable, str(Path(__file__).resolve()), "--json", "--scanner-root", str(root)]
     argv += ["--scans", str(args.scans), "--total", str(args.total), "--concurrency", str(args.concurrency)]
+    argv += ["--servers-apart"] if args.servers_apart else []
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench child for {root} failed: {done.stderr[-2000:]}")
@@ -213,6 +273,12 @@ def main() -> int:
     parser.add_argument("--total", type=int, default=200, help="scans in the throughput run")
     parser.add_argument("--against-commit", metavar="REV", help="also measure websec at this commit (git worktree)")
     parser.add_argument("--rounds", type=int, default=2, help="alternated runs per version with --against-commit")
+    parser.add_argument(
+        "--servers-apart",
+        action="store_true",
+        help="run the fixture sites and DNS server in a child process (the scanner's CPU alone)",
+    )
+    parser.add_argument("--serve-fixtures", action="store_true", help=argparse.SUPPRESS)  # that child
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one JSON line
     parser.add_argument("--scanner-root", type=Path, help=argparse.SUPPRESS)  # child mode: websec_app from here
     args = parser.parse_args()
@@ -226,16 +292,20 @@ def main() -> int:
     if str(ROOT) not in sys.path:  # `python bench/scan_bench.py` puts bench/ first, not the checkout
         sys.path.append(str(ROOT))
 
+    if args.serve_fixtures:
+        return serve_fixtures()
     if args.json:
-        print(json.dumps(measure(args.scans, args.total, args.concurrency)))
+        print(json.dumps(measure(args.scans, args.total, args.concurrency, servers_apart=args.servers_apart)))
         return 0
 
+    where = "in a child process" if args.servers_apart else "in this process"
     print(
         f"scan benchmark: {args.scans} sequential scans per site, then {args.total} with {args.concurrency}"
-        f" in flight ({os.cpu_count()} cores)"
+        f" in flight ({os.cpu_count()} cores; fixture sites and DNS {where})"
     )
     if args.against_commit is None:
-        _print("websec (this checkout)", measure(args.scans, args.total, args.concurrency), args.concurrency)
+        figures = measure(args.scans, args.total, args.concurrency, servers_apart=args.servers_apart)
+        _print("websec (this checkout)", figures, args.concurrency)
         return 0
     commit, previous = worktree_at(args.against_commit)
     versions = {"websec (this checkout)": ROOT, f"websec {args.against_commit} ({commit})": previous}
