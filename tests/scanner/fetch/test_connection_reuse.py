@@ -10,6 +10,7 @@ import time
 from tests.fixtures import catalog
 from tests.fixtures.sites import Response, RunningSite, Site, SiteFactory
 from websec_app.scanner import scan
+from websec_app.scanner.data import weak_cipher_families
 from websec_app.scanner.fetch.tls import fetch_tls
 from websec_app.scanner.fetch.tls_probes import PROBED_PROTOCOLS
 from websec_app.settings import Settings
@@ -53,7 +54,28 @@ def test_the_grading_handshake_answers_its_own_versions_probe(site_factory: Site
     assert tls.protocol == "TLSv1.3"
     assert results["TLSv1.3"] == "accepted" and results["TLSv1.2"] == "accepted"
     assert {results[name] for name in ("TLSv1.1", "TLSv1", "SSLv3")} <= {"rejected", "not_testable"}
-    # the handshakes the server completed: the grading one, the TLS 1.2 probe and each accepted cipher
-    # family's probe; none for TLS 1.3 apart
+    # the handshakes the server completed: the grading one, the TLS 1.2 probe, and for the weak families
+    # it accepts (Python's default suites include CBC ones) the shared screen and each family's own
+    # probe; none for TLS 1.3 apart
     accepted_families = sum(probe.accepted for probe in tls.cipher_probes)
-    assert site.tls_completed == 2 + accepted_families
+    assert accepted_families >= 1
+    assert site.tls_completed == 2 + 1 + accepted_families
+
+
+def test_a_server_refusing_every_weak_family_costs_one_handshake_per_kind_of_hello(
+    site_factory: SiteFactory, scan_settings: Settings
+):
+    # Given a site with Mozilla's intermediate suites only (catalog.best_practices)
+    site = site_factory(catalog.best_practices(site_factory.unique_host("screened")))
+
+    # When its TLS is fetched with the probes
+    tls = asyncio.run(fetch_tls(site.host, site.https_port or 443, site.ip, scan_settings))
+    _settled(site)
+
+    # Then every weak family is refused, as each family's own probe would find
+    assert {probe.name: probe.result for probe in tls.cipher_probes} == {
+        family.id: "rejected" for family in weak_cipher_families()
+    }
+    # with two ClientHellos for the eight families (OpenSSL's and a hand-built one), beside the grading
+    # handshake and the four protocol probes TLS 1.3 does not answer
+    assert site.accepted["https"] == 1 + 4 + 2

@@ -64,6 +64,28 @@ def _context(minimum: int, maximum: int, ciphers: str) -> SSL.Context:
     return make_context(minimum=minimum, maximum=maximum, ciphers=ciphers)
 
 
+async def _guarded(
+    name: str, timeout: float, limit: asyncio.Semaphore, attempt: Callable[[], Awaitable[TlsProbe]]
+) -> TlsProbe:
+    """Run one probe's connection within the per-server limit; refusals and failures become its result."""
+    async with limit:
+        try:
+            return await attempt()
+        except HandshakeRejected as exc:
+            return TlsProbe(name, "rejected", detail=str(exc))
+        except TimeoutError:
+            return TlsProbe(name, "error", detail=f"no answer within {timeout:.0f} seconds")
+        except OSError as exc:
+            return TlsProbe(name, "error", detail=f"could not connect: {exc.strerror or exc}")
+
+
+async def _by_hand(name: str, hello: LegacyHello, target: tuple[str, int, str], timeout: float) -> TlsProbe:
+    # tlslite-ng is imported only when such a probe runs (issue 14: ~30 ms of start-up)
+    from ._legacy_hello import hello_probe
+
+    return await hello_probe(name, hello, target, timeout)
+
+
 async def _probe(
     name: str,
     minimum: int,
@@ -78,22 +100,15 @@ async def _probe(
     problem = offer_problem(minimum, maximum, ciphers)
     if problem is not None and hello is None:
         return TlsProbe(name, "not_testable", detail=problem)
+    if hello is not None and problem is not None:
+        return await _guarded(name, timeout, limit, partial(_by_hand, name, hello, target, timeout))
     address, port, host = target
-    async with limit:
-        try:
-            if hello is not None and problem is not None:
-                # tlslite-ng is imported only when such a probe runs (issue 14: ~30 ms of start-up)
-                from ._legacy_hello import hello_probe
 
-                return await hello_probe(name, hello, target, timeout)
-            result = await handshake(address, port, host, _context(minimum, maximum, ciphers), timeout)
-        except HandshakeRejected as exc:
-            return TlsProbe(name, "rejected", detail=str(exc))
-        except TimeoutError:
-            return TlsProbe(name, "error", detail=f"no answer within {timeout:.0f} seconds")
-        except OSError as exc:
-            return TlsProbe(name, "error", detail=f"could not connect: {exc.strerror or exc}")
-    return TlsProbe(name, "accepted", protocol=result.protocol, cipher=result.cipher)
+    async def attempt() -> TlsProbe:
+        result = await handshake(address, port, host, _context(minimum, maximum, ciphers), timeout)
+        return TlsProbe(name, "accepted", protocol=result.protocol, cipher=result.cipher)
+
+    return await _guarded(name, timeout, limit, attempt)
 
 
 #: The versions a browser-like handshake (TLS 1.0 to 1.3 offered) can end up with on a current server:
@@ -151,25 +166,68 @@ def _ssl3_hello() -> LegacyHello:
     return LegacyHello((3, 0), (3, 0), tuple(dict([*named, *weak]).items()))
 
 
+@lru_cache(maxsize=32)
+def _suite_names(ciphers: str) -> tuple[str, ...]:
+    """The TLS 1.0-1.2 suites (OpenSSL names) an OpenSSL cipher string offers with this build."""
+    context = make_context(minimum=SSL.TLS1_VERSION, maximum=SSL.TLS1_2_VERSION, ciphers=ciphers)
+    names = SSL.Connection(context, None).get_cipher_list()
+    return tuple(name for name in names if not name.startswith("TLS_"))  # TLS_*: the TLS 1.3 suites
+
+
+def _family_probe(
+    family: CipherFamily, target: tuple[str, int, str], timeout: float, limit: asyncio.Semaphore
+) -> Awaitable[TlsProbe]:
+    hello = LegacyHello((3, 3), (3, 1), family.iana) if family.iana else None
+    return _probe(family.id, SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, family.openssl, target, timeout, limit, hello)
+
+
+async def _screen(
+    families: list[CipherFamily], target: tuple[str, int, str], timeout: float, limit: asyncio.Semaphore
+) -> TlsProbe | None:
+    """One ClientHello offering every suite of `families`, made the way each family's own probe is
+    (OpenSSL's, or by hand), or None when there is nothing to share."""
+    if len(families) < 2:
+        return None
+    name = "+".join(family.id for family in families)
+    if all(family.iana and offer_problem(SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, family.openssl) for family in families):
+        suites = tuple(dict(suite for family in families for suite in family.iana).items())
+        hello = LegacyHello((3, 3), (3, 1), suites)
+        return await _guarded(name, timeout, limit, partial(_by_hand, name, hello, target, timeout))
+    names = dict.fromkeys(suite for family in families for suite in _suite_names(family.openssl))
+    ciphers = ":".join(names) + ":@SECLEVEL=0"
+    return await _probe(name, SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, ciphers, target, timeout, limit)
+
+
 async def probe_cipher_families(
     target: tuple[str, int, str],
     timeout: float,
     limit: asyncio.Semaphore,
     families: tuple[CipherFamily, ...] | None = None,
 ) -> tuple[TlsProbe, ...]:
-    """One probe per weak family: TLS 1.0 to 1.2 (these suites do not exist in TLS 1.3)."""
+    """One probe per weak family: TLS 1.0 to 1.2 (these suites do not exist in TLS 1.3).
+
+    Most servers refuse every weak family, so the families probed the same way (OpenSSL's ClientHello,
+    or a hand-built one) are first offered together, in one handshake each: a server that refuses
+    that handshake has no suite of any of them it would pick (it chooses from the suites offered, with
+    the same extensions), and each family is refused without a handshake of its own. When the server
+    accepts, or the screen fails, every family of that group gets its own probe, as without a screen
+    (its report names the suite that family gets)."""
     chosen = weak_cipher_families() if families is None else families
+    by_openssl = [f for f in chosen if offer_problem(SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, f.openssl) is None]
+    by_hand = [f for f in chosen if f not in by_openssl and f.iana]
+    screens = await asyncio.gather(
+        _screen(by_openssl, target, timeout, limit), _screen(by_hand, target, timeout, limit)
+    )
+    refused: dict[str, TlsProbe] = {}
+    for group, screen in zip((by_openssl, by_hand), screens, strict=True):
+        if screen is not None and screen.result == "rejected":
+            refused.update({family.id: TlsProbe(family.id, "rejected", detail=screen.detail) for family in group})
     probes = [
-        _probe(
-            family.id,
-            SSL.TLS1_VERSION,
-            SSL.TLS1_2_VERSION,
-            family.openssl,
-            target,
-            timeout,
-            limit,
-            LegacyHello((3, 3), (3, 1), family.iana) if family.iana else None,
-        )
+        _answered(refused[family.id]) if family.id in refused else _family_probe(family, target, timeout, limit)
         for family in chosen
     ]
     return tuple(await asyncio.gather(*probes))
+
+
+async def _answered(probe: TlsProbe) -> TlsProbe:
+    return probe
