@@ -77,5 +77,12 @@ def test_a_server_refusing_every_weak_family_costs_one_handshake_per_kind_of_hel
         family.id: "rejected" for family in weak_cipher_families()
     }
     # with two ClientHellos for the eight families (OpenSSL's and a hand-built one), beside the grading
-    # handshake and the four protocol probes TLS 1.3 does not answer
-    assert site.accepted["https"] == 1 + 4 + 2
+    # handshake and three protocol probes: TLS 1.2, TLS 1.1 and 1.0 together, SSL 3.0
+    assert {probe.name: probe.result for probe in tls.protocols} == {
+        "TLSv1.3": "accepted",
+        "TLSv1.2": "accepted",
+        "TLSv1.1": "rejected",
+        "TLSv1": "rejected",
+        "SSLv3": "rejected",
+    }
+    assert site.accepted["https"] == 1 + 3 + 2

@@ -137,6 +137,20 @@ async def _implied_or_probe(
     return await probe()
 
 
+#: Deprecated versions (RFC 8996) first offered together, in one handshake: a server refuses a ClientHello
+#: offering TLS 1.0 to 1.1 only when it speaks neither (it answers with the highest version both sides
+#: have, RFC 5246 E.1), which is what most servers do now.
+SHARED_LEGACY = ("TLSv1.1", "TLSv1")
+
+
+async def _screened(name: str, screen: asyncio.Future[TlsProbe], probe: Callable[[], Awaitable[TlsProbe]]) -> TlsProbe:
+    """`name` refused with the shared hello's refusal; its own probe when that hello got any other answer."""
+    shared = await asyncio.shield(screen)
+    if shared.result == "rejected":
+        return TlsProbe(name, "rejected", detail=shared.detail)
+    return await probe()
+
+
 async def probe_protocols(
     target: tuple[str, int, str],
     timeout: float,
@@ -144,7 +158,14 @@ async def probe_protocols(
     grading: asyncio.Future[Negotiated] | None = None,
 ) -> tuple[TlsProbe, ...]:
     """One probe per version in PROBED_PROTOCOLS, in that order. With `grading` (what the grading
-    handshake negotiated), the version it got is answered by it, without a handshake of its own."""
+    handshake negotiated), the version it got is answered by it, without a handshake of its own; TLS 1.1
+    and 1.0 are first offered together (SHARED_LEGACY), and each gets its own probe only when that
+    hello is not refused."""
+    legacy = [PROTOCOL_VERSIONS[name] for name in SHARED_LEGACY]
+    screen: asyncio.Future[TlsProbe] | None = None
+    if all(offer_problem(version, version, ALL_CIPHERS) is None for version in legacy):
+        name = "+".join(SHARED_LEGACY)
+        screen = asyncio.ensure_future(_probe(name, min(legacy), max(legacy), ALL_CIPHERS, target, timeout, limit))
     probes: list[Awaitable[TlsProbe]] = []
     for name in PROBED_PROTOCOLS:
         version = PROTOCOL_VERSIONS[name]
@@ -153,9 +174,16 @@ async def probe_protocols(
         probe = partial(_probe, name, version, version, ciphers, target, timeout, limit, hello)
         if grading is not None and name in IMPLIED_BY_GRADING:
             probes.append(_implied_or_probe(name, grading, timeout, probe))
+        elif screen is not None and name in SHARED_LEGACY:
+            probes.append(_screened(name, screen, probe))
         else:
             probes.append(probe())
-    return tuple(await asyncio.gather(*probes))
+    try:
+        return tuple(await asyncio.gather(*probes))
+    finally:
+        if screen is not None and not screen.done():
+            screen.cancel()
+            await asyncio.gather(screen, return_exceptions=True)
 
 
 @lru_cache(maxsize=1)
