@@ -1,7 +1,7 @@
 """Scan benchmark (issue 14): real in-process scans of loopback fixture sites (the servers the tests use).
 
     python -m bench.scan_bench [--scans 30] [--concurrency 50] [--total 200] [--against-commit REV]
-                               [--servers-apart]
+                               [--servers-apart] [--keep-alive]
     python bench/scan_bench.py             (the same, from the checkout)
 
 For a good (A+) and a bad (F) site it prints the median and p95 wall time of one scan run alone, how
@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,9 @@ def _counters(site: Any) -> dict[str, int]:
 
 
 @contextlib.contextmanager
-def fixture_world() -> Iterator[tuple[dict[str, Any], Callable[[str], dict[str, int]]]]:
+def fixture_world(keep_alive: bool = False) -> Iterator[tuple[dict[str, Any], Callable[[str], dict[str, int]]]]:
     """The DNS server and the two sites, in this process: ({"sites": {name: url}, "dns": (ip, port),
-    "ca_bundle": path}, counters(site name))."""
+    "ca_bundle": path}, counters(site name)). `keep_alive`: the sites keep connections open."""
     from tests.fixtures import catalog
     from tests.fixtures.dns_server import AuthDnsServer
     from tests.fixtures.pki import Pki
@@ -72,8 +73,8 @@ def fixture_world() -> Iterator[tuple[dict[str, Any], Callable[[str], dict[str, 
     with tempfile.TemporaryDirectory() as tmp, AuthDnsServer() as dns, SiteServer(Pki(Path(tmp))) as server:
         factory = SiteFactory(server, dns)
         sites = {
-            SITES[0]: factory(catalog.best_practices("bench-best.test")),
-            SITES[1]: factory(catalog.no_practices("bench-worst.test")),
+            SITES[0]: factory(replace(catalog.best_practices("bench-best.test"), keep_alive=keep_alive)),
+            SITES[1]: factory(replace(catalog.no_practices("bench-worst.test"), keep_alive=keep_alive)),
         }
         world = {
             "sites": {name: site.url for name, site in sites.items()},
@@ -83,10 +84,10 @@ def fixture_world() -> Iterator[tuple[dict[str, Any], Callable[[str], dict[str, 
         yield world, lambda name: _counters(sites[name])
 
 
-def serve_fixtures() -> int:
+def serve_fixtures(keep_alive: bool) -> int:
     """`--serve-fixtures`: the fixture world in its own process; prints it as one JSON line, then
     answers each line read from stdin with the sites' counters, until stdin closes."""
-    with fixture_world() as (world, counters):
+    with fixture_world(keep_alive) as (world, counters):
         print(json.dumps(world), flush=True)
         for _ in sys.stdin:
             print(json.dumps({name: counters(name) for name in SITES}), flush=True)
@@ -94,11 +95,11 @@ def serve_fixtures() -> int:
 
 
 @contextlib.contextmanager
-def fixture_world_apart() -> Iterator[tuple[dict[str, Any], Callable[[str], dict[str, int]]]]:
+def fixture_world_apart(keep_alive: bool = False) -> Iterator[tuple[dict[str, Any], Callable[[str], dict[str, int]]]]:
     """fixture_world() in a child process: the sites' side of every handshake then runs on its own
     interpreter (and GIL), as a real site would, and this process's CPU is the scanner's alone."""
     child = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--serve-fixtures"],
+        [sys.executable, str(Path(__file__).resolve()), "--serve-fixtures", *(["--keep-alive"] if keep_alive else [])],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -166,13 +167,15 @@ async def concurrent(url: str, settings: Any, total: int, in_flight: int) -> tup
     return total / (time.perf_counter() - started), durations, errors
 
 
-def measure(scans: int, total: int, in_flight: int, *, servers_apart: bool = False) -> dict[str, Any]:
+def measure(
+    scans: int, total: int, in_flight: int, *, servers_apart: bool = False, keep_alive: bool = False
+) -> dict[str, Any]:
     """Every figure of one version, in this process (its `websec_app` is whatever sys.path finds)."""
     from websec_app.scanner import scan
     from websec_app.settings import DnsServer, Settings
 
     figures: dict[str, Any] = {}
-    with (fixture_world_apart if servers_apart else fixture_world)() as (world, counters):
+    with (fixture_world_apart if servers_apart else fixture_world)(keep_alive) as (world, counters):
         settings = Settings(
             allow_private_targets=True,
             dns_servers=(DnsServer(*world["dns"]),),
@@ -249,6 +252,7 @@ def _child(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     argv = [sys.executable, str(Path(__file__).resolve()), "--json", "--scanner-root", str(root)]
     argv += ["--scans", str(args.scans), "--total", str(args.total), "--concurrency", str(args.concurrency)]
     argv += ["--servers-apart"] if args.servers_apart else []
+    argv += ["--keep-alive"] if args.keep_alive else []
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench child for {root} failed: {done.stderr[-2000:]}")
@@ -278,6 +282,9 @@ def main() -> int:
         action="store_true",
         help="run the fixture sites and DNS server in a child process (the scanner's CPU alone)",
     )
+    parser.add_argument(
+        "--keep-alive", action="store_true", help="the fixture sites keep connections open (Site.keep_alive)"
+    )
     parser.add_argument("--serve-fixtures", action="store_true", help=argparse.SUPPRESS)  # that child
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one JSON line
     parser.add_argument("--scanner-root", type=Path, help=argparse.SUPPRESS)  # child mode: websec_app from here
@@ -293,9 +300,19 @@ def main() -> int:
         sys.path.append(str(ROOT))
 
     if args.serve_fixtures:
-        return serve_fixtures()
+        return serve_fixtures(args.keep_alive)
     if args.json:
-        print(json.dumps(measure(args.scans, args.total, args.concurrency, servers_apart=args.servers_apart)))
+        print(
+            json.dumps(
+                measure(
+                    args.scans,
+                    args.total,
+                    args.concurrency,
+                    servers_apart=args.servers_apart,
+                    keep_alive=args.keep_alive,
+                )
+            )
+        )
         return 0
 
     where = "in a child process" if args.servers_apart else "in this process"
@@ -304,7 +321,9 @@ def main() -> int:
         f" in flight ({os.cpu_count()} cores; fixture sites and DNS {where})"
     )
     if args.against_commit is None:
-        figures = measure(args.scans, args.total, args.concurrency, servers_apart=args.servers_apart)
+        figures = measure(
+            args.scans, args.total, args.concurrency, servers_apart=args.servers_apart, keep_alive=args.keep_alive
+        )
         _print("websec (this checkout)", figures, args.concurrency)
         return 0
     commit, previous = worktree_at(args.against_commit)
