@@ -39,7 +39,14 @@ from .models import (
 )
 from .outbox import QueuedEmail, enqueue_email
 from .payments import STATUS_CREATED, STATUS_DISPUTED, STATUS_PAID, STATUS_REFUNDED, record_payment
-from .tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_LIFETIME, SCAN_TOKEN_PREFIX, IssuedToken, Reservation
+from .tokens import (
+    COMPLIANCE_TOKEN_PREFIX,
+    COMPLIANCE_TOKEN_USABLE,
+    SCAN_TOKEN_LIFETIME,
+    SCAN_TOKEN_PREFIX,
+    IssuedToken,
+    Reservation,
+)
 
 
 @dataclass(frozen=True)
@@ -231,9 +238,7 @@ def claim_compliance_token_with_email(
         .where(
             col(ComplianceToken.id) == reservation.token_id,
             col(ComplianceToken.reserved_by) == reservation.holder,
-            col(ComplianceToken.used_at).is_(None),
-            col(ComplianceToken.paid_at).is_not(None),
-            col(ComplianceToken.revoked_at).is_(None),
+            *COMPLIANCE_TOKEN_USABLE,
         )
         .values(used_at=now, reserved_until=None, reserved_by=None)
         .returning(col(ComplianceToken.id))

@@ -28,6 +28,14 @@ from ._secrets import hash_secret, new_secret, plausible
 from .keys import normalise_email
 from .models import ComplianceToken, ScanToken
 
+#: What makes a compliance token usable, in every statement that uses or reserves one: paid, not used yet, and
+#: not revoked (its payment was refunded or disputed).
+COMPLIANCE_TOKEN_USABLE = (
+    col(ComplianceToken.used_at).is_(None),
+    col(ComplianceToken.paid_at).is_not(None),
+    col(ComplianceToken.revoked_at).is_(None),
+)
+
 SCAN_TOKEN_PREFIX = "wst_"
 COMPLIANCE_TOKEN_PREFIX = "wsc_"
 #: Spec 2.7 / 8: "valid 24 hours".
@@ -202,9 +210,7 @@ def claim_compliance_token(session: Session, token: str, now: datetime) -> Claim
         update(ComplianceToken)
         .where(
             col(ComplianceToken.token_hash) == digest,
-            col(ComplianceToken.used_at).is_(None),
-            col(ComplianceToken.paid_at).is_not(None),
-            col(ComplianceToken.revoked_at).is_(None),
+            *COMPLIANCE_TOKEN_USABLE,
         )
         .values(used_at=now)
         .returning(col(ComplianceToken.id), col(ComplianceToken.email))
@@ -254,9 +260,7 @@ def reserve_compliance_token(
         update(ComplianceToken)
         .where(
             col(ComplianceToken.token_hash) == digest,
-            col(ComplianceToken.used_at).is_(None),
-            col(ComplianceToken.paid_at).is_not(None),
-            col(ComplianceToken.revoked_at).is_(None),
+            *COMPLIANCE_TOKEN_USABLE,
             or_(col(ComplianceToken.reserved_until).is_(None), col(ComplianceToken.reserved_until) <= now),
         )
         .values(reserved_until=until, reserved_by=holder)
