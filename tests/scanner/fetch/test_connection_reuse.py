@@ -5,12 +5,16 @@ probe that must see a fresh handshake still gets one."""
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
+
+import pytest
 
 from tests.fixtures import catalog
 from tests.fixtures.sites import Response, RunningSite, Site, SiteFactory
 from websec_app.scanner import scan
 from websec_app.scanner.data import weak_cipher_families
+from websec_app.scanner.fetch.http import permissive_tls_context
 from websec_app.scanner.fetch.tls import fetch_tls
 from websec_app.scanner.fetch.tls_probes import PROBED_PROTOCOLS
 from websec_app.settings import Settings
@@ -86,3 +90,16 @@ def test_a_server_refusing_every_weak_family_costs_one_handshake_per_kind_of_hel
         "SSLv3": "rejected",
     }
     assert site.accepted["https"] == 1 + 3 + 2
+
+
+def test_a_connection_still_in_its_handshake_is_no_session_to_resume() -> None:
+    """A scan opens connections to one host at once: a new one must not read the session of one whose
+    handshake is still running (CPython raises `ValueError: i2d() failed` for it)."""
+    context = permissive_tls_context(resume_sessions=True)
+    first = context.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO(), server_hostname="concurrent.test")
+    with pytest.raises(ssl.SSLWantReadError):
+        first.do_handshake()  # the ClientHello is out; the ServerHello has not come
+
+    second = context.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO(), server_hostname="concurrent.test")
+
+    assert second.session_reused is False

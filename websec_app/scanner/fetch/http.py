@@ -79,6 +79,17 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+def _ticket(connection: ssl.SSLObject) -> ssl.SSLSession | None:
+    """The connection's session when it holds a resumable ticket. None while its handshake is still running
+    (a concurrent connection to the same host) or after it failed: OpenSSL cannot serialise such a session,
+    and CPython's `SSLObject.session` then raises `ValueError: i2d() failed`."""
+    try:
+        session = connection.session
+    except ValueError:
+        return None
+    return session if session is not None and session.has_ticket else None
+
+
 def _session_resumer() -> type[ssl.SSLObject]:
     """The SSLObject class of one scan's client context: a new connection to a host offers the TLS
     session of an earlier connection to it (a TLS 1.3 ticket, RFC 8446 2.2; RFC 5077 below 1.3), so the
@@ -97,8 +108,7 @@ def _session_resumer() -> type[ssl.SSLObject]:
         ):
             earlier = made.setdefault(server_hostname, [])
             if session is None and not server_side:
-                resumable = (o.session for o in reversed(earlier) if o.session is not None and o.session.has_ticket)
-                session = next(resumable, None)
+                session = next(filter(None, map(_ticket, reversed(earlier))), None)
             created = super()._create(  # type: ignore[misc]
                 incoming, outgoing, server_side, server_hostname, session=session, context=context
             )
