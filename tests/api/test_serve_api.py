@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.fixtures.ports import free_port
-from tests.fixtures.processes import stop, wait_until_healthy
+from tests.fixtures.processes import serve_api
 from tests.fixtures.sites import RunningSite
 from websec_app.cli import main
 from websec_app.settings import get_settings
@@ -37,24 +37,8 @@ def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def server(operator_env: dict[str, str]) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "websec_app", "serve-api", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=REPO,
-        env=operator_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        stderr = process.stderr
-        wait_until_healthy(base, process, what="serve-api", seconds=20, output=lambda: stderr.read() if stderr else "")
+    with serve_api(operator_env, free_port(), seconds=20) as (base, _):
         yield base
-    finally:
-        stop(process)
-        if process.stderr:
-            process.stderr.close()
 
 
 def test_an_operator_creates_a_key_and_a_customer_uses_it(

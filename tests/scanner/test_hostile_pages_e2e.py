@@ -23,7 +23,7 @@ import pytest
 
 from tests.fixtures.hostile_pages import hostile_site
 from tests.fixtures.ports import free_port
-from tests.fixtures.processes import stop, wait_until_healthy
+from tests.fixtures.processes import serve_api
 from tests.fixtures.sites import RunningSite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,28 +94,12 @@ def test_given_a_normal_page_then_no_budget_finding(hostile: RunningSite, scan_e
 
 
 @pytest.fixture
-def api_server(tmp_path: Path, scan_env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def api_server(tmp_path: Path, scan_env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WEBSEC_")}
     env.update(scan_env)
     env.update({"WEBSEC_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT), "WEBSEC_FREE_SCANS_PER_DAY": "1000"})
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "websec_app", "serve-api", "--port", str(port), "--no-access-log"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        stderr = process.stderr
-        wait_until_healthy(base, process, what="serve-api", seconds=30, output=lambda: stderr.read() if stderr else "")
-        yield base, process
-    finally:
-        stop(process, timeout=5)
-        if process.stderr:
-            process.stderr.close()
+    with serve_api(env, free_port(), "--no-access-log", stop_within=5) as server:
+        yield server
 
 
 def _free_scan(base: str, url: str) -> int:
@@ -126,7 +110,7 @@ def _free_scan(base: str, url: str) -> int:
 
 
 def test_given_a_server_scanning_hostile_pages_then_health_keeps_answering(
-    api_server: tuple[str, subprocess.Popen[str]], hostile: RunningSite
+    api_server: tuple[str, subprocess.Popen[bytes]], hostile: RunningSite
 ) -> None:
     base, _ = api_server
     urls = [hostile.url.rstrip("/") + path for path in ("/deep-mixed", "/flat", "/deep", "/flat")]
@@ -148,7 +132,7 @@ def test_given_a_server_scanning_hostile_pages_then_health_keeps_answering(
 
 
 def test_given_a_server_busy_with_a_hostile_page_when_sigterm_then_it_exits_within_the_grace_period(
-    api_server: tuple[str, subprocess.Popen[str]], hostile: RunningSite
+    api_server: tuple[str, subprocess.Popen[bytes]], hostile: RunningSite
 ) -> None:
     base, process = api_server
     with ThreadPoolExecutor(2) as pool:
