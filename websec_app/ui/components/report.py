@@ -74,7 +74,7 @@ def summary() -> rx.Component:
         rx.cond(
             view.locked > 0,
             rx.hstack(
-                rx.icon("lock", size=14, color=rx.color("indigo", 9), aria_hidden="true"),
+                rx.icon("lock", size=14, color=rx.color("indigo", 9), aria_hidden="true", flex_shrink="0"),
                 rx.text(view.locked_text, " ", rx.link("See prices", href="/pricing"), size="2"),
                 align="center",
                 spacing="2",
@@ -261,23 +261,20 @@ def _section(section: SectionView) -> rx.Component:
     pro = ReportState.view.pro
     return section_card(
         rx.flex(
-            rx.vstack(
-                rx.heading(section.title, as_="h2", size="5"),
-                rx.text(section.about, size="2", color_scheme="gray"),
-                spacing="1",
-                flex="1",
-                min_width="0",
-            ),
+            rx.heading(section.title, as_="h2", size="5", flex="1", min_width="0"),
             rx.hstack(
                 rx.cond(section.deduction > 0, rx.text(section.points, size="2", color_scheme="gray")),
                 status_badge(section.status),
                 align="center",
+                flex_shrink="0",
             ),
             spacing="3",
             justify="between",
             align="start",
             width="100%",
         ),
+        # Below the title row, full width: beside the points and badge it wrapped into a narrow column on phones.
+        rx.text(section.about, size="2", color_scheme="gray"),
         rx.cond(
             section.locked,
             _locked(section),
