@@ -155,3 +155,21 @@ async def test_given_nothing_on_port_80_then_the_probe_note_says_refused(site_fa
     assert _checks(redirection) == ["redirect.http_not_served"]
     assert "All connection attempts failed" not in (redirection.get("error") or "")
     assert "refused" in (redirection.get("error") or "")
+
+
+async def test_every_hop_of_the_chains_keeps_its_raw_headers_in_wire_order(site_factory, scan_settings) -> None:
+    # Given a site whose http:// form redirects and whose page sends a header twice
+    site = site_factory(
+        catalog.simple_site(
+            site_factory.unique_host("raw-headers"),
+            http=Redirect("https://{host}{path}"),
+            headers=[("X-Twice", "one"), ("X-Twice", "two")],
+        )
+    )
+    # When it is scanned
+    redirection = (await scan(site.url, scan_settings)).to_dict()["redirection"]
+    # Then each hop carries the headers it answered with, duplicates and order kept (the report's evidence)
+    page = redirection["main_chain"][-1]["headers"]
+    assert [value for name, value in page if name.lower() == "x-twice"] == ["one", "two"]
+    hop = redirection["http_chain"][0]
+    assert ["location", f"https://{site.host}/"] in [[name.lower(), value] for name, value in hop["headers"]]

@@ -13,13 +13,27 @@ from urllib.parse import urljoin
 
 from ..errors import InvalidTarget
 from ..findings import CheckResult, Finding
-from ..snapshot import FetchChain, SiteSnapshot
+from ..snapshot import FetchChain, HttpResponse, SiteSnapshot
 from ..target import parse_target
 from .blocked import identify_block, not_checked
 
 
+#: What a hop's raw headers may take in the report: the fetch already bounds a response's header
+#: block; this keeps a report readable (and its JSON small) when a site sends hundreds of headers.
+MAX_HOP_HEADERS = 100
+MAX_HEADER_VALUE = 2048
+
+
+def _raw_headers(response: HttpResponse) -> list[list[str]]:
+    """The hop's response headers in wire order, duplicates kept: the evidence the UI and PDF show."""
+    return [[name, value[:MAX_HEADER_VALUE]] for name, value in response.headers.items[:MAX_HOP_HEADERS]]
+
+
 def _chain_json(chain: FetchChain) -> list[dict[str, Any]]:
-    return [{"url": r.url, "status_code": r.status_code, "location": r.location} for r in chain.responses]
+    return [
+        {"url": r.url, "status_code": r.status_code, "location": r.location, "headers": _raw_headers(r)}
+        for r in chain.responses
+    ]
 
 
 def _scheme_host(url: str) -> tuple[str, str] | None:
