@@ -81,4 +81,4 @@ def servers_in_order(detected: str | None) -> tuple[str, ...]:
     """SERVERS with the detected one first: the order the UI's tabs and the PDF follow."""
     if detected not in SERVERS:
         return SERVERS
-    return (detected, *(server for server in SERVERS if server != detected))  # type: ignore[return-value]
+    return (detected, *(server for server in SERVERS if server != detected))
