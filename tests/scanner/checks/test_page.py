@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import pytest
 
 from tests.factories import make_snapshot
-from websec_app.scanner.checks.page import _srcset_urls, check_page
+from websec_app.scanner.checks.page import check_page
 from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
+from websec_app.scanner.records.html import srcset_urls as _srcset_urls
 from websec_app.scanner.rules import default_rulebook
 
 CONTEXT = {"host": "www.example.com", "domain": "example.com", "origin": "https://www.example.com"}

@@ -25,7 +25,6 @@ import base64
 import binascii
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from ipaddress import ip_address
@@ -33,28 +32,25 @@ from typing import Any
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 from ..findings import CheckResult, Finding
-from ..records.html import Element, HtmlPage, is_html, parse_page
+from ..records.html import (
+    Element,
+    HtmlPage,
+    base_url,
+    clean_url,
+    is_html,
+    link_rel,
+    origin_of,
+    parse_page,
+    raw_resources,
+)
 from ..registrable import registrable_domain
 from ..snapshot import HttpResponse, SiteSnapshot
 
 SECTION = "page_analysis"
 _LIST_LIMIT = 50  # longest URL list kept in the report
 
-# HTML §4.12.1.1 / MIME Sniffing §4.6: the script types browsers execute (others are data blocks).
-_JS_TYPES = frozenset(
-    {
-        "", "module", "application/ecmascript", "application/javascript", "application/x-ecmascript",
-        "application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
-        "text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
-        "text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript", "text/x-javascript",
-    }
-)  # fmt: skip
 # Mixed Content §4.3: only these request destinations are "upgradeable" (passive).
 _PASSIVE_TYPES = frozenset({"image", "icon", "media"})
-# `<link rel=preload as=...>`: the resource type each `as` value fetches.
-_PRELOAD_AS = {
-    "image": "image", "audio": "media", "video": "media", "style": "stylesheet", "script": "script", "font": "font",
-}  # fmt: skip
 # SRI §3.3.3: the hash functions browsers support, with their digest length in bytes.
 _SRI_DIGESTS = {"sha256": 32, "sha384": 48, "sha512": 64}
 # Third-party scripts that are living documents: the provider changes them without a new
@@ -86,118 +82,11 @@ class Resource:
 
     @cached_property
     def origin(self) -> str:
-        return _origin(self.parts)
+        return origin_of(self.parts)
 
     @cached_property
     def site(self) -> str:
         return registrable_domain(self.parts.hostname or "")
-
-
-def _clean(value: object) -> str:
-    """HTML URL attributes: strip ASCII whitespace, drop tabs and newlines (URL Standard §4.4)."""
-    return re.sub(r"[\t\n\r]", "", str(value)).strip(" \t\n\r\f")
-
-
-def _srcset_urls(value: str) -> list[str]:
-    """HTML §4.8.4.3.9 "parse a srcset attribute": URLs may contain commas (`w_100,h_100`)."""
-    urls, pos, size = [], 0, len(value)
-    while pos < size:
-        while pos < size and (value[pos].isspace() or value[pos] == ","):
-            pos += 1
-        start = pos
-        while pos < size and not value[pos].isspace():
-            pos += 1
-        url = value[start:pos]
-        if url.endswith(","):
-            url = url.rstrip(",")
-        else:
-            depth = 0  # skip the descriptors up to the next top-level comma
-            while pos < size:
-                char = value[pos]
-                depth += {"(": 1, ")": -1}.get(char, 0)
-                pos += 1
-                if char == "," and depth <= 0:
-                    break
-        if url:
-            urls.append(url)
-    return urls
-
-
-def _rel(tag: Element) -> set[str]:
-    return {token.lower() for token in str(tag.get("rel", "")).split()}
-
-
-def _raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
-    """(attribute value, resource kind, element) for everything the page loads or posts to."""
-    for tag in page.elements:
-        if tag.inert:
-            continue
-        name = tag.name
-        if name == "script" and tag.get("src") is not None:
-            if str(tag.get("type", "")).split(";")[0].strip().lower() in _JS_TYPES:
-                yield str(tag.attrs["src"]), "script", tag
-        elif name == "link" and tag.get("href") is not None:
-            rel = _rel(tag)
-            if "stylesheet" in rel:
-                yield str(tag.attrs["href"]), "stylesheet", tag
-            elif "modulepreload" in rel:
-                yield str(tag.attrs["href"]), "script", tag
-            elif "preload" in rel:
-                kind = _PRELOAD_AS.get(str(tag.get("as", "")).strip().lower(), "preload")
-                yield str(tag.attrs["href"]), kind, tag
-            elif rel & {"icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"}:
-                yield str(tag.attrs["href"]), "icon", tag
-            elif "manifest" in rel:
-                yield str(tag.attrs["href"]), "manifest", tag
-        elif name in ("iframe", "frame") and tag.get("src") is not None:
-            yield str(tag.attrs["src"]), "frame", tag
-        elif name == "object" and tag.get("data") is not None:
-            yield str(tag.attrs["data"]), "object", tag
-        elif name == "embed" and tag.get("src") is not None:
-            yield str(tag.attrs["src"]), "object", tag
-        elif name == "img" or (name == "input" and str(tag.get("type", "")).lower() == "image"):
-            if tag.get("src") is not None:
-                yield str(tag.attrs["src"]), "image", tag
-            for url in _srcset_urls(str(tag.get("srcset", ""))):
-                yield url, "image", tag
-        elif name in ("audio", "video"):
-            if tag.get("src") is not None:
-                yield str(tag.attrs["src"]), "media", tag
-            if name == "video" and tag.get("poster") is not None:
-                yield str(tag.attrs["poster"]), "image", tag
-        elif name == "source":
-            if tag.get("src") is not None:
-                yield str(tag.attrs["src"]), "media", tag
-            for url in _srcset_urls(str(tag.get("srcset", ""))):
-                yield url, "image", tag
-        elif name == "track" and tag.get("src") is not None:
-            yield str(tag.attrs["src"]), "track", tag
-        elif name == "form" and tag.get("action") is not None:
-            yield str(tag.attrs["action"]), "form", tag
-        elif name in ("button", "input") and tag.get("formaction") is not None:
-            yield str(tag.attrs["formaction"]), "form", tag
-
-
-def _base_url(page: HtmlPage, page_url: str) -> tuple[str, str | None]:
-    """HTML §4.2.3: the first `<base href>` sets the base URL, unless it is data: or javascript:."""
-    base = next((tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None), None)
-    if base is None:
-        return page_url, None
-    href = _clean(base.attrs["href"])
-    resolved = urljoin(page_url, href)
-    if urlsplit(resolved).scheme in ("data", "javascript"):
-        return page_url, resolved
-    return resolved, resolved
-
-
-def _origin(url: str | SplitResult) -> str:
-    parts = url if isinstance(url, SplitResult) else urlsplit(url)
-    port = parts.port
-    default = {"http": 80, "https": 443}.get(parts.scheme)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{parts.scheme}://{host}" + (f":{port}" if port and port != default else "")
 
 
 def _trustworthy(parts: SplitResult) -> bool:
@@ -303,8 +192,8 @@ def _mixed_content(
     if upgraded:
         note = f"{len(active) + len(passive)} http:// resource(s) are fetched over HTTPS by upgrade-insecure-requests"
         return [Finding("page.mixed_upgraded", note=note)], active, passive
-    findings = [Finding("page.mixed_active", _origin(url), url) for url in active]
-    findings += [Finding("page.mixed_passive", _origin(url), url) for url in passive]
+    findings = [Finding("page.mixed_active", origin_of(url), url) for url in active]
+    findings += [Finding("page.mixed_passive", origin_of(url), url) for url in passive]
     return findings, active, passive
 
 
@@ -320,7 +209,7 @@ def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> t
         element = res.element
         if res.kind not in ("script", "stylesheet") or element.name not in ("script", "link"):
             continue
-        if element.name == "link" and "stylesheet" not in _rel(element):
+        if element.name == "link" and "stylesheet" not in link_rel(element):
             continue  # a preload is checked on the element that uses it
         state = _sri_state(element)
         present += state == "valid"
@@ -386,22 +275,22 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
 
     page = parse_page(final)
     page_url = final.url
-    page_origin = _origin(page_url)
+    page_origin = origin_of(page_url)
     page_site = registrable_domain(urlsplit(page_url).hostname or "")
-    base_url, base_href = _base_url(page, page_url)
+    page_base, base_href = base_url(page, page_url)
     https_page = urlsplit(page_url).scheme == "https"
 
     resources: list[Resource] = []
     exhausted = list(page.exhausted)
     started = time.thread_time()  # the CPU time budget also bounds resolving the resources (issue 12)
-    for count, (raw, kind, tag) in enumerate(_raw_resources(page)):
+    for count, (raw, kind, tag) in enumerate(raw_resources(page)):
         if count % 256 == 0 and time.thread_time() - started >= page.budget.max_cpu_seconds:
             exhausted.append("time")
             break
-        value = _clean(raw)
+        value = clean_url(raw)
         if not value or value.startswith("#"):
             continue
-        url = urljoin(base_url, value)
+        url = urljoin(page_base, value)
         parts = urlsplit(url)
         if parts.scheme in ("http", "https"):
             resources.append(Resource(url, kind, tag, parts))
@@ -413,8 +302,12 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         note = f"Only part of the page was analysed ({page.examined:,} elements examined): past the {spent}"
         findings.append(Finding("page.analysis_limited", note=note))
     # <base href> to another origin: every relative URL on the page now loads from there.
-    if base_href is not None and urlsplit(base_href).scheme in ("http", "https") and _origin(base_href) != page_origin:
-        findings.append(Finding("page.base_foreign", _origin(base_href), f"<base href={base_href!r}>"))
+    if (
+        base_href is not None
+        and urlsplit(base_href).scheme in ("http", "https")
+        and origin_of(base_href) != page_origin
+    ):
+        findings.append(Finding("page.base_foreign", origin_of(base_href), f"<base href={base_href!r}>"))
     upgraded = https_page and _upgrades_insecure_requests(final, page)
     mixed, active, passive = _mixed_content(resources, https_page, upgraded)
     findings += mixed

@@ -16,6 +16,12 @@ busy past 180 s). Now:
   names it: checks use what was read and report `page.analysis_limited`.
 - `parse_page` is memoised per response, so the checks of one scan (page analysis, the `<meta>`
   elements of the headers check, the generator of the fingerprint check) share one parse.
+- the same walk keeps what a Content Security Policy for the page must allow (issue 15,
+  fixes/csp_proposal.py): the text of `<script>` and `<style>` elements (as browsers hash it:
+  libxml2 already turns CR LF and CR into LF and NUL into U+FFFD, like the HTML tokenizer), the
+  distinct `style=""` attribute values, and how many inline event handlers (`on*=`) and
+  `javascript:` links there are. Bounded: the text by the bytes read, the style values by
+  `MAX_STYLE_ATTRIBUTES`.
 
 HTML details kept from the previous parser: on a duplicated attribute the FIRST one counts (HTML
 §13.2.5.33, "duplicate attribute" parse error; libxml2 does the same), and `rel`/`class` are plain
@@ -25,16 +31,21 @@ strings so callers split tokens themselves.
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from lxml import etree
 
 from ..snapshot import HttpResponse
 
-__all__ = ["Budget", "Element", "HtmlPage", "MetaElement", "is_html", "meta_elements", "meta_elements_of", "parse_page"]
+__all__ = [
+    "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "base_url", "clean_url", "is_html", "link_rel",
+    "meta_elements", "meta_elements_of", "origin_of", "parse_page", "raw_resources", "srcset_urls",
+]  # fmt: skip
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -42,9 +53,14 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 KEPT = frozenset(
     {
         "audio", "base", "button", "embed", "form", "frame", "iframe", "img", "input", "link", "meta",
-        "object", "script", "source", "track", "video",
+        "object", "script", "source", "style", "track", "video",
     }
 )  # fmt: skip
+#: Elements whose text is kept: inline code a CSP allows by its hash.
+_TEXT_KEPT = frozenset({"script", "style"})
+#: Distinct `style=""` values kept; a page with more gets a generic CSP (fixes/csp_proposal.py).
+MAX_STYLE_ATTRIBUTES = 64
+_SCRIPT_URL_ELEMENTS = frozenset({"a", "area"})
 #: With scripting on, browsers fetch nothing inside these (HTML §4.3.2 noscript, §4.12.3 template).
 _INERT = frozenset({"noscript", "template"})
 _TIME_CHECK_EVERY = 256  # elements between two looks at the CPU clock
@@ -78,6 +94,7 @@ class Element:
     attrs: Mapping[str, str]
     inert: bool  # inside <noscript> or <template>: browsers with scripting on do not fetch it
     in_body: bool  # inside <body> (a <meta> there does not count as page metadata)
+    text: str | None = None  # <script> and <style> only: the element's text, as browsers hash it
 
     def get(self, attribute: str, default: str | None = None) -> str | None:
         return self.attrs.get(attribute, default)
@@ -91,6 +108,9 @@ class HtmlPage:
     examined: int = 0  # elements walked, kept or not
     exhausted: tuple[str, ...] = ()  # budgets that ran out: "bytes", "elements", "depth", "time"
     budget: Budget = field(default_factory=Budget)
+    style_attributes: tuple[str, ...] = ()  # distinct non-empty `style=""` values, at most MAX_STYLE_ATTRIBUTES
+    style_attribute_count: int = 0  # every non-empty `style=""`, beyond the cap too
+    inline_handlers: int = 0  # `on*=` event handler attributes and `javascript:` links (a, area)
 
     def find_all(self, name: str) -> list[Element]:
         return [element for element in self.elements if element.name == name]
@@ -126,6 +146,8 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
         return HtmlPage(exhausted=tuple(exhausted), budget=budget)
 
     kept: list[Element] = []
+    styles: dict[str, None] = {}
+    style_count = handlers = 0
     examined = depth = inert = in_body = 0
     walk = etree.iterwalk(root, events=("start", "end"))
     for event, node in walk:
@@ -151,8 +173,145 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             walk.skip_subtree()  # its "end" event still comes and restores the counters
             continue
         if name in KEPT:
-            kept.append(Element(name, dict(node.attrib), inert > 0, in_body > 0))
-    return HtmlPage(tuple(kept), examined, tuple(exhausted), budget)
+            text = (node.text or "") if name in _TEXT_KEPT else None
+            kept.append(Element(name, dict(node.attrib), inert > 0, in_body > 0, text))
+        if inert:
+            continue
+        for key, value in node.items():  # inline code in attributes (a CSP treats it as inline)
+            if key == "style":
+                if value.strip():
+                    style_count += 1
+                    if len(styles) < MAX_STYLE_ATTRIBUTES:
+                        styles.setdefault(value)
+            elif key.startswith("on") or (
+                key == "href" and name in _SCRIPT_URL_ELEMENTS and value.lstrip().lower().startswith("javascript:")
+            ):
+                handlers += 1
+    return HtmlPage(tuple(kept), examined, tuple(exhausted), budget, tuple(styles), style_count, handlers)
+
+
+# --- What the page loads (page analysis, and the CSP proposal of issue 15) ------------------------
+
+#: HTML §4.12.1.1 / MIME Sniffing §4.6: the script types browsers execute (others are data blocks).
+JS_TYPES = frozenset(
+    {
+        "", "module", "application/ecmascript", "application/javascript", "application/x-ecmascript",
+        "application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
+        "text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+        "text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript", "text/x-javascript",
+    }
+)  # fmt: skip
+# `<link rel=preload as=...>`: the resource type each `as` value fetches.
+_PRELOAD_AS = {
+    "image": "image", "audio": "media", "video": "media", "style": "stylesheet", "script": "script", "font": "font",
+}  # fmt: skip
+
+
+def clean_url(value: object) -> str:
+    """HTML URL attributes: strip ASCII whitespace, drop tabs and newlines (URL Standard §4.4)."""
+    return re.sub(r"[\t\n\r]", "", str(value)).strip(" \t\n\r\f")
+
+
+def srcset_urls(value: str) -> list[str]:
+    """HTML §4.8.4.3.9 "parse a srcset attribute": URLs may contain commas (`w_100,h_100`)."""
+    urls, pos, size = [], 0, len(value)
+    while pos < size:
+        while pos < size and (value[pos].isspace() or value[pos] == ","):
+            pos += 1
+        start = pos
+        while pos < size and not value[pos].isspace():
+            pos += 1
+        url = value[start:pos]
+        if url.endswith(","):
+            url = url.rstrip(",")
+        else:
+            depth = 0  # skip the descriptors up to the next top-level comma
+            while pos < size:
+                char = value[pos]
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                pos += 1
+                if char == "," and depth <= 0:
+                    break
+        if url:
+            urls.append(url)
+    return urls
+
+
+def link_rel(tag: Element) -> set[str]:
+    return {token.lower() for token in str(tag.get("rel", "")).split()}
+
+
+def raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
+    """(attribute value, resource kind, element) for everything the page loads or posts to."""
+    for tag in page.elements:
+        if tag.inert:
+            continue
+        name = tag.name
+        if name == "script" and tag.get("src") is not None:
+            if str(tag.get("type", "")).split(";")[0].strip().lower() in JS_TYPES:
+                yield str(tag.attrs["src"]), "script", tag
+        elif name == "link" and tag.get("href") is not None:
+            rel = link_rel(tag)
+            if "stylesheet" in rel:
+                yield str(tag.attrs["href"]), "stylesheet", tag
+            elif "modulepreload" in rel:
+                yield str(tag.attrs["href"]), "script", tag
+            elif "preload" in rel:
+                kind = _PRELOAD_AS.get(str(tag.get("as", "")).strip().lower(), "preload")
+                yield str(tag.attrs["href"]), kind, tag
+            elif rel & {"icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"}:
+                yield str(tag.attrs["href"]), "icon", tag
+            elif "manifest" in rel:
+                yield str(tag.attrs["href"]), "manifest", tag
+        elif name in ("iframe", "frame") and tag.get("src") is not None:
+            yield str(tag.attrs["src"]), "frame", tag
+        elif name == "object" and tag.get("data") is not None:
+            yield str(tag.attrs["data"]), "object", tag
+        elif name == "embed" and tag.get("src") is not None:
+            yield str(tag.attrs["src"]), "object", tag
+        elif name == "img" or (name == "input" and str(tag.get("type", "")).lower() == "image"):
+            if tag.get("src") is not None:
+                yield str(tag.attrs["src"]), "image", tag
+            for url in srcset_urls(str(tag.get("srcset", ""))):
+                yield url, "image", tag
+        elif name in ("audio", "video"):
+            if tag.get("src") is not None:
+                yield str(tag.attrs["src"]), "media", tag
+            if name == "video" and tag.get("poster") is not None:
+                yield str(tag.attrs["poster"]), "image", tag
+        elif name == "source":
+            if tag.get("src") is not None:
+                yield str(tag.attrs["src"]), "media", tag
+            for url in srcset_urls(str(tag.get("srcset", ""))):
+                yield url, "image", tag
+        elif name == "track" and tag.get("src") is not None:
+            yield str(tag.attrs["src"]), "track", tag
+        elif name == "form" and tag.get("action") is not None:
+            yield str(tag.attrs["action"]), "form", tag
+        elif name in ("button", "input") and tag.get("formaction") is not None:
+            yield str(tag.attrs["formaction"]), "form", tag
+
+
+def base_url(page: HtmlPage, page_url: str) -> tuple[str, str | None]:
+    """HTML §4.2.3: the first `<base href>` sets the base URL, unless it is data: or javascript:."""
+    base = next((tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None), None)
+    if base is None:
+        return page_url, None
+    href = clean_url(base.attrs["href"])
+    resolved = urljoin(page_url, href)
+    if urlsplit(resolved).scheme in ("data", "javascript"):
+        return page_url, resolved
+    return resolved, resolved
+
+
+def origin_of(url: str | SplitResult) -> str:
+    parts = url if isinstance(url, SplitResult) else urlsplit(url)
+    port = parts.port
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}" + (f":{port}" if port and port != default else "")
 
 
 @dataclass(frozen=True)
