@@ -9,12 +9,13 @@ table checks that each rule row names one of these sections (rules/__init__.py).
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_TABLE = Path(__file__).parent / "rules" / "sections.toml"
+from .rule_files import RULES_DIR, RuleFileError, rule_tables
+
+_TABLE = RULES_DIR / "sections.toml"
 _FIELDS = {"key": str, "title": str, "label": str, "pro_only": bool, "summary": str}
 _KEY = re.compile(r"[a-z][a-z_]*")
 
@@ -60,10 +61,17 @@ def _section(row: Any, where: str) -> Section:
 
 def parse_sections(text: str) -> tuple[Section, ...]:
     """The sections of a sections.toml text, in file order; raises SectionTableError."""
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SectionTableError(f"sections.toml: {exc}") from exc
+    return sections_from_table(data)
+
+
+def sections_from_table(data: dict[str, Any]) -> tuple[Section, ...]:
+    """The sections of a parsed sections.toml, in file order; raises SectionTableError."""
     extra = sorted(set(data) - {"sections"})
     if extra:
         raise SectionTableError(f"sections.toml: unknown top-level keys {extra}")
@@ -80,6 +88,11 @@ def parse_sections(text: str) -> tuple[Section, ...]:
 
 
 def load_sections(path: Path = _TABLE) -> tuple[Section, ...]:
+    if path.parent == RULES_DIR:  # the package's own table: parsed once, then from the cache
+        try:
+            return sections_from_table(rule_tables()[path.name])
+        except RuleFileError as exc:
+            raise SectionTableError(str(exc)) from exc
     return parse_sections(path.read_text("utf-8"))
 
 

@@ -13,7 +13,6 @@ and `page_analysis` names the status plainly (`scan.error_status`), never as an 
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..findings import Check, CheckResult, Finding
+from ..parsed_cache import cached
 from ..snapshot import FetchChain, HttpResponse, SiteSnapshot
 
 _DATA = Path(__file__).resolve().parent.parent / "data" / "block_pages.toml"
@@ -90,9 +90,15 @@ class Block:
         }
 
 
+def _parse_block_pages() -> dict[str, Any]:
+    import tomllib
+
+    return tomllib.loads(_DATA.read_text("utf-8"))
+
+
 @lru_cache(maxsize=1)
 def _vendors() -> tuple[_Vendor, ...]:
-    data = tomllib.loads(_DATA.read_text("utf-8"))
+    data = cached("block-pages", [_DATA], _parse_block_pages)  # every scan reads it: parsed once per install
     return tuple(
         _Vendor(
             name=row["name"],

@@ -10,15 +10,16 @@ the compliance mapping reads each outcome's CWE from it.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..findings import SEVERITIES, STATUSES
+from ..rule_files import RULES_DIR, RuleFileError, parse_rule_files, rule_tables
 from ..sections import SectionTableError, load_sections
 
-_RULES_DIR = Path(__file__).parent
+_RULES_DIR = RULES_DIR
 _GRADES = ("A+", "A", "B", "C", "D", "F")
 #: The files beside the rule rows that are not rule rows.
 _NOT_RULES = ("grading.toml", "sections.toml")
@@ -100,22 +101,32 @@ def _validate(rule: Rule) -> None:
         raise RuleTableError(f"{where}: cwe must look like CWE-123")
 
 
+def _tables(directory: Path) -> dict[str, dict[str, Any]]:
+    """The directory's TOML files, parsed; the package's own from the parse cache (rule_files.py)."""
+    try:
+        if directory == _RULES_DIR:
+            return rule_tables()
+        return parse_rule_files(sorted(directory.glob("*.toml")))
+    except RuleFileError as exc:
+        raise RuleTableError(str(exc)) from exc
+
+
 def load_rulebook(directory: Path = _RULES_DIR) -> RuleBook:
-    meta = tomllib.loads((directory / "grading.toml").read_text("utf-8"))
+    tables = _tables(directory)
+    meta = tables["grading.toml"]
     bands = tuple(GradeBand(b["grade"], b["min"], b["max"]) for b in meta["bands"])
     rules: dict[str, Rule] = {}
-    for path in sorted(directory.glob("*.toml")):
-        if path.name in _NOT_RULES:
+    for name, data in sorted(tables.items()):
+        if name in _NOT_RULES:
             continue
-        data = tomllib.loads(path.read_text("utf-8"))
         section_default = data.get("section")
         for outcome, row in data.get("outcomes", {}).items():
             if outcome in rules:
-                raise RuleTableError(f"outcome {outcome!r} is defined twice ({path.name})")
+                raise RuleTableError(f"outcome {outcome!r} is defined twice ({name})")
             known = {"section", "status", "severity", "deduction", "explanation", "fix", "cwe", "max_grade", "subject"}
             unknown = set(row) - known
             if unknown:
-                raise RuleTableError(f"outcome {outcome!r} in {path.name} has unknown fields {sorted(unknown)}")
+                raise RuleTableError(f"outcome {outcome!r} in {name} has unknown fields {sorted(unknown)}")
             rule = Rule(
                 outcome=outcome,
                 section=row.get("section", section_default),
@@ -129,7 +140,7 @@ def load_rulebook(directory: Path = _RULES_DIR) -> RuleBook:
                 subject=row.get("subject"),
             )
             if not rule.section:
-                raise RuleTableError(f"outcome {outcome!r} in {path.name} has no section")
+                raise RuleTableError(f"outcome {outcome!r} in {name} has no section")
             _validate(rule)
             rules[outcome] = rule
     _check_sections(directory, rules)
