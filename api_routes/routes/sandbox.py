@@ -3,7 +3,10 @@
 In development, a provider without keys is served by the sandbox (`websec_app/services/payments/sandbox.py`):
 checkouts point here instead of Razorpay or Stripe. The page says SANDBOX in large letters, and its
 buttons play the provider (pay; for subscriptions also renew, fail a renewal, cancel) through the same
-code as real webhooks. In production the sandbox is refused, and these routes answer 404.
+code as real webhooks. After Pay the browser is sent back as the provider sends it (303): to the success
+page with Stripe's session id, or with Razorpay's payment id, order (or subscription) id and signature, which
+the app then confirms as it confirms Razorpay's. In production the sandbox is refused, and these routes
+answer 404.
 
 Unless the operator opted in with WEBSEC_PAYMENTS_SANDBOX=on, the page answers only clients on this machine
 (issue 12): the socket peer is a loopback address and no proxy forwarded the request. Its Pay button issues
@@ -18,7 +21,7 @@ from typing import Annotated
 
 import anyio.to_thread
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from websec_app.services.payments import Outcome, PaymentService, UnknownCheckout
 from websec_app.services.prices import Product, price_for
@@ -69,10 +72,11 @@ def _page(service: PaymentService, reference: str, outcome: Outcome | None) -> H
     ]
     if subscription_status:
         rows.append(("Subscription", subscription_status))
+    back = service.sandbox_return_url(reference)
     table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
     if checkout.product == Product.SUBSCRIPTION and subscription_status not in (None, SUBSCRIPTION_PENDING):
         actions = ["renew", "fail_renewal", "cancel"]
-    elif checkout.status != STATUS_PAID:
+    elif checkout.status != STATUS_PAID and checkout.provider_payment_id is None:
         actions = ["pay"]
     else:
         actions = []
@@ -107,6 +111,7 @@ button {{ font-size: 1rem; padding: .5rem 1rem; margin: .2rem 0; }}
 <table>{table}</table>
 {result}
 <form method="post">{buttons}</form>
+{f'<p><a href="{esc(back)}">Return to websec</a> (as the provider would send you back)</p>' if back else ""}
 <p><a href="/">Back to websec</a></p>
 </body></html>"""
     return HTMLResponse(body)
@@ -119,13 +124,15 @@ async def sandbox_page(reference: str, request: Request, ctx: Context) -> HTMLRe
 
 
 @router.post("/api/sandbox/checkout/{reference}", response_class=HTMLResponse)
-async def sandbox_action(
-    reference: str, action: Annotated[str, Form()], request: Request, ctx: Context
-) -> HTMLResponse:
+async def sandbox_action(reference: str, action: Annotated[str, Form()], request: Request, ctx: Context) -> Response:
+    """A button: Pay sends the browser back to the app as the provider would (303); the others show the page."""
     service = _service(ctx, request)
 
-    def run() -> HTMLResponse:
+    def run() -> Response:
         outcome = service.complete_sandbox_checkout(reference, action)
+        back = service.sandbox_return_url(reference) if action == "pay" else None
+        if back is not None:
+            return RedirectResponse(back, status_code=303)
         return _page(service, reference, outcome)
 
     return await anyio.to_thread.run_sync(run)

@@ -69,7 +69,10 @@ def test_serve_api_sends_left_over_mail_and_sandbox_purchases(tmp_path: Path) ->
 
     assert pay.json()["sandbox"] is True
     assert "SANDBOX: no real money moves" in page.text and "$3.00" in page.text
-    assert clicked.status_code == 200 and "Token: <code>wsc_" in clicked.text
+    # Stripe's part played: the webhook's effect, then the browser sent to the success URL (issue 15)
+    assert clicked.status_code == 303
+    reference = pay.json()["checkout_url"].rsplit("/", 1)[1]
+    assert clicked.headers["location"] == f"{base}/checkout/success?session_id={reference}"
     mails = sorted(path.read_bytes() for path in outbox.glob("*.eml"))
     assert any(b"Subject: left over" in m for m in mails)
     assert any(b"Subject: Your websec compliance report token" in m and b"To: new@example.com" in m for m in mails)

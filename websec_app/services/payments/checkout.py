@@ -80,7 +80,7 @@ class Checkouts:
             reference = gateway.new_reference(price)
             checkout_url = gateway.checkout_url(reference)
         elif provider == PROVIDER_A:
-            gateway = self.gateways.razorpay()
+            gateway = self.gateways.razorpay_api()
             if product is Product.SUBSCRIPTION:
                 reference = gateway.create_subscription(price, email=email)
             else:

@@ -8,6 +8,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from websec_app.settings import Settings
+from websec_app.store import Database
 
 from . import messages
 from .errors import PaymentNotVerified, PaymentsUnavailable
@@ -26,8 +27,9 @@ log = logging.getLogger(__name__)
 class Gateways:
     """The gateway of each provider for one PaymentService; `injected` is shared and filled as they are built."""
 
-    def __init__(self, settings: Settings, injected: dict[str, Gateway]) -> None:
+    def __init__(self, settings: Settings, injected: dict[str, Gateway], database: Database | None = None) -> None:
         self._settings = settings
+        self._database = database
         self._gateways = injected
         self._lock = threading.Lock()
 
@@ -40,8 +42,13 @@ class Gateways:
                 gateway = self._gateways[provider] = self._build(provider)
             return gateway
 
-    def razorpay(self) -> RazorpayGateway:
-        """The real Razorpay gateway, for calls only it can answer (signatures, fetching payments)."""
+    def razorpay(self) -> RazorpayGateway | SandboxGateway:
+        """What answers the calls only Razorpay can answer (signatures, fetching payments and an order's
+        payments): Razorpay, or the sandbox playing it (it answers them from the payments it captured)."""
+        return self.get(PROVIDER_A)  # type: ignore[return-value]
+
+    def razorpay_api(self) -> RazorpayGateway:
+        """The real Razorpay gateway, for creating orders and subscriptions."""
         gateway = self.get(PROVIDER_A)
         if isinstance(gateway, SandboxGateway):
             raise PaymentsUnavailable(messages.RAZORPAY_IN_SANDBOX)
@@ -50,7 +57,7 @@ class Gateways:
     def _build(self, provider: str) -> Gateway:
         if self._settings.sandbox_serves(provider):
             log.warning("payments: %s is served by the SANDBOX (no real money; development only)", provider)
-            return SandboxGateway(provider, self._settings.base_url)
+            return SandboxGateway(provider, self._settings.base_url, self._database)
         payments = self._settings.payments
         if provider == PROVIDER_A and payments.razorpay_configured:
             from .razorpay_gateway import RazorpayGateway

@@ -62,6 +62,11 @@ class RecentAnswers:
             at = self._seen.get(key)
             return at is not None and now - at < self.ttl
 
+    def forget(self, key: str) -> None:
+        """The answer changed (the sandbox captured this order's payment): ask again next time."""
+        with self._lock:
+            self._seen.pop(key, None)
+
     def remember(self, key: str, now: datetime) -> None:
         with self._lock:
             self._seen.pop(key, None)

@@ -59,7 +59,7 @@ class PaymentService:
     gateways: dict[str, Gateway] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._gateways = Gateways(self.settings, self.gateways)
+        self._gateways = Gateways(self.settings, self.gateways, self.database)
         self._fulfilment = Fulfilment(self.settings, self.database, self._gateways, self.clock)
         self._checkouts = Checkouts(self.settings, self.database, self._gateways, self.clock)
         self._confirmations = Confirmations(self.database, self._gateways, self._fulfilment)
@@ -73,7 +73,7 @@ class PaymentService:
             self.clock,
             self.limits,
         )
-        self._sandbox = SandboxCheckouts(self.settings, self.database, self._fulfilment)
+        self._sandbox = SandboxCheckouts(self.settings, self.database, self._fulfilment, self.limits)
 
     def gateway(self, provider: str) -> Gateway:
         return self._gateways.get(provider)
@@ -157,6 +157,10 @@ class PaymentService:
     def complete_sandbox_checkout(self, reference: str, action: str = "pay") -> Outcome:
         """What the sandbox page's buttons do: pay, renew, fail_renewal, cancel (as a provider webhook would)."""
         return self._sandbox.complete(reference, action)
+
+    def sandbox_return_url(self, reference: str) -> str | None:
+        """Where the provider would send the buyer back after paying this sandbox checkout (None: not paid)."""
+        return self._sandbox.return_url(reference)
 
 
 def build_payment_service(
