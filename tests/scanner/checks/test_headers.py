@@ -162,7 +162,7 @@ def test_report_only_alone_is_not_a_policy() -> None:
     assert outcomes("Content-Security-Policy", headers) == ["csp.report_only_only"]
     assert obj["status"] == "missing" and obj["deduction"] == 20 and obj["present"] is False
     assert "does not block" in obj["note"]
-    assert obj["fix"] == "Content-Security-Policy: default-src 'self'; report-uri /csp"
+    assert obj["fix"] == "default-src 'self'; report-uri /csp"
 
 
 @pytest.mark.parametrize("value", ["", "  ", ";", "scirpt-src 'self'"])
@@ -180,9 +180,10 @@ def test_a_policy_that_does_not_touch_scripts() -> None:
     ]
     obj = header_objects(make_snapshot(headers=headers))["Content-Security-Policy"]
     assert obj["deduction"] == 20  # 15 + 3 + 2, within the header's cap
+    # and the fix is a whole policy (no page to build it from: the generic one), keeping its frame-ancestors
     assert obj["fix"] == (
-        "Content-Security-Policy: upgrade-insecure-requests; frame-ancestors 'self'; script-src 'self'; "
-        "object-src 'none'; base-uri 'self'"
+        "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+        "upgrade-insecure-requests; frame-ancestors 'self'"
     )
 
 
@@ -231,9 +232,10 @@ def test_a_classic_weak_policy_collects_every_problem_worst_first() -> None:
     obj = header_objects(make_snapshot(headers=[("Content-Security-Policy", value)]))["Content-Security-Policy"]
     assert obj["status"] == "weak"
     assert obj["deduction"] == 20  # capped at what a missing CSP costs
-    # and the explanation and the fix shown are those of the worst problem
+    # and the explanation shown is the worst problem's; the fix replaces the policy (it does not stop XSS)
     worst = default_rulebook().rule("csp.broad_script_source")
-    assert (obj["explanation"], obj["fix"]) == (worst.explanation, worst.fix)
+    assert obj["explanation"] == worst.explanation
+    assert obj["fix"].startswith("default-src 'self'; script-src 'self'; object-src 'none'")
     assert "scripts may load from http: data:" in obj["note"]
 
 
@@ -244,7 +246,8 @@ def test_the_insecure_source_fix_upgrades_hosts_to_https() -> None:
     [finding] = findings(make_snapshot(headers=headers), "Content-Security-Policy")
 
     assert finding.outcome == "csp.insecure_source"
-    assert finding.fix_vars["policy"] == "script-src 'self' https://cdn.example.com; object-src 'none'; base-uri 'self'"
+    expected = "script-src 'self' https://cdn.example.com; object-src 'none'; base-uri 'self'"
+    assert finding.fix_vars["csp_proposal"] == expected
 
 
 def test_uppercase_directives_and_trailing_semicolons_are_read_like_browsers_do() -> None:

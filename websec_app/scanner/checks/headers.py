@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 
 from ...wording import counted
 from ..findings import CheckResult, Finding
+from ..fixes.csp_proposal import CspProposal, Repairs, propose_policy, repair_policy
 from ..records import csp as csp_records
 from ..records.header_values import parse_hsts, parse_referrer_meta, parse_referrer_policy_header, split_header_list
-from ..records.html import MetaElement, meta_elements
+from ..records.html import HtmlPage, MetaElement, is_html, meta_elements_of, parse_page
 from ..records.structured_fields import InnerList, Item, StructuredFieldError, Token, parse_dictionary
 from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
 from . import csp
@@ -50,8 +51,9 @@ def check_headers(snapshot: SiteSnapshot) -> CheckResult:
             header_details(HeaderList(), HEADERS),
         )
     headers = final.headers
-    metas = meta_elements(final)
-    evaluation, csp_findings = _content_security_policy(headers, metas)
+    page = parse_page(final) if final.body and is_html(final) else None  # the one parse of the scan
+    metas = meta_elements_of(page) if page is not None else ()
+    evaluation, csp_findings = _content_security_policy(final, page, metas)
     findings = [
         *csp_findings,
         *_strict_transport_security(final, snapshot.tls),
@@ -81,9 +83,18 @@ def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:
 # --- Content-Security-Policy ---------------------------------------------------------------------
 
 
+# The fix of the header is one policy (`csp_proposal`, fixes/csp_proposal.py) for every CSP outcome:
+# built from the page when the site's policy does not stop injected scripts, the site's own policy
+# repaired when it does (a policy derived from one page could loosen it or break later loads).
+_DERIVED_FIX = frozenset(
+    {"csp.missing", "csp.invalid", "csp.no_script_restriction", "csp.broad_script_source", "csp.unsafe_inline_script"}
+)
+
+
 def _content_security_policy(
-    headers: HeaderList, metas: Sequence[MetaElement]
+    final: HttpResponse, page: HtmlPage | None, metas: Sequence[MetaElement]
 ) -> tuple[csp.CspEvaluation, list[Finding]]:
+    headers = final.headers
     header_policies = csp_records.parse_header_policies(headers.get_all(CSP))
     report_only = csp_records.parse_header_policies(headers.get_all(CSP_REPORT_ONLY), enforced=False)
     report_only = [p for p in report_only if p.has_effect]
@@ -110,17 +121,13 @@ def _content_security_policy(
             why.extend(w for p in header_policies for w in p.warnings)
             findings = [_finding("csp.invalid", CSP, why)]
         elif report_only:
-            findings = [
-                _finding(
-                    "csp.report_only_only",
-                    CSP,
-                    ["Content-Security-Policy-Report-Only only reports violations; it does not block anything"],
-                    policy=csp_records.serialize(report_only[0]),
-                )
-            ]
+            reason = "Content-Security-Policy-Report-Only only reports violations; it does not block anything"
+            findings = [_finding("csp.report_only_only", CSP, [reason])]
+            return evaluation, _with_proposal(findings, notes, _enforce(report_only[0]))
         else:
             findings = [_finding("csp.missing", CSP)]
-        return evaluation, _with_notes(findings, notes)
+        keep = [directive for p in header_policies for directive in p.directives]
+        return evaluation, _with_proposal(findings, notes, propose_policy(page, final.url, keep))
 
     if not any(p.delivery == "header" for p in evaluation.policies):
         notes.append(
@@ -130,24 +137,48 @@ def _content_security_policy(
         notes.append("a Content-Security-Policy-Report-Only policy is also sent (it only reports, so it is not graded)")
     findings = _csp_problems(evaluation)
     if not findings:
-        findings = [_finding("csp.good", CSP)]
-    return evaluation, _with_notes(findings, [*notes, *evaluation.notes])
+        return evaluation, _with_notes([_finding("csp.good", CSP)], [*notes, *evaluation.notes])
+    outcomes = {f.outcome for f in findings}
+    if outcomes & _DERIVED_FIX:
+        keep = [d for p in evaluation.policies if p.delivery == "header" for d in p.directives]
+        proposal = propose_policy(page, final.url, keep)
+    else:
+        repairs = Repairs(
+            insecure_scripts="csp.insecure_source" in outcomes,
+            unsafe_eval="csp.unsafe_eval" in outcomes,
+            objects_open="csp.no_object_src" in outcomes,
+            base_open="csp.no_base_uri" in outcomes,
+            inline_style="csp.unsafe_inline_style" in outcomes,
+        )
+        proposal = repair_policy(evaluation.policies[0], page, final.url, repairs)
+    return evaluation, _with_proposal(findings, [*notes, *evaluation.notes], proposal)
+
+
+def _enforce(report_only: csp_records.Policy) -> CspProposal:
+    """The site's own Report-Only policy, to be enforced: the site has been trying it out already."""
+    note = (
+        "The proposed policy is the site's own Report-Only policy: once its reports (or the browser console) "
+        "show nothing legitimate being blocked, send it as Content-Security-Policy to enforce it"
+    )
+    return CspProposal(csp_records.serialize(report_only), False, (note,))
+
+
+def _with_proposal(findings: list[Finding], notes: Sequence[str], proposal: CspProposal) -> list[Finding]:
+    """Every CSP finding's fix is the proposed policy; its notes (how to roll it out) go with the first."""
+    notes = [*notes, *proposal.notes]
+    findings = [
+        Finding(f.outcome, f.subject, f.note, {**f.fix_vars, "csp_proposal": proposal.policy}) for f in findings
+    ]
+    return _with_notes(findings, notes)
 
 
 def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
     """Problems worst first (weak before warn, larger deductions first), matching the report's choice."""
-    first = evaluation.policies[0]
-    base = csp_records.serialize(first)
     weak: list[Finding] = []
     warn: list[Finding] = []
     if not evaluation.restricts_scripts:
         weak.append(
-            _finding(
-                "csp.no_script_restriction",
-                CSP,
-                ["no policy has script-src, script-src-elem or default-src"],
-                policy=csp_records.serialize(first, without=("object-src", "base-uri")),
-            )
+            _finding("csp.no_script_restriction", CSP, ["no policy has script-src, script-src-elem or default-src"])
         )
     else:
         if evaluation.broad_script_sources:
@@ -155,40 +186,19 @@ def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:
             weak.append(_finding("csp.broad_script_source", CSP, [f"scripts may load from {listed}"]))
         if evaluation.insecure_script_sources:
             listed = " ".join(evaluation.insecure_script_sources)
-            weak.append(
-                _finding(
-                    "csp.insecure_source",
-                    CSP,
-                    [f"scripts may load over plain HTTP from {listed}"],
-                    policy=csp_records.serialize(first, _secure_source),
-                )
-            )
+            weak.append(_finding("csp.insecure_source", CSP, [f"scripts may load over plain HTTP from {listed}"]))
         if evaluation.inline_script:
             what = " and ".join(evaluation.inline_script)
             warn.append(_finding("csp.unsafe_inline_script", CSP, [f"inline script is allowed in {what}"]))
         if evaluation.eval_allowed:
-            warn.append(_eval_finding(evaluation, first))
+            warn.append(_eval_finding(evaluation))
     if evaluation.object_unrestricted:
-        warn.append(
-            _finding(
-                "csp.no_object_src",
-                CSP,
-                _object_src_notes(evaluation.policies),
-                policy=csp_records.serialize(first, without=("object-src",)),
-            )
-        )
+        warn.append(_finding("csp.no_object_src", CSP, _object_src_notes(evaluation.policies)))
     if evaluation.base_uri_unrestricted:
-        warn.append(
-            _finding(
-                "csp.no_base_uri",
-                CSP,
-                _base_uri_notes(evaluation.policies),
-                policy=csp_records.serialize(first, without=("base-uri",)),
-            )
-        )
+        warn.append(_finding("csp.no_base_uri", CSP, _base_uri_notes(evaluation.policies)))
     if evaluation.inline_style:
         what = " and ".join(evaluation.inline_style)
-        warn.append(_finding("csp.unsafe_inline_style", CSP, [f"inline style is allowed in {what}"], policy=base))
+        warn.append(_finding("csp.unsafe_inline_style", CSP, [f"inline style is allowed in {what}"]))
     return weak + warn
 
 
@@ -222,7 +232,7 @@ def _base_uri_notes(policies: Sequence[csp_records.Policy]) -> list[str]:
     return list(dict.fromkeys(notes))
 
 
-def _eval_finding(evaluation: csp.CspEvaluation, first: csp_records.Policy) -> Finding:
+def _eval_finding(evaluation: csp.CspEvaluation) -> Finding:
     uses_keyword = any(
         "'unsafe-eval'" in (s.lower() for s in found[1])
         for p in evaluation.policies
@@ -233,20 +243,7 @@ def _eval_finding(evaluation: csp.CspEvaluation, first: csp_records.Policy) -> F
         if uses_keyword
         else "eval() is unrestricted because there is no script-src or default-src (script-src-elem does not cover it)"
     )
-
-    def drop_unsafe_eval(_directive: str, source: str) -> str | None:
-        return None if source.lower() == "'unsafe-eval'" else source
-
-    return _finding("csp.unsafe_eval", CSP, [why], policy=csp_records.serialize(first, drop_unsafe_eval))
-
-
-def _secure_source(directive: str, source: str) -> str | None:
-    """For the fix: http://host becomes https://host; a bare http: is dropped."""
-    if not directive.startswith(("script-src", "default-src")) or not csp.is_insecure(source):
-        return source
-    if source.lower() == "http:":
-        return None
-    return "https://" + source.split("://", 1)[1]
+    return _finding("csp.unsafe_eval", CSP, [why])
 
 
 # --- Strict-Transport-Security -------------------------------------------------------------------

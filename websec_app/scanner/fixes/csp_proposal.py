@@ -1,0 +1,487 @@
+"""A Content Security Policy built from what one page loads (issue 15): the `fix` of the CSP header.
+
+Read from the page's one parse (records/html.py): every URL the page loads or posts to, the text
+of its inline `<script>` and `<style>` elements, its `style=""` values and how many inline event
+handlers it has. Choices, each for a reason:
+
+- `default-src 'self'`, not 'none': the scanner sees one page's HTML, not its stylesheets or what
+  its scripts fetch. Same-origin loads it cannot see (fonts and images named in the site's own CSS,
+  `fetch('/api')`, workers) are the commonest and least risky, so they keep working; every other
+  origin is listed only where the page was seen using it. Each directive written out repeats
+  'self', since a directive replaces default-src rather than adding to it.
+- Inline `<script>` and `<style>` are allowed by SHA-256 hashes of their text, exactly as browsers
+  hash it (the UTF-8 bytes of the element's text; CSP3 §8.3). Data blocks (`type=application/ld+json`
+  and other types that do not run) are not scripts and need no hash; import maps and speculation
+  rules are checked like scripts, so they get one.
+- Inline event handlers (`onclick=`) and `javascript:` links are NOT allowed: 'unsafe-hashes' would
+  let any injected element carry an allowed handler's code (a script gadget). The note says to move
+  them into scripts. `style=""` attributes ARE allowed, by their hashes with 'unsafe-hashes' in
+  style-src-attr: an injected element can only reuse those exact declarations, which run no script.
+  Past MAX_STYLE_ATTRIBUTE_HASHES distinct values, style-src-attr 'unsafe-inline' (and the note says
+  what that costs).
+- Fonts: a stylesheet's `@font-face` is invisible without fetching the stylesheet, so font-src is
+  'self' (through default-src) plus each stylesheet's origin (relative `url()`s in a stylesheet
+  resolve against it); img-src gets those origins too. `url()`s in inline CSS are read directly.
+- Origins are scheme://host[:port], `data:`/`blob:` only for images, fonts and media; on an HTTPS
+  page `http://` origins are written as `https://` because upgrade-insecure-requests upgrades those
+  requests before the CSP check (Fetch "main fetch"). A host that is not a valid CSP host-source
+  (an IPv6 literal, a name with other characters: a hostile page could try `;` to add directives)
+  is left out.
+- Bounded: at most MAX_ORIGINS origins per directive, MAX_HASHES hashes per kind and MAX_LENGTH
+  characters in all. A page past a bound gets GENERIC (strict, not derived), with a note saying why.
+- Reporting (`report-uri`, `report-to`), `frame-ancestors` and Trusted Types directives of the site's
+  current policy are kept: the site chose them, and they only add protection or reports.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import SplitResult, urljoin, urlsplit
+
+from ...wording import counted
+from ..records.csp import Policy
+from ..records.html import JS_TYPES, Element, HtmlPage, base_url, clean_url, origin_of, raw_resources
+
+__all__ = [
+    "GENERIC_POLICY",
+    "KEPT_DIRECTIVES",
+    "MAX_HASHES",
+    "MAX_LENGTH",
+    "MAX_ORIGINS",
+    "MAX_STYLE_ATTRIBUTE_HASHES",
+    "CspProposal",
+    "Repairs",
+    "generic_policy",
+    "inline_hash",
+    "propose_policy",
+    "repair_policy",
+]
+
+#: At most this many origins in one directive; a page using more gets GENERIC_POLICY.
+MAX_ORIGINS = 20
+#: At most this many hashes of inline `<script>` (and, separately, of inline `<style>`).
+MAX_HASHES = 20
+#: At most this many `style=""` hashes; more distinct values get style-src-attr 'unsafe-inline'.
+MAX_STYLE_ATTRIBUTE_HASHES = 20
+#: The whole policy's length: nginx as a reverse proxy holds all response headers in
+#: proxy_buffer_size (4 KiB on most platforms) and fails the response past it.
+MAX_LENGTH = 4096
+#: Directives of the site's own policy carried into the proposal.
+KEPT_DIRECTIVES = ("frame-ancestors", "report-uri", "report-to", "require-trusted-types-for", "trusted-types")
+_MAX_KEPT_TOKENS = 16
+_MAX_KEPT_TOKEN_LENGTH = 256
+#: The strict policy proposed when the page cannot be read or lists too much.
+GENERIC_POLICY = (
+    "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'self'"
+)
+_ROLLOUT = (
+    "Roll it out as Content-Security-Policy-Report-Only first (the snippets do), use the site for a week or "
+    "two while watching the browser console (and the reports, if the policy has report-to or report-uri) "
+    "for what it would block, add what is legitimate, then rename the header to Content-Security-Policy "
+    "to enforce it"
+)
+
+# The directive each kind of raw_resources() fetches under (CSP3 §6.1 fetch directives).
+_DIRECTIVE_OF_KIND = {
+    "script": "script-src",
+    "stylesheet": "style-src",
+    "image": "img-src",
+    "icon": "img-src",
+    "media": "media-src",
+    "track": "media-src",
+    "frame": "frame-src",
+    "object": "object-src",
+    "font": "font-src",
+    "manifest": "manifest-src",
+    "form": "form-action",
+}
+# `<link rel=preload as=...>` values raw_resources() leaves as "preload".
+_DIRECTIVE_OF_PRELOAD = {
+    "fetch": "connect-src",
+    "worker": "worker-src",
+    "document": "frame-src",
+    "embed": "object-src",
+    "object": "object-src",
+}
+# Written in this order; those absent from a proposal are covered by default-src 'self'.
+_ORDER = (
+    "default-src", "script-src", "style-src", "style-src-attr", "img-src", "font-src", "connect-src",
+    "media-src", "frame-src", "worker-src", "manifest-src", "object-src", "base-uri", "form-action",
+)  # fmt: skip
+_SCHEMES_ALLOWED = {"img-src": ("data", "blob"), "font-src": ("data",), "media-src": ("data", "blob")}
+# Inline scripts browsers check against script-src besides JS: import maps, speculation rules.
+_HASHED_SCRIPT_TYPES = JS_TYPES | {"importmap", "speculationrules"}
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_HOST_RE = re.compile(r"^[a-z0-9\-]+(?:\.[a-z0-9\-]+)*$")
+_FONT_FACE_RE = re.compile(r"@font-face\s*\{([^{}]*)\}", re.IGNORECASE)
+_CSS_URL_RE = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""", re.IGNORECASE)
+_CSS_IMPORT_RE = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s;]+)""", re.IGNORECASE)
+_TIME_CHECK_EVERY = 256
+
+
+@dataclass(frozen=True)
+class CspProposal:
+    """The proposed policy (the header value) and the notes that go with it."""
+
+    policy: str
+    derived: bool  # False: GENERIC_POLICY (no HTML page, or one past a bound)
+    notes: tuple[str, ...]
+
+
+class _TooMuch(Exception):
+    """A bound was passed: the proposal falls back to the generic policy."""
+
+
+def inline_hash(text: str) -> str:
+    """The CSP hash-source of an inline element's text: base64 of SHA-256 over its UTF-8 bytes."""
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+def generic_policy(https: bool, keep: Sequence[tuple[str, Sequence[str]]] = ()) -> str:
+    """GENERIC_POLICY, with upgrade-insecure-requests on an HTTPS page and the site's kept directives."""
+    directives = [d.strip() for d in GENERIC_POLICY.split(";")]
+    kept = _kept(keep)
+    if any(name == "frame-ancestors" for name, _ in kept):
+        directives = [d for d in directives if not d.startswith("frame-ancestors")]
+    if https:
+        directives.append("upgrade-insecure-requests")
+    directives.extend(" ".join([name, *values]) for name, values in kept)
+    return "; ".join(directives)
+
+
+def propose_policy(page: HtmlPage | None, page_url: str, keep: Sequence[tuple[str, Sequence[str]]] = ()) -> CspProposal:
+    """The policy `page` (fetched from `page_url`) needs; `keep`: the site's current (directive, sources)."""
+    https = urlsplit(page_url).scheme == "https"
+    if page is None:
+        return CspProposal(generic_policy(https, keep), False, (_ROLLOUT,))
+    builder = _Builder(page, page_url, https)
+    try:
+        builder.collect()
+        policy = builder.policy(_kept(keep))
+        if len(policy) > MAX_LENGTH:
+            raise _TooMuch(f"listing everything the page loads would take {len(policy):,} characters")
+    except _TooMuch as too_much:
+        note = (
+            f"This is a generic strict policy, not one built from the page: {too_much} (past this scanner's "
+            "bounds). Use a nonce on each <script> instead (script-src 'nonce-RANDOM' 'strict-dynamic', with "
+            "RANDOM new for every response) and list the few origins the rest comes from"
+        )
+        return CspProposal(generic_policy(https, keep), False, (note, _ROLLOUT))
+    return CspProposal(policy, True, (*builder.notes(), _ROLLOUT))
+
+
+@dataclass(frozen=True)
+class Repairs:
+    """What to change in a policy that already restricts scripts (checks/headers.py decides)."""
+
+    insecure_scripts: bool = False  # http:// script sources: make them https://
+    unsafe_eval: bool = False  # drop 'unsafe-eval'
+    objects_open: bool = False  # object-src 'none'
+    base_open: bool = False  # base-uri 'self'
+    inline_style: bool = False  # drop 'unsafe-inline' for styles, allow the page's own by hash
+
+
+def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs: Repairs) -> CspProposal:
+    """The site's own policy with its weaknesses removed, for a policy that already restricts scripts.
+
+    Replacing such a policy by one derived from a single page could loosen it (a nonce with
+    'strict-dynamic' would become a host list) or break what the page loads later, so it is edited.
+    """
+    style_sources: list[str] = []
+    attribute_sources: list[str] = []
+    if repairs.inline_style and page is not None:
+        builder = _Builder(page, page_url, urlsplit(page_url).scheme == "https")
+        try:
+            builder._inline_elements()
+        except _TooMuch:
+            builder.style_hashes.clear()
+        style_sources = list(builder.style_hashes)
+        if page.style_attributes and len(page.style_attributes) <= MAX_STYLE_ATTRIBUTE_HASHES:
+            attribute_sources = ["'unsafe-hashes'", *dict.fromkeys(map(inline_hash, page.style_attributes))]
+    dropped = {"object-src"} if repairs.objects_open else set()
+    dropped |= {"base-uri"} if repairs.base_open else set()
+    directives: list[str] = []
+    for name, sources in policy.directives:
+        if name in dropped:
+            continue
+        kept = [new for source in sources if (new := _repaired(name, source, repairs)) is not None]
+        if repairs.inline_style and name in ("style-src", "style-src-elem"):
+            kept += [h for h in style_sources if h not in kept]
+        if repairs.inline_style and name == "style-src-attr" and "'unsafe-inline'" in (s.lower() for s in sources):
+            kept += [h for h in attribute_sources if h not in kept]
+        directives.append(" ".join([name, *(kept or ["'none'"])]))
+    if repairs.inline_style and "style-src" not in policy and "style-src-elem" not in policy:
+        directives.append(" ".join(["style-src", "'self'", *style_sources]))
+    if repairs.inline_style and attribute_sources and "style-src-attr" not in policy:
+        directives.append(" ".join(["style-src-attr", *attribute_sources]))
+    if repairs.objects_open:
+        directives.append("object-src 'none'")
+    if repairs.base_open:
+        directives.append("base-uri 'self'")
+    changes = [
+        change
+        for wanted, change in (
+            (repairs.insecure_scripts, "script sources over https://"),
+            (repairs.unsafe_eval, "without 'unsafe-eval' (move eval() and new Function() code into plain functions)"),
+            (repairs.objects_open, "object-src 'none'"),
+            (repairs.base_open, "base-uri 'self'"),
+            (repairs.inline_style, "inline styles allowed by hash instead of 'unsafe-inline'"),
+        )
+        if wanted
+    ]
+    note = "The proposed policy is the site's current one with " + ", ".join(changes)
+    return CspProposal("; ".join(directives), False, (note, _ROLLOUT))
+
+
+def _repaired(directive: str, source: str, repairs: Repairs) -> str | None:
+    lowered = source.lower()
+    if repairs.unsafe_eval and lowered == "'unsafe-eval'":
+        return None
+    if repairs.inline_style and lowered == "'unsafe-inline'" and directive.startswith("style-src"):
+        return None
+    if repairs.insecure_scripts and directive.startswith(("script-src", "default-src")):
+        if lowered == "http:":
+            return None
+        if lowered.startswith("http://"):
+            return "https://" + source.split("://", 1)[1]
+    return source
+
+
+def _kept(keep: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, tuple[str, ...]]]:
+    """The site's directives worth keeping, bounded (tokens come parsed: no `;` or `,` in them)."""
+    kept: list[tuple[str, tuple[str, ...]]] = []
+    for name, values in keep:
+        if name not in KEPT_DIRECTIVES or any(name == seen for seen, _ in kept):
+            continue
+        tokens = tuple(v for v in values[:_MAX_KEPT_TOKENS] if len(v) <= _MAX_KEPT_TOKEN_LENGTH and v.isascii())
+        if tokens or name == "require-trusted-types-for":
+            kept.append((name, tokens))
+    return kept
+
+
+class _Builder:
+    """Collects the sources of one page's policy; raises _TooMuch past a bound."""
+
+    def __init__(self, page: HtmlPage, page_url: str, https: bool) -> None:
+        self.page = page
+        self.page_url = page_url
+        self.https = https
+        self.page_origin = origin_of(page_url)
+        self.sources: dict[str, dict[str, None]] = {}  # directive -> ordered sources
+        self.script_hashes: dict[str, None] = {}
+        self.style_hashes: dict[str, None] = {}
+        self.counts = {"script": 0, "stylesheet": 0, "image": 0, "font": 0, "frame": 0, "other": 0}
+        self.left_out: dict[str, None] = {}  # why some loads are not allowed, for the note
+        self.stylesheet_origins: dict[str, None] = {}
+        self.base, base_href = base_url(page, page_url)
+        self.base_href = (
+            base_href if base_href is not None and not base_href.startswith(("data:", "javascript:")) else None
+        )
+        self.base_is_self = origin_of(self.base) == self.page_origin
+
+    # -- collecting ---------------------------------------------------------------------------------
+
+    def collect(self) -> None:
+        if self.base_href is not None:
+            self._add_url("base-uri", self.base_href)
+        self._resources()
+        self._inline_elements()
+        self._style_attributes()
+        for origin in self.stylesheet_origins:  # a stylesheet's relative url()s load from its origin
+            self._add("font-src", origin)
+            self._add("img-src", origin)
+
+    def _resources(self) -> None:
+        started = time.thread_time()
+        for count, (raw, kind, element) in enumerate(raw_resources(self.page)):
+            if count % _TIME_CHECK_EVERY == 0 and time.thread_time() - started >= self.page.budget.max_cpu_seconds:
+                raise _TooMuch("the page lists more resources than could be read in time")
+            directive = _DIRECTIVE_OF_KIND.get(kind)
+            if kind == "preload":
+                directive = _DIRECTIVE_OF_PRELOAD.get(str(element.get("as", "")).strip().lower())
+            if directive is None:
+                continue
+            self.counts[kind if kind in self.counts else "other"] += 1
+            source = self._add_url(directive, raw)
+            if kind == "stylesheet" and source is not None and source != "'self'":
+                self.stylesheet_origins.setdefault(source)
+
+    def _inline_elements(self) -> None:
+        for element in self.page.elements:
+            if element.inert or element.text is None or not element.text:
+                continue  # an empty inline script or style is never checked against the policy
+            if element.name == "script":
+                if element.get("src") is None and _script_type(element) in _HASHED_SCRIPT_TYPES:
+                    self._hash(self.script_hashes, element.text, "inline scripts")
+            elif element.name == "style":
+                self._hash(self.style_hashes, element.text, "inline <style> elements")
+                self._css_urls(element.text)
+
+    def _style_attributes(self) -> None:
+        for value in self.page.style_attributes:
+            self._css_urls(value)
+
+    def _css_urls(self, css: str) -> None:
+        """`url()`s of inline CSS: inside @font-face they are fonts, elsewhere images; `@import`s are styles."""
+        font_faces = [(m.start(1), m.end(1)) for m in _FONT_FACE_RE.finditer(css)]
+        for match in _CSS_URL_RE.finditer(css):
+            url = next(g for g in match.groups() if g is not None)
+            in_font_face = any(start <= match.start() < end for start, end in font_faces)
+            self._add_url("font-src" if in_font_face else "img-src", url)
+        for match in _CSS_IMPORT_RE.finditer(css):
+            self._add_url("style-src", match.group(1))
+
+    def _hash(self, hashes: dict[str, None], text: str, what: str) -> None:
+        hashes.setdefault(inline_hash(text))
+        if len(hashes) > MAX_HASHES:
+            raise _TooMuch(f"the page has more than {MAX_HASHES} distinct {what}")
+
+    def _add_url(self, directive: str, raw: str) -> str | None:
+        """Allow what `raw` (a URL as written in the page) loads under `directive`; the source added, or None."""
+        value = clean_url(raw).replace("\\", "/")  # URL Standard: "\\" is "/" in http(s) URLs
+        if not value or value.startswith("#"):
+            return None
+        if _SCHEME_RE.match(value) or value.startswith("//"):
+            parts = urlsplit(urljoin(self.base, value))
+        elif self.base_is_self:
+            return self._add(directive, "'self'")  # relative, against the page's own origin
+        else:
+            parts = urlsplit(self.base)
+        source = self._source(directive, parts)
+        return self._add(directive, source) if source is not None else None
+
+    def _source(self, directive: str, parts: SplitResult) -> str | None:
+        scheme = parts.scheme.lower()
+        if scheme in ("data", "blob"):
+            if scheme in _SCHEMES_ALLOWED.get(directive, ()):
+                return f"{scheme}:"
+            self.left_out.setdefault(f"{scheme}: URLs under {directive} (any injected content could use them)")
+            return None
+        if scheme not in ("http", "https"):
+            return None  # about:, javascript: (counted as inline handlers), mailto: ...
+        try:
+            port = parts.port
+            host = (parts.hostname or "").encode("idna").decode("ascii")
+        except (ValueError, UnicodeError):
+            port, host = None, ""
+        if not _HOST_RE.match(host):
+            self.left_out.setdefault("URLs whose host cannot be written in a CSP (an IPv6 address, odd characters)")
+            return None
+        if scheme == "http" and self.https:
+            scheme, port = "https", (443 if port == 80 else port)  # upgrade-insecure-requests, before the CSP check
+        if port == {"http": 80, "https": 443}[scheme]:
+            port = None
+        origin = f"{scheme}://{host}" + (f":{port}" if port is not None else "")
+        return "'self'" if origin == self.page_origin else origin
+
+    def _add(self, directive: str, source: str) -> str:
+        sources = self.sources.setdefault(directive, {})
+        sources.setdefault(source)
+        if len(sources) > MAX_ORIGINS:
+            raise _TooMuch(
+                f"the page loads {directive.removesuffix('-src')} content from more than {MAX_ORIGINS} origins"
+            )
+        return source
+
+    # -- the policy ---------------------------------------------------------------------------------
+
+    def policy(self, kept: Iterable[tuple[str, tuple[str, ...]]]) -> str:
+        lists: dict[str, list[str]] = {"default-src": ["'self'"]}
+        for directive in _ORDER[1:]:
+            found = list(self.sources.get(directive, {}))
+            if directive == "script-src":
+                found += list(self.script_hashes)
+            elif directive == "style-src":
+                found += list(self.style_hashes)
+            if directive == "object-src":
+                lists[directive] = found or ["'none'"]
+            elif directive in ("base-uri", "form-action", "script-src") or any(s != "'self'" for s in found):
+                lists[directive] = ["'self'", *(s for s in found if s != "'self'")]
+        attributes = self.page.style_attributes
+        if attributes:
+            many = len(attributes) > MAX_STYLE_ATTRIBUTE_HASHES
+            lists["style-src-attr"] = (
+                ["'unsafe-inline'"] if many else ["'unsafe-hashes'", *dict.fromkeys(map(inline_hash, attributes))]
+            )
+        kept_list = list(kept)
+        directives = [" ".join([name, *lists[name]]) for name in _ORDER if name in lists]
+        if not any(name == "frame-ancestors" for name, _ in kept_list):
+            directives.append("frame-ancestors 'self'")
+        if self.https:
+            directives.append("upgrade-insecure-requests")
+        directives.extend(" ".join([name, *values]) for name, values in kept_list)
+        return "; ".join(directives)
+
+    def notes(self) -> list[str]:
+        page = self.page
+        others = sorted({s for v in self.sources.values() for s in v if s.startswith(("http://", "https://"))})
+        seen = [
+            counted(n, label)
+            for label, n in (
+                ("script", self.counts["script"]),
+                ("stylesheet", self.counts["stylesheet"]),
+                ("image", self.counts["image"]),
+                ("font", self.counts["font"]),
+                ("frame", self.counts["frame"]),
+            )
+            if n
+        ]
+        if self.script_hashes:
+            seen.append(counted(len(self.script_hashes), "inline script") + " allowed by SHA-256 hash")
+        what = ", ".join(seen) or "nothing but the page itself"
+        where = f" from {counted(len(others), 'other origin')}" if others else ""
+        notes = [
+            f"The proposed policy allows what this page loads ({what}{where}); other pages of the site, and what "
+            "scripts load while running, may need more"
+        ]
+        if page.exhausted:
+            notes.append("Only part of the page could be read (see page analysis), so the policy may miss some of it")
+        if self.script_hashes or self.style_hashes:
+            notes.append(
+                "A hash allows one exact inline text: after any edit to an inline script or <style>, hash it again "
+                "(an inline script that differs per response, with a token or user data, needs a nonce instead)"
+            )
+        if page.inline_handlers:
+            notes.append(
+                f"The page has {counted(page.inline_handlers, 'inline event handler')} (onclick= and the like, or "
+                "javascript: links): the policy blocks them. Move that code into a script file with "
+                "addEventListener; 'unsafe-hashes' could allow them, but an injected element could then reuse "
+                "an allowed handler, so the policy leaves it out"
+            )
+        if page.style_attributes:
+            if len(page.style_attributes) > MAX_STYLE_ATTRIBUTE_HASHES:
+                notes.append(
+                    f"The page has {counted(page.style_attribute_count, 'style attribute')}, too many distinct "
+                    "ones to hash, so style-src-attr allows them with 'unsafe-inline' (which this scan marks as a "
+                    "minor weakness): move them into classes to drop it"
+                )
+            else:
+                notes.append(
+                    f"Style attributes ({page.style_attribute_count:,} on the page) are allowed by their hashes "
+                    "('unsafe-hashes' in style-src-attr): an injected element could only reuse those exact "
+                    "declarations, which run no script"
+                )
+        notes.append(
+            "Fonts and images named inside stylesheets are not visible without fetching them: the policy allows "
+            "them from the page's own origin and from each stylesheet's origin; one from elsewhere (such as "
+            "fonts.gstatic.com for Google Fonts) must be added to font-src or img-src"
+        )
+        if self.left_out:
+            notes.append("Not allowed by the policy: " + ", ".join(self.left_out))
+        return notes
+
+
+def _script_type(element: Element) -> str:
+    """HTML §4.12.1.1 "prepare the script element": the type, or "text/<language>", lowercased."""
+    kind = element.get("type")
+    if kind is None:
+        language = element.get("language")
+        kind = f"text/{language}" if language else ""
+    return kind.split(";")[0].strip().lower()
