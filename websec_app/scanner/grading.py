@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .findings import SEVERITIES, STATUSES, CheckResult, Finding
+from .fixes.snippets import render_snippets
 from .report import NOT_CHECKED, count_issues
 from .rules import Rule, RuleBook
 
@@ -83,13 +84,16 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
 
 def _finding_json(agg: _Aggregate, context: Mapping[str, str]) -> dict[str, Any]:
     rule = agg.rule
+    fix = render_template(rule.fix, {**context, **agg.fix_vars})
     return {
         "check": rule.outcome,
         "status": rule.status,
         "severity": rule.severity,
         "deduction": rule.deduction,
         "explanation": rule.explanation,
-        "fix": render_template(rule.fix, {**context, **agg.fix_vars}),
+        "fix": fix,
+        # the same fix, written for each server (issue 15); null exactly where `fix` is
+        "fix_snippets": render_snippets(rule.outcome, fix, subjects=agg.subjects),
         "cwe": rule.cwe,
         "subjects": agg.subjects,
         "note": "; ".join(agg.notes) or None,
@@ -118,6 +122,7 @@ def _header_object(
             "deduction": 0,
             "explanation": book.rule("check.error").explanation,
             "fix": None,
+            "fix_snippets": None,
             "note": NOT_CHECKED,
         }
     problems = [a for a in aggs if a.rule.status != "good"]
@@ -125,10 +130,11 @@ def _header_object(
     cap = max((r.deduction for r in book.rules.values() if r.subject == name), default=0)
     deduction = min(sum(a.rule.deduction for a in problems), cap)
     notes = [n for a in problems for n in a.notes] or [n for a in aggs for n in a.notes]
-    fix = None
+    fix = fix_outcome = None
     for agg in problems:
         fix = render_template(agg.rule.fix, {**context, **agg.fix_vars})
         if fix:
+            fix_outcome = agg.rule.outcome
             break
     return {
         "present": bool(info.get("present", False)),
@@ -138,6 +144,7 @@ def _header_object(
         "deduction": deduction,
         "explanation": chosen.rule.explanation,
         "fix": fix,
+        "fix_snippets": render_snippets(fix_outcome, fix, subject=name) if fix_outcome else None,
         "note": "; ".join(notes) or None,
     }
 

@@ -64,10 +64,12 @@ class ScanReport:
 
 
 def _strip_fixes(node: Any) -> None:
-    """Null every `fix` value, in header objects and in findings alike."""
+    """Null every `fix` value, in header objects and in findings alike, and its `fix_snippets` with it."""
     if isinstance(node, dict):
         if "fix" in node:
             node["fix"] = None
+        if "fix_snippets" in node:
+            node["fix_snippets"] = None
         for value in node.values():
             _strip_fixes(value)
     elif isinstance(node, list):

@@ -1,0 +1,67 @@
+"""`fix_snippets`: the rendered fix of an outcome, written for each server of SERVERS (issue 15).
+
+Pure: the same (outcome, fix, subject, subjects) always gives the same texts, so they are rendered once per
+process and cached (grading runs once per scan and mostly sees the same few dozen fixes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+from . import writers_config, writers_platform
+from .actions import Action, action_for
+from .remedies import CODE_KINDS, RemedyTable, remedy_table
+from .servers import SERVER_LABELS, SERVERS
+
+_WRITERS: dict[str, Callable[[Action], str]] = {
+    "nginx": writers_config.nginx,
+    "apache": writers_config.apache,
+    "caddy": writers_config.caddy,
+    "iis": writers_config.iis,
+    "express": writers_platform.express,
+    "netlify": writers_platform.netlify,
+    "vercel": writers_platform.vercel,
+    "cloudflare": writers_platform.cloudflare,
+}
+#: When a fix names nothing a server can send (or an outcome has no remedy yet): say where it is done.
+_FALLBACK = "Not a {label} setting: {fix}"
+
+
+def _fallback(fix: str) -> tuple[str, ...]:
+    return tuple(_FALLBACK.format(label=SERVER_LABELS[server], fix=fix) for server in SERVERS)
+
+
+def _render(
+    table: RemedyTable, outcome: str, fix: str, subject: str | None, subjects: tuple[str, ...]
+) -> tuple[str, ...]:
+    remedy = table.remedy(outcome)
+    if remedy is None:
+        return _fallback(fix)
+    if remedy.kind not in CODE_KINDS:
+        texts = table.templates[remedy.kind]
+        return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
+    action = action_for(remedy, fix, subject, subjects)
+    if action is None:
+        return _fallback(fix)
+    return tuple(_WRITERS[server](action) for server in SERVERS)
+
+
+@lru_cache(maxsize=2048)
+def _cached(outcome: str, fix: str, subject: str | None, subjects: tuple[str, ...]) -> tuple[str, ...]:
+    return _render(remedy_table(), outcome, fix, subject, subjects)
+
+
+def render_snippets(
+    outcome: str, fix: str | None, *, subject: str | None = None, subjects: Iterable[str] = ()
+) -> dict[str, str] | None:
+    """{server: snippet} for every key of SERVERS, or None when there is no fix.
+
+    `subject` is the header a spec 2.3 header object reports on (its snippet sets that header to the fix's
+    value; Content-Security-Policy goes out as Content-Security-Policy-Report-Only first); `subjects` are a
+    finding's subjects (the cookies or headers it names).
+    """
+    if fix is None:
+        return None
+    texts = _cached(outcome, fix, subject, tuple(subjects))
+    return dict(zip(SERVERS, texts, strict=True))

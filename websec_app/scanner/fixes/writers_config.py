@@ -1,0 +1,179 @@
+"""Header and cookie actions written as configuration of a web server: nginx, Apache httpd, Caddy, IIS.
+
+tests/snippets/ loads the nginx, Apache and Caddy output into the real servers from Debian.
+"""
+
+from __future__ import annotations
+
+import re
+from xml.sax.saxutils import quoteattr
+
+from .actions import Action, RemoveHeaders, SetHeader
+
+SERVER = "Server"
+
+
+def _attribute_name(attribute: str) -> str:
+    return attribute.split("=", 1)[0].strip()
+
+
+# -- nginx ------------------------------------------------------------------------------------------------------
+
+_NGINX_FLAGS = {"secure": "secure", "httponly": "httponly"}
+
+
+def _nginx_string(value: str) -> str:
+    # nginx expands $name inside any string; ${dollar} is the variable the snippet defines as a literal "$"
+    return '"' + value.replace('"', '\\"').replace("$", "${dollar}") + '"'
+
+
+def _nginx_flag(attribute: str) -> str:
+    name = _attribute_name(attribute).lower()
+    if name == "samesite":
+        return "samesite=" + attribute.split("=", 1)[1].strip().lower()
+    return _NGINX_FLAGS.get(name, name)
+
+
+def nginx(action: Action) -> str:
+    if isinstance(action, SetHeader):
+        lines = ["# in the server {} block (a location {} with add_header of its own drops these: repeat them there)"]
+        if "$" in action.value:
+            lines += ['# in http {}: a literal "$" for the value below', 'geo $dollar { default "$"; }']
+        if action.mode == "set":
+            lines.append(f"proxy_hide_header {action.name};  # drops the one a proxied app sends")
+        lines.append(f"add_header {action.name} {_nginx_string(action.value)} always;")
+        return "\n".join(lines)
+    if isinstance(action, RemoveHeaders):
+        lines = ["# in the server {} block (or http {} for every site)"]
+        if SERVER in action.names:
+            lines.append("server_tokens off;  # Server: nginx, without its version")
+        for name in action.names:
+            if name != SERVER:
+                lines += [f"proxy_hide_header {name};", f"fastcgi_hide_header {name};"]
+        return "\n".join(lines)
+    flags = " ".join(_nginx_flag(a) for a in action.attributes)
+    lines = ["# in the server {} block (nginx 1.19.3+): edits the cookies of responses proxied with proxy_pass"]
+    lines += [f"proxy_cookie_flags {name} {flags};" for name in action.cookies or ("~",)]
+    return "\n".join(lines)
+
+
+# -- Apache httpd -------------------------------------------------------------------------------------------------
+
+
+def _apache_string(value: str) -> str:
+    # mod_headers reads %{...} as a format: %% is a literal percent
+    return '"' + value.replace("%", "%%").replace('"', '\\"') + '"'
+
+
+def _apache_cookie_edit(cookie: str | None, attribute: str) -> str:
+    name = re.escape(cookie) + "=" if cookie else ""
+    present = rf"(?!.*;\s*(?i:{re.escape(_attribute_name(attribute))})\s*(=|;|$))"
+    return f'Header edit Set-Cookie "^{present}({name}.*)$" "$1; {attribute}"'
+
+
+def apache(action: Action) -> str:
+    lines = ["# needs mod_headers (a2enmod headers); in the server config, a <VirtualHost> or .htaccess"]
+    if isinstance(action, SetHeader):
+        if action.mode == "set":
+            lines.append(f"Header unset {action.name}")
+            lines.append(f"Header always set {action.name} {_apache_string(action.value)}")
+        else:
+            lines.append(f"Header always add {action.name} {_apache_string(action.value)}")
+    elif isinstance(action, RemoveHeaders):
+        if SERVER in action.names:
+            lines += [
+                "# ServerTokens only in the server config (apache2.conf or conf-enabled/security.conf)",
+                "ServerTokens Prod",
+                "ServerSignature Off",
+                "# and the Server header a proxied app sends",
+                "Header unset Server",
+            ]
+        for name in action.names:
+            if name != SERVER:
+                lines += [f"Header unset {name}", f"Header always unset {name}"]
+    else:
+        lines[0] += "; cookies the application or a proxied app sets"
+        for cookie in action.cookies or (None,):
+            lines += [_apache_cookie_edit(cookie, attribute) for attribute in action.attributes]
+    return "\n".join(lines)
+
+
+# -- Caddy --------------------------------------------------------------------------------------------------------
+
+
+def _caddy_string(value: str) -> str:
+    return '"' + value.replace('"', '\\"') + '"'
+
+
+def caddy(action: Action) -> str:
+    # `defer` applies the changes to the response as it leaves, after reverse_proxy copied the app's headers
+    if isinstance(action, SetHeader):
+        sign = "" if action.mode == "set" else "+"
+        body = [f"{sign}{action.name} {_caddy_string(action.value)}"]
+    elif isinstance(action, RemoveHeaders):
+        body = [f"-{name}" for name in action.names]
+    else:
+        body = []
+        for cookie in action.cookies or (None,):
+            match = re.escape(cookie) + "=" if cookie else ""
+            body += [
+                f"Set-Cookie {_caddy_string(f'^({match}.*)$')} {_caddy_string(f'$1; {attribute}')}"
+                for attribute in action.attributes
+            ]
+    inner = "\n".join(f"    {line}" for line in [*body, "defer"])
+    return f"# in the site block\nheader {{\n{inner}\n}}"
+
+
+# -- IIS (web.config) ---------------------------------------------------------------------------------------------
+
+
+def _iis_cookie_rule(cookie: str | None, attribute: str) -> list[str]:
+    name = cookie or "every cookie"
+    match = f"^{re.escape(cookie)}=.*$" if cookie else "^.+$"
+    present = rf";\s*{re.escape(_attribute_name(attribute))}\s*(=|;|$)"
+    return [
+        f"        <rule name={quoteattr(f'Add {attribute} to {name}')}>",
+        f'          <match serverVariable="RESPONSE_Set_Cookie" pattern={quoteattr(match)} />',
+        "          <conditions>",
+        f'            <add input="{{R:0}}" pattern={quoteattr(present)} negate="true" />',
+        "          </conditions>",
+        f'          <action type="Rewrite" value={quoteattr("{R:0}; " + attribute)} />',
+        "        </rule>",
+    ]
+
+
+def iis(action: Action) -> str:
+    web_server: list[str] = []
+    system_web: list[str] = []
+    comment = "<!-- web.config: merge into the site's own -->"
+    if isinstance(action, SetHeader):
+        headers = [f"        <remove name={quoteattr(action.name)} />"] if action.mode == "set" else []
+        headers.append(f"        <add name={quoteattr(action.name)} value={quoteattr(action.value)} />")
+        web_server += [
+            "    <httpProtocol>",
+            "      <customHeaders>",
+            *headers,
+            "      </customHeaders>",
+            "    </httpProtocol>",
+        ]
+    elif isinstance(action, RemoveHeaders):
+        removed = [name for name in action.names if name != SERVER]
+        if removed:
+            web_server += ["    <httpProtocol>", "      <customHeaders>"]
+            web_server += [f"        <remove name={quoteattr(name)} />" for name in removed]
+            web_server += ["      </customHeaders>", "    </httpProtocol>"]
+        if SERVER in action.names:  # IIS 10: requestFiltering drops its own Server header
+            web_server += ["    <security>", '      <requestFiltering removeServerHeader="true" />', "    </security>"]
+        if "X-AspNet-Version" in action.names or SERVER in action.names:
+            system_web = ['    <httpRuntime enableVersionHeader="false" />']
+    else:
+        comment = "<!-- web.config: merge into the site's own; needs the IIS URL Rewrite module -->"
+        rules: list[str] = []
+        for cookie in action.cookies or (None,):
+            for attribute in action.attributes:
+                rules += _iis_cookie_rule(cookie, attribute)
+        web_server += ["    <rewrite>", "      <outboundRules>", *rules, "      </outboundRules>", "    </rewrite>"]
+    lines = [comment, "<configuration>"]
+    lines += ["  <system.webServer>", *web_server, "  </system.webServer>"] if web_server else []
+    lines += ["  <system.web>", *system_web, "  </system.web>"] if system_web else []
+    return "\n".join([*lines, "</configuration>"])
