@@ -6,9 +6,11 @@ import email
 import email.policy
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from aiosmtpd.controller import Controller
+from bs4 import BeautifulSoup
 
 from tests.fixtures.pki import Pki
 from tests.fixtures.providers import SmtpSink
@@ -20,6 +22,7 @@ from websec_app.services.email import (
     SmtpTransport,
     api_key_email,
     compliance_report_email,
+    compliance_token_email,
     scan_token_email,
     to_message,
 )
@@ -39,7 +42,7 @@ def test_a_scan_token_email_has_text_and_html_with_the_token_and_expiry() -> Non
     text = message.get_body(("plain",)).get_content()  # type: ignore[union-attr]
     html = message.get_body(("html",)).get_content()  # type: ignore[union-attr]
     assert "wst_abc" in text and "2026-11-22 12:00 UTC" in text
-    assert "https://websec.test/?one_time_token=wst_abc" in html
+    assert "https://websec.test/one-time-scan#token=wst_abc" in html
 
 
 def test_untrusted_text_is_escaped_in_html() -> None:
@@ -142,3 +145,47 @@ def test_without_smtp_messages_are_eml_files(tmp_path: Path) -> None:
 
     [eml] = list((tmp_path / "outbox").glob("*.eml"))
     assert eml.read_bytes() == b"Subject: hi\r\n\r\nbody\r\n"
+
+
+# --- every purchase email links to the page where the bought thing is used (issue 15) -------------------------
+
+
+def _links(message: email.message.EmailMessage) -> tuple[list[str], str]:
+    """The HTML part's link targets, and the text part."""
+    html = message.get_body(("html",)).get_content()  # type: ignore[union-attr]
+    text = message.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    return [a["href"] for a in BeautifulSoup(html, "html.parser").find_all("a")], text
+
+
+def test_purchase_emails_link_where_the_purchase_is_used(smtp_server: SmtpSink, mailbox: Mailbox) -> None:
+    # Given the three purchase emails, delivered by a real SMTP server
+    base = "https://websec.test"
+    transport = SmtpTransport.from_url(smtp_server.url, ssl_context=smtp_server.client_context)
+    for rendered in (
+        scan_token_email(to="b@example.com", token="wst_scan", expires_at=NOW, base_url=base),
+        compliance_token_email(to="b@example.com", token="wsc_audit", url="https://shop.example/", base_url=base),
+        api_key_email(to="b@example.com", key="wsk_secret", plan="Pro", scans_per_month=50, base_url=base),
+    ):
+        transport.send(SENDER, "b@example.com", to_message(rendered, sender=SENDER, now=NOW))
+    scan, compliance, key = (delivered.message for delivered in mailbox.wait_for(3))
+
+    # Then the one-time scan email opens the scan page with its token in the fragment (never sent to a server)
+    [scan_link], scan_text = _links(scan)
+    assert scan_link == f"{base}/one-time-scan#token=wst_scan"
+    assert scan_link in scan_text and "one_time_token=" not in scan_text.split("curl")[0]
+
+    # And the compliance email opens the compliance form with token, website and address filled in
+    [compliance_link], compliance_text = _links(compliance)
+    parts = urlsplit(compliance_link)
+    assert f"{parts.scheme}://{parts.netloc}{parts.path}" == f"{base}/compliance-report" and not parts.query
+    assert parse_qs(parts.fragment) == {
+        "token": ["wsc_audit"],
+        "url": ["https://shop.example/"],
+        "email": ["b@example.com"],
+    }
+    assert compliance_link in compliance_text
+
+    # And the key email opens the Pro area, with the key in no link at all
+    [pro_link], key_text = _links(key)
+    assert pro_link == f"{base}/pro"
+    assert f"{base}/pro" in key_text and "wsk_secret" not in pro_link

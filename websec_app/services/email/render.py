@@ -14,10 +14,11 @@ from datetime import datetime
 from email.message import EmailMessage
 from email.policy import SMTP as _SMTP_POLICY
 from email.utils import format_datetime, make_msgid
-from urllib.parse import quote
 
 from websec_app.store.outbox import QueuedEmail
 from websec_app.wording import counted
+
+from .links import where_used
 
 #: Outbox kinds (the `kind` column): what an email delivers.
 KIND_SCAN_TOKEN = "scan_token"
@@ -74,12 +75,12 @@ def _utc(moment: datetime) -> str:
 
 def scan_token_email(*, to: str, token: str, expires_at: datetime, base_url: str) -> RenderedEmail:
     """A one-time scan token (spec 2.7): valid 24 hours, single use."""
-    link = f"{base_url}/?one_time_token={quote(token)}"
+    link = where_used("one_time_scan", token=token, base_url=base_url)
     text = (
         "Thank you for buying a one-time scan.\n\n"
         f"Your one-time scan token:\n\n    {token}\n\n"
         f"It is valid until {_utc(expires_at)} and can be used for one full scan.\n"
-        f"Open {link} and enter the website to scan, or use the API:\n\n"
+        f"Start your scan here (the token is filled in for you):\n\n    {link}\n\nor use the API:\n\n"
         f'    curl -X POST {base_url}/api/scan -H "Content-Type: application/json" \\\n'
         f'         -d \'{{"url": "example.com", "one_time_token": "{token}"}}\'\n'
     )
@@ -89,7 +90,8 @@ def scan_token_email(*, to: str, token: str, expires_at: datetime, base_url: str
             "Thank you for buying a one-time scan. Your token:",
             _code(token),
             f"It is valid until <b>{html.escape(_utc(expires_at))}</b> and can be used for one full scan.",
-            f"{_link(link, 'Start your scan')}, or pass the token as <code>one_time_token</code> to "
+            f"{_link(link, 'Start your scan')} (the token is filled in for you), or pass it as "
+            "<code>one_time_token</code> to "
             "<code>POST /api/scan</code>.",
         ],
     )
@@ -98,11 +100,13 @@ def scan_token_email(*, to: str, token: str, expires_at: datetime, base_url: str
 
 def compliance_token_email(*, to: str, token: str, url: str, base_url: str) -> RenderedEmail:
     """A compliance payment token (spec 2.8), for buyers who paid through Stripe's hosted checkout."""
+    link = where_used("compliance_report", token=token, url=url, email=to, base_url=base_url)
     text = (
         "Thank you for buying a compliance report.\n\n"
         f"Your compliance report token:\n\n    {token}\n\n"
         f"Website: {url}\n"
-        "Use it once to generate the report; the PDF is emailed to the address you give:\n\n"
+        "Use it once to generate the report; the PDF is emailed to the address you give. Generate it here (the "
+        f"form is filled in for you):\n\n    {link}\n\nor with the API:\n\n"
         f'    curl -X POST {base_url}/api/compliance-report/generate -H "Content-Type: application/json" \\\n'
         f'         -d \'{{"token": "{token}", "url": "{url}", "email": "{to}"}}\'\n'
     )
@@ -114,7 +118,7 @@ def compliance_token_email(*, to: str, token: str, url: str, base_url: str) -> R
             f"Website: {html.escape(url)}",
             "Use it once to generate the report (OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32, ISO/IEC "
             "27001:2022); the PDF is emailed to the address you give. "
-            f"{_link(base_url + '/', 'Generate it on websec')} or call "
+            f"{_link(link, 'Generate your report')} (the form is filled in for you) or call "
             "<code>POST /api/compliance-report/generate</code>.",
         ],
     )
@@ -122,13 +126,16 @@ def compliance_token_email(*, to: str, token: str, url: str, base_url: str) -> R
 
 
 def api_key_email(*, to: str, key: str, plan: str, scans_per_month: int, base_url: str) -> RenderedEmail:
-    """The API key of a new Pro subscription (spec 5: delivered by email, treated as a password)."""
+    """The API key of a new Pro subscription (spec 5: delivered by email, treated as a password). The link goes
+    to the Pro area without the key: a key is never put in a URL."""
+    pro = where_used("subscription", base_url=base_url)
     text = (
         f"Welcome to websec {plan}.\n\n"
         f"Your API key:\n\n    {key}\n\n"
         f"It gives {counted(scans_per_month, 'Pro scan')} per calendar month (reset on the 1st, UTC), PDF exports and "
         "the API.\n"
         "Treat it like a password: whoever has it can use your quota. If it leaks, ask support to rotate it.\n\n"
+        f"Sign in with it in the Pro area: {pro}\n\n"
         f'    curl -H "X-API-Key: {key}" {base_url}/api/verify-key\n'
     )
     body = _page(
@@ -138,6 +145,7 @@ def api_key_email(*, to: str, key: str, plan: str, scans_per_month: int, base_ur
             _code(key),
             f"It gives <b>{counted(scans_per_month, 'Pro scan')}</b> per calendar month (reset on the 1st, UTC), "
             "PDF exports and the API. Send it in the <code>X-API-Key</code> header.",
+            f"{_link(pro, 'Open the Pro area')} and sign in with it to run Pro scans and download PDF reports.",
             "Treat it like a password: whoever has it can use your quota. If it leaks, ask support to rotate it.",
         ],
     )
