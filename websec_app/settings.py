@@ -16,8 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from dotenv import load_dotenv
-
 log = logging.getLogger(__name__)
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -353,10 +351,25 @@ def check_production_payments(settings: Settings) -> None:
         raise SettingsError("STRIPE_WEBHOOK_SECRET is required in production when STRIPE_SECRET_KEY is set")
 
 
+def _dotenv_may_exist() -> bool:
+    """Whether `load_dotenv()` could find a `.env`: it looks in the directory of its caller (this file) and
+    each parent, or from the working directory in an interactive session; both are checked here."""
+    for start in (os.path.dirname(os.path.abspath(__file__)), os.getcwd()):
+        directory, parent = start, ""
+        while directory != parent:
+            if os.path.exists(os.path.join(directory, ".env")):
+                return True
+            directory, parent = os.path.dirname(directory), directory
+    return False
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The process-wide settings, read once (`.env` first, the environment wins)."""
-    load_dotenv(override=False)
+    if _dotenv_may_exist():  # python-dotenv (~8 ms of imports, issue 14) only when there is a file to read
+        from dotenv import load_dotenv
+
+        load_dotenv(override=False)
     settings = Settings.from_env()
     if settings.allow_private_targets:
         log.warning(
