@@ -330,13 +330,19 @@ class _Builder:
 
     def _css_urls(self, css: str) -> None:
         """`url()`s of inline CSS: inside @font-face they are fonts, elsewhere images; `@import`s are styles."""
+        imports = []
+        for match in _CSS_IMPORT_RE.finditer(css):
+            imports.append((match.start(), match.end()))
+            source = self._add_url("style-src", match.group(1))
+            if source is not None and source != "'self'":
+                self.stylesheet_origins.setdefault(source)
         font_faces = [(m.start(1), m.end(1)) for m in _FONT_FACE_RE.finditer(css)]
         for match in _CSS_URL_RE.finditer(css):
+            if any(start <= match.start() < end for start, end in imports):
+                continue
             url = next(g for g in match.groups() if g is not None)
             in_font_face = any(start <= match.start() < end for start, end in font_faces)
             self._add_url("font-src" if in_font_face else "img-src", url)
-        for match in _CSS_IMPORT_RE.finditer(css):
-            self._add_url("style-src", match.group(1))
 
     def _hash(self, hashes: dict[str, None], text: str, what: str) -> None:
         hashes.setdefault(inline_hash(text))

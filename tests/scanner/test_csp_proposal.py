@@ -1,0 +1,322 @@
+"""Stories for the CSP built from a page (issue 15): fixes/csp_proposal.py and the header's fix."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+from tests.factories import make_snapshot
+from websec_app.scanner.checks.headers import check_headers
+from websec_app.scanner.fixes.csp_proposal import (
+    MAX_HASHES,
+    MAX_LENGTH,
+    MAX_ORIGINS,
+    MAX_STYLE_ATTRIBUTE_HASHES,
+    CspProposal,
+    Repairs,
+    propose_policy,
+    repair_policy,
+)
+from websec_app.scanner.records.csp import parse_policy
+from websec_app.scanner.records.html import HtmlPage, parse_page
+
+PAGE_URL = "https://www.example.com/shop/"
+
+
+def page_of(body: str, url: str = PAGE_URL) -> HtmlPage:
+    final = make_snapshot(url, body=body.encode()).final
+    assert final is not None
+    return parse_page(final)
+
+
+def propose(body: str, url: str = PAGE_URL, keep: list[tuple[str, tuple[str, ...]]] | None = None) -> CspProposal:
+    return propose_policy(page_of(body, url), url, keep or [])
+
+
+def directives(policy: str) -> dict[str, list[str]]:
+    parsed = parse_policy(policy)
+    assert not parsed.warnings, parsed.warnings  # every proposal is a policy browsers read without complaint
+    return {name: list(sources) for name, sources in parsed.directives}
+
+
+def sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def html(head: str = "", body: str = "") -> str:
+    return f"<!doctype html><html><head><title>t</title>{head}</head><body>{body}</body></html>"
+
+
+# --- inline scripts and styles ---------------------------------------------------------------------
+
+
+def test_inline_scripts_are_allowed_by_the_hash_browsers_compute() -> None:
+    # Given inline scripts with non-ASCII text and one with CR LF line ends
+    first = "window.greeting = 'héllo ✓ 🎉';"
+    second = "\n  var a = 1;\n  var b = '</div>';\n"
+    page = html(f"<script>{first}</script>", f"<script>{second.replace(chr(10), chr(13) + chr(10))}</script>")
+
+    # When a policy is proposed
+    proposal = propose(page)
+
+    # Then script-src holds the SHA-256 of each script's UTF-8 text (CR LF read as LF, as the HTML parser does)
+    assert proposal.derived
+    assert directives(proposal.policy)["script-src"] == ["'self'", sha256(first), sha256(second)]
+
+
+def test_data_blocks_external_and_inert_scripts_need_no_hash() -> None:
+    body = (
+        '<script type="application/ld+json">{"@type": "Product"}</script>'
+        '<script type="text/template"><p>{{name}}</p></script>'
+        '<script src="/app.js">ignored();</script>'
+        "<script></script>"
+        "<template><script>inTemplate()</script></template>"
+        '<script type="importmap">{"imports": {}}</script>'
+        '<script type="module">import "/m.js";</script>'
+    )
+
+    policy = directives(propose(html(body=body)).policy)
+
+    # import maps and module scripts are checked against script-src; the others never run inline
+    assert policy["script-src"] == ["'self'", sha256('{"imports": {}}'), sha256('import "/m.js";')]
+
+
+def test_inline_styles_and_style_attributes_get_hashes_event_handlers_do_not() -> None:
+    style = "p { color: teal }"
+    body = '<p style="margin: 0" onclick="go()">x</p><p style="margin: 0">y</p><a href="javascript:go()">z</a>'
+
+    proposal = propose(html(f"<style>{style}</style>", body))
+    policy = directives(proposal.policy)
+
+    assert policy["style-src"] == ["'self'", sha256(style)]
+    assert policy["style-src-attr"] == ["'unsafe-hashes'", sha256("margin: 0")]
+    assert "'unsafe-hashes'" not in policy["script-src"] and "'unsafe-inline'" not in policy["script-src"]
+    notes = " ".join(proposal.notes)
+    assert "2 inline event handlers" in notes and "addEventListener" in notes
+
+
+def test_many_distinct_style_attributes_fall_back_to_unsafe_inline_for_attributes_only() -> None:
+    body = "".join(f'<p style="margin: {i}px">x</p>' for i in range(MAX_STYLE_ATTRIBUTE_HASHES + 1))
+
+    proposal = propose(html(body=body))
+
+    assert directives(proposal.policy)["style-src-attr"] == ["'unsafe-inline'"]
+    assert "too many distinct ones to hash" in " ".join(proposal.notes)
+
+
+# --- origins ----------------------------------------------------------------------------------------
+
+
+def test_each_directive_lists_the_origins_the_page_loads_from() -> None:
+    head = (
+        '<link rel="stylesheet" href="/site.css">'
+        '<link rel="stylesheet" href="https://cdn.example.net/lib.css">'
+        '<script src="https://www.example.com/same-origin-absolute.js"></script>'
+        '<script src="//code.example.org/a.js"></script>'
+        '<script src="http://legacy.example.org:8443/b.js"></script>'
+        '<link rel="icon" href="https://static.example.com/favicon.ico">'
+        '<link rel="manifest" href="https://static.example.com/app.webmanifest">'
+        '<link rel="preload" as="fetch" href="https://api.example.com/data.json" crossorigin>'
+        '<link rel="preload" as="font" href="https://fonts.example.com/f.woff2" crossorigin>'
+    )
+    body = (
+        '<img src="https://img.example.com/a.png" srcset="/b.png 2x, https://img2.example.com/c.png 3x">'
+        '<img src="data:image/png;base64,iVBORw0KGgo=">'
+        '<video src="https://media.example.com/v.mp4" poster="/poster.jpg"></video>'
+        '<iframe src="https://www.youtube-nocookie.com/embed/x"></iframe>'
+        '<form action="https://pay.example.com/checkout" method="post"></form>'
+        "<noscript><img src='https://tracker.example.com/p.gif'></noscript>"
+    )
+
+    policy = directives(propose(html(head, body)).policy)
+
+    assert policy == {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", "https://code.example.org", "https://legacy.example.org:8443"],
+        "style-src": ["'self'", "https://cdn.example.net"],
+        "img-src": [
+            "'self'",
+            "https://static.example.com",
+            "https://img.example.com",
+            "https://img2.example.com",
+            "data:",
+            "https://cdn.example.net",
+        ],
+        "font-src": ["'self'", "https://fonts.example.com", "https://cdn.example.net"],
+        "connect-src": ["'self'", "https://api.example.com"],
+        "media-src": ["'self'", "https://media.example.com"],
+        "frame-src": ["'self'", "https://www.youtube-nocookie.com"],
+        "manifest-src": ["'self'", "https://static.example.com"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'", "https://pay.example.com"],
+        "frame-ancestors": ["'self'"],
+        "upgrade-insecure-requests": [],
+    }
+
+
+def test_a_page_loading_only_from_itself_gets_the_short_policy() -> None:
+    head = '<link rel="stylesheet" href="/s.css"><script src="/app.js"></script>'
+    proposal = propose(html(head, '<img src="/logo.png"><form action="/search"></form>'))
+
+    # fonts of a same-origin stylesheet are covered by default-src 'self'
+    assert proposal.policy == (
+        "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+        "frame-ancestors 'self'; upgrade-insecure-requests"
+    )
+    assert any("Report-Only" in note for note in proposal.notes)
+
+
+def test_an_http_page_keeps_http_origins_and_gets_no_upgrade() -> None:
+    url = "http://plain.example.com/"
+    proposal = propose(html('<script src="http://cdn.example.com/a.js"></script>'), url)
+
+    policy = directives(proposal.policy)
+    assert policy["script-src"] == ["'self'", "http://cdn.example.com"]
+    assert "upgrade-insecure-requests" not in policy
+
+
+def test_inline_css_urls_fonts_imports_and_a_foreign_base() -> None:
+    style = (
+        "@import url('https://styles.example.com/x.css');"
+        "@font-face { font-family: F; src: url(https://fonts.example.com/f.woff2) format('woff2'); }"
+        'body { background: url("https://img.example.com/bg.png") }'
+    )
+    head = f'<base href="https://assets.example.com/v2/"><style>{style}</style><script src="app.js"></script>'
+
+    policy = directives(propose(html(head)).policy)
+
+    assert policy["style-src"] == ["'self'", "https://styles.example.com", sha256(style)]
+    assert policy["font-src"] == ["'self'", "https://fonts.example.com", "https://styles.example.com"]
+    assert policy["img-src"] == ["'self'", "https://img.example.com", "https://styles.example.com"]
+    # relative URLs resolve against <base href>, and base-uri must allow that base
+    assert policy["script-src"] == ["'self'", "https://assets.example.com"]
+    assert policy["base-uri"] == ["'self'", "https://assets.example.com"]
+
+
+def test_data_scripts_and_unwritable_hosts_are_left_out_with_a_note() -> None:
+    body = (
+        '<script src="data:text/javascript,alert(1)"></script>'
+        '<script src="https://evil.example;script-src *"></script>'
+        '<img src="https://[2001:db8::1]/a.png">'
+    )
+
+    proposal = propose(html(body=body))
+
+    policy = directives(proposal.policy)
+    assert policy["script-src"] == ["'self'"] and "img-src" not in policy
+    assert all(";" not in source and "*" not in source for sources in policy.values() for source in sources)
+    notes = " ".join(proposal.notes)
+    assert "data: URLs under script-src" in notes and "cannot be written in a CSP" in notes
+
+
+def test_the_sites_reporting_and_frame_ancestors_are_kept() -> None:
+    keep = [
+        ("script-src", ("*",)),
+        ("report-uri", ("https://report.example.com/csp",)),
+        ("frame-ancestors", ("https://partner.example.com",)),
+    ]
+
+    policy = directives(propose(html(), keep=keep).policy)
+
+    assert policy["report-uri"] == ["https://report.example.com/csp"]
+    assert policy["frame-ancestors"] == ["https://partner.example.com"]
+    assert policy["script-src"] == ["'self'"]
+
+
+# --- bounds -------------------------------------------------------------------------------------------
+
+
+def test_too_many_origins_fall_back_to_the_generic_policy() -> None:
+    body = "".join(f'<img src="https://i{i}.example.com/a.png">' for i in range(MAX_ORIGINS + 5))
+
+    proposal = propose(html(body=body))
+
+    assert not proposal.derived
+    assert proposal.policy.startswith("default-src 'self'; script-src 'self'; object-src 'none'")
+    assert "img content from more than" in proposal.notes[0] and "nonce" in proposal.notes[0]
+
+
+def test_too_many_inline_scripts_fall_back_to_the_generic_policy() -> None:
+    body = "".join(f"<script>var x{i} = {i};</script>" for i in range(MAX_HASHES + 1))
+
+    proposal = propose(html(body=body))
+
+    assert not proposal.derived and "sha256" not in proposal.policy
+    assert f"more than {MAX_HASHES} distinct inline scripts" in proposal.notes[0]
+
+
+def test_a_hostile_page_gets_a_bounded_policy() -> None:
+    # 50,000 resources from 50,000 origins, 10,000 inline scripts, 10,000 style attributes
+    body = "".join(
+        f'<script src="https://h{i}.example.com/a.js"></script><script>v{i}()</script><b style="top:{i}px">'
+        for i in range(10_000)
+    )
+
+    proposal = propose(html(body=body))
+
+    assert not proposal.derived and len(proposal.policy) < MAX_LENGTH
+
+
+def test_a_policy_past_the_length_bound_falls_back_to_the_generic_policy() -> None:
+    # Just under each cap at once, with long host names
+    host = "a" * 60 + "{}." + "b" * 60 + ".example.com"
+    origins = "".join(f'<img src="https://{host.format(i)}/x.png">' for i in range(MAX_ORIGINS))
+    scripts = "".join(f"<script>s{i}()</script>" for i in range(MAX_HASHES))
+    styles = "".join(f"<style>.c{i}{{}}</style>" for i in range(MAX_HASHES))
+
+    proposal = propose(html(body=origins + scripts + styles))
+
+    assert len(proposal.policy) <= MAX_LENGTH
+    assert not proposal.derived  # 20 origins of 140 characters plus 40 hashes pass 4 KiB: the generic one
+    assert "characters" in proposal.notes[0]
+
+
+# --- what the scanner makes of its own proposal ----------------------------------------------------
+
+
+def test_the_scanner_grades_its_own_proposal_good() -> None:
+    page = html(
+        '<script src="https://cdn.example.net/a.js"></script><script>boot()</script><style>p{}</style>',
+        '<p style="color: red">x</p>',
+    )
+    body = page.encode()
+    [finding] = [f for f in check_headers(make_snapshot(PAGE_URL, body=body)).findings if f.subject.startswith("C")]
+    proposal = finding.fix_vars["csp_proposal"]
+
+    assert finding.outcome == "csp.missing" and sha256("boot()") in proposal
+    assert "Content-Security-Policy-Report-Only" in (finding.note or "")
+    enforced = make_snapshot(PAGE_URL, body=body, headers=[("Content-Security-Policy", proposal)])
+    outcomes = [f.outcome for f in check_headers(enforced).findings if f.subject == "Content-Security-Policy"]
+    assert outcomes == ["csp.good"]
+
+
+def test_a_policy_that_restricts_scripts_is_repaired_not_replaced() -> None:
+    value = "script-src 'nonce-abc123' 'strict-dynamic' 'unsafe-eval' http://cdn.example.com; style-src 'self' 'unsafe-inline'"
+    page = page_of(html("<style>h1{}</style>", '<h1 style="top:0">x</h1>'))
+
+    proposal = repair_policy(
+        parse_policy(value),
+        page,
+        PAGE_URL,
+        Repairs(insecure_scripts=True, unsafe_eval=True, objects_open=True, base_open=True, inline_style=True),
+    )
+
+    assert proposal.policy == (
+        "script-src 'nonce-abc123' 'strict-dynamic' https://cdn.example.com; "
+        f"style-src 'self' {sha256('h1{}')}; style-src-attr 'unsafe-hashes' {sha256('top:0')}; "
+        "object-src 'none'; base-uri 'self'"
+    )
+    assert "current one with" in proposal.notes[0]
+
+
+def test_the_header_fix_uses_the_repaired_policy_when_only_minor_problems_remain() -> None:
+    value = "default-src 'self'; script-src 'self' 'unsafe-eval'; object-src 'none'; base-uri 'self'; report-uri /r"
+    snapshot = make_snapshot(PAGE_URL, body=html().encode(), headers=[("Content-Security-Policy", value)])
+
+    [finding] = [f for f in check_headers(snapshot).findings if f.subject == "Content-Security-Policy"]
+
+    assert finding.outcome == "csp.unsafe_eval"
+    assert finding.fix_vars["csp_proposal"] == (
+        "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'; report-uri /r"
+    )
