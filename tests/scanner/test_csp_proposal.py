@@ -292,7 +292,10 @@ def test_the_scanner_grades_its_own_proposal_good() -> None:
 
 
 def test_a_policy_that_restricts_scripts_is_repaired_not_replaced() -> None:
-    value = "script-src 'nonce-abc123' 'strict-dynamic' 'unsafe-eval' http://cdn.example.com; style-src 'self' 'unsafe-inline'"
+    value = (
+        "script-src 'nonce-abc123' 'strict-dynamic' 'unsafe-eval' http://cdn.example.com; "
+        "style-src 'self' 'unsafe-inline'"
+    )
     page = page_of(html("<style>h1{}</style>", '<h1 style="top:0">x</h1>'))
 
     proposal = repair_policy(
