@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
-from xml.sax.saxutils import escape
 
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
@@ -13,6 +12,8 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Paragraph, Table, TableStyle
+
+from ._fonts import fonts, markup
 
 PAGE_WIDTH, PAGE_HEIGHT = A4
 MARGIN = 18 * mm
@@ -51,62 +52,172 @@ GRADE_COLOURS = {
 _MAX_CHARS = 600
 # Characters reportlab's paragraph parser or the PDF text layer cannot take (C0 controls except tab/newline).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# `code` in rule texts (Markdown backticks): printed as a monospace span, never as a backtick.
+_BACKTICKS = re.compile(r"`([^`]*)`")
+CODE_FILL = colors.HexColor("#f3f5f7")
+
+#: What a reader sees for a status or verdict (never the raw value).
+STATUS_LABELS = {
+    "good": "Good",
+    "pass": "Pass",
+    "warn": "Warning",
+    "partial": "Partial",
+    "weak": "Weak",
+    "missing": "Missing",
+    "bad": "Problem",
+    "fail": "Fail",
+    "not tested": "Not tested",
+    "critical": "Critical",
+    "important": "Important",
+    "minor": "Minor",
+}
 
 
 class PdfRenderError(Exception):
     """The PDF could not be produced (the API answers 500 and counts no scan)."""
 
 
-def text(value: Any, limit: int = _MAX_CHARS) -> str:
-    """Escape untrusted text for reportlab's mini-markup (names, header values, notes, URLs)."""
+def _clean(value: Any, limit: int | None) -> str:
     raw = "" if value is None else _CONTROL.sub("", str(value))
-    if len(raw) > limit:
+    if limit is not None and len(raw) > limit:
         raw = raw[: limit - 1] + "…"
-    return escape(raw)
+    return raw
 
 
-def code(value: Any, limit: int = _MAX_CHARS) -> str:
-    """Escaped monospace text that may break anywhere (long header values, fixes)."""
-    return f'<font face="Courier">{text(value, limit)}</font>'
+def text(value: Any, limit: int | None = _MAX_CHARS) -> str:
+    """Escape untrusted text for reportlab's mini-markup (names, header values, notes, URLs), in fonts
+    that have its characters."""
+    return markup(_clean(value, limit))
+
+
+def code(value: Any, limit: int | None = None) -> str:
+    """Escaped monospace text (inline): header names, values, commands."""
+    mono = fonts().mono
+    return f'<font face="{mono}">{markup(_clean(value, limit), mono)}</font>'
+
+
+def prose(value: Any, limit: int | None = 2000) -> str:
+    """Rule text (explanations, fixes) with its `backtick` spans as monospace and no backtick left."""
+    raw = _clean(value, limit)
+    parts: list[str] = []
+    last = 0
+    for match in _BACKTICKS.finditer(raw):
+        parts.append(markup(raw[last : match.start()]))
+        parts.append(code(match.group(1)))
+        last = match.end()
+    parts.append(markup(raw[last:].replace("`", "")))
+    return "".join(parts)
+
+
+# Scripts whose letters change shape or order with their neighbours (Hebrew, Arabic, Indic, Thai, Lao,
+# Myanmar, Khmer, and Arabic presentation forms): only paragraphs holding them are shaped.
+_NEEDS_SHAPING = re.compile(
+    "[\u0590-\u08ff\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufeff]"
+)
+_SHAPED_STYLES: dict[str, ParagraphStyle] = {}
+
+
+def para(markup_text: str, style: ParagraphStyle) -> Paragraph:
+    """A Paragraph, shaped with HarfBuzz when its text needs it and the body font allows it."""
+    if fonts().shaping and _NEEDS_SHAPING.search(markup_text):
+        shaped = _SHAPED_STYLES.get(style.name)
+        if shaped is None:
+            shaped = _SHAPED_STYLES[style.name] = ParagraphStyle(f"{style.name}-shaped", parent=style, shaping=1)
+        style = shaped
+    return Paragraph(markup_text, style)
+
+
+def plain(value: Any) -> str:
+    """A detail value as a reader says it: Yes/No, not True/False; lists joined; nothing for None."""
+    if value is True:
+        return "Yes"
+    if value is False:
+        return "No"
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(v) for v in value if plain(v))
+    return str(value)
+
+
+def status_label(value: Any) -> str:
+    return STATUS_LABELS.get(str(value), str(value).replace("_", " ").capitalize())
 
 
 def styles() -> dict[str, ParagraphStyle]:
+    chosen = fonts()
     base = getSampleStyleSheet()
     body = ParagraphStyle(
-        "body", parent=base["BodyText"], fontName="Helvetica", fontSize=9.5, leading=12.5, textColor=INK
+        "body",
+        parent=base["BodyText"],
+        fontName=chosen.sans,
+        fontSize=9.5,
+        leading=12.5,
+        textColor=INK,
+        shaping=0,  # on only where a script needs it (`para`): HarfBuzz on every word triples the time
     )
+    bold = chosen.bold
     return {
         "title": ParagraphStyle(
-            "title", parent=body, fontName="Helvetica-Bold", fontSize=22, leading=27, spaceAfter=4, textColor=BRAND
+            "title", parent=body, fontName=bold, fontSize=22, leading=27, spaceAfter=4, textColor=BRAND
         ),
         "subtitle": ParagraphStyle("subtitle", parent=body, fontSize=12, leading=16, textColor=MUTED),
-        "h1": ParagraphStyle(
-            "h1", parent=body, fontName="Helvetica-Bold", fontSize=15, leading=19, spaceBefore=10, spaceAfter=6
-        ),
-        "h2": ParagraphStyle(
-            "h2", parent=body, fontName="Helvetica-Bold", fontSize=12, leading=16, spaceBefore=10, spaceAfter=4
-        ),
+        "h1": ParagraphStyle("h1", parent=body, fontName=bold, fontSize=15, leading=19, spaceBefore=10, spaceAfter=6),
+        "h2": ParagraphStyle("h2", parent=body, fontName=bold, fontSize=12, leading=16, spaceBefore=10, spaceAfter=4),
+        "h3": ParagraphStyle("h3", parent=body, fontName=bold, fontSize=10, leading=13, spaceBefore=6, spaceAfter=2),
         "body": body,
         "small": ParagraphStyle("small", parent=body, fontSize=8, leading=10.2),
         "item": ParagraphStyle("item", parent=body, fontSize=8, leading=10.2, spaceAfter=7),
         "cell": ParagraphStyle("cell", parent=body, fontSize=8, leading=10.2),
-        "cellbold": ParagraphStyle("cellbold", parent=body, fontName="Helvetica-Bold", fontSize=8, leading=10.2),
+        "cellbold": ParagraphStyle("cellbold", parent=body, fontName=bold, fontSize=8, leading=10.2),
+        "mono": ParagraphStyle("mono", parent=body, fontName=chosen.mono, fontSize=7.5, leading=9.4, splitLongWords=1),
         "grade": ParagraphStyle(
             "grade",
             parent=body,
-            fontName="Helvetica-Bold",
+            fontName=bold,
             fontSize=44,
             leading=50,
             textColor=colors.white,
             alignment=1,
         ),
         "muted": ParagraphStyle("muted", parent=body, fontSize=8, leading=10.2, textColor=MUTED),
+        "header": ParagraphStyle("header", parent=body, fontSize=8, leading=10, textColor=MUTED),
+        "header_right": ParagraphStyle(
+            "header_right", parent=body, fontSize=8, leading=10, textColor=MUTED, alignment=2
+        ),
     }
+
+
+def mono_box(value: Any, st: dict[str, ParagraphStyle], width: float, label: str | None = None) -> Table:
+    """Code or a header value in a shaded monospace box that wraps (between words, and inside a long
+    token where it must) instead of cutting anything off."""
+    lines = _clean(value, 20_000).splitlines() or [""]
+    mono = fonts().mono
+    body = "<br/>".join(markup(line, mono) for line in lines)
+    cell: list[Any] = []
+    if label:
+        cell.append(para(label, st["muted"]))
+    cell.append(para(body, st["mono"]))
+    box = Table([[cell]], colWidths=[width])
+    box.setStyle(
+        TableStyle(
+            [
+                ("BACKGROUND", (0, 0), (-1, -1), CODE_FILL),
+                ("BOX", (0, 0), (-1, -1), 0.4, RULE),
+                ("LEFTPADDING", (0, 0), (-1, -1), 4),
+                ("RIGHTPADDING", (0, 0), (-1, -1), 4),
+                ("TOPPADDING", (0, 0), (-1, -1), 3),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
+            ]
+        )
+    )
+    box.hAlign = "LEFT"
+    return box
 
 
 def badge(value: Any, palette: dict[str, colors.Color] = STATUS_COLOURS) -> str:
     colour = palette.get(str(value), INK)
-    return f'<font color="{colour.hexval()}"><b>{text(str(value).upper())}</b></font>'
+    return f'<font color="{colour.hexval()}"><b>{text(status_label(value))}</b></font>'
 
 
 def table(
@@ -133,12 +244,12 @@ def table(
 def grade_box(grade: str, score: Any, style: dict[str, ParagraphStyle]) -> Flowable:
     """The grade in a coloured square with the score beside it: the first thing a reader sees."""
     colour = GRADE_COLOURS.get(grade, INK)
-    score_text = Paragraph(
+    score_text = para(
         f'<font size="26"><b>{text(score)}</b></font><font size="12" color="{MUTED.hexval()}"> / 100</font>',
         ParagraphStyle("score", parent=style["body"], leading=30),
     )
     box = Table(
-        [[Paragraph(text(grade), style["grade"]), score_text]],
+        [[para(text(grade), style["grade"]), score_text]],
         colWidths=[34 * mm, 50 * mm],
         rowHeights=[30 * mm],
     )
@@ -188,23 +299,37 @@ def numbered_canvas(header_left: str, header_right: str, footer_left: str) -> ty
             top = PAGE_HEIGHT - MARGIN + 6 * mm
             self.line(MARGIN, top - 2 * mm, PAGE_WIDTH - MARGIN, top - 2 * mm)
             self.line(MARGIN, MARGIN - 6 * mm, PAGE_WIDTH - MARGIN, MARGIN - 6 * mm)
-            self.setFont("Helvetica-Bold", 8)
-            self.setFillColor(BRAND)
-            self.drawString(MARGIN, top, _plain(header_left, 70))
-            self.setFont("Helvetica", 8)
-            self.setFillColor(MUTED)
-            self.drawRightString(PAGE_WIDTH - MARGIN, top, _plain(header_right, 80))
-            self.drawString(MARGIN, MARGIN - 10 * mm, _plain(footer_left, 100))
             page = self._pageNumber  # type: ignore[attr-defined]
-            self.drawRightString(PAGE_WIDTH - MARGIN, MARGIN - 10 * mm, f"Page {page} of {total}")
+            half = CONTENT_WIDTH / 2
+            left = f'<font color="{BRAND.hexval()}"><b>{text(header_left, 90)}</b></font>'
+            _draw_line(self, left, MARGIN, top, half + 20 * mm, "header")
+            _draw_line(self, text(header_right, 90), MARGIN + half + 20 * mm, top, half - 20 * mm, "header_right")
+            # The footer may hold a client name in any script, up to two lines: it grows downwards.
+            _draw_line(self, text(footer_left, 200), MARGIN, MARGIN - 10 * mm, CONTENT_WIDTH - 30 * mm, "header")
+            _draw_line(
+                self,
+                f"Page {page} of {total}",
+                MARGIN + CONTENT_WIDTH - 30 * mm,
+                MARGIN - 10 * mm,
+                30 * mm,
+                "header_right",
+            )
             self.restoreState()
 
     return _NumberedCanvas
 
 
-def _plain(value: str, limit: int) -> str:
-    value = _CONTROL.sub("", value)
-    return value if len(value) <= limit else value[: limit - 1] + "…"
+_FRAME_STYLES: dict[str, ParagraphStyle] = {}
+
+
+def _draw_line(canvas: Canvas, markup_text: str, x: float, baseline: float, width: float, style: str) -> None:
+    """Draw a short paragraph whose first line sits on `baseline` (header and footer text, shaped)."""
+    if not _FRAME_STYLES:
+        _FRAME_STYLES.update(styles())
+    paragraph = para(markup_text, _FRAME_STYLES[style])
+    _, height = paragraph.wrap(width, 30 * mm)
+    first_line = _FRAME_STYLES[style].leading
+    paragraph.drawOn(canvas, x, baseline - height + first_line - 2)
 
 
 Builder = Callable[[], list[Flowable]]

@@ -20,7 +20,7 @@ from typing import Any
 
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
-from reportlab.platypus import CondPageBreak, Flowable, PageBreak, Paragraph, SimpleDocTemplate, Spacer
+from reportlab.platypus import CondPageBreak, Flowable, PageBreak, SimpleDocTemplate, Spacer
 
 from websec_app.scanner import section
 from websec_app.wording import counted
@@ -35,6 +35,7 @@ from ._layout import (
     code,
     grade_box,
     numbered_canvas,
+    para,
     styles,
     table,
     text,
@@ -78,8 +79,8 @@ def _cwe(finding: ObservedFinding) -> str:
 def _cover(assessment: Assessment, st: dict[str, Any], now: datetime) -> list[Flowable]:
     story: list[Flowable] = [
         Spacer(1, 18 * mm),
-        Paragraph("Security compliance assessment", st["title"]),
-        Paragraph(text(_host(assessment.url)), st["subtitle"]),
+        para("Security compliance assessment", st["title"]),
+        para(text(_host(assessment.url)), st["subtitle"]),
         Spacer(1, 8 * mm),
         grade_box(assessment.grade, assessment.score, st),
         Spacer(1, 8 * mm),
@@ -94,24 +95,24 @@ def _cover(assessment: Assessment, st: dict[str, Any], now: datetime) -> list[Fl
     ]
     story.append(
         table(
-            [[Paragraph(f"<b>{k}</b>", st["cell"]), Paragraph(text(v), st["cell"])] for k, v in facts if v],
+            [[para(f"<b>{k}</b>", st["cell"]), para(text(v), st["cell"])] for k, v in facts if v],
             [38 * mm, CONTENT_WIDTH - 38 * mm],
             header=False,
         )
     )
-    story += [Spacer(1, 8 * mm), Paragraph("Results by framework", st["h2"])]
+    story += [Spacer(1, 8 * mm), para("Results by framework", st["h2"])]
     rows: list[list[Any]] = [
-        [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Framework", "Pass", "Partial", "Fail", "Not tested")]
+        [para(f"<b>{h}</b>", st["cell"]) for h in ("Framework", "Pass", "Partial", "Fail", "Not tested")]
     ]
     for result in assessment.frameworks:
         rows.append(
-            [Paragraph(text(result.framework.name), st["cell"])]
-            + [Paragraph(str(result.count(v)), st["cell"]) for v in (PASS, PARTIAL, FAIL, NOT_TESTED)]
+            [para(text(result.framework.name), st["cell"])]
+            + [para(str(result.count(v)), st["cell"]) for v in (PASS, PARTIAL, FAIL, NOT_TESTED)]
         )
     story.append(table(rows, [70 * mm] + [(CONTENT_WIDTH - 70 * mm) / 4] * 4))
     story += [
         Spacer(1, 8 * mm),
-        Paragraph(
+        para(
             "Automated external assessment. Read the disclaimer at the end of this report before relying on it.",
             st["muted"],
         ),
@@ -125,8 +126,8 @@ def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
     counts = {s: sum(1 for f in problems if f.severity == s) for s in ("critical", "important", "minor")}
     passed = sum(1 for f in assessment.findings if not f.failing)
     story: list[Flowable] = [
-        Paragraph("1. Assessment summary", st["h1"]),
-        Paragraph(
+        para("1. Assessment summary", st["h1"]),
+        para(
             f"The scan made <b>{len(assessment.findings)}</b> observations: <b>{passed}</b> controls in place and "
             f"<b>{len(problems)}</b> problems ({counts['critical']} critical, {counts['important']} important, "
             f"{counts['minor']} minor). Each problem is listed with the CWE weakness it corresponds to and the "
@@ -137,7 +138,7 @@ def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
     ]
     if assessment.not_assessed:
         story.append(
-            Paragraph(
+            para(
                 "Some checks could not run, so their requirements are not assessed: "
                 + text(", ".join(section(key).title for key in assessment.not_assessed))
                 + ".",
@@ -145,19 +146,17 @@ def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
             )
         )
     if not problems:
-        story.append(Paragraph("No problems were found.", st["body"]))
+        story.append(para("No problems were found.", st["body"]))
         return story
-    rows: list[list[Any]] = [
-        [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Finding", "Severity", "CWE", "Requirements")]
-    ]
+    rows: list[list[Any]] = [[para(f"<b>{h}</b>", st["cell"]) for h in ("Finding", "Severity", "CWE", "Requirements")]]
     order = {"critical": 0, "important": 1, "minor": 2}
     for finding in sorted(problems, key=lambda f: (order.get(f.severity, 3), -f.deduction, f.outcome)):
         rows.append(
             [
-                Paragraph(f"<b>{text(_finding_title(finding))}</b><br/>{text(finding.outcome)}", st["cell"]),
-                Paragraph(f"{badge(finding.severity, SEVERITY_COLOURS)}<br/>{badge(finding.status)}", st["cell"]),
-                Paragraph(_cwe(finding), st["cell"]),
-                Paragraph(text(", ".join(finding.references())), st["cell"]),
+                para(f"<b>{text(_finding_title(finding))}</b><br/>{text(finding.outcome)}", st["cell"]),
+                para(f"{badge(finding.severity, SEVERITY_COLOURS)}<br/>{badge(finding.status)}", st["cell"]),
+                para(_cwe(finding), st["cell"]),
+                para(text(", ".join(finding.references())), st["cell"]),
             ]
         )
     story.append(table(rows, [55 * mm, 22 * mm, 45 * mm, CONTENT_WIDTH - 122 * mm]))
@@ -180,8 +179,8 @@ def _evidence(problems: tuple[ObservedFinding, ...]) -> str:
 def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
     story: list[Flowable] = [
         CondPageBreak(50 * mm),
-        Paragraph(f"{number}. {text(result.framework.name)}", st["h1"]),
-        Paragraph(
+        para(f"{number}. {text(result.framework.name)}", st["h1"]),
+        para(
             f"{result.count(PASS)} pass, {result.count(PARTIAL)} partial, {result.count(FAIL)} fail, "
             f"{result.count(NOT_TESTED)} not tested by an external scan.",
             st["body"],
@@ -189,7 +188,7 @@ def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
         Spacer(1, 2 * mm),
     ]
     rows: list[list[Any]] = [
-        [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Requirement", "Result", "Evidence from this scan")]
+        [para(f"<b>{h}</b>", st["cell"]) for h in ("Requirement", "Result", "Evidence from this scan")]
     ]
     for requirement in result.requirements:
         if requirement.verdict == NOT_TESTED:
@@ -200,9 +199,9 @@ def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
             evidence = f"{counted(len(requirement.findings), 'check')} passed."
         rows.append(
             [
-                Paragraph(f"<b>{text(requirement.requirement)}</b><br/>{text(requirement.title)}", st["cell"]),
-                Paragraph(badge(_VERDICT_LABELS[requirement.verdict]), st["cell"]),
-                Paragraph(evidence, st["cell"]),
+                para(f"<b>{text(requirement.requirement)}</b><br/>{text(requirement.title)}", st["cell"]),
+                para(badge(_VERDICT_LABELS[requirement.verdict]), st["cell"]),
+                para(evidence, st["cell"]),
             ]
         )
     story.append(table(rows, [58 * mm, 24 * mm, CONTENT_WIDTH - 82 * mm]))
@@ -212,8 +211,8 @@ def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
 def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
     story: list[Flowable] = [
         CondPageBreak(50 * mm),
-        Paragraph(f"{number}. Remediation plan", st["h1"]),
-        Paragraph(
+        para(f"{number}. Remediation plan", st["h1"]),
+        para(
             "Problems in the order that raises the score fastest: the largest score deduction first; equal "
             "deductions, the more severe first.",
             st["body"],
@@ -221,7 +220,7 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
     ]
     plan = assessment.remediation()
     if not plan:
-        story.append(Paragraph("Nothing to fix: the scan found no problems.", st["body"]))
+        story.append(para("Nothing to fix: the scan found no problems.", st["body"]))
         return story
     for item, finding in enumerate(plan, start=1):
         points = f"-{counted(finding.deduction, 'pt')}" if finding.deduction else "no points"
@@ -239,7 +238,7 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
         if finding.references():
             refs += f"; {text(', '.join(finding.references()))}"
         lines.append(f"<font color='#656d76'>{refs}</font>")
-        story.append(Paragraph("<br/>".join(lines), st["item"]))
+        story.append(para("<br/>".join(lines), st["item"]))
     return story
 
 
@@ -256,8 +255,8 @@ def _story(assessment: Assessment, now: datetime) -> list[Flowable]:
     number += 1
     story += [
         CondPageBreak(60 * mm),
-        Paragraph(f"{number}. Disclaimer", st["h1"]),
-        Paragraph(text(DISCLAIMER, 4000), st["body"]),
+        para(f"{number}. Disclaimer", st["h1"]),
+        para(text(DISCLAIMER, 4000), st["body"]),
     ]
     return story
 

@@ -1,46 +1,67 @@
-"""The Pro scan PDF (`POST /api/report/pdf`, spec 4.3).
+"""The Pro scan PDF (`POST /api/report/pdf`, spec 4.3), written for the site owner's client.
 
-Page one: who it is for, the grade and score in large type, the scan's facts, the issue counts, the
-fixes that gain the most points (`fixes_by_impact`, the ranking every renderer shares) and a summary of
-every section. Then one part per section with every finding: status, severity,
-deduction, explanation, what it affects, and the fix. Section titles, summaries and order come from
-the one section table (websec_app.scanner.SECTIONS). A running header names the site and the
-client; every page says "Page n of N".
+Page one is the summary a manager reads in a minute: the grade and score, what they mean, a chart of
+issues by severity and points lost by area, and the five fixes that gain the most points
+(`fixes_by_impact`, the ranking every renderer shares), each in plain words. Then one part per
+section (titles, summaries and order from websec_app.scanner.SECTIONS) with every finding under its
+plain title (scanner/rules/titles.toml), values and fixes in wrapping monospace boxes, the server's
+own fix snippet, and for TLS the protocol/cipher table and the certificate chain. An appendix holds
+the redirect chain and the raw response headers. The client `name` is in every page's footer.
 
-Everything that comes from the scanned site or the user (header values, notes, the client `name`)
-goes through `_layout.text` before reportlab's mini-markup sees it, so `<b>`, `&` or a control
-character in a header value or a name prints as itself and cannot change the document.
+Everything that comes from the scanned site or the user goes through `_layout.text`/`code`/`mono_box`
+before reportlab's mini-markup sees it, so `<b>`, `&` or a control character prints as itself.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
-from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, Paragraph, SimpleDocTemplate, Spacer
+from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak, SimpleDocTemplate, Spacer
 
 from websec_app.scanner import SECTIONS, section
-from websec_app.scanner.report import count_issues, fixes_by_impact
+from websec_app.scanner.fixes import detected_server
+from websec_app.scanner.report import count_issues, fixes_by_impact, report_items
 from websec_app.wording import counted
 
+from ._charts import summary_chart
+from ._evidence import redirect_appendix, snippet_part, tls_tables
 from ._layout import (
     CONTENT_WIDTH,
     MARGIN,
     SEVERITY_COLOURS,
     PdfRenderError,
     badge,
-    code,
     grade_box,
+    mono_box,
     numbered_canvas,
+    para,
+    plain,
+    prose,
     styles,
     table,
     text,
 )
+from ._wording import item_title, label
 
-_HIDDEN_DETAILS = {"status", "deduction", "findings"}
+#: How many fixes page one lists; every one is in its section's part too.
+TOP_FIXES = 5
+# Detail fields shown elsewhere (TLS tables, appendix) or not meant for a reader.
+_HIDDEN_DETAILS = {"status", "deduction", "findings", "main_chain", "http_chain"}
+_TLS_SHOWN = {"protocols", "weak_cipher_families", "chain", "not_testable", "cipher", "cipher_bits", "protocol"}
+_TLS_SHOWN |= {"key_exchange_group", "forward_secrecy", "aead", "chain_complete"}
+_GRADE_WORDS = {
+    "A+": "Excellent: the site uses every protection this scan checks.",
+    "A": "Very good: only small improvements remain.",
+    "B": "Good, with a few gaps worth closing.",
+    "C": "Fair: several important protections are missing.",
+    "D": "Poor: visitors are exposed to well-known attacks.",
+    "F": "Failing: serious problems need fixing now.",
+}
 
 
 def _host(url: str) -> str:
@@ -48,118 +69,255 @@ def _host(url: str) -> str:
     return rest.split("/", 1)[0] or url
 
 
-def _finding_rows(findings: Any, st: dict[str, Any]) -> list[list[Any]]:
-    rows: list[list[Any]] = [[Paragraph("<b>Status</b>", st["cell"]), Paragraph("<b>Finding and fix</b>", st["cell"])]]
-    for finding in findings if isinstance(findings, list) else []:
-        if not isinstance(finding, Mapping):
-            continue
-        status = f"{badge(finding.get('status'))}<br/>{badge(finding.get('severity'), SEVERITY_COLOURS)}" + (
-            f"<br/>{_points(finding.get('deduction'))}" if finding.get("deduction") else ""
-        )
-        detail = f"<b>{text(finding.get('check'))}</b>"
-        if finding.get("cwe"):
-            detail += f"  <font color='#656d76'>{text(finding.get('cwe'))}</font>"
-        if finding.get("explanation"):
-            detail += f"<br/>{text(finding.get('explanation'))}"
-        if finding.get("subjects"):
-            detail += f"<br/><b>Affects:</b> {text(', '.join(map(str, finding['subjects'])))}"
-        if finding.get("note"):
-            detail += f"<br/><b>Note:</b> {text(finding.get('note'))}"
-        if finding.get("fix"):
-            detail += f"<br/><b>Fix:</b> {code(finding.get('fix'))}"
-        rows.append([Paragraph(status, st["cell"]), Paragraph(detail, st["cell"])])
-    return rows
-
-
-def _headers_part(headers: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
-    rows: list[list[Any]] = [
-        [
-            Paragraph("<b>Header</b>", st["cell"]),
-            Paragraph("<b>Status</b>", st["cell"]),
-            Paragraph("<b>Details</b>", st["cell"]),
-        ]
-    ]
-    for name, header in headers.items():
-        if not isinstance(header, Mapping):
-            continue
-        detail = f"<b>Value:</b> {code(header.get('value')) if header.get('value') else 'not sent'}"
-        if header.get("explanation"):
-            detail += f"<br/>{text(header.get('explanation'))}"
-        if header.get("note"):
-            detail += f"<br/><b>Note:</b> {text(header.get('note'))}"
-        if header.get("fix"):
-            detail += f"<br/><b>Fix:</b> {code(header.get('fix'))}"
-        status = f"{badge(header.get('status'))}<br/>{badge(header.get('severity'), SEVERITY_COLOURS)}"
-        if header.get("deduction"):
-            status += f"<br/>{_points(header.get('deduction'))}"
-        rows.append(
-            [
-                Paragraph(f"<b>{text(name)}</b>", st["cell"]),
-                Paragraph(status, st["cell"]),
-                Paragraph(detail, st["cell"]),
-            ]
-        )
-    if len(rows) == 1:
-        return [Paragraph("No headers were analysed.", st["body"])]
-    return [table(rows, [42 * mm, 24 * mm, CONTENT_WIDTH - 66 * mm])]
-
-
-def _details(section: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
-    """The section's own short facts (protocol, issuer, expiry...): scalars only, lists joined."""
-    rows = []
-    for key, value in section.items():
-        if key in _HIDDEN_DETAILS or isinstance(value, Mapping):
-            continue
-        if isinstance(value, list):
-            if not value or not all(isinstance(v, str | int | float) for v in value):
-                continue
-            value = ", ".join(map(str, value))
-        if value is None or value == "":
-            continue
-        rows.append([Paragraph(text(key.replace("_", " ")), st["cellbold"]), Paragraph(text(value, 300), st["cell"])])
-    if not rows:
-        return []
-    return [table(rows[:20], [45 * mm, CONTENT_WIDTH - 45 * mm], header=False), Spacer(1, 3 * mm)]
-
-
-#: How many fixes page one lists; every one is in its section's part too.
-TOP_FIXES = 10
-
-
 def _points(deduction: Any) -> str:
     """ "-15 pts", "-1 pt" (a malformed value prints as itself)."""
     return f"-{counted(deduction, 'pt')}" if isinstance(deduction, int) else f"-{text(deduction)} pts"
 
 
+def _when(value: Any) -> str:
+    """ "2026-11-22T12:00:00Z" -> "22 November 2026, 12:00 UTC" (anything else as given)."""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return str(value or "")
+    return f"{moment.day} {moment:%B %Y, %H:%M} UTC"
+
+
+def _first_sentence(value: Any) -> str:
+    raw = str(value or "")
+    cut = raw.find(". ")
+    return raw if cut < 0 else raw[: cut + 1]
+
+
+def _status_cell(item: Mapping[str, Any]) -> str:
+    if item.get("status") == "good":  # a severity beside "Good" only confuses
+        return badge("good")
+    status = f"{badge(item.get('status'))}<br/>{badge(item.get('severity'), SEVERITY_COLOURS)}"
+    if item.get("deduction"):
+        status += f"<br/>{_points(item.get('deduction'))}"
+    return status
+
+
+def _finding_block(
+    title: str, item: Mapping[str, Any], server: str | None, st: dict[str, Any], *, value: Any = None, header: bool
+) -> list[Any]:
+    """The right-hand cell of a finding: title, explanation, what it affects, the fix and the snippet."""
+    width = CONTENT_WIDTH - 24 * mm - 12
+    cell: list[Any] = [para(f"<b>{text(title)}</b>", st["cell"])]
+    if header:
+        if item.get("value"):
+            cell.append(mono_box(value, st, width, label="Value sent by the site:"))
+        else:
+            cell.append(para("<i>Not sent by the site.</i>", st["cell"]))
+    if item.get("explanation"):
+        cell.append(para(prose(item.get("explanation")), st["cell"]))
+    if item.get("subjects"):
+        cell.append(para(f"<b>Affects:</b> {text(', '.join(map(str, item['subjects'])))}", st["cell"]))
+    if item.get("note"):
+        cell.append(para(f"<b>Observed:</b> {prose(item.get('note'))}", st["cell"]))
+    if item.get("fix") and item.get("status") != "good":
+        if header:  # a header object's fix is the header line itself: code, shown whole
+            cell.append(mono_box(item.get("fix"), st, width, label="<b>How to fix</b>: send this header"))
+        else:
+            cell.append(para(f"<b>How to fix:</b> {prose(item.get('fix'))}", st["cell"]))
+        cell += snippet_part(item, server, st, width)
+    return cell
+
+
+def _findings_table(rows: list[list[Any]], st: dict[str, Any]) -> Flowable:
+    header = [para("<b>Status</b>", st["cell"]), para("<b>Finding and fix</b>", st["cell"])]
+    return table([header, *rows], [24 * mm, CONTENT_WIDTH - 24 * mm])
+
+
+def _finding_rows(findings: Any, server: str | None, st: dict[str, Any]) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    for finding in findings if isinstance(findings, list) else []:
+        if not isinstance(finding, Mapping):
+            continue
+        title = item_title(str(finding.get("check") or ""), finding, header=False)
+        rows.append([para(_status_cell(finding), st["cell"]), _finding_block(title, finding, server, st, header=False)])
+    return rows
+
+
+def _header_rows(headers: Mapping[str, Any], server: str | None, st: dict[str, Any]) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    for name, header in headers.items():
+        if not isinstance(header, Mapping) or "status" not in header:
+            continue
+        title = f"{name}: {item_title(str(name), header, header=True)}"
+        block = _finding_block(title, header, server, st, value=header.get("value"), header=True)
+        rows.append([para(_status_cell(header), st["cell"]), block])
+    return rows
+
+
+def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") -> list[list[Any]]:
+    """A section's own facts as "Label | value" rows: scalars and lists of scalars; one level of nested
+    objects under their parent's label; lists of objects only where a reader needs them (cookies,
+    disclosed software, third-party origins)."""
+    rows: list[list[Any]] = []
+    for key, value in body.items():
+        name = f"{prefix}{label(key)}"
+        if key in _HIDDEN_DETAILS or value is None or value == "" or value == []:
+            continue
+        if isinstance(value, Mapping):
+            if "present" in value and "status" in value:
+                continue  # a header object (cross-origin isolation): shown with the findings
+            if not prefix:
+                rows += _detail_rows(value, st, prefix=f"{name}: ")
+            continue
+        if isinstance(value, list) and any(isinstance(v, Mapping) for v in value):
+            summary = _objects(key, value)
+            if summary:
+                rows.append([para(text(name), st["cellbold"]), para(summary, st["cell"])])
+            continue
+        rows.append([para(text(name), st["cellbold"]), para(text(plain(value), 600), st["cell"])])
+    return rows
+
+
+def _objects(key: str, values: list[Any]) -> str:
+    items = [v for v in values if isinstance(v, Mapping)][:30]
+    if key == "cookies":
+        lines = []
+        for cookie in items:
+            flags = [f for f, on in (("Secure", cookie.get("secure")), ("HttpOnly", cookie.get("httponly"))) if on]
+            if cookie.get("samesite"):
+                flags.append(f"SameSite={cookie.get('samesite')}")
+            kind = str(cookie.get("kind") or "other").replace("_", " ")
+            lines.append(
+                f"<b>{text(cookie.get('name'))}</b> ({text(kind)}): {text(', '.join(flags) or 'no protections')}"
+            )
+        return "<br/>".join(lines)
+    if key == "disclosures":
+        return "<br/>".join(f"{text(d.get('header'))}: {text(d.get('value'))}" for d in items)
+    if key == "external_origins":
+        return "<br/>".join(
+            f"{text(o.get('origin'))} ({text(', '.join(map(str, o.get('types') or [])))})" for o in items
+        )
+    return ""
+
+
+def _section_part(
+    number: int, key: str, body: Mapping[str, Any], server: str | None, st: dict[str, Any]
+) -> list[Flowable]:
+    entry = section(key)
+    story: list[Flowable] = [CondPageBreak(40 * mm)]
+    about = para(text(entry.summary), st["small"])
+    if key == "headers":
+        story += [para(f"{number}. {text(entry.title)}", st["h1"]), about, Spacer(1, 2 * mm)]
+        rows = _header_rows(body, server, st)
+        story.append(_findings_table(rows, st) if rows else para("No headers were analysed.", st["body"]))
+        return story
+    heading = f"{number}. {text(entry.title)}: {badge(body.get('status'))}"
+    if body.get("deduction"):
+        heading += f" <font size='10'>({_points(body.get('deduction'))})</font>"
+    story += [para(heading, st["h1"]), about, Spacer(1, 2 * mm)]
+    details = {k: v for k, v in body.items() if not (key == "tls" and k in _TLS_SHOWN)}
+    if key == "tls" and "certificate" in details:
+        details.pop("certificate")  # the chain table shows it, first row
+    detail_rows = _detail_rows(details, st)
+    if detail_rows:
+        story += [table(detail_rows[:30], [55 * mm, CONTENT_WIDTH - 55 * mm], header=False), Spacer(1, 2 * mm)]
+    if key == "tls":
+        story += tls_tables(body, st)
+        story.append(Spacer(1, 3 * mm))
+    rows = _finding_rows(body.get("findings"), server, st)
+    if key == "cross_origin":
+        rows += _header_rows(body, server, st) if not rows else []
+    story.append(_findings_table(rows, st) if rows else para("No findings.", st["body"]))
+    return story
+
+
 def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     fixes = fixes_by_impact(report, limit=TOP_FIXES)
     if not fixes:
-        return []
-    rows: list[list[Any]] = [[Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("#", "Points", "Finding", "Status")]]
+        return [para("Nothing to fix: the scan found no problems.", st["body"])]
+    rows: list[list[Any]] = [[para(f"<b>{h}</b>", st["cell"]) for h in ("#", "Gain", "What to fix and why")]]
     for number, fix in enumerate(fixes, start=1):
+        title = item_title(fix.name, fix.item, header=fix.header)
         subjects = fix.item.get("subjects")
-        on = f"<br/><font color='#656d76'>{text(', '.join(map(str, subjects)))}</font>" if subjects else ""
+        on = f" ({text(', '.join(map(str, subjects)))})" if subjects else ""
+        why = prose(_first_sentence(fix.item.get("explanation")), 400)
         rows.append(
             [
-                Paragraph(str(number), st["cell"]),
-                Paragraph(_points(fix.deduction), st["cell"]),
-                Paragraph(f"<b>{text(fix.name)}</b> ({text(section(fix.section).label)}){on}", st["cell"]),
-                Paragraph(f"{badge(fix.status)} {badge(fix.severity, SEVERITY_COLOURS)}", st["cell"]),
+                para(str(number), st["cell"]),
+                para(f"<b>+{counted(fix.deduction, 'point')}</b>", st["cell"]),
+                para(
+                    f"<b>{text(title)}</b>{on} <font color='#656d76'>({text(section(fix.section).label)})</font>"
+                    f"<br/>{why}",
+                    st["cell"],
+                ),
             ]
         )
     return [
-        Paragraph("Fix these first", st["h1"]),
-        Paragraph(
-            "The fixes that gain the most points, largest first; equal points, the more severe first.", st["small"]
+        para("Fix these first", st["h2"]),
+        para(
+            "The changes that raise the score most, largest first. Each is explained, with the exact fix, in the "
+            "sections that follow.",
+            st["small"],
         ),
-        table(rows, [10 * mm, 20 * mm, CONTENT_WIDTH - 75 * mm, 45 * mm]),
+        Spacer(1, 1 * mm),
+        table(rows, [8 * mm, 20 * mm, CONTENT_WIDTH - 28 * mm]),
     ]
 
 
-def _summary(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
-    rows: list[list[Any]] = [
-        [Paragraph(f"<b>{h}</b>", st["cell"]) for h in ("Section", "Status", "Deduction", "Problems")]
+def _points_by_area(report: Mapping[str, Any]) -> list[tuple[str, int]]:
+    lost: dict[str, int] = {}
+    for item in report_items(report):
+        if item.is_issue and item.deduction:
+            lost[item.section] = lost.get(item.section, 0) + item.deduction
+    ranked = sorted(lost.items(), key=lambda pair: -pair[1])
+    return [(section(key).label, points) for key, points in ranked[:8]]
+
+
+def _first_page(report: Mapping[str, Any], name: str | None, st: dict[str, Any]) -> list[Flowable]:
+    url = str(report.get("url", ""))
+    grade = str(report.get("grade", ""))
+    story: list[Flowable] = [
+        para("Website security report", st["title"]),
+        para(text(_host(url)), st["subtitle"]),
     ]
+    if name:
+        story.append(para(f"Prepared for <b>{text(name, 80)}</b>", st["subtitle"]))
+    final = str(report.get("final_url") or "")
+    facts = f"Scanned {text(_when(report.get('scanned_at')))}"
+    if final and final.rstrip("/") != url.rstrip("/"):
+        facts += f" · the address led to {text(final)}"
+    story.append(para(facts, st["muted"]))
+    counts = count_issues(report)
+    verdict = para(
+        f"<b>Grade {text(grade)}, score {text(report.get('score'))} / 100.</b> {text(_GRADE_WORDS.get(grade, ''))}"
+        f"<br/>The scan found <b>{counted(counts['total'], 'issue')}</b>: {counts['critical']} critical, "
+        f"{counts['important']} important and {counts['minor']} minor.",
+        st["body"],
+    )
+    story += [Spacer(1, 4 * mm), grade_box(grade, report.get("score", ""), st), Spacer(1, 3 * mm), verdict]
+    graded = report.get("grading")
+    grading: Mapping[str, Any] = graded if isinstance(graded, Mapping) else {}
+    caps = [c for c in grading.get("caps") or [] if isinstance(c, Mapping)]
+    if caps:
+        order = ("A+", "A", "B", "C", "D", "F")
+        worst = max(caps, key=lambda c: order.index(c["max_grade"]) if c.get("max_grade") in order else -1)
+        story.append(
+            para(
+                f"Whatever the score, the grade cannot be better than <b>{text(worst.get('max_grade'))}</b> while "
+                f"this remains: {text(item_title(str(worst.get('outcome')), {}, header=False))}.",
+                st["small"],
+            )
+        )
+    story += [
+        Spacer(1, 4 * mm),
+        summary_chart(
+            {s: counts[s] for s in ("critical", "important", "minor")}, _points_by_area(report), CONTENT_WIDTH
+        ),
+        Spacer(1, 2 * mm),
+    ]
+    story += _top_fixes(report, st)
+    story.append(PageBreak())
+    return story
+
+
+def _overview(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
+    rows: list[list[Any]] = [[para(f"<b>{h}</b>", st["cell"]) for h in ("Area", "Status", "Points lost", "Issues")]]
     for entry in SECTIONS:
         key, body = entry.key, report.get(entry.key)
         if not isinstance(body, Mapping):
@@ -175,93 +333,37 @@ def _summary(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
         problems = count_issues({key: body})["total"]  # as issue_counts counts them
         rows.append(
             [
-                Paragraph(text(entry.title), st["cell"]),
-                Paragraph(badge(worst), st["cell"]),
-                Paragraph(f"-{deduction}" if deduction else "0", st["cell"]),
-                Paragraph(str(problems), st["cell"]),
+                para(text(entry.title), st["cell"]),
+                para(badge(worst), st["cell"]),
+                para(f"-{deduction}" if deduction else "0", st["cell"]),
+                para(str(problems), st["cell"]),
             ]
         )
-    return [table(rows, [70 * mm, 35 * mm, 30 * mm, CONTENT_WIDTH - 135 * mm])]
+    return [para("Summary by area", st["h1"]), table(rows, [80 * mm, 35 * mm, 30 * mm, CONTENT_WIDTH - 145 * mm])]
 
 
 def _story(report: Mapping[str, Any], name: str | None) -> list[Flowable]:
     st = styles()
-    url = str(report.get("url", ""))
-    story: list[Flowable] = [
-        Paragraph("Website security report", st["title"]),
-        Paragraph(text(_host(url)), st["subtitle"]),
-    ]
-    if name:
-        story.append(Paragraph(f"Prepared for <b>{text(name, 80)}</b>", st["subtitle"]))
-    story += [
-        Spacer(1, 6 * mm),
-        grade_box(str(report.get("grade", "")), report.get("score", ""), st),
-        Spacer(1, 3 * mm),
-    ]
-    story.append(
-        Paragraph(f"<b>Grade {text(report.get('grade'))}</b>, score {text(report.get('score'))} / 100", st["body"])
-    )
-    counts = report.get("issue_counts")
-    if isinstance(counts, Mapping):
-        story.append(
-            Paragraph(
-                f"Issues: <b>{text(counts.get('critical', 0))}</b> critical, "
-                f"<b>{text(counts.get('important', 0))}</b> important, <b>{text(counts.get('minor', 0))}</b> minor",
-                st["body"],
-            )
-        )
-    facts = [("Target", url), ("Final URL", report.get("final_url")), ("HTTP status", report.get("status_code"))]
-    facts.append(("Scanned at", report.get("scanned_at")))
-    graded = report.get("grading")
-    grading: Mapping[str, Any] = graded if isinstance(graded, Mapping) else {}
-    if grading.get("algorithm_version"):
-        facts.append(("Scoring algorithm", grading.get("algorithm_version")))
-    story.append(Spacer(1, 3 * mm))
-    story.append(
-        table(
-            [[Paragraph(f"<b>{k}</b>", st["cell"]), Paragraph(text(v), st["cell"])] for k, v in facts if v],
-            [35 * mm, CONTENT_WIDTH - 35 * mm],
-            header=False,
-        )
-    )
-    for cap in grading.get("caps") or []:
-        if isinstance(cap, Mapping):
-            story.append(
-                Paragraph(
-                    f"The grade is capped at <b>{text(cap.get('max_grade'))}</b> by {text(cap.get('outcome'))}.",
-                    st["small"],
-                )
-            )
-    story += _top_fixes(report, st)
-    story += [Paragraph("Summary", st["h1"]), *_summary(report, st)]
+    server = detected_server(report)
+    story = _first_page(report, name, st)
+    story += _overview(report, st)
     number = 0
     for entry in SECTIONS:
-        section = report.get(entry.key)
-        if not isinstance(section, Mapping):
+        body = report.get(entry.key)
+        if not isinstance(body, Mapping):
             continue
         number += 1
-        story.append(CondPageBreak(40 * mm))
-        about = Paragraph(text(entry.summary), st["small"])
-        if entry.key == "headers":
-            story += [Paragraph(f"{number}. {text(entry.title)}", st["h1"]), about]
-            story.extend(_headers_part(section, st))
-            continue
-        heading = f"{number}. {text(entry.title)}: {badge(section.get('status'))}"
-        if section.get("deduction"):
-            heading += f" <font size='10'>({_points(section.get('deduction'))})</font>"
-        story += [Paragraph(heading, st["h1"]), about]
-        story.extend(_details(section, st))
-        rows = _finding_rows(section.get("findings"), st)
-        if len(rows) == 1:
-            story.append(Paragraph("No findings.", st["body"]))
-        else:
-            story.append(table(rows, [24 * mm, CONTENT_WIDTH - 24 * mm]))
+        story += _section_part(number, entry.key, body, server, st)
+    appendix = redirect_appendix(report, st)
+    if appendix:
+        story += [PageBreak(), *appendix]
     story.append(Spacer(1, 6 * mm))
     story.append(
         KeepTogether(
-            Paragraph(
+            para(
                 "This report describes what a remote scan observed at the time shown. It does not test the "
-                "application's own logic or authenticated areas. How scores are computed: docs/scoring.md.",
+                "application's own logic or areas behind a login. The score starts at 100 and each problem "
+                "deducts the points shown beside it; some problems also cap the grade.",
                 st["muted"],
             )
         )
@@ -282,12 +384,12 @@ def render_scan_pdf(report: Mapping[str, Any], name: str | None = None) -> bytes
         leftMargin=MARGIN,
         rightMargin=MARGIN,
         topMargin=MARGIN + 4 * mm,
-        bottomMargin=MARGIN,
+        bottomMargin=MARGIN + 2 * mm,
     )
     canvas = numbered_canvas(
-        f"websec security report: {_host(url)}",
-        f"Prepared for {name}" if name else str(report.get("scanned_at") or ""),
+        f"Website security report: {_host(url)}",
         f"Grade {report.get('grade', '')}, score {report.get('score', '')}/100",
+        f"Prepared for {name}" if name else str(report.get("scanned_at") or ""),
     )
     try:
         document.build(_story(report, name), canvasmaker=canvas)
