@@ -19,6 +19,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 TOOLS := .tools
 BUN_VERSION := 1.4.5
+# The accessibility tests inject axe-core into headless Chromium (tests/ui/test_accessibility.py).
+AXE_VERSION := 4.14.1
+# Microsoft's SARIF validator (with GitHub code scanning's rules) and the SARIF 2.1.0 schema it ships:
+# tests/report_formats/test_sarif.py checks `scan --format sarif` with both.
+SARIF_MULTITOOL_VERSION := 5.7.0
 
 # Reflex 0.10.1 wants bun >= 1.4.4 and would download it from the internet; we install it from the
 # npm registry instead and tell Reflex to use the one on PATH.
@@ -98,7 +103,7 @@ bench: $(VENV)/.dev-installed  ## Run every bench/*_bench.py and print its figur
 	done
 
 setup: system-deps $(VENV)/.installed $(TOOLS)/.bun-$(BUN_VERSION)
-setup-test: system-deps-test $(VENV)/.dev-installed
+setup-test: system-deps-test $(VENV)/.dev-installed $(TOOLS)/.axe-$(AXE_VERSION) $(TOOLS)/.sarif-$(SARIF_MULTITOOL_VERSION)
 
 system-deps:
 	@$(call apt_install_missing,$(RUN_APT_PACKAGES))
@@ -123,6 +128,22 @@ $(VENV)/.dev-installed: requirements-dev.txt requirements.txt $(VENV)/.installed
 $(TOOLS)/.bun-$(BUN_VERSION): | system-deps
 	npm install --prefix $(TOOLS) --no-save --no-audit --no-fund --loglevel=error bun@$(BUN_VERSION)
 	$(TOOLS)/node_modules/.bin/bun --version
+	touch $@
+
+# axe-core from the npm registry, pinned, into .tools/axe (the stamp skips it on re-runs).
+$(TOOLS)/.axe-$(AXE_VERSION): | system-deps
+	npm install --prefix $(TOOLS)/axe --no-save --no-audit --no-fund --loglevel=error axe-core@$(AXE_VERSION)
+	test -f $(TOOLS)/axe/node_modules/axe-core/axe.min.js
+	touch $@
+
+# The Linux build of the multitool is a self-contained executable inside an npm package (no .NET install).
+$(TOOLS)/.sarif-$(SARIF_MULTITOOL_VERSION): | system-deps
+	rm -rf $(TOOLS)/sarif && mkdir -p $(TOOLS)/sarif
+	npm pack --pack-destination $(TOOLS)/sarif --loglevel=error @microsoft/sarif-multitool-linux@$(SARIF_MULTITOOL_VERSION)
+	tar -xzf $(TOOLS)/sarif/microsoft-sarif-multitool-linux-$(SARIF_MULTITOOL_VERSION).tgz -C $(TOOLS)/sarif
+	rm $(TOOLS)/sarif/*.tgz
+	chmod +x $(TOOLS)/sarif/package/Sarif.Multitool
+	test -f $(TOOLS)/sarif/package/sarif-2.1.0.json
 	touch $@
 
 clean:  ## Remove build output and caches (keeps .venv and .tools)

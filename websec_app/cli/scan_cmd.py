@@ -1,7 +1,8 @@
 """`python -m websec_app scan URL`: scan one site and print the report.
 
-Exit codes: 0 report printed; 2 invalid target or refused by the SSRF guard;
-3 target unreachable; 1 anything else (a bug: the message says so).
+Exit codes: 0 report printed; 2 invalid target or refused by the SSRF guard (or a bad option);
+3 target unreachable; 4 the grade is worse than `--fail-under` (the report is still printed);
+1 anything else (a bug: the message says so).
 """
 
 from __future__ import annotations
@@ -15,13 +16,29 @@ if TYPE_CHECKING:  # the scanner is imported when a scan runs, not for `--help` 
     from ..scanner import ScanReport, Section
     from ..scanner.report import ReportItem
 
+FORMATS = ("json", "text", "sarif", "junit", "markdown")
+#: Exit status when the grade is worse than --fail-under.
+EXIT_GRADE_TOO_LOW = 4
+
 _STATUS_MARK = {"good": "ok  ", "warn": "warn", "weak": "weak", "missing": "MISS", "bad": "BAD "}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser("scan", help="scan a website and print its security report")
     parser.add_argument("url", help="the site to scan; https:// is assumed when no scheme is given")
-    parser.add_argument("--text", action="store_true", help="print a readable summary instead of JSON")
+    parser.add_argument("--text", action="store_true", help="print a readable summary (the same as --format text)")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="json (default), text, sarif (SARIF 2.1.0, for GitHub code scanning), junit (JUnit XML), "
+        "markdown (a pull-request comment)",
+    )
+    parser.add_argument(
+        "--fail-under",
+        metavar="GRADE",
+        help="exit with status 4 when the grade is worse than GRADE (e.g. B): a CI gate",
+    )
     parser.add_argument("--free", action="store_true", help="print the free-scan shape (no cookies, no fixes)")
     parser.set_defaults(handler=run)
 
@@ -56,17 +73,63 @@ def run(args: argparse.Namespace) -> int:
         _print_error(f"Invalid configuration: {exc}")
         return 2
     try:
+        fail_under = _gate_grade(args.fail_under)
+    except ValueError as exc:
+        _print_error(str(exc))
+        return 2
+    try:
         report = asyncio.run(scan(args.url, settings))
     except ScanError as exc:
         _print_error(str(exc))
         return exc.exit_code
-    if args.text:
+    output_format = args.format or ("text" if args.text else "json")
+    if output_format == "text":
         print(render_text(report))
     else:
         body = report.to_dict(pro=not args.free, include_fix=not args.free)
-        json.dump(body, sys.stdout, indent=2)
-        print()
+        if output_format == "json":
+            json.dump(body, sys.stdout, indent=2)
+            print()
+        else:
+            # The service's address tells a SARIF reader where the tool lives; a local default says nothing.
+            about = None if settings.base_url_is_loopback else settings.base_url
+            print(_render_ci_format(output_format, body, about))
+    if fail_under is not None and _worse(report.grade, fail_under):
+        print(f"grade {report.grade} is worse than {fail_under} (--fail-under)", file=sys.stderr)
+        return EXIT_GRADE_TOO_LOW
     return 0
+
+
+def _gate_grade(wanted: str | None) -> str | None:
+    """The --fail-under grade as the rule table spells it (None without the option); ValueError when the
+    table has no such grade."""
+    if wanted is None:
+        return None
+    from ..scanner.rules import default_rulebook
+
+    grades = [band.grade for band in default_rulebook().bands]
+    for grade in grades:
+        if grade.lower() == wanted.strip().lower():
+            return grade
+    raise ValueError(f"--fail-under takes one of {', '.join(grades)}, not {wanted!r}")
+
+
+def _worse(grade: str, threshold: str) -> bool:
+    """Bands are listed best first (grading.toml): a later band is a worse grade."""
+    from ..scanner.rules import default_rulebook
+
+    grades = [band.grade for band in default_rulebook().bands]
+    return grades.index(grade) > grades.index(threshold)
+
+
+def _render_ci_format(output_format: str, body: dict[str, Any], base_url: str | None) -> str:
+    from ..report_formats import render_junit, render_markdown, render_sarif
+
+    if output_format == "sarif":
+        return render_sarif(body, information_uri=base_url)
+    if output_format == "junit":
+        return render_junit(body)
+    return render_markdown(body)
 
 
 def _section_lines(entry: Section, body: dict[str, Any]) -> list[str]:

@@ -1,0 +1,127 @@
+"""SARIF 2.1.0 (OASIS) for GitHub code scanning and other SARIF readers.
+
+One result per issue of the report (every item `issue_counts` counts: a check that could not run is
+no result), one rule per distinct check, the level from the severity, the fix as the rule's help.
+GitHub reads `properties.security-severity` to rank security results; `partialFingerprints` keep a
+finding the same alert from one run to the next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from ..scanner.report import ReportItem, report_items
+from ._items import describe, detail, fix_of, grading, plain, rule_id, rule_name, subjects
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+TOOL_NAME = "websec"
+
+#: severity -> (SARIF level, GitHub security-severity score: >= 9 critical, >= 7 high, >= 4 medium).
+LEVELS: dict[str, tuple[str, str]] = {
+    "critical": ("error", "9.0"),
+    "important": ("warning", "7.0"),
+    "minor": ("note", "3.0"),
+}
+
+
+def _level(item: ReportItem) -> tuple[str, str]:
+    return LEVELS.get(item.severity, LEVELS["minor"])
+
+
+def _help(item: ReportItem) -> dict[str, str]:
+    fix = fix_of(item)
+    if fix is None:
+        return {"text": "See the explanation.", "markdown": "See the explanation."}
+    if item.header:  # a header object's fix is the recommended value (spec 2.3)
+        return {"text": f"Send the response header {item.name}: {fix}", "markdown": f"Send:\n\n    {item.name}: {fix}"}
+    return {"text": plain(fix), "markdown": fix}
+
+
+def _rule(item: ReportItem) -> dict[str, Any]:
+    level, security_severity = _level(item)
+    explanation = plain(item.item.get("explanation")) or rule_id(item)
+    first_sentence = explanation.split(". ")[0].rstrip(".") + "."
+    tags = ["security", f"websec/{item.section}"]
+    cwe = item.item.get("cwe")
+    if isinstance(cwe, str) and cwe:
+        tags.append(f"external/cwe/{cwe.lower()}")
+    return {
+        "id": rule_id(item),
+        "name": rule_name(item),
+        "shortDescription": {"text": first_sentence},
+        "fullDescription": {"text": explanation},
+        "help": _help(item),
+        "defaultConfiguration": {"level": level},
+        "properties": {"tags": tags, "security-severity": security_severity, "precision": "high"},
+    }
+
+
+def artifact_path(url: str) -> str:
+    """Where code scanning files the result: the page's host and path as a repository-relative path
+    (`www.example.com/pricing`; a port as `_8443`; no query). GitHub refuses a web address there
+    ("unrecognized SARIF location URI scheme"); the address itself is the result's `page_url`."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "site").strip("[]").replace(":", "_")
+    port = f"_{parts.port}" if parts.port else ""
+    path = quote(parts.path.lstrip("/"), safe="/-._~")
+    return f"{host}{port}/{path}"
+
+
+def _fingerprint(url: str, item: ReportItem) -> str:
+    key = "\n".join([url, rule_id(item), *sorted(subjects(item))])
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _result(item: ReportItem, rule_index: int, url: str) -> dict[str, Any]:
+    level, _ = _level(item)
+    message = f"{describe(item)}: {detail(item)}"
+    fix = fix_of(item)
+    if fix is not None:
+        message += f" Fix: {plain(fix)}"
+    return {
+        "ruleId": rule_id(item),
+        "ruleIndex": rule_index,
+        "level": level,
+        "message": {"text": message},
+        "locations": [
+            {
+                # A whole-page finding: line 1 (code scanning needs a region with a start line).
+                "physicalLocation": {"artifactLocation": {"uri": artifact_path(url)}, "region": {"startLine": 1}},
+                "logicalLocations": [{"name": item.name, "fullyQualifiedName": f"{item.section}/{item.name}"}],
+            }
+        ],
+        "partialFingerprints": {"websecFinding/v1": _fingerprint(url, item)},
+        "properties": {"page_url": url, "section": item.section, "points": item.deduction, "subjects": subjects(item)},
+    }
+
+
+def render_sarif(body: Mapping[str, Any], *, information_uri: str | None = None) -> str:
+    """The report as a SARIF 2.1.0 log (JSON text); `information_uri`: the service's own address, if known."""
+    url = str(body.get("final_url") or body.get("url") or "")
+    rules: list[dict[str, Any]] = []
+    index_of: dict[str, int] = {}
+    results: list[dict[str, Any]] = []
+    for item in report_items(body):
+        if not item.is_issue:
+            continue
+        if rule_id(item) not in index_of:
+            index_of[rule_id(item)] = len(rules)
+            rules.append(_rule(item))
+        results.append(_result(item, index_of[rule_id(item)], url))
+    version = str(grading(body).get("algorithm_version") or "")
+    driver: dict[str, Any] = {"name": TOOL_NAME, "semanticVersion": version, "rules": rules}
+    if information_uri:
+        driver["informationUri"] = information_uri
+    run: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "automationDetails": {"id": f"websec/{body.get('url', '')}/"},
+        "results": results,
+        "properties": {"grade": body.get("grade"), "score": body.get("score"), "url": body.get("url")},
+    }
+    log = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+    return json.dumps(log, indent=2, ensure_ascii=False)
