@@ -85,7 +85,9 @@ async def require_api_key_in_line(
     value = presented(key)
     if value is None:
         raise missing_key(MISSING_HEADER)
-    place = ctx.admission.place() if ctx.admission is not None else None
+    # Scans run as jobs on a shared queue (issue 16) are admitted by the cluster's expected wait instead.
+    in_line = ctx.admission is not None and (ctx.jobs is None or not ctx.jobs.distributed)
+    place = ctx.admission.place() if ctx.admission is not None and in_line else None
     try:
         yield InLine(await authenticated(ctx, value), place)
     finally:

@@ -22,6 +22,7 @@ from .clock import Clock, clock_for
 from .settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from .jobs.engine import JobEngine
     from .scanner import ScanReport
     from .services.admission import ScanAdmission
     from .services.payments import PaymentService
@@ -50,6 +51,9 @@ class Runtime:
     admission: ScanAdmission | None = None
     #: Reverse proxies whose X-Forwarded-For is believed (WEBSEC_TRUSTED_PROXIES), parsed once.
     trusted_proxies: tuple[Network, ...] = field(default=())
+    #: The task engine the API's scans run on (websec_app/jobs, issue 16); None: scans run inline in the
+    #: request, behind `admission`.
+    jobs: JobEngine | None = None
 
     def now(self) -> datetime:
         now = self.clock()
@@ -94,10 +98,13 @@ def build_runtime(
     payments: PaymentService | None = None,
     admission: ScanAdmission | None = None,
     bounded: bool = True,
+    jobs: bool = True,
 ) -> Runtime:
     """The production parts for `settings` (from the environment when None); any part can be given instead.
 
-    `bounded=False` builds no scan admission (scans unbounded), for tests that are not about it."""
+    `bounded=False` builds no scan admission (scans unbounded), for tests that are not about it.
+    `jobs=False` builds no task engine: the API's scans run inline in the request (behind the admission)."""
+    from .jobs.engine import JobEngine
     from .scanner import scan
     from .services.admission import ScanAdmission
     from .services.payments import build_payment_service
@@ -110,7 +117,8 @@ def build_runtime(
     clock = clock or clock_for(settings)
     if admission is None and bounded:
         admission = ScanAdmission(settings.max_concurrent_scans, settings.scan_queue)
-    return Runtime(
+    engine = JobEngine(database, in_process_workers=settings.in_process_scan_workers) if jobs else None
+    runtime = Runtime(
         settings=settings,
         database=database,
         clock=clock,
@@ -119,7 +127,16 @@ def build_runtime(
         payments=payments or build_payment_service(settings, database, clock=clock),
         admission=admission,
         trusted_proxies=parse_networks(settings.trusted_proxies),
+        jobs=engine,
     )
+    if engine is not None:
+        from .usecases.jobs import execute_job
+
+        async def handle(job_id: str) -> None:
+            await execute_job(runtime, job_id)
+
+        engine.set_handler(handle)
+    return runtime
 
 
 __all__ = ["PdfRenderer", "Runtime", "Scanner", "build_runtime"]

@@ -51,6 +51,14 @@ def _int(env: dict[str, str], name: str, default: int, minimum: int = 0) -> int:
     return value
 
 
+def _optional_int(env: dict[str, str], name: str) -> int | None:
+    """A non-negative integer, or None when unset or empty (the setting's own default applies)."""
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    return _int(env, name, 0)
+
+
 def _float(env: dict[str, str], name: str, default: float) -> float:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
@@ -183,6 +191,13 @@ class Settings:
     #: Shared state for several app processes (REDIS_URL): Reflex's state manager (rxconfig.py). Empty: each
     #: process keeps UI state in memory, which is right for the single-process `make run`.
     redis_url: str = ""
+    #: Scans this process runs itself as a worker of the task engine (WEBSEC_SCAN_WORKERS, issue 16). None
+    #: (unset): the embedded default, WEBSEC_MAX_CONCURRENT_SCANS in-process; 0: this process only queues
+    #: scans and waits for `python -m websec_app worker` processes to run them.
+    scan_workers: int | None = None
+    #: The longest expected wait for a scan that is still accepted, across the cluster (WEBSEC_MAX_SCAN_WAIT,
+    #: seconds); past it, 503 with Retry-After set to the expected wait.
+    max_scan_wait: float = 60.0
     #: Development and tests only (WEBSEC_CLOCK_START, refused in production): the service's clock starts at
     #: this instant and runs on from there (websec_app/clock.py). None: the system clock.
     clock_start: datetime | None = None
@@ -221,6 +236,11 @@ class Settings:
     def outbox_dir(self) -> Path:
         """Where emails go as .eml files when no SMTP server is configured."""
         return self.data_dir / "outbox"
+
+    @property
+    def in_process_scan_workers(self) -> int:
+        """How many scans this process runs itself (WEBSEC_SCAN_WORKERS; unset: WEBSEC_MAX_CONCURRENT_SCANS)."""
+        return self.max_concurrent_scans if self.scan_workers is None else self.scan_workers
 
     @property
     def resolved_database_url(self) -> str:
@@ -272,6 +292,8 @@ class Settings:
             max_concurrent_scans=_int(env, "WEBSEC_MAX_CONCURRENT_SCANS", DEFAULT_MAX_CONCURRENT_SCANS, 1),
             scan_queue=_int(env, "WEBSEC_SCAN_QUEUE", DEFAULT_SCAN_QUEUE),
             redis_url=_redis_url(env),
+            scan_workers=_optional_int(env, "WEBSEC_SCAN_WORKERS"),
+            max_scan_wait=_float(env, "WEBSEC_MAX_SCAN_WAIT", 60.0),
             clock_start=_instant(env, "WEBSEC_CLOCK_START"),
         )
 

@@ -315,3 +315,58 @@ class OutboxEmail(StoreModel, table=True):
     last_error: str | None = Field(default=None, max_length=500)
     created_at: datetime = Field(sa_column=_utc())
     sent_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+
+
+#: Scan job states (issue 16): waiting for a worker, being scanned, finished with a result, finished without.
+JOB_QUEUED = "queued"
+JOB_RUNNING = "running"
+JOB_DONE = "done"
+JOB_FAILED = "failed"
+
+
+class ScanJob(StoreModel, table=True):
+    """A scan run by a worker of the task engine (websec_app/jobs), for a waiting request or a program.
+
+    The row is the job's truth; the engine's own queue only carries its id. The quota unit (or one-time
+    token) is taken when the row is created and recorded here (`reservation`), so that whichever
+    transition ends the job decides once, in one transaction, whether the unit stays (`done`) or is given
+    back (`failed`): a retried job never counts twice, a job abandoned by its waiter gives its unit back.
+    `id` is the public job id (128 random bits). `result` is the body as answered, `pdf` the rendered
+    report of a PDF job.
+    """
+
+    __tablename__ = "scan_jobs"
+    __table_args__ = (Index("ix_scan_jobs_status_created_at", "status", "created_at"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    kind: str = Field(max_length=16)  # as ScanRecord.kind
+    url: str = Field(max_length=2048)
+    status: str = Field(default=JOB_QUEUED, max_length=16)
+    attempts: int = Field(default=0)
+    #: Who owns it: a Pro key's subscription and key (the async API's reads check `api_key_id`), the free
+    #: client, or the one-time token.
+    subscription_id: int | None = Field(default=None)
+    api_key_id: int | None = Field(default=None, index=True)
+    client: str | None = Field(default=None, max_length=64)
+    scan_token_id: int | None = Field(default=None)
+    #: quotas.Reservation as a dict (None for a one-time token job: `scan_token_id` is the unit).
+    reservation: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: include_fix, client_name, callback_url.
+    options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    pdf: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
+    error_status: int | None = Field(default=None)
+    error_message: str | None = Field(default=None, max_length=1024)
+    created_at: datetime = Field(sa_column=_utc())
+    started_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    finished_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+
+
+class ScanWorker(StoreModel, table=True):
+    """A live scan worker and how many scans it runs at once: the cluster's capacity for admission."""
+
+    __tablename__ = "scan_workers"
+
+    id: str = Field(primary_key=True, max_length=32)
+    concurrency: int
+    heartbeat_at: datetime = Field(sa_column=_utc(index=True))

@@ -148,3 +148,29 @@ def refund(session: Session, reservation: Reservation) -> None:
             .values(used=col(FreeScanCounter.used) - 1)
         )
     session.commit()
+
+
+def reserve_monthly_scans(
+    session: Session, subscription_id: int, now: datetime, limit: int, count: int
+) -> Reservation | int:
+    """Take `count` scans of this month's quota at once (a batch, issue 16), or none: then the number
+    left is returned instead. One conditional update, exact under concurrency like `reserve_monthly_scan`;
+    each unit is refunded on its own (`refund` gives back one)."""
+    period = month_period(now)
+    insert_ignoring_conflicts(session, MonthlyUsage, {"subscription_id": subscription_id, "period": period, "used": 0})
+    used = session.exec(
+        update(MonthlyUsage)
+        .where(
+            col(MonthlyUsage.subscription_id) == subscription_id,
+            col(MonthlyUsage.period) == period,
+            col(MonthlyUsage.used) + count <= limit,
+        )
+        .values(used=col(MonthlyUsage.used) + count)
+        .returning(col(MonthlyUsage.used))
+    ).scalar_one_or_none()
+    if used is None:
+        left = monthly_scans_used(session, subscription_id, now)
+        session.commit()
+        return max(limit - left, 0)
+    session.commit()
+    return Reservation("monthly", str(subscription_id), period, used, limit)

@@ -1,0 +1,277 @@
+"""The task engine behind the scans: procrastinate, on PostgreSQL when the store is, in memory on SQLite.
+
+One `JobEngine` per Runtime. It defers a scan job (only its id travels: the `scan_jobs` row is the job's
+truth, websec_app/store/scan_jobs.py), runs workers (this process's own, `WEBSEC_SCAN_WORKERS`, and
+`python -m websec_app worker`), lets requests wait for a job's end, and measures the cluster's load for
+admission.
+
+- PostgreSQL (several processes and machines): the queue is procrastinate's table. A worker takes a job
+  with `SELECT ... FOR UPDATE SKIP LOCKED` and marks it done only when the task returns; a worker killed
+  mid-scan stops its heartbeat, and the periodic `retry_stalled` task (deferred once per tick across the
+  whole cluster: procrastinate's periodic jobs are unique per tick in the database) puts its jobs back
+  in the queue for another worker.
+- SQLite (`make run`: one process, no server): procrastinate's in-memory connector, and the workers run
+  in this process. Nothing outlives the process there, and neither do the requests waiting on it.
+
+Waiting: a request's future is woken at once by a job finishing in this process, and by one shared poll
+of the `scan_jobs` rows every `POLL_SECONDS` for jobs finishing elsewhere (one query per process, however
+many requests wait).
+
+Event loops: procrastinate's connectors bind to the loop that opens them, so the engine keeps its parts
+per loop and opens them on first use in that loop (a serving process has one loop; tests have several).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import procrastinate
+
+    from websec_app.store import Database
+    from websec_app.store.scan_jobs import ClusterLoad
+
+log = logging.getLogger(__name__)
+
+#: The engine's queue for scans, and the task names (stable: they are stored in the queue).
+SCAN_QUEUE = "scans"
+SCAN_TASK = "websec.scan_job"
+RETRY_STALLED_TASK = "websec.retry_stalled"
+#: How often a worker says it is alive to procrastinate (and to `scan_workers`), and after how long
+#: without a word it is taken for dead and its jobs go back in the queue.
+HEARTBEAT_SECONDS = 2.0
+STALLED_AFTER_SECONDS = 8.0
+#: The stalled-job check, once per tick across the cluster (croniter's sixth field is seconds).
+RETRY_STALLED_CRON = "* * * * * */4"
+#: How often waiting requests look for jobs finished in other processes.
+POLL_SECONDS = 0.2
+#: How long a load measure is reused by a process's admission before it is read again.
+LOAD_TTL_SECONDS = 0.5
+
+JobHandler = Callable[[str], Awaitable[None]]
+
+
+def procrastinate_conninfo(database_url: str) -> str | None:
+    """The libpq URL of a PostgreSQL store (procrastinate speaks psycopg 3), or None for SQLite."""
+    for prefix in ("postgresql+psycopg://", "postgresql+psycopg2://", "postgresql://", "postgres://"):
+        if database_url.startswith(prefix):
+            return "postgresql://" + database_url[len(prefix) :]
+    return None
+
+
+@dataclass
+class _LoopParts:
+    loop: asyncio.AbstractEventLoop
+    app: procrastinate.App
+    opened: asyncio.Task[None]
+    waiters: dict[str, list[asyncio.Future[None]]] = field(default_factory=dict)
+    poller: asyncio.Task[None] | None = None
+    worker: asyncio.Task[None] | None = None
+    load: ClusterLoad | None = None
+    load_read_at: float = 0.0
+    #: Jobs this process has queued since `load` was read (counted in before the next read).
+    queued_since_read: int = 0
+    load_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class JobEngine:
+    """The scans' task engine for one Runtime (see the module docstring)."""
+
+    def __init__(self, database: Database, *, in_process_workers: int, handler: JobHandler | None = None) -> None:
+        self.database = database
+        self.conninfo = procrastinate_conninfo(database.url)
+        self.in_process_workers = in_process_workers
+        self._handler = handler
+        self._parts: _LoopParts | None = None
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the queue is shared by processes (PostgreSQL), not this process's memory."""
+        return self.conninfo is not None
+
+    def set_handler(self, handler: JobHandler) -> None:
+        """What a worker does with a job id (the use case, websec_app/usecases/jobs.py)."""
+        self._handler = handler
+
+    # --- procrastinate ------------------------------------------------------------------------------
+
+    def _build_app(self) -> procrastinate.App:
+        import procrastinate
+        from procrastinate.testing import InMemoryConnector
+
+        connector: Any
+        if self.conninfo is not None:
+            connector = procrastinate.PsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=8)
+        else:
+            connector = InMemoryConnector()
+        app = procrastinate.App(connector=connector)
+
+        @app.task(name=SCAN_TASK, queue=SCAN_QUEUE)
+        async def scan_job(job_id: str) -> None:
+            await self._run(job_id)
+
+        @app.periodic(cron=RETRY_STALLED_CRON, periodic_id="retry_stalled")
+        @app.task(name=RETRY_STALLED_TASK, queue=SCAN_QUEUE, queueing_lock=RETRY_STALLED_TASK)
+        async def retry_stalled(timestamp: int) -> None:
+            stalled = await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER_SECONDS)
+            for job in stalled:
+                log.warning("job %s of a worker gone silent goes back in the queue", job.id)
+                await app.job_manager.retry_job(job)
+
+        return app
+
+    async def _run(self, job_id: str) -> None:
+        if self._handler is None:  # pragma: no cover - build_runtime always sets it
+            raise RuntimeError("the job engine has no handler")
+        try:
+            await self._handler(job_id)
+        finally:
+            self._wake(job_id)
+
+    def _here(self) -> _LoopParts:
+        """This loop's parts, opened on first use in the loop."""
+        loop = asyncio.get_running_loop()
+        parts = self._parts
+        if parts is None or parts.loop is not loop or loop.is_closed():
+            app = self._build_app()
+            opened = loop.create_task(self._open(app), name="procrastinate open")
+            parts = self._parts = _LoopParts(loop=loop, app=app, opened=opened)
+        return parts
+
+    async def _open(self, app: procrastinate.App) -> None:
+        await app.open_async()
+
+    async def _ready(self) -> _LoopParts:
+        parts = self._here()
+        await asyncio.shield(parts.opened)
+        if self.in_process_workers > 0 and parts.worker is None:
+            parts.worker = parts.loop.create_task(
+                self.run_worker(self.in_process_workers, parts=parts), name="in-process scan worker"
+            )
+        return parts
+
+    # --- the request's side -------------------------------------------------------------------------
+
+    async def submit(self, job_id: str) -> None:
+        """Queue the scan job `job_id` (its row exists already)."""
+        parts = await self._ready()
+        await parts.app.configure_task(SCAN_TASK, queue=SCAN_QUEUE).defer_async(job_id=job_id)
+        parts.queued_since_read += 1
+
+    async def wait(self, job_id: str, timeout: float) -> bool:
+        """Wait until the job has ended (True), or `timeout` seconds (False)."""
+        from websec_app.store.scan_jobs import ended_jobs
+
+        parts = await self._ready()
+        future: asyncio.Future[None] = parts.loop.create_future()
+        parts.waiters.setdefault(job_id, []).append(future)
+        if parts.poller is None or parts.poller.done():
+            parts.poller = parts.loop.create_task(self._poll(parts), name="scan job poller")
+        try:
+            if await self._db(ended_jobs, [job_id]):  # ended before the future was in place
+                return True
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            waiting = parts.waiters.get(job_id, [])
+            if future in waiting:
+                waiting.remove(future)
+            if not waiting:
+                parts.waiters.pop(job_id, None)
+
+    def _wake(self, job_id: str) -> None:
+        parts = self._parts
+        if parts is None:
+            return
+        for future in parts.waiters.get(job_id, []):
+            if not future.done():
+                future.set_result(None)
+
+    async def _poll(self, parts: _LoopParts) -> None:
+        from websec_app.store.scan_jobs import ended_jobs
+
+        while parts.waiters:
+            await asyncio.sleep(POLL_SECONDS)
+            try:
+                for job_id in await self._db(ended_jobs, list(parts.waiters)):
+                    self._wake(job_id)
+            except Exception:  # noqa: BLE001 - a failed poll is retried; the waiters have their own deadline
+                log.exception("polling the scan jobs failed")
+
+    async def load(self) -> ClusterLoad:
+        """The cluster's load for admission, read at most every LOAD_TTL_SECONDS per process; the jobs this
+        process queued since the read are counted in."""
+        from websec_app.store.scan_jobs import ClusterLoad, cluster_load
+
+        parts = await self._ready()
+        async with parts.load_lock:
+            if parts.load is None or time.monotonic() - parts.load_read_at > LOAD_TTL_SECONDS:
+                parts.load = await self._db(cluster_load, _now())
+                parts.load_read_at = time.monotonic()
+                parts.queued_since_read = 0
+        load = parts.load
+        return ClusterLoad(load.depth + parts.queued_since_read, load.capacity, load.scan_seconds)
+
+    # --- the worker's side --------------------------------------------------------------------------
+
+    async def run_worker(self, concurrency: int, *, parts: _LoopParts | None = None) -> None:
+        """Run scan jobs, `concurrency` at once, until cancelled; registered as capacity meanwhile."""
+        from websec_app.store.scan_jobs import worker_alive, worker_gone
+
+        parts = parts or await self._ready()
+        worker_id = secrets.token_hex(16)
+        await self._db(worker_alive, worker_id, concurrency, _now())
+
+        async def heartbeat() -> None:
+            while True:
+                await asyncio.sleep(HEARTBEAT_SECONDS)
+                try:
+                    await self._db(worker_alive, worker_id, concurrency, _now())
+                except Exception:  # noqa: BLE001 - the next beat retries
+                    log.exception("scan worker heartbeat failed")
+
+        beating = asyncio.create_task(heartbeat(), name="scan worker heartbeat")
+        try:
+            await parts.app.run_worker_async(
+                queues=[SCAN_QUEUE],
+                concurrency=concurrency,
+                install_signal_handlers=False,
+                update_heartbeat_interval=HEARTBEAT_SECONDS,
+                stalled_worker_timeout=STALLED_AFTER_SECONDS,
+                delete_jobs="successful",
+                fetch_job_polling_interval=1.0,
+            )
+        finally:
+            beating.cancel()
+            try:
+                await self._db(worker_gone, worker_id)
+            except Exception:  # noqa: BLE001 - it will be counted dead after WORKER_ALIVE_SECONDS anyway
+                log.exception("could not unregister scan worker %s", worker_id)
+
+    async def _db(self, work: Callable[..., Any], *args: Any) -> Any:
+        import anyio.to_thread
+
+        def run() -> Any:
+            with self.database.session() as session:
+                return work(session, *args)
+
+        return await anyio.to_thread.run_sync(run)
+
+
+def _now() -> Any:
+    # Worker liveness and scan durations are measured on the real clock, not the service's (which tests
+    # may set to a fixed date): they are durations between this machine's events.
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+__all__ = ["JobEngine", "procrastinate_conninfo"]

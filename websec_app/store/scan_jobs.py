@@ -1,0 +1,192 @@
+"""Scan jobs (issue 16): the rows behind the task engine's queue, and the cluster's load for admission.
+
+Every change of a job's state is one conditional UPDATE (`WHERE status IN (queued, running)`), so of a
+worker finishing, a retried copy finishing, and a waiter giving up, exactly one ends the job; the one
+that ends it as `failed` refunds its unit in the same transaction. A unit is therefore kept once or given
+back once, whatever happens to the workers.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func
+from sqlmodel import Session, col, delete, select, update
+
+from ._sql import insert_ignoring_conflicts
+from .models import JOB_DONE, JOB_FAILED, JOB_QUEUED, JOB_RUNNING, ScanJob, ScanWorker
+from .quotas import Reservation, refund
+from .tokens import Claim, release_scan_token
+
+_OPEN = (JOB_QUEUED, JOB_RUNNING)
+#: A worker that has not said it is alive for this long no longer counts as capacity.
+WORKER_ALIVE_SECONDS = 15.0
+#: The scan time assumed before any scan has finished (a scan of a public site takes a few seconds).
+DEFAULT_SCAN_SECONDS = 3.0
+#: How many recent scans the measured scan time averages.
+SCAN_TIME_SAMPLE = 200
+
+
+def new_job_id() -> str:
+    return secrets.token_hex(16)
+
+
+def create_job(
+    session: Session,
+    *,
+    kind: str,
+    url: str,
+    now: datetime,
+    reservation: Reservation | None = None,
+    claim: Claim | None = None,
+    options: Mapping[str, Any] | None = None,
+    job_id: str | None = None,
+    **who: Any,
+) -> ScanJob:
+    """A queued job holding `reservation` (or the one-time token of `claim`)."""
+    job = ScanJob(
+        id=job_id or new_job_id(),
+        kind=kind,
+        url=url,
+        reservation=asdict(reservation) if reservation is not None else None,
+        scan_token_id=claim.token_id if claim is not None else None,
+        options=dict(options or {}),
+        created_at=now,
+        **who,
+    )
+    session.add(job)
+    session.commit()
+    return job
+
+
+def claim_job(session: Session, job_id: str, now: datetime) -> ScanJob | None:
+    """Mark the job running (one attempt more); None when it has already ended (a retried copy, or a job
+    its waiter gave up on)."""
+    started = session.exec(
+        update(ScanJob)
+        .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(_OPEN))
+        .values(status=JOB_RUNNING, attempts=col(ScanJob.attempts) + 1, started_at=now)
+        .returning(col(ScanJob.id))
+    ).scalar_one_or_none()
+    session.commit()
+    return None if started is None else session.get(ScanJob, job_id, populate_existing=True)
+
+
+def finish_done(
+    session: Session, job_id: str, now: datetime, result: Mapping[str, Any], pdf: bytes | None = None
+) -> bool:
+    """End the job with its result (the unit stays used). False when it had already ended. Not committed:
+    the caller records the scan's history in the same transaction, then commits."""
+    ended = session.exec(
+        update(ScanJob)
+        .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(_OPEN))
+        .values(status=JOB_DONE, result=dict(result), pdf=pdf, finished_at=now)
+        .returning(col(ScanJob.id))
+    ).scalar_one_or_none()
+    return ended is not None
+
+
+def finish_failed(session: Session, job_id: str, now: datetime, status: int, message: str) -> bool:
+    """End the job without a result and give its unit back, in one transaction. False when it had already
+    ended (nothing given back then: whoever ended it decided)."""
+    ended = session.exec(
+        update(ScanJob)
+        .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(_OPEN))
+        .values(status=JOB_FAILED, error_status=status, error_message=message[:1024], finished_at=now)
+        .returning(col(ScanJob.reservation), col(ScanJob.scan_token_id))
+    ).one_or_none()
+    if ended is None:
+        session.rollback()
+        return False
+    reservation, token_id = ended
+    if reservation is not None:
+        refund(session, Reservation(**reservation))  # commits the transition with the refund
+    elif token_id is not None:
+        release_scan_token(session, Claim(token_id=token_id, email=""))
+    else:
+        session.commit()
+    return True
+
+
+def find_job(session: Session, job_id: str) -> ScanJob | None:
+    return session.get(ScanJob, job_id, populate_existing=True)
+
+
+def ended_jobs(session: Session, job_ids: Iterable[str]) -> list[str]:
+    """Which of these jobs have ended (the waiters' poll: one query for every waiting request)."""
+    ids = list(job_ids)
+    if not ids:
+        return []
+    return list(
+        session.exec(select(ScanJob.id).where(col(ScanJob.id).in_(ids), col(ScanJob.status).not_in(_OPEN))).all()
+    )
+
+
+@dataclass(frozen=True)
+class ClusterLoad:
+    """Scans waiting or running across the cluster, the live workers' total concurrency, and the mean scan
+    time of the latest finished scans."""
+
+    depth: int
+    capacity: int
+    scan_seconds: float
+
+    def expected_wait(self, more: int = 1) -> float:
+        """Seconds until `more` new scans would be answered: the queue ahead drained by every worker
+        slot, then the scan itself."""
+        slots = max(self.capacity, 1)
+        return (self.depth + more) * self.scan_seconds / slots
+
+
+def cluster_load(session: Session, now: datetime) -> ClusterLoad:
+    depth = session.exec(select(func.count()).select_from(ScanJob).where(col(ScanJob.status).in_(_OPEN))).one()
+    alive_since = now - timedelta(seconds=WORKER_ALIVE_SECONDS)
+    capacity = session.exec(
+        select(func.coalesce(func.sum(ScanWorker.concurrency), 0)).where(col(ScanWorker.heartbeat_at) >= alive_since)
+    ).one()
+    recent = (
+        select(ScanJob.started_at, ScanJob.finished_at)
+        .where(col(ScanJob.status) == JOB_DONE, col(ScanJob.finished_at).is_not(None))
+        .order_by(col(ScanJob.finished_at).desc())
+        .limit(SCAN_TIME_SAMPLE)
+    )
+    durations = [
+        (finished - started).total_seconds()
+        for started, finished in session.exec(recent).all()
+        if started is not None and finished is not None
+    ]
+    scan_seconds = sum(durations) / len(durations) if durations else DEFAULT_SCAN_SECONDS
+    return ClusterLoad(int(depth), int(capacity), max(scan_seconds, 0.01))
+
+
+def worker_alive(session: Session, worker_id: str, concurrency: int, now: datetime) -> None:
+    """Say this worker is alive (registers it the first time)."""
+    insert_ignoring_conflicts(session, ScanWorker, {"id": worker_id, "concurrency": concurrency, "heartbeat_at": now})
+    session.exec(update(ScanWorker).where(col(ScanWorker.id) == worker_id).values(heartbeat_at=now))
+    stale = now - timedelta(seconds=WORKER_ALIVE_SECONDS * 20)
+    session.exec(delete(ScanWorker).where(col(ScanWorker.heartbeat_at) < stale))
+    session.commit()
+
+
+def worker_gone(session: Session, worker_id: str) -> None:
+    session.exec(delete(ScanWorker).where(col(ScanWorker.id) == worker_id))
+    session.commit()
+
+
+__all__ = [
+    "ClusterLoad",
+    "claim_job",
+    "cluster_load",
+    "create_job",
+    "ended_jobs",
+    "find_job",
+    "finish_done",
+    "finish_failed",
+    "new_job_id",
+    "worker_alive",
+    "worker_gone",
+]

@@ -1,0 +1,401 @@
+"""Scans as jobs of the task engine (issue 16): what a request does before and after, what a worker does.
+
+A request (the synchronous API endpoints, and the async `POST /api/scans`):
+1. checks the URL (a malformed one costs nothing) and the cluster's expected wait (`ScannerBusy` past
+   `WEBSEC_MAX_SCAN_WAIT`: nothing taken);
+2. reserves the unit (free day, Pro month, or the one-time token) and creates the `scan_jobs` row holding
+   it, then queues the job;
+3. waits for the row to end (synchronous endpoints only) and answers from it.
+
+A worker (`execute_job`) marks the row running, scans, and ends it: `done` with the body, or `failed`
+with the unit given back in the same transaction. The transitions are conditional
+(websec_app/store/scan_jobs.py): a job retried after its worker died ends once, and a request that stops
+waiting ends it itself (failed, unit given back) so that no unit stays taken by a job nobody answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio.to_thread
+from sqlmodel import Session
+
+from websec_app.jobs.engine import STALLED_AFTER_SECONDS, JobEngine
+from websec_app.runtime import Runtime
+from websec_app.scanner import ScanError, ScanReport, parse_target
+from websec_app.services.admission import RETRY_AFTER_SECONDS, Place, ScannerBusy
+from websec_app.services.metering import record_report
+from websec_app.services.pdf import PdfRenderError, report_filename
+from websec_app.store import (
+    SCAN_FREE,
+    SCAN_ONE_TIME,
+    SCAN_PDF,
+    SCAN_PRO,
+    Reservation,
+    claim_scan_token,
+    day_resets_at,
+    month_resets_at,
+    reserve_free_scan,
+    reserve_monthly_scan,
+)
+from websec_app.store.models import JOB_DONE, ScanJob
+from websec_app.store.quotas import reserve_monthly_scans
+from websec_app.store.scan_jobs import claim_job, create_job, find_job, finish_done, finish_failed, new_job_id
+
+from .accounts import Subscriber
+from .errors import FreeQuotaUsed, MonthlyQuotaUsed
+
+log = logging.getLogger(__name__)
+
+#: The answer of a job that failed for an unexpected reason (the worker's log has the traceback).
+SCAN_FAILED = "An internal error occurred. Please try again later."
+#: The answer of a job nobody finished in time (its unit is given back).
+NOT_FINISHED = "The scan did not finish in time; nothing was counted. Please try again."
+MAX_BATCH = 50
+
+
+class JobScanError(ScanError):
+    """A job's scan failed: the status and sentence the worker recorded, raised again in the request."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.http_status = status
+
+
+class BatchQuotaUsed(MonthlyQuotaUsed):
+    """A batch needs more Pro scans than are left this month (`remaining`); none was taken."""
+
+    def __init__(self, limit: int, resets_at: datetime, remaining: int, wanted: int) -> None:
+        super().__init__(limit, resets_at)
+        self.remaining = remaining
+        self.wanted = wanted
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """An ended job as its owner reads it."""
+
+    id: str
+    status: str
+    url: str
+    body: dict[str, Any] | None
+    error_status: int | None
+    error: str | None
+    remaining: int | None
+
+
+def _engine(runtime: Runtime) -> JobEngine:
+    if runtime.jobs is None:  # pragma: no cover - callers check
+        raise RuntimeError("this runtime has no job engine")
+    return runtime.jobs
+
+
+def _real_now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def admit(runtime: Runtime, count: int = 1) -> None:
+    """Refuse (ScannerBusy, Retry-After = the expected wait) when `count` more scans would wait longer than
+    WEBSEC_MAX_SCAN_WAIT across the cluster."""
+    load = await _engine(runtime).load()
+    wait = load.expected_wait(count)
+    if wait > runtime.settings.max_scan_wait:
+        raise ScannerBusy(max(1, math.ceil(wait)))
+
+
+def wait_budget(runtime: Runtime) -> float:
+    """How long a request waits for its job: the admitted wait, a scan, and a retry after a worker died."""
+    scan = runtime.settings.limits.total_seconds
+    return runtime.settings.max_scan_wait + 2 * scan + STALLED_AFTER_SECONDS + 10
+
+
+# --- the request's side --------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _in_line(runtime: Runtime, place: Place | None) -> AsyncIterator[None]:
+    """Embedded (the queue in this process's memory): the request holds one of the process's scan slots,
+    shared with the web UI, while its job runs here; ScannerBusy past them, before anything is taken. On a
+    shared queue the cluster's expected wait (`admit`) is the only bound."""
+    if place is not None:
+        try:
+            await place.turn()
+            yield
+        finally:
+            place.leave()
+    elif _engine(runtime).distributed:
+        yield
+    else:
+        async with runtime.scan_slot():
+            yield
+
+
+async def _queue_and_wait(runtime: Runtime, job: ScanJob) -> ScanJob:
+    engine = _engine(runtime)
+    try:
+        await engine.submit(job.id)
+        ended = await engine.wait(job.id, wait_budget(runtime))
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await _give_up(runtime, job.id)
+        raise
+    if not ended:
+        await _give_up(runtime, job.id)
+    row = await runtime.db(find_job, job.id)
+    assert row is not None  # rows are never deleted while their request waits
+    return row
+
+
+async def _give_up(runtime: Runtime, job_id: str) -> None:
+    """End a job nobody will wait for any more (its unit given back), unless it ended meanwhile."""
+    try:
+        await runtime.db(finish_failed, job_id, _real_now(), 503, NOT_FINISHED)
+    except Exception:  # noqa: BLE001 - report the original error
+        log.exception("could not give up scan job %s", job_id)
+
+
+def _raise_failure(row: ScanJob) -> None:
+    if row.status == JOB_DONE:
+        return
+    status = row.error_status or 500
+    message = row.error_message or SCAN_FAILED
+    if row.kind == SCAN_PDF and status == 500:
+        raise PdfRenderError(message)
+    if status == 503:
+        raise ScannerBusy(RETRY_AFTER_SECONDS)
+    raise JobScanError(status, message)
+
+
+def _remaining(row: ScanJob) -> int | None:
+    return Reservation(**row.reservation).remaining if row.reservation else None
+
+
+def _reserve_free(
+    session: Session, url: str, client: str, now: datetime, limit: int, options: dict[str, Any]
+) -> ScanJob:
+    reservation = reserve_free_scan(session, client, now, limit)
+    if reservation is None:
+        raise FreeQuotaUsed(limit, day_resets_at(now))
+    return create_job(
+        session, kind=SCAN_FREE, url=url, now=now, reservation=reservation, options=options, client=client
+    )
+
+
+def _claim_token(session: Session, url: str, token: str, now: datetime) -> ScanJob:
+    claim = claim_scan_token(session, token, now)
+    return create_job(session, kind=SCAN_ONE_TIME, url=url, now=now, claim=claim)
+
+
+def _reserve_month(
+    session: Session, kind: str, url: str, subscriber: Subscriber, now: datetime, options: dict[str, Any]
+) -> ScanJob:
+    reservation = reserve_monthly_scan(session, subscriber.subscription_id, now, subscriber.monthly_limit)
+    if reservation is None:
+        raise MonthlyQuotaUsed(subscriber.monthly_limit, month_resets_at(now))
+    return create_job(
+        session,
+        kind=kind,
+        url=url,
+        now=now,
+        reservation=reservation,
+        options=options,
+        subscription_id=subscriber.subscription_id,
+        api_key_id=subscriber.key_id,
+    )
+
+
+async def free_scan(runtime: Runtime, url: str, client: str, *, include_fix: bool = False) -> dict[str, Any]:
+    """A free scan as a job: the body (spec 2.1). Raises as usecases.scans.free_scan."""
+    parse_target(url)
+    await admit(runtime)
+    async with _in_line(runtime, None):
+        now = runtime.now()
+        job = await runtime.db(
+            _reserve_free, url, client, now, runtime.settings.free_scans_per_day, {"include_fix": include_fix}
+        )
+        row = await _queue_and_wait(runtime, job)
+    _raise_failure(row)
+    return dict(row.result or {})
+
+
+async def token_scan(runtime: Runtime, url: str, token: str) -> dict[str, Any]:
+    """A one-time token scan as a job: the body (spec 2.2). Raises as usecases.scans.token_scan."""
+    parse_target(url)
+    await admit(runtime)
+    async with _in_line(runtime, None):
+        job = await runtime.db(_claim_token, url, token.strip(), runtime.now())
+        row = await _queue_and_wait(runtime, job)
+    _raise_failure(row)
+    return dict(row.result or {})
+
+
+async def pro_scan(
+    runtime: Runtime, subscriber: Subscriber, url: str, *, place: Place | None = None
+) -> tuple[dict[str, Any], int]:
+    """A Pro scan as a job: the body (spec 2.2) and the scans left this month. `place`: the caller's place
+    in the process's scan line (the API takes it on arrival, api_routes/auth.py), given back here."""
+    parse_target(url)
+    await admit(runtime)
+    async with _in_line(runtime, place):
+        job = await runtime.db(_reserve_month, SCAN_PRO, url, subscriber, runtime.now(), {})
+        row = await _queue_and_wait(runtime, job)
+    _raise_failure(row)
+    return dict(row.result or {}), _remaining(row) or 0
+
+
+async def pro_pdf(
+    runtime: Runtime, subscriber: Subscriber, url: str, client_name: str | None, *, place: Place | None = None
+) -> tuple[str, bytes, int]:
+    """A Pro PDF as a job: the file name, the PDF and the scans left. Raises as usecases.scans.pro_pdf."""
+    name = (client_name or "").strip()[:80] or None
+    host = parse_target(url).host
+    await admit(runtime)
+    async with _in_line(runtime, place):
+        job = await runtime.db(_reserve_month, SCAN_PDF, url, subscriber, runtime.now(), {"client_name": name})
+        row = await _queue_and_wait(runtime, job)
+    _raise_failure(row)
+    return report_filename(host), bytes(row.pdf or b""), _remaining(row) or 0
+
+
+# --- async and batch scans -----------------------------------------------------------------------------
+
+
+def _reserve_batch(
+    session: Session, urls: Sequence[str], subscriber: Subscriber, now: datetime, options: dict[str, Any]
+) -> list[str]:
+    """All the batch's units, or none (BatchQuotaUsed with what is left); one job per URL."""
+    taken = reserve_monthly_scans(session, subscriber.subscription_id, now, subscriber.monthly_limit, len(urls))
+    if isinstance(taken, int):
+        raise BatchQuotaUsed(subscriber.monthly_limit, month_resets_at(now), taken, len(urls))
+    ids = []
+    for url in urls:
+        unit = Reservation(taken.counter, taken.owner, taken.period, taken.used, taken.limit)
+        job = create_job(
+            session,
+            kind=SCAN_PRO,
+            url=url,
+            now=now,
+            reservation=unit,
+            options=options,
+            subscription_id=subscriber.subscription_id,
+            api_key_id=subscriber.key_id,
+            job_id=new_job_id(),
+        )
+        ids.append(job.id)
+    return ids
+
+
+async def submit_scans(
+    runtime: Runtime, subscriber: Subscriber, urls: Sequence[str], callback_url: str | None = None
+) -> list[str]:
+    """Queue one Pro scan job per URL, all or none; their ids. Raises ScanError (a bad URL: nothing
+    taken), ScannerBusy, or BatchQuotaUsed."""
+    if not urls or len(urls) > MAX_BATCH:
+        raise JobScanError(400, f"Give between 1 and {MAX_BATCH} URLs.")
+    for url in urls:
+        parse_target(url)
+    await admit(runtime, len(urls))
+    options = {"callback_url": callback_url} if callback_url else {}
+    ids: list[str] = await runtime.db(_reserve_batch, list(urls), subscriber, runtime.now(), options)
+    engine = _engine(runtime)
+    for job_id in ids:
+        try:
+            await engine.submit(job_id)
+        except Exception:
+            log.exception("could not queue scan job %s", job_id)
+            await _give_up(runtime, job_id)
+            raise
+    return ids
+
+
+async def read_job(runtime: Runtime, api_key_id: int, job_id: str) -> JobResult | None:
+    """The job as its owner sees it; None when it does not exist or another key queued it."""
+    row = await runtime.db(find_job, job_id[:64])
+    if row is None or row.api_key_id != api_key_id:
+        return None
+    return JobResult(
+        id=row.id,
+        status=row.status,
+        url=row.url,
+        body=dict(row.result) if row.result is not None and row.status == JOB_DONE else None,
+        error_status=row.error_status,
+        error=row.error_message,
+        remaining=_remaining(row),
+    )
+
+
+# --- the worker's side ---------------------------------------------------------------------------------
+
+
+def _who(row: ScanJob) -> dict[str, Any]:
+    if row.kind == SCAN_FREE:
+        return {"client": row.client}
+    if row.kind == SCAN_ONE_TIME:
+        return {"scan_token_id": row.scan_token_id}
+    return {"subscription_id": row.subscription_id, "api_key_id": row.api_key_id}
+
+
+def _end_done(
+    session: Session, row: ScanJob, report: ScanReport, body: dict[str, Any], pdf: bytes | None, now: datetime
+) -> bool:
+    """The result and the history entry, in one transaction; False when the job had ended meanwhile."""
+    if not finish_done(session, row.id, now, body, pdf):
+        session.rollback()
+        return False
+    record_report(session, report, kind=row.kind, now=row.created_at, **_who(row))
+    session.commit()
+    return True
+
+
+async def execute_job(runtime: Runtime, job_id: str) -> None:
+    """Run one scan job (the task engine's task): scan, shape the body, render a PDF, end the row."""
+    row = await runtime.db(claim_job, job_id, _real_now())
+    if row is None:
+        return  # ended already: a retried copy, or its waiter gave up
+    options = row.options or {}
+    try:
+        report = await runtime.scanner(row.url, runtime.settings)
+        if row.kind == SCAN_FREE:
+            body = report.to_dict(pro=False, include_fix=bool(options.get("include_fix")))
+        else:
+            body = report.to_dict(pro=True, include_fix=True)
+        pdf = None
+        if row.kind == SCAN_PDF:
+            try:
+                pdf = await anyio.to_thread.run_sync(runtime.render_pdf, body, options.get("client_name"))
+            except Exception as exc:  # noqa: BLE001 - any renderer failure is the PDF's failure
+                log.exception("PDF rendering failed for %s", row.url)
+                raise PdfRenderError(f"the PDF report of {row.url} could not be rendered: {exc}") from exc
+    except ScanError as exc:
+        await runtime.db(finish_failed, job_id, _real_now(), exc.http_status, str(exc) or SCAN_FAILED)
+        return
+    except PdfRenderError as exc:
+        await runtime.db(finish_failed, job_id, _real_now(), 500, str(exc))
+        return
+    except Exception:  # noqa: BLE001 - the job ends failed and refunded; the traceback is logged
+        log.exception("scan job %s failed", job_id)
+        await runtime.db(finish_failed, job_id, _real_now(), 500, SCAN_FAILED)
+        return
+    await runtime.db(_end_done, row, report, body, pdf, _real_now())
+
+
+__all__ = [
+    "MAX_BATCH",
+    "BatchQuotaUsed",
+    "JobResult",
+    "JobScanError",
+    "admit",
+    "execute_job",
+    "free_scan",
+    "pro_pdf",
+    "pro_scan",
+    "read_job",
+    "submit_scans",
+    "token_scan",
+]
