@@ -440,11 +440,11 @@ class _Builder:
             if n
         ]
         if self.script_hashes:
-            seen.append(counted(len(self.script_hashes), "inline script") + " allowed by SHA-256 hash")
+            seen.append(counted(len(self.script_hashes), "inline script") + " (by SHA-256 hash)")
         what = ", ".join(seen) or "nothing but the page itself"
-        where = f" from {counted(len(others), 'other origin')}" if others else ""
+        where = f", from its own origin and {counted(len(others), 'other')}" if others else ""
         notes = [
-            f"The proposed policy allows what this page loads ({what}{where}); other pages of the site, and what "
+            f"The proposed policy allows what this page loads: {what}{where}. Other pages of the site, and what "
             "scripts load while running, may need more"
         ]
         if page.exhausted:
@@ -474,11 +474,12 @@ class _Builder:
                     "('unsafe-hashes' in style-src-attr): an injected element could only reuse those exact "
                     "declarations, which run no script"
                 )
-        notes.append(
-            "Fonts and images named inside stylesheets are not visible without fetching them: the policy allows "
-            "them from the page's own origin and from each stylesheet's origin; one from elsewhere (such as "
-            "fonts.gstatic.com for Google Fonts) must be added to font-src or img-src"
-        )
+        if self.counts["stylesheet"] or self.style_hashes:
+            notes.append(
+                "Fonts and images named inside stylesheets are not visible without fetching them: the policy allows "
+                "them from the page's own origin and from each stylesheet's origin. One from elsewhere (such as "
+                "fonts.gstatic.com for Google Fonts) must be added to font-src or img-src"
+            )
         if self.left_out:
             notes.append("Not allowed by the policy: " + ", ".join(self.left_out))
         return notes
