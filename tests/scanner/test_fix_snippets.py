@@ -175,16 +175,20 @@ def test_express_uses_helmet_where_helmet_has_the_header() -> None:
 
 def test_cookie_snippets_edit_only_the_named_cookies() -> None:
     snippets = _snippets("cookie.session_no_secure", ("sessionid",))
-    assert "proxy_cookie_flags sessionid secure;" in snippets["nginx"]
+    # the whole set the fix recommends for a session cookie, so the fixes of one cookie agree
+    assert "proxy_cookie_flags sessionid secure httponly samesite=lax;" in snippets["nginx"]
     assert '(sessionid=.*)$" "$1; Secure"' in snippets["apache"]
-    assert 'res.cookie("sessionid", value, { secure: true, path: "/" });' in snippets["express"]
+    assert '(sessionid=.*)$" "$1; SameSite=Lax"' in snippets["apache"]
+    express = 'res.cookie("sessionid", value, { secure: true, httpOnly: true, sameSite: "lax", path: "/" });'
+    assert express in snippets["express"]
     assert 'const COOKIES = ["sessionid"];' in snippets["cloudflare"]
     rule = ET.fromstring(snippets["iis"]).find("system.webServer/rewrite/outboundRules/rule")
     assert rule is not None and rule.find("action").get("value") == "{R:0}; Secure"
+    assert _snippets("cookie.session_no_httponly", ("sessionid",))["nginx"] == snippets["nginx"]
     # Netlify and Vercel cannot edit cookies: one sentence saying where it is done
     assert snippets["netlify"].startswith("Netlify's _headers file cannot edit cookies")
     every = _snippets("cookie.no_samesite")
-    assert "proxy_cookie_flags ~ samesite=lax;" in every["nginx"]
+    assert "proxy_cookie_flags ~ secure samesite=lax;" in every["nginx"]
 
 
 def test_fingerprint_hides_versions_per_server() -> None:
@@ -246,7 +250,7 @@ def test_hostile_values_cannot_leave_their_quotes() -> None:
     )
     assert snippets is not None
     nginx_line = next(line for line in snippets["nginx"].splitlines() if line.startswith("add_header"))
-    escaped = 'default-src \'self\' \\"x }; evil on; ${dollar}uri %{HOME}e'
+    escaped = "default-src 'self' \\\"x }; evil on; ${dollar}uri %{HOME}e"
     assert nginx_line == f'add_header Content-Security-Policy-Report-Only "{escaped}" always;'
     assert 'geo $dollar { default "$"; }' in snippets["nginx"]
     assert '"default-src \'self\' \\"x }; evil on; $uri %%{HOME}e"' in snippets["apache"]
@@ -262,7 +266,7 @@ def test_hostile_values_cannot_leave_their_quotes() -> None:
 def test_hostile_cookie_names_are_left_out_of_configuration() -> None:
     snippets = render_snippets("cookie.no_secure", "Add Secure", subjects=('a"b', "x;y", "ok_name", "$host"))
     assert snippets is not None
-    assert "proxy_cookie_flags ok_name secure;" in snippets["nginx"]
+    assert "proxy_cookie_flags ok_name secure samesite=lax;" in snippets["nginx"]
     for text in snippets.values():
         assert 'a"b' not in text and "x;y" not in text and "$host" not in text
 
@@ -319,7 +323,10 @@ def test_the_report_carries_snippets_beside_every_fix_and_strips_them_with_it() 
         assert (item["fix"] is None) == (item["fix_snippets"] is None), item
         if item["fix"] is not None:
             assert list(item["fix_snippets"]) == list(SERVERS)
-    assert "proxy_cookie_flags sessionid secure;" in body["cookies"]["findings"][0]["fix_snippets"]["nginx"]
+    assert (
+        "proxy_cookie_flags sessionid secure httponly samesite=lax;"
+        in body["cookies"]["findings"][0]["fix_snippets"]["nginx"]
+    )
     free = report.to_dict(pro=False, include_fix=False)
     assert all(item["fix"] is None and item["fix_snippets"] is None for item in _fix_carriers(free))
 

@@ -52,7 +52,10 @@ def nginx(action: Action) -> str:
                 lines += [f"proxy_hide_header {name};", f"fastcgi_hide_header {name};"]
         return "\n".join(lines)
     flags = " ".join(_nginx_flag(a) for a in action.attributes)
-    lines = ["# in the server {} block (nginx 1.19.3+): edits the cookies of responses proxied with proxy_pass"]
+    lines = [
+        "# in the server {} block (nginx 1.19.3+): edits the cookies of responses proxied with proxy_pass;",
+        "# nginx applies only the first line that matches a cookie: keep one per cookie, with every flag it needs",
+    ]
     lines += [f"proxy_cookie_flags {name} {flags};" for name in action.cookies or ("~",)]
     return "\n".join(lines)
 
@@ -67,7 +70,7 @@ def _apache_string(value: str) -> str:
 
 def _apache_cookie_edit(cookie: str | None, attribute: str) -> str:
     name = re.escape(cookie) + "=" if cookie else ""
-    present = rf"(?!.*;\s*(?i:{re.escape(_attribute_name(attribute))})\s*(=|;|$))"
+    present = rf"(?!.*;\s*(?i:{re.escape(_attribute_name(attribute))})\s*(?:=|;|$))"
     return f'Header edit Set-Cookie "^{present}({name}.*)$" "$1; {attribute}"'
 
 
