@@ -49,7 +49,7 @@ RUN_APT_PACKAGES := node:nodejs npm:npm /usr/share/fonts/truetype/noto/NotoSans-
 	/usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf:fonts-symbola
 # initdb is not on PATH on Debian, so PostgreSQL is detected by its version directory instead.
 TEST_APT_PACKAGES := pdftoppm:poppler-utils chromium:chromium chromedriver:chromium-driver redis-server:redis-server \
-	datefudge:datefudge
+	datefudge:datefudge nginx:nginx apache2:apache2 caddy:caddy
 PG_BINDIR = $(lastword $(sort $(wildcard /usr/lib/postgresql/*/bin)))
 
 define apt_install_missing
