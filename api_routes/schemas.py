@@ -182,6 +182,28 @@ class IssueCounts(BaseModel):
     )
 
 
+class FixSnippets(BaseModel):
+    """The fix written for each server, paste-ready (issue 15). A header object's snippet sets its header to
+    the `fix` value (Content-Security-Policy as Content-Security-Policy-Report-Only first); where the fix is
+    not made in that server (DNS records, certificate renewal, page content) the text is one sentence saying
+    where it is made and what to add."""
+
+    nginx: str = Field(description="nginx configuration (server {} block unless its first comment says otherwise).")
+    apache: str = Field(description="Apache httpd configuration (mod_headers; server config or <VirtualHost>).")
+    caddy: str = Field(description="Caddyfile lines for the site block.")
+    iis: str = Field(description="IIS web.config fragment to merge, or where Windows configures it.")
+    express: str = Field(description="Express JavaScript (helmet where helmet has the header).")
+    netlify: str = Field(description="Netlify `_headers` rules, or where Netlify does it.")
+    vercel: str = Field(description="vercel.json, or where Vercel does it.")
+    cloudflare: str = Field(description="A Cloudflare Transform Rule (JSON), a Worker, or the dashboard setting.")
+
+
+_SNIPPETS_ABOUT = (
+    "The same fix as paste-ready snippets for nginx, Apache, Caddy, IIS, Express, Netlify, Vercel and "
+    "Cloudflare; null exactly where `fix` is null. An addition to the spec."
+)
+
+
 class HeaderResult(BaseModel):
     """Spec 2.3: one entry of `headers`, keyed by header name (e.g. Content-Security-Policy)."""
 
@@ -192,6 +214,7 @@ class HeaderResult(BaseModel):
     deduction: int = Field(description="Points deducted from the score (0 if good).")
     explanation: str = Field(description="Plain-language explanation of the header.")
     fix: str | None = Field(description="Recommended value (Pro scan, or free scan with full=1; otherwise null).")
+    fix_snippets: FixSnippets | None = Field(default=None, description=_SNIPPETS_ABOUT)
     note: str | None = Field(description="Extra context when status is weak or warn.")
 
 
@@ -202,6 +225,7 @@ class Finding(BaseModel):
     deduction: int
     explanation: str
     fix: str | None = Field(description="How to fix it (stripped in free scans without full=1).")
+    fix_snippets: FixSnippets | None = Field(default=None, description=_SNIPPETS_ABOUT)
     cwe: str | None = None
     subjects: list[str] = Field(default_factory=list, description="What the finding is about (cookie names, ...).")
     note: str | None = None

@@ -187,3 +187,18 @@ async def test_section_fields_are_described_from_the_section_table(schema: dict)
     assert not {s.key for s in SECTIONS if s.pro_only} & set(free)
     for entry in SECTIONS:
         assert pro[entry.key]["description"].startswith(entry.description), entry.key
+
+
+async def test_fix_snippets_are_documented_beside_each_fix(schema: dict) -> None:  # type: ignore[type-arg]
+    from websec_app.scanner.fixes import SERVERS
+
+    components = schema["components"]["schemas"]
+    snippets = components["FixSnippets"]
+    assert list(snippets["properties"]) == list(SERVERS)
+    assert set(snippets["required"]) == set(SERVERS)
+    assert all(prop["type"] == "string" and prop.get("description") for prop in snippets["properties"].values())
+    for model in ("HeaderResult", "Finding"):
+        field = components[model]["properties"]["fix_snippets"]
+        assert {"$ref": "#/components/schemas/FixSnippets"} in field["anyOf"], model
+        assert {"type": "null"} in field["anyOf"], model
+        assert "null exactly where `fix` is null" in field["description"]
