@@ -7,9 +7,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from . import account_cmd, keys_cmd, scan_cmd, serve_api_cmd
+from . import account_cmd, keys_cmd, scan_cmd, serve_api_cmd, worker_cmd
 
-_COMMANDS = (scan_cmd, serve_api_cmd, keys_cmd, account_cmd)
+_COMMANDS = (scan_cmd, serve_api_cmd, worker_cmd, keys_cmd, account_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -374,6 +374,7 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
                 raise PdfRenderError(f"the PDF report of {row.url} could not be rendered: {exc}") from exc
     except ScanError as exc:
         await runtime.db(finish_failed, job_id, _real_now(), exc.http_status, str(exc) or SCAN_FAILED)
+        log.info("scan job %s failed: %s", job_id, exc)
         return
     except PdfRenderError as exc:
         await runtime.db(finish_failed, job_id, _real_now(), 500, str(exc))
@@ -382,7 +383,8 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
         log.exception("scan job %s failed", job_id)
         await runtime.db(finish_failed, job_id, _real_now(), 500, SCAN_FAILED)
         return
-    await runtime.db(_end_done, row, report, body, pdf, _real_now())
+    if await runtime.db(_end_done, row, report, body, pdf, _real_now()):
+        log.info("scan job %s done (attempt %d)", job_id, row.attempts)
 
 
 __all__ = [
