@@ -13,6 +13,7 @@ from .pages.checkout import checkout, checkout_cancelled, checkout_success
 from .pages.compliance import compliance
 from .pages.docs import docs
 from .pages.home import home
+from .pages.not_found import not_found
 from .pages.pricing import pricing
 from .pages.pro import pro
 from .pages.report import report
@@ -55,6 +56,8 @@ def register_pages(app: rx.App) -> None:
         on_load=ScanState.open_compliance_page,
     )
     app.add_page(docs, route="/api-docs", title="API · websec", description="The websec JSON API with curl examples.")
+    # Every path no page matches (Reflex's "404" route); the server answers it with status 404.
+    app.add_page(not_found, route="404", title="Page not found · websec", description="There is no page here.")
 
 
 __all__ = ["register_pages"]

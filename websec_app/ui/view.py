@@ -9,7 +9,7 @@ titles, summaries and order come from the one section table (websec_app.scanner.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -18,6 +18,8 @@ from websec_app.scanner import SECTIONS, Section
 from websec_app.scanner.findings import SEVERITIES, STATUSES
 from websec_app.scanner.report import fixes_by_impact
 from websec_app.wording import counted
+
+from .evidence import Evidence, Snippet, evidence, fix_snippets
 
 #: What a locked (Pro-only) section gives once unlocked.
 LOCKED_PITCH = "Included in Pro and in a one-time scan, with the exact fix for every finding."
@@ -74,6 +76,8 @@ class FindingView:
     section: str
     problem: bool  # anything but "good"
     points: str = ""  # "−15 pts", "−1 pt"; "" when nothing is deducted
+    snippets: list[Snippet] = field(default_factory=list)  # the fix per server, the site's own first
+    first_server: str = ""  # the snippet tab open at first
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,7 @@ class ReportView:
     caps: list[str]
     top: list[FindingView]
     sections: list[SectionView]
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 def _text(value: Any) -> str:
@@ -141,7 +146,13 @@ def _worst_first(finding: FindingView) -> tuple[int, int, int]:
     return (-_STATUS_RANK.get(finding.status, 0), -_SEVERITY_RANK.get(finding.severity, 0), -finding.deduction)
 
 
-def _finding(section: str, index: int, raw: Mapping[str, Any], title: str | None = None) -> FindingView:
+#: A finding's `fix_snippets` field -> its snippets in the report's server order.
+_Snippets = Callable[[Any], list[Snippet]]
+
+
+def _finding(
+    section: str, index: int, raw: Mapping[str, Any], snippets: _Snippets, title: str | None = None
+) -> FindingView:
     status = _text(raw.get("status")) or "good"
     explanation = _prose(raw.get("explanation"))
     if title is None:
@@ -150,6 +161,8 @@ def _finding(section: str, index: int, raw: Mapping[str, Any], title: str | None
         detail = explanation
     subjects = raw.get("subjects") or []
     deduction = int(raw.get("deduction") or 0)
+    fix = _prose(raw.get("fix"))
+    per_server = snippets(raw.get("fix_snippets")) if fix else []
     return FindingView(
         key=f"{section}-{index}",
         title=title,
@@ -159,32 +172,44 @@ def _finding(section: str, index: int, raw: Mapping[str, Any], title: str | None
         deduction=deduction,
         detail=detail,
         note=_prose(raw.get("note")),
-        fix=_prose(raw.get("fix")),
+        fix=fix,
         cwe=_text(raw.get("cwe")),
         subjects=", ".join(str(s) for s in subjects) if isinstance(subjects, list) else _text(subjects),
         section=section,
         problem=status != "good",
         points=_points(deduction),
+        snippets=per_server,
+        first_server=per_server[0].server if per_server else "",
     )
 
 
-def _findings(name: str, section: Mapping[str, Any]) -> list[FindingView]:
+def _findings(name: str, section: Mapping[str, Any], snippets: _Snippets) -> list[FindingView]:
     if name == "headers":  # a bare map header name -> header object (spec 2.3)
         return [
-            _finding(name, i, header, title=f"{header_name} {_HEADER_STATUS_WORDS.get(header['status'], '')}".strip())
+            _finding(
+                name,
+                i,
+                header,
+                snippets,
+                title=f"{header_name} {_HEADER_STATUS_WORDS.get(header['status'], '')}".strip(),
+            )
             for i, (header_name, header) in enumerate(section.items())
             if isinstance(header, Mapping) and "status" in header
         ]
-    return [_finding(name, i, f) for i, f in enumerate(section.get("findings") or []) if isinstance(f, Mapping)]
+    return [
+        _finding(name, i, f, snippets) for i, f in enumerate(section.get("findings") or []) if isinstance(f, Mapping)
+    ]
 
 
-def _section(entry: Section, section: Mapping[str, Any] | None, pro_locked: bool) -> SectionView | None:
+def _section(
+    entry: Section, section: Mapping[str, Any] | None, pro_locked: bool, snippets: _Snippets
+) -> SectionView | None:
     name, title, about = entry.key, entry.title, entry.summary
     if section is None:
         if pro_locked and entry.pro_only:
             return SectionView(name, title, about, status="locked", deduction=0, locked=True)
         return None
-    findings = sorted(_findings(name, section), key=_worst_first)
+    findings = sorted(_findings(name, section, snippets), key=_worst_first)
     problems = [f for f in findings if f.problem]
     status = problems[0].status if problems else "good"
     deduction = sum(f.deduction for f in problems) if name == "headers" else int(section.get("deduction") or 0)
@@ -212,7 +237,13 @@ def _locked_text(locked: int, sections: list[SectionView]) -> str:
 def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
     """The display rows of one report (either shape: free, or Pro / one-time)."""
     pro_locked = bool(report.get("pro_locked", False))
-    sections = [view for entry in SECTIONS if (view := _section(entry, report.get(entry.key), pro_locked)) is not None]
+
+    def snippets(raw: Any) -> list[Snippet]:
+        return fix_snippets(report, raw)
+
+    sections = [
+        view for entry in SECTIONS if (view := _section(entry, report.get(entry.key), pro_locked, snippets)) is not None
+    ]
     problems = sorted((f for s in sections for f in s.problems), key=_worst_first)
     by_key = {f.key: f for s in sections for f in s.problems}
     ranked = [by_key[k] for fix in fixes_by_impact(report) if (k := f"{fix.section}-{fix.index}") in by_key]
@@ -226,6 +257,12 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
         f"Grade capped at {grade}: {_cap_reason(str(cap.get('outcome')), problems)}"
         for cap in (report.get("grading") or {}).get("caps", [])
         if isinstance(cap, Mapping) and cap.get("max_grade") == grade
+    ]
+    # The chart lists every cap applied (the summary only those that set the grade).
+    all_caps = [
+        f"Grade at most {cap.get('max_grade')}: {_cap_reason(str(cap.get('outcome')), problems)}"
+        for cap in (report.get("grading") or {}).get("caps", [])
+        if isinstance(cap, Mapping)
     ]
     return ReportView(
         url=_text(report.get("url")),
@@ -243,6 +280,7 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
         caps=caps,
         top=ranked[:top],
         sections=sections,
+        evidence=evidence(report, [(s.key, s.title, s.deduction) for s in sections if not s.locked], all_caps),
     )
 
 

@@ -72,7 +72,9 @@ def copyable(text: rx.Var[str] | str, what: str = "", testid: str = "") -> rx.Co
         rx.el.pre(rx.el.code(text), class_name="copyable", **({"data_testid": testid} if testid else {})),
         copy_button(text, what),
         spacing="2",
-        align="start",
+        # On phones the button sits above the text, which keeps the full width.
+        direction={"initial": "column-reverse", "sm": "row"},
+        align={"initial": "end", "sm": "start"},
         width="100%",
     )
 

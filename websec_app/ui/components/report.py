@@ -15,6 +15,7 @@ from ..purchases import price_text
 from ..state.report import ReportState
 from ..view import LOCKED_PITCH, PRO_ONLY_NAMES, FindingView, SectionView
 from .common import copy_button, copyable, grade_badge, section_card, severity_badge, status_badge
+from .evidence import fix_snippets, score_chart, section_evidence
 
 
 def _count(label: str, value: rx.Var[int] | int, color: str, testid: str) -> rx.Component:
@@ -75,7 +76,7 @@ def summary() -> rx.Component:
             view.locked > 0,
             rx.hstack(
                 rx.icon("lock", size=14, color=rx.color("indigo", 9), aria_hidden="true", flex_shrink="0"),
-                rx.text(view.locked_text, " ", rx.link("See prices", href="/pricing"), size="2"),
+                rx.text(view.locked_text, " ", rx.link("See prices", href="/pricing", underline="always"), size="2"),
                 align="center",
                 spacing="2",
                 data_testid="locked-count",
@@ -193,14 +194,19 @@ def _finding(finding: FindingView, pro: rx.Var[bool] | bool) -> rx.Component:
         ),
         rx.cond(
             finding.fix != "",
-            rx.box(rx.text("How to fix", size="2", weight="bold"), copyable(finding.fix, "fix"), margin_top="0.5rem"),
+            rx.box(
+                rx.text("How to fix", size="2", weight="bold"),
+                copyable(finding.fix, "fix"),
+                fix_snippets(finding),
+                margin_top="0.5rem",
+            ),
             rx.cond(
                 ~pro,
                 rx.hstack(
                     rx.icon("lock", size=14, color=rx.color("gray", 10), aria_hidden="true"),
                     rx.text(
                         "The fix is in the full report. ",
-                        rx.link("Unlock fixes", href="/pricing"),
+                        rx.link("Unlock fixes", href="/pricing", underline="always"),
                         size="2",
                         color_scheme="gray",
                     ),
@@ -291,6 +297,7 @@ def _section(section: SectionView) -> rx.Component:
                         class_name="passed",
                     ),
                 ),
+                section_evidence(section.key),
                 width="100%",
             ),
         ),
@@ -303,6 +310,7 @@ def report_body() -> rx.Component:
     return rx.vstack(
         summary(),
         top_findings(),
+        section_card(score_chart()),
         rx.foreach(ReportState.view.sections, _section),
         spacing="5",
         width="100%",

@@ -49,6 +49,7 @@ def currency_switch() -> rx.Component:
 
 
 def _offer(offer: Offer, highlight: bool) -> rx.Component:
+    verb = "Subscribe" if offer.product == "subscription" else "Buy"
     price = rx.cond(CheckoutState.currency == "INR", offer.inr, offer.usd)
     return rx.card(
         rx.vstack(
@@ -78,7 +79,7 @@ def _offer(offer: Offer, highlight: bool) -> rx.Component:
             rx.spacer(),
             rx.link(
                 rx.button(
-                    "Subscribe" if offer.product == "subscription" else "Buy",
+                    verb,
                     size="3",
                     width="100%",
                     variant="solid" if highlight else "outline",
@@ -86,7 +87,8 @@ def _offer(offer: Offer, highlight: bool) -> rx.Component:
                 href=f"/checkout/{offer.slug}?currency=" + CheckoutState.currency,
                 underline="none",
                 width="100%",
-                aria_label=f"Buy {offer.name}",
+                # The name starts with the button's visible word (WCAG 2.5.3, label in name).
+                aria_label=f"{verb} to {offer.name}" if verb == "Subscribe" else f"{verb} {offer.name}",
             ),
             spacing="3",
             height="100%",

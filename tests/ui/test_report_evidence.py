@@ -1,0 +1,263 @@
+"""The report page shows its evidence: raw headers, redirect chains, TLS tables and the certificate chain,
+where the points went, and each fix for the user's own server, copyable, from the mouse or the keyboard.
+
+Given real reports of the fixture sites (scanned in-process, stored through the store like the app does),
+when the report page opens them at desktop and phone widths,
+then the evidence is there, readable, and the fix tabs and Copy buttons work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.clock import TEST_NOW
+from websec_app.scanner import ScanReport
+from websec_app.scanner.fixes import SERVERS
+from websec_app.scanner.scan import scan
+from websec_app.settings import Settings
+from websec_app.store import save_report
+
+from .conftest import SCREENSHOTS, App, open_page
+
+#: The `fix_snippets` another part of issue 15 adds beside each string `fix`; stand-ins shaped like it.
+SNIPPET_PREFIX = {
+    "nginx": "add_header",
+    "apache": "Header always set",
+    "caddy": "header",
+    "iis": "<add name=",
+    "express": "app.use(helmet(",
+    "netlify": "/*\n  ",
+    "vercel": '{"headers": [',
+    "cloudflare": "Transform Rule: set",
+}
+#: Long enough to wrap at phone width (a real CSP is longer still).
+LONG_VALUE = "default-src 'self'; script-src 'self' https://cdn.example.com " + "https://static.example.org " * 6
+
+
+def snippets_for(fix: str) -> dict[str, str]:
+    return {server: f"{SNIPPET_PREFIX[server]} {server} for: {fix} {LONG_VALUE}" for server in SERVERS}
+
+
+def with_snippets(node: Any) -> Any:
+    """A copy of a report body with `fix_snippets` beside every string `fix`."""
+    if isinstance(node, dict):
+        copy = {key: with_snippets(value) for key, value in node.items()}
+        if isinstance(node.get("fix"), str):
+            copy["fix_snippets"] = snippets_for(node["fix"])
+        return copy
+    if isinstance(node, list):
+        return [with_snippets(item) for item in node]
+    return node
+
+
+def scanned(url: str, settings: Settings) -> ScanReport:
+    """The scan of `url`. In a thread of its own: Playwright's sync API keeps an event loop running in the
+    test thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, scan(url, settings)).result()
+
+
+@dataclass(frozen=True)
+class Reports:
+    """Stored report ids: the worst site's (with snippets, and as a free report) and the best site's."""
+
+    worst: str
+    worst_free: str
+    best: str
+    worst_body: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def reports(app: App, scan_settings: Settings, best_site: Any, worst_site: Any) -> Iterator[Reports]:
+    worst_scan = scanned(worst_site.url, scan_settings)
+    worst, free = worst_scan.to_dict(), worst_scan.to_dict(pro=False, include_fix=False)
+    best = scanned(best_site.url, scan_settings).to_dict()
+    with app.database.session() as session:
+        ids = [
+            save_report(session, body=body, kind=kind, now=TEST_NOW).id
+            for body, kind in ((with_snippets(worst), "pro"), (free, "free"), (best, "pro"))
+        ]
+    yield Reports(worst=ids[0], worst_free=ids[1], best=ids[2], worst_body=worst)
+
+
+@pytest.fixture
+def clipboard(browser_context: BrowserContext, app: App) -> Iterator[None]:
+    browser_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app.url)
+    yield
+    browser_context.clear_permissions()
+
+
+def open_report(page: Page, app: App, report_id: str) -> None:
+    open_page(page, app.path(f"/report/{report_id}"))
+    expect(page.get_by_test_id("grade")).to_be_visible()
+
+
+def test_the_raw_headers_of_the_final_response_are_shown_in_wire_order(page: Page, app: App, reports: Reports) -> None:
+    open_report(page, app, reports.worst)
+
+    table = page.get_by_test_id("raw-headers")
+    expect(table).to_be_visible()
+    wire = reports.worst_body["redirection"]["main_chain"][-1]["headers"]
+    rows = table.locator("tbody tr")
+    expect(rows).to_have_count(len(wire))
+    assert [[c.strip() for c in row.locator("th, td").all_inner_texts()] for row in rows.all()] == wire
+    # Both Set-Cookie headers, as sent
+    expect(table.get_by_text("sessionid=xyz; Path=/")).to_be_visible()
+    expect(table.get_by_text("csrftoken=abc")).to_be_visible()
+
+
+def test_the_redirect_chains_show_each_hop(page: Page, app: App, reports: Reports) -> None:
+    open_report(page, app, reports.best)
+
+    http_chain = page.get_by_test_id("http-chain").get_by_test_id("hop")
+    expect(http_chain).to_have_count(2)
+    expect(http_chain.nth(0)).to_contain_text("301")
+    expect(http_chain.nth(0)).to_contain_text("http://best.test/ → https://best.test/")
+    expect(http_chain.nth(1)).to_contain_text("200")
+    expect(page.get_by_test_id("main-chain").get_by_test_id("hop")).to_have_count(1)
+
+
+def test_the_tls_tables_and_certificate_chain_are_shown(page: Page, app: App, reports: Reports) -> None:
+    open_report(page, app, reports.worst)
+
+    negotiated = page.get_by_test_id("tls-negotiated")
+    expect(negotiated).to_contain_text("TLS 1.3")
+    expect(negotiated).to_contain_text("x25519")
+    expect(negotiated.locator("tr", has_text="Forward secrecy")).to_contain_text("Yes")
+    protocols = page.get_by_test_id("tls-protocols")
+    expect(protocols.locator("tbody tr")).to_have_count(len(reports.worst_body["tls"]["protocols"]))
+    expect(protocols.locator("tr", has_text="TLS 1.0")).to_contain_text("Refused")
+    # The worst site accepts CBC suites: that row reads accepted, marked bad; the others refused, good
+    weak = page.get_by_test_id("tls-weak-ciphers")
+    expect(weak.locator("tr", has_text="CBC")).to_contain_text("Accepted")
+    expect(weak.locator("td[data-tone='bad']")).to_have_count(1)
+    expect(weak.locator("tr", has_text="RC4")).to_contain_text("Refused")
+    chain = page.get_by_test_id("tls-chain").locator("tbody tr")
+    expect(chain).to_have_count(2)
+    expect(chain.nth(0)).to_contain_text("Site certificate")
+    expect(chain.nth(0)).to_contain_text("CN=worst.test")
+    expect(chain.nth(1)).to_contain_text("Intermediate CA")
+    expect(page.get_by_test_id("tls-certificate")).to_contain_text(
+        reports.worst_body["tls"]["certificate"]["sha256_fingerprint"]
+    )
+
+
+def test_the_score_chart_shows_where_the_points_went(page: Page, app: App, reports: Reports) -> None:
+    open_report(page, app, reports.worst)
+
+    body = reports.worst_body
+    lost = {name: s["deduction"] for name, s in body.items() if isinstance(s, dict) and s.get("deduction")}
+    lost["headers"] = sum(h["deduction"] for h in body["headers"].values() if isinstance(h, dict))
+    bars = page.get_by_test_id("score-bar")
+    expect(bars).to_have_count(len(lost))
+    # Worst first, each bar as wide as its share of 100 points
+    assert bars.nth(0).get_attribute("data-section") == max(lost, key=lambda name: lost[name])
+    headers_bar = page.locator("[data-testid='score-bar'][data-section='headers']")
+    expect(headers_bar).to_contain_text(f"−{lost['headers']} pts")
+    # The text alternative says the same in words, and the caps are listed
+    text = page.get_by_test_id("score-text")
+    expect(text).to_contain_text(f"{sum(lost.values())} points in all, from 100")
+    expect(text).to_contain_text("Security headers 54 points")
+    expect(page.get_by_test_id("score-cap")).to_have_count(len(body["grading"]["caps"]))
+
+
+def test_fix_snippets_open_on_the_detected_server_and_copy(
+    page: Page, app: App, reports: Reports, clipboard: None
+) -> None:
+    open_report(page, app, reports.worst)
+
+    # The worst site says `Server: Apache/2.4.41`: every finding's snippets open on Apache httpd
+    first = page.get_by_test_id("fix-snippets").first
+    expect(first).to_be_visible()
+    tabs = first.get_by_role("tab")
+    expect(tabs).to_have_count(len(SERVERS))
+    assert tabs.nth(0).get_attribute("data-server") == "apache"
+    expect(tabs.nth(0)).to_have_attribute("aria-selected", "true")
+    expect(first.get_by_role("tabpanel")).to_contain_text("Header always set apache")
+
+    # One click to nginx, then its Copy button puts the nginx snippet on the clipboard
+    first.get_by_role("tab", name="nginx").click()
+    panel = first.get_by_role("tabpanel")
+    expect(panel).to_contain_text("add_header nginx")
+    panel.get_by_role("button", name="Copy the nginx fix").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith("add_header nginx for: ") and copied.endswith(LONG_VALUE)
+    expect(page.get_by_text("Copied to the clipboard")).to_be_visible()
+
+
+def test_fix_tabs_and_copy_buttons_work_from_the_keyboard(
+    page: Page, app: App, reports: Reports, clipboard: None
+) -> None:
+    open_report(page, app, reports.worst)
+    first_tab = page.get_by_test_id("fix-snippets").first.get_by_role("tab").first
+
+    # Tab from the top of the page reaches the first fix's selected tab
+    for _ in range(200):
+        page.keyboard.press("Tab")
+        if first_tab.evaluate("el => el === document.activeElement"):
+            break
+    expect(first_tab).to_be_focused()
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none", "no visible focus"
+
+    # The arrow key moves to the next server, Enter selects it
+    snippets = page.get_by_test_id("fix-snippets").first
+    page.keyboard.press("ArrowRight")
+    second = snippets.get_by_role("tab").nth(1)
+    expect(second).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(second).to_have_attribute("aria-selected", "true")
+    server = second.get_attribute("data-server")
+
+    # Tab goes into the panel and on to its Copy button; Space copies that server's snippet
+    copy = snippets.get_by_role("tabpanel").get_by_role("button", name="Copy")
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        if copy.evaluate("el => el === document.activeElement"):
+            break
+    expect(copy).to_be_focused()
+    page.keyboard.press(" ")
+    assert page.evaluate("navigator.clipboard.readText()").startswith(f"{SNIPPET_PREFIX[str(server)]} {server} for:")
+
+
+def test_reports_without_snippets_show_none(page: Page, app: App, reports: Reports) -> None:
+    for report_id in (reports.best, reports.worst_free):
+        open_report(page, app, report_id)
+        expect(page.get_by_test_id("section-headers")).to_be_visible()
+        expect(page.get_by_test_id("fix-snippets")).to_have_count(0)
+    # The free report still shows the evidence (it is no fix)
+    expect(page.get_by_test_id("raw-headers")).to_be_visible()
+    expect(page.get_by_test_id("tls-protocols")).to_be_visible()
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_the_report_fits_phones_and_desktops(page: Page, app: App, reports: Reports, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    open_report(page, app, reports.worst)
+
+    # The page itself never scrolls sideways: wide tables scroll inside their own box, long values wrap
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    chain = page.get_by_test_id("tls-chain")
+    scrolls = chain.evaluate("el => el.scrollWidth > el.clientWidth")
+    assert scrolls == (width < 720), "the certificate chain scrolls inside its box on phones only"
+    snippet = page.get_by_test_id("snippet-code").first
+    assert snippet.evaluate("el => el.scrollWidth <= el.clientWidth"), "a long snippet wraps"
+    header_value = page.get_by_test_id("raw-headers").locator("td").first
+    assert header_value.evaluate("el => el.scrollWidth <= el.clientWidth")
+
+
+def test_screenshots_of_the_report_evidence(page: Page, app: App, reports: Reports) -> None:
+    """var/screenshots/report-{worst-snippets,best}-{1280,375}.png, full length, looked at by hand (issue 15)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, report_id in (("report-worst-snippets", reports.worst), ("report-best", reports.best)):
+            open_report(page, app, report_id)
+            page.get_by_test_id("fix-snippets").or_(page.get_by_test_id("raw-headers")).first.wait_for()
+            page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}.png"), full_page=True)
