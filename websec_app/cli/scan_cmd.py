@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="exit with status 4 when the grade is worse than GRADE (e.g. B): a CI gate",
     )
     parser.add_argument("--free", action="store_true", help="print the free-scan shape (no cookies, no fixes)")
+    parser.add_argument(
+        "--server",
+        metavar="NAME",
+        help="with --text: write the top fixes for this server (nginx, apache, caddy, iis, express, netlify, "
+        "vercel or cloudflare); default: the one the site's headers name, else nginx",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -78,13 +84,18 @@ def run(args: argparse.Namespace) -> int:
         _print_error(str(exc))
         return 2
     try:
+        snippet_server = _snippet_server(args.server)
+    except ValueError as exc:
+        _print_error(str(exc))
+        return 2
+    try:
         report = asyncio.run(scan(args.url, settings))
     except ScanError as exc:
         _print_error(str(exc))
         return exc.exit_code
     output_format = args.format or ("text" if args.text else "json")
     if output_format == "text":
-        print(render_text(report))
+        print(render_text(report, server=snippet_server))
     else:
         body = report.to_dict(pro=not args.free, include_fix=not args.free)
         if output_format == "json":
@@ -98,6 +109,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"grade {report.grade} is worse than {fail_under} (--fail-under)", file=sys.stderr)
         return EXIT_GRADE_TOO_LOW
     return 0
+
+
+def _snippet_server(wanted: str | None) -> str | None:
+    """The --server name as fix_snippets spells it (None without the option); ValueError for another name."""
+    if wanted is None:
+        return None
+    from ..scanner.fixes import SERVERS
+
+    name = wanted.strip().lower()
+    if name not in SERVERS:
+        raise ValueError(f"--server takes one of {', '.join(SERVERS)}, not {wanted!r}")
+    return name
 
 
 def _gate_grade(wanted: str | None) -> str | None:
@@ -160,7 +183,29 @@ def _fix_line(number: int, fix: ReportItem) -> str:
     return f"  {number}. -{fix.deduction}  {fix.name}{on} ({section(fix.section).label}, {fix.status}, {fix.severity})"
 
 
-def render_text(report: ScanReport) -> str:
+#: How many of the top fixes get their snippet printed.
+SNIPPETS_SHOWN = 5
+
+
+def _snippet_lines(fixes: list[ReportItem], body: dict[str, Any], chosen: str | None) -> list[str]:
+    """The top fixes written for one server: the --server one, else the one the site's headers name, else
+    nginx (the first of SERVERS)."""
+    from ..scanner.fixes import SERVER_LABELS, SERVERS, detected_server
+
+    detected = detected_server(body)
+    server = chosen or detected or SERVERS[0]
+    why = "chosen with --server" if chosen else ("detected from the response headers" if detected else "the default")
+    with_snippets = [fix for fix in fixes if isinstance(fix.item.get("fix_snippets"), dict)][:SNIPPETS_SHOWN]
+    if not with_snippets:
+        return []
+    lines = ["", f"How to fix them in {SERVER_LABELS[server]} ({why}; --server NAME for another):"]
+    for number, fix in enumerate(with_snippets, start=1):
+        lines.append(f"  {number}. {fix.name}")
+        lines.extend(f"       {line}".rstrip() for line in str(fix.item["fix_snippets"][server]).splitlines())
+    return lines
+
+
+def render_text(report: ScanReport, *, server: str | None = None) -> str:
     from ..scanner import SECTIONS
     from ..scanner.report import fixes_by_impact
 
@@ -176,6 +221,7 @@ def render_text(report: ScanReport) -> str:
     fixes = fixes_by_impact(body)
     if fixes:
         lines += ["", "Fix these first:", *(_fix_line(n, fix) for n, fix in enumerate(fixes, start=1))]
+        lines += _snippet_lines(fixes, body, server)
     for entry in SECTIONS:  # titles and order from the section table
         if isinstance(body.get(entry.key), dict):
             lines.append("")
