@@ -104,12 +104,25 @@ def _keep(session: Session, report: ScanReport, body: Mapping[str, Any], kind: s
     return save_report(session, body=body, kind=kind, now=now, scan_record_id=record.id).id
 
 
-async def record_quietly(runtime: Runtime, report: ScanReport, kind: str, now: datetime, **who: Any) -> None:
-    """Record a delivered scan in the history; a failure here is logged and never takes the result away."""
+async def record_quietly(
+    runtime: Runtime,
+    report: ScanReport,
+    kind: str,
+    now: datetime,
+    *,
+    body: Mapping[str, Any] | None = None,
+    **who: Any,
+) -> str:
+    """Record a delivered scan in the history, with its body when given (a subscriber's history keeps every
+    Pro report: issue 17); returns the kept report's id, or "". A failure here is logged and never takes the
+    result away."""
     try:
+        if body is not None:
+            return str(await runtime.db(_keep, report, body, kind, now, **who))
         await runtime.db(record_report, report, kind=kind, now=now, **who)
     except Exception:  # noqa: BLE001 - the history is secondary to the delivered (maybe paid) result
         log.exception("could not record a %s scan of %s", kind, report.url)
+    return ""
 
 
 async def _deliver(
@@ -203,8 +216,8 @@ async def _metered_pro_scan(
             body = report.to_dict(pro=True, include_fix=True)
             finished = await finish(body)
             report_id = await _deliver(runtime, report, body, kind, now, keep, **who)
-    if not keep:
-        await record_quietly(runtime, report, kind, now, **who)
+    if not keep:  # the subscriber's history keeps the report all the same, outside the metered block
+        report_id = await record_quietly(runtime, report, kind, now, body=body, **who)
     return Scanned(report, body, report_id, reservation.remaining), finished
 
 

@@ -1,0 +1,203 @@
+"""A subscriber's scan history, the diff of two kept scans, and the public badge (issue 17; additions to
+the spec, documented in OpenAPI and docs/api.md).
+
+GET /api/history?url=... and GET /api/history/{id}[/diff] take the X-API-Key header and show only that
+subscription's scans. GET /api/badge?url=... needs no key, shows the latest grade of a URL and its date,
+and never starts a scan.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Security
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+
+from websec_app.report_formats.badge import render_badge
+from websec_app.scanner import InvalidTarget
+from websec_app.usecases import Subscriber, presented
+from websec_app.usecases import history as history_cases
+
+from ..auth import MISSING_HEADER, api_key_header, authenticated, missing_key
+from ..context import Context
+from ..errors import ApiError, iso
+from ..openapi import errors
+
+router = APIRouter(tags=["history"])
+
+NOT_FOUND = "No kept scan of yours has this id."
+#: Browsers, README renderers and GitHub's image proxy may keep a badge this long (seconds).
+BADGE_MAX_AGE = 900
+
+
+class HistoryItem(BaseModel):
+    id: str = Field(description="The kept report's id: `GET /api/history/{id}` returns it.")
+    scanned_at: str = Field(description="ISO 8601, UTC.")
+    grade: str
+    score: int
+    kind: str = Field(description="What made the scan: `pro` (API or web UI), `pdf`, `monitor`.")
+
+
+class HistoryList(BaseModel):
+    url: str = Field(description="The URL as reports record it (normalised).")
+    page: int
+    per_page: int
+    total: int = Field(description="Kept scans of this URL in all pages.")
+    next_page: int | None = Field(description="The next page's number, or null on the last page.")
+    scans: list[HistoryItem] = Field(description="Newest first.")
+
+
+class KeptReportBody(BaseModel):
+    id: str
+    scanned_at: str
+    report: dict[str, Any] = Field(description="The report exactly as the scan returned it (spec 2.2).")
+
+
+class FindingChangeBody(BaseModel):
+    section: str
+    name: str = Field(description="The check's outcome id, or the header's name in the headers map.")
+    severity: str
+    before: dict[str, Any] | None = Field(description="`{status, deduction}`; null when it was no issue before.")
+    after: dict[str, Any] | None = Field(description="`{status, deduction}`; null when it is no issue now.")
+
+
+class ScanDiffBody(BaseModel):
+    before: HistoryItem | None = Field(description="The scan compared with; null for the first kept scan.")
+    after: HistoryItem
+    grade: dict[str, str] | None = Field(description="`{before, after}`.")
+    score: dict[str, int] | None = Field(description="`{before, after, change}`.")
+    new: list[FindingChangeBody] = Field(description="Issues found now and not before, costliest first.")
+    fixed: list[FindingChangeBody] = Field(description="Issues found before and not now.")
+    changed: list[FindingChangeBody] = Field(description="Issues in both whose status or points changed.")
+
+
+async def _subscriber(ctx: Context, key: str | None) -> Subscriber:
+    value = presented(key)
+    if value is None:
+        raise missing_key(MISSING_HEADER)
+    return await authenticated(ctx, value)
+
+
+def _invalid(exc: InvalidTarget) -> ApiError:
+    return ApiError(400, str(exc))
+
+
+def _item(report_id: str, scanned_at: datetime, body: dict[str, Any], kind: str = "pro") -> dict[str, Any]:
+    return {
+        "id": report_id,
+        "scanned_at": iso(scanned_at),
+        "grade": str(body.get("grade", "")),
+        "score": int(body.get("score") or 0),
+        "kind": kind,
+    }
+
+
+@router.get(
+    "/api/history",
+    summary="Your kept scans of a URL (X-API-Key)",
+    response_model=HistoryList,
+    responses=errors(400, 401, 403),
+)
+async def list_history(
+    ctx: Context,
+    url: Annotated[str, Query(max_length=2048, description="The scanned URL, as given to the scan.")],
+    key: Annotated[str | None, Security(api_key_header)] = None,
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=history_cases.MAX_PAGE_SIZE)] = 20,
+) -> JSONResponse:
+    """Every Pro scan of the subscription (API, web UI, PDF export, monitor runs) of that URL, newest first,
+    paginated. A rotated key keeps the history: it is the subscription's."""
+    subscriber = await _subscriber(ctx, key)
+    try:
+        found = await history_cases.history(ctx, subscriber, url, page=page, per_page=per_page)
+    except InvalidTarget as exc:
+        raise _invalid(exc) from None
+    return JSONResponse(
+        {
+            "url": found.url,
+            "page": found.page,
+            "per_page": found.per_page,
+            "total": found.total,
+            "next_page": found.page + 1 if found.has_more else None,
+            "scans": [
+                {"id": e.report_id, "scanned_at": iso(e.scanned_at), "grade": e.grade, "score": e.score, "kind": e.kind}
+                for e in found.entries
+            ],
+        }
+    )
+
+
+@router.get(
+    "/api/history/{report_id}",
+    summary="One kept report (X-API-Key)",
+    response_model=KeptReportBody,
+    responses=errors(401, 403, 404, e404=NOT_FOUND),
+)
+async def get_kept_report(
+    ctx: Context, report_id: str, key: Annotated[str | None, Security(api_key_header)] = None
+) -> JSONResponse:
+    subscriber = await _subscriber(ctx, key)
+    kept = await history_cases.kept_report(ctx, subscriber, report_id)
+    if kept is None:
+        raise ApiError(404, NOT_FOUND)
+    return JSONResponse({"id": kept.report_id, "scanned_at": iso(kept.scanned_at), "report": kept.body})
+
+
+@router.get(
+    "/api/history/{report_id}/diff",
+    summary="What changed since the scan before (X-API-Key)",
+    response_model=ScanDiffBody,
+    responses=errors(401, 403, 404, e404=NOT_FOUND),
+)
+async def get_diff(
+    ctx: Context,
+    report_id: str,
+    key: Annotated[str | None, Security(api_key_header)] = None,
+    against: Annotated[
+        str | None,
+        Query(max_length=32, description="Another kept scan of the same URL; default: the one just before."),
+    ] = None,
+) -> JSONResponse:
+    """Findings new, fixed and changed (status or points), and the grade and score change."""
+    subscriber = await _subscriber(ctx, key)
+    found = await history_cases.scan_diff(ctx, subscriber, report_id, against=against)
+    if found is None:
+        raise ApiError(404, NOT_FOUND)
+    after = _item(found.after.report_id, found.after.scanned_at, found.after.body)
+    if found.before is None or found.diff is None:
+        return JSONResponse(
+            {"before": None, "after": after, "grade": None, "score": None, "new": [], "fixed": [], "changed": []}
+        )
+    before = _item(found.before.report_id, found.before.scanned_at, found.before.body)
+    return JSONResponse({"before": before, "after": after, **found.diff.to_dict()})
+
+
+@router.get(
+    "/api/badge",
+    summary="A README badge with the latest grade of a URL",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "An SVG badge (label `websec`, the grade in its colour; grey `not scanned` for a URL "
+            "nobody has scanned). Cached for 15 minutes. Never starts a scan.",
+            "content": {"image/svg+xml": {"schema": {"type": "string"}}},
+        },
+        **errors(400),
+    },
+)
+async def badge(ctx: Context, url: Annotated[str, Query(max_length=2048)]) -> Response:
+    """Only the grade and the date of the latest scan are shown, whoever made it."""
+    try:
+        facts = await history_cases.badge_facts(ctx, url)
+    except InvalidTarget as exc:
+        raise _invalid(exc) from None
+    headers = {
+        "Cache-Control": f"public, max-age={BADGE_MAX_AGE}",
+        # an SVG opened on its own is a document: it may draw, never run anything
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+    }
+    if facts.scanned_at is not None:
+        headers["Last-Modified"] = facts.scanned_at.strftime("%a, %d %b %Y %H:%M:%S GMT")
+    return Response(render_badge(facts.grade, facts.scanned_at), media_type="image/svg+xml", headers=headers)
