@@ -200,7 +200,8 @@ def snippet_part(item: Mapping[str, Any], server: str | None, st: dict[str, Any]
             f"For {text(SERVER_LABELS[chosen])} (your server was not recognised; Apache, Caddy, IIS, Express, "
             "Netlify, Vercel and Cloudflare versions are in the web report and the JSON):"
         )
-    return [mono_box(snippet, st, width, label=caption)]
+    # A fix that is not server configuration (edit the page, say) comes as prose with `code` spans.
+    return [mono_box(snippet, st, width, label=caption, as_prose="`" in snippet)]
 
 
 __all__ = ["MAX_RAW_HEADERS", "chain_table", "redirect_appendix", "snippet_part", "tls_tables"]

@@ -153,6 +153,8 @@ def runs(value: str, base: str) -> list[tuple[str | None, str]]:
     current: str | None = None
     for char in value:
         if _attaches(char) and result:
+            if not char.isspace() and not has_glyph(current or base, char):
+                continue  # a mark or joiner its run's font cannot draw (its letter became "?"): drop it
             font = current
         elif has_glyph(base, char):
             font = None

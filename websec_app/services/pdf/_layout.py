@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from reportlab.lib import colors
@@ -140,6 +141,15 @@ def plain(value: Any) -> str:
     return str(value)
 
 
+def when(value: Any) -> str:
+    """ "2026-11-22T12:00:00Z" -> "22 November 2026, 12:00 UTC" (anything else as given)."""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return str(value or "")
+    return f"{moment.day} {moment:%B %Y, %H:%M} UTC"
+
+
 def status_label(value: Any) -> str:
     return STATUS_LABELS.get(str(value), str(value).replace("_", " ").capitalize())
 
@@ -188,16 +198,20 @@ def styles() -> dict[str, ParagraphStyle]:
     }
 
 
-def mono_box(value: Any, st: dict[str, ParagraphStyle], width: float, label: str | None = None) -> Table:
+def mono_box(
+    value: Any, st: dict[str, ParagraphStyle], width: float, label: str | None = None, *, as_prose: bool = False
+) -> Table:
     """Code or a header value in a shaded monospace box that wraps (between words, and inside a long
-    token where it must) instead of cutting anything off."""
-    lines = _clean(value, 20_000).splitlines() or [""]
-    mono = fonts().mono
-    body = "<br/>".join(markup(line, mono) for line in lines)
+    token where it must) instead of cutting anything off. `as_prose`: rule text with `code` spans."""
     cell: list[Any] = []
     if label:
         cell.append(para(label, st["muted"]))
-    cell.append(para(body, st["mono"]))
+    if as_prose:
+        cell.append(para(prose(value, 20_000), st["cell"]))
+    else:
+        lines = _clean(value, 20_000).splitlines() or [""]
+        mono = fonts().mono
+        cell.append(para("<br/>".join(markup(line, mono) for line in lines), st["mono"]))
     box = Table([[cell]], colWidths=[width])
     box.setStyle(
         TableStyle(

@@ -26,19 +26,21 @@ from websec_app.scanner import section
 from websec_app.wording import counted
 
 from ..compliance import FAIL, NOT_TESTED, PARTIAL, PASS, Assessment, ObservedFinding, assess
+from ..compliance.reasons import finding_label, verdict_sentence
 from ._layout import (
     CONTENT_WIDTH,
     MARGIN,
     SEVERITY_COLOURS,
     PdfRenderError,
     badge,
-    code,
     grade_box,
     numbered_canvas,
     para,
+    prose,
     styles,
     table,
     text,
+    when,
 )
 
 _VERDICT_LABELS = {PASS: "pass", FAIL: "fail", PARTIAL: "partial", NOT_TESTED: "not tested"}
@@ -65,9 +67,7 @@ def _host(url: str) -> str:
 
 
 def _finding_title(finding: ObservedFinding) -> str:
-    what = finding.control.title if finding.control else section(finding.section).title
-    subject = f" ({finding.subject})" if finding.subject and finding.subject not in what else ""
-    return f"{what}{subject}"
+    return finding_label(finding)
 
 
 def _cwe(finding: ObservedFinding) -> str:
@@ -87,7 +87,7 @@ def _cover(assessment: Assessment, st: dict[str, Any], now: datetime) -> list[Fl
     ]
     facts = [
         ("Website", assessment.url),
-        ("Scanned at", assessment.scanned_at),
+        ("Scanned at", when(assessment.scanned_at)),
         ("Report date", now.strftime("%Y-%m-%d %H:%M UTC")),
         ("Frameworks", "OWASP Top 10 2021, PCI DSS v4.0, GDPR Article 32, ISO/IEC 27001:2022 Annex A"),
         ("Mapping version", assessment.mapping_version),
@@ -153,7 +153,11 @@ def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
     for finding in sorted(problems, key=lambda f: (order.get(f.severity, 3), -f.deduction, f.outcome)):
         rows.append(
             [
-                para(f"<b>{text(_finding_title(finding))}</b><br/>{text(finding.outcome)}", st["cell"]),
+                para(
+                    f"<b>{text(_finding_title(finding))}</b><br/><font color='#656d76'>"
+                    f"{text(finding.control.title if finding.control else section(finding.section).title)}</font>",
+                    st["cell"],
+                ),
                 para(f"{badge(finding.severity, SEVERITY_COLOURS)}<br/>{badge(finding.status)}", st["cell"]),
                 para(_cwe(finding), st["cell"]),
                 para(text(", ".join(finding.references())), st["cell"]),
@@ -161,19 +165,6 @@ def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
         )
     story.append(table(rows, [55 * mm, 22 * mm, 45 * mm, CONTENT_WIDTH - 122 * mm]))
     return story
-
-
-def _evidence(problems: tuple[ObservedFinding, ...]) -> str:
-    """One line per control: its worst status, its title, and the outcomes that failed it (worst first)."""
-    by_control: dict[str, list[ObservedFinding]] = {}
-    for finding in problems:
-        title = finding.control.title if finding.control else section(finding.section).title
-        by_control.setdefault(title, []).append(finding)
-    lines = []
-    for title, findings in by_control.items():
-        outcomes = ", ".join(dict.fromkeys(f.outcome for f in findings))
-        lines.append(f"{badge(findings[0].status)} {text(title)}: {text(outcomes)}")
-    return "<br/>".join(lines)
 
 
 def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
@@ -188,15 +179,10 @@ def _framework(number: int, result: Any, st: dict[str, Any]) -> list[Flowable]:
         Spacer(1, 2 * mm),
     ]
     rows: list[list[Any]] = [
-        [para(f"<b>{h}</b>", st["cell"]) for h in ("Requirement", "Result", "Evidence from this scan")]
+        [para(f"<b>{h}</b>", st["cell"]) for h in ("Requirement", "Result", "Why, from this scan")]
     ]
     for requirement in result.requirements:
-        if requirement.verdict == NOT_TESTED:
-            evidence = "Not observable from outside; assess it separately."
-        elif requirement.problems:
-            evidence = _evidence(requirement.problems)
-        else:
-            evidence = f"{counted(len(requirement.findings), 'check')} passed."
+        evidence = text(verdict_sentence(requirement), 1200)
         rows.append(
             [
                 para(f"<b>{text(requirement.requirement)}</b><br/>{text(requirement.title)}", st["cell"]),
@@ -228,16 +214,14 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
             f"<b>{item}. {text(_finding_title(finding))}</b>  {badge(finding.status)} "
             f"{badge(finding.severity, SEVERITY_COLOURS)}  {points}"
         ]
-        lines.append(text(finding.explanation))
+        lines.append(prose(finding.explanation))
         if finding.note:
-            lines.append(f"<b>Observed:</b> {text(finding.note)}")
-        lines.append(f"<b>Fix:</b> {code(finding.fix) if finding.fix else 'see the explanation above.'}")
-        refs = f"{text(finding.outcome)}"
-        if finding.cwe:
-            refs += f"; {text(finding.cwe)} {text(finding.cwe_name or '')}"
-        if finding.references():
-            refs += f"; {text(', '.join(finding.references()))}"
-        lines.append(f"<font color='#656d76'>{refs}</font>")
+            lines.append(f"<b>Observed:</b> {prose(finding.note)}")
+        lines.append(f"<b>How to fix:</b> {prose(finding.fix) if finding.fix else 'see the explanation above.'}")
+        refs = [f"{finding.cwe} {finding.cwe_name or ''}".strip()] if finding.cwe else []
+        refs += finding.references()
+        if refs:
+            lines.append(f"<font color='#656d76'>{text('; '.join(refs))}</font>")
         story.append(para("<br/>".join(lines), st["item"]))
     return story
 
@@ -282,7 +266,7 @@ def render_compliance_pdf(report: Mapping[str, Any], *, now: datetime | None = N
     )
     canvas = numbered_canvas(
         f"websec compliance assessment: {_host(assessment.url)}",
-        f"Scanned {assessment.scanned_at}",
+        f"Scanned {when(assessment.scanned_at)}",
         f"Mapping {assessment.mapping_version}. Automated external assessment; see the disclaimer.",
     )
     try:

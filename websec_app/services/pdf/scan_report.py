@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from reportlab.lib.pagesizes import A4
@@ -45,6 +44,7 @@ from ._layout import (
     styles,
     table,
     text,
+    when,
 )
 from ._wording import item_title, label
 
@@ -72,15 +72,6 @@ def _host(url: str) -> str:
 def _points(deduction: Any) -> str:
     """ "-15 pts", "-1 pt" (a malformed value prints as itself)."""
     return f"-{counted(deduction, 'pt')}" if isinstance(deduction, int) else f"-{text(deduction)} pts"
-
-
-def _when(value: Any) -> str:
-    """ "2026-11-22T12:00:00Z" -> "22 November 2026, 12:00 UTC" (anything else as given)."""
-    try:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(UTC)
-    except ValueError:
-        return str(value or "")
-    return f"{moment.day} {moment:%B %Y, %H:%M} UTC"
 
 
 def _first_sentence(value: Any) -> str:
@@ -279,7 +270,7 @@ def _first_page(report: Mapping[str, Any], name: str | None, st: dict[str, Any])
     if name:
         story.append(para(f"Prepared for <b>{text(name, 80)}</b>", st["subtitle"]))
     final = str(report.get("final_url") or "")
-    facts = f"Scanned {text(_when(report.get('scanned_at')))}"
+    facts = f"Scanned {text(when(report.get('scanned_at')))}"
     if final and final.rstrip("/") != url.rstrip("/"):
         facts += f" · the address led to {text(final)}"
     story.append(para(facts, st["muted"]))
