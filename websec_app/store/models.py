@@ -246,6 +246,8 @@ class ScanRecord(StoreModel, table=True):
     __table_args__ = (
         Index("ix_scan_records_subscription_created", "subscription_id", "created_at"),
         Index("ix_scan_records_client_created", "client", "created_at"),
+        # a subscriber's history of one URL, and the public badge's latest scan of a URL (issue 17)
+        Index("ix_scan_records_url_created", "url", "created_at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
