@@ -69,7 +69,8 @@ async def test_given_a_site_with_no_best_practice_when_scanned_then_f_with_findi
         for finding in body[section]["findings"]:
             assert {"check", "status", "severity", "deduction", "explanation", "fix", "cwe"} <= set(finding)
     for header in body["headers"].values():
-        assert set(header) == {"present", "value", "status", "severity", "deduction", "explanation", "fix", "note"}
+        spec = {"present", "value", "status", "severity", "deduction", "explanation", "fix", "note"}
+        assert set(header) == spec | {"fix_snippets"}  # spec 2.3, plus the snippets beside `fix` (issue 15)
     assert body["issue_counts"]["total"] == sum(body["issue_counts"][k] for k in ("critical", "important", "minor"))
 
 
