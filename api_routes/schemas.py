@@ -6,9 +6,9 @@ models for them here document the shape in OpenAPI (`/docs`).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from websec_app.email_address import checked_email
 from websec_app.scanner import PRO_ONLY_SECTIONS, section
@@ -292,7 +292,11 @@ __all__ = [
     "PayResult",
     "PdfRequest",
     "ProScanRequest",
+    "QueuedScan",
+    "ScanJobStatus",
     "ScanRequest",
+    "ScansAccepted",
+    "ScansRequest",
     "UsageResult",
     "VerifyOneTimeRequest",
     "VerifyOneTimeResult",
@@ -308,3 +312,56 @@ class WebhookResult(BaseModel):
         description="fulfilled, already_fulfilled, renewed, status_changed, unchanged, amount_mismatch, ignored "
         "or duplicate."
     )
+
+
+# --- async and batch scans (issue 16) --------------------------------------------------------------------
+
+#: The most URLs one POST /api/scans takes (usecases/jobs.MAX_BATCH).
+BATCH_MAX = 50
+
+
+class ScansRequest(_Body):
+    """`url` or `urls` (not both), and an optional `callback_url`."""
+
+    url: str | None = Field(default=None, max_length=URL_MAX, description="One website to scan.")
+    urls: list[Annotated[str, Field(max_length=URL_MAX)]] | None = Field(
+        default=None, min_length=1, max_length=BATCH_MAX, description=f"Up to {BATCH_MAX} websites to scan."
+    )
+    callback_url: str | None = Field(
+        default=None,
+        max_length=URL_MAX,
+        description="Where each finished job is POSTed (the body of GET /api/scans/{id}), signed with "
+        "HMAC-SHA256 over the body in `X-Websec-Signature: sha256=<hex>`. Public http(s) addresses only.",
+    )
+
+    @model_validator(mode="after")
+    def _one_of(self) -> ScansRequest:
+        if (self.url is None) == (self.urls is None):
+            raise ValueError("give either url or urls")
+        return self
+
+    @property
+    def targets(self) -> list[str]:
+        return [self.url] if self.url is not None else list(self.urls or [])
+
+
+class QueuedScan(BaseModel):
+    id: str = Field(description="The job id: GET /api/scans/{id}.")
+    url: str = Field(description="The URL as given.")
+
+
+class ScansAccepted(BaseModel):
+    jobs: list[QueuedScan] = Field(description="One job per URL, in the order given.")
+    callback_secret: str | None = Field(
+        default=None,
+        description="The key's callback signing secret, shown once: in the first answer with a callback_url. "
+        "Keep it; it is never shown again.",
+    )
+
+
+class ScanJobStatus(BaseModel):
+    id: str
+    status: Literal["queued", "running", "done", "failed"]
+    url: str
+    report: ProScanResult | None = Field(default=None, description="When done: the same body as POST /api/scan/pro.")
+    error: str | None = Field(default=None, description="When failed: what POST /api/scan/pro would have answered.")

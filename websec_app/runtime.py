@@ -130,12 +130,15 @@ def build_runtime(
         jobs=engine,
     )
     if engine is not None:
-        from .usecases.jobs import execute_job
+        from .usecases.jobs import call_back, execute_job
 
-        async def handle(job_id: str) -> None:
+        async def run_scan(job_id: str) -> None:
             await execute_job(runtime, job_id)
 
-        engine.set_handler(handle)
+        async def callback(job_id: str) -> None:
+            await call_back(runtime, job_id)
+
+        engine.set_handlers(run_scan, callback)
     return runtime
 
 

@@ -198,6 +198,9 @@ class Settings:
     #: The longest expected wait for a scan that is still accepted, across the cluster (WEBSEC_MAX_SCAN_WAIT,
     #: seconds); past it, 503 with Retry-After set to the expected wait.
     max_scan_wait: float = 60.0
+    #: The server secret the async scans' callback signatures are derived from, per API key
+    #: (WEBSEC_CALLBACK_SECRET, websec_app/jobs/callbacks.py). Empty: callback_url is refused.
+    callback_secret: str = field(default="", repr=False)
     #: Development and tests only (WEBSEC_CLOCK_START, refused in production): the service's clock starts at
     #: this instant and runs on from there (websec_app/clock.py). None: the system clock.
     clock_start: datetime | None = None
@@ -294,6 +297,7 @@ class Settings:
             redis_url=_redis_url(env),
             scan_workers=_optional_int(env, "WEBSEC_SCAN_WORKERS"),
             max_scan_wait=_float(env, "WEBSEC_MAX_SCAN_WAIT", 60.0),
+            callback_secret=env.get("WEBSEC_CALLBACK_SECRET", "").strip(),
             clock_start=_instant(env, "WEBSEC_CLOCK_START"),
         )
 

@@ -39,10 +39,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Attempts of one callback (websec_app/jobs/callbacks.py says why it is a task).
+CALLBACK_ATTEMPTS = 6
+
 #: The engine's queue for scans, and the task names (stable: they are stored in the queue).
 SCAN_QUEUE = "scans"
 SCAN_TASK = "websec.scan_job"
 RETRY_STALLED_TASK = "websec.retry_stalled"
+CALLBACK_TASK = "websec.callback"
 #: How often a worker says it is alive to procrastinate (and to `scan_workers`), and after how long
 #: without a word it is taken for dead and its jobs go back in the queue.
 HEARTBEAT_SECONDS = 2.0
@@ -83,11 +87,12 @@ class _LoopParts:
 class JobEngine:
     """The scans' task engine for one Runtime (see the module docstring)."""
 
-    def __init__(self, database: Database, *, in_process_workers: int, handler: JobHandler | None = None) -> None:
+    def __init__(self, database: Database, *, in_process_workers: int) -> None:
         self.database = database
         self.conninfo = procrastinate_conninfo(database.url)
         self.in_process_workers = in_process_workers
-        self._handler = handler
+        self._handler: JobHandler | None = None
+        self._callback: JobHandler | None = None
         self._parts: _LoopParts | None = None
 
     @property
@@ -95,9 +100,11 @@ class JobEngine:
         """Whether the queue is shared by processes (PostgreSQL), not this process's memory."""
         return self.conninfo is not None
 
-    def set_handler(self, handler: JobHandler) -> None:
-        """What a worker does with a job id (the use case, websec_app/usecases/jobs.py)."""
-        self._handler = handler
+    def set_handlers(self, scan: JobHandler, callback: JobHandler) -> None:
+        """What a worker does with a job id, and how it calls a job's callback back (the use cases,
+        websec_app/usecases/jobs.py); the callback raises to be retried."""
+        self._handler = scan
+        self._callback = callback
 
     # --- procrastinate ------------------------------------------------------------------------------
 
@@ -115,6 +122,15 @@ class JobEngine:
         @app.task(name=SCAN_TASK, queue=SCAN_QUEUE)
         async def scan_job(job_id: str) -> None:
             await self._run(job_id)
+
+        @app.task(
+            name=CALLBACK_TASK,
+            queue=SCAN_QUEUE,
+            retry=procrastinate.RetryStrategy(max_attempts=CALLBACK_ATTEMPTS, exponential_wait=2),
+        )
+        async def callback(job_id: str) -> None:
+            if self._callback is not None:
+                await self._callback(job_id)
 
         @app.periodic(cron=RETRY_STALLED_CRON, periodic_id="retry_stalled")
         @app.task(name=RETRY_STALLED_TASK, queue=SCAN_QUEUE, queueing_lock=RETRY_STALLED_TASK)
@@ -187,6 +203,11 @@ class JobEngine:
             if not waiting:
                 parts.waiters.pop(job_id, None)
 
+    async def submit_callback(self, job_id: str) -> None:
+        """Queue the callback of the ended job `job_id`."""
+        parts = await self._ready()
+        await parts.app.configure_task(CALLBACK_TASK, queue=SCAN_QUEUE).defer_async(job_id=job_id)
+
     def _wake(self, job_id: str) -> None:
         parts = self._parts
         if parts is None:
@@ -218,7 +239,9 @@ class JobEngine:
                 parts.load_read_at = time.monotonic()
                 parts.queued_since_read = 0
         load = parts.load
-        return ClusterLoad(load.depth + parts.queued_since_read, load.capacity, load.scan_seconds)
+        # Embedded, the capacity is this process's own workers, known before they have registered.
+        capacity = load.capacity if self.distributed else self.in_process_workers
+        return ClusterLoad(load.depth + parts.queued_since_read, capacity, load.scan_seconds)
 
     # --- the worker's side --------------------------------------------------------------------------
 

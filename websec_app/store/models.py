@@ -372,3 +372,13 @@ class ScanWorker(StoreModel, table=True):
     id: str = Field(primary_key=True, max_length=32)
     concurrency: int
     heartbeat_at: datetime = Field(sa_column=_utc(index=True))
+
+
+class CallbackSecretShown(StoreModel, table=True):
+    """The API keys whose callback signing secret has been shown (once: websec_app/jobs/callbacks.py).
+    The secret itself is derived, never stored."""
+
+    __tablename__ = "callback_secrets_shown"
+
+    api_key_id: int = Field(primary_key=True)
+    shown_at: datetime = Field(sa_column=_utc())

@@ -190,3 +190,12 @@ __all__ = [
     "worker_alive",
     "worker_gone",
 ]
+
+
+def first_showing_of_callback_secret(session: Session, api_key_id: int, now: datetime) -> bool:
+    """True the first time only: the key's callback secret may be shown now, and never again."""
+    from .models import CallbackSecretShown
+
+    first = insert_ignoring_conflicts(session, CallbackSecretShown, {"api_key_id": api_key_id, "shown_at": now})
+    session.commit()
+    return first

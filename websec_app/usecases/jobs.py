@@ -26,6 +26,7 @@ from typing import Any
 import anyio.to_thread
 from sqlmodel import Session
 
+from websec_app.jobs.callbacks import callback_secret, checked_address, deliver, encode, sign
 from websec_app.jobs.engine import STALLED_AFTER_SECONDS, JobEngine
 from websec_app.runtime import Runtime
 from websec_app.scanner import ScanError, ScanReport, parse_target
@@ -44,9 +45,18 @@ from websec_app.store import (
     reserve_free_scan,
     reserve_monthly_scan,
 )
-from websec_app.store.models import JOB_DONE, ScanJob
+from websec_app.store.models import JOB_DONE, JOB_FAILED, ScanJob
 from websec_app.store.quotas import reserve_monthly_scans
-from websec_app.store.scan_jobs import claim_job, create_job, find_job, finish_done, finish_failed, new_job_id
+from websec_app.store.reports import save_report
+from websec_app.store.scan_jobs import (
+    claim_job,
+    create_job,
+    find_job,
+    finish_done,
+    finish_failed,
+    first_showing_of_callback_secret,
+    new_job_id,
+)
 
 from .accounts import Subscriber
 from .errors import FreeQuotaUsed, MonthlyQuotaUsed
@@ -268,7 +278,7 @@ async def pro_pdf(
 
 def _reserve_batch(
     session: Session, urls: Sequence[str], subscriber: Subscriber, now: datetime, options: dict[str, Any]
-) -> list[str]:
+) -> tuple[list[str], int]:
     """All the batch's units, or none (BatchQuotaUsed with what is left); one job per URL."""
     taken = reserve_monthly_scans(session, subscriber.subscription_id, now, subscriber.monthly_limit, len(urls))
     if isinstance(taken, int):
@@ -288,21 +298,35 @@ def _reserve_batch(
             job_id=new_job_id(),
         )
         ids.append(job.id)
-    return ids
+    return ids, taken.remaining
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """The queued jobs of a batch, in the order of its URLs, and the key's callback secret the first time
+    it is shown (None afterwards, and without a callback_url)."""
+
+    ids: list[str]
+    remaining: int
+    callback_secret: str | None = None
 
 
 async def submit_scans(
     runtime: Runtime, subscriber: Subscriber, urls: Sequence[str], callback_url: str | None = None
-) -> list[str]:
-    """Queue one Pro scan job per URL, all or none; their ids. Raises ScanError (a bad URL: nothing
-    taken), ScannerBusy, or BatchQuotaUsed."""
+) -> Submitted:
+    """Queue one Pro scan job per URL, all or none. Raises ScanError (a bad URL or callback URL: nothing
+    taken), CallbacksUnavailable, ScannerBusy, or BatchQuotaUsed."""
     if not urls or len(urls) > MAX_BATCH:
         raise JobScanError(400, f"Give between 1 and {MAX_BATCH} URLs.")
     for url in urls:
         parse_target(url)
+    secret = None
+    if callback_url:
+        secret = callback_secret(runtime.settings, subscriber.key_id)  # CallbacksUnavailable first
+        await checked_address(callback_url, runtime.settings)
     await admit(runtime, len(urls))
     options = {"callback_url": callback_url} if callback_url else {}
-    ids: list[str] = await runtime.db(_reserve_batch, list(urls), subscriber, runtime.now(), options)
+    ids, remaining = await runtime.db(_reserve_batch, list(urls), subscriber, runtime.now(), options)
     engine = _engine(runtime)
     for job_id in ids:
         try:
@@ -311,7 +335,18 @@ async def submit_scans(
             log.exception("could not queue scan job %s", job_id)
             await _give_up(runtime, job_id)
             raise
-    return ids
+    shown = secret is not None and await runtime.db(first_showing_of_callback_secret, subscriber.key_id, runtime.now())
+    return Submitted(ids, remaining, secret if shown else None)
+
+
+def job_view(job: JobResult) -> dict[str, Any]:
+    """A job as `GET /api/scans/{id}` and its callback show it: the report when done, the error when failed."""
+    view: dict[str, Any] = {"id": job.id, "status": job.status, "url": job.url}
+    if job.body is not None:
+        view["report"] = job.body
+    if job.status == JOB_FAILED:
+        view["error"] = job.error or SCAN_FAILED
+    return view
 
 
 async def read_job(runtime: Runtime, api_key_id: int, job_id: str) -> JobResult | None:
@@ -319,6 +354,10 @@ async def read_job(runtime: Runtime, api_key_id: int, job_id: str) -> JobResult 
     row = await runtime.db(find_job, job_id[:64])
     if row is None or row.api_key_id != api_key_id:
         return None
+    return _result(row)
+
+
+def _result(row: ScanJob) -> JobResult:
     return JobResult(
         id=row.id,
         status=row.status,
@@ -348,9 +387,16 @@ def _end_done(
     if not finish_done(session, row.id, now, body, pdf):
         session.rollback()
         return False
-    record_report(session, report, kind=row.kind, now=row.created_at, **_who(row))
+    record = record_report(session, report, kind=row.kind, now=row.created_at, **_who(row))
+    if row.subscription_id is not None:  # a subscriber's history keeps every Pro report (issue 17)
+        save_report(session, body=body, kind=row.kind, now=row.created_at, scan_record_id=record.id)
     session.commit()
     return True
+
+
+async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str) -> None:
+    if await runtime.db(finish_failed, row.id, _real_now(), status, message):
+        await _queue_callback(runtime, row)
 
 
 async def execute_job(runtime: Runtime, job_id: str) -> None:
@@ -373,23 +419,53 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
                 log.exception("PDF rendering failed for %s", row.url)
                 raise PdfRenderError(f"the PDF report of {row.url} could not be rendered: {exc}") from exc
     except ScanError as exc:
-        await runtime.db(finish_failed, job_id, _real_now(), exc.http_status, str(exc) or SCAN_FAILED)
         log.info("scan job %s failed: %s", job_id, exc)
+        await _fail(runtime, row, exc.http_status, str(exc) or SCAN_FAILED)
         return
     except PdfRenderError as exc:
-        await runtime.db(finish_failed, job_id, _real_now(), 500, str(exc))
+        await _fail(runtime, row, 500, str(exc))
         return
     except Exception:  # noqa: BLE001 - the job ends failed and refunded; the traceback is logged
         log.exception("scan job %s failed", job_id)
-        await runtime.db(finish_failed, job_id, _real_now(), 500, SCAN_FAILED)
+        await _fail(runtime, row, 500, SCAN_FAILED)
         return
     if await runtime.db(_end_done, row, report, body, pdf, _real_now()):
         log.info("scan job %s done (attempt %d)", job_id, row.attempts)
+        await _queue_callback(runtime, row)
+
+
+async def _queue_callback(runtime: Runtime, row: ScanJob) -> None:
+    if (row.options or {}).get("callback_url"):
+        try:
+            await _engine(runtime).submit_callback(row.id)
+        except Exception:  # noqa: BLE001 - the result stays readable with GET /api/scans/{id}
+            log.exception("could not queue the callback of scan job %s", row.id)
+
+
+async def call_back(runtime: Runtime, job_id: str) -> None:
+    """POST the ended job to its callback_url, signed (websec_app/jobs/callbacks.py); raises to be retried
+    when the receiver does not take it (2xx)."""
+    row = await runtime.db(find_job, job_id)
+    if row is None or row.api_key_id is None or not (row.options or {}).get("callback_url"):
+        return
+    body = encode(job_view(_result(row)))
+    signature = sign(callback_secret(runtime.settings, row.api_key_id), body)
+    status = await deliver(row.options["callback_url"], body, signature, runtime.settings)
+    if not 200 <= status < 300:
+        raise CallbackRefused(f"the callback receiver of job {job_id} answered {status}")
+
+
+class CallbackRefused(Exception):
+    """The receiver did not answer 2xx: the engine retries the callback with backoff."""
 
 
 __all__ = [
     "MAX_BATCH",
     "BatchQuotaUsed",
+    "CallbackRefused",
+    "Submitted",
+    "call_back",
+    "job_view",
     "JobResult",
     "JobScanError",
     "admit",

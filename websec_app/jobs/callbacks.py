@@ -1,0 +1,95 @@
+"""Callbacks of async scans (issue 16): a POST of the finished job to the owner's `callback_url`, signed.
+
+The signature is HMAC-SHA256 over the exact body, hex, in `X-Websec-Signature: sha256=<hex>`. Its secret
+is per API key and derived, never stored: HMAC-SHA256(WEBSEC_CALLBACK_SECRET, "websec-callback:<key id>").
+The server can sign for any key without a table of secrets to steal; a stolen database signs nothing; a
+rotated key (a new key id) gets a new secret. The owner is shown it once (the first 202 with a
+callback_url, api_routes/routes/jobs.py); it is never logged.
+
+The callback URL goes through the scanner's SSRF guard (resolve.Pinner: every address of the name must be
+public unless WEBSEC_ALLOW_PRIVATE_TARGETS) when it is given and again when it is called, and the
+connection goes to the address that was checked. Delivery is a task of the engine, retried with
+exponential backoff (procrastinate's RetryStrategy) when the receiver does not answer 2xx.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from websec_app.settings import Settings
+
+SIGNATURE_HEADER = "X-Websec-Signature"
+CALLBACK_TIMEOUT_SECONDS = 10.0
+CALLBACK_URL_MAX = 2048
+
+
+class CallbacksUnavailable(Exception):
+    """WEBSEC_CALLBACK_SECRET is not set: callbacks cannot be signed, so none are accepted."""
+
+
+def callback_secret(settings: Settings, api_key_id: int) -> str:
+    if not settings.callback_secret:
+        raise CallbacksUnavailable("callbacks are not enabled on this server (WEBSEC_CALLBACK_SECRET)")
+    message = f"websec-callback:{api_key_id}".encode()
+    return hmac.new(settings.callback_secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def encode(payload: Mapping[str, Any]) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def checked_address(url: str, settings: Settings) -> tuple[str, str]:
+    """(host, the address to connect to) for a callback URL; raises the scanner's TargetRefused (a private
+    target, or not http/https) or TargetUnreachable (no such name)."""
+    from websec_app.scanner.errors import TargetRefused
+    from websec_app.scanner.fetch.resolve import Pinner, Resolver
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname or len(url) > CALLBACK_URL_MAX:
+        raise TargetRefused("The callback_url must be an http(s) URL of at most 2048 characters.")
+    address = await Pinner(Resolver(settings), settings).pin(parts.hostname)
+    return parts.hostname, address
+
+
+async def deliver(url: str, body: bytes, signature: str, settings: Settings) -> int:
+    """POST `body` to `url` at its checked address; the receiver's status. Raises on a refused or
+    unreachable target and on transport errors (the task is then retried)."""
+    import ssl
+
+    import httpx
+
+    host, address = await checked_address(url, settings)
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    netloc = f"[{address}]" if ":" in address else address
+    target = f"{parts.scheme}://{netloc}:{port}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
+    context = ssl.create_default_context(cafile=str(settings.ca_bundle) if settings.ca_bundle else None)
+    headers = {
+        "Host": parts.netloc.rsplit("@", 1)[-1],
+        "Content-Type": "application/json",
+        SIGNATURE_HEADER: signature,
+        "User-Agent": settings.user_agent,
+    }
+    async with httpx.AsyncClient(verify=context, trust_env=False, timeout=CALLBACK_TIMEOUT_SECONDS) as client:
+        response = await client.post(target, content=body, headers=headers, extensions={"sni_hostname": host})
+    return response.status_code
+
+
+__all__ = [
+    "SIGNATURE_HEADER",
+    "CallbacksUnavailable",
+    "callback_secret",
+    "checked_address",
+    "deliver",
+    "encode",
+    "sign",
+]
