@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import string
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -347,4 +346,16 @@ def test_template_text_is_plain_formatting() -> None:
     redirect = _snippets("redirect.missing")
     assert "redir https://{host}{uri} permanent" in redirect["caddy"]
     assert '<add input="{HTTPS}" pattern="^OFF$" />' in redirect["iis"]
-    assert set(string.Formatter().parse("x")) is not None
+
+
+def test_fixed_texts_that_are_files_parse() -> None:
+    parsed = 0
+    for kind, texts in TABLE.templates.items():
+        if texts["iis"].startswith("<!--"):
+            root = ET.fromstring(texts["iis"].split("-->", 1)[1])
+            assert root.tag == "configuration", kind
+            parsed += 1
+        for server in ("vercel", "cloudflare"):
+            if texts[server].lstrip().startswith("{"):
+                json.loads(texts[server])
+    assert parsed >= 2  # the HTTP to HTTPS rewrite rule and the CORS module
