@@ -25,6 +25,7 @@ from ...settings import ScanLimits, Settings
 from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
+from . import _asyncio_stream
 from .body import ACCEPT_ENCODING, BodyDecoder
 from .resolve import Pinner
 
@@ -41,7 +42,6 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
 
     def __init__(self, pinner: Pinner) -> None:
         self._pinner = pinner
-        self._inner = httpcore.AnyIOBackend()
         self._connects: list[asyncio.Future[httpcore.AsyncNetworkStream]] = []
 
     async def connect_tcp(
@@ -55,10 +55,10 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         address = self._pinner.address_for(host)
         if address is None:  # never happens through fetch_chain; refuse rather than resolve
             raise httpcore.ConnectError(f"{host} was not resolved and checked by the guard")
-        # anyio (4.x) drops a socket that connects just as its connect_tcp is cancelled, and a scan
-        # cancels its side fetches as soon as the target itself fails. So the connect is shielded
-        # (it is bounded by the connect timeout) and close_all() closes every stream it returned.
-        connect = asyncio.ensure_future(self._inner.connect_tcp(address, port, timeout, local_address, socket_options))
+        # A scan cancels its side fetches as soon as the target itself fails; a connect cancelled just as
+        # it succeeds could leave its socket open. So the connect is shielded (it is bounded by the
+        # connect timeout) and close_all() closes every stream it returned.
+        connect = asyncio.ensure_future(_asyncio_stream.connect_tcp(address, port, timeout, local_address))
         self._connects.append(connect)
         return await asyncio.shield(connect)
 
@@ -76,7 +76,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         raise httpcore.ConnectError("unix sockets are never used by the scanner")
 
     async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+        await asyncio.sleep(seconds)
 
 
 def _ticket(connection: ssl.SSLObject) -> ssl.SSLSession | None:
@@ -98,7 +98,7 @@ def _session_resumer() -> type[ssl.SSLObject]:
     These connections only read HTTP: the certificate, protocol and ciphers are graded by tls.py's own
     fresh handshakes, never by these. `SSLContext.sslobject_class` is the documented way to customise
     `wrap_bio`'s objects (Python 3.7+); `session=` is the argument `wrap_bio` passes on to `_create`,
-    which anyio (TLSStream.wrap) does not let us pass itself."""
+    which `loop.start_tls` (asyncio's and uvloop's, both through `wrap_bio`) does not let us pass itself."""
     made: dict[str | None, list[ssl.SSLObject]] = {}
 
     class _Resuming(ssl.SSLObject):
@@ -203,9 +203,8 @@ def make_client(pinner: Pinner, settings: Settings) -> httpx.AsyncClient:
 def _refused(exc: BaseException) -> bool:
     """Whether a connect failed because the peer refused it (a TCP RST: nothing listens there).
 
-    anyio (4.x) tries every address and then raises OSError("All connection attempts failed")
-    from the last attempt's error; httpcore and httpx wrap that again. The refusal is at the
-    bottom of the cause chain.
+    The connect's OSError (ConnectionRefusedError) is wrapped by httpcore's and httpx's ConnectError;
+    the refusal is at the bottom of the cause chain.
     """
     seen: set[int] = set()
     current: BaseException | None = exc
