@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import time
 from pathlib import Path
+from typing import Literal
 
 import dns.asyncresolver
 import dns.exception
@@ -31,6 +33,7 @@ from ...settings import Settings
 from ..errors import TargetRefused, TargetUnreachable
 from ..snapshot import DnsAnswer
 from ..target import ip_literal
+from . import _dns_udp
 from .guard import ensure_allowed, is_localhost_name
 
 
@@ -92,6 +95,9 @@ class Resolver:
 
     def __init__(self, settings: Settings, *, hosts_file: Path | None = None) -> None:
         self._resolver = _make_resolver(settings)
+        # The first server, when it is plain DNS over UDP, is asked through _dns_udp first.
+        first = self._resolver.nameservers[0] if self._resolver.nameservers else None
+        self._udp_server = (first.address, first.port) if isinstance(first, dns.nameserver.Do53Nameserver) else None
         self._inflight: dict[tuple[str, str], asyncio.Task[DnsAnswer]] = {}
         self._system_names = settings.allow_private_targets
         self._hosts_file = hosts_file or SYSTEM_HOSTS_FILE
@@ -116,11 +122,24 @@ class Resolver:
             task = self._inflight[key] = asyncio.ensure_future(self._query(*key))
         return await asyncio.shield(task)
 
+    async def _resolve(self, name: str, rdtype: str) -> dns.resolver.Answer | Literal["NXDOMAIN"]:
+        """The answer through _dns_udp in the common case, else through dnspython's resolver (TCP after a
+        truncated reply, the other servers, retries, its errors), within the same lifetime."""
+        started = time.monotonic()
+        if self._udp_server is not None:
+            answer = await _dns_udp.ask(*self._udp_server, name, rdtype, self._resolver.timeout)
+            if answer is not None:
+                return answer
+        lifetime = max(self._resolver.lifetime - (time.monotonic() - started), 0.05)
+        return await self._resolver.resolve(
+            dns.name.from_text(name), rdtype, raise_on_no_answer=False, search=False, lifetime=lifetime
+        )
+
     async def _query(self, name: str, rdtype: str) -> DnsAnswer:
         try:
-            answer = await self._resolver.resolve(
-                dns.name.from_text(name), rdtype, raise_on_no_answer=False, search=False
-            )
+            answer = await self._resolve(name, rdtype)
+            if answer == "NXDOMAIN":
+                return DnsAnswer(name, rdtype, "NXDOMAIN")
         except dns.resolver.NXDOMAIN:
             return DnsAnswer(name, rdtype, "NXDOMAIN")
         except dns.resolver.LifetimeTimeout:
