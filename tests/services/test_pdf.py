@@ -82,7 +82,7 @@ def test_the_compliance_pdf_has_cover_summary_frameworks_plan_and_disclaimer() -
     texts = pages(data)
     text = flat(data)
 
-    assert "Security compliance assessment" in texts[0] and "Report date 2026-11-22 12:00 UTC" in re.sub(
+    assert "Security compliance assessment" in texts[0] and "Report date 22 November 2026, 12:00 UTC" in re.sub(
         r"\s+", " ", texts[0]
     )
     assert "Results by framework" in texts[0]

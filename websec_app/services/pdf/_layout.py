@@ -242,7 +242,8 @@ def table(
     extra: Sequence[tuple[Any, ...]] = (),
 ) -> Table:
     """A grid with a shaded header row that repeats on every page it spans."""
-    result = Table([list(row) for row in rows], colWidths=list(widths), repeatRows=1 if header else 0)
+    # splitInRow: a tall finding row continues on the next page instead of leaving half a page empty
+    result = Table([list(row) for row in rows], colWidths=list(widths), repeatRows=1 if header else 0, splitInRow=1)
     style: list[tuple[Any, ...]] = [
         ("GRID", (0, 0), (-1, -1), 0.4, RULE),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),

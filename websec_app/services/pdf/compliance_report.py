@@ -33,6 +33,7 @@ from ._layout import (
     SEVERITY_COLOURS,
     PdfRenderError,
     badge,
+    code,
     grade_box,
     numbered_canvas,
     para,
@@ -88,7 +89,7 @@ def _cover(assessment: Assessment, st: dict[str, Any], now: datetime) -> list[Fl
     facts = [
         ("Website", assessment.url),
         ("Scanned at", when(assessment.scanned_at)),
-        ("Report date", now.strftime("%Y-%m-%d %H:%M UTC")),
+        ("Report date", when(now.isoformat())),
         ("Frameworks", "OWASP Top 10 2021, PCI DSS v4.0, GDPR Article 32, ISO/IEC 27001:2022 Annex A"),
         ("Mapping version", assessment.mapping_version),
         ("Scoring algorithm", assessment.algorithm_version),
@@ -217,7 +218,11 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
         lines.append(prose(finding.explanation))
         if finding.note:
             lines.append(f"<b>Observed:</b> {prose(finding.note)}")
-        lines.append(f"<b>How to fix:</b> {prose(finding.fix) if finding.fix else 'see the explanation above.'}")
+        if finding.fix and finding.section in ("headers", "cross_origin"):  # a header line: code
+            fix = code(finding.fix)
+        else:
+            fix = prose(finding.fix) if finding.fix else "see the explanation above."
+        lines.append(f"<b>How to fix:</b> {fix}")
         refs = [f"{finding.cwe} {finding.cwe_name or ''}".strip()] if finding.cwe else []
         refs += finding.references()
         if refs:
