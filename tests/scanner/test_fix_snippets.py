@@ -260,6 +260,9 @@ def test_hostile_values_cannot_leave_their_quotes() -> None:
     )
     ET.fromstring(snippets["iis"].split("-->", 1)[1])
     assert len(netlify_headers(snippets["netlify"])["/*"]) == 1
+    # Caddy fills {placeholders} in header values: braces are escaped
+    braces = render_snippets("csp.missing", "default-src 'self' {host}", subject="Content-Security-Policy")
+    assert braces is not None and "\"default-src 'self' \\{host\\}\"" in braces["caddy"]
 
 
 def test_hostile_cookie_names_are_left_out_of_configuration() -> None:

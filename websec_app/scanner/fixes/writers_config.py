@@ -105,7 +105,8 @@ def apache(action: Action) -> str:
 
 
 def _caddy_string(value: str) -> str:
-    return '"' + value.replace('"', '\\"') + '"'
+    # Caddy fills {placeholders} in header values: a literal brace is escaped
+    return '"' + value.replace('"', '\\"').replace("{", "\\{").replace("}", "\\}") + '"'
 
 
 def caddy(action: Action) -> str:
