@@ -118,6 +118,7 @@ _SCHEMES_ALLOWED = {"img-src": ("data", "blob"), "font-src": ("data",), "media-s
 # Inline scripts browsers check against script-src besides JS: import maps, speculation rules.
 _HASHED_SCRIPT_TYPES = JS_TYPES | {"importmap", "speculationrules"}
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_AUTHORITY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*:)?//([^/?#]*)")
 _HOST_RE = re.compile(r"^[a-z0-9\-]+(?:\.[a-z0-9\-]+)*$")
 _FONT_FACE_RE = re.compile(r"@font-face\s*\{([^{}]*)\}", re.IGNORECASE)
 _CSS_URL_RE = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""", re.IGNORECASE)
@@ -280,6 +281,7 @@ class _Builder:
         self.counts = {"script": 0, "stylesheet": 0, "image": 0, "font": 0, "frame": 0, "other": 0}
         self.left_out: dict[str, None] = {}  # why some loads are not allowed, for the note
         self.stylesheet_origins: dict[str, None] = {}
+        self.source_of: dict[tuple[str, str, str], str | None] = {}  # (directive, scheme, authority) -> source
         self.base, base_href = base_url(page, page_url)
         self.base_href = (
             base_href if base_href is not None and not base_href.startswith(("data:", "javascript:")) else None
@@ -354,7 +356,14 @@ class _Builder:
         value = clean_url(raw).replace("\\", "/")  # URL Standard: "\\" is "/" in http(s) URLs
         if not value or value.startswith("#"):
             return None
-        if _SCHEME_RE.match(value) or value.startswith("//"):
+        authority = _AUTHORITY_RE.match(value)
+        if authority is not None:  # scheme://host...: the source depends on the scheme and host alone
+            key = (directive, authority.group(1) or "", authority.group(2))
+            if key not in self.source_of:  # a page names the same few origins thousands of times
+                self.source_of[key] = self._source(directive, urlsplit(urljoin(self.base, authority.group(0))))
+            source = self.source_of[key]
+            return self._add(directive, source) if source is not None else None
+        if _SCHEME_RE.match(value):
             parts = urlsplit(urljoin(self.base, value))
         elif self.base_is_self:
             return self._add(directive, "'self'")  # relative, against the page's own origin
