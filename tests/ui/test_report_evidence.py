@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
+from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
+from tests.reports import impact_report
 from websec_app.scanner import ScanReport
 from websec_app.scanner.fixes import SERVERS
 from websec_app.scanner.scan import scan
 from websec_app.settings import Settings
 from websec_app.store import save_report
+from websec_app.ui.view import report_view
 
 from .conftest import SCREENSHOTS, App, open_page
 
@@ -261,3 +264,64 @@ def test_screenshots_of_the_report_evidence(page: Page, app: App, reports: Repor
             open_report(page, app, report_id)
             page.get_by_test_id("fix-snippets").or_(page.get_by_test_id("raw-headers")).first.wait_for()
             page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}.png"), full_page=True)
+
+
+# -- the evidence rows themselves (no browser) --------------------------------------------------------------
+
+
+def test_a_stored_report_without_the_evidence_fields_shows_none() -> None:
+    """Reports stored before the raw headers, the TLS tables or fix_snippets existed."""
+    body = make_report().to_dict()
+    for hop in body["redirection"].get("main_chain", []):
+        hop.pop("headers", None)
+
+    view = report_view(body)
+
+    assert view.evidence.final_headers == [] and view.evidence.weak_ciphers == []
+    assert all(f.snippets == [] and f.first_server == "" for s in view.sections for f in s.problems)
+
+
+def test_snippets_follow_the_detected_server_and_vanish_with_the_fix() -> None:
+    body = with_snippets(make_report().to_dict())
+    body["redirection"] = {
+        "main_chain": [{"url": "https://x.test/", "status_code": 200, "headers": [["Server", "nginx/1.27"]]}]
+    }
+    stripped = with_snippets(make_report().to_dict(pro=False, include_fix=False))
+
+    view, free = report_view(body), report_view(stripped)
+
+    csp = next(f for f in view.sections[0].problems if f.title.startswith("Content-Security-Policy"))
+    assert [s.server for s in csp.snippets] == ["nginx", *[s for s in SERVERS if s != "nginx"]]
+    assert csp.first_server == "nginx" and csp.snippets[0].label == "nginx"
+    assert all(f.snippets == [] for s in free.sections for f in s.problems)
+
+
+def test_probe_rows_say_which_answers_are_good() -> None:
+    body = make_report().to_dict()
+    body["tls"].update(
+        protocols={"TLSv1.3": "rejected", "TLSv1.2": "accepted", "TLSv1": "accepted", "SSLv3": "not_testable"},
+        weak_cipher_families={"rc4": "rejected", "3des": "accepted"},
+    )
+
+    evidence = report_view(body).evidence
+
+    assert [(p.name, p.outcome, p.tone) for p in evidence.protocols] == [
+        ("TLS 1.3", "Refused", "neutral"),
+        ("TLS 1.2", "Accepted", "good"),
+        ("TLS 1.0", "Accepted", "bad"),
+        ("SSL 3.0", "Not testable", "neutral"),
+    ]
+    assert [(p.outcome, p.tone) for p in evidence.weak_ciphers] == [("Refused", "good"), ("Accepted", "bad")]
+
+
+def test_the_score_chart_in_words_says_where_the_points_went_and_what_the_caps_did() -> None:
+    body = impact_report().to_dict()
+    body["grading"].update(uncapped_score=55, caps=[{"outcome": "hsts.weak", "max_grade": "C"}])
+    body["score"] = 49
+
+    evidence = report_view(body).evidence
+
+    assert evidence.score_bars[0].section == "headers" and evidence.score_bars[0].percent == 38
+    assert evidence.score_text.startswith("Points lost: Security headers 38 points, Cookies 12 points")
+    assert evidence.score_text.endswith("Before the grade caps the score was 55; the caps hold it at 49.")
+    assert evidence.caps == ["Grade at most C: Strict-Transport-Security too weak"]

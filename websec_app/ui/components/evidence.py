@@ -25,11 +25,23 @@ _TABLE_STYLE = {
     "line_height": "1.5",
     "& th": {**_CELL, "font_weight": "600", "color": "var(--gray-12)"},
     "& thead th": {"background": "var(--gray-3)"},
+    "& tbody th": {"border_top": "1px solid var(--gray-4)"},
     "& td": {**_CELL, "border_top": "1px solid var(--gray-4)", "color": "var(--gray-12)"},
     "& td.mono, & th.mono": {"font_family": "var(--code-font-family)", "font_size": "0.8125rem"},
     "& td.wrap": {"overflow_wrap": "anywhere", "word_break": "break-word"},
 }
 _TONE = {"good": "green", "bad": "red", "neutral": "gray"}
+#: A name/value table on a phone: each name above its value, both the full width (a third of 340 px broke
+#: header names like Permissions-Policy inside the word).
+_STACKED_ON_PHONES = {
+    "@media (max-width: 519px)": {
+        "& thead": {"display": "none"},
+        "& tr, & tbody th, & tbody td": {"display": "block", "width": "100% !important"},
+        "& tbody th": {"padding_bottom": "0", "border_top": "none"},
+        "& tbody td": {"border_top": "none", "padding_top": "0.1rem"},
+        "& tbody tr + tr": {"border_top": "1px solid var(--gray-4)"},
+    }
+}
 
 
 def _sub_heading(text: str) -> rx.Component:
@@ -60,7 +72,7 @@ def _table(
     testid: str,
     *,
     min_width: str = "0",
-    fixed: bool = False,
+    name_value: bool = False,
 ) -> rx.Component:
     table = rx.el.table(
         rx.el.thead(rx.el.tr(*[rx.el.th(name, scope="col") for name in columns])),
@@ -68,8 +80,12 @@ def _table(
         style={
             **_TABLE_STYLE,
             "min_width": min_width,
-            # Fixed: long values wrap in their column instead of widening the table; names get a third.
-            **({"table_layout": "fixed", "& thead th:first-child": {"width": "34%"}} if fixed else {}),
+            # Name/value: long values wrap in their column instead of widening the table; names get a third.
+            **(
+                {"table_layout": "fixed", "& thead th:first-child": {"width": "34%"}, **_STACKED_ON_PHONES}
+                if name_value
+                else {}
+            ),
         },
     )
     return _scroll_box(label, table, testid)
@@ -100,8 +116,9 @@ def _probe(row: ProbeRow) -> rx.Component:
 def _cert(row: CertRow) -> rx.Component:
     return rx.el.tr(
         rx.el.th(row.role, scope="row", style={"font_weight": "500", "white_space": "nowrap"}),
-        rx.el.td(row.subject, class_name="wrap"),
-        rx.el.td(row.issuer, class_name="wrap"),
+        # The chain table scrolls sideways on phones: names keep a readable width instead of breaking anywhere.
+        rx.el.td(row.subject, style={"min_width": "12rem", "overflow_wrap": "break-word"}),
+        rx.el.td(row.issuer, style={"min_width": "12rem", "overflow_wrap": "break-word"}),
         rx.el.td(row.expires, style={"white_space": "nowrap"}),
         rx.el.td(row.key, style={"white_space": "nowrap"}),
         rx.el.td(row.signature),
@@ -202,7 +219,7 @@ def raw_headers() -> rx.Component:
                 evidence.final_headers,
                 _row,
                 "raw-headers",
-                fixed=True,
+                name_value=True,
             ),
             width="100%",
         ),
@@ -261,7 +278,14 @@ def tls_evidence() -> rx.Component:
         evidence.negotiated.length() > 0,  # type: ignore[attr-defined]
         rx.vstack(
             _sub_heading("Connection a browser gets"),
-            _table("Negotiated connection", ("Parameter", "Value"), evidence.negotiated, _field, "tls-negotiated"),
+            _table(
+                "Negotiated connection",
+                ("Parameter", "Value"),
+                evidence.negotiated,
+                _field,
+                "tls-negotiated",
+                name_value=True,
+            ),
             rx.grid(
                 rx.box(
                     _sub_heading("Protocol versions"),
@@ -295,7 +319,14 @@ def tls_evidence() -> rx.Component:
                 evidence.certificate.length() > 0,  # type: ignore[attr-defined]
                 rx.box(
                     _sub_heading("Certificate"),
-                    _table("Certificate", ("Field", "Value"), evidence.certificate, _field, "tls-certificate"),
+                    _table(
+                        "Certificate",
+                        ("Field", "Value"),
+                        evidence.certificate,
+                        _field,
+                        "tls-certificate",
+                        name_value=True,
+                    ),
                     width="100%",
                 ),
             ),
@@ -303,7 +334,14 @@ def tls_evidence() -> rx.Component:
                 evidence.chain.length() > 0,  # type: ignore[attr-defined]
                 rx.box(
                     _sub_heading("Certificate chain"),
-                    rx.text("As the server sent it, the site's certificate first.", size="2", color_scheme="gray"),
+                    rx.text(
+                        "As the server sent it, the site's certificate first.",
+                        rx.el.span(
+                            " Scroll the table sideways for the rest.", display={"initial": "inline", "md": "none"}
+                        ),
+                        size="2",
+                        color_scheme="gray",
+                    ),
                     _table(
                         "Certificate chain",
                         ("Certificate", "Subject", "Issuer", "Expires", "Key", "Signature"),
