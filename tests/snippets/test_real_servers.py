@@ -34,12 +34,13 @@ APACHE_MODULES = Path("/usr/lib/apache2/modules")
 CONFIG_TEMPLATES = ("https_redirect", "tls_protocols", "tls_ciphers", "tls_stapling", "cors_allowlist")
 
 
-def _response(port: int, host: str) -> http.client.HTTPResponse:
+def _response(port: int, host: str, path: str = "/") -> http.client.HTTPResponse:
+    """GET path from the server on loopback, retrying while it starts (at most 10 s)."""
     deadline = time.monotonic() + 10
     while True:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         try:
-            connection.request("GET", "/", headers={"Host": host})
+            connection.request("GET", path, headers={"Host": host})
             response = connection.getresponse()
             response.read()
             return response
@@ -299,3 +300,24 @@ def test_express_and_worker_snippets_are_valid_javascript(worst_fixes, tmp_path)
         done = subprocess.run([NODE, "--check", str(path)], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, f"{name}:\n{script}\n{done.stderr}"
     assert CODE_KINDS  # the code kinds' snippets are all in worst_fixes: header, hide_versions, cookie
+
+
+@pytest.mark.skipif(NGINX is None, reason="nginx is not installed (make test installs Debian's nginx)")
+def test_nginx_sends_a_value_with_dollar_and_quote_literally(tmp_path) -> None:
+    """nginx expands $name in any string: the snippet's ${dollar} (a geo in http {}) keeps a "$" literal."""
+    assert NGINX
+    from websec_app.scanner.fixes import render_snippets
+
+    value = "default-src 'self' https://a.example/$uri \"q\""
+    snippets = render_snippets("csp.missing", value, subject="Content-Security-Policy")
+    assert snippets is not None
+    lines = snippets["nginx"].splitlines()
+    http_lines = "\n".join(line for line in lines if line.startswith("geo "))
+    server_lines = "\n".join(line for line in lines if not line.startswith("geo "))
+    port = free_port()
+    conf = _nginx_conf(tmp_path, port, "127.0.0.1:9", server_lines + "\nlocation = /x { return 200 ok; }", http_lines)
+    _check([NGINX, "-t", "-p", str(tmp_path), "-c", str(conf)])
+    with _running([NGINX, "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"], tmp_path / "out.log"):
+        response = _response(port, "localhost", "/x")
+    assert response.status == 200
+    assert response.headers["Content-Security-Policy-Report-Only"] == value
