@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from websec_app.email_address import InvalidEmail, checked_email
 from websec_app.scanner import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
 from websec_app.services.admission import ScannerBusy
 from websec_app.services.payments import PaymentError
 from websec_app.services.pdf import PdfRenderError
 from websec_app.store import TokenProblem, TokenRejected
+from websec_app.store.keys import KEY_PREFIX
+from websec_app.store.tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_PREFIX
 from websec_app.usecases import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed
 from websec_app.wording import counted
 
@@ -130,3 +133,44 @@ def describe(exc: BaseException, now: datetime, *, token: str = "scan") -> Probl
         "Something went wrong on our side",
         "The request could not be completed and nothing was counted. Please try again in a moment.",
     )
+
+
+# --- what a form field says when it is empty or malformed (shown next to the field: components/field.py) ---
+
+FIELD_URL_MISSING = "Enter the address of the website, for example https://example.com."
+FIELD_EMAIL_MISSING = "Enter your email address."
+FIELD_EMAIL_INVALID = "This is not an email address we can send to. Check it, for example you@example.com."
+_TOKEN_NAMES = {SCAN_TOKEN_PREFIX: "one-time token", COMPLIANCE_TOKEN_PREFIX: "compliance report token"}
+
+
+def url_field_problem(url: str) -> str:
+    """'' when the website field can be sent to the scanner (which says what else is wrong with it)."""
+    return "" if url.strip() else FIELD_URL_MISSING
+
+
+def email_field_problem(email: str) -> str:
+    if not email.strip():
+        return FIELD_EMAIL_MISSING
+    try:
+        checked_email(email)
+    except InvalidEmail:
+        return FIELD_EMAIL_INVALID
+    return ""
+
+
+def token_field_problem(token: str, prefix: str) -> str:
+    """A one-time (`wst_`) or compliance (`wsc_`) token: present and of its kind."""
+    name = _TOKEN_NAMES.get(prefix, "token")
+    if not token.strip():
+        return f"Enter your {name}. It starts with {prefix} and is in your purchase email."
+    if not token.strip().startswith(prefix):
+        return f"A {name} starts with {prefix}. Check that you copied the whole token from your email."
+    return ""
+
+
+def key_field_problem(key: str) -> str:
+    if not key.strip():
+        return f"Enter your API key. It starts with {KEY_PREFIX} and was emailed to you when you subscribed."
+    if not key.strip().startswith(KEY_PREFIX):
+        return f"An API key starts with {KEY_PREFIX}. Check that you copied the whole key from your email."
+    return ""

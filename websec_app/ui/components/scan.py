@@ -8,7 +8,8 @@ from typing import Any
 import reflex as rx
 
 from ..state.scan import ScanState
-from .common import labelled_input, problem_callout
+from .common import problem_callout
+from .field import field_input
 
 
 def _step(label: rx.Var[str], index: Any) -> rx.Component:
@@ -103,7 +104,7 @@ def url_form(
     return rx.form(
         rx.flex(
             rx.box(
-                labelled_input(
+                field_input(
                     "Website address",
                     "url",
                     placeholder="https://example.com",
@@ -111,27 +112,36 @@ def url_form(
                     default_value=url_default,
                     autocomplete="url",
                     form=kind,
+                    required=True,
+                    error=ScanState.field_errors[f"{kind}-url"],
                 ),
                 flex="1",
                 min_width="0",
                 width="100%",
             ),
             *extra,
-            rx.button(
-                rx.icon(icon, aria_hidden="true"),
-                button,
-                type="submit",
-                size="3",
-                loading=ScanState.running & (ScanState.kind == kind),
-                data_testid=f"{kind}-submit",
+            rx.box(
+                rx.button(
+                    rx.icon(icon, aria_hidden="true"),
+                    button,
+                    type="submit",
+                    size="3",
+                    loading=ScanState.running & (ScanState.kind == kind),
+                    data_testid=f"{kind}-submit",
+                    width="100%",
+                ),
+                # Level with the inputs, below their labels, whatever message or hint grows under a field.
+                padding_top={"initial": "0", "sm": "calc(var(--line-height-2) + var(--space-1))"},
+                flex_shrink="0",
             ),
             spacing="3",
-            align={"initial": "stretch", "sm": "end"},
+            align={"initial": "stretch", "sm": "start"},
             direction={"initial": "column", "sm": "row"},
             width="100%",
         ),
         on_submit=on_submit,
         reset_on_submit=False,
+        no_validate=True,  # the page says what is wrong, next to the field (components/field.py)
         width="100%",
         aria_label=button,
     )

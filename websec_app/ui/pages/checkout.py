@@ -1,15 +1,18 @@
-"""`/checkout/<product>` and the return pages `/checkout/success` and `/checkout/cancelled`."""
+"""`/checkout/<product>` and the return pages `/checkout/success` and `/checkout/cancelled`.
+
+Every paid checkout ends with a button to where the purchase is used (issue 15): `/pro`, the one-time scan
+page or the compliance form, with the token in the link's fragment when this tab has it (`CheckoutState.next_*`).
+"""
 
 from __future__ import annotations
 
 import reflex as rx
 
-from ..components.common import labelled_input, problem_callout, section_card
+from ..components.common import problem_callout, section_card
+from ..components.field import field_input
 from ..components.layout import page, page_heading
-from ..components.scan import problem, progress
 from ..purchases import offers
 from ..state.checkout import CheckoutState, leave, open_razorpay
-from ..state.scan import ScanState
 from .pricing import currency_switch
 
 _PRODUCT_NAMES = {offer.product: offer for offer in offers()}
@@ -60,7 +63,7 @@ def _form() -> rx.Component:
         ),
         rx.form(
             rx.vstack(
-                labelled_input(
+                field_input(
                     "Email address",
                     "email",
                     placeholder="you@example.com",
@@ -68,15 +71,19 @@ def _form() -> rx.Component:
                     required=True,
                     autocomplete="email",
                     hint="Where your token, key or report is sent.",
+                    form="checkout",
+                    error=CheckoutState.field_errors["checkout-email"],
                 ),
                 rx.cond(
                     CheckoutState.product == "compliance_report",
-                    labelled_input(
+                    field_input(
                         "Website to assess",
                         "url",
                         placeholder="https://example.com",
                         autocomplete="url",
                         required=True,
+                        form="checkout",
+                        error=CheckoutState.field_errors["checkout-url"],
                     ),
                 ),
                 rx.button(
@@ -94,6 +101,7 @@ def _form() -> rx.Component:
             ),
             on_submit=CheckoutState.pay,
             reset_on_submit=False,
+            no_validate=True,  # the page says what is wrong, next to the field (components/field.py)
             width="100%",
         ),
         rx.text(
@@ -106,8 +114,29 @@ def _form() -> rx.Component:
     )
 
 
+def next_step() -> rx.Component:
+    """The button to where the purchase is used, and how to get the token there when the link has none."""
+    return rx.cond(
+        CheckoutState.next_href != "",
+        rx.vstack(
+            rx.link(
+                rx.button(rx.icon("arrow-right", aria_hidden="true"), CheckoutState.next_label, size="3"),
+                href=CheckoutState.next_href,
+                underline="none",
+                data_testid="next-step",
+            ),
+            rx.cond(
+                CheckoutState.next_note != "",
+                rx.text(CheckoutState.next_note, size="2", color_scheme="gray", data_testid="next-note"),
+            ),
+            spacing="2",
+            align="start",
+        ),
+    )
+
+
 def _done() -> rx.Component:
-    """After a payment confirmed in the page (Razorpay, or the compliance report that follows it)."""
+    """After a payment confirmed in the page (Razorpay's window)."""
     return section_card(
         rx.hstack(
             rx.icon("circle-check", size=28, color=rx.color("green", 10), aria_hidden="true"),
@@ -115,30 +144,7 @@ def _done() -> rx.Component:
             align="center",
         ),
         rx.text(CheckoutState.done_text, data_testid="checkout-done"),
-        rx.match(
-            CheckoutState.done_product,
-            (
-                "one_time_scan",
-                rx.link(rx.button("Start my scan now", size="3"), href="/one-time-scan", underline="none"),
-            ),
-            ("subscription", rx.link(rx.button("Open the Pro area", size="3"), href="/pro", underline="none")),
-            (
-                "compliance_report",
-                rx.vstack(
-                    progress("compliance"),
-                    problem("compliance"),
-                    rx.cond(
-                        ScanState.done_text != "",
-                        rx.callout(
-                            ScanState.done_text, icon="mail-check", color_scheme="green", data_testid="compliance-done"
-                        ),
-                    ),
-                    width="100%",
-                    align="stretch",
-                ),
-            ),
-            rx.fragment(),
-        ),
+        next_step(),
         role="status",
         data_testid="checkout-result",
     )
@@ -169,21 +175,18 @@ def checkout_success() -> rx.Component:
                 CheckoutState.return_status,
                 ("paid", rx.icon("circle-check", size=32, color=rx.color("green", 10), aria_hidden="true")),
                 ("pending", rx.spinner(size="3")),
+                ("failed", rx.icon("circle-x", size=32, color=rx.color("red", 10), aria_hidden="true")),
                 rx.icon("circle-help", size=32, color=rx.color("amber", 10), aria_hidden="true"),
             ),
             rx.heading(CheckoutState.return_title, as_="h1", size="7", data_testid="return-title"),
             rx.text(CheckoutState.return_text, size="3", data_testid="return-text"),
+            rx.cond(CheckoutState.return_status == "paid", next_step()),
             rx.cond(
-                CheckoutState.return_status == "paid",
-                rx.match(
-                    CheckoutState.return_product_slug,
-                    ("pro", rx.link(rx.button("Open the Pro area"), href="/pro", underline="none")),
-                    ("one-time-scan", rx.link(rx.button("Run my scan"), href="/one-time-scan", underline="none")),
-                    (
-                        "compliance-report",
-                        rx.link(rx.button("Generate my report"), href="/compliance-report", underline="none"),
-                    ),
-                    rx.fragment(),
+                (CheckoutState.return_status == "failed") & (CheckoutState.return_product_slug != ""),
+                rx.link(
+                    rx.button("Try again", variant="outline"),
+                    href="/checkout/" + CheckoutState.return_product_slug,
+                    underline="none",
                 ),
             ),
             role="status",

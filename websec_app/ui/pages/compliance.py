@@ -1,10 +1,14 @@
-"""`/compliance-report?token=wsc_...`: generate the paid compliance report and have it emailed."""
+"""`/compliance-report#token=wsc_...&url=...&email=...`: generate the paid compliance report and have it emailed.
+
+The purchase email and the checkout link here with the form's values in the fragment (never sent to a server;
+`state/scan.py` reads it), or `?token=` from older emails.
+"""
 
 from __future__ import annotations
 
 import reflex as rx
 
-from ..components.common import labelled_input
+from ..components.field import field_input
 from ..components.layout import page, page_heading
 from ..components.scan import problem, progress
 from ..state.scan import ScanState
@@ -20,29 +24,36 @@ def compliance() -> rx.Component:
         rx.card(
             rx.form(
                 rx.vstack(
-                    labelled_input(
+                    field_input(
                         "Compliance report token",
                         "token",
                         placeholder="wsc_…",
                         default_value=ScanState.compliance_token,
                         hint="From your purchase email.",
                         form="compliance",
+                        required=True,
+                        error=ScanState.field_errors["compliance-token"],
                     ),
-                    labelled_input(
+                    field_input(
                         "Website address",
                         "url",
                         placeholder="https://example.com",
                         default_value=ScanState.target,
                         autocomplete="url",
                         form="compliance",
+                        required=True,
+                        error=ScanState.field_errors["compliance-url"],
                     ),
-                    labelled_input(
+                    field_input(
                         "Email the report to",
                         "email",
                         placeholder="you@example.com",
                         input_type="email",
+                        default_value=ScanState.compliance_email,
                         autocomplete="email",
                         form="compliance",
+                        required=True,
+                        error=ScanState.field_errors["compliance-email"],
                     ),
                     rx.button(
                         rx.icon("file-check", aria_hidden="true"),
@@ -51,6 +62,10 @@ def compliance() -> rx.Component:
                         size="3",
                         loading=ScanState.running & (ScanState.kind == "compliance"),
                         data_testid="compliance-submit",
+                        # On a phone the label takes two lines: the button grows instead of cutting it.
+                        height="auto",
+                        min_height="var(--space-7)",
+                        padding_y="var(--space-2)",
                     ),
                     spacing="4",
                     align="stretch",
@@ -58,6 +73,7 @@ def compliance() -> rx.Component:
                 ),
                 on_submit=ScanState.compliance_report,
                 reset_on_submit=False,
+                no_validate=True,  # the page says what is wrong, next to the field (components/field.py)
                 width="100%",
             ),
             size="3",

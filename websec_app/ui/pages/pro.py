@@ -7,6 +7,7 @@ import reflex as rx
 from websec_app.services.prices import Product
 
 from ..components.common import grade_badge, labelled_input, section_card
+from ..components.field import field_input
 from ..components.layout import page, page_heading
 from ..components.scan import problem, progress, url_form
 from ..purchases import price_text
@@ -26,21 +27,41 @@ def _sign_in() -> rx.Component:
         rx.form(
             rx.flex(
                 rx.box(
-                    labelled_input(
-                        "API key", "api_key", placeholder="wsk_…", input_type="password", autocomplete="off"
+                    field_input(
+                        "API key",
+                        "api_key",
+                        placeholder="wsk_…",
+                        input_type="password",
+                        autocomplete="off",
+                        required=True,
+                        form="pro",
+                        error=ProState.key_error,
                     ),
                     flex="1",
                     min_width="0",
                     width="100%",
                 ),
-                rx.button("Sign in", type="submit", size="3", loading=ProState.checking, data_testid="pro-sign-in"),
+                rx.box(
+                    rx.button(
+                        "Sign in",
+                        type="submit",
+                        size="3",
+                        loading=ProState.checking,
+                        data_testid="pro-sign-in",
+                        width="100%",
+                    ),
+                    # Level with the input, below its label, when a message grows under it.
+                    padding_top={"initial": "0", "sm": "calc(var(--line-height-2) + var(--space-1))"},
+                    flex_shrink="0",
+                ),
                 spacing="3",
-                align={"initial": "stretch", "sm": "end"},
+                align={"initial": "stretch", "sm": "start"},
                 direction={"initial": "column", "sm": "row"},
                 width="100%",
             ),
             on_submit=ProState.sign_in,
             reset_on_submit=True,
+            no_validate=True,  # the page says what is wrong, next to the field (components/field.py)
             width="100%",
         ),
         rx.cond(

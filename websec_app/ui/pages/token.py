@@ -1,4 +1,8 @@
-"""`/one-time-scan?token=wst_...`: the page the buyer's email links to; it runs the paid scan."""
+"""`/one-time-scan#token=wst_...`: the page the buyer's email and the checkout link to; it runs the paid scan.
+
+The token comes in the fragment (never sent to a server; `state/scan.py` reads it), or `?token=` from older
+emails; the form is filled with it.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import reflex as rx
 
 from websec_app.services.prices import Product
 
-from ..components.common import labelled_input
+from ..components.field import field_input
 from ..components.layout import page, page_heading
 from ..components.scan import problem, progress, url_form
 from ..purchases import price_text
@@ -28,12 +32,15 @@ def token_page() -> rx.Component:
                 url_default=ScanState.target,
                 extra=(
                     rx.box(
-                        labelled_input(
+                        field_input(
                             "One-time token",
                             "token",
                             placeholder="wst_…",
                             default_value=ScanState.token,
                             hint="From your purchase email.",
+                            required=True,
+                            form="token",
+                            error=ScanState.field_errors["token-token"],
                         ),
                         flex="1",
                         min_width="0",

@@ -14,12 +14,13 @@ from typing import Any
 import reflex as rx
 from reflex.utils.format import format_queue_events
 
-from websec_app.services.payments import ACTION_RAZORPAY
+from websec_app.services.email.links import where_used
+from websec_app.services.payments import ACTION_RAZORPAY, Confirmation
 from websec_app.services.prices import Product
 from websec_app.usecases import purchases as buying
 
 from .. import purchases
-from ..messages import describe
+from ..messages import describe, email_field_problem, url_field_problem
 from ..runtime import current_runtime
 from .scan import ScanState
 
@@ -32,6 +33,21 @@ _WATCH_ROUNDS = 30
 #: Razorpay's hosted script (https://razorpay.com/docs/payments/payment-gateway/web-integration/standard/).
 #: Loaded only when a buyer pays in INR, so no other page waits for it.
 RAZORPAY_CHECKOUT_JS = "https://checkout.razorpay.com/v1/checkout.js"
+
+#: The checkout form's fields that can say what is wrong with them (components/field.py).
+_NO_FIELD_ERRORS = {"checkout-email": "", "checkout-url": ""}
+#: The button that leads from a paid checkout to where the purchase is used.
+_NEXT_LABEL = {
+    Product.SUBSCRIPTION.value: "Open the Pro area",
+    Product.ONE_TIME_SCAN.value: "Start my scan now",
+    Product.COMPLIANCE_REPORT.value: "Generate my report",
+}
+#: Under it, when the token is not in the link (it was emailed, and this page never saw it).
+_FROM_THE_EMAIL = {
+    Product.SUBSCRIPTION.value: "Sign in there with the API key from your email.",
+    Product.ONE_TIME_SCAN.value: "Open the link in your email (it fills in the token), or paste the token there.",
+    Product.COMPLIANCE_REPORT.value: "Open the link in your email (it fills in the form), or paste the token there.",
+}
 
 #: What the buyer receives, per product, once paid (return pages).
 _DELIVERY = {
@@ -77,12 +93,18 @@ class CheckoutState(rx.State):
     busy: bool = False
     problem_title: str = ""
     problem_text: str = ""
+    field_errors: dict[str, str] = _NO_FIELD_ERRORS
     #: After a payment confirmed in the page (Razorpay): what the buyer got.
     done: bool = False
     done_text: str = ""
     done_product: str = ""
+    #: Where the purchase is used (`/pro`, the scan page or the compliance form, a token in the fragment), the
+    #: button's label, and what to do when the link cannot carry the token ("" when it does).
+    next_href: str = ""
+    next_label: str = ""
+    next_note: str = ""
     #: Return pages (`/checkout/success`, `/checkout/cancelled`).
-    return_status: str = ""  # paid, pending, unknown
+    return_status: str = ""  # paid, pending, unknown, failed
     return_title: str = ""
     return_text: str = ""
     return_product_slug: str = ""
@@ -116,6 +138,8 @@ class CheckoutState(rx.State):
             self.currency = currency
         self.busy = self.done = False
         self.problem_title = self.problem_text = self.done_text = self.leave_to = ""
+        self.next_href = self.next_label = self.next_note = ""
+        self.field_errors = _NO_FIELD_ERRORS
         self.razorpay_options = {}
         self.sandbox = purchases.sandbox_serves(current_runtime(), self.currency)
 
@@ -132,8 +156,14 @@ class CheckoutState(rx.State):
             return None
         product = Product(self.product)
         self.problem_title = self.problem_text = ""
-        self.busy = True
         self._email, self._url = str(form.get("email") or "").strip(), str(form.get("url") or "").strip()
+        self.field_errors = {
+            "checkout-email": email_field_problem(self._email),
+            "checkout-url": url_field_problem(self._url) if product is Product.COMPLIANCE_REPORT else "",
+        }
+        if any(self.field_errors.values()):
+            return None
+        self.busy = True
         try:
             start = await purchases.begin(current_runtime(), product, self.currency, self._email, self._url)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
@@ -171,29 +201,79 @@ class CheckoutState(rx.State):
             return None
         self.busy = False
         self.done, self.done_product, self.done_text = True, confirmation.product, confirmation.message
-        if confirmation.product == Product.ONE_TIME_SCAN.value and confirmation.token:
-            (await self.get_state(ScanState)).token = confirmation.token  # the scan page takes it from here
-        if confirmation.product == Product.COMPLIANCE_REPORT.value:
-            token = confirmation.token or self._compliance_token
-            return ScanState.compliance_report({"token": token, "url": self._url, "email": self._email})  # type: ignore[misc]
+        await self._lead_to_use(confirmation)
         return None
+
+    async def _lead_to_use(self, confirmation: Confirmation) -> None:
+        """The way from a confirmed payment to where it is used: the button's link carries the token (in the
+        fragment) when this tab has it, and the forms of this tab are filled for a client-side visit too."""
+        product = confirmation.product
+        token = confirmation.token
+        if product == Product.COMPLIANCE_REPORT.value:
+            token = token or self._compliance_token or None  # Razorpay: the token came with the order
+        self.next_href = where_used(product, token=token, url=self._url, email=self._email or confirmation.email)
+        self.next_label = _NEXT_LABEL.get(product, "Continue")
+        self.next_note = "" if token or product not in _FROM_THE_EMAIL else _FROM_THE_EMAIL[product]
+        if product == Product.SUBSCRIPTION.value:
+            self.next_note = _FROM_THE_EMAIL[product]
+        scan = await self.get_state(ScanState)
+        if product == Product.ONE_TIME_SCAN.value and token:
+            scan.token = token
+        if product == Product.COMPLIANCE_REPORT.value and token:
+            scan.fill_compliance_form(token, self._url, self._email or confirmation.email)
 
     def _fail(self, exc: Exception) -> None:
         problem = describe(exc, current_runtime().now())
         if problem.kind == "error":
             log.error("checkout of %s failed", self.product, exc_info=exc)
         self.busy = False
+        if problem.kind in ("invalid", "refused"):  # the website to assess: said next to its field
+            self.field_errors = {**_NO_FIELD_ERRORS, "checkout-url": problem.text}
+            return
         self.problem_title, self.problem_text = problem.title, problem.text
 
     # -- the return pages ----------------------------------------------------------------------------
 
     @rx.event
     async def open_success(self) -> Any:
-        """on_load of `/checkout/success?session_id=...` (Stripe) or `?reference=...` (sandbox)."""
-        params = self.router.url.query_parameters
-        self._reference = str(params.get("session_id", "") or params.get("reference", "") or "")
+        """on_load of `/checkout/success`: Stripe's return (`?session_id=cs_...`), Razorpay's redirect (spec 4.7:
+        `?razorpay_payment_id=...&razorpay_order_id=...&razorpay_signature=...`, or `razorpay_subscription_id`;
+        the sandbox returns the same way), or `?reference=...` (a sandbox checkout)."""
+        params = {name: str(value or "") for name, value in self.router.url.query_parameters.items()}
+        self.next_href = self.next_label = self.next_note = ""
+        if params.get("razorpay_payment_id"):
+            await self._confirm_razorpay_return(params)
+            return None
+        self._reference = params.get("session_id", "") or params.get("reference", "")
         await self._read_return()
         return CheckoutState.watch_success if self.return_status == "pending" else None
+
+    async def _confirm_razorpay_return(self, params: dict[str, str]) -> None:
+        """Razorpay sent the buyer back with the payment: confirmed here as Checkout.js's handler confirms it
+        (signature, then the payment itself, then fulfilment: first confirmation wins)."""
+        self._reference = params.get("razorpay_order_id", "") or params.get("razorpay_subscription_id", "")
+        runtime = current_runtime()
+        record = await buying.checkout_status(runtime, self._reference)
+        if record is None:
+            self._unknown_return()
+            return
+        self.return_product_slug = purchases.SLUG_OF_PRODUCT.get(record.product, "")
+        try:
+            confirmation = await buying.confirm_razorpay(runtime, Product(record.product), params)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
+            problem = describe(exc, runtime.now())
+            if problem.kind == "error":
+                log.error("Razorpay return for %s failed", self._reference, exc_info=exc)
+            self.return_status, self.return_title, self.return_text = "failed", problem.title, problem.text
+            return
+        self.return_status, self.return_title = "paid", "Payment received, thank you"
+        self.return_text = confirmation.message
+        await self._lead_to_use(confirmation)
+
+    def _unknown_return(self) -> None:
+        self.return_status, self.return_title = "unknown", "We could not find this purchase"
+        self.return_text = "If you paid, the confirmation email is on its way. Otherwise, please try again."
+        self.return_product_slug = ""
 
     @rx.event(background=True)
     async def watch_success(self) -> None:
@@ -208,15 +288,18 @@ class CheckoutState(rx.State):
     async def _read_return(self) -> None:
         record = await buying.checkout_status(current_runtime(), self._reference)
         if record is None:
-            self.return_status, self.return_title = "unknown", "We could not find this purchase"
-            self.return_text = "If you paid, the confirmation email is on its way. Otherwise, please try again."
-            self.return_product_slug = ""
+            self._unknown_return()
             return
         what = _DELIVERY.get(record.product, "Your purchase")
         self.return_product_slug = purchases.SLUG_OF_PRODUCT.get(record.product, "")
         if record.status == "paid":
+            # Stripe confirms by webhook, which emails the token: this page never sees it, so it leads to the
+            # page where it is used and says how the email's link fills it in.
             self.return_status, self.return_title = "paid", "Payment received, thank you"
             self.return_text = f"{what} was emailed to {record.email}."
+            self.next_href = where_used(record.product)
+            self.next_label = _NEXT_LABEL.get(record.product, "Continue")
+            self.next_note = _FROM_THE_EMAIL.get(record.product, "")
         else:
             self.return_status, self.return_title = "pending", "Payment being confirmed"
             self.return_text = (

@@ -8,7 +8,7 @@ import reflex as rx
 
 from websec_app.usecases import KeyRefused, RecentScan, Subscriber, authenticate, recent, usage
 
-from ..messages import describe, when
+from ..messages import describe, key_field_problem, when
 from ..runtime import current_runtime
 from .report import report_path
 
@@ -47,6 +47,8 @@ class ProState(rx.State):
     resets: str = ""
     recent: list[RecentRow] = []
     problem: str = ""
+    #: What is wrong with the key as typed (empty, not a key), shown next to its field.
+    key_error: str = ""
     checking: bool = False
     _account: Subscriber | None = None
 
@@ -74,8 +76,8 @@ class ProState(rx.State):
     @rx.event
     async def sign_in(self, form: dict[str, str]) -> None:
         key = str(form.get("api_key") or "").strip()
-        if not key:
-            self.problem = "Enter your API key. It starts with wsk_ and was emailed to you when you subscribed."
+        self.problem, self.key_error = "", key_field_problem(key)
+        if self.key_error:
             return
         await self._sign_in(key)
 

@@ -13,14 +13,16 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 import reflex as rx
 
+from websec_app.services.email.links import ONE_TIME_SCAN_PAGE
+from websec_app.store.tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_PREFIX
 from websec_app.usecases import purchases, scans
 from websec_app.usecases.scans import PdfFile
 
-from ..messages import describe
+from ..messages import describe, email_field_problem, token_field_problem, url_field_problem
 from ..runtime import current_runtime
 from .pro import ProState
 from .report import ReportState, report_path
@@ -44,8 +46,32 @@ STEP_LABELS = {
 }
 
 
+#: The fields that can say what is wrong with them (`field_errors` keys: "<form>-<name>", components/field.py).
+FIELDS = (
+    "free-url",
+    "token-url",
+    "token-token",
+    "pro-url",
+    "pdf-url",
+    "compliance-token",
+    "compliance-url",
+    "compliance-email",
+)
+_NO_FIELD_ERRORS = dict.fromkeys(FIELDS, "")
+
+
 def _form_text(form: dict[str, Any], name: str) -> str:
     return str(form.get(name) or "").strip()
+
+
+def link_fields(fragment: str, query: dict[str, str]) -> dict[str, str]:
+    """What a link fills in: the fragment (`#token=...&url=...`, where purchase links put a token, since no
+    server sees it), or else the query (`?token=...`, the links of older emails)."""
+    found = {name: values[0] for name, values in parse_qs(fragment).items() if values}
+    for name in ("token", "url", "email"):
+        if name not in found and query.get(name):
+            found[name] = str(query[name])
+    return found
 
 
 class ScanState(rx.State):
@@ -66,6 +92,8 @@ class ScanState(rx.State):
     compliance_token: str = ""
     compliance_email: str = ""
     done_text: str = ""
+    #: What is wrong with each field, shown next to it ("" when nothing is).
+    field_errors: dict[str, str] = _NO_FIELD_ERRORS
 
     @rx.var
     def step_labels(self) -> list[str]:
@@ -75,26 +103,31 @@ class ScanState(rx.State):
     def open_home(self) -> Any:
         """on_load of the home page. The purchase email links to `/?one_time_token=...`: that is a paid scan."""
         token = str(self.router.url.query_parameters.get("one_time_token", "") or "")
-        if token:
-            return rx.redirect(f"/one-time-scan?token={quote(token)}", replace=True)
+        if token:  # emails sent before issue 15 link here (a client-side move: no server sees the new URL)
+            return rx.redirect(f"{ONE_TIME_SCAN_PAGE}?token={quote(token)}", replace=True)
         return None
 
     @rx.event
     def open_token_page(self) -> None:
         """on_load of the one-time scan page: take the token (and a URL, if given) from the link."""
-        params = self.router.url.query_parameters
-        self.token = str(params.get("token", "") or self.token)
-        self.target = str(params.get("url", "") or self.target)
+        fields = link_fields(self.router.url.fragment, dict(self.router.url.query_parameters))
+        self.token = fields.get("token", self.token)
+        self.target = fields.get("url", self.target)
         self._clear_problem()
 
     @rx.event
     def open_compliance_page(self) -> None:
-        """on_load of the compliance report page: the token (and website) from the link, if any."""
-        params = self.router.url.query_parameters
-        self.compliance_token = str(params.get("token", "") or self.compliance_token)
-        self.target = str(params.get("url", "") or self.target)
+        """on_load of the compliance report page: the token, website and address from the link, if any."""
+        fields = link_fields(self.router.url.fragment, dict(self.router.url.query_parameters))
+        self.compliance_token = fields.get("token", self.compliance_token)
+        self.target = fields.get("url", self.target)
+        self.compliance_email = fields.get("email", self.compliance_email)
         self.done_text = ""
         self._clear_problem()
+
+    def fill_compliance_form(self, token: str, url: str, email: str) -> None:
+        """After a purchase in this tab: the compliance page opens with its form filled."""
+        self.compliance_token, self.target, self.compliance_email = token, url, email
 
     @rx.event
     def dismiss(self) -> None:
@@ -102,6 +135,14 @@ class ScanState(rx.State):
 
     def _clear_problem(self) -> None:
         self.problem_kind = self.problem_title = self.problem_text = ""
+        self.field_errors = _NO_FIELD_ERRORS
+
+    def _check_fields(self, kind: str, problems: dict[str, str]) -> bool:
+        """Show what is wrong with each field of a form (`problems`: name -> message or ""); True if nothing."""
+        self.kind = kind
+        self.problem_kind = self.problem_title = self.problem_text = ""
+        self.field_errors = {**_NO_FIELD_ERRORS, **{f"{kind}-{name}": text for name, text in problems.items()}}
+        return not any(problems.values())
 
     def _client(self) -> str:
         headers = self.router.headers.raw_headers
@@ -124,11 +165,10 @@ class ScanState(rx.State):
     @rx.event(background=True)
     async def token_scan(self, form: dict[str, Any]) -> AsyncIterator[Any]:
         url, token = _form_text(form, "url"), _form_text(form, "token")
-        if not token:
-            async with self:
-                self.kind = "token"
-                self._show_problem("token", "Enter your one-time token", "It starts with wst_ and is in your email.")
-            return
+        async with self:
+            problems = {"url": url_field_problem(url), "token": token_field_problem(token, SCAN_TOKEN_PREFIX)}
+            if not self._check_fields("token", problems):
+                return
         async for event in self._run(
             "token", url, lambda step: scans.token_scan(current_runtime(), url, token, progress=step)
         ):
@@ -160,11 +200,15 @@ class ScanState(rx.State):
     @rx.event(background=True)
     async def compliance_report(self, form: dict[str, Any]) -> AsyncIterator[Any]:
         url, token, email = _form_text(form, "url"), _form_text(form, "token"), _form_text(form, "email")
-        if not token:
-            async with self:
-                self.kind = "compliance"
-                self._show_problem("token", "Enter your compliance report token", "It starts with wsc_.")
-            return
+        async with self:
+            self.compliance_token, self.compliance_email = token, email  # a failed attempt keeps what was typed
+            problems = {
+                "token": token_field_problem(token, COMPLIANCE_TOKEN_PREFIX),
+                "url": url_field_problem(url),
+                "email": email_field_problem(email),
+            }
+            if not self._check_fields("compliance", problems):
+                return
         runtime = current_runtime()
         async with self:
             client = self._client()  # provider status checks are limited per client, as for the API
@@ -189,9 +233,7 @@ class ScanState(rx.State):
         async with self:
             if self.running:
                 return
-            self.kind = kind
-            if not url:
-                self._show_problem("invalid", "Enter a website address", "For example https://example.com.")
+            if not self._check_fields(kind, {"url": url_field_problem(url)}):
                 return
             self.running, self.kind, self.target, self.step, self.elapsed = True, kind, url, 0, "0.0 s"
             self.waiting, self.done_text = False, ""

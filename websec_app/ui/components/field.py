@@ -1,0 +1,93 @@
+"""A labelled text field that says in the page what is wrong with it (issue 15).
+
+The message sits under the field, in red, and is tied to it for screen readers: the input gets
+`aria-invalid="true"` and `aria-describedby` names the message, and the message is a polite live region
+that is always in the page (empty while there is nothing to say), so a change of its text is announced.
+The forms that use it set `novalidate`: the browser's own bubble would stop the submit before the page
+could say anything, and it says nothing to a screen reader that the page can control.
+"""
+
+from __future__ import annotations
+
+import reflex as rx
+
+#: Radix Themes' own border of a surface text field (`.rt-TextFieldRoot.rt-variant-surface`), and ours when invalid.
+_RADIX_BORDER = "inset 0 0 0 var(--text-field-border-width) var(--gray-a7)"
+_INVALID_RING = "inset 0 0 0 2px var(--red-9)"
+
+
+def field_id(form: str, name: str) -> str:
+    return f"field-{form}-{name}" if form else f"field-{name}"
+
+
+def field_input(
+    label: str,
+    name: str,
+    *,
+    error: rx.Var[str] | str,
+    placeholder: str = "",
+    input_type: str = "text",
+    hint: str = "",
+    default_value: rx.Var[str] | str | None = None,
+    required: bool = False,
+    max_length: int | None = None,
+    autocomplete: str = "off",
+    form: str = "",
+) -> rx.Component:
+    """Like `common.labelled_input`, with `error`: the message shown (and announced) for this field, or ""."""
+    input_id = field_id(form, name)
+    hint_id, error_id = f"{input_id}-hint", f"{input_id}-error"
+    props: dict[str, object] = {}
+    if default_value is not None:
+        props["default_value"] = default_value
+    if max_length is not None:
+        props["max_length"] = max_length
+    described = f"{hint_id} {error_id}" if hint else error_id
+    return rx.vstack(
+        rx.el.label(label, html_for=input_id, class_name="field-label"),
+        # The input and its message in one box: an empty message takes no room (no gap of the stack above it),
+        # so a button beside an untouched field stays level with the input.
+        rx.box(
+            rx.input(
+                id=input_id,
+                name=name,
+                placeholder=placeholder,
+                type=input_type,
+                size="3",
+                width="100%",
+                required=required,
+                auto_complete=autocomplete,
+                aria_invalid=rx.cond(error != "", "true", "false"),
+                aria_describedby=described,
+                # A red ring as well as the message: the field is found at a glance (not by colour alone).
+                box_shadow=rx.cond(error != "", _INVALID_RING, _RADIX_BORDER),
+                **props,
+            ),
+            rx.text(
+                rx.cond(
+                    error != "",
+                    # Its own size however the message wraps, level with the first line.
+                    rx.icon("circle-alert", size=14, aria_hidden="true", flex_shrink="0", margin_top="0.2rem"),
+                    rx.fragment(),
+                ),
+                error,
+                id=error_id,
+                aria_live="polite",
+                size="2",
+                weight="medium",
+                color_scheme="red",
+                display="flex",
+                align_items="start",
+                gap="0.3rem",
+                padding_top=rx.cond(error != "", "0.3rem", "0"),
+                data_testid=f"{input_id}-error",
+            ),
+            width="100%",
+        ),
+        rx.text(hint, size="1", color_scheme="gray", id=hint_id) if hint else rx.fragment(),
+        spacing="1",
+        width="100%",
+    )
+
+
+__all__ = ["field_id", "field_input"]
