@@ -21,7 +21,9 @@ busy past 180 s). Now:
   libxml2 already turns CR LF and CR into LF and NUL into U+FFFD, like the HTML tokenizer), the
   distinct `style=""` attribute values, and how many inline event handlers (`on*=`) and
   `javascript:` links there are. Bounded: the text by the bytes read, the style values by
-  `MAX_STYLE_ATTRIBUTES`.
+  `MAX_STYLE_ATTRIBUTES`. What the page loads or posts to (`raw_resources`, with the URL helpers
+  `base_url`, `clean_url`, `srcset_urls`, `origin_of`) is listed here for page analysis and the
+  CSP proposal alike.
 
 HTML details kept from the previous parser: on a duplicated attribute the FIRST one counts (HTML
 §13.2.5.33, "duplicate attribute" parse error; libxml2 does the same), and `rel`/`class` are plain
@@ -57,7 +59,7 @@ KEPT = frozenset(
 )  # fmt: skip
 #: Elements whose text is kept: inline code a CSP allows by its hash.
 _TEXT_KEPT = frozenset({"script", "style"})
-#: Distinct `style=""` values kept; a page with more gets a generic CSP (fixes/csp_proposal.py).
+#: Distinct `style=""` values kept: more than the CSP proposal hashes (fixes/csp_proposal.py), so it can tell.
 MAX_STYLE_ATTRIBUTES = 64
 _SCRIPT_URL_ELEMENTS = frozenset({"a", "area"})
 #: With scripting on, browsers fetch nothing inside these (HTML §4.3.2 noscript, §4.12.3 template).
