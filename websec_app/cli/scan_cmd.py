@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the scanner is imported when a scan runs, not for `--help` or another command (issue 14)
@@ -38,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--fail-under",
         metavar="GRADE",
         help="exit with status 4 when the grade is worse than GRADE (e.g. B): a CI gate",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the report (in --format) to FILE and print a one-line summary instead",
     )
     parser.add_argument("--free", action="store_true", help="print the free-scan shape (no cookies, no fixes)")
     parser.add_argument(
@@ -95,20 +101,37 @@ def run(args: argparse.Namespace) -> int:
         return exc.exit_code
     output_format = args.format or ("text" if args.text else "json")
     if output_format == "text":
-        print(render_text(report, server=snippet_server))
+        document = render_text(report, server=snippet_server)
     else:
         body = report.to_dict(pro=not args.free, include_fix=not args.free)
-        if output_format == "json":
-            json.dump(body, sys.stdout, indent=2)
-            print()
-        else:
-            # The service's address tells a SARIF reader where the tool lives; a local default says nothing.
-            about = None if settings.base_url_is_loopback else settings.base_url
-            print(_render_ci_format(output_format, body, about))
+        # The service's address tells a SARIF reader where the tool lives; a local default says nothing.
+        about = None if settings.base_url_is_loopback else settings.base_url
+        document = (
+            json.dumps(body, indent=2) if output_format == "json" else _render_ci_format(output_format, body, about)
+        )
+    if args.output:
+        try:
+            Path(args.output).write_text(document + "\n", encoding="utf-8")
+        except OSError as exc:
+            _print_error(f"Could not write the report to {args.output}: {exc.strerror or exc}")
+            return 1
+        print(summary_line(report, args.output))
+    else:
+        print(document)
     if fail_under is not None and _worse(report.grade, fail_under):
         print(f"grade {report.grade} is worse than {fail_under} (--fail-under)", file=sys.stderr)
         return EXIT_GRADE_TOO_LOW
     return 0
+
+
+def summary_line(report: ScanReport, written_to: str) -> str:
+    """What `--output` prints: the grade first (a CI log's one line; action.yml reads it)."""
+    counts = report.issue_counts
+    return (
+        f"Grade {report.grade} ({report.score}/100) for {report.url}: {counts.get('total', 0)} issues "
+        f"({counts.get('critical', 0)} critical, {counts.get('important', 0)} important, "
+        f"{counts.get('minor', 0)} minor); report written to {written_to}"
+    )
 
 
 def _snippet_server(wanted: str | None) -> str | None:
