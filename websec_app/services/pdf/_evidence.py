@@ -11,7 +11,7 @@ from reportlab.platypus import CondPageBreak, Flowable, Paragraph
 
 from websec_app.scanner.fixes import SERVER_LABELS, SERVERS
 
-from ._layout import CONTENT_WIDTH, STATUS_COLOURS, badge, code, mono_box, para, table, text
+from ._layout import CONTENT_WIDTH, STATUS_COLOURS, badge, code, mono_box, para, prose, table, text
 from ._wording import (
     CIPHER_FAMILY_LABELS,
     PROBE_RESULTS,
@@ -200,6 +200,12 @@ def snippet_part(item: Mapping[str, Any], server: str | None, st: dict[str, Any]
             f"For {text(SERVER_LABELS[chosen])} (your server was not recognised; Apache, Caddy, IIS, Express, "
             "Netlify, Vercel and Cloudflare versions are in the web report and the JSON):"
         )
+    fix = str(item.get("fix") or "").strip()
+    if snippet.startswith("Done ") and fix and fix in snippet and len(snippet) - len(fix) < 200:
+        # Not server configuration ("Done at your DNS provider, not in ...: <the fix>"): the fix is printed
+        # just above, so only where to do it.
+        where = snippet.replace(fix, "").strip().rstrip(":").strip()
+        return [para(f"{caption} {prose(where)}.", st["muted"])] if where else []
     # A fix that is not server configuration (edit the page, say) comes as prose with `code` spans.
     return [mono_box(snippet, st, width, label=caption, as_prose="`" in snippet)]
 

@@ -51,7 +51,7 @@ from ._wording import item_title, label
 #: How many fixes page one lists; every one is in its section's part too.
 TOP_FIXES = 5
 # Detail fields shown elsewhere (TLS tables, appendix) or not meant for a reader.
-_HIDDEN_DETAILS = {"status", "deduction", "findings", "main_chain", "http_chain"}
+_HIDDEN_DETAILS = {"status", "deduction", "findings", "main_chain", "http_chain", "count"}
 _TLS_SHOWN = {"protocols", "weak_cipher_families", "chain", "not_testable", "cipher", "cipher_bits", "protocol"}
 _TLS_SHOWN |= {"key_exchange_group", "forward_secrecy", "aead", "chain_complete"}
 _GRADE_WORDS = {
@@ -154,7 +154,9 @@ def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") 
             if "present" in value and "status" in value:
                 continue  # a header object (cross-origin isolation): shown with the findings
             if not prefix:
-                rows += _detail_rows(value, st, prefix=f"{name}: ")
+                facts = _facts(value)
+                if facts:
+                    rows.append([para(text(name), st["cellbold"]), para(text(facts, 800), st["cell"])])
             continue
         if isinstance(value, list) and any(isinstance(v, Mapping) for v in value):
             summary = _objects(key, value)
@@ -163,6 +165,20 @@ def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") 
             continue
         rows.append([para(text(name), st["cellbold"]), para(text(plain(value), 600), st["cell"])])
     return rows
+
+
+def _facts(body: Mapping[str, Any]) -> str:
+    """A nested object on one line: "Origin sent: https://x; HTTP status: 200; Login data allowed: Yes"."""
+    parts = []
+    for key, value in body.items():
+        if isinstance(value, Mapping) or (isinstance(value, list) and any(isinstance(v, Mapping) for v in value)):
+            continue
+        if value in ("true", "false"):  # a header's literal true/false, said as a reader would
+            value = value == "true"
+        shown = plain(value)
+        if shown:
+            parts.append(f"{label(key)}: {shown}")
+    return "; ".join(parts)
 
 
 def _objects(key: str, values: list[Any]) -> str:
