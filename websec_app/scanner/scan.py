@@ -17,23 +17,27 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from ..settings import Settings, get_settings
-from .checks import CHECKS
+from . import warmup
 from .fetch import fetch_snapshot
 from .findings import CheckResult, Finding
-from .grading import grade
 from .registrable import registrable_domain
 from .report import ScanReport
-from .rules import RuleBook, default_rulebook
 from .snapshot import SiteSnapshot
 from .target import parse_target
+
+if TYPE_CHECKING:  # imported when grading runs, or by the warm-up during a fetch (warmup.py, issue 14)
+    from .rules import RuleBook
 
 log = logging.getLogger(__name__)
 
 
 def run_checks(snapshot: SiteSnapshot) -> list[CheckResult]:
     """Every registered check; one that raises is reported as `check.error`, the rest go on."""
+    from .checks import CHECKS
+
     results = []
     for section, check in CHECKS:
         try:
@@ -47,6 +51,9 @@ def run_checks(snapshot: SiteSnapshot) -> list[CheckResult]:
 
 def grade_snapshot(snapshot: SiteSnapshot, *, book: RuleBook | None = None, duration_ms: int = 0) -> ScanReport:
     """Pure: a snapshot in, a graded report out."""
+    from .grading import grade
+    from .rules import default_rulebook
+
     book = book or default_rulebook()
     host = snapshot.final_target_host
     context = {
@@ -90,15 +97,21 @@ def _grading_pool() -> ThreadPoolExecutor:
         return _pool
 
 
+def _grade_after_warmup(snapshot: SiteSnapshot, duration_ms: int) -> ScanReport:
+    warmup.wait()  # a process's first scan: until the grading modules are imported (warmup.py)
+    return grade_snapshot(snapshot, duration_ms=duration_ms)
+
+
 async def scan(url: str, settings: Settings | None = None) -> ScanReport:
     """Scan one site. Raises InvalidTarget, TargetRefused or TargetUnreachable (see errors.py)."""
     settings = settings or get_settings()
     target = parse_target(url)
+    warmup.start()
     started = time.perf_counter()
     snapshot = await fetch_snapshot(target, settings)
     duration_ms = int((time.perf_counter() - started) * 1000)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_grading_pool(), lambda: grade_snapshot(snapshot, duration_ms=duration_ms))
+    return await loop.run_in_executor(_grading_pool(), _grade_after_warmup, snapshot, duration_ms)
 
 
 def scan_sync(url: str, settings: Settings | None = None) -> ScanReport:
