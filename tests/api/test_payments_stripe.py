@@ -172,3 +172,28 @@ async def test_an_unpaid_async_checkout_waits_for_its_payment(
 
     assert (waiting.json()["outcome"], succeeded.json()["outcome"]) == ("ignored", "fulfilled")
     assert len(mailbox.wait_for(1)) == 1
+
+
+async def test_the_success_page_confirms_a_paid_session_before_its_webhook(
+    client: httpx.AsyncClient, service: PaymentService, stripe_api: StripeStandIn, mailbox: Mailbox
+) -> None:
+    # Given a checkout the buyer paid at Stripe, whose webhook has not arrived yet
+    start = service.start_checkout(Product.ONE_TIME_SCAN, "stripe", BUYER)
+    unpaid = service.confirm_stripe_return(start.reference)
+    completed = stripe_api.signed(stripe_api.complete_session(start.reference))
+
+    # When the success page asks Stripe about the session (issue 15), then the webhook comes
+    confirmation = service.confirm_stripe_return(start.reference)
+    again = service.confirm_stripe_return(start.reference)
+    webhook = await deliver(client, "stripe", completed)
+
+    # Then the page got the token (and it scans), the webhook changed nothing, and one email went out
+    assert unpaid is None
+    assert confirmation is not None and confirmation.newly_fulfilled and confirmation.token is not None
+    assert again is not None and not again.newly_fulfilled and again.token is None
+    assert webhook.json()["outcome"] == "already_fulfilled"
+    scan = await client.post("/api/scan", json={"url": "example.com", "one_time_token": confirmation.token})
+    assert scan.status_code == 200 and scan.json()["pro_locked"] is False
+    [mail] = mailbox.wait_for(1)
+    assert secret_in(mail, "wst_") == confirmation.token
+    assert service.confirm_stripe_return("cs_../../v1/customers") is None  # not a session id: Stripe not asked

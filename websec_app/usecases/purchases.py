@@ -97,6 +97,13 @@ async def verify_one_time(runtime: Runtime, payment_id: str, email: str) -> Conf
     return await anyio.to_thread.run_sync(lambda: service.verify_one_time_payment(payment_id, email))
 
 
+async def confirm_stripe_return(runtime: Runtime, session_id: str) -> Confirmation | None:
+    """The buyer is back from Stripe with a Checkout Session id: Stripe is asked, and a paid session fulfilled
+    as its webhook would (first wins). None: not paid yet. Raises PaymentError when Stripe cannot be reached."""
+    service = payments(runtime)
+    return await anyio.to_thread.run_sync(lambda: service.confirm_stripe_return(session_id))
+
+
 async def checkout_status(runtime: Runtime, reference: str) -> CheckoutRecord | None:
     """The checkout a return page is about (Stripe session id or sandbox reference), as the store has it."""
 
@@ -159,6 +166,7 @@ __all__ = [
     "checkout_status",
     "compliance_report",
     "confirm_razorpay",
+    "confirm_stripe_return",
     "payments",
     "start_checkout",
     "verify_one_time",

@@ -1,5 +1,5 @@
-"""Confirming a payment the buyer comes back with (Razorpay): Checkout.js's success handler, and
-`POST /api/verify-one-time` (spec 4.7).
+"""Confirming a payment the buyer comes back with: Razorpay's (Checkout.js's success handler, its redirect, and
+`POST /api/verify-one-time`, spec 4.7) and Stripe's (the Checkout Session read back on the success page).
 
 The signature proves the browser did not make the ids up; fetching the payment proves the money is there
 (status, amount, currency, order). Then the payment is fulfilled like a webhook would fulfil it, so
@@ -18,10 +18,11 @@ from websec_app.store.purchases import find_checkout
 from ..prices import Product
 from . import messages
 from .errors import PaymentNotVerified
-from .events import PaymentCaptured, SubscriptionCharged
+from .events import Ignored, PaymentCaptured, SubscriptionCharged
 from .fulfilment import AMOUNT_MISMATCH, Confirmation, Fulfilment, Outcome
 from .ids import PAYMENT_ID, check_id
-from .providers import PROVIDER_A
+from .providers import PROVIDER_A, PROVIDER_B
+from .sandbox import SandboxGateway
 
 if TYPE_CHECKING:
     from .gateways import Gateways
@@ -91,6 +92,19 @@ class Confirmations:
         if outcome.confirmation is None or outcome.confirmation.token is None:
             raise TokenAlreadyIssued(f"payment {payment_id} was fulfilled before")
         return outcome.confirmation
+
+
+    def stripe_return(self, session_id: str) -> Confirmation | None:
+        """The buyer is back from Stripe's hosted page: the session is read from Stripe and, when paid, fulfilled
+        like its webhook (first wins). None when Stripe says it is not paid yet, or the sandbox plays Stripe
+        (its Pay has already settled it)."""
+        gateway = self.gateways.get(PROVIDER_B)
+        if isinstance(gateway, SandboxGateway):
+            return None
+        change = gateway.checkout_session_change(session_id)  # type: ignore[union-attr]
+        if isinstance(change, Ignored):
+            return None
+        return self.fulfilment.apply(PROVIDER_B, change).confirmation
 
 
 def _confirmation(outcome: Outcome) -> Confirmation:

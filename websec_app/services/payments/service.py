@@ -110,6 +110,10 @@ class PaymentService:
             subscription_id=subscription_id, payment_id=payment_id, signature=signature
         )
 
+    def confirm_stripe_return(self, session_id: str) -> Confirmation | None:
+        """The success page's Checkout Session, read from Stripe and fulfilled if paid (None: not paid yet)."""
+        return self._confirmations.stripe_return(session_id)
+
     def verify_one_time_payment(self, payment_id: str, email: str) -> Confirmation:
         """Spec 4.7: a Razorpay payment id -> a one-time scan token (PaymentNotVerified, TokenAlreadyIssued)."""
         return self._confirmations.one_time_payment(payment_id, email)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -38,6 +39,8 @@ from .providers import PROVIDER_B
 log = logging.getLogger(__name__)
 
 _TIMEOUT = 15
+#: A Checkout Session id (cs_test_a1B2..., cs_live_...), checked before it goes into an API path.
+_SESSION_ID = re.compile(r"cs_[A-Za-z0-9_]{1,250}")
 #: Subscription statuses (https://docs.stripe.com/api/subscriptions/object#subscription_object-status) -> ours.
 _SUBSCRIPTION_STATUS = {
     "active": SUBSCRIPTION_ACTIVE,
@@ -101,6 +104,19 @@ class StripeGateway:
         if not session.url:
             raise PaymentError(messages.STRIPE_SESSION_WITHOUT_URL)
         return session.id, session.url
+
+    def checkout_session_change(self, session_id: str) -> Change:
+        """What a Checkout Session says now, read back when the buyer returns: the same as its
+        `checkout.session.completed` event (https://docs.stripe.com/checkout/fulfillment: fulfil from the
+        success page as well as the webhook, whichever comes first)."""
+        if not _SESSION_ID.fullmatch(session_id):
+            return Ignored(f"{session_id[:40]!r} is not a checkout session id")
+        try:
+            session = self._client.v1.checkout.sessions.retrieve(session_id)
+        except stripe.StripeError as exc:
+            log.warning("Stripe checkout session %s could not be read: %s", session_id, exc)
+            raise PaymentError(messages.provider_unreachable()) from exc
+        return translate_event("checkout.session.completed", session.to_dict())
 
     def parse_webhook(self, body: bytes, headers: Mapping[str, str]) -> ProviderEvent:
         """Verify (`stripe.Webhook.construct_event`) and translate one delivery; raises InvalidWebhook."""

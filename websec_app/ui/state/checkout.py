@@ -15,7 +15,7 @@ import reflex as rx
 from reflex.utils.format import format_queue_events
 
 from websec_app.services.email.links import where_used
-from websec_app.services.payments import ACTION_RAZORPAY, Confirmation
+from websec_app.services.payments import ACTION_RAZORPAY, PROVIDER_B, Confirmation
 from websec_app.services.prices import Product
 from websec_app.usecases import purchases as buying
 
@@ -245,8 +245,31 @@ class CheckoutState(rx.State):
             await self._confirm_razorpay_return(params)
             return None
         self._reference = params.get("session_id", "") or params.get("reference", "")
+        if params.get("session_id") and await self._confirm_stripe_return():
+            return None
         await self._read_return()
         return CheckoutState.watch_success if self.return_status == "pending" else None
+
+    async def _confirm_stripe_return(self) -> bool:
+        """Back from Stripe before its webhook: Stripe is asked about the session, and a paid one is fulfilled
+        here (first wins), so this page has the token and carries it on. False: the webhook was first (the
+        store says paid), Stripe says not yet, or it cannot be asked; the page then reads the store."""
+        runtime = current_runtime()
+        record = await buying.checkout_status(runtime, self._reference)
+        if record is None or record.status == "paid" or record.provider != PROVIDER_B:
+            return False
+        try:
+            confirmation = await buying.confirm_stripe_return(runtime, self._reference)
+        except Exception as exc:  # noqa: BLE001 - the webhook still confirms it; the page waits for that
+            log.warning("Stripe return %s could not be confirmed: %s", self._reference, exc)
+            return False
+        if confirmation is None or not confirmation.newly_fulfilled:
+            return False
+        self.return_product_slug = purchases.SLUG_OF_PRODUCT.get(record.product, "")
+        self.return_status, self.return_title = "paid", "Payment received, thank you"
+        self.return_text = confirmation.message
+        await self._lead_to_use(confirmation)
+        return True
 
     async def _confirm_razorpay_return(self, params: dict[str, str]) -> None:
         """Razorpay sent the buyer back with the payment: confirmed here as Checkout.js's handler confirms it
