@@ -279,3 +279,18 @@ def test_every_compliance_row_says_why_in_one_sentence_with_plain_titles(worst: 
     a01 = text[text.index("A01:2021 Broken Access Control") : text.index("A02:2021 Cryptographic")]
     assert "Any website can read logged-in users' data" in a01
     assert "referrer" not in a01.lower()  # the review moved Referrer-Policy to A05
+
+
+def test_library_error_strings_are_said_in_plain_words(worst: dict[str, Any]) -> None:
+    report = copy.deepcopy(worst)
+    report["tls"].update(
+        trusted=False,
+        verify_error="unable to get local issuer certificate",
+        not_testable=["SSLv3: OpenSSL 3.0.15 3 Sep 2024 was built without SSL 3.0 support (no-ssl3)"] * 2,
+    )
+
+    text = flat(" ".join(pdf_pages(render_scan_pdf(report, "Acme"))))
+
+    assert "The issuer is not an authority browsers trust, or an intermediate is missing" in text
+    assert "unable to get local issuer" not in text and "OpenSSL" not in text
+    assert "Not tested by this scan" in text and text.count("SSL 3.0;") + text.count("SSL 3.0.") >= 1

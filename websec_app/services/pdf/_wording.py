@@ -181,6 +181,41 @@ PROBE_RESULTS = {
 }
 
 
+# OpenSSL's verification and socket errors, as a reader says them (the raw text stays in the JSON).
+_VERIFY_WORDS = (
+    (
+        "self-signed certificate in certificate chain",
+        "The chain ends in a self-signed certificate browsers do not trust",
+    ),
+    ("self-signed", "The certificate is self-signed: no authority browsers trust vouches for it"),
+    ("unable to get local issuer", "The issuer is not an authority browsers trust, or an intermediate is missing"),
+    ("unable to get issuer", "The issuer is not an authority browsers trust, or an intermediate is missing"),
+    ("has expired", "A certificate in the chain has expired"),
+    ("not yet valid", "A certificate in the chain is not valid yet"),
+    ("signature failure", "A signature in the chain does not verify"),
+    ("revoked", "A certificate in the chain has been revoked"),
+    ("hostname mismatch", "The certificate was issued for another name"),
+    ("no certificate", "The server sent no certificate"),
+)
+_CONNECTION_WORDS = (
+    ("refused", "The server refused connections on the HTTPS port"),
+    ("timed out", "The server did not answer on the HTTPS port in time"),
+    ("timeout", "The server did not answer on the HTTPS port in time"),
+    ("reset", "The server dropped the connection"),
+    ("unreachable", "The server could not be reached"),
+)
+
+
+def verify_reason(raw: Any) -> str:
+    lowered = str(raw or "").lower()
+    return next((words for key, words in _VERIFY_WORDS if key in lowered), "The certificate chain does not verify")
+
+
+def connection_error(raw: Any) -> str:
+    lowered = str(raw or "").lower()
+    return next((w for key, w in _CONNECTION_WORDS if key in lowered), "The secure connection could not be set up")
+
+
 def probe_name(name: str) -> str:
     if name in PROTOCOL_LABELS:
         return PROTOCOL_LABELS[name]
@@ -211,8 +246,10 @@ __all__ = [
     "PROTOCOL_LABELS",
     "PROTOCOL_VERDICT",
     "cipher_strength",
+    "connection_error",
     "header_outcome",
     "item_title",
     "label",
     "probe_name",
+    "verify_reason",
 ]

@@ -46,7 +46,7 @@ from ._layout import (
     text,
     when,
 )
-from ._wording import item_title, label
+from ._wording import connection_error, item_title, label, verify_reason
 
 #: How many fixes page one lists; every one is in its section's part too.
 TOP_FIXES = 5
@@ -219,8 +219,12 @@ def _section_part(
         heading += f" <font size='10'>({_points(body.get('deduction'))})</font>"
     story += [para(heading, st["h1"]), about, Spacer(1, 2 * mm)]
     details = {k: v for k, v in body.items() if not (key == "tls" and k in _TLS_SHOWN)}
-    if key == "tls" and "certificate" in details:
-        details.pop("certificate")  # the chain table shows it, first row
+    if key == "tls":
+        details.pop("certificate", None)  # the chain table shows it, first row
+        if details.get("verify_error"):
+            details["verify_error"] = verify_reason(details["verify_error"])
+        if details.get("error"):
+            details["error"] = connection_error(details["error"])
     detail_rows = _detail_rows(details, st)
     if detail_rows:
         story += [table(detail_rows[:30], [55 * mm, CONTENT_WIDTH - 55 * mm], header=False), Spacer(1, 2 * mm)]
