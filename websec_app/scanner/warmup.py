@@ -2,15 +2,16 @@
 
 A fresh process (the command line, a worker) spends ~0.3 s importing before its first scan, and the fetch then
 spends much of its time waiting for the site's answers. The modules only grading needs (the checks, the
-grading and its fix snippets, the rule table) and tlslite-ng (the legacy TLS probes, late in the fetch) are
-therefore imported by one thread started with the first scan, in those waits, instead of before the fetch or
-after it. `scan()` waits for that thread before grading; a long-running process pays it once.
+grading and its fix snippets, the rule table), tlslite-ng (the legacy TLS probes, late in the fetch) and
+anyio's event-loop backend (httpcore's first request) are therefore imported by one thread started with the
+first scan, in those waits, instead of before the fetch or after it. `scan()` waits for that thread before
+grading; a long-running process pays it once.
 
-Safe to run beside the fetch: Python's import lock is per module, so a fetch that reaches `_legacy_hello`
-while the thread is importing it waits for it, as two threads importing one module always do. None of these
-modules imports the fetch's lazily imported ones, so the two threads never wait for each other in a circle.
-The thread only imports: it changes no state the scan reads, and an import that fails here fails again,
-with its traceback, where the scan imports the module itself.
+Safe beside the fetch: Python's import lock is per module, so a fetch that reaches `_legacy_hello` or anyio's
+backend while the thread imports it waits for it, as two threads importing one module always do. Two threads
+can only wait for each other in a circle when two modules import each other; these import nothing of the
+fetch's own lazy imports but each other's dependencies. The thread only imports: it changes no state the scan
+reads, and an import that fails here fails again, with its traceback, where the scan imports the module.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import importlib
 import sys
 import threading
 
-#: In the order the scan needs them: the legacy probes run during the fetch, the rest after it.
+#: In the order the scan needs them: httpcore loads anyio's asyncio backend at the first HTTP request (after
+#: the target is resolved), the legacy probes run during the fetch, the rest after it.
 _MODULES = (
+    "anyio._backends._asyncio",
     "websec_app.scanner.fetch._legacy_hello",
     "websec_app.scanner.checks",
     "websec_app.scanner.grading",
