@@ -50,6 +50,7 @@ from .models import (
     Subscription,
     WebhookEvent,
 )
+from .monitors import Monitor, MonitorRun  # registers the monitor tables with the store's metadata
 from .payments import find_payment, record_payment, record_webhook_event, set_payment_status
 from .periods import day_period, day_resets_at, month_period, month_resets_at
 from .plans import PLAN_LABELS, monthly_scan_limit
@@ -85,6 +86,8 @@ from .tokens import (
 )
 
 __all__ = [
+    "Monitor",
+    "MonitorRun",
     "COMPLIANCE_TOKEN_PREFIX",
     "KEY_PREFIX",
     "PLAN_LABELS",

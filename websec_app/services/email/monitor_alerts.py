@@ -1,0 +1,137 @@
+"""The emails of monitoring (issue 17): an alert when a monitored site gets worse, and the one notice a month
+that runs are skipped because the month's scans are used up. Pure: facts in, a RenderedEmail out.
+
+An alert says why it was sent, then what changed (new, fixed and changed findings by their plain titles),
+then the fixes of the new findings, and links to the site's page. Everything a scanned site controls
+(URLs, notes, fix values quoting its headers) is escaped in the HTML.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from websec_app.scanner.diff import FindingChange, ReportDiff
+from websec_app.wording import counted
+
+from .render import RenderedEmail, _code, _link, _page, _utc
+
+KIND_MONITOR_ALERT = "monitor_alert"
+KIND_MONITOR_QUOTA = "monitor_quota"
+#: How many findings an alert lists per group (the site page has them all).
+LISTED = 10
+
+
+def site_page(base_url: str, url: str) -> str:
+    """The web UI's page of one monitored site: its score over time and the latest diff."""
+    return f"{base_url}/site?{urlencode({'url': url})}"
+
+
+def _title(change: FindingChange) -> str:
+    from websec_app.scanner.rules.titles import plain_title
+
+    if change.section in ("headers", "cross_origin") and "." not in change.name:
+        return f"{change.name} header"
+    return plain_title(change.name)
+
+
+def _points(change: FindingChange) -> str:
+    state = change.after or change.before or {}
+    return f"-{state.get('deduction', 0)}"
+
+
+def _fixes_of(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[tuple[str, str]]:
+    """(title, fix) of the new findings that have a fix, as the report gives it."""
+    from websec_app.scanner.report import report_items
+
+    wanted = {(c.section, c.name) for c in changes}
+    found: list[tuple[str, str]] = []
+    for item in report_items(report):
+        fix = item.item.get("fix")
+        if (item.section, item.name) in wanted and isinstance(fix, str) and fix:
+            found.append((_title(FindingChange(item.section, item.name, item.severity, None, None)), fix))
+    return found[:LISTED]
+
+
+def monitor_alert_email(
+    *,
+    to: str,
+    url: str,
+    reasons: Sequence[str],
+    diff: ReportDiff | None,
+    report: Mapping[str, Any] | None,
+    scanned_at: datetime,
+    base_url: str,
+) -> RenderedEmail:
+    """One alert for one run: `reasons` are sentences ("The grade dropped from A to C."), in order."""
+    page = site_page(base_url, url)
+    subject = f"websec alert: {reasons[0].rstrip('.')} ({url})" if reasons else f"websec alert for {url}"
+    text_lines = [f"websec checked {url} on {_utc(scanned_at)}.", "", *[f"- {r}" for r in reasons], ""]
+    paragraphs = [
+        f"websec checked {_link(url)} on {html.escape(_utc(scanned_at))}.",
+        "<ul>" + "".join(f"<li>{html.escape(r)}</li>" for r in reasons) + "</ul>",
+    ]
+    if diff is not None:
+        text_lines.append(
+            f"Grade {diff.grade_before} -> {diff.grade_after}, score {diff.score_before} -> {diff.score_after}."
+        )
+        paragraphs.append(
+            html.escape(
+                f"Grade {diff.grade_before} → {diff.grade_after}, score {diff.score_before} → {diff.score_after}."
+            )
+        )
+        for label, changes in (("New", diff.new), ("Changed", diff.changed), ("Fixed", diff.fixed)):
+            if not changes:
+                continue
+            shown = changes[:LISTED]
+            more = f" (and {len(changes) - len(shown)} more)" if len(changes) > len(shown) else ""
+            text_lines += [f"{label} ({counted(len(changes), 'finding')}){more}:"]
+            text_lines += [f"  {_points(c)}  {_title(c)} ({c.severity})" for c in shown]
+            paragraphs.append(
+                f"<strong>{label}</strong> ({html.escape(counted(len(changes), 'finding'))}){html.escape(more)}:"
+                "<ul>"
+                + "".join(f"<li>{html.escape(f'{_points(c)}  {_title(c)} ({c.severity})')}</li>" for c in shown)
+                + "</ul>"
+            )
+        if report is not None:
+            fixes = _fixes_of(report, diff.new)
+            if fixes:
+                text_lines += ["", "How to fix the new findings:"]
+                text_lines += [f"  {title}: {fix}" for title, fix in fixes]
+                paragraphs.append(
+                    "<strong>How to fix the new findings</strong>:<ul>"
+                    + "".join(f"<li>{html.escape(title)}: {_code(fix)}</li>" for title, fix in fixes)
+                    + "</ul>"
+                )
+    text_lines += ["", f"The site's history and every fix, for your server: {page}"]
+    paragraphs.append(f"The site's history and every fix, written for your server: {_link(page, 'open the site page')}")
+    return RenderedEmail(
+        KIND_MONITOR_ALERT, to, subject, "\n".join(text_lines) + "\n", _page("websec alert", paragraphs)
+    )
+
+
+def monitor_quota_email(*, to: str, urls: Sequence[str], resets_at: datetime, base_url: str) -> RenderedEmail:
+    """Runs are skipped: this month's scans are used up (sent once a month)."""
+    sites = ", ".join(urls)
+    text = (
+        f"This month's Pro scans are used up, so websec skipped a scheduled check of {sites}.\n\n"
+        f"Monitoring resumes when the quota resets on {_utc(resets_at)}. Until then no monitor runs and no "
+        "alert can be sent.\n\n"
+        f"Your monitors and usage: {base_url}/pro\n"
+    )
+    body = _page(
+        "Monitoring paused until your scans reset",
+        [
+            f"This month's Pro scans are used up, so websec skipped a scheduled check of {html.escape(sites)}.",
+            f"Monitoring resumes when the quota resets on {html.escape(_utc(resets_at))}. Until then no monitor "
+            "runs and no alert can be sent.",
+            f"Your monitors and usage: {_link(base_url + '/pro')}",
+        ],
+    )
+    return RenderedEmail(KIND_MONITOR_QUOTA, to, "websec monitoring paused: this month's scans are used up", text, body)
+
+
+__all__ = ["KIND_MONITOR_ALERT", "KIND_MONITOR_QUOTA", "monitor_alert_email", "monitor_quota_email", "site_page"]

@@ -1,0 +1,297 @@
+"""Monitors (issue 17): a subscriber's sites re-scanned daily or weekly, and each scheduled run.
+
+A run is a `monitor_runs` row, unique per (monitor, due time): scheduling inserts the due run and moves the
+monitor's `next_run_at` in one transaction, so a run is never scheduled twice, by however many processes,
+and never lost (a process that stops after scheduling leaves the row `queued`; the next tick hands it out
+again). A run's quota unit is taken once and recorded on the row, so a retried run (its worker killed)
+neither counts twice nor loses the unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, UniqueConstraint, update
+from sqlmodel import Field, Session, col, select
+
+from ._sql import insert_ignoring_conflicts
+from .coltypes import UTCDateTime
+from .models import StoreModel
+from .quotas import Reservation, refund
+
+#: How often a monitor runs.
+INTERVALS: dict[str, timedelta] = {"daily": timedelta(days=1), "weekly": timedelta(days=7)}
+#: Monitors a subscription may have at once.
+MAX_MONITORS = 10
+
+RUN_QUEUED = "queued"
+RUN_RUNNING = "running"
+RUN_DONE = "done"
+RUN_UNREACHABLE = "unreachable"
+RUN_SKIPPED_QUOTA = "skipped_quota"
+RUN_FAILED = "failed"
+RUN_ENDED = (RUN_DONE, RUN_UNREACHABLE, RUN_SKIPPED_QUOTA, RUN_FAILED)
+#: A run claimed this long ago and still `running` was abandoned (its worker died): it may be claimed again.
+RUN_CLAIM_SECONDS = 600
+
+
+def _utc(nullable: bool = False) -> Column:  # type: ignore[type-arg]
+    return Column(UTCDateTime(), nullable=nullable)
+
+
+class Monitor(StoreModel, table=True):
+    __tablename__ = "monitors"
+    __table_args__ = (Index("ix_monitors_active_next_run_at", "active", "next_run_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    subscription_id: int = Field(sa_column=Column(Integer, ForeignKey("subscriptions.id"), nullable=False, index=True))
+    url: str = Field(max_length=2048)
+    interval: str = Field(max_length=8)
+    callback_url: str | None = Field(default=None, max_length=2048)
+    #: The key that made it: its callback secret signs the monitor's webhooks.
+    api_key_id: int | None = Field(default=None)
+    active: bool = Field(default=True)
+    created_at: datetime = Field(sa_column=_utc())
+    next_run_at: datetime = Field(sa_column=_utc())
+    #: Runs in a row that could not reach the site (the second in a row alerts).
+    unreachable_in_row: int = Field(default=0)
+    #: The month ("2026-11") whose used-up quota the owner was told of (once a month).
+    quota_notice_period: str | None = Field(default=None, max_length=7)
+    #: The certificate expiry threshold (14, then 3 days) already alerted for the current certificate.
+    certificate_alerted_days: int | None = Field(default=None)
+
+
+class MonitorRun(StoreModel, table=True):
+    __tablename__ = "monitor_runs"
+    __table_args__ = (
+        UniqueConstraint("monitor_id", "due_at"),
+        Index("ix_monitor_runs_status_due_at", "status", "due_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    monitor_id: int = Field(sa_column=Column(Integer, ForeignKey("monitors.id"), nullable=False))
+    due_at: datetime = Field(sa_column=_utc())
+    status: str = Field(default=RUN_QUEUED, max_length=16)
+    claimed_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    finished_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    attempts: int = Field(default=0)
+    #: quotas.Reservation as a dict, once taken (a retried run reuses it).
+    reservation: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    report_id: str | None = Field(default=None, max_length=32)
+    #: Why an alert went out ([] when none did), and the error of a failed or unreachable run.
+    alerts: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    error: str | None = Field(default=None, max_length=500)
+
+
+# --- a subscriber's monitors -----------------------------------------------------------------------------
+
+
+class TooManyMonitors(Exception):
+    pass
+
+
+def add_monitor(
+    session: Session,
+    *,
+    subscription_id: int,
+    api_key_id: int | None,
+    url: str,
+    interval: str,
+    callback_url: str | None,
+    now: datetime,
+) -> Monitor:
+    """A new monitor, first run due at once. Raises TooManyMonitors past MAX_MONITORS (counted under a lock
+    on the subscription's row, so two concurrent requests cannot both make the eleventh)."""
+    if interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {', '.join(INTERVALS)}")
+    from .models import Subscription
+
+    session.exec(select(Subscription).where(Subscription.id == subscription_id).with_for_update()).first()
+    count = len(
+        session.exec(select(Monitor.id).where(Monitor.subscription_id == subscription_id, Monitor.active)).all()
+    )
+    if count >= MAX_MONITORS:
+        session.rollback()
+        raise TooManyMonitors(f"a subscription has at most {MAX_MONITORS} monitors")
+    monitor = Monitor(
+        subscription_id=subscription_id,
+        api_key_id=api_key_id,
+        url=url,
+        interval=interval,
+        callback_url=callback_url,
+        created_at=now,
+        next_run_at=now,
+    )
+    session.add(monitor)
+    session.commit()
+    session.refresh(monitor)
+    return monitor
+
+
+def monitors_of(session: Session, subscription_id: int) -> list[Monitor]:
+    return list(
+        session.exec(
+            select(Monitor).where(Monitor.subscription_id == subscription_id, Monitor.active).order_by(col(Monitor.id))
+        )
+    )
+
+
+def remove_monitor(session: Session, *, subscription_id: int, monitor_id: int) -> bool:
+    """Stop a monitor (its runs stay in the history); False when it is not this subscription's."""
+    done = session.exec(
+        update(Monitor)
+        .where(col(Monitor.id) == monitor_id, col(Monitor.subscription_id) == subscription_id, col(Monitor.active))
+        .values(active=False)
+        .returning(col(Monitor.id))
+    ).first()
+    session.commit()
+    return done is not None
+
+
+def last_runs(session: Session, monitor_ids: Sequence[int]) -> dict[int, MonitorRun]:
+    """The latest run of each monitor that has one."""
+    latest: dict[int, MonitorRun] = {}
+    if not monitor_ids:
+        return latest
+    rows = session.exec(
+        select(MonitorRun).where(col(MonitorRun.monitor_id).in_(list(monitor_ids))).order_by(col(MonitorRun.due_at))
+    )
+    for run in rows:
+        latest[run.monitor_id] = run
+    return latest
+
+
+# --- scheduling ------------------------------------------------------------------------------------------
+
+
+def _next_after(due: datetime, interval: timedelta, now: datetime) -> datetime:
+    """The first due time after `now` on the monitor's grid: missed periods (a cluster down for days)
+    become one catch-up run, not a burst."""
+    following = due + interval
+    if following <= now:
+        skipped = (now - following) // interval + 1
+        following += interval * skipped
+    return following
+
+
+def schedule_due_runs(session: Session, now: datetime, limit: int = 500) -> list[int]:
+    """Insert the run of every monitor due by `now` and move the monitors on; the new runs' ids.
+
+    PostgreSQL: the due monitors are locked with SKIP LOCKED, so concurrent schedulers split them; the
+    unique (monitor, due time) makes a run once even if two got the same monitor.
+    """
+    query = (
+        select(Monitor)
+        .where(col(Monitor.active), col(Monitor.next_run_at) <= now)
+        .order_by(col(Monitor.next_run_at))
+        .limit(limit)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    created: list[int] = []
+    for monitor in session.exec(query).all():
+        due = monitor.next_run_at
+        if insert_ignoring_conflicts(
+            session, MonitorRun, {"monitor_id": monitor.id, "due_at": due, "status": RUN_QUEUED, "alerts": []}
+        ):
+            run_id = session.exec(
+                select(MonitorRun.id).where(MonitorRun.monitor_id == monitor.id, MonitorRun.due_at == due)
+            ).one()
+            if run_id is not None:
+                created.append(run_id)
+        monitor.next_run_at = _next_after(due, INTERVALS[monitor.interval], now)
+        session.add(monitor)
+    session.commit()
+    return created
+
+
+def waiting_runs(session: Session, now: datetime, limit: int = 500) -> list[int]:
+    """Runs scheduled but not ended: queued, or running past their claim (their worker died). The tick
+    hands them out again, so a run scheduled by a process that stopped is not lost."""
+    stale = now - timedelta(seconds=RUN_CLAIM_SECONDS)
+    rows = session.exec(
+        select(MonitorRun.id)
+        .where(
+            (col(MonitorRun.status) == RUN_QUEUED)
+            | ((col(MonitorRun.status) == RUN_RUNNING) & (col(MonitorRun.claimed_at) < stale))
+        )
+        .order_by(col(MonitorRun.due_at))
+        .limit(limit)
+    )
+    return [int(run_id) for run_id in rows if run_id is not None]
+
+
+@dataclass(frozen=True)
+class ClaimedRun:
+    run: MonitorRun
+    monitor: Monitor
+
+
+def claim_run(session: Session, run_id: int, now: datetime) -> ClaimedRun | None:
+    """Take a queued run (or one abandoned mid-run) for this worker; None when another has it or it ended."""
+    stale = now - timedelta(seconds=RUN_CLAIM_SECONDS)
+    claimed = session.exec(
+        update(MonitorRun)
+        .where(
+            col(MonitorRun.id) == run_id,
+            (col(MonitorRun.status) == RUN_QUEUED)
+            | ((col(MonitorRun.status) == RUN_RUNNING) & (col(MonitorRun.claimed_at) < stale)),
+        )
+        .values(status=RUN_RUNNING, claimed_at=now, attempts=col(MonitorRun.attempts) + 1)
+        .returning(col(MonitorRun.id))
+    ).first()
+    session.commit()
+    if claimed is None:
+        return None
+    run = session.get(MonitorRun, run_id)
+    assert run is not None
+    monitor = session.get(Monitor, run.monitor_id)
+    assert monitor is not None
+    return ClaimedRun(run, monitor)
+
+
+def keep_reservation(session: Session, run_id: int, reservation: dict[str, Any]) -> None:
+    session.exec(update(MonitorRun).where(col(MonitorRun.id) == run_id).values(reservation=reservation))
+    session.commit()
+
+
+def finish_run(
+    session: Session,
+    run_id: int,
+    *,
+    status: str,
+    now: datetime,
+    report_id: str | None = None,
+    alerts: Sequence[str] = (),
+    error: str | None = None,
+    monitor_changes: dict[str, Any] | None = None,
+    give_back: Reservation | None = None,
+) -> bool:
+    """End a running run once (False when it had ended already), with the monitor's new state and, for a
+    run that delivered nothing, its quota unit given back: all in one transaction, so a unit is refunded
+    exactly when the run ends without a report."""
+    ended = session.exec(
+        update(MonitorRun)
+        .where(col(MonitorRun.id) == run_id, col(MonitorRun.status) == RUN_RUNNING)
+        .values(
+            status=status,
+            finished_at=now,
+            report_id=report_id,
+            alerts=list(alerts),
+            error=(error or None) and error[:500],
+        )
+        .returning(col(MonitorRun.monitor_id))
+    ).first()
+    if ended is None:
+        session.rollback()
+        return False
+    if monitor_changes:
+        session.exec(update(Monitor).where(col(Monitor.id) == ended).values(**monitor_changes))
+    if give_back is not None:
+        refund(session, give_back)  # its commit ends this same transaction: the run's end and the unit together
+    else:
+        session.commit()
+    return True

@@ -1,0 +1,373 @@
+"""Monitoring (issue 17): a subscriber's sites scanned daily or weekly, alerts when one gets worse.
+
+- `add`, `listed`, `remove`: the subscriber's monitors (at most 10).
+- `tick(runtime, submit)`: schedule every run due at the runtime's clock and hand each to `submit` (the
+  task engine defers it; tests run it at once). The task engine calls it once per minute across the
+  whole cluster (websec_app/jobs/engine.py); the store makes a run once however many call it.
+- `execute_run(runtime, run_id)`: one run. It takes one of the month's Pro scans (when none is left, the
+  run is skipped and the owner told once that month), scans, keeps the report in the history, compares it
+  with the previous scan of the URL, and sends at most one alert: the grade dropped; a critical or
+  important finding appeared; the certificate expires within 14 days (and again within 3); the site could
+  not be reached in two runs in a row. A run that cannot reach the site gives its unit back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from websec_app.runtime import Runtime
+from websec_app.scanner import ScanError, TargetUnreachable, parse_target
+from websec_app.scanner.diff import ReportDiff, diff_reports
+from websec_app.services.metering import record_report
+from websec_app.store import Subscription, month_period, month_resets_at, reserve_monthly_scan, save_report
+from websec_app.store.history import history_page
+from websec_app.store.monitors import (
+    INTERVALS,
+    MAX_MONITORS,
+    RUN_DONE,
+    RUN_FAILED,
+    RUN_SKIPPED_QUOTA,
+    RUN_UNREACHABLE,
+    ClaimedRun,
+    Monitor,
+    MonitorRun,
+    TooManyMonitors,
+    add_monitor,
+    claim_run,
+    finish_run,
+    keep_reservation,
+    last_runs,
+    monitors_of,
+    remove_monitor,
+    schedule_due_runs,
+    waiting_runs,
+)
+from websec_app.store.outbox import enqueue_email
+from websec_app.store.quotas import Reservation
+
+from .accounts import Subscriber
+
+log = logging.getLogger(__name__)
+
+#: What a monitor run is, in the history (`scan_records.kind`).
+SCAN_MONITOR = "monitor"
+#: Certificate expiry thresholds (days): an alert when the certificate enters each, once per certificate.
+CERTIFICATE_WARNINGS = (14, 3)
+#: Unreachable runs in a row that alert (once, when the count reaches it).
+UNREACHABLE_ALERT_AFTER = 2
+#: Attempts of a monitor's webhook, and the pause before each retry (seconds, doubling).
+WEBHOOK_ATTEMPTS = 3
+WEBHOOK_FIRST_PAUSE = 1.0
+
+__all__ = [
+    "INTERVALS",
+    "MAX_MONITORS",
+    "SCAN_MONITOR",
+    "MonitorView",
+    "TooManyMonitors",
+    "add",
+    "execute_run",
+    "listed",
+    "remove",
+    "tick",
+]
+
+
+@dataclass(frozen=True)
+class MonitorView:
+    id: int
+    url: str
+    interval: str
+    callback_url: str | None
+    created_at: datetime
+    next_run_at: datetime
+    last_run_at: datetime | None = None
+    last_status: str | None = None
+    last_report_id: str | None = None
+
+
+def _view(monitor: Monitor, last: MonitorRun | None = None) -> MonitorView:
+    assert monitor.id is not None
+    return MonitorView(
+        monitor.id,
+        monitor.url,
+        monitor.interval,
+        monitor.callback_url,
+        monitor.created_at,
+        monitor.next_run_at,
+        last.due_at if last else None,
+        last.status if last else None,
+        last.report_id if last else None,
+    )
+
+
+async def add(
+    runtime: Runtime, subscriber: Subscriber, url: str, interval: str, callback_url: str | None = None
+) -> MonitorView:
+    """A new monitor; its first run is due at once. Raises InvalidTarget, ValueError (interval),
+    TooManyMonitors, and for a callback URL CallbacksUnavailable or the scanner's guard errors."""
+    wanted = parse_target(url).url
+    if interval not in INTERVALS:
+        raise ValueError(f"The interval must be one of: {', '.join(INTERVALS)}.")
+    if callback_url:
+        from websec_app.jobs.callbacks import callback_secret, checked_address
+
+        callback_secret(runtime.settings, subscriber.key_id)  # CallbacksUnavailable when they cannot be signed
+        await checked_address(callback_url, runtime.settings)
+    monitor = await runtime.db(
+        add_monitor,
+        subscription_id=subscriber.subscription_id,
+        api_key_id=subscriber.key_id,
+        url=wanted,
+        interval=interval,
+        callback_url=callback_url or None,
+        now=runtime.now(),
+    )
+    return _view(monitor)
+
+
+def _listed(session: Session, subscription_id: int) -> list[MonitorView]:
+    monitors = monitors_of(session, subscription_id)
+    latest = last_runs(session, [m.id for m in monitors if m.id is not None])
+    return [_view(m, latest.get(m.id or 0)) for m in monitors]
+
+
+async def listed(runtime: Runtime, subscriber: Subscriber) -> list[MonitorView]:
+    return await runtime.db(_listed, subscriber.subscription_id)
+
+
+async def remove(runtime: Runtime, subscriber: Subscriber, monitor_id: int) -> bool:
+    """Stop one of the subscriber's monitors; False when it is not theirs (or already stopped)."""
+    return bool(await runtime.db(remove_monitor, subscription_id=subscriber.subscription_id, monitor_id=monitor_id))
+
+
+# --- scheduling -------------------------------------------------------------------------------------------
+
+
+def _schedule(session: Session, now: datetime) -> list[int]:
+    created = schedule_due_runs(session, now)
+    # Runs left by a process that stopped after scheduling them (or whose worker died mid-run) go out again.
+    return list(dict.fromkeys([*created, *waiting_runs(session, now)]))
+
+
+async def tick(runtime: Runtime, submit: Callable[[int], Awaitable[None]]) -> list[int]:
+    """Schedule the runs due now and submit each; their ids."""
+    run_ids: list[int] = await runtime.db(_schedule, runtime.now())
+    for run_id in run_ids:
+        await submit(run_id)
+    return run_ids
+
+
+# --- one run ----------------------------------------------------------------------------------------------
+
+
+def _reserve(session: Session, claimed: ClaimedRun, now: datetime, limit: int) -> Reservation | None:
+    """The run's unit: the one it took before (a retried run), or a new one; None when the month is used up."""
+    if claimed.run.reservation:
+        return Reservation(**claimed.run.reservation)
+    reservation = reserve_monthly_scan(session, claimed.monitor.subscription_id, now, limit)
+    if reservation is not None:
+        assert claimed.run.id is not None
+        keep_reservation(session, claimed.run.id, asdict(reservation))
+    return reservation
+
+
+def _owner_email(session: Session, subscription_id: int) -> str:
+    subscription = session.get(Subscription, subscription_id)
+    return subscription.email if subscription is not None else ""
+
+
+def _previous_body(session: Session, subscription_id: int, url: str) -> dict[str, Any] | None:
+    rows, _ = history_page(session, subscription_id=subscription_id, url=url, offset=0, limit=1)
+    if not rows:
+        return None
+    from websec_app.store import find_report
+
+    stored = find_report(session, rows[0][1])
+    return dict(stored.body) if stored is not None else None
+
+
+def _keep(session: Session, claimed: ClaimedRun, report: Any, body: Mapping[str, Any], now: datetime) -> str:
+    record = record_report(
+        session,
+        report,
+        kind=SCAN_MONITOR,
+        now=now,
+        subscription_id=claimed.monitor.subscription_id,
+        api_key_id=claimed.monitor.api_key_id,
+    )
+    return save_report(session, body=body, kind=SCAN_MONITOR, now=now, scan_record_id=record.id).id
+
+
+def _grade_rank(grade: str) -> int:
+    from websec_app.scanner.rules import default_rulebook
+
+    grades = [band.grade for band in default_rulebook().bands]
+    return grades.index(grade) if grade in grades else len(grades)
+
+
+def _certificate_days(body: Mapping[str, Any]) -> int | None:
+    tls = body.get("tls")
+    certificate = tls.get("certificate") if isinstance(tls, Mapping) else None
+    days = certificate.get("days_to_expiry") if isinstance(certificate, Mapping) else None
+    return days if isinstance(days, int) else None
+
+
+def alert_reasons(
+    previous: Mapping[str, Any] | None, body: Mapping[str, Any], diff: ReportDiff | None, alerted_days: int | None
+) -> tuple[list[str], int | None]:
+    """Why this run alerts (sentences, most serious first), and the certificate threshold now alerted."""
+    reasons: list[str] = []
+    if previous is not None and _grade_rank(str(body.get("grade"))) > _grade_rank(str(previous.get("grade"))):
+        reasons.append(f"The grade dropped from {previous.get('grade')} to {body.get('grade')}.")
+    if diff is not None:
+        serious = [c for c in diff.new if c.severity in ("critical", "important")]
+        if serious:
+            from websec_app.services.email.monitor_alerts import _title
+
+            names = ", ".join(_title(c) for c in serious[:5])
+            more = f" and {len(serious) - 5} more" if len(serious) > 5 else ""
+            reasons.append(f"New critical or important finding{'s' if len(serious) > 1 else ''}: {names}{more}.")
+    days = _certificate_days(body)
+    threshold = alerted_days
+    if days is None or days > max(CERTIFICATE_WARNINGS):
+        threshold = None  # renewed (or no certificate read): the next expiry warns again
+    else:
+        due = min(t for t in CERTIFICATE_WARNINGS if days <= t)
+        if alerted_days is None or due < alerted_days:
+            when = "today" if days <= 0 else f"in {days} day{'s' if days != 1 else ''}"
+            reasons.append(f"The certificate expires {when}." if days >= 0 else "The certificate has expired.")
+            threshold = due
+    return reasons, threshold
+
+
+async def _send_alert(
+    runtime: Runtime, claimed: ClaimedRun, reasons: list[str], diff: ReportDiff | None, body: Mapping[str, Any] | None
+) -> None:
+    """The alert email (through the outbox, one per run: its dedupe key) and the optional signed webhook."""
+    from websec_app.services.email.monitor_alerts import monitor_alert_email, site_page
+    from websec_app.services.email.render import queued
+
+    now = runtime.now()
+    to = await runtime.db(_owner_email, claimed.monitor.subscription_id)
+    rendered = monitor_alert_email(
+        to=to,
+        url=claimed.monitor.url,
+        reasons=reasons,
+        diff=diff,
+        report=body,
+        scanned_at=now,
+        base_url=runtime.settings.base_url,
+    )
+    email = queued(rendered, sender=runtime.settings.mail.sender, now=now, dedupe_key=f"monitor-run:{claimed.run.id}")
+    await runtime.db(enqueue_email, email, now)
+    if claimed.monitor.callback_url and claimed.monitor.api_key_id is not None:
+        payload = {
+            "event": "monitor.alert",
+            "monitor_id": claimed.monitor.id,
+            "url": claimed.monitor.url,
+            "reasons": reasons,
+            "diff": diff.to_dict() if diff is not None else None,
+            "site_page": site_page(runtime.settings.base_url, claimed.monitor.url),
+        }
+        await _webhook(runtime, claimed.monitor.callback_url, claimed.monitor.api_key_id, payload)
+
+
+async def _webhook(runtime: Runtime, url: str, api_key_id: int, payload: Mapping[str, Any]) -> None:
+    from websec_app.jobs.callbacks import callback_secret, deliver, encode, sign
+
+    body = encode(payload)
+    try:
+        signature = sign(callback_secret(runtime.settings, api_key_id), body)
+    except Exception:  # noqa: BLE001 - callbacks switched off since the monitor was made: the email went
+        log.warning("monitor webhook to %s not sent: callbacks are not enabled", url)
+        return
+    pause = WEBHOOK_FIRST_PAUSE
+    for attempt in range(1, WEBHOOK_ATTEMPTS + 1):
+        try:
+            status = await deliver(url, body, signature, runtime.settings)
+            if 200 <= status < 300:
+                return
+            log.warning("monitor webhook to %s answered %s (attempt %s)", url, status, attempt)
+        except Exception as exc:  # noqa: BLE001 - retried, then given up: the email carries the alert
+            log.warning("monitor webhook to %s failed (attempt %s): %s", url, attempt, exc)
+        if attempt < WEBHOOK_ATTEMPTS:
+            await asyncio.sleep(pause)
+            pause *= 2
+
+
+def _quota_notice(session: Session, claimed: ClaimedRun, now: datetime, base_url: str, sender: str) -> None:
+    """Tell the owner once a month that runs are skipped (the outbox's dedupe key makes it once)."""
+    from websec_app.services.email.monitor_alerts import monitor_quota_email
+    from websec_app.services.email.render import queued
+
+    subscription_id = claimed.monitor.subscription_id
+    rendered = monitor_quota_email(
+        to=_owner_email(session, subscription_id),
+        urls=[claimed.monitor.url],
+        resets_at=month_resets_at(now),
+        base_url=base_url,
+    )
+    key = f"monitor-quota:{subscription_id}:{month_period(now)}"
+    enqueue_email(session, queued(rendered, sender=sender, now=now, dedupe_key=key), now)
+
+
+async def execute_run(runtime: Runtime, run_id: int) -> str | None:
+    """Run one scheduled run (the task engine's task); its end status, or None when another worker has it
+    or it has ended already (a retried copy)."""
+    now = runtime.now()
+    claimed: ClaimedRun | None = await runtime.db(claim_run, run_id, now)
+    if claimed is None:
+        return None
+    monitor = claimed.monitor
+    limit = runtime.settings.pro_scans_per_month
+    reservation: Reservation | None = await runtime.db(_reserve, claimed, now, limit)
+    if reservation is None:
+        await runtime.db(_quota_notice, claimed, now, runtime.settings.base_url, runtime.settings.mail.sender)
+        await runtime.db(finish_run, run_id, status=RUN_SKIPPED_QUOTA, now=now)
+        return RUN_SKIPPED_QUOTA
+    try:
+        report = await runtime.scanner(monitor.url, runtime.settings)
+    except ScanError as exc:
+        in_row = monitor.unreachable_in_row + 1
+        reasons = []
+        if isinstance(exc, TargetUnreachable) and in_row == UNREACHABLE_ALERT_AFTER:
+            reasons = [f"The site could not be reached in {UNREACHABLE_ALERT_AFTER} runs in a row: {exc}"]
+        if reasons:
+            await _send_alert(runtime, claimed, reasons, None, None)
+        status = RUN_UNREACHABLE if isinstance(exc, TargetUnreachable) else RUN_FAILED
+        await runtime.db(
+            finish_run,
+            run_id,
+            status=status,
+            now=runtime.now(),
+            alerts=reasons,
+            error=str(exc),
+            monitor_changes={"unreachable_in_row": in_row},
+            give_back=reservation,
+        )
+        return status
+    body = report.to_dict(pro=True, include_fix=True)
+    previous = await runtime.db(_previous_body, monitor.subscription_id, monitor.url)
+    report_id = await runtime.db(_keep, claimed, report, body, now)
+    diff = diff_reports(previous, body) if previous is not None else None
+    reasons, threshold = alert_reasons(previous, body, diff, monitor.certificate_alerted_days)
+    if reasons:
+        await _send_alert(runtime, claimed, reasons, diff, body)
+    await runtime.db(
+        finish_run,
+        run_id,
+        status=RUN_DONE,
+        now=runtime.now(),
+        report_id=report_id,
+        alerts=reasons,
+        monitor_changes={"unreachable_in_row": 0, "certificate_alerted_days": threshold},
+    )
+    return RUN_DONE
