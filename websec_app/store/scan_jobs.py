@@ -90,12 +90,16 @@ def finish_done(
     return ended is not None
 
 
-def finish_failed(session: Session, job_id: str, now: datetime, status: int, message: str) -> bool:
+def finish_failed(
+    session: Session, job_id: str, now: datetime, status: int, message: str, *, only_queued: bool = False
+) -> bool:
     """End the job without a result and give its unit back, in one transaction. False when it had already
-    ended (nothing given back then: whoever ended it decided)."""
+    ended (nothing given back then: whoever ended it decided), or with `only_queued`, when a worker has
+    started it."""
+    states = (JOB_QUEUED,) if only_queued else _OPEN
     ended = session.exec(
         update(ScanJob)
-        .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(_OPEN))
+        .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(states))
         .values(status=JOB_FAILED, error_status=status, error_message=message[:1024], finished_at=now)
         .returning(col(ScanJob.reservation), col(ScanJob.scan_token_id))
     ).one_or_none()

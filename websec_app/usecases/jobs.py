@@ -67,6 +67,8 @@ log = logging.getLogger(__name__)
 SCAN_FAILED = "An internal error occurred. Please try again later."
 #: The answer of a job nobody finished in time (its unit is given back).
 NOT_FINISHED = "The scan did not finish in time; nothing was counted. Please try again."
+#: The answer of a job withdrawn before any worker started it (its unit is given back).
+NOT_STARTED = "The scanner is at capacity right now; nothing was counted. Please retry later (see Retry-After)."
 MAX_BATCH = 50
 
 
@@ -147,10 +149,17 @@ async def _in_line(runtime: Runtime, place: Place | None) -> AsyncIterator[None]
 
 
 async def _queue_and_wait(runtime: Runtime, job: ScanJob) -> ScanJob:
+    """Queue the job and wait for its end. A job no worker has started within WEBSEC_MAX_SCAN_WAIT (the
+    admission's estimate was too kind: a burst on idle figures, a worker lost) is withdrawn, its unit given
+    back, and answered 503 like a refused one; a started job is waited for (a scan is bounded)."""
     engine = _engine(runtime)
     try:
         await engine.submit(job.id)
-        ended = await engine.wait(job.id, wait_budget(runtime))
+        ended = await engine.wait(job.id, runtime.settings.max_scan_wait)
+        if not ended:
+            withdrawn = await runtime.db(finish_failed, job.id, _real_now(), 503, NOT_STARTED, only_queued=True)
+            if not withdrawn:
+                ended = await engine.wait(job.id, wait_budget(runtime) - runtime.settings.max_scan_wait)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await _give_up(runtime, job.id)

@@ -1,0 +1,100 @@
+"""The engine embedded in `make run` (issue 16): one command, one process, SQLite, no server beside it.
+
+`make run` is started as users start it, with private targets allowed for the fixture sites. A free scan,
+a Pro scan and an async scan are answered by the scan workers running inside that process: nothing else is
+running, the database is the SQLite file in WEBSEC_DATA_DIR, and its `scan_jobs` rows record each job done.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlmodel import select
+
+from tests.clock import TEST_NOW
+from tests.fixtures.ports import free_port
+from tests.fixtures.processes import stop_group, wait_until_healthy
+from tests.fixtures.sites import RunningSite
+from websec_app.store import Database, create_subscription, issue_api_key
+from websec_app.store.models import JOB_DONE, ScanJob
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 300.0
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory, scan_env: dict[str, str]) -> Iterator[tuple[str, Path]]:
+    work = tmp_path_factory.mktemp("embedded")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBSEC_", "REDIS_"))}
+    env.update(scan_env)
+    env.update(
+        {
+            "REFLEX_WEB_WORKDIR": str(work / "web"),
+            "REFLEX_STATES_WORKDIR": str(work / "states"),
+            "WEBSEC_DATA_DIR": str(work / "var"),
+        }
+    )
+    log = work / "server.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            ["make", "--no-print-directory", "run", f"PORT={port}", "HOST=127.0.0.1"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(
+            base_url,
+            server,
+            what="`make run`",
+            seconds=START_TIMEOUT_S,
+            output=lambda: log.read_text(errors="replace")[-3000:],
+            interval=0.5,
+            request_timeout=2,
+        )
+        yield base_url, work / "var" / "websec.db"
+    finally:
+        stop_group(server)
+        shutil.rmtree(work / "web", ignore_errors=True)
+
+
+def test_make_run_scans_as_jobs_in_its_one_process(made: tuple[str, Path], best_site: RunningSite) -> None:
+    base, sqlite_file = made
+    database = Database(f"sqlite:///{sqlite_file}")
+    with database.session() as session:
+        subscription = create_subscription(session, email="embedded@example.com", now=TEST_NOW)
+        assert subscription.id is not None
+        key = issue_api_key(session, subscription.id, TEST_NOW).key
+
+    free = httpx.post(f"{base}/api/scan", json={"url": best_site.url}, timeout=120)
+    pro = httpx.post(f"{base}/api/scan/pro", json={"url": best_site.url}, headers={"X-API-Key": key}, timeout=120)
+    queued = httpx.post(f"{base}/api/scans", json={"url": best_site.url}, headers={"X-API-Key": key}, timeout=60)
+
+    assert free.status_code == 200 and free.json()["grade"] == "A+" and free.json()["pro_locked"] is True
+    assert pro.status_code == 200 and pro.headers["X-Scans-Remaining"] == "49"
+    assert queued.status_code == 202
+    [job] = queued.json()["jobs"]
+    deadline = time.monotonic() + 120
+    while (status := httpx.get(f"{base}/api/scans/{job['id']}", headers={"X-API-Key": key}, timeout=30).json())[
+        "status"
+    ] not in ("done", "failed"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    assert status["status"] == "done" and status["report"]["grade"] == "A+"
+    with database.session() as session:
+        jobs = session.exec(select(ScanJob)).all()
+    assert sorted(job.kind for job in jobs) == ["free", "pro", "pro"]
+    assert all(job.status == JOB_DONE and job.attempts == 1 for job in jobs)
+    database.dispose()
