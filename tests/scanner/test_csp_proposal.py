@@ -333,3 +333,16 @@ def test_a_huge_inline_stylesheet_is_read_in_one_pass() -> None:
     policy = directives(propose(html(f"<style>{rules}</style>")).policy)
 
     assert policy["style-src"] == ["'self'", sha256(rules)] and "font-src" not in policy
+
+
+def test_repairing_inline_styles_keeps_many_style_attributes_working() -> None:
+    body = "".join(f'<p style="margin: {i}px">x</p>' for i in range(MAX_STYLE_ATTRIBUTE_HASHES + 1))
+
+    proposal = repair_policy(
+        parse_policy("default-src 'self'; style-src 'self' 'unsafe-inline'"),
+        page_of(html(body=body)),
+        PAGE_URL,
+        Repairs(inline_style=True),
+    )
+
+    assert proposal.policy == "default-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'"

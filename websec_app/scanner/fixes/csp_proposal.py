@@ -204,7 +204,9 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
         except _TooMuch:
             builder.style_hashes.clear()
         style_sources = list(builder.style_hashes)
-        if page.style_attributes and len(page.style_attributes) <= MAX_STYLE_ATTRIBUTE_HASHES:
+        if len(page.style_attributes) > MAX_STYLE_ATTRIBUTE_HASHES:  # too many to hash: keep them working
+            attribute_sources = ["'unsafe-inline'"]
+        elif page.style_attributes:
             attribute_sources = ["'unsafe-hashes'", *dict.fromkeys(map(inline_hash, page.style_attributes))]
     dropped = {"object-src"} if repairs.objects_open else set()
     dropped |= {"base-uri"} if repairs.base_open else set()
