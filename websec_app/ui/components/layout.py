@@ -99,8 +99,11 @@ def page(*children: rx.Component, width: str = MAX_WIDTH) -> rx.Component:
             padding_x="1rem",
             padding_top="2rem",
             width="100%",
+            flex="1 0 auto",  # a short page (404, a refusal) still has its footer at the bottom
         ),
         footer(),
+        display="flex",
+        flex_direction="column",
         min_height="100vh",
         background_color=rx.color("gray", 1),
     )
