@@ -165,27 +165,30 @@ async def test_the_proposed_csp_lets_the_page_load_everything_in_chromium(
         Site(names=(site_factory.unique_host("csp-shop"),), routes=routes(cdn_host, []), http=HTTPS_REDIRECT)
     )
 
-    # When the real scanner scans it
-    body = (await scan(shop.url, scan_settings)).to_dict()
-    header = body["headers"]["Content-Security-Policy"]
-    proposal = header["fix"]
-
-    # Then the fix is a policy built from the page, with the rollout in the note
-    assert header["status"] == "missing"
-    assert f"https://{cdn_host}" in proposal and "'sha256-" in proposal and "upgrade-insecure-requests" in proposal
-    assert "Content-Security-Policy-Report-Only" in header["note"]
-
-    # And the same page, sent WITH that policy enforced by another site, loads completely in Chromium
-    enforced_routes = routes(cdn_host, [("Content-Security-Policy", proposal)])
-    enforced_routes["/generic"] = Response(
-        200, [("Content-Type", "text/html; charset=utf-8"), ("Content-Security-Policy", GENERIC)], page(cdn_host)
-    )
-    enforced = site_factory(Site(names=(site_factory.unique_host("csp-enforced"),), routes=enforced_routes))
     try:
-        loaded = await asyncio.to_thread(load_in_chromium, [cdn, enforced], enforced.url)
-        control = await asyncio.to_thread(load_in_chromium, [cdn, enforced], enforced.url + "generic")
+        # When the real scanner scans it
+        body = (await scan(shop.url, scan_settings)).to_dict()
+        header = body["headers"]["Content-Security-Policy"]
+        proposal = header["fix"]
+
+        # Then the fix is a policy built from the page, with the rollout in the note
+        assert header["status"] == "missing"
+        assert f"https://{cdn_host}" in proposal and "'sha256-" in proposal
+        assert "upgrade-insecure-requests" in proposal
+        assert "Content-Security-Policy-Report-Only" in header["note"]
+
+        # And the same page, sent WITH that policy enforced by another site, loads completely in Chromium
+        enforced_routes = routes(cdn_host, [("Content-Security-Policy", proposal)])
+        enforced_routes["/generic"] = Response(
+            200, [("Content-Type", "text/html; charset=utf-8"), ("Content-Security-Policy", GENERIC)], page(cdn_host)
+        )
+        enforced = site_factory(Site(names=(site_factory.unique_host("csp-enforced"),), routes=enforced_routes))
+        try:
+            loaded = await asyncio.to_thread(load_in_chromium, [cdn, enforced], enforced.url)
+            control = await asyncio.to_thread(load_in_chromium, [cdn, enforced], enforced.url + "generic")
+        finally:
+            enforced.stop()
     finally:
-        enforced.stop()
         shop.stop()
         cdn.stop()
 
