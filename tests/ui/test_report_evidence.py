@@ -225,6 +225,7 @@ def test_fix_tabs_and_copy_buttons_work_from_the_keyboard(
         if copy.evaluate("el => el === document.activeElement"):
             break
     expect(copy).to_be_focused()
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none", "no visible focus"
     page.keyboard.press(" ")
     assert page.evaluate("navigator.clipboard.readText()").startswith(f"{SNIPPET_PREFIX[str(server)]} {server} for:")
 
