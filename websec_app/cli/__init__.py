@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from .. import startup_gc
 from . import account_cmd, keys_cmd, scan_cmd, serve_api_cmd, worker_cmd
 
 _COMMANDS = (scan_cmd, serve_api_cmd, worker_cmd, keys_cmd, account_cmd)
@@ -20,7 +21,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Commands whose start-up runs with the cycle collector paused (websec_app/startup_gc.py): a scan, which
+#: resumes it when its imports are done. Not the long-running ones.
+_PAUSE_COLLECTOR = ("scan",)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
-    return int(args.handler(args))
+    if args.command in _PAUSE_COLLECTOR:
+        startup_gc.pause()
+    try:
+        return int(args.handler(args))
+    finally:
+        startup_gc.resume()  # when the command ended before its scan did (an invalid URL)

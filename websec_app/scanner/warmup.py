@@ -20,6 +20,8 @@ import importlib
 import sys
 import threading
 
+from .. import startup_gc
+
 #: In the order the scan needs them: httpcore loads anyio's asyncio backend at the first HTTP request (after
 #: the target is resolved), the legacy probes run during the fetch, the rest after it.
 _MODULES = (
@@ -53,6 +55,7 @@ def _import_all() -> None:
         pass
     finally:
         sys.setswitchinterval(previous)
+        startup_gc.resume()  # the command line's start-up ends here (startup_gc.py)
 
 
 def start() -> None:
@@ -60,6 +63,7 @@ def start() -> None:
     global _thread  # noqa: PLW0603 - one warm-up per process
     with _lock:
         if _thread is not None or all(name in sys.modules for name in _MODULES):
+            startup_gc.resume()
             return
         _thread = threading.Thread(target=_import_all, name="websec-warmup", daemon=True)
         _thread.start()
