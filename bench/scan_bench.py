@@ -1,7 +1,7 @@
 """Scan benchmark (issue 14): real in-process scans of loopback fixture sites (the servers the tests use).
 
     python -m bench.scan_bench [--scans 30] [--concurrency 50] [--total 200] [--against-commit REV]
-                               [--servers-apart] [--keep-alive]
+                               [--servers-apart] [--keep-alive] [--loop asyncio|uvloop]
     python bench/scan_bench.py             (the same, from the checkout)
 
 For a good (A+) and a bad (F) site it prints the median and p95 wall time of one scan run alone, how
@@ -18,7 +18,9 @@ each figure over the rounds is printed. Only loopback traffic: the sites and the
 started here, on 127.0.0.0/8. By default the fixture servers run in threads of the same process, so
 their side of every handshake and DNS answer competes for the same GIL as the scanner (a third of the
 CPU of a scan); `--servers-apart` runs them in a child process, as real sites are, and the CPU per
-scan printed is then the scanner's alone.
+scan printed is then the scanner's alone. `--loop uvloop` runs the scans on uvloop, the loop the
+product's own in-process scans run on (serve-api on granian, the Reflex app); the default is
+asyncio's, as `python -m websec_app scan` runs.
 """
 
 from __future__ import annotations
@@ -167,10 +169,26 @@ async def concurrent(url: str, settings: Any, total: int, in_flight: int) -> tup
     return total / (time.perf_counter() - started), durations, errors
 
 
+def _runner(loop: str) -> Callable[[Any], Any]:
+    """asyncio.run, or uvloop's equivalent."""
+    if loop == "uvloop":
+        import uvloop
+
+        return uvloop.run
+    return asyncio.run
+
+
 def measure(
-    scans: int, total: int, in_flight: int, *, servers_apart: bool = False, keep_alive: bool = False
+    scans: int,
+    total: int,
+    in_flight: int,
+    *,
+    servers_apart: bool = False,
+    keep_alive: bool = False,
+    loop: str = "asyncio",
 ) -> dict[str, Any]:
     """Every figure of one version, in this process (its `websec_app` is whatever sys.path finds)."""
+    run = _runner(loop)
     from websec_app.scanner import scan
     from websec_app.settings import DnsServer, Settings
 
@@ -183,10 +201,10 @@ def measure(
         )
         urls: dict[str, str] = world["sites"]
         for name, url in urls.items():
-            report = asyncio.run(scan(url, settings))  # warm-up: imports, rule table, TLS contexts
+            report = run(scan(url, settings))  # warm-up: imports, rule table, TLS contexts
             time.sleep(0.2)  # let the servers finish closing the warm-up's connections before counting
             before = counters(name)
-            durations, overlaps = asyncio.run(sequential(url, settings, scans))
+            durations, overlaps = run(sequential(url, settings, scans))
             time.sleep(0.2)
             figures[name] = {
                 "grade": report.grade,
@@ -197,7 +215,7 @@ def measure(
             }
         before = counters(SITES[0])
         cpu_before = time.process_time()
-        rate, durations, errors = asyncio.run(concurrent(urls[SITES[0]], settings, total, in_flight))
+        rate, durations, errors = run(concurrent(urls[SITES[0]], settings, total, in_flight))
         cpu_ms = (time.process_time() - cpu_before) * 1000 / total
         time.sleep(0.2)
         figures["throughput"] = {
@@ -253,6 +271,7 @@ def _child(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     argv += ["--scans", str(args.scans), "--total", str(args.total), "--concurrency", str(args.concurrency)]
     argv += ["--servers-apart"] if args.servers_apart else []
     argv += ["--keep-alive"] if args.keep_alive else []
+    argv += ["--loop", args.loop]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench child for {root} failed: {done.stderr[-2000:]}")
@@ -285,6 +304,9 @@ def main() -> int:
     parser.add_argument(
         "--keep-alive", action="store_true", help="the fixture sites keep connections open (Site.keep_alive)"
     )
+    parser.add_argument(
+        "--loop", choices=("asyncio", "uvloop"), default="asyncio", help="the event loop the scans run on"
+    )
     parser.add_argument("--serve-fixtures", action="store_true", help=argparse.SUPPRESS)  # that child
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one JSON line
     parser.add_argument("--scanner-root", type=Path, help=argparse.SUPPRESS)  # child mode: websec_app from here
@@ -310,6 +332,7 @@ def main() -> int:
                     args.concurrency,
                     servers_apart=args.servers_apart,
                     keep_alive=args.keep_alive,
+                    loop=args.loop,
                 )
             )
         )
@@ -318,11 +341,16 @@ def main() -> int:
     where = "in a child process" if args.servers_apart else "in this process"
     print(
         f"scan benchmark: {args.scans} sequential scans per site, then {args.total} with {args.concurrency}"
-        f" in flight ({os.cpu_count()} cores; fixture sites and DNS {where})"
+        f" in flight ({os.cpu_count()} cores; fixture sites and DNS {where}; {args.loop} event loop)"
     )
     if args.against_commit is None:
         figures = measure(
-            args.scans, args.total, args.concurrency, servers_apart=args.servers_apart, keep_alive=args.keep_alive
+            args.scans,
+            args.total,
+            args.concurrency,
+            servers_apart=args.servers_apart,
+            keep_alive=args.keep_alive,
+            loop=args.loop,
         )
         _print("websec (this checkout)", figures, args.concurrency)
         return 0

@@ -83,11 +83,29 @@ def _ticket(connection: ssl.SSLObject) -> ssl.SSLSession | None:
     """The connection's session when it holds a resumable ticket. None while its handshake is still running
     (a concurrent connection to the same host) or after it failed: OpenSSL cannot serialise such a session,
     and CPython's `SSLObject.session` then raises `ValueError: i2d() failed`."""
+    if connection.version() is None:  # handshake not done: cheaper to know than to catch that error
+        return None
     try:
         session = connection.session
     except ValueError:
         return None
     return session if session is not None and session.has_ticket else None
+
+
+class _Made:
+    """A connection made with the resuming context, and its session once it had a ticket (read once:
+    `SSLObject.session` serialises the session each time it is read)."""
+
+    __slots__ = ("connection", "session")
+
+    def __init__(self, connection: ssl.SSLObject) -> None:
+        self.connection = connection
+        self.session: ssl.SSLSession | None = None
+
+    def ticket(self) -> ssl.SSLSession | None:
+        if self.session is None:
+            self.session = _ticket(self.connection)
+        return self.session
 
 
 def _session_resumer() -> type[ssl.SSLObject]:
@@ -99,7 +117,7 @@ def _session_resumer() -> type[ssl.SSLObject]:
     fresh handshakes, never by these. `SSLContext.sslobject_class` is the documented way to customise
     `wrap_bio`'s objects (Python 3.7+); `session=` is the argument `wrap_bio` passes on to `_create`,
     which `loop.start_tls` (asyncio's and uvloop's, both through `wrap_bio`) does not let us pass itself."""
-    made: dict[str | None, list[ssl.SSLObject]] = {}
+    made: dict[str | None, list[_Made]] = {}
 
     class _Resuming(ssl.SSLObject):
         @classmethod
@@ -108,11 +126,11 @@ def _session_resumer() -> type[ssl.SSLObject]:
         ):
             earlier = made.setdefault(server_hostname, [])
             if session is None and not server_side:
-                session = next(filter(None, map(_ticket, reversed(earlier))), None)
+                session = next(filter(None, (m.ticket() for m in reversed(earlier))), None)
             created = super()._create(  # type: ignore[misc]
                 incoming, outgoing, server_side, server_hostname, session=session, context=context
             )
-            earlier.append(created)
+            earlier.append(_Made(created))
             del earlier[:-4]  # the latest few are enough: any one with a ticket will do
             return created
 
@@ -141,12 +159,13 @@ def permissive_tls_context(*, resume_sessions: bool = False) -> ssl.SSLContext:
 
 class _PinnedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, pinner: Pinner, limits: ScanLimits) -> None:
-        super().__init__(verify=False, trust_env=False, retries=0)
+        context = permissive_tls_context(resume_sessions=True)
+        super().__init__(verify=context, trust_env=False, retries=0)  # a context: httpx makes none of its own
         # httpx (0.28) gives no public way to pass a network backend, so we replace the pool it
         # built with an identical one that has ours (httpx/_transports/default.py).
         self._backend = _PinnedBackend(pinner)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=permissive_tls_context(resume_sessions=True),
+            ssl_context=context,
             max_connections=20,
             max_keepalive_connections=10,
             keepalive_expiry=5.0,

@@ -105,7 +105,7 @@ async def _probe(
     address, port, host = target
 
     async def attempt() -> TlsProbe:
-        result = await handshake(address, port, host, _context(minimum, maximum, ciphers), timeout)
+        result = await handshake(address, port, host, _context(minimum, maximum, ciphers), timeout, certificates=False)
         return TlsProbe(name, "accepted", protocol=result.protocol, cipher=result.cipher)
 
     return await _guarded(name, timeout, limit, attempt)
