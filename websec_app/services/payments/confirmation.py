@@ -93,7 +93,6 @@ class Confirmations:
             raise TokenAlreadyIssued(f"payment {payment_id} was fulfilled before")
         return outcome.confirmation
 
-
     def stripe_return(self, session_id: str) -> Confirmation | None:
         """The buyer is back from Stripe's hosted page: the session is read from Stripe and, when paid, fulfilled
         like its webhook (first wins). None when Stripe says it is not paid yet, or the sandbox plays Stripe
