@@ -103,3 +103,30 @@ def test_a_connection_still_in_its_handshake_is_no_session_to_resume() -> None:
     second = context.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO(), server_hostname="concurrent.test")
 
     assert second.session_reused is False
+
+
+def test_on_a_keep_alive_site_the_cors_probes_and_security_txt_share_the_pages_connection(
+    site_factory: SiteFactory, scan_settings: Settings
+):
+    # Given the same site twice: one closing every connection after a response, one keeping them open
+    from dataclasses import replace
+
+    from websec_app.scanner.fetch import fetch_snapshot
+    from websec_app.scanner.target import parse_target
+
+    closing = site_factory(catalog.best_practices(site_factory.unique_host("closing")))
+    keeping = site_factory(replace(catalog.best_practices(site_factory.unique_host("keeping")), keep_alive=True))
+
+    # When each is fetched
+    snapshots = {}
+    for site in (closing, keeping):
+        snapshots[site.host] = asyncio.run(fetch_snapshot(parse_target(site.url), scan_settings))
+        _settled(site)
+
+    # Then both have every answer: the two CORS probes and security.txt
+    for snapshot in snapshots.values():
+        assert snapshot.cors_probe is not None and snapshot.cors_probe.status_code == 200
+        assert snapshot.cors_null_probe is not None and snapshot.cors_null_probe.status_code == 200
+        assert snapshot.security_txt.final is not None and snapshot.security_txt.final.status_code == 200
+    # and on the keep-alive site those three requests went over the page's connection, one after another
+    assert keeping.accepted["https"] <= closing.accepted["https"] - 3

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx
@@ -96,6 +96,21 @@ async def _tls_for(target: Target, pinner: Pinner, settings: Settings) -> TlsHan
 _OUT_OF_TIME = Failure("timeout", "the scan's time budget ran out")
 
 
+def _kept_alive(response: HttpResponse | None) -> bool:
+    """Whether the server left the response's connection open for the next request (RFC 9112 9.3)."""
+    if response is None or response.http_version != "HTTP/1.1":
+        return False
+    tokens = {t.strip().lower() for v in response.headers.get_all("connection") for t in v.split(",")}
+    return "close" not in tokens
+
+
+async def _after(previous: asyncio.Future[Any] | None, start: Callable[[], Awaitable[T]]) -> T:
+    """The work `start` makes, once `previous` has finished (whatever its outcome); at once when there is none."""
+    if previous is not None:
+        await asyncio.wait([previous])
+    return await start()
+
+
 async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
     """Fetch everything one scan needs. Raises TargetRefused or TargetUnreachable for the target itself."""
     limits = settings.limits
@@ -145,18 +160,27 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
             final_url = main.final_url
             final_target = parse_target(final_url)
             https_origin = (final_target if final_target.scheme == "https" else target.with_scheme("https")).origin
-            # These need the final URL.
+            # These need the final URL. When the server keeps connections alive they go one after
+            # another on the page's connection (one connection per origin, as a browser would);
+            # otherwise each would need a connection of its own anyway, so they go at once.
+            in_series = _kept_alive(main.final)
             cors_task = asyncio.ensure_future(
                 clock.run("cors_probe", _probe(client, pinner, final_url, CORS_PROBE_ORIGIN, settings), None)
             )
             cors_null_task = asyncio.ensure_future(
-                clock.run("cors_null_probe", _probe(client, pinner, final_url, "null", settings), None)
+                _after(
+                    cors_task if in_series else None,
+                    lambda: clock.run("cors_null_probe", _probe(client, pinner, final_url, "null", settings), None),
+                )
             )
             security_txt_task = asyncio.ensure_future(
-                clock.run(
-                    "security_txt",
-                    _security_txt(client, pinner, https_origin, settings),
-                    FetchChain(f"{https_origin}/.well-known/security.txt", failure=_OUT_OF_TIME),
+                _after(
+                    cors_null_task if in_series else None,
+                    lambda: clock.run(
+                        "security_txt",
+                        _security_txt(client, pinner, https_origin, settings),
+                        FetchChain(f"{https_origin}/.well-known/security.txt", failure=_OUT_OF_TIME),
+                    ),
                 )
             )
             side += [cors_task, cors_null_task, security_txt_task]
