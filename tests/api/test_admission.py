@@ -13,9 +13,11 @@ from collections.abc import Callable
 import pytest
 from fastapi import FastAPI
 
+from api_routes import create_api
 from api_routes.errors import OVERLOADED_MESSAGE
 from tests.api.conftest import client_for, new_key
 from tests.api.fakes import FakeScanner, FrozenClock
+from websec_app.runtime import build_runtime
 from websec_app.settings import Settings, SettingsError
 from websec_app.store import Database, free_scans_used, monthly_scans_used
 
@@ -81,11 +83,16 @@ async def test_a_pro_scan_keeps_its_place_in_line_while_its_key_is_looked_up(
     """On PostgreSQL the key lookup awaits the network; free scans await nothing before the line. A Pro scan
     that arrived first must not be overtaken meanwhile (bench/load_bench.py once showed every Pro scan of a
     burst refused while all the free ones were served)."""
-    # Given one slot, held by a scan, and one place in the queue; and a key lookup that will wait
-    api = make_api(
-        settings=settings.with_overrides(max_concurrent_scans=1, scan_queue=1, free_scans_per_day=100),
+    # Given one slot, held by a scan, and one place in the queue; and a key lookup that will wait. (Scans run
+    # inline here: as jobs on PostgreSQL's shared queue they are admitted cluster-wide instead, tests/jobs.)
+    runtime = build_runtime(
+        settings.with_overrides(max_concurrent_scans=1, scan_queue=1, free_scans_per_day=100),
         database=postgres_database,
+        scanner=scanner,
+        clock=clock,
+        jobs=False,
     )
+    api = create_api(runtime=runtime)
     key = new_key(postgres_database, clock)
     scanner.gate = asyncio.Event()
     async with client_for(api) as client:

@@ -32,6 +32,8 @@ PUBLIC_PATHS = {
     "/api/scan",
     "/api/scan/pro",
     "/api/report/pdf",
+    "/api/scans",  # async and batch scans (issue 16)
+    "/api/scans/{job_id}",
     "/api/verify-key",
     "/api/usage",
     "/api/compliance-report/pay",
