@@ -139,6 +139,16 @@ def build_runtime(
             await call_back(runtime, job_id)
 
         engine.set_handlers(run_scan, callback)
+
+        from .usecases import monitors
+
+        async def monitor_tick() -> None:
+            await monitors.tick(runtime, engine.submit_monitor_run)
+
+        async def monitor_run(run_id: int) -> None:
+            await monitors.execute_run(runtime, run_id)
+
+        engine.set_monitor_handlers(monitor_tick, monitor_run)
     return runtime
 
 

@@ -8,7 +8,7 @@ case (`websec_app/usecases`) and back.
 
 from __future__ import annotations
 
-from . import docs_ui, history, jobs, keys, purchases, sandbox, scans, service, webhooks
+from . import docs_ui, history, jobs, keys, monitors, purchases, sandbox, scans, service, webhooks
 from .service import known_routes
 
 #: Every router, in the order the spec lists the endpoints; the /api catch-all last.
@@ -17,6 +17,7 @@ ROUTERS = (
     jobs.router,
     keys.router,
     history.router,
+    monitors.router,
     purchases.router,
     webhooks.router,
     sandbox.router,

@@ -73,7 +73,8 @@ class ScanDiffBody(BaseModel):
     changed: list[FindingChangeBody] = Field(description="Issues in both whose status or points changed.")
 
 
-async def _subscriber(ctx: Context, key: str | None) -> Subscriber:
+async def subscriber_for(ctx: Context, key: str | None) -> Subscriber:
+    """The Pro subscriber of the X-API-Key header's value: 401 without one, 403 for a key that is refused."""
     value = presented(key)
     if value is None:
         raise missing_key(MISSING_HEADER)
@@ -109,7 +110,7 @@ async def list_history(
 ) -> JSONResponse:
     """Every Pro scan of the subscription (API, web UI, PDF export, monitor runs) of that URL, newest first,
     paginated. A rotated key keeps the history: it is the subscription's."""
-    subscriber = await _subscriber(ctx, key)
+    subscriber = await subscriber_for(ctx, key)
     try:
         found = await history_cases.history(ctx, subscriber, url, page=page, per_page=per_page)
     except InvalidTarget as exc:
@@ -138,7 +139,7 @@ async def list_history(
 async def get_kept_report(
     ctx: Context, report_id: str, key: Annotated[str | None, Security(api_key_header)] = None
 ) -> JSONResponse:
-    subscriber = await _subscriber(ctx, key)
+    subscriber = await subscriber_for(ctx, key)
     kept = await history_cases.kept_report(ctx, subscriber, report_id)
     if kept is None:
         raise ApiError(404, NOT_FOUND)
@@ -161,7 +162,7 @@ async def get_diff(
     ] = None,
 ) -> JSONResponse:
     """Findings new, fixed and changed (status or points), and the grade and score change."""
-    subscriber = await _subscriber(ctx, key)
+    subscriber = await subscriber_for(ctx, key)
     found = await history_cases.scan_diff(ctx, subscriber, report_id, against=against)
     if found is None:
         raise ApiError(404, NOT_FOUND)

@@ -47,6 +47,11 @@ SCAN_QUEUE = "scans"
 SCAN_TASK = "websec.scan_job"
 RETRY_STALLED_TASK = "websec.retry_stalled"
 CALLBACK_TASK = "websec.callback"
+#: Monitoring (issue 17): the tick that schedules due monitor runs, once a minute across the cluster, and
+#: one run.
+MONITOR_TICK_TASK = "websec.monitor_tick"
+MONITOR_RUN_TASK = "websec.monitor_run"
+MONITOR_TICK_CRON = "* * * * *"
 #: How often a worker says it is alive to procrastinate (and to `scan_workers`), and after how long
 #: without a word it is taken for dead and its jobs go back in the queue.
 HEARTBEAT_SECONDS = 2.0
@@ -59,6 +64,8 @@ POLL_SECONDS = 0.2
 LOAD_TTL_SECONDS = 0.5
 
 JobHandler = Callable[[str], Awaitable[None]]
+MonitorTick = Callable[[], Awaitable[None]]
+MonitorRunHandler = Callable[[int], Awaitable[None]]
 
 
 def procrastinate_conninfo(database_url: str) -> str | None:
@@ -93,6 +100,8 @@ class JobEngine:
         self.in_process_workers = in_process_workers
         self._handler: JobHandler | None = None
         self._callback: JobHandler | None = None
+        self._monitor_tick: MonitorTick | None = None
+        self._monitor_run: MonitorRunHandler | None = None
         self._parts: _LoopParts | None = None
 
     @property
@@ -105,6 +114,11 @@ class JobEngine:
         websec_app/usecases/jobs.py); the callback raises to be retried."""
         self._handler = scan
         self._callback = callback
+
+    def set_monitor_handlers(self, tick: MonitorTick, run: MonitorRunHandler) -> None:
+        """What the once-a-minute monitor tick and one monitor run do (websec_app/usecases/monitors.py)."""
+        self._monitor_tick = tick
+        self._monitor_run = run
 
     # --- procrastinate ------------------------------------------------------------------------------
 
@@ -139,6 +153,19 @@ class JobEngine:
             for job in stalled:
                 log.warning("job %s of a worker gone silent goes back in the queue", job.id)
                 await app.job_manager.retry_job(job)
+
+        # Periodic jobs are deferred once per tick for the whole cluster (unique in procrastinate's table), so
+        # one process schedules the due runs; the store makes each run once even if two ticks overlapped.
+        @app.periodic(cron=MONITOR_TICK_CRON, periodic_id="monitor_tick")
+        @app.task(name=MONITOR_TICK_TASK, queue=SCAN_QUEUE, queueing_lock=MONITOR_TICK_TASK)
+        async def monitor_tick(timestamp: int) -> None:
+            if self._monitor_tick is not None:
+                await self._monitor_tick()
+
+        @app.task(name=MONITOR_RUN_TASK, queue=SCAN_QUEUE)
+        async def monitor_run(run_id: int) -> None:
+            if self._monitor_run is not None:
+                await self._monitor_run(run_id)
 
         return app
 
@@ -207,6 +234,11 @@ class JobEngine:
         """Queue the callback of the ended job `job_id`."""
         parts = await self._ready()
         await parts.app.configure_task(CALLBACK_TASK, queue=SCAN_QUEUE).defer_async(job_id=job_id)
+
+    async def submit_monitor_run(self, run_id: int) -> None:
+        """Queue one scheduled monitor run (its row exists already; a second copy finds it claimed)."""
+        parts = await self._ready()
+        await parts.app.configure_task(MONITOR_RUN_TASK, queue=SCAN_QUEUE).defer_async(run_id=run_id)
 
     def _wake(self, job_id: str) -> None:
         parts = self._parts

@@ -289,7 +289,7 @@ def finish_run(
         session.rollback()
         return False
     if monitor_changes:
-        session.exec(update(Monitor).where(col(Monitor.id) == ended).values(**monitor_changes))
+        session.exec(update(Monitor).where(col(Monitor.id) == ended[0]).values(**monitor_changes))
     if give_back is not None:
         refund(session, give_back)  # its commit ends this same transaction: the run's end and the unit together
     else:

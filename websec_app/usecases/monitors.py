@@ -113,7 +113,9 @@ async def add(
 ) -> MonitorView:
     """A new monitor; its first run is due at once. Raises InvalidTarget, ValueError (interval),
     TooManyMonitors, and for a callback URL CallbacksUnavailable or the scanner's guard errors."""
-    wanted = parse_target(url).url
+    target = parse_target(url)
+    _refuse_known_private(target.host, runtime)
+    wanted = target.url
     if interval not in INTERVALS:
         raise ValueError(f"The interval must be one of: {', '.join(INTERVALS)}.")
     if callback_url:
@@ -131,6 +133,24 @@ async def add(
         now=runtime.now(),
     )
     return _view(monitor)
+
+
+def _refuse_known_private(host: str, runtime: Runtime) -> None:
+    """Refuse at once what no run could scan: a private or reserved address written as such, or a
+    localhost name. A name is checked by the scanner's guard on every run (where it points may change)."""
+    import ipaddress
+
+    from websec_app.scanner.errors import TargetRefused
+    from websec_app.scanner.fetch.guard import ensure_allowed, is_localhost_name
+
+    allow_private = runtime.settings.allow_private_targets
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        if is_localhost_name(host) and not allow_private:
+            raise TargetRefused(f"Refusing to scan: {host} is a loopback name. Only public addresses can be scanned.")
+        return
+    ensure_allowed(host.strip("[]"), allow_private=allow_private)
 
 
 def _listed(session: Session, subscription_id: int) -> list[MonitorView]:

@@ -1,0 +1,47 @@
+"""The monitors API (issue 17): a subscriber adds, lists and removes their own monitors, at most ten."""
+
+from __future__ import annotations
+
+from tests.api.conftest import client_for, new_key
+from tests.api.fakes import FrozenClock
+from websec_app.store import Database
+
+
+async def test_the_monitors_api_adds_lists_and_removes_only_the_subscribers_own(
+    make_api, database: Database, clock: FrozenClock
+) -> None:
+    owner, stranger = new_key(database, clock), new_key(database, clock, email="other@example.com")
+    api = make_api()
+    async with client_for(api) as http:
+        mine = {"X-API-Key": owner.key}
+        created = await http.post("/api/monitors", json={"url": "example.com", "interval": "weekly"}, headers=mine)
+        assert created.status_code == 201, created.text
+        body = created.json()
+        assert body["url"] == "https://example.com/" and body["interval"] == "weekly"
+        assert body["next_run_at"] == body["created_at"]  # the first run is due at once
+
+        listed = (await http.get("/api/monitors", headers=mine)).json()
+        assert [m["id"] for m in listed["monitors"]] == [body["id"]] and listed["limit"] == 10
+        assert (await http.get("/api/monitors", headers={"X-API-Key": stranger.key})).json()["monitors"] == []
+
+        # another subscriber cannot remove it; its owner can, once
+        refused = await http.delete(f"/api/monitors/{body['id']}", headers={"X-API-Key": stranger.key})
+        assert refused.status_code == 404 and refused.json() == {"error": "No monitor of yours has this id."}
+        assert (await http.delete(f"/api/monitors/{body['id']}", headers=mine)).status_code == 204
+        assert (await http.delete(f"/api/monitors/{body['id']}", headers=mine)).status_code == 404
+
+        # bad input is a JSON error
+        bad = await http.post("/api/monitors", json={"url": "example.com", "interval": "hourly"}, headers=mine)
+        assert bad.status_code == 400 and set(bad.json()) == {"error"}
+        private = await http.post("/api/monitors", json={"url": "http://10.0.0.1/", "interval": "daily"}, headers=mine)
+        assert private.status_code == 400
+        # at most ten at once
+        for number in range(10):
+            added = await http.post(
+                "/api/monitors", json={"url": f"s{number}.example", "interval": "daily"}, headers=mine
+            )
+            assert added.status_code == 201
+        eleventh = await http.post("/api/monitors", json={"url": "s10.example", "interval": "daily"}, headers=mine)
+        assert eleventh.status_code == 409 and "at most 10" in eleventh.json()["error"]
+
+        assert (await http.get("/api/monitors")).status_code == 401
