@@ -147,10 +147,13 @@ def _refuse_known_private(host: str, runtime: Runtime) -> None:
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        if is_localhost_name(host) and not allow_private:
-            raise TargetRefused(f"Refusing to scan: {host} is a loopback name. Only public addresses can be scanned.")
-        return
-    ensure_allowed(host.strip("[]"), allow_private=allow_private)
+        written_as_address = False
+    else:
+        written_as_address = True
+    if written_as_address:
+        ensure_allowed(host.strip("[]"), allow_private=allow_private)
+    elif is_localhost_name(host) and not allow_private:
+        raise TargetRefused(f"Refusing to scan: {host} is a loopback name. Only public addresses can be scanned.")
 
 
 def _listed(session: Session, subscription_id: int) -> list[MonitorView]:
