@@ -17,11 +17,13 @@ from .pages.not_found import not_found
 from .pages.pricing import pricing
 from .pages.pro import pro
 from .pages.report import report
+from .pages.site import site
 from .pages.token import token_page
 from .state.checkout import CheckoutState
 from .state.pro import ProState
 from .state.report import REPORT_ROUTE, ReportState
 from .state.scan import ScanState
+from .state.site import SiteState
 
 #: Shown in search results and link previews.
 _DESCRIPTION = "Scan a website's security headers, TLS, DNS, cookies and CORS; get a grade and what to fix first."
@@ -34,6 +36,7 @@ def register_pages(app: rx.App) -> None:
     app.add_page(report, route=REPORT_ROUTE, title="Security report · websec", on_load=ReportState.load)
     app.add_page(token_page, route="/one-time-scan", title="One-time scan · websec", on_load=ScanState.open_token_page)
     app.add_page(pro, route="/pro", title="Pro · websec", on_load=ProState.open_page)
+    app.add_page(site, route="/site", title="Site history · websec", on_load=[ProState.open_page, SiteState.open_page])
     app.add_page(
         pricing, route="/pricing", title="Pricing · websec", description="Pro, one-time scans and compliance reports."
     )

@@ -9,13 +9,15 @@ from websec_app.services.prices import Product
 from ..components.common import grade_badge, labelled_input, section_card
 from ..components.field import field_input
 from ..components.layout import page, page_heading
+from ..components.monitors import monitors_section
 from ..components.scan import problem, progress, url_form
 from ..purchases import price_text
 from ..state.pro import ProState, RecentRow
 from ..state.scan import ScanState
 
 
-def _sign_in() -> rx.Component:
+def sign_in_card() -> rx.Component:
+    """The API key form (also on the site page, which needs the same sign-in)."""
     return section_card(
         rx.heading("Sign in with your API key", as_="h2", size="5"),
         rx.text(
@@ -188,6 +190,7 @@ def _tools() -> rx.Component:
             progress("pdf"),
             problem("pdf"),
         ),
+        monitors_section(),
         _recent(),
         spacing="5",
         width="100%",
@@ -197,6 +200,6 @@ def _tools() -> rx.Component:
 def pro() -> rx.Component:
     return page(
         page_heading("Pro", "Full scans with fixes, PDF reports and the API: 50 scans each calendar month."),
-        rx.cond(ProState.signed_in, rx.vstack(_usage(), _tools(), spacing="5", width="100%"), _sign_in()),
+        rx.cond(ProState.signed_in, rx.vstack(_usage(), _tools(), spacing="5", width="100%"), sign_in_card()),
         width="860px",
     )

@@ -116,6 +116,10 @@ class ProState(rx.State):
         self.used, self.limit, self.resets = month.used, month.limit, when(month.resets_at)
         self.recent = [_row(scan) for scan in await recent(runtime, self._account)]
 
+    def signed_in_account(self) -> Subscriber | None:
+        """The subscriber this tab is signed in as, or None (says nothing on the page)."""
+        return self._account
+
     def account_or_none(self) -> Subscriber | None:
         if self._account is None:
             self.problem = "Sign in with your API key first."
