@@ -111,7 +111,8 @@ def _expected_header(rule) -> tuple[str, str]:
     match = re.search(r"(?<![\w-])([A-Z][A-Za-z]*(?:-[A-Za-z]+)+): (.+)$", fix)
     name, value = (match.group(1), match.group(2)) if match else (rule.subject, fix)
     value = re.sub(r" \([^()]*\)$", "", value)
-    if name == "Content-Security-Policy" and rule.subject == "Content-Security-Policy":
+    proposal = rule.outcome != "csp.report_only_only"  # that fix is the site's own, tried Report-Only policy
+    if name == "Content-Security-Policy" and rule.subject == "Content-Security-Policy" and proposal:
         name = "Content-Security-Policy-Report-Only"
     return name, value
 
@@ -244,9 +245,7 @@ def test_json_and_xml_snippets_parse_for_every_code_remedy() -> None:
 
 def test_hostile_values_cannot_leave_their_quotes() -> None:
     policy = "default-src 'self' \"x\n}; evil on; $uri %{HOME}e \\"
-    snippets = render_snippets(
-        "csp.report_only_only", f"Content-Security-Policy: {policy}", subject="Content-Security-Policy"
-    )
+    snippets = render_snippets("csp.missing", f"Content-Security-Policy: {policy}", subject="Content-Security-Policy")
     assert snippets is not None
     nginx_line = next(line for line in snippets["nginx"].splitlines() if line.startswith("add_header"))
     escaped = "default-src 'self' \\\"x }; evil on; ${dollar}uri %{HOME}e"
@@ -263,6 +262,15 @@ def test_hostile_values_cannot_leave_their_quotes() -> None:
     # Caddy fills {placeholders} in header values: braces are escaped
     braces = render_snippets("csp.missing", "default-src 'self' {host}", subject="Content-Security-Policy")
     assert braces is not None and "\"default-src 'self' \\{host\\}\"" in braces["caddy"]
+
+
+def test_a_proposed_csp_is_deployed_report_only_but_a_tried_report_only_policy_is_enforced() -> None:
+    proposed = render_snippets("csp.missing", "default-src 'self'", subject="Content-Security-Policy")
+    tried = render_snippets("csp.report_only_only", "default-src 'self'", subject="Content-Security-Policy")
+    assert proposed is not None and tried is not None
+    assert "add_header Content-Security-Policy-Report-Only \"default-src 'self'\" always;" in proposed["nginx"]
+    assert "add_header Content-Security-Policy \"default-src 'self'\" always;" in tried["nginx"]
+    assert "Report-Only" not in tried["apache"] and "Report-Only" in proposed["apache"]
 
 
 def test_hostile_cookie_names_are_left_out_of_configuration() -> None:

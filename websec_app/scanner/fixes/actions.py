@@ -85,7 +85,7 @@ def header_action(remedy: Remedy, fix: str, subject: str | None) -> SetHeader | 
         return None
     name, value = found
     canonical = subject if subject and name.lower() == subject.lower() else name
-    if subject and canonical == CSP and subject == CSP:
+    if subject and canonical == CSP and subject == CSP and not remedy.enforce:
         return SetHeader(CSP_REPORT_ONLY, value, "set")
     # A header other than the object's own (X-Frame-Options fixed by CSP frame-ancestors) is sent beside
     # whatever the site already sends: a second CSP only adds restrictions, it never lifts one.

@@ -32,6 +32,9 @@ class Remedy:
     mode: str = "set"  # kind header: "set" replaces the site's own header, "add" sends one beside it
     headers: tuple[str, ...] = ()  # kinds remove_header / hide_versions
     attributes: tuple[str, ...] = ()  # kind cookie: Set-Cookie attributes to add
+    #: kind header, for Content-Security-Policy: the fix is already tried (the site's own Report-Only policy),
+    #: so it is deployed enforcing rather than as Report-Only first
+    enforce: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class RemedyTable:
 
 
 def _remedy(outcome: str, row: dict[str, object], templates: dict[str, dict[str, str]]) -> Remedy:
-    known = {"kind", "header", "value", "mode", "headers", "attributes"}
+    known = {"kind", "header", "value", "mode", "headers", "attributes", "enforce"}
     if unknown := set(row) - known:
         raise RemedyTableError(f"remedy {outcome!r} has unknown fields {sorted(unknown)}")
     kind = str(row.get("kind", ""))
@@ -69,6 +72,7 @@ def _remedy(outcome: str, row: dict[str, object], templates: dict[str, dict[str,
         mode=mode,
         headers=tuple(map(str, headers)),
         attributes=tuple(map(str, attributes)),
+        enforce=bool(row.get("enforce", False)),
     )
 
 
