@@ -2,10 +2,10 @@
 
 A fresh process (the command line, a worker) spends ~0.3 s importing before its first scan, and the fetch then
 spends much of its time waiting for the site's answers. The modules only grading needs (the checks, the
-grading and its fix snippets, the rule table), tlslite-ng (the legacy TLS probes, late in the fetch) and
-anyio's event-loop backend (httpcore's first request) are therefore imported by one thread started with the
-first scan, in those waits, instead of before the fetch or after it. `scan()` waits for that thread before
-grading; a long-running process pays it once.
+grading and its fix snippets, the rule table, dnspython's DNSSEC validation), tlslite-ng (the legacy TLS
+probes, late in the fetch) and anyio's event-loop backend (httpcore's first request) are therefore imported
+by one thread started with the first scan, in those waits, instead of before the fetch or after it. `scan()`
+waits for that thread before grading; a long-running process pays it once.
 
 Safe beside the fetch: Python's import lock is per module, so a fetch that reaches `_legacy_hello` or anyio's
 backend while the thread imports it waits for it, as two threads importing one module always do. Two threads
@@ -30,6 +30,7 @@ _MODULES = (
     "websec_app.scanner.checks",
     "websec_app.scanner.grading",
     "websec_app.scanner.rules",
+    "dns.dnssec",  # checks/dnssec.py validates a signed zone with it (~10 ms of imports, at grading time)
 )
 #: While the thread imports, the fetch's event loop gets the interpreter back after 0.5 ms instead of 5 ms
 #: when a socket is ready (sys.setswitchinterval), so the imports fill its waits without delaying it.
