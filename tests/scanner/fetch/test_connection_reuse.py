@@ -130,3 +130,24 @@ def test_on_a_keep_alive_site_the_cors_probes_and_security_txt_share_the_pages_c
         assert snapshot.security_txt.final is not None and snapshot.security_txt.final.status_code == 200
     # and on the keep-alive site those three requests went over the page's connection, one after another
     assert keeping.accepted["https"] <= closing.accepted["https"] - 3
+
+
+def test_the_upgrades_https_hop_reads_the_main_pages_answer(site_factory: SiteFactory, scan_settings: Settings):
+    # Given a site whose http:// form redirects to the https:// URL that is scanned
+    from websec_app.scanner.fetch import fetch_snapshot
+    from websec_app.scanner.target import parse_target
+
+    site = site_factory(catalog.best_practices(site_factory.unique_host("upgrade-shared")))
+
+    # When it is fetched
+    snapshot = asyncio.run(fetch_snapshot(parse_target(site.url), scan_settings))
+
+    # Then the upgrade chain ends on the page itself, as before
+    assert [r.status_code for r in snapshot.http_upgrade.responses] == [301, 200]
+    assert snapshot.http_upgrade.final_url == snapshot.main.final_url
+    assert snapshot.http_upgrade.final == snapshot.main.final
+    # and the page was asked for once over HTTPS without an Origin (not once per chain)
+    plain_gets = [
+        r for r in site.requests_to("/") if r.scheme == "https" and not any(k.lower() == "origin" for k, _ in r.headers)
+    ]
+    assert len(plain_gets) == 1

@@ -23,7 +23,7 @@ from ..errors import TargetUnreachable
 from ..snapshot import DnsSnapshot, Failure, FetchChain, HttpResponse, SiteSnapshot, Timing, TlsHandshake
 from ..target import Target, parse_target
 from .dns import fetch_dns
-from .http import fetch_chain, fetch_one, make_client
+from .http import SharedFetches, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
 from .resolve import Pinner, Resolver
 from .tls import fetch_tls
@@ -126,6 +126,8 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
     # main chain already fetches: fetch it once. For an https:// target, http://host/ on port 80.
     upgrade_url = None if target.scheme == "http" else target.with_scheme("http").url
     tls_target = target if target.scheme == "https" else target.with_scheme("https")
+    # The main chain and the http:// form's chain share identical requests (the upgrade's https hop).
+    shared = SharedFetches()
     async with make_client(pinner, settings) as client:
         # Independent parts start at once and run while the main page loads.
         upgrade_task: asyncio.Future[FetchChain] | None = None
@@ -133,7 +135,7 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
             upgrade_task = asyncio.ensure_future(
                 clock.run(
                     "http_upgrade",
-                    fetch_chain(client, pinner, upgrade_url, limits),
+                    fetch_chain(client, pinner, upgrade_url, limits, shared=shared),
                     FetchChain(upgrade_url, failure=_OUT_OF_TIME),
                 )
             )
@@ -153,7 +155,7 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
         side: list[asyncio.Future[Any]] = [tls_task, dns_task, mta_sts_task, *([upgrade_task] if upgrade_task else [])]
         try:
             main = await clock.run(
-                "main", fetch_chain(client, pinner, target.url, limits, raise_on_first_hop=True), None
+                "main", fetch_chain(client, pinner, target.url, limits, raise_on_first_hop=True, shared=shared), None
             )
             if main is None:
                 raise TargetUnreachable(f"Could not reach {target.url}: the scan's time budget ran out")
@@ -204,6 +206,8 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
                 task.cancel()
             await asyncio.gather(*side, return_exceptions=True)
             raise
+        finally:
+            await shared.aclose()
     return SiteSnapshot(
         target=target,
         main=main,

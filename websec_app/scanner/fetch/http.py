@@ -308,6 +308,42 @@ async def fetch_one(
     )
 
 
+class SharedFetches:
+    """One scan's GETs by URL: the same request asked twice is sent once, and both askers get its answer.
+
+    The `http://` form's chain usually redirects to the very URL the main chain fetches at the same
+    time; its hop then reads the main page's response instead of opening a connection of its own for
+    an identical request. Requests that differ in anything sent (headers, body limit) are not shared."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[tuple[str, str, tuple[tuple[str, str], ...], int | None], asyncio.Task[HttpResponse]] = {}
+
+    async def fetch(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        address: str,
+        limits: ScanLimits,
+        *,
+        headers: dict[str, str] | None = None,
+        max_body: int | None = None,
+    ) -> HttpResponse:
+        key = (url, address, tuple(sorted((headers or {}).items())), max_body)
+        task = self._tasks.get(key)
+        if task is None:
+            task = self._tasks[key] = asyncio.ensure_future(
+                fetch_one(client, url, address, limits, headers=headers, max_body=max_body)
+            )
+        # Shielded: one asker giving up (its part's budget, a cancelled scan) must not cancel the other's.
+        return await asyncio.shield(task)
+
+    async def aclose(self) -> None:
+        """Cancel what no one waits for any more, and collect every outcome (no unretrieved exception)."""
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+
 class _BadLocation(Exception):
     """A redirect's Location cannot be followed; the message completes "the Location header ..."."""
 
@@ -357,11 +393,13 @@ async def fetch_chain(
     headers: dict[str, str] | None = None,
     max_body: int | None = None,
     raise_on_first_hop: bool = False,
+    shared: SharedFetches | None = None,
 ) -> FetchChain:
     """Fetch `url`, following redirects by hand; every hop's host is resolved and guarded.
 
     With `raise_on_first_hop`, failures are raised as ScanError (the target itself);
-    otherwise they end the chain as a recorded Failure (secondary fetches).
+    otherwise they end the chain as a recorded Failure (secondary fetches). With `shared`, a hop
+    another chain of the scan is fetching (or fetched) with the same request reads that answer.
     """
     responses: list[HttpResponse] = []
     current = url
@@ -370,7 +408,10 @@ async def fetch_chain(
         try:
             target = parse_target(current)
             address = await pinner.pin(target.host)
-            response = await fetch_one(client, target.url, address, limits, headers=headers, max_body=max_body)
+            if shared is not None:
+                response = await shared.fetch(client, target.url, address, limits, headers=headers, max_body=max_body)
+            else:
+                response = await fetch_one(client, target.url, address, limits, headers=headers, max_body=max_body)
         except ScanError as exc:
             if raise_on_first_hop:
                 if responses and isinstance(exc, InvalidTarget):
