@@ -76,6 +76,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--concurrency", type=int, default=8, help="scans at once per worker")
     parser.add_argument("--kill-worker-after", type=float, help="SIGKILL worker 0 this many seconds into the burst")
+    parser.add_argument("--keep-logs", help="copy the processes' logs into this directory")
     args = parser.parse_args()
 
     server = get_server()
@@ -109,6 +110,11 @@ def main() -> int:
             used_after, jobs, retried = _state(database_url)
         finally:
             cluster.close()
+            if args.keep_logs:
+                import shutil
+
+                for log in Path(tmp).glob("*.log"):
+                    shutil.copy(log, Path(args.keep_logs) / log.name)
 
     served = phase.ok_by_kind["free"]
     killed = f", worker 0 SIGKILLed at {args.kill_worker_after:.0f} s" if args.kill_worker_after is not None else ""

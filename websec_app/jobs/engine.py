@@ -230,6 +230,13 @@ class JobEngine:
             if not waiting:
                 parts.waiters.pop(job_id, None)
 
+    def recent_scan_seconds(self) -> float:
+        """The mean scan time of the last load read in this loop (the default before any read)."""
+        from websec_app.store.scan_jobs import DEFAULT_SCAN_SECONDS
+
+        parts = self._parts
+        return parts.load.scan_seconds if parts is not None and parts.load is not None else DEFAULT_SCAN_SECONDS
+
     async def submit_callback(self, job_id: str) -> None:
         """Queue the callback of the ended job `job_id`."""
         parts = await self._ready()

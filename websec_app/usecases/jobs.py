@@ -149,17 +149,20 @@ async def _in_line(runtime: Runtime, place: Place | None) -> AsyncIterator[None]
 
 
 async def _queue_and_wait(runtime: Runtime, job: ScanJob) -> ScanJob:
-    """Queue the job and wait for its end. A job no worker has started within WEBSEC_MAX_SCAN_WAIT (the
-    admission's estimate was too kind: a burst on idle figures, a worker lost) is withdrawn, its unit given
-    back, and answered 503 like a refused one; a started job is waited for (a scan is bounded)."""
+    """Queue the job and wait for its end. A job no worker has started within WEBSEC_MAX_SCAN_WAIT less a
+    scan's time (the admission's estimate was too kind: a burst on idle figures, a worker lost) is
+    withdrawn, its unit given back, and answered 503 like a refused one; a started job is waited for (a
+    scan is bounded)."""
     engine = _engine(runtime)
     try:
         await engine.submit(job.id)
-        ended = await engine.wait(job.id, runtime.settings.max_scan_wait)
+        # Withdrawn in time for a scan started at the last moment to still answer within the budget.
+        start_by = max(1.0, runtime.settings.max_scan_wait - engine.recent_scan_seconds())
+        ended = await engine.wait(job.id, start_by)
         if not ended:
             withdrawn = await runtime.db(finish_failed, job.id, _real_now(), 503, NOT_STARTED, only_queued=True)
             if not withdrawn:
-                ended = await engine.wait(job.id, wait_budget(runtime) - runtime.settings.max_scan_wait)
+                ended = await engine.wait(job.id, wait_budget(runtime) - start_by)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await _give_up(runtime, job.id)
