@@ -77,6 +77,10 @@ class _Pipe(asyncio.Protocol):
         finally:
             self._readable = None
 
+    @property
+    def writing_paused(self) -> bool:
+        return self._writable is not None and not self._writable.done()
+
     async def wait_writable(self) -> None:
         if self._writable is not None and not self._writable.done():
             await self._writable
@@ -115,11 +119,12 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         if self._transport.is_closing() or self._pipe.lost is not None:
             raise httpcore.WriteError("the connection is closed")
         self._transport.write(buffer)
-        try:
-            async with asyncio.timeout(timeout):
-                await self._pipe.wait_writable()
-        except TimeoutError as exc:
-            raise httpcore.WriteTimeout(str(exc)) from exc
+        if self._pipe.writing_paused:  # the usual request fits the socket's buffer: no timer to set up
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._pipe.wait_writable()
+            except TimeoutError as exc:
+                raise httpcore.WriteTimeout(str(exc)) from exc
         if self._pipe.lost is not None:
             raise httpcore.WriteError(str(self._pipe.lost)) from self._pipe.lost
 
