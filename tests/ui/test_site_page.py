@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -168,6 +168,7 @@ def test_without_a_key_the_page_asks_for_one_and_shows_nobody_elses_history(
     open_page(page, app.path(site_path()))
     expect(page.get_by_label("API key")).to_be_visible()
     expect(page.get_by_test_id("chart-point")).to_have_count(0)
+    assert axe_violations(page) == []
 
     # Another subscriber's key: their (empty) history of the same site, and an offer to scan it.
     other = _subscriber(app, "someone-else@example.com")
@@ -176,6 +177,9 @@ def test_without_a_key_the_page_asks_for_one_and_shows_nobody_elses_history(
     expect(page.get_by_role("button", name="Run Pro scan")).to_be_visible()
     expect(page.get_by_label("Website address")).to_have_value(SITE)
     expect(page.get_by_test_id("chart-point")).to_have_count(0)
+    assert axe_violations(page) == []
+    page.set_viewport_size({"width": 375, "height": 900})
+    page.screenshot(path=str(SCREENSHOTS / "site-empty-375.png"), full_page=True)
 
 
 def test_an_address_no_scan_accepts_is_explained(page: Page, app: App, subscriber: Subscriber) -> None:
@@ -213,3 +217,22 @@ def test_the_site_page_passes_axe_and_is_photographed(page: Page, app: App, subs
     assert axe_violations(page) == []
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"site-{width}.png"), full_page=True)
+
+
+def test_a_pro_scan_from_the_empty_page_starts_the_history(page: Page, app: App, worst_site: Any) -> None:
+    """The offer to scan runs a real Pro scan of a fixture site; back on the page, it is the history's first."""
+    newcomer = _subscriber(app, "first-scan@example.com")
+    open_site(page, app, newcomer, worst_site.url)
+    expect(page.get_by_test_id("site-empty")).to_be_visible()
+
+    page.get_by_role("button", name="Run Pro scan").click()
+    page.wait_for_url(re.compile(r"/report/[\w-]+$"), timeout=60_000)
+    report_path = urlsplit(page.url).path
+    open_page(page, app.path(site_path(worst_site.url)))
+
+    expect(page.get_by_test_id("chart-point")).to_have_count(1)
+    expect(page.get_by_test_id("history-row")).to_have_count(1)
+    expect(page.get_by_test_id("history-table").get_by_role("link")).to_have_attribute("href", report_path)
+    expect(page.get_by_test_id("diff-none")).to_have_text(
+        "Only one scan is kept so far: the next one will be compared with it."
+    )

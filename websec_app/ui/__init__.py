@@ -36,7 +36,7 @@ def register_pages(app: rx.App) -> None:
     app.add_page(report, route=REPORT_ROUTE, title="Security report · websec", on_load=ReportState.load)
     app.add_page(token_page, route="/one-time-scan", title="One-time scan · websec", on_load=ScanState.open_token_page)
     app.add_page(pro, route="/pro", title="Pro · websec", on_load=ProState.open_page)
-    app.add_page(site, route="/site", title="Site history · websec", on_load=[ProState.open_page, SiteState.open_page])
+    app.add_page(site, route="/site", title="Site history · websec", on_load=[ProState.open_page, SiteState.reload])
     app.add_page(
         pricing, route="/pricing", title="Pricing · websec", description="Pro, one-time scans and compliance reports."
     )

@@ -18,10 +18,11 @@ def _remove_button(row: MonitorRow) -> rx.Component:
         rx.alert_dialog.trigger(
             rx.button(
                 rx.icon("trash-2", size=14, aria_hidden="true"),
-                "Remove",
+                # An icon alone on phones leaves the address the width (the button keeps its aria-label).
+                rx.text.span("Remove", display=rx.breakpoints(initial="none", sm="inline")),
                 variant="soft",
                 color_scheme="red",
-                size="1",
+                size="2",
                 type="button",
                 aria_label="Remove the monitor of " + row.url,
                 data_testid="monitor-remove",
@@ -174,7 +175,7 @@ def _add_form() -> rx.Component:
                     width="100%",
                     data_testid="monitor-add",
                 ),
-                padding_top={"initial": "0", "sm": "calc(var(--line-height-2) + var(--space-1))"},
+                padding_top=rx.breakpoints(initial="0", sm="calc(var(--line-height-2) + var(--space-1))"),
                 flex_shrink="0",
             ),
             spacing="3",

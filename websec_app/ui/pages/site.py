@@ -9,7 +9,7 @@ import reflex as rx
 
 from ..components.common import section_card
 from ..components.history import history_table, latest_diff, score_chart
-from ..components.layout import page, page_heading
+from ..components.layout import page
 from ..components.scan import problem, progress, url_form
 from ..state.pro import ProState
 from ..state.scan import ScanState
@@ -24,7 +24,7 @@ def _empty() -> rx.Component:
             "Nothing is kept for ",
             rx.el.strong(SiteState.url, class_name="break-anywhere"),
             " yet. Run a Pro scan now to start its history (uses one scan), or monitor it from the ",
-            rx.link("Pro area", href="/pro"),
+            rx.link("Pro area", href="/pro", underline="always"),
             ".",
             size="2",
             data_testid="site-empty",
@@ -62,7 +62,7 @@ def _signed_in() -> rx.Component:
             "Signed in as ",
             ProState.email,
             ". ",
-            rx.link("Back to the Pro area", href="/pro"),
+            rx.link("Back to the Pro area", href="/pro", underline="always"),
             size="2",
             color_scheme="gray",
             margin_top="1.5rem",
@@ -75,7 +75,17 @@ def _signed_in() -> rx.Component:
 
 def site() -> rx.Component:
     return page(
-        page_heading("Site history", rx.cond(SiteState.url != "", SiteState.url, SiteState.asked)),
+        rx.vstack(
+            rx.heading("Site history", as_="h1", size="8", weight="bold"),
+            rx.text(
+                rx.cond(SiteState.url != "", SiteState.url, SiteState.asked),
+                size="4",
+                color_scheme="gray",
+                class_name="break-anywhere",
+                data_testid="site-url",
+            ),
+            spacing="2",
+        ),
         rx.cond(ProState.signed_in, _signed_in(), sign_in_card()),
         width="860px",
     )

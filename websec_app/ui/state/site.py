@@ -32,7 +32,7 @@ class SiteState(rx.State):
     chart: ScoreChart = ScoreChart()
     diff: DiffView = DiffView()
     show_all: bool = False
-    #: (key id, URL asked) of what is shown: the page mounts its content after on_load has filled it.
+    #: (key id, URL asked) of what is shown: the signed-in content mounts after on_load has filled it.
     _loaded_for: str = ""
 
     @rx.var
@@ -44,13 +44,14 @@ class SiteState(rx.State):
         return max(0, len(self.rows) - ROWS_SHOWN)
 
     @rx.event
-    async def open_page(self) -> None:
-        """on_load (after ProState.open_page) and on_mount of the signed-in content: load unless shown."""
+    async def reload(self) -> None:
+        """on_load (after ProState.open_page): every visit shows the history as it is now (a scan since)."""
+        self._loaded_for = ""
         await self._open()
 
     @rx.event
-    async def reload(self) -> None:
-        self._loaded_for = ""
+    async def open_page(self) -> None:
+        """on_mount of the signed-in content: after this page's sign-in form; no second load after on_load."""
         await self._open()
 
     async def _open(self) -> None:
