@@ -16,7 +16,9 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
+
+from tests.fixtures.providers import StripeStandIn
 
 from .conftest import ROOT, App, open_page
 from .test_checkout import (  # noqa: F401 - fixtures, used by name
@@ -178,6 +180,41 @@ def test_stripe_compliance_report_ends_on_the_filled_form_through_the_email(page
     expect(page.get_by_label("Website address")).to_have_value(re.compile(re.escape(worst_site.url)))
     expect(page.get_by_label("Email the report to")).to_have_value("endstripeaudit@example.com")
     generate_report(page, "endstripeaudit@example.com")
+
+
+@pytest.fixture
+def stripe_checkout_webhook_late(page: Page, stripe_api: StripeStandIn) -> None:
+    """Stripe's hosted page whose Pay returns the buyer before the webhook is sent (it never is, here)."""
+
+    def hosted(route: Route) -> None:
+        parts = route.request.url.split("/checkout/pay/", 1)[1].split("/")  # <session>[/pay]
+        session = stripe_api.sessions[parts[0]]
+        if len(parts) == 1:
+            route.fulfill(status=200, content_type="text/html", body=f"<a href='{route.request.url}/pay'>Pay</a>")
+            return
+        stripe_api.complete_session(parts[0])
+        route.fulfill(
+            status=303, headers={"Location": session["success_url"].replace("{CHECKOUT_SESSION_ID}", parts[0])}
+        )
+
+    page.route(re.compile(re.escape(stripe_api.base_url) + r"/checkout/pay/.*"), hosted)
+
+
+@pytest.mark.usefixtures("stripe_checkout_webhook_late")
+def test_stripe_return_before_the_webhook_carries_the_token_to_the_scan(page: Page, app: App, worst_site) -> None:
+    # Given a buyer back from Stripe before its webhook: the success page asks Stripe and fulfils
+    buy(page, app, "one-time-scan", "USD", "endstripeearly@example.com")
+    page.get_by_role("link", name="Pay").click()
+    page.wait_for_url(re.compile(r"/checkout/success/?\?session_id=cs_"))
+    expect(page.get_by_test_id("return-title")).to_have_text("Payment received, thank you")
+
+    # Then it leads to the scan page with the token, which scans
+    next_step = page.get_by_role("link", name="Start my scan now")
+    expect(next_step).to_have_attribute("href", re.compile(r"^/one-time-scan#token=wst_"))
+    shoot(page, "success-stripe-before-webhook")
+    next_step.click()
+    expect(page.get_by_label("One-time token")).to_have_value(re.compile(r"^wst_"))
+    run_one_time_scan(page, worst_site.url)
 
 
 @pytest.mark.usefixtures("stripe_checkout")

@@ -131,7 +131,7 @@ def url_form(
                     width="100%",
                 ),
                 # Level with the inputs, below their labels, whatever message or hint grows under a field.
-                padding_top={"initial": "0", "sm": "calc(var(--line-height-2) + var(--space-1))"},
+                padding_top=rx.breakpoints(initial="0", sm="calc(var(--line-height-2) + var(--space-1))"),
                 flex_shrink="0",
             ),
             spacing="3",

@@ -53,7 +53,7 @@ def sign_in_card() -> rx.Component:
                         width="100%",
                     ),
                     # Level with the input, below its label, when a message grows under it.
-                    padding_top={"initial": "0", "sm": "calc(var(--line-height-2) + var(--space-1))"},
+                    padding_top=rx.breakpoints(initial="0", sm="calc(var(--line-height-2) + var(--space-1))"),
                     flex_shrink="0",
                 ),
                 spacing="3",
