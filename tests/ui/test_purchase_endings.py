@@ -183,8 +183,10 @@ def test_stripe_compliance_report_ends_on_the_filled_form_through_the_email(page
 
 
 @pytest.fixture
-def stripe_checkout_webhook_late(page: Page, stripe_api: StripeStandIn) -> None:
-    """Stripe's hosted page whose Pay returns the buyer before the webhook is sent (it never is, here)."""
+def stripe_without_webhook(page: Page, stripe_api: StripeStandIn) -> dict[str, bool]:
+    """Stripe's hosted page whose Pay returns the buyer without any webhook (it never comes, here). With
+    `{"paid_on_return": False}` the session is still unpaid when the buyer is back; the test pays it later."""
+    behaviour = {"paid_on_return": True}
 
     def hosted(route: Route) -> None:
         parts = route.request.url.split("/checkout/pay/", 1)[1].split("/")  # <session>[/pay]
@@ -192,16 +194,18 @@ def stripe_checkout_webhook_late(page: Page, stripe_api: StripeStandIn) -> None:
         if len(parts) == 1:
             route.fulfill(status=200, content_type="text/html", body=f"<a href='{route.request.url}/pay'>Pay</a>")
             return
-        stripe_api.complete_session(parts[0])
-        route.fulfill(
-            status=303, headers={"Location": session["success_url"].replace("{CHECKOUT_SESSION_ID}", parts[0])}
-        )
+        if behaviour["paid_on_return"]:
+            stripe_api.complete_session(parts[0])
+        success = session["success_url"].replace("{CHECKOUT_SESSION_ID}", parts[0])
+        route.fulfill(status=303, headers={"Location": success})
 
     page.route(re.compile(re.escape(stripe_api.base_url) + r"/checkout/pay/.*"), hosted)
+    return behaviour
 
 
-@pytest.mark.usefixtures("stripe_checkout_webhook_late")
-def test_stripe_return_before_the_webhook_carries_the_token_to_the_scan(page: Page, app: App, worst_site) -> None:
+def test_stripe_return_before_the_webhook_carries_the_token_to_the_scan(
+    page: Page, app: App, worst_site, stripe_without_webhook: dict[str, bool]
+) -> None:
     # Given a buyer back from Stripe before its webhook: the success page asks Stripe and fulfils
     buy(page, app, "one-time-scan", "USD", "endstripeearly@example.com")
     page.get_by_role("link", name="Pay").click()
@@ -215,6 +219,29 @@ def test_stripe_return_before_the_webhook_carries_the_token_to_the_scan(page: Pa
     next_step.click()
     expect(page.get_by_label("One-time token")).to_have_value(re.compile(r"^wst_"))
     run_one_time_scan(page, worst_site.url)
+
+
+def test_a_pending_stripe_return_asks_stripe_again_while_it_waits(
+    page: Page, app: App, stripe_api: StripeStandIn, stripe_without_webhook: dict[str, bool]
+) -> None:
+    # Given a buyer back from Stripe while the payment is still being confirmed, and no webhook ever
+    stripe_without_webhook["paid_on_return"] = False
+    buy(page, app, "compliance-report", "USD", "endstripepending@example.com", url="https://worst.test/")
+    page.get_by_role("link", name="Pay").click()
+    page.wait_for_url(re.compile(r"/checkout/success/?\?session_id=cs_"))
+    expect(page.get_by_test_id("return-title")).to_have_text("Payment being confirmed")
+    shoot(page, "success-stripe-pending")
+
+    # When Stripe then has the payment
+    session_id = re.search(r"session_id=(cs_\w+)", page.url)
+    assert session_id is not None
+    stripe_api.complete_session(session_id.group(1))
+
+    # Then the waiting page finds out from Stripe itself and leads to the filled compliance form
+    expect(page.get_by_test_id("return-title")).to_have_text("Payment received, thank you", timeout=15_000)
+    expect(page.get_by_role("link", name="Generate my report")).to_have_attribute(
+        "href", re.compile(r"^/compliance-report#token=wsc_.*&url=https%3A%2F%2Fworst.test%2F&email=endstripepending")
+    )
 
 
 @pytest.mark.usefixtures("stripe_checkout")

@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 #: The return page looks for the provider's confirmation this often, this many times (about half a minute).
 _WATCH_SECONDS = 1.0
 _WATCH_ROUNDS = 30
+#: While it waits, it asks Stripe itself every this many rounds (at most 6 calls per page opened).
+_ASK_STRIPE_EVERY = 5
 
 #: Razorpay's hosted script (https://razorpay.com/docs/payments/payment-gateway/web-integration/standard/).
 #: Loaded only when a buyer pays in INR, so no other page waits for it.
@@ -254,22 +256,17 @@ class CheckoutState(rx.State):
         """Back from Stripe before its webhook: Stripe is asked about the session, and a paid one is fulfilled
         here (first wins), so this page has the token and carries it on. False: the webhook was first (the
         store says paid), Stripe says not yet, or it cannot be asked; the page then reads the store."""
-        runtime = current_runtime()
-        record = await buying.checkout_status(runtime, self._reference)
-        if record is None or record.status == "paid" or record.provider != PROVIDER_B:
+        confirmation = await _ask_stripe(self._reference)
+        if confirmation is None:
             return False
-        try:
-            confirmation = await buying.confirm_stripe_return(runtime, self._reference)
-        except Exception as exc:  # noqa: BLE001 - the webhook still confirms it; the page waits for that
-            log.warning("Stripe return %s could not be confirmed: %s", self._reference, exc)
-            return False
-        if confirmation is None or not confirmation.newly_fulfilled:
-            return False
-        self.return_product_slug = purchases.SLUG_OF_PRODUCT.get(record.product, "")
+        await self._show_confirmed(confirmation)
+        return True
+
+    async def _show_confirmed(self, confirmation: Confirmation) -> None:
+        self.return_product_slug = purchases.SLUG_OF_PRODUCT.get(confirmation.product, "")
         self.return_status, self.return_title = "paid", "Payment received, thank you"
         self.return_text = confirmation.message
         await self._lead_to_use(confirmation)
-        return True
 
     async def _confirm_razorpay_return(self, params: dict[str, str]) -> None:
         """Razorpay sent the buyer back with the payment: confirmed here as Checkout.js's handler confirms it
@@ -301,12 +298,21 @@ class CheckoutState(rx.State):
     @rx.event(background=True)
     async def watch_success(self) -> None:
         """Stripe confirms by webhook, often a moment after the buyer is back: look again for a while."""
-        for _ in range(_WATCH_ROUNDS):
+        for round_number in range(1, _WATCH_ROUNDS + 1):
             await asyncio.sleep(_WATCH_SECONDS)
             async with self:
                 if self.return_status != "pending":
                     return
                 await self._read_return()
+                reference, pending = self._reference, self.return_status == "pending"
+            if pending and round_number % _ASK_STRIPE_EVERY == 0:
+                # A webhook that does not come (late, or not set up) does not strand the buyer: Stripe is asked
+                # again now and then, outside the state's lock (the call may take seconds).
+                confirmation = await _ask_stripe(reference)
+                if confirmation is not None:
+                    async with self:
+                        await self._show_confirmed(confirmation)
+                    return
 
     async def _read_return(self) -> None:
         record = await buying.checkout_status(current_runtime(), self._reference)
@@ -333,6 +339,21 @@ class CheckoutState(rx.State):
     @rx.event
     def open_cancelled(self) -> None:
         self.return_product_slug = str(self.router.url.query_parameters.get("product", "") or "")
+
+
+async def _ask_stripe(reference: str) -> Confirmation | None:
+    """A Stripe checkout this store has, still unpaid here: Stripe's word on it, fulfilled if paid and new to us.
+    None otherwise (not Stripe, paid already, not paid at Stripe, Stripe unreachable: the webhook still counts)."""
+    runtime = current_runtime()
+    record = await buying.checkout_status(runtime, reference)
+    if record is None or record.status == "paid" or record.provider != PROVIDER_B:
+        return None
+    try:
+        confirmation = await buying.confirm_stripe_return(runtime, reference)
+    except Exception as exc:  # noqa: BLE001 - the webhook still confirms it; the page waits for that
+        log.warning("Stripe return %s could not be confirmed: %s", reference, exc)
+        return None
+    return confirmation if confirmation is not None and confirmation.newly_fulfilled else None
 
 
 def open_razorpay() -> list[Any]:
