@@ -193,15 +193,17 @@ def history_table() -> rx.Component:
 
 def _change(row: DiffRow) -> rx.Component:
     return rx.el.li(
+        rx.text(row.title, weight="medium", class_name="break-anywhere"),
+        # Severity and points on a line of their own: the same place at any width, whatever the title's length.
         rx.flex(
-            rx.text(row.title, weight="medium", class_name="break-anywhere"),
             severity_badge(row.severity),
             rx.text(row.detail, size="2", color_scheme="gray"),
             spacing="2",
             align="center",
             wrap="wrap",
+            margin_top="0.15rem",
         ),
-        padding_y="0.35rem",
+        padding_y="0.4rem",
         border_bottom=f"1px solid {rx.color('gray', 4)}",
         data_testid="diff-item",
     )
