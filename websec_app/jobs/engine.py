@@ -147,7 +147,9 @@ class JobEngine:
                 await self._callback(job_id)
 
         @app.periodic(cron=RETRY_STALLED_CRON, periodic_id="retry_stalled")
-        @app.task(name=RETRY_STALLED_TASK, queue=SCAN_QUEUE, queueing_lock=RETRY_STALLED_TASK)
+        # Ahead of every queued scan (a higher priority is fetched first): recovering a dead worker's jobs
+        # must not wait for the queue to drain.
+        @app.task(name=RETRY_STALLED_TASK, queue=SCAN_QUEUE, queueing_lock=RETRY_STALLED_TASK, priority=100)
         async def retry_stalled(timestamp: int) -> None:
             stalled = await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER_SECONDS)
             for job in stalled:
