@@ -5,10 +5,10 @@ The snippets are written from it (snippets.py); this module only loads and check
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from .servers import SERVERS
 
@@ -76,8 +76,20 @@ def _remedy(outcome: str, row: dict[str, object], templates: dict[str, dict[str,
     )
 
 
+def _parsed(path: Path) -> dict[str, Any]:
+    """The TOML, parsed once per version of the file (parsed_cache: tomllib stays out of a cached scan)."""
+    from ..parsed_cache import cached
+
+    def parse() -> dict[str, Any]:
+        import tomllib
+
+        return tomllib.loads(path.read_text("utf-8"))
+
+    return cached(f"remedies-{path.stem}", [path], parse)
+
+
 def load_remedies(path: Path = _TABLE) -> RemedyTable:
-    data = tomllib.loads(path.read_text("utf-8"))
+    data = _parsed(path)
     templates: dict[str, dict[str, str]] = {}
     for kind, texts in data.get("templates", {}).items():
         if kind in CODE_KINDS:

@@ -6,9 +6,20 @@ tests/snippets/ loads the nginx, Apache and Caddy output into the real servers f
 from __future__ import annotations
 
 import re
-from xml.sax.saxutils import quoteattr
 
 from .actions import Action, RemoveHeaders, SetHeader
+
+#: XML attribute escapes; newlines and tabs as character references, so a parser keeps them (XML 3.3.3).
+_XML_ATTRIBUTE = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
+)
+
+
+def quoteattr(value: str) -> str:
+    """`value` as a double-quoted XML attribute (xml.sax.saxutils.quoteattr imports urllib.request: ~10 ms
+    of a command-line scan, issue 14)."""
+    return '"' + value.translate(_XML_ATTRIBUTE) + '"'
+
 
 SERVER = "Server"
 
