@@ -34,6 +34,12 @@ PUBLIC_PATHS = {
     "/api/report/pdf",
     "/api/scans",  # async and batch scans (issue 16)
     "/api/scans/{job_id}",
+    "/api/history",  # a subscriber's kept scans, their diffs, and the public badge (issue 17)
+    "/api/history/{report_id}",
+    "/api/history/{report_id}/diff",
+    "/api/badge",
+    "/api/monitors",  # monitoring (issue 17)
+    "/api/monitors/{monitor_id}",
     "/api/verify-key",
     "/api/usage",
     "/api/compliance-report/pay",

@@ -63,7 +63,19 @@ def test_header_objects_follow_spec_2_3(headers: list[tuple[str, str]]) -> None:
 
     for name in HEADERS:
         obj = graded[name]
-        assert set(obj) == {"present", "value", "status", "severity", "deduction", "explanation", "fix", "note"}
+        # spec 2.3's fields, and fix_snippets beside fix (issue 15: null exactly where fix is)
+        assert set(obj) == {
+            "present",
+            "value",
+            "status",
+            "severity",
+            "deduction",
+            "explanation",
+            "fix",
+            "note",
+            "fix_snippets",
+        }
+        assert (obj["fix_snippets"] is None) == (obj["fix"] is None)
         assert obj["status"] in STATUSES
         assert obj["present"] == bool(headers)
         assert (obj["fix"] is None) == (obj["status"] == "good")

@@ -108,7 +108,19 @@ def test_every_header_object_follows_spec_2_3(headers: list[tuple[str, str]]) ->
     objects = header_objects(make_snapshot(headers=headers))
     assert list(objects) == list(HEADERS)
     for name, obj in objects.items():
-        assert set(obj) == {"present", "value", "status", "severity", "deduction", "explanation", "fix", "note"}
+        # spec 2.3's fields, and fix_snippets beside fix (issue 15: null exactly where fix is)
+        assert set(obj) == {
+            "present",
+            "value",
+            "status",
+            "severity",
+            "deduction",
+            "explanation",
+            "fix",
+            "note",
+            "fix_snippets",
+        }
+        assert (obj["fix_snippets"] is None) == (obj["fix"] is None)
         assert obj["status"] in STATUSES
         assert obj["severity"] in ("critical", "important", "minor")
         assert isinstance(obj["deduction"], int) and obj["deduction"] >= 0
