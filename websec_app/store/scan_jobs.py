@@ -203,3 +203,12 @@ def first_showing_of_callback_secret(session: Session, api_key_id: int, now: dat
     first = insert_ignoring_conflicts(session, CallbackSecretShown, {"api_key_id": api_key_id, "shown_at": now})
     session.commit()
     return first
+
+
+#: The task engine's own tables on PostgreSQL (migration 0006 creates them from procrastinate's schema).
+ENGINE_TABLE_PREFIX = "procrastinate_"
+
+
+def store_owns(name: str | None, type_: str, parent_names: object) -> bool:
+    """Alembic's `include_name`: compare and autogenerate only the store's tables, not the engine's."""
+    return not (type_ == "table" and name is not None and name.startswith(ENGINE_TABLE_PREFIX))

@@ -11,6 +11,7 @@ from sqlmodel.sql.sqltypes import AutoString
 
 from websec_app.store.coltypes import UTCDateTime
 from websec_app.store.models import metadata
+from websec_app.store.scan_jobs import store_owns
 
 config = context.config
 
@@ -32,6 +33,7 @@ def _configure(connection: Connection) -> None:
         render_as_batch=True,  # SQLite cannot ALTER most things; batch mode recreates the table
         compare_type=True,
         render_item=_render_item,
+        include_name=store_owns,  # the task engine's tables are procrastinate's (migration 0006)
     )
 
 
