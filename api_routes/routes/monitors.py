@@ -80,7 +80,13 @@ def _body(view: monitor_cases.MonitorView) -> dict[str, object]:
     summary="Monitor a site (X-API-Key)",
     status_code=201,
     response_model=MonitorBody,
-    responses=errors(400, 401, 403, 409, e409=f"The subscription has {monitor_cases.MAX_MONITORS} monitors already."),
+    responses=errors(
+        400,
+        401,
+        403,
+        409,
+        e409=f"The site is monitored already, or the subscription has {monitor_cases.MAX_MONITORS} monitors.",
+    ),
 )
 async def add_monitor(
     body: MonitorRequest, ctx: Context, key: Annotated[str | None, Security(api_key_header)] = None
@@ -90,6 +96,8 @@ async def add_monitor(
     subscriber = await subscriber_for(ctx, key)
     try:
         view = await monitor_cases.add(ctx, subscriber, body.url, body.interval, body.callback_url)
+    except monitor_cases.AlreadyMonitored as exc:
+        raise ApiError(409, f"You monitor {exc} already.") from None
     except monitor_cases.TooManyMonitors:
         raise ApiError(
             409,

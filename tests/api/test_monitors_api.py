@@ -20,6 +20,9 @@ async def test_the_monitors_api_adds_lists_and_removes_only_the_subscribers_own(
         assert body["url"] == "https://example.com/" and body["interval"] == "weekly"
         assert body["next_run_at"] == body["created_at"]  # the first run is due at once
 
+        twice = await http.post("/api/monitors", json={"url": "https://example.com", "interval": "daily"}, headers=mine)
+        assert twice.status_code == 409 and twice.json() == {"error": "You monitor https://example.com/ already."}
+
         listed = (await http.get("/api/monitors", headers=mine)).json()
         assert [m["id"] for m in listed["monitors"]] == [body["id"]] and listed["limit"] == 10
         assert (await http.get("/api/monitors", headers={"X-API-Key": stranger.key})).json()["monitors"] == []

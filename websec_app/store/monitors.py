@@ -93,6 +93,10 @@ class TooManyMonitors(Exception):
     pass
 
 
+class AlreadyMonitored(Exception):
+    """The subscription monitors this URL already (a second monitor would spend scans on the same site)."""
+
+
 def add_monitor(
     session: Session,
     *,
@@ -103,17 +107,21 @@ def add_monitor(
     callback_url: str | None,
     now: datetime,
 ) -> Monitor:
-    """A new monitor, first run due at once. Raises TooManyMonitors past MAX_MONITORS (counted under a lock
-    on the subscription's row, so two concurrent requests cannot both make the eleventh)."""
+    """A new monitor, first run due at once. Raises AlreadyMonitored for a URL the subscription monitors, and
+    TooManyMonitors past MAX_MONITORS (both counted under a lock on the subscription's row, so two concurrent
+    requests cannot both make the eleventh)."""
     if interval not in INTERVALS:
         raise ValueError(f"interval must be one of {', '.join(INTERVALS)}")
     from .models import Subscription
 
     session.exec(select(Subscription).where(Subscription.id == subscription_id).with_for_update()).first()
-    count = len(
-        session.exec(select(Monitor.id).where(Monitor.subscription_id == subscription_id, Monitor.active)).all()
-    )
-    if count >= MAX_MONITORS:
+    active = session.exec(
+        select(Monitor.url).where(Monitor.subscription_id == subscription_id, col(Monitor.active))
+    ).all()
+    if url in active:
+        session.rollback()
+        raise AlreadyMonitored(url)
+    if len(active) >= MAX_MONITORS:
         session.rollback()
         raise TooManyMonitors(f"a subscription has at most {MAX_MONITORS} monitors")
     monitor = Monitor(

@@ -35,6 +35,7 @@ from websec_app.store.monitors import (
     RUN_FAILED,
     RUN_SKIPPED_QUOTA,
     RUN_UNREACHABLE,
+    AlreadyMonitored,
     ClaimedRun,
     Monitor,
     MonitorRun,
@@ -70,6 +71,7 @@ __all__ = [
     "INTERVALS",
     "MAX_MONITORS",
     "SCAN_MONITOR",
+    "AlreadyMonitored",
     "MonitorView",
     "TooManyMonitors",
     "add",
@@ -112,7 +114,7 @@ async def add(
     runtime: Runtime, subscriber: Subscriber, url: str, interval: str, callback_url: str | None = None
 ) -> MonitorView:
     """A new monitor; its first run is due at once. Raises InvalidTarget, ValueError (interval),
-    TooManyMonitors, and for a callback URL CallbacksUnavailable or the scanner's guard errors."""
+    AlreadyMonitored, TooManyMonitors, and for a callback URL CallbacksUnavailable or the scanner's guard errors."""
     target = parse_target(url)
     _refuse_known_private(target.host, runtime)
     wanted = target.url
