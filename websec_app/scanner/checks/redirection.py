@@ -17,7 +17,6 @@ from ..snapshot import FetchChain, HttpResponse, SiteSnapshot
 from ..target import parse_target
 from .blocked import identify_block, not_checked
 
-
 #: What a hop's raw headers may take in the report: the fetch already bounds a response's header
 #: block; this keeps a report readable (and its JSON small) when a site sends hundreds of headers.
 MAX_HOP_HEADERS = 100
