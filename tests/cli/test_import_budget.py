@@ -32,13 +32,14 @@ HEAVY = (
 )
 #: Loaded only on the paths that need them, never for `--help`.
 LAZY_FOR_HELP = ("websec_app.scanner", "httpx", "dns", "lxml", "cryptography", "OpenSSL", "tlslite", "asyncio")
-#: Not loaded by a real scan either: python-dotenv is imported only when there is a `.env` to read (settings.py).
-#: (tomllib is not on this list yet: the rule tables, block pages and Public Suffix List come from the parse
-#: cache, scanner/parsed_cache.py, but fixes/remedies.py still parses remedies.toml in every process.)
-NOT_FOR_A_SCAN = ("dotenv",)
+#: Not loaded by a real scan either: python-dotenv is imported only when there is a `.env` to read (settings.py);
+#: tlslite-ng is a test dependency only (the legacy probes' hellos: fetch/_hello_codec.py).
+#: (tomllib is not on this list: the data files come from the parse cache, scanner/parsed_cache.py, but the first
+#: process after a change, or one that may not write byte-code, parses them.)
+NOT_FOR_A_SCAN = ("dotenv", "tlslite")
 #: How many modules a process may hold when it exits (Python's own start-up is ~40): a bound, not a target,
 #: so that a new dependency pulling in a hundred modules is noticed here. Today: ~120 for `--help`, ~700 for
-#: a real scan (asyncio, httpx, dnspython, pyOpenSSL, cryptography, lxml, tlslite-ng and the scanner).
+#: a real scan (asyncio, httpx, dnspython, pyOpenSSL, cryptography, lxml and the scanner).
 MAX_MODULES_FOR_HELP = 160
 MAX_MODULES_FOR_A_SCAN = 780
 

@@ -2,8 +2,8 @@
 
 A fresh process (the command line, a worker) spends ~0.3 s importing before its first scan, and the fetch then
 spends much of its time waiting for the site's answers. The modules only grading needs (the checks, the
-grading and its fix snippets, the rule table, dnspython's DNSSEC validation), tlslite-ng (the legacy TLS
-probes, late in the fetch) and anyio's event-loop backend (httpcore's first request) are therefore imported
+grading and its fix snippets, the rule table, dnspython's DNSSEC validation), the legacy TLS probes' module
+(late in the fetch) and anyio's event-loop backend (httpcore's first request) are therefore imported
 by one thread started with the first scan, in those waits, instead of before the fetch or after it. `scan()`
 waits for that thread before grading; a long-running process pays it once.
 

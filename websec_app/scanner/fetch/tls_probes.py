@@ -9,8 +9,9 @@ is probed the way testssl.sh does: one ClientHello offering only that family's I
 A ServerHello choosing one of the offered suites at an offered version is an acceptance; an
 alert or a closed connection a refusal. No handshake is completed and no key is exchanged,
 so no cryptography the local library lacks is needed. The ClientHello is built and the
-ServerHello parsed by tlslite-ng's message classes (the library tlsfuzzer builds its
-ClientHellos with), over the same pinned asyncio connection and timeout as every probe.
+ServerHello read by `_hello_codec.py` (its bytes are tested against tlslite-ng, the library
+tlsfuzzer builds its ClientHellos with), over the same pinned asyncio connection and timeout
+as every probe.
 Considered and not chosen: nassl's legacy OpenSSL 1.0.2 client (blocking C, a thread per
 probe, a second OpenSSL in the process, for a handshake whose end we do not need) and a
 full tlslite-ng handshake (no EXPORT or DES suites at all).
@@ -80,7 +81,6 @@ async def _guarded(
 
 
 async def _by_hand(name: str, hello: LegacyHello, target: tuple[str, int, str], timeout: float) -> TlsProbe:
-    # tlslite-ng is imported only when such a probe runs (issue 14: ~30 ms of start-up)
     from ._legacy_hello import hello_probe
 
     return await hello_probe(name, hello, target, timeout)

@@ -1,0 +1,79 @@
+"""The legacy probes' ClientHello and ServerHello on the wire (fetch/_hello_codec.py), held to tlslite-ng's own
+parser and encoder: the reference implementation the fixture servers speak."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from websec_app.scanner.fetch._hello_codec import (
+    RENEGOTIATION_SCSV,
+    MalformedHello,
+    client_hello_record,
+    parse_server_hello,
+)
+
+with warnings.catch_warnings():  # tlslite/__init__ imports asyncore, deprecated since Python 3.11
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from tlslite.constants import ExtensionType
+    from tlslite.messages import ClientHello, ServerHello
+    from tlslite.utils.codec import Parser
+
+SUITES = [0x000A, 0x0005, 0x0003, 0xC012]
+
+
+def _parsed(record: bytes) -> ClientHello:
+    assert record[0] == 22
+    assert int.from_bytes(record[3:5], "big") == len(record) - 5
+    assert record[5] == 1  # ClientHello
+    return ClientHello().parse(Parser(bytearray(record[6:])))
+
+
+@pytest.mark.parametrize("version", [(3, 1), (3, 2), (3, 3)])
+def test_a_tls_client_hello_parses_with_tlslite_and_says_what_it_offers(version) -> None:
+    random = bytes(range(32))
+    record = client_hello_record(version, SUITES, b"legacy.example", random=random)
+    hello = _parsed(record)
+    assert tuple(hello.client_version) == version
+    assert bytes(hello.random) == random
+    assert hello.cipher_suites == [*SUITES, RENEGOTIATION_SCSV]
+    assert hello.compression_methods == [0]
+    assert bytes(hello.server_name) == b"legacy.example"
+    assert record[1:3] == bytes([3, 1])  # the record layer says TLS 1.0 for compatibility (RFC 5246 E.1)
+    kinds = {extension.extType for extension in hello.extensions}
+    assert {ExtensionType.supported_groups, ExtensionType.ec_point_formats} <= kinds
+    assert (ExtensionType.signature_algorithms in kinds) == (version == (3, 3))
+
+
+def test_an_ssl3_client_hello_has_no_extensions_and_an_ssl3_record() -> None:
+    record = client_hello_record((3, 0), SUITES, b"legacy.example")
+    hello = _parsed(record)
+    assert tuple(hello.client_version) == (3, 0) and record[1:3] == bytes([3, 0])
+    assert hello.extensions is None
+
+
+def test_no_server_name_is_sent_for_an_address() -> None:
+    hello = _parsed(client_hello_record((3, 3), SUITES, None))
+    assert hello.server_name == bytearray(0) or not hello.server_name
+
+
+@pytest.mark.parametrize("session_id", [b"", bytes(32)])
+def test_a_server_hello_from_tlslite_reads_back_its_version_and_suite(session_id: bytes) -> None:
+    message = ServerHello().create((3, 1), bytearray(32), bytearray(session_id), 0x000A, extensions=None)
+    parsed = parse_server_hello(bytes(message.write()))
+    assert parsed.version == (3, 1) and parsed.cipher_suite == 0x000A
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        b"",
+        b"\x01\x00\x00\x00",
+        b"\x02\x00\x00\x05\x03\x01abc",
+        b"\x02\x00\x00\x26" + bytes([3, 1]) + bytes(32) + b"\x40",
+    ],
+)
+def test_a_malformed_server_hello_is_refused(message: bytes) -> None:
+    with pytest.raises(MalformedHello):
+        parse_server_hello(message)

@@ -1,0 +1,110 @@
+"""The two TLS handshake messages a legacy probe needs, on the wire: a ClientHello out, a ServerHello in.
+
+RFC 5246 7.4.1.2-7.4.1.3 (and RFC 6101 5.6.1 for SSL 3.0, which has no extensions). Written here rather
+than with tlslite-ng's message classes because importing tlslite-ng cost every command-line scan 40-50 ms
+(~15 % of its start-up, issue 14) for ~60 lines of encoding; tests/scanner/fetch/test_hello_codec.py holds
+these bytes to tlslite-ng's own parser, and the legacy-TLS fixture servers are tlslite-ng.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+HANDSHAKE, ALERT = 22, 21  # TLS record content types (RFC 5246 6.2.1)
+CLIENT_HELLO, SERVER_HELLO = 1, 2  # handshake types (RFC 5246 7.4)
+RENEGOTIATION_SCSV = 0x00FF  # RFC 5746 3.3: sent by every client of that era
+
+# Extension types and values (IANA TLS registries).
+_SERVER_NAME, _SUPPORTED_GROUPS, _EC_POINT_FORMATS, _SIGNATURE_ALGORITHMS = 0, 10, 11, 13
+_GROUPS = (29, 23, 24, 25)  # x25519, secp256r1, secp384r1, secp521r1
+_UNCOMPRESSED_POINTS = 0
+_HASHES = (4, 5, 6, 2)  # sha256, sha384, sha512, sha1
+_SIGNATURES = (1, 3, 2)  # rsa, ecdsa, dsa
+
+#: Alert descriptions (RFC 5246 7.2, RFC 8446 6), as the probe reports them.
+ALERTS = {
+    0: "close notify",
+    10: "unexpected message",
+    20: "bad record mac",
+    22: "record overflow",
+    40: "handshake failure",
+    42: "bad certificate",
+    47: "illegal parameter",
+    50: "decode error",
+    51: "decrypt error",
+    70: "protocol version",
+    71: "insufficient security",
+    80: "internal error",
+    86: "inappropriate fallback",
+    90: "user canceled",
+    109: "missing extension",
+    110: "unsupported extension",
+    112: "unrecognized name",
+}
+
+
+class MalformedHello(ValueError):
+    """A ServerHello too short or inconsistent to read."""
+
+
+def _vector(data: bytes, length_bytes: int) -> bytes:
+    return len(data).to_bytes(length_bytes, "big") + data
+
+
+def _extension(kind: int, data: bytes) -> bytes:
+    return kind.to_bytes(2, "big") + _vector(data, 2)
+
+
+def _extensions(server_name: bytes | None, version: tuple[int, int]) -> bytes:
+    """SNI, the curves and point format ECDHE suites need (RFC 8422 5.1), and for TLS 1.2 the signature
+    algorithms (RFC 5246 7.4.1.4.1)."""
+    parts = []
+    if server_name is not None:
+        entry = b"\x00" + _vector(server_name, 2)  # host_name (RFC 6066 3)
+        parts.append(_extension(_SERVER_NAME, _vector(entry, 2)))
+    groups = b"".join(group.to_bytes(2, "big") for group in _GROUPS)
+    parts.append(_extension(_SUPPORTED_GROUPS, _vector(groups, 2)))
+    parts.append(_extension(_EC_POINT_FORMATS, _vector(bytes([_UNCOMPRESSED_POINTS]), 1)))
+    if version >= (3, 3):
+        pairs = bytes(byte for hash_ in _HASHES for signature in _SIGNATURES for byte in (hash_, signature))
+        parts.append(_extension(_SIGNATURE_ALGORITHMS, _vector(pairs, 2)))
+    return b"".join(parts)
+
+
+def client_hello_record(
+    version: tuple[int, int], suites: list[int], server_name: bytes | None, random: bytes | None = None
+) -> bytes:
+    """One TLS record holding a ClientHello offering `suites` (the renegotiation SCSV added) at `version`;
+    extensions only above SSL 3.0, which has none (RFC 6101)."""
+    body = bytes(version) + (random if random is not None else os.urandom(32))
+    body += _vector(b"", 1)  # no session to resume
+    body += _vector(b"".join(code.to_bytes(2, "big") for code in [*suites, RENEGOTIATION_SCSV]), 2)
+    body += _vector(b"\x00", 1)  # compression: null only
+    if version > (3, 0):
+        body += _vector(_extensions(server_name, version), 2)
+    message = bytes([CLIENT_HELLO]) + _vector(body, 3)
+    # RFC 5246 Appendix E.1: {3, 1} on the record layer for compatibility, except for SSL 3.0 itself.
+    record_version = (3, 0) if version == (3, 0) else (3, 1)
+    return bytes([HANDSHAKE, *record_version]) + _vector(message, 2)
+
+
+@dataclass(frozen=True)
+class ServerHello:
+    version: tuple[int, int]
+    cipher_suite: int
+
+
+def parse_server_hello(message: bytes) -> ServerHello:
+    """The version and suite of a ServerHello handshake message (type byte and 3-byte length first)."""
+    if len(message) < 4 or message[0] != SERVER_HELLO:
+        raise MalformedHello("not a ServerHello")
+    length = int.from_bytes(message[1:4], "big")
+    body = message[4 : 4 + length]
+    if len(body) != length or length < 2 + 32 + 1 + 2 + 1:
+        raise MalformedHello("the ServerHello is too short")
+    session_id_length = body[34]
+    at = 35 + session_id_length
+    if session_id_length > 32 or len(body) < at + 3:
+        raise MalformedHello("the ServerHello's session id runs past its end")
+    return ServerHello((body[0], body[1]), int.from_bytes(body[at : at + 2], "big"))
