@@ -139,3 +139,20 @@ def test_the_action_passes_a_good_site_and_writes_where_it_is_told(
     assert done.returncode == 0, done.stdout + done.stderr
     assert outputs["grade"] == "A+"
     assert (tmp_path / "reports" / "websec.xml").read_text().startswith("<?xml")
+
+
+def test_the_action_sends_the_headers_input_to_the_site_only_and_never_prints_them(
+    best_site: RunningSite, scan_env: dict[str, str], tmp_path: Path
+) -> None:
+    done, outputs = _run_action(
+        scan_env,
+        tmp_path,
+        WEBSEC_URL=best_site.url,
+        WEBSEC_FORMAT="json",
+        WEBSEC_HEADERS="X-Preview-Token: tok-123-secret\r\n\nX-Second: two\n",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs["grade"] == "A+"
+    sent = [r for r in best_site.requests if r.header("X-Preview-Token") == "tok-123-secret"]
+    assert sent and all(r.header("X-Second") == "two" for r in sent)
+    assert "tok-123-secret" not in done.stdout + done.stderr + (tmp_path / "websec.json").read_text()

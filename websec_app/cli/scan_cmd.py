@@ -45,6 +45,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="FILE",
         help="write the report (in --format) to FILE and print a one-line summary instead",
     )
+    parser.add_argument(
+        "--header",
+        metavar="'NAME: VALUE'",
+        action="append",
+        default=[],
+        help="send this request header to the scanned site (repeatable): basic auth or a preview cookie of a "
+        "staging site. Only to the site's own origin, never after a redirect to another host; never printed",
+    )
     parser.add_argument("--free", action="store_true", help="print the free-scan shape (no cookies, no fixes)")
     parser.add_argument(
         "--server",
@@ -95,7 +103,12 @@ def run(args: argparse.Namespace) -> int:
         _print_error(str(exc))
         return 2
     try:
-        report = asyncio.run(scan(args.url, settings))
+        request_headers = _request_headers(args.header)
+    except ValueError as exc:
+        _print_error(f"--header: {exc}")
+        return 2
+    try:
+        report = asyncio.run(scan(args.url, settings, request_headers=request_headers))
     except ScanError as exc:
         _print_error(str(exc))
         return exc.exit_code
@@ -132,6 +145,17 @@ def summary_line(report: ScanReport, written_to: str) -> str:
         f"({counts.get('critical', 0)} critical, {counts.get('important', 0)} important, "
         f"{counts.get('minor', 0)} minor); report written to {written_to}"
     )
+
+
+def _request_headers(lines: list[str]) -> tuple[tuple[str, str], ...]:
+    """The --header options as (name, value) pairs; ValueError (request_headers.BadHeader) for a bad one."""
+    if not lines:
+        return ()
+    from ..scanner.request_headers import MAX_HEADERS, BadHeader, parse_header_line
+
+    if len(lines) > MAX_HEADERS:
+        raise BadHeader(f"at most {MAX_HEADERS} extra headers")
+    return tuple(parse_header_line(line) for line in lines)
 
 
 def _snippet_server(wanted: str | None) -> str | None:

@@ -25,6 +25,7 @@ from .fetch import fetch_snapshot
 from .findings import CheckResult, Finding
 from .registrable import registrable_domain
 from .report import ScanReport
+from .request_headers import OriginHeaders
 from .snapshot import SiteSnapshot
 from .target import parse_target
 
@@ -102,13 +103,19 @@ def _grade_after_warmup(snapshot: SiteSnapshot, duration_ms: int) -> ScanReport:
     return grade_snapshot(snapshot, duration_ms=duration_ms)
 
 
-async def scan(url: str, settings: Settings | None = None) -> ScanReport:
-    """Scan one site. Raises InvalidTarget, TargetRefused or TargetUnreachable (see errors.py)."""
+async def scan(
+    url: str, settings: Settings | None = None, *, request_headers: tuple[tuple[str, str], ...] = ()
+) -> ScanReport:
+    """Scan one site. Raises InvalidTarget, TargetRefused or TargetUnreachable (see errors.py).
+
+    `request_headers`: extra headers for the target's own origin only (request_headers.py: a staging
+    site's basic auth or preview cookie); never in the report."""
     settings = settings or get_settings()
     target = parse_target(url)
+    origin_headers = OriginHeaders.for_target(target, request_headers) if request_headers else None
     warmup.start()
     started = time.perf_counter()
-    snapshot = await fetch_snapshot(target, settings)
+    snapshot = await fetch_snapshot(target, settings, origin_headers=origin_headers)
     duration_ms = int((time.perf_counter() - started) * 1000)
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_grading_pool(), _grade_after_warmup, snapshot, duration_ms)

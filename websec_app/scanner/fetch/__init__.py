@@ -20,6 +20,7 @@ import httpx
 from ...clock import clock_for
 from ...settings import Settings
 from ..errors import TargetUnreachable
+from ..request_headers import OriginHeaders
 from ..snapshot import DnsSnapshot, Failure, FetchChain, HttpResponse, SiteSnapshot, Timing, TlsHandshake
 from ..target import Target, parse_target
 from .dns import fetch_dns
@@ -111,8 +112,11 @@ async def _after(previous: asyncio.Future[Any] | None, start: Callable[[], Await
     return await start()
 
 
-async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
-    """Fetch everything one scan needs. Raises TargetRefused or TargetUnreachable for the target itself."""
+async def fetch_snapshot(
+    target: Target, settings: Settings, *, origin_headers: OriginHeaders | None = None
+) -> SiteSnapshot:
+    """Fetch everything one scan needs. Raises TargetRefused or TargetUnreachable for the target itself.
+    `origin_headers`: the user's extra request headers for the target's own origin."""
     limits = settings.limits
     clock = _Clock(limits.total_seconds)
     fetched_at = clock_for(settings)()  # the scan's 'now': certificate, cookie and DNSSEC dates
@@ -128,7 +132,7 @@ async def fetch_snapshot(target: Target, settings: Settings) -> SiteSnapshot:
     tls_target = target if target.scheme == "https" else target.with_scheme("https")
     # The main chain and the http:// form's chain share identical requests (the upgrade's https hop).
     shared = SharedFetches()
-    async with make_client(pinner, settings) as client:
+    async with make_client(pinner, settings, origin_headers=origin_headers) as client:
         # Independent parts start at once and run while the main page loads.
         upgrade_task: asyncio.Future[FetchChain] | None = None
         if upgrade_url is not None:

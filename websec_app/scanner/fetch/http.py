@@ -23,6 +23,7 @@ import httpx
 
 from ...settings import ScanLimits, Settings
 from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
+from ..request_headers import OriginHeaders
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
 from . import _asyncio_stream
@@ -199,7 +200,11 @@ class _Client(httpx.AsyncClient):
         return request
 
 
-def make_client(pinner: Pinner, settings: Settings) -> httpx.AsyncClient:
+def make_client(
+    pinner: Pinner, settings: Settings, *, origin_headers: OriginHeaders | None = None
+) -> httpx.AsyncClient:
+    """The scan's HTTP client; `origin_headers`: the user's extra headers, added only to requests for the
+    target's own origin (request_headers.py)."""
     limits = settings.limits
     return _Client(
         transport=_PinnedTransport(pinner, limits),
@@ -216,6 +221,7 @@ def make_client(pinner: Pinner, settings: Settings) -> httpx.AsyncClient:
             "Accept": "text/html,application/xhtml+xml,*/*;q=0.8",
             "Accept-Encoding": ACCEPT_ENCODING,  # exactly what body.py decodes
         },
+        event_hooks={"request": [origin_headers.add_to]} if origin_headers and origin_headers.headers else None,
     )
 
 
