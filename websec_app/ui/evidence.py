@@ -14,18 +14,11 @@ from typing import Any
 
 from websec_app.scanner.data import cipher_family
 from websec_app.scanner.fixes import SERVER_LABELS, detected_server, servers_in_order
-from websec_app.wording import counted
+from websec_app.wording import PROTOCOL_LABELS, counted
 
 #: TLS versions a browser should get; any older one accepted is a problem (grading caps it at B or worse).
 _CURRENT_PROTOCOLS = ("TLSv1.3", "TLSv1.2")
-_PROTOCOL_NAMES = {
-    "TLSv1.3": "TLS 1.3",
-    "TLSv1.2": "TLS 1.2",
-    "TLSv1.1": "TLS 1.1",
-    "TLSv1": "TLS 1.0",
-    "SSLv3": "SSL 3.0",
-    "SSLv2": "SSL 2.0",
-}
+_PROTOCOL_NAMES = PROTOCOL_LABELS
 _PROBE_WORDS = {"accepted": "Accepted", "rejected": "Refused", "not_testable": "Not testable", "error": "No answer"}
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.rules.titles import plain_title
+from websec_app.wording import PROTOCOL_LABELS
 
 #: Section detail fields as a reader names them (unknown fields: "some_field" -> "Some field").
 DETAIL_LABELS = {
@@ -145,15 +146,6 @@ def item_title(name: str, item: Mapping[str, Any], *, header: bool) -> str:
     return plain_title(name)
 
 
-#: TLS probes (protocol versions and weak cipher families) as a reader names them.
-PROTOCOL_LABELS = {
-    "TLSv1.3": "TLS 1.3",
-    "TLSv1.2": "TLS 1.2",
-    "TLSv1.1": "TLS 1.1",
-    "TLSv1": "TLS 1.0",
-    "SSLv3": "SSL 3.0",
-    "SSLv2": "SSL 2.0",
-}
 #: Whether accepting a protocol is good, acceptable or a problem.
 PROTOCOL_VERDICT = {
     "TLSv1.3": "good",
