@@ -114,6 +114,8 @@ async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
     # `outbox_lifespan` instead).
     context: Runtime = api.state.runtime
     worker = OutboxWorker(context.payments.outbox).start() if context.payments is not None else None
+    if context.jobs is not None:  # its in-process workers (and the periodic monitor tick) start with the server
+        await context.jobs.start()
     try:
         yield
     finally:

@@ -117,7 +117,15 @@ def build_runtime(
     clock = clock or clock_for(settings)
     if admission is None and bounded:
         admission = ScanAdmission(settings.max_concurrent_scans, settings.scan_queue)
-    engine = JobEngine(database, in_process_workers=settings.in_process_scan_workers) if jobs else None
+    engine = (
+        JobEngine(
+            database,
+            in_process_workers=settings.in_process_scan_workers,
+            monitor_tick_seconds=settings.monitor_tick_seconds,
+        )
+        if jobs
+        else None
+    )
     runtime = Runtime(
         settings=settings,
         database=database,

@@ -38,6 +38,13 @@ def _bool(env: dict[str, str], name: str, default: bool) -> bool:
     raise SettingsError(f"{name} must be a boolean (1/0, true/false), got {raw!r}")
 
 
+def _tick_seconds(env: dict[str, str]) -> int:
+    seconds = _int(env, "WEBSEC_MONITOR_TICK_SECONDS", 60, 1)
+    if 60 % seconds:
+        raise SettingsError(f"WEBSEC_MONITOR_TICK_SECONDS must divide 60 (1, 2, 5, 10, 15, 30 or 60), got {seconds}")
+    return seconds
+
+
 def _int(env: dict[str, str], name: str, default: int, minimum: int = 0) -> int:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
@@ -198,6 +205,9 @@ class Settings:
     #: The longest expected wait for a scan that is still accepted, across the cluster (WEBSEC_MAX_SCAN_WAIT,
     #: seconds); past it, 503 with Retry-After set to the expected wait.
     max_scan_wait: float = 60.0
+    #: How often the task engine's periodic tick schedules due monitor runs (WEBSEC_MONITOR_TICK_SECONDS, a
+    #: divisor of 60 from 1 to 60): once a minute by default; tests tick faster.
+    monitor_tick_seconds: int = 60
     #: The server secret the async scans' callback signatures are derived from, per API key
     #: (WEBSEC_CALLBACK_SECRET, websec_app/jobs/callbacks.py). Empty: callback_url is refused.
     callback_secret: str = field(default="", repr=False)
@@ -297,6 +307,7 @@ class Settings:
             redis_url=_redis_url(env),
             scan_workers=_optional_int(env, "WEBSEC_SCAN_WORKERS"),
             max_scan_wait=_float(env, "WEBSEC_MAX_SCAN_WAIT", 60.0),
+            monitor_tick_seconds=_tick_seconds(env),
             callback_secret=env.get("WEBSEC_CALLBACK_SECRET", "").strip(),
             clock_start=_instant(env, "WEBSEC_CLOCK_START"),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import reflex as rx
 
 from api_routes import create_api
+from websec_app.jobs.engine import engine_lifespan
 from websec_app.runtime import build_runtime
 from websec_app.services.email import outbox_lifespan
 from websec_app.settings import get_settings
@@ -31,3 +32,6 @@ register_pages(app)
 # Emails (tokens, keys, reports) are queued in the store and sent by this worker, with retries (services/README.md).
 if runtime.payments is not None:
     app.register_lifespan_task(outbox_lifespan, outbox=runtime.payments.outbox)
+# The task engine's in-process workers run scans and the periodic monitor tick from start-up (jobs/engine.py).
+if runtime.jobs is not None:
+    app.register_lifespan_task(engine_lifespan, engine=runtime.jobs)

@@ -48,3 +48,18 @@ async def test_the_monitors_api_adds_lists_and_removes_only_the_subscribers_own(
         assert eleventh.status_code == 409 and "at most 10" in eleventh.json()["error"]
 
         assert (await http.get("/api/monitors")).status_code == 401
+
+
+async def test_a_monitors_callback_url_to_a_private_address_is_refused(
+    make_api, database: Database, clock: FrozenClock, settings
+) -> None:
+    owner = new_key(database, clock)
+    api = make_api(settings=settings.with_overrides(callback_secret="server-secret"))
+    async with client_for(api) as http:
+        refused = await http.post(
+            "/api/monitors",
+            json={"url": "example.com", "interval": "daily", "callback_url": "https://10.1.2.3/hook"},
+            headers={"X-API-Key": owner.key},
+        )
+        assert refused.status_code == 400 and "Only public addresses" in refused.json()["error"]
+        assert (await http.get("/api/monitors", headers={"X-API-Key": owner.key})).json()["monitors"] == []

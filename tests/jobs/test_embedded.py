@@ -24,6 +24,7 @@ from tests.fixtures.processes import stop_group, wait_until_healthy
 from tests.fixtures.sites import RunningSite
 from websec_app.store import Database, create_subscription, issue_api_key
 from websec_app.store.models import JOB_DONE, ScanJob
+from websec_app.store.monitors import MonitorRun, add_monitor
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 300.0
@@ -40,6 +41,7 @@ def made(tmp_path_factory: pytest.TempPathFactory, scan_env: dict[str, str]) -> 
             "REFLEX_WEB_WORKDIR": str(work / "web"),
             "REFLEX_STATES_WORKDIR": str(work / "states"),
             "WEBSEC_DATA_DIR": str(work / "var"),
+            "WEBSEC_MONITOR_TICK_SECONDS": "2",  # the periodic monitor tick, every 2 s instead of every minute
         }
     )
     log = work / "server.log"
@@ -68,6 +70,38 @@ def made(tmp_path_factory: pytest.TempPathFactory, scan_env: dict[str, str]) -> 
     finally:
         stop_group(server)
         shutil.rmtree(work / "web", ignore_errors=True)
+
+
+def test_make_run_runs_monitors_from_start_up_with_no_api_scan_before(
+    made: tuple[str, Path], best_site: RunningSite
+) -> None:
+    # Given a monitor made before anything else reached the process (the web UI or the API would add it so)
+    _, sqlite_file = made
+    database = Database(f"sqlite:///{sqlite_file}")
+    with database.session() as session:
+        subscription = create_subscription(session, email="monitored@example.com", now=TEST_NOW)
+        assert subscription.id is not None
+        issued = issue_api_key(session, subscription.id, TEST_NOW)
+        add_monitor(
+            session,
+            subscription_id=subscription.id,
+            api_key_id=issued.key_id,
+            url=best_site.url,
+            interval="daily",
+            callback_url=None,
+            now=TEST_NOW,
+        )
+    # Then the process's periodic tick runs it (its workers started with the app, not at a first API scan)
+    deadline = time.monotonic() + 90
+    runs: list[MonitorRun] = []
+    while time.monotonic() < deadline:
+        with database.session() as session:
+            runs = list(session.exec(select(MonitorRun)))
+        if runs and runs[0].status != "queued" and runs[0].status != "running":
+            break
+        time.sleep(0.5)
+    assert [run.status for run in runs] == ["done"], runs
+    database.dispose()
 
 
 def test_make_run_scans_as_jobs_in_its_one_process(made: tuple[str, Path], best_site: RunningSite) -> None:

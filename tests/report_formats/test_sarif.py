@@ -131,3 +131,15 @@ def test_a_good_site_has_fewer_results_than_a_bad_one_and_the_same_fingerprints_
 )
 def test_the_location_is_the_pages_host_and_path_as_a_relative_path(url: str, path: str) -> None:
     assert artifact_path(url) == path
+
+
+def test_what_the_site_sent_stays_text_in_the_sarif_help(worst_body) -> None:
+    from markdown_it import MarkdownIt
+
+    hostile = json.loads(json.dumps(worst_body))
+    finding = hostile["cookies"]["findings"][0]
+    finding["fix"] = "Set Secure on [session](javascript:alert(1)) <img src=x onerror=alert(1)> @octocat"
+    rules = json.loads(render_sarif(hostile))["runs"][0]["tool"]["driver"]["rules"]
+    help_markdown = next(r for r in rules if r["id"] == finding["check"])["help"]["markdown"]
+    html = MarkdownIt("commonmark").render(help_markdown)
+    assert "<a " not in html and "<img" not in html and "@octocat" not in help_markdown

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import hmac
+import json
 import re
 from collections import Counter
 from datetime import timedelta
@@ -290,3 +293,42 @@ async def test_a_certificate_expiring_soon_alerts_once_per_threshold(
     assert len(mailbox.messages) == 1  # the 14-day warning once; 10 days left is not yet the 3-day one
     # (the certificate ends ten days after the fixtures' clock, which the scan reads; minutes may have passed)
     assert re.search(r"The certificate expires in (9|10) days", str(mails[0]["Subject"]))
+
+
+async def test_an_alert_is_also_posted_to_the_monitors_callback_signed_like_async_scans(
+    database: Database,
+    scan_settings: Settings,
+    paid_settings: Settings,
+    changing_site,
+    site_factory: SiteFactory,
+    clock: FrozenClock,
+    worker,
+    mailbox: Mailbox,
+) -> None:
+    from tests.fixtures.sites import Site, text
+    from websec_app.jobs.callbacks import SIGNATURE_HEADER, callback_secret
+
+    site, state = changing_site
+    receiver = site_factory(Site(names=(site_factory.unique_host("hooks"),), routes={"/hook": text("", status=204)}))
+    settings = dataclasses.replace(
+        scan_settings, mail=paid_settings.mail, data_dir=paid_settings.data_dir, callback_secret="server-secret"
+    )
+    runtime = _runtime(database, clock, scan, settings)
+    owner = await _sub(runtime, database)
+    await monitor_cases.add(runtime, owner, site.url, "daily", callback_url=f"https://{receiver.host}/hook")
+
+    await _tick_and_run(runtime)  # the baseline: nothing posted
+    assert receiver.requests_to("/hook") == []
+    clock.advance(days=1, minutes=1)
+    state["headers"] = [(k, v) for k, v in state["headers"] if k.lower() != "content-security-policy"]
+    await _tick_and_run(runtime)
+
+    [posted] = receiver.requests_to("/hook")
+    expected = (
+        "sha256=" + hmac.new(callback_secret(settings, owner.key_id).encode(), posted.body, hashlib.sha256).hexdigest()
+    )
+    assert hmac.compare_digest(posted.header(SIGNATURE_HEADER) or "", expected)
+    payload = json.loads(posted.body)
+    assert payload["event"] == "monitor.alert" and payload["url"] == site.url
+    assert [c["name"] for c in payload["diff"]["new"]] == ["Content-Security-Policy"]
+    assert payload["reasons"][0].startswith("The grade dropped from A+ to ")

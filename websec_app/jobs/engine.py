@@ -27,7 +27,8 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -94,8 +95,12 @@ class _LoopParts:
 class JobEngine:
     """The scans' task engine for one Runtime (see the module docstring)."""
 
-    def __init__(self, database: Database, *, in_process_workers: int) -> None:
+    def __init__(self, database: Database, *, in_process_workers: int, monitor_tick_seconds: int = 60) -> None:
         self.database = database
+        #: croniter's sixth field is seconds: "every N seconds" below a minute
+        self.monitor_tick_cron = (
+            MONITOR_TICK_CRON if monitor_tick_seconds >= 60 else f"* * * * * */{monitor_tick_seconds}"
+        )
         self.conninfo = procrastinate_conninfo(database.url)
         self.in_process_workers = in_process_workers
         self._handler: JobHandler | None = None
@@ -158,7 +163,7 @@ class JobEngine:
 
         # Periodic jobs are deferred once per tick for the whole cluster (unique in procrastinate's table), so
         # one process schedules the due runs; the store makes each run once even if two ticks overlapped.
-        @app.periodic(cron=MONITOR_TICK_CRON, periodic_id="monitor_tick")
+        @app.periodic(cron=self.monitor_tick_cron, periodic_id="monitor_tick")
         @app.task(name=MONITOR_TICK_TASK, queue=SCAN_QUEUE, queueing_lock=MONITOR_TICK_TASK)
         async def monitor_tick(timestamp: int) -> None:
             if self._monitor_tick is not None:
@@ -200,6 +205,12 @@ class JobEngine:
                 self.run_worker(self.in_process_workers, parts=parts), name="in-process scan worker"
             )
         return parts
+
+    async def start(self) -> None:
+        """Open the engine and start this process's own workers now, at the app's start-up, not at its first
+        API scan: they also run the periodic jobs (the monitor tick), which must run in a `make run` process
+        that is only used through the web UI, and after a restart."""
+        await self._ready()
 
     # --- the request's side -------------------------------------------------------------------------
 
@@ -338,4 +349,11 @@ def _now() -> Any:
     return datetime.now(UTC)
 
 
-__all__ = ["JobEngine", "procrastinate_conninfo"]
+@asynccontextmanager
+async def engine_lifespan(engine: JobEngine) -> AsyncIterator[JobEngine]:
+    """Start `engine` with the app (Reflex's `register_lifespan_task`, and serve-api's lifespan)."""
+    await engine.start()
+    yield engine
+
+
+__all__ = ["JobEngine", "engine_lifespan", "procrastinate_conninfo"]

@@ -36,7 +36,7 @@ def escape(text: object) -> str:
     return "".join(out)
 
 
-def _code(text: str, *, in_table: bool = False) -> str:
+def code_span(text: str, *, in_table: bool = False) -> str:
     """An inline code span holding any text: fenced with more backticks than it contains. In a table a
     pipe ends the cell even inside code (GitHub Flavored Markdown 4.10), so there it is escaped."""
     flat = " ".join(text.split())
@@ -55,13 +55,13 @@ def _fix_cell(item: ReportItem) -> str:
     if fix is None:
         return ""
     if item.header:
-        return _code(f"{item.name}: {fix}", in_table=True)
+        return code_span(f"{item.name}: {fix}", in_table=True)
     return escape(plain(fix))
 
 
 def _what(item: ReportItem, *, in_table: bool = False) -> str:
     on = f" ({escape(', '.join(subjects(item)))})" if subjects(item) else ""
-    return f"{_code(rule_id(item), in_table=in_table)}{on}"
+    return f"{code_span(rule_id(item), in_table=in_table)}{on}"
 
 
 def render_markdown(body: Mapping[str, Any]) -> str:
@@ -70,7 +70,7 @@ def render_markdown(body: Mapping[str, Any]) -> str:
     assert isinstance(counts, Mapping)
     title = f"grade {escape(body.get('grade'))} ({escape(body.get('score'))}/100)"
     lines = [
-        f"### websec: {title} for {_code(str(body.get('url', '')))}",
+        f"### websec: {title} for {code_span(str(body.get('url', '')))}",
         "",
         f"**{counts.get('total', 0)} issues**: {counts.get('critical', 0)} critical, "
         f"{counts.get('important', 0)} important, {counts.get('minor', 0)} minor "
@@ -78,7 +78,9 @@ def render_markdown(body: Mapping[str, Any]) -> str:
     ]
     for cap in grading(body).get("caps") or []:
         if isinstance(cap, Mapping):
-            lines.append(f"> Grade capped at {escape(cap.get('max_grade'))} by {_code(str(cap.get('outcome', '')))}")
+            lines.append(
+                f"> Grade capped at {escape(cap.get('max_grade'))} by {code_span(str(cap.get('outcome', '')))}"
+            )
     fixes = fixes_by_impact(body, limit=TOP_FIXES)
     if fixes:
         lines += ["", "| Points | Finding | Severity | Fix |", "|---:|---|---|---|"]

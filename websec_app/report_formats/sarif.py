@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from ..scanner.report import ReportItem, report_items
 from ._items import describe, detail, fix_of, grading, plain, rule_id, rule_name, subjects
+from .markdown import code_span, escape
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -34,12 +35,15 @@ def _level(item: ReportItem) -> tuple[str, str]:
 
 
 def _help(item: ReportItem) -> dict[str, str]:
+    """The fix as help. Its Markdown is escaped like a pull-request comment (markdown.py): a fix may quote
+    what the site sent (a cookie's name, the origins of a proposed CSP), and code scanning renders it."""
     fix = fix_of(item)
     if fix is None:
         return {"text": "See the explanation.", "markdown": "See the explanation."}
     if item.header:  # a header object's fix is the recommended value (spec 2.3)
-        return {"text": f"Send the response header {item.name}: {fix}", "markdown": f"Send:\n\n    {item.name}: {fix}"}
-    return {"text": plain(fix), "markdown": fix}
+        line = f"{item.name}: {fix}"
+        return {"text": f"Send the response header {line}", "markdown": f"Send: {code_span(line)}"}
+    return {"text": plain(fix), "markdown": escape(plain(fix))}
 
 
 def _rule(item: ReportItem) -> dict[str, Any]:
