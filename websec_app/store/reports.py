@@ -16,9 +16,16 @@ _ID_BYTES = 16
 
 
 def save_report(
-    session: Session, *, body: Mapping[str, Any], kind: str, now: datetime, scan_record_id: int | None = None
+    session: Session,
+    *,
+    body: Mapping[str, Any],
+    kind: str,
+    now: datetime,
+    scan_record_id: int | None = None,
+    commit: bool = True,
 ) -> StoredReport:
-    """Keep a report as shown; the returned row's `id` goes into the link."""
+    """Keep a report as shown; the returned row's `id` goes into the link. `commit=False`: part of the
+    caller's transaction (a scan job's end, which commits it with the job's result)."""
     row = StoredReport(
         id=secrets.token_urlsafe(_ID_BYTES),
         scan_record_id=scan_record_id,
@@ -27,6 +34,9 @@ def save_report(
         created_at=now,
     )
     session.add(row)
+    if not commit:
+        session.flush()
+        return row
     session.commit()
     session.refresh(row)
     return row

@@ -23,6 +23,10 @@ from .quotas import Reservation, refund
 from .tokens import Claim, release_scan_token
 
 _OPEN = (JOB_QUEUED, JOB_RUNNING)
+#: The key of a failed job's `result` naming the scanner error it failed with.
+ERROR_KIND = "error_kind"
+#: The key of a done job's `options` holding the id of the report kept for its /report/<id> link.
+KEPT_REPORT = "report_id"
 #: A worker that has not said it is alive for this long no longer counts as capacity.
 WORKER_ALIVE_SECONDS = 15.0
 #: The scan time assumed before any scan has finished (a scan of a public site takes a few seconds).
@@ -91,16 +95,26 @@ def finish_done(
 
 
 def finish_failed(
-    session: Session, job_id: str, now: datetime, status: int, message: str, *, only_queued: bool = False
+    session: Session,
+    job_id: str,
+    now: datetime,
+    status: int,
+    message: str,
+    *,
+    only_queued: bool = False,
+    error_kind: str | None = None,
 ) -> bool:
     """End the job without a result and give its unit back, in one transaction. False when it had already
     ended (nothing given back then: whoever ended it decided), or with `only_queued`, when a worker has
-    started it."""
+    started it. `error_kind` (the scanner error's class name) is kept in `result` as {ERROR_KIND: ...}, so
+    the waiting request raises the same error the scan did (the UI words each kind differently); a failed
+    job's result is never shown as a report."""
     states = (JOB_QUEUED,) if only_queued else _OPEN
+    failure = {ERROR_KIND: error_kind} if error_kind else None
     ended = session.exec(
         update(ScanJob)
         .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(states))
-        .values(status=JOB_FAILED, error_status=status, error_message=message[:1024], finished_at=now)
+        .values(status=JOB_FAILED, error_status=status, error_message=message[:1024], finished_at=now, result=failure)
         .returning(col(ScanJob.reservation), col(ScanJob.scan_token_id))
     ).one_or_none()
     if ended is None:
@@ -114,6 +128,11 @@ def finish_failed(
     else:
         session.commit()
     return True
+
+
+def note_kept_report(session: Session, job_id: str, options: Mapping[str, Any], report_id: str) -> None:
+    """Remember the kept report's id on the job (not committed: part of the transaction that ends it done)."""
+    session.exec(update(ScanJob).where(col(ScanJob.id) == job_id).values(options={**options, KEPT_REPORT: report_id}))
 
 
 def find_job(session: Session, job_id: str) -> ScanJob | None:
@@ -182,6 +201,8 @@ def worker_gone(session: Session, worker_id: str) -> None:
 
 
 __all__ = [
+    "ERROR_KIND",
+    "KEPT_REPORT",
     "ClusterLoad",
     "claim_job",
     "cluster_load",
@@ -191,6 +212,7 @@ __all__ = [
     "finish_done",
     "finish_failed",
     "new_job_id",
+    "note_kept_report",
     "worker_alive",
     "worker_gone",
 ]

@@ -23,7 +23,9 @@ def record_scan(
     api_key_id: int | None = None,
     scan_token_id: int | None = None,
     client: str | None = None,
+    commit: bool = True,
 ) -> ScanRecord:
+    """Keep a scan in the history. `commit=False`: part of the caller's transaction (a scan job's end)."""
     record = ScanRecord(
         kind=kind,
         url=url[:2048],
@@ -38,6 +40,9 @@ def record_scan(
         client=client,
     )
     session.add(record)
+    if not commit:
+        session.flush()
+        return record
     session.commit()
     session.refresh(record)
     return record

@@ -29,11 +29,19 @@ from sqlmodel import Session
 from websec_app.jobs.callbacks import callback_secret, checked_address, deliver, encode, sign
 from websec_app.jobs.engine import STALLED_AFTER_SECONDS, JobEngine
 from websec_app.runtime import Runtime
-from websec_app.scanner import ScanError, ScanReport, parse_target
+from websec_app.scanner import (
+    InvalidTarget,
+    ScanError,
+    ScanReport,
+    TargetRefused,
+    TargetUnreachable,
+    parse_target,
+)
 from websec_app.services.admission import RETRY_AFTER_SECONDS, Place, ScannerBusy
 from websec_app.services.metering import record_report
 from websec_app.services.pdf import PdfRenderError, report_filename
 from websec_app.store import (
+    SCAN_COMPLIANCE,
     SCAN_FREE,
     SCAN_ONE_TIME,
     SCAN_PDF,
@@ -45,10 +53,12 @@ from websec_app.store import (
     reserve_free_scan,
     reserve_monthly_scan,
 )
-from websec_app.store.models import JOB_DONE, JOB_FAILED, ScanJob
+from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, ScanJob
 from websec_app.store.quotas import reserve_monthly_scans
 from websec_app.store.reports import save_report
 from websec_app.store.scan_jobs import (
+    ERROR_KIND,
+    KEPT_REPORT,
     claim_job,
     create_job,
     find_job,
@@ -56,10 +66,19 @@ from websec_app.store.scan_jobs import (
     finish_failed,
     first_showing_of_callback_secret,
     new_job_id,
+    note_kept_report,
 )
 
 from .accounts import Subscriber
 from .errors import FreeQuotaUsed, MonthlyQuotaUsed
+from .scans import STEPS, WAITING, PdfFile, Progress, Scanned
+
+#: How often a watched job (the UI's step indicator) is looked at while it waits or runs.
+WATCH_SECONDS = 0.25
+#: The scanner errors a failed job raises again in the request as themselves (the UI words each one).
+_SCAN_ERRORS: dict[str, type[ScanError]] = {
+    cls.__name__: cls for cls in (InvalidTarget, TargetRefused, TargetUnreachable)
+}
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +89,8 @@ NOT_FINISHED = "The scan did not finish in time; nothing was counted. Please try
 #: The answer of a job withdrawn before any worker started it (its unit is given back).
 NOT_STARTED = "The scanner is at capacity right now; nothing was counted. Please retry later (see Retry-After)."
 MAX_BATCH = 50
+#: The job option asking the worker to keep the report for a /report/<id> link (the web UI's scans).
+KEEP = "keep"
 
 
 class JobScanError(ScanError):
@@ -131,7 +152,7 @@ def wait_budget(runtime: Runtime) -> float:
 
 
 @asynccontextmanager
-async def _in_line(runtime: Runtime, place: Place | None) -> AsyncIterator[None]:
+async def _in_line(runtime: Runtime, place: Place | None, progress: Progress | None = None) -> AsyncIterator[None]:
     """Embedded (the queue in this process's memory): the request holds one of the process's scan slots,
     shared with the web UI, while its job runs here; ScannerBusy past them, before anything is taken. On a
     shared queue the cluster's expected wait (`admit`) is the only bound."""
@@ -144,11 +165,11 @@ async def _in_line(runtime: Runtime, place: Place | None) -> AsyncIterator[None]
     elif _engine(runtime).distributed:
         yield
     else:
-        async with runtime.scan_slot():
+        async with runtime.scan_slot(on_wait=None if progress is None else lambda: progress(WAITING)):
             yield
 
 
-async def _queue_and_wait(runtime: Runtime, job: ScanJob) -> ScanJob:
+async def _queue_and_wait(runtime: Runtime, job: ScanJob, progress: Progress | None = None) -> ScanJob:
     """Queue the job and wait for its end. A job no worker has started within WEBSEC_MAX_SCAN_WAIT less a
     scan's time (the admission's estimate was too kind: a burst on idle figures, a worker lost) is
     withdrawn, its unit given back, and answered 503 like a refused one; a started job is waited for (a
@@ -158,11 +179,11 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob) -> ScanJob:
         await engine.submit(job.id)
         # Withdrawn in time for a scan started at the last moment to still answer within the budget.
         start_by = max(1.0, runtime.settings.max_scan_wait - engine.recent_scan_seconds())
-        ended = await engine.wait(job.id, start_by)
+        ended = await _wait(runtime, job.id, start_by, progress)
         if not ended:
             withdrawn = await runtime.db(finish_failed, job.id, _real_now(), 503, NOT_STARTED, only_queued=True)
             if not withdrawn:
-                ended = await engine.wait(job.id, wait_budget(runtime) - start_by)
+                ended = await _wait(runtime, job.id, wait_budget(runtime) - start_by, progress)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await _give_up(runtime, job.id)
@@ -172,6 +193,29 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob) -> ScanJob:
     row = await runtime.db(find_job, job.id)
     assert row is not None  # rows are never deleted while their request waits
     return row
+
+
+async def _wait(runtime: Runtime, job_id: str, timeout: float, progress: Progress | None) -> bool:
+    """Wait for the job's end (True) or `timeout` (False). Watched (`progress`), its state is read every
+    WATCH_SECONDS and told as the step it is at: queued is WAITING (no worker has it yet), running is
+    "fetch" (a worker scans it), and "save" once it has ended (the worker kept the result with its end)."""
+    engine = _engine(runtime)
+    if progress is None:
+        return await engine.wait(job_id, timeout)
+    deadline = anyio.current_time() + timeout
+    told = ""
+    while True:
+        left = deadline - anyio.current_time()
+        if left <= 0:
+            return False
+        if await engine.wait(job_id, min(WATCH_SECONDS, left)):
+            progress(STEPS[2])
+            return True
+        row = await runtime.db(find_job, job_id)
+        step = WAITING if row is not None and row.status == JOB_QUEUED else STEPS[1]
+        if step != told:
+            progress(step)
+            told = step
 
 
 async def _give_up(runtime: Runtime, job_id: str) -> None:
@@ -191,6 +235,9 @@ def _raise_failure(row: ScanJob) -> None:
         raise PdfRenderError(message)
     if status == 503:
         raise ScannerBusy(RETRY_AFTER_SECONDS)
+    scan_error = _SCAN_ERRORS.get(str((row.result or {}).get(ERROR_KIND, "")))
+    if scan_error is not None:
+        raise scan_error(message)
     raise JobScanError(status, message)
 
 
@@ -209,9 +256,11 @@ def _reserve_free(
     )
 
 
-def _claim_token(session: Session, url: str, token: str, now: datetime) -> ScanJob:
+def _claim_token(
+    session: Session, url: str, token: str, now: datetime, options: dict[str, Any] | None = None
+) -> ScanJob:
     claim = claim_scan_token(session, token, now)
-    return create_job(session, kind=SCAN_ONE_TIME, url=url, now=now, claim=claim)
+    return create_job(session, kind=SCAN_ONE_TIME, url=url, now=now, claim=claim, options=options)
 
 
 def _reserve_month(
@@ -283,6 +332,89 @@ async def pro_pdf(
         row = await _queue_and_wait(runtime, job)
     _raise_failure(row)
     return report_filename(host), bytes(row.pdf or b""), _remaining(row) or 0
+
+
+# --- the web UI's scans: kept for their /report/<id> link, watched by the step indicator ----------------
+
+
+def _kept(row: ScanJob) -> tuple[dict[str, Any], str]:
+    return dict(row.result or {}), str((row.options or {}).get(KEPT_REPORT, ""))
+
+
+async def kept_free_scan(runtime: Runtime, url: str, client: str, *, progress: Progress) -> Scanned:
+    """usecases.scans.free_scan(keep=True) as a job: the worker scans and keeps the report with the job's
+    end; the result has no ScanReport (the body is what the page shows). Raises as scans.free_scan."""
+    parse_target(url)
+    await admit(runtime)
+    async with _in_line(runtime, None, progress):
+        progress(STEPS[0])
+        now = runtime.now()
+        options = {"include_fix": False, KEEP: True}
+        job = await runtime.db(_reserve_free, url, client, now, runtime.settings.free_scans_per_day, options)
+        row = await _queue_and_wait(runtime, job, progress)
+    _raise_failure(row)
+    body, report_id = _kept(row)
+    return Scanned(None, body, report_id)
+
+
+async def kept_token_scan(runtime: Runtime, url: str, token: str, *, progress: Progress) -> Scanned:
+    """usecases.scans.token_scan(keep=True) as a job. Raises as scans.token_scan."""
+    parse_target(url)
+    await admit(runtime)
+    async with _in_line(runtime, None, progress):
+        progress(STEPS[0])
+        job = await runtime.db(_claim_token, url, token.strip(), runtime.now(), {KEEP: True})
+        row = await _queue_and_wait(runtime, job, progress)
+    _raise_failure(row)
+    body, report_id = _kept(row)
+    return Scanned(None, body, report_id)
+
+
+async def kept_pro_scan(runtime: Runtime, subscriber: Subscriber, url: str, *, progress: Progress) -> Scanned:
+    """usecases.scans.pro_scan(keep=True) as a job. Raises as scans.pro_scan."""
+    parse_target(url)
+    await admit(runtime)
+    async with _in_line(runtime, None, progress):
+        progress(STEPS[0])
+        job = await runtime.db(_reserve_month, SCAN_PRO, url, subscriber, runtime.now(), {KEEP: True})
+        row = await _queue_and_wait(runtime, job, progress)
+    _raise_failure(row)
+    body, report_id = _kept(row)
+    return Scanned(None, body, report_id, _remaining(row) or 0)
+
+
+async def kept_pro_pdf(
+    runtime: Runtime, subscriber: Subscriber, url: str, client_name: str | None, *, progress: Progress
+) -> PdfFile:
+    """usecases.scans.pro_pdf(keep=True) as a job. Raises as scans.pro_pdf."""
+    name = (client_name or "").strip()[:80] or None
+    host = parse_target(url).host
+    await admit(runtime)
+    async with _in_line(runtime, None, progress):
+        progress(STEPS[0])
+        options = {"client_name": name, KEEP: True}
+        job = await runtime.db(_reserve_month, SCAN_PDF, url, subscriber, runtime.now(), options)
+        row = await _queue_and_wait(runtime, job, progress)
+    _raise_failure(row)
+    _, report_id = _kept(row)
+    return PdfFile(report_filename(host), bytes(row.pdf or b""), report_id, _remaining(row) or 0)
+
+
+async def compliance_scan(runtime: Runtime, url: str, progress: Progress) -> dict[str, Any]:
+    """The compliance report's scan as a job (usecases.purchases.compliance_report): the spec 2.2 body. The
+    job holds no unit: the compliance token, reserved by the caller before, is the unit, and the caller
+    releases it when this raises (as scans do: ScanError, ScannerBusy)."""
+    parse_target(url)
+    await admit(runtime)
+    async with _in_line(runtime, None, progress):
+        job = await runtime.db(_create_compliance_job, url, runtime.now())
+        row = await _queue_and_wait(runtime, job, progress)
+    _raise_failure(row)
+    return dict(row.result or {})
+
+
+def _create_compliance_job(session: Session, url: str, now: datetime) -> ScanJob:
+    return create_job(session, kind=SCAN_COMPLIANCE, url=url, now=now)
 
 
 # --- async and batch scans -----------------------------------------------------------------------------
@@ -389,6 +521,8 @@ def _who(row: ScanJob) -> dict[str, Any]:
         return {"client": row.client}
     if row.kind == SCAN_ONE_TIME:
         return {"scan_token_id": row.scan_token_id}
+    if row.kind == SCAN_COMPLIANCE:
+        return {}
     return {"subscription_id": row.subscription_id, "api_key_id": row.api_key_id}
 
 
@@ -399,15 +533,23 @@ def _end_done(
     if not finish_done(session, row.id, now, body, pdf):
         session.rollback()
         return False
-    record = record_report(session, report, kind=row.kind, now=row.created_at, **_who(row))
-    if row.subscription_id is not None:  # a subscriber's history keeps every Pro report (issue 17)
-        save_report(session, body=body, kind=row.kind, now=row.created_at, scan_record_id=record.id)
+    # Nothing below commits before the end: the job's end, its history entry and its kept report are
+    # seen together or not at all.
+    record = record_report(session, report, kind=row.kind, now=row.created_at, commit=False, **_who(row))
+    # A subscriber's history keeps every Pro report (issue 17); the UI keeps every report it shows (its
+    # /report/<id> link): kept once, here, with the job's end.
+    options = row.options or {}
+    if row.subscription_id is not None or options.get(KEEP):
+        kept = save_report(
+            session, body=body, kind=row.kind, now=row.created_at, scan_record_id=record.id, commit=False
+        )
+        note_kept_report(session, row.id, options, kept.id)
     session.commit()
     return True
 
 
-async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str) -> None:
-    if await runtime.db(finish_failed, row.id, _real_now(), status, message):
+async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error_kind: str | None = None) -> None:
+    if await runtime.db(finish_failed, row.id, _real_now(), status, message, error_kind=error_kind):
         await _queue_callback(runtime, row)
 
 
@@ -432,7 +574,7 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
                 raise PdfRenderError(f"the PDF report of {row.url} could not be rendered: {exc}") from exc
     except ScanError as exc:
         log.info("scan job %s failed: %s", job_id, exc)
-        await _fail(runtime, row, exc.http_status, str(exc) or SCAN_FAILED)
+        await _fail(runtime, row, exc.http_status, str(exc) or SCAN_FAILED, type(exc).__name__)
         return
     except PdfRenderError as exc:
         await _fail(runtime, row, 500, str(exc))
@@ -477,7 +619,12 @@ __all__ = [
     "CallbackRefused",
     "Submitted",
     "call_back",
+    "compliance_scan",
     "job_view",
+    "kept_free_scan",
+    "kept_pro_pdf",
+    "kept_pro_scan",
+    "kept_token_scan",
     "JobResult",
     "JobScanError",
     "admit",

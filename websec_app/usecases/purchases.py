@@ -23,6 +23,7 @@ from websec_app.services.prices import Product
 from websec_app.store import SCAN_COMPLIANCE
 from websec_app.store.purchases import CheckoutRecord, find_checkout
 
+from . import jobs
 from .scans import Progress, no_progress, record_quietly
 
 if TYPE_CHECKING:
@@ -138,18 +139,26 @@ async def compliance_report(
     service = payments(runtime)
     now = runtime.now()
 
-    async def scan_in_line(target_url: str) -> ScanReport:
+    scanned: list[ScanReport] = []
+
+    async def scan_in_line(target_url: str) -> Mapping[str, Any]:
         async with runtime.scan_slot(on_wait=lambda: progress("wait")):
             progress("fetch")
             report = await runtime.scanner(target_url, runtime.settings)
         progress("save")
-        return report
+        scanned.append(report)
+        return report.to_dict(pro=True, include_fix=True)
+
+    async def scan_as_job(target_url: str) -> Mapping[str, Any]:
+        # A worker scans and records the scan in the history with the job's end (usecases/jobs.py).
+        return await jobs.compliance_scan(runtime, target_url, progress)
 
     progress("quota")
     generated = await service.generate_compliance_report(
-        token, url=url, email=address, scan=scan_in_line, client=client
+        token, url=url, email=address, scan=scan_in_line if runtime.jobs is None else scan_as_job, client=client
     )
-    await record_quietly(runtime, generated.report, SCAN_COMPLIANCE, now)
+    if scanned:
+        await record_quietly(runtime, scanned[0], SCAN_COMPLIANCE, now)
     return generated
 
 

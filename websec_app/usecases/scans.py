@@ -63,10 +63,11 @@ def no_progress(step: str) -> None:
 
 @dataclass(frozen=True)
 class Scanned:
-    """A delivered scan: the report, the body as shown, the kept report's id ("" when not kept) and, for a
-    metered Pro scan, the scans left this month."""
+    """A delivered scan: the report (None when a worker of the task engine scanned it: usecases/jobs.py
+    `kept_*`), the body as shown, the kept report's id ("" when not kept) and, for a metered Pro scan, the
+    scans left this month."""
 
-    report: ScanReport
+    report: ScanReport | None
     body: dict[str, Any]
     report_id: str = ""
     remaining: int | None = None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from websec_app.scanner import ScanReport, parse_target
+from websec_app.scanner import parse_target
 from websec_app.store import Database, TokenProblem, TokenRejected, find_compliance_token
 from websec_app.store.models import ComplianceToken
 from websec_app.store.purchases import claim_compliance_token_with_email
@@ -59,7 +59,7 @@ class QueuedReport:
 class GeneratedReport:
     """A compliance report that was scanned, rendered and queued (the token is used)."""
 
-    report: ScanReport
+    body: Mapping[str, Any]  # the scan as the PDF shows it (spec 2.2)
     delivered: bool  # False: the mail server did not take it yet; the outbox retries it
     message: str  # a sentence for the buyer
 
@@ -121,20 +121,19 @@ class ComplianceReports:
         *,
         url: str,
         email: str,
-        scan: Callable[[str], Awaitable[ScanReport]],
+        scan: Callable[[str], Awaitable[Mapping[str, Any]]],
         client: str | None = None,
     ) -> GeneratedReport:
-        """Spec 4.8 for the API and the UI alike: check the token is paid, reserve it, scan (`scan` takes the
-        scan slot), render, use the token and queue the email in one transaction, try to send it. Raises
-        TokenRejected, TooManyRequests, the scanner's errors (the token stays usable) and PdfRenderError
-        (likewise)."""
+        """Spec 4.8 for the API and the UI alike: check the token is paid, reserve it, scan (`scan` returns the
+        spec 2.2 body: scanned in the scan line, or by a worker of the task engine), render, use the token and
+        queue the email in one transaction, try to send it. Raises TokenRejected, TooManyRequests, the
+        scanner's errors (the token stays usable) and PdfRenderError (likewise)."""
         token = token.strip()
         target = parse_target(url)
         await anyio.to_thread.run_sync(self.ensure_paid, token, client)
         reservation = await anyio.to_thread.run_sync(self.reserve, token)
         try:
-            report = await scan(url)
-            content = report.to_dict(pro=True, include_fix=True)
+            content = await scan(url)
             result = await anyio.to_thread.run_sync(lambda: self.queue(reservation, email=email, report=content))
         except BaseException:
             with anyio.CancelScope(shield=True):  # a client that went away still gets its token back
@@ -144,7 +143,7 @@ class ComplianceReports:
             message = messages.compliance_report_emailed(target.host, email)
         else:
             message = messages.compliance_report_queued(target.host, email)
-        return GeneratedReport(report, result.delivered, message)
+        return GeneratedReport(content, result.delivered, message)
 
     def reserve(self, token: str) -> Reservation:
         """Hold the token for this request's scan (TokenRejected: unknown, used, unpaid, or held by another)."""

@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from websec_app.clock import clock_for
-from websec_app.scanner import ScanReport
 from websec_app.settings import Settings
 from websec_app.store import Database, database_for
 from websec_app.store.purchases import CheckoutRecord
@@ -140,10 +139,10 @@ class PaymentService:
         *,
         url: str,
         email: str,
-        scan: Callable[[str], Awaitable[ScanReport]],
+        scan: Callable[[str], Awaitable[Mapping[str, Any]]],
         client: str | None = None,
     ) -> GeneratedReport:
-        """Spec 4.8: check the token is paid, reserve it, scan (`scan` takes the scan slot), render, use the
+        """Spec 4.8: check the token is paid, reserve it, scan (`scan` returns the spec 2.2 body), render, use the
         token and queue the email, try to send it."""
         return await self._compliance.generate(token, url=url, email=email, scan=scan, client=client)
 

@@ -19,8 +19,9 @@ import reflex as rx
 
 from websec_app.services.email.links import ONE_TIME_SCAN_PAGE
 from websec_app.store.tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_PREFIX
-from websec_app.usecases import purchases, scans
-from websec_app.usecases.scans import PdfFile
+from websec_app.usecases import jobs, purchases, scans
+from websec_app.usecases.accounts import Subscriber
+from websec_app.usecases.scans import PdfFile, Progress
 
 from ..messages import describe, email_field_problem, token_field_problem, url_field_problem
 from ..runtime import current_runtime
@@ -72,6 +73,38 @@ def link_fields(fragment: str, query: dict[str, str]) -> dict[str, str]:
         if name not in found and query.get(name):
             found[name] = str(query[name])
     return found
+
+
+# The scans of the forms: run by the task engine's workers when the runtime has one (as the API's are),
+# else in this process's scan line. Either way the report is kept for its /report/<id> link.
+
+
+async def _free_scan(url: str, client: str, progress: Progress) -> scans.Scanned:
+    runtime = current_runtime()
+    if runtime.jobs is not None:
+        return await jobs.kept_free_scan(runtime, url, client, progress=progress)
+    return await scans.free_scan(runtime, url, client, progress=progress)
+
+
+async def _token_scan(url: str, token: str, progress: Progress) -> scans.Scanned:
+    runtime = current_runtime()
+    if runtime.jobs is not None:
+        return await jobs.kept_token_scan(runtime, url, token, progress=progress)
+    return await scans.token_scan(runtime, url, token, progress=progress)
+
+
+async def _pro_scan(account: Subscriber, url: str, progress: Progress) -> scans.Scanned:
+    runtime = current_runtime()
+    if runtime.jobs is not None:
+        return await jobs.kept_pro_scan(runtime, account, url, progress=progress)
+    return await scans.pro_scan(runtime, account, url, progress=progress)
+
+
+async def _pro_pdf(account: Subscriber, url: str, name: str, progress: Progress) -> PdfFile:
+    runtime = current_runtime()
+    if runtime.jobs is not None:
+        return await jobs.kept_pro_pdf(runtime, account, url, name, progress=progress)
+    return await scans.pro_pdf(runtime, account, url, name, progress=progress)
 
 
 class ScanState(rx.State):
@@ -157,9 +190,7 @@ class ScanState(rx.State):
         url = _form_text(form, "url")
         async with self:
             client = self._client()
-        async for event in self._run(
-            "free", url, lambda step: scans.free_scan(current_runtime(), url, client, progress=step)
-        ):
+        async for event in self._run("free", url, lambda step: _free_scan(url, client, step)):
             yield event
 
     @rx.event(background=True)
@@ -169,9 +200,7 @@ class ScanState(rx.State):
             problems = {"url": url_field_problem(url), "token": token_field_problem(token, SCAN_TOKEN_PREFIX)}
             if not self._check_fields("token", problems):
                 return
-        async for event in self._run(
-            "token", url, lambda step: scans.token_scan(current_runtime(), url, token, progress=step)
-        ):
+        async for event in self._run("token", url, lambda step: _token_scan(url, token, step)):
             yield event
 
     @rx.event(background=True)
@@ -181,9 +210,7 @@ class ScanState(rx.State):
             account = (await self.get_state(ProState)).account_or_none()
         if account is None:
             return
-        async for event in self._run(
-            "pro", url, lambda step: scans.pro_scan(current_runtime(), account, url, progress=step)
-        ):
+        async for event in self._run("pro", url, lambda step: _pro_scan(account, url, step)):
             yield event
 
     @rx.event(background=True)
@@ -193,8 +220,7 @@ class ScanState(rx.State):
             account = (await self.get_state(ProState)).account_or_none()
         if account is None:
             return
-        job = lambda step: scans.pro_pdf(current_runtime(), account, url, name, progress=step)  # noqa: E731
-        async for event in self._run("pdf", url, job):
+        async for event in self._run("pdf", url, lambda step: _pro_pdf(account, url, name, step)):
             yield event
 
     @rx.event(background=True)
