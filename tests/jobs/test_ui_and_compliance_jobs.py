@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlmodel import col, func, select
 
@@ -194,3 +195,29 @@ async def test_a_compliance_report_is_scanned_by_the_worker_and_uses_its_token_o
     # The scan is in the history once (recorded by the worker with the job's end), and nothing is kept
     assert _count(shared_database, ScanRecord) == 1 and _count(shared_database, StoredReport) == 0
     assert steps[0] == "quota" and steps[-1] == "save"
+
+
+async def test_the_compliance_endpoint_of_a_queue_only_api_process_answers_from_the_worker(
+    cluster: Cluster, shared_database: Database, best_site: RunningSite
+) -> None:
+    # Given a real serve-api process that only queues, and one worker
+    base = cluster.start_api(scan_workers=0)
+    cluster.start_worker(concurrency=2)
+    with shared_database.session() as session:
+        paid = issue_compliance_token(
+            session, provider="stripe", email="buyer@example.com", url=best_site.url, now=TEST_NOW
+        )
+        mark_compliance_token_paid(session, paid.token_id, TEST_NOW)
+
+    # When the report is asked for, and asked for again with the same token
+    body = {"token": paid.token, "url": best_site.url, "email": "buyer@example.com"}
+    async with httpx.AsyncClient(timeout=120) as client:
+        first = await client.post(f"{base}/api/compliance-report/generate", json=body)
+        again = await client.post(f"{base}/api/compliance-report/generate", json=body)
+
+    # Then the first is answered synchronously as always, from a scan the worker ran; the second is refused
+    assert first.status_code == 200 and first.json()["ok"] is True, first.text
+    assert again.status_code == 403 and set(again.json()) == {"error"}
+    await _scanned_by_the_worker(cluster, _job(shared_database, "compliance"))
+    assert "scan job" not in cluster.log("api-0")
+    assert _count(shared_database, OutboxEmail) == 1
