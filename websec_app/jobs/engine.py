@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import procrastinate
 
     from websec_app.store import Database
+    from websec_app.store.models import ScanJob
     from websec_app.store.scan_jobs import ClusterLoad
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,9 @@ class _LoopParts:
     app: procrastinate.App
     opened: asyncio.Task[None]
     waiters: dict[str, list[asyncio.Future[None]]] = field(default_factory=dict)
+    #: Jobs this process's worker ended done while a request here waited on them: the row as committed,
+    #: taken by that request (`take_handed`) instead of reading it back.
+    handed: dict[str, ScanJob] = field(default_factory=dict)
     poller: asyncio.Task[None] | None = None
     worker: asyncio.Task[None] | None = None
     load: ClusterLoad | None = None
@@ -259,6 +263,20 @@ class JobEngine:
         """Queue one scheduled monitor run (its row exists already; a second copy finds it claimed)."""
         parts = await self._ready()
         await parts.app.configure_task(MONITOR_RUN_TASK, queue=SCAN_QUEUE).defer_async(run_id=run_id)
+
+    def hand_over(self, job_id: str, ended: ScanJob) -> None:
+        """The worker's side: `ended` is the job's row as this process just committed its end; a request
+        of this process waiting on it takes it instead of reading the row back. Kept only while someone
+        waits (whoever waits takes it, whatever its outcome), so nothing accumulates."""
+        parts = self._parts
+        if parts is not None and parts.waiters.get(job_id):
+            parts.handed[job_id] = ended
+
+    def take_handed(self, job_id: str) -> ScanJob | None:
+        """The request's side: the row `hand_over` left for `job_id`, once; None when its end was decided
+        elsewhere (another process, a failure, the request itself): read the row then."""
+        parts = self._parts
+        return None if parts is None else parts.handed.pop(job_id, None)
 
     def _wake(self, job_id: str) -> None:
         parts = self._parts

@@ -70,14 +70,17 @@ def create_job(
 def claim_job(session: Session, job_id: str, now: datetime) -> ScanJob | None:
     """Mark the job running (one attempt more); None when it has already ended (a retried copy, or a job
     its waiter gave up on)."""
-    started = session.exec(
+    # One statement: the UPDATE returns the whole row (no SELECT after the commit; the session does not
+    # expire it, websec_app/store/database.py).
+    started: ScanJob | None = session.exec(
         update(ScanJob)
         .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(_OPEN))
         .values(status=JOB_RUNNING, attempts=col(ScanJob.attempts) + 1, started_at=now)
-        .returning(col(ScanJob.id))
+        .returning(ScanJob)
+        .execution_options(populate_existing=True)
     ).scalar_one_or_none()
     session.commit()
-    return None if started is None else session.get(ScanJob, job_id, populate_existing=True)
+    return started
 
 
 def finish_done(

@@ -185,12 +185,15 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob, progress: Progress | N
             if not withdrawn:
                 ended = await _wait(runtime, job.id, wait_budget(runtime) - start_by, progress)
     except BaseException:
+        engine.take_handed(job.id)
         with anyio.CancelScope(shield=True):
             await _give_up(runtime, job.id)
         raise
     if not ended:
         await _give_up(runtime, job.id)
-    row = await runtime.db(find_job, job.id)
+    # Ended done by this process's worker: the row as it committed it (the row stays the truth; this only
+    # saves reading it back and decoding the result).
+    row = engine.take_handed(job.id) or await runtime.db(find_job, job.id)
     assert row is not None  # rows are never deleted while their request waits
     return row
 
@@ -543,8 +546,11 @@ def _end_done(
         kept = save_report(
             session, body=body, kind=row.kind, now=row.created_at, scan_record_id=record.id, commit=False
         )
-        note_kept_report(session, row.id, options, kept.id)
+        options = {**options, KEPT_REPORT: kept.id}
+        note_kept_report(session, row.id, row.options or {}, kept.id)
     session.commit()
+    # `row` (detached) now says what was committed: the worker hands it to a request of this process.
+    row.status, row.result, row.pdf, row.finished_at, row.options = JOB_DONE, body, pdf, now, dict(options)
     return True
 
 
@@ -584,6 +590,7 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
         await _fail(runtime, row, 500, SCAN_FAILED)
         return
     if await runtime.db(_end_done, row, report, body, pdf, _real_now()):
+        _engine(runtime).hand_over(job_id, row)
         log.info("scan job %s done (attempt %d)", job_id, row.attempts)
         await _queue_callback(runtime, row)
 
