@@ -14,7 +14,7 @@ import httpx
 
 from tests.clock import TEST_NOW
 from tests.fixtures.ports import free_port
-from tests.fixtures.processes import stop
+from tests.fixtures.processes import stop, wait_until_healthy
 from websec_app.store import Database
 from websec_app.store.outbox import QueuedEmail, enqueue_email
 
@@ -55,7 +55,9 @@ def test_serve_api_sends_left_over_mail_and_sandbox_purchases(tmp_path: Path) ->
         stderr=subprocess.DEVNULL,
     )
     try:
+        # the outbox worker may deliver before the server listens (both start with the app): wait for both
         _wait(lambda: len(list(outbox.glob("*.eml"))) == 1, "the left-over email")
+        wait_until_healthy(base, process, what="serve-api", seconds=60)
         pay = httpx.post(
             f"{base}/api/compliance-report/pay",
             json={"provider": "stripe", "email": "new@example.com", "url": "example.com"},
