@@ -64,6 +64,14 @@ async def authenticated(ctx: Runtime, key: str) -> Subscriber:
         raise key_refused(exc) from None
 
 
+async def subscriber_for(ctx: Runtime, key: str | None) -> Subscriber:
+    """The Pro subscriber of the X-API-Key header's value: 401 without one, 403 for a key that is refused."""
+    value = presented(key)
+    if value is None:
+        raise missing_key(MISSING_HEADER)
+    return await authenticated(ctx, value)
+
+
 @dataclass(frozen=True)
 class InLine:
     """An authenticated Pro subscriber holding a place in this process's scan line."""

@@ -17,10 +17,9 @@ from pydantic import BaseModel, Field
 
 from websec_app.report_formats.badge import render_badge
 from websec_app.scanner import InvalidTarget
-from websec_app.usecases import Subscriber, presented
 from websec_app.usecases import history as history_cases
 
-from ..auth import MISSING_HEADER, api_key_header, authenticated, missing_key
+from ..auth import api_key_header, subscriber_for
 from ..context import Context
 from ..errors import ApiError, iso
 from ..openapi import errors
@@ -71,14 +70,6 @@ class ScanDiffBody(BaseModel):
     new: list[FindingChangeBody] = Field(description="Issues found now and not before, costliest first.")
     fixed: list[FindingChangeBody] = Field(description="Issues found before and not now.")
     changed: list[FindingChangeBody] = Field(description="Issues in both whose status or points changed.")
-
-
-async def subscriber_for(ctx: Context, key: str | None) -> Subscriber:
-    """The Pro subscriber of the X-API-Key header's value: 401 without one, 403 for a key that is refused."""
-    value = presented(key)
-    if value is None:
-        raise missing_key(MISSING_HEADER)
-    return await authenticated(ctx, value)
 
 
 def _invalid(exc: InvalidTarget) -> ApiError:

@@ -16,7 +16,7 @@ from websec_app.jobs.callbacks import CallbacksUnavailable
 from websec_app.usecases import jobs, presented
 from websec_app.usecases.accounts import Subscriber
 
-from ..auth import MISSING_HEADER, api_key_header, authenticated, missing_key
+from ..auth import MISSING_HEADER, api_key_header, missing_key, subscriber_for
 from ..context import Context
 from ..errors import ApiError, iso
 from ..openapi import OVERLOADED, RETRY_AFTER, SCANS_REMAINING, errors
@@ -28,12 +28,12 @@ NOT_AVAILABLE = "Async scans are not available on this server."
 
 
 async def _subscriber(ctx: Context, key: str | None) -> Subscriber:
-    value = presented(key)
-    if value is None:
+    """401 without a key, then 503 when this server runs no task engine, then the key's check (auth.py)."""
+    if presented(key) is None:
         raise missing_key(MISSING_HEADER)
     if ctx.jobs is None:
         raise ApiError(503, NOT_AVAILABLE, {"Retry-After": "60"})
-    return await authenticated(ctx, value)
+    return await subscriber_for(ctx, key)
 
 
 @router.post(

@@ -17,11 +17,10 @@ from pydantic import BaseModel, Field
 from websec_app.jobs.callbacks import CallbacksUnavailable
 from websec_app.usecases import monitors as monitor_cases
 
-from ..auth import api_key_header
+from ..auth import api_key_header, subscriber_for
 from ..context import Context
 from ..errors import ApiError, iso
 from ..openapi import errors
-from .history import subscriber_for
 
 router = APIRouter(tags=["monitors"])
 
