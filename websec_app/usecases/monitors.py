@@ -255,9 +255,9 @@ def alert_reasons(
     if diff is not None:
         serious = [c for c in diff.new if c.severity in ("critical", "important")]
         if serious:
-            from websec_app.services.email.monitor_alerts import _title
+            from websec_app.services.email.monitor_alerts import change_title
 
-            names = ", ".join(_title(c) for c in serious[:5])
+            names = ", ".join(change_title(c) for c in serious[:5])
             more = f" and {len(serious) - 5} more" if len(serious) > 5 else ""
             reasons.append(f"New critical or important finding{'s' if len(serious) > 1 else ''}: {names}{more}.")
     days = _certificate_days(body)

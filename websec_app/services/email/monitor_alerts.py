@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from websec_app.scanner.diff import FindingChange, ReportDiff
 from websec_app.wording import counted
 
-from .render import RenderedEmail, _code, _link, _page, _utc
+from .render import RenderedEmail, html_code, html_link, html_page, utc_text
 
 KIND_MONITOR_ALERT = "monitor_alert"
 KIND_MONITOR_QUOTA = "monitor_quota"
@@ -30,7 +30,7 @@ def site_page(base_url: str, url: str) -> str:
     return f"{base_url}/site?{urlencode({'url': url})}"
 
 
-def _title(change: FindingChange) -> str:
+def change_title(change: FindingChange) -> str:
     from websec_app.scanner.rules.titles import plain_title
 
     if change.section in ("headers", "cross_origin") and "." not in change.name:
@@ -52,7 +52,7 @@ def _fixes_of(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> li
     for item in report_items(report):
         fix = item.item.get("fix")
         if (item.section, item.name) in wanted and isinstance(fix, str) and fix:
-            found.append((_title(FindingChange(item.section, item.name, item.severity, None, None)), fix))
+            found.append((change_title(FindingChange(item.section, item.name, item.severity, None, None)), fix))
     return found[:LISTED]
 
 
@@ -69,9 +69,9 @@ def monitor_alert_email(
     """One alert for one run: `reasons` are sentences ("The grade dropped from A to C."), in order."""
     page = site_page(base_url, url)
     subject = f"websec alert: {reasons[0].rstrip('.')} ({url})" if reasons else f"websec alert for {url}"
-    text_lines = [f"websec checked {url} on {_utc(scanned_at)}.", "", *[f"- {r}" for r in reasons], ""]
+    text_lines = [f"websec checked {url} on {utc_text(scanned_at)}.", "", *[f"- {r}" for r in reasons], ""]
     paragraphs = [
-        f"websec checked {_link(url)} on {html.escape(_utc(scanned_at))}.",
+        f"websec checked {html_link(url)} on {html.escape(utc_text(scanned_at))}.",
         "<ul>" + "".join(f"<li>{html.escape(r)}</li>" for r in reasons) + "</ul>",
     ]
     if diff is not None:
@@ -89,11 +89,11 @@ def monitor_alert_email(
             shown = changes[:LISTED]
             more = f" (and {len(changes) - len(shown)} more)" if len(changes) > len(shown) else ""
             text_lines += [f"{label} ({counted(len(changes), 'finding')}){more}:"]
-            text_lines += [f"  {_points(c)}  {_title(c)} ({c.severity})" for c in shown]
+            text_lines += [f"  {_points(c)}  {change_title(c)} ({c.severity})" for c in shown]
             paragraphs.append(
                 f"<strong>{label}</strong> ({html.escape(counted(len(changes), 'finding'))}){html.escape(more)}:"
                 "<ul>"
-                + "".join(f"<li>{html.escape(f'{_points(c)}  {_title(c)} ({c.severity})')}</li>" for c in shown)
+                + "".join(f"<li>{html.escape(f'{_points(c)}  {change_title(c)} ({c.severity})')}</li>" for c in shown)
                 + "</ul>"
             )
         if report is not None:
@@ -103,13 +103,15 @@ def monitor_alert_email(
                 text_lines += [f"  {title}: {fix}" for title, fix in fixes]
                 paragraphs.append(
                     "<strong>How to fix the new findings</strong>:<ul>"
-                    + "".join(f"<li>{html.escape(title)}: {_code(fix)}</li>" for title, fix in fixes)
+                    + "".join(f"<li>{html.escape(title)}: {html_code(fix)}</li>" for title, fix in fixes)
                     + "</ul>"
                 )
     text_lines += ["", f"The site's history and every fix, for your server: {page}"]
-    paragraphs.append(f"The site's history and every fix, written for your server: {_link(page, 'open the site page')}")
+    paragraphs.append(
+        f"The site's history and every fix, written for your server: {html_link(page, 'open the site page')}"
+    )
     return RenderedEmail(
-        KIND_MONITOR_ALERT, to, subject, "\n".join(text_lines) + "\n", _page("websec alert", paragraphs)
+        KIND_MONITOR_ALERT, to, subject, "\n".join(text_lines) + "\n", html_page("websec alert", paragraphs)
     )
 
 
@@ -118,17 +120,17 @@ def monitor_quota_email(*, to: str, urls: Sequence[str], resets_at: datetime, ba
     sites = ", ".join(urls)
     text = (
         f"This month's Pro scans are used up, so websec skipped a scheduled check of {sites}.\n\n"
-        f"Monitoring resumes when the quota resets on {_utc(resets_at)}. Until then no monitor runs and no "
+        f"Monitoring resumes when the quota resets on {utc_text(resets_at)}. Until then no monitor runs and no "
         "alert can be sent.\n\n"
         f"Your monitors and usage: {base_url}/pro\n"
     )
-    body = _page(
+    body = html_page(
         "Monitoring paused until your scans reset",
         [
             f"This month's Pro scans are used up, so websec skipped a scheduled check of {html.escape(sites)}.",
-            f"Monitoring resumes when the quota resets on {html.escape(_utc(resets_at))}. Until then no monitor "
+            f"Monitoring resumes when the quota resets on {html.escape(utc_text(resets_at))}. Until then no monitor "
             "runs and no alert can be sent.",
-            f"Your monitors and usage: {_link(base_url + '/pro')}",
+            f"Your monitors and usage: {html_link(base_url + '/pro')}",
         ],
     )
     return RenderedEmail(KIND_MONITOR_QUOTA, to, "websec monitoring paused: this month's scans are used up", text, body)

@@ -44,7 +44,7 @@ class RenderedEmail:
     attachments: tuple[Attachment, ...] = field(default=())
 
 
-def _page(title: str, paragraphs: list[str]) -> str:
+def html_page(title: str, paragraphs: list[str]) -> str:
     """A minimal, inline-styled HTML body (mail clients ignore <style> blocks and external CSS)."""
     body = "\n".join(f'<p style="margin:0 0 14px">{p}</p>' for p in paragraphs)
     return (
@@ -58,18 +58,18 @@ def _page(title: str, paragraphs: list[str]) -> str:
     )
 
 
-def _code(value: str) -> str:
+def html_code(value: str) -> str:
     return (
         '<code style="font-family:Consolas,Menlo,monospace;font-size:14px;background:#f6f8fa;'
         f'padding:4px 6px;border-radius:4px;word-break:break-all">{html.escape(value)}</code>'
     )
 
 
-def _link(url: str, label: str | None = None) -> str:
+def html_link(url: str, label: str | None = None) -> str:
     return f'<a href="{html.escape(url, quote=True)}">{html.escape(label or url)}</a>'
 
 
-def _utc(moment: datetime) -> str:
+def utc_text(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
@@ -79,18 +79,18 @@ def scan_token_email(*, to: str, token: str, expires_at: datetime, base_url: str
     text = (
         "Thank you for buying a one-time scan.\n\n"
         f"Your one-time scan token:\n\n    {token}\n\n"
-        f"It is valid until {_utc(expires_at)} and can be used for one full scan.\n"
+        f"It is valid until {utc_text(expires_at)} and can be used for one full scan.\n"
         f"Start your scan here (the token is filled in for you):\n\n    {link}\n\nor use the API:\n\n"
         f'    curl -X POST {base_url}/api/scan -H "Content-Type: application/json" \\\n'
         f'         -d \'{{"url": "example.com", "one_time_token": "{token}"}}\'\n'
     )
-    body = _page(
+    body = html_page(
         "Your one-time scan token",
         [
             "Thank you for buying a one-time scan. Your token:",
-            _code(token),
-            f"It is valid until <b>{html.escape(_utc(expires_at))}</b> and can be used for one full scan.",
-            f"{_link(link, 'Start your scan')} (the token is filled in for you), or pass it as "
+            html_code(token),
+            f"It is valid until <b>{html.escape(utc_text(expires_at))}</b> and can be used for one full scan.",
+            f"{html_link(link, 'Start your scan')} (the token is filled in for you), or pass it as "
             "<code>one_time_token</code> to "
             "<code>POST /api/scan</code>.",
         ],
@@ -110,15 +110,15 @@ def compliance_token_email(*, to: str, token: str, url: str, base_url: str) -> R
         f'    curl -X POST {base_url}/api/compliance-report/generate -H "Content-Type: application/json" \\\n'
         f'         -d \'{{"token": "{token}", "url": "{url}", "email": "{to}"}}\'\n'
     )
-    body = _page(
+    body = html_page(
         "Your compliance report token",
         [
             "Thank you for buying a compliance report. Your token:",
-            _code(token),
+            html_code(token),
             f"Website: {html.escape(url)}",
             "Use it once to generate the report (OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32, ISO/IEC "
             "27001:2022); the PDF is emailed to the address you give. "
-            f"{_link(link, 'Generate your report')} (the form is filled in for you) or call "
+            f"{html_link(link, 'Generate your report')} (the form is filled in for you) or call "
             "<code>POST /api/compliance-report/generate</code>.",
         ],
     )
@@ -138,14 +138,14 @@ def api_key_email(*, to: str, key: str, plan: str, scans_per_month: int, base_ur
         f"Sign in with it in the Pro area: {pro}\n\n"
         f'    curl -H "X-API-Key: {key}" {base_url}/api/verify-key\n'
     )
-    body = _page(
+    body = html_page(
         f"Welcome to websec {plan}",
         [
             "Your API key:",
-            _code(key),
+            html_code(key),
             f"It gives <b>{counted(scans_per_month, 'Pro scan')}</b> per calendar month (reset on the 1st, UTC), "
             "PDF exports and the API. Send it in the <code>X-API-Key</code> header.",
-            f"{_link(pro, 'Open the Pro area')} and sign in with it to run Pro scans and download PDF reports.",
+            f"{html_link(pro, 'Open the Pro area')} and sign in with it to run Pro scans and download PDF reports.",
             "Treat it like a password: whoever has it can use your quota. If it leaks, ask support to rotate it.",
         ],
     )
@@ -159,7 +159,7 @@ def compliance_report_email(*, to: str, url: str, grade: str, score: int, pdf: b
         f"Grade {grade}, score {score}/100. The report maps the scan to OWASP Top 10 2021, PCI DSS v4.0, "
         "GDPR Article 32 and ISO/IEC 27001:2022 Annex A, with a remediation plan grouped by severity.\n"
     )
-    body = _page(
+    body = html_page(
         "Your compliance report",
         [
             f"Your compliance report for {html.escape(url)} is attached ({html.escape(filename)}).",
