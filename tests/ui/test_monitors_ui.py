@@ -144,8 +144,10 @@ def test_the_eleventh_monitor_is_refused_in_words(page: Page, pro: Pro) -> None:
 
 
 def _with_a_finished_run(pro: Pro, url: str) -> str:
-    """A monitor whose first run (a day before TEST_NOW) kept a report: the report's id."""
-    due = TEST_NOW - timedelta(days=1)
+    """A monitor whose first run (an hour before TEST_NOW) kept a report: the report's id. Its next run is due
+    23 hours after TEST_NOW, so the app's own monitor tick (running from start-up, on a clock that starts at
+    TEST_NOW) leaves it alone while the test looks at it."""
+    due = TEST_NOW - timedelta(hours=1)
     monitor_id = pro.add_in_store(url, now=due)
     with pro.app.database.session() as session:
         report_id = save_report(session, body=make_report(url).to_dict(), kind="monitor", now=due).id
@@ -163,9 +165,9 @@ def test_the_last_run_links_its_report_and_the_site_page(page: Page, pro: Pro) -
 
     row = section.get_by_test_id("monitor")
     expect(row).to_contain_text("Scanned")
-    expect(row).to_contain_text("2026-11-21 12:00 UTC")
+    expect(row).to_contain_text("2026-11-22 11:00 UTC")
     expect(row.get_by_role("link", name=re.compile("^Report"))).to_have_attribute("href", f"/report/{report_id}")
-    expect(row.get_by_test_id("monitor-next")).to_have_text("Daily · next run 2026-11-22 12:00 UTC")
+    expect(row.get_by_test_id("monitor-next")).to_have_text("Daily · next run 2026-11-23 11:00 UTC")
 
     row.get_by_role("link", name="https://watched.example.com/").click()
     page.wait_for_url(re.compile(r"/site/?\?url=https%3A%2F%2Fwatched\.example\.com%2F$"))
