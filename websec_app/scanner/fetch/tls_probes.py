@@ -23,21 +23,25 @@ packet is sent for it: absence of evidence is never reported as a pass.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from pathlib import Path
 
+import OpenSSL
 from OpenSSL import SSL
 
+from .. import data as _data
 from ..data import CipherFamily, weak_cipher_families
 from ..snapshot import TlsProbe
+from . import _tls_client
 from ._tls_client import (
     ALL_CIPHERS,
     PROTOCOL_VERSIONS,
     HandshakeRejected,
     handshake,
     make_context,
-    offer_problem,
 )
 
 #: Protocol versions probed, newest first (RFC 8996 deprecates TLS 1.0 and 1.1; RFC 7568 SSL 3.0).
@@ -97,7 +101,7 @@ async def _probe(
     hello: LegacyHello | None = None,
 ) -> TlsProbe:
     """A full pyOpenSSL handshake; when the local OpenSSL cannot offer it, the hand-built `hello`."""
-    problem = offer_problem(minimum, maximum, ciphers)
+    problem = _offer_problem(minimum, maximum, ciphers)
     if problem is not None and hello is None:
         return TlsProbe(name, "not_testable", detail=problem)
     if hello is not None and problem is not None:
@@ -163,7 +167,7 @@ async def probe_protocols(
     hello is not refused."""
     legacy = [PROTOCOL_VERSIONS[name] for name in SHARED_LEGACY]
     screen: asyncio.Future[TlsProbe] | None = None
-    if all(offer_problem(version, version, ALL_CIPHERS) is None for version in legacy):
+    if all(_offer_problem(version, version, ALL_CIPHERS) is None for version in legacy):
         name = "+".join(SHARED_LEGACY)
         screen = asyncio.ensure_future(_probe(name, min(legacy), max(legacy), ALL_CIPHERS, target, timeout, limit))
     probes: list[Awaitable[TlsProbe]] = []
@@ -197,9 +201,68 @@ def _ssl3_hello() -> LegacyHello:
 @lru_cache(maxsize=32)
 def _suite_names(ciphers: str) -> tuple[str, ...]:
     """The TLS 1.0-1.2 suites (OpenSSL names) an OpenSSL cipher string offers with this build."""
+    known = _offer_table()[1].get(ciphers)
+    return tuple(known) if known is not None else _local_suite_names(ciphers)
+
+
+def _local_suite_names(ciphers: str) -> tuple[str, ...]:
     context = make_context(minimum=SSL.TLS1_VERSION, maximum=SSL.TLS1_2_VERSION, ciphers=ciphers)
     names = SSL.Connection(context, None).get_cipher_list()
     return tuple(name for name in names if not name.startswith("TLS_"))  # TLS_*: the TLS 1.3 suites
+
+
+# -- what this OpenSSL can offer, kept across processes ----------------------------------------------
+
+#: (minimum, maximum, cipher string) -> why it cannot be offered (None: it can), and cipher string -> the
+#: TLS 1.0-1.2 suite names it offers.
+_OfferTable = tuple[dict[tuple[int, int, str], str | None], dict[str, tuple[str, ...]]]
+
+
+def _offer_problem(minimum: int, maximum: int, ciphers: str) -> str | None:
+    """`_tls_client.offer_problem`, answered from the table of the probes a scan makes when it has the question."""
+    offers = _offer_table()[0]
+    key = (minimum, maximum, ciphers)
+    return offers[key] if key in offers else _tls_client.offer_problem(minimum, maximum, ciphers)
+
+
+@lru_cache(maxsize=1)
+def _offer_table() -> _OfferTable:
+    """What the local OpenSSL can offer for every probe of a default scan, from the parse cache.
+
+    Deciding it builds an OpenSSL context and a ClientHello per question, ~20 contexts: a tenth of a
+    command-line scan's CPU in a fresh process (issue 14). The answers depend only on the OpenSSL build,
+    its configuration, pyOpenSSL and the cipher families, so they are kept beside the byte-code like a
+    `.pyc` (parsed_cache.py), keyed by those; a context is then made only for a probe that connects."""
+    from ..parsed_cache import cached
+
+    sources = [Path(__file__), Path(_tls_client.__file__), Path(_data.__file__).parent / "weak_ciphers.json"]
+    config = os.environ.get("OPENSSL_CONF")
+    if config and Path(config).is_file():
+        sources.append(Path(config))
+    library = (SSL.OpenSSL_version(SSL.OPENSSL_VERSION), SSL.OpenSSL_version(SSL.OPENSSL_DIR), OpenSSL.__version__)
+    return cached("tls-offers", sources, _build_offer_table, key=(library, config))
+
+
+def _build_offer_table() -> _OfferTable:
+    offers: dict[tuple[int, int, str], str | None] = {}
+    suites: dict[str, tuple[str, ...]] = {}
+
+    def ask(minimum: int, maximum: int, ciphers: str) -> str | None:
+        offers[minimum, maximum, ciphers] = _tls_client.offer_problem(minimum, maximum, ciphers)
+        return offers[minimum, maximum, ciphers]
+
+    for name in PROBED_PROTOCOLS:
+        ask(PROTOCOL_VERSIONS[name], PROTOCOL_VERSIONS[name], ALL_CIPHERS)
+    legacy = [PROTOCOL_VERSIONS[name] for name in SHARED_LEGACY]
+    ask(min(legacy), max(legacy), ALL_CIPHERS)
+    by_openssl = []
+    for family in weak_cipher_families():
+        if ask(SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, family.openssl) is None:
+            by_openssl.append(family)
+            suites[family.openssl] = _local_suite_names(family.openssl)
+    if len(by_openssl) >= 2:  # the screen's own cipher string
+        ask(SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, _screen_ciphers(by_openssl, suites.__getitem__))
+    return offers, suites
 
 
 def _family_probe(
@@ -217,13 +280,17 @@ async def _screen(
     if len(families) < 2:
         return None
     name = "+".join(family.id for family in families)
-    if all(family.iana and offer_problem(SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, family.openssl) for family in families):
+    if all(family.iana and _offer_problem(SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, family.openssl) for family in families):
         suites = tuple(dict(suite for family in families for suite in family.iana).items())
         hello = LegacyHello((3, 3), (3, 1), suites)
         return await _guarded(name, timeout, limit, partial(_by_hand, name, hello, target, timeout))
-    names = dict.fromkeys(suite for family in families for suite in _suite_names(family.openssl))
-    ciphers = ":".join(names) + ":@SECLEVEL=0"
-    return await _probe(name, SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, ciphers, target, timeout, limit)
+    return await _probe(name, SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, _screen_ciphers(families), target, timeout, limit)
+
+
+def _screen_ciphers(families: list[CipherFamily], suite_names: Callable[[str], tuple[str, ...]] = _suite_names) -> str:
+    """One OpenSSL cipher string offering every suite of `families` (OpenSSL offers them all)."""
+    names = dict.fromkeys(suite for family in families for suite in suite_names(family.openssl))
+    return ":".join(names) + ":@SECLEVEL=0"
 
 
 async def probe_cipher_families(
@@ -241,7 +308,7 @@ async def probe_cipher_families(
     accepts, or the screen fails, every family of that group gets its own probe, as without a screen
     (its report names the suite that family gets)."""
     chosen = weak_cipher_families() if families is None else families
-    by_openssl = [f for f in chosen if offer_problem(SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, f.openssl) is None]
+    by_openssl = [f for f in chosen if _offer_problem(SSL.TLS1_VERSION, SSL.TLS1_2_VERSION, f.openssl) is None]
     by_hand = [f for f in chosen if f not in by_openssl and f.iana]
     screens = await asyncio.gather(
         _screen(by_openssl, target, timeout, limit), _screen(by_hand, target, timeout, limit)
