@@ -1,14 +1,13 @@
 """Import the grading side of the scanner while a process's first fetch waits on the network (issue 14).
 
-A fresh process (the command line, a worker) spends ~0.3 s importing before its first scan, and the fetch then
+A fresh process (the command line, a worker) spends ~0.2 s importing before its first scan, and the fetch then
 spends much of its time waiting for the site's answers. The modules only grading needs (the checks, the
-grading and its fix snippets, the rule table, dnspython's DNSSEC validation), the legacy TLS probes' module
-(late in the fetch) and anyio's event-loop backend (httpcore's first request) are therefore imported
-by one thread started with the first scan, in those waits, instead of before the fetch or after it. `scan()`
-waits for that thread before grading; a long-running process pays it once.
+grading and its fix snippets, the rule table) and the legacy TLS probes' module (late in the fetch) are
+therefore imported by one thread started with the first scan, in those waits, instead of before the fetch or
+after it. `scan()` waits for that thread before grading; a long-running process pays it once.
 
-Safe beside the fetch: Python's import lock is per module, so a fetch that reaches `_legacy_hello` or anyio's
-backend while the thread imports it waits for it, as two threads importing one module always do. Two threads
+Safe beside the fetch: Python's import lock is per module, so a fetch that reaches `_legacy_hello` while the
+thread imports it waits for it, as two threads importing one module always do. Two threads
 can only wait for each other in a circle when two modules import each other; these import nothing of the
 fetch's own lazy imports but each other's dependencies. The thread only imports: it changes no state the scan
 reads, and an import that fails here fails again, with its traceback, where the scan imports the module.
@@ -22,16 +21,14 @@ import threading
 
 from .. import startup_gc
 
-#: In the order the scan needs them: httpcore loads anyio's asyncio backend at the first HTTP request (after
-#: the target is resolved), the legacy probes run during the fetch, the rest after it.
+#: In the order the scan needs them: the legacy probes run during the fetch, the rest after it.
 _MODULES = (
-    "anyio._backends._asyncio",
     "websec_app.scanner.fetch._legacy_hello",
     "websec_app.scanner.checks",
     "websec_app.scanner.grading",
     "websec_app.scanner.rules",
-    "dns.dnssec",  # checks/dnssec.py validates a signed zone with it (~10 ms of imports, at grading time)
 )
+# Not dns.dnssec (~10 ms): checks/dnssec.py imports it for a signed zone only, which most sites' are not.
 #: While the thread imports, the fetch's event loop gets the interpreter back after 0.5 ms instead of 5 ms
 #: when a socket is ready (sys.setswitchinterval), so the imports fill its waits without delaying it.
 _SWITCH_INTERVAL = 0.0005

@@ -30,7 +30,6 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
-from cryptography.hazmat.primitives.serialization import pkcs7
 from cryptography.x509.oid import AuthorityInformationAccessOID
 from OpenSSL import crypto
 
@@ -176,9 +175,16 @@ def _ca_issuers_urls(certificate: x509.Certificate) -> list[str]:
 
 def _downloaded_certificate(body: bytes) -> x509.Certificate | None:
     """RFC 5280 4.2.2.1: a single DER certificate or a certs-only CMS (PKCS#7) bundle; PEM is seen too."""
+
+    def from_pkcs7() -> x509.Certificate:
+        # Imported here: the PKCS#7 module pulls in the email package, and only a missing issuer needs it.
+        from cryptography.hazmat.primitives.serialization import pkcs7
+
+        return pkcs7.load_der_pkcs7_certificates(body)[0]
+
     loaders: tuple[Callable[[], x509.Certificate], ...] = (
         lambda: x509.load_der_x509_certificate(body),
-        lambda: pkcs7.load_der_pkcs7_certificates(body)[0],
+        from_pkcs7,
         lambda: x509.load_pem_x509_certificate(body),
     )
     for load in loaders:
