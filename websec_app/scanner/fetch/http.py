@@ -26,7 +26,7 @@ from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
 from ..request_headers import OriginHeaders
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
-from . import _asyncio_stream
+from . import _asyncio_stream, _httpcore_asyncio  # noqa: F401 - _httpcore_asyncio: httpcore's locks on asyncio
 from .body import ACCEPT_ENCODING, BodyDecoder
 from .resolve import Pinner
 
