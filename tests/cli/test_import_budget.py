@@ -33,15 +33,25 @@ HEAVY = (
 #: Loaded only on the paths that need them, never for `--help`.
 LAZY_FOR_HELP = ("websec_app.scanner", "httpx", "dns", "lxml", "cryptography", "OpenSSL", "tlslite", "asyncio")
 #: Not loaded by a real scan either: python-dotenv is imported only when there is a `.env` to read (settings.py);
-#: tlslite-ng is a test dependency only (the legacy probes' hellos: fetch/_hello_codec.py).
+#: tlslite-ng is a test dependency only (the legacy probes' hellos: fetch/_hello_codec.py); anyio's event-loop
+#: backend is replaced by asyncio's primitives in httpcore (fetch/_httpcore_asyncio.py); PKCS#7 (and the email
+#: package's policies with it) only reads a downloaded issuer bundle; dnspython's resolver answers only uncommon
+#: replies (fetch/resolve.py: the common ones go through fetch/_dns_udp.py).
 #: (tomllib is not on this list: the data files come from the parse cache, scanner/parsed_cache.py, but the first
 #: process after a change, or one that may not write byte-code, parses them.)
-NOT_FOR_A_SCAN = ("dotenv", "tlslite")
+NOT_FOR_A_SCAN = (
+    "dotenv",
+    "tlslite",
+    "anyio._backends",
+    "cryptography.hazmat.primitives.serialization.pkcs7",
+    "dns.resolver",
+    "dns.asyncresolver",
+)
 #: How many modules a process may hold when it exits (Python's own start-up is ~40): a bound, not a target,
-#: so that a new dependency pulling in a hundred modules is noticed here. Today: ~120 for `--help`, ~700 for
+#: so that a new dependency pulling in a hundred modules is noticed here. Today: ~120 for `--help`, ~540 for
 #: a real scan (asyncio, httpx, dnspython, pyOpenSSL, cryptography, lxml and the scanner).
 MAX_MODULES_FOR_HELP = 160
-MAX_MODULES_FOR_A_SCAN = 780
+MAX_MODULES_FOR_A_SCAN = 620
 
 _WRAPPER = """
 import atexit, json, runpy, sys

@@ -15,7 +15,7 @@ import dns.rdatatype
 import dns.resolver
 
 from websec_app.scanner.fetch import _dns_udp
-from websec_app.scanner.fetch.resolve import Resolver
+from websec_app.scanner.fetch.resolve import Resolver, first_nameserver
 from websec_app.settings import DnsServer
 
 
@@ -112,7 +112,7 @@ async def test_a_forged_or_late_datagram_is_ignored(dns_server) -> None:
         relaying = asyncio.ensure_future(forward_with_a_forgery_first())
         answer = await _dns_udp.ask("127.0.0.1", relay.getsockname()[1], "udp-forged.test", "A", 2.0)
         await relaying
-    assert isinstance(answer, dns.resolver.Answer) and answer.rrset is not None
+    assert isinstance(answer, _dns_udp.UdpAnswer) and answer.rrset is not None
     assert [r.to_text() for r in answer.rrset] == ["127.0.0.9"]
 
 
@@ -123,3 +123,26 @@ def test_names_needing_dnspythons_encoding_are_left_to_it() -> None:
     assert (
         _dns_udp.question_wire("example.test.", 1) == dns.name.from_text("example.test").to_wire() + b"\x00\x01\x00\x01"
     )
+
+
+def test_the_system_s_first_nameserver_is_read_as_resolv_conf_lists_it() -> None:
+    text = """# generated
+search example.test
+nameserver not-an-address
+nameserver 192.0.2.53  # the first usable one
+nameserver 2001:db8::53
+options rotate
+"""
+    assert first_nameserver(text) == "192.0.2.53"
+    assert first_nameserver("; nameserver 192.0.2.1\nnameserver 2001:db8::1\n") == "2001:db8::1"
+    assert first_nameserver("search example.test\n") is None  # none: dnspython's configuration decides
+
+
+async def test_a_scan_s_common_queries_do_not_load_dnspython_s_resolver(dns_server, scan_settings) -> None:
+    # dnspython's resolver is made only for an uncommon reply (fetch/resolve.py); a fresh process shows
+    # whether it was imported (tests/cli/test_import_budget.py), here the resolver object is not made.
+    dns_server.set("udp-lazy.test", "A", "127.0.0.9")
+    resolver = Resolver(scan_settings)
+
+    assert (await resolver.query("udp-lazy.test", "A")).records == ("127.0.0.9",)
+    assert resolver._resolver is None

@@ -21,11 +21,10 @@ from typing import Literal
 
 import dns.exception
 import dns.message
-import dns.name
 import dns.rcode
 import dns.rdataclass
 import dns.rdatatype
-import dns.resolver
+import dns.rrset
 
 _FLAGS_RD_CD = 0x0110  # Recursion Desired; Checking Disabled (see resolve._make_resolver)
 #: EDNS0 (RFC 6891) OPT record: root name, type 41, UDP payload 1232, DO bit (RFC 3225) set.
@@ -80,11 +79,22 @@ class _Reply:
             # anything else (a late or forged datagram) is ignored, as dnspython ignores it
 
 
+class UdpAnswer:
+    """A NOERROR reply read as dnspython's resolver reads it (its `Answer`: the reply's CNAME chain
+    resolved to the answer RRset), without importing the resolver."""
+
+    __slots__ = ("response", "rrset")
+
+    def __init__(self, response: dns.message.QueryMessage) -> None:
+        self.response = response
+        self.rrset: dns.rrset.RRset | None = response.resolve_chaining().answer
+
+
 async def ask(
     address: str, port: int, name: str, rdtype: str, timeout: float
-) -> dns.resolver.Answer | Literal["NXDOMAIN"] | None:
-    """dnspython's Answer for a NOERROR reply, "NXDOMAIN" for a valid NXDOMAIN reply; None when the
-    caller must ask dnspython's resolver instead (see the module's docstring)."""
+) -> UdpAnswer | Literal["NXDOMAIN"] | None:
+    """The answer to a NOERROR reply, "NXDOMAIN" for a valid NXDOMAIN reply; None when the caller must
+    ask dnspython's resolver instead (see the module's docstring)."""
     rdtype_value = dns.rdatatype.from_text(rdtype)
     question = question_wire(name, rdtype_value)
     if question is None:
@@ -117,10 +127,9 @@ async def ask(
         response = dns.message.from_wire(data[:8] + b"\x00\x00\x00\x00" + data[12:], ignore_trailing=True)
         if not isinstance(response, dns.message.QueryMessage):
             return None
-        qname = dns.name.from_text(name)
         if response.rcode() == dns.rcode.NXDOMAIN:
-            dns.resolver.Answer(qname, dns.rdatatype.ANY, dns.rdataclass.IN, response)  # as dnspython validates it
+            response.resolve_chaining()  # validated as dnspython's resolver validates it
             return "NXDOMAIN"
-        return dns.resolver.Answer(qname, rdtype_value, dns.rdataclass.IN, response, address, port)
+        return UdpAnswer(response)
     except (dns.exception.DNSException, ValueError, KeyError):
         return None

@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import sys
 import time
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
-import dns.asyncresolver
 import dns.exception
-import dns.flags
+import dns.message
 import dns.name
-import dns.nameserver
 import dns.rcode
 import dns.rdataclass
 import dns.rdatatype
-import dns.resolver
+import dns.rrset
 
 from ...settings import Settings
 from ..errors import TargetRefused, TargetUnreachable
@@ -36,8 +35,49 @@ from ..target import ip_literal
 from . import _dns_udp
 from .guard import ensure_allowed, is_localhost_name
 
+if TYPE_CHECKING:
+    import dns.asyncresolver
+
+
+class _Answer(Protocol):
+    """What a query's answer is read for: dnspython's resolver Answer, or _dns_udp's."""
+
+    @property
+    def response(self) -> dns.message.Message: ...
+
+    @property
+    def rrset(self) -> dns.rrset.RRset | None: ...
+
+
+SYSTEM_RESOLV_CONF = Path("/etc/resolv.conf")
+
+
+def first_nameserver(resolv_conf: str) -> str | None:
+    """The first `nameserver` address of a resolv.conf(5) text, as dnspython would read it first."""
+    for line in resolv_conf.splitlines():
+        fields = line.split("#", 1)[0].split(";", 1)[0].split()
+        if len(fields) >= 2 and fields[0] == "nameserver" and ip_literal(fields[1]) is not None:
+            return fields[1]
+    return None
+
+
+def _system_nameserver() -> str | None:
+    if sys.platform == "win32":  # pragma: no cover - the registry, which only dnspython reads
+        return None
+    try:
+        return first_nameserver(SYSTEM_RESOLV_CONF.read_text("utf-8", errors="replace"))
+    except OSError:
+        return None
+
 
 def _make_resolver(settings: Settings) -> dns.asyncresolver.Resolver:
+    # Imported here: dnspython's resolver (with its transports, DDR, TSIG and zone transfer modules) is
+    # ~40 modules a fresh process would load before its first scan, for the uncommon replies only.
+    import dns.asyncresolver
+    import dns.flags
+    import dns.nameserver
+    import dns.resolver
+
     if settings.dns_servers:
         resolver = dns.asyncresolver.Resolver(configure=False)
         resolver.nameservers = [dns.nameserver.Do53Nameserver(s.host, s.port) for s in settings.dns_servers]
@@ -94,10 +134,18 @@ class Resolver:
     """
 
     def __init__(self, settings: Settings, *, hosts_file: Path | None = None) -> None:
-        self._resolver = _make_resolver(settings)
-        # The first server, when it is plain DNS over UDP, is asked through _dns_udp first.
-        first = self._resolver.nameservers[0] if self._resolver.nameservers else None
-        self._udp_server = (first.address, first.port) if isinstance(first, dns.nameserver.Do53Nameserver) else None
+        self._settings = settings
+        self._resolver: dns.asyncresolver.Resolver | None = None  # dnspython's, made for the first uncommon reply
+        # The first server (the settings', else the system's) is asked over UDP through _dns_udp first.
+        if settings.dns_servers:
+            self._udp_server: tuple[str, int] | None = (settings.dns_servers[0].host, settings.dns_servers[0].port)
+        else:
+            system = _system_nameserver()
+            self._udp_server = (system, 53) if system is not None else None
+        self._lifetime = settings.limits.dns_seconds
+        self._timeout = min(2.0, settings.limits.dns_seconds)  # per try, as _make_resolver sets dnspython's
+        if self._udp_server is None:
+            self._resolver = _make_resolver(settings)  # no server of our own: dnspython's configuration decides
         self._inflight: dict[tuple[str, str], asyncio.Task[DnsAnswer]] = {}
         self._system_names = settings.allow_private_targets
         self._hosts_file = hosts_file or SYSTEM_HOSTS_FILE
@@ -122,15 +170,17 @@ class Resolver:
             task = self._inflight[key] = asyncio.ensure_future(self._query(*key))
         return await asyncio.shield(task)
 
-    async def _resolve(self, name: str, rdtype: str) -> dns.resolver.Answer | Literal["NXDOMAIN"]:
+    async def _resolve(self, name: str, rdtype: str) -> _Answer | Literal["NXDOMAIN"]:
         """The answer through _dns_udp in the common case, else through dnspython's resolver (TCP after a
         truncated reply, the other servers, retries, its errors), within the same lifetime."""
         started = time.monotonic()
         if self._udp_server is not None:
-            answer = await _dns_udp.ask(*self._udp_server, name, rdtype, self._resolver.timeout)
+            answer = await _dns_udp.ask(*self._udp_server, name, rdtype, self._timeout)
             if answer is not None:
                 return answer
-        lifetime = max(self._resolver.lifetime - (time.monotonic() - started), 0.05)
+        if self._resolver is None:
+            self._resolver = _make_resolver(self._settings)
+        lifetime = max(self._lifetime - (time.monotonic() - started), 0.05)
         return await self._resolver.resolve(
             dns.name.from_text(name), rdtype, raise_on_no_answer=False, search=False, lifetime=lifetime
         )
@@ -138,16 +188,10 @@ class Resolver:
     async def _query(self, name: str, rdtype: str) -> DnsAnswer:
         try:
             answer = await self._resolve(name, rdtype)
-            if answer == "NXDOMAIN":
-                return DnsAnswer(name, rdtype, "NXDOMAIN")
-        except dns.resolver.NXDOMAIN:
-            return DnsAnswer(name, rdtype, "NXDOMAIN")
-        except dns.resolver.LifetimeTimeout:
-            return DnsAnswer(name, rdtype, "TIMEOUT", error="no answer before the DNS timeout")
-        except dns.resolver.NoNameservers:  # its text names our own resolvers' addresses: not for a report
-            return DnsAnswer(name, rdtype, "SERVFAIL", error="no DNS server gave a usable answer (SERVFAIL or refused)")
         except dns.exception.DNSException as exc:
-            return DnsAnswer(name, rdtype, "ERROR", error=f"{type(exc).__name__}: {exc}")
+            return _failed(name, rdtype, exc)
+        if answer == "NXDOMAIN":
+            return DnsAnswer(name, rdtype, "NXDOMAIN")
         rcode = dns.rcode.to_text(answer.response.rcode())
         records: tuple[str, ...] = ()
         signatures: tuple[str, ...] = ()
@@ -180,6 +224,19 @@ class Resolver:
         if failure:
             raise TargetUnreachable(f"DNS lookup failed for {host}: {failure}")
         raise TargetUnreachable(f"DNS lookup failed: {host} has no A or AAAA record")
+
+
+def _failed(name: str, rdtype: str, exc: dns.exception.DNSException) -> DnsAnswer:
+    """The answer recorded for dnspython's resolver's errors (only its path raises them)."""
+    import dns.resolver
+
+    if isinstance(exc, dns.resolver.NXDOMAIN):
+        return DnsAnswer(name, rdtype, "NXDOMAIN")
+    if isinstance(exc, dns.resolver.LifetimeTimeout):
+        return DnsAnswer(name, rdtype, "TIMEOUT", error="no answer before the DNS timeout")
+    if isinstance(exc, dns.resolver.NoNameservers):  # its text names our own resolvers' addresses: not for a report
+        return DnsAnswer(name, rdtype, "SERVFAIL", error="no DNS server gave a usable answer (SERVFAIL or refused)")
+    return DnsAnswer(name, rdtype, "ERROR", error=f"{type(exc).__name__}: {exc}")
 
 
 class Pinner:
