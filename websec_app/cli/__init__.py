@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from .. import startup_gc
+from .. import startup_code, startup_gc
 from . import account_cmd, keys_cmd, scan_cmd, serve_api_cmd, worker_cmd
 
 _COMMANDS = (scan_cmd, serve_api_cmd, worker_cmd, keys_cmd, account_cmd)
@@ -21,8 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Commands whose start-up runs with the cycle collector paused (websec_app/startup_gc.py): a scan, which
-#: resumes it when its imports are done. Not the long-running ones.
+#: Commands whose start-up runs with the cycle collector paused (websec_app/startup_gc.py) and dataclasses'
+#: generated code from its cache (websec_app/startup_code.py): a scan, which resumes the collector and saves
+#: the cache when its imports are done. Not the long-running ones.
 _PAUSE_COLLECTOR = ("scan",)
 
 
@@ -31,7 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in _PAUSE_COLLECTOR:
         startup_gc.pause()
+        startup_code.install()
     try:
         return int(args.handler(args))
     finally:
         startup_gc.resume()  # when the command ended before its scan did (an invalid URL)
+        startup_code.save()

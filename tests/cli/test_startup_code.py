@@ -1,0 +1,137 @@
+"""dataclasses' generated code is compiled once and served from a cache beside the byte-code
+(websec_app/startup_code.py, issue 14): classes made through it behave exactly as without it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fixtures.sites import RunningSite
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Defines the same dataclasses with and without the cache and prints what they look like from outside.
+_SAME_BEHAVIOUR = """
+import dataclasses, inspect, json, sys
+from dataclasses import dataclass, field
+from websec_app import startup_code
+
+def define():
+    @dataclass(frozen=True)
+    class Point:
+        x: int
+        y: "int" = 0
+        tags: tuple[str, ...] = ()
+        notes: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    @dataclass(order=True)
+    class Version:
+        major: int
+        minor: int = 0
+    return Point, Version
+
+def describe(Point, Version):
+    p = Point(1, notes=["n"])
+    try:
+        p.x = 2
+        frozen = False
+    except dataclasses.FrozenInstanceError:
+        frozen = True
+    return {
+        "repr": repr(p), "eq": p == Point(1, notes=["other"]), "hash": hash(p) == hash(Point(1)),
+        "frozen": frozen, "signature": str(inspect.signature(Point)),
+        "init_annotations": {k: str(v) for k, v in Point.__init__.__annotations__.items()},
+        "qualname": Point.__init__.__qualname__,
+        "order": sorted([Version(2), Version(1, 5)]) == [Version(1, 5), Version(2)],
+        "doc": Point.__doc__,
+    }
+
+plain = describe(*define())
+startup_code.install()
+cached = describe(*define())
+compiled_first = startup_code.compiled()
+startup_code.save()
+print(json.dumps({"plain": plain, "cached": cached, "compiled": compiled_first}))
+"""
+
+#: The same classes again, in a fresh process.
+_SECOND_PROCESS = _SAME_BEHAVIOUR.replace(
+    "plain = describe(*define())",
+    "startup_code.install()\nplain = describe(*define())\ncompiled_plain = startup_code.compiled()",
+).replace('"compiled": compiled_first', '"compiled": compiled_plain, "point": repr(define()[0](3))')
+
+
+def _run(code: str, env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _env(tmp_path: Path, *, bytecode: bool = True) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def test_classes_made_through_the_cache_behave_as_without_it(tmp_path: Path) -> None:
+    result = _run(_SAME_BEHAVIOUR, _env(tmp_path))
+
+    assert result["cached"] == result["plain"]
+    assert result["compiled"] > 0  # type: ignore[operator]  # nothing was cached yet: compiled, then saved
+
+
+def test_a_second_process_compiles_nothing_it_has_in_the_cache(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    _run(_SAME_BEHAVIOUR, env)  # writes the cache
+
+    second = _run(_SECOND_PROCESS, env)
+
+    assert second["compiled"] == 0
+    assert second["point"] == "define.<locals>.Point(x=3, y=0, tags=())"
+    assert second["cached"] == second["plain"]
+
+
+def test_nothing_is_written_where_byte_code_is_not(tmp_path: Path) -> None:
+    env = _env(tmp_path, bytecode=False)
+    _run(_SAME_BEHAVIOUR, env)
+
+    assert _run(_SECOND_PROCESS, env)["compiled"] > 0  # type: ignore[operator]
+    assert not list((tmp_path / "pycache").rglob("dataclass-code.*"))
+
+
+def test_a_damaged_cache_is_ignored(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    _run(_SAME_BEHAVIOUR, env)
+    (cache,) = (tmp_path / "pycache").rglob("dataclass-code.*")
+    cache.write_bytes(b"\x00garbage")
+
+    assert _run(_SECOND_PROCESS, env)["point"] == "define.<locals>.Point(x=3, y=0, tags=())"
+
+
+def test_a_command_line_scan_starts_from_the_cache(
+    best_site: RunningSite, scan_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Given a first scan that wrote the cache
+    env = {**_env(tmp_path), **scan_env}
+    watch = (
+        "import atexit, json, runpy, sys\n"
+        "from websec_app import startup_code\n"
+        "atexit.register(lambda: print(json.dumps(startup_code.compiled()), file=sys.stderr))\n"
+        "sys.argv = ['websec_app', *sys.argv[1:]]\n"
+        "runpy.run_module('websec_app', run_name='__main__', alter_sys=True)\n"
+    )
+    argv = [sys.executable, "-c", watch, "scan", best_site.url]
+    subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+
+    # When the same scan runs again in a fresh process
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+
+    # Then its report is the same and none of its dataclasses' code was compiled
+    assert json.loads(done.stdout)["grade"] == "A+"
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == 0
