@@ -1,4 +1,4 @@
-"""The task engine behind the scans: procrastinate, on PostgreSQL when the store is, in memory on SQLite.
+"""The task engine behind the scans: procrastinate on PostgreSQL, a plain asyncio queue on SQLite.
 
 One `JobEngine` per Runtime. It defers a scan job (only its id travels: the `scan_jobs` row is the job's
 truth, websec_app/store/scan_jobs.py), runs workers (this process's own, `WEBSEC_SCAN_WORKERS`, and
@@ -10,15 +10,20 @@ admission.
   mid-scan stops its heartbeat, and the periodic `retry_stalled` task (deferred once per tick across the
   whole cluster: procrastinate's periodic jobs are unique per tick in the database) puts its jobs back
   in the queue for another worker.
-- SQLite (`make run`: one process, no server): procrastinate's in-memory connector, and the workers run
-  in this process. Nothing outlives the process there, and neither do the requests waiting on it.
+- SQLite (`make run`: one process, no server): a plain asyncio queue in this process's memory, worked
+  by its own workers (`LocalQueue`), with the same tasks: scans, callbacks retried with exponential
+  backoff, monitor runs, and the periodic monitor tick. Nothing outlives the process there, and neither
+  do the requests waiting on it, so procrastinate's bookkeeping (its in-memory connector: job records,
+  locks, status updates, ~5 ms of CPU a report) bought nothing.
 
-Waiting: a request's future is woken at once by a job finishing in this process, and by one shared poll
-of the `scan_jobs` rows every `POLL_SECONDS` for jobs finishing elsewhere (one query per process, however
-many requests wait).
+Waiting: a request registers its waiter when it submits (`submit(..., waiter=True)`), so a job cannot end
+unseen before the wait begins; its future is woken at once by a job finishing in this process, and, on a
+shared queue, by one shared poll of the `scan_jobs` rows every `POLL_SECONDS` for jobs finishing elsewhere
+(one query per process, however many requests wait). Embedded, every job ends in this process.
 
-Event loops: procrastinate's connectors bind to the loop that opens them, so the engine keeps its parts
-per loop and opens them on first use in that loop (a serving process has one loop; tests have several).
+Event loops: procrastinate's connectors (and asyncio queues) bind to the loop that opens them, so the
+engine keeps its parts per loop and opens them on first use in that loop (a serving process has one
+loop; tests have several).
 """
 
 from __future__ import annotations
@@ -78,17 +83,70 @@ def procrastinate_conninfo(database_url: str) -> str | None:
     return None
 
 
+class LocalQueue:
+    """Embedded mode's queue (SQLite, one process): tasks as coroutine factories, worked in this loop by
+    `concurrency` workers (`work`), FIFO. What procrastinate's in-memory connector gave that is kept:
+    the bound on tasks run at once, callbacks retried with exponential backoff, and a task's failure
+    logged without stopping the worker."""
+
+    def __init__(self) -> None:
+        self._tasks: asyncio.Queue[Callable[[], Awaitable[None]]] = asyncio.Queue()
+
+    def put(self, task: Callable[[], Awaitable[None]]) -> None:
+        self._tasks.put_nowait(task)
+
+    def put_retried(self, task: Callable[[], Awaitable[None]], attempts: int, name: str) -> None:
+        """`task`, run again up to `attempts` times in all while it raises, `2 ** n` seconds after its
+        n-th failure (procrastinate's RetryStrategy(exponential_wait=2) for the same task on PostgreSQL)."""
+
+        async def attempt(n: int) -> None:
+            try:
+                await task()
+            except Exception:  # noqa: BLE001 - retried, or given up on; the traceback is logged
+                if n >= attempts:
+                    log.exception("%s failed %d times: given up", name, n)
+                    return
+                log.warning("%s failed (attempt %d of %d), retried in %d s", name, n, attempts, 2**n, exc_info=True)
+                loop = asyncio.get_running_loop()
+                loop.call_later(2**n, self._tasks.put_nowait, lambda: attempt(n + 1))
+
+        self.put(lambda: attempt(1))
+
+    async def work(self, concurrency: int) -> None:
+        """Run the queued tasks, `concurrency` at once, until cancelled."""
+
+        async def one_worker() -> None:
+            while True:
+                task = await self._tasks.get()
+                try:
+                    await task()
+                except Exception:  # noqa: BLE001 - one task's failure never stops the worker
+                    log.exception("a queued task failed")
+
+        workers = [asyncio.create_task(one_worker(), name="in-process scan worker") for _ in range(concurrency)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for worker in workers:
+                worker.cancel()
+
+
 @dataclass
 class _LoopParts:
     loop: asyncio.AbstractEventLoop
-    app: procrastinate.App
-    opened: asyncio.Task[None]
+    #: procrastinate's app (PostgreSQL), or None: embedded, the queue is `local`.
+    app: procrastinate.App | None
+    local: LocalQueue | None
+    opened: asyncio.Task[None] | None
     waiters: dict[str, list[asyncio.Future[None]]] = field(default_factory=dict)
+    #: The future each waiting request registered when it submitted its job (`submit(waiter=True)`).
+    registered: dict[str, asyncio.Future[None]] = field(default_factory=dict)
     #: Jobs this process's worker ended done while a request here waited on them: the row as committed,
     #: taken by that request (`take_handed`) instead of reading it back.
     handed: dict[str, ScanJob] = field(default_factory=dict)
     poller: asyncio.Task[None] | None = None
     worker: asyncio.Task[None] | None = None
+    ready: bool = False
     load: ClusterLoad | None = None
     load_read_at: float = 0.0
     #: Jobs this process has queued since `load` was read (counted in before the next read).
@@ -105,6 +163,8 @@ class JobEngine:
         self.monitor_tick_cron = (
             MONITOR_TICK_CRON if monitor_tick_seconds >= 60 else f"* * * * * */{monitor_tick_seconds}"
         )
+        #: The same period for the embedded ticker (`_tick_monitors`).
+        self.monitor_tick_period = 60 if monitor_tick_seconds >= 60 else max(1, monitor_tick_seconds)
         self.conninfo = procrastinate_conninfo(database.url)
         self.in_process_workers = in_process_workers
         self._handler: JobHandler | None = None
@@ -129,17 +189,12 @@ class JobEngine:
         self._monitor_tick = tick
         self._monitor_run = run
 
-    # --- procrastinate ------------------------------------------------------------------------------
+    # --- procrastinate (PostgreSQL) -----------------------------------------------------------------
 
-    def _build_app(self) -> procrastinate.App:
+    def _build_app(self, conninfo: str) -> procrastinate.App:
         import procrastinate
-        from procrastinate.testing import InMemoryConnector
 
-        connector: Any
-        if self.conninfo is not None:
-            connector = procrastinate.PsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=8)
-        else:
-            connector = InMemoryConnector()
+        connector = procrastinate.PsycopgConnector(conninfo=conninfo, min_size=1, max_size=8)
         app = procrastinate.App(connector=connector)
 
         @app.task(name=SCAN_TASK, queue=SCAN_QUEUE)
@@ -152,8 +207,7 @@ class JobEngine:
             retry=procrastinate.RetryStrategy(max_attempts=CALLBACK_ATTEMPTS, exponential_wait=2),
         )
         async def callback(job_id: str) -> None:
-            if self._callback is not None:
-                await self._callback(job_id)
+            await self._call_back(job_id)
 
         @app.periodic(cron=RETRY_STALLED_CRON, periodic_id="retry_stalled")
         # Ahead of every queued scan (a higher priority is fetched first): recovering a dead worker's jobs
@@ -170,15 +224,15 @@ class JobEngine:
         @app.periodic(cron=self.monitor_tick_cron, periodic_id="monitor_tick")
         @app.task(name=MONITOR_TICK_TASK, queue=SCAN_QUEUE, queueing_lock=MONITOR_TICK_TASK)
         async def monitor_tick(timestamp: int) -> None:
-            if self._monitor_tick is not None:
-                await self._monitor_tick()
+            await self._tick()
 
         @app.task(name=MONITOR_RUN_TASK, queue=SCAN_QUEUE)
         async def monitor_run(run_id: int) -> None:
-            if self._monitor_run is not None:
-                await self._monitor_run(run_id)
+            await self._run_monitor(run_id)
 
         return app
+
+    # --- the tasks, whichever queue carries them ------------------------------------------------------
 
     async def _run(self, job_id: str) -> None:
         if self._handler is None:  # pragma: no cover - build_runtime always sets it
@@ -188,14 +242,44 @@ class JobEngine:
         finally:
             self._wake(job_id)
 
+    async def _call_back(self, job_id: str) -> None:
+        if self._callback is not None:
+            await self._callback(job_id)
+
+    async def _tick(self) -> None:
+        if self._monitor_tick is not None:
+            await self._monitor_tick()
+
+    async def _run_monitor(self, run_id: int) -> None:
+        if self._monitor_run is not None:
+            await self._monitor_run(run_id)
+
+    async def _tick_monitors(self) -> None:
+        """Embedded: the monitor tick at start (as procrastinate defers a periodic task's latest tick when its
+        worker starts), then at every multiple of the period on the clock, one tick at a time."""
+        while True:
+            try:
+                await self._tick()
+            except Exception:  # noqa: BLE001 - the next tick tries again
+                log.exception("the monitor tick failed")
+            now = time.time()
+            period = self.monitor_tick_period
+            await asyncio.sleep((now // period + 1) * period - now)
+
+    # --- this loop's parts ----------------------------------------------------------------------------
+
     def _here(self) -> _LoopParts:
         """This loop's parts, opened on first use in the loop."""
         loop = asyncio.get_running_loop()
         parts = self._parts
         if parts is None or parts.loop is not loop or loop.is_closed():
-            app = self._build_app()
-            opened = loop.create_task(self._open(app), name="procrastinate open")
-            parts = self._parts = _LoopParts(loop=loop, app=app, opened=opened)
+            if self.conninfo is not None:
+                app = self._build_app(self.conninfo)
+                opened = loop.create_task(self._open(app), name="procrastinate open")
+                parts = _LoopParts(loop=loop, app=app, local=None, opened=opened)
+            else:
+                parts = _LoopParts(loop=loop, app=None, local=LocalQueue(), opened=None)
+            self._parts = parts
         return parts
 
     async def _open(self, app: procrastinate.App) -> None:
@@ -203,11 +287,15 @@ class JobEngine:
 
     async def _ready(self) -> _LoopParts:
         parts = self._here()
-        await asyncio.shield(parts.opened)
+        if parts.ready:
+            return parts
+        if parts.opened is not None:
+            await asyncio.shield(parts.opened)
         if self.in_process_workers > 0 and parts.worker is None:
             parts.worker = parts.loop.create_task(
                 self.run_worker(self.in_process_workers, parts=parts), name="in-process scan worker"
             )
+        parts.ready = True
         return parts
 
     async def start(self) -> None:
@@ -218,10 +306,24 @@ class JobEngine:
 
     # --- the request's side -------------------------------------------------------------------------
 
-    async def submit(self, job_id: str) -> None:
-        """Queue the scan job `job_id` (its row exists already)."""
+    async def submit(self, job_id: str, *, waiter: bool = False) -> None:
+        """Queue the scan job `job_id` (its row exists already). `waiter`: this request will `wait` for it;
+        its waiter is registered before the job can run, so `wait` needs no read of the row to know that
+        the job did not end before it. The request calls `forget(job_id)` when it stops waiting."""
         parts = await self._ready()
-        await parts.app.configure_task(SCAN_TASK, queue=SCAN_QUEUE).defer_async(job_id=job_id)
+        if waiter:
+            future: asyncio.Future[None] = parts.loop.create_future()
+            parts.registered[job_id] = future
+            parts.waiters.setdefault(job_id, []).append(future)
+        try:
+            if parts.local is not None:
+                parts.local.put(lambda: self._run(job_id))
+            else:
+                assert parts.app is not None
+                await parts.app.configure_task(SCAN_TASK, queue=SCAN_QUEUE).defer_async(job_id=job_id)
+        except BaseException:
+            self.forget(job_id)
+            raise
         parts.queued_since_read += 1
 
     async def wait(self, job_id: str, timeout: float) -> bool:
@@ -229,23 +331,42 @@ class JobEngine:
         from websec_app.store.scan_jobs import ended_jobs
 
         parts = await self._ready()
-        future: asyncio.Future[None] = parts.loop.create_future()
-        parts.waiters.setdefault(job_id, []).append(future)
-        if parts.poller is None or parts.poller.done():
+        registered = parts.registered.get(job_id)
+        future = registered or parts.loop.create_future()
+        if registered is None:
+            parts.waiters.setdefault(job_id, []).append(future)
+        if self.distributed and (parts.poller is None or parts.poller.done()):
             parts.poller = parts.loop.create_task(self._poll(parts), name="scan job poller")
         try:
-            if await self._db(ended_jobs, [job_id]):  # ended before the future was in place
+            if future.done():
+                return True
+            # Not registered at submit: the job may have ended before the future was in place.
+            if registered is None and await self._db(ended_jobs, [job_id]):
                 return True
             await asyncio.wait_for(asyncio.shield(future), timeout)
             return True
         except TimeoutError:
             return False
         finally:
-            waiting = parts.waiters.get(job_id, [])
-            if future in waiting:
-                waiting.remove(future)
-            if not waiting:
-                parts.waiters.pop(job_id, None)
+            if registered is None:
+                self._drop_waiter(parts, job_id, future)
+
+    def forget(self, job_id: str) -> None:
+        """The request that submitted `job_id` with a waiter no longer waits for it."""
+        parts = self._parts
+        if parts is None:
+            return
+        future = parts.registered.pop(job_id, None)
+        if future is not None:
+            self._drop_waiter(parts, job_id, future)
+
+    @staticmethod
+    def _drop_waiter(parts: _LoopParts, job_id: str, future: asyncio.Future[None]) -> None:
+        waiting = parts.waiters.get(job_id, [])
+        if future in waiting:
+            waiting.remove(future)
+        if not waiting:
+            parts.waiters.pop(job_id, None)
 
     def recent_scan_seconds(self) -> float:
         """The mean scan time of the last load read in this loop (the default before any read)."""
@@ -257,11 +378,19 @@ class JobEngine:
     async def submit_callback(self, job_id: str) -> None:
         """Queue the callback of the ended job `job_id`."""
         parts = await self._ready()
+        if parts.local is not None:
+            parts.local.put_retried(lambda: self._call_back(job_id), CALLBACK_ATTEMPTS, f"callback of job {job_id}")
+            return
+        assert parts.app is not None
         await parts.app.configure_task(CALLBACK_TASK, queue=SCAN_QUEUE).defer_async(job_id=job_id)
 
     async def submit_monitor_run(self, run_id: int) -> None:
         """Queue one scheduled monitor run (its row exists already; a second copy finds it claimed)."""
         parts = await self._ready()
+        if parts.local is not None:
+            parts.local.put(lambda: self._run_monitor(run_id))
+            return
+        assert parts.app is not None
         await parts.app.configure_task(MONITOR_RUN_TASK, queue=SCAN_QUEUE).defer_async(run_id=run_id)
 
     def hand_over(self, job_id: str, ended: ScanJob) -> None:
@@ -333,6 +462,14 @@ class JobEngine:
 
         beating = asyncio.create_task(heartbeat(), name="scan worker heartbeat")
         try:
+            if parts.local is not None:
+                ticking = asyncio.create_task(self._tick_monitors(), name="monitor tick")
+                try:
+                    await parts.local.work(concurrency)
+                finally:
+                    ticking.cancel()
+                return
+            assert parts.app is not None
             await parts.app.run_worker_async(
                 queues=[SCAN_QUEUE],
                 concurrency=concurrency,

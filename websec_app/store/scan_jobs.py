@@ -52,7 +52,27 @@ def create_job(
     **who: Any,
 ) -> ScanJob:
     """A queued job holding `reservation` (or the one-time token of `claim`)."""
-    job = ScanJob(
+    job = new_job(
+        kind=kind, url=url, now=now, reservation=reservation, claim=claim, options=options, job_id=job_id, **who
+    )
+    session.add(job)
+    session.commit()
+    return job
+
+
+def new_job(
+    *,
+    kind: str,
+    url: str,
+    now: datetime,
+    reservation: Reservation | None = None,
+    claim: Claim | None = None,
+    options: Mapping[str, Any] | None = None,
+    job_id: str | None = None,
+    **who: Any,
+) -> ScanJob:
+    """The row `create_job` inserts, not yet in any session (store.hot_rows.scan_jobs inserts it too)."""
+    return ScanJob(
         id=job_id or new_job_id(),
         kind=kind,
         url=url,
@@ -62,9 +82,6 @@ def create_job(
         created_at=now,
         **who,
     )
-    session.add(job)
-    session.commit()
-    return job
 
 
 def claim_job(session: Session, job_id: str, now: datetime) -> ScanJob | None:
@@ -214,6 +231,7 @@ __all__ = [
     "find_job",
     "finish_done",
     "finish_failed",
+    "new_job",
     "new_job_id",
     "note_kept_report",
     "worker_alive",

@@ -46,25 +46,27 @@ from websec_app.store import (
     SCAN_ONE_TIME,
     SCAN_PDF,
     SCAN_PRO,
+    Database,
     Reservation,
     claim_scan_token,
     day_resets_at,
     month_resets_at,
-    reserve_free_scan,
     reserve_monthly_scan,
 )
+from websec_app.store.hot_rows.scan_jobs import claim_job as claim_job_hot
+from websec_app.store.hot_rows.scan_jobs import end_done_with_history, history_row, reserve_free_job
 from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, ScanJob
 from websec_app.store.quotas import reserve_monthly_scans
 from websec_app.store.reports import save_report
 from websec_app.store.scan_jobs import (
     ERROR_KIND,
     KEPT_REPORT,
-    claim_job,
     create_job,
     find_job,
     finish_done,
     finish_failed,
     first_showing_of_callback_secret,
+    new_job,
     new_job_id,
     note_kept_report,
 )
@@ -176,7 +178,8 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob, progress: Progress | N
     scan is bounded)."""
     engine = _engine(runtime)
     try:
-        await engine.submit(job.id)
+        # The waiter is registered with the job, before any worker can end it (no read of the row to wait).
+        await engine.submit(job.id, waiter=True)
         # Withdrawn in time for a scan started at the last moment to still answer within the budget.
         start_by = max(1.0, runtime.settings.max_scan_wait - engine.recent_scan_seconds())
         ended = await _wait(runtime, job.id, start_by, progress)
@@ -185,10 +188,12 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob, progress: Progress | N
             if not withdrawn:
                 ended = await _wait(runtime, job.id, wait_budget(runtime) - start_by, progress)
     except BaseException:
+        engine.forget(job.id)
         engine.take_handed(job.id)
         with anyio.CancelScope(shield=True):
             await _give_up(runtime, job.id)
         raise
+    engine.forget(job.id)
     if not ended:
         await _give_up(runtime, job.id)
     # Ended done by this process's worker: the row as it committed it (the row stays the truth; this only
@@ -248,15 +253,21 @@ def _remaining(row: ScanJob) -> int | None:
     return Reservation(**row.reservation).remaining if row.reservation else None
 
 
-def _reserve_free(
-    session: Session, url: str, client: str, now: datetime, limit: int, options: dict[str, Any]
+async def _reserve_free(
+    runtime: Runtime, url: str, client: str, now: datetime, limit: int, options: dict[str, Any]
 ) -> ScanJob:
-    reservation = reserve_free_scan(session, client, now, limit)
-    if reservation is None:
+    """The free unit and the job row holding it, in one transaction of prebuilt statements
+    (store/hot_rows/scan_jobs.py); FreeQuotaUsed when today's allowance is used up."""
+    job = new_job(kind=SCAN_FREE, url=url, now=now, options=options, client=client)
+    database = runtime.database
+
+    def reserve() -> ScanJob | None:
+        database.ensure_schema()
+        return reserve_free_job(database.engine, job, client, now, limit)
+
+    if await anyio.to_thread.run_sync(reserve) is None:
         raise FreeQuotaUsed(limit, day_resets_at(now))
-    return create_job(
-        session, kind=SCAN_FREE, url=url, now=now, reservation=reservation, options=options, client=client
-    )
+    return job
 
 
 def _claim_token(
@@ -290,8 +301,8 @@ async def free_scan(runtime: Runtime, url: str, client: str, *, include_fix: boo
     await admit(runtime)
     async with _in_line(runtime, None):
         now = runtime.now()
-        job = await runtime.db(
-            _reserve_free, url, client, now, runtime.settings.free_scans_per_day, {"include_fix": include_fix}
+        job = await _reserve_free(
+            runtime, url, client, now, runtime.settings.free_scans_per_day, {"include_fix": include_fix}
         )
         row = await _queue_and_wait(runtime, job)
     _raise_failure(row)
@@ -353,7 +364,7 @@ async def kept_free_scan(runtime: Runtime, url: str, client: str, *, progress: P
         progress(STEPS[0])
         now = runtime.now()
         options = {"include_fix": False, KEEP: True}
-        job = await runtime.db(_reserve_free, url, client, now, runtime.settings.free_scans_per_day, options)
+        job = await _reserve_free(runtime, url, client, now, runtime.settings.free_scans_per_day, options)
         row = await _queue_and_wait(runtime, job, progress)
     _raise_failure(row)
     body, report_id = _kept(row)
@@ -554,6 +565,29 @@ def _end_done(
     return True
 
 
+def _end_done_hot(database: Database, row: ScanJob, report: ScanReport, body: dict[str, Any], now: datetime) -> bool:
+    """`_end_done` for a job with nothing to keep but its history entry (free and one-time token scans, the
+    compliance scan): the end and the entry in one transaction of prebuilt statements."""
+    database.ensure_schema()
+    history = history_row(
+        lambda session: record_report(session, report, kind=row.kind, now=row.created_at, commit=False, **_who(row))
+    )
+    if not end_done_with_history(database.engine, row.id, now, body, None, history):
+        return False
+    row.status, row.result, row.pdf, row.finished_at = JOB_DONE, body, None, now
+    return True
+
+
+async def _end(
+    runtime: Runtime, row: ScanJob, report: ScanReport, body: dict[str, Any], pdf: bytes | None, now: datetime
+) -> bool:
+    """End the job done (False when it had ended meanwhile); `row` then says what was committed."""
+    if pdf is None and row.subscription_id is None and not (row.options or {}).get(KEEP):
+        database = runtime.database
+        return await anyio.to_thread.run_sync(lambda: _end_done_hot(database, row, report, body, now))
+    return await runtime.db(_end_done, row, report, body, pdf, now)
+
+
 async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error_kind: str | None = None) -> None:
     if await runtime.db(finish_failed, row.id, _real_now(), status, message, error_kind=error_kind):
         await _queue_callback(runtime, row)
@@ -561,7 +595,8 @@ async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error
 
 async def execute_job(runtime: Runtime, job_id: str) -> None:
     """Run one scan job (the task engine's task): scan, shape the body, render a PDF, end the row."""
-    row = await runtime.db(claim_job, job_id, _real_now())
+    database = runtime.database
+    row = await anyio.to_thread.run_sync(lambda: claim_job_hot(database.engine, job_id, _real_now()))
     if row is None:
         return  # ended already: a retried copy, or its waiter gave up
     options = row.options or {}
@@ -589,7 +624,7 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
         log.exception("scan job %s failed", job_id)
         await _fail(runtime, row, 500, SCAN_FAILED)
         return
-    if await runtime.db(_end_done, row, report, body, pdf, _real_now()):
+    if await _end(runtime, row, report, body, pdf, _real_now()):
         _engine(runtime).hand_over(job_id, row)
         log.info("scan job %s done (attempt %d)", job_id, row.attempts)
         await _queue_callback(runtime, row)
