@@ -8,7 +8,12 @@ import sys
 from collections.abc import Sequence
 
 from .. import startup_code, startup_gc
-from . import account_cmd, keys_cmd, scan_cmd, serve_api_cmd, worker_cmd
+
+# Before the command modules load the settings and their dataclasses: their generated code then comes from the
+# cache too (websec_app/startup_code.py). Every command reads the cache; only a scan writes it (main, below).
+startup_code.install()
+
+from . import account_cmd, keys_cmd, scan_cmd, serve_api_cmd, worker_cmd  # noqa: E402
 
 _COMMANDS = (scan_cmd, serve_api_cmd, worker_cmd, keys_cmd, account_cmd)
 
@@ -21,9 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Commands whose start-up runs with the cycle collector paused (websec_app/startup_gc.py) and dataclasses'
-#: generated code from its cache (websec_app/startup_code.py): a scan, which resumes the collector and saves
-#: the cache when its imports are done. Not the long-running ones.
+#: Commands whose start-up runs with the cycle collector paused (websec_app/startup_gc.py): a scan, which
+#: resumes it, and saves what it compiled of dataclasses' code (websec_app/startup_code.py), when its imports
+#: are done. Not the long-running ones.
 _PAUSE_COLLECTOR = ("scan",)
 
 
@@ -32,9 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in _PAUSE_COLLECTOR:
         startup_gc.pause()
-        startup_code.install()
     try:
         return int(args.handler(args))
     finally:
         startup_gc.resume()  # when the command ended before its scan did (an invalid URL)
-        startup_code.save()
+        if args.command in _PAUSE_COLLECTOR:
+            startup_code.save()
