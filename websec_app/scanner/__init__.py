@@ -6,13 +6,7 @@ all call `scan()` and render the `ScanReport` it returns.
 
 from __future__ import annotations
 
-from .lazy_regex import lazy_patterns_of
-
-# First, before the fetch layer (pyOpenSSL) imports it: the RFC 4514 parser's patterns, ~10 ms to compile and
-# never used by a scan, are compiled only if something parses a name from a string (lazy_regex.py).
-with lazy_patterns_of(frozenset({"cryptography.x509.name"})):
-    import cryptography.x509  # noqa: F401
-
+from . import library_startup  # noqa: F401 - first: before the libraries it prepares are imported
 from .errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
 from .report import ScanReport
 from .scan import grade_snapshot, scan, scan_sync

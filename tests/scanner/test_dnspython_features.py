@@ -1,0 +1,48 @@
+"""dnspython's optional features are answered from the parse cache once it holds them
+(scanner/dnspython_features.py, issue 14): the same answers dnspython gives itself, without reading metadata."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_PLAIN = """
+import json, dns._features
+print(json.dumps({f: dns._features.have(f) for f in dns._features._requirements}))
+"""
+
+#: Counts the metadata look-ups dnspython makes while the scanner (and dnspython with it) is imported.
+_WITH_SCANNER = """
+import importlib.metadata, json
+calls = []
+version = importlib.metadata.version
+importlib.metadata.version = lambda name: calls.append(name) or version(name)
+import websec_app.scanner
+import dns._features, dns.name, dns.dnssec
+print(json.dumps({"answers": {f: dns._features.have(f) for f in dns._features._requirements}, "lookups": calls}))
+"""
+
+
+def _run(code: str, env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_the_cached_answers_are_dnspython_s_own_and_need_no_metadata(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    plain = _run(_PLAIN, env)
+
+    first = _run(_WITH_SCANNER, env)  # computes the answers and writes the cache
+    second = _run(_WITH_SCANNER, env)
+
+    assert first["answers"] == plain and second["answers"] == plain
+    assert first["lookups"]  # dnspython read the metadata itself the first time
+    assert second["lookups"] == []
