@@ -25,7 +25,9 @@ from pathlib import Path
 
 import certifi
 from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding
+# Where serialization re-exports it from (as cryptography's own x509 code imports it): the package itself loads
+# its SSH, PKCS#12 and cipher modules, ~2 ms of a fresh process, for this one enum.
+from cryptography.hazmat.primitives._serialization import Encoding
 from OpenSSL import SSL, crypto
 
 # Every cipher suite the local OpenSSL knows, at security level 0 so that legacy servers can be
