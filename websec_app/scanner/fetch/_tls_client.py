@@ -25,6 +25,7 @@ from pathlib import Path
 
 import certifi
 from cryptography import x509
+
 # Where serialization re-exports it from (as cryptography's own x509 code imports it): the package itself loads
 # its SSH, PKCS#12 and cipher modules, ~2 ms of a fresh process, for this one enum.
 from cryptography.hazmat.primitives._serialization import Encoding
