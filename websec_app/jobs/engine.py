@@ -95,9 +95,12 @@ class LocalQueue:
     def put(self, task: Callable[[], Awaitable[None]]) -> None:
         self._tasks.put_nowait(task)
 
-    def put_retried(self, task: Callable[[], Awaitable[None]], attempts: int, name: str) -> None:
-        """`task`, run again up to `attempts` times in all while it raises, `2 ** n` seconds after its
-        n-th failure (procrastinate's RetryStrategy(exponential_wait=2) for the same task on PostgreSQL)."""
+    def put_retried(
+        self, task: Callable[[], Awaitable[None]], attempts: int, name: str, first_wait: float = 2.0
+    ) -> None:
+        """`task`, run up to `attempts` times in all while it raises, `first_wait * 2 ** (n - 1)` seconds
+        after its n-th failure: 2, 4, 8, 16, 32 s by default, as procrastinate's
+        RetryStrategy(exponential_wait=2) waits for the same task on PostgreSQL."""
 
         async def attempt(n: int) -> None:
             try:
@@ -106,9 +109,9 @@ class LocalQueue:
                 if n >= attempts:
                     log.exception("%s failed %d times: given up", name, n)
                     return
-                log.warning("%s failed (attempt %d of %d), retried in %d s", name, n, attempts, 2**n, exc_info=True)
-                loop = asyncio.get_running_loop()
-                loop.call_later(2**n, self._tasks.put_nowait, lambda: attempt(n + 1))
+                wait = first_wait * 2 ** (n - 1)
+                log.warning("%s failed (attempt %d of %d), retried in %g s", name, n, attempts, wait, exc_info=True)
+                asyncio.get_running_loop().call_later(wait, self._tasks.put_nowait, lambda: attempt(n + 1))
 
         self.put(lambda: attempt(1))
 
@@ -167,6 +170,8 @@ class JobEngine:
         self.monitor_tick_period = 60 if monitor_tick_seconds >= 60 else max(1, monitor_tick_seconds)
         self.conninfo = procrastinate_conninfo(database.url)
         self.in_process_workers = in_process_workers
+        #: Embedded: the wait before a failed callback's first retry (doubled at each retry after).
+        self.callback_first_retry_seconds = 2.0
         self._handler: JobHandler | None = None
         self._callback: JobHandler | None = None
         self._monitor_tick: MonitorTick | None = None
@@ -379,7 +384,12 @@ class JobEngine:
         """Queue the callback of the ended job `job_id`."""
         parts = await self._ready()
         if parts.local is not None:
-            parts.local.put_retried(lambda: self._call_back(job_id), CALLBACK_ATTEMPTS, f"callback of job {job_id}")
+            parts.local.put_retried(
+                lambda: self._call_back(job_id),
+                CALLBACK_ATTEMPTS,
+                f"callback of job {job_id}",
+                self.callback_first_retry_seconds,
+            )
             return
         assert parts.app is not None
         await parts.app.configure_task(CALLBACK_TASK, queue=SCAN_QUEUE).defer_async(job_id=job_id)

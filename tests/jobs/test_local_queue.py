@@ -1,0 +1,209 @@
+"""The embedded engine's own queue (SQLite: `LocalQueue`, no procrastinate) and the job path's prebuilt
+transactions (store/hot_rows/scan_jobs.py).
+
+Embedded: scans run on this process's workers, a request that submitted with its waiter needs no read of
+the row to wait, callbacks are retried with backoff until they pass, monitor runs go through the queue,
+and the monitor tick runs when the workers start. The prebuilt transactions keep the ORM path's
+guarantees: under concurrent reservations exactly the allowance is taken, each taken unit has its job
+row (and no job row exists without its unit), and a job ends once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlmodel import select
+
+from tests import db_fixtures
+from tests.clock import TEST_NOW
+from websec_app.jobs.engine import JobEngine
+from websec_app.store import Database
+from websec_app.store.hot_rows import scan_jobs as hot
+from websec_app.store.models import JOB_DONE, JOB_RUNNING, FreeScanCounter, ScanJob, ScanRecord
+from websec_app.store.scan_jobs import finish_failed, new_job
+from websec_app.store.scans import record_scan
+
+any_database = db_fixtures.any_database
+#: Generous: the steps below take milliseconds; the bound only stops a broken engine from hanging the run.
+STEP_TIMEOUT = 30.0
+
+
+@pytest.fixture
+def sqlite_database(tmp_path: Path) -> Iterator[Database]:
+    database = Database(f"sqlite:///{tmp_path / 'websec.db'}")
+    database.ensure_schema()
+    yield database
+    database.dispose()
+
+
+class Recorder:
+    """Handlers for the engine that record what ran; the callback fails its first `callback_failures` calls."""
+
+    def __init__(self, callback_failures: int = 0) -> None:
+        self.scans: list[str] = []
+        self.callbacks: list[str] = []
+        self.ticks = 0
+        self.runs: list[int] = []
+        self.callback_failures = callback_failures
+        self.changed = asyncio.Event()
+
+    async def scan(self, job_id: str) -> None:
+        self.scans.append(job_id)
+        self.changed.set()
+
+    async def callback(self, job_id: str) -> None:
+        self.callbacks.append(job_id)
+        self.changed.set()
+        if len(self.callbacks) <= self.callback_failures:
+            raise RuntimeError("the receiver answered 500")
+
+    async def tick(self) -> None:
+        self.ticks += 1
+        self.changed.set()
+
+    async def run(self, run_id: int) -> None:
+        self.runs.append(run_id)
+        self.changed.set()
+
+    async def until(self, done: Any) -> None:
+        async with asyncio.timeout(STEP_TIMEOUT):
+            while not done():
+                self.changed.clear()
+                await self.changed.wait()
+
+
+def _engine(database: Database, recorder: Recorder) -> JobEngine:
+    engine = JobEngine(database, in_process_workers=2, monitor_tick_seconds=60)
+    engine.set_handlers(recorder.scan, recorder.callback)
+    engine.set_monitor_handlers(recorder.tick, recorder.run)
+    engine.callback_first_retry_seconds = 0.01
+    return engine
+
+
+async def test_embedded_engine_queues_in_memory_and_ticks_monitors_at_start(sqlite_database: Database) -> None:
+    recorder = Recorder()
+    engine = _engine(sqlite_database, recorder)
+    assert not engine.distributed
+
+    await engine.start()
+    await recorder.until(lambda: recorder.ticks >= 1)  # the tick runs when the workers start
+
+    await engine.submit_monitor_run(7)
+    await recorder.until(lambda: recorder.runs == [7])
+
+
+async def test_a_waiter_registered_at_submit_is_woken_without_reading_the_row(
+    sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = Recorder()
+    engine = _engine(sqlite_database, recorder)
+    reads: list[str] = []
+    db = engine._db
+
+    async def recording_db(work: Any, *args: Any) -> Any:
+        reads.append(work.__name__)
+        return await db(work, *args)
+
+    monkeypatch.setattr(engine, "_db", recording_db)
+
+    await engine.submit("job-1", waiter=True)
+    assert await engine.wait("job-1", STEP_TIMEOUT)
+    assert await engine.wait("job-1", STEP_TIMEOUT)  # a watched request waits again: still ended
+    engine.forget("job-1")
+
+    assert recorder.scans == ["job-1"]
+    assert "ended_jobs" not in reads
+    parts = engine._parts
+    assert parts is not None and not parts.waiters and not parts.registered  # nothing left behind
+
+
+async def test_embedded_callbacks_are_retried_until_the_receiver_takes_them(sqlite_database: Database) -> None:
+    recorder = Recorder(callback_failures=2)
+    engine = _engine(sqlite_database, recorder)
+
+    await engine.submit_callback("job-2")
+    await recorder.until(lambda: len(recorder.callbacks) == 3)
+
+    assert recorder.callbacks == ["job-2"] * 3
+
+
+def _job(client: str) -> ScanJob:
+    return new_job(kind="free", url="https://a.test/", now=TEST_NOW, options={"include_fix": False}, client=client)
+
+
+def test_concurrent_free_reservations_take_exactly_the_allowance_each_with_its_job(any_database: Database) -> None:
+    # Given an allowance of 25 and 8 threads asking 10 times each at once
+    limit, threads, each = 25, 8, 10
+    start = threading.Barrier(threads)
+    taken: list[str] = []
+    refused = 0
+    lock = threading.Lock()
+
+    def ask() -> None:
+        nonlocal refused
+        start.wait()
+        for _ in range(each):
+            job = hot.reserve_free_job(any_database.engine, _job("203.0.113.9"), "203.0.113.9", TEST_NOW, limit)
+            with lock:
+                if job is None:
+                    refused += 1
+                else:
+                    taken.append(job.id)
+
+    workers = [threading.Thread(target=ask) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+    # Then exactly the allowance is taken, every unit held by one job row, and nothing else written
+    assert len(taken) == limit and refused == threads * each - limit
+    with any_database.session() as session:
+        counter = session.exec(select(FreeScanCounter)).one()
+        rows = session.exec(select(ScanJob)).all()
+    assert counter.used == limit
+    assert sorted(row.id for row in rows) == sorted(taken)
+    assert sorted(row.reservation["used"] for row in rows if row.reservation) == list(range(1, limit + 1))
+
+
+def test_a_job_ends_once_with_its_history_entry(any_database: Database) -> None:
+    job = hot.reserve_free_job(any_database.engine, _job("198.51.100.7"), "198.51.100.7", TEST_NOW, 5)
+    assert job is not None
+    now = TEST_NOW
+    claimed = hot.claim_job(any_database.engine, job.id, now)
+    assert claimed is not None and claimed.status == JOB_RUNNING and claimed.attempts == 1
+    assert claimed.reservation == job.reservation and claimed.options == {"include_fix": False}
+
+    def history() -> ScanRecord:
+        return hot.history_row(
+            lambda session: record_scan(
+                session,
+                kind="free",
+                url=job.url,
+                final_url=job.url,
+                grade="A+",
+                score=100,
+                algorithm_version="test",
+                now=TEST_NOW,
+                client="198.51.100.7",
+                commit=False,
+            )
+        )
+
+    body = {"grade": "A+", "score": 100}
+    assert hot.end_done_with_history(any_database.engine, job.id, now, body, None, history())
+    assert not hot.end_done_with_history(any_database.engine, job.id, now, body, None, history())
+    assert hot.claim_job(any_database.engine, job.id, now) is None
+    with any_database.session() as session:
+        assert not finish_failed(session, job.id, now, 503, "too late")  # ended: nothing given back
+        row = session.get(ScanJob, job.id)
+        records = session.exec(select(ScanRecord)).all()
+        counter = session.exec(select(FreeScanCounter)).one()
+    assert row is not None and row.status == JOB_DONE and row.result == body
+    assert [(record.client, record.grade) for record in records] == [("198.51.100.7", "A+")]
+    assert counter.used == 1
