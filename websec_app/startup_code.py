@@ -17,12 +17,13 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import marshal
-import os
 import sys
 import threading
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from .bytecode_files import beside_bytecode, write_atomically
 
 #: Beyond this many texts nothing more is kept (a bound on the file, not a target: a scan needs ~500).
 _MAX_ENTRIES = 4096
@@ -35,9 +36,7 @@ _installed = False
 
 
 def _cache_file() -> Path:
-    here = Path(__file__).resolve().parent
-    directory = Path(sys.pycache_prefix, *here.parts[1:]) if sys.pycache_prefix else here / "__pycache__"
-    return directory / f"dataclass-code.{sys.implementation.cache_tag}.marshal"
+    return beside_bytecode(__file__, f"dataclass-code.{sys.implementation.cache_tag}.marshal")
 
 
 def _supported() -> bool:
@@ -92,14 +91,4 @@ def save() -> None:
             return
         data = marshal.dumps((importlib.util.MAGIC_NUMBER, dict(_code)))
         _unsaved = False
-    path = _cache_file()
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_bytes(data)
-        os.replace(partial, path)  # atomic: a process reading at the same time sees the old file or the new
-    except OSError:  # a read-only install: compile every time, as before
-        try:
-            partial.unlink(missing_ok=True)
-        except OSError:
-            pass
+    write_atomically(_cache_file(), data)  # or not (a read-only install): compiled every time, as before

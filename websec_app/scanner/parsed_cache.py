@@ -11,11 +11,12 @@ that cannot be read or written is ignored: the data is then parsed as before.
 from __future__ import annotations
 
 import marshal
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
+
+from ..bytecode_files import beside_bytecode, write_atomically
 
 T = TypeVar("T")
 
@@ -24,9 +25,7 @@ _FORMAT = 1
 
 
 def _cache_file(name: str) -> Path:
-    here = Path(__file__).resolve().parent
-    directory = Path(sys.pycache_prefix, *here.parts[1:]) if sys.pycache_prefix else here / "__pycache__"
-    return directory / f"{name}.{sys.implementation.cache_tag}.marshal"
+    return beside_bytecode(__file__, f"{name}.{sys.implementation.cache_tag}.marshal")
 
 
 def _stamp(sources: Sequence[Path], key: object) -> object:
@@ -58,13 +57,4 @@ def _write(path: Path, stamp: object, value: object) -> None:
         data = marshal.dumps((stamp, value))  # type: ignore[arg-type]  # checked: ValueError below
     except ValueError:
         return  # not marshallable
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_bytes(data)
-        os.replace(partial, path)  # atomic: a process reading at the same time sees the old file or the new
-    except OSError:  # a read-only install: parse every time, as before
-        try:
-            partial.unlink(missing_ok=True)
-        except OSError:
-            pass
+    write_atomically(path, data)  # or not, on a read-only install: parsed every time, as before

@@ -31,6 +31,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives._serialization import Encoding
 from OpenSSL import SSL, crypto
 
+from ...bytecode_files import beside_bytecode
+
 # Every cipher suite the local OpenSSL knows, at security level 0 so that legacy servers can be
 # reached and measured. PSK and SRP suites need credentials we do not have.
 ALL_CIPHERS = "ALL:COMPLEMENTOFALL:!PSK:!SRP:@SECLEVEL=0"
@@ -204,13 +206,11 @@ def hashed_certifi_dir() -> Path | None:
     if sys.dont_write_bytecode:
         return None
     bundle = Path(certifi.where())
-    here = Path(__file__).resolve().parent
-    cache = Path(sys.pycache_prefix, *here.parts[1:]) if sys.pycache_prefix else here / "__pycache__"
     stat = bundle.stat()
-    directory = cache / f"certifi-{certifi.__version__}-{stat.st_size}-{stat.st_mtime_ns}"
+    directory = beside_bytecode(__file__, f"certifi-{certifi.__version__}-{stat.st_size}-{stat.st_mtime_ns}")
     if directory.is_dir():
         return directory
-    partial = cache / f"{directory.name}.{os.getpid()}.tmp"
+    partial = directory.with_name(f"{directory.name}.{os.getpid()}.tmp")
     try:
         partial.mkdir(parents=True, exist_ok=True)
         seen: dict[int, int] = {}
