@@ -29,10 +29,12 @@ from .bytecode_files import beside_bytecode, write_atomically
 _MAX_ENTRIES = 4096
 
 _lock = threading.Lock()
-_code: dict[str, CodeType] = {}
+_code: dict[str, CodeType] = {}  # the cache's entries, then what this process compiled
+_used: set[str] = set()  # the texts this process asked for: what a save keeps
+_loaded = 0  # entries read from the cache
 _compiled = 0  # texts this process compiled (not found in the cache)
-_unsaved = False
 _installed = False
+_may_save = False
 
 
 def _cache_file() -> Path:
@@ -45,7 +47,7 @@ def _supported() -> bool:
 
 
 def _cached_exec(source: Any, globals_: dict[str, Any] | None = None, locals_: Any = None, /) -> None:
-    global _compiled, _unsaved  # noqa: PLW0603 - one cache per process
+    global _compiled  # noqa: PLW0603 - one cache per process
     if isinstance(source, str):
         code = _code.get(source)
         if code is None:
@@ -54,8 +56,8 @@ def _cached_exec(source: Any, globals_: dict[str, Any] | None = None, locals_: A
             with _lock:
                 if len(_code) < _MAX_ENTRIES:
                     _code[source] = code
-                    _unsaved = True
                 _compiled += 1
+        _used.add(source)
         source = code
     if globals_ is None:  # exec's default: the calling frame's globals, which were dataclasses' own
         globals_ = vars(dataclasses)
@@ -64,7 +66,7 @@ def _cached_exec(source: Any, globals_: dict[str, Any] | None = None, locals_: A
 
 def install() -> None:
     """Serve `dataclasses`' generated code from the cache from now on (once per process)."""
-    global _installed  # noqa: PLW0603
+    global _installed, _loaded  # noqa: PLW0603
     with _lock:
         if _installed or not _supported():
             return
@@ -73,22 +75,34 @@ def install() -> None:
             magic, entries = marshal.loads(_cache_file().read_bytes())
             if magic == importlib.util.MAGIC_NUMBER and isinstance(entries, dict):
                 _code.update(entries)
+                _loaded = len(entries)
         except (OSError, EOFError, ValueError, TypeError):
             pass  # absent, unreadable or from another interpreter: compile as usual
         dataclasses.exec = _cached_exec  # type: ignore[attr-defined]  # shadows the built-in in that module
 
 
 def compiled() -> int:
-    """How many texts this process compiled because the cache did not have them."""
+    """How many texts this process compiled, since its last save, because the cache did not have them."""
     return _compiled
 
 
+def allow_saving() -> None:
+    """Let `save()` write the cache: only the scan command does, so that it holds what a scan defines and
+    nothing a long-running process or a test run happened to define."""
+    global _may_save  # noqa: PLW0603
+    _may_save = True
+
+
 def save() -> None:
-    """Write the cache when this process compiled something new (and may write byte-code)."""
-    global _unsaved  # noqa: PLW0603
+    """Write what this process used, when it compiled something or the cache held more (and byte-code and
+    the scan command allow it)."""
+    global _loaded, _compiled  # noqa: PLW0603
     with _lock:
-        if not _installed or not _unsaved or sys.dont_write_bytecode:
+        if not (_installed and _may_save) or sys.dont_write_bytecode:
             return
-        data = marshal.dumps((importlib.util.MAGIC_NUMBER, dict(_code)))
-        _unsaved = False
+        if _compiled == 0 and _loaded == len(_used):
+            return  # the cache is exactly what this process used
+        kept = {text: _code[text] for text in _used if text in _code}
+        data = marshal.dumps((importlib.util.MAGIC_NUMBER, kept))
+        _loaded, _compiled = len(kept), 0
     write_atomically(_cache_file(), data)  # or not (a read-only install): compiled every time, as before

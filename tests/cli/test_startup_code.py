@@ -53,6 +53,7 @@ plain = describe(*define())
 startup_code.install()
 cached = describe(*define())
 compiled_first = startup_code.compiled()
+startup_code.allow_saving()
 startup_code.save()
 print(json.dumps({"plain": plain, "cached": cached, "compiled": compiled_first}))
 """
@@ -135,3 +136,36 @@ def test_a_command_line_scan_starts_from_the_cache(
     # Then its report is the same and none of its dataclasses' code was compiled
     assert json.loads(done.stdout)["grade"] == "A+"
     assert json.loads(done.stderr.strip().splitlines()[-1]) == 0
+
+
+def test_only_a_process_that_allows_it_writes_the_cache(tmp_path: Path) -> None:
+    # A long-running process (serve-api, a worker) or a test run reads the cache but never writes what it defined.
+    env = _env(tmp_path)
+    _run(_SAME_BEHAVIOUR.replace("startup_code.allow_saving()\n", ""), env)
+
+    assert not list((tmp_path / "pycache").rglob("dataclass-code.*"))
+
+
+def test_a_save_keeps_what_the_process_used_and_drops_the_rest(tmp_path: Path) -> None:
+    # Given a cache written by a process that defined more classes than the next one
+    env = _env(tmp_path)
+    _run(_SAME_BEHAVIOUR, env)
+    (cache,) = (tmp_path / "pycache").rglob("dataclass-code.*")
+    before = cache.stat().st_size
+    fewer = (
+        "from dataclasses import dataclass\n"
+        "from websec_app import startup_code\n"
+        "startup_code.install()\n"
+        "@dataclass\n"
+        "class Only:\n"
+        "    x: int\n"
+        "startup_code.allow_saving()\n"
+        "startup_code.save()\n"
+        "print('{}')\n"
+    )
+
+    # When it saves
+    _run(fewer, env)
+
+    # Then the cache holds only what that process used
+    assert 0 < cache.stat().st_size < before

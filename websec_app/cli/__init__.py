@@ -37,9 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in _PAUSE_COLLECTOR:
         startup_gc.pause()
+        startup_code.allow_saving()
     try:
         return int(args.handler(args))
     finally:
         startup_gc.resume()  # when the command ended before its scan did (an invalid URL)
-        if args.command in _PAUSE_COLLECTOR:
-            startup_code.save()
+        startup_code.save()
