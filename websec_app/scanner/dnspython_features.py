@@ -4,7 +4,7 @@ dnspython decides at import whether its optional features are usable (IDNA 2008 
 through `cryptography`, ...): `dns._features.have()` reads the installed packages' metadata through
 `importlib.metadata`, a few milliseconds of a command-line scan's start-up (~0.2 s). The answers change only
 when packages are installed or removed, so `seed()` keeps them in the parse cache (parsed_cache.py), keyed
-by dnspython's version and the import path's directories (an install changes its directory), and hands
+by dnspython's version and the package directories on the import path (an install changes them), and hands
 them to `dns._features` before dnspython asks: its own answers, computed by itself the first time. Nothing
 happens when dnspython's features module is already loaded (a long-running process).
 """
@@ -30,7 +30,10 @@ def seed() -> None:
 
     from .parsed_cache import cached
 
-    sources = [Path(entry) for entry in sys.path if entry and Path(entry).is_dir()]
+    # Where packages are installed (an install or removal changes the directory); not the working directory,
+    # which `python -m` puts first and which changes from one run to the next.
+    sources = [Path(entry) for entry in sys.path if entry.endswith(("site-packages", "dist-packages"))]
+    sources = [source for source in sources if source.is_dir()]
     answers = cached("dnspython-features", sources, _compute, key=version.version)
     import dns._features
 
