@@ -9,7 +9,10 @@ more turn of the event loop per request. Our network streams are asyncio's alrea
 `install()` gives that module asyncio's Lock, Event and BoundedSemaphore in anyio's place, `fail_after`
 as a synchronous deadline (httpcore enters it with `with`), and a `CancelScope` whose shield does
 nothing: httpcore shields only the closing of connections, and our streams close with
-`transport.abort()`, which never suspends, so no cancellation can land inside it. anyio itself stays
+`transport.abort()`, which never suspends, so no cancellation can land inside it. The replacement is
+process-wide: another async httpx client in the process (the callbacks' delivery, on httpcore's own anyio
+streams) gets it too; there a close can suspend, and a cancellation landing in it ends in anyio's forceful
+close of that socket instead of the shielded graceful one. anyio itself stays
 imported (httpcore imports it, ~2 ms; its backend is the cost) and untouched for everything else in the
 process. The replacement is made only for the httpcore versions it was written against
 (tests/scanner/test_httpcore_asyncio.py fails when the installed one is not).
