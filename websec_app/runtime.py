@@ -71,6 +71,17 @@ class Runtime:
 
         return await anyio.to_thread.run_sync(run)
 
+    async def db_engine(self, work: Callable[..., T], *args: Any) -> T:
+        """`work(engine, *args)` in a worker thread, for the prebuilt statements of `store.hot_rows` that
+        run on the engine's connections without an ORM session."""
+        database = self.database
+
+        def run() -> T:
+            database.ensure_schema()
+            return work(database.engine, *args)
+
+        return await anyio.to_thread.run_sync(run)
+
     def db_sync(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self.database.session() as session:
             return work(session, *args, **kwargs)

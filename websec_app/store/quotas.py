@@ -110,12 +110,18 @@ def _prune_past_days_once_a_day(session: Session, today: str) -> None:
     A refund for a reservation of a past day then finds no row and changes nothing, which is right: that
     allowance is over.
     """
-    engine = session.get_bind().engine
+    if prune_due_today(session.get_bind().engine, today):
+        session.exec(delete(FreeScanCounter).where(col(FreeScanCounter.day) < today))
+
+
+def prune_due_today(engine: Engine, today: str) -> bool:
+    """True the first time this process asks for `engine`'s database on `today` (it then prunes the past
+    days' counters), False after: one record for both ways of reserving (this one, store/hot_rows)."""
     with _pruned_lock:
         if _pruned_through.get(engine) == today:
-            return
+            return False
         _pruned_through[engine] = today
-    session.exec(delete(FreeScanCounter).where(col(FreeScanCounter.day) < today))
+        return True
 
 
 def free_scans_used(session: Session, client: str, now: datetime) -> int:

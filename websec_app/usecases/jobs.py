@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import anyio.to_thread
+from sqlalchemy import Engine
 from sqlmodel import Session
 
 from websec_app.jobs.callbacks import callback_secret, checked_address, deliver, encode, sign
@@ -46,7 +47,6 @@ from websec_app.store import (
     SCAN_ONE_TIME,
     SCAN_PDF,
     SCAN_PRO,
-    Database,
     Reservation,
     claim_scan_token,
     day_resets_at,
@@ -259,13 +259,7 @@ async def _reserve_free(
     """The free unit and the job row holding it, in one transaction of prebuilt statements
     (store/hot_rows/scan_jobs.py); FreeQuotaUsed when today's allowance is used up."""
     job = new_job(kind=SCAN_FREE, url=url, now=now, options=options, client=client)
-    database = runtime.database
-
-    def reserve() -> ScanJob | None:
-        database.ensure_schema()
-        return reserve_free_job(database.engine, job, client, now, limit)
-
-    if await anyio.to_thread.run_sync(reserve) is None:
+    if await runtime.db_engine(reserve_free_job, job, client, now, limit) is None:
         raise FreeQuotaUsed(limit, day_resets_at(now))
     return job
 
@@ -565,14 +559,13 @@ def _end_done(
     return True
 
 
-def _end_done_hot(database: Database, row: ScanJob, report: ScanReport, body: dict[str, Any], now: datetime) -> bool:
+def _end_done_hot(engine: Engine, row: ScanJob, report: ScanReport, body: dict[str, Any], now: datetime) -> bool:
     """`_end_done` for a job with nothing to keep but its history entry (free and one-time token scans, the
     compliance scan): the end and the entry in one transaction of prebuilt statements."""
-    database.ensure_schema()
     history = history_row(
         lambda session: record_report(session, report, kind=row.kind, now=row.created_at, commit=False, **_who(row))
     )
-    if not end_done_with_history(database.engine, row.id, now, body, None, history):
+    if not end_done_with_history(engine, row.id, now, body, None, history):
         return False
     row.status, row.result, row.pdf, row.finished_at = JOB_DONE, body, None, now
     return True
@@ -583,8 +576,7 @@ async def _end(
 ) -> bool:
     """End the job done (False when it had ended meanwhile); `row` then says what was committed."""
     if pdf is None and row.subscription_id is None and not (row.options or {}).get(KEEP):
-        database = runtime.database
-        return await anyio.to_thread.run_sync(lambda: _end_done_hot(database, row, report, body, now))
+        return await runtime.db_engine(_end_done_hot, row, report, body, now)
     return await runtime.db(_end_done, row, report, body, pdf, now)
 
 
@@ -595,8 +587,7 @@ async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error
 
 async def execute_job(runtime: Runtime, job_id: str) -> None:
     """Run one scan job (the task engine's task): scan, shape the body, render a PDF, end the row."""
-    database = runtime.database
-    row = await anyio.to_thread.run_sync(lambda: claim_job_hot(database.engine, job_id, _real_now()))
+    row = await runtime.db_engine(claim_job_hot, job_id, _real_now())
     if row is None:
         return  # ended already: a retried copy, or its waiter gave up
     options = row.options or {}

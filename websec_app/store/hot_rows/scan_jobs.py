@@ -30,7 +30,7 @@ from sqlmodel import Session
 
 from ..models import JOB_DONE, JOB_QUEUED, JOB_RUNNING, FreeScanCounter, ScanJob, ScanRecord
 from ..periods import day_period
-from ..quotas import Reservation
+from ..quotas import Reservation, prune_due_today
 
 _OPEN = (JOB_QUEUED, JOB_RUNNING)
 _COUNTERS = FreeScanCounter.__table__  # type: ignore[attr-defined]
@@ -80,8 +80,6 @@ def _new_counter_statement(engine: Engine) -> Any:
 
 
 _new_counter: weakref.WeakKeyDictionary[Engine, Any] = weakref.WeakKeyDictionary()
-#: engine -> the last day this process pruned that database's free-scan counters (as quotas.py does).
-_pruned_through: weakref.WeakKeyDictionary[Engine, str] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -101,12 +99,9 @@ def reserve_free_job(engine: Engine, job: ScanJob, client: str, now: datetime, l
         if new_counter is None:
             new_counter = _new_counter[engine] = _new_counter_statement(engine)
     with engine.begin() as connection:
-        if connection.execute(new_counter, {"b_client": client, "b_day": day}).first() is not None:
-            with _lock:
-                prune = _pruned_through.get(engine) != day
-                _pruned_through[engine] = day
-            if prune:  # the first new counter of the day in this process (quotas._prune_past_days_once_a_day)
-                connection.execute(_PRUNE_PAST_DAYS, {"b_day": day})
+        new_client = connection.execute(new_counter, {"b_client": client, "b_day": day}).first() is not None
+        if new_client and prune_due_today(engine, day):  # as quotas.reserve_free_scan prunes
+            connection.execute(_PRUNE_PAST_DAYS, {"b_day": day})
         used = connection.execute(_TAKE_FREE, {"b_client": client, "b_day": day, "b_limit": limit}).scalar()
         if used is None:
             connection.rollback()
