@@ -39,22 +39,8 @@ def new_job_id() -> str:
     return secrets.token_hex(16)
 
 
-def create_job(
-    session: Session,
-    *,
-    kind: str,
-    url: str,
-    now: datetime,
-    reservation: Reservation | None = None,
-    claim: Claim | None = None,
-    options: Mapping[str, Any] | None = None,
-    job_id: str | None = None,
-    **who: Any,
-) -> ScanJob:
-    """A queued job holding `reservation` (or the one-time token of `claim`)."""
-    job = new_job(
-        kind=kind, url=url, now=now, reservation=reservation, claim=claim, options=options, job_id=job_id, **who
-    )
+def add_job(session: Session, job: ScanJob) -> ScanJob:
+    """Insert `job` (a `new_job`) and commit: the job is queued."""
     session.add(job)
     session.commit()
     return job
@@ -71,7 +57,8 @@ def new_job(
     job_id: str | None = None,
     **who: Any,
 ) -> ScanJob:
-    """The row `create_job` inserts, not yet in any session (store.hot_rows.scan_jobs inserts it too)."""
+    """A queued job holding `reservation` (or the one-time token of `claim`), not yet in any session:
+    `add_job` inserts it, and so does store.hot_rows.scan_jobs with its reservation."""
     return ScanJob(
         id=job_id or new_job_id(),
         kind=kind,
@@ -226,7 +213,7 @@ __all__ = [
     "ClusterLoad",
     "claim_job",
     "cluster_load",
-    "create_job",
+    "add_job",
     "ended_jobs",
     "find_job",
     "finish_done",

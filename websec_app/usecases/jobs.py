@@ -61,13 +61,12 @@ from websec_app.store.reports import save_report
 from websec_app.store.scan_jobs import (
     ERROR_KIND,
     KEPT_REPORT,
-    create_job,
+    add_job,
     find_job,
     finish_done,
     finish_failed,
     first_showing_of_callback_secret,
     new_job,
-    new_job_id,
     note_kept_report,
 )
 
@@ -268,7 +267,7 @@ def _claim_token(
     session: Session, url: str, token: str, now: datetime, options: dict[str, Any] | None = None
 ) -> ScanJob:
     claim = claim_scan_token(session, token, now)
-    return create_job(session, kind=SCAN_ONE_TIME, url=url, now=now, claim=claim, options=options)
+    return add_job(session, new_job(kind=SCAN_ONE_TIME, url=url, now=now, claim=claim, options=options))
 
 
 def _reserve_month(
@@ -277,8 +276,7 @@ def _reserve_month(
     reservation = reserve_monthly_scan(session, subscriber.subscription_id, now, subscriber.monthly_limit)
     if reservation is None:
         raise MonthlyQuotaUsed(subscriber.monthly_limit, month_resets_at(now))
-    return create_job(
-        session,
+    job = new_job(
         kind=kind,
         url=url,
         now=now,
@@ -287,6 +285,7 @@ def _reserve_month(
         subscription_id=subscriber.subscription_id,
         api_key_id=subscriber.key_id,
     )
+    return add_job(session, job)
 
 
 async def free_scan(runtime: Runtime, url: str, client: str, *, include_fix: bool = False) -> dict[str, Any]:
@@ -422,7 +421,7 @@ async def compliance_scan(runtime: Runtime, url: str, progress: Progress) -> dic
 
 
 def _create_compliance_job(session: Session, url: str, now: datetime) -> ScanJob:
-    return create_job(session, kind=SCAN_COMPLIANCE, url=url, now=now)
+    return add_job(session, new_job(kind=SCAN_COMPLIANCE, url=url, now=now))
 
 
 # --- async and batch scans -----------------------------------------------------------------------------
@@ -438,8 +437,7 @@ def _reserve_batch(
     ids = []
     for url in urls:
         unit = Reservation(taken.counter, taken.owner, taken.period, taken.used, taken.limit)
-        job = create_job(
-            session,
+        job = new_job(
             kind=SCAN_PRO,
             url=url,
             now=now,
@@ -447,8 +445,8 @@ def _reserve_batch(
             options=options,
             subscription_id=subscriber.subscription_id,
             api_key_id=subscriber.key_id,
-            job_id=new_job_id(),
         )
+        add_job(session, job)
         ids.append(job.id)
     return ids, taken.remaining
 
