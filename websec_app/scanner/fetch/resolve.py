@@ -70,6 +70,11 @@ def _system_nameserver() -> str | None:
         return None
 
 
+def _try_seconds(settings: Settings) -> float:
+    """How long one server is given to answer one try (the whole query has `limits.dns_seconds`)."""
+    return min(2.0, settings.limits.dns_seconds)
+
+
 def _make_resolver(settings: Settings) -> dns.asyncresolver.Resolver:
     # Imported here: dnspython's resolver (with its transports, DDR, TSIG and zone transfer modules) is
     # ~40 modules a fresh process would load before its first scan, for the uncommon replies only.
@@ -87,7 +92,7 @@ def _make_resolver(settings: Settings) -> dns.asyncresolver.Resolver:
         except dns.resolver.NoResolverConfiguration:
             raise TargetUnreachable("No DNS resolver is configured on this machine (set WEBSEC_DNS_SERVERS)") from None
     resolver.lifetime = settings.limits.dns_seconds
-    resolver.timeout = min(2.0, settings.limits.dns_seconds)
+    resolver.timeout = _try_seconds(settings)
     resolver.use_edns(0, dns.flags.DO, 1232)  # ask for DNSSEC records; 1232 avoids fragmentation (DNS flag day 2020)
     # Checking Disabled (RFC 4035 §3.2.2): a validating resolver must still hand us a bogus zone's
     # records, so a broken DNSSEC chain becomes the dns.dnssec_broken finding, not a failed scan.
@@ -143,7 +148,7 @@ class Resolver:
             system = _system_nameserver()
             self._udp_server = (system, 53) if system is not None else None
         self._lifetime = settings.limits.dns_seconds
-        self._timeout = min(2.0, settings.limits.dns_seconds)  # per try, as _make_resolver sets dnspython's
+        self._timeout = _try_seconds(settings)
         if self._udp_server is None:
             self._resolver = _make_resolver(settings)  # no server of our own: dnspython's configuration decides
         self._inflight: dict[tuple[str, str], asyncio.Task[DnsAnswer]] = {}
