@@ -37,6 +37,7 @@ def test_certifi_s_roots_are_filed_under_the_names_openssl_rehash_gives_them(fre
 
     assert directory is not None
     files = sorted(directory.iterdir())
+    assert _tls_client.certifi_bundle() == Path(certifi.where())  # the file certifi's own API names
     bundle = _tls_client._pem_certificates(Path(certifi.where()).read_bytes())
     assert len(bundle) > 100
     assert sorted(f.read_bytes() for f in files) == sorted(bundle)
@@ -59,7 +60,7 @@ async def test_a_chain_to_a_root_only_certifi_holds_is_trusted(
     # Given certifi's bundle holding the test root, and no operator bundle
     bundle = fresh_trust / "cacert.pem"
     bundle.write_bytes(Path(pki.ca_bundle_path).read_bytes())
-    monkeypatch.setattr(certifi, "where", lambda: str(bundle))
+    monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: bundle)
     monkeypatch.setattr(sys, "dont_write_bytecode", not by_hash)  # no byte-code: no directory, the bundle whole
     settings = replace(scan_settings, ca_bundle=None)
     running = site_factory(Site(names=(site_factory.unique_host("trust"),), routes={"/": Response(200)}))
@@ -78,7 +79,7 @@ async def test_without_the_root_in_any_store_the_chain_is_not_trusted(
     site_factory: SiteFactory,
     scan_settings: Settings,
 ) -> None:
-    monkeypatch.setattr(certifi, "where", lambda: str(fresh_trust / "empty.pem"))
+    monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: fresh_trust / "empty.pem")
     (fresh_trust / "empty.pem").write_bytes(b"")
     running = site_factory(Site(names=(site_factory.unique_host("untrusted"),), routes={"/": Response(200)}))
 
@@ -101,3 +102,52 @@ def test_every_root_of_debian_s_bundle_is_in_its_hashed_directory() -> None:
             == der
             for c in candidates
         ), subject_hash
+
+
+async def test_a_bundle_named_by_ssl_cert_file_is_trusted(
+    fresh_trust: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pki: Pki,
+    site_factory: SiteFactory,
+    scan_settings: Settings,
+) -> None:
+    # Given OpenSSL's SSL_CERT_FILE naming a bundle that holds the test root, and certifi holding nothing
+    bundle = fresh_trust / "operator.pem"
+    bundle.write_bytes(Path(pki.ca_bundle_path).read_bytes())
+    (fresh_trust / "empty.pem").write_bytes(b"")
+    monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: fresh_trust / "empty.pem")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    running = site_factory(Site(names=(site_factory.unique_host("certfile"),), routes={"/": Response(200)}))
+
+    # When the grading handshake verifies the site's chain
+    tls = await fetch_tls(running.host, 443, running.ip, replace(scan_settings, ca_bundle=None))
+
+    # Then that bundle was loaded: the system store is not swapped for Debian's directory
+    assert not _tls_client.system_store_by_hash()
+    assert tls.failure is None and tls.trusted
+
+
+@pytest.mark.skipif(not _tls_client._DEBIAN_BUNDLE.is_file(), reason="not Debian's layout of the system store")
+def test_ssl_cert_file_naming_debian_s_own_bundle_keeps_the_lookup_by_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    assert _tls_client.system_store_by_hash()
+
+    # Named directly or through a link (as CI images set it), Debian's bundle and directory are the store itself
+    link = tmp_path / "bundle.pem"
+    link.symlink_to(_tls_client._DEBIAN_BUNDLE)
+    monkeypatch.setenv("SSL_CERT_FILE", str(link))
+    monkeypatch.setenv("SSL_CERT_DIR", str(_tls_client._DEBIAN_HASHED_DIR) + "/")
+    assert _tls_client.system_store_by_hash()
+
+    # Any other file or directory is the operator's choice, loaded as OpenSSL would
+    copy = tmp_path / "copy.pem"
+    copy.write_bytes(_tls_client._DEBIAN_BUNDLE.read_bytes())
+    monkeypatch.setenv("SSL_CERT_FILE", str(copy))
+    assert not _tls_client.system_store_by_hash()
+    monkeypatch.setenv("SSL_CERT_FILE", str(_tls_client._DEBIAN_BUNDLE))
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
+    assert not _tls_client.system_store_by_hash()

@@ -176,13 +176,7 @@ def load_trust_store(context: SSL.Context) -> None:
     `load_verify_locations(certifi.where())` load them, but looked up by subject hash when a chain needs them
     where the certificates are available that way: parsing both bundles (~260 roots) took 6-9 ms of every
     fresh process, a command-line scan's included (issue 14), to verify a chain with one or two of them."""
-    system_by_hash = (
-        "SSL_CERT_FILE" not in os.environ
-        and "SSL_CERT_DIR" not in os.environ
-        and _DEBIAN_BUNDLE.is_file()
-        and _DEBIAN_HASHED_DIR.is_dir()
-    )
-    if system_by_hash:
+    if system_store_by_hash():
         context.load_verify_locations(None, str(_DEBIAN_HASHED_DIR))
     else:
         context.set_default_verify_paths()
@@ -190,12 +184,31 @@ def load_trust_store(context: SSL.Context) -> None:
     if hashed is not None:
         context.load_verify_locations(None, str(hashed))
     else:
-        context.load_verify_locations(certifi.where())
+        context.load_verify_locations(str(certifi_bundle()))
+
+
+def system_store_by_hash() -> bool:
+    """Debian's hashed directory holds the system store, and the environment names no other: OpenSSL's
+    `SSL_CERT_FILE` and `SSL_CERT_DIR` are unset or name Debian's own bundle and directory (CI images and
+    containers often set them so), whose certificates are the same ones."""
+    if not (_DEBIAN_BUNDLE.is_file() and _DEBIAN_HASHED_DIR.is_dir()):
+        return False
+    return all(
+        os.environ.get(variable) is None or os.path.realpath(os.environ[variable]) == os.path.realpath(debian)
+        for variable, debian in (("SSL_CERT_FILE", _DEBIAN_BUNDLE), ("SSL_CERT_DIR", _DEBIAN_HASHED_DIR))
+    )
 
 
 def _pem_certificates(bundle: bytes) -> list[bytes]:
     end = b"-----END CERTIFICATE-----"
     return [block[block.index(b"-----BEGIN") :] + end + b"\n" for block in bundle.split(end) if b"-----BEGIN" in block]
+
+
+def certifi_bundle() -> Path:
+    """certifi's bundle (Mozilla's roots): beside its module, where `certifi.where()` finds it in an installed
+    package, without importing importlib's resource readers and zipfile for it (~1 ms of a fresh process)."""
+    beside = Path(certifi.__file__).with_name("cacert.pem")
+    return beside if beside.is_file() else Path(certifi.where())
 
 
 @lru_cache(maxsize=1)
@@ -205,7 +218,7 @@ def hashed_certifi_dir() -> Path | None:
     loaded whole)."""
     if sys.dont_write_bytecode:
         return None
-    bundle = Path(certifi.where())
+    bundle = certifi_bundle()
     stat = bundle.stat()
     directory = beside_bytecode(__file__, f"certifi-{certifi.__version__}-{stat.st_size}-{stat.st_mtime_ns}")
     if directory.is_dir():
