@@ -46,3 +46,38 @@ def test_the_cached_answers_are_dnspython_s_own_and_need_no_metadata(tmp_path: P
     assert first["answers"] == plain and second["answers"] == plain
     assert first["lookups"]  # dnspython read the metadata itself the first time
     assert second["lookups"] == []
+
+
+#: With the answers cached: is importlib.metadata loaded by the scanner and dnspython, and does it work after?
+_METADATA_AFTER = """
+import json, sys
+import websec_app.scanner
+import dns._features, dns.dnssec, dns.version
+loaded = "importlib.metadata" in sys.modules
+from importlib import metadata  # bound before the real module is imported, as any caller may
+version = metadata.version("dnspython")
+import importlib.metadata
+print(json.dumps({
+    "loaded_by_the_scanner": loaded,
+    "version_read": version == dns.version.version,
+    "real_module_everywhere": sys.modules["importlib.metadata"] is importlib.metadata
+    and hasattr(sys.modules["importlib.metadata"], "__file__")
+    and metadata.distribution is importlib.metadata.distribution,
+    "a_feature_missing_from_the_cache": (dns._features._cache.clear(), dns._features.have("dnssec"))[1],
+}))
+"""
+
+
+def test_with_the_answers_cached_importlib_metadata_loads_only_when_read(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    subprocess.run([sys.executable, "-c", "import websec_app.scanner"], env=env, cwd=ROOT, check=True, timeout=60)
+
+    after = _run(_METADATA_AFTER, env)
+
+    assert after == {
+        "loaded_by_the_scanner": False,
+        "version_read": True,
+        "real_module_everywhere": True,
+        "a_feature_missing_from_the_cache": True,
+    }

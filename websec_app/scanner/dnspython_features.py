@@ -7,11 +7,18 @@ when packages are installed or removed, so `seed()` keeps them in the parse cach
 by dnspython's version and the package directories on the import path (an install changes them), and hands
 them to `dns._features` before dnspython asks: its own answers, computed by itself the first time. Nothing
 happens when dnspython's features module is already loaded (a long-running process).
+
+With the answers cached, `importlib.metadata`, which `dns._features` imports at its top (with `zipfile`, `csv`
+and `importlib.resources`, ~5 ms of a fresh process), is loaded only if something reads it.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -35,7 +42,34 @@ def seed() -> None:
     sources = [Path(entry) for entry in sys.path if entry.endswith(("site-packages", "dist-packages"))]
     sources = [source for source in sources if source.is_dir()]
     answers = cached("dnspython-features", sources, _compute, key=version.version)
-    import dns._features
+    with _metadata_on_first_use():
+        import dns._features
 
     for feature, available in answers.items():
         dns._features._cache.setdefault(feature, available)
+
+
+class _MetadataOnFirstUse(types.ModuleType):
+    """What `import importlib.metadata` gives `dns._features`: the real module, imported when an attribute
+    of it is first read (a feature missing from the cache, or anyone's `from importlib import metadata`)."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(importlib.import_module("importlib.metadata"), name)
+
+
+@contextmanager
+def _metadata_on_first_use() -> Iterator[None]:
+    """`importlib.util.LazyLoader` would not do: the import statement reads the module's `__spec__`, which
+    loads it. The stand-in is in `sys.modules` only for this import; the package's attribute keeps it until
+    the real module is imported, by it or by anyone, and takes the real one's place."""
+    if "importlib.metadata" in sys.modules:
+        yield
+        return
+    stand_in = _MetadataOnFirstUse("importlib.metadata")
+    sys.modules["importlib.metadata"] = stand_in
+    importlib.metadata = stand_in  # what `import importlib.metadata` binds reads it
+    try:
+        yield
+    finally:
+        if sys.modules.get("importlib.metadata") is stand_in:
+            del sys.modules["importlib.metadata"]

@@ -14,7 +14,10 @@ import base64
 import binascii
 import string
 from dataclasses import dataclass
-from decimal import Decimal
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:  # imported where a decimal is parsed: headers rarely hold one (issue 14's start-up)
+    from decimal import Decimal
 
 __all__ = [
     "BareItem",
@@ -28,8 +31,8 @@ __all__ = [
 ]
 
 #: A bare item: int | Decimal | str (sf-string) | Token | bytes | bool.
-BareItem = int | Decimal | str | bytes | bool
-Parameters = dict[str, BareItem]
+BareItem: TypeAlias = "int | Decimal | str | bytes | bool"
+Parameters: TypeAlias = "dict[str, BareItem]"
 
 
 class StructuredFieldError(ValueError):
@@ -208,6 +211,8 @@ def _number(reader: _Reader) -> int | Decimal:  # §4.2.4
         return int(sign + digits)
     if digits.endswith(".") or len(digits.split(".")[1]) > 3:
         raise reader.fail("a decimal needs 1 to 3 fractional digits")
+    from decimal import Decimal
+
     return Decimal(sign + digits)
 
 
