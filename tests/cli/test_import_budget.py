@@ -36,7 +36,10 @@ LAZY_FOR_HELP = ("websec_app.scanner", "httpx", "dns", "lxml", "cryptography", "
 #: tlslite-ng is a test dependency only (the legacy probes' hellos: fetch/_hello_codec.py); anyio's event-loop
 #: backend is replaced by asyncio's primitives in httpcore (fetch/_httpcore_asyncio.py); PKCS#7 (and the email
 #: package's policies with it) only reads a downloaded issuer bundle; dnspython's resolver answers only uncommon
-#: replies (fetch/resolve.py: the common ones go through fetch/_dns_udp.py).
+#: replies (fetch/resolve.py: the common ones go through fetch/_dns_udp.py); importlib.metadata (with zipfile) is
+#: what dnspython reads its optional features from, answered from the parse cache (scanner/dnspython_features.py),
+#: and certifi's bundle is found without importlib's resource readers (fetch/_tls_client.py); decimal only parses
+#: a structured header's decimal (records/structured_fields.py).
 #: (tomllib is not on this list: the data files come from the parse cache, scanner/parsed_cache.py, but the first
 #: process after a change, or one that may not write byte-code, parses them.)
 NOT_FOR_A_SCAN = (
@@ -46,6 +49,9 @@ NOT_FOR_A_SCAN = (
     "cryptography.hazmat.primitives.serialization.pkcs7",
     "dns.resolver",
     "dns.asyncresolver",
+    "importlib.metadata",
+    "zipfile",
+    "decimal",
 )
 #: How many modules a process may hold when it exits (Python's own start-up is ~40): a bound, not a target,
 #: so that a new dependency pulling in a hundred modules is noticed here. Today: ~120 for `--help`, ~540 for
