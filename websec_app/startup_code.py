@@ -27,12 +27,15 @@ from .bytecode_files import beside_bytecode, write_atomically
 
 #: Beyond this many texts nothing more is kept (a bound on the file, not a target: a scan needs ~500).
 _MAX_ENTRIES = 4096
+#: How many entries a save keeps beyond what its process used: other scans define a few other classes (a signed
+#: zone, an uncommon DNS reply), and they should not rewrite the file for each other; texts left over from
+#: code since changed are many more, and go at the next save.
+_KEPT_UNUSED = 128
 
 _lock = threading.Lock()
 _code: dict[str, CodeType] = {}  # the cache's entries, then what this process compiled
 _used: set[str] = set()  # the texts this process asked for: what a save keeps
-_loaded = 0  # entries read from the cache
-_compiled = 0  # texts this process compiled (not found in the cache)
+_compiled = 0  # texts this process compiled (not found in the cache) since it last saved
 _installed = False
 _may_save = False
 
@@ -66,7 +69,7 @@ def _cached_exec(source: Any, globals_: dict[str, Any] | None = None, locals_: A
 
 def install() -> None:
     """Serve `dataclasses`' generated code from the cache from now on (once per process)."""
-    global _installed, _loaded  # noqa: PLW0603
+    global _installed  # noqa: PLW0603
     with _lock:
         if _installed or not _supported():
             return
@@ -75,7 +78,6 @@ def install() -> None:
             magic, entries = marshal.loads(_cache_file().read_bytes())
             if magic == importlib.util.MAGIC_NUMBER and isinstance(entries, dict):
                 _code.update(entries)
-                _loaded = len(entries)
         except (OSError, EOFError, ValueError, TypeError):
             pass  # absent, unreadable or from another interpreter: compile as usual
         dataclasses.exec = _cached_exec  # type: ignore[attr-defined]  # shadows the built-in in that module
@@ -94,15 +96,16 @@ def allow_saving() -> None:
 
 
 def save() -> None:
-    """Write what this process used, when it compiled something or the cache held more (and byte-code and
-    the scan command allow it)."""
-    global _loaded, _compiled  # noqa: PLW0603
+    """Write the cache when this process compiled something it lacked (and byte-code and the scan command
+    allow it): what this process used, and the cache's other entries while they are few (`_KEPT_UNUSED`).
+    A process that found everything writes nothing: the command line's start-up ends in two places (the
+    warm-up thread and the command), and a scan of another kind of site uses a few other classes."""
+    global _compiled  # noqa: PLW0603
     with _lock:
-        if not (_installed and _may_save) or sys.dont_write_bytecode:
+        if not (_installed and _may_save) or sys.dont_write_bytecode or _compiled == 0:
             return
-        if _compiled == 0 and _loaded == len(_used):
-            return  # the cache is exactly what this process used
-        kept = {text: _code[text] for text in _used if text in _code}
+        unused = len(_code) - len(_used & _code.keys())
+        kept = _code if unused <= _KEPT_UNUSED else {text: _code[text] for text in _used if text in _code}
         data = marshal.dumps((importlib.util.MAGIC_NUMBER, kept))
-        _loaded, _compiled = len(kept), 0
+        _compiled = 0
     write_atomically(_cache_file(), data)  # or not (a read-only install): compiled every time, as before

@@ -146,26 +146,56 @@ def test_only_a_process_that_allows_it_writes_the_cache(tmp_path: Path) -> None:
     assert not list((tmp_path / "pycache").rglob("dataclass-code.*"))
 
 
-def test_a_save_keeps_what_the_process_used_and_drops_the_rest(tmp_path: Path) -> None:
-    # Given a cache written by a process that defined more classes than the next one
-    env = _env(tmp_path)
-    _run(_SAME_BEHAVIOUR, env)
-    (cache,) = (tmp_path / "pycache").rglob("dataclass-code.*")
-    before = cache.stat().st_size
-    fewer = (
+def _defining(classes: str) -> str:
+    """A process that defines `classes` (Python statements) through the cache and saves it."""
+    return (
+        "import dataclasses\n"
         "from dataclasses import dataclass\n"
         "from websec_app import startup_code\n"
         "startup_code.install()\n"
-        "@dataclass\n"
-        "class Only:\n"
-        "    x: int\n"
+        f"{classes}\n"
         "startup_code.allow_saving()\n"
         "startup_code.save()\n"
         "print('{}')\n"
     )
 
-    # When it saves
-    _run(fewer, env)
 
-    # Then the cache holds only what that process used
-    assert 0 < cache.stat().st_size < before
+_ONE_NEW_CLASS = _defining("@dataclass\nclass Only:\n    x: int\n")
+_MANY_NEW_CLASSES = _defining("[dataclasses.make_dataclass(f'C{i}', [(f'f{i}', int)]) for i in range(200)]")
+
+
+def test_a_process_that_compiled_nothing_writes_nothing(tmp_path: Path) -> None:
+    # Given a cache written by a process
+    env = _env(tmp_path)
+    _run(_SAME_BEHAVIOUR, env)
+    (cache,) = (tmp_path / "pycache").rglob("dataclass-code.*")
+    written = (cache.read_bytes(), cache.stat().st_mtime_ns)
+
+    # When the same classes are defined again, then only some of them (a scan of another kind of site)
+    _run(_SAME_BEHAVIOUR, env)
+    _run(_defining("@dataclass(order=True)\nclass Version:\n    major: int\n    minor: int = 0\n"), env)
+
+    # Then the file was not written again
+    assert (cache.read_bytes(), cache.stat().st_mtime_ns) == written
+
+
+def test_a_save_keeps_a_few_unused_entries_and_drops_many(tmp_path: Path) -> None:
+    # Given a cache written by a process that defined other classes than the next one
+    env = _env(tmp_path)
+    _run(_SAME_BEHAVIOUR, env)
+    (cache,) = (tmp_path / "pycache").rglob("dataclass-code.*")
+    first = cache.stat().st_size
+
+    # When a process defines one class the cache lacks, the others are few: kept beside it
+    _run(_ONE_NEW_CLASS, env)
+    with_both = cache.stat().st_size
+    assert with_both > first
+    assert _run(_SECOND_PROCESS, env)["compiled"] == 0  # the first process's classes are still there
+
+    # When many entries go unused (code since changed), the next save keeps what its process used
+    _run(_MANY_NEW_CLASSES, env)
+    many = cache.stat().st_size
+    _run(_ONE_NEW_CLASS.replace("class Only:", "class Other:").replace("x: int", "y: int"), env)
+
+    assert many > 10 * with_both
+    assert 0 < cache.stat().st_size < with_both
