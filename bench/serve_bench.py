@@ -216,6 +216,8 @@ def main() -> int:
     parser.add_argument("--send-only", type=int, metavar="PORT", help="only send one burst to this port")
     parser.add_argument("--url", action="append", help="with --send-only: the sites' URLs")
     args = parser.parse_args()
+    if args.send_only and not args.url:
+        parser.error("--send-only needs the sites' URLs: --url URL, once per site (--server-only prints them)")
     # SIGTERM unwinds like Ctrl-C, so the servers started here are stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
