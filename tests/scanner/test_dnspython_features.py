@@ -81,3 +81,31 @@ def test_with_the_answers_cached_importlib_metadata_loads_only_when_read(tmp_pat
         "real_module_everywhere": True,
         "a_feature_missing_from_the_cache": True,
     }
+
+
+_READ_WHILE_IT_STANDS_IN = """
+import json, sys
+import websec_app.scanner
+from websec_app.scanner import dnspython_features
+with dnspython_features._metadata_on_first_use():
+    stand_in = sys.modules["importlib.metadata"]
+    version = stand_in.version("dnspython")  # as another thread could, while dnspython is being imported
+import importlib.metadata, dns.version
+print(json.dumps({
+    "stood_in": type(stand_in).__name__,
+    "version_read": version == dns.version.version,
+    "real_after": sys.modules["importlib.metadata"] is importlib.metadata and importlib.metadata is not stand_in,
+}))
+"""
+
+
+def test_the_stand_in_read_during_the_import_gives_way_to_the_real_module(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    subprocess.run([sys.executable, "-c", "import websec_app.scanner"], env=env, cwd=ROOT, check=True, timeout=60)
+
+    assert _run(_READ_WHILE_IT_STANDS_IN, env) == {
+        "stood_in": "_MetadataOnFirstUse",
+        "version_read": True,
+        "real_after": True,
+    }

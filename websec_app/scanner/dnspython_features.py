@@ -54,6 +54,8 @@ class _MetadataOnFirstUse(types.ModuleType):
     of it is first read (a feature missing from the cache, or anyone's `from importlib import metadata`)."""
 
     def __getattr__(self, name: str) -> object:
+        if sys.modules.get("importlib.metadata") is self:  # read while it stands in (another thread): step aside
+            del sys.modules["importlib.metadata"]
         return getattr(importlib.import_module("importlib.metadata"), name)
 
 
