@@ -17,6 +17,7 @@ from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Response, Site, SiteFactory
 from websec_app.scanner.fetch import _tls_client
 from websec_app.scanner.fetch.tls import fetch_tls
+from websec_app.scanner.snapshot import TlsHandshake
 from websec_app.settings import Settings
 
 
@@ -30,6 +31,17 @@ def fresh_trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     yield tmp_path
     _tls_client.hashed_certifi_dir.cache_clear()
     _tls_client.grading_context.cache_clear()
+
+
+async def _verify_a_site(site_factory: SiteFactory, scan_settings: Settings, label: str) -> TlsHandshake:
+    """The grading handshake with a new site of the test PKI, no operator bundle (`ca_bundle`) given."""
+    running = site_factory(Site(names=(site_factory.unique_host(label),), routes={"/": Response(200)}))
+    return await fetch_tls(running.host, 443, running.ip, replace(scan_settings, ca_bundle=None))
+
+
+def _bundle_of_the_test_root(path: Path, pki: Pki) -> Path:
+    path.write_bytes(Path(pki.ca_bundle_path).read_bytes())
+    return path
 
 
 def test_certifi_s_roots_are_filed_under_the_names_openssl_rehash_gives_them(fresh_trust: Path) -> None:
@@ -58,15 +70,12 @@ async def test_a_chain_to_a_root_only_certifi_holds_is_trusted(
     scan_settings: Settings,
 ) -> None:
     # Given certifi's bundle holding the test root, and no operator bundle
-    bundle = fresh_trust / "cacert.pem"
-    bundle.write_bytes(Path(pki.ca_bundle_path).read_bytes())
+    bundle = _bundle_of_the_test_root(fresh_trust / "cacert.pem", pki)
     monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: bundle)
     monkeypatch.setattr(sys, "dont_write_bytecode", not by_hash)  # no byte-code: no directory, the bundle whole
-    settings = replace(scan_settings, ca_bundle=None)
-    running = site_factory(Site(names=(site_factory.unique_host("trust"),), routes={"/": Response(200)}))
 
     # When the grading handshake verifies the site's chain
-    tls = await fetch_tls(running.host, 443, running.ip, settings)
+    tls = await _verify_a_site(site_factory, scan_settings, "trust")
 
     # Then it is trusted, through the directory or the bundle
     assert (_tls_client.hashed_certifi_dir() is not None) is by_hash
@@ -81,9 +90,8 @@ async def test_without_the_root_in_any_store_the_chain_is_not_trusted(
 ) -> None:
     monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: fresh_trust / "empty.pem")
     (fresh_trust / "empty.pem").write_bytes(b"")
-    running = site_factory(Site(names=(site_factory.unique_host("untrusted"),), routes={"/": Response(200)}))
 
-    tls = await fetch_tls(running.host, 443, running.ip, replace(scan_settings, ca_bundle=None))
+    tls = await _verify_a_site(site_factory, scan_settings, "untrusted")
 
     assert tls.failure is None and not tls.trusted
 
@@ -112,16 +120,13 @@ async def test_a_bundle_named_by_ssl_cert_file_is_trusted(
     scan_settings: Settings,
 ) -> None:
     # Given OpenSSL's SSL_CERT_FILE naming a bundle that holds the test root, and certifi holding nothing
-    bundle = fresh_trust / "operator.pem"
-    bundle.write_bytes(Path(pki.ca_bundle_path).read_bytes())
     (fresh_trust / "empty.pem").write_bytes(b"")
     monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: fresh_trust / "empty.pem")
-    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(_bundle_of_the_test_root(fresh_trust / "operator.pem", pki)))
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    running = site_factory(Site(names=(site_factory.unique_host("certfile"),), routes={"/": Response(200)}))
 
     # When the grading handshake verifies the site's chain
-    tls = await fetch_tls(running.host, 443, running.ip, replace(scan_settings, ca_bundle=None))
+    tls = await _verify_a_site(site_factory, scan_settings, "certfile")
 
     # Then that bundle was loaded: the system store is not swapped for Debian's directory
     assert not _tls_client.system_store_by_hash()
