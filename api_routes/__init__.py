@@ -14,11 +14,12 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from websec_app.runtime import Runtime, build_runtime
+from websec_app.runtime import build_runtime
 from websec_app.services.email import OutboxWorker
 from websec_app.services.payments import PaymentService
 from websec_app.settings import Settings
 from websec_app.store import Database
+from websec_app.usecases.runtime import Runtime
 
 from .auth import api_key_header, api_key_query
 from .context import Clock, PdfRenderer, Scanner

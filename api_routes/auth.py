@@ -9,10 +9,10 @@ from typing import Annotated
 from fastapi import Depends, Security
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
-from websec_app.runtime import Runtime
 from websec_app.services.admission import Place
 from websec_app.store import KeyStatus
 from websec_app.usecases import KeyRefused, Subscriber, authenticate, presented
+from websec_app.usecases.runtime import Runtime
 
 from .context import Context
 from .errors import ApiError

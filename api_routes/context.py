@@ -1,4 +1,4 @@
-"""How a route reaches the process's Runtime (websec_app/runtime.py): `ctx: Context`."""
+"""How a route reaches the process's Runtime (websec_app/usecases/runtime.py): `ctx: Context`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from websec_app.clock import Clock
-from websec_app.runtime import PdfRenderer, Runtime, Scanner
+from websec_app.usecases.runtime import PdfRenderer, Runtime, Scanner
 
 
 async def get_context(request: Request) -> Runtime:

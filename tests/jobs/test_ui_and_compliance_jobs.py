@@ -21,7 +21,7 @@ from tests.clock import TEST_NOW
 from tests.fixtures.ports import free_port
 from tests.fixtures.sites import RunningSite
 from tests.jobs.cluster import Cluster
-from websec_app.runtime import Runtime, build_runtime
+from websec_app.runtime import build_runtime
 from websec_app.scanner import TargetUnreachable
 from websec_app.settings import Settings
 from websec_app.store import (
@@ -47,6 +47,7 @@ from websec_app.store.quotas import free_scans_used
 from websec_app.store.scan_jobs import KEPT_REPORT
 from websec_app.ui import messages
 from websec_app.usecases import authenticate, jobs, purchases, scans
+from websec_app.usecases.runtime import Runtime
 
 pytestmark = pytest.mark.postgres
 

@@ -23,7 +23,7 @@ from tests.api.fakes import NOON, FakeScanner, FrozenClock
 from tests.fixtures import catalog
 from tests.fixtures.sites import Response, SiteFactory, html
 from tests.payment_fixtures import Mailbox
-from websec_app.runtime import Runtime, build_runtime
+from websec_app.runtime import build_runtime
 from websec_app.scanner import scan
 from websec_app.settings import Settings
 from websec_app.store import Database, create_subscription, issue_api_key, monthly_scans_used
@@ -31,6 +31,7 @@ from websec_app.store.history import history_page
 from websec_app.store.monitors import MonitorRun
 from websec_app.usecases import Subscriber, authenticate
 from websec_app.usecases import monitors as monitor_cases
+from websec_app.usecases.runtime import Runtime
 
 database = db_fixtures.database
 postgres_database = db_fixtures.postgres_database

@@ -19,7 +19,7 @@ from api_routes import create_api
 from api_routes.errors import OVERLOADED_MESSAGE
 from tests import db_fixtures
 from tests.api.fakes import FakeScanner, FrozenClock
-from websec_app.runtime import Runtime, build_runtime
+from websec_app.runtime import build_runtime
 from websec_app.scanner import ScanReport, TargetUnreachable
 from websec_app.services.admission import ScannerBusy
 from websec_app.services.pdf import PdfRenderError
@@ -51,6 +51,7 @@ from websec_app.usecases import (
     scans,
     usage,
 )
+from websec_app.usecases.runtime import Runtime
 
 database = db_fixtures.database
 NOON = datetime(2026, 11, 22, 12, tzinfo=UTC)

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from ..settings import SettingsError, get_settings
 
 if TYPE_CHECKING:  # the store and the use cases are imported only when the command runs
-    from ..runtime import Runtime
     from ..usecases import RecentScan, Subscriber, Usage
+    from ..usecases.runtime import Runtime
 
 KEY_VARIABLE = "WEBSEC_API_KEY"
 

@@ -10,7 +10,7 @@ quota unit or token is touched. The API answers it with 503 and `Retry-After` (R
 section 10.2.3; api_routes/errors.py), the web UI with "the scanner is busy" (ui/messages.py).
 
 The bound is per process on purpose: it protects the process's own memory and event loop. So the API and
-the UI of one process draw from ONE `ScanAdmission`: the process's Runtime holds it (websec_app/runtime.py)
+the UI of one process draw from ONE `ScanAdmission`: the process's Runtime holds it (websec_app/usecases/runtime.py)
 and both interfaces are handed that runtime. Several processes behind a load balancer each admit their own
 share; quotas stay exact because they live in the database (see `websec_app/store/quotas.py`).
 """

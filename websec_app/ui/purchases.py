@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from websec_app.runtime import Runtime
 from websec_app.services.payments import PROVIDER_A, PROVIDER_B, PaymentNotVerified
 from websec_app.services.prices import Product, price_for, price_list
 from websec_app.usecases import purchases
+from websec_app.usecases.runtime import Runtime
 
 if TYPE_CHECKING:
     from websec_app.services.payments import CheckoutStart

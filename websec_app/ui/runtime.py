@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from reflex_base.registry import RegistrationContext
 
-from websec_app.runtime import Runtime
+from websec_app.usecases.runtime import Runtime
 
 
 def current_runtime() -> Runtime:

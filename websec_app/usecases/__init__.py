@@ -1,10 +1,11 @@
 """What a user can do, shared by every interface: the API routes, the web UI's state and the CLI are thin
 adapters that translate HTTP or UI state to these calls and their results or exceptions back.
 
-Each use case takes the process's `Runtime` (websec_app/runtime.py) first. `scans`: free, one-time token,
-Pro and PDF scans; `jobs`: the same as jobs of the task engine, and async/batch scans; `accounts`: from an API
-key to the subscriber and usage; `history`: a subscriber's kept scans, their diffs, the badge's facts;
-`monitors`: scheduled re-scans and their alerts; `purchases`: checkout, confirmation and the compliance report.
+Each use case takes the process's `Runtime` first (its type: usecases/runtime.py; built by websec_app/runtime.py).
+`scans`: free, one-time token, Pro and PDF scans; `jobs`: the same as jobs of the task engine, and async/batch
+scans; `accounts`: from an API key to the subscriber and usage; `history`: a subscriber's kept scans, their
+diffs, the badge's facts; `monitors`: scheduled re-scans and their alerts; `purchases`: checkout, confirmation
+and the compliance report.
 """
 
 from .accounts import RecentScan, Subscriber, Usage, authenticate, presented, recent, subscriber_of, usage

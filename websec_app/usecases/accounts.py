@@ -11,7 +11,6 @@ from datetime import datetime
 
 from sqlmodel import Session
 
-from websec_app.runtime import Runtime
 from websec_app.store import (
     PLAN_LABELS,
     KeyCheck,
@@ -25,6 +24,7 @@ from websec_app.store import (
 )
 
 from .errors import KeyRefused
+from .runtime import Runtime
 
 
 @dataclass(frozen=True)

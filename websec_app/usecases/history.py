@@ -12,13 +12,13 @@ from typing import Any
 
 from sqlmodel import Session
 
-from websec_app.runtime import Runtime
 from websec_app.scanner import parse_target
 from websec_app.scanner.diff import ReportDiff, diff_reports
 from websec_app.store.history import history_page, kept_scan, kept_scan_before, latest_scan_of
 from websec_app.store.models import ScanRecord
 
 from .accounts import Subscriber
+from .runtime import Runtime
 
 #: The largest page of a history a client may ask for.
 MAX_PAGE_SIZE = 100

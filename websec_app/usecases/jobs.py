@@ -29,7 +29,6 @@ from sqlmodel import Session
 
 from websec_app.jobs.callbacks import callback_secret, checked_address, deliver, encode, sign
 from websec_app.jobs.engine import STALLED_AFTER_SECONDS, JobEngine
-from websec_app.runtime import Runtime
 from websec_app.scanner import (
     InvalidTarget,
     ScanError,
@@ -72,6 +71,7 @@ from websec_app.store.scan_jobs import (
 
 from .accounts import Subscriber
 from .errors import FreeQuotaUsed, MonthlyQuotaUsed
+from .runtime import Runtime
 from .scans import STEPS, WAITING, PdfFile, Progress, Scanned
 
 #: How often a watched job (the UI's step indicator) is looked at while it waits or runs.

@@ -22,7 +22,6 @@ from typing import Any
 
 from sqlmodel import Session
 
-from websec_app.runtime import Runtime
 from websec_app.scanner import ScanError, TargetUnreachable, parse_target
 from websec_app.scanner.diff import ReportDiff, diff_reports
 from websec_app.services.metering import record_report
@@ -54,6 +53,7 @@ from websec_app.store.outbox import enqueue_email
 from websec_app.store.quotas import Reservation
 
 from .accounts import Subscriber
+from .runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,6 @@ import anyio.to_thread
 from sqlmodel import Session
 
 from websec_app.email_address import InvalidEmail, checked_email
-from websec_app.runtime import Runtime
 from websec_app.scanner import ScanReport, parse_target
 from websec_app.services.payments import PROVIDERS, PaymentNotVerified, PaymentsUnavailable
 from websec_app.services.prices import Product
@@ -24,6 +23,7 @@ from websec_app.store import SCAN_COMPLIANCE
 from websec_app.store.purchases import CheckoutRecord, find_checkout
 
 from . import jobs
+from .runtime import Runtime
 from .scans import Progress, no_progress, record_quietly
 
 if TYPE_CHECKING:

@@ -23,7 +23,6 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from sqlmodel import Session
 
-from websec_app.runtime import Runtime
 from websec_app.scanner import ScanReport, parse_target
 from websec_app.services.admission import Place
 from websec_app.services.metering import given_back_on_failure, record_report
@@ -48,6 +47,7 @@ from websec_app.store.clients import free_scan_client
 
 from .accounts import Subscriber
 from .errors import FreeQuotaUsed, MonthlyQuotaUsed
+from .runtime import Runtime
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
