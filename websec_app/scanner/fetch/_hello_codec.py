@@ -44,6 +44,15 @@ ALERTS = {
 }
 
 
+@dataclass(frozen=True)
+class LegacyHello:
+    """What one hand-built ClientHello offers: client_version, the lowest acceptable answer, the suites."""
+
+    version: tuple[int, int]
+    lowest: tuple[int, int]
+    suites: tuple[tuple[int, str], ...]  # (code point, IANA name)
+
+
 class MalformedHello(ValueError):
     """A ServerHello too short or inconsistent to read."""
 

@@ -6,7 +6,6 @@ The messages are encoded and read by `_hello_codec.py`; see tls_probes.py for wh
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from ..snapshot import TlsProbe
 from ._hello_codec import (
@@ -14,15 +13,13 @@ from ._hello_codec import (
     ALERTS,
     HANDSHAKE,
     SERVER_HELLO,
+    LegacyHello,
     MalformedHello,
     ServerHello,
     client_hello_record,
     parse_server_hello,
 )
 from ._tls_client import HandshakeRejected, close_quietly, server_name_indication
-
-if TYPE_CHECKING:
-    from .tls_probes import LegacyHello
 
 _MAX_RECORD = 2**14 + 2048  # RFC 5246 6.2.3: anything longer is not TLS
 _VERSIONS = {(3, 0): "SSLv3", (3, 1): "TLSv1", (3, 2): "TLSv1.1", (3, 3): "TLSv1.2"}

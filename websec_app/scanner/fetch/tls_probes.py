@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from .. import data as _data
 from ..data import CipherFamily, weak_cipher_families
 from ..snapshot import TlsProbe
 from . import _tls_client
+from ._hello_codec import LegacyHello
 from ._tls_client import (
     ALL_CIPHERS,
     PROTOCOL_VERSIONS,
@@ -53,15 +53,6 @@ PROBED_PROTOCOLS = ("TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1", "SSLv3")
 # SSL 3.0 era suites besides the weak families' (RFC 3268 AES, RFC 4492 ECDHE): a server that speaks
 # SSL 3.0 at all picks one of these or a weak one.
 _SSL3_SUITES = (0x002F, 0x0035, 0x0033, 0x0039, 0x0032, 0x0038, 0xC013, 0xC014, 0xC009, 0xC00A, 0x0041, 0x0084)
-
-
-@dataclass(frozen=True)
-class LegacyHello:
-    """What one hand-built ClientHello offers: client_version, the lowest acceptable answer, the suites."""
-
-    version: tuple[int, int]
-    lowest: tuple[int, int]
-    suites: tuple[tuple[int, str], ...]  # (code point, IANA name)
 
 
 @lru_cache(maxsize=32)
