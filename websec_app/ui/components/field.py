@@ -90,4 +90,43 @@ def field_input(
     )
 
 
-__all__ = ["field_id", "field_input"]
+def field_row_form(
+    field: rx.Component,
+    *,
+    submit: str,
+    loading: rx.Var[bool] | bool,
+    test_id: str,
+    on_submit: object,  # an event handler of a state, as `rx.form` takes it
+    icon: str | None = None,
+    extra: tuple[rx.Component, ...] = (),
+    reset_on_submit: bool = False,
+    aria_label: str | None = None,
+) -> rx.Component:
+    """A form of one `field_input` (it takes the room left), `extra` fields and a submit button: in a row from
+    the `sm` breakpoint, stacked below it. The button stays level with the inputs, below their labels, whatever
+    message or hint grows under a field. `novalidate`: the page says what is wrong, next to the field."""
+    label = (rx.icon(icon, aria_hidden="true"), submit) if icon else (submit,)
+    named = {"aria_label": aria_label} if aria_label else {}
+    return rx.form(
+        rx.flex(
+            rx.box(field, flex="1", min_width="0", width="100%"),
+            *extra,
+            rx.box(
+                rx.button(*label, type="submit", size="3", loading=loading, data_testid=test_id, width="100%"),
+                padding_top=rx.breakpoints(initial="0", sm="calc(var(--line-height-2) + var(--space-1))"),
+                flex_shrink="0",
+            ),
+            spacing="3",
+            align={"initial": "stretch", "sm": "start"},
+            direction={"initial": "column", "sm": "row"},
+            width="100%",
+        ),
+        on_submit=on_submit,
+        reset_on_submit=reset_on_submit,
+        no_validate=True,
+        width="100%",
+        **named,
+    )
+
+
+__all__ = ["field_id", "field_input", "field_row_form"]

@@ -7,7 +7,7 @@ import reflex as rx
 
 from ..state.monitors import INTERVAL_LABELS, MonitorRow, MonitorsState
 from .common import section_card
-from .field import field_input
+from .field import field_input, field_row_form
 
 _FORM = "monitor"
 _INTERVAL_LABEL_ID = "monitor-interval-label"
@@ -148,45 +148,22 @@ def _interval_choice() -> rx.Component:
 
 
 def _add_form() -> rx.Component:
-    return rx.form(
-        rx.flex(
-            rx.box(
-                field_input(
-                    "Website address",
-                    "url",
-                    placeholder="https://example.com",
-                    autocomplete="url",
-                    required=True,
-                    form=_FORM,
-                    error=MonitorsState.url_error,
-                ),
-                flex="1",
-                min_width="0",
-                width="100%",
-            ),
-            _interval_choice(),
-            rx.box(
-                rx.button(
-                    rx.icon("plus", aria_hidden="true"),
-                    "Add monitor",
-                    type="submit",
-                    size="3",
-                    loading=MonitorsState.adding,
-                    width="100%",
-                    data_testid="monitor-add",
-                ),
-                padding_top=rx.breakpoints(initial="0", sm="calc(var(--line-height-2) + var(--space-1))"),
-                flex_shrink="0",
-            ),
-            spacing="3",
-            align={"initial": "stretch", "sm": "start"},
-            direction={"initial": "column", "sm": "row"},
-            width="100%",
+    return field_row_form(
+        field_input(
+            "Website address",
+            "url",
+            placeholder="https://example.com",
+            autocomplete="url",
+            required=True,
+            form=_FORM,
+            error=MonitorsState.url_error,
         ),
+        submit="Add monitor",
+        icon="plus",
+        loading=MonitorsState.adding,
+        test_id="monitor-add",
         on_submit=MonitorsState.add,
-        reset_on_submit=False,
-        no_validate=True,
-        width="100%",
+        extra=(_interval_choice(),),
         aria_label="Add a monitor",
     )
 

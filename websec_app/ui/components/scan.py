@@ -9,7 +9,7 @@ import reflex as rx
 
 from ..state.scan import ScanState
 from .common import problem_callout
-from .field import field_input
+from .field import field_input, field_row_form
 
 
 def _step(label: rx.Var[str], index: Any) -> rx.Component:
@@ -101,47 +101,23 @@ def url_form(
     url_default: rx.Var[str] | str | None = None,
 ) -> rx.Component:
     """URL field (uncontrolled: no event per keystroke), optional extra fields, submit button."""
-    return rx.form(
-        rx.flex(
-            rx.box(
-                field_input(
-                    "Website address",
-                    "url",
-                    placeholder="https://example.com",
-                    input_type="text",
-                    default_value=url_default,
-                    autocomplete="url",
-                    form=kind,
-                    required=True,
-                    error=ScanState.field_errors[f"{kind}-url"],
-                ),
-                flex="1",
-                min_width="0",
-                width="100%",
-            ),
-            *extra,
-            rx.box(
-                rx.button(
-                    rx.icon(icon, aria_hidden="true"),
-                    button,
-                    type="submit",
-                    size="3",
-                    loading=ScanState.running & (ScanState.kind == kind),
-                    data_testid=f"{kind}-submit",
-                    width="100%",
-                ),
-                # Level with the inputs, below their labels, whatever message or hint grows under a field.
-                padding_top=rx.breakpoints(initial="0", sm="calc(var(--line-height-2) + var(--space-1))"),
-                flex_shrink="0",
-            ),
-            spacing="3",
-            align={"initial": "stretch", "sm": "start"},
-            direction={"initial": "column", "sm": "row"},
-            width="100%",
+    return field_row_form(
+        field_input(
+            "Website address",
+            "url",
+            placeholder="https://example.com",
+            input_type="text",
+            default_value=url_default,
+            autocomplete="url",
+            form=kind,
+            required=True,
+            error=ScanState.field_errors[f"{kind}-url"],
         ),
+        submit=button,
+        icon=icon,
+        loading=ScanState.running & (ScanState.kind == kind),
+        test_id=f"{kind}-submit",
         on_submit=on_submit,
-        reset_on_submit=False,
-        no_validate=True,  # the page says what is wrong, next to the field (components/field.py)
-        width="100%",
+        extra=extra,
         aria_label=button,
     )

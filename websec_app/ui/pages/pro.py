@@ -7,7 +7,7 @@ import reflex as rx
 from websec_app.services.prices import Product
 
 from ..components.common import grade_badge, labelled_input, section_card
-from ..components.field import field_input
+from ..components.field import field_input, field_row_form
 from ..components.layout import page, page_heading
 from ..components.monitors import monitors_section
 from ..components.scan import problem, progress, url_form
@@ -26,45 +26,22 @@ def sign_in_card() -> rx.Component:
             size="2",
             color_scheme="gray",
         ),
-        rx.form(
-            rx.flex(
-                rx.box(
-                    field_input(
-                        "API key",
-                        "api_key",
-                        placeholder="wsk_…",
-                        input_type="password",
-                        autocomplete="off",
-                        required=True,
-                        form="pro",
-                        error=ProState.key_error,
-                    ),
-                    flex="1",
-                    min_width="0",
-                    width="100%",
-                ),
-                rx.box(
-                    rx.button(
-                        "Sign in",
-                        type="submit",
-                        size="3",
-                        loading=ProState.checking,
-                        data_testid="pro-sign-in",
-                        width="100%",
-                    ),
-                    # Level with the input, below its label, when a message grows under it.
-                    padding_top=rx.breakpoints(initial="0", sm="calc(var(--line-height-2) + var(--space-1))"),
-                    flex_shrink="0",
-                ),
-                spacing="3",
-                align={"initial": "stretch", "sm": "start"},
-                direction={"initial": "column", "sm": "row"},
-                width="100%",
+        field_row_form(
+            field_input(
+                "API key",
+                "api_key",
+                placeholder="wsk_…",
+                input_type="password",
+                autocomplete="off",
+                required=True,
+                form="pro",
+                error=ProState.key_error,
             ),
+            submit="Sign in",
+            loading=ProState.checking,
+            test_id="pro-sign-in",
             on_submit=ProState.sign_in,
             reset_on_submit=True,
-            no_validate=True,  # the page says what is wrong, next to the field (components/field.py)
-            width="100%",
         ),
         rx.cond(
             ProState.problem != "",
