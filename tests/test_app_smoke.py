@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
-import shutil
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,57 +17,16 @@ import httpx
 import pytest
 
 from tests.fixtures.ports import free_port
-from tests.fixtures.processes import stop_group, wait_until_healthy
+from tests.fixtures.processes import make_run
 
 ROOT = Path(__file__).resolve().parents[1]
-#: A cold start installs the JS packages (bun, from the npm registry) before the prod build.
-START_TIMEOUT_S = 300.0
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    work = tmp_path_factory.mktemp("app")
-    port = free_port()
-    env = {
-        **os.environ,
-        # A frontend build directory of our own: every prod start rebuilds it, so a shared one (.web, or one
-        # shared by two `make test` runs in the same checkout) would be rebuilt under a running server.
-        # A fresh one costs a `bun install` from bun's package cache, about two seconds.
-        "REFLEX_WEB_WORKDIR": str(work / "web"),
-        "REFLEX_STATES_WORKDIR": str(work / "states"),
-        "WEBSEC_DATA_DIR": str(work / "var"),
-    }
-    log = work / "server.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            ["make", "--no-print-directory", "run", f"PORT={port}", "HOST=127.0.0.1"],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        seconds = wait_until_healthy(
-            base_url,
-            server,
-            what="`make run`",
-            seconds=START_TIMEOUT_S,
-            output=lambda: _tail(log),
-            interval=0.5,
-            request_timeout=2,
-        )
+    with make_run(os.environ, tmp_path_factory.mktemp("app"), free_port()) as (base_url, seconds):
         print(f"`make run` served {base_url} after {seconds:.1f}s")
         yield base_url
-    finally:
-        stop_group(server)
-        shutil.rmtree(work / "web", ignore_errors=True)  # ~150 MB of node_modules
 
 
 def test_home_page_is_the_html_ui(app_url: str) -> None:

@@ -8,8 +8,6 @@ running, the database is the SQLite file in WEBSEC_DATA_DIR, and its `scan_jobs`
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,56 +18,21 @@ from sqlmodel import select
 
 from tests.clock import TEST_NOW
 from tests.fixtures.ports import free_port
-from tests.fixtures.processes import stop_group, wait_until_healthy
+from tests.fixtures.processes import make_run
 from tests.fixtures.sites import RunningSite
 from websec_app.store import Database, create_subscription, issue_api_key
 from websec_app.store.models import JOB_DONE, ScanJob
 from websec_app.store.monitors import MonitorRun, add_monitor
 
-ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT_S = 300.0
-
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory, scan_env: dict[str, str]) -> Iterator[tuple[str, Path]]:
     work = tmp_path_factory.mktemp("embedded")
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBSEC_", "REDIS_"))}
     env.update(scan_env)
-    env.update(
-        {
-            "REFLEX_WEB_WORKDIR": str(work / "web"),
-            "REFLEX_STATES_WORKDIR": str(work / "states"),
-            "WEBSEC_DATA_DIR": str(work / "var"),
-            "WEBSEC_MONITOR_TICK_SECONDS": "2",  # the periodic monitor tick, every 2 s instead of every minute
-        }
-    )
-    log = work / "server.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            ["make", "--no-print-directory", "run", f"PORT={port}", "HOST=127.0.0.1"],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(
-            base_url,
-            server,
-            what="`make run`",
-            seconds=START_TIMEOUT_S,
-            output=lambda: log.read_text(errors="replace")[-3000:],
-            interval=0.5,
-            request_timeout=2,
-        )
+    env["WEBSEC_MONITOR_TICK_SECONDS"] = "2"  # the periodic monitor tick, every 2 s instead of every minute
+    with make_run(env, work, free_port()) as (base_url, _):
         yield base_url, work / "var" / "websec.db"
-    finally:
-        stop_group(server)
-        shutil.rmtree(work / "web", ignore_errors=True)
 
 
 def test_make_run_runs_monitors_from_start_up_with_no_api_scan_before(

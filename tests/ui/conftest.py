@@ -25,7 +25,13 @@ import pytest
 from tests.fixtures.catalog import HTTPS_REDIRECT, best_dns_records
 from tests.fixtures.pki import Pki
 from tests.fixtures.ports import free_port
-from tests.fixtures.processes import stop_group, wait_until_healthy
+from tests.fixtures.processes import (
+    MAKE_RUN_START_SECONDS,
+    frontend_workdirs,
+    make_run_argv,
+    stop_group,
+    wait_until_healthy,
+)
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.fixtures.providers import razorpay as razorpay_standin
 from tests.fixtures.providers import stripe as stripe_standin
@@ -39,8 +45,6 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install 
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("WEBSEC_TEST_CHROMIUM", "/usr/bin/chromium"))
-#: A cold start installs the JS packages (bun, from the npm registry) before the prod build.
-START_TIMEOUT_S = 300.0
 SCREENSHOTS = ROOT / "var" / "screenshots"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -97,9 +101,7 @@ class _Server:
         self.database_url = extra_env.get("WEBSEC_DATABASE_URL", f"sqlite:///{self.data / 'websec.db'}")
         env = {
             **os.environ,
-            # Our own frontend build directory: every prod start rebuilds it (see tests/test_app_smoke.py).
-            "REFLEX_WEB_WORKDIR": str(work / "web"),
-            "REFLEX_STATES_WORKDIR": str(work / "states"),
+            **frontend_workdirs(work),  # our own frontend build directory: every prod start rebuilds it
             "WEBSEC_DATA_DIR": str(self.data),
             "WEBSEC_DATABASE_URL": self.database_url,
             # Links the server builds (sandbox pages, provider return URLs, emails) point at this server.
@@ -121,7 +123,7 @@ class _Server:
             return
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
-                ["make", "--no-print-directory", "run", f"PORT={self.url.rsplit(':', 1)[1]}", "HOST=127.0.0.1"],
+                make_run_argv(int(self.url.rsplit(":", 1)[1])),
                 cwd=ROOT,
                 env=self.env,
                 stdin=subprocess.DEVNULL,
@@ -141,7 +143,7 @@ class _Server:
             self.url,
             self.process,
             what="`make run`",
-            seconds=START_TIMEOUT_S,
+            seconds=MAKE_RUN_START_SECONDS,
             output=lambda: _tail(self.log),
             started=self.started,
             interval=0.25,
