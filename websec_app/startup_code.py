@@ -98,8 +98,8 @@ def allow_saving() -> None:
 def save() -> None:
     """Write the cache when this process compiled something it lacked (and byte-code and the scan command
     allow it): what this process used, and the cache's other entries while they are few (`_KEPT_UNUSED`).
-    A process that found everything writes nothing: the command line's start-up ends in two places (the
-    warm-up thread and the command), and a scan of another kind of site uses a few other classes."""
+    A process that found everything writes nothing: a scan of another kind of site uses a few other classes,
+    and the two should not rewrite the file for each other."""
     global _compiled  # noqa: PLW0603
     with _lock:
         if not (_installed and _may_save) or sys.dont_write_bytecode or _compiled == 0:

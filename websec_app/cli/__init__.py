@@ -27,8 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: Commands whose start-up runs with the cycle collector paused (websec_app/startup_gc.py): a scan, which
-#: resumes it, and saves what it compiled of dataclasses' code (websec_app/startup_code.py), when its imports
-#: are done. Not the long-running ones.
+#: resumes it when its imports are done, and saves what it compiled of dataclasses' code
+#: (websec_app/startup_code.py) when it ends. Not the long-running ones.
 _PAUSE_COLLECTOR = ("scan",)
 
 
@@ -42,4 +42,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     finally:
         startup_gc.resume()  # when the command ended before its scan did (an invalid URL)
-        startup_code.save()
+        startup_code.save()  # once, at the end: what the whole command defined

@@ -19,7 +19,7 @@ import importlib
 import sys
 import threading
 
-from .. import startup_code, startup_gc
+from .. import startup_gc
 
 #: In the order the scan needs them: the legacy probes run during the fetch, the rest after it.
 _MODULES = (
@@ -54,7 +54,6 @@ def _import_all() -> None:
     finally:
         sys.setswitchinterval(previous)
         startup_gc.resume()  # the command line's start-up ends here (startup_gc.py)
-        startup_code.save()  # and what it compiled of dataclasses' code is kept (startup_code.py)
 
 
 def start() -> None:
