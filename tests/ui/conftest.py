@@ -28,6 +28,7 @@ from tests.fixtures.ports import free_port
 from tests.fixtures.processes import (
     MAKE_RUN_START_SECONDS,
     frontend_workdirs,
+    log_tail,
     make_run_argv,
     stop_group,
     wait_until_healthy,
@@ -80,10 +81,6 @@ class App:
         """The emails the app wrote (no SMTP server configured: .eml files in <data dir>/outbox)."""
         folder = self.data_dir / "outbox"
         return [p.read_text(errors="replace") for p in sorted(folder.glob("*.eml"))] if folder.is_dir() else []
-
-
-def _tail(path: Path, lines: int = 60) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 #: Every `_Server` of the session, so that one more never starts while another is still starting.
@@ -144,7 +141,7 @@ class _Server:
             self.process,
             what="`make run`",
             seconds=MAKE_RUN_START_SECONDS,
-            output=lambda: _tail(self.log),
+            output=lambda: log_tail(self.log),
             started=self.started,
             interval=0.25,
             request_timeout=2,
