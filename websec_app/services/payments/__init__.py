@@ -3,7 +3,8 @@
 `PaymentService` (`service.py`) is what the API, the use cases and the web UI call; it is composed of
 one module per job: `checkout.py` (starting a checkout), `confirmation.py` (the buyer returns with a
 payment), `fulfilment.py` (webhooks, and the one place a payment takes effect), `compliance_report.py`
-(the paid compliance report) and `sandbox.py` (development without provider keys). The gateways
+(the paid compliance report), `sandbox.py` and `sandbox_checkouts.py` (development without provider keys:
+the gateway the sandbox plays, below fulfilment, and its page's buttons, above it). The gateways
 (`razorpay_gateway.py`, `stripe_gateway.py`) turn each provider's API and webhooks into the small frozen
 events of `events.py`; every sentence a buyer reads is in `messages.py`.
 

@@ -5,7 +5,7 @@
 - `Confirmations` (`confirmation.py`): confirm a payment the buyer returns with;
 - `Fulfilment` (`fulfilment.py`): webhooks, and the one place every confirmed payment takes effect;
 - `ComplianceReports` (`compliance_report.py`): generate and email the report for a paid token;
-- `SandboxCheckouts` (`sandbox.py`): the development sandbox's page and buttons.
+- `SandboxCheckouts` (`sandbox_checkouts.py`): the development sandbox's page and buttons.
 
 Tests build their own service with injected gateways and outbox; production builds one per Runtime with
 `build_payment_service`.
@@ -36,7 +36,7 @@ from .events import Change
 from .fulfilment import Confirmation, Fulfilment, Outcome
 from .gateways import Gateways
 from .limits import PaymentLimits
-from .sandbox import SandboxCheckouts
+from .sandbox_checkouts import SandboxCheckouts
 
 if TYPE_CHECKING:
     from .gateways import Gateway
