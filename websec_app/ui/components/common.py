@@ -79,51 +79,6 @@ def copyable(text: rx.Var[str] | str, what: str = "", testid: str = "") -> rx.Co
     )
 
 
-def labelled_input(
-    label: str,
-    name: str,
-    *,
-    placeholder: str = "",
-    input_type: str = "text",
-    hint: str = "",
-    default_value: rx.Var[str] | str | None = None,
-    required: bool = False,
-    max_length: int | None = None,
-    autocomplete: str = "off",
-    form: str = "",
-) -> rx.Component:
-    """A text field with a visible <label> (and a hint tied to it by aria-describedby).
-
-    `form` names the form, so ids stay unique on a page with several forms asking for a URL.
-    """
-    field_id = f"field-{form}-{name}" if form else f"field-{name}"
-    hint_id = f"{field_id}-hint"
-    props: dict[str, object] = {}
-    if default_value is not None:
-        props["default_value"] = default_value
-    if max_length is not None:
-        props["max_length"] = max_length
-    if hint:
-        props["aria_describedby"] = hint_id
-    return rx.vstack(
-        rx.el.label(label, html_for=field_id, class_name="field-label"),
-        rx.input(
-            id=field_id,
-            name=name,
-            placeholder=placeholder,
-            type=input_type,
-            size="3",
-            width="100%",
-            required=required,
-            auto_complete=autocomplete,
-            **props,
-        ),
-        rx.text(hint, size="1", color_scheme="gray", id=hint_id) if hint else rx.fragment(),
-        spacing="1",
-        width="100%",
-    )
-
-
 def problem_callout(kind: rx.Var[str] | str, title: rx.Var[str] | str, text: rx.Var[str] | str) -> rx.Component:
     """A refusal or an error, announced to screen readers (role=alert)."""
     return rx.cond(

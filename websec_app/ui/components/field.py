@@ -24,7 +24,7 @@ def field_input(
     label: str,
     name: str,
     *,
-    error: rx.Var[str] | str,
+    error: rx.Var[str] | str | None = None,
     placeholder: str = "",
     input_type: str = "text",
     hint: str = "",
@@ -34,7 +34,11 @@ def field_input(
     autocomplete: str = "off",
     form: str = "",
 ) -> rx.Component:
-    """Like `common.labelled_input`, with `error`: the message shown (and announced) for this field, or ""."""
+    """A text field with a visible <label>, and a hint tied to it by aria-describedby.
+
+    `error` is the message shown (and announced) for this field, or "" while there is none. A field that
+    cannot be wrong (an optional name whose length the browser keeps) passes no `error` and has no message.
+    `form` names the form, so ids stay unique on a page with several forms asking for a URL."""
     input_id = field_id(form, name)
     hint_id, error_id = f"{input_id}-hint", f"{input_id}-error"
     props: dict[str, object] = {}
@@ -42,50 +46,58 @@ def field_input(
         props["default_value"] = default_value
     if max_length is not None:
         props["max_length"] = max_length
-    described = f"{hint_id} {error_id}" if hint else error_id
+    described = [hint_id] if hint else []
+    if error is not None:
+        described.append(error_id)
+        props["aria_invalid"] = rx.cond(error != "", "true", "false")
+        # A red ring as well as the message: the field is found at a glance (not by colour alone).
+        props["box_shadow"] = rx.cond(error != "", _INVALID_RING, _RADIX_BORDER)
+    if described:
+        props["aria_describedby"] = " ".join(described)
+    control = rx.input(
+        id=input_id,
+        name=name,
+        placeholder=placeholder,
+        type=input_type,
+        size="3",
+        width="100%",
+        required=required,
+        auto_complete=autocomplete,
+        **props,
+    )
     return rx.vstack(
         rx.el.label(label, html_for=input_id, class_name="field-label"),
-        # The input and its message in one box: an empty message takes no room (no gap of the stack above it),
-        # so a button beside an untouched field stays level with the input.
-        rx.box(
-            rx.input(
-                id=input_id,
-                name=name,
-                placeholder=placeholder,
-                type=input_type,
-                size="3",
-                width="100%",
-                required=required,
-                auto_complete=autocomplete,
-                aria_invalid=rx.cond(error != "", "true", "false"),
-                aria_describedby=described,
-                # A red ring as well as the message: the field is found at a glance (not by colour alone).
-                box_shadow=rx.cond(error != "", _INVALID_RING, _RADIX_BORDER),
-                **props,
-            ),
-            rx.text(
-                rx.cond(
-                    error != "",
-                    # Its own size however the message wraps, level with the first line.
-                    rx.icon("circle-alert", size=14, aria_hidden="true", flex_shrink="0", margin_top="0.2rem"),
-                    rx.fragment(),
-                ),
-                error,
-                id=error_id,
-                aria_live="polite",
-                size="2",
-                weight="medium",
-                color_scheme="red",
-                display="flex",
-                align_items="start",
-                gap="0.3rem",
-                padding_top=rx.cond(error != "", "0.3rem", "0"),
-                data_testid=f"{input_id}-error",
-            ),
-            width="100%",
-        ),
+        control if error is None else _with_message(control, error, error_id, input_id),
         rx.text(hint, size="1", color_scheme="gray", id=hint_id) if hint else rx.fragment(),
         spacing="1",
+        width="100%",
+    )
+
+
+def _with_message(control: rx.Component, error: rx.Var[str] | str, error_id: str, input_id: str) -> rx.Component:
+    """The input and its message in one box: an empty message takes no room (no gap of the stack above it),
+    so a button beside an untouched field stays level with the input."""
+    return rx.box(
+        control,
+        rx.text(
+            rx.cond(
+                error != "",
+                # Its own size however the message wraps, level with the first line.
+                rx.icon("circle-alert", size=14, aria_hidden="true", flex_shrink="0", margin_top="0.2rem"),
+                rx.fragment(),
+            ),
+            error,
+            id=error_id,
+            aria_live="polite",
+            size="2",
+            weight="medium",
+            color_scheme="red",
+            display="flex",
+            align_items="start",
+            gap="0.3rem",
+            padding_top=rx.cond(error != "", "0.3rem", "0"),
+            data_testid=f"{input_id}-error",
+        ),
         width="100%",
     )
 

@@ -6,7 +6,7 @@ import reflex as rx
 
 from websec_app.services.prices import Product
 
-from ..components.common import grade_badge, labelled_input, section_card
+from ..components.common import grade_badge, section_card
 from ..components.field import field_input, field_row_form
 from ..components.layout import page, page_heading
 from ..components.monitors import monitors_section
@@ -151,7 +151,7 @@ def _tools() -> rx.Component:
                 icon="file-down",
                 extra=(
                     rx.box(
-                        labelled_input(
+                        field_input(
                             "Client name (optional)",
                             "client_name",
                             placeholder="ACME Ltd",
