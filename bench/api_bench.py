@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.fixtures.ports import free_port
-
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # `python bench/api_bench.py` puts bench/ first, not the checkout
+    sys.path.insert(0, str(REPO))
+
+from tests.fixtures.ports import free_port  # noqa: E402
 
 
 @dataclass

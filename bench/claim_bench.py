@@ -5,11 +5,11 @@ longer does when its own process's worker hands it the ended row.
 
     python -m bench.claim_bench [--jobs 2000] [--rounds 4]
 
-- reserve: the free unit and the job row (ORM: `reserve_free_scan` then `create_job`, two commits; hot:
+- reserve: the free unit and the job row (ORM: `reserve_free_scan` then `add_job`, two commits; hot:
   `reserve_free_job`, one transaction)
 - claim: the worker's start of a job (`claim_job`, one UPDATE ... RETURNING either way)
 - end: the job's end done with its history entry (ORM: `finish_done` + `record_scan` + commit, as
-  usecases.jobs._end_done for a free scan; hot: `end_done_with_history`)
+  usecases.job_worker._end_done for a free scan; hot: `end_done_with_history`)
 
 A fresh SQLite database in a temporary directory; CPU is this process's (time.process_time), the ways
 alternated in rounds so that a busy machine weighs on both alike. No network.
@@ -19,18 +19,24 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 from sqlmodel import Session, select
 
-from websec_app.store import Database, reserve_free_scan
-from websec_app.store.hot_rows import scan_jobs as hot
-from websec_app.store.models import JOB_DONE, ScanJob, ScanRecord
-from websec_app.store.scan_jobs import claim_job, create_job, find_job, finish_done, new_job
-from websec_app.store.scans import record_scan
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `python bench/claim_bench.py` puts bench/ first, not the checkout
+    sys.path.insert(0, str(ROOT))
+
+from websec_app.store import Database, reserve_free_scan  # noqa: E402
+from websec_app.store.hot_rows import scan_jobs as hot  # noqa: E402
+from websec_app.store.models import JOB_DONE, ScanJob, ScanRecord  # noqa: E402
+from websec_app.store.scan_jobs import add_job, claim_job, find_job, finish_done, new_job  # noqa: E402
+from websec_app.store.scans import record_scan  # noqa: E402
 
 BODY = {"grade": "A+", "score": 100, "tests": {f"test-{n}": {"pass": True, "result": "x" * 40} for n in range(30)}}
 URL = "https://a.test/"
@@ -82,7 +88,8 @@ class _Round:
     def reserve_orm(self, _: int) -> None:
         def work(session: Session) -> None:
             reservation = reserve_free_scan(session, self.client, self.now, LIMIT)
-            job = create_job(session, kind="free", url=URL, now=self.now, reservation=reservation, client=self.client)
+            job = new_job(kind="free", url=URL, now=self.now, reservation=reservation, client=self.client)
+            add_job(session, job)
             self.orm_ids.append(job.id)
 
         self.in_session(work)

@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.load_bench import BIG_QUOTA, Phase, _run
-from tests.fixtures import catalog
-from tests.fixtures.dns_server import AuthDnsServer
-from tests.fixtures.pki import Pki
-from tests.fixtures.sites import SiteFactory, SiteServer
-from tests.jobs.cluster import Cluster
-from tests.pg_server import get_server
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `python bench/jobs_bench.py` puts bench/ first, not the checkout
+    sys.path.insert(0, str(ROOT))
+
+from bench.load_bench import BIG_QUOTA, Phase, _run  # noqa: E402
+from tests.fixtures import catalog  # noqa: E402
+from tests.fixtures.dns_server import AuthDnsServer  # noqa: E402
+from tests.fixtures.pki import Pki  # noqa: E402
+from tests.fixtures.sites import SiteFactory, SiteServer  # noqa: E402
+from tests.jobs.cluster import Cluster  # noqa: E402
+from tests.pg_server import get_server  # noqa: E402
 
 
 def _state(database_url: str) -> tuple[int, dict[str, int], int]:

@@ -29,14 +29,17 @@ from pathlib import Path
 
 import httpx
 
-from bench.api_bench import _read_response
-from tests.fixtures import catalog
-from tests.fixtures.dns_server import AuthDnsServer
-from tests.fixtures.pki import Pki
-from tests.fixtures.ports import free_port
-from tests.fixtures.sites import SiteFactory, SiteServer
-
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # `python bench/load_bench.py` puts bench/ first, not the checkout
+    sys.path.insert(0, str(REPO))
+
+from bench.api_bench import _read_response  # noqa: E402
+from tests.fixtures import catalog  # noqa: E402
+from tests.fixtures.dns_server import AuthDnsServer  # noqa: E402
+from tests.fixtures.pki import Pki  # noqa: E402
+from tests.fixtures.ports import free_port  # noqa: E402
+from tests.fixtures.sites import SiteFactory, SiteServer  # noqa: E402
+
 BIG_QUOTA = 10_000_000
 
 
@@ -216,7 +219,7 @@ def main() -> int:
                 if n % 4 < 2:
                     requests.append(("free", "POST", f"{base}/api/scan", {"json": {"url": url}}))
                 else:
-                    pro = {"json": {"url": url}, "headers": {"X-API-Key": key}}
+                    pro: dict[str, object] = {"json": {"url": url}, "headers": {"X-API-Key": key}}
                     requests.append(("pro", "POST", f"{base}/api/scan/pro", pro))
             asyncio.run(_run(scans, requests))
             pro_after, free_after = _counters(database_url, subscription_id)

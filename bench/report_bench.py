@@ -16,15 +16,21 @@ from __future__ import annotations
 import argparse
 import io
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pypdf
 
-from websec_app.scanner.grading import HEADER_SHAPED
-from websec_app.scanner.rules import Rule, default_rulebook
-from websec_app.services.pdf import render_compliance_pdf, render_scan_pdf
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `python bench/report_bench.py` puts bench/ first, not the checkout
+    sys.path.insert(0, str(ROOT))
+
+from websec_app.scanner.grading import HEADER_SHAPED  # noqa: E402
+from websec_app.scanner.rules import Rule, default_rulebook  # noqa: E402
+from websec_app.services.pdf import render_compliance_pdf, render_scan_pdf  # noqa: E402
 
 TARGET_MS = 300.0
 

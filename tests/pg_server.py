@@ -92,7 +92,7 @@ class PostgresServer:
 
     def execute(self, sql: str) -> None:
         with psycopg.connect(self.url("postgres", driver="postgresql"), autocommit=True) as conn:
-            conn.execute(sql)  # type: ignore[call-overload]
+            conn.execute(sql)  # type: ignore[call-overload,unused-ignore]
 
     def create_database(self, template: str | None = None) -> str:
         """A new, empty (or template-cloned) database; returns its SQLAlchemy URL."""
