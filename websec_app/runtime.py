@@ -71,7 +71,7 @@ def build_runtime(
         jobs=engine,
     )
     if engine is not None:
-        from .usecases.jobs import call_back, execute_job
+        from .usecases.job_worker import call_back, execute_job
 
         async def run_scan(job_id: str) -> None:
             await execute_job(runtime, job_id)

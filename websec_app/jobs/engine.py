@@ -185,7 +185,7 @@ class JobEngine:
 
     def set_handlers(self, scan: JobHandler, callback: JobHandler) -> None:
         """What a worker does with a job id, and how it calls a job's callback back (the use cases,
-        websec_app/usecases/jobs.py); the callback raises to be retried."""
+        websec_app/usecases/job_worker.py); the callback raises to be retried."""
         self._handler = scan
         self._callback = callback
 

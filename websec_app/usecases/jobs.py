@@ -7,7 +7,7 @@ A request (the synchronous API endpoints, and the async `POST /api/scans`):
    it, then queues the job;
 3. waits for the row to end (synchronous endpoints only) and answers from it.
 
-A worker (`execute_job`) marks the row running, scans, and ends it: `done` with the body, or `failed`
+A worker (`execute_job`, job_worker.py) marks the row running, scans, and ends it: `done` with the body, or `failed`
 with the unit given back in the same transaction. The transitions are conditional
 (websec_app/store/scan_jobs.py): a job retried after its worker died ends once, and a request that stops
 waiting ends it itself (failed, unit given back) so that no unit stays taken by a job nobody answers.
@@ -24,21 +24,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 import anyio.to_thread
-from sqlalchemy import Engine
 from sqlmodel import Session
 
-from websec_app.jobs.callbacks import callback_secret, checked_address, deliver, encode, sign
+from websec_app.jobs.callbacks import callback_secret, checked_address
 from websec_app.jobs.engine import STALLED_AFTER_SECONDS, JobEngine
 from websec_app.scanner import (
     InvalidTarget,
     ScanError,
-    ScanReport,
     TargetRefused,
     TargetUnreachable,
     parse_target,
 )
 from websec_app.services.admission import RETRY_AFTER_SECONDS, Place, ScannerBusy
-from websec_app.services.metering import record_report
 from websec_app.services.pdf import PdfRenderError, report_filename
 from websec_app.store import (
     SCAN_COMPLIANCE,
@@ -52,21 +49,17 @@ from websec_app.store import (
     month_resets_at,
     reserve_monthly_scan,
 )
-from websec_app.store.hot_rows.scan_jobs import claim_job as claim_job_hot
-from websec_app.store.hot_rows.scan_jobs import end_done_with_history, history_row, reserve_free_job
+from websec_app.store.hot_rows.scan_jobs import reserve_free_job
 from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, ScanJob
 from websec_app.store.quotas import reserve_monthly_scans
-from websec_app.store.reports import save_report
 from websec_app.store.scan_jobs import (
     ERROR_KIND,
     KEPT_REPORT,
     add_job,
     find_job,
-    finish_done,
     finish_failed,
     first_showing_of_callback_secret,
     new_job,
-    note_kept_report,
 )
 
 from .accounts import Subscriber
@@ -124,20 +117,20 @@ class JobResult:
     remaining: int | None
 
 
-def _engine(runtime: Runtime) -> JobEngine:
+def job_engine(runtime: Runtime) -> JobEngine:
     if runtime.jobs is None:  # pragma: no cover - callers check
         raise RuntimeError("this runtime has no job engine")
     return runtime.jobs
 
 
-def _real_now() -> datetime:
+def real_now() -> datetime:
     return datetime.now(UTC)
 
 
 async def admit(runtime: Runtime, count: int = 1) -> None:
     """Refuse (ScannerBusy, Retry-After = the expected wait) when `count` more scans would wait longer than
     WEBSEC_MAX_SCAN_WAIT across the cluster."""
-    load = await _engine(runtime).load()
+    load = await job_engine(runtime).load()
     wait = load.expected_wait(count)
     if wait > runtime.settings.max_scan_wait:
         raise ScannerBusy(max(1, math.ceil(wait)))
@@ -163,7 +156,7 @@ async def _in_line(runtime: Runtime, place: Place | None, progress: Progress | N
             yield
         finally:
             place.leave()
-    elif _engine(runtime).distributed:
+    elif job_engine(runtime).distributed:
         yield
     else:
         async with runtime.scan_slot(on_wait=None if progress is None else lambda: progress(WAITING)):
@@ -175,7 +168,7 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob, progress: Progress | N
     scan's time (the admission's estimate was too kind: a burst on idle figures, a worker lost) is
     withdrawn, its unit given back, and answered 503 like a refused one; a started job is waited for (a
     scan is bounded)."""
-    engine = _engine(runtime)
+    engine = job_engine(runtime)
     try:
         # The waiter is registered with the job, before any worker can end it (no read of the row to wait).
         await engine.submit(job.id, waiter=True)
@@ -183,7 +176,7 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob, progress: Progress | N
         start_by = max(1.0, runtime.settings.max_scan_wait - engine.recent_scan_seconds())
         ended = await _wait(runtime, job.id, start_by, progress)
         if not ended:
-            withdrawn = await runtime.db(finish_failed, job.id, _real_now(), 503, NOT_STARTED, only_queued=True)
+            withdrawn = await runtime.db(finish_failed, job.id, real_now(), 503, NOT_STARTED, only_queued=True)
             if not withdrawn:
                 ended = await _wait(runtime, job.id, wait_budget(runtime) - start_by, progress)
     except BaseException:
@@ -206,7 +199,7 @@ async def _wait(runtime: Runtime, job_id: str, timeout: float, progress: Progres
     """Wait for the job's end (True) or `timeout` (False). Watched (`progress`), its state is read every
     WATCH_SECONDS and told as the step it is at: queued is WAITING (no worker has it yet), running is
     "fetch" (a worker scans it), and "save" once it has ended (the worker kept the result with its end)."""
-    engine = _engine(runtime)
+    engine = job_engine(runtime)
     if progress is None:
         return await engine.wait(job_id, timeout)
     deadline = anyio.current_time() + timeout
@@ -228,7 +221,7 @@ async def _wait(runtime: Runtime, job_id: str, timeout: float, progress: Progres
 async def _give_up(runtime: Runtime, job_id: str) -> None:
     """End a job nobody will wait for any more (its unit given back), unless it ended meanwhile."""
     try:
-        await runtime.db(finish_failed, job_id, _real_now(), 503, NOT_FINISHED)
+        await runtime.db(finish_failed, job_id, real_now(), 503, NOT_FINISHED)
     except Exception:  # noqa: BLE001 - report the original error
         log.exception("could not give up scan job %s", job_id)
 
@@ -477,7 +470,7 @@ async def submit_scans(
     await admit(runtime, len(urls))
     options = {"callback_url": callback_url} if callback_url else {}
     ids, remaining = await runtime.db(_reserve_batch, list(urls), subscriber, runtime.now(), options)
-    engine = _engine(runtime)
+    engine = job_engine(runtime)
     for job_id in ids:
         try:
             await engine.submit(job_id)
@@ -504,10 +497,10 @@ async def read_job(runtime: Runtime, api_key_id: int, job_id: str) -> JobResult 
     row = await runtime.db(find_job, job_id[:64])
     if row is None or row.api_key_id != api_key_id:
         return None
-    return _result(row)
+    return job_result(row)
 
 
-def _result(row: ScanJob) -> JobResult:
+def job_result(row: ScanJob) -> JobResult:
     return JobResult(
         id=row.id,
         status=row.status,
@@ -519,151 +512,28 @@ def _result(row: ScanJob) -> JobResult:
     )
 
 
-# --- the worker's side ---------------------------------------------------------------------------------
-
-
-def _who(row: ScanJob) -> dict[str, Any]:
-    if row.kind == SCAN_FREE:
-        return {"client": row.client}
-    if row.kind == SCAN_ONE_TIME:
-        return {"scan_token_id": row.scan_token_id}
-    if row.kind == SCAN_COMPLIANCE:
-        return {}
-    return {"subscription_id": row.subscription_id, "api_key_id": row.api_key_id}
-
-
-def _end_done(
-    session: Session, row: ScanJob, report: ScanReport, body: dict[str, Any], pdf: bytes | None, now: datetime
-) -> bool:
-    """The result and the history entry, in one transaction; False when the job had ended meanwhile."""
-    if not finish_done(session, row.id, now, body, pdf):
-        session.rollback()
-        return False
-    # Nothing below commits before the end: the job's end, its history entry and its kept report are
-    # seen together or not at all.
-    record = record_report(session, report, kind=row.kind, now=row.created_at, commit=False, **_who(row))
-    # A subscriber's history keeps every Pro report (issue 17); the UI keeps every report it shows (its
-    # /report/<id> link): kept once, here, with the job's end.
-    options = row.options or {}
-    if row.subscription_id is not None or options.get(KEEP):
-        kept = save_report(
-            session, body=body, kind=row.kind, now=row.created_at, scan_record_id=record.id, commit=False
-        )
-        options = {**options, KEPT_REPORT: kept.id}
-        note_kept_report(session, row.id, row.options or {}, kept.id)
-    session.commit()
-    # `row` (detached) now says what was committed: the worker hands it to a request of this process.
-    row.status, row.result, row.pdf, row.finished_at, row.options = JOB_DONE, body, pdf, now, dict(options)
-    return True
-
-
-def _end_done_hot(engine: Engine, row: ScanJob, report: ScanReport, body: dict[str, Any], now: datetime) -> bool:
-    """`_end_done` for a job with nothing to keep but its history entry (free and one-time token scans, the
-    compliance scan): the end and the entry in one transaction of prebuilt statements."""
-    history = history_row(
-        lambda session: record_report(session, report, kind=row.kind, now=row.created_at, commit=False, **_who(row))
-    )
-    if not end_done_with_history(engine, row.id, now, body, None, history):
-        return False
-    row.status, row.result, row.pdf, row.finished_at = JOB_DONE, body, None, now
-    return True
-
-
-async def _end(
-    runtime: Runtime, row: ScanJob, report: ScanReport, body: dict[str, Any], pdf: bytes | None, now: datetime
-) -> bool:
-    """End the job done (False when it had ended meanwhile); `row` then says what was committed."""
-    if pdf is None and row.subscription_id is None and not (row.options or {}).get(KEEP):
-        return await runtime.db_engine(_end_done_hot, row, report, body, now)
-    return await runtime.db(_end_done, row, report, body, pdf, now)
-
-
-async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error_kind: str | None = None) -> None:
-    if await runtime.db(finish_failed, row.id, _real_now(), status, message, error_kind=error_kind):
-        await _queue_callback(runtime, row)
-
-
-async def execute_job(runtime: Runtime, job_id: str) -> None:
-    """Run one scan job (the task engine's task): scan, shape the body, render a PDF, end the row."""
-    row = await runtime.db_engine(claim_job_hot, job_id, _real_now())
-    if row is None:
-        return  # ended already: a retried copy, or its waiter gave up
-    options = row.options or {}
-    try:
-        report = await runtime.scanner(row.url, runtime.settings)
-        if row.kind == SCAN_FREE:
-            body = report.to_dict(pro=False, include_fix=bool(options.get("include_fix")))
-        else:
-            body = report.to_dict(pro=True, include_fix=True)
-        pdf = None
-        if row.kind == SCAN_PDF:
-            try:
-                pdf = await anyio.to_thread.run_sync(runtime.render_pdf, body, options.get("client_name"))
-            except Exception as exc:  # noqa: BLE001 - any renderer failure is the PDF's failure
-                log.exception("PDF rendering failed for %s", row.url)
-                raise PdfRenderError(f"the PDF report of {row.url} could not be rendered: {exc}") from exc
-    except ScanError as exc:
-        log.info("scan job %s failed: %s", job_id, exc)
-        await _fail(runtime, row, exc.http_status, str(exc) or SCAN_FAILED, type(exc).__name__)
-        return
-    except PdfRenderError as exc:
-        await _fail(runtime, row, 500, str(exc))
-        return
-    except Exception:  # noqa: BLE001 - the job ends failed and refunded; the traceback is logged
-        log.exception("scan job %s failed", job_id)
-        await _fail(runtime, row, 500, SCAN_FAILED)
-        return
-    if await _end(runtime, row, report, body, pdf, _real_now()):
-        _engine(runtime).hand_over(job_id, row)
-        log.info("scan job %s done (attempt %d)", job_id, row.attempts)
-        await _queue_callback(runtime, row)
-
-
-async def _queue_callback(runtime: Runtime, row: ScanJob) -> None:
-    if (row.options or {}).get("callback_url"):
-        try:
-            await _engine(runtime).submit_callback(row.id)
-        except Exception:  # noqa: BLE001 - the result stays readable with GET /api/scans/{id}
-            log.exception("could not queue the callback of scan job %s", row.id)
-
-
-async def call_back(runtime: Runtime, job_id: str) -> None:
-    """POST the ended job to its callback_url, signed (websec_app/jobs/callbacks.py); raises to be retried
-    when the receiver does not take it (2xx)."""
-    row = await runtime.db(find_job, job_id)
-    if row is None or row.api_key_id is None or not (row.options or {}).get("callback_url"):
-        return
-    body = encode(job_view(_result(row)))
-    signature = sign(callback_secret(runtime.settings, row.api_key_id), body)
-    status = await deliver(row.options["callback_url"], body, signature, runtime.settings)
-    if not 200 <= status < 300:
-        raise CallbackRefused(f"the callback receiver of job {job_id} answered {status}")
-
-
-class CallbackRefused(Exception):
-    """The receiver did not answer 2xx: the engine retries the callback with backoff."""
-
-
 __all__ = [
-    "MAX_BATCH",
+    "admit",
     "BatchQuotaUsed",
-    "CallbackRefused",
-    "Submitted",
-    "call_back",
     "compliance_scan",
+    "free_scan",
+    "job_engine",
+    "job_result",
     "job_view",
+    "JobResult",
+    "JobScanError",
+    "KEEP",
     "kept_free_scan",
     "kept_pro_pdf",
     "kept_pro_scan",
     "kept_token_scan",
-    "JobResult",
-    "JobScanError",
-    "admit",
-    "execute_job",
-    "free_scan",
+    "MAX_BATCH",
     "pro_pdf",
     "pro_scan",
     "read_job",
+    "real_now",
+    "SCAN_FAILED",
     "submit_scans",
+    "Submitted",
     "token_scan",
 ]

@@ -1,0 +1,159 @@
+"""A scan job's worker side (issue 16): what the task engine runs for a job, and its callback.
+
+`execute_job` marks the row running (a job that ended meanwhile, a retried copy or one its waiter gave up
+on, is skipped), scans, shapes the body and renders the PDF, then ends the row: `done` with the body and
+the history entry (and the kept report, for Pro and the web UI's scans) in one transaction, or `failed`
+with the unit given back. A request of this process that waits for the job is handed the ended row.
+`call_back` POSTs an ended job to its callback_url, signed. The request's side is jobs.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+import anyio.to_thread
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from websec_app.jobs.callbacks import callback_secret, deliver, encode, sign
+from websec_app.scanner import ScanError, ScanReport
+from websec_app.services.metering import record_report
+from websec_app.services.pdf import PdfRenderError
+from websec_app.store import SCAN_COMPLIANCE, SCAN_FREE, SCAN_ONE_TIME, SCAN_PDF
+from websec_app.store.hot_rows.scan_jobs import claim_job as claim_job_hot
+from websec_app.store.hot_rows.scan_jobs import end_done_with_history, history_row
+from websec_app.store.models import JOB_DONE, ScanJob
+from websec_app.store.reports import save_report
+from websec_app.store.scan_jobs import KEPT_REPORT, find_job, finish_done, finish_failed, note_kept_report
+
+from .jobs import KEEP, SCAN_FAILED, job_engine, job_result, job_view, real_now
+from .runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+def _who(row: ScanJob) -> dict[str, Any]:
+    if row.kind == SCAN_FREE:
+        return {"client": row.client}
+    if row.kind == SCAN_ONE_TIME:
+        return {"scan_token_id": row.scan_token_id}
+    if row.kind == SCAN_COMPLIANCE:
+        return {}
+    return {"subscription_id": row.subscription_id, "api_key_id": row.api_key_id}
+
+
+def _end_done(
+    session: Session, row: ScanJob, report: ScanReport, body: dict[str, Any], pdf: bytes | None, now: datetime
+) -> bool:
+    """The result and the history entry, in one transaction; False when the job had ended meanwhile."""
+    if not finish_done(session, row.id, now, body, pdf):
+        session.rollback()
+        return False
+    # Nothing below commits before the end: the job's end, its history entry and its kept report are
+    # seen together or not at all.
+    record = record_report(session, report, kind=row.kind, now=row.created_at, commit=False, **_who(row))
+    # A subscriber's history keeps every Pro report (issue 17); the UI keeps every report it shows (its
+    # /report/<id> link): kept once, here, with the job's end.
+    options = row.options or {}
+    if row.subscription_id is not None or options.get(KEEP):
+        kept = save_report(
+            session, body=body, kind=row.kind, now=row.created_at, scan_record_id=record.id, commit=False
+        )
+        options = {**options, KEPT_REPORT: kept.id}
+        note_kept_report(session, row.id, row.options or {}, kept.id)
+    session.commit()
+    # `row` (detached) now says what was committed: the worker hands it to a request of this process.
+    row.status, row.result, row.pdf, row.finished_at, row.options = JOB_DONE, body, pdf, now, dict(options)
+    return True
+
+
+def _end_done_hot(engine: Engine, row: ScanJob, report: ScanReport, body: dict[str, Any], now: datetime) -> bool:
+    """`_end_done` for a job with nothing to keep but its history entry (free and one-time token scans, the
+    compliance scan): the end and the entry in one transaction of prebuilt statements."""
+    history = history_row(
+        lambda session: record_report(session, report, kind=row.kind, now=row.created_at, commit=False, **_who(row))
+    )
+    if not end_done_with_history(engine, row.id, now, body, None, history):
+        return False
+    row.status, row.result, row.pdf, row.finished_at = JOB_DONE, body, None, now
+    return True
+
+
+async def _end(
+    runtime: Runtime, row: ScanJob, report: ScanReport, body: dict[str, Any], pdf: bytes | None, now: datetime
+) -> bool:
+    """End the job done (False when it had ended meanwhile); `row` then says what was committed."""
+    if pdf is None and row.subscription_id is None and not (row.options or {}).get(KEEP):
+        return await runtime.db_engine(_end_done_hot, row, report, body, now)
+    return await runtime.db(_end_done, row, report, body, pdf, now)
+
+
+async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error_kind: str | None = None) -> None:
+    if await runtime.db(finish_failed, row.id, real_now(), status, message, error_kind=error_kind):
+        await _queue_callback(runtime, row)
+
+
+async def execute_job(runtime: Runtime, job_id: str) -> None:
+    """Run one scan job (the task engine's task): scan, shape the body, render a PDF, end the row."""
+    row = await runtime.db_engine(claim_job_hot, job_id, real_now())
+    if row is None:
+        return  # ended already: a retried copy, or its waiter gave up
+    options = row.options or {}
+    try:
+        report = await runtime.scanner(row.url, runtime.settings)
+        if row.kind == SCAN_FREE:
+            body = report.to_dict(pro=False, include_fix=bool(options.get("include_fix")))
+        else:
+            body = report.to_dict(pro=True, include_fix=True)
+        pdf = None
+        if row.kind == SCAN_PDF:
+            try:
+                pdf = await anyio.to_thread.run_sync(runtime.render_pdf, body, options.get("client_name"))
+            except Exception as exc:  # noqa: BLE001 - any renderer failure is the PDF's failure
+                log.exception("PDF rendering failed for %s", row.url)
+                raise PdfRenderError(f"the PDF report of {row.url} could not be rendered: {exc}") from exc
+    except ScanError as exc:
+        log.info("scan job %s failed: %s", job_id, exc)
+        await _fail(runtime, row, exc.http_status, str(exc) or SCAN_FAILED, type(exc).__name__)
+        return
+    except PdfRenderError as exc:
+        await _fail(runtime, row, 500, str(exc))
+        return
+    except Exception:  # noqa: BLE001 - the job ends failed and refunded; the traceback is logged
+        log.exception("scan job %s failed", job_id)
+        await _fail(runtime, row, 500, SCAN_FAILED)
+        return
+    if await _end(runtime, row, report, body, pdf, real_now()):
+        job_engine(runtime).hand_over(job_id, row)
+        log.info("scan job %s done (attempt %d)", job_id, row.attempts)
+        await _queue_callback(runtime, row)
+
+
+async def _queue_callback(runtime: Runtime, row: ScanJob) -> None:
+    if (row.options or {}).get("callback_url"):
+        try:
+            await job_engine(runtime).submit_callback(row.id)
+        except Exception:  # noqa: BLE001 - the result stays readable with GET /api/scans/{id}
+            log.exception("could not queue the callback of scan job %s", row.id)
+
+
+async def call_back(runtime: Runtime, job_id: str) -> None:
+    """POST the ended job to its callback_url, signed (websec_app/jobs/callbacks.py); raises to be retried
+    when the receiver does not take it (2xx)."""
+    row = await runtime.db(find_job, job_id)
+    if row is None or row.api_key_id is None or not (row.options or {}).get("callback_url"):
+        return
+    body = encode(job_view(job_result(row)))
+    signature = sign(callback_secret(runtime.settings, row.api_key_id), body)
+    status = await deliver(row.options["callback_url"], body, signature, runtime.settings)
+    if not 200 <= status < 300:
+        raise CallbackRefused(f"the callback receiver of job {job_id} answered {status}")
+
+
+class CallbackRefused(Exception):
+    """The receiver did not answer 2xx: the engine retries the callback with backoff."""
+
+
+__all__ = ["CallbackRefused", "call_back", "execute_job"]
