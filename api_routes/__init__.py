@@ -120,6 +120,8 @@ async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        if context.jobs is not None:
+            await context.jobs.stop()
         if worker is not None:
             worker.stop()
 

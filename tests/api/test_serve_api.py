@@ -10,13 +10,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlmodel import select
 
 from tests.fixtures.ports import free_port
-from tests.fixtures.processes import serve_api
+from tests.fixtures.processes import log_tail, serve_api, wait_until_healthy
 from tests.fixtures.sites import RunningSite
 from websec_app.cli import main
 from websec_app.settings import get_settings
-from websec_app.store import database_for
+from websec_app.store import Database, database_for
+from websec_app.store.models import ScanWorker
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -115,3 +117,40 @@ def test_keys_commands_explain_what_is_wrong(
     )
     assert rotate_unknown[0] == 1 and "no active subscription for nobody@example.com" in rotate_unknown[1].err
     assert revoke_unknown[0] == 1 and "no active key matches" in revoke_unknown[1].err
+
+
+def test_serve_api_stops_gracefully_on_sigterm(
+    operator_env: dict[str, str], tmp_path: Path, best_site: RunningSite
+) -> None:
+    # Given serve-api whose in-process scan worker has run a scan (and so used the thread pool)
+    port, log = free_port(), tmp_path / "serve-api.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "websec_app", "serve-api", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO,
+            env=operator_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_healthy(base, process, what="serve-api", seconds=30, output=lambda: log_tail(log))
+        assert httpx.post(f"{base}/api/scan", json={"url": best_site.url}, timeout=60).status_code == 200
+        database = Database(f"sqlite:///{tmp_path / 'websec.db'}")
+        with database.session() as session:
+            assert len(session.exec(select(ScanWorker)).all()) == 1  # the worker says it is alive
+        # When it is asked to stop, as systemd, Docker and Kubernetes ask
+        process.terminate()
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    # Then it stops by itself: its worker ran the app's shutdown (and unregistered from the cluster), and
+    # granian did not have to kill it (a left-over thread-pool thread used to keep it alive until then)
+    text = log.read_text(errors="replace")
+    assert "refused to gracefully stop" not in text, log_tail(log)
+    assert process.returncode == 0, log_tail(log)
+    with database.session() as session:
+        assert session.exec(select(ScanWorker)).all() == []
+    database.dispose()

@@ -309,6 +309,25 @@ class JobEngine:
         that is only used through the web UI, and after a restart."""
         await self._ready()
 
+    async def stop(self) -> None:
+        """Stop this process's workers and the waiters' poll, at the app's shutdown, and wait for them.
+
+        Their tasks are cancelled: a running scan stops (on PostgreSQL its job is put back in the queue by
+        `retry_stalled` like a dead worker's; embedded, nobody waits for it any more). Ended, they also end
+        the thread-pool threads they started: anyio ends a worker thread when the task that started it
+        ends, and a thread left waiting kept the process from exiting, so granian killed it after its
+        graceful-stop timeout (5 s) on every SIGTERM."""
+        parts = self._parts
+        if parts is None or parts.loop is not asyncio.get_running_loop():
+            return
+        self._parts = None
+        tasks = [task for task in (parts.worker, parts.poller, parts.opened) if task is not None and not task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if parts.app is not None and parts.opened is not None and parts.opened.done() and not parts.opened.cancelled():
+            await parts.app.close_async()
+
     # --- the request's side -------------------------------------------------------------------------
 
     async def submit(self, job_id: str, *, waiter: bool = False) -> None:
@@ -518,7 +537,10 @@ def _now() -> Any:
 async def engine_lifespan(engine: JobEngine) -> AsyncIterator[JobEngine]:
     """Start `engine` with the app (Reflex's `register_lifespan_task`, and serve-api's lifespan)."""
     await engine.start()
-    yield engine
+    try:
+        yield engine
+    finally:
+        await engine.stop()
 
 
 __all__ = ["JobEngine", "engine_lifespan", "procrastinate_conninfo"]
