@@ -21,10 +21,10 @@ from sqlmodel import select
 
 from tests import db_fixtures
 from tests.clock import TEST_NOW
-from websec_app.jobs.engine import JobEngine
+from websec_app.jobs.engine import SERVER_STOPPED, SERVER_STOPPED_STATUS, JobEngine
 from websec_app.store import Database
 from websec_app.store.hot_rows import scan_jobs as hot
-from websec_app.store.models import JOB_DONE, JOB_RUNNING, FreeScanCounter, ScanJob, ScanRecord
+from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, JOB_RUNNING, FreeScanCounter, ScanJob, ScanRecord
 from websec_app.store.scan_jobs import finish_failed, new_job
 from websec_app.store.scans import record_scan
 
@@ -130,6 +130,47 @@ async def test_embedded_callbacks_are_retried_until_the_receiver_takes_them(sqli
     await recorder.until(lambda: len(recorder.callbacks) == 3)
 
     assert recorder.callbacks == ["job-2"] * 3
+
+
+async def test_stopping_the_embedded_engine_ends_its_open_jobs_and_gives_their_units_back(
+    sqlite_database: Database,
+) -> None:
+    # Given one worker, a job that ran to its end, one running (its scan never ends) and one queued behind it
+    client = "192.0.2.44"
+    ids = []
+    for _ in range(3):
+        job = hot.reserve_free_job(sqlite_database.engine, _job(client), client, TEST_NOW, 10)
+        assert job is not None
+        ids.append(job.id)
+    finished, running, queued = ids
+    started = asyncio.Event()
+
+    async def scan(job_id: str) -> None:
+        if job_id == running:
+            hot.claim_job(sqlite_database.engine, job_id, TEST_NOW)
+            started.set()
+            await asyncio.Event().wait()
+
+    engine = JobEngine(sqlite_database, in_process_workers=1)
+    engine.set_handlers(scan, Recorder().callback)
+    for job_id in ids:
+        await engine.submit(job_id)
+    async with asyncio.timeout(STEP_TIMEOUT):
+        await started.wait()
+
+    # When the app shuts down
+    async with asyncio.timeout(STEP_TIMEOUT):
+        await engine.stop()
+
+    # Then the two open jobs are ended failed with their units back; the one that ran is not touched
+    with sqlite_database.session() as session:
+        rows = {row.id: row for row in session.exec(select(ScanJob))}
+        counter = session.exec(select(FreeScanCounter)).one()
+    assert rows[finished].status == JOB_QUEUED  # its handler returned: its end was its own to make
+    for job_id in (running, queued):
+        assert rows[job_id].status == JOB_FAILED
+        assert (rows[job_id].error_status, rows[job_id].error_message) == (SERVER_STOPPED_STATUS, SERVER_STOPPED)
+    assert counter.used == 1
 
 
 def _job(client: str) -> ScanJob:

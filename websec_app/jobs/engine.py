@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 #: Attempts of one callback (websec_app/jobs/callbacks.py says why it is a task).
 CALLBACK_ATTEMPTS = 6
+#: The end of an embedded job its process stopped before it ended (its queue was in that process's memory).
+SERVER_STOPPED_STATUS = 503
+SERVER_STOPPED = "The server stopped before this scan ended; nothing was counted. Please try again."
 
 #: The engine's queue for scans, and the task names (stable: they are stored in the queue).
 SCAN_QUEUE = "scans"
@@ -147,6 +150,9 @@ class _LoopParts:
     #: Jobs this process's worker ended done while a request here waited on them: the row as committed,
     #: taken by that request (`take_handed`) instead of reading it back.
     handed: dict[str, ScanJob] = field(default_factory=dict)
+    #: Embedded: the scan jobs queued in this process that have not run to their end yet; `stop` ends those
+    #: still open, since the queue holding them goes with the process.
+    unended: set[str] = field(default_factory=set)
     poller: asyncio.Task[None] | None = None
     worker: asyncio.Task[None] | None = None
     ready: bool = False
@@ -246,6 +252,9 @@ class JobEngine:
             await self._handler(job_id)
         finally:
             self._wake(job_id)
+        parts = self._parts
+        if parts is not None:  # run to its end: not `stop`'s to end (a cancelled or failed run stays)
+            parts.unended.discard(job_id)
 
     async def _call_back(self, job_id: str) -> None:
         if self._callback is not None:
@@ -312,19 +321,28 @@ class JobEngine:
     async def stop(self) -> None:
         """Stop this process's workers and the waiters' poll, at the app's shutdown, and wait for them.
 
-        Their tasks are cancelled: a running scan stops (on PostgreSQL its job is put back in the queue by
-        `retry_stalled` like a dead worker's; embedded, nobody waits for it any more). Ended, they also end
-        the thread-pool threads they started: anyio ends a worker thread when the task that started it
-        ends, and a thread left waiting kept the process from exiting, so granian killed it after its
-        graceful-stop timeout (5 s) on every SIGTERM."""
+        Their tasks are cancelled. On PostgreSQL procrastinate then stops fetching, lets the running scans
+        end (a scan is bounded) and unregisters. Embedded, the running scans are cancelled, and every job
+        this process queued that is still open is ended failed with its unit given back (SERVER_STOPPED):
+        its queue goes with the process, and no other process would ever run it.
+
+        Ended, the tasks also end the thread-pool threads they started: anyio ends a worker thread when
+        the task that started it ends, and a thread left waiting kept the process from exiting, so
+        granian killed it after its graceful-stop timeout (5 s) on every SIGTERM."""
         parts = self._parts
         if parts is None or parts.loop is not asyncio.get_running_loop():
             return
-        self._parts = None
         tasks = [task for task in (parts.worker, parts.poller, parts.opened) if task is not None and not task.done()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if parts.unended:
+            stopped = sorted(parts.unended)
+            ended = await self._db(_end_stopped_jobs, stopped, _now())
+            log.warning("stopped with %d scan job(s) open: ended failed, their units given back", ended)
+            for job_id in stopped:  # a request still waiting answers with that end
+                self._wake(job_id)
+        self._parts = None
         if parts.app is not None and parts.opened is not None and parts.opened.done() and not parts.opened.cancelled():
             await parts.app.close_async()
 
@@ -341,6 +359,7 @@ class JobEngine:
             parts.waiters.setdefault(job_id, []).append(future)
         try:
             if parts.local is not None:
+                parts.unended.add(job_id)
                 parts.local.put(lambda: self._run(job_id))
             else:
                 assert parts.app is not None
@@ -531,6 +550,12 @@ def _now() -> Any:
     from datetime import UTC, datetime
 
     return datetime.now(UTC)
+
+
+def _end_stopped_jobs(session: Any, job_ids: list[str], now: Any) -> int:
+    from websec_app.store.scan_jobs import finish_failed
+
+    return sum(finish_failed(session, job_id, now, SERVER_STOPPED_STATUS, SERVER_STOPPED) for job_id in job_ids)
 
 
 @asynccontextmanager
