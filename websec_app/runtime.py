@@ -71,7 +71,7 @@ def build_runtime(
         jobs=engine,
     )
     if engine is not None:
-        from .usecases.job_worker import call_back, execute_job
+        from .usecases.job_worker import call_back, end_abandoned_jobs, execute_job
 
         async def run_scan(job_id: str) -> None:
             await execute_job(runtime, job_id)
@@ -90,6 +90,11 @@ def build_runtime(
             await monitors.execute_run(runtime, run_id)
 
         engine.set_monitor_handlers(monitor_tick, monitor_run)
+
+        async def sweep() -> None:
+            await end_abandoned_jobs(runtime)
+
+        engine.set_sweep(sweep)
     return runtime
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,15 @@ from sqlmodel import select
 from tests import db_fixtures
 from tests.clock import TEST_NOW
 from websec_app.jobs.engine import SERVER_STOPPED, SERVER_STOPPED_STATUS, JobEngine
+from websec_app.runtime import build_runtime
+from websec_app.settings import Settings
 from websec_app.store import Database
 from websec_app.store.hot_rows import scan_jobs as hot
 from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, JOB_RUNNING, FreeScanCounter, ScanJob, ScanRecord
-from websec_app.store.scan_jobs import finish_failed, new_job
+from websec_app.store.scan_jobs import finish_done, finish_failed, new_job
 from websec_app.store.scans import record_scan
+from websec_app.usecases.job_worker import end_abandoned_jobs
+from websec_app.usecases.jobs import wait_budget
 
 any_database = db_fixtures.any_database
 #: Generous: the steps below take milliseconds; the bound only stops a broken engine from hanging the run.
@@ -49,6 +54,7 @@ class Recorder:
         self.callbacks: list[str] = []
         self.ticks = 0
         self.runs: list[int] = []
+        self.sweeps = 0
         self.callback_failures = callback_failures
         self.changed = asyncio.Event()
 
@@ -70,6 +76,10 @@ class Recorder:
         self.runs.append(run_id)
         self.changed.set()
 
+    async def sweep(self) -> None:
+        self.sweeps += 1
+        self.changed.set()
+
     async def until(self, done: Any) -> None:
         async with asyncio.timeout(STEP_TIMEOUT):
             while not done():
@@ -81,6 +91,7 @@ def _engine(database: Database, recorder: Recorder) -> JobEngine:
     engine = JobEngine(database, in_process_workers=2, monitor_tick_seconds=60)
     engine.set_handlers(recorder.scan, recorder.callback)
     engine.set_monitor_handlers(recorder.tick, recorder.run)
+    engine.set_sweep(recorder.sweep)
     engine.callback_first_retry_seconds = 0.01
     return engine
 
@@ -92,6 +103,7 @@ async def test_embedded_engine_queues_in_memory_and_ticks_monitors_at_start(sqli
 
     await engine.start()
     await recorder.until(lambda: recorder.ticks >= 1)  # the tick runs when the workers start
+    assert recorder.sweeps >= 1  # and the sweep of abandoned jobs before it
 
     await engine.submit_monitor_run(7)
     await recorder.until(lambda: recorder.runs == [7])
@@ -171,6 +183,41 @@ async def test_stopping_the_embedded_engine_ends_its_open_jobs_and_gives_their_u
         assert rows[job_id].status == JOB_FAILED
         assert (rows[job_id].error_status, rows[job_id].error_message) == (SERVER_STOPPED_STATUS, SERVER_STOPPED)
     assert counter.used == 1
+
+
+async def test_the_sweep_ends_the_jobs_a_stopped_process_left_open_and_gives_their_units_back(
+    sqlite_database: Database, scan_settings: Settings
+) -> None:
+    # Given jobs a process killed outright left open a wait budget ago, and jobs younger or ended
+    runtime = build_runtime(scan_settings, database=sqlite_database, clock=lambda: TEST_NOW, jobs=False)
+    budget = timedelta(seconds=wait_budget(runtime))
+    client = "192.0.2.45"
+
+    def reserve(created: datetime) -> str:
+        job = new_job(kind="free", url="https://a.test/", now=created, client=client)
+        assert hot.reserve_free_job(sqlite_database.engine, job, client, TEST_NOW, 10) is not None
+        return job.id
+
+    old_queued, old_running, old_done = (reserve(TEST_NOW - budget - timedelta(seconds=1)) for _ in range(3))
+    young = reserve(TEST_NOW - budget + timedelta(seconds=5))
+    hot.claim_job(sqlite_database.engine, old_running, TEST_NOW)
+    with sqlite_database.session() as session:
+        assert finish_done(session, old_done, TEST_NOW, {"grade": "A"}, None)
+        session.commit()
+
+    # When the embedded ticker sweeps
+    ended = await end_abandoned_jobs(runtime)
+
+    # Then the two old open jobs are ended failed with their units back; the others are untouched
+    assert ended == 2
+    with sqlite_database.session() as session:
+        rows = {row.id: row for row in session.exec(select(ScanJob))}
+        counter = session.exec(select(FreeScanCounter)).one()
+    for job_id in (old_queued, old_running):
+        assert (rows[job_id].status, rows[job_id].error_status) == (JOB_FAILED, SERVER_STOPPED_STATUS)
+    assert (rows[old_done].status, rows[young].status) == (JOB_DONE, JOB_QUEUED)
+    assert counter.used == 2
+    assert await end_abandoned_jobs(runtime) == 0  # once
 
 
 def _job(client: str) -> ScanJob:

@@ -182,6 +182,7 @@ class JobEngine:
         self._callback: JobHandler | None = None
         self._monitor_tick: MonitorTick | None = None
         self._monitor_run: MonitorRunHandler | None = None
+        self._sweep: Callable[[], Awaitable[None]] | None = None
         self._parts: _LoopParts | None = None
 
     @property
@@ -199,6 +200,12 @@ class JobEngine:
         """What the once-a-minute monitor tick and one monitor run do (websec_app/usecases/monitors.py)."""
         self._monitor_tick = tick
         self._monitor_run = run
+
+    def set_sweep(self, sweep: Callable[[], Awaitable[None]]) -> None:
+        """Embedded: what ends the jobs a process took with it when it stopped outright (its queue was in its
+        memory), run with each monitor tick (websec_app/usecases/job_worker.py `end_abandoned_jobs`). On
+        PostgreSQL the queue outlives a process and `retry_stalled` runs a dead worker's jobs again."""
+        self._sweep = sweep
 
     # --- procrastinate (PostgreSQL) -----------------------------------------------------------------
 
@@ -270,8 +277,14 @@ class JobEngine:
 
     async def _tick_monitors(self) -> None:
         """Embedded: the monitor tick at start (as procrastinate defers a periodic task's latest tick when its
-        worker starts), then at every multiple of the period on the clock, one tick at a time."""
+        worker starts), then at every multiple of the period on the clock, one tick at a time; the sweep of
+        abandoned jobs before each."""
         while True:
+            try:
+                if self._sweep is not None:
+                    await self._sweep()
+            except Exception:  # noqa: BLE001 - the next tick tries again
+                log.exception("the sweep of abandoned scan jobs failed")
             try:
                 await self._tick()
             except Exception:  # noqa: BLE001 - the next tick tries again
@@ -337,8 +350,10 @@ class JobEngine:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         if parts.unended:
+            from websec_app.store.scan_jobs import end_failed
+
             stopped = sorted(parts.unended)
-            ended = await self._db(_end_stopped_jobs, stopped, _now())
+            ended = await self._db(end_failed, stopped, _now(), SERVER_STOPPED_STATUS, SERVER_STOPPED)
             log.warning("stopped with %d scan job(s) open: ended failed, their units given back", ended)
             for job_id in stopped:  # a request still waiting answers with that end
                 self._wake(job_id)
@@ -550,12 +565,6 @@ def _now() -> Any:
     from datetime import UTC, datetime
 
     return datetime.now(UTC)
-
-
-def _end_stopped_jobs(session: Any, job_ids: list[str], now: Any) -> int:
-    from websec_app.store.scan_jobs import finish_failed
-
-    return sum(finish_failed(session, job_id, now, SERVER_STOPPED_STATUS, SERVER_STOPPED) for job_id in job_ids)
 
 
 @asynccontextmanager

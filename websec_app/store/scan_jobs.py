@@ -156,6 +156,17 @@ def ended_jobs(session: Session, job_ids: Iterable[str]) -> list[str]:
     )
 
 
+def end_failed(session: Session, job_ids: Iterable[str], now: datetime, status: int, message: str) -> int:
+    """`finish_failed` for each of these jobs still open (units given back); how many it ended."""
+    return sum(finish_failed(session, job_id, now, status, message) for job_id in job_ids)
+
+
+def open_jobs_created_before(session: Session, cutoff: datetime) -> list[str]:
+    """The jobs still queued or running that were created before `cutoff` (by the status index)."""
+    query = select(ScanJob.id).where(col(ScanJob.status).in_(_OPEN), col(ScanJob.created_at) < cutoff)
+    return list(session.exec(query).all())
+
+
 @dataclass(frozen=True)
 class ClusterLoad:
     """Scans waiting or running across the cluster, the live workers' total concurrency, and the mean scan
@@ -214,6 +225,7 @@ __all__ = [
     "claim_job",
     "cluster_load",
     "add_job",
+    "end_failed",
     "ended_jobs",
     "find_job",
     "finish_done",
@@ -221,6 +233,7 @@ __all__ = [
     "new_job",
     "new_job_id",
     "note_kept_report",
+    "open_jobs_created_before",
     "worker_alive",
     "worker_gone",
 ]

@@ -10,7 +10,7 @@ with the unit given back. A request of this process that waits for the job is ha
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import anyio.to_thread
@@ -18,6 +18,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from websec_app.jobs.callbacks import callback_secret, deliver, encode, sign
+from websec_app.jobs.engine import SERVER_STOPPED, SERVER_STOPPED_STATUS
 from websec_app.scanner import ScanError, ScanReport
 from websec_app.services.metering import record_report
 from websec_app.services.pdf import PdfRenderError
@@ -26,9 +27,17 @@ from websec_app.store.hot_rows.scan_jobs import claim_job as claim_job_hot
 from websec_app.store.hot_rows.scan_jobs import end_done_with_history, history_row
 from websec_app.store.models import JOB_DONE, ScanJob
 from websec_app.store.reports import save_report
-from websec_app.store.scan_jobs import KEPT_REPORT, find_job, finish_done, finish_failed, note_kept_report
+from websec_app.store.scan_jobs import (
+    KEPT_REPORT,
+    end_failed,
+    find_job,
+    finish_done,
+    finish_failed,
+    note_kept_report,
+    open_jobs_created_before,
+)
 
-from .jobs import KEEP, SCAN_FAILED, job_engine, job_result, job_view, real_now
+from .jobs import KEEP, SCAN_FAILED, job_engine, job_result, job_view, real_now, wait_budget
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -152,8 +161,25 @@ async def call_back(runtime: Runtime, job_id: str) -> None:
         raise CallbackRefused(f"the callback receiver of job {job_id} answered {status}")
 
 
+async def end_abandoned_jobs(runtime: Runtime) -> int:
+    """Embedded (SQLite): end failed, units given back, the jobs still open a wait budget after they were
+    created. By then every request has given up on its job, and no process is running it any more (a scan
+    is bounded): it was lost with a process stopped outright, whose queue was in its memory. Returns how
+    many it ended."""
+    cutoff = runtime.now() - timedelta(seconds=wait_budget(runtime))
+
+    def sweep(session: Session) -> int:
+        abandoned = open_jobs_created_before(session, cutoff)
+        return end_failed(session, abandoned, real_now(), SERVER_STOPPED_STATUS, SERVER_STOPPED) if abandoned else 0
+
+    ended = await runtime.db(sweep)
+    if ended:
+        log.warning("ended %d scan job(s) a stopped process left open: failed, their units given back", ended)
+    return ended
+
+
 class CallbackRefused(Exception):
     """The receiver did not answer 2xx: the engine retries the callback with backoff."""
 
 
-__all__ = ["CallbackRefused", "call_back", "execute_job"]
+__all__ = ["CallbackRefused", "call_back", "end_abandoned_jobs", "execute_job"]
