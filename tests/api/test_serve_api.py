@@ -15,6 +15,7 @@ from sqlmodel import select
 from tests.fixtures.ports import free_port
 from tests.fixtures.processes import log_tail, serve_api, wait_until_healthy
 from tests.fixtures.sites import RunningSite
+from tests.pg_server import get_server
 from websec_app.cli import main
 from websec_app.settings import get_settings
 from websec_app.store import Database, database_for
@@ -119,10 +120,16 @@ def test_keys_commands_explain_what_is_wrong(
     assert revoke_unknown[0] == 1 and "no active key matches" in revoke_unknown[1].err
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_serve_api_stops_gracefully_on_sigterm(
-    operator_env: dict[str, str], tmp_path: Path, best_site: RunningSite
+    operator_env: dict[str, str], tmp_path: Path, best_site: RunningSite, backend: str
 ) -> None:
-    # Given serve-api whose in-process scan worker has run a scan (and so used the thread pool)
+    # Given serve-api whose in-process scan worker has run a scan (and so used the thread pool), embedded on
+    # SQLite or with procrastinate's queue on PostgreSQL
+    url = f"sqlite:///{tmp_path / 'websec.db'}"
+    if backend == "postgresql":
+        url = get_server().migrated_database()
+        operator_env = {**operator_env, "WEBSEC_DATABASE_URL": url}
     port, log = free_port(), tmp_path / "serve-api.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -136,7 +143,7 @@ def test_serve_api_stops_gracefully_on_sigterm(
         base = f"http://127.0.0.1:{port}"
         wait_until_healthy(base, process, what="serve-api", seconds=30, output=lambda: log_tail(log))
         assert httpx.post(f"{base}/api/scan", json={"url": best_site.url}, timeout=60).status_code == 200
-        database = Database(f"sqlite:///{tmp_path / 'websec.db'}")
+        database = Database(url)
         with database.session() as session:
             assert len(session.exec(select(ScanWorker)).all()) == 1  # the worker says it is alive
         # When it is asked to stop, as systemd, Docker and Kubernetes ask
