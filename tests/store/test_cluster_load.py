@@ -1,0 +1,100 @@
+"""The admission's view of the cluster (`store.scan_jobs.cluster_load`): what it counts, and that reading it
+costs the same however many jobs the table keeps (every process reads it every LOAD_TTL_SECONDS while
+scans come in, and job rows are kept)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import insert
+from sqlmodel import Session
+
+from tests import db_fixtures
+from tests.clock import TEST_NOW
+from websec_app.store import Database
+from websec_app.store.models import JOB_DONE, JOB_QUEUED, JOB_RUNNING, ScanJob
+from websec_app.store.scan_jobs import (
+    DEFAULT_SCAN_SECONDS,
+    SCAN_TIME_SAMPLE,
+    WORKER_ALIVE_SECONDS,
+    cluster_load,
+    worker_alive,
+)
+
+database = db_fixtures.database
+any_database = db_fixtures.any_database
+
+
+def _add_jobs(database: Database, count: int, *, first: int, status: str = JOB_DONE, seconds: float = 2.0) -> None:
+    """`count` jobs created a second apart (the later the number, the later the job), each `seconds` long."""
+    rows: list[dict[str, Any]] = []
+    for n in range(first, first + count):
+        created = TEST_NOW - timedelta(days=30) + timedelta(seconds=n)
+        ended = status == JOB_DONE
+        rows.append(
+            {
+                "id": f"{n:032x}",
+                "kind": "free",
+                "url": "https://a.test/",
+                "status": status,
+                "created_at": created,
+                "started_at": created if status != JOB_QUEUED else None,
+                "finished_at": created + timedelta(seconds=seconds) if ended else None,
+                "result": {"grade": "A"} if ended else None,
+                "options": {},
+                "attempts": 1,
+            }
+        )
+    with database.engine.begin() as connection:
+        connection.execute(insert(ScanJob), rows)
+
+
+def test_the_load_counts_open_jobs_live_capacity_and_the_latest_scan_times(any_database: Database) -> None:
+    with any_database.session() as session:
+        assert cluster_load(session, TEST_NOW).scan_seconds == DEFAULT_SCAN_SECONDS  # nothing done yet
+
+    # Given old scans of 10 s, then the latest SCAN_TIME_SAMPLE of 1 s, 3 open jobs and two workers, one dead
+    _add_jobs(any_database, 50, first=0, seconds=10.0)
+    _add_jobs(any_database, SCAN_TIME_SAMPLE, first=100, seconds=1.0)
+    _add_jobs(any_database, 2, first=1000, status=JOB_QUEUED)
+    _add_jobs(any_database, 1, first=2000, status=JOB_RUNNING)
+    with any_database.session() as session:
+        worker_alive(session, "a" * 32, 4, TEST_NOW)
+        worker_alive(session, "b" * 32, 8, TEST_NOW - timedelta(seconds=WORKER_ALIVE_SECONDS + 1))
+
+        load = cluster_load(session, TEST_NOW)
+
+    # Then: the open jobs, the live worker's slots, and the mean of the latest scans only
+    assert (load.depth, load.capacity, load.scan_seconds) == (3, 4, 1.0)
+
+
+def _vm_steps(database: Database) -> int:
+    """SQLite virtual-machine steps (in thousands) that one `cluster_load` runs: a measure of the work it
+    does, which unlike its time does not depend on the machine."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0  # go on
+
+    with database.engine.connect() as connection:
+        raw = connection.connection.dbapi_connection
+        assert raw is not None
+        raw.set_progress_handler(count, 1000)  # type: ignore[attr-defined]
+        with Session(bind=connection) as session:
+            cluster_load(session, TEST_NOW)
+        raw.set_progress_handler(None, 0)  # type: ignore[attr-defined]
+    return steps
+
+
+def test_reading_the_load_costs_the_same_with_ten_times_the_jobs(database: Database) -> None:
+    # Given 2,000 done jobs, then 20,000
+    _add_jobs(database, 2_000, first=0)
+    small = _vm_steps(database)
+    _add_jobs(database, 18_000, first=2_000)
+    large = _vm_steps(database)
+
+    # Then the read does about the same work (sorting every done job by its end time grew with the table)
+    assert large <= small + 5, (small, large)
