@@ -44,6 +44,12 @@ def _bundle_of_the_test_root(path: Path, pki: Pki) -> Path:
     return path
 
 
+def _certifi_holds_nothing(fresh_trust: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = fresh_trust / "empty.pem"
+    empty.write_bytes(b"")
+    monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: empty)
+
+
 def test_certifi_s_roots_are_filed_under_the_names_openssl_rehash_gives_them(fresh_trust: Path) -> None:
     directory = _tls_client.hashed_certifi_dir()
 
@@ -88,8 +94,7 @@ async def test_without_the_root_in_any_store_the_chain_is_not_trusted(
     site_factory: SiteFactory,
     scan_settings: Settings,
 ) -> None:
-    monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: fresh_trust / "empty.pem")
-    (fresh_trust / "empty.pem").write_bytes(b"")
+    _certifi_holds_nothing(fresh_trust, monkeypatch)
 
     tls = await _verify_a_site(site_factory, scan_settings, "untrusted")
 
@@ -120,8 +125,7 @@ async def test_a_bundle_named_by_ssl_cert_file_is_trusted(
     scan_settings: Settings,
 ) -> None:
     # Given OpenSSL's SSL_CERT_FILE naming a bundle that holds the test root, and certifi holding nothing
-    (fresh_trust / "empty.pem").write_bytes(b"")
-    monkeypatch.setattr(_tls_client, "certifi_bundle", lambda: fresh_trust / "empty.pem")
+    _certifi_holds_nothing(fresh_trust, monkeypatch)
     monkeypatch.setenv("SSL_CERT_FILE", str(_bundle_of_the_test_root(fresh_trust / "operator.pem", pki)))
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
 
