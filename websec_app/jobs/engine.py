@@ -280,15 +280,12 @@ class JobEngine:
         worker starts), then at every multiple of the period on the clock, one tick at a time; the sweep of
         abandoned jobs before each."""
         while True:
-            try:
-                if self._sweep is not None:
-                    await self._sweep()
-            except Exception:  # noqa: BLE001 - the next tick tries again
-                log.exception("the sweep of abandoned scan jobs failed")
-            try:
-                await self._tick()
-            except Exception:  # noqa: BLE001 - the next tick tries again
-                log.exception("the monitor tick failed")
+            for what, periodic in (("the sweep of abandoned scan jobs", self._sweep), ("the monitor tick", self._tick)):
+                try:
+                    if periodic is not None:
+                        await periodic()
+                except Exception:  # noqa: BLE001 - the next tick tries again
+                    log.exception("%s failed", what)
             now = time.time()
             period = self.monitor_tick_period
             await asyncio.sleep((now // period + 1) * period - now)
