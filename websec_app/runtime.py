@@ -71,7 +71,7 @@ def build_runtime(
         jobs=engine,
     )
     if engine is not None:
-        from .usecases.job_worker import call_back, end_abandoned_jobs, execute_job
+        from .usecases.job_worker import call_back, delete_expired_jobs, end_abandoned_jobs, execute_job
 
         async def run_scan(job_id: str) -> None:
             await execute_job(runtime, job_id)
@@ -95,6 +95,11 @@ def build_runtime(
             await end_abandoned_jobs(runtime)
 
         engine.set_sweep(sweep)
+
+        async def prune() -> None:
+            await delete_expired_jobs(runtime)
+
+        engine.set_prune(prune)
     return runtime
 
 

@@ -208,6 +208,10 @@ class Settings:
     #: How often the task engine's periodic tick schedules due monitor runs (WEBSEC_MONITOR_TICK_SECONDS, a
     #: divisor of 60 from 1 to 60): once a minute by default; tests tick faster.
     monitor_tick_seconds: int = 60
+    #: How long an ended scan job (its result, `GET /api/scans/{id}`, and a PDF job's PDF) is kept after it
+    #: was queued (WEBSEC_JOB_RETENTION_DAYS); 0 keeps them for good. The history and the reports kept for
+    #: links are other tables, kept regardless.
+    job_retention_days: int = 7
     #: The server secret the async scans' callback signatures are derived from, per API key
     #: (WEBSEC_CALLBACK_SECRET, websec_app/jobs/callbacks.py). Empty: callback_url is refused.
     callback_secret: str = field(default="", repr=False)
@@ -308,6 +312,7 @@ class Settings:
             scan_workers=_optional_int(env, "WEBSEC_SCAN_WORKERS"),
             max_scan_wait=_float(env, "WEBSEC_MAX_SCAN_WAIT", 60.0),
             monitor_tick_seconds=_tick_seconds(env),
+            job_retention_days=_int(env, "WEBSEC_JOB_RETENTION_DAYS", 7),
             callback_secret=env.get("WEBSEC_CALLBACK_SECRET", "").strip(),
             clock_start=_instant(env, "WEBSEC_CLOCK_START"),
         )

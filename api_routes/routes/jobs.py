@@ -85,7 +85,12 @@ async def queue_scans(
     summary="A queued scan (X-API-Key)",
     response_model=ScanJobStatus,
     response_model_exclude_none=True,
-    responses=errors(401, 403, 404, e404="No job with this id was queued with this key."),
+    responses=errors(
+        401,
+        403,
+        404,
+        e404="No job with this id was queued with this key within the retention (WEBSEC_JOB_RETENTION_DAYS).",
+    ),
 )
 async def read_scan(
     ctx: Context,
@@ -97,5 +102,7 @@ async def read_scan(
     subscriber = await _subscriber(ctx, key)
     job = await jobs.read_job(ctx, subscriber.key_id, job_id)
     if job is None:
-        raise ApiError(404, "No scan job with this id was queued with this API key.")
+        days = ctx.settings.job_retention_days
+        kept = f" in the last {days} day{'s' if days != 1 else ''} (ended jobs are deleted after that)" if days else ""
+        raise ApiError(404, f"No scan job with this id was queued with this API key{kept}.")
     return JSONResponse(jobs.job_view(job))

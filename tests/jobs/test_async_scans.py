@@ -12,6 +12,7 @@ import hmac
 import json
 import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from websec_app.settings import Settings
 from websec_app.store import Database, IssuedKey, create_subscription, issue_api_key, monthly_scans_used
 from websec_app.store.models import ScanJob
 from websec_app.store.quotas import reserve_monthly_scan
+from websec_app.usecases.job_worker import delete_expired_jobs
 
 database = db_fixtures.database
 
@@ -183,3 +185,34 @@ async def test_a_private_callback_url_is_refused_by_the_scan_guard(settings: Set
         )
     assert response.status_code == 400 and "public" in response.json()["error"]
     assert _used(database, key) == 0
+
+
+async def test_a_job_is_readable_for_the_retention_and_then_gone(
+    settings: Settings, database: Database, best_site: RunningSite
+) -> None:
+    # Given a job done, on a runtime whose clock the test moves
+    now = [TEST_NOW]
+    runtime = build_runtime(settings.with_overrides(job_retention_days=7), database=database, clock=lambda: now[0])
+    key = _key(database)
+    transport = httpx.ASGITransport(app=create_api(runtime=runtime), client=("203.0.113.9", 50000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        response = await client.post("/api/scans", json={"url": best_site.url}, headers={"X-API-Key": key.key})
+        assert response.status_code == 202, response.text
+        job_id = response.json()["jobs"][0]["id"]
+        assert (await _finished(client, key.key, job_id))["status"] == "done"
+
+        # When the tick deletes expired jobs six days later, and again eight days later
+        now[0] = TEST_NOW + timedelta(days=6)
+        assert await delete_expired_jobs(runtime) == 0
+        still = await client.get(f"/api/scans/{job_id}", headers={"X-API-Key": key.key})
+        now[0] = TEST_NOW + timedelta(days=8)
+        assert await delete_expired_jobs(runtime) == 1
+        gone = await client.get(f"/api/scans/{job_id}", headers={"X-API-Key": key.key})
+
+    # Then the job reads as done within the week, and as an unknown job after it
+    assert still.status_code == 200 and still.json()["report"]["grade"] == "A+"
+    assert gone.status_code == 404
+    assert gone.json() == {
+        "error": "No scan job with this id was queued with this API key in the last 7 days "
+        "(ended jobs are deleted after that)."
+    }

@@ -22,6 +22,7 @@ from sqlmodel import select
 
 from tests import db_fixtures
 from tests.clock import TEST_NOW
+from tests.pg_server import get_server
 from websec_app.jobs.engine import SERVER_STOPPED, SERVER_STOPPED_STATUS, JobEngine
 from websec_app.runtime import build_runtime
 from websec_app.settings import Settings
@@ -55,6 +56,7 @@ class Recorder:
         self.ticks = 0
         self.runs: list[int] = []
         self.sweeps = 0
+        self.prunes = 0
         self.callback_failures = callback_failures
         self.changed = asyncio.Event()
 
@@ -80,6 +82,10 @@ class Recorder:
         self.sweeps += 1
         self.changed.set()
 
+    async def prune(self) -> None:
+        self.prunes += 1
+        self.changed.set()
+
     async def until(self, done: Any) -> None:
         async with asyncio.timeout(STEP_TIMEOUT):
             while not done():
@@ -92,6 +98,7 @@ def _engine(database: Database, recorder: Recorder) -> JobEngine:
     engine.set_handlers(recorder.scan, recorder.callback)
     engine.set_monitor_handlers(recorder.tick, recorder.run)
     engine.set_sweep(recorder.sweep)
+    engine.set_prune(recorder.prune)
     engine.callback_first_retry_seconds = 0.01
     return engine
 
@@ -104,6 +111,7 @@ async def test_embedded_engine_queues_in_memory_and_ticks_monitors_at_start(sqli
     await engine.start()
     await recorder.until(lambda: recorder.ticks >= 1)  # the tick runs when the workers start
     assert recorder.sweeps >= 1  # and the sweep of abandoned jobs before it
+    assert recorder.prunes >= 1  # and the deletion of expired ones
 
     await engine.submit_monitor_run(7)
     await recorder.until(lambda: recorder.runs == [7])
@@ -295,3 +303,21 @@ def test_a_job_ends_once_with_its_history_entry(any_database: Database) -> None:
     assert row is not None and row.status == JOB_DONE and row.result == body
     assert [(record.client, record.grade) for record in records] == [("198.51.100.7", "A+")]
     assert counter.used == 1
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_the_deletion_of_expired_jobs_is_a_periodic_task_of_the_cluster() -> None:
+    # Given an engine on PostgreSQL (procrastinate's queue), its worker in this process
+    database = Database(get_server().migrated_database())
+    database.ensure_schema()
+    recorder = Recorder()
+    engine = _engine(database, recorder)
+    assert engine.distributed
+    try:
+        # When its worker starts, then the periodic tasks' latest tick is deferred and run
+        await engine.start()
+        await recorder.until(lambda: recorder.prunes >= 1 and recorder.ticks >= 1)
+    finally:
+        await engine.stop()
+        database.dispose()
+    assert recorder.sweeps == 0  # the embedded sweep is not PostgreSQL's: its queue outlives a process

@@ -62,6 +62,8 @@ CALLBACK_TASK = "websec.callback"
 MONITOR_TICK_TASK = "websec.monitor_tick"
 MONITOR_RUN_TASK = "websec.monitor_run"
 MONITOR_TICK_CRON = "* * * * *"
+#: The deletion of ended jobs past their retention (WEBSEC_JOB_RETENTION_DAYS), at every monitor tick.
+PRUNE_TASK = "websec.delete_expired_jobs"
 #: How often a worker says it is alive to procrastinate (and to `scan_workers`), and after how long
 #: without a word it is taken for dead and its jobs go back in the queue.
 HEARTBEAT_SECONDS = 2.0
@@ -183,6 +185,7 @@ class JobEngine:
         self._monitor_tick: MonitorTick | None = None
         self._monitor_run: MonitorRunHandler | None = None
         self._sweep: Callable[[], Awaitable[None]] | None = None
+        self._prune: Callable[[], Awaitable[None]] | None = None
         self._parts: _LoopParts | None = None
 
     @property
@@ -206,6 +209,12 @@ class JobEngine:
         memory), run with each monitor tick (websec_app/usecases/job_worker.py `end_abandoned_jobs`). On
         PostgreSQL the queue outlives a process and `retry_stalled` runs a dead worker's jobs again."""
         self._sweep = sweep
+
+    def set_prune(self, prune: Callable[[], Awaitable[None]]) -> None:
+        """What deletes the ended jobs past their retention (websec_app/usecases/job_worker.py
+        `delete_expired_jobs`), run with each monitor tick: by the embedded ticker, and on PostgreSQL as a
+        periodic task of its own, once per tick across the cluster."""
+        self._prune = prune
 
     # --- procrastinate (PostgreSQL) -----------------------------------------------------------------
 
@@ -244,6 +253,12 @@ class JobEngine:
         async def monitor_tick(timestamp: int) -> None:
             await self._tick()
 
+        @app.periodic(cron=self.monitor_tick_cron, periodic_id="delete_expired_jobs")
+        @app.task(name=PRUNE_TASK, queue=SCAN_QUEUE, queueing_lock=PRUNE_TASK)
+        async def delete_expired_jobs(timestamp: int) -> None:
+            if self._prune is not None:
+                await self._prune()
+
         @app.task(name=MONITOR_RUN_TASK, queue=SCAN_QUEUE)
         async def monitor_run(run_id: int) -> None:
             await self._run_monitor(run_id)
@@ -278,9 +293,13 @@ class JobEngine:
     async def _tick_monitors(self) -> None:
         """Embedded: the monitor tick at start (as procrastinate defers a periodic task's latest tick when its
         worker starts), then at every multiple of the period on the clock, one tick at a time; the sweep of
-        abandoned jobs before each."""
+        abandoned jobs and the deletion of expired ones before each."""
         while True:
-            for what, periodic in (("the sweep of abandoned scan jobs", self._sweep), ("the monitor tick", self._tick)):
+            for what, periodic in (
+                ("the sweep of abandoned scan jobs", self._sweep),
+                ("the deletion of expired scan jobs", self._prune),
+                ("the monitor tick", self._tick),
+            ):
                 try:
                     if periodic is not None:
                         await periodic()

@@ -167,6 +167,20 @@ def open_jobs_created_before(session: Session, cutoff: datetime) -> list[str]:
     return list(session.exec(query).all())
 
 
+def delete_ended_jobs_created_before(session: Session, cutoff: datetime, limit: int) -> int:
+    """Delete up to `limit` ended jobs (done or failed) created before `cutoff`, their results and PDFs with
+    them, and commit; how many it deleted. An open job is never deleted. By the (status, created_at) index;
+    at most `limit` rows a transaction, so that the database's writers are not held up for long."""
+    expired = (
+        select(ScanJob.id)
+        .where(col(ScanJob.status).in_((JOB_DONE, JOB_FAILED)), col(ScanJob.created_at) < cutoff)
+        .limit(limit)
+    )
+    deleted = session.exec(delete(ScanJob).where(col(ScanJob.id).in_(expired)))
+    session.commit()
+    return int(deleted.rowcount)
+
+
 @dataclass(frozen=True)
 class ClusterLoad:
     """Scans waiting or running across the cluster, the live workers' total concurrency, and the mean scan
@@ -228,6 +242,7 @@ __all__ = [
     "claim_job",
     "cluster_load",
     "add_job",
+    "delete_ended_jobs_created_before",
     "end_failed",
     "ended_jobs",
     "find_job",

@@ -29,6 +29,7 @@ from websec_app.store.models import JOB_DONE, ScanJob
 from websec_app.store.reports import save_report
 from websec_app.store.scan_jobs import (
     KEPT_REPORT,
+    delete_ended_jobs_created_before,
     end_failed,
     find_job,
     finish_done,
@@ -178,8 +179,34 @@ async def end_abandoned_jobs(runtime: Runtime) -> int:
     return ended
 
 
+#: Rows deleted a transaction, and transactions a run, by `delete_expired_jobs`: a run is bounded (a
+#: backlog, say after the retention was first set, goes over the next ticks), a transaction short.
+EXPIRED_JOBS_BATCH = 500
+EXPIRED_JOBS_BATCHES_A_RUN = 40
+
+
+async def delete_expired_jobs(runtime: Runtime) -> int:
+    """Delete the ended jobs queued more than WEBSEC_JOB_RETENTION_DAYS ago (nothing when 0), with their
+    results and PDFs: without it every scan's row stays for good. `GET /api/scans/{id}` then answers 404,
+    as for an unknown job; the history and the reports kept for links are other tables. Run with each
+    monitor tick, by every kind of engine. Returns how many it deleted."""
+    days = runtime.settings.job_retention_days
+    if days <= 0:
+        return 0
+    cutoff = runtime.now() - timedelta(days=days)
+    deleted = 0
+    for _ in range(EXPIRED_JOBS_BATCHES_A_RUN):
+        batch = await runtime.db(delete_ended_jobs_created_before, cutoff, EXPIRED_JOBS_BATCH)
+        deleted += batch
+        if batch < EXPIRED_JOBS_BATCH:
+            break
+    if deleted:
+        log.info("deleted %d ended scan job(s) queued more than %d day(s) ago", deleted, days)
+    return deleted
+
+
 class CallbackRefused(Exception):
     """The receiver did not answer 2xx: the engine retries the callback with backoff."""
 
 
-__all__ = ["CallbackRefused", "call_back", "end_abandoned_jobs", "execute_job"]
+__all__ = ["CallbackRefused", "call_back", "delete_expired_jobs", "end_abandoned_jobs", "execute_job"]
