@@ -227,7 +227,10 @@ class ComplianceToken(StoreModel, table=True):
     email: str = Field(max_length=254)
     url: str = Field(max_length=2048)
     provider_order_id: str | None = Field(default=None, max_length=128)
-    payment_id: int | None = Field(default=None, sa_column=Column(Integer, ForeignKey("payments.id"), nullable=True))
+    #: Indexed: a refund or dispute revokes its payment's unused tokens.
+    payment_id: int | None = Field(
+        default=None, sa_column=Column(Integer, ForeignKey("payments.id"), nullable=True, index=True)
+    )
     created_at: datetime = Field(sa_column=_utc())
     paid_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
     used_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
