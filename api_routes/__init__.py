@@ -115,13 +115,11 @@ async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
     # `outbox_lifespan` instead).
     context: Runtime = api.state.runtime
     worker = OutboxWorker(context.payments.outbox).start() if context.payments is not None else None
-    if context.jobs is not None:  # its in-process workers (and the periodic monitor tick) start with the server
-        await context.jobs.start()
+    await context.jobs.start()  # its in-process workers (and the periodic monitor tick) start with the server
     try:
         yield
     finally:
-        if context.jobs is not None:
-            await context.jobs.stop()
+        await context.jobs.stop()
         if worker is not None:
             worker.stop()
 

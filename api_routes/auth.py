@@ -87,15 +87,15 @@ async def require_api_key_in_line(
     the line is full), then the key lookup (403); the place is given back when the route returns.
 
     The place is taken on arrival, before the lookup awaits the database, so Pro scans keep their arrival
-    order among free scans, which await nothing before the line: looked up first on PostgreSQL, a burst's
-    Pro requests all found the line already filled by the free ones (bench/load_bench.py).
+    order among free scans, which await nothing before the line: looked up first, a burst's Pro requests
+    once all found the line already filled by the free ones (bench/load_bench.py). On a shared queue
+    (PostgreSQL) there is no per-process line: the cluster's expected wait admits every scan alike.
     """
     value = presented(key)
     if value is None:
         raise missing_key(MISSING_HEADER)
     # Scans run as jobs on a shared queue (issue 16) are admitted by the cluster's expected wait instead.
-    in_line = ctx.admission is not None and (ctx.jobs is None or not ctx.jobs.distributed)
-    place = ctx.admission.place() if ctx.admission is not None and in_line else None
+    place = ctx.admission.place() if ctx.admission is not None and not ctx.jobs.distributed else None
     try:
         yield InLine(await authenticated(ctx, value), place)
     finally:

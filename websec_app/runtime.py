@@ -31,12 +31,11 @@ def build_runtime(
     payments: PaymentService | None = None,
     admission: ScanAdmission | None = None,
     bounded: bool = True,
-    jobs: bool = True,
 ) -> Runtime:
     """The production parts for `settings` (from the environment when None); any part can be given instead.
 
-    `bounded=False` builds no scan admission (scans unbounded), for tests that are not about it.
-    `jobs=False` builds no task engine: the API's scans run inline in the request (behind the admission)."""
+    `bounded=False` builds no scan admission (scans unbounded), for tests that are not about it. The task
+    engine opens nothing until it is started or a job is queued."""
     from .jobs.engine import JobEngine
     from .scanner import scan
     from .services.admission import ScanAdmission
@@ -50,14 +49,10 @@ def build_runtime(
     clock = clock or clock_for(settings)
     if admission is None and bounded:
         admission = ScanAdmission(settings.max_concurrent_scans, settings.scan_queue)
-    engine = (
-        JobEngine(
-            database,
-            in_process_workers=settings.in_process_scan_workers,
-            monitor_tick_seconds=settings.monitor_tick_seconds,
-        )
-        if jobs
-        else None
+    engine = JobEngine(
+        database,
+        in_process_workers=settings.in_process_scan_workers,
+        monitor_tick_seconds=settings.monitor_tick_seconds,
     )
     runtime = Runtime(
         settings=settings,
@@ -70,36 +65,35 @@ def build_runtime(
         trusted_proxies=parse_networks(settings.trusted_proxies),
         jobs=engine,
     )
-    if engine is not None:
-        from .usecases.job_worker import call_back, delete_expired_jobs, end_abandoned_jobs, execute_job
+    from .usecases.job_worker import call_back, delete_expired_jobs, end_abandoned_jobs, execute_job
 
-        async def run_scan(job_id: str) -> None:
-            await execute_job(runtime, job_id)
+    async def run_scan(job_id: str) -> None:
+        await execute_job(runtime, job_id)
 
-        async def callback(job_id: str) -> None:
-            await call_back(runtime, job_id)
+    async def callback(job_id: str) -> None:
+        await call_back(runtime, job_id)
 
-        engine.set_handlers(run_scan, callback)
+    engine.set_handlers(run_scan, callback)
 
-        from .usecases import monitors
+    from .usecases import monitors
 
-        async def monitor_tick() -> None:
-            await monitors.tick(runtime, engine.submit_monitor_run)
+    async def monitor_tick() -> None:
+        await monitors.tick(runtime, engine.submit_monitor_run)
 
-        async def monitor_run(run_id: int) -> None:
-            await monitors.execute_run(runtime, run_id)
+    async def monitor_run(run_id: int) -> None:
+        await monitors.execute_run(runtime, run_id)
 
-        engine.set_monitor_handlers(monitor_tick, monitor_run)
+    engine.set_monitor_handlers(monitor_tick, monitor_run)
 
-        async def sweep() -> None:
-            await end_abandoned_jobs(runtime)
+    async def sweep() -> None:
+        await end_abandoned_jobs(runtime)
 
-        engine.set_sweep(sweep)
+    engine.set_sweep(sweep)
 
-        async def prune() -> None:
-            await delete_expired_jobs(runtime)
+    async def prune() -> None:
+        await delete_expired_jobs(runtime)
 
-        engine.set_prune(prune)
+    engine.set_prune(prune)
     return runtime
 
 

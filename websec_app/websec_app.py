@@ -33,5 +33,4 @@ register_pages(app)
 if runtime.payments is not None:
     app.register_lifespan_task(outbox_lifespan, outbox=runtime.payments.outbox)
 # The task engine's in-process workers run scans and the periodic monitor tick from start-up (jobs/engine.py).
-if runtime.jobs is not None:
-    app.register_lifespan_task(engine_lifespan, engine=runtime.jobs)
+app.register_lifespan_task(engine_lifespan, engine=runtime.jobs)

@@ -24,15 +24,11 @@ from ..schemas import QueuedScan, ScanJobStatus, ScansAccepted, ScansRequest
 
 router = APIRouter(tags=["async scans"])
 
-NOT_AVAILABLE = "Async scans are not available on this server."
-
 
 async def _subscriber(ctx: Context, key: str | None) -> Subscriber:
-    """401 without a key, then 503 when this server runs no task engine, then the key's check (auth.py)."""
+    """401 without a key, then the key's check (auth.py)."""
     if presented(key) is None:
         raise missing_key(MISSING_HEADER)
-    if ctx.jobs is None:
-        raise ApiError(503, NOT_AVAILABLE, {"Retry-After": "60"})
     return await subscriber_for(ctx, key)
 
 

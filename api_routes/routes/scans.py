@@ -1,6 +1,6 @@
 """The scans: POST /api/scan (free, or with a one-time token), POST /api/scan/pro and POST /api/report/pdf
-(spec 4.1, 4.2, 4.3). Each translates the request to one use case (`websec_app.usecases.scans`) and its
-result or refusal back to HTTP."""
+(spec 4.1, 4.2, 4.3). Each translates the request to one use case and its
+result or refusal back to HTTP. Every scan is a job of the task engine (`websec_app.usecases.jobs`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from starlette.requests import Request as StarletteRequest
 from websec_app.services.pdf import PdfRenderError
 from websec_app.store import TokenRejected
 from websec_app.store.clients import Address, Network, quota_key, resolve_client
-from websec_app.usecases import jobs, scans
+from websec_app.usecases import jobs
 
 from ..auth import ProKeyInLine
 from ..context import Context
@@ -74,16 +74,12 @@ async def free_scan(
     token = (body.one_time_token or "").strip()
     if token:
         try:
-            if ctx.jobs is not None:
-                return JSONResponse(await jobs.token_scan(ctx, body.url, token))
-            scanned = await scans.token_scan(ctx, body.url, token, keep=False)
+            scanned = await jobs.token_scan(ctx, body.url, token)
         except TokenRejected as exc:
             raise token_error(exc, SCAN_TOKEN_MESSAGES) from None
         return JSONResponse(scanned.body)
     client = quota_key(client_address(request, ctx.trusted_proxies))
-    if ctx.jobs is not None:
-        return JSONResponse(await jobs.free_scan(ctx, body.url, client, include_fix=full))
-    scanned = await scans.free_scan(ctx, body.url, client, include_fix=full, keep=False)
+    scanned = await jobs.free_scan(ctx, body.url, client, include_fix=full)
     return JSONResponse(scanned.body)
 
 
@@ -105,11 +101,8 @@ async def pro_scan(
 ) -> JSONResponse:
     """Full scan with fix values, cookies and cross-origin isolation. Consumes one scan of the monthly quota
     (50 for Pro, reset on the 1st, UTC); a scan that fails (400, 502) consumes nothing."""
-    if ctx.jobs is not None:
-        result, remaining = await jobs.pro_scan(ctx, pro.subscriber, body.url, place=pro.place)
-        return JSONResponse(result, headers={"X-Scans-Remaining": str(remaining)})
-    scanned = await scans.pro_scan(ctx, pro.subscriber, body.url, place=pro.place, keep=False)
-    return JSONResponse(scanned.body, headers={"X-Scans-Remaining": str(scanned.remaining)})
+    scanned = await jobs.pro_scan(ctx, pro.subscriber, body.url, place=pro.place)
+    return JSONResponse(scanned.body, headers={"X-Scans-Remaining": str(scanned.remaining or 0)})
 
 
 @router.post(
@@ -142,16 +135,15 @@ async def pdf_report(
     """Runs a full Pro scan and returns it as a PDF, with `name` in the header. Consumes one scan of the monthly
     quota; a failed scan or a failed PDF consumes nothing."""
     try:
-        if ctx.jobs is not None:
-            filename, data, remaining = await jobs.pro_pdf(ctx, pro.subscriber, body.url, body.name, place=pro.place)
-        else:
-            pdf = await scans.pro_pdf(ctx, pro.subscriber, body.url, body.name, place=pro.place, keep=False)
-            filename, data, remaining = pdf.filename, pdf.data, pdf.remaining
+        pdf = await jobs.pro_pdf(ctx, pro.subscriber, body.url, body.name, place=pro.place)
     except PdfRenderError as exc:
         log.exception("PDF rendering failed for %s", body.url)
         raise ApiError(500, PDF_FAILED) from exc
     return Response(
-        data,
+        pdf.data,
         media_type="application/pdf",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"', "X-Scans-Remaining": str(remaining)},
+        headers={
+            "Content-Disposition": f'attachment; filename="{pdf.filename}"',
+            "X-Scans-Remaining": str(pdf.remaining),
+        },
     )

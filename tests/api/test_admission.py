@@ -13,11 +13,9 @@ from collections.abc import Callable
 import pytest
 from fastapi import FastAPI
 
-from api_routes import create_api
 from api_routes.errors import OVERLOADED_MESSAGE
 from tests.api.conftest import client_for, new_key
 from tests.api.fakes import FakeScanner, FrozenClock
-from websec_app.runtime import build_runtime
 from websec_app.settings import Settings, SettingsError
 from websec_app.store import Database, free_scans_used, monthly_scans_used
 
@@ -70,52 +68,6 @@ def test_the_limits_come_from_the_environment() -> None:
     assert Settings.from_env({"REDIS_URL": "redis://127.0.0.1:6379/0"}).redis_url == "redis://127.0.0.1:6379/0"
     with pytest.raises(SettingsError, match="REDIS_URL must start with"):
         Settings.from_env({"REDIS_URL": "http://127.0.0.1:6379"})
-
-
-@pytest.mark.postgres
-async def test_a_pro_scan_keeps_its_place_in_line_while_its_key_is_looked_up(
-    make_api: Callable[..., FastAPI],
-    settings: Settings,
-    postgres_database: Database,
-    scanner: FakeScanner,
-    clock: FrozenClock,
-) -> None:
-    """On PostgreSQL the key lookup awaits the network; free scans await nothing before the line. A Pro scan
-    that arrived first must not be overtaken meanwhile (bench/load_bench.py once showed every Pro scan of a
-    burst refused while all the free ones were served)."""
-    # Given one slot, held by a scan, and one place in the queue; and a key lookup that will wait. (Scans run
-    # inline here: as jobs on PostgreSQL's shared queue they are admitted cluster-wide instead, tests/jobs.)
-    runtime = build_runtime(
-        settings.with_overrides(max_concurrent_scans=1, scan_queue=1, free_scans_per_day=100),
-        database=postgres_database,
-        scanner=scanner,
-        clock=clock,
-        jobs=False,
-    )
-    api = create_api(runtime=runtime)
-    key = new_key(postgres_database, clock)
-    scanner.gate = asyncio.Event()
-    async with client_for(api) as client:
-        holder = asyncio.create_task(client.post("/api/scan", json={"url": "first.com"}))
-        while not scanner.calls:
-            await asyncio.sleep(0.01)
-        with postgres_database.engine.connect() as blocker:
-            blocker.exec_driver_sql("LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE")  # lookups wait until commit
-
-            # When a Pro scan arrives, and then a free scan while the Pro key is still being looked up
-            pro = asyncio.create_task(
-                client.post("/api/scan/pro", json={"url": "pro.com"}, headers={"X-API-Key": key.key})
-            )
-            await asyncio.sleep(0.2)
-            late_free = asyncio.create_task(client.post("/api/scan", json={"url": "late.com"}))
-            await asyncio.sleep(0.2)
-            blocker.commit()
-        scanner.gate.set()
-        responses = await asyncio.gather(holder, pro, late_free)
-
-    # Then the Pro scan kept the queue's place it took on arrival, and the later free scan was refused
-    assert [r.status_code for r in responses] == [200, 200, 503]
-    assert scanner.calls == ["https://first.com/", "https://pro.com/"]
 
 
 async def test_a_refused_pro_request_gives_its_place_back(

@@ -197,7 +197,7 @@ async def test_the_sweep_ends_the_jobs_a_stopped_process_left_open_and_gives_the
     sqlite_database: Database, scan_settings: Settings
 ) -> None:
     # Given jobs a process killed outright left open a wait budget ago, and jobs younger or ended
-    runtime = build_runtime(scan_settings, database=sqlite_database, clock=lambda: TEST_NOW, jobs=False)
+    runtime = build_runtime(scan_settings, database=sqlite_database, clock=lambda: TEST_NOW)
     budget = timedelta(seconds=wait_budget(runtime))
     client = "192.0.2.45"
 

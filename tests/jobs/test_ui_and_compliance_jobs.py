@@ -2,9 +2,9 @@
 (WEBSEC_SCAN_WORKERS=0) and a real `python -m websec_app worker` process on one PostgreSQL database.
 
 The web process here is this test's own runtime, built as the app builds it (`build_runtime`), calling the
-use cases the UI's state calls (`usecases.jobs.kept_*`, `usecases.purchases.compliance_report`). Every scan
-below must have been run by the worker process: its log names each job it ends, and the web runtime has no
-worker of its own.
+use cases the UI's state calls (`usecases.jobs.free_scan(..., keep=True)` and its kin,
+`usecases.purchases.compliance_report`). Every scan below must have been run by the worker process: its log
+names each job it ends, and the web runtime has no worker of its own.
 """
 
 from __future__ import annotations
@@ -100,13 +100,12 @@ async def test_a_free_scan_from_the_ui_is_run_by_the_worker_and_keeps_its_report
 ) -> None:
     # When the scan form's use case runs a free scan on a web process that only queues
     steps: list[str] = []
-    scanned = await jobs.kept_free_scan(web, best_site.url, CLIENT, progress=steps.append)
+    scanned = await jobs.free_scan(web, best_site.url, CLIENT, keep=True, progress=steps.append)
 
     # Then the worker scanned it, and the page is shown the free body ...
     job = _job(shared_database, "free")
     await _scanned_by_the_worker(worker, job)
     assert scanned.body["grade"] == "A+" and scanned.body["url"] == job.url
-    assert scanned.report is None  # nothing was scanned here
     # ... its shareable /report/<id> link shows that same body, kept once with the job's end
     assert scanned.report_id and job.options[KEPT_REPORT] == scanned.report_id
     assert await scans.load_report(web, scanned.report_id) == scanned.body
@@ -129,7 +128,7 @@ async def test_a_pro_scan_from_the_dashboard_is_run_by_the_worker_and_counted_on
         key = issue_api_key(session, subscription.id, TEST_NOW)
     account = await authenticate(web, key.key)
 
-    scanned = await jobs.kept_pro_scan(web, account, best_site.url, progress=lambda step: None)
+    scanned = await jobs.pro_scan(web, account, best_site.url, keep=True, progress=lambda step: None)
 
     await _scanned_by_the_worker(worker, _job(shared_database, "pro"))
     assert scanned.remaining == 49 and "fix" in str(scanned.body)
@@ -149,7 +148,7 @@ async def test_a_token_scan_of_an_unreachable_site_fails_as_itself_and_gives_the
 
     # When the worker cannot reach the site
     with pytest.raises(TargetUnreachable) as failed:
-        await jobs.kept_token_scan(web, nobody, token.token, progress=lambda step: None)
+        await jobs.token_scan(web, nobody, token.token, keep=True, progress=lambda step: None)
 
     # Then the page words it as the scanner's own error (not a generic failure), and the token is unused
     assert messages.describe(failed.value, TEST_NOW).kind == "unreachable"

@@ -54,7 +54,7 @@ async def test_ended_jobs_past_the_retention_are_deleted_open_and_younger_ones_k
 ) -> None:
     # Given a week's retention, and jobs either side of it in every state, and a scan in the history
     settings = scan_settings.with_overrides(job_retention_days=7)
-    runtime = build_runtime(settings, database=any_database, clock=lambda: TEST_NOW, jobs=False)
+    runtime = build_runtime(settings, database=any_database, clock=lambda: TEST_NOW)
     week = timedelta(days=7)
     old = TEST_NOW - week - timedelta(seconds=1)
     young = TEST_NOW - week + timedelta(seconds=1)
@@ -92,7 +92,7 @@ async def test_a_backlog_goes_in_bounded_batches_over_the_ticks(
     # Given 7 expired jobs, and runs of at most 2 batches of 3
     monkeypatch.setattr(job_worker, "EXPIRED_JOBS_BATCH", 3)
     monkeypatch.setattr(job_worker, "EXPIRED_JOBS_BATCHES_A_RUN", 2)
-    runtime = build_runtime(scan_settings, database=any_database, clock=lambda: TEST_NOW, jobs=False)
+    runtime = build_runtime(scan_settings, database=any_database, clock=lambda: TEST_NOW)
     old = TEST_NOW - timedelta(days=scan_settings.job_retention_days, seconds=1)
     for n in range(7):
         _add(any_database, f"c{n}", JOB_DONE, old - timedelta(minutes=n))
@@ -105,7 +105,7 @@ async def test_a_backlog_goes_in_bounded_batches_over_the_ticks(
 
 async def test_a_retention_of_0_keeps_every_job(any_database: Database, scan_settings: Settings) -> None:
     runtime = build_runtime(
-        scan_settings.with_overrides(job_retention_days=0), database=any_database, clock=lambda: TEST_NOW, jobs=False
+        scan_settings.with_overrides(job_retention_days=0), database=any_database, clock=lambda: TEST_NOW
     )
     kept = _add(any_database, "d1", JOB_DONE, TEST_NOW - timedelta(days=3650))
 

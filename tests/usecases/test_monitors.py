@@ -60,7 +60,7 @@ async def _sub(runtime: Runtime, database: Database, email: str = "owner@example
 
 
 def _runtime(database: Database, clock: FrozenClock, scanner: Any, settings: Settings) -> Runtime:
-    return build_runtime(settings, database=database, scanner=scanner, clock=clock, jobs=False, bounded=False)
+    return build_runtime(settings, database=database, scanner=scanner, clock=clock, bounded=False)
 
 
 async def _tick_and_run(runtime: Runtime) -> list[str | None]:

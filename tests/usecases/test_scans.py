@@ -46,6 +46,7 @@ from websec_app.usecases import (
     KeyRefused,
     MonthlyQuotaUsed,
     authenticate,
+    jobs,
     purchases,
     recent,
     scans,
@@ -84,7 +85,7 @@ def pro_key(database: Database) -> str:
 
 
 async def test_a_free_scan_is_stored_without_fixes_and_counts_against_the_client(backend, database) -> None:
-    shown = await scans.free_scan(backend, "example.com", CLIENT)
+    shown = await jobs.free_scan(backend, "example.com", CLIENT, keep=True)
 
     assert shown.body["pro_locked"] is True and "cookies" not in shown.body
     assert shown.body["headers"]["Content-Security-Policy"]["fix"] is None
@@ -94,11 +95,11 @@ async def test_a_free_scan_is_stored_without_fixes_and_counts_against_the_client
 
 
 async def test_the_free_quota_ends_with_its_reset_time(backend) -> None:
-    await scans.free_scan(backend, "a.example", CLIENT)
-    await scans.free_scan(backend, "b.example", CLIENT)
+    await jobs.free_scan(backend, "a.example", CLIENT, keep=True)
+    await jobs.free_scan(backend, "b.example", CLIENT, keep=True)
 
     with pytest.raises(FreeQuotaUsed) as used:
-        await scans.free_scan(backend, "c.example", CLIENT)
+        await jobs.free_scan(backend, "c.example", CLIENT, keep=True)
 
     assert used.value.limit == 2
     assert used.value.resets_at == datetime(2026, 11, 23, tzinfo=UTC)
@@ -106,7 +107,7 @@ async def test_the_free_quota_ends_with_its_reset_time(backend) -> None:
 
 async def test_an_unreachable_site_costs_no_free_scan(backend, database) -> None:
     with pytest.raises(TargetUnreachable):
-        await scans.free_scan(backend, "down.example", CLIENT)
+        await jobs.free_scan(backend, "down.example", CLIENT, keep=True)
 
     with database.session() as session:
         assert free_scans_used(session, CLIENT, NOON) == 0
@@ -122,12 +123,12 @@ async def test_a_one_time_token_gives_one_full_scan(backend, database) -> None:
     with database.session() as session:
         token = issue_scan_token(session, email="buyer@example.com", now=NOON).token
 
-    shown = await scans.token_scan(backend, "example.com", token)
+    shown = await jobs.token_scan(backend, "example.com", token, keep=True)
 
     assert shown.body["pro_locked"] is False and "cookies" in shown.body
     assert shown.body["headers"]["Content-Security-Policy"]["fix"]
     with pytest.raises(TokenRejected) as again:
-        await scans.token_scan(backend, "example.com", token)
+        await jobs.token_scan(backend, "example.com", token, keep=True)
     assert again.value.problem is TokenProblem.USED
 
 
@@ -136,16 +137,16 @@ async def test_a_failed_one_time_scan_keeps_the_token(backend, database) -> None
         token = issue_scan_token(session, email="buyer@example.com", now=NOON).token
 
     with pytest.raises(TargetUnreachable):
-        await scans.token_scan(backend, "down.example", token)
+        await jobs.token_scan(backend, "down.example", token, keep=True)
 
-    assert (await scans.token_scan(backend, "example.com", token)).report_id
+    assert (await jobs.token_scan(backend, "example.com", token, keep=True)).report_id
 
 
 async def test_pro_key_usage_scan_pdf_and_history(backend, database, pro_key) -> None:
     account = await authenticate(backend, pro_key)
 
-    shown = await scans.pro_scan(backend, account, "example.com")
-    pdf = await scans.pro_pdf(backend, account, "https://www.example.org/x", "  ACME Ltd  ")
+    shown = await jobs.pro_scan(backend, account, "example.com", keep=True)
+    pdf = await jobs.pro_pdf(backend, account, "https://www.example.org/x", "  ACME Ltd  ", keep=True)
     used = await usage(backend, account)
     history = await recent(backend, account)
 
@@ -159,24 +160,28 @@ async def test_pro_key_usage_scan_pdf_and_history(backend, database, pro_key) ->
 async def test_the_monthly_quota_ends_with_its_reset_date(backend, database, pro_key) -> None:
     account = await authenticate(backend, pro_key)
     for _ in range(3):
-        await scans.pro_scan(backend, account, "example.com")
+        await jobs.pro_scan(backend, account, "example.com", keep=True)
 
     with pytest.raises(MonthlyQuotaUsed) as used:
-        await scans.pro_scan(backend, account, "example.com")
+        await jobs.pro_scan(backend, account, "example.com", keep=True)
 
     assert used.value.resets_at == datetime(2026, 12, 1, tzinfo=UTC)
     with database.session() as session:
         assert monthly_scans_used(session, account.subscription_id, NOON) == 3
 
 
-async def test_a_failed_pdf_gives_the_scan_back(backend, database, pro_key) -> None:
+async def test_a_failed_pdf_gives_the_scan_back(backend, database, scanner, pro_key) -> None:
     account = await authenticate(backend, pro_key)
 
     def broken(body: object, name: object) -> bytes:
         raise RuntimeError("renderer down")
 
+    # The worker renders the PDF: a runtime whose renderer is broken, on the same store
+    broken_pdfs = build_runtime(
+        backend.settings, database=database, scanner=scanner, render_pdf=broken, clock=backend.clock
+    )
     with pytest.raises(PdfRenderError):
-        await scans.pro_pdf(replace(backend, render_pdf=broken), account, "example.com", "")
+        await jobs.pro_pdf(broken_pdfs, account, "example.com", "", keep=True)
 
     assert (await usage(backend, account)).used == 0
 
@@ -193,10 +198,13 @@ async def test_unknown_and_revoked_keys_are_refused(backend, database, pro_key) 
     assert (unknown.value.reason, revoked.value.reason) == ("unknown", "revoked")
 
 
-async def test_progress_is_told_each_step_in_order(backend) -> None:
+async def test_progress_is_told_each_step_in_order(small: Runtime, gated: GatedScanner) -> None:
+    # Given a scan the worker holds until the page has been told it is fetching
     steps: list[str] = []
-
-    await scans.free_scan(backend, "example.com", CLIENT, progress=steps.append)
+    scanning = asyncio.create_task(jobs.free_scan(small, "example.com", CLIENT, keep=True, progress=steps.append))
+    await _until(lambda: gated.started == 1 and scans.STEPS[1] in steps)
+    gated.gate.set()
+    await scanning
 
     assert steps == list(scans.STEPS)  # a free slot: no WAITING
 
@@ -249,18 +257,18 @@ async def test_a_ui_scan_past_the_slots_and_the_queue_is_refused_and_costs_nothi
             session, provider="stripe", email="buyer@example.com", url="https://c.example/", now=NOON
         )
         mark_compliance_token_paid(session, paid.token_id, NOON)
-    running = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
+    running = asyncio.create_task(jobs.free_scan(small, "a.example", CLIENT, keep=True))
     await _until(lambda: gated.started == 1)
-    queued = asyncio.create_task(scans.pro_scan(small, account, "b.example"))
+    queued = asyncio.create_task(jobs.pro_scan(small, account, "b.example", keep=True))
     await _until(lambda: small.admission.waiting == 1)
 
     # When more scans come from the scan form, the token page and the Pro dashboard
     refusals = []
     for attempt in (
-        scans.free_scan(small, "c.example", CLIENT),
-        scans.token_scan(small, "c.example", token),
-        scans.pro_scan(small, account, "c.example"),
-        scans.pro_pdf(small, account, "c.example", "ACME"),
+        jobs.free_scan(small, "c.example", CLIENT, keep=True),
+        jobs.token_scan(small, "c.example", token, keep=True),
+        jobs.pro_scan(small, account, "c.example", keep=True),
+        jobs.pro_pdf(small, account, "c.example", "ACME", keep=True),
         purchases.compliance_report(small, paid.token, "c.example", "buyer@example.com"),
     ):
         with pytest.raises(ScannerBusy) as refused:
@@ -280,7 +288,7 @@ async def test_a_ui_scan_past_the_slots_and_the_queue_is_refused_and_costs_nothi
     with database.session() as session:
         assert free_scans_used(session, CLIENT, NOON) == 1
         assert monthly_scans_used(session, account.subscription_id, NOON) == 1
-    assert (await scans.token_scan(small, "example.com", token)).report_id
+    assert (await jobs.token_scan(small, "example.com", token, keep=True)).report_id
     assert small.admission.active == 0 and small.admission.refused == 5
     with database.session() as session:  # the compliance token was reserved, then released at once
         row = find_compliance_token(session, paid.token)
@@ -291,10 +299,10 @@ async def test_a_queued_ui_scan_waits_for_its_slot_before_taking_its_unit(
     small: Runtime, gated: GatedScanner, database: Database
 ) -> None:
     steps: list[str] = []
-    running = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
+    running = asyncio.create_task(jobs.free_scan(small, "a.example", CLIENT, keep=True))
     await _until(lambda: gated.started == 1)
 
-    queued = asyncio.create_task(scans.free_scan(small, "b.example", "198.51.100.9", progress=steps.append))
+    queued = asyncio.create_task(jobs.free_scan(small, "b.example", "198.51.100.9", progress=steps.append, keep=True))
     await _until(lambda: small.admission.waiting == 1)
 
     # While it waits, the page is told so, and it has reserved nothing
@@ -303,18 +311,19 @@ async def test_a_queued_ui_scan_waits_for_its_slot_before_taking_its_unit(
         assert free_scans_used(session, "198.51.100.9", NOON) == 0
     gated.gate.set()
     await asyncio.gather(running, queued)
-    assert steps == [scans.WAITING, *scans.STEPS]
+    # then its unit, and its end ("fetch" only when the scan outlasts a look at the job: it does not wait here)
+    assert steps[:2] == [scans.WAITING, scans.STEPS[0]] and steps[-1] == scans.STEPS[2]
 
 
 async def test_a_failed_or_abandoned_ui_scan_frees_its_slot(small: Runtime, gated: GatedScanner) -> None:
     gated.errors["down.example"] = TargetUnreachable("Connection refused by down.example")
     gated.gate.set()
     with pytest.raises(TargetUnreachable):
-        await scans.free_scan(small, "down.example", CLIENT)
+        await jobs.free_scan(small, "down.example", CLIENT, keep=True)
     assert small.admission.active == 0
 
     gated.gate.clear()
-    tab = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
+    tab = asyncio.create_task(jobs.free_scan(small, "a.example", CLIENT, keep=True))
     await _until(lambda: gated.started == 2)
     tab.cancel()  # the browser tab went away (ui/state/scan.py cancels the job)
     with pytest.raises(asyncio.CancelledError):
@@ -345,7 +354,7 @@ async def test_while_api_scans_hold_the_slots_a_ui_scan_is_refused(
 
         # When a browser starts a scan, it is refused and nothing is counted for it
         with pytest.raises(ScannerBusy):
-            await asyncio.wait_for(scans.free_scan(small, "c.example", CLIENT), timeout=1)
+            await asyncio.wait_for(jobs.free_scan(small, "c.example", CLIENT, keep=True), timeout=1)
 
         gated.gate.set()
         assert [r.status_code for r in await asyncio.gather(first, second)] == [200, 200]
@@ -359,8 +368,8 @@ async def test_while_ui_scans_hold_the_slots_the_api_answers_503(
     small: Runtime, gated: GatedScanner, database: Database
 ) -> None:
     api = create_api(runtime=small)
-    running = asyncio.create_task(scans.free_scan(small, "a.example", CLIENT))
-    queued = asyncio.create_task(scans.free_scan(small, "b.example", CLIENT))
+    running = asyncio.create_task(jobs.free_scan(small, "a.example", CLIENT, keep=True))
+    queued = asyncio.create_task(jobs.free_scan(small, "b.example", CLIENT, keep=True))
     await _until(lambda: small.admission.active == 1 and small.admission.waiting == 1)
 
     async with _client(api) as client:
@@ -398,7 +407,7 @@ async def test_as_make_run_wires_them_the_api_and_the_ui_share_one_runtime(
             scanning = asyncio.create_task(client.post("/api/scan", json={"url": "a.example"}))
             await _until(lambda: gated.started == 1)
             with pytest.raises(ScannerBusy):
-                await asyncio.wait_for(scans.free_scan(ui, "c.example", CLIENT), timeout=1)
+                await asyncio.wait_for(jobs.free_scan(ui, "c.example", CLIENT, keep=True), timeout=1)
             gated.gate.set()
             assert (await scanning).status_code == 200
         with ui.database.session() as session:

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     # This process only works: no scans of its own beyond --concurrency, whatever WEBSEC_SCAN_WORKERS says.
     runtime = build_runtime(settings.with_overrides(scan_workers=0))
     engine = runtime.jobs
-    if engine is None or not engine.distributed:
+    if not engine.distributed:
         print("A worker needs a shared queue: set WEBSEC_DATABASE_URL to PostgreSQL.", file=sys.stderr)
         return 2
     runtime.database.ensure_schema()

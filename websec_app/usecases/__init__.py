@@ -2,10 +2,11 @@
 adapters that translate HTTP or UI state to these calls and their results or exceptions back.
 
 Each use case takes the process's `Runtime` first (its type: usecases/runtime.py; built by websec_app/runtime.py).
-`scans`: free, one-time token, Pro and PDF scans; `jobs`: the same as jobs of the task engine, and async/batch
-scans; `accounts`: from an API key to the subscriber and usage; `history`: a subscriber's kept scans, their
-diffs, the badge's facts; `monitors`: scheduled re-scans and their alerts; `purchases`: checkout, confirmation
-and the compliance report.
+`jobs`: the free, one-time token, Pro and PDF scans, each a job of the task engine, and async/batch scans
+(`job_worker`: what a worker does with a job); `scans`: what a scan gives back and tells, and kept reports;
+`accounts`: from an API key to the subscriber and usage; `history`: a subscriber's kept scans, their diffs,
+the badge's facts; `monitors`: scheduled re-scans and their alerts; `purchases`: checkout, confirmation and
+the compliance report.
 """
 
 from .accounts import RecentScan, Subscriber, Usage, authenticate, presented, recent, subscriber_of, usage
@@ -17,12 +18,8 @@ from .scans import (
     Progress,
     Scanned,
     client_key,
-    free_scan,
     load_report,
     no_progress,
-    pro_pdf,
-    pro_scan,
-    token_scan,
 )
 
 __all__ = [
@@ -40,14 +37,10 @@ __all__ = [
     "Usage",
     "authenticate",
     "client_key",
-    "free_scan",
     "load_report",
     "no_progress",
     "presented",
-    "pro_pdf",
-    "pro_scan",
     "recent",
     "subscriber_of",
-    "token_scan",
     "usage",
 ]

@@ -38,7 +38,7 @@ from websec_app.store.scan_jobs import (
     open_jobs_created_before,
 )
 
-from .jobs import KEEP, SCAN_FAILED, job_engine, job_result, job_view, real_now, wait_budget
+from .jobs import KEEP, SCAN_FAILED, job_result, job_view, real_now, wait_budget
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
         await _fail(runtime, row, 500, SCAN_FAILED)
         return
     if await _end(runtime, row, report, body, pdf, real_now()):
-        job_engine(runtime).hand_over(job_id, row)
+        runtime.jobs.hand_over(job_id, row)
         log.info("scan job %s done (attempt %d)", job_id, row.attempts)
         await _queue_callback(runtime, row)
 
@@ -144,7 +144,7 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
 async def _queue_callback(runtime: Runtime, row: ScanJob) -> None:
     if (row.options or {}).get("callback_url"):
         try:
-            await job_engine(runtime).submit_callback(row.id)
+            await runtime.jobs.submit_callback(row.id)
         except Exception:  # noqa: BLE001 - the result stays readable with GET /api/scans/{id}
             log.exception("could not queue the callback of scan job %s", row.id)
 

@@ -27,7 +27,7 @@ import anyio.to_thread
 from sqlmodel import Session
 
 from websec_app.jobs.callbacks import callback_secret, checked_address
-from websec_app.jobs.engine import STALLED_AFTER_SECONDS, JobEngine
+from websec_app.jobs.engine import STALLED_AFTER_SECONDS
 from websec_app.scanner import (
     InvalidTarget,
     ScanError,
@@ -117,12 +117,6 @@ class JobResult:
     remaining: int | None
 
 
-def job_engine(runtime: Runtime) -> JobEngine:
-    if runtime.jobs is None:  # pragma: no cover - callers check
-        raise RuntimeError("this runtime has no job engine")
-    return runtime.jobs
-
-
 def real_now() -> datetime:
     return datetime.now(UTC)
 
@@ -130,7 +124,7 @@ def real_now() -> datetime:
 async def admit(runtime: Runtime, count: int = 1) -> None:
     """Refuse (ScannerBusy, Retry-After = the expected wait) when `count` more scans would wait longer than
     WEBSEC_MAX_SCAN_WAIT across the cluster."""
-    load = await job_engine(runtime).load()
+    load = await runtime.jobs.load()
     wait = load.expected_wait(count)
     if wait > runtime.settings.max_scan_wait:
         raise ScannerBusy(max(1, math.ceil(wait)))
@@ -156,7 +150,7 @@ async def _in_line(runtime: Runtime, place: Place | None, progress: Progress | N
             yield
         finally:
             place.leave()
-    elif job_engine(runtime).distributed:
+    elif runtime.jobs.distributed:
         yield
     else:
         async with runtime.scan_slot(on_wait=None if progress is None else lambda: progress(WAITING)):
@@ -168,7 +162,7 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob, progress: Progress | N
     scan's time (the admission's estimate was too kind: a burst on idle figures, a worker lost) is
     withdrawn, its unit given back, and answered 503 like a refused one; a started job is waited for (a
     scan is bounded)."""
-    engine = job_engine(runtime)
+    engine = runtime.jobs
     try:
         # The waiter is registered with the job, before any worker can end it (no read of the row to wait).
         await engine.submit(job.id, waiter=True)
@@ -199,7 +193,7 @@ async def _wait(runtime: Runtime, job_id: str, timeout: float, progress: Progres
     """Wait for the job's end (True) or `timeout` (False). Watched (`progress`), its state is read every
     WATCH_SECONDS and told as the step it is at: queued is WAITING (no worker has it yet), running is
     "fetch" (a worker scans it), and "save" once it has ended (the worker kept the result with its end)."""
-    engine = job_engine(runtime)
+    engine = runtime.jobs
     if progress is None:
         return await engine.wait(job_id, timeout)
     deadline = anyio.current_time() + timeout
@@ -281,123 +275,107 @@ def _reserve_month(
     return add_job(session, job)
 
 
-async def free_scan(runtime: Runtime, url: str, client: str, *, include_fix: bool = False) -> dict[str, Any]:
-    """A free scan as a job: the body (spec 2.1). Raises as usecases.scans.free_scan."""
+# --- the metered scans, for the API and the web UI alike ------------------------------------------------
+#
+# `keep`: the worker keeps the report for a /report/<id> link (the web UI's scans; the API's are kept in the
+# history only). `progress`: told each step (the UI's step indicator); None: nobody watches, and the request
+# sleeps until its job ends.
+
+
+def _options(keep: bool, **options: Any) -> dict[str, Any]:
+    return {**options, KEEP: True} if keep else options
+
+
+def _delivered(row: ScanJob) -> Scanned:
+    """The ended job as its request answers it, or its failure raised as the scan's own error."""
+    _raise_failure(row)
+    return Scanned(dict(row.result or {}), str((row.options or {}).get(KEPT_REPORT, "")), _remaining(row))
+
+
+def _tell(progress: Progress | None, step: str) -> None:
+    if progress is not None:
+        progress(step)
+
+
+async def free_scan(
+    runtime: Runtime,
+    url: str,
+    client: str,
+    *,
+    include_fix: bool = False,
+    keep: bool = False,
+    progress: Progress | None = None,
+) -> Scanned:
+    """A free scan (spec 2.1 body): one unit of the client's daily quota.
+    Raises ScanError, ScannerBusy or FreeQuotaUsed."""
     parse_target(url)
     await admit(runtime)
-    async with _in_line(runtime, None):
+    async with _in_line(runtime, None, progress):
+        _tell(progress, STEPS[0])
         now = runtime.now()
-        job = await _reserve_free(
-            runtime, url, client, now, runtime.settings.free_scans_per_day, {"include_fix": include_fix}
-        )
-        row = await _queue_and_wait(runtime, job)
-    _raise_failure(row)
-    return dict(row.result or {})
+        options = _options(keep, include_fix=include_fix)
+        job = await _reserve_free(runtime, url, client, now, runtime.settings.free_scans_per_day, options)
+        row = await _queue_and_wait(runtime, job, progress)
+    return _delivered(row)
 
 
-async def token_scan(runtime: Runtime, url: str, token: str) -> dict[str, Any]:
-    """A one-time token scan as a job: the body (spec 2.2). Raises as usecases.scans.token_scan."""
+async def token_scan(
+    runtime: Runtime, url: str, token: str, *, keep: bool = False, progress: Progress | None = None
+) -> Scanned:
+    """A paid one-time scan (spec 2.2 body, fixes included): uses up the token.
+    Raises ScanError, ScannerBusy or store.TokenRejected."""
     parse_target(url)
     await admit(runtime)
-    async with _in_line(runtime, None):
-        job = await runtime.db(_claim_token, url, token.strip(), runtime.now())
-        row = await _queue_and_wait(runtime, job)
-    _raise_failure(row)
-    return dict(row.result or {})
+    async with _in_line(runtime, None, progress):
+        _tell(progress, STEPS[0])
+        job = await runtime.db(_claim_token, url, token.strip(), runtime.now(), _options(keep))
+        row = await _queue_and_wait(runtime, job, progress)
+    return _delivered(row)
 
 
 async def pro_scan(
-    runtime: Runtime, subscriber: Subscriber, url: str, *, place: Place | None = None
-) -> tuple[dict[str, Any], int]:
-    """A Pro scan as a job: the body (spec 2.2) and the scans left this month. `place`: the caller's place
-    in the process's scan line (the API takes it on arrival, api_routes/auth.py), given back here."""
+    runtime: Runtime,
+    subscriber: Subscriber,
+    url: str,
+    *,
+    place: Place | None = None,
+    keep: bool = False,
+    progress: Progress | None = None,
+) -> Scanned:
+    """A Pro scan (spec 2.2 body): one unit of the month, and the scans left. `place`: the caller's place in
+    the process's scan line (the API takes it on arrival, api_routes/auth.py), given back here.
+    Raises ScanError, ScannerBusy or MonthlyQuotaUsed."""
     parse_target(url)
     await admit(runtime)
-    async with _in_line(runtime, place):
-        job = await runtime.db(_reserve_month, SCAN_PRO, url, subscriber, runtime.now(), {})
-        row = await _queue_and_wait(runtime, job)
-    _raise_failure(row)
-    return dict(row.result or {}), _remaining(row) or 0
+    async with _in_line(runtime, place, progress):
+        _tell(progress, STEPS[0])
+        job = await runtime.db(_reserve_month, SCAN_PRO, url, subscriber, runtime.now(), _options(keep))
+        row = await _queue_and_wait(runtime, job, progress)
+    return _delivered(row)
 
 
 async def pro_pdf(
-    runtime: Runtime, subscriber: Subscriber, url: str, client_name: str | None, *, place: Place | None = None
-) -> tuple[str, bytes, int]:
-    """A Pro PDF as a job: the file name, the PDF and the scans left. Raises as usecases.scans.pro_pdf."""
-    name = (client_name or "").strip()[:80] or None
-    host = parse_target(url).host
-    await admit(runtime)
-    async with _in_line(runtime, place):
-        job = await runtime.db(_reserve_month, SCAN_PDF, url, subscriber, runtime.now(), {"client_name": name})
-        row = await _queue_and_wait(runtime, job)
-    _raise_failure(row)
-    return report_filename(host), bytes(row.pdf or b""), _remaining(row) or 0
-
-
-# --- the web UI's scans: kept for their /report/<id> link, watched by the step indicator ----------------
-
-
-def _kept(row: ScanJob) -> tuple[dict[str, Any], str]:
-    return dict(row.result or {}), str((row.options or {}).get(KEPT_REPORT, ""))
-
-
-async def kept_free_scan(runtime: Runtime, url: str, client: str, *, progress: Progress) -> Scanned:
-    """usecases.scans.free_scan(keep=True) as a job: the worker scans and keeps the report with the job's
-    end; the result has no ScanReport (the body is what the page shows). Raises as scans.free_scan."""
-    parse_target(url)
-    await admit(runtime)
-    async with _in_line(runtime, None, progress):
-        progress(STEPS[0])
-        now = runtime.now()
-        options = {"include_fix": False, KEEP: True}
-        job = await _reserve_free(runtime, url, client, now, runtime.settings.free_scans_per_day, options)
-        row = await _queue_and_wait(runtime, job, progress)
-    _raise_failure(row)
-    body, report_id = _kept(row)
-    return Scanned(None, body, report_id)
-
-
-async def kept_token_scan(runtime: Runtime, url: str, token: str, *, progress: Progress) -> Scanned:
-    """usecases.scans.token_scan(keep=True) as a job. Raises as scans.token_scan."""
-    parse_target(url)
-    await admit(runtime)
-    async with _in_line(runtime, None, progress):
-        progress(STEPS[0])
-        job = await runtime.db(_claim_token, url, token.strip(), runtime.now(), {KEEP: True})
-        row = await _queue_and_wait(runtime, job, progress)
-    _raise_failure(row)
-    body, report_id = _kept(row)
-    return Scanned(None, body, report_id)
-
-
-async def kept_pro_scan(runtime: Runtime, subscriber: Subscriber, url: str, *, progress: Progress) -> Scanned:
-    """usecases.scans.pro_scan(keep=True) as a job. Raises as scans.pro_scan."""
-    parse_target(url)
-    await admit(runtime)
-    async with _in_line(runtime, None, progress):
-        progress(STEPS[0])
-        job = await runtime.db(_reserve_month, SCAN_PRO, url, subscriber, runtime.now(), {KEEP: True})
-        row = await _queue_and_wait(runtime, job, progress)
-    _raise_failure(row)
-    body, report_id = _kept(row)
-    return Scanned(None, body, report_id, _remaining(row) or 0)
-
-
-async def kept_pro_pdf(
-    runtime: Runtime, subscriber: Subscriber, url: str, client_name: str | None, *, progress: Progress
+    runtime: Runtime,
+    subscriber: Subscriber,
+    url: str,
+    client_name: str | None,
+    *,
+    place: Place | None = None,
+    keep: bool = False,
+    progress: Progress | None = None,
 ) -> PdfFile:
-    """usecases.scans.pro_pdf(keep=True) as a job. Raises as scans.pro_pdf."""
+    """A Pro scan rendered as the PDF report (one unit of the month), `client_name` in its header. Raises as
+    pro_scan, or PdfRenderError when the renderer fails (the unit is given back)."""
     name = (client_name or "").strip()[:80] or None
     host = parse_target(url).host
     await admit(runtime)
-    async with _in_line(runtime, None, progress):
-        progress(STEPS[0])
-        options = {"client_name": name, KEEP: True}
+    async with _in_line(runtime, place, progress):
+        _tell(progress, STEPS[0])
+        options = _options(keep, client_name=name)
         job = await runtime.db(_reserve_month, SCAN_PDF, url, subscriber, runtime.now(), options)
         row = await _queue_and_wait(runtime, job, progress)
-    _raise_failure(row)
-    _, report_id = _kept(row)
-    return PdfFile(report_filename(host), bytes(row.pdf or b""), report_id, _remaining(row) or 0)
+    scanned = _delivered(row)
+    return PdfFile(report_filename(host), bytes(row.pdf or b""), scanned.report_id, scanned.remaining or 0)
 
 
 async def compliance_scan(runtime: Runtime, url: str, progress: Progress) -> dict[str, Any]:
@@ -409,8 +387,7 @@ async def compliance_scan(runtime: Runtime, url: str, progress: Progress) -> dic
     async with _in_line(runtime, None, progress):
         job = await runtime.db(_create_compliance_job, url, runtime.now())
         row = await _queue_and_wait(runtime, job, progress)
-    _raise_failure(row)
-    return dict(row.result or {})
+    return _delivered(row).body
 
 
 def _create_compliance_job(session: Session, url: str, now: datetime) -> ScanJob:
@@ -470,7 +447,7 @@ async def submit_scans(
     await admit(runtime, len(urls))
     options = {"callback_url": callback_url} if callback_url else {}
     ids, remaining = await runtime.db(_reserve_batch, list(urls), subscriber, runtime.now(), options)
-    engine = job_engine(runtime)
+    engine = runtime.jobs
     for job_id in ids:
         try:
             await engine.submit(job_id)
@@ -517,16 +494,11 @@ __all__ = [
     "BatchQuotaUsed",
     "compliance_scan",
     "free_scan",
-    "job_engine",
     "job_result",
     "job_view",
     "JobResult",
     "JobScanError",
     "KEEP",
-    "kept_free_scan",
-    "kept_pro_pdf",
-    "kept_pro_scan",
-    "kept_token_scan",
     "MAX_BATCH",
     "pro_pdf",
     "pro_scan",

@@ -3,8 +3,8 @@ generate the paid compliance report (spec 4.6, 4.7, 4.8).
 
 Everything that talks to a provider, issues a token or sends mail is the runtime's PaymentService; this
 module is what a user does with it: it checks the request (an email to send to, a public URL), runs the
-service's blocking provider calls in a worker thread, and puts the compliance scan in the process's scan
-line like every other scan.
+service's blocking provider calls in a worker thread, and runs the compliance scan as a job of the task
+engine like every other scan.
 """
 
 from __future__ import annotations
@@ -16,15 +16,14 @@ import anyio.to_thread
 from sqlmodel import Session
 
 from websec_app.email_address import InvalidEmail, checked_email
-from websec_app.scanner import ScanReport, parse_target
+from websec_app.scanner import parse_target
 from websec_app.services.payments import PROVIDERS, PaymentNotVerified, PaymentsUnavailable
 from websec_app.services.prices import Product
-from websec_app.store import SCAN_COMPLIANCE
 from websec_app.store.purchases import CheckoutRecord, find_checkout
 
 from . import jobs
 from .runtime import Runtime
-from .scans import Progress, no_progress, record_quietly
+from .scans import Progress, no_progress
 
 if TYPE_CHECKING:
     from websec_app.services.payments import CheckoutStart, Confirmation, GeneratedReport, Outcome, PaymentService
@@ -129,7 +128,7 @@ async def compliance_report(
     *,
     client: str | None = None,
 ) -> GeneratedReport:
-    """Spec 4.8: for a paid token, scan the site in the scan line, render the compliance PDF and email it
+    """Spec 4.8: for a paid token, scan the site (a job of the task engine), render the compliance PDF and email it
     (the token used up together with queuing the email). The payment is checked and the token reserved
     before the scan takes a slot (issue 12): an unpaid or busy token never waits in the scan line, and of
     racing requests one scans. Raises store.TokenRejected (unknown, unpaid, used), TooManyRequests,
@@ -137,29 +136,13 @@ async def compliance_report(
     parse_target(url)
     address = _email(email, "the report")
     service = payments(runtime)
-    now = runtime.now()
-
-    scanned: list[ScanReport] = []
-
-    async def scan_in_line(target_url: str) -> Mapping[str, Any]:
-        async with runtime.scan_slot(on_wait=lambda: progress("wait")):
-            progress("fetch")
-            report = await runtime.scanner(target_url, runtime.settings)
-        progress("save")
-        scanned.append(report)
-        return report.to_dict(pro=True, include_fix=True)
 
     async def scan_as_job(target_url: str) -> Mapping[str, Any]:
         # A worker scans and records the scan in the history with the job's end (usecases/jobs.py).
         return await jobs.compliance_scan(runtime, target_url, progress)
 
     progress("quota")
-    generated = await service.generate_compliance_report(
-        token, url=url, email=address, scan=scan_in_line if runtime.jobs is None else scan_as_job, client=client
-    )
-    if scanned:
-        await record_quietly(runtime, scanned[0], SCAN_COMPLIANCE, now)
-    return generated
+    return await service.generate_compliance_report(token, url=url, email=address, scan=scan_as_job, client=client)
 
 
 async def fulfil_webhook(runtime: Runtime, provider: str, body: bytes, headers: Mapping[str, str]) -> Outcome:

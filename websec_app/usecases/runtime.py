@@ -45,6 +45,9 @@ class Runtime:
     clock: Clock
     scanner: Scanner
     render_pdf: PdfRenderer
+    #: The task engine every scan runs on (websec_app/jobs, issue 16): embedded in this process on SQLite, a
+    #: queue shared by every process on PostgreSQL.
+    jobs: JobEngine
     #: Checkouts, provider confirmations and webhooks, and the outbox that delivers what was bought.
     payments: PaymentService | None = None
     #: This process's scan slots and wait queue, shared by every interface (503 / "busy" past both);
@@ -52,9 +55,6 @@ class Runtime:
     admission: ScanAdmission | None = None
     #: Reverse proxies whose X-Forwarded-For is believed (WEBSEC_TRUSTED_PROXIES), parsed once.
     trusted_proxies: tuple[Network, ...] = field(default=())
-    #: The task engine the API's scans run on (websec_app/jobs, issue 16); None: scans run inline in the
-    #: request, behind `admission`.
-    jobs: JobEngine | None = None
 
     def now(self) -> datetime:
         now = self.clock()

@@ -21,7 +21,7 @@ from websec_app.services.email.links import ONE_TIME_SCAN_PAGE
 from websec_app.store.tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_PREFIX
 from websec_app.usecases import jobs, purchases, scans
 from websec_app.usecases.accounts import Subscriber
-from websec_app.usecases.scans import PdfFile, Progress
+from websec_app.usecases.scans import PdfFile, Progress, Scanned
 
 from ..messages import describe, email_field_problem, token_field_problem, url_field_problem
 from ..runtime import current_runtime
@@ -75,36 +75,23 @@ def link_fields(fragment: str, query: dict[str, str]) -> dict[str, str]:
     return found
 
 
-# The scans of the forms: run by the task engine's workers when the runtime has one (as the API's are),
-# else in this process's scan line. Either way the report is kept for its /report/<id> link.
+# The scans of the forms, as the API's: jobs of the task engine, the report kept for its /report/<id> link.
 
 
-async def _free_scan(url: str, client: str, progress: Progress) -> scans.Scanned:
-    runtime = current_runtime()
-    if runtime.jobs is not None:
-        return await jobs.kept_free_scan(runtime, url, client, progress=progress)
-    return await scans.free_scan(runtime, url, client, progress=progress)
+async def _free_scan(url: str, client: str, progress: Progress) -> Scanned:
+    return await jobs.free_scan(current_runtime(), url, client, keep=True, progress=progress)
 
 
-async def _token_scan(url: str, token: str, progress: Progress) -> scans.Scanned:
-    runtime = current_runtime()
-    if runtime.jobs is not None:
-        return await jobs.kept_token_scan(runtime, url, token, progress=progress)
-    return await scans.token_scan(runtime, url, token, progress=progress)
+async def _token_scan(url: str, token: str, progress: Progress) -> Scanned:
+    return await jobs.token_scan(current_runtime(), url, token, keep=True, progress=progress)
 
 
-async def _pro_scan(account: Subscriber, url: str, progress: Progress) -> scans.Scanned:
-    runtime = current_runtime()
-    if runtime.jobs is not None:
-        return await jobs.kept_pro_scan(runtime, account, url, progress=progress)
-    return await scans.pro_scan(runtime, account, url, progress=progress)
+async def _pro_scan(account: Subscriber, url: str, progress: Progress) -> Scanned:
+    return await jobs.pro_scan(current_runtime(), account, url, keep=True, progress=progress)
 
 
 async def _pro_pdf(account: Subscriber, url: str, name: str, progress: Progress) -> PdfFile:
-    runtime = current_runtime()
-    if runtime.jobs is not None:
-        return await jobs.kept_pro_pdf(runtime, account, url, name, progress=progress)
-    return await scans.pro_pdf(runtime, account, url, name, progress=progress)
+    return await jobs.pro_pdf(current_runtime(), account, url, name, keep=True, progress=progress)
 
 
 class ScanState(rx.State):
