@@ -47,22 +47,8 @@ class Reservation:
 
 def reserve_monthly_scan(session: Session, subscription_id: int, now: datetime, limit: int) -> Reservation | None:
     """Take one scan from this month's quota, or None when it is used up."""
-    period = month_period(now)
-    insert_ignoring_conflicts(session, MonthlyUsage, {"subscription_id": subscription_id, "period": period, "used": 0})
-    used = session.exec(
-        update(MonthlyUsage)
-        .where(
-            col(MonthlyUsage.subscription_id) == subscription_id,
-            col(MonthlyUsage.period) == period,
-            col(MonthlyUsage.used) < limit,
-        )
-        .values(used=col(MonthlyUsage.used) + 1)
-        .returning(col(MonthlyUsage.used))
-    ).scalar_one_or_none()
-    session.commit()
-    if used is None:
-        return None
-    return Reservation("monthly", str(subscription_id), period, used, limit)
+    taken = reserve_monthly_scans(session, subscription_id, now, limit, 1)
+    return taken if isinstance(taken, Reservation) else None
 
 
 #: Read on every `GET /api/usage`: built once (see `keys._KEY_LOOKUP`).
@@ -160,7 +146,7 @@ def reserve_monthly_scans(
     session: Session, subscription_id: int, now: datetime, limit: int, count: int
 ) -> Reservation | int:
     """Take `count` scans of this month's quota at once (a batch, issue 16), or none: then the number
-    left is returned instead. One conditional update, exact under concurrency like `reserve_monthly_scan`;
+    left is returned instead. One conditional update, exact under concurrency (see the module's docstring);
     each unit is refunded on its own (`refund` gives back one)."""
     period = month_period(now)
     insert_ignoring_conflicts(session, MonthlyUsage, {"subscription_id": subscription_id, "period": period, "used": 0})
