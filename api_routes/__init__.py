@@ -6,7 +6,9 @@ api = create_api(settings, scanner=fake, clock=c)   # tests: a runtime of these 
 
 from __future__ import annotations
 
+import faulthandler
 import gc
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -100,6 +102,12 @@ def _wrap_outermost(api: FastAPI, context: Runtime) -> None:
     api.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
 
 
+#: A stop still running after this long leaves every thread's stack in the log (faulthandler), a second
+#: before serve-api's worker would be killed (cli/serve_api_cmd.py SHUTDOWN_GRACE_SECONDS): without it, a
+#: stuck shutdown, in the app's or at the interpreter's exit, says only that it was killed.
+STOP_STACKS_AFTER_SECONDS = 3.0
+
+
 @asynccontextmanager
 async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
     """Start-up when served alone (Reflex does not run a mounted app's lifespan; nothing here is required).
@@ -119,9 +127,20 @@ async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        _stacks_if_the_stop_overruns()
         await context.jobs.stop()
         if worker is not None:
             worker.stop()
+
+
+def _stacks_if_the_stop_overruns() -> None:
+    """Arm faulthandler to write every thread's stack to stderr in STOP_STACKS_AFTER_SECONDS. Not disarmed
+    when the app's shutdown is done: the process is meant to exit next, and a thread that holds it in the
+    interpreter's exit is worth the stacks too. A diagnosis only: a stderr without a file descriptor skips it."""
+    try:
+        faulthandler.dump_traceback_later(STOP_STACKS_AFTER_SECONDS, file=sys.stderr)
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both OSError and ValueError
+        pass
 
 
 def _openapi(api: FastAPI) -> dict[str, Any]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import faulthandler
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,12 +15,14 @@ import httpx
 import pytest
 from sqlmodel import select
 
+import api_routes
 from tests.fixtures.ports import free_port
 from tests.fixtures.processes import log_tail, serve_api, wait_until_healthy
 from tests.fixtures.sites import RunningSite
 from tests.pg_server import get_server
 from websec_app.cli import main
-from websec_app.settings import get_settings
+from websec_app.cli.serve_api_cmd import SHUTDOWN_GRACE_SECONDS
+from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
 from websec_app.store.models import ScanWorker
 
@@ -167,3 +172,29 @@ def _scan_workers(url: str) -> int:
             return len(session.exec(select(ScanWorker)).all())
     finally:
         database.dispose()
+
+
+async def test_a_stop_that_overruns_leaves_every_threads_stack_in_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Given the API's lifespan, as serve-api's worker runs it, whose engine takes too long to stop
+    api = api_routes.create_api(Settings(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'websec.db'}"))
+    engine = api.state.runtime.jobs
+
+    async def slow_stop() -> None:
+        await asyncio.to_thread(time.sleep, 1.0)  # stuck in a thread, as a blocking call would be
+
+    monkeypatch.setattr(engine, "stop", slow_stop)
+    monkeypatch.setattr(api_routes, "STOP_STACKS_AFTER_SECONDS", 0.3)
+    try:
+        # When it is stopped
+        async with api.router.lifespan_context(api):
+            pass
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+    # Then the log shows where the stop was, before serve-api would have been killed
+    err = capfd.readouterr().err
+    assert err.startswith("Timeout (0:00:00.300000)!")
+    assert "concurrent/futures/thread.py" in err  # the thread that holds the stop up, in its call
+    assert api_routes.STOP_STACKS_AFTER_SECONDS < SHUTDOWN_GRACE_SECONDS
