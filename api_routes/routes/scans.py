@@ -1,6 +1,6 @@
 """The scans: POST /api/scan (free, or with a one-time token), POST /api/scan/pro and POST /api/report/pdf
-(spec 4.1, 4.2, 4.3). Each translates the request to one use case and its
-result or refusal back to HTTP. Every scan is a job of the task engine (`websec_app.usecases.jobs`)."""
+(spec 4.1, 4.2, 4.3). Each translates the request to one use case (`websec_app.usecases.jobs`: every scan is
+a job of the task engine) and its result or refusal back to HTTP."""
 
 from __future__ import annotations
 
