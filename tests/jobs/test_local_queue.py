@@ -306,7 +306,7 @@ def test_a_job_ends_once_with_its_history_entry(any_database: Database) -> None:
 
 
 @pytest.mark.postgres
-async def test_on_postgresql_the_deletion_of_expired_jobs_is_a_periodic_task_of_the_cluster() -> None:
+async def test_on_postgresql_the_deletion_of_expired_jobs_runs_with_the_clusters_monitor_tick() -> None:
     # Given an engine on PostgreSQL (procrastinate's queue), its worker in this process
     database = Database(get_server().migrated_database())
     database.ensure_schema()
@@ -314,7 +314,7 @@ async def test_on_postgresql_the_deletion_of_expired_jobs_is_a_periodic_task_of_
     engine = _engine(database, recorder)
     assert engine.distributed
     try:
-        # When its worker starts, then the periodic tasks' latest tick is deferred and run
+        # When its worker starts, then the monitor tick's latest tick is deferred and run, deletion first
         await engine.start()
         await recorder.until(lambda: recorder.prunes >= 1 and recorder.ticks >= 1)
     finally:

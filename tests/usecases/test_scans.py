@@ -4,7 +4,7 @@ one runtime shared by the API and the web UI of a process."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,15 +65,17 @@ def scanner() -> FakeScanner:
 
 
 @pytest.fixture
-def backend(database: Database, scanner: FakeScanner, tmp_path: Path) -> Runtime:
+async def backend(database: Database, scanner: FakeScanner, tmp_path: Path) -> AsyncIterator[Runtime]:
     settings = Settings(free_scans_per_day=2, pro_scans_per_month=3, data_dir=tmp_path)
-    return build_runtime(
+    runtime = build_runtime(
         settings,
         database=database,
         scanner=scanner,
         render_pdf=lambda body, name: b"%PDF " + (name or "").encode(),
         clock=FrozenClock(NOON),
     )
+    yield runtime
+    await runtime.jobs.stop()  # its workers and ticker, before the test's loop closes
 
 
 @pytest.fixture
@@ -232,10 +234,15 @@ def gated() -> GatedScanner:
 
 
 @pytest.fixture
-def small(backend: Runtime, database: Database, gated: GatedScanner) -> Runtime:
+async def small(backend: Runtime, database: Database, gated: GatedScanner) -> AsyncIterator[Runtime]:
     """A process with one scan slot and one place in the wait queue."""
     settings = backend.settings.with_overrides(max_concurrent_scans=1, scan_queue=1, free_scans_per_day=5)
-    return build_runtime(settings, database=database, scanner=gated, render_pdf=backend.render_pdf, clock=backend.clock)
+    runtime = build_runtime(
+        settings, database=database, scanner=gated, render_pdf=backend.render_pdf, clock=backend.clock
+    )
+    yield runtime
+    gated.gate.set()  # a scan a test left held ends, so the stop does not wait on it
+    await runtime.jobs.stop()
 
 
 async def _until(condition: Callable[[], bool]) -> None:

@@ -62,8 +62,6 @@ CALLBACK_TASK = "websec.callback"
 MONITOR_TICK_TASK = "websec.monitor_tick"
 MONITOR_RUN_TASK = "websec.monitor_run"
 MONITOR_TICK_CRON = "* * * * *"
-#: The deletion of ended jobs past their retention (WEBSEC_JOB_RETENTION_DAYS), at every monitor tick.
-PRUNE_TASK = "websec.delete_expired_jobs"
 #: How often a worker says it is alive to procrastinate (and to `scan_workers`), and after how long
 #: without a word it is taken for dead and its jobs go back in the queue.
 HEARTBEAT_SECONDS = 2.0
@@ -212,8 +210,8 @@ class JobEngine:
 
     def set_prune(self, prune: Callable[[], Awaitable[None]]) -> None:
         """What deletes the ended jobs past their retention (websec_app/usecases/job_worker.py
-        `delete_expired_jobs`), run with each monitor tick: by the embedded ticker, and on PostgreSQL as a
-        periodic task of its own, once per tick across the cluster."""
+        `delete_expired_jobs`), run before each monitor tick: by the embedded ticker, and on PostgreSQL in the
+        monitor tick's periodic task, once per tick across the cluster."""
         self._prune = prune
 
     # --- procrastinate (PostgreSQL) -----------------------------------------------------------------
@@ -251,13 +249,7 @@ class JobEngine:
         @app.periodic(cron=self.monitor_tick_cron, periodic_id="monitor_tick")
         @app.task(name=MONITOR_TICK_TASK, queue=SCAN_QUEUE, queueing_lock=MONITOR_TICK_TASK)
         async def monitor_tick(timestamp: int) -> None:
-            await self._tick()
-
-        @app.periodic(cron=self.monitor_tick_cron, periodic_id="delete_expired_jobs")
-        @app.task(name=PRUNE_TASK, queue=SCAN_QUEUE, queueing_lock=PRUNE_TASK)
-        async def delete_expired_jobs(timestamp: int) -> None:
-            if self._prune is not None:
-                await self._prune()
+            await self._each_tick(embedded=False)
 
         @app.task(name=MONITOR_RUN_TASK, queue=SCAN_QUEUE)
         async def monitor_run(run_id: int) -> None:
@@ -290,21 +282,24 @@ class JobEngine:
         if self._monitor_run is not None:
             await self._monitor_run(run_id)
 
+    async def _each_tick(self, *, embedded: bool) -> None:
+        """What each monitor tick runs, each step's failure logged (the next tick tries again): embedded, the
+        sweep of abandoned jobs first; then the deletion of expired jobs, then the monitor tick."""
+        steps = [("the deletion of expired scan jobs", self._prune), ("the monitor tick", self._tick)]
+        if embedded:
+            steps.insert(0, ("the sweep of abandoned scan jobs", self._sweep))
+        for what, step in steps:
+            try:
+                if step is not None:
+                    await step()
+            except Exception:  # noqa: BLE001 - the next tick tries again
+                log.exception("%s failed", what)
+
     async def _tick_monitors(self) -> None:
-        """Embedded: the monitor tick at start (as procrastinate defers a periodic task's latest tick when its
-        worker starts), then at every multiple of the period on the clock, one tick at a time; the sweep of
-        abandoned jobs and the deletion of expired ones before each."""
+        """Embedded: each tick's work at start (as procrastinate defers a periodic task's latest tick when its
+        worker starts), then at every multiple of the period on the clock, one tick at a time."""
         while True:
-            for what, periodic in (
-                ("the sweep of abandoned scan jobs", self._sweep),
-                ("the deletion of expired scan jobs", self._prune),
-                ("the monitor tick", self._tick),
-            ):
-                try:
-                    if periodic is not None:
-                        await periodic()
-                except Exception:  # noqa: BLE001 - the next tick tries again
-                    log.exception("%s failed", what)
+            await self._each_tick(embedded=True)
             now = time.time()
             period = self.monitor_tick_period
             await asyncio.sleep((now // period + 1) * period - now)
