@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -286,15 +286,35 @@ def _options(keep: bool, **options: Any) -> dict[str, Any]:
     return {**options, KEEP: True} if keep else options
 
 
-def _delivered(row: ScanJob) -> Scanned:
-    """The ended job as its request answers it, or its failure raised as the scan's own error."""
-    _raise_failure(row)
+def _scanned(row: ScanJob) -> Scanned:
+    """A job ended done, as its request answers it."""
     return Scanned(dict(row.result or {}), str((row.options or {}).get(KEPT_REPORT, "")), _remaining(row))
 
 
 def _tell(progress: Progress | None, step: str) -> None:
     if progress is not None:
         progress(step)
+
+
+async def _as_job(
+    runtime: Runtime,
+    create: Callable[[], Awaitable[ScanJob]],
+    *,
+    place: Place | None = None,
+    progress: Progress | None = None,
+    tell_first_step: bool = True,
+) -> ScanJob:
+    """What every scan does around its own unit: admit it, take its place in the scan line, `create` the
+    job holding the unit (the first step told), queue it and wait for its end: the row ended done, or its
+    failure raised as the scan's own error."""
+    await admit(runtime)
+    async with _in_line(runtime, place, progress):
+        if tell_first_step:
+            _tell(progress, STEPS[0])
+        job = await create()
+        row = await _queue_and_wait(runtime, job, progress)
+    _raise_failure(row)
+    return row
 
 
 async def free_scan(
@@ -309,14 +329,11 @@ async def free_scan(
     """A free scan (spec 2.1 body): one unit of the client's daily quota.
     Raises ScanError, ScannerBusy or FreeQuotaUsed."""
     parse_target(url)
-    await admit(runtime)
-    async with _in_line(runtime, None, progress):
-        _tell(progress, STEPS[0])
-        now = runtime.now()
-        options = _options(keep, include_fix=include_fix)
-        job = await _reserve_free(runtime, url, client, now, runtime.settings.free_scans_per_day, options)
-        row = await _queue_and_wait(runtime, job, progress)
-    return _delivered(row)
+    limit, options = runtime.settings.free_scans_per_day, _options(keep, include_fix=include_fix)
+    row = await _as_job(
+        runtime, lambda: _reserve_free(runtime, url, client, runtime.now(), limit, options), progress=progress
+    )
+    return _scanned(row)
 
 
 async def token_scan(
@@ -325,12 +342,10 @@ async def token_scan(
     """A paid one-time scan (spec 2.2 body, fixes included): uses up the token.
     Raises ScanError, ScannerBusy or store.TokenRejected."""
     parse_target(url)
-    await admit(runtime)
-    async with _in_line(runtime, None, progress):
-        _tell(progress, STEPS[0])
-        job = await runtime.db(_claim_token, url, token.strip(), runtime.now(), _options(keep))
-        row = await _queue_and_wait(runtime, job, progress)
-    return _delivered(row)
+    row = await _as_job(
+        runtime, lambda: runtime.db(_claim_token, url, token.strip(), runtime.now(), _options(keep)), progress=progress
+    )
+    return _scanned(row)
 
 
 async def pro_scan(
@@ -346,12 +361,13 @@ async def pro_scan(
     the process's scan line (the API takes it on arrival, api_routes/auth.py), given back here.
     Raises ScanError, ScannerBusy or MonthlyQuotaUsed."""
     parse_target(url)
-    await admit(runtime)
-    async with _in_line(runtime, place, progress):
-        _tell(progress, STEPS[0])
-        job = await runtime.db(_reserve_month, SCAN_PRO, url, subscriber, runtime.now(), _options(keep))
-        row = await _queue_and_wait(runtime, job, progress)
-    return _delivered(row)
+    row = await _as_job(
+        runtime,
+        lambda: runtime.db(_reserve_month, SCAN_PRO, url, subscriber, runtime.now(), _options(keep)),
+        place=place,
+        progress=progress,
+    )
+    return _scanned(row)
 
 
 async def pro_pdf(
@@ -368,26 +384,29 @@ async def pro_pdf(
     pro_scan, or PdfRenderError when the renderer fails (the unit is given back)."""
     name = (client_name or "").strip()[:80] or None
     host = parse_target(url).host
-    await admit(runtime)
-    async with _in_line(runtime, place, progress):
-        _tell(progress, STEPS[0])
-        options = _options(keep, client_name=name)
-        job = await runtime.db(_reserve_month, SCAN_PDF, url, subscriber, runtime.now(), options)
-        row = await _queue_and_wait(runtime, job, progress)
-    scanned = _delivered(row)
+    options = _options(keep, client_name=name)
+    row = await _as_job(
+        runtime,
+        lambda: runtime.db(_reserve_month, SCAN_PDF, url, subscriber, runtime.now(), options),
+        place=place,
+        progress=progress,
+    )
+    scanned = _scanned(row)
     return PdfFile(report_filename(host), bytes(row.pdf or b""), scanned.report_id, scanned.remaining or 0)
 
 
 async def compliance_scan(runtime: Runtime, url: str, progress: Progress) -> dict[str, Any]:
     """The compliance report's scan as a job (usecases.purchases.compliance_report): the spec 2.2 body. The
     job holds no unit: the compliance token, reserved by the caller before, is the unit, and the caller
-    releases it when this raises (as scans do: ScanError, ScannerBusy)."""
+    releases it when this raises (as scans do: ScanError, ScannerBusy). The caller told the first step."""
     parse_target(url)
-    await admit(runtime)
-    async with _in_line(runtime, None, progress):
-        job = await runtime.db(_create_compliance_job, url, runtime.now())
-        row = await _queue_and_wait(runtime, job, progress)
-    return _delivered(row).body
+    row = await _as_job(
+        runtime,
+        lambda: runtime.db(_create_compliance_job, url, runtime.now()),
+        progress=progress,
+        tell_first_step=False,
+    )
+    return _scanned(row).body
 
 
 def _create_compliance_job(session: Session, url: str, now: datetime) -> ScanJob:
