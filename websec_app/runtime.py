@@ -9,6 +9,7 @@ take the `Runtime` type from `usecases/runtime.py`.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .clock import Clock, clock_for
@@ -65,35 +66,14 @@ def build_runtime(
         trusted_proxies=parse_networks(settings.trusted_proxies),
         jobs=engine,
     )
+    from .usecases import monitors
     from .usecases.job_worker import call_back, delete_expired_jobs, end_abandoned_jobs, execute_job
 
-    async def run_scan(job_id: str) -> None:
-        await execute_job(runtime, job_id)
-
-    async def callback(job_id: str) -> None:
-        await call_back(runtime, job_id)
-
-    engine.set_handlers(run_scan, callback)
-
-    from .usecases import monitors
-
-    async def monitor_tick() -> None:
-        await monitors.tick(runtime, engine.submit_monitor_run)
-
-    async def monitor_run(run_id: int) -> None:
-        await monitors.execute_run(runtime, run_id)
-
-    engine.set_monitor_handlers(monitor_tick, monitor_run)
-
-    async def sweep() -> None:
-        await end_abandoned_jobs(runtime)
-
-    engine.set_sweep(sweep)
-
-    async def prune() -> None:
-        await delete_expired_jobs(runtime)
-
-    engine.set_prune(prune)
+    engine.set_handlers(partial(execute_job, runtime), partial(call_back, runtime))
+    engine.set_monitor_handlers(
+        partial(monitors.tick, runtime, engine.submit_monitor_run), partial(monitors.execute_run, runtime)
+    )
+    engine.set_upkeep(sweep=partial(end_abandoned_jobs, runtime), prune=partial(delete_expired_jobs, runtime))
     return runtime
 
 

@@ -97,8 +97,7 @@ def _engine(database: Database, recorder: Recorder) -> JobEngine:
     engine = JobEngine(database, in_process_workers=2, monitor_tick_seconds=60)
     engine.set_handlers(recorder.scan, recorder.callback)
     engine.set_monitor_handlers(recorder.tick, recorder.run)
-    engine.set_sweep(recorder.sweep)
-    engine.set_prune(recorder.prune)
+    engine.set_upkeep(sweep=recorder.sweep, prune=recorder.prune)
     engine.callback_first_retry_seconds = 0.01
     return engine
 

@@ -74,8 +74,10 @@ POLL_SECONDS = 0.2
 LOAD_TTL_SECONDS = 0.5
 
 JobHandler = Callable[[str], Awaitable[None]]
-MonitorTick = Callable[[], Awaitable[None]]
-MonitorRunHandler = Callable[[int], Awaitable[None]]
+#: The monitor tick, one monitor run, and the work before each tick; what they return is not used.
+MonitorTick = Callable[[], Awaitable[object]]
+MonitorRunHandler = Callable[[int], Awaitable[object]]
+Upkeep = Callable[[], Awaitable[object]]
 
 
 def procrastinate_conninfo(database_url: str) -> str | None:
@@ -182,8 +184,8 @@ class JobEngine:
         self._callback: JobHandler | None = None
         self._monitor_tick: MonitorTick | None = None
         self._monitor_run: MonitorRunHandler | None = None
-        self._sweep: Callable[[], Awaitable[None]] | None = None
-        self._prune: Callable[[], Awaitable[None]] | None = None
+        self._sweep: Upkeep | None = None
+        self._prune: Upkeep | None = None
         self._parts: _LoopParts | None = None
 
     @property
@@ -202,17 +204,15 @@ class JobEngine:
         self._monitor_tick = tick
         self._monitor_run = run
 
-    def set_sweep(self, sweep: Callable[[], Awaitable[None]]) -> None:
-        """Embedded: what ends the jobs a process took with it when it stopped outright (its queue was in its
-        memory), run with each monitor tick (websec_app/usecases/job_worker.py `end_abandoned_jobs`). On
-        PostgreSQL the queue outlives a process and `retry_stalled` runs a dead worker's jobs again."""
-        self._sweep = sweep
+    def set_upkeep(self, *, sweep: Upkeep, prune: Upkeep) -> None:
+        """What runs before each monitor tick (websec_app/usecases/job_worker.py).
 
-    def set_prune(self, prune: Callable[[], Awaitable[None]]) -> None:
-        """What deletes the ended jobs past their retention (websec_app/usecases/job_worker.py
-        `delete_expired_jobs`), run before each monitor tick: by the embedded ticker, and on PostgreSQL in the
-        monitor tick's periodic task, once per tick across the cluster."""
-        self._prune = prune
+        `sweep`, embedded only: end the jobs a process took with it when it stopped outright (its queue was
+        in its memory; `end_abandoned_jobs`). On PostgreSQL the queue outlives a process and `retry_stalled`
+        runs a dead worker's jobs again. `prune`: delete the ended jobs past their retention
+        (`delete_expired_jobs`), by the embedded ticker, and on PostgreSQL in the monitor tick's periodic
+        task, once per tick across the cluster."""
+        self._sweep, self._prune = sweep, prune
 
     # --- procrastinate (PostgreSQL) -----------------------------------------------------------------
 
