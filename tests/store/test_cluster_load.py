@@ -5,15 +5,14 @@ scans come in, and job rows are kept)."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
-from sqlalchemy import insert
 from sqlmodel import Session
 
 from tests import db_fixtures
 from tests.clock import TEST_NOW
+from tests.job_rows import insert_job_rows, job_row
 from websec_app.store import Database
-from websec_app.store.models import JOB_DONE, JOB_QUEUED, JOB_RUNNING, ScanJob
+from websec_app.store.models import JOB_DONE, JOB_QUEUED, JOB_RUNNING
 from websec_app.store.scan_jobs import (
     DEFAULT_SCAN_SECONDS,
     SCAN_TIME_SAMPLE,
@@ -28,26 +27,11 @@ any_database = db_fixtures.any_database
 
 def _add_jobs(database: Database, count: int, *, first: int, status: str = JOB_DONE, seconds: float = 2.0) -> None:
     """`count` jobs created a second apart (the later the number, the later the job), each `seconds` long."""
-    rows: list[dict[str, Any]] = []
-    for n in range(first, first + count):
-        created = TEST_NOW - timedelta(days=30) + timedelta(seconds=n)
-        ended = status == JOB_DONE
-        rows.append(
-            {
-                "id": f"{n:032x}",
-                "kind": "free",
-                "url": "https://a.test/",
-                "status": status,
-                "created_at": created,
-                "started_at": created if status != JOB_QUEUED else None,
-                "finished_at": created + timedelta(seconds=seconds) if ended else None,
-                "result": {"grade": "A"} if ended else None,
-                "options": {},
-                "attempts": 1,
-            }
-        )
-    with database.engine.begin() as connection:
-        connection.execute(insert(ScanJob), rows)
+    start = TEST_NOW - timedelta(days=30)
+    rows = [
+        job_row(f"{n:032x}", status, start + timedelta(seconds=n), seconds=seconds) for n in range(first, first + count)
+    ]
+    insert_job_rows(database, rows)
 
 
 def test_the_load_counts_open_jobs_live_capacity_and_the_latest_scan_times(any_database: Database) -> None:

@@ -5,14 +5,13 @@ and the history the scans left is another table, kept."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 import pytest
-from sqlalchemy import insert
 from sqlmodel import select
 
 from tests import db_fixtures
 from tests.clock import TEST_NOW
+from tests.job_rows import insert_job_rows, job_row
 from websec_app.runtime import build_runtime
 from websec_app.settings import Settings, SettingsError
 from websec_app.store import Database
@@ -25,23 +24,9 @@ any_database = db_fixtures.any_database
 
 
 def _add(database: Database, name: str, status: str, created: datetime) -> str:
-    ended = status in (JOB_DONE, JOB_FAILED)
-    row: dict[str, Any] = {
-        "id": f"{name:0>32}",
-        "kind": "pdf",
-        "url": "https://a.test/",
-        "status": status,
-        "created_at": created,
-        "started_at": created if status != JOB_QUEUED else None,
-        "finished_at": created + timedelta(seconds=3) if ended else None,
-        "result": {"grade": "A"} if status == JOB_DONE else None,
-        "pdf": b"%PDF-1.4 ..." if status == JOB_DONE else None,
-        "options": {},
-        "attempts": 1,
-    }
-    with database.engine.begin() as connection:
-        connection.execute(insert(ScanJob), [row])
-    return str(row["id"])
+    job_id = f"{name:0>32}"
+    insert_job_rows(database, [job_row(job_id, status, created, pdf=b"%PDF-1.4 ...")])
+    return job_id
 
 
 def _job_ids(database: Database) -> set[str]:
