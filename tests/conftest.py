@@ -7,8 +7,11 @@ and private targets are allowed because every site lives on 127.0.0.0/8.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import weakref
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +20,52 @@ from tests.fixtures import catalog
 from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import RunningSite, SiteFactory, SiteServer
+from websec_app.jobs.engine import JobEngine
 from websec_app.settings import DnsServer, Settings
+
+#: Every job engine a test builds (the runtimes of `create_api` and `build_runtime`), to stop those still
+#: open when the test ends (`pytest_runtest_call`).
+_ENGINES: weakref.WeakSet[JobEngine] = weakref.WeakSet()
+_engine_init = JobEngine.__init__
+
+
+def _tracked_init(self: JobEngine, *args: Any, **kwargs: Any) -> None:
+    _engine_init(self, *args, **kwargs)
+    _ENGINES.add(self)
+
+
+JobEngine.__init__ = _tracked_init  # type: ignore[method-assign]
+
+#: How long a test's engines may take to stop before the test fails (a stop waits for running jobs).
+ENGINE_STOP_SECONDS = 30.0
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Stop the job engines the test left open on its event loop, as serve-api's shutdown does, before any
+    fixture is torn down. Left to the loop's close instead, every task of a PostgreSQL worker was cancelled
+    at once (procrastinate's loop, its jobs, the pool's own tasks), and its unregistering ran after the
+    test's database was disposed: it opened a connection that nothing closed (a ResourceWarning failing a
+    later test), and once the loop's close waited for 13 minutes on a task that never ended."""
+    try:
+        yield
+    finally:
+        stuck = _stop_engines()
+    if stuck:
+        raise AssertionError(f"{stuck} job engine(s) did not stop within {ENGINE_STOP_SECONDS:g} s")
+
+
+def _stop_engines() -> int:
+    stuck = 0
+    for engine in list(_ENGINES):
+        parts = engine._parts  # noqa: SLF001 - only the loop it runs on tells whether it can be stopped here
+        if parts is None or parts.loop.is_closed() or parts.loop.is_running():
+            continue  # not open, or on a loop that is gone (asyncio.run) or that another thread runs
+        try:
+            parts.loop.run_until_complete(asyncio.wait_for(engine.stop(), ENGINE_STOP_SECONDS))
+        except TimeoutError:
+            stuck += 1
+    return stuck
 
 
 @pytest.fixture(scope="session")
