@@ -9,9 +9,10 @@ from __future__ import annotations
 import faulthandler
 import gc
 import sys
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from typing import Any
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from typing import IO, Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
@@ -102,10 +103,11 @@ def _wrap_outermost(api: FastAPI, context: Runtime) -> None:
     api.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
 
 
-#: A stop still running after this long leaves every thread's stack in the log (faulthandler), a second
-#: before serve-api's worker would be killed (cli/serve_api_cmd.py SHUTDOWN_GRACE_SECONDS): without it, a
-#: stuck shutdown, in the app's or at the interpreter's exit, says only that it was killed.
+#: A stop still running after this long leaves every thread's stack in the log, a second before serve-api's
+#: worker would be killed (cli/serve_api_cmd.py SHUTDOWN_GRACE_SECONDS): without it, a stuck shutdown says
+#: only that it was killed.
 STOP_STACKS_AFTER_SECONDS = 3.0
+STOP_STACKS_HEADER = "The API's stop is still running after {seconds:g} s. Every thread's stack:\n"
 
 
 @asynccontextmanager
@@ -127,19 +129,37 @@ async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        _stacks_if_the_stop_overruns()
-        await context.jobs.stop()
-        if worker is not None:
-            worker.stop()
+        with _stacks_if_the_stop_overruns():
+            await context.jobs.stop()
+            if worker is not None:
+                worker.stop()
 
 
-def _stacks_if_the_stop_overruns() -> None:
-    """Arm faulthandler to write every thread's stack to stderr in STOP_STACKS_AFTER_SECONDS. Not disarmed
-    when the app's shutdown is done: the process is meant to exit next, and a thread that holds it in the
-    interpreter's exit is worth the stacks too. A diagnosis only: a stderr without a file descriptor skips it."""
+@contextmanager
+def _stacks_if_the_stop_overruns() -> Iterator[None]:
+    """Write every thread's stack to stderr if the stop is still running after STOP_STACKS_AFTER_SECONDS;
+    nothing once it has ended.
+
+    A timer thread takes the stacks holding the GIL (`faulthandler.dump_traceback`), so no thread runs while
+    they are read. faulthandler's own timer (`dump_traceback_later`) reads them without the GIL, from a
+    thread that blocks every signal: armed here and left armed, it fired in test processes whose threads
+    were busy (schemathesis runs this lifespan in the test's process), read a frame being freed, and the
+    process died of a SIGSEGV that nothing could report (three CI runs, 2026-11-27)."""
+    timer = threading.Timer(STOP_STACKS_AFTER_SECONDS, _write_stacks, args=(sys.stderr, STOP_STACKS_AFTER_SECONDS))
+    timer.daemon = True
+    timer.start()
     try:
-        faulthandler.dump_traceback_later(STOP_STACKS_AFTER_SECONDS, file=sys.stderr)
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both OSError and ValueError
+        yield
+    finally:
+        timer.cancel()
+
+
+def _write_stacks(stream: IO[str], seconds: float) -> None:
+    try:
+        stream.write(STOP_STACKS_HEADER.format(seconds=seconds))
+        stream.flush()
+        faulthandler.dump_traceback(file=stream, all_threads=True)
+    except (AttributeError, OSError, ValueError):  # a stderr without a file descriptor: nothing to write to
         pass
 
 
