@@ -43,10 +43,9 @@ ENGINE_STOP_SECONDS = 30.0
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """Stop the job engines the test left open on its event loop, as serve-api's shutdown does, before any
-    fixture is torn down. Left to the loop's close instead, every task of a PostgreSQL worker was cancelled
-    at once (procrastinate's loop, its jobs, the pool's own tasks), and its unregistering ran after the
-    test's database was disposed: it opened a connection that nothing closed (a ResourceWarning failing a
-    later test), and once the loop's close waited for 13 minutes on a task that never ended."""
+    fixture is torn down. Left to the loop's close instead, every task of a PostgreSQL worker is cancelled
+    at once (procrastinate's loop, its jobs, the pool's own tasks) and the worker unregisters in the middle
+    of that teardown; once, in CI, the loop's close waited 13 minutes there on a task that never ended."""
     try:
         yield
     finally:
