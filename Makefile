@@ -55,7 +55,9 @@ PG_BINDIR = $(lastword $(sort $(wildcard /usr/lib/postgresql/*/bin)))
 define apt_install_missing
 	missing=""; \
 	for pair in $(1); do \
-	  command -v "$${pair%%:*}" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	  need="$${pair%%:*}"; \
+	  case "$$need" in /*) [ -e "$$need" ] ;; *) command -v "$$need" >/dev/null 2>&1 ;; esac \
+	    || missing="$$missing $${pair#*:}"; \
 	done; \
 	$(if $(2),[ -x "$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -n1)/initdb" ] || missing="$$missing $(2)";) \
 	if [ -n "$$missing" ]; then \
