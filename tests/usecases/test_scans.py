@@ -4,7 +4,7 @@ one runtime shared by the API and the web UI of a process."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,17 +65,16 @@ def scanner() -> FakeScanner:
 
 
 @pytest.fixture
-async def backend(database: Database, scanner: FakeScanner, tmp_path: Path) -> AsyncIterator[Runtime]:
+def backend(database: Database, scanner: FakeScanner, tmp_path: Path) -> Runtime:
+    # Its engine's workers and ticker are stopped when the test's body ends (tests/conftest.py).
     settings = Settings(free_scans_per_day=2, pro_scans_per_month=3, data_dir=tmp_path)
-    runtime = build_runtime(
+    return build_runtime(
         settings,
         database=database,
         scanner=scanner,
         render_pdf=lambda body, name: b"%PDF " + (name or "").encode(),
         clock=FrozenClock(NOON),
     )
-    yield runtime
-    await runtime.jobs.stop()  # its workers and ticker, before the test's loop closes
 
 
 @pytest.fixture
@@ -234,15 +233,10 @@ def gated() -> GatedScanner:
 
 
 @pytest.fixture
-async def small(backend: Runtime, database: Database, gated: GatedScanner) -> AsyncIterator[Runtime]:
+def small(backend: Runtime, database: Database, gated: GatedScanner) -> Runtime:
     """A process with one scan slot and one place in the wait queue."""
     settings = backend.settings.with_overrides(max_concurrent_scans=1, scan_queue=1, free_scans_per_day=5)
-    runtime = build_runtime(
-        settings, database=database, scanner=gated, render_pdf=backend.render_pdf, clock=backend.clock
-    )
-    yield runtime
-    gated.gate.set()  # a scan a test left held ends, so the stop does not wait on it
-    await runtime.jobs.stop()
+    return build_runtime(settings, database=database, scanner=gated, render_pdf=backend.render_pdf, clock=backend.clock)
 
 
 async def _until(condition: Callable[[], bool]) -> None:
