@@ -1,5 +1,6 @@
 """`scan_jobs` rows written straight to the table, in any state and at any age, for the store's and the use
-cases' tests of what reads or deletes them (store.scan_jobs.cluster_load, usecases.job_worker)."""
+cases' tests of what reads or deletes them (store.scan_jobs.cluster_load, usecases.job_worker); and the
+`scan_workers` rows, read back."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import insert
+from sqlmodel import select
 
 from websec_app.store import Database
-from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, ScanJob
+from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, ScanJob, ScanWorker
 
 
 def job_row(
@@ -37,3 +39,9 @@ def job_row(
 def insert_job_rows(database: Database, rows: list[dict[str, Any]]) -> None:
     with database.engine.begin() as connection:
         connection.execute(insert(ScanJob), rows)
+
+
+def registered_workers(database: Database) -> int:
+    """The workers registered as the cluster's capacity (`scan_workers`), whatever their heartbeat."""
+    with database.session() as session:
+        return len(session.exec(select(ScanWorker)).all())

@@ -8,19 +8,13 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from sqlmodel import select
 
 from tests import db_fixtures
+from tests.job_rows import registered_workers
 from websec_app.jobs.engine import JobEngine
 from websec_app.store import Database
-from websec_app.store.models import ScanWorker
 
 any_database = db_fixtures.any_database
-
-
-def _workers(database: Database) -> int:
-    with database.session() as session:
-        return len(session.exec(select(ScanWorker)).all())
 
 
 @pytest.fixture
@@ -30,7 +24,7 @@ def left_running(any_database: Database) -> Iterator[JobEngine]:
     # Then, by the time this fixture (and the database's) is torn down, the engine has stopped: its worker
     # is unregistered, through the database that is still open
     assert engine._parts is None  # noqa: SLF001 - whether it is open is the point
-    assert _workers(any_database) == 0
+    assert registered_workers(any_database) == 0
 
 
 async def test_an_engine_a_test_leaves_running_is_stopped_before_its_fixtures_end(
@@ -39,7 +33,7 @@ async def test_an_engine_a_test_leaves_running_is_stopped_before_its_fixtures_en
     # Given an engine whose worker is running and registered, left so by the test
     await left_running.start()
     for _ in range(100):
-        if _workers(any_database):
+        if registered_workers(any_database):
             break
         await asyncio.sleep(0.05)
-    assert _workers(any_database) == 1
+    assert registered_workers(any_database) == 1

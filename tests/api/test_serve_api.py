@@ -14,18 +14,17 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlmodel import select
 
 import api_routes
 from tests.fixtures.ports import free_port
 from tests.fixtures.processes import log_tail, serve_api, wait_until_healthy
 from tests.fixtures.sites import RunningSite
+from tests.job_rows import registered_workers
 from tests.pg_server import get_server
 from websec_app.cli import main
 from websec_app.cli.serve_api_cmd import SHUTDOWN_GRACE_SECONDS
 from websec_app.settings import Settings, get_settings
 from websec_app.store import Database, database_for
-from websec_app.store.models import ScanWorker
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -169,8 +168,7 @@ def _scan_workers(url: str) -> int:
     """The workers registered as the cluster's capacity (its database closed again, whatever the outcome)."""
     database = Database(url)
     try:
-        with database.session() as session:
-            return len(session.exec(select(ScanWorker)).all())
+        return registered_workers(database)
     finally:
         database.dispose()
 
