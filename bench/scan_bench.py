@@ -117,7 +117,9 @@ def fixture_world_apart(keep_alive: bool = False) -> Iterator[tuple[dict[str, An
         return found[name]
 
     try:
-        yield json.loads(child.stdout.readline()), counters
+        world = json.loads(child.stdout.readline())
+        world["pid"] = child.pid  # whose CPU is the sites' (serve_bench accounts for the whole machine)
+        yield world, counters
     finally:
         child.stdin.close()
         child.wait(timeout=30)

@@ -11,8 +11,11 @@ database, private targets allowed and a free quota too big to refuse. A burst of
 sites, is sent to each server in turn (A B B A ... over `--rounds`). Per version it prints the reports
 per second (200s only), their p50/p95, the statuses, and the server's CPU per report: user + system time
 of the serve-api process and all its descendants (granian's workers, the job engine's) from /proc, over
-the burst. With `--against-commit REV` that version runs from a `git worktree` under .bench/
-(scan_bench.worktree_at) with this checkout's virtualenv, and the ratio of the medians is printed.
+the burst. It also prints what the rest of the machine spent per report, the fixture sites' process and
+this client (the load generator), and the most reports per second the cores allow at that total. With
+`--against-commit REV` that version runs from a `git worktree` under .bench/ (scan_bench.worktree_at) with
+this checkout's virtualenv, and the ratio of the medians is printed, with what issue 14's 2.5x of that
+version's reports per second would leave of a report's CPU for the server.
 
 `--server-only` starts the servers and the sites, prints their pids and waits for Enter: for profiling
 (`py-spy record --pid PID --subprocesses`) under a burst sent with `--send-only --port P`. Only loopback
@@ -25,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -45,12 +49,15 @@ from bench.scan_bench import SITES, fixture_world_apart, percentile, worktree_at
 
 BIG_QUOTA = 10_000_000
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CORES = os.cpu_count() or 1
 
 
 @dataclass
 class Burst:
     seconds: float = 0.0
-    cpu_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # the server's
+    sites_cpu_seconds: float = 0.0
+    client_cpu_seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)  # seconds, 200s only
     statuses: Counter[int] = field(default_factory=Counter)
     transport_errors: int = 0
@@ -62,9 +69,14 @@ class Burst:
 
     def figures(self) -> dict[str, float]:
         reports = max(1, self.reports)
+        machine = self.cpu_seconds + self.sites_cpu_seconds + self.client_cpu_seconds
         return {
             "reports_per_s": self.reports / self.seconds,
             "cpu_ms_per_report": self.cpu_seconds * 1000 / reports,
+            "sites_cpu_ms_per_report": self.sites_cpu_seconds * 1000 / reports,
+            "client_cpu_ms_per_report": self.client_cpu_seconds * 1000 / reports,
+            "machine_cpu_ms_per_report": machine * 1000 / reports,
+            "ceiling_reports_per_s": CORES * reports / machine if machine else float("nan"),
             "p50_ms": percentile(self.latencies, 0.5) * 1000 if self.latencies else float("nan"),
             "p95_ms": percentile(self.latencies, 0.95) * 1000 if self.latencies else float("nan"),
             "kb_per_report": self.bytes_received / reports / 1024,
@@ -178,10 +190,17 @@ async def _burst(port: int, urls: list[str], total: int, in_flight: int) -> Burs
     return burst
 
 
-def measure(pid: int, port: int, urls: list[str], total: int, in_flight: int) -> Burst:
-    cpu_before = tree_cpu_seconds(pid)
+def _own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(pid: int, sites_pid: int, port: int, urls: list[str], total: int, in_flight: int) -> Burst:
+    before = tree_cpu_seconds(pid), tree_cpu_seconds(sites_pid), _own_cpu_seconds()
     burst = asyncio.run(_burst(port, urls, total, in_flight))
-    burst.cpu_seconds = tree_cpu_seconds(pid) - cpu_before
+    after = tree_cpu_seconds(pid), tree_cpu_seconds(sites_pid), _own_cpu_seconds()
+    spent = [b - a for a, b in zip(before, after, strict=True)]
+    burst.cpu_seconds, burst.sites_cpu_seconds, burst.client_cpu_seconds = spent
     return burst
 
 
@@ -197,9 +216,32 @@ def _print(label: str, bursts: list[Burst]) -> dict[str, float]:
         f"   p50 {figures['p50_ms']:6.0f} ms   p95 {figures['p95_ms']:6.0f} ms"
         f"   {figures['kb_per_report']:.1f} KiB/report"
     )
+    print(
+        f"    machine CPU {figures['machine_cpu_ms_per_report']:5.1f} ms/report (server"
+        f" {figures['cpu_ms_per_report']:.1f} + sites {figures['sites_cpu_ms_per_report']:.1f}"
+        f" + this client {figures['client_cpu_ms_per_report']:.1f}): at most"
+        f" {figures['ceiling_reports_per_s']:.0f} reports/s on {CORES} cores"
+    )
     each = ", ".join(f"{b.figures()['reports_per_s']:.1f}/s {b.figures()['cpu_ms_per_report']:.1f} ms" for b in bursts)
     print(f"    bursts: {each}; statuses {dict(sorted(statuses.items()))}; transport errors {errors}")
     return figures
+
+
+#: Issue 14's serve-api goal: this many times the reports per second of the commit it measured.
+TARGET_RATIO = 2.5
+
+
+def _print_target(ours_label: str, ours: dict[str, float], other: str, theirs: dict[str, float], ratio: float) -> None:
+    """What `ratio` times `other`'s reports per second would cost: the machine CPU a report it leaves, and
+    how much of it the server could have, with the sites and this client at what they cost `ours`."""
+    wanted = ratio * theirs["reports_per_s"]
+    budget = CORES * 1000 / wanted
+    left = budget - ours["sites_cpu_ms_per_report"] - ours["client_cpu_ms_per_report"]
+    print(
+        f"  {ratio:g}x {other}'s reports/s is {wanted:.0f}/s: at most {budget:.1f} ms of machine CPU a report, so"
+        f" at most {left:.1f} ms of server CPU with the sites and this client as for {ours_label}"
+        f" (now {ours['cpu_ms_per_report']:.1f} ms)"
+    )
 
 
 def main() -> int:
@@ -254,7 +296,7 @@ def main() -> int:
         for _ in range(args.rounds):
             for label in order:
                 port, process = servers[label]
-                bursts[label].append(measure(process.pid, port, urls, args.total, args.concurrency))
+                bursts[label].append(measure(process.pid, world["pid"], port, urls, args.total, args.concurrency))
             order.reverse()  # A B B A: neither version always runs on a warmer machine
     results = {label: _print(label, b) for label, b in bursts.items()}
     labels = list(results)
@@ -265,6 +307,7 @@ def main() -> int:
             f"{ours['reports_per_s'] / theirs['reports_per_s']:.2f}x, server CPU per report "
             f"{ours['cpu_ms_per_report'] / theirs['cpu_ms_per_report']:.2f}x"
         )
+        _print_target(labels[0], ours, other, theirs, TARGET_RATIO)
     return 0
 
 
