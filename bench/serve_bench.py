@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import resource
 import signal
 import statistics
 import subprocess
@@ -83,8 +82,8 @@ class Burst:
         }
 
 
-def _process_tree(root_pid: int) -> list[int]:
-    """`root_pid` and every live descendant, from /proc."""
+def _children() -> dict[int, list[int]]:
+    """Every live process's children, from one reading of /proc."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -95,6 +94,11 @@ def _process_tree(root_pid: int) -> list[int]:
             continue
         parent = int(stat.rsplit(")", 1)[1].split()[1])
         children.setdefault(parent, []).append(int(entry.name))
+    return children
+
+
+def _process_tree(root_pid: int, children: dict[int, list[int]]) -> list[int]:
+    """`root_pid` and every live descendant."""
     found, todo = [], [root_pid]
     while todo:
         pid = todo.pop()
@@ -103,16 +107,21 @@ def _process_tree(root_pid: int) -> list[int]:
     return found
 
 
-def tree_cpu_seconds(root_pid: int) -> float:
-    """User + system CPU of the live process tree, plus what its reaped children used (cutime, cstime)."""
-    total = 0
-    for pid in _process_tree(root_pid):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
-    return total / CLOCK_TICKS
+def trees_cpu_seconds(*root_pids: int) -> tuple[float, ...]:
+    """User + system CPU of each root's live process tree, plus what its reaped children used (cutime,
+    cstime); /proc is walked once for all of them."""
+    children = _children()
+    totals = []
+    for root_pid in root_pids:
+        ticks = 0
+        for pid in _process_tree(root_pid, children):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            ticks += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+        totals.append(ticks / CLOCK_TICKS)
+    return tuple(totals)
 
 
 @contextlib.contextmanager
@@ -190,17 +199,13 @@ async def _burst(port: int, urls: list[str], total: int, in_flight: int) -> Burs
     return burst
 
 
-def _own_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def measure(pid: int, sites_pid: int, port: int, urls: list[str], total: int, in_flight: int) -> Burst:
-    before = tree_cpu_seconds(pid), tree_cpu_seconds(sites_pid), _own_cpu_seconds()
+    """One burst, with the CPU that the server's and the sites' process trees and this process spent on it."""
+    before, client_before = trees_cpu_seconds(pid, sites_pid), time.process_time()
     burst = asyncio.run(_burst(port, urls, total, in_flight))
-    after = tree_cpu_seconds(pid), tree_cpu_seconds(sites_pid), _own_cpu_seconds()
-    spent = [b - a for a, b in zip(before, after, strict=True)]
-    burst.cpu_seconds, burst.sites_cpu_seconds, burst.client_cpu_seconds = spent
+    burst.client_cpu_seconds = time.process_time() - client_before  # before /proc is read again, in this process
+    after = trees_cpu_seconds(pid, sites_pid)
+    burst.cpu_seconds, burst.sites_cpu_seconds = (b - a for a, b in zip(before, after, strict=True))
     return burst
 
 
