@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlmodel import select
 
 from tests.api.conftest import client_for
 from tests.api.fakes import FakeScanner
@@ -18,6 +19,7 @@ from websec_app.scanner import TargetUnreachable
 from websec_app.services.payments import PaymentService
 from websec_app.settings import Settings
 from websec_app.store import Database, find_compliance_token
+from websec_app.store.models import Payment
 
 PAY = {"provider": "razorpay", "email": "buyer@example.com", "url": "example.com"}
 
@@ -82,6 +84,30 @@ async def test_pay_validates_its_body(client: httpx.AsyncClient, body: dict[str,
 
     assert response.status_code == 400
     assert response.json() == {"error": message}
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("127.0.0.1", "Refusing to scan: 127.0.0.1 is a loopback address."),
+        ("http://10.0.0.1/", "Refusing to scan: 10.0.0.1 is a private address."),
+        ("http://[::1]/", "Refusing to scan: ::1 is a loopback address."),
+        ("http://2130706433/", "Refusing to scan: 127.0.0.1 is a loopback address."),
+        ("169.254.169.254", "Refusing to scan: 169.254.169.254 is the cloud metadata service"),
+        ("http://localhost:8080/", "Refusing to scan: localhost is a loopback name."),
+    ],
+)
+async def test_pay_refuses_a_target_no_scan_could_reach_before_anything_is_bought(
+    client: httpx.AsyncClient, database: Database, url: str, message: str
+) -> None:
+    """Spec 7: a private or loopback target is a 400, here before the buyer pays for a report whose scan
+    would refuse it (names are checked by the scan itself: where they point may change)."""
+    response = await client.post("/api/compliance-report/pay", json={**PAY, "url": url})
+
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(message)
+    with database.session() as session:
+        assert session.exec(select(Payment)).first() is None
 
 
 async def test_verify_one_time_needs_a_payment_id(client: httpx.AsyncClient) -> None:

@@ -115,8 +115,10 @@ async def add(
 ) -> MonitorView:
     """A new monitor; its first run is due at once. Raises InvalidTarget, ValueError (interval),
     AlreadyMonitored, TooManyMonitors, and for a callback URL CallbacksUnavailable or the scanner's guard errors."""
+    from websec_app.scanner.fetch.guard import refuse_known_private
+
     target = parse_target(url)
-    _refuse_known_private(target.host, runtime)
+    refuse_known_private(target.host, allow_private=runtime.settings.allow_private_targets)
     wanted = target.url
     if interval not in INTERVALS:
         raise ValueError(f"The interval must be one of: {', '.join(INTERVALS)}.")
@@ -135,27 +137,6 @@ async def add(
         now=runtime.now(),
     )
     return _view(monitor)
-
-
-def _refuse_known_private(host: str, runtime: Runtime) -> None:
-    """Refuse at once what no run could scan: a private or reserved address written as such, or a
-    localhost name. A name is checked by the scanner's guard on every run (where it points may change)."""
-    import ipaddress
-
-    from websec_app.scanner.errors import TargetRefused
-    from websec_app.scanner.fetch.guard import ensure_allowed, is_localhost_name
-
-    allow_private = runtime.settings.allow_private_targets
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        written_as_address = False
-    else:
-        written_as_address = True
-    if written_as_address:
-        ensure_allowed(host.strip("[]"), allow_private=allow_private)
-    elif is_localhost_name(host) and not allow_private:
-        raise TargetRefused(f"Refusing to scan: {host} is a loopback name. Only public addresses can be scanned.")
 
 
 def _listed(session: Session, subscription_id: int) -> list[MonitorView]:

@@ -17,6 +17,7 @@ from sqlmodel import Session
 
 from websec_app.email_address import InvalidEmail, checked_email
 from websec_app.scanner import parse_target
+from websec_app.scanner.fetch.guard import refuse_known_private
 from websec_app.services.payments import PROVIDERS, PaymentNotVerified, PaymentsUnavailable
 from websec_app.services.prices import Product
 from websec_app.store.purchases import CheckoutRecord, find_checkout
@@ -56,10 +57,14 @@ async def start_checkout(
     client: str | None = None,
 ) -> CheckoutStart:
     """A Razorpay order or subscription, a Stripe Checkout Session, or a sandbox page. A compliance report
-    needs a public URL (InvalidTarget / TargetRefused before anything is created). With `client` (the
+    needs a public URL (InvalidTarget, or TargetRefused for an address or localhost name that is not public,
+    before anything is created). With `client` (the
     caller's address) the start counts against its limit (TooManyRequests, 429)."""
     if product is Product.COMPLIANCE_REPORT and url:
-        url = parse_target(url).url
+        # Refused before the buyer pays for a report its scan would refuse (spec 7: 400).
+        target = parse_target(url)
+        refuse_known_private(target.host, allow_private=runtime.settings.allow_private_targets)
+        url = target.url
     address = _email(email, "the purchase")
     service = payments(runtime)
     if client is not None:

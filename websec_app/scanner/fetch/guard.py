@@ -142,3 +142,18 @@ def is_localhost_name(host: str) -> bool:
     """RFC 6761 6.3: `localhost` and names under it always mean loopback."""
     host = host.rstrip(".").lower()
     return host == "localhost" or host.endswith(".localhost")
+
+
+def refuse_known_private(host: str, *, allow_private: bool) -> None:
+    """Refuse at once what no scan could reach: a private or reserved address written as such, or a
+    localhost name. For what waits before its scan (a monitor, a paid compliance report): a name is
+    left to the resolver's check on every scan, since where it points may change."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        if is_localhost_name(host) and not allow_private:
+            raise TargetRefused(
+                f"Refusing to scan: {host} is a loopback name. Only public addresses can be scanned."
+            ) from None
+        return
+    ensure_allowed(host.strip("[]"), allow_private=allow_private)
