@@ -16,6 +16,11 @@ from websec_app.scanner.target import parse_target
         ("bücher.example", "https://xn--bcher-kva.example/"),
         ("http://[::1]:8080/x", "http://[::1]:8080/x"),
         ("example.com:8443/a", "https://example.com:8443/a"),
+        # WHATWG: after a special scheme, any run of slashes and backslashes is skipped, as browsers do.
+        ("https:example.com", "https://example.com/"),
+        ("HTTP:/Example.com/a", "http://example.com/a"),
+        ("https:\\\\example.com", "https://example.com/"),
+        ("https:///example.com", "https://example.com/"),
     ],
 )
 def test_given_user_input_when_parsed_then_url_is_normalised(typed: str, url: str) -> None:
@@ -54,7 +59,8 @@ def test_given_numeric_host_forms_when_parsed_then_they_become_dotted_quads(host
         "https://256.256.256.256.256/",
         "http://0x100000000/",
         "https://exa mple.com/",
-        "https:///nohost",
+        "https://",
+        "https:",
         "https://" + "a" * 64 + ".com/",
     ],
 )

@@ -17,6 +17,10 @@ import idna
 from .errors import InvalidTarget
 
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*://")
+# WHATWG URL, "special authority ignore slashes state": after http: or https:, browsers skip any run of
+# slashes and backslashes, so "https:example.com", "https:/example.com" and "https:\\example.com" all
+# mean https://example.com/.
+_SPECIAL_SCHEME_SLASHES = re.compile(r"^(https?):[/\\]*", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_URL_LENGTH = 2048
 
@@ -155,6 +159,7 @@ def parse_target(text: str) -> Target:
         raise InvalidTarget(f"The URL is longer than {_MAX_URL_LENGTH} characters")
     if any(c.isspace() or ord(c) < 0x20 for c in text):
         raise InvalidTarget("The URL contains whitespace or control characters")
+    text = _SPECIAL_SCHEME_SLASHES.sub(lambda m: m.group(1) + "://", text, count=1)
     if not _SCHEME_RE.match(text):
         if re.match(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:(?!\d)", text) and not text.startswith("["):
             scheme = text.split(":", 1)[0].lower()
