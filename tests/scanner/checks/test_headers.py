@@ -311,6 +311,36 @@ def test_a_meta_policy_in_the_body_is_ignored() -> None:
     assert "inside <body> is ignored" in note("Content-Security-Policy", [], body=body)
 
 
+@pytest.mark.parametrize("wrapper", ["noscript", "template"])
+def test_a_meta_policy_inside_noscript_or_template_is_ignored(wrapper: str) -> None:
+    # Given a CSP <meta> in <head>, but inside <noscript> (raw text when scripting is on) or <template>
+    # (its contents are not in the document); Chromium runs an inline script past such a policy
+    meta = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'self'; base-uri 'none'\">"
+    body = f"<html><head><{wrapper}>{meta}</{wrapper}></head><body>x</body></html>"
+
+    # Then the page has no CSP
+    assert outcomes("Content-Security-Policy", body=body) == ["csp.missing"]
+    assert "inside <noscript> or <template> is ignored" in note("Content-Security-Policy", [], body=body)
+
+
+def test_a_meta_policy_after_the_body_is_in_the_body() -> None:
+    # Given a CSP <meta> after </body>: HTML's "after body" mode reprocesses it "in body" (libxml2
+    # leaves it beside <body>); Chromium does not enforce it
+    meta = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'self'; base-uri 'none'\">"
+    body = f"<html><head></head><body>x</body>{meta}</html>"
+
+    assert outcomes("Content-Security-Policy", body=body) == ["csp.missing"]
+    assert "inside <body> is ignored" in note("Content-Security-Policy", [], body=body)
+
+
+def test_a_meta_policy_between_head_and_body_counts() -> None:
+    # HTML "after head" mode: a <meta> there is put back into <head>
+    meta = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'self'; base-uri 'none'\">"
+    body = f"<html><head></head>{meta}<body>x</body></html>"
+
+    assert outcomes("Content-Security-Policy", body=body) == ["csp.good"]
+
+
 def test_meta_policies_are_only_read_from_html() -> None:
     body = '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
 
@@ -566,6 +596,17 @@ def test_an_invalid_meta_referrer_is_ignored() -> None:
     body = '<html><head><meta name="referrer" content="sometimes"></head></html>'
 
     assert outcomes("Referrer-Policy", [("Referrer-Policy", "same-origin")], body=body) == ["referrer.good"]
+
+
+@pytest.mark.parametrize("wrapper", ["noscript", "template"])
+def test_a_meta_referrer_inside_noscript_or_template_is_ignored(wrapper: str) -> None:
+    # Chromium sends the full URL as Referer past such a <meta>: only the header counts
+    unsafe_header = [("Referrer-Policy", "unsafe-url")]
+    safe_meta = f'<html><head><{wrapper}><meta name="referrer" content="no-referrer"></{wrapper}></head></html>'
+    unsafe_meta = f'<html><head><{wrapper}><meta name="referrer" content="unsafe-url"></{wrapper}></head></html>'
+
+    assert outcomes("Referrer-Policy", unsafe_header, body=safe_meta) == ["referrer.unsafe_url"]
+    assert outcomes("Referrer-Policy", [("Referrer-Policy", "no-referrer")], body=unsafe_meta) == ["referrer.good"]
 
 
 def test_missing_referrer_policy() -> None:

@@ -146,6 +146,8 @@ def test_upgrade_insecure_requests_in_a_meta_tag_counts_but_report_only_does_not
     in_meta = page_of(f"<html><head>{meta}{script}</head></html>")
     report_only = page_of(script, headers=[("Content-Security-Policy-Report-Only", "upgrade-insecure-requests")])
     in_body = page_of(f"<html><body>{meta}{script}</body></html>")
+    in_noscript = page_of(f"<html><head><noscript>{meta}</noscript>{script}</head></html>")
+    assert "page.mixed_active" in outcomes(in_noscript)
     assert "page.mixed_upgraded" in outcomes(in_meta)
     assert "page.mixed_active" in outcomes(report_only)
     assert "page.mixed_active" in outcomes(in_body)

@@ -52,8 +52,11 @@ def check_headers(snapshot: SiteSnapshot) -> CheckResult:
         )
     headers = final.headers
     page = parse_page(final) if final.body and is_html(final) else None  # the one parse of the scan
-    metas = meta_elements_of(page) if page is not None else ()
-    evaluation, csp_findings = _content_security_policy(final, page, metas)
+    every_meta = meta_elements_of(page) if page is not None else ()
+    evaluation, csp_findings = _content_security_policy(final, page, every_meta)
+    # Inside <noscript> (raw text when scripting is on) or <template> (not in the document), a <meta>
+    # is no element browsers act on.
+    metas = tuple(meta for meta in every_meta if not meta.inert)
     findings = [
         *csp_findings,
         *_strict_transport_security(final, snapshot.tls),
@@ -102,7 +105,11 @@ def _content_security_policy(
     notes: list[str] = []
     for meta in metas:
         if meta.http_equiv == "content-security-policy" and meta.content and meta.content.strip():
-            if meta.in_head:
+            if meta.inert:
+                notes.append(
+                    "a Content-Security-Policy <meta> element inside <noscript> or <template> is ignored by browsers"
+                )
+            elif meta.in_head:
                 meta_policies.append(csp_records.parse_meta_policy(meta.content))
             else:
                 # HTML "http-equiv Content-Security-Policy" state: "If the meta element is not a

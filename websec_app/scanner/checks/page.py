@@ -104,8 +104,8 @@ def _upgrades_insecure_requests(response: HttpResponse, page: HtmlPage) -> bool:
     """CSP3 / UPGRADE §3: the directive in an enforced policy, header or `<meta http-equiv>`."""
     policies = list(response.headers.get_all("content-security-policy"))
     for meta in page.find_all("meta"):
-        # HTML §4.2.5.3: a CSP <meta> counts only in <head>.
-        if meta.in_body:
+        # HTML §4.2.5.3: a CSP <meta> counts only in <head>, and only as an element of the document.
+        if meta.in_body or meta.inert:
             continue
         if str(meta.get("http-equiv", "")).strip().lower() == "content-security-policy":
             policies.append(str(meta.get("content", "")))

@@ -9,8 +9,8 @@ busy past 180 s). Now:
   the HTML5-exact alternative, went quadratic on deep nesting (1 MB of nested tags: 23 s) and
   html5-parser needs lxml built from source against the same libxml2. Figures: bench/html_bench.py.
 - one walk (`iterwalk`, start/end events) counts every element and keeps only those the checks
-  read (`KEPT`), each with what it needs from its ancestors (inside `<noscript>`/`<template>`,
-  inside `<body>`), kept as counters instead of a walk up the tree per element;
+  read (`KEPT`), each with what it needs from its ancestors (inside `<noscript>`/`<template>`, kept
+  as a counter instead of a walk up the tree per element) and whether `<body>` had begun before it;
 - `Budget` bounds the bytes read, the elements examined, the nesting depth descended and the CPU
   time of the walk. Past one, the walk stops (or skips the too-deep subtree) and `HtmlPage.exhausted`
   names it: checks use what was read and report `page.analysis_limited`.
@@ -94,7 +94,9 @@ class Element:
     name: str
     attrs: Mapping[str, str]
     inert: bool  # inside <noscript> or <template>: browsers with scripting on do not fetch it
-    in_body: bool  # inside <body> (a <meta> there does not count as page metadata)
+    # After <body> began, in document order: HTML puts it in <body> (also what follows </body>, which
+    # libxml2 leaves beside it: "after body" mode reprocesses it "in body"); a <meta> there is not in <head>.
+    in_body: bool
     text: str | None = None  # <script> and <style> only: the element's text, as browsers hash it
 
     def get(self, attribute: str, default: str | None = None) -> str | None:
@@ -149,18 +151,18 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     kept: list[Element] = []
     styles: dict[str, None] = {}
     style_count = handlers = 0
-    examined = depth = inert = in_body = 0
+    examined = depth = inert = 0
+    body_begun = False
     walk = etree.iterwalk(root, events=("start", "end"))
     for event, node in walk:
         name = node.tag if isinstance(node.tag, str) else ""
         if event == "end":
             depth -= 1
             inert -= name in _INERT
-            in_body -= name == "body"
             continue
         depth += 1
         inert += name in _INERT
-        in_body += name == "body"
+        body_begun = body_begun or name == "body"
         if examined % _TIME_CHECK_EVERY == 0 and time.thread_time() - started >= budget.max_cpu_seconds:
             exhausted.append("time")
             break
@@ -175,7 +177,7 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             continue
         if name in KEPT:
             text = (node.text or "") if name in _TEXT_KEPT else None
-            kept.append(Element(name, dict(node.attrib), inert > 0, in_body > 0, text))
+            kept.append(Element(name, dict(node.attrib), inert > 0, body_begun, text))
         if inert:
             continue
         for key, value in node.items():  # inline code in attributes (a CSP treats it as inline)
@@ -324,6 +326,7 @@ class MetaElement:
     name: str  # lowercased, "" when absent
     content: str | None
     in_head: bool  # False when the element sits inside <body>
+    inert: bool  # inside <noscript> or <template>: not an element of the document for browsers with scripting on
 
 
 def meta_elements_of(page: HtmlPage) -> tuple[MetaElement, ...]:
@@ -334,6 +337,7 @@ def meta_elements_of(page: HtmlPage) -> tuple[MetaElement, ...]:
             name=_attr(meta.get("name")),
             content=meta.get("content"),
             in_head=not meta.in_body,
+            inert=meta.inert,
         )
         for meta in page.find_all("meta")
     )
