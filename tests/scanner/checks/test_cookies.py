@@ -296,8 +296,20 @@ def test_a_public_suffix_domain_is_refused_by_browsers() -> None:
     assert outcomes(result) == {"cookie.rejected"}
 
 
-def test_partitioned_without_secure_is_refused() -> None:
-    result = cookies_of("embed=1; Partitioned; SameSite=Lax; HttpOnly")
+def test_partitioned_without_secure_is_graded_as_a_cookie_without_secure() -> None:
+    # Given a session cookie that adds Partitioned but not Secure: Chromium stores and sends it
+    # (unpartitioned), so it is exactly as exposed as without the attribute
+    result = cookies_of("sid=abc; HttpOnly; SameSite=Lax; Partitioned")
+
+    assert outcomes(result) == outcomes(cookies_of("sid=abc; HttpOnly; SameSite=Lax")) == {"cookie.session_no_secure"}
+    assert any("Partitioned" in note for note in cookie(result, "sid")["ignored_attributes"])
+
+
+def test_a_domain_with_two_leading_dots_matches_no_host() -> None:
+    # RFC 6265bis 5.6.3: only one leading dot is removed; ".example.com" matches no host, so browsers
+    # ignore the cookie (Chromium does not store it)
+    result = cookies_of("sid=abc; Secure; HttpOnly; SameSite=Lax; Domain=..example.com")
+
     assert outcomes(result) == {"cookie.rejected"}
 
 

@@ -195,7 +195,8 @@ def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
                 ignored.append(f"Max-Age={val!r} (not an integer)")
         elif key == "domain":  # §5.6.3
             if val:
-                domain = val.lstrip(".").lower()
+                # Only one leading dot goes: "..example.com" stays ".example.com", which no host matches.
+                domain = val.removeprefix(".").lower()
             else:
                 ignored.append("Domain with an empty value")
         elif key == "path":  # §5.6.4: an empty or relative path means "the default path"
@@ -212,6 +213,11 @@ def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
                 samesite, samesite_raw = keyword.capitalize(), None
             else:
                 samesite, samesite_raw = None, val
+    if "partitioned" in flags and "secure" not in flags:
+        # CHIPS requires Secure with Partitioned. Chromium (checked with 156) still stores and sends such a
+        # cookie, unpartitioned, so it is graded like any cookie without Secure, with this note.
+        flags.discard("partitioned")
+        ignored.append("Partitioned (it needs the Secure attribute; without it the cookie is not partitioned)")
     return ParsedCookie(
         name=name,
         value=value,
@@ -289,9 +295,6 @@ def rejection(cookie: ParsedCookie, url: str) -> Rejection | None:
             problems.append("Path=/")
         if problems:
             return Rejection("prefix", "the __Host- prefix requires " + ", ".join(problems))
-    # CHIPS (draft-cutler-httpbis-partitioned-cookies §2.1): Partitioned without Secure is refused.
-    if cookie.partitioned and not cookie.secure:
-        return Rejection("storage", "Partitioned cookies must also be Secure, so Chromium refuses it")
     # SameSite=None without Secure is not a rejection here: Chromium drops such a cookie but
     # Firefox and Safari keep it, so the cookies check grades it as a weakness instead.
     return None
