@@ -156,6 +156,13 @@ def test_an_expires_that_is_not_rfc3339_is_invalid() -> None:
     assert "RFC 3339" in notes(result)
 
 
+def test_a_contact_in_another_uri_scheme_is_usable() -> None:
+    # RFC 9116 2.5.3 asks for a URI (RFC 3986); only web URIs are held to https://
+    result = security_txt_of("Contact: xmpp:security@example.com\nExpires: 2027-06-30T23:00:00Z\n")
+
+    assert outcomes(result) == {"security_txt.present"}
+
+
 def test_contacts_must_be_uris() -> None:
     # Given one bare e-mail address (a common slip) and one http:// page
     only_bad = security_txt_of(

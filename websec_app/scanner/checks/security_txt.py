@@ -6,8 +6,9 @@ every path with an HTML page and status 200; that is not a security.txt, and nei
 is a text page that happens to contain "Contact:". A file is taken as a security.txt
 only when it is not HTML and its lines follow the field syntax of §4.
 
-Then the RFC's rules: served over HTTPS (§3) as `text/plain` (§3; `charset=utf-8`
-recommended), at least one `Contact` (§2.5.3, a mailto:, tel: or https: URI), exactly
+Then the RFC's rules: served over HTTPS (§3) as `text/plain` (§3 also requires `charset=utf-8`;
+its absence is a note, not a fault: researchers read the file all the same), at least one
+`Contact` (§2.5.3, a URI: mailto:, tel:, https: or another scheme, never http:), exactly
 one `Expires` as an RFC 3339 date-time in the future (§2.5.5, less than a year ahead
 recommended), and when `Canonical` is present it should list the URL the file came
 from (§2.5.2). OpenPGP cleartext signatures (§2.3) are accepted; they are not
@@ -17,6 +18,7 @@ ignored (§2.4).
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -54,8 +56,13 @@ def _empty_details(url: str | None, response: HttpResponse | None) -> dict[str, 
     }
 
 
+#: RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+_URI_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*")
+
+
 def _contact_problem(uri: str) -> str | None:
-    """§2.5.3: a URI; web URIs MUST be https. Bare e-mail addresses are a frequent slip."""
+    """§2.5.3: a URI (RFC 3986); e-mail and telephone as mailto: and tel:, web URIs MUST be https. Bare e-mail
+    addresses are a frequent slip."""
     scheme, colon, rest = uri.partition(":")
     scheme = scheme.lower()
     if not colon:
@@ -70,7 +77,10 @@ def _contact_problem(uri: str) -> str | None:
         return None if urlsplit(uri).hostname else f"{uri!r} has no host"
     if scheme == "http":
         return f"{uri!r} uses http:// (web contact URIs must use https://)"
-    return f"{uri!r} is not a mailto:, tel: or https: URI"
+    # Any other URI is allowed (an xmpp: or a matrix: address, say): RFC 3986's scheme, then no whitespace.
+    if _URI_SCHEME.fullmatch(scheme) and rest and not any(c.isspace() for c in rest):
+        return None
+    return f"{uri!r} is not a URI (mailto:, tel: and https: are the usual forms)"
 
 
 def _normalise_url(url: str) -> str:
@@ -133,7 +143,9 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     if final.content_type != "text/plain":
         invalid.append(f"Content-Type is {final.content_type or 'missing'}, not text/plain")
     elif (final.charset or "").lower() not in ("utf-8", "utf8"):
-        lint.append(f"Content-Type should be `text/plain; charset=utf-8` (charset is {final.charset or 'not given'})")
+        lint.append(
+            f"RFC 9116 requires Content-Type `text/plain; charset=utf-8` (charset is {final.charset or 'not given'})"
+        )
 
     # §2.5.3: one or more Contact fields.
     contacts = parsed.values("contact")
