@@ -100,6 +100,16 @@ def test_cross_origin_opener_policy(value: str, expected: str) -> None:
     assert outcome("Cross-Origin-Opener-Policy", [("Cross-Origin-Opener-Policy", value)]) == expected
 
 
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [("Same-Origin", "(values are case-sensitive)"), ('"same-origin"', "(it must be a bare token, without quotes)")],
+)
+def test_an_invalid_coop_note_says_what_is_wrong_with_the_value(value: str, hint: str) -> None:
+    result = check_cross_origin(make_snapshot(headers=[("Cross-Origin-Opener-Policy", value)]))
+
+    assert (result.findings[0].note or "").endswith(hint)
+
+
 def test_coop_sent_twice_is_read_as_one_invalid_value() -> None:
     headers = [("Cross-Origin-Opener-Policy", "same-origin"), ("Cross-Origin-Opener-Policy", "same-origin")]
 

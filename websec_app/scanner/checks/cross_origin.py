@@ -80,7 +80,9 @@ def _policy_item(
         return Finding(f"{prefix}.invalid", name, why), None
     token = value if isinstance(value, Token) else None
     if token is None or token not in outcomes:
-        hint = " (values are case-sensitive)" if isinstance(value, str) and value.lower() in outcomes else ""
+        hint = ""
+        if isinstance(value, str) and value.lower() in outcomes:  # a Token is a str too; a quoted String is not one
+            hint = " (values are case-sensitive)" if token is not None else " (it must be a bare token, without quotes)"
         return Finding(f"{prefix}.invalid", name, f"{raw!r} is not a known value{hint}"), None
     if not secure:
         # HTML "obtain a cross-origin opener policy" / "obtain an embedder policy": outside a
