@@ -27,7 +27,7 @@ from websec_app.usecases.runtime import Runtime
 from .auth import api_key_header, api_key_query
 from .context import Clock, PdfRenderer, Scanner
 from .errors import install_error_handlers
-from .middleware import KeyPolling, RequestLimits, SecurityHeaders, install_access_log_redaction
+from .middleware import HeadAsGet, KeyPolling, RequestLimits, SecurityHeaders, install_access_log_redaction
 from .openapi import add_body_limits
 from .routes import ROUTERS, docs_ui, known_routes
 
@@ -91,14 +91,15 @@ def create_api(
 def _wrap_outermost(api: FastAPI, context: Runtime) -> None:
     """Security headers around Starlette's whole middleware stack, so 500s from ServerErrorMiddleware get
     them too (`add_middleware` would sit inside it); in front of everything, the raw ASGI answer to the
-    two polled key endpoints (`key_polling`); outermost, the header and body bounds (`request_limits`).
-    Mounted into Reflex, this stack also serves the UI."""
+    two polled key endpoints (`key_polling`), then HEAD served as GET without content (`head_requests`);
+    outermost, the header and body bounds (`request_limits`). Mounted into Reflex, this stack also serves the UI."""
     build = api.build_middleware_stack
     settings = context.settings
+    get_paths = [pattern for pattern, methods in known_routes((docs_ui.router, *ROUTERS)) if "GET" in methods]
 
     def build_with_headers() -> Any:
         stack = SecurityHeaders(build(), production=settings.is_production, base_url=settings.base_url)
-        return RequestLimits(KeyPolling(stack, context), production=settings.is_production)
+        return RequestLimits(HeadAsGet(KeyPolling(stack, context), get_paths), production=settings.is_production)
 
     api.build_middleware_stack = build_with_headers  # type: ignore[method-assign]
 

@@ -85,9 +85,10 @@ _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
 def known_routes(routers: Iterable[APIRouter]) -> list[tuple[re.Pattern[str], frozenset[str]]]:
-    """(path pattern, methods) of every API route, for the 405 answer (set on `app.state` by create_api)."""
+    """(path pattern, methods) of every API route, for the 405 answer (set on `app.state` by create_api);
+    a GET route answers HEAD too (middleware/head_requests.py)."""
     return [
-        (route.path_regex, frozenset(route.methods or ()))
+        (route.path_regex, frozenset(route.methods or ()) | ({"HEAD"} if "GET" in (route.methods or ()) else set()))
         for api_router in routers
         if api_router is not fallback
         for route in api_router.routes

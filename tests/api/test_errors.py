@@ -77,6 +77,36 @@ async def test_a_wrong_method_is_405_json(client: httpx.AsyncClient) -> None:
     assert response.headers["Allow"] == "POST"
 
 
+async def test_head_is_get_without_content_on_every_get_endpoint(client: httpx.AsyncClient, pro_key: IssuedKey) -> None:
+    """RFC 9110 9.3.2: HEAD answers what GET would, headers and status, without content; 9.1: a general-purpose
+    server supports it wherever GET works. Also on the raw-ASGI key endpoints and the error answers."""
+    api_key = pro_key.key
+    cases = [
+        ("/api/health", {}),
+        ("/.well-known/security.txt", {}),
+        ("/api/verify-key", {"X-API-Key": api_key}),
+        ("/api/verify-key", {}),  # 401
+        (f"/api/usage?key={api_key}", {}),
+        ("/docs", {}),
+    ]
+    for path, headers in cases:
+        got = await client.get(path, headers=headers)
+        head = await client.head(path, headers=headers)
+
+        assert head.status_code == got.status_code != 405, path
+        assert head.content == b"", path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert head.headers["content-length"] == str(len(got.content)), path
+
+
+async def test_head_where_there_is_no_get_is_405(client: httpx.AsyncClient) -> None:
+    response = await client.head("/api/scan")
+
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
+    assert response.content == b""
+
+
 async def test_errors_never_contain_html_or_tracebacks(client: httpx.AsyncClient) -> None:
     responses = [
         await client.post("/api/scan", content=b"<html>"),
@@ -115,5 +145,5 @@ async def test_unknown_api_paths_are_json_even_when_mounted_in_the_ui() -> None:
 
     assert unknown.status_code == 404 and unknown.json()["error"].startswith("There is no endpoint")
     assert wrong_method.status_code == 405
-    assert wrong_method.json() == {"error": "DELETE is not allowed on /api/verify-key; use GET."}
+    assert wrong_method.json() == {"error": "DELETE is not allowed on /api/verify-key; use GET, HEAD."}
     assert page.text == "<html>UI</html>"

@@ -14,6 +14,7 @@ import pytest
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from api_routes.middleware.head_requests import HeadAsGet
 from api_routes.middleware.key_polling import KeyPolling
 from api_routes.middleware.request_limits import RequestLimits
 from tests.api.conftest import new_key
@@ -27,7 +28,9 @@ def _stacks(api: FastAPI) -> tuple[ASGIApp, ASGIApp]:
     """The app as served (KeyPolling in front, behind the request bounds), and the same app without KeyPolling."""
     limits = api.build_middleware_stack()
     assert isinstance(limits, RequestLimits), "create_api() must put RequestLimits in front of everything"
-    outer = limits.app
+    head = limits.app
+    assert isinstance(head, HeadAsGet), "create_api() must serve HEAD as GET right behind the request bounds"
+    outer = head.app
     assert isinstance(outer, KeyPolling), "create_api() must put KeyPolling in front of FastAPI's stack"
     return _as_served(api, outer), _as_served(api, outer.app)
 
