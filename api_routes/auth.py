@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Security
+from fastapi import Depends, Request, Security
+from fastapi.dependencies.models import Dependant
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
 from websec_app.services.admission import Place
@@ -70,6 +71,25 @@ async def subscriber_for(ctx: Runtime, key: str | None) -> Subscriber:
     if value is None:
         raise missing_key(MISSING_HEADER)
     return await authenticated(ctx, value)
+
+
+def _reads_key_header(dependant: Dependant) -> bool:
+    return any(d.call is api_key_header or _reads_key_header(d) for d in dependant.dependencies)
+
+
+async def key_refusal(request: Request) -> ApiError | None:
+    """On a route that reads the X-API-Key header, the 401 or 403 its key deserves, else None; for the answer
+    to a malformed body. Spec 5 and 7: a request without a valid key is refused as such, whatever its body.
+    FastAPI decodes the JSON body before it solves any dependency, and the routes that authenticate in their
+    own code validate the body first, so without this a bad body hid a missing or refused key."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    if not isinstance(dependant, Dependant) or not _reads_key_header(dependant):
+        return None
+    try:
+        await subscriber_for(request.app.state.runtime, request.headers.get("x-api-key"))
+    except ApiError as exc:
+        return exc
+    return None
 
 
 @dataclass(frozen=True)

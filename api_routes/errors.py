@@ -182,6 +182,11 @@ def _default_phrase(status_code: int) -> str:
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    from .auth import key_refusal  # auth builds on this module's ApiError
+
+    refusal = await key_refusal(request)
+    if refusal is not None:
+        return error_response(refusal.status_code, str(refusal.detail), refusal.headers)
     return error_response(400, validation_message(exc.errors()))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import httpx
+import pytest
 
 from tests.api.conftest import new_key
 from tests.api.fakes import FakeScanner, FrozenClock
@@ -113,6 +114,28 @@ async def test_the_key_is_checked_before_the_body(client: httpx.AsyncClient) -> 
     response = await client.post("/api/scan/pro", content=b"{not json")
 
     assert response.status_code == 401
+
+
+KEYED_POSTS = ["/api/scan/pro", "/api/report/pdf", "/api/scans", "/api/monitors"]
+
+
+@pytest.mark.parametrize("path", KEYED_POSTS)
+@pytest.mark.parametrize("body", [b"{not json", b'{"url": 5, "interval": [], "urls": 3}'])
+async def test_a_bad_body_does_not_hide_a_missing_or_refused_key(
+    client: httpx.AsyncClient, pro_key: IssuedKey, path: str, body: bytes
+) -> None:
+    """Spec 5 and 7: no key is a 401 and a refused key a 403, whatever the body; only a valid key's bad body
+    is a 400. FastAPI decodes JSON before it solves dependencies, so this held only without a Content-Type."""
+    json_body = {"Content-Type": "application/json"}
+
+    missing = await client.post(path, content=body, headers=json_body)
+    refused = await client.post(path, content=body, headers={**json_body, "X-API-Key": "wsk_" + "x" * 43})
+    valid = await client.post(path, content=body, headers={**json_body, "X-API-Key": pro_key.key})
+
+    assert (missing.status_code, refused.status_code, valid.status_code) == (401, 403, 400)
+    assert missing.json() == {"error": "An API key is required: send it in the X-API-Key header."}
+    assert missing.headers["WWW-Authenticate"] == 'ApiKey realm="websec"'
+    assert refused.json() == {"error": "The API key is not valid. Check that it was copied completely."}
 
 
 async def test_an_unknown_key_is_403(client: httpx.AsyncClient, scanner: FakeScanner) -> None:
