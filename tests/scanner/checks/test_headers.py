@@ -356,6 +356,22 @@ def test_malformed_html_does_not_crash() -> None:
 # --- Strict-Transport-Security ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("url", ["https://93.184.216.34/", "https://[2001:db8::1]/"])
+@pytest.mark.parametrize("value", [None, "max-age=31536000; includeSubDomains"])
+def test_hsts_does_not_apply_to_an_ip_address(url: str, value: str | None) -> None:
+    # RFC 6797 8.1: a host that is an IP literal is never noted as a Known HSTS Host; the header can
+    # neither protect nor be missed there
+    headers = [("Strict-Transport-Security", value)] if value is not None else []
+    snapshot = make_snapshot(url, headers=headers)
+
+    assert [f.outcome for f in findings(snapshot, "Strict-Transport-Security")] == ["hsts.ip_address"]
+    assert header_objects(snapshot)["Strict-Transport-Security"]["deduction"] == 0
+    sent_note = "browsers ignore it for an IP address" in (
+        findings(snapshot, "Strict-Transport-Security")[0].note or ""
+    )
+    assert sent_note == (value is not None)
+
+
 def hsts(value: str | None) -> list[str]:
     headers = [("Strict-Transport-Security", value)] if value is not None else []
     return outcomes("Strict-Transport-Security", headers)

@@ -22,6 +22,7 @@ from ..records.header_values import parse_hsts, parse_referrer_meta, parse_refer
 from ..records.html import HtmlPage, MetaElement, is_html, meta_elements_of, parse_page
 from ..records.structured_fields import InnerList, Item, StructuredFieldError, Token, parse_dictionary
 from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
+from ..target import ip_literal
 from . import csp
 from ._header_details import header_details
 
@@ -263,6 +264,9 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None) ->
         if values:
             notes.append("browsers ignore Strict-Transport-Security received over HTTP (RFC 6797 §8.1)")
         return [_finding("hsts.not_https", HSTS, notes)]
+    if ip_literal(urlsplit(final.url).hostname or "") is not None:
+        sent = ["the header was sent, and browsers ignore it for an IP address"] if values else []
+        return [_finding("hsts.ip_address", HSTS, sent)]
     if not values:
         return [_finding("hsts.missing", HSTS)]
     notes = []
