@@ -154,3 +154,27 @@ def test_a_header_whose_check_could_not_run_is_shown_as_not_checked_never_good(t
     graded = grade([CheckResult("headers", (Finding("check.error", note="boom"),))], book, {})
     csp = graded.sections["headers"]["Content-Security-Policy"]
     assert (csp["status"], csp["deduction"], csp["note"]) == ("warn", 0, "not checked")
+
+
+def test_a_check_that_crashes_caps_the_grade_so_a_page_cannot_delete_its_own_penalties(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a page that would lose points in headers and CORS, and checks that raise on something in it
+    from tests.factories import make_snapshot
+    from websec_app.scanner import checks
+    from websec_app.scanner.scan import grade_snapshot
+
+    def trips(snapshot: object) -> CheckResult:
+        raise ValueError("Invalid IPv6 URL " + "x" * 1000)
+
+    crashing = {"headers", "cors"}
+    monkeypatch.setattr(checks, "CHECKS", [(s, trips if s in crashing else c) for s, c in checks.CHECKS])
+    report = grade_snapshot(make_snapshot(body="<html><body>hi</body></html>"))
+
+    # Then those sections say the scanner failed (headers: each one "not checked"), and the grade is capped
+    # at F: scored 0, the crash would have removed every deduction the sections hold
+    assert report.sections["headers"]["Content-Security-Policy"]["note"] == "not checked"
+    [crashed] = [f for f in report.sections["cors"]["findings"] if f["check"] == "check.crashed"]
+    assert crashed["note"].startswith("ValueError: Invalid IPv6 URL") and len(crashed["note"]) <= 300
+    assert report.grade == "F"
+    assert {"outcome": "check.crashed", "max_grade": "F"} in report.caps

@@ -113,7 +113,7 @@ def _header_object(
 ) -> dict[str, Any]:
     """Spec 2.3: present, value, status, severity, deduction, explanation, fix, note."""
     info = details.get(name, {}) if isinstance(details.get(name), Mapping) else {}
-    if not aggs:  # the check could not run (it reported check.error): say so, never "good"
+    if not aggs:  # the check could not run (check.error or check.crashed): say so, never "good"
         return {
             "present": bool(info.get("present", False)),
             "value": info.get("value"),

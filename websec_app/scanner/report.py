@@ -130,10 +130,11 @@ class ReportItem:
 
     @property
     def not_checked(self) -> bool:
-        """A check that could not run (a `check.error` finding, or a header object it left "not checked")."""
+        """A check that could not run (a `check.error` or `check.crashed` finding, or a header object it left
+        "not checked")."""
         if self.header:
             return str(self.item.get("note") or "").startswith(NOT_CHECKED)
-        return self.name == "check.error"
+        return self.name in ("check.error", "check.crashed")
 
     @property
     def is_issue(self) -> bool:

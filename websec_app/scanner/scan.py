@@ -36,7 +36,8 @@ log = logging.getLogger(__name__)
 
 
 def run_checks(snapshot: SiteSnapshot) -> list[CheckResult]:
-    """Every registered check; one that raises is reported as `check.error`, the rest go on."""
+    """Every registered check; one that raises is reported as `check.crashed` (which caps the grade: see
+    rules/general.toml), the rest go on."""
     from .checks import CHECKS
 
     results = []
@@ -45,7 +46,7 @@ def run_checks(snapshot: SiteSnapshot) -> list[CheckResult]:
             result = check(snapshot)
         except Exception as exc:  # noqa: BLE001 - a buggy check must not sink the scan
             log.exception("check for %s failed on %s", section, snapshot.target.url)
-            result = CheckResult(section, (Finding("check.error", note=f"{type(exc).__name__}: {exc}"),))
+            result = CheckResult(section, (Finding("check.crashed", note=f"{type(exc).__name__}: {exc}"[:300]),))
         results.append(result)
     return results
 
