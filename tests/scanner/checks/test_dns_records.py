@@ -466,6 +466,8 @@ def test_mta_sts_testing_mode_and_missing() -> None:
         (policy(status=404), "HTTP 404"),
         (policy(content_type="text/html"), "not text/plain"),
         (policy(GOOD_POLICY.replace("max_age: 604800", "max_age: 99999999999")), "max_age"),
+        (policy(GOOD_POLICY.replace("max_age: 604800", "max_age: ²")), "max_age"),  # isdigit() but not int()
+        (policy(GOOD_POLICY.replace("max_age: 604800", "max_age: " + "9" * 5000)), "max_age"),  # past int()'s limit
         (policy(GOOD_POLICY.replace("mx: *.example.com\r\n", "")), "does not list mx2.example.com"),
         (FetchChain(POLICY_URL, failure=Failure("unreachable", "connection refused")), "connection refused"),
     ],

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from ipaddress import ip_address
 from typing import Any
-from urllib.parse import SplitResult, urljoin, urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from ..findings import CheckResult, Finding
 from ..records.html import (
@@ -38,10 +38,12 @@ from ..records.html import (
     base_url,
     clean_url,
     is_html,
+    join_url,
     link_rel,
     origin_of,
     parse_page,
     raw_resources,
+    split_url,
 )
 from ..registrable import registrable_domain
 from ..snapshot import HttpResponse, SiteSnapshot
@@ -290,9 +292,9 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         value = clean_url(raw)
         if not value or value.startswith("#"):
             continue
-        url = urljoin(page_base, value)
-        parts = urlsplit(url)
-        if parts.scheme in ("http", "https"):
+        url = join_url(page_base, value)
+        parts = split_url(url) if url is not None else None
+        if url is not None and parts is not None and parts.scheme in ("http", "https"):
             resources.append(Resource(url, kind, tag, parts))
 
     findings: list[Finding] = _body_incomplete(final)

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import CheckResult, Finding
+from ..records.html import split_url
 from ..records.security_txt import ParsedSecurityTxt, parse_rfc3339, parse_security_txt
 from ..snapshot import HttpResponse, SiteSnapshot
 
@@ -74,7 +75,10 @@ def _contact_problem(uri: str) -> str | None:
     if scheme == "tel":
         return None if any(c.isdigit() for c in rest) else f"{uri!r} has no telephone number"
     if scheme == "https":
-        return None if urlsplit(uri).hostname else f"{uri!r} has no host"
+        parts = split_url(uri)
+        if parts is None:
+            return f"{uri!r} is not a valid URL"
+        return None if parts.hostname else f"{uri!r} has no host"
     if scheme == "http":
         return f"{uri!r} uses http:// (web contact URIs must use https://)"
     # Any other URI is allowed (an xmpp: or a matrix: address, say): RFC 3986's scheme, then no whitespace.
@@ -84,7 +88,9 @@ def _contact_problem(uri: str) -> str | None:
 
 
 def _normalise_url(url: str) -> str:
-    parts = urlsplit(url.strip())
+    parts = split_url(url.strip())
+    if parts is None:
+        return url.strip()  # matches no URL a file is fetched from
     host = (parts.hostname or "").lower()
     port = parts.port
     netloc = host if port in (None, {"http": 80, "https": 443}.get(parts.scheme.lower())) else f"{host}:{port}"

@@ -41,11 +41,21 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urljoin, urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from ...wording import counted
 from ..records.csp import Policy
-from ..records.html import JS_TYPES, Element, HtmlPage, base_url, clean_url, origin_of, raw_resources
+from ..records.html import (
+    JS_TYPES,
+    Element,
+    HtmlPage,
+    base_url,
+    clean_url,
+    join_url,
+    origin_of,
+    raw_resources,
+    split_url,
+)
 
 __all__ = [
     "GENERIC_POLICY",
@@ -362,11 +372,17 @@ class _Builder:
         if authority is not None:  # scheme://host...: the source depends on the scheme and host alone
             key = (directive, authority.group(1) or "", authority.group(2))
             if key not in self.source_of:  # a page names the same few origins thousands of times
-                self.source_of[key] = self._source(directive, urlsplit(urljoin(self.base, authority.group(0))))
+                joined = join_url(self.base, authority.group(0))
+                parts = split_url(joined) if joined is not None else None
+                self.source_of[key] = self._source(directive, parts) if parts is not None else None
             source = self.source_of[key]
             return self._add(directive, source) if source is not None else None
         if _SCHEME_RE.match(value):
-            parts = urlsplit(urljoin(self.base, value))
+            joined = join_url(self.base, value)
+            split = split_url(joined) if joined is not None else None
+            if split is None:
+                return None  # a URL browsers cannot parse loads nothing
+            parts = split
         elif self.base_is_self:
             return self._add(directive, "'self'")  # relative, against the page's own origin
         else:

@@ -107,6 +107,10 @@ def _split_directives(value: str) -> list[str]:
     return parts
 
 
+#: What a max-age of more than 18 digits reads as: far past every threshold, and an int every caller can use.
+_HUGE_MAX_AGE = 10**18
+
+
 def parse_hsts(value: str) -> HstsPolicy:
     """RFC 6797 §6.1: `[ directive ] *( ";" [ directive ] )`, directive = name [ "=" token / quoted-string ].
 
@@ -143,7 +147,9 @@ def parse_hsts(value: str) -> HstsPolicy:
         if key == "max-age":
             if not has_value or not directive_value.isascii() or not directive_value.isdigit():
                 return HstsPolicy(error=f"max-age must be a number of seconds, not {directive_value!r}")
-            max_age = int(directive_value)
+            # Past 18 digits (Python refuses to read past 4300 at all), any value is "more than anyone asks".
+            digits = directive_value.lstrip("0") or "0"
+            max_age = int(digits) if len(digits) <= 18 else _HUGE_MAX_AGE
         elif key == "includesubdomains":
             if has_value:
                 return HstsPolicy(error="includeSubDomains takes no value")

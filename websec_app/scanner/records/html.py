@@ -45,7 +45,8 @@ from ..snapshot import HttpResponse
 
 __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "base_url", "clean_url", "is_html", "link_rel",
-    "meta_elements", "meta_elements_of", "origin_of", "parse_page", "raw_resources", "srcset_urls",
+    "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page", "raw_resources", "split_url",
+    "srcset_urls",
 ]  # fmt: skip
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -298,21 +299,46 @@ def raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
             yield str(tag.attrs["formaction"]), "form", tag
 
 
+def join_url(base: str, value: str) -> str | None:
+    """`value` resolved against `base`, or None where URL parsing fails (an unclosed IPv6 bracket, say)."""
+    try:
+        return urljoin(base, value)
+    except ValueError:
+        return None
+
+
+def split_url(url: str) -> SplitResult | None:
+    """The URL's parts, or None where a browser's URL parser fails too: an unclosed IPv6 bracket, or a port
+    that is not a number from 0 to 65535. Such a URL loads nothing, so there is nothing to grade in it."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - read to validate: urlsplit defers the port's check to this property
+    except ValueError:
+        return None
+    return parts
+
+
 def base_url(page: HtmlPage, page_url: str) -> tuple[str, str | None]:
-    """HTML §4.2.3: the first `<base href>` sets the base URL, unless it is data: or javascript:."""
+    """HTML §4.2.3: the first `<base href>` sets the base URL, unless it is data: or javascript:, or does not
+    parse (then the document's URL stays the base: "if urlRecord is failure", the fallback base URL)."""
     base = next((tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None), None)
     if base is None:
         return page_url, None
-    href = clean_url(base.attrs["href"])
-    resolved = urljoin(page_url, href)
-    if urlsplit(resolved).scheme in ("data", "javascript"):
+    resolved = join_url(page_url, clean_url(base.attrs["href"]))
+    parts = split_url(resolved) if resolved is not None else None
+    if resolved is None or parts is None:
+        return page_url, None
+    if parts.scheme in ("data", "javascript"):
         return page_url, resolved
     return resolved, resolved
 
 
 def origin_of(url: str | SplitResult) -> str:
     parts = url if isinstance(url, SplitResult) else urlsplit(url)
-    port = parts.port
+    try:
+        port = parts.port
+    except ValueError:  # callers pass URLs split_url accepted; a bad port here means no port was meant
+        port = None
     default = {"http": 80, "https": 443}.get(parts.scheme)
     host = parts.hostname or ""
     if ":" in host:

@@ -42,7 +42,9 @@ class StsPolicy:
     @property
     def max_age(self) -> int | None:
         value = self.fields.get("max_age", "")
-        return int(value) if value.isdigit() else None
+        # RFC 8461 3.2: 1*10DIGIT. str.isdigit alone takes "²", which int() refuses, and int() refuses past
+        # 4300 digits: either would crash the check.
+        return int(value) if value.isascii() and value.isdigit() and len(value) <= 10 else None
 
 
 def parse_sts_policy(text: str) -> StsPolicy:
