@@ -51,6 +51,25 @@ async def test_the_second_round_follows_cnames_mx_spf_includes_and_dmarc_consent
     assert snapshot.get(f"{domain}._report._dmarc.reports-elsewhere.test", "TXT") is not None
 
 
+async def test_a_follow_up_that_fails_on_what_the_zone_sent_keeps_the_first_rounds_answers(
+    dns_server, scan_settings, monkeypatch
+) -> None:
+    # Given a zone whose DMARC record trips the follow-ups (as pct=² once did: str.isdigit, then int())
+    domain = "trips-follow-ups.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(f"_dmarc.{domain}", "TXT", '"v=DMARC1; p=reject; rua=mailto:d@reports-elsewhere.test"')
+
+    def trips(text: str) -> object:
+        raise ValueError("invalid literal for int() with base 10: '²'")
+
+    monkeypatch.setattr("websec_app.scanner.fetch.dns.parse_dmarc", trips)
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+
+    # Then the DNS section still has the first round (a failed extra never sinks the scan)
+    assert snapshot.records(f"_dmarc.{domain}", "TXT")
+    assert snapshot.get(domain, "A") is not None
+
+
 async def test_the_second_round_asks_what_spf_a_mx_and_exists_terms_need(dns_server, scan_settings) -> None:
     # RFC 7208 4.6.4: counting MX records per mx and void lookups needs these answers
     domain = "spf-terms.test"

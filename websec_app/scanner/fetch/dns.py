@@ -14,6 +14,7 @@ whatever arrived in time.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable
 
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
@@ -23,6 +24,8 @@ from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot
 from ..target import ip_literal
 from .resolve import Resolver
+
+log = logging.getLogger(__name__)
 
 #: At most this many SPF records fetched through include/redirect (RFC 7208 4.6.4 allows 10 lookups).
 MAX_SPF_QUERIES = 12
@@ -129,16 +132,18 @@ def _targets(answer: DnsAnswer | None, rdtype: str) -> list[str]:
 
 
 async def _follow_ups(host: str, domain: str, answers: _Answers) -> None:
+    # Parsed before any query is made: should the record trip the parser, no coroutine is left unawaited.
+    dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
+    report_domains = (
+        external_report_domains(domain, parse_dmarc(dmarc[0]))[:MAX_REPORT_DOMAINS] if len(dmarc) == 1 else []
+    )
     work: list[Awaitable[object]] = [_spf_tree(domain, answers)]
     for name in (host, f"www.{domain}"):
         for target in _targets(answers.get(name, "CNAME"), "CNAME"):
             work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]
     for exchange in _targets(answers.get(domain, "MX"), "MX"):
         work += [answers.ask(exchange, "A"), answers.ask(exchange, "AAAA")]
-    dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
-    if len(dmarc) == 1:
-        for report_domain in external_report_domains(domain, parse_dmarc(dmarc[0]))[:MAX_REPORT_DOMAINS]:
-            work.append(answers.ask(consent_name(domain, report_domain), "TXT"))
+    work += [answers.ask(consent_name(domain, report_domain), "TXT") for report_domain in report_domains]
     await asyncio.gather(*work)
 
 
@@ -151,4 +156,6 @@ async def fetch_dns(host: str, resolver: Resolver, follow_up_seconds: float = 4.
         await asyncio.wait_for(_follow_ups(host, registrable_domain(host), answers), follow_up_seconds)
     except TimeoutError:
         pass  # keep what arrived; what did not is "not checked"
+    except Exception:  # noqa: BLE001 - what a zone sends must never sink the scan: the follow-ups are extras
+        log.exception("DNS follow-up queries for %s failed", host)
     return DnsSnapshot(host=host, answers=tuple(answers.found.values()))
