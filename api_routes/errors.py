@@ -8,7 +8,8 @@ handlers here turn those, FastAPI's validation errors (422 becomes 400), unknown
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +22,8 @@ from websec_app.scanner import ScanError
 from websec_app.services.admission import ScannerBusy
 from websec_app.services.payments import PaymentError
 from websec_app.store import TokenProblem, TokenRejected
-from websec_app.usecases import MonthlyQuotaUsed, QuotaUsed
+from websec_app.usecases import MonthlyQuotaUsed, QuotaUsed, Subscriber, usage
+from websec_app.usecases.runtime import Runtime
 from websec_app.wording import counted
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,27 @@ class ApiError(StarletteHTTPException):
 
 def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status_code, headers=dict(headers) if headers else None)
+
+
+@asynccontextmanager
+async def remaining_told_on_error(request: Request, runtime: Runtime, subscriber: Subscriber) -> AsyncIterator[None]:
+    """Spec 8: X-Scans-Remaining "after each Pro scan or PDF call", also one that fails (400, 500, 502, 503,
+    none of which consumes a scan): the month's count is read for the error's answer (`_told`)."""
+    try:
+        yield
+    except QuotaUsed:
+        raise  # its answer carries the header already (quota_error)
+    except Exception:
+        request.state.scans_remaining = (await usage(runtime, subscriber)).remaining
+        raise
+
+
+def _told(request: Request, headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    """`headers` with X-Scans-Remaining when the route read it for this error (remaining_told_on_error)."""
+    remaining = getattr(request.state, "scans_remaining", None)
+    if remaining is None:
+        return dict(headers) if headers else None
+    return {**(headers or {}), "X-Scans-Remaining": str(remaining)}
 
 
 # --- messages for tokens (the spec leaves these open; documented in docs/api.md) --------------
@@ -168,7 +191,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         message = exc.detail
     else:
         message = _STATUS_MESSAGES.get(exc.status_code, f"The request failed (HTTP {exc.status_code}).")
-    return error_response(exc.status_code, message, headers)
+    return error_response(exc.status_code, message, _told(request, headers))
 
 
 def _default_phrase(status_code: int) -> str:
@@ -192,7 +215,7 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _scan_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ScanError)
-    return error_response(exc.http_status, str(exc) or "The scan failed.")
+    return error_response(exc.http_status, str(exc) or "The scan failed.", _told(request, None))
 
 
 async def _quota_used(request: Request, exc: Exception) -> JSONResponse:
@@ -212,7 +235,7 @@ OVERLOADED_MESSAGE = (
 
 async def _overloaded(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ScannerBusy)  # registered for this type only
-    return error_response(exc.http_status, OVERLOADED_MESSAGE, {"Retry-After": str(exc.retry_after)})
+    return error_response(exc.http_status, OVERLOADED_MESSAGE, _told(request, {"Retry-After": str(exc.retry_after)}))
 
 
 async def _payment_error(request: Request, exc: Exception) -> JSONResponse:
@@ -223,7 +246,7 @@ async def _payment_error(request: Request, exc: Exception) -> JSONResponse:
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     # Logged with the traceback for operators; the client gets one sentence and no internals.
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(500, INTERNAL_ERROR)
+    return error_response(500, INTERNAL_ERROR, _told(request, None))
 
 
 def install_error_handlers(api: FastAPI) -> None:

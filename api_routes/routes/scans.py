@@ -19,7 +19,7 @@ from websec_app.usecases import jobs
 
 from ..auth import ProKeyInLine
 from ..context import Context
-from ..errors import SCAN_TOKEN_MESSAGES, ApiError, token_error
+from ..errors import SCAN_TOKEN_MESSAGES, ApiError, remaining_told_on_error, token_error
 from ..openapi import OVERLOADED, RETRY_AFTER, SCANS_REMAINING, errors
 from ..schemas import FreeScanResult, PdfRequest, ProScanRequest, ProScanResult, ScanRequest
 
@@ -98,10 +98,12 @@ async def pro_scan(
     body: ProScanRequest,
     pro: ProKeyInLine,
     ctx: Context,
+    request: Request,
 ) -> JSONResponse:
     """Full scan with fix values, cookies and cross-origin isolation. Consumes one scan of the monthly quota
     (50 for Pro, reset on the 1st, UTC); a scan that fails (400, 502) consumes nothing."""
-    scanned = await jobs.pro_scan(ctx, pro.subscriber, body.url, place=pro.place)
+    async with remaining_told_on_error(request, ctx, pro.subscriber):
+        scanned = await jobs.pro_scan(ctx, pro.subscriber, body.url, place=pro.place)
     return JSONResponse(scanned.body, headers={"X-Scans-Remaining": str(scanned.remaining or 0)})
 
 
@@ -131,14 +133,16 @@ async def pdf_report(
     body: PdfRequest,
     pro: ProKeyInLine,
     ctx: Context,
+    request: Request,
 ) -> Response:
     """Runs a full Pro scan and returns it as a PDF, with `name` in the header. Consumes one scan of the monthly
     quota; a failed scan or a failed PDF consumes nothing."""
-    try:
-        pdf = await jobs.pro_pdf(ctx, pro.subscriber, body.url, body.name, place=pro.place)
-    except PdfRenderError as exc:
-        log.exception("PDF rendering failed for %s", body.url)
-        raise ApiError(500, PDF_FAILED) from exc
+    async with remaining_told_on_error(request, ctx, pro.subscriber):
+        try:
+            pdf = await jobs.pro_pdf(ctx, pro.subscriber, body.url, body.name, place=pro.place)
+        except PdfRenderError as exc:
+            log.exception("PDF rendering failed for %s", body.url)
+            raise ApiError(500, PDF_FAILED) from exc
     return Response(
         pdf.data,
         media_type="application/pdf",

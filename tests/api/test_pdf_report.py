@@ -77,6 +77,7 @@ async def test_a_render_failure_is_500_and_counts_nothing(
     assert response.json() == {
         "error": "The PDF report could not be generated, so no scan was counted. Please try again."
     }
+    assert response.headers["X-Scans-Remaining"] == "50"
     with database.session() as session:
         assert monthly_scans_used(session, pro_key.subscription_id, clock()) == 0
 

@@ -201,7 +201,8 @@ async def test_failed_scans_consume_nothing(
     bad_scheme = await pro_scan(client, pro_key.key, "file:///etc/passwd")
 
     assert [unreachable.status_code, refused.status_code, bad_scheme.status_code] == [502, 400, 400]
-    assert "X-Scans-Remaining" not in unreachable.headers
+    # Spec 8: the header "after each Pro scan or PDF call", a failed one too: it shows nothing was consumed
+    assert [r.headers["X-Scans-Remaining"] for r in (unreachable, refused, bad_scheme)] == ["50", "50", "50"]
     with database.session() as session:
         assert monthly_scans_used(session, pro_key.subscription_id, clock()) == 0
         assert recent_scans(session, subscription_id=pro_key.subscription_id) == []
@@ -213,7 +214,8 @@ async def test_the_last_scan_is_not_lost_to_a_failure(
     use_scans(database, pro_key, clock, 49)
     scanner.errors["down.example"] = TargetUnreachable("down")
 
-    assert (await pro_scan(client, pro_key.key, "down.example")).status_code == 502
+    failed = await pro_scan(client, pro_key.key, "down.example")
+    assert (failed.status_code, failed.headers["X-Scans-Remaining"]) == (502, "1")
     response = await pro_scan(client, pro_key.key)
 
     assert response.status_code == 200
