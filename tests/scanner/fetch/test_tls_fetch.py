@@ -3,6 +3,7 @@ Python's ssl cannot show (the chain as sent, a stapled OCSP response, embedded S
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import ssl
 import struct
@@ -25,8 +26,10 @@ from tests.fixtures.ca_issuers import serve_ca_issuers
 from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
 from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
-from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, offer_problem
+from websec_app.scanner.fetch._legacy_hello import hello_probe
+from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, HandshakeRejected, offer_problem
 from websec_app.scanner.fetch.tls import fetch_tls
+from websec_app.scanner.fetch.tls_probes import _ssl3_hello
 from websec_app.settings import Settings
 
 
@@ -310,6 +313,48 @@ async def test_a_legacy_probe_that_gets_no_answer_is_bounded(scan_settings) -> N
     finally:
         listener.close()
     assert {p.result for p in tls.cipher_probes if p.name in LEGACY} == {"error"}
+
+
+async def _serve_once(answer: bytes, hold: bool) -> tuple[asyncio.Server, int]:
+    """A loopback server that reads a ClientHello, sends `answer`, then (with `hold`) waits for the client to leave."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.read(65536)
+            writer.write(answer)
+            await writer.drain()
+            if hold:
+                await reader.read()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+async def test_a_server_hello_announcing_megabytes_is_rejected_at_once() -> None:
+    """Given a ServerHello whose 3-byte length announces 16 MB (`02 FF FF FF`), then the probe refuses it after
+    the first record, instead of collecting 16 MB (the audit's server then sent them; this one sends nothing more,
+    so waiting for them would run into the timeout)."""
+    record = b"\x16\x03\x00\x40\x00" + b"\x02\xff\xff\xff" + bytes(2**14 - 4)
+    server, port = await _serve_once(record, hold=True)
+    async with server:
+        with pytest.raises(HandshakeRejected, match="announced a 16777215-byte ServerHello"):
+            await hello_probe("SSLv3", _ssl3_hello(), ("127.0.0.1", port, "bloat.test"), 5.0)
+
+
+async def test_a_server_hello_split_over_several_records_is_read() -> None:
+    body = b"\x03\x00" + bytes(range(32)) + b"\x00" + b"\x00\x2f" + b"\x00"  # SSL 3.0, no session, suite 0x002F
+    message = b"\x02" + len(body).to_bytes(3, "big") + body
+    records = b"".join(
+        b"\x16\x03\x00" + len(part).to_bytes(2, "big") + part for part in (message[:3], message[3:20], message[20:])
+    )
+    server, port = await _serve_once(records, hold=False)
+    async with server:
+        probe = await hello_probe("SSLv3", _ssl3_hello(), ("127.0.0.1", port, "split.test"), 5.0)
+    assert (probe.result, probe.protocol, probe.cipher) == ("accepted", "SSLv3", "0x002F")
 
 
 # -- OCSP staples and SCTs (Python's ssl server can do neither: a small pyOpenSSL server) ----------------------

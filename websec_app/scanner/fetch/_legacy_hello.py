@@ -22,6 +22,10 @@ from ._hello_codec import (
 from ._tls_client import HandshakeRejected, close_quietly, server_name_indication
 
 _MAX_RECORD = 2**14 + 2048  # RFC 5246 6.2.3: anything longer is not TLS
+# A ServerHello is ~40 bytes plus a session id and extensions: well under a kilobyte in practice, and no extension
+# a client like ours asks for makes it anywhere near this. The message's 3-byte length could otherwise announce
+# 16 MB, which the probe would collect before answering (one probe held 16 MB, +32 MB RSS, for 4.7 s).
+_MAX_SERVER_HELLO = 2**14
 _VERSIONS = {(3, 0): "SSLv3", (3, 1): "TLSv1", (3, 2): "TLSv1.1", (3, 3): "TLSv1.2"}
 
 
@@ -34,7 +38,7 @@ def _client_hello(host: str, hello: LegacyHello) -> bytes:
 
 async def _server_hello(reader: asyncio.StreamReader) -> ServerHello:
     """The server's ServerHello; HandshakeRejected for an alert, a close, or anything else."""
-    buffer = b""
+    buffer = bytearray()
     while True:
         try:
             header = await reader.readexactly(5)
@@ -54,9 +58,12 @@ async def _server_hello(reader: asyncio.StreamReader) -> ServerHello:
         if len(buffer) >= 4:
             if buffer[0] != SERVER_HELLO:
                 raise HandshakeRejected("the server did not answer with a ServerHello")
-            if len(buffer) >= 4 + int.from_bytes(buffer[1:4], "big"):
+            declared = int.from_bytes(buffer[1:4], "big")
+            if declared > _MAX_SERVER_HELLO:
+                raise HandshakeRejected(f"the server announced a {declared}-byte ServerHello: not TLS")
+            if len(buffer) >= 4 + declared:
                 try:
-                    return parse_server_hello(buffer)
+                    return parse_server_hello(bytes(buffer))
                 except MalformedHello:
                     raise HandshakeRejected("the server sent a malformed ServerHello") from None
 
