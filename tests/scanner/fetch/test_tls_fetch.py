@@ -24,6 +24,7 @@ from OpenSSL import SSL
 from tests.clock import TEST_NOW
 from tests.fixtures.ca_issuers import serve_ca_issuers
 from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
+from tests.fixtures.odd_certs import odd_curve_certificate, server_context, unreadable_name_certificate
 from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
 from websec_app.scanner.fetch._legacy_hello import hello_probe
@@ -166,6 +167,73 @@ async def test_nothing_listening_is_a_recorded_failure(site_factory, scan_settin
     tls = await fetch(running, scan_settings)
     assert tls.failure is not None and tls.failure.kind == "unreachable"
     assert {p.result for p in tls.protocols} <= {"error", "not_testable"}
+
+
+# -- certificates the parser refuses (the hostile-target audit) -------------------------------------------------
+
+
+def _der(certificate: x509.Certificate) -> bytes:
+    return certificate.public_bytes(serialization.Encoding.DER)
+
+
+def odd_site(site_factory: SiteFactory, host: str, context: ssl.SSLContext):
+    return site_factory(Site(names=(host,), routes={"/": Response(200)}, tls=TlsConfig(context=context)))
+
+
+def valid_chain(pki: Pki, host: str) -> tuple[list[bytes], ec.EllipticCurvePrivateKey]:
+    """The test PKI's valid leaf for `host` and its intermediate, as DER, and the leaf key."""
+    issued = pki.issue("valid", (host,))
+    key = serialization.load_pem_private_key(issued.key_path.read_bytes(), None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    return [_der(c) for c in issued.chain], key
+
+
+async def test_a_leaf_the_parser_refuses_is_the_handshakes_failure_not_a_crash(
+    site_factory, tmp_path, scan_settings
+) -> None:
+    """Given a self-signed leaf whose subject O is a PrintableString holding "_" (OpenSSL takes it, cryptography
+    raises ValueError), then the verify callback and the chain's copy no longer raise out of the handshake: the
+    failure says the certificate could not be read, and what the handshake showed is kept."""
+    host = site_factory.unique_host("badname")
+    der, key = unreadable_name_certificate(host)
+    tls = await fetch(odd_site(site_factory, host, server_context(tmp_path, [der], key)), scan_settings)
+    assert tls.failure is not None and tls.failure.kind == "tls"
+    assert tls.failure.message.startswith("the server's certificate could not be read: ")
+    assert "PrintableString" in tls.failure.message
+    assert (tls.protocol, tls.chain) == ("TLSv1.3", ())
+    assert {p.name: p.result for p in tls.protocols}["TLSv1.3"] == "accepted"
+
+
+async def test_a_sent_certificate_the_parser_refuses_ends_the_chain_and_is_named(
+    site_factory, pki, tmp_path, scan_settings
+) -> None:
+    host = site_factory.unique_host("badextra")
+    chain, key = valid_chain(pki, host)
+    extra, _ = unreadable_name_certificate("extra.test")
+    tls = await fetch(odd_site(site_factory, host, server_context(tmp_path, [*chain, extra], key)), scan_settings)
+    assert tls.failure is None and tls.trusted and tls.hostname_matches and tls.chain_complete
+    assert [c.subject for c in tls.chain] == [
+        f"CN={host},O=websec tests",
+        "CN=websec Test Intermediate CA,O=websec tests",
+    ]
+    unread = [note for note in tls.not_testable if "could not be read" in note]
+    assert len(unread) == 1 and unread[0].startswith("certificate 3 of the chain sent could not be read: ")
+
+
+async def test_a_sent_certificate_on_a_curve_the_parser_lacks_is_described_by_openssl(
+    site_factory, pki, tmp_path, scan_settings
+) -> None:
+    """Given an extra CA certificate on secp112r1 (cryptography raises UnsupportedAlgorithm, not ValueError, for
+    its key), then its key is read as OpenSSL reads it and the rest is graded as usual."""
+    host = site_factory.unique_host("oddcurve")
+    chain, key = valid_chain(pki, host)
+    context = server_context(tmp_path, [*chain, odd_curve_certificate()], key, seclevel0=True)
+    tls = await fetch(odd_site(site_factory, host, context), scan_settings, probes=False)
+    assert tls.failure is None and tls.trusted and tls.chain_complete
+    assert [(c.subject, c.key_type, c.key_size) for c in tls.chain[1:]] == [
+        ("CN=websec Test Intermediate CA,O=websec tests", "EC", 256),
+        ("CN=websec odd curve CA,O=websec odd", "EC", 112),
+    ]
 
 
 # -- probes -----------------------------------------------------------------------------------------------------

@@ -91,7 +91,11 @@ async def _tls_for(target: Target, pinner: Pinner, settings: Settings) -> TlsHan
         address = await pinner.pin(target.host)
     except Exception as exc:  # noqa: BLE001 - recorded as the handshake's failure
         return TlsHandshake(host=target.host, port=port, failure=Failure("unreachable", str(exc)))
-    return await fetch_tls(target.host, port, address, settings)
+    try:
+        return await fetch_tls(target.host, port, address, settings)
+    except Exception as exc:  # noqa: BLE001 - fetch_tls records its failures; should one escape, it is the section's
+        failure = Failure("tls", f"the TLS handshake could not be graded: {type(exc).__name__}: {exc}")
+        return TlsHandshake(host=target.host, port=port, address=address, failure=failure)
 
 
 _OUT_OF_TIME = Failure("timeout", "the scan's time budget ran out")

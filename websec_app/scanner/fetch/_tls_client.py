@@ -24,11 +24,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import certifi
-from cryptography import x509
-
-# Where serialization re-exports it from (as cryptography's own x509 code imports it): the package itself loads
-# its SSH, PKCS#12 and cipher modules, ~2 ms of a fresh process, for this one enum.
-from cryptography.hazmat.primitives._serialization import Encoding
 from OpenSSL import SSL, crypto
 
 from ...bytecode_files import beside_bytecode
@@ -122,12 +117,41 @@ class HandshakeRejected(Exception):
     """The server refused the handshake (an alert, or it closed/reset the connection)."""
 
 
+_RFC4514_SPECIAL = str.maketrans({c: "\\" + c for c in '\\,+"<>;='})
+
+
+def _openssl_subject(certificate: crypto.X509) -> str:
+    """The subject as OpenSSL reads it, in RFC 4514's order and form (attribute values escaped, never decoded
+    strictly): for a certificate that OpenSSL accepts and cryptography refuses to parse (a PrintableString
+    with "_", say)."""
+    with warnings.catch_warnings():  # X509.get_subject: cryptography's API is the one that refuses this name
+        warnings.simplefilter("ignore", DeprecationWarning)
+        components = certificate.get_subject().get_components()
+    return ",".join(
+        f"{name.decode('ascii', 'replace')}={value.decode('utf-8', 'replace').translate(_RFC4514_SPECIAL)}"
+        for name, value in reversed(components)
+    )
+
+
+def certificate_subject(certificate: crypto.X509) -> str:
+    """The certificate's subject (RFC 4514), whatever cryptography thinks of the rest of the certificate."""
+    try:
+        return certificate.to_cryptography().subject.rfc4514_string()
+    except ValueError:
+        pass
+    try:
+        return _openssl_subject(certificate)
+    except (crypto.Error, ValueError):
+        return "(a subject that could not be read)"
+
+
 def _on_verify(connection: SSL.Connection, certificate: crypto.X509, code: int, depth: int, ok: int) -> bool:
+    """Record the chain error and go on (trust is graded, not enforced). Never raises: pyOpenSSL re-raises a
+    callback's exception from do_handshake, which would turn a certificate detail into a lost handshake."""
     if not ok:
         state: _ConnectionState = connection.get_app_data()
-        subject = certificate.to_cryptography().subject.rfc4514_string()
-        state.verify_errors.append(VerifyError(depth, code, subject))
-    return True  # record and go on: trust is graded, not enforced
+        state.verify_errors.append(VerifyError(depth, code, certificate_subject(certificate)))
+    return True
 
 
 def _on_ocsp(connection: SSL.Connection, staple: bytes, data: object) -> bool:
@@ -258,8 +282,9 @@ def grading_context(ca_bundle: Path | None, verify_at: datetime | None = None) -
     return context
 
 
-def _der(certificate: x509.Certificate) -> bytes:
-    return certificate.public_bytes(Encoding.DER)
+def _der(certificate: crypto.X509) -> bytes:
+    """The certificate's DER as OpenSSL holds it (not through cryptography, which may refuse to parse it)."""
+    return crypto.dump_certificate(crypto.FILETYPE_ASN1, certificate)
 
 
 def _pump_out(connection: SSL.Connection, writer: asyncio.StreamWriter) -> None:
@@ -341,8 +366,9 @@ async def handshake(
                 if not data:
                     raise HandshakeRejected("the server closed the connection during the handshake")
                 connection.bio_write(data)
-            chain = (connection.get_peer_cert_chain(as_cryptography=True) or []) if certificates else []
-            verified = (connection.get_verified_chain(as_cryptography=True) or []) if certificates else []
+            # As OpenSSL's X509 objects, copied out as DER: the checks parse them, and record what they cannot.
+            chain = (connection.get_peer_cert_chain() or []) if certificates else []
+            verified = (connection.get_verified_chain() or []) if certificates else []
             cipher_bits = connection.get_cipher_bits()
             result = Handshake(
                 protocol=connection.get_protocol_version_name(),

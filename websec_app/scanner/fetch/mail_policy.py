@@ -35,7 +35,11 @@ async def _policy_tls(host: str, pinner: Pinner, settings: Settings) -> TlsHands
         address = await pinner.pin(host)
     except Exception as exc:  # noqa: BLE001 - refused or unresolvable: recorded, never raised
         return TlsHandshake(host=host, port=443, failure=Failure("unreachable", str(exc)))
-    return await fetch_tls(host, 443, address, settings, probes=False)
+    try:
+        return await fetch_tls(host, 443, address, settings, probes=False)
+    except Exception as exc:  # noqa: BLE001 - fetch_tls records its failures; should one escape, it is the policy's
+        failure = Failure("tls", f"the TLS handshake could not be graded: {type(exc).__name__}: {exc}")
+        return TlsHandshake(host=host, port=443, address=address, failure=failure)
 
 
 async def fetch_mta_sts(

@@ -27,11 +27,11 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
 from cryptography.x509.oid import AuthorityInformationAccessOID
-from OpenSSL import crypto
+from OpenSSL import SSL, crypto
 
 from ...clock import clock_for, system_clock
 from ...settings import Settings
@@ -71,7 +71,10 @@ NOT_TESTABLE = (
 
 
 def _key_description(certificate: x509.Certificate) -> tuple[str, int]:
-    key = certificate.public_key()
+    try:
+        key = certificate.public_key()
+    except (UnsupportedAlgorithm, ValueError):
+        return _openssl_key_description(certificate)
     if isinstance(key, rsa.RSAPublicKey):
         return "RSA", key.key_size
     if isinstance(key, ec.EllipticCurvePublicKey):
@@ -83,6 +86,22 @@ def _key_description(certificate: x509.Certificate) -> tuple[str, int]:
     if isinstance(key, dsa.DSAPublicKey):
         return "DSA", key.key_size
     return type(key).__name__, 0
+
+
+_OPENSSL_KEY_TYPES = {crypto.TYPE_RSA: "RSA", crypto.TYPE_EC: "EC", crypto.TYPE_DSA: "DSA"}
+
+
+def _openssl_key_description(certificate: x509.Certificate) -> tuple[str, int]:
+    """A key cryptography will not load (an EC key on a curve it does not support, such as secp112r1): its
+    type and size as OpenSSL reads them, else the key algorithm's OID with no size."""
+    try:
+        key = crypto.X509.from_cryptography(certificate).get_pubkey()
+        kind = _OPENSSL_KEY_TYPES.get(key.type())
+        if kind is not None:
+            return kind, key.bits()
+    except (crypto.Error, ValueError):
+        pass
+    return f"unsupported ({certificate.public_key_algorithm_oid.dotted_string})", 0
 
 
 def _embedded_scts(certificate: x509.Certificate) -> tuple[SignedTimestamp, ...]:
@@ -210,7 +229,7 @@ def _chains_to_trusted_root(
 def _issued_by(certificate: x509.Certificate, issuer: x509.Certificate) -> bool:
     try:
         certificate.verify_directly_issued_by(issuer)
-    except (ValueError, TypeError, InvalidSignature):
+    except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
         return False
     return True
 
@@ -249,7 +268,7 @@ async def _judge_chain(
     broken = next((e for e in result.verify_errors if e.code in MISSING_ISSUER), None)
     if broken is None or (broken.depth == 0 and chain[0].self_signed):
         return _ChainVerdict(True)
-    certificates = [x509.load_der_x509_certificate(der) for der in result.chain]
+    certificates = [x509.load_der_x509_certificate(info.der) for info in chain]
     orphan = next((c for c in certificates if c.subject.rfc4514_string() == broken.subject), certificates[-1])
     missing = orphan.issuer.rfc4514_string()
     above = certificates[certificates.index(orphan) + 1 :]
@@ -356,7 +375,7 @@ async def fetch_tls(
         context = grading_context(settings.ca_bundle, _verify_at(settings))
         try:
             result = await handshake(address, port, host, context, timeout, request_ocsp=True)
-        except (HandshakeRejected, OSError, TimeoutError) as exc:
+        except Exception as exc:  # noqa: BLE001 - refused, unreachable, timed out or anything else: its failure
             result = exc
         negotiated.set_result(None if isinstance(result, BaseException) else (result.protocol, result.cipher))
         protocols, ciphers = await probe_task if probe_task is not None else ((), ())
@@ -376,15 +395,72 @@ async def fetch_tls(
             not_testable=NOT_TESTABLE,
         )
     try:
-        chain = tuple(parse_certificate(der) for der in result.chain)
-        store = context.get_cert_store()
-        if store is None:  # grading_context always loads one
-            raise RuntimeError("the TLS context has no certificate store")
-        source = ca_issuers if ca_issuers is not None else guarded_ca_issuers(settings)
-        verdict = await _judge_chain(result, chain, store, source)
-    except ValueError as exc:  # cryptography refuses a malformed certificate: a finding, not a crash
-        failure = Failure("tls", f"the server's certificate could not be parsed: {exc}")
-        return TlsHandshake(host=host, port=port, address=address, failure=failure, protocols=protocols)
+        return await _graded(result, host, port, address, context, settings, ca_issuers, protocols, ciphers)
+    except Exception as exc:  # noqa: BLE001 - a certificate detail no parser foresaw is recorded, never raised
+        message = f"the server's certificates could not be graded: {type(exc).__name__}: {exc}"
+        return _unreadable(result, host, port, address, message, protocols, ciphers)
+
+
+def _readable_chain(ders: tuple[bytes, ...]) -> tuple[tuple[CertificateInfo, ...], str | None]:
+    """The chain as sent, parsed up to the first certificate cryptography refuses (one OpenSSL accepted: a
+    PrintableString holding "_", say), and what stopped it."""
+    chain: list[CertificateInfo] = []
+    for position, der in enumerate(ders):
+        try:
+            chain.append(parse_certificate(der))
+        except ValueError as exc:
+            what = "the server's certificate" if position == 0 else f"certificate {position + 1} of the chain sent"
+            return tuple(chain), f"{what} could not be read: {exc}"
+    return tuple(chain), None
+
+
+def _unreadable(
+    result: Handshake,
+    host: str,
+    port: int,
+    address: str,
+    message: str,
+    protocols: tuple[TlsProbe, ...],
+    ciphers: tuple[TlsProbe, ...],
+) -> TlsHandshake:
+    """A handshake whose certificate cannot be graded: a failure, with what the handshake did show."""
+    return TlsHandshake(
+        host=host,
+        port=port,
+        address=address,
+        protocol=result.protocol,
+        cipher=result.cipher,
+        cipher_bits=result.cipher_bits,
+        failure=Failure("tls", message),
+        key_exchange_group=result.group,
+        protocols=protocols,
+        cipher_probes=ciphers,
+        not_testable=NOT_TESTABLE,
+    )
+
+
+async def _graded(
+    result: Handshake,
+    host: str,
+    port: int,
+    address: str,
+    context: SSL.Context,
+    settings: Settings,
+    ca_issuers: CaIssuerSource | None,
+    protocols: tuple[TlsProbe, ...],
+    ciphers: tuple[TlsProbe, ...],
+) -> TlsHandshake:
+    """The completed handshake graded: chain, trust, completeness. An unreadable leaf is the handshake's failure
+    (nothing about the certificate can be judged); an unreadable certificate above it ends the chain recorded
+    there, and says so among what could not be tested."""
+    chain, unreadable = _readable_chain(result.chain)
+    if unreadable is not None and not chain:
+        return _unreadable(result, host, port, address, unreadable, protocols, ciphers)
+    store = context.get_cert_store()
+    if store is None:  # grading_context always loads one
+        raise RuntimeError("the TLS context has no certificate store")
+    source = ca_issuers if ca_issuers is not None else guarded_ca_issuers(settings)
+    verdict = await _judge_chain(result, chain, store, source)
     trusted, verify_error = _trust(result)
     return TlsHandshake(
         host=host,
@@ -404,5 +480,5 @@ async def fetch_tls(
         ocsp_staple=result.ocsp,
         protocols=protocols,
         cipher_probes=ciphers,
-        not_testable=NOT_TESTABLE,
+        not_testable=NOT_TESTABLE if unreadable is None else (*NOT_TESTABLE, unreadable),
     )
