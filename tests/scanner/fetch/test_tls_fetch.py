@@ -9,9 +9,10 @@ import ssl
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
 
 import pytest
 from cryptography import x509
@@ -24,9 +25,10 @@ from OpenSSL import SSL
 from tests.clock import TEST_NOW
 from tests.fixtures.ca_issuers import serve_ca_issuers
 from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
-from tests.fixtures.odd_certs import odd_curve_certificate, server_context, unreadable_name_certificate
+from tests.fixtures.odd_certs import long_chain, odd_curve_certificate, server_context, unreadable_name_certificate
 from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
+from websec_app.scanner.fetch import tls as tls_module
 from websec_app.scanner.fetch._legacy_hello import hello_probe
 from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, HandshakeRejected, offer_problem
 from websec_app.scanner.fetch.tls import fetch_tls
@@ -38,6 +40,8 @@ def site(site_factory: SiteFactory, prefix: str, **tls: object):
     config = TlsConfig(**tls)  # type: ignore[arg-type]
     return site_factory(Site(names=(site_factory.unique_host(prefix),), routes={"/": Response(200)}, tls=config))
 
+
+T = TypeVar("T")
 
 LEGACY = ("export", "rc4", "des", "3des")  # the families OpenSSL 3 cannot offer
 
@@ -169,7 +173,7 @@ async def test_nothing_listening_is_a_recorded_failure(site_factory, scan_settin
     assert {p.result for p in tls.protocols} <= {"error", "not_testable"}
 
 
-# -- certificates the parser refuses (the hostile-target audit) -------------------------------------------------
+# -- certificates the parser refuses, chains too long to judge naively (the hostile-target audit) ---------------
 
 
 def _der(certificate: x509.Certificate) -> bytes:
@@ -186,6 +190,10 @@ def valid_chain(pki: Pki, host: str) -> tuple[list[bytes], ec.EllipticCurvePriva
     key = serialization.load_pem_private_key(issued.key_path.read_bytes(), None)
     assert isinstance(key, ec.EllipticCurvePrivateKey)
     return [_der(c) for c in issued.chain], key
+
+
+async def nothing(url: str) -> bytes | None:
+    return None
 
 
 async def test_a_leaf_the_parser_refuses_is_the_handshakes_failure_not_a_crash(
@@ -234,6 +242,73 @@ async def test_a_sent_certificate_on_a_curve_the_parser_lacks_is_described_by_op
         ("CN=websec Test Intermediate CA,O=websec tests", "EC", 256),
         ("CN=websec odd curve CA,O=websec odd", "EC", 112),
     ]
+
+
+async def _with_loop_stall(work: Awaitable[T]) -> tuple[T, float]:
+    """`work`'s result and the longest time the event loop went without running another task meanwhile."""
+    stall = 0.0
+
+    async def heartbeat() -> None:
+        nonlocal stall
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(0.01)
+            stall = max(stall, time.monotonic() - before)
+
+    beat = asyncio.ensure_future(heartbeat())
+    try:
+        return await work, stall
+    finally:
+        beat.cancel()
+
+
+@pytest.fixture
+def verifications(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the chain judge's verifications (each still runs, against the real trust store)."""
+    calls: list[int] = []
+    real = tls_module._chains_to_trusted_root
+
+    def counted(*args: Any) -> bool:
+        calls.append(len(args[2]))  # how many untrusted certificates it was offered
+        return real(*args)
+
+    monkeypatch.setattr(tls_module, "_chains_to_trusted_root", counted)
+    return calls
+
+
+async def test_hundreds_of_sent_certificates_above_a_missing_issuer_are_judged_within_bounds(
+    site_factory, tmp_path, scan_settings, verifications
+) -> None:
+    """Given 330 CA certificates above the leaf (96 KB, under OpenSSL's 100 KB) whose top issuer is never sent,
+    then only the first few (browsers build paths of 10 to 20 certificates at most) are candidates for a trusted
+    path, each verified against as many: unbounded, that was 330 verifications against 330 others, holding the
+    event loop for 7.5 s."""
+    host = site_factory.unique_host("longchain")
+    chain, key = long_chain(host, 330)
+    running = odd_site(site_factory, host, server_context(tmp_path, chain, key))
+    tls, stall = await _with_loop_stall(fetch(running, scan_settings, probes=False, ca_issuers=nothing))
+    assert len(verifications) <= 20
+    assert all(offered <= 20 for offered in verifications)
+    assert stall < 2.0  # generous: this asserts "never held for seconds" (it was 7.5 s), not a speed
+    assert tls.failure is None and len(tls.chain) == 331 and not tls.trusted
+    assert tls.chain_complete is None and tls.untrusted_ca is not None
+
+
+async def test_a_gap_is_still_found_behind_a_certificate_sent_a_hundred_times(
+    site_factory, pki, tmp_path, scan_settings, verifications
+) -> None:
+    """Duplicates are judged once: the trusted root after 100 copies of an untrusted intermediate still shows
+    the gap (the intermediate between leaf and root is not sent)."""
+    host = site_factory.unique_host("dupchain")
+    (leaf, _intermediate), key = valid_chain(pki, host)
+    sent = [leaf, *[_der(pki.untrusted_intermediate_cert)] * 100, _der(pki.root_cert)]
+    tls = await fetch(odd_site(site_factory, host, server_context(tmp_path, sent, key)), scan_settings, probes=False)
+    assert (tls.chain_complete, tls.missing_issuer, tls.untrusted_ca) == (
+        False,
+        "CN=websec Test Intermediate CA,O=websec tests",
+        None,
+    )
+    assert len(verifications) == 2  # the untrusted intermediate once, then the root
 
 
 # -- probes -----------------------------------------------------------------------------------------------------
