@@ -181,6 +181,17 @@ def test_a_sha1_signed_intermediate_counts_but_a_sent_sha1_root_does_not() -> No
     assert [f.subject for f in findings if f.outcome == "tls.weak_signature"] == [intermediate.subject]
 
 
+def test_a_chain_of_hundreds_shows_and_grades_the_first_sixteen_and_counts_the_rest() -> None:
+    # Given a server that sends 330 SHA-1 intermediates behind its leaf (a hostile site's report bloat)
+    leaf = make_certificate()
+    extras = tuple(make_certificate(names=(f"CA {n}",), signature_hash="sha1") for n in range(330))
+    result = check_tls(make_snapshot(tls=make_handshake(chain=(leaf, *extras))))
+
+    # Then the report holds 16 certificates and the count of the others, and 15 findings, not 330
+    assert len(result.details["chain"]) == 16 and result.details["chain_not_shown"] == 315
+    assert len([f for f in result.findings if f.outcome == "tls.weak_signature"]) == 15
+
+
 def test_given_intermediates_not_sent_then_chain_incomplete_caps_at_b() -> None:
     issuer = "CN=Test Intermediate CA"
     report = graded(chain_complete=False, missing_issuer=issuer)

@@ -85,6 +85,10 @@ def _certificate_json(cert: CertificateInfo, days_left: int) -> dict[str, Any]:
     }
 
 
+#: The certificates of a chain the report shows and grades (see where it is used).
+MAX_CHAIN_SHOWN = 16
+
+
 def _chain_json(cert: CertificateInfo) -> dict[str, Any]:
     return {
         "subject": cert.subject,
@@ -287,7 +291,12 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     if leaf is None:
         return CheckResult("tls", (Finding("tls.handshake_failed", note="the server sent no certificate"),), details)
     details["certificate"] = _certificate_json(leaf, (leaf.not_after - snapshot.fetched_at).days)
-    details["chain"] = [_chain_json(cert) for cert in tls.chain]
+    # A server may send hundreds of certificates; clients build a path from the first few, and the fetch
+    # judges at most as many (fetch/tls.py MAX_JUDGED_CERTIFICATES): the report shows those, and counts the rest.
+    shown = tls.chain[:MAX_CHAIN_SHOWN]
+    details["chain"] = [_chain_json(cert) for cert in shown]
+    if len(tls.chain) > len(shown):
+        details["chain_not_shown"] = len(tls.chain) - len(shown)
     details["chain_complete"] = tls.chain_complete
     details["key_exchange_group"] = tls.key_exchange_group
     details["forward_secrecy"] = forward_secret(tls.protocol, tls.cipher)
@@ -295,7 +304,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
     details["certificate_transparency"] = _ct_details(snapshot, tls)
     findings = _certificate_findings(snapshot, tls, leaf)
-    findings += _key_findings(tls.chain)
+    findings += _key_findings(shown)
     findings += _chain_findings(tls)
     findings += ocsp_findings
     findings += _protocol_findings(tls)
