@@ -1,0 +1,119 @@
+"""Regular expressions over what a site sends must not backtrack: Python's re holds the GIL, so one slow
+match freezes the whole server process, its event loop included, not just the scan that ran it.
+
+Each hostile value below is one a site can send (a header, a <meta>) and is 1 MB: the patterns these
+replaced were quadratic in it and would take from twenty minutes to hours here (this file would hang);
+linear ones take milliseconds. Next to them, a test checks that on ordinary text each function reads
+exactly what the pattern it replaced read, against that old pattern kept here as the reference, over
+many generated strings.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+
+from tests.factories import make_snapshot
+from websec_app.scanner.checks.fingerprint import (
+    _BARE_VERSION,
+    _NOT_PRODUCTS,
+    _via_comments,
+    check_server_fingerprint,
+    find_versions,
+)
+
+MB = 1_000_000
+PAGE_URL = "https://www.example.com/"
+
+
+def fingerprint_details(headers: tuple[tuple[str, str], ...] = (), body: str = "") -> dict[str, object]:
+    result = check_server_fingerprint(make_snapshot(PAGE_URL, headers=headers, body=body))
+    return {"outcomes": {f.outcome for f in result.findings}, **result.details}
+
+
+def disclosed(details: dict[str, object]) -> list[tuple[str, str, str]]:
+    found = details["disclosures"]
+    assert isinstance(found, list)
+    return [(d["header"], d["product"], d["version"]) for d in found]
+
+
+def generated(pieces: list[str], count: int = 20_000, longest: int = 12) -> list[str]:
+    rng = random.Random(20240611)  # fixed: the same strings on every run
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, longest))) for _ in range(count)]
+
+
+def agree(texts: list[str], new: Callable[[str], object], old: Callable[[str], object]) -> None:
+    mismatches = [text for text in texts if new(text) != old(text)]
+    assert mismatches == []
+
+
+# --- checks/fingerprint.py: Server, X-Powered-By, Via, X-AspNet-Version, <meta name=generator> --------
+
+# The patterns these replaced, kept as the reference for ordinary text.
+_OLD_PRODUCT_VERSION = re.compile(r"(?P<product>[A-Za-z][A-Za-z0-9_.+!-]*)[/ (]v?(?P<version>\d+(?:\.\d+)+[a-z]?)")
+_OLD_BARE_VERSION = re.compile(r"^\s*v?(?P<version>\d+(?:\.\d+)+[\w.-]*)\s*$")
+
+
+def test_a_long_run_of_letters_names_no_version_and_does_not_hide_a_later_one() -> None:
+    # Was tried as a product from each of its letters, each read to the end and back: 90 KB took 116 s.
+    assert find_versions("a" * MB) == []
+    assert find_versions("a1" * (MB // 2)) == []
+    assert find_versions("a" * MB + " Apache/2.4.41 (Ubuntu)") == [("Apache", "2.4.41")]
+
+
+def test_a_huge_server_header_is_one_product_named() -> None:
+    details = fingerprint_details((("Server", "a" * MB), ("X-Powered-By", "b" * MB + " PHP/8.1.2")))
+
+    assert disclosed(details) == [("X-Powered-By", "PHP", "8.1.2")]
+    assert "fingerprint.header_version" in details["outcomes"]
+
+
+def test_a_huge_generator_meta_is_read_in_one_pass() -> None:
+    # <meta name="generator" content="a"*256 KB> took 220 s.
+    page = f'<html><head><meta name="generator" content="{"a" * MB} WordPress 6.4.2"></head></html>'
+
+    assert disclosed(fingerprint_details(body=page)) == [("meta generator", "WordPress", "6.4.2")]
+
+
+def test_a_huge_bare_version_header_is_not_a_version() -> None:
+    # `\d+` then `[\w.-]*` split a run of digits every way before failing at the end: 16 KB took 2 s.
+    assert _BARE_VERSION.match("1." + "1" * MB + " x") is None
+    match = _BARE_VERSION.match("4.0." + "1" * MB)
+    assert match is not None and match["version"] == "4.0." + "1" * MB
+
+    details = fingerprint_details((("X-AspNet-Version", "1." + "1" * MB + " x"),))
+
+    assert disclosed(details) == [] and details["outcomes"] == {"fingerprint.product_only"}
+
+
+def test_a_via_header_of_unclosed_comments_is_read_once() -> None:
+    # Every "(" was read to the end looking for a ")": 32 K of them took 2.4 s.
+    assert _via_comments("(" * MB) == ""
+    via = "1.1 proxy (squid/3.5.27)" + " (" * (MB // 2)
+
+    assert disclosed(fingerprint_details((("Via", via),))) == [("Via", "squid", "3.5.27")]
+
+
+def test_versions_are_found_as_before() -> None:
+    pieces = ["Apache", "a", "Z", "1", "2.4", ".", "/", " ", "(", ")", "v", "-", "_", "+", "!", "f", "9", "\t", "x1.2"]
+
+    def old(value: str) -> list[tuple[str, str]]:
+        found = [(m["product"].rstrip(".-"), m["version"]) for m in _OLD_PRODUCT_VERSION.finditer(value)]
+        return [(product, version) for product, version in found if product.lower() not in _NOT_PRODUCTS]
+
+    texts = generated(pieces) + ["OpenSSL/1.1.1f-fips/2.0", "1abc/1.2", "_mod/1.2 x/1.2.3a/4.5"]
+    assert sum(1 for text in texts if old(text)) > 300  # the strings do name versions
+    agree(texts, find_versions, old)
+    agree(generated(pieces + ["\u0663", "\n", "\u00e9"], longest=25), find_versions, old)
+
+
+def test_bare_versions_and_via_comments_are_read_as_before() -> None:
+    texts = generated(["1", "2.4", ".", "v", " ", "\t", "\n", "-", "_", "a", "\u0663", "x1.2", "(", ")", "(a)"])
+
+    def group(pattern: re.Pattern[str]) -> Callable[[str], str | None]:
+        return lambda text: match["version"] if (match := pattern.match(text)) else None
+
+    assert sum(1 for text in texts if _OLD_BARE_VERSION.match(text)) > 300
+    agree(texts, group(_BARE_VERSION), group(_OLD_BARE_VERSION))
+    agree(texts, _via_comments, lambda text: " ".join(re.findall(r"\(([^)]*)\)", text)))
