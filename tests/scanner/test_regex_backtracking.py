@@ -1,11 +1,11 @@
 """Regular expressions over what a site sends must not backtrack: Python's re holds the GIL, so one slow
 match freezes the whole server process, its event loop included, not just the scan that ran it.
 
-Each hostile value below is one a site can send (a header, a <meta>) and is 1 MB: the patterns these
-replaced were quadratic in it and would take from twenty minutes to hours here (this file would hang);
-linear ones take milliseconds. Next to them, a test checks that on ordinary text each function reads
-exactly what the pattern it replaced read, against that old pattern kept here as the reference, over
-many generated strings.
+Each hostile value below is one a site can send (a header, a <meta>, security.txt, a DMARC TXT record)
+and is 1 MB: the patterns these replaced were quadratic in it and would take from twenty minutes to
+hours here (this file would hang); linear ones take milliseconds. Next to them, a test checks that on
+ordinary text each function reads exactly what the pattern it replaced read, against that old pattern
+kept here as the reference, over many generated strings.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from websec_app.scanner.checks.fingerprint import (
     check_server_fingerprint,
     find_versions,
 )
+from websec_app.scanner.records.dmarc import parse_dmarc
+from websec_app.scanner.records.security_txt import parse_security_txt
 
 MB = 1_000_000
 PAGE_URL = "https://www.example.com/"
@@ -117,3 +119,67 @@ def test_bare_versions_and_via_comments_are_read_as_before() -> None:
     assert sum(1 for text in texts if _OLD_BARE_VERSION.match(text)) > 300
     agree(texts, group(_BARE_VERSION), group(_OLD_BARE_VERSION))
     agree(texts, _via_comments, lambda text: " ".join(re.findall(r"\(([^)]*)\)", text)))
+
+
+# --- records/security_txt.py and records/dmarc.py: `(.*?)\s*$` --------------------------------------
+
+_OLD_FIELD = re.compile(r"^(?P<name>[\x21-\x39\x3b-\x7e]+):(?P<space>[ \t]*)(?P<value>.*?)[ \t]*$")
+_OLD_TAG = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def test_a_security_txt_value_with_a_long_run_of_spaces_is_parsed() -> None:
+    # `(.*?)[ \t]*$` tried each end of the value against the spaces after it: 60 KB froze the loop for 7 s.
+    value = "x" + " " * MB + "y"
+
+    parsed = parse_security_txt(f"Contact: mailto:security@example.com\nPolicy: {value}   \n")
+
+    assert [(f.name, f.value) for f in parsed.fields] == [
+        ("Contact", "mailto:security@example.com"),
+        ("Policy", value),
+    ]
+    assert parse_security_txt("Policy:" + " " * MB + "\n").fields[0].value == ""
+
+
+def test_a_dmarc_tag_with_a_long_run_of_spaces_is_parsed() -> None:
+    # `\s*(.*?)\s*$` again: 60 KB froze the event loop for 7.9 s while fetching, and again in grading.
+    record = parse_dmarc("v=DMARC1; p=reject; x=y" + " " * MB + "z" + " " * MB)
+
+    assert record.tags["p"] == "reject" and record.tags["x"] == "y" + " " * MB + "z"
+    assert parse_dmarc("v=DMARC1;" + " " * MB + "p" + " " * MB + "=" + " " * MB + "none").tags["p"] == "none"
+
+
+def test_security_txt_fields_are_read_as_before() -> None:
+    texts = generated(["Policy", ":", " ", "\t", "x y", "\u00a0", "\x0b", "é", "a:b", "#", "\u3000"])
+
+    def old(text: str) -> list[tuple[str, str, bool]]:
+        lines = [line for line in text.removeprefix("\ufeff").splitlines() if line.strip()[:1] not in ("", "#")]
+        matches = [_OLD_FIELD.match(line.rstrip("\r")) for line in lines]
+        return [(m["name"], m["value"].strip(), m["space"] == " ") for m in matches if m]
+
+    def new(text: str) -> list[tuple[str, str, bool]]:
+        return [(f.name, f.value, f.spaced) for f in parse_security_txt(text).fields]
+
+    assert sum(1 for text in texts if old(text)) > 1000
+    agree(texts, new, old)
+
+
+def test_dmarc_tags_are_read_as_before() -> None:
+    texts = generated(["p", "=", " ", "\t", "\n", "\r", "\u00a0", "re", "j", "1", "_", "K", "\u212a", "x y", ";"])
+
+    def old(text: str) -> tuple[dict[str, str], int]:
+        tags, bad = {}, 0
+        for part in text.split(";"):
+            if part.strip():
+                match = _OLD_TAG.match(part)
+                if match:
+                    tags[match.group(1).lower()] = match.group(2)
+                else:
+                    bad += 1
+        return tags, bad
+
+    def new(text: str) -> tuple[dict[str, str], int]:
+        record = parse_dmarc(text)
+        return record.tags, sum(1 for error in record.errors if error.endswith("is not tag=value"))
+
+    assert sum(1 for text in texts if old(text)[0]) > 1000
+    agree(texts, new, old)
