@@ -1,11 +1,11 @@
 """Regular expressions over what a site sends must not backtrack: Python's re holds the GIL, so one slow
 match freezes the whole server process, its event loop included, not just the scan that ran it.
 
-Each hostile value below is one a site can send (a header, a <meta>, security.txt, a DMARC TXT record)
-and is 1 MB: the patterns these replaced were quadratic in it and would take from twenty minutes to
-hours here (this file would hang); linear ones take milliseconds. Next to them, a test checks that on
-ordinary text each function reads exactly what the pattern it replaced read, against that old pattern
-kept here as the reference, over many generated strings.
+Each hostile value below is one a site can send (a header, a <meta>, a <style>, security.txt, a DMARC
+TXT record) and is 1 MB: the patterns these replaced were quadratic in it and would take from twenty
+minutes to hours here (this file would hang); linear ones take milliseconds. Next to them, a test
+checks that on ordinary text each function reads exactly what the pattern it replaced read, against
+that old pattern kept here as the reference, over many generated strings.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
+
+import pytest
 
 from tests.factories import make_snapshot
 from websec_app.scanner.checks.fingerprint import (
@@ -22,7 +24,9 @@ from websec_app.scanner.checks.fingerprint import (
     check_server_fingerprint,
     find_versions,
 )
+from websec_app.scanner.fixes.csp_proposal import _CSS_URL_RE, propose_policy
 from websec_app.scanner.records.dmarc import parse_dmarc
+from websec_app.scanner.records.html import parse_page
 from websec_app.scanner.records.security_txt import parse_security_txt
 
 MB = 1_000_000
@@ -183,3 +187,47 @@ def test_dmarc_tags_are_read_as_before() -> None:
 
     assert sum(1 for text in texts if old(text)[0]) > 1000
     agree(texts, new, old)
+
+
+# --- fixes/csp_proposal.py: url() in inline CSS ------------------------------------------------------
+
+_OLD_CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""", re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "url(" * (MB // 4),  # 64 KB took 6.3 s, 256 KB 106 s
+        "url(" + " " * MB,
+        "url('" + "url(" * (MB // 4),
+        "url(" + "\\(" * (MB // 2),  # escaped "(" are read on: linear before too, kept linear
+    ],
+)
+def test_a_stylesheet_of_unclosed_urls_still_gets_a_derived_policy(hostile: str) -> None:
+    style = f"p{{background:url(https://img.example.net/a.png)}}.x{{{hostile}}}"
+    final = make_snapshot(PAGE_URL, body=f"<html><head><style>{style}</style></head></html>").final
+    assert final is not None
+
+    proposal = propose_policy(parse_page(final), PAGE_URL, [])
+
+    assert proposal.derived and "img-src 'self' https://img.example.net" in proposal.policy
+
+
+def test_css_urls_are_read_as_before_unless_one_holds_a_bare_parenthesis() -> None:
+    # The one change: an unquoted url() with an unescaped "(" is a bad url (CSS Syntax 4.3.6), no longer read.
+    texts = generated(["url(", "URL(", ")", "(", "\\(", "\\", '"', "'", " ", "\n", "a", "x.png", "//h/", ":"])
+
+    def urls(pattern: re.Pattern[str]) -> Callable[[str], list[tuple[int, int]]]:
+        return lambda css: [match.span() for match in pattern.finditer(css)]
+
+    def bare_parenthesis(css: str) -> bool:
+        return any(m[3] is not None and re.search(r"(?<!\\)\(", m[3]) for m in _OLD_CSS_URL.finditer(css))
+
+    ordinary = [css for css in texts if not bare_parenthesis(css)]
+    assert len(ordinary) > 15_000 and sum(1 for css in ordinary if urls(_OLD_CSS_URL)(css)) > 1000
+    agree(ordinary, urls(_CSS_URL_RE), urls(_OLD_CSS_URL))
+    assert [m.groups() for m in _CSS_URL_RE.finditer("url( a\\(1.png ) url('b') url(\"c\")")] == [
+        (None, None, "a\\(1.png"),
+        (None, "b", None),
+        ("c", None, None),
+    ]
