@@ -44,4 +44,17 @@ def checked_email(value: str) -> str:
     return result.normalized
 
 
-__all__ = ["MAX_LENGTH", "InvalidEmail", "checked_email"]
+def ascii_form(address: str) -> str | None:
+    """The address as plain SMTP carries it, its domain in IDNA (`b@bücher.example` -> `b@xn--bcher-kva.example`),
+    or None when its local part is not ASCII: such an address needs a server that offers SMTPUTF8 (RFC 6531)."""
+    if address.isascii():
+        return address
+    try:
+        result = validate_email(address, check_deliverability=False, allow_quoted_local=False)
+    except EmailNotValidError:
+        return None
+    ascii_email: str | None = result.ascii_email
+    return ascii_email
+
+
+__all__ = ["MAX_LENGTH", "InvalidEmail", "ascii_form", "checked_email"]

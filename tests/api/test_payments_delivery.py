@@ -110,3 +110,25 @@ async def test_racing_generate_calls_use_the_token_once(
 
     assert sorted(r.status_code for r in responses) == [200, 403, 403, 403, 403, 403]
     assert len(mailbox.messages) == 1
+
+
+async def test_an_internationalised_buyer_gets_the_report(
+    make_api: Callable[..., FastAPI],
+    paid_settings: Settings,
+    service: PaymentService,
+    worker: OutboxWorker,
+    stripe_api: StripeStandIn,
+    mailbox: Mailbox,
+) -> None:
+    # Given a paid compliance token, and a delivery address whose local part is not ASCII (RFC 6531)
+    async with client_for(make_api(settings=paid_settings, payments=service)) as client:
+        token = await _paid_compliance_token(client, stripe_api, mailbox)
+        body = {"token": token, "url": "a.test", "email": "用户@例子.广告"}
+
+        generated = await client.post("/api/compliance-report/generate", json=body)
+        [mail] = mailbox.wait_for(1)
+
+    # Then it is sent over SMTPUTF8 (smtplib raised UnicodeEncodeError: a 500, the token used, the report lost)
+    assert generated.status_code == 200 and "emailed to 用户@例子.广告" in generated.json()["message"]
+    assert mail.recipients == ("用户@例子.广告",)
+    assert mail.attachments()[0][0] == "a.test-websec-compliance.pdf"

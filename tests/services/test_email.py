@@ -138,6 +138,42 @@ def test_a_server_without_starttls_gets_no_credentials(pki: Pki) -> None:
         controller.stop()
 
 
+@pytest.mark.parametrize(
+    ("address", "envelope", "to_header"),
+    [
+        ("用户@例子.广告", "用户@例子.广告", "用户@例子.广告"),  # RFC 6531: SMTPUTF8, the server offers it
+        ("b@bücher.example", "b@xn--bcher-kva.example", "b@xn--bcher-kva.example"),  # plain SMTP, IDNA domain
+    ],
+)
+def test_an_internationalised_address_is_delivered(
+    smtp_server: SmtpSink, mailbox: Mailbox, address: str, envelope: str, to_header: str
+) -> None:
+    transport = SmtpTransport.from_url(smtp_server.url, ssl_context=smtp_server.client_context)
+    rendered = scan_token_email(to=address, token="wst_abc", expires_at=NOW, base_url="https://w.test")
+
+    transport.send(SENDER, address, to_message(rendered, sender=SENDER, now=NOW))
+
+    [delivered] = mailbox.messages
+    assert delivered.recipients == (envelope,)
+    assert delivered.message["To"] == to_header and "wst_abc" in delivered.text()
+
+
+def test_a_server_without_smtputf8_is_a_delivery_error_for_a_non_ascii_local_part(pki: Pki) -> None:
+    class Handler:
+        async def handle_DATA(self, server: object, session: object, envelope: object) -> str:  # noqa: N802
+            return "250 OK"
+
+    probe = SmtpSink(pki)  # only for a free port
+    controller = Controller(Handler(), hostname="127.0.0.1", port=probe.port, enable_SMTPUTF8=False)
+    controller.start()
+    try:
+        transport = SmtpTransport(SmtpConfig("127.0.0.1", probe.port, "none"))
+        with pytest.raises(MailDeliveryError, match="does not offer SMTPUTF8"):
+            transport.send(SENDER, "用户@例子.广告", b"Subject: x\r\n\r\nx\r\n")
+    finally:
+        controller.stop()
+
+
 def test_without_smtp_messages_are_eml_files(tmp_path: Path) -> None:
     transport = FileTransport(tmp_path / "outbox")
 

@@ -89,6 +89,32 @@ def test_the_mail_server_down_then_up(
     assert [m.message["Subject"] for m in mailbox.messages] == ["mail 1"]
 
 
+def test_a_transport_that_raises_anything_fails_that_email_only(database: Database, clock: FrozenClock) -> None:
+    # Given a batch where the transport trips on one email with something other than a delivery error
+    # (smtplib's UnicodeEncodeError on an address it could not encode, once)
+    class Trips(Recorder):
+        def send(self, sender: str, recipient: str, message: bytes) -> None:
+            if recipient == "r1@example.com":
+                raise UnicodeEncodeError("ascii", recipient, 0, 1, "ordinal not in range(128)")
+            super().send(sender, recipient, message)
+
+    transport = Trips()
+    _queue(database, clock, _mail(1), _mail(2))
+    outbox = Outbox(database, transport, sender=SENDER, clock=clock, base_delay=30, max_delay=3600)
+
+    delivered = outbox.deliver_due()
+
+    # Then the other email goes, and the one that tripped waits for its retry with the error kept
+    assert (delivered.claimed, delivered.sent, delivered.failed) == (2, 1, 1)
+    assert transport.sent == ["r2@example.com"]
+    with database.session() as session:
+        rows = {row.recipient: row for row in outbox_emails(session)}
+    assert rows["r1@example.com"].status == OUTBOX_PENDING and "UnicodeEncodeError" in (
+        rows["r1@example.com"].last_error or ""
+    )
+    assert rows["r2@example.com"].status == OUTBOX_SENT
+
+
 def test_backoff_doubles_up_to_the_cap() -> None:
     delays = [backoff(n, base=30, maximum=3600, jitter=0).total_seconds() for n in (1, 2, 3, 8, 20)]
 

@@ -91,7 +91,9 @@ class Outbox:
     def _send(self, email: ClaimedEmail) -> bool:
         try:
             self.transport.send(self.sender, email.recipient, email.message)
-        except MailDeliveryError as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure is this email's, retried; never the batch's or the buyer's
+            if not isinstance(exc, MailDeliveryError):
+                log.exception("email %s (%s): the transport failed unexpectedly", email.id, email.kind)
             retry_at = self.clock() + backoff(email.attempts, base=self.base_delay, maximum=self.max_delay)
             log.warning(
                 "email %s (%s) to %s not delivered (attempt %d, retry at %s): %s",
@@ -102,8 +104,9 @@ class Outbox:
                 retry_at.isoformat(timespec="seconds"),
                 exc,
             )
+            error = str(exc) if isinstance(exc, MailDeliveryError) else f"{type(exc).__name__}: {exc}"
             with self.database.session() as session:
-                mark_email_failed(session, email.id, self.worker_id, retry_at, str(exc))
+                mark_email_failed(session, email.id, self.worker_id, retry_at, error)
             return False
         with self.database.session() as session:
             mark_email_sent(session, email.id, self.worker_id, self.clock())

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from email.message import EmailMessage
 from email.policy import SMTP as _SMTP_POLICY
+from email.policy import SMTPUTF8 as _SMTPUTF8_POLICY
 from email.utils import format_datetime, make_msgid
 
+from websec_app.email_address import ascii_form
 from websec_app.store.outbox import QueuedEmail
 from websec_app.wording import counted
 
@@ -182,7 +184,10 @@ def to_message(email: RenderedEmail, *, sender: str, now: datetime) -> bytes:
     """RFC 5322 bytes: multipart/alternative text + HTML, attachments alongside (multipart/mixed)."""
     message = EmailMessage()
     message["From"] = sender
-    message["To"] = email.to
+    # An internationalised address goes in as ASCII where it can (IDNA domain); one whose local part is not
+    # ASCII is written as UTF-8, which only a server offering SMTPUTF8 takes (transport.py says so when not).
+    to = ascii_form(email.to)
+    message["To"] = to or email.to
     message["Subject"] = email.subject
     message["Date"] = format_datetime(now)
     domain = sender.rpartition("@")[2].rstrip(">").strip() or "websec.localhost"
@@ -193,7 +198,7 @@ def to_message(email: RenderedEmail, *, sender: str, now: datetime) -> bytes:
         maintype, _, subtype = attachment.content_type.partition("/")
         message.add_attachment(attachment.data, maintype=maintype, subtype=subtype, filename=attachment.filename)
     # CRLF line ends (RFC 5322 2.1): smtplib sends bytes as they are, and servers refuse bare LF lines.
-    return message.as_bytes(policy=_SMTP_POLICY)
+    return message.as_bytes(policy=_SMTP_POLICY if to is not None else _SMTPUTF8_POLICY)
 
 
 def queued(email: RenderedEmail, *, sender: str, now: datetime, dedupe_key: str | None = None) -> QueuedEmail:

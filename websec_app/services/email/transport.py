@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from websec_app.email_address import ascii_form
 from websec_app.settings import Settings, SettingsError
 
 _TLS_MODES = ("starttls", "ssl", "none")
@@ -63,7 +64,7 @@ class SmtpConfig:
         )
 
 
-def _envelope_sender(sender: str) -> str:
+def _envelope_sender(sender: str) -> str:  # "websec <billing@websec.test>" -> billing@websec.test
     return email.utils.parseaddr(sender)[1] or sender
 
 
@@ -95,11 +96,20 @@ class SmtpTransport:
                 client.ehlo()
             if config.username:
                 client.login(config.username, config.password or "")
-            client.sendmail(_envelope_sender(sender), [recipient], message)
+            mail_from, rcpt_to = _envelope_sender(sender), recipient
+            ascii_from, ascii_to = ascii_form(mail_from), ascii_form(rcpt_to)
+            options: list[str] = []
+            if ascii_from is None or ascii_to is None:  # a local part that is not ASCII (RFC 6531)
+                if not client.has_extn("smtputf8"):
+                    raise MailDeliveryError(
+                        f"{config.host}:{config.port} does not offer SMTPUTF8, which {rcpt_to} needs"
+                    )
+                options = ["SMTPUTF8"]
+            client.sendmail(ascii_from or mail_from, [ascii_to or rcpt_to], message, mail_options=options)
             client.quit()
         except MailDeliveryError:
             raise
-        except (smtplib.SMTPException, OSError) as exc:  # refused, timeout, TLS, 4xx/5xx replies
+        except (smtplib.SMTPException, OSError, UnicodeError) as exc:  # refused, timeout, TLS, 4xx/5xx, encoding
             raise MailDeliveryError(f"{type(exc).__name__}: {exc}") from exc
         finally:
             # After a failure the connection may be half-dead (a TLS handshake aborted): drop it rather
