@@ -260,8 +260,23 @@ async def test_a_webhook_with_a_bad_signature_is_400_and_changes_nothing(
         await deliver(client, "razorpay", forged),
         await client.post("/api/webhooks/razorpay", content=tampered_body, headers=tampered.headers),
         await client.post("/api/webhooks/razorpay", content=tampered.body),  # no signature header
+        # a non-ASCII signature (HTTP headers arrive as Latin-1): hmac.compare_digest raised TypeError, a 500
+        await client.post("/api/webhooks/razorpay", content=tampered.body, headers={"X-Razorpay-Signature": b"\xe9"}),
     ]
 
-    assert [r.status_code for r in responses] == [400, 400, 400]
+    assert [r.status_code for r in responses] == [400, 400, 400, 400]
     assert responses[0].json() == {"error": "The webhook signature does not verify."}
     assert _events(database) == []
+
+
+def test_a_payment_id_with_a_nul_is_refused_before_the_database_is_asked(
+    paid_settings, any_database: Database, clock, smtp_server
+) -> None:
+    # PostgreSQL refuses a NUL in a query string: the lookup ran before the id's format check, a 500 there
+    from tests.payment_fixtures import make_service
+    from websec_app.services.payments.errors import InvalidPaymentId
+
+    service = make_service(paid_settings, any_database, clock, smtp_server)
+
+    with pytest.raises(InvalidPaymentId):
+        service.verify_one_time_payment("pay_\x00AbCdEfGhIjKl", BUYER)

@@ -140,9 +140,11 @@ async def test_bad_or_stale_signatures_are_400(
             content=good.body.replace(b'"amount_total":200', b'"amount_total":2'),
             headers=good.headers,
         ),
+        # a non-ASCII signature (HTTP headers arrive as Latin-1): hmac.compare_digest raised TypeError, a 500
+        await client.post("/api/webhooks/stripe", content=good.body, headers={"Stripe-Signature": b"t=1,v1=\xe9"}),
     ]
 
-    assert [r.status_code for r in responses] == [400, 400, 400, 400]
+    assert [r.status_code for r in responses] == [400, 400, 400, 400, 400]
     assert _outcomes(database) == []
 
 

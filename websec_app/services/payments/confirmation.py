@@ -69,11 +69,11 @@ class Confirmations:
         Raises PaymentNotVerified (402), InvalidPaymentId (400) and TokenAlreadyIssued (a token exists for
         this payment).
         """
+        check_id(payment_id, PAYMENT_ID, "payment")  # first: PostgreSQL refuses a NUL in a query (a 500)
         with self.database.session() as session:
             known = find_payment(session, PROVIDER_A, provider_payment_id=payment_id)
         if known is not None and known.status == STATUS_PAID:
             raise TokenAlreadyIssued(f"payment {payment_id} was fulfilled before")
-        check_id(payment_id, PAYMENT_ID, "payment")
         payment = self.gateways.razorpay().fetch_payment(payment_id)
         if not payment.paid:
             raise PaymentNotVerified(messages.not_captured(payment_id))

@@ -243,6 +243,8 @@ class RazorpayGateway:
         if not self._webhook_secret:
             raise InvalidWebhook(messages.RAZORPAY_WEBHOOKS_NOT_CONFIGURED)
         signature = headers.get("x-razorpay-signature", "")
+        if not signature.isascii():  # hmac.compare_digest raises TypeError on a non-ASCII str: a 500, not a 400
+            raise InvalidWebhook(messages.WEBHOOK_SIGNATURE_INVALID)
         try:
             text = body.decode("utf-8")
             self._client.utility.verify_webhook_signature(text, signature, self._webhook_secret)

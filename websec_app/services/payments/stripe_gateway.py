@@ -122,10 +122,11 @@ class StripeGateway:
         """Verify (`stripe.Webhook.construct_event`) and translate one delivery; raises InvalidWebhook."""
         if not self._webhook_secret:
             raise InvalidWebhook(messages.STRIPE_WEBHOOKS_NOT_CONFIGURED)
+        signature = headers.get("stripe-signature") or ""
+        if not signature.isascii():  # hmac.compare_digest raises TypeError on a non-ASCII str: a 500, not a 400
+            raise InvalidWebhook(messages.WEBHOOK_SIGNATURE_INVALID)
         try:
-            event = stripe.Webhook.construct_event(
-                body, headers.get("stripe-signature"), self._webhook_secret, api_key=self._api_key
-            )
+            event = stripe.Webhook.construct_event(body, signature, self._webhook_secret, api_key=self._api_key)
         except stripe.SignatureVerificationError:
             raise InvalidWebhook(messages.WEBHOOK_SIGNATURE_INVALID) from None
         except ValueError:  # not JSON, or not an event
