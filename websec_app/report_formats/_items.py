@@ -12,6 +12,8 @@ from ..scanner.report import ReportItem
 HEADER_RULE_PREFIX = "headers/"
 
 _BACKTICKS = re.compile(r"`([^`]*)`")
+# A header name and ": " at the start of a fix, as the rule table writes them: "X-Frame-Options: SAMEORIGIN".
+_LEADING_HEADER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:\s")
 
 
 def rule_id(item: ReportItem) -> str:
@@ -45,6 +47,26 @@ def describe(item: ReportItem) -> str:
 def fix_of(item: ReportItem) -> str | None:
     fix = item.item.get("fix")
     return str(fix) if isinstance(fix, str) and fix.strip() else None
+
+
+def header_line(item: ReportItem, fix: str) -> str:
+    """A header object's fix as the whole `Name: value` line to send. The rule table writes most of them
+    that way already (`Strict-Transport-Security: max-age=...`; X-Frame-Options ALLOW-FROM is fixed by
+    `Content-Security-Policy: frame-ancestors 'self'`); only a bare value (the derived CSP) gets the
+    object's own name in front. Only a name at the very start counts, in any case: a CSP value copied
+    from the site may hold `Name: ` further on. (fixes.actions.header_from_fix finds a name anywhere and
+    rewrites the value for server configuration; this line is the fix as the report gives it.)"""
+    text = fix.strip()
+    return text if _LEADING_HEADER_NAME.match(text) else f"{item.name}: {text}"
+
+
+def fix_text(item: ReportItem) -> str | None:
+    """The fix as plain text: a header object's as its whole header line, kept verbatim (it is code),
+    any other's as prose without Markdown backticks."""
+    fix = fix_of(item)
+    if fix is None:
+        return None
+    return header_line(item, fix) if item.header else plain(fix)
 
 
 def detail(item: ReportItem) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..scanner.report import ReportItem, report_items
 from ..scanner.sections import section as section_entry
-from ._items import describe, detail, fix_of, plain
+from ._items import describe, detail, fix_text, plain
 
 # XML 1.0 cannot carry most control characters, and a site's headers or page reach the notes: drop them.
 _NOT_XML = dict.fromkeys([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0xFFFE, 0xFFFF])
@@ -26,9 +26,9 @@ def _case(suite: ET.Element, item: ReportItem) -> None:
         ET.SubElement(case, "skipped", {"message": _xml(plain(item.item.get("note")) or "not checked")})
     elif item.is_issue:
         text = detail(item)
-        fix = fix_of(item)
+        fix = fix_text(item)
         if fix is not None:
-            text += f"\nFix: {plain(fix)}"
+            text += f"\nFix: {fix}"
         failure = ET.SubElement(
             case,
             "failure",

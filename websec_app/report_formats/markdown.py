@@ -12,7 +12,7 @@ from typing import Any
 
 from ..scanner.report import ReportItem, fixes_by_impact, report_items
 from ..scanner.sections import section as section_entry
-from ._items import fix_of, grading, plain, rule_id, subjects
+from ._items import fix_of, grading, header_line, plain, rule_id, subjects
 
 TOP_FIXES = 10
 _STATUS_ICON = {"good": "✅", "warn": "⚠️", "weak": "🟠", "missing": "❌", "bad": "❌"}
@@ -55,7 +55,7 @@ def _fix_cell(item: ReportItem) -> str:
     if fix is None:
         return ""
     if item.header:
-        return code_span(f"{item.name}: {fix}", in_table=True)
+        return code_span(header_line(item, fix), in_table=True)
     return escape(plain(fix))
 
 

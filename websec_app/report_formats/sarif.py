@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ..scanner.report import ReportItem, report_items
-from ._items import describe, detail, fix_of, grading, plain, rule_id, rule_name, subjects
+from ._items import describe, detail, fix_of, fix_text, grading, header_line, plain, rule_id, rule_name, subjects
 from .markdown import code_span, escape
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -40,8 +40,8 @@ def _help(item: ReportItem) -> dict[str, str]:
     fix = fix_of(item)
     if fix is None:
         return {"text": "See the explanation.", "markdown": "See the explanation."}
-    if item.header:  # a header object's fix is the recommended value (spec 2.3)
-        line = f"{item.name}: {fix}"
+    if item.header:  # the header line to send (its value alone for a derived CSP: spec 2.3)
+        line = header_line(item, fix)
         return {"text": f"Send the response header {line}", "markdown": f"Send: {code_span(line)}"}
     return {"text": plain(fix), "markdown": escape(plain(fix))}
 
@@ -84,9 +84,9 @@ def _fingerprint(url: str, item: ReportItem) -> str:
 def _result(item: ReportItem, rule_index: int, url: str) -> dict[str, Any]:
     level, _ = _level(item)
     message = f"{describe(item)}: {detail(item)}"
-    fix = fix_of(item)
+    fix = fix_text(item)
     if fix is not None:
-        message += f" Fix: {plain(fix)}"
+        message += f" Fix: {fix}"
     return {
         "ruleId": rule_id(item),
         "ruleIndex": rule_index,
