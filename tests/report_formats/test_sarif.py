@@ -126,6 +126,11 @@ def test_a_good_site_has_fewer_results_than_a_bad_one_and_the_same_fingerprints_
         ("https://www.example.com/pricing?plan=pro", "www.example.com/pricing"),
         ("https://example.com/", "example.com/"),
         ("https://example.com:8443/a b", "example.com_8443/a%20b"),
+        # an address that is already percent-encoded is not encoded a second time ("%2520")
+        ("https://example.com/a%20b/%C3%BC", "example.com/a%20b/%C3%BC"),
+        ("https://example.com/r%c3%a9sum%C3%A9?q=%20", "example.com/r%c3%a9sum%C3%A9"),
+        ("https://example.com/a%2Fb/ü", "example.com/a%2Fb/%C3%BC"),  # an encoded slash stays encoded
+        ("https://example.com/100%/%zz", "example.com/100%25/%25zz"),  # a lone % is not an escape
         ("https://[2001:db8::1]/", "2001_db8__1/"),
     ],
 )

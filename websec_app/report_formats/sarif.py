@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -28,6 +29,9 @@ LEVELS: dict[str, tuple[str, str]] = {
     "important": ("warning", "7.0"),
     "minor": ("note", "3.0"),
 }
+
+# A percent-escape already in the address (a URL's path arrives encoded: "/a%20b"), kept as it is.
+_ESCAPED = re.compile(r"(%[0-9A-Fa-f]{2})")
 
 
 def _level(item: ReportItem) -> tuple[str, str]:
@@ -72,7 +76,9 @@ def artifact_path(url: str) -> str:
     parts = urlsplit(url)
     host = (parts.hostname or "site").strip("[]").replace(":", "_")
     port = f"_{parts.port}" if parts.port else ""
-    path = quote(parts.path.lstrip("/"), safe="/-._~")
+    # Encoded once: an escape stays as it is (quote() alone would make "%20" "%2520"), the rest is quoted.
+    pieces = _ESCAPED.split(parts.path.lstrip("/"))
+    path = "".join(piece if _ESCAPED.fullmatch(piece) else quote(piece, safe="/-._~") for piece in pieces)
     return f"{host}{port}/{path}"
 
 
