@@ -417,3 +417,44 @@ async def test_as_make_run_wires_them_the_api_and_the_ui_share_one_runtime(
     finally:
         RegistrationContext.reset(token)
         get_settings.cache_clear()
+
+
+async def test_a_crash_before_the_job_row_is_written_keeps_the_token_and_the_units(
+    backend, database, pro_key, monkeypatch
+) -> None:
+    """A token claimed or a unit taken is committed with the job row that holds it, in one transaction: a crash
+    (here the connection lost at the job's insert) between two commits used to keep the token used or the
+    unit taken with no job to scan it, and the retry answered 'already used'."""
+    from sqlalchemy.exc import OperationalError
+
+    import websec_app.usecases.jobs as jobs_module
+
+    with database.session() as session:
+        token = issue_scan_token(session, email="buyer@example.com", now=NOON).token
+    account = await authenticate(backend, pro_key)
+
+    def connection_lost(*args: object, **kwargs: object) -> None:
+        raise OperationalError("INSERT INTO scan_jobs", {}, Exception("server closed the connection unexpectedly"))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(jobs_module, "add_job", connection_lost)
+        with pytest.raises(OperationalError):
+            await jobs.token_scan(backend, "example.com", token)
+        with pytest.raises(OperationalError):
+            await jobs.pro_scan(backend, account, "example.com")
+    with monkeypatch.context() as patch:  # a batch of two, lost at its second job
+        made = []
+        real_new_job = jobs_module.new_job
+
+        def lost_at_the_second(**fields: object) -> object:
+            made.append(fields)
+            if len(made) == 2:
+                connection_lost()
+            return real_new_job(**fields)  # type: ignore[arg-type]
+
+        patch.setattr(jobs_module, "new_job", lost_at_the_second)
+        with pytest.raises(OperationalError):
+            await jobs.submit_scans(backend, account, ["a.example", "b.example"])
+
+    assert (await usage(backend, account)).used == 0
+    assert (await jobs.token_scan(backend, "example.com", token)).body["pro_locked"] is False

@@ -45,9 +45,12 @@ class Reservation:
         return max(self.limit - self.used, 0)
 
 
-def reserve_monthly_scan(session: Session, subscription_id: int, now: datetime, limit: int) -> Reservation | None:
-    """Take one scan from this month's quota, or None when it is used up."""
-    taken = reserve_monthly_scans(session, subscription_id, now, limit, 1)
+def reserve_monthly_scan(
+    session: Session, subscription_id: int, now: datetime, limit: int, *, commit: bool = True
+) -> Reservation | None:
+    """Take one scan from this month's quota, or None when it is used up. `commit=False`: the caller commits
+    the unit together with what holds it (a job row), so no crash between two commits can lose it."""
+    taken = reserve_monthly_scans(session, subscription_id, now, limit, 1, commit=commit)
     return taken if isinstance(taken, Reservation) else None
 
 
@@ -143,7 +146,7 @@ def refund(session: Session, reservation: Reservation) -> None:
 
 
 def reserve_monthly_scans(
-    session: Session, subscription_id: int, now: datetime, limit: int, count: int
+    session: Session, subscription_id: int, now: datetime, limit: int, count: int, *, commit: bool = True
 ) -> Reservation | int:
     """Take `count` scans of this month's quota at once (a batch, issue 16), or none: then the number
     left is returned instead. One conditional update, exact under concurrency (see the module's docstring);
@@ -164,5 +167,6 @@ def reserve_monthly_scans(
         left = monthly_scans_used(session, subscription_id, now)
         session.commit()
         return max(limit - left, 0)
-    session.commit()
+    if commit:
+        session.commit()
     return Reservation("monthly", str(subscription_id), period, used, limit)

@@ -109,8 +109,9 @@ def issue_scan_token(session: Session, *, email: str, now: datetime, payment_id:
     return IssuedToken(plain, row.id, row.email, row.expires_at)
 
 
-def claim_scan_token(session: Session, token: str, now: datetime) -> Claim:
-    """Use a one-time scan token. Raises TokenRejected (unknown, expired or used)."""
+def claim_scan_token(session: Session, token: str, now: datetime, *, commit: bool = True) -> Claim:
+    """Use a one-time scan token. Raises TokenRejected (unknown, expired or used). `commit=False`: the caller
+    commits the claim together with what holds it (a job row), so no crash between two commits can lose it."""
     if not plausible(token):
         raise TokenRejected(TokenProblem.UNKNOWN)
     digest = hash_secret(token)
@@ -126,7 +127,8 @@ def claim_scan_token(session: Session, token: str, now: datetime) -> Claim:
         .returning(col(ScanToken.id), col(ScanToken.email))
     ).first()
     if claimed is not None:
-        session.commit()
+        if commit:
+            session.commit()
         return Claim(claimed[0], claimed[1])
     row = session.exec(select(ScanToken).where(ScanToken.token_hash == digest)).first()
     session.rollback()

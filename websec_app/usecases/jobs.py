@@ -253,14 +253,16 @@ async def _reserve_free(
 def _claim_token(
     session: Session, url: str, token: str, now: datetime, options: dict[str, Any] | None = None
 ) -> ScanJob:
-    claim = claim_scan_token(session, token, now)
+    claim = claim_scan_token(session, token, now, commit=False)  # committed with its job, by add_job
     return add_job(session, new_job(kind=SCAN_ONE_TIME, url=url, now=now, claim=claim, options=options))
 
 
 def _reserve_month(
     session: Session, kind: str, url: str, subscriber: Subscriber, now: datetime, options: dict[str, Any]
 ) -> ScanJob:
-    reservation = reserve_monthly_scan(session, subscriber.subscription_id, now, subscriber.monthly_limit)
+    reservation = reserve_monthly_scan(
+        session, subscriber.subscription_id, now, subscriber.monthly_limit, commit=False
+    )  # committed with its job, by add_job
     if reservation is None:
         raise MonthlyQuotaUsed(subscriber.monthly_limit, month_resets_at(now))
     job = new_job(
@@ -419,8 +421,11 @@ def _create_compliance_job(session: Session, url: str, now: datetime) -> ScanJob
 def _reserve_batch(
     session: Session, urls: Sequence[str], subscriber: Subscriber, now: datetime, options: dict[str, Any]
 ) -> tuple[list[str], int]:
-    """All the batch's units, or none (BatchQuotaUsed with what is left); one job per URL."""
-    taken = reserve_monthly_scans(session, subscriber.subscription_id, now, subscriber.monthly_limit, len(urls))
+    """All the batch's units, or none (BatchQuotaUsed with what is left); one job per URL, committed with the
+    units in one transaction (a crash in between would have kept units no job holds)."""
+    taken = reserve_monthly_scans(
+        session, subscriber.subscription_id, now, subscriber.monthly_limit, len(urls), commit=False
+    )
     if isinstance(taken, int):
         raise BatchQuotaUsed(subscriber.monthly_limit, month_resets_at(now), taken, len(urls))
     ids = []
@@ -435,8 +440,9 @@ def _reserve_batch(
             subscription_id=subscriber.subscription_id,
             api_key_id=subscriber.key_id,
         )
-        add_job(session, job)
+        session.add(job)
         ids.append(job.id)
+    session.commit()
     return ids, taken.remaining
 
 
