@@ -5,10 +5,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .findings import SEVERITIES
 from .sections import PRO_ONLY_SECTIONS, SECTION_ORDER
+
+if TYPE_CHECKING:
+    from .rules import RuleBook
 
 # Section order and the Pro-only sections (spec 2.1: "cookies and cross_origin omitted") come from the
 # one section table, rules/sections.toml (websec_app/scanner/sections.py).
@@ -171,6 +174,24 @@ def report_items(report: ScanReport | Mapping[str, Any]) -> list[ReportItem]:
                 if isinstance(h, Mapping) and "status" in h
             ]
     return items
+
+
+def header_outcome(name: str, header: Mapping[str, Any], book: RuleBook | None = None) -> str | None:
+    """The rule a header object (spec 2.3, which carries no outcome id) came from: `check.error` for one its
+    check left not checked (whose "warn" matches no rule of the header: the first warn rule would describe a
+    finding nobody made, e.g. a blocked scan's "allows inline scripts"); else the rule of that header with the
+    same status and explanation; else the first rule of that header and status."""
+    if str(header.get("note") or "").startswith(NOT_CHECKED):
+        return "check.error"
+    from .rules import default_rulebook
+
+    rules = [
+        r for r in (book or default_rulebook()).rules.values() if r.subject == name and r.status == header.get("status")
+    ]
+    for rule in rules:
+        if rule.explanation == header.get("explanation"):
+            return rule.outcome
+    return rules[0].outcome if rules else None
 
 
 def count_issues(report: ScanReport | Mapping[str, Any]) -> dict[str, int]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from websec_app.scanner import SECTIONS, Section
 from websec_app.scanner.findings import SEVERITIES, STATUSES
-from websec_app.scanner.report import fixes_by_impact
+from websec_app.scanner.report import NOT_CHECKED, fixes_by_impact
 from websec_app.wording import counted
 
 from .evidence import Evidence, Snippet, evidence, fix_snippets
@@ -78,6 +78,7 @@ class FindingView:
     points: str = ""  # "−15 pts", "−1 pt"; "" when nothing is deducted
     snippets: list[Snippet] = field(default_factory=list)  # the fix per server, the site's own first
     first_server: str = ""  # the snippet tab open at first
+    checked: bool = True  # False: its check could not run (no finding, so no fix to unlock)
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ def _finding(
     deduction = int(raw.get("deduction") or 0)
     fix = _prose(raw.get("fix"))
     per_server = snippets(raw.get("fix_snippets")) if fix else []
+    checked = not (_not_checked(raw) or raw.get("check") in ("check.error", "check.crashed"))
     return FindingView(
         key=f"{section}-{index}",
         title=title,
@@ -180,7 +182,12 @@ def _finding(
         points=_points(deduction),
         snippets=per_server,
         first_server=per_server[0].server if per_server else "",
+        checked=checked,
     )
+
+
+def _not_checked(header: Mapping[str, Any]) -> bool:
+    return _text(header.get("note")).startswith(NOT_CHECKED)
 
 
 def _findings(name: str, section: Mapping[str, Any], snippets: _Snippets) -> list[FindingView]:
@@ -191,7 +198,9 @@ def _findings(name: str, section: Mapping[str, Any], snippets: _Snippets) -> lis
                 i,
                 header,
                 snippets,
-                title=f"{header_name} {_HEADER_STATUS_WORDS.get(header['status'], '')}".strip(),
+                title=f"{header_name} not checked"
+                if _not_checked(header)
+                else f"{header_name} {_HEADER_STATUS_WORDS.get(header['status'], '')}".strip(),
             )
             for i, (header_name, header) in enumerate(section.items())
             if isinstance(header, Mapping) and "status" in header

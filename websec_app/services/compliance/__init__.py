@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from websec_app.scanner.findings import SEVERITIES, STATUSES
-from websec_app.scanner.report import fixes_by_impact, report_items
+from websec_app.scanner.report import fixes_by_impact, header_outcome, report_items
 from websec_app.scanner.rules import RuleBook, default_rulebook
 
 _MAPPING = Path(__file__).with_name("mapping.toml")
@@ -194,15 +194,6 @@ class Assessment:
         return list(self.plan)
 
 
-def _header_outcome(book: RuleBook, name: str, header: Mapping[str, Any]) -> str | None:
-    """Header objects (spec 2.3) carry no outcome id: find the rule that produced this status and text."""
-    candidates = [r for r in book.rules.values() if r.subject == name and r.status == header.get("status")]
-    for rule in candidates:
-        if rule.explanation == header.get("explanation"):
-            return rule.outcome
-    return candidates[0].outcome if candidates else None
-
-
 def _observe(report: Mapping[str, Any], mapping: ComplianceMapping, book: RuleBook) -> list[ObservedFinding]:
     observed: list[ObservedFinding] = []
 
@@ -230,7 +221,7 @@ def _observe(report: Mapping[str, Any], mapping: ComplianceMapping, book: RuleBo
 
     for entry in report_items(report):
         if entry.header:  # a header object (spec 2.3): its name is the subject
-            outcome = _header_outcome(book, entry.name, entry.item)
+            outcome = header_outcome(entry.name, entry.item, book)
             if outcome is not None:
                 add(outcome, entry.section, entry.index, entry.item, entry.name)
         elif entry.name:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.report import header_outcome
 from websec_app.scanner.rules.titles import plain_title
 from websec_app.wording import PROTOCOL_LABELS
 
@@ -128,20 +128,12 @@ def label(key: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def header_outcome(name: str, header: Mapping[str, Any]) -> str | None:
-    """The rule a header object (spec 2.3, which carries no outcome id) came from: same header,
-    status and explanation; else the first rule of that header and status."""
-    rules = [r for r in default_rulebook().rules.values() if r.subject == name and r.status == header.get("status")]
-    for rule in rules:
-        if rule.explanation == header.get("explanation"):
-            return rule.outcome
-    return rules[0].outcome if rules else None
-
-
 def item_title(name: str, item: Mapping[str, Any], *, header: bool) -> str:
     """What a finding or header object is called in the PDF: its plain title."""
     if header:
         outcome = header_outcome(name, item)
+        if outcome == "check.error":
+            return f"{name}: not checked"
         return plain_title(outcome) if outcome else name
     return plain_title(name)
 

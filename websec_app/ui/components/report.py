@@ -201,7 +201,7 @@ def _finding(finding: FindingView, pro: rx.Var[bool] | bool) -> rx.Component:
                 margin_top="0.5rem",
             ),
             rx.cond(
-                ~pro,
+                ~pro & finding.checked,
                 rx.hstack(
                     rx.icon("lock", size=14, color=rx.color("gray", 10), aria_hidden="true"),
                     rx.text(
