@@ -56,3 +56,20 @@ def test_given_a_temporary_redirect_then_good_with_a_note() -> None:
     upgrade = chain(redirect("http://example.com/", "https://example.com/", 302), make_response("https://example.com/"))
     finding = check_redirection(make_snapshot(http_upgrade=upgrade)).findings[0]
     assert finding.outcome == "redirect.to_https" and "302" in (finding.note or "")
+
+
+def test_a_header_value_past_the_shown_length_says_it_was_cut() -> None:
+    # The UI and PDF show these "as the server sent them": a cut value must say so
+    long_csp = "default-src 'self' " + "https://a.example.com " * 120
+    details = check_redirection(make_snapshot(headers=[("Content-Security-Policy", long_csp), ("X-A", "b")])).details
+
+    [[_, _, shown_csp], [_, _, shown_short]] = [
+        [hop["url"], *header]
+        for hop in details["main_chain"]
+        for header in hop["headers"]
+        if header[0] in ("Content-Security-Policy", "X-A")
+    ]
+    assert shown_csp.startswith(long_csp[:2048]) and shown_csp.endswith(
+        f"({len(long_csp) - 2048} more characters not shown)"
+    )
+    assert shown_short == "b"

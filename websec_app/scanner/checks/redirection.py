@@ -24,8 +24,15 @@ MAX_HEADER_VALUE = 2048
 
 
 def _raw_headers(response: HttpResponse) -> list[list[str]]:
-    """The hop's response headers in wire order, duplicates kept: the evidence the UI and PDF show."""
-    return [[name, value[:MAX_HEADER_VALUE]] for name, value in response.headers.items[:MAX_HOP_HEADERS]]
+    """The hop's response headers in wire order, duplicates kept: the evidence the UI and PDF show. A value past
+    MAX_HEADER_VALUE is cut, and says so ("as the server sent them" must not hide that a part is missing)."""
+    return [[name, _shown(value)] for name, value in response.headers.items[:MAX_HOP_HEADERS]]
+
+
+def _shown(value: str) -> str:
+    if len(value) <= MAX_HEADER_VALUE:
+        return value
+    return f"{value[:MAX_HEADER_VALUE]} … ({len(value) - MAX_HEADER_VALUE} more characters not shown)"
 
 
 def _chain_json(chain: FetchChain) -> list[dict[str, Any]]:
