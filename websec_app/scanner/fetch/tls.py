@@ -71,9 +71,11 @@ MAX_JUDGED_CERTIFICATES = 16
 MAX_PARALLEL_PROBES = 6
 
 #: What this scanner cannot observe, whatever the server does (reported, never guessed).
+# Shown to users as it is: what the scan could not see, in their terms. (Why: pyOpenSSL has no API for the
+# signed_certificate_timestamp extension of the handshake.)
 NOT_TESTABLE = (
-    "Certificate Transparency SCTs sent in the TLS extension (RFC 6962 3.3): pyOpenSSL exposes no API "
-    "to read them; SCTs embedded in the certificate or the stapled OCSP response are read",
+    "Certificate Transparency timestamps sent in the TLS handshake (RFC 6962 3.3) are not read by this scan; "
+    "those embedded in the certificate or in the stapled OCSP response are",
 )
 
 
