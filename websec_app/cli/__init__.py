@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
 #: (websec_app/startup_code.py) when it ends. Not the long-running ones.
 _PAUSE_COLLECTOR = ("scan",)
 
+#: Exit status after Ctrl-C (SIGINT): 128 + 2, what a shell reports for a command SIGINT ended.
+EXIT_INTERRUPTED = 130
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
@@ -40,6 +43,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         startup_code.allow_saving()
     try:
         return int(args.handler(args))
+    except KeyboardInterrupt:
+        # One line, not the traceback of every frame the interrupted scan was in (~40 lines in a CI log).
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # stdout's reader went away outside scan_cmd.emit (which keeps the gate's status): the Python docs'
+        # recipe, stdout to devnull so the exit flush does not raise again (library/signal.html, SIGPIPE).
+        scan_cmd.stdout_to_devnull()
+        return 1
     finally:
         startup_gc.resume()  # when the command ended before its scan did (an invalid URL)
         startup_code.save()  # once, at the end: what the whole command defined

@@ -2,13 +2,18 @@
 
 Exit codes: 0 report printed; 2 invalid target or refused by the SSRF guard (or a bad option);
 3 target unreachable; 4 the grade is worse than `--fail-under` (the report is still printed);
-1 anything else (a bug: the message says so).
+1 anything else (the report could not be written, or a bug: the message says so); 130 interrupted (Ctrl-C).
+
+An error is `{"error": "..."}` on stdout with `--format json` (the default); with any other format it is one
+line on stderr, so stdout (or the file it is redirected to) never holds anything but the report.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,8 +68,41 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.set_defaults(handler=run)
 
 
-def _print_error(message: str) -> None:
-    print(json.dumps({"error": message}))
+def _print_error(message: str, output_format: str = "json") -> None:
+    """JSON on stdout for `--format json` (what a script parses); one line on stderr for the others, whose
+    stdout is a document (XML, SARIF, Markdown, text) that an error must not be written into."""
+    if output_format == "json":
+        emit(json.dumps({"error": message}))
+    else:
+        print(f"error: {printable(message)}", file=sys.stderr)
+
+
+def emit(text: str) -> None:
+    """Print to stdout. When the reader has gone (`scan ... | head`), the rest is dropped and stdout points at
+    devnull so the exit flush cannot fail either (https://docs.python.org/3/library/signal.html#note-on-sigpipe):
+    the command still ends with its own status (the gate's), not a BrokenPipeError."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_to_devnull()
+
+
+def stdout_to_devnull() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+# C0 controls but tab, DEL, and C1 controls: a terminal or CI log reads ESC, BEL, CSI (U+009B)...
+# as commands (clear the screen, set the window title, fake colours).
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def printable(line: str) -> str:
+    """One line of output with every control character but tab shown as an escape (ESC -> `\\x1b`, a newline
+    too): what a scanned site sent reaches a terminal as text, and cannot start a line of its own."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", line)
 
 
 def _without_httpx_cli() -> None:
@@ -87,32 +125,32 @@ def run(args: argparse.Namespace) -> int:
     from ..scanner import ScanError, scan
     from ..settings import SettingsError, get_settings
 
+    output_format = args.format or ("text" if args.text else "json")
     try:
         settings = get_settings()
     except SettingsError as exc:
-        _print_error(f"Invalid configuration: {exc}")
+        _print_error(f"Invalid configuration: {exc}", output_format)
         return 2
     try:
         fail_under = _gate_grade(args.fail_under)
     except ValueError as exc:
-        _print_error(str(exc))
+        _print_error(str(exc), output_format)
         return 2
     try:
         snippet_server = _snippet_server(args.server)
     except ValueError as exc:
-        _print_error(str(exc))
+        _print_error(str(exc), output_format)
         return 2
     try:
         request_headers = _request_headers(args.header)
     except ValueError as exc:
-        _print_error(f"--header: {exc}")
+        _print_error(f"--header: {exc}", output_format)
         return 2
     try:
         report = asyncio.run(scan(args.url, settings, request_headers=request_headers))
     except ScanError as exc:
-        _print_error(str(exc))
+        _print_error(str(exc), output_format)
         return exc.exit_code
-    output_format = args.format or ("text" if args.text else "json")
     if output_format == "text":
         document = render_text(report, server=snippet_server)
     else:
@@ -126,11 +164,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             Path(args.output).write_text(document + "\n", encoding="utf-8")
         except OSError as exc:
-            _print_error(f"Could not write the report to {args.output}: {exc.strerror or exc}")
+            _print_error(f"Could not write the report to {args.output}: {exc.strerror or exc}", output_format)
             return 1
-        print(summary_line(report, args.output))
+        emit(summary_line(report, args.output))
     else:
-        print(document)
+        emit(document)
     if fail_under is not None and _worse(report.grade, fail_under):
         print(f"grade {report.grade} is worse than {fail_under} (--fail-under)", file=sys.stderr)
         return EXIT_GRADE_TOO_LOW
