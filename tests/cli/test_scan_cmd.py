@@ -1,10 +1,30 @@
-"""`websec scan --text`: the summary names the fixes that cost the most first."""
+"""`websec scan --text`: the summary names the fixes that cost the most first, and honours --free."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fixtures.sites import RunningSite
 from tests.reports import PRO_ORDER, impact_report
 from websec_app.cli.scan_cmd import render_text
 from websec_app.scanner import SECTIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _scan(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "websec_app", "scan", *args],
+        env={**os.environ, **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_text_summary_lists_the_fixes_by_points_lost() -> None:
@@ -38,3 +58,18 @@ def test_the_text_summary_titles_and_orders_its_sections_from_the_section_table(
 
     # Then each is headed by the table's title, in the table's order
     assert [block.split(":")[0] for block in blocks] == [s.title for s in SECTIONS]
+
+
+def test_free_text_shows_what_the_free_json_shows(worst_site: RunningSite, scan_env: dict[str, str]) -> None:
+    free_json = json.loads(_scan(worst_site.url, "--free", env=scan_env).stdout)
+    full_text = _scan(worst_site.url, "--text", env=scan_env).stdout
+    free_text = _scan(worst_site.url, "--text", "--free", env=scan_env).stdout
+
+    # the full summary has the Pro-only cookies and the fixes written for the server; the free one has neither
+    assert "cookies" not in free_json and "Cookies:" in full_text and "How to fix them in" in full_text
+    assert "Cookies:" not in free_text
+    assert "How to fix them in" not in free_text
+    counts = free_json["issue_counts"]
+    assert (
+        f"issues: {counts['critical']} critical, {counts['important']} important, {counts['minor']} minor" in free_text
+    )

@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         _print_error(str(exc), output_format)
         return exc.exit_code
     if output_format == "text":
-        document = render_text(report, server=snippet_server)
+        document = render_text(report, server=snippet_server, free=args.free)
     else:
         body = report.to_dict(pro=not args.free, include_fix=not args.free)
         # The service's address tells a SARIF reader where the tool lives; a local default says nothing.
@@ -290,11 +290,13 @@ def _snippet_lines(fixes: list[ReportItem], body: dict[str, Any], chosen: str | 
     return lines
 
 
-def render_text(report: ScanReport, *, server: str | None = None) -> str:
+def render_text(report: ScanReport, *, server: str | None = None, free: bool = False) -> str:
+    """The readable summary; `free`: of the free-scan body, like the other formats with --free (no cookies,
+    no fixes)."""
     from ..scanner import SECTIONS
     from ..scanner.report import fixes_by_impact
 
-    body = report.to_dict()
+    body = report.to_dict(pro=not free, include_fix=not free)
     counts = body["issue_counts"]
     lines = [
         f"{body['url']} -> {body['final_url']} (HTTP {body['status_code']})",
