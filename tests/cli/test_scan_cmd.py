@@ -1,4 +1,5 @@
-"""`websec scan --text`: the summary names the fixes that cost the most first, and honours --free."""
+"""`websec scan --text`: the summary names the fixes that cost the most first, honours --free, and shows what
+a site sent as text (its control characters escaped)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fixtures.sites import RunningSite
+from tests.fixtures import catalog
+from tests.fixtures.sites import RunningSite, SiteFactory
 from tests.reports import PRO_ORDER, impact_report
 from websec_app.cli.scan_cmd import render_text
 from websec_app.scanner import SECTIONS
@@ -73,3 +75,29 @@ def test_free_text_shows_what_the_free_json_shows(worst_site: RunningSite, scan_
     assert (
         f"issues: {counts['critical']} critical, {counts['important']} important, {counts['minor']} minor" in free_text
     )
+
+
+def test_control_characters_a_site_sends_are_shown_escaped_in_the_text_summary(
+    site_factory: SiteFactory, scan_env: dict[str, str]
+) -> None:
+    # Given a site whose Server header clears the screen, sets the window title, rings the bell, turns text red
+    hostile = b"Server: nginx/1.2.3 \x1b[2J\x1b]0;pwned\x07 \x1b[31mRED"
+    site = site_factory(
+        catalog.simple_site(
+            site_factory.unique_host("escapes"),
+            headers=[hostile, b"Set-Cookie: se\x1b[31mssion=1; Path=/", ("Strict-Transport-Security", "max-age=1")],
+        )
+    )
+    done = _scan(site.url, "--text", env=scan_env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # no control character but the line breaks reaches the terminal; what the site sent is still readable
+    assert [ch for ch in done.stdout if (ord(ch) < 0x20 and ch not in "\n\t") or 0x7F <= ord(ch) <= 0x9F] == []
+    assert "\\x1b[2J" in done.stdout and "\\x07" in done.stdout
+
+
+def test_printable_escapes_c0_and_c1_controls_and_keeps_tabs() -> None:
+    from websec_app.cli.scan_cmd import printable
+
+    assert printable("a\x1b[2Jb\x9b31m\rc\td\x7f") == "a\\x1b[2Jb\\x9b31m\\x0dc\td\\x7f"
+    assert printable("one\ntwo") == "one\\x0atwo"  # a site's text cannot start a line of its own
+    assert printable("ü ☃ 日本") == "ü ☃ 日本"

@@ -292,7 +292,7 @@ def _snippet_lines(fixes: list[ReportItem], body: dict[str, Any], chosen: str | 
 
 def render_text(report: ScanReport, *, server: str | None = None, free: bool = False) -> str:
     """The readable summary; `free`: of the free-scan body, like the other formats with --free (no cookies,
-    no fixes)."""
+    no fixes). What the site sent is shown as text: its control characters are escaped (`printable`)."""
     from ..scanner import SECTIONS
     from ..scanner.report import fixes_by_impact
 
@@ -313,4 +313,4 @@ def render_text(report: ScanReport, *, server: str | None = None, free: bool = F
         if isinstance(body.get(entry.key), dict):
             lines.append("")
             lines.extend(_section_lines(entry, body[entry.key]))
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
