@@ -30,10 +30,16 @@ grade=""
 if [[ "$summary" =~ ^Grade\ ([A-F][+]?)\  ]]; then
   grade="${BASH_REMATCH[1]}"
 fi
+# The report output names a file this scan wrote (0, or 4 under the gate), never one left from before or
+# none at all (2, 3: no report; 1: it could not be written): empty otherwise.
+report=""
+if [[ ( "$status" == 0 || "$status" == 4 ) && -f "$output" ]]; then
+  report="$output"
+fi
 if [[ -n "${GITHUB_OUTPUT:-}" ]]; then
   {
     echo "grade=$grade"
-    echo "report=$output"
+    echo "report=$report"
     echo "exit-code=$status"
   } >> "$GITHUB_OUTPUT"
 fi

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import yaml
 from packaging.requirements import Requirement
 
-from tests.fixtures.sites import RunningSite
+from tests.fixtures.sites import RunningSite, Site, SiteFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "github-action-scan.sh"
@@ -156,3 +158,50 @@ def test_the_action_sends_the_headers_input_to_the_site_only_and_never_prints_th
     sent = [r for r in best_site.requests if r.header("X-Preview-Token") == "tok-123-secret"]
     assert sent and all(r.header("X-Second") == "two" for r in sent)
     assert "tok-123-secret" not in done.stdout + done.stderr + (tmp_path / "websec.json").read_text()
+
+
+def test_the_report_output_is_empty_when_no_report_was_written(
+    site_factory: SiteFactory, scan_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Given an unreachable site, and a websec.sarif left in the workspace by an earlier job
+    closed = site_factory(Site(names=(site_factory.unique_host("closed"),), tls=None, http=None))
+    (tmp_path / "websec.sarif").write_text("stale")
+
+    done, outputs = _run_action(scan_env, tmp_path, WEBSEC_URL=closed.url, WEBSEC_FAIL_UNDER="B")
+
+    # Then the step fails with 3, names no report (an upload step must not pick up the stale file), and
+    # the reason is in the log: on stderr, not in the report
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert outputs == {"grade": "", "report": "", "exit-code": "3"}
+    assert (tmp_path / "websec.sarif").read_text() == "stale"
+    assert "error: Could not reach" in done.stderr
+
+
+def _upload_steps(text: str) -> list[dict[str, Any]]:
+    steps = yaml.safe_load(text)
+    return [step for step in steps if "upload-sarif" in str(step.get("uses", ""))]
+
+
+def test_the_documented_workflow_uploads_the_sarif_even_when_the_gate_fails() -> None:
+    # A step without `if:` runs only when every step before it succeeded: under the grade, the scan step
+    # fails and the findings would never be uploaded. README and action.yml show the same workflow.
+    readme = (ROOT / "README.md").read_text()
+    readme_snippet = next(block for block in readme.split("```yaml\n")[1:] if "upload-sarif" in block)
+    # the workflow in action.yml's opening comment: its indented lines
+    action_snippet = "\n".join(
+        line[4:] for line in (ROOT / "action.yml").read_text().splitlines() if line[:4] == "#   "
+    )
+    for text in (readme_snippet.split("```")[0], action_snippet):
+        (scan_step,) = [step for step in yaml.safe_load(text) if "websec" in str(step.get("uses", ""))]
+        (upload,) = _upload_steps(text)
+        assert "!cancelled()" in upload["if"] or "always()" in upload["if"], text
+        assert f"steps.{scan_step['id']}.outputs.report" in upload["with"]["sarif_file"], text
+
+
+def test_every_exit_status_of_the_scan_is_documented_for_the_action() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    described = action["outputs"]["exit-code"]["description"]
+    assert {int(n) for n in re.findall(r"\b(\d) ", described)} == {0, 1, 2, 3, 4}
+    readme = (ROOT / "README.md").read_text()
+    exit_status = readme[readme.index("Exit status: ") :].split("\n\n", 1)[0]
+    assert all(re.search(rf"\b{n} when", exit_status) for n in (0, 1, 2, 3, 4, 130)), exit_status
