@@ -56,6 +56,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # `code` in rule texts (Markdown backticks): printed as a monospace span, never as a backtick.
 _BACKTICKS = re.compile(r"`([^`]*)`")
 CODE_FILL = colors.HexColor("#f3f5f7")
+#: Rows up to this share of a page are never cut: they move to the next page whole.
+_CUT_ROWS_OVER = 1 / 3
+#: Neither part of a cut row is shorter than this (points, about five lines): no lone title at a page foot.
+_MIN_ROW_PART = 56
 
 #: What a reader sees for a status or verdict (never the raw value).
 STATUS_LABELS = {
@@ -212,7 +216,8 @@ def mono_box(
         lines = _clean(value, 20_000).splitlines() or [""]
         mono = fonts().mono
         cell.append(para("<br/>".join(markup(line, mono) for line in lines), st["mono"]))
-    box = Table([[cell]], colWidths=[width])
+    # splitInRow: a box taller than what is left of a page (a long header value) goes on over the next
+    box = Table([[cell]], colWidths=[width], splitInRow=_MIN_ROW_PART)
     box.setStyle(
         TableStyle(
             [
@@ -234,6 +239,62 @@ def badge(value: Any, palette: dict[str, colors.Color] = STATUS_COLOURS) -> str:
     return f'<font color="{colour.hexval()}"><b>{text(status_label(value))}</b></font>'
 
 
+def _has_content(cell: Any) -> bool:
+    return bool(cell) if isinstance(cell, list | tuple | str) else cell is not None
+
+
+class _Grid(Table):
+    """A Table that breaks where a reader expects it to.
+
+    reportlab's own split first breaks between rows, then lays the rest (its header row repeated) in what
+    is left of the page and cuts a row there: a header in mid-page, and a row's text continued under it.
+    Here one decision is made per page: rows move whole to the next page, and the header is repeated only
+    at the top of one. A row taller than a third of a page is cut instead (moving it would leave a page
+    mostly blank; one taller than a page could not be set at all), and the cells it leaves empty on the
+    next page say "(continued)".
+    """
+
+    _continuation = False  # made by a split: starts with the repeated header row
+
+    def split(self, availWidth: float, availHeight: float) -> list[Flowable]:  # noqa: N803 - reportlab's names
+        grid: Any = self  # reportlab's table internals are untyped
+        grid._calc(availWidth, availHeight)
+        frame = getattr(self, "_frame", None)  # set by Frame.split; absent when nested or split by hand
+        at_top = frame is None or bool(frame._atTop)
+        if self._continuation and not at_top:
+            return []  # its header row would sit in mid-page: start the next page with it
+        first = grid._getFirstPossibleSplitRowPosition(availHeight)  # the first row that does not fit
+        heights: list[float] = grid._rowHeights
+        page = frame._aH if frame is not None else availHeight
+        too_tall = at_top and first <= self.repeatRows  # no row fits even on a fresh page
+        parts: list[Any] = []
+        if first < len(heights) and (too_tall or heights[first] > page * _CUT_ROWS_OVER):
+            parts = grid._splitRows(availHeight, doInRowSplit=1)
+            if parts and not too_tall and _last_row_height(parts[0], availWidth, availHeight) < _MIN_ROW_PART:
+                parts = []  # only a title would stay on this page: move the row whole
+        if not parts:
+            parts = grid._splitRows(availHeight, doInRowSplit=0)
+        if len(parts) == 2:
+            parts[1]._continuation = bool(self.repeatRows)
+        return parts
+
+    def _splitCell(self, value: Any, style: Any, oldHeight: float, newHeight: float, width: float) -> Any:  # noqa: N803
+        base: Any = Table
+        parts = base._splitCell(self, value, style, oldHeight, newHeight, width)
+        if parts and _has_content(parts[0]) and not _has_content(parts[1]):
+            return (parts[0], (Paragraph("<i>(continued)</i>", _continued_style()),))
+        return parts
+
+
+def _last_row_height(part: Any, width: float, height: float) -> float:
+    part.wrap(width, height)
+    return float(part._rowHeights[-1])
+
+
+def _continued_style() -> ParagraphStyle:
+    return ParagraphStyle("continued", fontName=fonts().sans, fontSize=8, leading=10.2, textColor=MUTED)
+
+
 def table(
     rows: Sequence[Sequence[Any]],
     widths: Sequence[float],
@@ -241,9 +302,13 @@ def table(
     header: bool = True,
     extra: Sequence[tuple[Any, ...]] = (),
 ) -> Table:
-    """A grid with a shaded header row that repeats on every page it spans."""
-    # splitInRow: a tall finding row continues on the next page instead of leaving half a page empty
-    result = Table([list(row) for row in rows], colWidths=list(widths), repeatRows=1 if header else 0, splitInRow=1)
+    """A grid with a shaded header row that repeats at the top of every page it continues on."""
+    result = _Grid(
+        [list(row) for row in rows],
+        colWidths=list(widths),
+        repeatRows=1 if header else 0,
+        splitInRow=_MIN_ROW_PART,
+    )
     style: list[tuple[Any, ...]] = [
         ("GRID", (0, 0), (-1, -1), 0.4, RULE),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
