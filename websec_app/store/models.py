@@ -80,6 +80,10 @@ class Subscription(StoreModel, table=True):
     provider_subscription_id: str | None = Field(default=None, max_length=128)
     created_at: datetime = Field(sa_column=_utc())
     updated_at: datetime = Field(sa_column=_utc())
+    #: The provider's time of the newest event applied to `status` (not our clock): an older event, delivered
+    #: late, does not change the status (`store.purchases.set_provider_subscription_status`). None: no
+    #: provider event with a time has been applied yet.
+    status_event_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
 
 
 class ApiKey(StoreModel, table=True):

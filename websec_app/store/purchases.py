@@ -294,14 +294,17 @@ def settle_subscription_start(
     checkout: CheckoutRecord | None,
     provider_payment_id: str | None,
     compose: Callable[[IssuedKey], QueuedEmail],
+    occurred_at: datetime | None = None,
 ) -> IssuedKey | None:
-    """First payment confirmed: pending -> active, and the API key issued and emailed. None if done before."""
+    """First payment confirmed: pending -> active, and the API key issued and emailed. None if done before.
+    `occurred_at`, the provider's time of the charge, is kept (see `set_provider_subscription_status`)."""
     if subscription.id is None:  # pragma: no cover
         raise ValueError("unsaved subscription")
+    stamp: dict[str, object] = {"status_event_at": occurred_at} if occurred_at is not None else {}
     result = session.exec(
         update(Subscription)
         .where(col(Subscription.id) == subscription.id, col(Subscription.status) == SUBSCRIPTION_PENDING)
-        .values(status=SUBSCRIPTION_ACTIVE, updated_at=now)
+        .values(status=SUBSCRIPTION_ACTIVE, updated_at=now, **stamp)
     )
     if result.rowcount != 1:
         session.rollback()
@@ -371,27 +374,71 @@ def record_payment_references(
     return added
 
 
-def set_provider_subscription_status(session: Session, subscription_id: int, status: str, now: datetime) -> bool:
+@dataclass(frozen=True)
+class StatusUpdate:
+    """What a provider's status event did to a subscription."""
+
+    changed: bool
+    #: The event happened before the last one applied to the status (delivered late): it changed nothing.
+    stale: bool = False
+
+
+def set_provider_subscription_status(
+    session: Session, subscription_id: int, status: str, now: datetime, *, occurred_at: datetime | None = None
+) -> StatusUpdate:
     """Renewed (active), renewal failed (past_due) or ended (cancelled). Cancelled is final, and so is
     disputed for provider events (an operator settles a chargeback); a pending subscription can only be
-    cancelled (it becomes active through `settle_subscription_start`, which issues its key). True when
-    the status changed."""
+    cancelled (it becomes active through `settle_subscription_start`, which issues its key).
+
+    Providers deliver events out of order, so `occurred_at` (the provider's time of the event) is compared
+    with `status_event_at`, the time of the newest event applied so far: an older event changes nothing
+    (`stale`), one as new or newer is applied and its time kept, also when the status stays the same (an
+    `invoice.paid` of an active subscription still outdates the failure that came before it). A
+    cancellation applies whatever its time: nothing follows it at the provider. Without `occurred_at`
+    (nobody said when) the event is applied and the kept time is left as it is. Every change is one
+    conditional statement, so concurrent deliveries cannot interleave between the check and the write."""
+    allowed = [
+        col(Subscription.id) == subscription_id,
+        col(Subscription.status) != SUBSCRIPTION_CANCELLED,
+        col(Subscription.status) != SUBSCRIPTION_DISPUTED,
+        or_(
+            col(Subscription.status) != SUBSCRIPTION_PENDING,
+            true() if status == SUBSCRIPTION_CANCELLED else false(),
+        ),
+    ]
+    stamp: dict[str, object] = {}
+    if occurred_at is not None:
+        stamp["status_event_at"] = occurred_at
+        if status != SUBSCRIPTION_CANCELLED:
+            allowed.append(
+                or_(col(Subscription.status_event_at).is_(None), col(Subscription.status_event_at) <= occurred_at)
+            )
     result = session.exec(
         update(Subscription)
-        .where(
-            col(Subscription.id) == subscription_id,
-            col(Subscription.status) != SUBSCRIPTION_CANCELLED,
-            col(Subscription.status) != SUBSCRIPTION_DISPUTED,
-            col(Subscription.status) != status,
-            or_(
-                col(Subscription.status) != SUBSCRIPTION_PENDING,
-                true() if status == SUBSCRIPTION_CANCELLED else false(),
-            ),
-        )
-        .values(status=status, updated_at=now)
+        .where(*allowed, col(Subscription.status) != status)
+        .values(status=status, updated_at=now, **stamp)
     )
+    if result.rowcount == 1:
+        session.commit()
+        return StatusUpdate(changed=True)
+    stale = False
+    if occurred_at is not None:
+        kept = session.exec(
+            update(Subscription).where(*allowed, col(Subscription.status) == status).values(status_event_at=occurred_at)
+        )
+        if kept.rowcount == 0:
+            stale = (
+                session.exec(
+                    select(Subscription.id).where(
+                        col(Subscription.id) == subscription_id,
+                        col(Subscription.status) != status,
+                        col(Subscription.status_event_at) > occurred_at,
+                    )
+                ).first()
+                is not None
+            )
     session.commit()
-    return result.rowcount == 1
+    return StatusUpdate(changed=False, stale=stale)
 
 
 # --- refunds and disputes (issue 12) ---------------------------------------------------------------------
@@ -472,6 +519,7 @@ __all__ = [
     "CheckoutRecord",
     "ComplianceSettlement",
     "Reversal",
+    "StatusUpdate",
     "reverse_payment",
     "claim_compliance_token_with_email",
     "find_checkout",

@@ -8,6 +8,8 @@ webhook, a Stripe webhook and the sandbox's Pay button go through the same code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,9 @@ class SubscriptionCharged:
     #: Other ids of this charge that a refund or dispute names instead of `payment_id` (Stripe: the paid
     #: invoice's payment intent or charge; `payment_id` is the invoice). Kept so a dispute finds it (issue 12).
     payment_references: tuple[str, ...] = ()
+    #: When the provider says this happened (Stripe: the event's `created`; Razorpay: the payload's
+    #: `created_at`); None when nobody says (a browser confirmation, the sandbox). See `occurred_at` below.
+    occurred_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,10 @@ class SubscriptionStatusChanged:
 
     subscription_id: str
     status: str  # the store's SUBSCRIPTION_ACTIVE, SUBSCRIPTION_PAST_DUE or SUBSCRIPTION_CANCELLED
+    #: When the provider says this happened. Providers deliver events out of order (Stripe does not
+    #: guarantee an order, Razorpay retries for hours): an event older than the last one applied to the
+    #: subscription's status does not change it (`store.purchases.set_provider_subscription_status`).
+    occurred_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,16 @@ class ProviderEvent:
     change: Change
 
 
+def event_time(value: Any) -> datetime | None:
+    """A provider's event time (Unix seconds) as an aware UTC datetime; None when absent or not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 __all__ = [
     "Change",
     "Ignored",
@@ -84,4 +103,5 @@ __all__ = [
     "ProviderEvent",
     "SubscriptionCharged",
     "SubscriptionStatusChanged",
+    "event_time",
 ]

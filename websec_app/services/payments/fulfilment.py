@@ -291,6 +291,7 @@ class Fulfilment:
                     checkout=checkout,
                     provider_payment_id=change.payment_id,
                     compose=key_email,
+                    occurred_at=change.occurred_at,
                 )
             if issued is not None:
                 notify_outbox()
@@ -308,7 +309,19 @@ class Fulfilment:
                 currency=change.currency,
                 now=now,
             )
-            reactivated = set_provider_subscription_status(session, subscription.id or 0, SUBSCRIPTION_ACTIVE, now)
+            status = set_provider_subscription_status(
+                session, subscription.id or 0, SUBSCRIPTION_ACTIVE, now, occurred_at=change.occurred_at
+            )
+        if status.stale:
+            # Delivered late (a retry of an older month's charge): the payment is recorded above, but a newer
+            # event (a failure, a halt) decided the status since.
+            seen = "recorded" if new_charge else "recorded before"
+            return Outcome(
+                UNCHANGED,
+                f"charge {change.payment_id} {seen}; older than the last status event of subscription "
+                f"{change.subscription_id}, which stays as it is",
+            )
+        reactivated = status.changed
         confirmation = Confirmation(
             Product.SUBSCRIPTION.value,
             subscription.email,
@@ -341,9 +354,17 @@ class Fulfilment:
             subscription = find_provider_subscription(session, provider, change.subscription_id)
             if subscription is None or subscription.id is None:
                 return Outcome(IGNORED, f"subscription {change.subscription_id} is not known here")
-            changed = set_provider_subscription_status(session, subscription.id, change.status, self.clock())
-        if changed:
+            update = set_provider_subscription_status(
+                session, subscription.id, change.status, self.clock(), occurred_at=change.occurred_at
+            )
+        if update.changed:
             return Outcome(STATUS_CHANGED, f"subscription {change.subscription_id} is now {change.status}")
+        if update.stale:
+            return Outcome(
+                UNCHANGED,
+                f"{change.status} of subscription {change.subscription_id} is older than its last status event: "
+                f"it stays {subscription.status}",
+            )
         return Outcome(UNCHANGED, f"subscription {change.subscription_id} stays {subscription.status}")
 
 

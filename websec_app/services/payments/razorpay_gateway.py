@@ -50,6 +50,7 @@ from .events import (
     ProviderEvent,
     SubscriptionCharged,
     SubscriptionStatusChanged,
+    event_time,
 )
 from .ids import ORDER_ID, PAYMENT_ID, check_id
 from .providers import PROVIDER_A
@@ -301,6 +302,7 @@ def translate_event(event_type: str, payload: Mapping[str, Any]) -> Change:
             currency=paid.currency,
             reference=str(subscription.get("id", "")),
             email=paid.email or notes.get("email"),
+            occurred_at=event_time(payload.get("created_at")),
         )
     if event_type in _REVERSALS:
         name, dispute = _REVERSALS[event_type]
@@ -310,7 +312,13 @@ def translate_event(event_type: str, payload: Mapping[str, Any]) -> Change:
             return Ignored(f"{event_type} names no payment")
         return PaymentReversed((paid_by,), dispute)
     if event_type in _SUBSCRIPTION_STATUS and subscription is not None:
-        return SubscriptionStatusChanged(str(subscription.get("id", "")), _SUBSCRIPTION_STATUS[event_type])
+        # Razorpay retries a delivery for hours, so an older event can come after a newer one: the payload's
+        # `created_at` orders them.
+        return SubscriptionStatusChanged(
+            str(subscription.get("id", "")),
+            _SUBSCRIPTION_STATUS[event_type],
+            occurred_at=event_time(payload.get("created_at")),
+        )
     return Ignored(f"{event_type or 'an event without a type'} needs no action")
 
 

@@ -33,6 +33,7 @@ from .events import (
     ProviderEvent,
     SubscriptionCharged,
     SubscriptionStatusChanged,
+    event_time,
 )
 from .providers import PROVIDER_B
 
@@ -137,6 +138,10 @@ class StripeGateway:
         change = translate_event(event_type, obj if isinstance(obj, Mapping) else {})
         if isinstance(change, SubscriptionCharged) and _invoice_payments_left_out(event_type, obj):
             change = dataclasses.replace(change, payment_references=self._paid_invoice_payments(change.payment_id))
+        if isinstance(change, SubscriptionCharged | SubscriptionStatusChanged):
+            # Stripe does not deliver events in order (https://docs.stripe.com/webhooks#event-ordering):
+            # the event's `created` says which of two came first.
+            change = dataclasses.replace(change, occurred_at=event_time(data.get("created")))
         return ProviderEvent(self.provider, str(data.get("id", ""))[:128], event_type[:64], change)
 
     def _paid_invoice_payments(self, invoice_id: str) -> tuple[str, ...]:

@@ -1,0 +1,167 @@
+"""Webhooks delivered out of order: Stripe does not guarantee an order (https://docs.stripe.com/webhooks#event-ordering)
+and Razorpay retries a failed delivery for hours, so an older event can arrive after a newer one. The provider's
+event time (Stripe: the event's `created`; Razorpay: the payload's `created_at`) decides, not the arrival: an event
+older than the last one applied to a subscription's status does not change it.
+
+Every event time comes from the test's frozen clock; each case runs on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tests.api.conftest import client_for
+from tests.api.fakes import FrozenClock
+from tests.api.payment_helpers import deliver, secret_in
+from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
+from tests.payment_fixtures import Mailbox
+from tests.pg_server import get_server
+from websec_app.services.payments import PaymentService
+from websec_app.services.prices import Product
+from websec_app.settings import Settings
+from websec_app.store import Database, find_payment
+from websec_app.store.payments import STATUS_PAID
+
+BUYER = "pro@example.com"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """This module's cases on both backends (the status update is one conditional statement on each)."""
+    url = f"sqlite:///{tmp_path / 'websec.db'}" if request.param == "sqlite" else get_server().migrated_database()
+    db = Database(url)
+    db.ensure_schema()
+    try:
+        yield db
+    finally:
+        db.dispose()
+
+
+@pytest.fixture
+async def client(
+    make_api: Callable[..., FastAPI], paid_settings: Settings, service: PaymentService, worker: object
+) -> AsyncIterator[httpx.AsyncClient]:
+    async with client_for(make_api(settings=paid_settings, payments=service)) as http:
+        yield http
+
+
+def _now(clock: FrozenClock) -> int:
+    return int(clock().timestamp())
+
+
+def _at(event: dict[str, Any], clock: FrozenClock) -> dict[str, Any]:
+    """A Stripe event that happened at the clock's time."""
+    event["created"] = _now(clock)
+    return event
+
+
+async def _key_status(client: httpx.AsyncClient, key: str) -> int:
+    return (await client.get("/api/verify-key", headers={"X-API-Key": key})).status_code
+
+
+async def test_stripe_a_failed_renewal_delivered_after_its_successful_retry_does_not_lock_the_subscriber_out(
+    client: httpx.AsyncClient,
+    service: PaymentService,
+    stripe_api: StripeStandIn,
+    mailbox: Mailbox,
+    clock: FrozenClock,
+) -> None:
+    start = service.start_checkout(Product.SUBSCRIPTION, "stripe", BUYER)
+    completed = _at(stripe_api.complete_session(start.reference), clock)
+    subscription_id = completed["data"]["object"]["subscription"]
+    await deliver(client, "stripe", stripe_api.signed(completed))
+    key = secret_in(mailbox.wait_for(1)[0], "wsk_")
+    clock.advance(days=30)
+    failed = _at(stripe_api.fail_renewal(subscription_id), clock)  # the renewal's first attempt fails
+    clock.advance(days=3)
+    paid = _at(stripe_api.renew(subscription_id), clock)  # Stripe's retry succeeds
+
+    on_time = await deliver(client, "stripe", stripe_api.signed(paid))
+    late = await deliver(client, "stripe", stripe_api.signed(failed))
+    after_late_failure = await _key_status(client, key)
+    clock.advance(days=30)
+    next_failure = await deliver(
+        client, "stripe", stripe_api.signed(_at(stripe_api.fail_renewal(subscription_id), clock))
+    )
+    after_next_failure = await _key_status(client, key)
+
+    assert on_time.json()["outcome"] == "renewed"
+    assert late.json()["outcome"] == "unchanged"
+    assert after_late_failure == 200
+    assert next_failure.json()["outcome"] == "status_changed" and after_next_failure == 403  # newer still counts
+
+
+async def test_razorpay_a_pending_delivered_after_the_charge_that_settled_it_does_not_lock_the_subscriber_out(
+    client: httpx.AsyncClient,
+    service: PaymentService,
+    razorpay_api: RazorpayStandIn,
+    mailbox: Mailbox,
+    clock: FrozenClock,
+) -> None:
+    start = service.start_checkout(Product.SUBSCRIPTION, "razorpay", BUYER)
+    subscription = razorpay_api.subscriptions[start.reference]
+    first, signature = razorpay_api.charge_subscription(start.reference, email=BUYER)
+    service.confirm_razorpay_subscription(subscription_id=start.reference, payment_id=first["id"], signature=signature)
+    key = secret_in(mailbox.wait_for(1)[0], "wsk_")
+    clock.advance(days=30)
+    pending = razorpay_api.webhook("subscription.pending", subscription=dict(subscription), created_at=_now(clock))
+    clock.advance(days=1)
+    renewal, _ = razorpay_api.charge_subscription(start.reference, email=BUYER)
+    charged = razorpay_api.webhook(
+        "subscription.charged", payment=renewal, subscription=dict(subscription), created_at=_now(clock)
+    )
+
+    on_time = await deliver(client, "razorpay", charged)
+    late = await deliver(client, "razorpay", pending)
+
+    assert on_time.json()["outcome"] == "renewed"
+    assert late.json()["outcome"] == "unchanged"
+    assert await _key_status(client, key) == 200
+
+
+async def test_razorpay_an_old_months_charge_retried_after_a_halt_records_the_payment_but_does_not_reactivate(
+    client: httpx.AsyncClient,
+    service: PaymentService,
+    razorpay_api: RazorpayStandIn,
+    mailbox: Mailbox,
+    database: Database,
+    clock: FrozenClock,
+) -> None:
+    start = service.start_checkout(Product.SUBSCRIPTION, "razorpay", BUYER)
+    subscription = razorpay_api.subscriptions[start.reference]
+    first, signature = razorpay_api.charge_subscription(start.reference, email=BUYER)
+    service.confirm_razorpay_subscription(subscription_id=start.reference, payment_id=first["id"], signature=signature)
+    key = secret_in(mailbox.wait_for(1)[0], "wsk_")
+    clock.advance(days=30)
+    month_two, _ = razorpay_api.charge_subscription(start.reference, email=BUYER)
+    charged = razorpay_api.webhook(
+        "subscription.charged", payment=month_two, subscription=dict(subscription), created_at=_now(clock)
+    )
+    clock.advance(days=33)
+    halted = razorpay_api.webhook("subscription.halted", subscription=dict(subscription), created_at=_now(clock))
+
+    halt = await deliver(client, "razorpay", halted)
+    after_halt = await _key_status(client, key)
+    retried = await deliver(client, "razorpay", charged)  # month two's event, retried by Razorpay only now
+    after_retry = await _key_status(client, key)
+    with database.session() as session:
+        recorded = find_payment(session, "razorpay", provider_payment_id=month_two["id"])
+    clock.advance(days=1)
+    recovery, _ = razorpay_api.charge_subscription(start.reference, email=BUYER)
+    recovered = await deliver(
+        client,
+        "razorpay",
+        razorpay_api.webhook(
+            "subscription.charged", payment=recovery, subscription=dict(subscription), created_at=_now(clock)
+        ),
+    )
+
+    assert halt.json()["outcome"] == "status_changed" and after_halt == 403
+    assert retried.json()["outcome"] == "unchanged" and after_retry == 403
+    assert recorded is not None and recorded.status == STATUS_PAID  # the money came: the payment is kept
+    assert recovered.json()["outcome"] == "renewed" and await _key_status(client, key) == 200
