@@ -86,8 +86,9 @@ def problem_callout(kind: rx.Var[str] | str, title: rx.Var[str] | str, text: rx.
         rx.callout.root(
             rx.callout.icon(rx.icon("triangle-alert", aria_hidden="true")),
             rx.vstack(
-                rx.text(title, weight="bold"),
-                rx.text(text),
+                # a host name or address in the message can be longer than a phone is wide
+                rx.text(title, weight="bold", class_name="break-anywhere"),
+                rx.text(text, class_name="break-anywhere"),
                 rx.cond(
                     kind == "quota",
                     rx.hstack(

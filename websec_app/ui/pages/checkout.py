@@ -181,12 +181,20 @@ def checkout_success() -> rx.Component:
             rx.heading(CheckoutState.return_title, as_="h1", size="7", data_testid="return-title"),
             rx.text(CheckoutState.return_text, size="3", data_testid="return-text"),
             rx.cond(CheckoutState.return_status == "paid", next_step()),
+            # a purchase not found, or a payment that failed, leads on: never a dead end
             rx.cond(
-                (CheckoutState.return_status == "failed") & (CheckoutState.return_product_slug != ""),
-                rx.link(
-                    rx.button("Try again", variant="outline"),
-                    href="/checkout/" + CheckoutState.return_product_slug,
-                    underline="none",
+                (CheckoutState.return_status == "failed") | (CheckoutState.return_status == "unknown"),
+                rx.hstack(
+                    rx.cond(
+                        (CheckoutState.return_status == "failed") & (CheckoutState.return_product_slug != ""),
+                        rx.link(
+                            rx.button("Try again"),
+                            href="/checkout/" + CheckoutState.return_product_slug,
+                            underline="none",
+                        ),
+                    ),
+                    rx.link(rx.button("See prices", variant="outline"), href="/pricing", underline="none"),
+                    wrap="wrap",
                 ),
             ),
             role="status",

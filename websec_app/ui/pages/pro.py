@@ -62,7 +62,7 @@ def _usage() -> rx.Component:
         rx.flex(
             rx.vstack(
                 rx.text("Signed in as", size="2", color_scheme="gray"),
-                rx.text(ProState.email, weight="bold", data_testid="pro-email"),
+                rx.text(ProState.email, weight="bold", class_name="break-anywhere", data_testid="pro-email"),
                 rx.text(ProState.plan, " plan · key ", rx.code(ProState.key_hint), size="2", color_scheme="gray"),
                 spacing="1",
             ),
