@@ -70,6 +70,13 @@ def test_every_page_is_numbered() -> None:
         assert f"Page {number} of {len(texts)}" in text
 
 
+def test_without_a_client_name_the_footer_says_when_it_was_scanned_in_words() -> None:
+    texts = pages(render_scan_pdf(make_report().to_dict(pro=True)))
+
+    assert all("Scanned 22 November 2026, 12:00 UTC" in text for text in texts)
+    assert not any("2026-11-22T12:00:00Z" in text for text in texts)
+
+
 def test_the_filename_comes_from_the_domain() -> None:
     assert report_filename("example.com") == "example.com-websec-report.pdf"
     assert report_filename("[2001:db8::1]") == "2001-db8-1-websec-report.pdf"

@@ -397,10 +397,11 @@ def render_scan_pdf(report: Mapping[str, Any], name: str | None = None) -> bytes
         topMargin=MARGIN + 4 * mm,
         bottomMargin=MARGIN + 2 * mm,
     )
+    scanned_at = report.get("scanned_at")
     canvas = numbered_canvas(
         f"Website security report: {_host(url)}",
         f"Grade {report.get('grade', '')}, score {report.get('score', '')}/100",
-        f"Prepared for {name}" if name else str(report.get("scanned_at") or ""),
+        f"Prepared for {name}" if name else (f"Scanned {when(scanned_at)}" if scanned_at else ""),
     )
     try:
         document.build(_story(report, name), canvasmaker=canvas)
