@@ -7,6 +7,7 @@ Every event time comes from the test's frozen clock; each case runs on SQLite an
 
 from __future__ import annotations
 
+import copy
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlmodel import select
 
 from tests.api.conftest import client_for
 from tests.api.fakes import FrozenClock
@@ -25,7 +27,8 @@ from websec_app.services.payments import PaymentService
 from websec_app.services.prices import Product
 from websec_app.settings import Settings
 from websec_app.store import Database, find_payment
-from websec_app.store.payments import STATUS_PAID
+from websec_app.store.models import ScanToken
+from websec_app.store.payments import STATUS_PAID, STATUS_REFUNDED
 
 BUYER = "pro@example.com"
 
@@ -165,3 +168,50 @@ async def test_razorpay_an_old_months_charge_retried_after_a_halt_records_the_pa
     assert retried.json()["outcome"] == "unchanged" and after_retry == 403
     assert recorded is not None and recorded.status == STATUS_PAID  # the money came: the payment is kept
     assert recovered.json()["outcome"] == "renewed" and await _key_status(client, key) == 200
+
+
+# --- a refund or dispute that arrives before the capture --------------------------------------------------
+
+
+def _scan_tokens_of(database: Database, provider: str, reference: str) -> tuple[str | None, int]:
+    with database.session() as session:
+        payment = find_payment(session, provider, provider_order_id=reference)
+        assert payment is not None
+        tokens = session.exec(select(ScanToken).where(ScanToken.payment_id == payment.id)).all()
+        return payment.status, len(tokens)
+
+
+async def test_razorpay_a_refund_before_the_capture_leaves_the_capture_nothing_to_issue(
+    client: httpx.AsyncClient, service: PaymentService, razorpay_api: RazorpayStandIn, database: Database
+) -> None:
+    start = service.start_checkout(Product.ONE_TIME_SCAN, "razorpay", "buyer@example.com")
+    payment, _ = razorpay_api.pay_order(start.reference)
+    as_captured = copy.deepcopy(payment)
+    captured = razorpay_api.webhook("payment.captured", payment=as_captured)
+    refund = razorpay_api.refund(payment["id"])
+
+    refunded = await deliver(client, "razorpay", refund)
+    late_capture = await deliver(client, "razorpay", captured)
+    redelivered = await deliver(client, "razorpay", razorpay_api.webhook("order.paid", payment=as_captured))
+
+    assert refunded.json()["outcome"] == "reversal_pending"
+    assert late_capture.json()["outcome"] == "reversed_before"
+    assert redelivered.json()["outcome"] == "reversed_before"
+    assert _scan_tokens_of(database, "razorpay", start.reference) == (STATUS_REFUNDED, 0)
+
+
+async def test_stripe_a_refund_before_checkout_completed_leaves_the_checkout_nothing_to_issue(
+    client: httpx.AsyncClient, service: PaymentService, stripe_api: StripeStandIn, database: Database
+) -> None:
+    start = service.start_checkout(Product.ONE_TIME_SCAN, "stripe", "buyer@example.com")
+    completed = stripe_api.complete_session(start.reference)
+    refund = stripe_api.refund(start.reference)
+
+    refunded = await deliver(client, "stripe", stripe_api.signed(refund))
+    late_completion = await deliver(client, "stripe", stripe_api.signed(completed))
+    returned = service.confirm_stripe_return(start.reference)  # the buyer is back on the success page
+
+    assert refunded.json()["outcome"] == "reversal_pending"
+    assert late_completion.json()["outcome"] == "reversed_before"
+    assert returned is None or returned.token is None
+    assert _scan_tokens_of(database, "stripe", start.reference) == (STATUS_REFUNDED, 0)

@@ -184,6 +184,26 @@ class PaymentReference(StoreModel, table=True):
     created_at: datetime = Field(sa_column=_utc())
 
 
+class PendingReversal(StoreModel, table=True):
+    """A refund or dispute of a payment not settled here yet (its capture webhook is late).
+
+    The reversal names the payment by the provider's ids (Razorpay `pay_...`; Stripe the payment intent and
+    the charge), which the `payments` row gets only when the capture settles. So the reversal is kept here by
+    those ids, and the settlement that comes later checks it: it issues nothing, or takes back what it issued
+    (`services/payments/fulfilment.py`). One row per id.
+    """
+
+    __tablename__ = "pending_reversals"
+    __table_args__ = (UniqueConstraint("provider", "provider_payment_id", name="uq_pending_reversals_provider_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str = Field(max_length=32)
+    provider_payment_id: str = Field(max_length=128)
+    #: A dispute (chargeback) rather than a refund.
+    dispute: bool = False
+    created_at: datetime = Field(sa_column=_utc())
+
+
 class WebhookEvent(StoreModel, table=True):
     """A provider event already processed: inserting it twice fails, so retries are no-ops."""
 

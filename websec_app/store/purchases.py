@@ -34,6 +34,7 @@ from .models import (
     ComplianceToken,
     Payment,
     PaymentReference,
+    PendingReversal,
     ScanToken,
     Subscription,
 )
@@ -393,7 +394,8 @@ def set_provider_subscription_status(
     Providers deliver events out of order, so `occurred_at` (the provider's time of the event) is compared
     with `status_event_at`, the time of the newest event applied so far: an older event changes nothing
     (`stale`), one as new or newer is applied and its time kept, also when the status stays the same (an
-    `invoice.paid` of an active subscription still outdates the failure that came before it). A
+    `invoice.paid` of an active subscription still outdates the failure that came before it). Times are
+    seconds: events of the same second apply in arrival order. A
     cancellation applies whatever its time: nothing follows it at the provider. Without `occurred_at`
     (nobody said when) the event is applied and the kept time is left as it is. Every change is one
     conditional statement, so concurrent deliveries cannot interleave between the check and the write."""
@@ -444,13 +446,62 @@ def set_provider_subscription_status(
 # --- refunds and disputes (issue 12) ---------------------------------------------------------------------
 
 
+def _payments_named(session: Session, provider: str, named: Sequence[str]) -> Sequence[Payment]:
+    """The payment rows recorded under these provider ids, or under a payment they are a reference of."""
+    ids = list(named)
+    if ids:
+        ids += session.exec(
+            select(PaymentReference.provider_payment_id).where(
+                PaymentReference.provider == provider, col(PaymentReference.reference).in_(ids)
+            )
+        ).all()
+    if not ids:
+        return []
+    return session.exec(
+        select(Payment).where(Payment.provider == provider, col(Payment.provider_payment_id).in_(ids))
+    ).all()
+
+
+def pending_reversal(session: Session, provider: str, provider_payment_ids: Sequence[str]) -> bool | None:
+    """Whether a refund or dispute of this payment came before it was settled here: None when none did,
+    else True for a dispute, False for a refund (`reverse_payment` kept it)."""
+    ids = [value for value in provider_payment_ids if value]
+    if not ids:
+        return None
+    found = session.exec(
+        select(PendingReversal.dispute).where(
+            PendingReversal.provider == provider, col(PendingReversal.provider_payment_id).in_(ids)
+        )
+    ).all()
+    return any(found) if found else None
+
+
+def settle_reversed_checkout(
+    session: Session, checkout: CheckoutRecord, *, provider_payment_id: str | None, dispute: bool, now: datetime
+) -> bool:
+    """A checkout whose payment was refunded or disputed before its capture was settled: recorded as such
+    (under the provider's payment id, so later events find it) and nothing issued. True the first time."""
+    values: dict[str, object] = {"status": STATUS_DISPUTED if dispute else STATUS_REFUNDED, "updated_at": now}
+    if provider_payment_id is not None:
+        values["provider_payment_id"] = provider_payment_id
+    result = session.exec(
+        update(Payment)
+        .where(col(Payment.id) == checkout.payment_id, col(Payment.status) == STATUS_CREATED)
+        .values(**values)
+    )
+    session.commit()
+    return result.rowcount == 1
+
+
 @dataclass(frozen=True)
 class Reversal:
     """What a refund or a dispute of a payment changed: nothing at all on a replay."""
 
-    payments: int  # payment rows it concerned (0: not a payment made here)
+    payments: int  # payment rows it concerned (0: not a payment made here, or not settled yet)
     tokens_revoked: int
     subscriptions_suspended: int
+    #: No payment row had these ids yet: the reversal is kept for the settlement that comes later.
+    pending: bool = False
 
 
 def reverse_payment(
@@ -462,20 +513,28 @@ def reverse_payment(
     nothing. An id recorded as a reference of another payment (`record_payment_references`) stands for it
     too: that is how a Stripe dispute, naming a charge and a payment intent, finds the subscription invoice
     they paid."""
-    ids = [value for value in provider_payment_ids if value]
-    if ids:
-        ids += session.exec(
-            select(PaymentReference.provider_payment_id).where(
-                PaymentReference.provider == provider, col(PaymentReference.reference).in_(ids)
+    named = [value for value in provider_payment_ids if value]
+    rows = _payments_named(session, provider, named)
+    if not rows and named:
+        # Before its capture was settled here (webhooks come in any order): kept, so the settlement that comes
+        # later issues nothing (`pending_reversal`). Then looked up again: a settlement that committed
+        # meanwhile, after its own check of the pending reversals, is found now and reversed below.
+        for value in dict.fromkeys(named):
+            insert_ignoring_conflicts(
+                session,
+                PendingReversal,
+                {"provider": provider, "provider_payment_id": value, "dispute": dispute, "created_at": now},
             )
-        ).all()
-    rows = (
-        session.exec(
-            select(Payment).where(Payment.provider == provider, col(Payment.provider_payment_id).in_(ids))
-        ).all()
-        if ids
-        else []
-    )
+        if dispute:  # a dispute after a refund of the same payment still suspends what it paid for
+            session.exec(
+                update(PendingReversal)
+                .where(col(PendingReversal.provider) == provider, col(PendingReversal.provider_payment_id).in_(named))
+                .values(dispute=True)
+            )
+        session.commit()
+        rows = _payments_named(session, provider, named)
+        if not rows:
+            return Reversal(0, 0, 0, pending=True)
     status = STATUS_DISPUTED if dispute else STATUS_REFUNDED
     revoked = suspended = 0
     for row in rows:
@@ -526,9 +585,11 @@ __all__ = [
     "find_provider_subscription",
     "open_checkout",
     "open_subscription",
+    "pending_reversal",
     "record_payment_references",
     "record_subscription_charge",
     "settle_compliance",
+    "settle_reversed_checkout",
     "settle_one_time_scan",
     "settle_subscription_start",
     "set_provider_subscription_status",

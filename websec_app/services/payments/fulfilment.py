@@ -30,12 +30,14 @@ from websec_app.store.purchases import (
     find_checkout,
     find_provider_subscription,
     open_subscription,
+    pending_reversal,
     record_payment_references,
     record_subscription_charge,
     reverse_payment,
     set_provider_subscription_status,
     settle_compliance,
     settle_one_time_scan,
+    settle_reversed_checkout,
     settle_subscription_start,
 )
 
@@ -72,6 +74,10 @@ DUPLICATE = "duplicate"
 #: A refund or dispute took back unused tokens (REVOKED) or suspended a subscription's key (SUSPENDED).
 REVOKED = "revoked"
 SUSPENDED = "suspended"
+#: A refund or dispute of a payment not settled here yet: kept, and its settlement issues nothing.
+REVERSAL_PENDING = "reversal_pending"
+#: A capture whose refund or dispute came first: nothing issued (or what was issued taken back at once).
+REVERSED_BEFORE = "reversed_before"
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,10 @@ class Fulfilment:
         if isinstance(change, PaymentCaptured):
             return self._payment_captured(provider, change, recipient)
         if isinstance(change, SubscriptionCharged):
-            return self._subscription_charged(provider, change)
+            outcome = self._subscription_charged(provider, change)
+            if outcome.name in (FULFILLED, RENEWED):  # a refund or dispute of this charge may have come first
+                return self._reversed_meanwhile(provider, (change.payment_id, *change.payment_references), outcome)
+            return outcome
         if isinstance(change, SubscriptionStatusChanged):
             return self._subscription_status(provider, change)
         if isinstance(change, PaymentReversed):
@@ -169,11 +178,39 @@ class Fulfilment:
         if self._amount_mismatch(provider, checkout, price, change):
             return Outcome(AMOUNT_MISMATCH, f"{change.amount} {change.currency} for {checkout.reference}")
         to = recipient or checkout.email
+        if checkout.product not in (Product.ONE_TIME_SCAN, Product.COMPLIANCE_REPORT):
+            return Outcome(IGNORED, f"{checkout.product} checkouts are not paid by a one-time payment")
+        paid_by = (change.payment_id,) if change.payment_id else ()
+        with self.database.session() as session:
+            held = pending_reversal(session, provider, paid_by)
+        if held is not None:  # refunded or disputed before this capture reached us: nothing to issue
+            with self.database.session() as session:
+                settle_reversed_checkout(
+                    session, checkout, provider_payment_id=change.payment_id, dispute=held, now=self.clock()
+                )
+            what = "disputed" if held else "refunded"
+            log.warning("%s payment %s was %s before its capture arrived: nothing issued", provider, paid_by, what)
+            return Outcome(REVERSED_BEFORE, f"{checkout.reference} was {what} before its capture: nothing issued")
         if checkout.product == Product.ONE_TIME_SCAN:
-            return self._scan_token(checkout, change, to)
-        if checkout.product == Product.COMPLIANCE_REPORT:
-            return self._compliance_token(provider, checkout, change, to)
-        return Outcome(IGNORED, f"{checkout.product} checkouts are not paid by a one-time payment")
+            outcome = self._scan_token(checkout, change, to)
+        else:
+            outcome = self._compliance_token(provider, checkout, change, to)
+        if outcome.name == FULFILLED:
+            return self._reversed_meanwhile(provider, paid_by, outcome)
+        return outcome
+
+    def _reversed_meanwhile(self, provider: str, paid_by: tuple[str, ...], outcome: Outcome) -> Outcome:
+        """After a settlement committed: a refund or dispute that was kept while it ran (it checked before)
+        is applied now, so what was just issued is taken back. With `reverse_payment` looking again after it
+        keeps one, either side sees the other whatever the interleaving."""
+        with self.database.session() as session:
+            held = pending_reversal(session, provider, paid_by)
+        if held is None:
+            return outcome
+        with self.database.session() as session:
+            reverse_payment(session, provider, paid_by, dispute=held, now=self.clock())
+        log.warning("%s payment %s was reversed while it was settled: what it bought is revoked", provider, paid_by)
+        return Outcome(REVERSED_BEFORE, f"{outcome.detail}, and revoked: the payment was reversed meanwhile")
 
     def _scan_token(self, checkout: CheckoutRecord, change: PaymentCaptured, to: str) -> Outcome:
         now = self.clock()
@@ -339,6 +376,11 @@ class Fulfilment:
         with self.database.session() as session:
             reversal = reverse_payment(session, provider, change.payment_ids, dispute=change.dispute, now=self.clock())
         paid_by = "/".join(change.payment_ids)
+        if reversal.pending:
+            log.warning(
+                "%s %s of %s before its payment was settled here: kept for the settlement", provider, what, paid_by
+            )
+            return Outcome(REVERSAL_PENDING, f"{what} of {paid_by}: no settled payment yet, kept for its settlement")
         if reversal.payments == 0:
             return Outcome(IGNORED, f"{what} of {paid_by}: not a payment made here")
         if reversal.subscriptions_suspended:
@@ -375,6 +417,8 @@ __all__ = [
     "FULFILLED",
     "IGNORED",
     "RENEWED",
+    "REVERSAL_PENDING",
+    "REVERSED_BEFORE",
     "REVOKED",
     "STATUS_CHANGED",
     "SUSPENDED",
