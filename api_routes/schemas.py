@@ -309,8 +309,9 @@ class WebhookResult(BaseModel):
 
     received: bool = Field(description="True: the event was verified and recorded (or had been before).")
     outcome: str = Field(
-        description="fulfilled, already_fulfilled, renewed, status_changed, unchanged, amount_mismatch, ignored "
-        "or duplicate."
+        description="fulfilled, already_fulfilled, renewed, status_changed, unchanged, amount_mismatch, revoked, "
+        "suspended, reversal_pending (a refund or dispute before its payment was settled here), reversed_before "
+        "(a payment whose refund or dispute came first: nothing issued), ignored or duplicate."
     )
 
 
