@@ -4,29 +4,13 @@ a site sent as text (its control characters escaped)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
+from tests.cli.scan_process import run_scan
 from tests.fixtures import catalog
 from tests.fixtures.sites import RunningSite, SiteFactory
 from tests.reports import PRO_ORDER, impact_report
 from websec_app.cli.scan_cmd import render_text
 from websec_app.scanner import SECTIONS
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _scan(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "websec_app", "scan", *args],
-        env={**os.environ, **env},
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_the_text_summary_lists_the_fixes_by_points_lost() -> None:
@@ -63,9 +47,9 @@ def test_the_text_summary_titles_and_orders_its_sections_from_the_section_table(
 
 
 def test_free_text_shows_what_the_free_json_shows(worst_site: RunningSite, scan_env: dict[str, str]) -> None:
-    free_json = json.loads(_scan(worst_site.url, "--free", env=scan_env).stdout)
-    full_text = _scan(worst_site.url, "--text", env=scan_env).stdout
-    free_text = _scan(worst_site.url, "--text", "--free", env=scan_env).stdout
+    free_json = json.loads(run_scan(worst_site.url, "--free", env=scan_env).stdout)
+    full_text = run_scan(worst_site.url, "--text", env=scan_env).stdout
+    free_text = run_scan(worst_site.url, "--text", "--free", env=scan_env).stdout
 
     # the full summary has the Pro-only cookies and the fixes written for the server; the free one has neither
     assert "cookies" not in free_json and "Cookies:" in full_text and "How to fix them in" in full_text
@@ -88,7 +72,7 @@ def test_control_characters_a_site_sends_are_shown_escaped_in_the_text_summary(
             headers=[hostile, b"Set-Cookie: se\x1b[31mssion=1; Path=/", ("Strict-Transport-Security", "max-age=1")],
         )
     )
-    done = _scan(site.url, "--text", env=scan_env)
+    done = run_scan(site.url, "--text", env=scan_env)
     assert done.returncode == 0, done.stderr[-2000:]
     # no control character but the line breaks reaches the terminal; what the site sent is still readable
     assert [ch for ch in done.stdout if (ord(ch) < 0x20 and ch not in "\n\t") or 0x7F <= ord(ch) <= 0x9F] == []

@@ -10,26 +10,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.cli.scan_process import ROOT, run_scan
 from tests.fixtures.sites import RunningSite, Site, SiteFactory, Stall
 from websec_app.cli.scan_cmd import EXIT_GRADE_TOO_LOW
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _scan(*args: str, env: dict[str, str], stdout: int = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "websec_app", "scan", *args],
-        env={**os.environ, **env},
-        cwd=ROOT,
-        stdout=stdout,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=120,
-    )
 
 
 def _own_lines(stderr: str) -> list[str]:
@@ -48,7 +34,7 @@ def test_an_error_of_a_document_format_goes_to_stderr_and_stdout_stays_empty(
     closed_site: RunningSite, scan_env: dict[str, str], output_format: str
 ) -> None:
     # `scan URL --format junit > report.xml` on a site that is down: report.xml must not get a JSON error
-    done = _scan(closed_site.url, "--format", output_format, env=scan_env)
+    done = run_scan(closed_site.url, "--format", output_format, env=scan_env)
     assert done.returncode == 3
     assert done.stdout == ""
     errors = [line for line in _own_lines(done.stderr) if line.startswith("error: ")]
@@ -56,13 +42,13 @@ def test_an_error_of_a_document_format_goes_to_stderr_and_stdout_stays_empty(
 
 
 def test_an_error_of_a_document_format_before_the_scan_goes_to_stderr_too(scan_env: dict[str, str]) -> None:
-    done = _scan("https://unused.test/", "--format", "sarif", "--fail-under", "Z", env=scan_env)
+    done = run_scan("https://unused.test/", "--format", "sarif", "--fail-under", "Z", env=scan_env)
     assert done.returncode == 2 and done.stdout == ""
     assert _own_lines(done.stderr) == ["error: --fail-under takes one of A+, A, B, C, D, F, not 'Z'"]
 
 
 def test_an_error_in_json_stays_a_json_object_on_stdout(closed_site: RunningSite, scan_env: dict[str, str]) -> None:
-    done = _scan(closed_site.url, env=scan_env)
+    done = run_scan(closed_site.url, env=scan_env)
     assert done.returncode == 3
     assert set(json.loads(done.stdout)) == {"error"}
 
@@ -75,7 +61,7 @@ def test_a_reader_that_went_away_ends_the_scan_with_the_gates_status_and_no_trac
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = _scan(worst_site.url, *gate, env=scan_env, stdout=write_end)
+        done = run_scan(worst_site.url, *gate, env=scan_env, stdout=write_end)
     finally:
         os.close(write_end)
     assert done.returncode == status, done.stderr[-2000:]
