@@ -184,17 +184,8 @@ def checkout_success() -> rx.Component:
             # a purchase not found, or a payment that failed, leads on: never a dead end
             rx.cond(
                 (CheckoutState.return_status == "failed") | (CheckoutState.return_status == "unknown"),
-                rx.hstack(
-                    rx.cond(
-                        (CheckoutState.return_status == "failed") & (CheckoutState.return_product_slug != ""),
-                        rx.link(
-                            rx.button("Try again"),
-                            href="/checkout/" + CheckoutState.return_product_slug,
-                            underline="none",
-                        ),
-                    ),
-                    rx.link(rx.button("See prices", variant="outline"), href="/pricing", underline="none"),
-                    wrap="wrap",
+                _try_again_or_prices(
+                    (CheckoutState.return_status == "failed") & (CheckoutState.return_product_slug != "")
                 ),
             ),
             role="status",
@@ -204,22 +195,24 @@ def checkout_success() -> rx.Component:
     )
 
 
+def _try_again_or_prices(try_again: rx.Var[bool] | bool) -> rx.Component:
+    """The way on from a purchase that did not happen: its checkout again (when `try_again`), or the prices."""
+    return rx.hstack(
+        rx.cond(
+            try_again,
+            rx.link(rx.button("Try again"), href="/checkout/" + CheckoutState.return_product_slug, underline="none"),
+        ),
+        rx.link(rx.button("See prices", variant="outline"), href="/pricing", underline="none"),
+        wrap="wrap",
+    )
+
+
 def checkout_cancelled() -> rx.Component:
     return page(
         section_card(
             rx.heading("Payment cancelled", as_="h1", size="7"),
             rx.text("Nothing was charged. You can try again whenever you like.", size="3"),
-            rx.hstack(
-                rx.cond(
-                    CheckoutState.return_product_slug != "",
-                    rx.link(
-                        rx.button("Try again"),
-                        href="/checkout/" + CheckoutState.return_product_slug,
-                        underline="none",
-                    ),
-                ),
-                rx.link(rx.button("See prices", variant="outline"), href="/pricing", underline="none"),
-            ),
+            _try_again_or_prices(CheckoutState.return_product_slug != ""),
         ),
         width="720px",
     )
