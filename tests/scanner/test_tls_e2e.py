@@ -159,7 +159,7 @@ async def test_the_best_site_reports_its_transport_in_full(best_site, scan_setti
     assert [c["subject"].split(",")[0] for c in tls["chain"]] == ["CN=best.test", "CN=websec Test Intermediate CA"]
     assert tls["ocsp_stapling"] == {"stapled": False}
     assert tls["certificate_transparency"]["sct_present"] is False
-    assert any("TLS extension" in item for item in tls["not_testable"])
+    assert any("sent in the TLS handshake" in item for item in tls["not_testable"])
 
 
 async def test_hsts_with_a_long_max_age_is_what_separates_a_from_a_plus(site_factory, scan_settings) -> None:
