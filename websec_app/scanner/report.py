@@ -109,6 +109,14 @@ def _strip_fixes(node: Any) -> None:
 NOT_CHECKED = "not checked"
 
 
+def left_not_checked(item: Mapping[str, Any], *, header: bool) -> bool:
+    """Whether a header object (spec 2.3) or a finding stands for a check that could not run: a `check.error`
+    or `check.crashed` finding, or a header object its check left "not checked" (grading.py)."""
+    if header:
+        return str(item.get("note") or "").startswith(NOT_CHECKED)
+    return item.get("check") in ("check.error", "check.crashed")
+
+
 @dataclass(frozen=True)
 class ReportItem:
     """One header object (spec 2.3) or one finding of a report, where it sits, and the dict itself."""
@@ -133,11 +141,7 @@ class ReportItem:
 
     @property
     def not_checked(self) -> bool:
-        """A check that could not run (a `check.error` or `check.crashed` finding, or a header object it left
-        "not checked")."""
-        if self.header:
-            return str(self.item.get("note") or "").startswith(NOT_CHECKED)
-        return self.name in ("check.error", "check.crashed")
+        return left_not_checked(self.item, header=self.header)
 
     @property
     def is_issue(self) -> bool:
@@ -181,7 +185,7 @@ def header_outcome(name: str, header: Mapping[str, Any], book: RuleBook | None =
     check left not checked (whose "warn" matches no rule of the header: the first warn rule would describe a
     finding nobody made, e.g. a blocked scan's "allows inline scripts"); else the rule of that header with the
     same status and explanation; else the first rule of that header and status."""
-    if str(header.get("note") or "").startswith(NOT_CHECKED):
+    if left_not_checked(header, header=True):
         return "check.error"
     from .rules import default_rulebook
 

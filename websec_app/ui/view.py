@@ -16,7 +16,7 @@ from typing import Any
 
 from websec_app.scanner import SECTIONS, Section
 from websec_app.scanner.findings import SEVERITIES, STATUSES
-from websec_app.scanner.report import NOT_CHECKED, fixes_by_impact
+from websec_app.scanner.report import fixes_by_impact, left_not_checked
 from websec_app.wording import counted
 
 from .evidence import Evidence, Snippet, evidence, fix_snippets
@@ -152,7 +152,13 @@ _Snippets = Callable[[Any], list[Snippet]]
 
 
 def _finding(
-    section: str, index: int, raw: Mapping[str, Any], snippets: _Snippets, title: str | None = None
+    section: str,
+    index: int,
+    raw: Mapping[str, Any],
+    snippets: _Snippets,
+    title: str | None = None,
+    *,
+    header: bool = False,  # `raw` is a header object (spec 2.3), not a finding
 ) -> FindingView:
     status = _text(raw.get("status")) or "good"
     explanation = _prose(raw.get("explanation"))
@@ -164,7 +170,6 @@ def _finding(
     deduction = int(raw.get("deduction") or 0)
     fix = _prose(raw.get("fix"))
     per_server = snippets(raw.get("fix_snippets")) if fix else []
-    checked = not (_not_checked(raw) or raw.get("check") in ("check.error", "check.crashed"))
     return FindingView(
         key=f"{section}-{index}",
         title=title,
@@ -182,12 +187,8 @@ def _finding(
         points=_points(deduction),
         snippets=per_server,
         first_server=per_server[0].server if per_server else "",
-        checked=checked,
+        checked=not left_not_checked(raw, header=header),
     )
-
-
-def _not_checked(header: Mapping[str, Any]) -> bool:
-    return _text(header.get("note")).startswith(NOT_CHECKED)
 
 
 def _findings(name: str, section: Mapping[str, Any], snippets: _Snippets) -> list[FindingView]:
@@ -198,8 +199,9 @@ def _findings(name: str, section: Mapping[str, Any], snippets: _Snippets) -> lis
                 i,
                 header,
                 snippets,
+                header=True,
                 title=f"{header_name} not checked"
-                if _not_checked(header)
+                if left_not_checked(header, header=True)
                 else f"{header_name} {_HEADER_STATUS_WORDS.get(header['status'], '')}".strip(),
             )
             for i, (header_name, header) in enumerate(section.items())
