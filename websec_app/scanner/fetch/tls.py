@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -409,7 +410,8 @@ async def fetch_tls(
         return await _graded(result, host, port, address, context, settings, ca_issuers, protocols, ciphers)
     except Exception as exc:  # noqa: BLE001 - a certificate detail no parser foresaw is recorded, never raised
         message = f"the server's certificates could not be graded: {type(exc).__name__}: {exc}"
-        return _unreadable(result, host, port, address, message, protocols, ciphers)
+        shown = _shown(result, host, port, address, protocols, ciphers)
+        return dataclasses.replace(shown, failure=Failure("tls", message))
 
 
 def _readable_chain(ders: tuple[bytes, ...]) -> tuple[tuple[CertificateInfo, ...], str | None]:
@@ -425,16 +427,15 @@ def _readable_chain(ders: tuple[bytes, ...]) -> tuple[tuple[CertificateInfo, ...
     return tuple(chain), None
 
 
-def _unreadable(
+def _shown(
     result: Handshake,
     host: str,
     port: int,
     address: str,
-    message: str,
     protocols: tuple[TlsProbe, ...],
     ciphers: tuple[TlsProbe, ...],
 ) -> TlsHandshake:
-    """A handshake whose certificate cannot be graded: a failure, with what the handshake did show."""
+    """What a completed handshake shows whatever its certificate: protocol, cipher, group and the probes."""
     return TlsHandshake(
         host=host,
         port=port,
@@ -442,7 +443,6 @@ def _unreadable(
         protocol=result.protocol,
         cipher=result.cipher,
         cipher_bits=result.cipher_bits,
-        failure=Failure("tls", message),
         key_exchange_group=result.group,
         protocols=protocols,
         cipher_probes=ciphers,
@@ -464,32 +464,25 @@ async def _graded(
     """The completed handshake graded: chain, trust, completeness. An unreadable leaf is the handshake's failure
     (nothing about the certificate can be judged); an unreadable certificate above it ends the chain recorded
     there, and says so among what could not be tested."""
+    shown = _shown(result, host, port, address, protocols, ciphers)
     chain, unreadable = _readable_chain(result.chain)
-    if unreadable is not None and not chain:
-        return _unreadable(result, host, port, address, unreadable, protocols, ciphers)
+    if unreadable is not None and not chain:  # nothing about the certificate can be judged: a failure
+        return dataclasses.replace(shown, failure=Failure("tls", unreadable))
     store = context.get_cert_store()
     if store is None:  # grading_context always loads one
         raise RuntimeError("the TLS context has no certificate store")
     source = ca_issuers if ca_issuers is not None else guarded_ca_issuers(settings)
     verdict = await _judge_chain(result, chain, store, source)
     trusted, verify_error = _trust(result)
-    return TlsHandshake(
-        host=host,
-        port=port,
-        address=address,
-        protocol=result.protocol,
-        cipher=result.cipher,
-        cipher_bits=result.cipher_bits,
+    return dataclasses.replace(
+        shown,
         chain=chain,
         trusted=trusted and bool(chain),
         verify_error=verify_error if chain else "the server sent no certificate",
         hostname_matches=bool(chain) and certificate_matches_host(chain[0], host),
-        key_exchange_group=result.group,
         chain_complete=verdict.complete,
         missing_issuer=verdict.missing_issuer,
         untrusted_ca=verdict.untrusted_ca if not trusted else None,
         ocsp_staple=result.ocsp,
-        protocols=protocols,
-        cipher_probes=ciphers,
         not_testable=NOT_TESTABLE if unreadable is None else (*NOT_TESTABLE, unreadable),
     )
