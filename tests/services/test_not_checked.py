@@ -6,12 +6,12 @@ session), counted as a compliance problem."""
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 import pytest
 
 from tests.factories import make_snapshot
+from tests.pdf_text import pdf_pages
 from websec_app.scanner.report import header_outcome
 from websec_app.scanner.scan import grade_snapshot
 from websec_app.services.compliance import assess
@@ -38,9 +38,7 @@ def blocked() -> dict[str, Any]:
 
 
 def _text(pdf: bytes) -> str:
-    return subprocess.run(
-        ["pdftotext", "-enc", "UTF-8", "-", "-"], input=pdf, capture_output=True, check=True
-    ).stdout.decode()
+    return " ".join(pdf_pages(pdf))
 
 
 def test_a_header_left_not_checked_is_no_rule_of_that_header(blocked: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from tests.api.fakes import make_report
 from tests.fixtures.sites import RunningSite
+from tests.pdf_text import pdf_pages as pages
 from tests.reports import PRO_ORDER, impact_report
 from websec_app.scanner import SECTIONS, scan, section
 from websec_app.services.pdf import render_compliance_pdf, render_scan_pdf, report_filename
@@ -23,14 +24,6 @@ from websec_app.services.pdf.compliance_report import DISCLAIMER
 from websec_app.settings import Settings
 
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
-
-
-def pages(data: bytes) -> list[str]:
-    """Each page's text as pdftotext (poppler-utils) reads it."""
-    out = subprocess.run(
-        ["pdftotext", "-enc", "UTF-8", "-", "-"], input=data, capture_output=True, check=True, timeout=60
-    )
-    return out.stdout.decode("utf-8").split("\f")[:-1]
 
 
 def flat(data: bytes) -> str:

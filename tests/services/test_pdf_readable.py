@@ -18,6 +18,7 @@ import pytest
 from reportlab.lib.pagesizes import A4
 
 from tests.fixtures.sites import RunningSite
+from tests.pdf_text import pdf_pages
 from websec_app.scanner import scan
 from websec_app.scanner.fixes import SERVERS
 from websec_app.scanner.rules import default_rulebook
@@ -28,13 +29,6 @@ from websec_app.services.pdf._layout import MARGIN
 from websec_app.settings import Settings
 
 LONG_TOKEN = "sha256-" + "Q" * 300  # no space anywhere: must wrap inside the token, whole
-
-
-def pdf_pages(data: bytes) -> list[str]:
-    out = subprocess.run(
-        ["pdftotext", "-enc", "UTF-8", "-", "-"], input=data, capture_output=True, check=True, timeout=60
-    )
-    return out.stdout.decode("utf-8").split("\f")[:-1]
 
 
 def flat(text: str) -> str:
