@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 import httpx
+import pytest
+from fastapi import FastAPI
 
+from tests.api.conftest import client_for
 from tests.fixtures.providers.smtp import Delivered
+from websec_app.services.payments import PaymentService
+from websec_app.settings import Settings
+
+
+@pytest.fixture(name="client")
+async def paid_client(
+    make_api: Callable[..., FastAPI], paid_settings: Settings, service: PaymentService, worker: object
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The `client` of a payment test module (imported there): the API with the payment service wired to the
+    stand-ins, and the outbox worker running."""
+    async with client_for(make_api(settings=paid_settings, payments=service)) as http:
+        yield http
 
 
 class Signed(Protocol):

@@ -5,29 +5,21 @@ including the payment SDKs and the SMTP client, so a secret that any layer logs 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
-from tests.api.conftest import client_for
-from tests.api.payment_helpers import deliver, secret_in
+from tests.api.payment_helpers import (
+    deliver,
+    paid_client,  # noqa: F401 - this module's `client` fixture
+    secret_in,
+)
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.payment_fixtures import Mailbox
 from websec_app.services.payments import PaymentService
 from websec_app.services.prices import Product
-from websec_app.settings import Settings
 
 BUYER = "buyer@example.com"
-
-
-@pytest.fixture
-async def client(
-    make_api: Callable[..., FastAPI], paid_settings: Settings, service: PaymentService, worker: object
-) -> AsyncIterator[httpx.AsyncClient]:
-    async with client_for(make_api(settings=paid_settings, payments=service)) as http:
-        yield http
 
 
 async def test_paid_flows_log_no_secret(

@@ -10,7 +10,7 @@ stand-ins (tests/fixtures/providers/), so signatures are really verified.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -18,7 +18,11 @@ from fastapi import FastAPI
 
 from tests.api.conftest import client_for
 from tests.api.fakes import FakeScanner, FrozenClock
-from tests.api.payment_helpers import deliver, secret_in
+from tests.api.payment_helpers import (
+    deliver,
+    paid_client,  # noqa: F401 - this module's `client` fixture
+    secret_in,
+)
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.payment_fixtures import Mailbox
 from websec_app.services.payments import PaymentService
@@ -28,14 +32,6 @@ from websec_app.store import Database, find_compliance_token
 
 BUYER = "buyer@example.com"
 LOOPBACK = "127.0.0.1"
-
-
-@pytest.fixture
-async def client(
-    make_api: Callable[..., FastAPI], paid_settings: Settings, service: PaymentService, worker: object
-) -> AsyncIterator[httpx.AsyncClient]:
-    async with client_for(make_api(settings=paid_settings, payments=service)) as http:
-        yield http
 
 
 def _paid_razorpay_compliance_token(service: PaymentService, razorpay_api: RazorpayStandIn) -> str:

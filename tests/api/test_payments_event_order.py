@@ -8,24 +8,25 @@ Every event time comes from the test's frozen clock; each case runs on SQLite an
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlmodel import select
 
-from tests.api.conftest import client_for
 from tests.api.fakes import FrozenClock
-from tests.api.payment_helpers import deliver, secret_in
+from tests.api.payment_helpers import (
+    deliver,
+    paid_client,  # noqa: F401 - this module's `client` fixture
+    secret_in,
+)
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.payment_fixtures import Mailbox
 from tests.pg_server import get_server
-from websec_app.services.payments import PaymentService
+from websec_app.services.payments import CheckoutStart, PaymentService
 from websec_app.services.prices import Product
-from websec_app.settings import Settings
 from websec_app.store import Database, find_payment
 from websec_app.store.models import ScanToken
 from websec_app.store.payments import STATUS_PAID, STATUS_REFUNDED
@@ -45,14 +46,6 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
         db.dispose()
 
 
-@pytest.fixture
-async def client(
-    make_api: Callable[..., FastAPI], paid_settings: Settings, service: PaymentService, worker: object
-) -> AsyncIterator[httpx.AsyncClient]:
-    async with client_for(make_api(settings=paid_settings, payments=service)) as http:
-        yield http
-
-
 def _now(clock: FrozenClock) -> int:
     return int(clock().timestamp())
 
@@ -61,6 +54,18 @@ def _at(event: dict[str, Any], clock: FrozenClock) -> dict[str, Any]:
     """A Stripe event that happened at the clock's time."""
     event["created"] = _now(clock)
     return event
+
+
+def _razorpay_subscriber(
+    service: PaymentService, razorpay_api: RazorpayStandIn, mailbox: Mailbox
+) -> tuple[CheckoutStart, dict[str, Any], str]:
+    """A Razorpay subscription started, its first charge confirmed: the checkout, the provider's subscription and
+    the API key emailed."""
+    start = service.start_checkout(Product.SUBSCRIPTION, "razorpay", BUYER)
+    subscription = razorpay_api.subscriptions[start.reference]
+    first, signature = razorpay_api.charge_subscription(start.reference, email=BUYER)
+    service.confirm_razorpay_subscription(subscription_id=start.reference, payment_id=first["id"], signature=signature)
+    return start, subscription, secret_in(mailbox.wait_for(1)[0], "wsk_")
 
 
 async def _key_status(client: httpx.AsyncClient, key: str) -> int:
@@ -106,11 +111,7 @@ async def test_razorpay_a_pending_delivered_after_the_charge_that_settled_it_doe
     mailbox: Mailbox,
     clock: FrozenClock,
 ) -> None:
-    start = service.start_checkout(Product.SUBSCRIPTION, "razorpay", BUYER)
-    subscription = razorpay_api.subscriptions[start.reference]
-    first, signature = razorpay_api.charge_subscription(start.reference, email=BUYER)
-    service.confirm_razorpay_subscription(subscription_id=start.reference, payment_id=first["id"], signature=signature)
-    key = secret_in(mailbox.wait_for(1)[0], "wsk_")
+    start, subscription, key = _razorpay_subscriber(service, razorpay_api, mailbox)
     clock.advance(days=30)
     pending = razorpay_api.webhook("subscription.pending", subscription=dict(subscription), created_at=_now(clock))
     clock.advance(days=1)
@@ -135,11 +136,7 @@ async def test_razorpay_an_old_months_charge_retried_after_a_halt_records_the_pa
     database: Database,
     clock: FrozenClock,
 ) -> None:
-    start = service.start_checkout(Product.SUBSCRIPTION, "razorpay", BUYER)
-    subscription = razorpay_api.subscriptions[start.reference]
-    first, signature = razorpay_api.charge_subscription(start.reference, email=BUYER)
-    service.confirm_razorpay_subscription(subscription_id=start.reference, payment_id=first["id"], signature=signature)
-    key = secret_in(mailbox.wait_for(1)[0], "wsk_")
+    start, subscription, key = _razorpay_subscriber(service, razorpay_api, mailbox)
     clock.advance(days=30)
     month_two, _ = razorpay_api.charge_subscription(start.reference, email=BUYER)
     charged = razorpay_api.webhook(

@@ -4,15 +4,17 @@ and every email delivered to a real SMTP server. One-time scan, compliance repor
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlmodel import col, select
 
-from tests.api.conftest import client_for
-from tests.api.payment_helpers import deliver, secret_in, to
+from tests.api.payment_helpers import (
+    deliver,
+    paid_client,  # noqa: F401 - this module's `client` fixture
+    secret_in,
+    to,
+)
 from tests.fixtures.providers import RazorpayStandIn
 from tests.payment_fixtures import Mailbox
 from websec_app.services.payments import PaymentNotVerified, PaymentService
@@ -21,14 +23,6 @@ from websec_app.store import Database
 from websec_app.store.models import WebhookEvent
 
 BUYER = "buyer@example.com"
-
-
-@pytest.fixture
-async def client(
-    make_api: Callable[..., FastAPI], paid_settings, service: PaymentService, worker
-) -> AsyncIterator[httpx.AsyncClient]:
-    async with client_for(make_api(settings=paid_settings, payments=service)) as http:
-        yield http
 
 
 def _events(database: Database) -> list[tuple[str, str | None]]:

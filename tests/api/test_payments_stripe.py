@@ -4,33 +4,25 @@ signs them and verified with `stripe.Webhook.construct_event`, every email deliv
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
 
 import httpx
-import pytest
-from fastapi import FastAPI
 from sqlmodel import col, select
 
-from tests.api.conftest import client_for
-from tests.api.payment_helpers import deliver, secret_in, to
+from tests.api.payment_helpers import (
+    deliver,
+    paid_client,  # noqa: F401 - this module's `client` fixture
+    secret_in,
+    to,
+)
 from tests.fixtures.providers import StripeStandIn
 from tests.fixtures.providers.stripe import decode_form
 from tests.payment_fixtures import Mailbox
 from websec_app.services.payments import PaymentService
 from websec_app.services.prices import Product
-from websec_app.settings import Settings
 from websec_app.store import Database
 from websec_app.store.models import WebhookEvent
 
 BUYER = "buyer@example.com"
-
-
-@pytest.fixture
-async def client(
-    make_api: Callable[..., FastAPI], paid_settings: Settings, service: PaymentService, worker: object
-) -> AsyncIterator[httpx.AsyncClient]:
-    async with client_for(make_api(settings=paid_settings, payments=service)) as http:
-        yield http
 
 
 def _outcomes(database: Database) -> list[str | None]:
