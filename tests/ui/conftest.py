@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -262,6 +263,28 @@ def screenshot(page: playwright_api.Page, name: str) -> None:
         page.screenshot(path=str(SCREENSHOTS / f"{name}-phone.png"), full_page=True)
     finally:
         page.set_viewport_size(size)
+
+
+T = TypeVar("T")
+
+#: The widths what people see is looked at (house rule 8): phone and desktop.
+WIDTHS = {"375": {"width": 375, "height": 812}, "1280": DESKTOP}
+
+
+def at_each_width(page: playwright_api.Page, look: Callable[[str], T]) -> list[T]:
+    """`look(width)` with the page's viewport set to each of WIDTHS in turn, once its layout has settled; the
+    viewport is put back afterwards, whatever `look` raised."""
+    before = page.viewport_size
+    try:
+        results = []
+        for width, size in WIDTHS.items():
+            page.set_viewport_size(size)
+            page.wait_for_timeout(200)  # let the responsive layout settle
+            results.append(look(width))
+        return results
+    finally:
+        if before is not None:
+            page.set_viewport_size(before)
 
 
 def open_page(page: playwright_api.Page, url: str) -> None:

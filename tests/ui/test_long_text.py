@@ -16,10 +16,9 @@ from websec_app.services.prices import Product
 from websec_app.store import create_subscription, issue_api_key
 from websec_app.store.purchases import open_checkout
 
-from .conftest import ROOT, App, open_page
+from .conftest import ROOT, App, at_each_width, open_page
 
 SHOTS = ROOT / "var" / "screenshots" / "long-text"
-WIDTHS = {"375": {"width": 375, "height": 812}, "1280": {"width": 1280, "height": 800}}
 
 LONG_HOST = "internationalbusinessmachinescorporationsubsidiaryportal.test"  # resolves nowhere (fixture DNS)
 LONG_EMAIL = "jonathan.richardson-smith@internationalbusinessmachines.com"
@@ -44,23 +43,17 @@ _FULLY_VISIBLE = """el => {
 def check_fits(page: Page, element: Locator, name: str) -> list[Path]:
     """At each width: no sideways scrolling and `element` fully visible; a screenshot to look at."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    before = page.viewport_size
-    paths = []
-    try:
-        for width, size in WIDTHS.items():
-            page.set_viewport_size(size)
-            page.wait_for_timeout(200)  # let the responsive layout settle
-            scroll = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-            assert scroll[0] <= scroll[1], f"{name} at {width} px: the page is {scroll[0]} px wide"
-            problems = element.evaluate(_FULLY_VISIBLE)
-            assert not problems, f"{name} at {width} px: {problems}"
-            path = SHOTS / f"{name}-{width}.png"
-            page.screenshot(path=str(path), full_page=True)
-            paths.append(path)
-    finally:
-        if before is not None:
-            page.set_viewport_size(before)
-    return paths
+
+    def check(width: str) -> Path:
+        scroll = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert scroll[0] <= scroll[1], f"{name} at {width} px: the page is {scroll[0]} px wide"
+        problems = element.evaluate(_FULLY_VISIBLE)
+        assert not problems, f"{name} at {width} px: {problems}"
+        path = SHOTS / f"{name}-{width}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return at_each_width(page, check)
 
 
 def scan_from_home(page: Page, app: App, url: str) -> Locator:

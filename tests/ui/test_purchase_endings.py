@@ -20,7 +20,7 @@ from playwright.sync_api import Page, Route, expect
 
 from tests.fixtures.providers import StripeStandIn
 
-from .conftest import ROOT, App, open_page
+from .conftest import ROOT, App, at_each_width, open_page
 from .test_checkout import (  # noqa: F401 - fixtures, used by name
     buy,
     no_csp_violations,
@@ -32,25 +32,18 @@ from .test_checkout import (  # noqa: F401 - fixtures, used by name
 
 SHOTS = ROOT / "var" / "screenshots" / "purchase-endings"
 #: The widths the pages are looked at (issue 15): a small phone and a laptop.
-WIDTHS = {"375": {"width": 375, "height": 812}, "1280": {"width": 1280, "height": 800}}
 
 
 def shoot(page: Page, name: str) -> list[Path]:
     """Full-length screenshots at 375 and 1280 px wide: var/screenshots/purchase-endings/<name>-<width>.png."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    before = page.viewport_size
-    paths = []
-    try:
-        for width, size in WIDTHS.items():
-            page.set_viewport_size(size)
-            page.wait_for_timeout(200)
-            path = SHOTS / f"{name}-{width}.png"
-            page.screenshot(path=str(path), full_page=True)
-            paths.append(path)
-    finally:
-        if before is not None:
-            page.set_viewport_size(before)
-    return paths
+
+    def shot(width: str) -> Path:
+        path = SHOTS / f"{name}-{width}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return at_each_width(page, shot)
 
 
 def email_link(app: App, recipient: str, page_path: str) -> str:
