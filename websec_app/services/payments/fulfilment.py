@@ -183,11 +183,11 @@ class Fulfilment:
         paid_by = (change.payment_id,) if change.payment_id else ()
         with self.database.session() as session:
             held = pending_reversal(session, provider, paid_by)
-        if held is not None:  # refunded or disputed before this capture reached us: nothing to issue
-            with self.database.session() as session:
+            if held is not None:  # refunded or disputed before this capture reached us: nothing to issue
                 settle_reversed_checkout(
                     session, checkout, provider_payment_id=change.payment_id, dispute=held, now=self.clock()
                 )
+        if held is not None:
             what = "disputed" if held else "refunded"
             log.warning("%s payment %s was %s before its capture arrived: nothing issued", provider, paid_by, what)
             return Outcome(REVERSED_BEFORE, f"{checkout.reference} was {what} before its capture: nothing issued")
@@ -205,9 +205,8 @@ class Fulfilment:
         keeps one, either side sees the other whatever the interleaving."""
         with self.database.session() as session:
             held = pending_reversal(session, provider, paid_by)
-        if held is None:
-            return outcome
-        with self.database.session() as session:
+            if held is None:
+                return outcome
             reverse_payment(session, provider, paid_by, dispute=held, now=self.clock())
         log.warning("%s payment %s was reversed while it was settled: what it bought is revoked", provider, paid_by)
         return Outcome(REVERSED_BEFORE, f"{outcome.detail}, and revoked: the payment was reversed meanwhile")
