@@ -1,5 +1,5 @@
 """Words every renderer shares (the UI, CLI, emails, PDFs and API errors say them the same way): counted nouns
-("1 day", "2 days") and the names of TLS protocol versions."""
+("1 day", "2 days"), the names of TLS protocol versions, and how a site's bidirectional controls are shown."""
 
 from __future__ import annotations
 
@@ -19,5 +19,15 @@ PROTOCOL_LABELS = {
     "SSLv2": "SSL 2.0",
 }
 
+#: Characters that reorder how the text after them is displayed (Unicode TR 9's marks, embeddings, overrides
+#: and isolates). A site's RIGHT-TO-LEFT OVERRIDE makes the rest of a line read backwards ("Trojan Source",
+#: CVE-2021-42574), so renderers show these escaped, and a site's text in the order it was sent.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
-__all__ = ["PROTOCOL_LABELS", "counted"]
+
+def bidi_escaped(ch: str) -> str:
+    """`\\u202e` for a bidirectional control: its name in the text, not its effect."""
+    return f"\\u{ord(ch):04x}"
+
+
+__all__ = ["BIDI_CONTROLS", "PROTOCOL_LABELS", "bidi_escaped", "counted"]

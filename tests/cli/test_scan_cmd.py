@@ -85,3 +85,12 @@ def test_printable_escapes_c0_and_c1_controls_and_keeps_tabs() -> None:
     assert printable("a\x1b[2Jb\x9b31m\rc\td\x7f") == "a\\x1b[2Jb\\x9b31m\\x0dc\td\\x7f"
     assert printable("one\ntwo") == "one\\x0atwo"  # a site's text cannot start a line of its own
     assert printable("ü ☃ 日本") == "ü ☃ 日本"
+
+
+def test_printable_names_bidirectional_controls_instead_of_obeying_them() -> None:
+    from websec_app.cli.scan_cmd import printable
+
+    # a RIGHT-TO-LEFT OVERRIDE would show "nginx/1.2.3 patched" as "dehctap 3.2.1/xnign" in a terminal
+    assert printable("nginx/\u202e1.2.3 patched\u202c") == "nginx/\\u202e1.2.3 patched\\u202c"
+    assert printable("\u2066a\u2069 \u200f \u061c") == "\\u2066a\\u2069 \\u200f \\u061c"
+    assert printable("שלום עולם مرحبا") == "שלום עולם مرحبا"  # right-to-left text itself is shown as sent

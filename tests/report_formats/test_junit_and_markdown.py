@@ -69,3 +69,14 @@ def test_markdown_renders_what_a_hostile_site_sent_as_text_only(worst_body) -> N
     # every table row still has its four cells (a | in a value must not open a fifth)
     rows = [line for line in html.split("<tr>")[2:]]
     assert rows and all(row.count("<td") == 4 for row in rows)
+
+
+def test_markdown_shows_a_sites_bidirectional_controls_instead_of_obeying_them(worst_body) -> None:
+    # Given a note whose RIGHT-TO-LEFT OVERRIDE would make the rest of the comment's line read backwards
+    hostile = copy.deepcopy(worst_body)
+    hostile["cors"]["findings"][0]["note"] = "Server: nginx\u202e1.2.3 is fine\u202c, \u2067isolate\u2069"
+    text = render_markdown(hostile)
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    # no bidirectional control reaches the reader; each is named where the site put it
+    assert re.search("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", html) is None
+    assert "nginx\\u202e1\\.2\\.3 is fine\\u202c, \\u2067isolate\\u2069" in text

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..wording import BIDI_CONTROLS, bidi_escaped
+
 if TYPE_CHECKING:  # the scanner is imported when a scan runs, not for `--help` or another command (issue 14)
     from ..scanner import ScanReport, Section
     from ..scanner.report import ReportItem
@@ -95,14 +97,21 @@ def stdout_to_devnull() -> None:
 
 
 # C0 controls but tab, DEL, and C1 controls: a terminal or CI log reads ESC, BEL, CSI (U+009B)...
-# as commands (clear the screen, set the window title, fake colours).
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# as commands (clear the screen, set the window title, fake colours). The bidirectional controls reorder
+# what a reader sees of the rest of the line.
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    ch = match.group()
+    return f"\\x{ord(ch):02x}" if ord(ch) <= 0xFF else bidi_escaped(ch)
 
 
 def printable(line: str) -> str:
     """One line of output with every control character but tab shown as an escape (ESC -> `\\x1b`, a newline
-    too): what a scanned site sent reaches a terminal as text, and cannot start a line of its own."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", line)
+    too, RIGHT-TO-LEFT OVERRIDE -> `\\u202e`): what a scanned site sent reaches a terminal as text, shown in
+    the order it was sent, and cannot start a line of its own."""
+    return _CONTROL.sub(_escaped, line)
 
 
 def _without_httpx_cli() -> None:

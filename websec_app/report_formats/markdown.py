@@ -2,7 +2,8 @@
 and every check in a collapsed list.
 
 Notes quote what the scanned site sent (header values, page text). In a comment that text must stay
-text: no link, image, HTML or @mention may come out of it, so it is escaped character by character.
+text: no link, image, HTML or @mention may come out of it, so it is escaped character by character, and its
+bidirectional controls are shown as `\\u202e`, not obeyed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from ..scanner.report import ReportItem, fixes_by_impact, report_items
 from ..scanner.sections import section as section_entry
+from ..wording import BIDI_CONTROLS, bidi_escaped
 from ._items import fix_of, grading, header_line, plain, rule_id, subjects
 
 TOP_FIXES = 10
@@ -27,7 +29,9 @@ def escape(text: object) -> str:
     for ch in " ".join(("" if text is None else str(text)).split()):
         if ch < " " or ch == "\x7f":  # control characters: nothing a reader should get
             continue
-        if ch == "@":
+        if ch in BIDI_CONTROLS:
+            out.append(bidi_escaped(ch))
+        elif ch == "@":
             out.append("&#64;")
         elif ch in _ESCAPED:
             out.append("\\" + ch)
@@ -39,7 +43,7 @@ def escape(text: object) -> str:
 def code_span(text: str, *, in_table: bool = False) -> str:
     """An inline code span holding any text: fenced with more backticks than it contains. In a table a
     pipe ends the cell even inside code (GitHub Flavored Markdown 4.10), so there it is escaped."""
-    flat = " ".join(text.split())
+    flat = "".join(bidi_escaped(ch) if ch in BIDI_CONTROLS else ch for ch in " ".join(text.split()))
     longest = run = 0
     for ch in flat:
         run = run + 1 if ch == "`" else 0
