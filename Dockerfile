@@ -23,7 +23,7 @@ ENV PYTHONUNBUFFERED=1 \
 
 RUN apt-get update \
     && apt-get install -y --no-install-recommends nodejs npm \
-        fonts-noto-core fonts-noto-mono fonts-droid-fallback fonts-symbola \
+        fonts-noto-core fonts-noto-mono fonts-droid-fallback fonts-nanum fonts-symbola \
     && rm -rf /var/lib/apt/lists/* \
     && npm install --prefix /opt/bun --no-save --no-audit --no-fund --loglevel=error "bun@${BUN_VERSION}" \
     && bun --version

@@ -46,6 +46,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 RUN_APT_PACKAGES := node:nodejs npm:npm /usr/share/fonts/truetype/noto/NotoSans-Regular.ttf:fonts-noto-core \
 	/usr/share/fonts/truetype/noto/NotoSansMono-Regular.ttf:fonts-noto-mono \
 	/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf:fonts-droid-fallback \
+	/usr/share/fonts/truetype/nanum/NanumGothic.ttf:fonts-nanum \
 	/usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf:fonts-symbola
 # initdb is not on PATH on Debian, so PostgreSQL is detected by its version directory instead.
 TEST_APT_PACKAGES := pdftoppm:poppler-utils chromium:chromium chromedriver:chromium-driver redis-server:redis-server \

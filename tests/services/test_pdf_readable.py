@@ -221,6 +221,39 @@ def test_an_arabic_name_is_joined_right_to_left_and_on_every_page(worst: dict[st
     assert _pages_with(pages, has_name) == len(pages)
 
 
+# A client's name in each script the fallbacks cover, and the font its letters must come from.
+NAMES_BY_SCRIPT = [
+    ("한국 보안 주식회사", "NanumGothic"),  # Droid Sans Fallback has no Hangul syllables
+    ("தமிழ் நிறுவனம்", "NotoSansTamil"),
+    ("বাংলা কোম্পানি", "NotoSansBengali"),
+    ("తెలుగు సంస్థ", "NotoSansTelugu"),
+    ("ಕನ್ನಡ ಕಂಪನಿ", "NotoSansKannada"),
+    ("മലയാളം കമ്പനി", "NotoSansMalayalam"),
+    ("ગુજરાતી કંપની", "NotoSansGujarati"),
+    ("ਪੰਜਾਬੀ ਕੰਪਨੀ", "NotoSansGurmukhi"),
+    ("ଓଡ଼ିଆ କମ୍ପାନୀ", "NotoSansOriya"),
+    ("සිංහල සමාගම", "NotoSansSinhala"),
+    ("Հայկական ընկերություն", "NotoSansArmenian"),
+    ("ქართული კომპანია", "NotoSansGeorgian"),
+    ("የኢትዮጵያ ኩባንያ", "NotoSansEthiopic"),
+    ("ក្រុមហ៊ុនខ្មែរ", "NotoSansKhmer"),
+    ("မြန်မာကုမ္ပဏီ", "NotoSansMyanmar"),
+    ("ບໍລິສັດລາວ", "NotoSansLao"),
+]
+
+
+@pytest.mark.parametrize(("name", "font"), NAMES_BY_SCRIPT, ids=[font for _, font in NAMES_BY_SCRIPT])
+def test_a_name_in_any_script_is_drawn_in_a_font_that_has_it(name: str, font: str, tmp_path: Any) -> None:
+    data = render_scan_pdf({"url": "https://example.com/", "grade": "B", "score": 71}, name)
+
+    first_page = pdf_pages(data)[0]
+
+    # No letter became "?" (a font with no glyph for it), and the script's own font is embedded. Shaped
+    # clusters (conjuncts, reordered vowel signs) do not copy back as typed, so the text is not compared.
+    assert "Prepared for" in first_page and "?" not in first_page
+    assert font in embedded_fonts(data, tmp_path)
+
+
 def test_an_emoji_is_drawn_in_black_and_white_from_symbola(worst: dict[str, Any], tmp_path: Any) -> None:
     data = render_scan_pdf(worst, "Café Ünïcode 😀")
 

@@ -37,13 +37,31 @@ _DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 _SANS = (("WsSans", _NOTO / "NotoSans-Regular.ttf"), ("WsSans", _DEJAVU / "DejaVuSans.ttf"))
 _SANS_BOLD = (("WsSansBold", _NOTO / "NotoSans-Bold.ttf"), ("WsSansBold", _DEJAVU / "DejaVuSans-Bold.ttf"))
 _MONO = (("WsMono", _NOTO / "NotoSansMono-Regular.ttf"), ("WsMono", _DEJAVU / "DejaVuSansMono.ttf"))
-# Fallbacks in the order they are tried for a character the body font lacks.
+# Fallbacks in the order they are tried for a character the body font lacks. Noto Sans has Latin, Greek and
+# Cyrillic; each other script a client's name may be written in has its own file (loading one costs ~1 ms).
 _FALLBACKS = (
     ("WsDevanagari", _NOTO / "NotoSansDevanagari-Regular.ttf"),
+    ("WsBengali", _NOTO / "NotoSansBengali-Regular.ttf"),
+    ("WsGurmukhi", _NOTO / "NotoSansGurmukhi-Regular.ttf"),
+    ("WsGujarati", _NOTO / "NotoSansGujarati-Regular.ttf"),
+    ("WsOriya", _NOTO / "NotoSansOriya-Regular.ttf"),
+    ("WsTamil", _NOTO / "NotoSansTamil-Regular.ttf"),
+    ("WsTelugu", _NOTO / "NotoSansTelugu-Regular.ttf"),
+    ("WsKannada", _NOTO / "NotoSansKannada-Regular.ttf"),
+    ("WsMalayalam", _NOTO / "NotoSansMalayalam-Regular.ttf"),
+    ("WsSinhala", _NOTO / "NotoSansSinhala-Regular.ttf"),
     ("WsArabic", _NOTO / "NotoSansArabic-Regular.ttf"),
     ("WsHebrew", _NOTO / "NotoSansHebrew-Regular.ttf"),
+    ("WsArmenian", _NOTO / "NotoSansArmenian-Regular.ttf"),
+    ("WsGeorgian", _NOTO / "NotoSansGeorgian-Regular.ttf"),
+    ("WsEthiopic", _NOTO / "NotoSansEthiopic-Regular.ttf"),
     ("WsThai", _NOTO / "NotoSansThai-Regular.ttf"),
+    ("WsLao", _NOTO / "NotoSansLao-Regular.ttf"),
+    ("WsKhmer", _NOTO / "NotoSansKhmer-Regular.ttf"),
+    ("WsMyanmar", _NOTO / "NotoSansMyanmar-Regular.ttf"),
+    # Droid Sans Fallback has Chinese and Japanese but no Hangul syllables: Korean comes from Nanum Gothic.
     ("WsCjk", Path("/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf")),
+    ("WsHangul", Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")),
     ("WsSymbols2", _NOTO / "NotoSansSymbols2-Regular.ttf"),
     ("WsSymbols", _NOTO / "NotoSansSymbols-Regular.ttf"),
     ("WsEmoji", Path("/usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf")),
@@ -51,9 +69,12 @@ _FALLBACKS = (
 )
 #: Where each font comes from, for the Makefile and the report of a missing one.
 FONT_PACKAGES = {
-    "fonts-noto-core": "Noto Sans, Devanagari, Arabic, Hebrew, Thai, Symbols",
+    "fonts-noto-core": "Noto Sans; the scripts of India (Devanagari, Bengali, Gurmukhi, Gujarati, Oriya, Tamil, "
+    "Telugu, Kannada, Malayalam), Sinhala, Arabic, Hebrew, Armenian, Georgian, Ethiopic, Thai, Lao, Khmer, "
+    "Myanmar; Symbols",
     "fonts-noto-mono": "Noto Sans Mono",
-    "fonts-droid-fallback": "Chinese, Japanese, Korean",
+    "fonts-droid-fallback": "Chinese, Japanese",
+    "fonts-nanum": "Korean",
     "fonts-symbola": "emoji (black and white)",
     "fonts-dejavu-core": "DejaVu Sans (last resort)",
 }
