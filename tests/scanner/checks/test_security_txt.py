@@ -188,6 +188,17 @@ def test_an_expiry_more_than_a_year_away_is_a_note() -> None:
     assert section(result)["deduction"] == 0
 
 
+def test_an_expiry_at_the_ends_of_the_rfc3339_range_is_a_date_not_a_crash() -> None:
+    """RFC 3339 §5.6 allows years 0000-9999: in UTC these fall past datetime's range (OverflowError, once
+    check.crashed and an F). The far end stays far in the future, the near end long expired."""
+    far = security_txt_of("Contact: mailto:security@example.com\nExpires: 9999-12-31T23:59:59-01:00\n")
+    assert outcomes(far) == {"security_txt.present", "security_txt.expires_far"}
+    assert section(far)["deduction"] == 0
+    for ancient in ("0001-01-01T00:00:00+01:00", "0000-06-30T23:00:00Z"):
+        result = security_txt_of(f"Contact: mailto:security@example.com\nExpires: {ancient}\n")
+        assert outcomes(result) == {"security_txt.expired"}, ancient
+
+
 def test_expiry_is_judged_against_the_snapshot_time() -> None:
     day_after = FIXED_NOW.replace(day=FIXED_NOW.day + 1).isoformat().replace("+00:00", "Z")
     result = security_txt_of(f"Contact: mailto:security@example.com\nExpires: {day_after}\n")

@@ -45,6 +45,12 @@ def test_a_cleartext_signed_file_is_unwrapped_and_dash_escapes_removed() -> None
         ("2027-06-30", None),
         ("Wed, 30 Jun 2027 23:00:00 GMT", None),
         ("2027-02-30T00:00:00Z", None),
+        # §5.6: years 0000-9999; past datetime's range in UTC, the value is clamped, not an OverflowError.
+        ("9999-12-31T23:59:59-01:00", datetime.max.replace(tzinfo=UTC)),
+        ("9999-12-31T23:59:59+01:00", datetime(9999, 12, 31, 22, 59, 59, tzinfo=UTC)),
+        ("0001-01-01T00:00:00+01:00", datetime.min.replace(tzinfo=UTC)),
+        ("0000-02-29T12:00:00Z", datetime.min.replace(tzinfo=UTC)),  # year 0 is a leap year
+        ("0000-02-30T12:00:00Z", None),
     ],
 )
 def test_expires_must_be_an_rfc3339_date_time(value: str, expected: datetime | None) -> None:

@@ -23,6 +23,8 @@ _FIELD = re.compile(r"^(?P<name>[\x21-\x39\x3b-\x7e]++):(?P<space>[ \t]*+)(?P<va
 _DATE_TIME = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:(?P<z>[Zz])|(?P<sign>[+-])(\d{2}):(\d{2}))$"
 )
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_LATEST = datetime.max.replace(tzinfo=UTC)
 _BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
 _BEGIN_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
 _END_SIGNATURE = "-----END PGP SIGNATURE-----"
@@ -111,7 +113,16 @@ def parse_rfc3339(value: str) -> datetime | None:
             return None
         delta = timedelta(hours=hours, minutes=minutes)
         offset = timezone(delta if match["sign"] == "+" else -delta)
+    # §5.6 allows years 0000 to 9999; datetime holds 0001 to 9999. Year 0 (a leap year, like 2000) is long
+    # past, and so is a moment that UTC would put before year 1; one UTC would put past 9999 is far ahead.
+    # Both stay dates (expired, or far in the future), not a crash (OverflowError) or a parse failure.
     try:
-        return datetime(year, month, day, hour, minute, second, tzinfo=offset).astimezone(UTC)
-    except ValueError:
+        moment = datetime(year or 2000, month, day, hour, minute, second, tzinfo=offset)
+    except ValueError:  # 30 February and the like
         return None
+    if year == 0:
+        return _EARLIEST
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return _LATEST if year == 9999 else _EARLIEST
