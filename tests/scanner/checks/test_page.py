@@ -267,6 +267,23 @@ def test_an_http_base_on_an_https_page_makes_relative_scripts_mixed() -> None:
     assert {"page.base_foreign", "page.mixed_active"} <= outcomes(result)
 
 
+@pytest.mark.parametrize(
+    "inert",
+    [
+        '<template><base href="http://www.example.com/"></template>',  # in the template's content, not the document
+        '<noscript><base href="https://static.other.net/"></noscript>',  # raw text in <head> with scripting on
+    ],
+)
+def test_a_base_inside_template_or_noscript_is_not_the_page_base(inert: str) -> None:
+    # HTML §4.2.3, §4.12.3, §13.2.6.4.4: only a <base> of the document sets the base URL
+    result = page_of(f'<html><head>{inert}</head><body><script src="app.js"></script></body></html>')
+    assert outcomes(result) == {"page.no_mixed_content"}
+    assert result.details["base"] is None
+    # and the first base of the document after it still counts
+    later = page_of(f'<html><head>{inert}<base href="/app/"></head><body><script src="m.js"></script></body></html>')
+    assert later.details["base"] == "https://www.example.com/app/"
+
+
 def test_external_dependencies_are_grouped_by_origin() -> None:
     body = """
     <link rel="stylesheet" href="https://cdn.other.net/a.css" integrity="{h}" crossorigin>

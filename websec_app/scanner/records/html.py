@@ -320,8 +320,13 @@ def split_url(url: str) -> SplitResult | None:
 
 def base_url(page: HtmlPage, page_url: str) -> tuple[str, str | None]:
     """HTML §4.2.3: the first `<base href>` sets the base URL, unless it is data: or javascript:, or does not
-    parse (then the document's URL stays the base: "if urlRecord is failure", the fallback base URL)."""
-    base = next((tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None), None)
+    parse (then the document's URL stays the base: "if urlRecord is failure", the fallback base URL).
+    "First ... in tree order" counts elements of the document: one inside `<template>` sits in the template's
+    content (a separate fragment, §4.12.3) and one inside `<noscript>` in the head is raw text with scripting
+    on (§13.2.6.4.4), so inert ones are skipped."""
+    base = next(
+        (tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None and not tag.inert), None
+    )
     if base is None:
         return page_url, None
     resolved = join_url(page_url, clean_url(base.attrs["href"]))
