@@ -169,3 +169,15 @@ async def test_hsts_with_a_long_max_age_is_what_separates_a_from_a_plus(site_fac
     body = (await scan(site.url, scan_settings)).to_dict()
     assert body["grade"] == "A" and {"outcome": "hsts.missing", "max_grade": "A"} in body["grading"]["caps"]
     assert [f["check"] for f in body["tls"]["findings"]] == ["tls.cert_valid"]
+
+
+@pytest.mark.parametrize("cert", ["expired", "not_yet_valid"])
+async def test_hsts_over_a_certificate_outside_its_dates_is_ignored(cert: str, site_factory, scan_settings) -> None:
+    # RFC 6797 8.1: browsers ignore HSTS received with a certificate error, a leaf outside its dates included
+    site = site_factory(
+        catalog.best_practices(site_factory.unique_host("hsts" + cert.replace("_", "")), tls=TlsConfig(cert=cert))
+    )
+    report = await scan(site.url, scan_settings)
+    hsts = report.sections["headers"]["Strict-Transport-Security"]
+    assert hsts["status"] == "weak" and "certificate problem: the certificate" in hsts["note"]
+    assert "hsts.ignored_tls_error" in {c["outcome"] for c in report.caps}

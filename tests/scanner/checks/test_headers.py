@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.factories import make_snapshot
+from tests.factories import FIXED_NOW, make_certificate, make_handshake, make_snapshot
 from websec_app.scanner.checks.headers import _REFERRER_OUTCOMES, HEADERS, check_headers
 from websec_app.scanner.findings import STATUSES, CheckResult, Finding
 from websec_app.scanner.grading import grade
@@ -454,6 +455,33 @@ def test_hsts_with_a_certificate_error_is_ignored() -> None:
 
     assert outcomes("Strict-Transport-Security", headers, tls=tls) == ["hsts.ignored_tls_error"]
     assert "self-signed certificate" in note("Strict-Transport-Security", headers, tls=tls)
+
+
+@pytest.mark.parametrize(
+    ("not_before", "not_after", "said"),
+    [
+        (FIXED_NOW - timedelta(days=120), FIXED_NOW - timedelta(days=30), "expired on"),
+        (FIXED_NOW + timedelta(days=30), FIXED_NOW + timedelta(days=120), "valid only from"),
+    ],
+    ids=["expired", "not_yet_valid"],
+)
+def test_hsts_over_a_certificate_outside_its_dates_is_ignored(not_before, not_after, said) -> None:
+    # RFC 6797 §8.1: an expired or not-yet-valid leaf is a certificate error for the browser, even though the
+    # fetch counts the chain as trusted (the TLS check grades the dates itself)
+    leaf = make_certificate(not_before=not_before, not_after=not_after)
+    tls = make_handshake(certificate=leaf)
+    headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains")]
+
+    assert tls.trusted and tls.hostname_matches
+    assert outcomes("Strict-Transport-Security", headers, tls=tls) == ["hsts.ignored_tls_error"]
+    assert said in note("Strict-Transport-Security", headers, tls=tls)
+
+
+def test_hsts_over_a_certificate_within_its_dates_counts() -> None:
+    tls = make_handshake(certificate=make_certificate(not_after=FIXED_NOW + timedelta(days=60)))
+    headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains")]
+
+    assert outcomes("Strict-Transport-Security", headers, tls=tls) == ["hsts.good"]
 
 
 def test_no_include_subdomains_fix_keeps_a_long_max_age() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from urllib.parse import urlsplit
 
 from ...wording import counted
@@ -60,7 +61,7 @@ def check_headers(snapshot: SiteSnapshot) -> CheckResult:
     metas = tuple(meta for meta in every_meta if not meta.inert)
     findings = [
         *csp_findings,
-        *_strict_transport_security(final, snapshot.tls),
+        *_strict_transport_security(final, snapshot.tls, snapshot.fetched_at),
         *_x_frame_options(headers, evaluation, metas),
         *_x_content_type_options(headers),
         *_referrer_policy(headers, metas),
@@ -257,7 +258,7 @@ def _eval_finding(evaluation: csp.CspEvaluation) -> Finding:
 # --- Strict-Transport-Security -------------------------------------------------------------------
 
 
-def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None) -> list[Finding]:
+def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None, now: datetime) -> list[Finding]:
     values = final.headers.get_all(HSTS)
     if not final.url.lower().startswith("https://"):
         notes = ["the final page was served over plain HTTP"]
@@ -277,8 +278,8 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None) ->
     policy = parse_hsts(values[0])
     if policy.error:
         return [_finding("hsts.invalid", HSTS, [policy.error, *notes])]
-    if tls is not None and _certificate_rejected(tls, final.url):
-        reason = tls.verify_error or ("the certificate does not match the host name" if tls.trusted else "untrusted")
+    reason = _certificate_problem(tls, final.url, now)
+    if reason is not None:
         return [_finding("hsts.ignored_tls_error", HSTS, [f"certificate problem: {reason}", *notes])]
     max_age = policy.max_age or 0
     if max_age == 0:
@@ -310,13 +311,25 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None) ->
     return _with_notes(findings or [_finding("hsts.good", HSTS)], notes)
 
 
-def _certificate_rejected(tls: TlsHandshake | None, url: str) -> bool:
-    """RFC 6797 §8.1: with "secure transport errors or warnings" browsers ignore the header."""
+def _certificate_problem(tls: TlsHandshake | None, url: str, now: datetime) -> str | None:
+    """RFC 6797 §8.1: with "secure transport errors or warnings" browsers ignore the header. Those are an
+    untrusted chain, a name mismatch, and a leaf outside its validity period at the scan's time (the fetch
+    counts the leaf's dates as trusted, since the TLS check grades them itself): what the browser rejects,
+    or None when it accepts the certificate."""
     if tls is None or tls.failure is not None:
-        return False  # no handshake data for the host: nothing to hold against the header
+        return None  # no handshake data for the host: nothing to hold against the header
     if tls.host.lower() != (urlsplit(url).hostname or "").lower():
-        return False
-    return not (tls.trusted and tls.hostname_matches)
+        return None
+    leaf = tls.leaf
+    if not tls.trusted:
+        return tls.verify_error or "untrusted"
+    if leaf is not None and leaf.not_after < now:
+        return f"the certificate expired on {leaf.not_after:%Y-%m-%d}"
+    if leaf is not None and leaf.not_before > now:
+        return f"the certificate is valid only from {leaf.not_before:%Y-%m-%d}"
+    if not tls.hostname_matches:
+        return "the certificate does not match the host name"
+    return None
 
 
 def _days(seconds: int) -> str:
