@@ -128,6 +128,20 @@ def test_versions_leaked_only_by_an_error_page_are_found() -> None:
     assert result.details["disclosures"][0]["url"] == "https://example.com/.well-known/security.txt"
 
 
+def test_a_version_leaked_only_by_the_http_upgrade_redirect_is_found() -> None:
+    # Given a quiet https:// page whose http:// form (port 80, its own chain) redirects with a versioned Server
+    redirect = make_response(
+        "http://example.com/", 301, [("Location", "https://example.com/"), ("Server", "nginx/1.18.0 (Ubuntu)")]
+    )
+    landing = make_response("https://example.com/", headers=[("Server", "nginx")])
+    result = fingerprint_of([("Server", "nginx")], http_upgrade=FetchChain("http://example.com/", (redirect, landing)))
+    # Then the version is reported with the URL that leaked it
+    assert outcomes(result) == {"fingerprint.header_version"}
+    assert [(d["product"], d["version"], d["url"]) for d in result.details["disclosures"]] == [
+        ("nginx", "1.18.0", "http://example.com/")
+    ]
+
+
 def test_the_same_disclosure_on_several_responses_is_listed_once() -> None:
     hop = make_response(
         "http://example.com/", 301, headers=[("Location", "https://example.com/"), ("Server", "nginx/1.18.0")]

@@ -7,7 +7,8 @@ its known vulnerabilities without sending a single probe (OWASP WSTG-INFO-02,
 `Apache/2` (ServerTokens Major) or `Drupal 10` say no more than the product name.
 
 Every response the scan received is read, not only the final page: error pages (the
-security.txt 404, the CORS probes) are often where a default `Server` header survives.
+security.txt 404, the CORS probes, the port-80 redirect of an https:// target) are often
+where a default `Server` header survives.
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ def find_versions(value: str) -> list[tuple[str, str]]:
 
 def _responses(snapshot: SiteSnapshot) -> list[HttpResponse]:
     responses = list(snapshot.main.responses)
+    # The http:// form of an https:// target is its own chain (the port-80 redirect often comes from another
+    # server block, or another server); for an http:// target it is `main` itself.
+    if snapshot.http_upgrade is not None and snapshot.http_upgrade is not snapshot.main:
+        responses.extend(snapshot.http_upgrade.responses)
     for extra in (snapshot.cors_probe, snapshot.cors_null_probe):
         if extra is not None:
             responses.append(extra)
