@@ -184,6 +184,15 @@ def test_spf_with_more_than_two_void_lookups_is_a_permerror_not_strict() -> None
     assert graded(result).score == 96
 
 
+def test_spf_terms_after_all_do_not_count_towards_the_limits() -> None:
+    # RFC 7208 5.1: mechanisms after "all" are never tested and MUST be ignored
+    gone = [dns_answer(f"gone{n}.example.com", t, rcode="NXDOMAIN") for n in range(3) for t in ("A", "AAAA")]
+    result = check(
+        txt(HOST, "v=spf1 ip4:192.0.2.1 -all a:gone0.example.com a:gone1.example.com a:gone2.example.com"), *gone
+    )
+    assert [f.outcome for f in result.findings if f.outcome.startswith("dns.spf")] == ["dns.spf_strict"]
+
+
 def test_spf_mx_with_eleven_mx_records_is_over_the_limits() -> None:
     result = check(
         txt(HOST, "v=spf1 mx -all"),

@@ -8,7 +8,9 @@ from websec_app.scanner.snapshot import DnsAnswer
 
 
 def txt(name: str, *values: str, rcode: str = "NOERROR"):
-    return dns_answer(name, "TXT", *(f'"{v}"' for v in values), rcode=rcode)
+    """A TXT answer; a value longer than a character-string (255 octets) is split into several."""
+    split = [[v[i : i + 250] for i in range(0, len(v), 250)] or [""] for v in values]
+    return dns_answer(name, "TXT", *(" ".join(f'"{c}"' for c in chunks) for chunks in split), rcode=rcode)
 
 
 def test_lookups_are_counted_through_nested_includes() -> None:
@@ -156,3 +158,24 @@ def test_terms_with_macros_or_answers_not_fetched_are_not_counted_as_void() -> N
     )
     result = evaluate_spf("example.com", dns)
     assert result is not None and result.void_lookups == 0
+
+
+# -- RFC 7208 5.1: mechanisms after "all" are never tested -----------------------------------------
+
+
+def test_mechanisms_after_all_are_neither_counted_nor_followed_nor_void() -> None:
+    includes = " ".join(f"include:i{n}.example.net" for n in range(11))
+    gone = " ".join(f"a:gone{n}.example.com" for n in range(3))
+    answers = [txt("example.com", f"v=spf1 ip4:192.0.2.1 -all {includes} {gone}")]
+    answers += [txt(f"i{n}.example.net", "v=spf1 -all") for n in range(11)]
+    answers += [dns_answer(f"gone{n}.example.com", t, rcode="NXDOMAIN") for n in range(3) for t in ("A", "AAAA")]
+    result = evaluate_spf("example.com", make_dns("example.com", *answers))
+    assert result is not None
+    assert (result.lookups, result.void_lookups, result.over_limit, result.errors) == (0, 0, False, [])
+    assert result.all_qualifier == "-"
+
+
+def test_a_syntax_error_after_all_is_still_a_permerror() -> None:
+    # RFC 7208 4.6: the whole record is parsed before any term is evaluated
+    result = evaluate_spf("example.com", make_dns("example.com", txt("example.com", "v=spf1 -all ip4:999.1.1.1")))
+    assert result is not None and result.errors

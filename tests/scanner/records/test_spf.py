@@ -56,6 +56,19 @@ def test_strict_record_replaces_the_all_term_and_keeps_modifiers() -> None:
     assert strict_record("v=spf1 redirect=_spf.example.com") == "v=spf1 redirect=_spf.example.com"
 
 
+def test_strict_record_drops_the_mechanisms_after_all_instead_of_moving_them_before_it() -> None:
+    # RFC 7208 5.1: they are never tested; moving them in front of -all would authorise them
+    assert strict_record("v=spf1 mx ~all ip4:192.0.2.1") == "v=spf1 mx -all"
+    # with an "all", redirect= is ignored (RFC 7208 6.1), so the "all" can be made strict
+    assert strict_record("v=spf1 mx ?all redirect=_spf.example.com") == "v=spf1 mx -all redirect=_spf.example.com"
+
+
+def test_what_lies_after_all_is_not_fetched() -> None:
+    record = parse_spf("v=spf1 include:a.example.net -all include:b.example.net a:c.example.net mx")
+    assert referenced_domains(record) == ["a.example.net"]
+    assert term_queries(record, "example.com") == []
+
+
 def test_term_queries_name_what_the_evaluation_reads() -> None:
     record = parse_spf(
         "v=spf1 a mx:mail.example.net/24 a:web.example.net exists:%{i}.x.example ptr include:i.example -all"

@@ -9,7 +9,8 @@ an mx mechanism whose name has more than 10 MX records is a permerror, and so ar
 `referenced_domains` and `term_queries` (records/spf.py) to know which records to collect.
 
 Every term is evaluated, as for a sender that matches none of them: that is the evaluation
-forged mail gets, and the one a legitimate sender listed last gets.
+forged mail gets, and the one a legitimate sender listed last gets. Mechanisms after "all" are
+never tested (RFC 7208 5.1), so they are neither counted nor followed; their syntax still counts.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def _apply_term_limits(record: SpfRecord, domain: str, snapshot: DnsSnapshot, re
     An `a` term asks A for an IPv4 sender and AAAA for an IPv6 one; it is counted void only when
     it is void for both (NXDOMAIN, or neither type has records), so the count holds for every
     sender. Terms whose answers were not fetched or failed are not counted."""
-    for term in record.mechanisms():
+    for term in record.evaluated_mechanisms():
         if term.name not in ("a", "mx", "exists"):
             continue
         target = term_target(term, domain)
@@ -124,7 +125,7 @@ def _walk(domain: str, snapshot: DnsSnapshot, result: SpfEvaluation, path: tuple
         result.record = texts[0]
     for error in record.errors:
         result.errors.append(error if top else f"{domain}: {error}")
-    for term in record.terms:
+    for term in (*record.evaluated_mechanisms(), *(t for t in record.terms if t.modifier)):
         if term.name in _LOOKUP_TERMS and (not term.modifier or term.name == "redirect"):
             if term.name == "redirect" and record.all_term is not None:
                 continue

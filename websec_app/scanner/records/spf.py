@@ -51,6 +51,16 @@ class SpfRecord:
     def mechanisms(self) -> list[SpfTerm]:
         return [t for t in self.terms if not t.modifier]
 
+    def evaluated_mechanisms(self) -> list[SpfTerm]:
+        """The mechanisms a receiver tests: those up to the first "all". RFC 7208 5.1: the ones
+        after it are never tested and MUST be ignored (their syntax still counts, 4.6)."""
+        tested = []
+        for term in self.mechanisms():
+            tested.append(term)
+            if term.name == "all":
+                break
+        return tested
+
     def modifier(self, name: str) -> SpfTerm | None:
         return next((t for t in self.terms if t.modifier and t.name == name), None)
 
@@ -167,21 +177,25 @@ def parse_spf(text: str) -> SpfRecord:
 
 def strict_record(text: str) -> str:
     """The same record ending in "-all" instead of another "all" (or with "-all" added after the
-    mechanisms). A record that delegates with redirect= is returned unchanged: its "all" lives in
-    the record it points to, and adding one here would cancel the redirect (RFC 7208 6.1)."""
+    mechanisms). Mechanisms after the first "all" are dropped: receivers never test them (RFC 7208
+    5.1), and moving them before "-all" would authorise senders the owner never did. A record that
+    delegates with redirect= (and has no "all") is returned unchanged: its "all" lives in the record
+    it points to, and adding one here would cancel the redirect (RFC 7208 6.1)."""
     words = text.split()
-    if any(w.lower().startswith("redirect=") for w in words):
-        return text
     mechanisms = [w for w in words[1:] if "=" not in w.split(":")[0]]
     modifiers = [w for w in words[1:] if "=" in w.split(":")[0]]
-    kept = [w for w in mechanisms if w.lstrip("+-~?").lower() != "all"]
+    first_all = next((i for i, w in enumerate(mechanisms) if w.lstrip("+-~?").lower() == "all"), None)
+    if first_all is None and any(w.lower().startswith("redirect=") for w in modifiers):
+        return text
+    kept = mechanisms if first_all is None else mechanisms[:first_all]
     return " ".join([words[0] if words else "v=spf1", *kept, "-all", *modifiers])
 
 
 def referenced_domains(record: SpfRecord) -> list[str]:
-    """Domains whose SPF records the evaluation needs: include targets and the redirect target,
-    when they contain no macros (those depend on the sender and cannot be resolved ahead)."""
-    names = [t.value for t in record.mechanisms() if t.name == "include" and t.value]
+    """Domains whose SPF records the evaluation needs: include targets before the first "all" (RFC
+    7208 5.1) and the redirect target, when they contain no macros (those depend on the sender and
+    cannot be resolved ahead)."""
+    names = [t.value for t in record.evaluated_mechanisms() if t.name == "include" and t.value]
     if record.redirect:
         names.append(record.redirect)
     return [n.rstrip(".").lower() for n in names if "%" not in n]
@@ -202,9 +216,9 @@ def term_queries(record: SpfRecord, domain: str) -> list[tuple[str, str]]:
     """The (name, type) queries the a, mx and exists mechanisms of `record` (published at
     `domain`) make, for the limits on MX records and void lookups. `a` asks A or AAAA depending
     on the sender's address, so both; `exists` always asks A (RFC 7208 5.7); ptr depends on the
-    sender's address and is left out."""
+    sender's address and is left out. Mechanisms after "all" are never tested (RFC 7208 5.1)."""
     queries: list[tuple[str, str]] = []
-    for term in record.mechanisms():
+    for term in record.evaluated_mechanisms():
         if term.name not in ("a", "mx", "exists"):
             continue
         target = term_target(term, domain)
