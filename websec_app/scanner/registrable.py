@@ -36,19 +36,30 @@ def _suffix_list() -> PublicSuffixList:
     skips IDNA-encoding each of the ~10,000 rules, two thirds of the parse); `registrable_domain`
     decodes a punycoded host's labels first.
     """
+    return _load_suffix_list(only_icann=False)
+
+
+@lru_cache(maxsize=1)
+def _icann_suffix_list() -> PublicSuffixList:
+    """The list's ICANN section only (the registry-controlled domains, `co.uk`, not `github.io`)."""
+    return _load_suffix_list(only_icann=True)
+
+
+def _load_suffix_list(*, only_icann: bool) -> PublicSuffixList:
     import publicsuffixlist
     from publicsuffixlist import PSLFILE, PublicSuffixList
 
     def parse() -> dict[str, object]:
         with open(PSLFILE, encoding="utf-8") as source:
             rules = [*source.read().splitlines(), *EXTRA_SUFFIXES]
-        return vars(PublicSuffixList(rules, accept_unknown=False, accept_encoded_idn=False))
+        return vars(PublicSuffixList(rules, accept_unknown=False, accept_encoded_idn=False, only_icann=only_icann))
 
     # The parsed list's state (a frozenset of rules and two numbers), restored as pickle restores a plain
     # object (`__new__`, then its `__dict__`); keyed by the package's code and version as well as its list.
     sources = [Path(PSLFILE), Path(str(publicsuffixlist.__file__))]
     version = getattr(publicsuffixlist, "__version__", None)
-    state = cached("public-suffix-list", sources, parse, key=(version, EXTRA_SUFFIXES))
+    name = "public-suffix-list-icann" if only_icann else "public-suffix-list"
+    state = cached(name, sources, parse, key=(version, EXTRA_SUFFIXES))
     suffixes = PublicSuffixList.__new__(PublicSuffixList)
     vars(suffixes).update(state)
     return suffixes
@@ -75,3 +86,18 @@ def registrable_domain(host: str) -> str:
     if private is None:
         return host
     return ".".join(labels[-(private.count(".") + 1) :])  # the host's own spelling (punycode stays punycode)
+
+
+def is_registry_suffix(domain: str) -> bool:
+    """True for a registry-controlled public suffix (`com`, `co.uk`: the ICANN section of the list), False for
+    a private one (`github.io`), a registrable name or an IP literal. What Chrome refuses a certificate
+    wildcard directly under (`*.co.uk`); the private section is consulted first, so the ICANN-only list is
+    parsed only for a name that is a public suffix of some kind."""
+    domain = domain.rstrip(".").lower()
+    if not domain or ip_literal(domain) is not None:
+        return False
+    probe = f"websec-probe.{domain}"
+    if registrable_domain(probe) != probe:
+        return False  # not a public suffix in either section
+    labels = [_unicode_label(label) for label in probe.split(".")]
+    return _icann_suffix_list().privatesuffix(".".join(labels)) == ".".join(labels)

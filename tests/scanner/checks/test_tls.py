@@ -65,6 +65,19 @@ def test_hostname_matching_follows_rfc_6125() -> None:
     assert not certificate_matches_host(make_certificate(names=("example.com",)), "93.184.216.34")
 
 
+def test_a_wildcard_on_a_registry_controlled_suffix_matches_nothing() -> None:
+    # RFC 6125 7.2, CA/B BR 3.2.2.6; Chrome refuses wildcards directly under an ICANN suffix of the PSL
+    assert not certificate_matches_host(make_certificate(names=("*.co.uk",)), "foo.co.uk")
+    assert not certificate_matches_host(make_certificate(names=("*.xn--55qx5d.cn",)), "shop.xn--55qx5d.cn")  # 公司.cn
+    assert certificate_matches_host(make_certificate(names=("*.example.co.uk",)), "www.example.co.uk")
+    # Chrome consults the ICANN section only: a private entry (github.io) is no registry, and its wildcard matches
+    assert certificate_matches_host(make_certificate(names=("*.github.io",)), "alice.github.io")
+    snap = make_snapshot(
+        url="https://shop.co.uk/", tls=make_handshake("shop.co.uk", make_certificate(names=("*.co.uk",)))
+    )
+    assert outcomes(snap) == ["tls.cert_hostname_mismatch"]
+
+
 # -- an untrusted CA is not a missing intermediate (issue 11) --------------------------------------------
 
 
