@@ -10,10 +10,17 @@ The callback URL goes through the scanner's SSRF guard (resolve.Pinner: every ad
 public unless WEBSEC_ALLOW_PRIVATE_TARGETS) when it is given and again when it is called, and the
 connection goes to the address that was checked. Delivery is a task of the engine, retried with
 exponential backoff (procrastinate's RetryStrategy) when the receiver does not answer 2xx.
+
+A delivery is bounded as a whole, not per read: one deadline (CALLBACK_TIMEOUT_SECONDS) covers the name's
+check, the connection, the request and the answer's headers, and the answer's body is never read (only its
+status matters). Callbacks run on the scans' workers: a receiver that drips its answer, or sends a huge one,
+holds a worker at most that long and costs no memory. Async scans' callbacks and monitors' webhooks both
+go through `deliver`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -24,6 +31,7 @@ from urllib.parse import urlsplit
 from websec_app.settings import Settings
 
 SIGNATURE_HEADER = "X-Websec-Signature"
+#: The whole delivery's deadline (seconds): resolving, connecting, sending and the answer's headers.
 CALLBACK_TIMEOUT_SECONDS = 10.0
 CALLBACK_URL_MAX = 2048
 
@@ -62,7 +70,14 @@ async def checked_address(url: str, settings: Settings) -> tuple[str, str]:
 
 async def deliver(url: str, body: bytes, signature: str, settings: Settings) -> int:
     """POST `body` to `url` at its checked address; the receiver's status. Raises on a refused or
-    unreachable target and on transport errors (the task is then retried)."""
+    unreachable target, on transport errors and (TimeoutError) when the receiver has not answered within
+    CALLBACK_TIMEOUT_SECONDS in all: the task is then retried. The answer's body is not read."""
+    deadline = CALLBACK_TIMEOUT_SECONDS
+    async with asyncio.timeout(deadline):
+        return await _post(url, body, signature, settings, deadline)
+
+
+async def _post(url: str, body: bytes, signature: str, settings: Settings, deadline: float) -> int:
     import ssl
 
     import httpx
@@ -79,9 +94,12 @@ async def deliver(url: str, body: bytes, signature: str, settings: Settings) -> 
         SIGNATURE_HEADER: signature,
         "User-Agent": settings.user_agent,
     }
-    async with httpx.AsyncClient(verify=context, trust_env=False, timeout=CALLBACK_TIMEOUT_SECONDS) as client:
-        response = await client.post(target, content=body, headers=headers, extensions={"sni_hostname": host})
-    return response.status_code
+    async with (
+        httpx.AsyncClient(verify=context, trust_env=False, timeout=deadline) as client,
+        client.stream("POST", target, content=body, headers=headers, extensions={"sni_hostname": host}) as response,
+    ):
+        # Only the status matters: the body is left unread and the connection closed with the stream.
+        return response.status_code
 
 
 __all__ = [

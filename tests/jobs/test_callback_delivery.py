@@ -1,0 +1,113 @@
+"""A callback's delivery is bounded as a whole (websec_app/jobs/callbacks.py `deliver`): a receiver that
+answers at once and then drips its body, or sends a huge one, neither holds a worker past the deadline nor
+fills its memory. The receivers are raw asyncio servers on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import pytest
+
+from websec_app.jobs import callbacks
+from websec_app.jobs.callbacks import deliver
+from websec_app.settings import Settings
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+#: Far above the deadlines below: only reached by a delivery that never ends (the old code).
+NEVER = 20.0
+#: The whole delivery's deadline in these tests.
+DEADLINE = 0.5
+
+
+@asynccontextmanager
+async def _receiver(handle: Handler) -> AsyncIterator[str]:
+    writers: list[asyncio.StreamWriter] = []
+
+    async def handled(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        try:
+            await handle(reader, writer)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handled, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/hook"
+    finally:
+        server.close()
+        for writer in writers:
+            writer.close()
+        await server.wait_closed()
+
+
+async def test_a_receiver_dripping_its_body_does_not_hold_the_delivery(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a receiver that answers 200 at once, then one byte of its body at a time, never finishing
+    # (each byte comes well within any per-read timeout)
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+        while not writer.is_closing():
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(b"x")
+
+    monkeypatch.setattr(callbacks, "CALLBACK_TIMEOUT_SECONDS", DEADLINE)
+    settings = Settings(data_dir=tmp_path, allow_private_targets=True)
+    async with _receiver(drip) as url:
+        # When a callback is delivered to it (the deadline shortened for the test)
+        delivery = asyncio.ensure_future(deliver(url, b"{}", "sha256=x", settings))
+        done, _ = await asyncio.wait([delivery], timeout=NEVER)
+        # Then the delivery ended (the status is known from the headers: the body is not waited for)
+        assert done, "the delivery was still running: the receiver holds the worker"
+        assert delivery.result() == 200
+
+
+async def test_a_receiver_never_answering_is_given_up_at_the_deadline(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\n")  # the status line, then a header a byte at a time, forever
+        while not writer.is_closing():
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(b"X")
+
+    monkeypatch.setattr(callbacks, "CALLBACK_TIMEOUT_SECONDS", DEADLINE)
+    settings = Settings(data_dir=tmp_path, allow_private_targets=True)
+    async with _receiver(silent) as url:
+        delivery = asyncio.ensure_future(deliver(url, b"{}", "sha256=x", settings))
+        done, _ = await asyncio.wait([delivery], timeout=NEVER)
+        assert done, "the delivery was still running: the receiver holds the worker"
+        with pytest.raises(TimeoutError):
+            delivery.result()  # the task engine retries it later
+
+
+async def test_a_huge_answer_is_not_read(tmp_path) -> None:
+    # Given a receiver that answers 200 with a 256 MB body, as fast as the socket takes it
+    size = 256 * 1024 * 1024
+    sent = 0
+
+    async def huge(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal sent
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
+        chunk = b"x" * (1 << 20)
+        while sent < size:
+            writer.write(chunk)
+            await writer.drain()
+            sent += len(chunk)
+
+    settings = Settings(data_dir=tmp_path, allow_private_targets=True)
+    async with _receiver(huge) as url:
+        assert await deliver(url, b"{}", "sha256=x", settings) == 200
+        await asyncio.sleep(0.2)  # the receiver sees the connection closed
+    # Then the sender could only fill the sockets' buffers: the body was not read (the old code read it all)
+    assert sent < 32 * 1024 * 1024
