@@ -161,6 +161,38 @@ def test_the_softfail_fix_is_the_owners_record_with_minus_all() -> None:
     assert fix == f'{HOST} TXT "v=spf1 include:_spf.mailer.example -all"'
 
 
+def test_the_softfail_fix_of_a_redirecting_record_goes_to_the_record_it_points_to() -> None:
+    # RFC 7208 6.1: the redirect target's "all" decides; "-all" added to the redirecting record would cancel it
+    result = check(
+        txt(HOST, "v=spf1 redirect=_spf.example.com"), txt("_spf.example.com", "v=spf1 ip4:192.0.2.0/24 ~all")
+    )
+    fix = next(f["fix"] for f in graded(result).sections["dns"]["findings"] if f["check"] == "dns.spf_softfail")
+    assert fix == '_spf.example.com TXT "v=spf1 ip4:192.0.2.0/24 -all"'
+
+
+def test_spf_redirects_are_followed_to_the_record_that_decides() -> None:
+    chained = check(
+        txt(HOST, "v=spf1 redirect=a.example.net"),
+        txt("a.example.net", "v=spf1 redirect=b.example.net"),
+        txt("b.example.net", "v=spf1 ip4:192.0.2.1 -all"),
+    )
+    assert [f.outcome for f in chained.findings if f.outcome.startswith("dns.spf")] == ["dns.spf_strict"]
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        (txt(HOST, "v=spf1 redirect=_spf.example.com"), txt("_spf.example.com", rcode="SERVFAIL")),
+        (txt(HOST, "v=spf1 redirect=%{d}._spf.example.com"),),  # the target depends on the sender
+    ],
+)
+def test_an_spf_redirect_that_cannot_be_read_is_could_not_check_not_neutral(answers) -> None:
+    result = check(*answers)
+    found = [f.outcome for f in result.findings if f.outcome.startswith(("dns.spf", "check"))]
+    assert found == ["check.error"]
+    assert graded(result).score == 100
+
+
 def test_spf_over_ten_lookups_through_includes() -> None:
     includes = " ".join(f"include:s{n}.mailer.example" for n in range(4))
     answers = [txt(HOST, f"v=spf1 {includes} -all")]

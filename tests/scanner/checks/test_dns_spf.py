@@ -57,6 +57,30 @@ def test_a_redirect_takes_the_all_of_the_record_it_points_to() -> None:
     assert result is not None and (result.lookups, result.all_qualifier) == (1, "~")
 
 
+def test_a_chain_of_redirects_takes_the_all_of_the_last_record() -> None:
+    # RFC 7208 6.1: the redirected record's result is the result, recursively
+    dns = make_dns(
+        "example.com",
+        txt("example.com", "v=spf1 redirect=a.example.net"),
+        txt("a.example.net", "v=spf1 redirect=b.example.net"),
+        txt("b.example.net", "v=spf1 ip4:192.0.2.1 -all"),
+    )
+    result = evaluate_spf("example.com", dns)
+    assert result is not None and (result.lookups, result.all_qualifier, result.all_domain) == (2, "-", "b.example.net")
+
+
+def test_a_redirect_target_that_failed_or_depends_on_the_sender_leaves_the_all_unknown() -> None:
+    failed = make_dns(
+        "example.com",
+        txt("example.com", "v=spf1 redirect=_spf.example.com"),
+        txt("_spf.example.com", rcode="SERVFAIL"),
+    )
+    macro = make_dns("example.com", txt("example.com", "v=spf1 redirect=%{d}._spf.example.com"))
+    for dns, unknown in ((failed, "_spf.example.com"), (macro, "%{d}._spf.example.com")):
+        result = evaluate_spf("example.com", dns)
+        assert result is not None and not result.all_known and result.unknown == [unknown]
+
+
 def test_includes_that_were_not_fetched_are_listed_as_unknown() -> None:
     dns = make_dns(
         "example.com",

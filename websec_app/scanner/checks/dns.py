@@ -124,14 +124,20 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     if evaluation.uses_ptr:
         findings.append(Finding("dns.spf_ptr", note="the ptr mechanism is slow and unreliable (RFC 7208 5.5)"))
     qualifier = evaluation.all_qualifier
-    fix_vars = {"spf_strict": strict_record(record)}
+    # The fix goes to the record whose "all" decides: the end of a redirect= chain (RFC 7208 6.1).
+    all_domain = evaluation.all_domain or domain
+    fix_vars = {"domain": all_domain, "spf_strict": strict_record(evaluation.all_record or record)}
+    where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
     if qualifier == "+":
-        findings.append(Finding("dns.spf_pass_all", note="+all lets every server on the internet pass"))
+        findings.append(Finding("dns.spf_pass_all", note=f"+all lets every server on the internet pass{where}"))
+    elif not evaluation.all_known:
+        pass  # the record that decides could not be read: a check.error or a permerror above says why
     elif qualifier in (None, "?"):
         note = "?all: neutral" if qualifier == "?" else "no 'all' mechanism: other senders are neutral (RFC 7208 4.7)"
-        findings.append(Finding("dns.spf_neutral", note=note, fix_vars=fix_vars))
+        findings.append(Finding("dns.spf_neutral", note=note + where, fix_vars=fix_vars))
     elif qualifier == "~":
-        findings.append(Finding("dns.spf_softfail", note="~all: other senders only soft-fail", fix_vars=fix_vars))
+        note = f"~all: other senders only soft-fail{where}"
+        findings.append(Finding("dns.spf_softfail", note=note, fix_vars=fix_vars))
     elif not evaluation.errors and not evaluation.over_limit and not evaluation.over_void_limit:
         findings.append(Finding("dns.spf_strict", note=record))
     return findings, no_senders and not evaluation.errors

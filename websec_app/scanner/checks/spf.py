@@ -37,7 +37,9 @@ class SpfEvaluation:
     lookups: int = 0
     errors: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)  # includes we could not look at (failed, not fetched)
-    all_qualifier: str | None = None  # of the record that decides ("-" for "-all"); None: no all, no redirect
+    all_qualifier: str | None = None  # of the record that decides ("-" for "-all"); None: no all, or unknown
+    all_domain: str | None = None  # where the record that decides is published (through redirect=); None: unknown
+    all_record: str | None = None  # the text of that record
     uses_ptr: bool = False
     macros: bool = False
     counting_stopped: bool = False  # past the limit, includes were not walked further
@@ -48,6 +50,12 @@ class SpfEvaluation:
     def result_for_others(self) -> str:
         """What a receiver concludes for a host the record does not list (RFC 7208 4.7)."""
         return _ALL_RESULTS.get(self.all_qualifier or "?", "neutral")
+
+    @property
+    def all_known(self) -> bool:
+        """False when the record that decides could not be read (a redirect target that failed, was
+        not fetched or holds macros; a permerror; past the limits): no verdict on "all" then."""
+        return self.all_domain is not None
 
     @property
     def over_limit(self) -> bool:
@@ -102,24 +110,38 @@ def _apply_term_limits(record: SpfRecord, domain: str, snapshot: DnsSnapshot, re
             result.void_names.append(target)
 
 
-def _walk(domain: str, snapshot: DnsSnapshot, result: SpfEvaluation, path: tuple[str, ...], top: bool) -> None:
+@dataclass(frozen=True)
+class _Decision:
+    """The record whose "all" decides for senders a record does not list: the record itself, or
+    the end of its redirect= chain (RFC 7208 6.1: the redirected record's result is the result)."""
+
+    domain: str
+    record: str
+    all_qualifier: str | None  # None: no "all" and no redirect, so neutral (RFC 7208 4.7)
+
+
+def _walk(
+    domain: str, snapshot: DnsSnapshot, result: SpfEvaluation, path: tuple[str, ...], top: bool
+) -> _Decision | None:
+    """Count and check the record at `domain` and the records it includes; the record that decides
+    for other senders, None when that cannot be known (not fetched, failed, a permerror, past the limits)."""
     if len(path) > _MAX_DEPTH or result.lookups > LOOKUP_LIMIT:
         result.counting_stopped = True  # a receiver stops at the limit too; the rest is not counted
-        return
+        return None
     answer = snapshot.get(domain, "TXT")
     if answer is None or failed(answer):
         result.unknown.append(domain)
-        return
+        return None
     texts = spf_texts(txt_of(answer))
     if not texts:
         if not top:
-            # RFC 7208 5.2: include of a domain without an SPF record is a permerror.
-            result.errors.append(f"{domain} (included from {path[-1]}) has no SPF record")
-        return
+            # RFC 7208 5.2, 6.1: include or redirect to a domain without an SPF record is a permerror.
+            result.errors.append(f"{domain} (named by {path[-2]}) has no SPF record")
+        return None
     if len(texts) > 1:
         if not top:
             result.errors.append(f"{domain} has {len(texts)} SPF records")  # RFC 7208 4.5: permerror
-        return
+        return None
     record = parse_spf(texts[0])
     if top:
         result.record = texts[0]
@@ -135,22 +157,23 @@ def _walk(domain: str, snapshot: DnsSnapshot, result: SpfEvaluation, path: tuple
         if term.value and "%" in term.value:
             result.macros = True
     _apply_term_limits(record, domain, snapshot, result)
-    if top:
-        all_term = record.all_term
-        result.all_qualifier = all_term.qualifier if all_term else None
+    redirect = (record.redirect or "").rstrip(".").lower()
     for target in referenced_domains(record):
         if target in path:
             result.errors.append(f"{target} includes itself (a loop through {' -> '.join(path)})")
             continue
-        is_redirect = target == (record.redirect or "").rstrip(".").lower()
-        _walk(target, snapshot, result, (*path, target), top=False)
-        if is_redirect and top:
-            # RFC 7208 6.1: the redirected record's result is the result; its "all" decides.
-            redirected = snapshot.get(target, "TXT")
-            texts = spf_texts(txt_of(redirected))
-            if len(texts) == 1:
-                inner = parse_spf(texts[0])
-                result.all_qualifier = inner.all_term.qualifier if inner.all_term else None
+        if target != redirect:
+            _walk(target, snapshot, result, (*path, target), top=False)
+    if not redirect:
+        all_term = record.all_term
+        return _Decision(domain, texts[0], all_term.qualifier if all_term else None)
+    if "%" in redirect:
+        result.unknown.append(redirect)  # the target depends on the sender: which "all" decides is unknown
+        return None
+    if redirect in path:
+        return None  # the loop is an error, listed above
+    # RFC 7208 6.1: the redirected record's result is the result, through any further redirect.
+    return _walk(redirect, snapshot, result, (*path, redirect), top=False)
 
 
 def evaluate_spf(domain: str, snapshot: DnsSnapshot) -> SpfEvaluation | None:
@@ -163,5 +186,8 @@ def evaluate_spf(domain: str, snapshot: DnsSnapshot) -> SpfEvaluation | None:
     result.records_found = len(texts)
     if len(texts) != 1:
         return result
-    _walk(domain, snapshot, result, (domain,), top=True)
+    decision = _walk(domain, snapshot, result, (domain,), top=True)
+    if decision is not None:
+        result.all_qualifier = decision.all_qualifier
+        result.all_domain, result.all_record = decision.domain, decision.record
     return result
