@@ -284,6 +284,38 @@ def test_a_base_inside_template_or_noscript_is_not_the_page_base(inert: str) -> 
     assert later.details["base"] == "https://www.example.com/app/"
 
 
+@pytest.mark.parametrize(
+    "src",
+    [
+        "\\\\cdn.other.net\\lib.js",  # \\cdn.other.net\lib.js: "\\" is "/" in http(s) URLs
+        "/\\cdn.other.net/lib.js",
+        "https:\\\\cdn.other.net/lib.js",
+        "///cdn.other.net/lib.js",  # more slashes than two still start the authority
+        " \x01//cdn.other.net/li\tb.js\x1f",  # C0 controls and spaces stripped, tabs removed
+    ],
+)
+def test_backslashes_in_a_url_are_slashes_as_browsers_read_them(src: str) -> None:
+    # WHATWG URL §4.4: for special schemes "\\" is "/"; urljoin kept it a path character, hiding the CDN
+    result = page_of(f'<script src="{src}"></script>')
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_missing_script"}
+    assert result.details["sri"]["missing"] == ["https://cdn.other.net/lib.js"]
+
+
+def test_a_base_written_with_backslashes_is_still_foreign() -> None:
+    result = page_of('<head><base href="\\\\static.other.net\\"></head><body><script src="lib.js"></script></body>')
+    assert result.details["base"] == "https://static.other.net/"
+    assert {"page.base_foreign", "page.sri_missing_script"} <= outcomes(result)
+
+
+def test_another_special_scheme_without_slashes_still_names_a_host() -> None:
+    # WHATWG URL "special authority ignore slashes state": http:cdn.other.net/a.js is http://cdn.other.net/a.js
+    result = page_of('<script src="http:cdn.other.net/a.js"></script>')
+    assert [(f.outcome, f.subject) for f in result.findings if f.outcome == "page.mixed_active"] == [
+        ("page.mixed_active", "http://cdn.other.net")
+    ]
+    assert result.details["external_origins"][0]["origin"] == "http://cdn.other.net"
+
+
 def test_external_dependencies_are_grouped_by_origin() -> None:
     body = """
     <link rel="stylesheet" href="https://cdn.other.net/a.css" integrity="{h}" crossorigin>

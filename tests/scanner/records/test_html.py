@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.factories import make_response, make_snapshot
 from tests.fixtures.hostile_pages import deep_divs, deep_mixed, flat_resources, normal_page
 from websec_app.scanner.records import html
@@ -93,3 +95,32 @@ def test_the_checks_of_one_scan_share_one_parse(monkeypatch) -> None:  # type: i
     report = grade_snapshot(make_snapshot(body=body))
     assert len(calls) == 1
     assert report.to_dict()["grade"]
+
+
+# --- resolving URLs as browsers do (URL Standard §4.4, not RFC 3986) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("\\\\cdn.other.net\\lib.js", "https://cdn.other.net/lib.js"),
+        ("/\\cdn.other.net/a.js", "https://cdn.other.net/a.js"),
+        ("https:\\\\cdn.other.net/a.js", "https://cdn.other.net/a.js"),
+        ("HTTP:/\\cdn.other.net/a.js", "http://cdn.other.net/a.js"),
+        ("http:cdn.other.net/a.js", "http://cdn.other.net/a.js"),  # another special scheme: an authority
+        ("https:a.js", "https://www.example.com/d/a.js"),  # the base's scheme without "//": relative
+        ("////cdn.other.net/a.js", "https://cdn.other.net/a.js"),
+        ("a\\b.js?q=\\x#\\y", "https://www.example.com/d/a/b.js?q=\\x#\\y"),  # not in the query or fragment
+        ("\x00 //cdn.other.net/a\t.js\n \x1f", "https://cdn.other.net/a.js"),
+        ("data:,a\\b", "data:,a\\b"),  # not a special scheme: "\" is data
+        ("javascript:a\\b", "javascript:a\\b"),
+    ],
+)
+def test_urls_are_joined_as_browsers_parse_them(value: str, expected: str) -> None:
+    assert html.join_url("https://www.example.com/d/page.html", value) == expected
+
+
+def test_a_megabyte_url_is_joined_in_one_pass() -> None:
+    # The scheme pattern is one possessive run from the start: no backtracking over attacker text.
+    for value in ("a" * 1_000_000, "a" * 1_000_000 + "\\x:", "\\" * 1_000_000, "/" * 1_000_000 + "x"):
+        assert html.join_url("https://www.example.com/", value) is not None
