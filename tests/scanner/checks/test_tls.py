@@ -1,12 +1,15 @@
 """The tls section from recorded handshakes."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from tests.factories import make_certificate, make_handshake, make_snapshot
 from websec_app.scanner.checks.tls import check_tls
+from websec_app.scanner.grading import grade
 from websec_app.scanner.hostname import certificate_matches_host
+from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.scan import grade_snapshot
-from websec_app.scanner.snapshot import Failure, TlsHandshake
+from websec_app.scanner.snapshot import CertificateInfo, Failure, TlsHandshake
 
 
 def outcomes(snapshot) -> list[str]:
@@ -76,6 +79,36 @@ def test_a_wildcard_on_a_registry_controlled_suffix_matches_nothing() -> None:
         url="https://shop.co.uk/", tls=make_handshake("shop.co.uk", make_certificate(names=("*.co.uk",)))
     )
     assert outcomes(snap) == ["tls.cert_hostname_mismatch"]
+
+
+def _intermediate(key_type: str, key_size: int) -> CertificateInfo:
+    cert = make_certificate(names=("Test Intermediate CA",), key_type=key_type, key_size=key_size)
+    return replace(cert, subject="CN=Test Intermediate CA", issuer="CN=Test Root CA", san_dns=(), is_ca=True)
+
+
+def test_a_key_browsers_refuse_caps_at_f_and_a_weak_one_at_b_in_the_leaf_or_an_intermediate() -> None:
+    def graded(chain: tuple[CertificateInfo, ...]) -> tuple[list[tuple[str, str | None]], str]:
+        snap = make_snapshot(tls=make_handshake(certificate=chain[0], chain=chain))
+        result = check_tls(snap)
+        findings = [(f.outcome, f.subject) for f in result.findings if f.outcome != "tls.cert_valid"]
+        return findings, grade([result], default_rulebook(), {"host": "example.com", "domain": "example.com"}).grade
+
+    leaf = make_certificate()
+    # RSA under 1024 bits (or EC under 160): Chrome and Firefox refuse the certificate, so F, not B
+    assert graded((make_certificate(key_type="RSA", key_size=512),)) == (
+        [("tls.key_too_small_for_browsers", "CN=example.com")],
+        "F",
+    )
+    assert graded((leaf, _intermediate("RSA", 768)))[0] == [
+        ("tls.key_too_small_for_browsers", "CN=Test Intermediate CA")
+    ]
+    assert graded((leaf, _intermediate("EC", 112)))[1] == "F"
+    # under the CA/B minimum but accepted: B, the intermediate's too (it used to look at the leaf only)
+    assert graded((leaf, _intermediate("RSA", 1024))) == ([("tls.weak_key", "CN=Test Intermediate CA")], "B")
+    assert graded((make_certificate(key_type="RSA", key_size=1024),))[0] == [("tls.weak_key", "CN=example.com")]
+    # a root's key is the trust store's business
+    root = replace(_intermediate("RSA", 1024), subject="CN=Test Root CA", self_signed=True)
+    assert graded((leaf, _intermediate("EC", 256), root))[0] == []
 
 
 # -- an untrusted CA is not a missing intermediate (issue 11) --------------------------------------------

@@ -30,6 +30,9 @@ EXPIRY_URGENT_DAYS = 14
 # CA/Browser Forum Baseline Requirements 6.1.5 (and NIST SP 800-57 part 1, 112-bit security):
 # RSA keys of at least 2048 bits, ECDSA on P-256 or larger. DSA is not allowed at all.
 MIN_KEY_SIZE = {"RSA": 2048, "EC": 256}
+# Under these, browsers refuse the certificate outright (Chrome's and Firefox's verifiers reject RSA and DSA keys
+# under 1024 bits and curves under 160): the connection fails, so the grade is capped at F, not B.
+BROWSER_MIN_KEY_SIZE = {"RSA": 1024, "DSA": 1024, "EC": 160}
 # Browsers reject certificates signed with these (Chrome and Firefox since 2017 for SHA-1).
 WEAK_SIGNATURE_HASHES = ("md5", "sha1", "md2", "md4")
 
@@ -153,16 +156,37 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
     return findings
 
 
+def _key_problem(cert: CertificateInfo) -> str | None:
+    """The outcome a certificate's key earns: too small for browsers to accept at all, or under the CA/B
+    minimum; None for a key that is fine."""
+    floor = BROWSER_MIN_KEY_SIZE.get(cert.key_type)
+    if floor is not None and 0 < cert.key_size < floor:
+        return "tls.key_too_small_for_browsers"
+    minimum = MIN_KEY_SIZE.get(cert.key_type)
+    if cert.key_type == "DSA" or (minimum is not None and cert.key_size < minimum):
+        return "tls.weak_key"
+    return None
+
+
 def _key_findings(chain: tuple[CertificateInfo, ...]) -> list[Finding]:
     findings = []
     leaf = chain[0]
-    minimum = MIN_KEY_SIZE.get(leaf.key_type)
-    if leaf.key_type == "DSA" or (minimum is not None and leaf.key_size < minimum):
-        wanted = f"at least {minimum} bits" if minimum else "RSA 2048+ or ECDSA P-256+"
-        findings.append(Finding("tls.weak_key", note=f"{leaf.key_type} {leaf.key_size}-bit key ({wanted} needed)"))
-    # The signatures that matter are the ones clients check: the leaf's and the intermediates' (a root's
-    # self-signature is never verified, RFC 5280 6.1, so SHA-1 on a sent root is harmless).
+    # The keys and signatures that matter are the ones clients check: the leaf's and the intermediates' (a
+    # root's self-signature is never verified, RFC 5280 6.1, so SHA-1 on a sent root is harmless, and a root's
+    # key is the trust store's business, not the server's).
     for cert in chain:
+        if cert.self_signed and cert is not leaf:
+            continue
+        outcome = _key_problem(cert)
+        if outcome is not None:
+            what = "the certificate's" if cert is leaf else f"the intermediate {cert.subject}'s"
+            if outcome == "tls.key_too_small_for_browsers":
+                wanted = f"browsers refuse {cert.key_type} keys under {BROWSER_MIN_KEY_SIZE[cert.key_type]} bits"
+            else:
+                minimum = MIN_KEY_SIZE.get(cert.key_type)
+                wanted = f"at least {minimum} bits needed" if minimum else "RSA 2048+ or ECDSA P-256+ needed"
+            note = f"{what} key is {cert.key_type} {cert.key_size}-bit ({wanted})"
+            findings.append(Finding(outcome, subject=cert.subject, note=note))
         if cert.self_signed:
             continue
         if (cert.signature_hash or "").lower() in WEAK_SIGNATURE_HASHES:
