@@ -36,6 +36,9 @@ RUN_FAILED = "failed"
 RUN_ENDED = (RUN_DONE, RUN_UNREACHABLE, RUN_SKIPPED_QUOTA, RUN_FAILED)
 #: A run claimed this long ago and still `running` was abandoned (its worker died): it may be claimed again.
 RUN_CLAIM_SECONDS = 600
+#: Claims a run gets: one whose worker died this many times (a scan that kills its worker) is ended failed,
+#: its unit given back, instead of being handed out again every RUN_CLAIM_SECONDS for good.
+MAX_RUN_ATTEMPTS = 3
 
 
 def _utc(nullable: bool = False) -> Column:  # type: ignore[type-arg]
@@ -219,17 +222,40 @@ def schedule_due_runs(session: Session, now: datetime, limit: int = 500) -> list
 def waiting_runs(session: Session, now: datetime, limit: int = 500) -> list[int]:
     """Runs scheduled but not ended: queued, or running past their claim (their worker died). The tick
     hands them out again, so a run scheduled by a process that stopped is not lost."""
+    rows = session.exec(select(MonitorRun.id).where(_claimable(now)).order_by(col(MonitorRun.due_at)).limit(limit))
+    return [int(run_id) for run_id in rows if run_id is not None]
+
+
+def _claimable(now: datetime) -> Any:
+    """Queued, or running past its claim (its worker died) with attempts left."""
+    stale = now - timedelta(seconds=RUN_CLAIM_SECONDS)
+    return (col(MonitorRun.status) == RUN_QUEUED) | (
+        (col(MonitorRun.status) == RUN_RUNNING)
+        & (col(MonitorRun.claimed_at) < stale)
+        & (col(MonitorRun.attempts) < MAX_RUN_ATTEMPTS)
+    )
+
+
+def end_exhausted_runs(session: Session, now: datetime, limit: int = 500) -> list[int]:
+    """End failed, each unit given back, the runs abandoned mid-run MAX_RUN_ATTEMPTS times; their ids."""
     stale = now - timedelta(seconds=RUN_CLAIM_SECONDS)
     rows = session.exec(
-        select(MonitorRun.id)
+        select(MonitorRun)
         .where(
-            (col(MonitorRun.status) == RUN_QUEUED)
-            | ((col(MonitorRun.status) == RUN_RUNNING) & (col(MonitorRun.claimed_at) < stale))
+            col(MonitorRun.status) == RUN_RUNNING,
+            col(MonitorRun.claimed_at) < stale,
+            col(MonitorRun.attempts) >= MAX_RUN_ATTEMPTS,
         )
-        .order_by(col(MonitorRun.due_at))
         .limit(limit)
-    )
-    return [int(run_id) for run_id in rows if run_id is not None]
+    ).all()
+    ended: list[int] = []
+    for run in rows:
+        assert run.id is not None
+        give_back = Reservation(**run.reservation) if run.reservation else None
+        error = f"the run was abandoned {run.attempts} times (its worker stopped): given up"
+        if finish_run(session, run.id, status=RUN_FAILED, now=now, error=error, give_back=give_back):
+            ended.append(run.id)
+    return ended
 
 
 @dataclass(frozen=True)
@@ -239,15 +265,11 @@ class ClaimedRun:
 
 
 def claim_run(session: Session, run_id: int, now: datetime) -> ClaimedRun | None:
-    """Take a queued run (or one abandoned mid-run) for this worker; None when another has it or it ended."""
-    stale = now - timedelta(seconds=RUN_CLAIM_SECONDS)
+    """Take a queued run (or one abandoned mid-run, MAX_RUN_ATTEMPTS claims at most) for this worker; None
+    when another has it, it ended or it has no attempts left."""
     claimed = session.exec(
         update(MonitorRun)
-        .where(
-            col(MonitorRun.id) == run_id,
-            (col(MonitorRun.status) == RUN_QUEUED)
-            | ((col(MonitorRun.status) == RUN_RUNNING) & (col(MonitorRun.claimed_at) < stale)),
-        )
+        .where(col(MonitorRun.id) == run_id, _claimable(now))
         .values(status=RUN_RUNNING, claimed_at=now, attempts=col(MonitorRun.attempts) + 1)
         .returning(col(MonitorRun.id))
     ).first()

@@ -41,6 +41,7 @@ from websec_app.store.monitors import (
     TooManyMonitors,
     add_monitor,
     claim_run,
+    end_exhausted_runs,
     finish_run,
     keep_reservation,
     last_runs,
@@ -158,6 +159,9 @@ async def remove(runtime: Runtime, subscriber: Subscriber, monitor_id: int) -> b
 
 
 def _schedule(session: Session, now: datetime) -> list[int]:
+    given_up = end_exhausted_runs(session, now)
+    if given_up:
+        log.warning("monitor runs %s ended failed: abandoned mid-run too many times", given_up)
     created = schedule_due_runs(session, now)
     # Runs left by a process that stopped after scheduling them (or whose worker died mid-run) go out again.
     return list(dict.fromkeys([*created, *waiting_runs(session, now)]))
@@ -360,6 +364,17 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
             give_back=reservation,
         )
         return status
+    except Exception as exc:  # noqa: BLE001 - a scanner bug on this site: the run ends, its unit given back
+        log.exception("monitor run %s of %s failed", run_id, monitor.url)
+        await runtime.db(
+            finish_run,
+            run_id,
+            status=RUN_FAILED,
+            now=runtime.now(),
+            error=f"the scan failed ({type(exc).__name__})",
+            give_back=reservation,
+        )
+        return RUN_FAILED
     body = report.to_dict(pro=True, include_fix=True)
     previous = await runtime.db(_previous_body, monitor.subscription_id, monitor.url)
     report_id = await runtime.db(_keep, claimed, report, body, now)

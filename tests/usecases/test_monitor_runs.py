@@ -1,0 +1,91 @@
+"""How a monitor run ends when things go wrong (issue 17): a scan that raises, a worker that dies mid-run,
+a subscription that ends, a monitor deleted with a run queued. The clock is injected (FrozenClock); the
+database is the real SQLite of tests/db_fixtures.py."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from tests import db_fixtures
+from tests.api.fakes import NOON, FakeScanner, FrozenClock
+from tests.usecases.test_monitors import _runs, _runtime, _sub, _tick_and_run
+from websec_app.settings import Settings
+from websec_app.store import Database, monthly_scans_used
+from websec_app.store.monitors import MAX_RUN_ATTEMPTS, RUN_CLAIM_SECONDS
+from websec_app.usecases import monitors as monitor_cases
+
+database = db_fixtures.database
+
+
+class Killed(BaseException):
+    """The worker stopped in the middle of the scan (not an exception the run could handle)."""
+
+
+class BuggyScanner(FakeScanner):
+    """A scanner with a bug on this site: it raises something other than ScanError."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+    async def __call__(self, url: str, settings: Any) -> Any:
+        self.calls.append(url)
+        raise self.error
+
+
+def _used(database: Database, subscription_id: int, clock: FrozenClock) -> int:
+    with database.session() as session:
+        return monthly_scans_used(session, subscription_id, clock())
+
+
+async def test_a_scan_raising_a_bug_ends_the_run_failed_with_its_unit_given_back(
+    database: Database, tmp_path: Path
+) -> None:
+    clock, scanner = FrozenClock(NOON), BuggyScanner(RuntimeError("scanner bug"))
+    runtime = _runtime(database, clock, scanner, Settings(data_dir=tmp_path))
+    owner = await _sub(runtime, database)
+    await monitor_cases.add(runtime, owner, "https://buggy.example", "daily")
+
+    # When the run's scan raises a RuntimeError
+    assert await _tick_and_run(runtime) == ["failed"]
+    # Then the run ended failed, the month's unit is back, and the run is not handed out again
+    [run] = _runs(database)
+    assert run.status == "failed" and run.attempts == 1 and run.error == "the scan failed (RuntimeError)"
+    assert _used(database, owner.subscription_id, clock) == 0
+    for _ in range(3):
+        clock.advance(seconds=RUN_CLAIM_SECONDS + 60)
+        assert await _tick_and_run(runtime) == []
+    assert len(scanner.calls) == 1
+
+
+async def test_a_run_whose_worker_keeps_dying_is_given_up_after_its_attempts(
+    database: Database, tmp_path: Path
+) -> None:
+    clock, scanner = FrozenClock(NOON), BuggyScanner(Killed())
+    runtime = _runtime(database, clock, scanner, Settings(data_dir=tmp_path))
+    owner = await _sub(runtime, database)
+    await monitor_cases.add(runtime, owner, "https://killer.example", "daily")
+
+    # Given a run whose scan kills its worker each time
+    for _ in range(MAX_RUN_ATTEMPTS):
+        try:
+            await _tick_and_run(runtime)
+        except Killed:
+            pass
+        clock.advance(seconds=RUN_CLAIM_SECONDS + 60)
+    assert len(scanner.calls) == MAX_RUN_ATTEMPTS
+
+    # When the next ticks come, the run is not claimed again: it ends failed, its unit given back
+    for _ in range(3):
+        assert await _tick_and_run(runtime) == []
+        clock.advance(seconds=RUN_CLAIM_SECONDS + 60)
+    [run] = _runs(database)
+    assert run.status == "failed" and run.attempts == MAX_RUN_ATTEMPTS
+    assert len(scanner.calls) == MAX_RUN_ATTEMPTS
+    assert _used(database, owner.subscription_id, clock) == 0
+    # and the monitor's next day runs as usual
+    clock.set(NOON + timedelta(days=1, minutes=1))
+    scanner.error = RuntimeError("still a bug")
+    assert await _tick_and_run(runtime) == ["failed"]
