@@ -125,6 +125,14 @@ def test_given_rsa_key_exchange_negotiated_then_static_rsa_is_not_counted_twice(
     assert "tls.no_forward_secrecy" in found and "tls.cipher_static_rsa" not in found
 
 
+def test_given_a_cbc_suite_negotiated_then_cbc_accepted_is_not_counted_twice() -> None:
+    # as static RSA above: what browsers get (tls.no_aead, -5, cap B) already says CBC is accepted
+    probes = cipher_probes({"cbc": "ECDHE-RSA-AES256-SHA384"})
+    report = graded(protocol="TLSv1.2", cipher="ECDHE-RSA-AES256-SHA384", cipher_probes=probes)
+    assert [f["check"] for f in report.sections["tls"]["findings"] if f["status"] != "good"] == ["tls.no_aead"]
+    assert report.uncapped_score == 95 and caps(report) == {("tls.no_aead", "B")}
+
+
 def test_given_rsa_key_exchange_then_no_forward_secrecy_caps_at_b() -> None:
     report = graded(protocol="TLSv1.2", cipher="AES128-GCM-SHA256")
     assert caps(report) == {("tls.no_forward_secrecy", "B")}

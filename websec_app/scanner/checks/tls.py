@@ -273,6 +273,8 @@ def _cipher_findings(tls: TlsHandshake) -> list[Finding]:
             continue
         if probe.name == "static_rsa" and forward_secret(tls.protocol, tls.cipher) is False:
             continue  # browsers get RSA key exchange too: tls.no_forward_secrecy below says it, with its cap
+        if probe.name == "cbc" and aead(tls.protocol, tls.cipher) is False:
+            continue  # browsers get a CBC suite too: tls.no_aead below says it, with its cap
         family = cipher_family(probe.name)
         name = family.name if family else probe.name
         findings.append(
