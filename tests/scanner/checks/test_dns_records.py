@@ -193,6 +193,15 @@ def test_an_spf_redirect_that_cannot_be_read_is_could_not_check_not_neutral(answ
     assert graded(result).score == 100
 
 
+def test_spf_including_a_record_that_passes_everyone_is_pass_all_not_strict() -> None:
+    # RFC 7208 5.2: the include matches for every sender, before -all is reached
+    result = check(txt(HOST, "v=spf1 include:evil.example.net -all"), txt("evil.example.net", "v=spf1 +all"))
+    assert [f.outcome for f in result.findings if f.outcome.startswith("dns.spf")] == ["dns.spf_pass_all"]
+    (note,) = notes(result, "dns.spf_pass_all")
+    assert "include:evil.example.net" in note
+    assert graded(result).score == 95
+
+
 def test_spf_over_ten_lookups_through_includes() -> None:
     includes = " ".join(f"include:s{n}.mailer.example" for n in range(4))
     answers = [txt(HOST, f"v=spf1 {includes} -all")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.factories import dns_answer, make_dns
 from websec_app.scanner.checks.spf import evaluate_spf
 from websec_app.scanner.snapshot import DnsAnswer
@@ -79,6 +81,40 @@ def test_a_redirect_target_that_failed_or_depends_on_the_sender_leaves_the_all_u
     for dns, unknown in ((failed, "_spf.example.com"), (macro, "%{d}._spf.example.com")):
         result = evaluate_spf("example.com", dns)
         assert result is not None and not result.all_known and result.unknown == [unknown]
+
+
+@pytest.mark.parametrize(
+    ("top", "included", "everyone"),
+    [
+        ("v=spf1 include:evil.example.net -all", "v=spf1 +all", "include:evil.example.net -> +all"),
+        (
+            "v=spf1 include:evil.example.net -all",
+            "v=spf1 ip4:0.0.0.0/0 -all",
+            "include:evil.example.net -> ip4:0.0.0.0/0",
+        ),
+        ("v=spf1 include:evil.example.net -all", "v=spf1 ip6:::/0", "include:evil.example.net -> ip6:::/0"),
+        (
+            "v=spf1 include:evil.example.net -all",
+            "v=spf1 redirect=open.example.net",
+            "include:evil.example.net -> redirect=open.example.net -> +all",
+        ),
+        ("v=spf1 ip4:0.0.0.0/0 -all", "v=spf1 -all", "ip4:0.0.0.0/0"),
+        ("v=spf1 include:evil.example.net -all", "v=spf1 ~all", None),  # softfail is no match for include
+        ("v=spf1 include:evil.example.net -all", "v=spf1 -all +all", None),  # +all is never tested
+        ("v=spf1 -include:evil.example.net -all", "v=spf1 +all", None),  # a match that fails
+        ("v=spf1 include:evil.example.net -all", "v=spf1 ip4:192.0.2.0/24 -all", None),
+    ],
+)
+def test_a_record_including_one_that_passes_every_sender_passes_every_sender(top, included, everyone) -> None:
+    # RFC 7208 5.2: include matches when the included record's result is pass
+    dns = make_dns(
+        "example.com",
+        txt("example.com", top),
+        txt("evil.example.net", included),
+        txt("open.example.net", "v=spf1 +all"),
+    )
+    result = evaluate_spf("example.com", dns)
+    assert result is not None and result.passes_everyone == everyone
 
 
 def test_includes_that_were_not_fetched_are_listed_as_unknown() -> None:

@@ -128,8 +128,15 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     all_domain = evaluation.all_domain or domain
     fix_vars = {"domain": all_domain, "spf_strict": strict_record(evaluation.all_record or record)}
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
-    if qualifier == "+":
-        findings.append(Finding("dns.spf_pass_all", note=f"+all lets every server on the internet pass{where}"))
+    if evaluation.passes_everyone or qualifier == "+":
+        # RFC 7208 5.2: including a record that passes everyone passes everyone too
+        opener = evaluation.passes_everyone or "+all"
+        note = "+all lets every server on the internet pass"
+        if opener != "+all":
+            note = f"{opener}: every server on the internet passes" + (
+                " (RFC 7208 5.2)" if "include:" in opener else ""
+            )
+        findings.append(Finding("dns.spf_pass_all", note=note))
     elif not evaluation.all_known:
         pass  # the record that decides could not be read: a check.error or a permerror above says why
     elif qualifier in (None, "?"):

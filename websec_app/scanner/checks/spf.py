@@ -15,10 +15,11 @@ never tested (RFC 7208 5.1), so they are neither counted nor followed; their syn
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 from ..records.dns_text import failed, txt_of
-from ..records.spf import SpfRecord, parse_spf, referenced_domains, spf_texts, term_target
+from ..records.spf import SpfRecord, parse_spf, spf_texts, term_target
 from ..snapshot import DnsAnswer, DnsSnapshot
 
 LOOKUP_LIMIT = 10  # RFC 7208 4.6.4
@@ -40,6 +41,7 @@ class SpfEvaluation:
     all_qualifier: str | None = None  # of the record that decides ("-" for "-all"); None: no all, or unknown
     all_domain: str | None = None  # where the record that decides is published (through redirect=); None: unknown
     all_record: str | None = None  # the text of that record
+    passes_everyone: str | None = None  # what lets every sender pass ("+all", "include:x.example -> +all")
     uses_ptr: bool = False
     macros: bool = False
     counting_stopped: bool = False  # past the limit, includes were not walked further
@@ -120,28 +122,41 @@ class _Decision:
     all_qualifier: str | None  # None: no "all" and no redirect, so neutral (RFC 7208 4.7)
 
 
+def _passes_everyone(record: SpfRecord) -> str | None:
+    """The tested term that matches every sender with a pass ("+all", "ip4:0.0.0.0/0", "ip6:::/0"), if any."""
+    for term in record.evaluated_mechanisms():
+        if term.qualifier != "+":
+            continue
+        if term.name == "all":
+            return "+all"
+        if term.name in ("ip4", "ip6") and ipaddress.ip_network(term.value or "", strict=False).prefixlen == 0:
+            return f"{term.name}:{term.value}"
+    return None
+
+
 def _walk(
     domain: str, snapshot: DnsSnapshot, result: SpfEvaluation, path: tuple[str, ...], top: bool
-) -> _Decision | None:
-    """Count and check the record at `domain` and the records it includes; the record that decides
-    for other senders, None when that cannot be known (not fetched, failed, a permerror, past the limits)."""
+) -> tuple[_Decision | None, str | None]:
+    """Count and check the record at `domain` and the records it includes. Returns the record that
+    decides for other senders (None when that cannot be known: not fetched, failed, a permerror,
+    past the limits), and what in it lets every sender pass, if anything does ("include:x -> +all")."""
     if len(path) > _MAX_DEPTH or result.lookups > LOOKUP_LIMIT:
         result.counting_stopped = True  # a receiver stops at the limit too; the rest is not counted
-        return None
+        return None, None
     answer = snapshot.get(domain, "TXT")
     if answer is None or failed(answer):
         result.unknown.append(domain)
-        return None
+        return None, None
     texts = spf_texts(txt_of(answer))
     if not texts:
         if not top:
             # RFC 7208 5.2, 6.1: include or redirect to a domain without an SPF record is a permerror.
             result.errors.append(f"{domain} (named by {path[-2]}) has no SPF record")
-        return None
+        return None, None
     if len(texts) > 1:
         if not top:
             result.errors.append(f"{domain} has {len(texts)} SPF records")  # RFC 7208 4.5: permerror
-        return None
+        return None, None
     record = parse_spf(texts[0])
     if top:
         result.record = texts[0]
@@ -157,23 +172,34 @@ def _walk(
         if term.value and "%" in term.value:
             result.macros = True
     _apply_term_limits(record, domain, snapshot, result)
-    redirect = (record.redirect or "").rstrip(".").lower()
-    for target in referenced_domains(record):
+    everyone = _passes_everyone(record)
+    for term in record.evaluated_mechanisms():
+        target = (term.value or "").rstrip(".").lower()
+        if term.name != "include" or not target or "%" in target:
+            continue  # a target with macros depends on the sender and cannot be fetched ahead
         if target in path:
             result.errors.append(f"{target} includes itself (a loop through {' -> '.join(path)})")
             continue
-        if target != redirect:
-            _walk(target, snapshot, result, (*path, target), top=False)
+        _, included_everyone = _walk(target, snapshot, result, (*path, target), top=False)
+        # RFC 7208 5.2: an include matches when the included record passes; one that passes every
+        # sender makes this term pass every sender too.
+        if included_everyone and term.qualifier == "+" and everyone is None:
+            everyone = f"include:{target} -> {included_everyone}"
+    redirect = (record.redirect or "").rstrip(".").lower()
     if not redirect:
         all_term = record.all_term
-        return _Decision(domain, texts[0], all_term.qualifier if all_term else None)
+        return _Decision(domain, texts[0], all_term.qualifier if all_term else None), everyone
     if "%" in redirect:
         result.unknown.append(redirect)  # the target depends on the sender: which "all" decides is unknown
-        return None
+        return None, everyone
     if redirect in path:
-        return None  # the loop is an error, listed above
+        result.errors.append(f"{redirect} includes itself (a loop through {' -> '.join(path)})")
+        return None, everyone
     # RFC 7208 6.1: the redirected record's result is the result, through any further redirect.
-    return _walk(redirect, snapshot, result, (*path, redirect), top=False)
+    decision, redirected_everyone = _walk(redirect, snapshot, result, (*path, redirect), top=False)
+    if everyone is None and redirected_everyone:
+        everyone = f"redirect={redirect} -> {redirected_everyone}"
+    return decision, everyone
 
 
 def evaluate_spf(domain: str, snapshot: DnsSnapshot) -> SpfEvaluation | None:
@@ -186,7 +212,7 @@ def evaluate_spf(domain: str, snapshot: DnsSnapshot) -> SpfEvaluation | None:
     result.records_found = len(texts)
     if len(texts) != 1:
         return result
-    decision = _walk(domain, snapshot, result, (domain,), top=True)
+    decision, result.passes_everyone = _walk(domain, snapshot, result, (domain,), top=True)
     if decision is not None:
         result.all_qualifier = decision.all_qualifier
         result.all_domain, result.all_record = decision.domain, decision.record
