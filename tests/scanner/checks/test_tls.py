@@ -1,9 +1,9 @@
 """The tls section from recorded handshakes."""
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from tests.factories import make_certificate, make_handshake, make_snapshot
+from tests.factories import FIXED_NOW, make_certificate, make_handshake, make_snapshot
 from websec_app.scanner.checks.tls import check_tls
 from websec_app.scanner.grading import grade
 from websec_app.scanner.hostname import certificate_matches_host
@@ -47,6 +47,17 @@ def test_given_a_certificate_for_another_host_then_hostname_mismatch() -> None:
 def test_given_a_certificate_expiring_in_ten_days_then_weak() -> None:
     cert = make_certificate(not_after=datetime(2026, 12, 2, 12, tzinfo=UTC))
     assert outcomes(make_snapshot(tls=make_handshake(certificate=cert))) == ["tls.cert_expires_very_soon"]
+
+
+def test_a_certificate_expiring_within_a_day_says_hours() -> None:
+    def said(left: timedelta) -> str | None:
+        cert = make_certificate(not_after=FIXED_NOW + left)
+        return check_tls(make_snapshot(tls=make_handshake(certificate=cert))).findings[0].note
+
+    assert said(timedelta(hours=12)) == "expires in 12 hours"  # it said "expires in 0 days"
+    assert said(timedelta(minutes=90)) == "expires in 1 hour"
+    assert said(timedelta(minutes=20)) == "expires in less than an hour"
+    assert said(timedelta(days=1, hours=3)) == "expires in 1 day"
 
 
 def test_given_no_https_listener_then_no_https_caps_at_f() -> None:

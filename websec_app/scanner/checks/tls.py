@@ -15,6 +15,7 @@ is still graded. Parts that were not fetched (hand-made snapshots) produce no fi
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from ...wording import counted
@@ -119,6 +120,14 @@ def _handshake_details(tls: TlsHandshake) -> dict[str, Any]:
     }
 
 
+def _time_left(left: timedelta) -> str:
+    """Whole days, or hours under a day ("0 days" for a certificate expiring tonight said nothing)."""
+    if left.days >= 1:
+        return counted(left.days, "day")
+    hours = int(left.total_seconds() // 3600)
+    return counted(hours, "hour") if hours >= 1 else "less than an hour"
+
+
 def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding]:
     now = snapshot.fetched_at
     findings: list[Finding] = []
@@ -148,9 +157,11 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
     if not dated_problem:
         days_left = (leaf.not_after - now).days
         if days_left < EXPIRY_URGENT_DAYS:
-            findings.append(Finding("tls.cert_expires_very_soon", note=f"expires in {counted(days_left, 'day')}"))
+            findings.append(
+                Finding("tls.cert_expires_very_soon", note=f"expires in {_time_left(leaf.not_after - now)}")
+            )
         elif days_left < EXPIRY_WARN_DAYS:
-            findings.append(Finding("tls.cert_expires_soon", note=f"expires in {counted(days_left, 'day')}"))
+            findings.append(Finding("tls.cert_expires_soon", note=f"expires in {_time_left(leaf.not_after - now)}"))
     if not findings:
         findings.append(Finding("tls.cert_valid", note=f"valid for {(leaf.not_after - now).days} more days"))
     return findings
