@@ -141,6 +141,7 @@ def test_an_mx_host_that_does_not_exist_is_reported() -> None:
         ("v=spf1 mx", "dns.spf_neutral", 3),
         ("v=spf1 +all", "dns.spf_pass_all", 5),
         ("v=spf1 ip4:999.1.1.1 -all", "dns.spf_invalid", 4),
+        ("v=spf1 a:/24 -all", "dns.spf_invalid", 4),  # RFC 7208 12: ":" needs a domain-spec
         ("v=spf1 ptr -all", "dns.spf_ptr", 1),
     ],
 )
@@ -392,6 +393,8 @@ def test_missing_dkim_is_no_finding_for_a_domain_that_handles_no_mail() -> None:
     nx = txt(f"_domainkey.{HOST}", rcode="NXDOMAIN")
     assert "dns.dkim_not_needed" in outcomes(nx, dns_answer(HOST, "MX", "0 ."))
     assert "dns.dkim_not_needed" in outcomes(nx, dns_answer(HOST, "MX"), txt(HOST, "v=spf1 -all"))
+    # RFC 7208 4.6.1: mechanism names are case-insensitive
+    assert "dns.dkim_not_needed" in outcomes(nx, dns_answer(HOST, "MX"), txt(HOST, "v=spf1 -ALL"))
 
 
 # -- DNSSEC ----------------------------------------------------------------------------------------

@@ -36,6 +36,10 @@ def test_valid_records_parse_without_errors(record) -> None:
         ("v=spf1 include:exa mple -all", "unknown mechanism 'mple'"),
         ("v=spf1 include:%{z}.example.com -all", "malformed macro"),
         ("v=spf1 include:example..com -all", "is not a domain name"),
+        ("v=spf1 a: -all", "needs a domain after the colon"),  # RFC 7208 12: a domain-spec follows ":"
+        ("v=spf1 a:/24 -all", "needs a domain after the colon"),
+        ("v=spf1 mx: -all", "needs a domain after the colon"),
+        ("v=spf1 ptr: -all", "needs a domain after the colon"),
     ],
 )
 def test_invalid_records_are_permerrors_with_a_reason(record, problem) -> None:

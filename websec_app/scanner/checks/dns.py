@@ -24,7 +24,7 @@ from ..findings import CheckResult, Finding
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
 from ..records.mta_sts import mx_matches, parse_sts_policy, sts_record_problem, sts_records
-from ..records.spf import strict_record
+from ..records.spf import parse_spf, strict_record
 from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, SiteSnapshot
@@ -98,7 +98,9 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         note = f"{evaluation.records_found} SPF records: receivers treat this as an error (RFC 7208 4.5)"
         return [Finding("dns.spf_multiple", note=note)], False
     record = evaluation.record or ""
-    no_senders = record.split()[1:] == ["-all"]
+    # "v=spf1 -all": the only mechanism a receiver tests is -all (any case, RFC 7208 4.6.1)
+    tested = parse_spf(record).evaluated_mechanisms()
+    no_senders = [(t.qualifier, t.name) for t in tested] == [("-", "all")]
     findings = []
     if evaluation.errors:
         findings.append(Finding("dns.spf_invalid", note="; ".join(evaluation.errors[:5])))

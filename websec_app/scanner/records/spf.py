@@ -112,7 +112,8 @@ def _dual_cidr_ok(cidr: str) -> bool:
     return (four is None or int(four) <= 32) and (six is None or int(six) <= 128)
 
 
-def _mechanism_problem(name: str, value: str | None) -> str | None:
+def _mechanism_problem(name: str, value: str | None, *, colon: bool = True) -> str | None:
+    """`colon`: the value came after ":" ("a:/24"), not straight after the name ("a/24")."""
     if name == "all":
         return "'all' takes no argument" if value is not None else None
     if name in ("include", "exists"):
@@ -123,6 +124,8 @@ def _mechanism_problem(name: str, value: str | None) -> str | None:
         spec, cidr = _split_cidr(value) if name != "ptr" else (value, "")
         if cidr and not _dual_cidr_ok(cidr):
             return f"bad prefix length in '{name}:{value}'"
+        if colon and not spec:  # RFC 7208 12: ":" is followed by a domain-spec, never by nothing
+            return f"'{name}:' needs a domain after the colon"
         return _domain_spec_problem(spec) if spec else None
     if name in ("ip4", "ip6"):
         if not value:
@@ -160,6 +163,7 @@ def parse_spf(text: str) -> SpfRecord:
         qualifier = raw[0] if raw[0] in _QUALIFIERS else "+"
         body = raw[1:] if raw[0] in _QUALIFIERS else raw
         name, sep, value = body.partition(":")
+        colon = bool(sep)
         if not sep and "/" in name:  # "a/24", "mx//64"
             name, _, cidr = name.partition("/")
             value, sep = "/" + cidr, ":"
@@ -167,7 +171,7 @@ def parse_spf(text: str) -> SpfRecord:
                 errors.append(f"unknown mechanism in {raw!r}")
                 continue
         name = name.lower()
-        problem = _mechanism_problem(name, value if sep else None)
+        problem = _mechanism_problem(name, value if sep else None, colon=colon)
         if problem:
             errors.append(problem)
             continue
