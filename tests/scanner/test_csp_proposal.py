@@ -346,3 +346,13 @@ def test_repairing_inline_styles_keeps_many_style_attributes_working() -> None:
     )
 
     assert proposal.policy == "default-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'"
+
+
+def test_scripts_after_the_end_of_html_are_hashed_and_a_script_writing_it_keeps_its_hash() -> None:
+    # Given a script whose text holds "</body></html>" and an inline script after the real </html>
+    writer = 'document.write("</body></html>");'
+    late = "window.late = 1;"
+    page = html(body=f"<script>{writer}</script>") + f"\n<script>{late}</script>"
+
+    # Then both are allowed by the hash of their exact text (browsers run the one after </html> "in body")
+    assert directives(propose(page).policy)["script-src"] == ["'self'", sha256(writer), sha256(late)]

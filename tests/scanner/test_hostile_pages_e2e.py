@@ -21,10 +21,12 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fixtures import catalog
 from tests.fixtures.hostile_pages import hostile_site
 from tests.fixtures.ports import free_port
 from tests.fixtures.processes import serve_api
 from tests.fixtures.sites import RunningSite
+from websec_app.scanner import scan
 
 ROOT = Path(__file__).resolve().parents[2]
 GUARD = 90  # seconds: a scan past this has stalled (the old analysis took minutes)
@@ -88,6 +90,24 @@ def test_given_the_flat_page_then_what_was_examined_is_still_reported(
 def test_given_a_normal_page_then_no_budget_finding(hostile: RunningSite, scan_env: dict[str, str]) -> None:
     report = scan_in_child(hostile.url.rstrip("/") + "/normal", scan_env)
     assert "page.analysis_limited" not in page_findings(report)
+
+
+async def test_given_a_script_injected_after_the_end_of_html_then_it_is_graded(
+    site_factory: Any, scan_settings: Any
+) -> None:
+    # Given the best page with a script appended after </html> (HTML §13.2.6.4.23: browsers run it "in body")
+    injected = catalog.BEST_PAGE + '\n<script src="http://cdn.other.test/evil.js"></script>\n'
+    site = site_factory(catalog.best_practices(site_factory.unique_host("after-html"), body=injected))
+
+    # When it is scanned
+    report = (await scan(site.url, scan_settings)).to_dict()
+
+    # Then the injected script is seen: http:// (upgraded by the page's upgrade-insecure-requests) and without
+    # integrity from another site
+    findings = page_findings(report)
+    assert findings.get("page.sri_missing_script") == "http://cdn.other.test/evil.js", findings
+    assert "page.mixed_upgraded" in findings and "page.no_mixed_content" not in findings
+    assert "http://cdn.other.test" in [o["origin"] for o in report["page_analysis"]["external_origins"]]
 
 
 # -- a real serve-api process ---------------------------------------------------------------------

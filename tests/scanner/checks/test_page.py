@@ -173,6 +173,15 @@ def test_noscript_and_template_contents_are_not_fetched() -> None:
     assert outcomes(page_of(body)) == {"page.no_mixed_content"}
 
 
+def test_a_script_after_the_end_of_html_is_analysed() -> None:
+    # HTML §13.2.6.4.23: a start tag after </html> is reprocessed "in body": the script runs (Magecart, injected ads)
+    body = '<html><head></head><body><p>x</p></body></html>\n<script src="http://cdn.other.net/evil.js"></script>\n'
+    result = page_of(body)
+    assert outcomes(result) == {"page.mixed_active", "page.sri_missing_script"}
+    upgraded = page_of(body, headers=[("Content-Security-Policy", "upgrade-insecure-requests")])
+    assert outcomes(upgraded) == {"page.mixed_upgraded", "page.sri_missing_script"}
+
+
 def test_links_are_navigation_not_mixed_content() -> None:
     assert outcomes(page_of('<a href="http://other.net/">elsewhere</a>')) == {"page.no_mixed_content"}
 

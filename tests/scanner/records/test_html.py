@@ -124,3 +124,31 @@ def test_a_megabyte_url_is_joined_in_one_pass() -> None:
     # The scheme pattern is one possessive run from the start: no backtracking over attacker text.
     for value in ("a" * 1_000_000, "a" * 1_000_000 + "\\x:", "\\" * 1_000_000, "/" * 1_000_000 + "x"):
         assert html.join_url("https://www.example.com/", value) is not None
+
+
+# --- what follows </html> (HTML §13.2.6.4.23 "after after body": reprocessed "in body") ---------
+
+
+def test_elements_after_the_end_of_html_are_kept_in_the_body() -> None:
+    # libxml2 puts them in a second <html> beside the first; browsers put them in <body> and run them
+    parsed = page(
+        '<html><head><meta http-equiv="Content-Security-Policy" content="a"></head><body><img src=/a.png></body>'
+        '</html>\n<script src="https://cdn.other.net/evil.js"></script></html><img src=/b.png>'
+        '<meta http-equiv="Content-Security-Policy" content="b">'
+    )
+    found = [(e.name, e.attrs.get("src"), e.in_body) for e in parsed.elements if e.name in ("img", "script")]
+    assert found == [
+        ("img", "/a.png", True),
+        ("script", "https://cdn.other.net/evil.js", True),
+        ("img", "/b.png", True),
+    ]
+    assert [(m.content, m.in_head) for m in html.meta_elements_of(parsed)] == [("a", True), ("b", False)]
+
+
+def test_end_tags_inside_a_script_are_its_text_not_the_end_of_the_page() -> None:
+    # Given a script writing "</body></html>" and a script after the real </html>
+    code = 'document.write("</body></html>"); var s = "</html><img src=x>";'
+    parsed = page(f"<html><body><script>{code}</script></body></html><script>late()</script>")
+    # Then each script's text is as the browser hashes it, and both are in the document
+    assert [e.text for e in parsed.elements if e.name == "script"] == [code, "late()"]
+    assert [e.name for e in parsed.elements] == ["script", "script"]

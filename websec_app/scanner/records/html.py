@@ -97,7 +97,8 @@ class Element:
     attrs: Mapping[str, str]
     inert: bool  # inside <noscript> or <template>: browsers with scripting on do not fetch it
     # After <body> began, in document order: HTML puts it in <body> (also what follows </body>, which
-    # libxml2 leaves beside it: "after body" mode reprocesses it "in body"); a <meta> there is not in <head>.
+    # libxml2 leaves beside it: "after body" mode reprocesses it "in body", and what follows </html>, see
+    # `_walk`); a <meta> there is not in <head>.
     in_body: bool
     text: str | None = None  # <script> and <style> only: the element's text, as browsers hash it
 
@@ -155,8 +156,7 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     style_count = handlers = 0
     examined = depth = inert = 0
     body_begun = False
-    walk = etree.iterwalk(root, events=("start", "end"))
-    for event, node in walk:
+    for event, node, walk in _walk(root):
         name = node.tag if isinstance(node.tag, str) else ""
         if event == "end":
             depth -= 1
@@ -164,7 +164,8 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             continue
         depth += 1
         inert += name in _INERT
-        body_begun = body_begun or name == "body"
+        # What follows </html> is in <body> (HTML §13.2.6.4.23 "after after body": reprocessed "in body").
+        body_begun = body_begun or name == "body" or node is not root and node.getparent() is None
         if examined % _TIME_CHECK_EVERY == 0 and time.thread_time() - started >= budget.max_cpu_seconds:
             exhausted.append("time")
             break
@@ -193,6 +194,20 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             ):
                 handlers += 1
     return HtmlPage(tuple(kept), examined, tuple(exhausted), budget, tuple(styles), style_count, handlers)
+
+
+def _walk(root: etree._Element) -> Iterator[tuple[str, etree._Element, etree.iterwalk]]:
+    """iterwalk's (event, element) over the whole document, with the walk (to skip a subtree).
+
+    libxml2 ends the root `<html>` at `</html>`, and puts what follows in a new `<html>` beside it (one per
+    further `</html>`); `etree.HTML` returns only the first. Browsers put it all in `<body>` (HTML §13.2.6.4.23
+    "after after body": a start tag is reprocessed "in body"), and its scripts run: injected analytics, a
+    Magecart skimmer. So every top-level element is walked, in document order. Nothing is rewritten: the text
+    of a script holding `"</html>"` stays as browsers hash it (the tokenizer never saw an end tag there)."""
+    for tree in (root, *root.itersiblings()):
+        walk = etree.iterwalk(tree, events=("start", "end"))
+        for event, node in walk:
+            yield event, node, walk
 
 
 # --- What the page loads (page analysis, and the CSP proposal of issue 15) ------------------------
