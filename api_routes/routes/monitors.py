@@ -46,7 +46,7 @@ class MonitorBody(BaseModel):
     next_run_at: str = Field(description="When the next run is due (ISO 8601, UTC).")
     last_run_at: str | None = None
     last_status: str | None = Field(
-        default=None, description="`done`, `unreachable`, `skipped_quota`, `failed`, `queued` or `running`."
+        default=None, description="`done`, `unreachable`, `skipped_quota`, `skipped`, `failed`, `queued` or `running`."
     )
     last_report_id: str | None = Field(default=None, description="`GET /api/history/{id}` returns it.")
 

@@ -89,3 +89,80 @@ async def test_a_run_whose_worker_keeps_dying_is_given_up_after_its_attempts(
     clock.set(NOON + timedelta(days=1, minutes=1))
     scanner.error = RuntimeError("still a bug")
     assert await _tick_and_run(runtime) == ["failed"]
+
+
+def _outbox(database: Database) -> list[Any]:
+    from sqlmodel import select
+
+    from websec_app.store.models import OutboxEmail
+
+    with database.session() as session:
+        return list(session.exec(select(OutboxEmail)))
+
+
+async def test_monitors_stop_when_the_subscription_is_cancelled_and_a_scheduled_run_is_skipped(
+    database: Database, tmp_path: Path
+) -> None:
+    from websec_app.store.keys import set_subscription_status
+
+    clock, scanner = FrozenClock(NOON), FakeScanner()
+    runtime = _runtime(database, clock, scanner, Settings(data_dir=tmp_path))
+    owner = await _sub(runtime, database)
+    await monitor_cases.add(runtime, owner, "https://site.example", "daily")
+    assert await _tick_and_run(runtime) == ["done"]
+
+    # Given a run scheduled (queued, not run yet) on day 2, and the subscription cancelled before it runs
+    clock.set(NOON + timedelta(days=1, minutes=1))
+
+    async def dropped(run_id: int) -> None:
+        return None
+
+    [queued] = await monitor_cases.tick(runtime, dropped)
+    with database.session() as session:
+        set_subscription_status(session, owner.subscription_id, "cancelled", clock())
+
+    # When the queued run is handed out, and the following days pass
+    assert await monitor_cases.execute_run(runtime, queued) is None
+    for day in range(2, 6):
+        clock.set(NOON + timedelta(days=day, minutes=1))
+        assert await _tick_and_run(runtime) == []
+
+    # Then nothing was scanned after the cancellation, no unit taken, no alert; the queued run ended skipped
+    assert len(scanner.calls) == 1
+    assert _used(database, owner.subscription_id, clock) == 1
+    assert _outbox(database) == []
+    runs = _runs(database)
+    assert [r.status for r in runs] == ["done", "skipped"]
+    assert runs[1].report_id is None and runs[1].alerts == []
+
+    # and when the subscription is active again, the monitor runs again (one catch-up run)
+    with database.session() as session:
+        set_subscription_status(session, owner.subscription_id, "active", clock())
+    assert await _tick_and_run(runtime) == ["done"]
+
+
+async def test_monitors_stop_when_the_subscriptions_key_is_revoked_but_not_when_it_is_rotated(
+    database: Database, tmp_path: Path
+) -> None:
+    from websec_app.store.keys import revoke_api_key, rotate_api_key
+
+    clock, scanner = FrozenClock(NOON), FakeScanner()
+    runtime = _runtime(database, clock, scanner, Settings(data_dir=tmp_path))
+    owner = await _sub(runtime, database)
+    await monitor_cases.add(runtime, owner, "https://site.example", "daily")
+    assert await _tick_and_run(runtime) == ["done"]
+
+    # A rotated key (support regenerated it) keeps the subscription's monitors running
+    with database.session() as session:
+        rotated = rotate_api_key(session, owner.subscription_id, clock())
+    clock.set(NOON + timedelta(days=1, minutes=1))
+    assert await _tick_and_run(runtime) == ["done"]
+
+    # A subscription whose key is revoked (and none issued) has its monitors stopped
+    with database.session() as session:
+        assert revoke_api_key(session, rotated.key, clock())
+    for day in range(2, 5):
+        clock.set(NOON + timedelta(days=day, minutes=1))
+        assert await _tick_and_run(runtime) == []
+    assert len(scanner.calls) == 2
+    assert _used(database, owner.subscription_id, clock) == 2

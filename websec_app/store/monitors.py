@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, UniqueConstraint, update
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, UniqueConstraint, exists, update
 from sqlmodel import Field, Session, col, select
 
 from ._sql import insert_ignoring_conflicts
@@ -33,7 +33,9 @@ RUN_DONE = "done"
 RUN_UNREACHABLE = "unreachable"
 RUN_SKIPPED_QUOTA = "skipped_quota"
 RUN_FAILED = "failed"
-RUN_ENDED = (RUN_DONE, RUN_UNREACHABLE, RUN_SKIPPED_QUOTA, RUN_FAILED)
+#: Not run: the subscription is no longer active (spec 5: an active Pro subscription), or it has no active key.
+RUN_SKIPPED = "skipped"
+RUN_ENDED = (RUN_DONE, RUN_UNREACHABLE, RUN_SKIPPED_QUOTA, RUN_FAILED, RUN_SKIPPED)
 #: A run claimed this long ago and still `running` was abandoned (its worker died): it may be claimed again.
 RUN_CLAIM_SECONDS = 600
 #: Claims a run gets: one whose worker died this many times (a scan that kills its worker) is ended failed,
@@ -188,15 +190,26 @@ def _next_after(due: datetime, interval: timedelta, now: datetime) -> datetime:
     return following
 
 
+def _entitled() -> Any:
+    """SQL: the monitor's subscription may run it: active (spec 5), with an active API key (a rotated key
+    keeps the monitors; a subscription whose keys were all revoked has none)."""
+    from .models import SUBSCRIPTION_ACTIVE, ApiKey, Subscription
+
+    return exists().where(
+        col(Subscription.id) == col(Monitor.subscription_id), col(Subscription.status) == SUBSCRIPTION_ACTIVE
+    ) & exists().where(col(ApiKey.subscription_id) == col(Monitor.subscription_id), col(ApiKey.active))
+
+
 def schedule_due_runs(session: Session, now: datetime, limit: int = 500) -> list[int]:
     """Insert the run of every monitor due by `now` and move the monitors on; the new runs' ids.
 
     PostgreSQL: the due monitors are locked with SKIP LOCKED, so concurrent schedulers split them; the
-    unique (monitor, due time) makes a run once even if two got the same monitor.
+    unique (monitor, due time) makes a run once even if two got the same monitor. Monitors of a subscription
+    that is not active (or has no active key) are left as they are: they run again if it becomes active.
     """
     query = (
         select(Monitor)
-        .where(col(Monitor.active), col(Monitor.next_run_at) <= now)
+        .where(col(Monitor.active), col(Monitor.next_run_at) <= now, _entitled())
         .order_by(col(Monitor.next_run_at))
         .limit(limit)
     )
@@ -273,14 +286,32 @@ def claim_run(session: Session, run_id: int, now: datetime) -> ClaimedRun | None
         .values(status=RUN_RUNNING, claimed_at=now, attempts=col(MonitorRun.attempts) + 1)
         .returning(col(MonitorRun.id))
     ).first()
-    session.commit()
     if claimed is None:
+        session.commit()
         return None
+    # The subscription may have ended since the run was scheduled: checked in the claim's transaction.
+    entitled = session.exec(
+        select(Monitor.id)
+        .join(MonitorRun, col(MonitorRun.monitor_id) == col(Monitor.id))
+        .where(col(MonitorRun.id) == run_id, _entitled())
+    ).first()
+    if entitled is None:
+        _skip(session, run_id, now, "the subscription is not active")
+        return None
+    session.commit()
     run = session.get(MonitorRun, run_id)
     assert run is not None
     monitor = session.get(Monitor, run.monitor_id)
     assert monitor is not None
     return ClaimedRun(run, monitor)
+
+
+def _skip(session: Session, run_id: int, now: datetime, why: str) -> None:
+    """End a claimed run skipped (no scan, no alert), the unit a previous attempt took given back; commits."""
+    run = session.get(MonitorRun, run_id)
+    assert run is not None
+    give_back = Reservation(**run.reservation) if run.reservation else None
+    finish_run(session, run_id, status=RUN_SKIPPED, now=now, error=why, give_back=give_back)
 
 
 def keep_reservation(session: Session, run_id: int, reservation: dict[str, Any]) -> None:

@@ -330,8 +330,9 @@ def _quota_notice(session: Session, claimed: ClaimedRun, now: datetime, base_url
 
 
 async def execute_run(runtime: Runtime, run_id: int) -> str | None:
-    """Run one scheduled run (the task engine's task); its end status, or None when another worker has it
-    or it has ended already (a retried copy)."""
+    """Run one scheduled run (the task engine's task); its end status, or None when another worker has it,
+    it has ended already (a retried copy), or it was ended `skipped` as it was claimed (the subscription is no
+    longer active): then nothing is scanned, no unit taken, no alert sent."""
     now = runtime.now()
     claimed: ClaimedRun | None = await runtime.db(claim_run, run_id, now)
     if claimed is None:

@@ -29,6 +29,7 @@ RUN_STATUS = {
     "unreachable": ("Site not reached", "red"),
     "skipped_quota": ("Skipped: no scans left this month", "amber"),
     "failed": ("Failed", "red"),
+    "skipped": ("Skipped: the subscription is not active", "gray"),
 }
 TOO_MANY = f"You already monitor {MAX_MONITORS} sites, the most a subscription can. Remove one to add another."
 
