@@ -262,6 +262,8 @@ def test_spf_mx_with_eleven_mx_records_is_over_the_limits() -> None:
         ("v=DMARC1; p=bogus; rua=mailto:d@example.com", {"dns.dmarc_invalid", "dns.dmarc_none"}),
         ("v=DMARC1; p=reject; pct=150", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),
         ("v=DMARC1; p=reject; pct=²", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),  # isdigit(), not int()
+        ("v=DMARC1; p=reject; pct=-5", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),  # int() reads it; 6.4 does not
+        ("v=DMARC1; p=reject; pct=+50", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),
     ],
 )
 def test_dmarc_policies(record, expected) -> None:

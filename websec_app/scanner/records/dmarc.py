@@ -50,6 +50,7 @@ _LOOKS_LIKE_DMARC = re.compile(r"\bv\s*=\s*dmarc", re.IGNORECASE)
 # 7.9 s, on the event loop, as fetch/dns.py parses the record while fetching).
 _TAG = re.compile(r"\s*+([a-z][a-z0-9_]*+)\s*+=", re.IGNORECASE)
 _SIZE = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
+_PCT = re.compile(r"[0-9]{1,3}")  # ASCII digits only: int() also takes "-5", "+5", " 5" and "٥"
 _LOCAL_PART = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$")
 
 
@@ -101,10 +102,12 @@ class DmarcRecord:
 
     @property
     def pct(self) -> int:
-        try:
-            return int(self.tags.get("pct", "100"))
-        except ValueError:
-            return 100
+        """RFC 7489 6.3, 6.4: pct = 1*3DIGIT, 0 to 100; anything else ("-5", "+50", " 5", "²") is an
+        error (parse_dmarc says so) and the default 100 applies."""
+        value = self.tags.get("pct", "100")
+        if _PCT.fullmatch(value) and int(value) <= 100:
+            return int(value)
+        return 100
 
 
 def is_dmarc(text: str) -> bool:
@@ -164,8 +167,8 @@ def parse_dmarc(text: str) -> DmarcRecord:
         record.errors.append("the required p tag is missing")
     if "pct" in record.tags:
         value = record.tags["pct"]
-        # 6.4: pct = 1*3DIGIT. str.isdigit alone takes "²", which int() refuses (and int() refuses past 4300 digits).
-        if not (value.isascii() and value.isdigit()) or len(value) > 3 or int(value) > 100:
+        # 6.4: pct = 1*3DIGIT (ASCII; str.isdigit takes "²", which int() refuses, and int() takes "-5").
+        if not _PCT.fullmatch(value) or int(value) > 100:
             record.errors.append(f"pct={value} is not a whole number from 0 to 100")
     for name in ("adkim", "aspf"):
         if name in record.tags and record.tags[name].lower() not in ("r", "s"):
