@@ -240,6 +240,14 @@ def test_integrity_without_crossorigin_is_a_note_because_the_load_fails() -> Non
     assert section(result)["deduction"] == 0
 
 
+@pytest.mark.parametrize("module_type", ["module", " Module "])
+def test_a_module_script_needs_no_crossorigin_to_be_verified(module_type: str) -> None:
+    # HTML §8.1.4.2: module scripts are always fetched in CORS mode, so integrity is checked and the script loads
+    body = f'<script type="{module_type}" src="https://cdn.other.net/m.js" integrity="{SHA384}"></script>'
+    result = page_of(body)
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_ok"}
+
+
 def test_an_integrity_value_with_only_unsupported_hashes_is_ignored_by_browsers() -> None:
     sha1 = "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk="
     result = page_of(f'<script src="https://cdn.other.net/a.js" integrity="{sha1}" crossorigin></script>')

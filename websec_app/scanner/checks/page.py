@@ -16,7 +16,8 @@ do not fetch them.
   (another registrable domain) need `integrity`; a CDN on the site's own domain is
   under the same control. An integrity value with no sha256/384/512 hash is ignored
   (the resource loads unchecked, §3.3.3); a cross-origin resource with integrity but
-  no `crossorigin` attribute cannot be verified and is never loaded (§3.3.5).
+  no `crossorigin` attribute cannot be verified and is never loaded (§3.3.5), except a
+  module script, always fetched in CORS mode (HTML §8.1.4.2).
 """
 
 from __future__ import annotations
@@ -140,6 +141,15 @@ def _sri_state(tag: Element) -> str:
     return "malformed"
 
 
+def _fetched_in_cors_mode(element: Element) -> bool:
+    """HTML §8.1.4.2 "fetch a single module script": module scripts (and `<link rel=modulepreload>`) are fetched
+    in "cors" mode whatever `crossorigin` says (absent means credentials "same-origin"), so their integrity is
+    checked and they load without the attribute. Classic scripts and stylesheets need it."""
+    if element.name == "script":
+        return str(element.get("type", "")).strip(" \t\n\r\f").lower() == "module"
+    return element.name == "link" and "modulepreload" in link_rel(element)
+
+
 def _not_applicable(parts: SplitResult) -> bool:
     """A script or stylesheet from `_SRI_NOT_APPLICABLE` (host, optionally host/path prefix)."""
     host = (parts.hostname or "").lower()
@@ -216,7 +226,12 @@ def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> t
         state = _sri_state(element)
         present += state == "valid"
         origin = res.origin
-        if state in ("valid", "malformed") and origin != page_origin and element.get("crossorigin") is None:
+        if (
+            state in ("valid", "malformed")
+            and origin != page_origin
+            and element.get("crossorigin") is None
+            and not _fetched_in_cors_mode(element)
+        ):
             note = f"{res.url} has integrity but no crossorigin attribute: browsers refuse to load it"
             findings.append(Finding("page.sri_no_crossorigin", origin, note))
         if state == "malformed":
