@@ -561,6 +561,9 @@ def test_mail_transport_policies_do_not_apply_to_a_domain_that_receives_no_mail(
         (("v=TLSRPTv1; rua=https://reports.example.com/tlsrpt",), "dns.tlsrpt_present"),
         (("v=TLSRPTv1;",), "dns.tlsrpt_invalid"),
         (("v=TLSRPTv1; rua=ftp://x.example.com",), "dns.tlsrpt_invalid"),
+        (("v=TLSRPTv1; rua=https://",), "dns.tlsrpt_invalid"),  # RFC 8460 3: a URI that names where reports go
+        (("v=TLSRPTv1; rua=mailto:tls@",), "dns.tlsrpt_invalid"),
+        (("v=TLSRPTv1; rua=mailto:@example.com",), "dns.tlsrpt_invalid"),
         (("v=TLSRPTv1; rua=mailto:a@example.com", "v=TLSRPTv1; rua=mailto:b@example.com"), "dns.tlsrpt_invalid"),
         ((), "dns.tlsrpt_missing"),
     ],

@@ -25,6 +25,7 @@ __all__ = [
     "discover",
     "external_report_domains",
     "is_dmarc",
+    "is_mail_address",
     "parse_dmarc",
 ]
 
@@ -123,6 +124,12 @@ def discover(txt_values: list[str]) -> tuple[list[str], list[str]]:
     return records, near_misses
 
 
+def is_mail_address(address: str) -> bool:
+    """local-part@domain, as a report mailto: URI needs (RFC 7489 6.2, RFC 8460 3)."""
+    local, at, domain = address.partition("@")
+    return bool(at and local and _LOCAL_PART.match(local) and is_domain_name(domain))
+
+
 def _report_uri(raw: str) -> ReportUri:
     """RFC 7489 6.2: a URI, optionally followed by "!" and a size limit."""
     uri = raw.strip()
@@ -134,10 +141,9 @@ def _report_uri(raw: str) -> ReportUri:
         return ReportUri(uri, False, f"{uri!r} is not a URI (mailto:... expected)")
     scheme = scheme.lower()
     if scheme == "mailto":
-        local, at, domain = rest.partition("@")
-        if not at or not local or not _LOCAL_PART.match(local) or not is_domain_name(domain):
+        if not is_mail_address(rest):
             return ReportUri(uri, False, f"{uri!r} is not a valid mailto: address")
-        return ReportUri(uri, True, domain=domain.rstrip(".").lower())
+        return ReportUri(uri, True, domain=rest.partition("@")[2].rstrip(".").lower())
     if scheme == "https":
         return ReportUri(uri, True)
     return ReportUri(uri, False, f"{uri!r}: reports are sent by mail (mailto:) or HTTPS, not {scheme}:")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
+from .dmarc import is_mail_address
 from .dns_text import tag_list
 
 __all__ = ["tlsrpt_problem", "tlsrpt_records"]
@@ -23,6 +25,15 @@ def tlsrpt_problem(text: str) -> str | None:
         scheme, colon, rest = uri.partition(":")
         if not colon or scheme.lower() not in ("mailto", "https") or not rest:
             return f"{uri!r} is not a mailto: or https: URI"
-        if scheme.lower() == "mailto" and "@" not in rest:
+        if scheme.lower() == "mailto" and not is_mail_address(rest):
             return f"{uri!r} is not a mail address"
+        if scheme.lower() == "https" and not _https_host(uri):
+            return f"{uri!r} names no host to send reports to"
     return None
+
+
+def _https_host(uri: str) -> str | None:
+    try:
+        return urlsplit(uri).hostname or None
+    except ValueError:  # an unbalanced "[" in the host, a bad port
+        return None
