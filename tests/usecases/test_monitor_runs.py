@@ -166,3 +166,27 @@ async def test_monitors_stop_when_the_subscriptions_key_is_revoked_but_not_when_
         assert await _tick_and_run(runtime) == []
     assert len(scanner.calls) == 2
     assert _used(database, owner.subscription_id, clock) == 2
+
+
+async def test_a_deleted_monitors_scheduled_run_does_not_run(database: Database, tmp_path: Path) -> None:
+    clock, scanner = FrozenClock(NOON), FakeScanner()
+    runtime = _runtime(database, clock, scanner, Settings(data_dir=tmp_path))
+    owner = await _sub(runtime, database)
+    view = await monitor_cases.add(runtime, owner, "https://site.example", "daily")
+
+    # Given a run scheduled but not run yet (a queue backlog, a process restart)
+    async def dropped(run_id: int) -> None:
+        return None
+
+    [queued] = await monitor_cases.tick(runtime, dropped)
+    # When the owner deletes the monitor, and the run is handed out (by its task, and again by the next tick)
+    assert await monitor_cases.remove(runtime, owner, view.id)
+    assert await monitor_cases.execute_run(runtime, queued) is None
+    clock.advance(minutes=1)
+    assert await _tick_and_run(runtime) == []
+
+    # Then nothing was scanned, no unit taken, and the run ended skipped
+    assert scanner.calls == []
+    assert _used(database, owner.subscription_id, clock) == 0
+    [run] = _runs(database)
+    assert run.status == "skipped" and run.error == "the monitor was deleted"

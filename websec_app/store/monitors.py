@@ -33,7 +33,8 @@ RUN_DONE = "done"
 RUN_UNREACHABLE = "unreachable"
 RUN_SKIPPED_QUOTA = "skipped_quota"
 RUN_FAILED = "failed"
-#: Not run: the subscription is no longer active (spec 5: an active Pro subscription), or it has no active key.
+#: Not run: the monitor was deleted after the run was scheduled, or the subscription is no longer active
+#: (spec 5: an active Pro subscription) or has no active key.
 RUN_SKIPPED = "skipped"
 RUN_ENDED = (RUN_DONE, RUN_UNREACHABLE, RUN_SKIPPED_QUOTA, RUN_FAILED, RUN_SKIPPED)
 #: A run claimed this long ago and still `running` was abandoned (its worker died): it may be claimed again.
@@ -289,13 +290,17 @@ def claim_run(session: Session, run_id: int, now: datetime) -> ClaimedRun | None
     if claimed is None:
         session.commit()
         return None
-    # The subscription may have ended since the run was scheduled: checked in the claim's transaction.
-    entitled = session.exec(
-        select(Monitor.id)
+    # The monitor may have been deleted, or the subscription ended, since the run was scheduled: checked in
+    # the claim's transaction.
+    state = session.exec(
+        select(col(Monitor.active), _entitled())
         .join(MonitorRun, col(MonitorRun.monitor_id) == col(Monitor.id))
-        .where(col(MonitorRun.id) == run_id, _entitled())
-    ).first()
-    if entitled is None:
+        .where(col(MonitorRun.id) == run_id)
+    ).one()
+    if not state[0]:
+        _skip(session, run_id, now, "the monitor was deleted")
+        return None
+    if not state[1]:
         _skip(session, run_id, now, "the subscription is not active")
         return None
     session.commit()
