@@ -103,6 +103,13 @@ def test_given_a_weak_cipher_family_accepted_then_its_outcome_and_cap(family, ci
     assert (outcome, cap) in caps(report)
 
 
+def test_a_weak_family_accepted_at_a_legacy_version_counts_that_version_as_accepted() -> None:
+    # the 3DES probe (TLS 1.0-1.2 offered) got TLS 1.0: the server speaks it, whatever its own probe said
+    probes = (TlsProbe("3des", "accepted", protocol="TLSv1", cipher="TLS_RSA_WITH_3DES_EDE_CBC_SHA"),)
+    result = check_tls(make_snapshot(tls=make_handshake(protocols=protocol_probes(), cipher_probes=probes)))
+    assert {f.outcome: f.note for f in result.findings}["tls.legacy_protocols"] == "accepts TLS 1.0"
+
+
 def test_given_cbc_suites_accepted_beside_aead_ones_then_a_minor_warning() -> None:
     report = graded(cipher_probes=cipher_probes({"cbc": "ECDHE-ECDSA-AES128-SHA"}))
     assert report.score == 99 and report.caps == ()

@@ -23,11 +23,13 @@ from cryptography.x509.oid import NameOID
 from OpenSSL import SSL
 
 from tests.clock import TEST_NOW
+from tests.factories import make_snapshot
 from tests.fixtures.ca_issuers import serve_ca_issuers
 from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
 from tests.fixtures.odd_certs import long_chain, odd_curve_certificate, server_context, unreadable_name_certificate
 from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
+from websec_app.scanner.checks.tls import check_tls
 from websec_app.scanner.fetch import tls as tls_module
 from websec_app.scanner.fetch._legacy_hello import hello_probe
 from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, HandshakeRejected, offer_problem
@@ -402,6 +404,27 @@ async def test_a_real_server_that_accepts_3des_is_found_sweet32(legacy_server, s
         ("rc4", "export", "des"), "rejected"
     )
     assert [p.name for p in (*tls.protocols, *tls.cipher_probes) if p.result == "not_testable"] == []
+
+
+async def test_tls10_and_11_accepted_only_with_3des_are_found(legacy_server, scan_settings) -> None:
+    """OpenSSL 3 offers no 3DES, so its TLS 1.0/1.1 probes are refused (insufficient security) by a server that
+    speaks them with 3DES alone; the hand-built fallback at each version finds them (they were 'rejected')."""
+    server = legacy_server(["aes128gcm", "3des"])
+    tls = await fetch_tls("legacy.test", server.port, "127.0.0.1", scan_settings)
+    results = {p.name: p for p in tls.protocols}
+    assert (results["TLSv1.1"].result, results["TLSv1.1"].protocol) == ("accepted", "TLSv1.1"), results
+    assert (results["TLSv1"].result, results["TLSv1"].protocol) == ("accepted", "TLSv1"), results
+    assert "3DES_EDE_CBC" in (results["TLSv1"].cipher or "")
+    findings = {f.outcome: f.note for f in check_tls(make_snapshot(url="https://legacy.test/", tls=tls)).findings}
+    assert findings["tls.legacy_protocols"] == "accepts TLS 1.1, TLS 1.0"
+
+
+async def test_a_version_refused_as_a_version_gets_no_fallback_hello(legacy_server, scan_settings) -> None:
+    server = legacy_server(["aes128gcm", "3des"], versions=((3, 3), (3, 3)))
+    tls = await fetch_tls("legacy.test", server.port, "127.0.0.1", scan_settings)
+    results = {p.name: p for p in tls.protocols}
+    assert results["TLSv1"].result == results["TLSv1.1"].result == "rejected"
+    assert "protocol version" in (results["TLSv1"].detail or ""), results
 
 
 async def test_a_real_server_that_accepts_rc4_is_found(legacy_server, scan_settings) -> None:

@@ -259,8 +259,10 @@ def _probe_map(probes: tuple[TlsProbe, ...]) -> dict[str, str]:
 
 
 def _protocol_findings(tls: TlsHandshake) -> list[Finding]:
-    # The grading handshake offered everything up to TLS 1.3, so the version it got is the server's best.
+    # The grading handshake offered everything up to TLS 1.3, so the version it got is the server's best. A
+    # weak cipher family accepted at a version (offered TLS 1.0-1.2) shows that version accepted too.
     accepted = {p.name for p in tls.protocols if p.accepted} | ({tls.protocol} if tls.protocol else set())
+    accepted |= {p.protocol for p in tls.cipher_probes if p.accepted and p.protocol}
     results = _probe_map(tls.protocols)
     findings = []
     if "SSLv3" in accepted:

@@ -138,6 +138,46 @@ async def _implied_or_probe(
 SHARED_LEGACY = ("TLSv1.1", "TLSv1")
 
 
+#: The legacy versions' ClientHello versions, for the hand-built fallback below.
+_LEGACY_HELLO_VERSIONS = {"TLSv1.1": (3, 2), "TLSv1": (3, 1)}
+#: Refusals of the version itself (RFC 5246 7.2.2 protocol_version, RFC 7507 inappropriate_fallback): no suite
+#: offered would change the answer.
+_VERSION_REFUSALS = ("protocol version", "inappropriate fallback", "wrong version number", "unsupported protocol")
+
+
+def _refused_for_its_suites(probe: TlsProbe) -> bool:
+    """The OpenSSL probe was refused with a handshake alert that is not about the version (handshake_failure,
+    insufficient_security): the server may well speak that version, only not with a suite OpenSSL 3 offers."""
+    detail = probe.detail or ""
+    return probe.result == "rejected" and "alert" in detail and not any(r in detail for r in _VERSION_REFUSALS)
+
+
+async def _with_legacy_fallback(
+    name: str,
+    first: Awaitable[TlsProbe],
+    target: tuple[str, int, str],
+    timeout: float,
+    limit: asyncio.Semaphore,
+) -> TlsProbe:
+    """TLS 1.0 or 1.1 as OpenSSL probed it; when that was refused for its suites, once more by hand, at that
+    version with the legacy suites OpenSSL 3 cannot offer (3DES, RC4, DES, EXPORT): a server that speaks
+    TLS 1.0 only with 3DES accepts it. Only such a refusal costs the extra connection (a server that does
+    not speak the version answers protocol_version, or closes)."""
+    result = await first
+    if not _refused_for_its_suites(result):
+        return result
+    version = _LEGACY_HELLO_VERSIONS[name]
+    hello = LegacyHello(version, version, _legacy_suites())
+    fallback = await _guarded(name, timeout, limit, partial(_by_hand, name, hello, target, timeout))
+    return fallback if fallback.accepted else result
+
+
+@lru_cache(maxsize=1)
+def _legacy_suites() -> tuple[tuple[int, str], ...]:
+    """Every IANA suite of the weak families (those OpenSSL 3 cannot offer), each once."""
+    return tuple(dict(suite for family in weak_cipher_families() for suite in family.iana).items())
+
+
 async def _screened(name: str, screen: asyncio.Future[TlsProbe], probe: Callable[[], Awaitable[TlsProbe]]) -> TlsProbe:
     """`name` refused with the shared hello's refusal; its own probe when that hello got any other answer."""
     shared = await asyncio.shield(screen)
@@ -155,7 +195,7 @@ async def probe_protocols(
     """One probe per version in PROBED_PROTOCOLS, in that order. With `grading` (what the grading
     handshake negotiated), the version it got is answered by it, without a handshake of its own; TLS 1.1
     and 1.0 are first offered together (SHARED_LEGACY), and each gets its own probe only when that
-    hello is not refused."""
+    hello is not refused; refused for its suites, each is offered by hand with the legacy suites."""
     legacy = [PROTOCOL_VERSIONS[name] for name in SHARED_LEGACY]
     screen: asyncio.Future[TlsProbe] | None = None
     if all(_offer_problem(version, version, ALL_CIPHERS) is None for version in legacy):
@@ -170,7 +210,9 @@ async def probe_protocols(
         if grading is not None and name in IMPLIED_BY_GRADING:
             probes.append(_implied_or_probe(name, grading, timeout, probe))
         elif screen is not None and name in SHARED_LEGACY:
-            probes.append(_screened(name, screen, probe))
+            probes.append(_with_legacy_fallback(name, _screened(name, screen, probe), target, timeout, limit))
+        elif name in SHARED_LEGACY:
+            probes.append(_with_legacy_fallback(name, probe(), target, timeout, limit))
         else:
             probes.append(probe())
     try:
