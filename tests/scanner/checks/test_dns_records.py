@@ -541,6 +541,14 @@ def test_an_mta_sts_host_with_an_untrusted_certificate_makes_the_policy_invalid(
     assert "self-signed certificate" in note
 
 
+def test_an_mta_sts_policy_that_was_not_fetched_is_could_not_check_not_invalid() -> None:
+    # the scan's time ran out before the policy fetch finished (fetch/__init__.py: (None, None))
+    result = check(MX, STS, mta_sts_policy=None, mta_sts_tls=None)
+    found = [f.outcome for f in result.findings if f.outcome.startswith(("dns.mta_sts", "check"))]
+    assert found == ["check.error"]
+    assert graded(result).score == 100
+
+
 def test_an_mta_sts_record_without_id_is_invalid() -> None:
     assert "dns.mta_sts_invalid" in sts_outcomes(policy(), txt(f"_mta-sts.{HOST}", "v=STSv1;"))
 

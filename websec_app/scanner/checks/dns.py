@@ -27,7 +27,7 @@ from ..records.mta_sts import mx_matches, parse_sts_policy, sts_record_problem, 
 from ..records.spf import parse_spf, strict_record
 from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
-from ..snapshot import DnsAnswer, SiteSnapshot
+from ..snapshot import DnsAnswer, FetchChain, SiteSnapshot
 from ..target import ip_literal
 from .dnssec import validate_zone
 from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf
@@ -311,10 +311,8 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
 # -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------
 
 
-def _policy_problem(snapshot: SiteSnapshot) -> tuple[str | None, dict[str, Any]]:
-    chain, tls = snapshot.mta_sts_policy, snapshot.mta_sts_tls
-    if chain is None:
-        return "the policy was not fetched", {}
+def _policy_problem(snapshot: SiteSnapshot, chain: FetchChain) -> tuple[str | None, dict[str, Any]]:
+    tls = snapshot.mta_sts_tls
     if tls is not None:
         if tls.failure is not None:
             return f"the policy host has no working HTTPS ({tls.failure.message})", {}
@@ -355,7 +353,13 @@ def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], recei
     problem = sts_record_problem(records[0])
     if problem is not None:
         return [Finding("dns.mta_sts_invalid", note=f"_mta-sts.{domain}: {problem}")]
-    problem, shown = _policy_problem(snapshot)
+    chain = snapshot.mta_sts_policy
+    if chain is None:
+        # The policy fetch did not finish (the scan's time ran out, or its own lookup of the record
+        # failed): nothing is known about the policy, so nothing is deducted.
+        details["mta_sts"] = {"record": records[0], "policy": None}
+        return [Finding("check.error", subject=f"mta-sts.{domain} policy", note="the MTA-STS policy was not fetched")]
+    problem, shown = _policy_problem(snapshot, chain)
     details["mta_sts"] = {"record": records[0], "policy": shown or None}
     if problem is not None:
         return [Finding("dns.mta_sts_invalid", note=problem)]
