@@ -261,6 +261,20 @@ def test_a_malformed_hash_blocks_the_load_and_is_noted() -> None:
     assert "page.sri_missing_script" not in outcomes(result)
 
 
+def test_only_the_strongest_hash_algorithm_counts() -> None:
+    # SRI §3.3.4-3.3.5: browsers compare only the sha512 entries here, and "AAAA" matches nothing: blocked
+    sha256 = "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+    blocked = page_of(
+        f'<script src="https://cdn.other.net/a.js" integrity="{sha256} sha512-AAAA" crossorigin></script>'
+    )
+    malformed = page_of('<script src="https://cdn.other.net/a.js" integrity="sha512-AAAA" crossorigin></script>')
+    assert "page.sri_malformed" in outcomes(blocked)
+    assert outcomes(blocked) == outcomes(malformed)  # judged as if the sha256 were not there
+    # a weaker entry that does not parse is never compared
+    fine = page_of(f'<script src="https://cdn.other.net/a.js" integrity="sha256-AAAA {SHA384}" crossorigin></script>')
+    assert outcomes(fine) == {"page.no_mixed_content", "page.sri_ok"}
+
+
 # --- base and dependencies --------------------------------------------------------------------
 
 

@@ -131,7 +131,12 @@ def _sri_state(tag: Element) -> str:
             known.append((algorithm.lower(), rest.split("?")[0]))
     if not known:
         return "unsupported"
+    # SRI §3.3.4-3.3.5: only the strongest algorithm's hashes are compared ("get the strongest metadata"), so a
+    # valid sha256 beside an unusable sha512 still blocks the load. The digest length orders the three.
+    strongest = max(_SRI_DIGESTS[algorithm] for algorithm, _ in known)
     for algorithm, digest in known:
+        if _SRI_DIGESTS[algorithm] != strongest:
+            continue
         try:
             raw = base64.b64decode(digest.replace("-", "+").replace("_", "/"), validate=True)
         except (binascii.Error, ValueError):
