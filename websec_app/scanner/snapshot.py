@@ -136,6 +136,7 @@ class CertificateInfo:
     sha256_fingerprint: str = ""
     is_ca: bool = False  # basicConstraints cA=TRUE
     embedded_scts: tuple[SignedTimestamp, ...] = ()  # RFC 6962 3.3: the precertificate SCT list extension
+    must_staple: bool = False  # RFC 7633: the TLS Feature extension lists status_request (OCSP Must-Staple)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509 import ocsp
+from cryptography.x509.oid import NameOID
 
 from tests.factories import FIXED_NOW, cipher_probes, make_certificate, make_handshake, make_snapshot, protocol_probes
 from tests.fixtures.pki import Pki
@@ -282,6 +284,46 @@ def test_a_staple_for_another_certificate_is_invalid(pki: Pki) -> None:
 
 def test_garbage_instead_of_a_staple_is_invalid_not_a_crash(pki: Pki) -> None:
     assert "tls.ocsp_staple_invalid" in [f.outcome for f in _stapled(pki, b"\x30\x03junk").findings]
+
+
+def _must_staple_leaf(pki: Pki) -> x509.Certificate:
+    """A leaf of the test intermediate whose TLS Feature extension asks for status_request (RFC 7633)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocsp.example.com")])
+    return (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(pki.intermediate_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(FIXED_NOW - timedelta(days=10))
+        .not_valid_after(FIXED_NOW + timedelta(days=80))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("ocsp.example.com")]), critical=False)
+        .add_extension(x509.TLSFeature([x509.TLSFeatureType.status_request]), critical=False)
+        .sign(pki.intermediate_key, hashes.SHA256())
+    )
+
+
+def _must_staple_graded(pki: Pki, leaf: x509.Certificate, staple: bytes | None) -> Graded:
+    chain = tuple(parse_certificate(c.public_bytes(serialization.Encoding.DER)) for c in (leaf, pki.intermediate_cert))
+    return graded(host="ocsp.example.com", certificate=chain[0], chain=chain, ocsp_staple=staple)
+
+
+def test_a_must_staple_certificate_without_a_usable_staple_caps_at_f(pki: Pki) -> None:
+    # RFC 7633: Firefox refuses a Must-Staple certificate that comes without a valid OCSP response
+    leaf = _must_staple_leaf(pki)
+    assert parse_certificate(leaf.public_bytes(serialization.Encoding.DER)).must_staple
+    expired = _staple(pki, leaf, ocsp.OCSPCertStatus.GOOD, next_update=FIXED_NOW - timedelta(minutes=10))
+    for staple in (None, expired):
+        report = _must_staple_graded(pki, leaf, staple)
+        problems = [f["check"] for f in report.sections["tls"]["findings"] if f["status"] != "good"]
+        assert problems == ["tls.must_staple_missing"], staple  # an unusable staple is not counted twice
+        assert caps(report) == {("tls.must_staple_missing", "F")}
+    good = _staple(pki, leaf, ocsp.OCSPCertStatus.GOOD, next_update=FIXED_NOW + timedelta(days=3))
+    assert caps(_must_staple_graded(pki, leaf, good)) == set()
+    assert not parse_certificate(
+        pki.issue("valid", ["ocsp.example.com"]).certificate.public_bytes(serialization.Encoding.DER)
+    ).must_staple
 
 
 def test_embedded_scts_are_counted_with_their_logs() -> None:

@@ -222,7 +222,13 @@ def _chain_findings(tls: TlsHandshake) -> list[Finding]:
 
 
 def _ocsp_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict[str, Any], list[Finding]]:
+    """The stapled OCSP response judged; with OCSP Must-Staple (RFC 7633) a missing or unusable staple is a
+    certificate Firefox refuses (MOZILLA_PKIX_ERROR_REQUIRED_TLS_FEATURE_MISSING)."""
+    must_staple = bool(tls.chain) and tls.chain[0].must_staple
     if tls.ocsp_staple is None or not tls.chain:
+        if must_staple:
+            note = "the certificate requires OCSP stapling (Must-Staple), and the server staples no response"
+            return {"stapled": False, "must_staple": True}, [Finding("tls.must_staple_missing", note=note)]
         return {"stapled": False}, []
     issuer = tls.chain[1].der if len(tls.chain) > 1 and tls.chain[1].subject == tls.chain[0].issuer else None
     verdict = judge_staple(tls.ocsp_staple, tls.chain[0].der, issuer, snapshot.fetched_at)
@@ -233,8 +239,13 @@ def _ocsp_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict[str, 
         "signature_verified": verdict.signature_verified,
         "next_update": verdict.next_update.isoformat() if verdict.next_update else None,
     }
+    if must_staple:
+        details["must_staple"] = True
     if verdict.status == "revoked":
         return details, [Finding("tls.ocsp_revoked", note=verdict.note)]
+    if verdict.status == "invalid" and must_staple:
+        note = f"the certificate requires OCSP stapling (Must-Staple), and the staple is unusable: {verdict.note}"
+        return details, [Finding("tls.must_staple_missing", note=note)]
     if verdict.status == "invalid":
         return details, [Finding("tls.ocsp_staple_invalid", note=verdict.note)]
     return details, []

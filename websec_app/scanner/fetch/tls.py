@@ -133,6 +133,15 @@ def _is_ca(certificate: x509.Certificate) -> bool:
         return False
 
 
+def _must_staple(certificate: x509.Certificate) -> bool:
+    """RFC 7633: the TLS Feature extension asks for status_request, so clients must get a stapled OCSP response."""
+    try:
+        features = certificate.extensions.get_extension_for_class(x509.TLSFeature).value
+    except (x509.ExtensionNotFound, ValueError):
+        return False
+    return x509.TLSFeatureType.status_request in features
+
+
 def parse_certificate(der: bytes) -> CertificateInfo:
     certificate = x509.load_der_x509_certificate(der)
     try:
@@ -165,6 +174,7 @@ def parse_certificate(der: bytes) -> CertificateInfo:
         sha256_fingerprint=certificate.fingerprint(hashes.SHA256()).hex(),
         is_ca=_is_ca(certificate),
         embedded_scts=_embedded_scts(certificate),
+        must_staple=_must_staple(certificate),
     )
 
 

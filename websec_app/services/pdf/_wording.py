@@ -92,6 +92,7 @@ DETAIL_LABELS = {
     "http_url": "Plain-HTTP address tested",
     "ocsp_stapling": "Certificate status (OCSP stapling)",
     "stapled": "Sent with the certificate",
+    "must_staple": "Required by the certificate (Must-Staple)",
     "certificate_transparency": "Certificate Transparency",
     "embedded_scts": "Proofs of logging in the certificate",
     "ocsp_scts": "Proofs of logging in the status response",
