@@ -53,6 +53,13 @@ def test_html_without_a_content_type_is_sniffed_like_browsers_do() -> None:
     assert "page.mixed_active" in outcomes(result)
 
 
+def test_a_utf16_page_with_a_byte_order_mark_is_analysed() -> None:
+    # The BOM wins over the header's charset=utf-8 (HTML §13.2.3.1): read as UTF-8 the page showed nothing
+    body = '<!DOCTYPE html><html><body><script src="http://x.net/a.js"></script></body></html>'
+    result = check_page(make_snapshot("https://www.example.com/", body=body.encode("utf-16")))
+    assert outcomes(result) == {"page.mixed_active", "page.sri_missing_script"}
+
+
 def test_a_clean_page_is_good() -> None:
     body = '<html><head><script src="/app.js"></script><link rel="stylesheet" href="/site.css"></head></html>'
     result = page_of(body)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 import pytest
 
 from tests.factories import make_response, make_snapshot
@@ -152,3 +154,19 @@ def test_end_tags_inside_a_script_are_its_text_not_the_end_of_the_page() -> None
     # Then each script's text is as the browser hashes it, and both are in the document
     assert [e.text for e in parsed.elements if e.name == "script"] == [code, "late()"]
     assert [e.name for e in parsed.elements] == ["script", "script"]
+
+
+# --- decoding (HTML §13.2.3.1: a byte order mark wins over the Content-Type charset) --------------
+
+
+def test_a_byte_order_mark_decides_the_encoding() -> None:
+    markup = '<html><body><script src="http://x.net/a.js"></script><script>var s = "héllo ✓";</script></body></html>'
+    for body, content_type in [
+        (markup.encode("utf-16"), "text/html"),  # Python's utf-16 writes a BOM
+        (codecs.BOM_UTF16_BE + markup.encode("utf-16-be"), "text/html; charset=utf-8"),
+        (codecs.BOM_UTF16_LE + markup.encode("utf-16-le"), "text/html; charset=utf-8"),
+        (codecs.BOM_UTF8 + markup.encode(), "text/html; charset=iso-8859-1"),
+    ]:
+        parsed = parse_page(make_response("https://example.com/", 200, [], body, content_type))
+        scripts = [(e.get("src"), e.text) for e in parsed.elements if e.name == "script"]
+        assert scripts == [("http://x.net/a.js", ""), (None, 'var s = "héllo ✓";')], content_type

@@ -32,6 +32,7 @@ strings so callers split tokens themselves.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import re
 import time
@@ -145,7 +146,7 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
         exhausted.append("bytes")
         response = dataclasses.replace(response, body=response.body[: budget.max_bytes])
     parser = etree.HTMLParser(huge_tree=True, no_network=True, remove_comments=True, remove_pis=True, collect_ids=False)
-    root = etree.HTML(response.text(), parser)
+    root = etree.HTML(_decoded(response), parser)
     if any("Excessive depth" in entry.message for entry in parser.error_log):
         exhausted.append("depth")  # libxml2 stopped reading at its own limit, deeper than ours
     if root is None:
@@ -194,6 +195,21 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             ):
                 handlers += 1
     return HtmlPage(tuple(kept), examined, tuple(exhausted), budget, tuple(styles), style_count, handlers)
+
+
+#: Encoding Standard §6 "BOM sniff": the three byte order marks and what they mean.
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
+
+
+def _decoded(response: HttpResponse) -> str:
+    """The page's text as browsers decode it: a byte order mark wins over the Content-Type charset (and over
+    `<meta charset>`), HTML §13.2.3.1 step 1 and the Encoding Standard's "decode"; the BOM itself is dropped.
+    Without one, the declared charset (`HttpResponse.text`). A UTF-16 page read as UTF-8 showed no elements."""
+    body = response.body
+    for bom, encoding in _BOMS:
+        if body.startswith(bom):
+            return body[len(bom) :].decode(encoding, errors="replace")
+    return response.text()
 
 
 def _walk(root: etree._Element) -> Iterator[tuple[str, etree._Element, etree.iterwalk]]:
