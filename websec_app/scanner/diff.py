@@ -2,7 +2,12 @@
 
 Pure, over report bodies (`ScanReport.to_dict()` or a stored one). A finding is the same finding in both
 when it sits in the same section under the same name (the outcome id, or the header's name in the headers
-map); it is an issue when `issue_counts` counts it (report.ReportItem.is_issue).
+map) about the same subject; it is an issue when `issue_counts` counts it (report.ReportItem.is_issue).
+
+Grading merges the findings of one outcome into one entry with a `subjects` list (two cookies without
+Secure are one finding naming both), so the diff compares subject by subject: a subject added to a finding
+is a new issue (for that subject: a second cookie shipped without Secure), a subject gone from it is fixed.
+A finding without subjects (a header, a TLS check) has the subject None.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ class FindingChange:
     severity: str
     before: Mapping[str, Any] | None  # {"status", "deduction"}; None: not an issue before
     after: Mapping[str, Any] | None  # None: not an issue now
+    subject: str | None = None  # the finding's subject (a cookie's name) when it names subjects
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "section": self.section,
             "name": self.name,
+            "subject": self.subject,
             "severity": self.severity,
             "before": dict(self.before) if self.before else None,
             "after": dict(self.after) if self.after else None,
@@ -60,8 +67,20 @@ class ReportDiff:
         }
 
 
-def _issues(body: Mapping[str, Any]) -> dict[tuple[str, str], ReportItem]:
-    return {(item.section, item.name): item for item in report_items(body) if item.is_issue}
+Key = tuple[str, str, str | None]
+
+
+def _issues(body: Mapping[str, Any]) -> dict[Key, ReportItem]:
+    """Every issue by (section, name, subject): a finding naming several subjects is one issue each."""
+    issues: dict[Key, ReportItem] = {}
+    for item in report_items(body):
+        if not item.is_issue:
+            continue
+        subjects = item.item.get("subjects")
+        named: list[str | None] = [str(s) for s in subjects] if isinstance(subjects, list) and subjects else [None]
+        for subject in named:
+            issues[(item.section, item.name, subject)] = item
+    return issues
 
 
 def _state(item: ReportItem) -> dict[str, Any]:
@@ -72,20 +91,26 @@ def _points_first(changes: list[FindingChange]) -> tuple[FindingChange, ...]:
     def points(change: FindingChange) -> int:
         return max(int((change.before or {}).get("deduction", 0)), int((change.after or {}).get("deduction", 0)))
 
-    return tuple(sorted(changes, key=lambda c: (-points(c), c.section, c.name)))
+    return tuple(sorted(changes, key=lambda c: (-points(c), c.section, c.name, c.subject or "")))
 
 
 def diff_reports(before: Mapping[str, Any], after: Mapping[str, Any]) -> ReportDiff:
     """`after` compared with `before` (the older scan)."""
     old, new = _issues(before), _issues(after)
     appeared = [
-        FindingChange(s, n, item.severity, None, _state(item)) for (s, n), item in new.items() if (s, n) not in old
+        FindingChange(s, n, item.severity, None, _state(item), x)
+        for (s, n, x), item in new.items()
+        if (s, n, x) not in old
     ]
-    gone = [FindingChange(s, n, item.severity, _state(item), None) for (s, n), item in old.items() if (s, n) not in new]
+    gone = [
+        FindingChange(s, n, item.severity, _state(item), None, x)
+        for (s, n, x), item in old.items()
+        if (s, n, x) not in new
+    ]
     moved = [
-        FindingChange(s, n, item.severity, _state(old[(s, n)]), _state(item))
-        for (s, n), item in new.items()
-        if (s, n) in old and _state(old[(s, n)]) != _state(item)
+        FindingChange(s, n, item.severity, _state(old[(s, n, x)]), _state(item), x)
+        for (s, n, x), item in new.items()
+        if (s, n, x) in old and _state(old[(s, n, x)]) != _state(item)
     ]
     return ReportDiff(
         grade_before=str(before.get("grade", "")),

@@ -144,10 +144,13 @@ class DiffView:
 
 
 def finding_title(change: FindingChange) -> str:
-    """A plain title: the header's name for a header-map entry, else the outcome's plain title."""
+    """A plain title: the header's name for a header-map entry, else the outcome's plain title; and its
+    subject (a cookie's name) when it names one."""
     if change.section in _SECTION_HEADERS and "." not in change.name:
-        return f"{change.name} header"
-    return plain_title(change.name)
+        title = f"{change.name} header"
+    else:
+        title = plain_title(change.name)
+    return f"{title}: {change.subject}" if change.subject else title
 
 
 _STATUS_WORDS = {"good": "Good", "warn": "Warning", "weak": "Weak", "missing": "Missing", "bad": "Bad"}

@@ -31,11 +31,14 @@ def site_page(base_url: str, url: str) -> str:
 
 
 def change_title(change: FindingChange) -> str:
+    """The finding's plain title, and its subject (a cookie's name) when it names one."""
     from websec_app.scanner.rules.titles import plain_title
 
     if change.section in ("headers", "cross_origin") and "." not in change.name:
-        return f"{change.name} header"
-    return plain_title(change.name)
+        title = f"{change.name} header"
+    else:
+        title = plain_title(change.name)
+    return f"{title}: {change.subject}" if change.subject else title
 
 
 def _points(change: FindingChange) -> str:
