@@ -483,6 +483,21 @@ def test_caa_is_found_by_climbing_from_the_host_to_the_domain() -> None:
     assert result.details["caa"]["name"] == HOST
 
 
+@pytest.mark.parametrize(
+    ("record", "outcome", "score"),
+    [
+        ('0 iodef "mailto:security@example.com"', "dns.caa_missing", 98),
+        ('0 issuewild "letsencrypt.org"', "dns.caa_missing", 98),  # covers wildcard names only
+        ('0 issue ";"', "dns.caa_present", 100),  # no CA at all: the strictest restriction
+    ],
+)
+def test_caa_without_an_issue_tag_restricts_nothing(record, outcome, score) -> None:
+    # RFC 8659 4.2, 4.3: only issue restricts issuance for a name that is not a wildcard
+    result = check(dns_answer(HOST, "CAA", record))
+    assert [f.outcome for f in result.findings if f.outcome.startswith("dns.caa")] == [outcome]
+    assert graded(result).score == score
+
+
 def test_caa_missing_and_an_unknown_critical_tag() -> None:
     assert "dns.caa_missing" in outcomes(dns_answer(HOST, "CAA"))
     assert "dns.caa_invalid" in outcomes(dns_answer(HOST, "CAA", '128 futuretag "x"', '0 issue "letsencrypt.org"'))

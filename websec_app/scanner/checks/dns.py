@@ -303,8 +303,14 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
         }
         if problems:
             return [Finding("dns.caa_invalid", note="; ".join(problems))]
-        issuers = sorted({v.split(";")[0].strip() or "none" for v in parsed.get("issue", [])})
-        return [Finding("dns.caa_present", note=f"at {name}: issuers {', '.join(issuers) or '(none listed)'}")]
+        if "issue" not in parsed:
+            # RFC 8659 4.2, 4.3: only issue restricts a name that is not a wildcard; an RRset of iodef
+            # or issuewild alone still ends the climb, and lets every CA issue for the host.
+            tags = ", ".join(sorted(parsed))
+            note = f"at {name}: CAA records ({tags}) but no issue tag, so they do not restrict which CAs may issue"
+            return [Finding("dns.caa_missing", note=note)]
+        issuers = sorted({v.split(";")[0].strip() or "none" for v in parsed["issue"]})
+        return [Finding("dns.caa_present", note=f"at {name}: issuers {', '.join(issuers)}")]
     return [Finding("dns.caa_missing", note=f"no CAA record from {host} up to {domain}")]
 
 
