@@ -651,3 +651,31 @@ async def test_the_chain_is_judged_at_the_scans_clock_not_the_machines(site_fact
     assert today.trusted and today.verify_error is None
     assert not later.trusted
     assert later.verify_error == "certificate has expired (CN=websec Test Root CA,O=websec tests)"
+
+
+def test_an_embedded_sct_dated_past_year_9999_is_skipped_not_the_certificate() -> None:
+    """RFC 6962 §3.2: an SCT's timestamp is any uint64 of milliseconds; cryptography raises ValueError for one
+    past year 9999, which made the whole certificate unreadable ("could not be read", no TLS grade)."""
+
+    def sct(milliseconds: int) -> bytes:  # RFC 6962 §3.2 SignedCertificateTimestamp, v1, empty extensions
+        body = b"\x00" + b"\x11" * 32 + struct.pack(">Q", milliseconds) + b"\x00\x00" + b"\x04\x03\x00\x02ab"
+        return struct.pack(">H", len(body)) + body
+
+    scts = sct(2**64 - 1) + sct(1_788_220_800_000)  # then 2026-09-01
+    listed = struct.pack(">H", len(scts)) + scts
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sct.test")])
+    oid = x509.ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")  # embedded SCT list, an OCTET STRING of the TLS list
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(datetime(2026, 1, 1))
+        .not_valid_after(datetime(2027, 1, 1))
+        .add_extension(x509.UnrecognizedExtension(oid, b"\x04" + bytes([len(listed)]) + listed), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    info = tls_module.parse_certificate(certificate.public_bytes(serialization.Encoding.DER))
+    assert [s.timestamp for s in info.embedded_scts] == [datetime(2026, 9, 1, tzinfo=UTC)]

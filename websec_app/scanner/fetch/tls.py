@@ -121,7 +121,11 @@ def _embedded_scts(certificate: x509.Certificate) -> tuple[SignedTimestamp, ...]
         return ()
     scts = []
     for sct in extension.value:
-        when = sct.timestamp if sct.timestamp.tzinfo else sct.timestamp.replace(tzinfo=UTC)
+        try:
+            stamp = sct.timestamp
+        except (ValueError, OverflowError):  # milliseconds past year 9999: no log issued it, none counts it
+            continue
+        when = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
         scts.append(SignedTimestamp(log_id=base64.b64encode(sct.log_id).decode(), timestamp=when))
     return tuple(scts)
 
