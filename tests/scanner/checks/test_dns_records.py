@@ -498,8 +498,22 @@ def test_caa_without_an_issue_tag_restricts_nothing(record, outcome, score) -> N
     assert graded(result).score == score
 
 
+def test_caa_is_searched_past_the_registrable_domain_up_to_the_top_level_domain() -> None:
+    # RFC 8659 3: up to but not including the root; github.io is a (private) public suffix
+    result = check(
+        dns_answer("alice.github.io", "CAA"),
+        dns_answer("github.io", "CAA", '0 issue "digicert.com"'),
+        host="alice.github.io",
+    )
+    assert notes(result, "dns.caa_present") == ["at github.io: issuers digicert.com"]
+    nothing = check(
+        *(dns_answer(name, "CAA") for name in ("alice.github.io", "github.io", "io")), host="alice.github.io"
+    )
+    assert notes(nothing, "dns.caa_missing") == ["no CAA record from alice.github.io up to the top-level domain io"]
+
+
 def test_caa_missing_and_an_unknown_critical_tag() -> None:
-    assert "dns.caa_missing" in outcomes(dns_answer(HOST, "CAA"))
+    assert "dns.caa_missing" in outcomes(dns_answer(HOST, "CAA"), dns_answer("com", "CAA"))
     assert "dns.caa_invalid" in outcomes(dns_answer(HOST, "CAA", '128 futuretag "x"', '0 issue "letsencrypt.org"'))
 
 
@@ -608,6 +622,7 @@ def test_a_domain_with_only_missing_mail_records_loses_few_points_and_keeps_the_
         dns_answer(HOST, "DS"),
         dns_answer(HOST, "DNSKEY"),
         dns_answer(HOST, "CAA"),
+        dns_answer("com", "CAA"),
         txt(f"_mta-sts.{HOST}", rcode="NXDOMAIN"),
         txt(f"_smtp._tls.{HOST}", rcode="NXDOMAIN"),
         mta_sts_policy=None,

@@ -9,6 +9,7 @@ from websec_app.scanner.fetch.dns import MAX_SPF_QUERIES, dns_queries, fetch_dns
 from websec_app.scanner.fetch.http import make_client
 from websec_app.scanner.fetch.mail_policy import fetch_mta_sts
 from websec_app.scanner.fetch.resolve import Pinner, Resolver
+from websec_app.scanner.records.caa import MAX_CAA_NAMES
 
 
 def test_the_query_table_covers_the_host_and_its_registrable_domain() -> None:
@@ -29,8 +30,20 @@ def test_the_query_table_covers_the_host_and_its_registrable_domain() -> None:
         ("_smtp._tls.example.co.uk", "TXT"),
     ]:
         assert expected in queries
-    assert ("co.uk", "CAA") not in queries  # CAA climbing stops at the registrable domain
+    # RFC 8659 3: CAA is searched up to but not including the root, past the registrable domain
+    assert [name for name, rdtype in queries if rdtype == "CAA"] == [
+        "shop.example.co.uk",
+        "example.co.uk",
+        "co.uk",
+        "uk",
+    ]
     assert len(queries) == len(set(queries))
+
+
+def test_caa_is_asked_at_every_parent_but_a_host_of_many_labels_costs_a_bounded_number() -> None:
+    assert [n for n, t in dns_queries("alice.github.io") if t == "CAA"] == ["alice.github.io", "github.io", "io"]
+    deep = ".".join(["a"] * 40) + ".example.com"
+    assert len([n for n, t in dns_queries(deep) if t == "CAA"]) == MAX_CAA_NAMES
 
 
 async def test_the_second_round_follows_cnames_mx_spf_includes_and_dmarc_consent(dns_server, scan_settings) -> None:

@@ -21,6 +21,7 @@ import dns.rdataclass
 import dns.rdatatype
 
 from ..findings import CheckResult, Finding
+from ..records.caa import caa_names
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
 from ..records.mta_sts import mx_matches, parse_sts_policy, sts_record_problem, sts_records
@@ -270,14 +271,13 @@ def _dnssec(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> lis
 
 
 def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]) -> list[Finding]:
-    """RFC 8659 3: the relevant RRset is the first non-empty one climbing from the host to the domain."""
-    labels = host.split(".")
-    names = [".".join(labels[i:]) for i in range(len(labels))]
-    names = names[: names.index(domain) + 1] if domain in names else [host]
+    """RFC 8659 3: the relevant RRset is the first non-empty one climbing from the host up to, not
+    including, the root: past the registrable domain, as github.io's CAA covers alice.github.io."""
+    names = caa_names(host)
     for name in names:
         answer = snapshot.dns.get(name, "CAA")
         if answer is None:
-            return []
+            return []  # not fetched (a parent past MAX_CAA_NAMES): unknown, so nothing is said
         if failed(answer):
             return [_could_not_check(answer)]
         if not answer.records:
@@ -311,7 +311,7 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
             return [Finding("dns.caa_missing", note=note)]
         issuers = sorted({v.split(";")[0].strip() or "none" for v in parsed["issue"]})
         return [Finding("dns.caa_present", note=f"at {name}: issuers {', '.join(issuers)}")]
-    return [Finding("dns.caa_missing", note=f"no CAA record from {host} up to {domain}")]
+    return [Finding("dns.caa_missing", note=f"no CAA record from {host} up to the top-level domain {names[-1]}")]
 
 
 # -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------

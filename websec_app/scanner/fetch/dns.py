@@ -1,11 +1,11 @@
 """DNS records for the `dns` section, queried concurrently with the HTTP and TLS work.
 
 Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME,
-CAA) and its registrable domain (mail authentication, DNSSEC, CAA, MX, MTA-STS, TLS-RPT,
-the `www` name). A second round follows what the first found: CNAME and MX targets, the
-SPF records that include/redirect point to and the names their a/mx/exists terms ask
-(bounded: the evaluation fails past 10 lookups anyway, RFC 7208 4.6.4), and the consent
-records of external DMARC report addresses.
+CAA, at the host and each parent up to the top-level domain) and its registrable domain (mail
+authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
+first found: CNAME and MX targets, the SPF records that include/redirect point to and the names
+their a/mx/exists terms ask (bounded: the evaluation fails past 10 lookups anyway, RFC 7208
+4.6.4), and the consent records of external DMARC report addresses.
 Each answer, including a failure, lands in the snapshot, so one failed lookup is a finding
 or "could not check", never a failed scan; the second round has its own deadline and keeps
 whatever arrived in time.
@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 
+from ..records.caa import caa_names
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import txt_of
 from ..records.spf import parse_spf, referenced_domains, spf_texts, term_queries
@@ -36,18 +37,6 @@ MAX_MX_HOSTS = 5
 MAX_REPORT_DOMAINS = 4
 
 
-def _caa_names(host: str, domain: str) -> list[str]:
-    """RFC 8659 3: the CAA RRset that counts is the first found climbing from the host to the domain."""
-    names = []
-    labels = host.split(".")
-    for start in range(len(labels)):
-        name = ".".join(labels[start:])
-        names.append(name)
-        if name == domain:
-            break
-    return names
-
-
 def dns_queries(host: str) -> list[tuple[str, str]]:
     """The (name, type) pairs one scan asks about the web host and its registrable domain."""
     queries = [(host, "A"), (host, "AAAA"), (host, "CNAME")]
@@ -56,7 +45,7 @@ def dns_queries(host: str) -> list[tuple[str, str]]:
         queries += [(domain, "A")]
     if f"www.{domain}" != host:  # a dangling www is a takeover risk whichever name is scanned
         queries.append((f"www.{domain}", "CNAME"))
-    queries += [(name, "CAA") for name in _caa_names(host, domain)]
+    queries += [(name, "CAA") for name in caa_names(host)]
     queries += [
         (domain, "TXT"),  # SPF
         (domain, "MX"),
