@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from .errors import InvalidTarget
 from .target import Target, parse_target
@@ -139,6 +139,13 @@ class CertificateInfo:
     must_staple: bool = False  # RFC 7633: the TLS Feature extension lists status_request (OCSP Must-Staple)
 
 
+#: CA/B Forum BR 6.3.2: a subscriber certificate issued since 2020-09-01 is valid for at most 398 days (Chrome's
+#: ERR_CERT_VALIDITY_TOO_LONG, Safari likewise) unless it chains to a locally installed root: the fetch looks up
+#: the root (TlsHandshake.public_root) only for a leaf beyond it, and the check grades it.
+MAX_PUBLIC_LIFETIME = timedelta(days=398)
+LIFETIME_LIMIT_SINCE = datetime(2020, 9, 1, tzinfo=UTC)
+
+
 @dataclass(frozen=True)
 class SignedTimestamp:
     """One Certificate Transparency SCT (RFC 6962 3.2): which log promised to publish, and when."""
@@ -191,6 +198,10 @@ class TlsHandshake:
     # Not trusted because the path ends at a CA no trust store holds (a private root): its name.
     untrusted_ca: str | None = None
     ocsp_staple: bytes | None = None  # the stapled OCSP response (DER); None when none was stapled
+    # The trusted path ends at a root of the public store (certifi's, Mozilla's program): True; at a root
+    # installed locally (system store only, or WEBSEC_CA_BUNDLE): False. None when not looked at: untrusted,
+    # hand-made, or a leaf within the CA/B lifetime limit (the only check that needs it; see fetch/tls.py).
+    public_root: bool | None = None
     protocols: tuple[TlsProbe, ...] = ()  # one probe per protocol version, newest first (empty: not probed)
     cipher_probes: tuple[TlsProbe, ...] = ()  # one probe per weak cipher family (empty: not probed)
     not_testable: tuple[str, ...] = ()  # what this scanner cannot observe, with the reason

@@ -60,6 +60,26 @@ def test_a_certificate_expiring_within_a_day_says_hours() -> None:
     assert said(timedelta(days=1, hours=3)) == "expires in 1 day"
 
 
+def test_a_certificate_valid_over_398_days_caps_at_f_from_a_public_root_and_warns_from_a_local_one() -> None:
+    # CA/B BR 6.3.2 (since 2020-09-01); Chrome ERR_CERT_VALIDITY_TOO_LONG exempts locally installed roots
+    five_years = make_certificate(not_before=FIXED_NOW - timedelta(days=30), not_after=FIXED_NOW + timedelta(days=1800))
+
+    def graded(**fields: object) -> tuple[list[str], str]:
+        result = check_tls(make_snapshot(tls=make_handshake(certificate=five_years, **fields)))
+        book, context = default_rulebook(), {"host": "example.com", "domain": "example.com"}
+        return [f.outcome for f in result.findings], grade([result], book, context).grade
+
+    assert graded(public_root=True) == (["tls.cert_lifetime_too_long"], "F")
+    assert graded(public_root=False)[0] == ["tls.cert_lifetime_long_local_root"]
+    assert graded(public_root=None)[0] == ["tls.cert_lifetime_long_local_root"]  # unknown: the warning only
+    issued_2019 = make_certificate(
+        not_before=datetime(2019, 6, 1, tzinfo=UTC), not_after=datetime(2027, 6, 1, tzinfo=UTC)
+    )
+    assert outcomes(make_snapshot(tls=make_handshake(certificate=issued_2019, public_root=True))) == ["tls.cert_valid"]
+    a_year = make_certificate(not_before=FIXED_NOW - timedelta(days=100), not_after=FIXED_NOW + timedelta(days=298))
+    assert outcomes(make_snapshot(tls=make_handshake(certificate=a_year, public_root=True))) == ["tls.cert_valid"]
+
+
 def test_given_no_https_listener_then_no_https_caps_at_f() -> None:
     failed = TlsHandshake("example.com", 443, failure=Failure("unreachable", "connection refused on port 443"))
     snap = make_snapshot(url="http://example.com/", tls=failed)

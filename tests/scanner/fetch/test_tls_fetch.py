@@ -406,6 +406,51 @@ async def test_a_real_server_that_accepts_3des_is_found_sweet32(legacy_server, s
     assert [p.name for p in (*tls.protocols, *tls.cipher_probes) if p.result == "not_testable"] == []
 
 
+async def test_a_long_lived_certificate_from_the_operator_bundle_is_a_warning_not_an_f(
+    site_factory, scan_settings, pki: Pki, tmp_path
+) -> None:
+    """BR 6.3.2 / Chrome's ERR_CERT_VALIDITY_TOO_LONG exempt a chain to a locally installed root: the test root
+    comes from WEBSEC_CA_BUNDLE, not the public store, so an 830-day certificate is a warning only."""
+    host = site_factory.unique_host("longlived")
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
+        .issuer_name(pki.intermediate_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(TEST_NOW - timedelta(days=30))
+        .not_valid_after(TEST_NOW + timedelta(days=800))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .sign(pki.intermediate_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    (tmp_path / "chain.pem").write_bytes(leaf.public_bytes(pem) + pki.intermediate_cert.public_bytes(pem))
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "chain.pem", tmp_path / "key.pem")
+    running = site_factory(Site(names=(host,), routes={"/": Response(200)}, tls=TlsConfig(context=context)))
+    tls = await fetch(running, scan_settings)
+    assert tls.trusted and tls.public_root is False
+    findings = check_tls(make_snapshot(url=f"https://{tls.host}/", tls=tls)).findings
+    assert [f.outcome for f in findings if f.outcome.startswith("tls.cert")] == ["tls.cert_lifetime_long_local_root"]
+    # a 90-day leaf is not looked up at all (no read of the public store for ordinary scans)
+    assert (await fetch(site(site_factory, "shortlived"), scan_settings)).public_root is None
+
+
+def test_a_path_ending_at_a_public_root_is_told_from_a_local_one(pki: Pki) -> None:
+    leaf = pki.issue("service", ["public.test"])
+    der = leaf.certificate.public_bytes(serialization.Encoding.DER)
+    info = tls_module.parse_certificate(der)
+    public = next(iter(tls_module.public_roots()))
+    local = pki.root_cert.public_bytes(serialization.Encoding.DER)
+    shake = tls_module.Handshake("TLSv1.3", None, None, None, (der,), (der, public), (), None)
+    assert tls_module._public_root(shake, info) is True
+    assert tls_module._public_root(replace(shake, verified_chain=(der, local)), info) is False
+
+
 async def test_tls10_and_11_accepted_only_with_3des_are_found(legacy_server, scan_settings) -> None:
     """OpenSSL 3 offers no 3DES, so its TLS 1.0/1.1 probes are refused (insufficient security) by a server that
     speaks them with 3DES alone; the hand-built fallback at each version finds them (they were 'rejected')."""

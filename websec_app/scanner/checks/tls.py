@@ -21,7 +21,14 @@ from typing import Any
 from ...wording import counted
 from ..data import cipher_family
 from ..findings import CheckResult, Finding
-from ..snapshot import CertificateInfo, SiteSnapshot, TlsHandshake, TlsProbe
+from ..snapshot import (
+    LIFETIME_LIMIT_SINCE,
+    MAX_PUBLIC_LIFETIME,
+    CertificateInfo,
+    SiteSnapshot,
+    TlsHandshake,
+    TlsProbe,
+)
 from ._ocsp import judge_staple
 
 # Let's Encrypt renews at 30 days left; under 14 days something is failing (their expiry mails start at 20).
@@ -162,6 +169,7 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
             )
         elif days_left < EXPIRY_WARN_DAYS:
             findings.append(Finding("tls.cert_expires_soon", note=f"expires in {_time_left(leaf.not_after - now)}"))
+    findings += _lifetime_findings(tls, leaf)
     if not findings:
         findings.append(Finding("tls.cert_valid", note=f"valid for {(leaf.not_after - now).days} more days"))
     return findings
@@ -206,6 +214,19 @@ def _key_findings(chain: tuple[CertificateInfo, ...]) -> list[Finding]:
                 Finding("tls.weak_signature", subject=cert.subject, note=f"{what} is signed with {cert.signature_hash}")
             )
     return findings
+
+
+def _lifetime_findings(tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding]:
+    """CA/B BR 6.3.2: issued since 2020-09-01, valid for at most 398 days. Chrome (ERR_CERT_VALIDITY_TOO_LONG)
+    and Safari refuse a longer one from a public CA; a chain to a locally installed root is exempt, so there it
+    is a warning. Whether the root is public is known from the fetch (`public_root`); unknown counts as local."""
+    lifetime = leaf.not_after - leaf.not_before
+    if not tls.trusted or leaf.not_before < LIFETIME_LIMIT_SINCE or lifetime <= MAX_PUBLIC_LIFETIME:
+        return []
+    note = f"valid for {lifetime.days} days, from {leaf.not_before:%Y-%m-%d} to {leaf.not_after:%Y-%m-%d} (398 at most)"
+    if tls.public_root:
+        return [Finding("tls.cert_lifetime_too_long", note=note)]
+    return [Finding("tls.cert_lifetime_long_local_root", note=note + "; its root is installed locally, not public")]
 
 
 def _chain_findings(tls: TlsHandshake) -> list[Finding]:

@@ -236,6 +236,19 @@ def certifi_bundle() -> Path:
 
 
 @lru_cache(maxsize=1)
+def public_roots() -> frozenset[bytes]:
+    """The DER of every root in certifi's bundle: Mozilla's root program, the public trust store (a root found
+    only in the system store or WEBSEC_CA_BUNDLE was installed locally). Read only when a check needs it."""
+    import base64
+
+    ders = set()
+    for pem in _pem_certificates(certifi_bundle().read_bytes()):
+        body = pem[pem.index(b"\n", pem.index(b"-----BEGIN")) : pem.index(b"-----END")]
+        ders.add(base64.b64decode(b"".join(body.split())))
+    return frozenset(ders)
+
+
+@lru_cache(maxsize=1)
 def hashed_certifi_dir() -> Path | None:
     """certifi's bundle as OpenSSL's hashed directory (`<subject hash>.<n>`, as `openssl rehash` writes it),
     made once per certifi version beside the byte-code; None where it cannot be written (then the bundle is

@@ -37,7 +37,7 @@ from OpenSSL import SSL, crypto
 from ...clock import clock_for, system_clock
 from ...settings import Settings
 from ..hostname import certificate_matches_host
-from ..snapshot import CertificateInfo, Failure, SignedTimestamp, TlsHandshake, TlsProbe
+from ..snapshot import MAX_PUBLIC_LIFETIME, CertificateInfo, Failure, SignedTimestamp, TlsHandshake, TlsProbe
 from ._tls_client import (
     EXPIRED,
     MISSING_ISSUER,
@@ -47,6 +47,7 @@ from ._tls_client import (
     HandshakeRejected,
     grading_context,
     handshake,
+    public_roots,
 )
 from .http import fetch_one, make_client
 from .resolve import Pinner, Resolver
@@ -191,6 +192,15 @@ def _trust(result: Handshake) -> tuple[bool, str | None]:
         return True, None
     first = errors[0]
     return False, first.text if first.depth == 0 else f"{first.text} ({first.subject})"
+
+
+def _public_root(result: Handshake, leaf: CertificateInfo) -> bool | None:
+    """Does the verified path end at a root of the public store? Asked only for a leaf whose lifetime exceeds
+    what public CAs may issue (the check needs it then, and reading certifi's roots costs a fresh process
+    milliseconds, issue 14)."""
+    if not result.verified_chain or leaf.not_after - leaf.not_before <= MAX_PUBLIC_LIFETIME:
+        return None
+    return result.verified_chain[-1] in public_roots()
 
 
 @dataclass(frozen=True)
@@ -498,5 +508,6 @@ async def _graded(
         missing_issuer=verdict.missing_issuer,
         untrusted_ca=verdict.untrusted_ca if not trusted else None,
         ocsp_staple=result.ocsp,
+        public_root=_public_root(result, chain[0]) if trusted and chain else None,
         not_testable=NOT_TESTABLE if unreadable is None else (*NOT_TESTABLE, unreadable),
     )
