@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, UniqueConstraint, exists, update
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, UniqueConstraint, exists, text, update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, col, select
 
 from ._sql import insert_ignoring_conflicts
@@ -50,7 +51,18 @@ def _utc(nullable: bool = False) -> Column:  # type: ignore[type-arg]
 
 class Monitor(StoreModel, table=True):
     __tablename__ = "monitors"
-    __table_args__ = (Index("ix_monitors_active_next_run_at", "active", "next_run_at"),)
+    __table_args__ = (
+        Index("ix_monitors_active_next_run_at", "active", "next_run_at"),
+        # One active monitor per URL of a subscription, however many requests race (migration 0013).
+        Index(
+            "uq_monitors_active_url",
+            "subscription_id",
+            "url",
+            unique=True,
+            sqlite_where=text("active"),
+            postgresql_where=text("active"),
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     subscription_id: int = Field(sa_column=Column(Integer, ForeignKey("subscriptions.id"), nullable=False, index=True))
@@ -114,13 +126,11 @@ def add_monitor(
     now: datetime,
 ) -> Monitor:
     """A new monitor, first run due at once. Raises AlreadyMonitored for a URL the subscription monitors, and
-    TooManyMonitors past MAX_MONITORS (both counted under a lock on the subscription's row, so two concurrent
-    requests cannot both make the eleventh)."""
+    TooManyMonitors past MAX_MONITORS (both counted under a write lock, so two concurrent requests cannot
+    both make the eleventh; the partial unique index on active (subscription, url) backs the second rule)."""
     if interval not in INTERVALS:
         raise ValueError(f"interval must be one of {', '.join(INTERVALS)}")
-    from .models import Subscription
-
-    session.exec(select(Subscription).where(Subscription.id == subscription_id).with_for_update()).first()
+    _lock_subscription(session, subscription_id)
     active = session.exec(
         select(Monitor.url).where(Monitor.subscription_id == subscription_id, col(Monitor.active))
     ).all()
@@ -140,9 +150,28 @@ def add_monitor(
         next_run_at=now,
     )
     session.add(monitor)
-    session.commit()
+    try:
+        session.commit()
+    except IntegrityError:  # uq_monitors_active_url: another request made it at the same moment
+        session.rollback()
+        raise AlreadyMonitored(url) from None
     session.refresh(monitor)
     return monitor
+
+
+def _lock_subscription(session: Session, subscription_id: int) -> None:
+    """Serialise the subscription's monitor changes until the transaction ends. PostgreSQL: the
+    subscription's row FOR UPDATE. SQLite has no row locks and FOR UPDATE is a no-op there; pysqlite starts
+    its transaction only at the first write, so two requests would both count before either inserts: take
+    the database's write lock first (BEGIN IMMEDIATE; writers queue on the busy timeout)."""
+    from .models import Subscription
+
+    connection = session.connection()
+    if connection.dialect.name == "sqlite":
+        if not connection.connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        return
+    session.exec(select(Subscription).where(Subscription.id == subscription_id).with_for_update()).first()
 
 
 def monitors_of(session: Session, subscription_id: int) -> list[Monitor]:
