@@ -80,6 +80,15 @@ def iso(moment: Any) -> str:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z") if moment is not None else "an unknown time"
 
 
+def sentence(message: str) -> str:
+    """A message as an error sentence: its first letter upper-case, the rest as written (str.capitalize
+    would lower-case the rest, a setting's name included), ending with a full stop."""
+    message = message.strip()
+    if not message:
+        return message
+    return message[0].upper() + message[1:] + ("" if message.endswith((".", "!", "?")) else ".")
+
+
 def token_error(exc: TokenRejected, messages: Mapping[TokenProblem, str]) -> ApiError:
     return ApiError(403, messages[exc.problem].format(at=iso(exc.at)))
 

@@ -18,7 +18,7 @@ from websec_app.usecases.accounts import Subscriber
 
 from ..auth import MISSING_HEADER, api_key_header, missing_key, subscriber_for
 from ..context import Context
-from ..errors import ApiError, iso
+from ..errors import ApiError, iso, sentence
 from ..openapi import OVERLOADED, RETRY_AFTER, SCANS_REMAINING, errors
 from ..schemas import QueuedScan, ScanJobStatus, ScansAccepted, ScansRequest
 
@@ -64,7 +64,7 @@ async def queue_scans(
         )
         raise ApiError(429, message, {"X-Scans-Remaining": str(exc.remaining), "Retry-After": str(wait)}) from None
     except CallbacksUnavailable as exc:
-        raise ApiError(400, f"{str(exc).capitalize()}.") from None
+        raise ApiError(400, sentence(str(exc))) from None
     accepted = ScansAccepted(
         jobs=[QueuedScan(id=job_id, url=url) for job_id, url in zip(submitted.ids, targets, strict=True)],
         callback_secret=submitted.callback_secret,

@@ -19,7 +19,7 @@ from websec_app.usecases import monitors as monitor_cases
 
 from ..auth import api_key_header, subscriber_for
 from ..context import Context
-from ..errors import ApiError, iso
+from ..errors import ApiError, iso, sentence
 from ..openapi import errors
 
 router = APIRouter(tags=["monitors"])
@@ -103,7 +103,7 @@ async def add_monitor(
             f"A subscription can monitor at most {monitor_cases.MAX_MONITORS} sites; remove one first.",
         ) from None
     except CallbacksUnavailable as exc:
-        raise ApiError(400, f"{str(exc).capitalize()}.") from None
+        raise ApiError(400, sentence(str(exc))) from None
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
     return JSONResponse(_body(view), status_code=201)

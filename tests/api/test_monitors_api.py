@@ -63,3 +63,24 @@ async def test_a_monitors_callback_url_to_a_private_address_is_refused(
         )
         assert refused.status_code == 400 and "Only public addresses" in refused.json()["error"]
         assert (await http.get("/api/monitors", headers={"X-API-Key": owner.key})).json()["monitors"] == []
+
+
+async def test_a_callback_url_without_callbacks_enabled_names_the_setting_as_written(
+    make_api, database: Database, clock: FrozenClock
+) -> None:
+    # (the server runs without WEBSEC_CALLBACK_SECRET: callbacks cannot be signed)
+    owner = new_key(database, clock)
+    api = make_api()
+    expected = {"error": "Callbacks are not enabled on this server (WEBSEC_CALLBACK_SECRET)."}
+    async with client_for(api) as http:
+        mine = {"X-API-Key": owner.key}
+        monitor = await http.post(
+            "/api/monitors",
+            json={"url": "example.com", "interval": "daily", "callback_url": "https://hooks.example/h"},
+            headers=mine,
+        )
+        assert monitor.status_code == 400 and monitor.json() == expected
+        scans = await http.post(
+            "/api/scans", json={"url": "example.com", "callback_url": "https://hooks.example/h"}, headers=mine
+        )
+        assert scans.status_code == 400 and scans.json() == expected
