@@ -175,6 +175,21 @@ class TlsProbe:
 
 
 @dataclass(frozen=True)
+class DhGroup:
+    """The finite-field Diffie-Hellman group a server uses for its DHE suites (Logjam, CVE-2015-4000): the size
+    of the prime dh_p of its ServerKeyExchange (RFC 5246 7.4.3), read from one ClientHello offering only DHE
+    suites at TLS 1.0-1.2 (fetch/tls_probes.py). Looked at only when some handshake of the scan got a DHE suite.
+
+    prime_bits is None when the size could not be read (the server refused, closed, timed out, or sent
+    something that is not a ServerKeyExchange): `detail` says why, and nothing is judged from it."""
+
+    prime_bits: int | None
+    protocol: str | None = None  # what the DHE-only ClientHello got
+    cipher: str | None = None  # IANA name of the DHE suite the server chose
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
 class TlsHandshake:
     """One TLS handshake to the target host (SNI and verification against our trust store)."""
 
@@ -202,6 +217,9 @@ class TlsHandshake:
     # installed locally (system store only, or WEBSEC_CA_BUNDLE): False. None when not looked at: untrusted,
     # hand-made, or a leaf within the CA/B lifetime limit (the only check that needs it; see fetch/tls.py).
     public_root: bool | None = None
+    # The server's DHE group, looked at only when the grading handshake or a probe negotiated a DHE suite
+    # (fetch/tls.py): None when not looked at.
+    dh_group: DhGroup | None = None
     protocols: tuple[TlsProbe, ...] = ()  # one probe per protocol version, newest first (empty: not probed)
     cipher_probes: tuple[TlsProbe, ...] = ()  # one probe per weak cipher family (empty: not probed)
     not_testable: tuple[str, ...] = ()  # what this scanner cannot observe, with the reason

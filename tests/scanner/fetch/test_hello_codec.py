@@ -11,13 +11,14 @@ from websec_app.scanner.fetch._hello_codec import (
     RENEGOTIATION_SCSV,
     MalformedHello,
     client_hello_record,
+    dh_prime_bits,
     parse_server_hello,
 )
 
 with warnings.catch_warnings():  # tlslite/__init__ imports asyncore, deprecated since Python 3.11
     warnings.simplefilter("ignore", DeprecationWarning)
     from tlslite.constants import ExtensionType
-    from tlslite.messages import ClientHello, ServerHello
+    from tlslite.messages import ClientHello, ServerHello, ServerKeyExchange
     from tlslite.utils.codec import Parser
 
 SUITES = [0x000A, 0x0005, 0x0003, 0xC012]
@@ -77,3 +78,31 @@ def test_a_server_hello_from_tlslite_reads_back_its_version_and_suite(session_id
 def test_a_malformed_server_hello_is_refused(message: bytes) -> None:
     with pytest.raises(MalformedHello):
         parse_server_hello(message)
+
+
+@pytest.mark.parametrize(("prime", "bits"), [(2**1023 + 1155, 1024), (2**2047 + 9, 2048), (2**511 + 3, 512)])
+def test_the_dh_prime_of_a_tlslite_server_key_exchange_is_measured(prime: int, bits: int) -> None:
+    message = ServerKeyExchange(0x009E, (3, 3)).createDH(prime, 2, prime // 3)
+    message.hashAlg, message.signAlg, message.signature = 4, 1, bytearray(256)  # sha256, rsa
+    assert dh_prime_bits(bytes(message.write())) == bits
+
+
+def test_leading_zero_bytes_of_the_prime_do_not_count() -> None:
+    body = b"\x00\x03\x00\x01\x01" + b"\x00\x01\x02" + b"\x00\x01\x05"  # dh_p = 0x000101: 9 bits
+    assert dh_prime_bits(b"\x0c" + len(body).to_bytes(3, "big") + body) == 9
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        b"",
+        b"\x0b\x00\x00\x00",  # a Certificate
+        b"\x0c\x00\x00\x10\x00\x02",  # shorter than it says
+        b"\x0c\x00\x00\x04\xff\xff\x00\x00",  # dh_p claims 65535 bytes
+        b"\x0c\x00\x00\x05\x00\x01\x17\x00\x00",  # an empty dh_g, no dh_Ys
+        b"\x0c\x00\x00\x09\x00\x01\x01\x00\x01\x02\x00\x01\x03",  # dh_p = 1
+    ],
+)
+def test_a_malformed_server_key_exchange_is_refused(message: bytes) -> None:
+    with pytest.raises(MalformedHello):
+        dh_prime_bits(message)

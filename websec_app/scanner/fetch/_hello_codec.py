@@ -1,6 +1,7 @@
-"""The two TLS handshake messages a legacy probe needs, on the wire: a ClientHello out, a ServerHello in.
+"""The TLS handshake messages a legacy probe needs, on the wire: a ClientHello out, a ServerHello in, and for
+the DHE group probe the ServerKeyExchange's prime.
 
-RFC 5246 7.4.1.2-7.4.1.3 (and RFC 6101 5.6.1 for SSL 3.0, which has no extensions). Written here rather
+RFC 5246 7.4.1.2-7.4.1.3 and 7.4.3 (and RFC 6101 5.6.1 for SSL 3.0, which has no extensions). Written here rather
 than with tlslite-ng's message classes because importing tlslite-ng cost every command-line scan 40-50 ms
 (~15 % of its start-up, issue 14) for ~60 lines of encoding; tests/scanner/fetch/test_hello_codec.py holds
 these bytes to tlslite-ng's own parser, and the legacy-TLS fixture servers are tlslite-ng.
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 HANDSHAKE, ALERT = 22, 21  # TLS record content types (RFC 5246 6.2.1)
 CLIENT_HELLO, SERVER_HELLO = 1, 2  # handshake types (RFC 5246 7.4)
+CERTIFICATE, SERVER_KEY_EXCHANGE, CERTIFICATE_STATUS = 11, 12, 22  # RFC 5246 7.4, RFC 6066 8
 RENEGOTIATION_SCSV = 0x00FF  # RFC 5746 3.3: sent by every client of that era
 
 # Extension types and values (IANA TLS registries).
@@ -117,3 +119,26 @@ def parse_server_hello(message: bytes) -> ServerHello:
     if session_id_length > 32 or len(body) < at + 3:
         raise MalformedHello("the ServerHello's session id runs past its end")
     return ServerHello((body[0], body[1]), int.from_bytes(body[at : at + 2], "big"))
+
+
+def dh_prime_bits(message: bytes) -> int:
+    """The size in bits of dh_p, the prime of a DHE ServerKeyExchange handshake message (type byte and 3-byte
+    length first). RFC 5246 7.4.3: ServerDHParams is dh_p<1..2^16-1>, dh_g<1..2^16-1>, dh_Ys<1..2^16-1>, then
+    the signature (not read); all three must be there and non-empty. Leading zero bytes of dh_p do not count."""
+    if len(message) < 4 or message[0] != SERVER_KEY_EXCHANGE:
+        raise MalformedHello("not a ServerKeyExchange")
+    length = int.from_bytes(message[1:4], "big")
+    body = message[4 : 4 + length]
+    if len(body) != length:
+        raise MalformedHello("the ServerKeyExchange is shorter than it says")
+    at, fields = 0, []
+    for _ in range(3):  # dh_p, dh_g, dh_Ys
+        size = int.from_bytes(body[at : at + 2], "big")
+        if len(body) < at + 2 + size or size == 0:
+            raise MalformedHello("the ServerKeyExchange's DH parameters run past its end")
+        fields.append(body[at + 2 : at + 2 + size])
+        at += 2 + size
+    bits = int.from_bytes(fields[0], "big").bit_length()
+    if bits < 2:
+        raise MalformedHello("the ServerKeyExchange's DH prime is not a prime")
+    return bits

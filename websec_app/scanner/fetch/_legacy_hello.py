@@ -1,4 +1,5 @@
-"""Hand-built ClientHellos for what the local OpenSSL 3 cannot offer (SSL 3.0; EXPORT, DES, RC4, 3DES).
+"""Hand-built ClientHellos for what the local OpenSSL 3 cannot offer (SSL 3.0; EXPORT, DES, RC4, 3DES), and
+for what pyOpenSSL cannot show: the size of the server's DHE group (its ServerKeyExchange).
 
 The messages are encoded and read by `_hello_codec.py`; see tls_probes.py for why such probes exist.
 """
@@ -7,16 +8,20 @@ from __future__ import annotations
 
 import asyncio
 
-from ..snapshot import TlsProbe
+from ..snapshot import DhGroup, TlsProbe
 from ._hello_codec import (
     ALERT,
     ALERTS,
+    CERTIFICATE,
+    CERTIFICATE_STATUS,
     HANDSHAKE,
     SERVER_HELLO,
+    SERVER_KEY_EXCHANGE,
     LegacyHello,
     MalformedHello,
     ServerHello,
     client_hello_record,
+    dh_prime_bits,
     parse_server_hello,
 )
 from ._tls_client import HandshakeRejected, close_quietly, server_name_indication
@@ -26,6 +31,12 @@ _MAX_RECORD = 2**14 + 2048  # RFC 5246 6.2.3: anything longer is not TLS
 # a client like ours asks for makes it anywhere near this. The message's 3-byte length could otherwise announce
 # 16 MB, which the probe would collect before answering (one probe held 16 MB, +32 MB RSS, for 4.7 s).
 _MAX_SERVER_HELLO = 2**14
+# The DHE group probe reads on to the ServerKeyExchange, past the Certificate: at most what OpenSSL's own client
+# accepts (SSL_CTX_set_max_cert_list, 100 KB by default), so a chain the grading handshake took is read too.
+_MAX_CERTIFICATE_LIST = 100 * 1024
+# A ServerKeyExchange holds dh_p, dh_g, dh_Ys and a signature: about 1.5 KB for a 4096-bit group.
+_MAX_KEY_EXCHANGE = 2**14
+_MAX_MESSAGES = 3  # Certificate, CertificateStatus, ServerKeyExchange
 _VERSIONS = {(3, 0): "SSLv3", (3, 1): "TLSv1", (3, 2): "TLSv1.1", (3, 3): "TLSv1.2"}
 
 
@@ -36,53 +47,129 @@ def _client_hello(host: str, hello: LegacyHello) -> bytes:
     return client_hello_record(hello.version, [code for code, _ in hello.suites], name)
 
 
-async def _server_hello(reader: asyncio.StreamReader) -> ServerHello:
-    """The server's ServerHello; HandshakeRejected for an alert, a close, or anything else."""
-    buffer = bytearray()
-    while True:
+class _ServerFlight:
+    """The server's handshake messages, in order, as its records bring them: a message may span several records
+    and a record hold several messages (RFC 5246 6.2.1). Each message is read only up to the limit its caller
+    gives, so what one probe holds is bounded whatever the server announces."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+        self._buffer = bytearray()
+
+    async def _record(self) -> None:
         try:
-            header = await reader.readexactly(5)
+            header = await self._reader.readexactly(5)
             length = int.from_bytes(header[3:5], "big")
             if length > _MAX_RECORD:
                 raise HandshakeRejected("the server's answer is not TLS")
-            fragment = await reader.readexactly(length)
+            fragment = await self._reader.readexactly(length)
         except asyncio.IncompleteReadError:
             raise HandshakeRejected("the server closed the connection during the handshake") from None
         except (ConnectionResetError, BrokenPipeError) as exc:
             raise HandshakeRejected(f"the server reset the connection ({exc.strerror or exc})") from None
         if header[0] == ALERT and len(fragment) >= 2:
             raise HandshakeRejected(ALERTS.get(fragment[1], f"alert {fragment[1]}"))
-        if header[0] != HANDSHAKE:
+        # RFC 5246 6.2.1: handshake fragments are never empty (a server sending empty ones would keep us reading).
+        if header[0] != HANDSHAKE or not fragment:
             raise HandshakeRejected("the server's answer is not TLS")
-        buffer += fragment
-        if len(buffer) >= 4:
-            if buffer[0] != SERVER_HELLO:
-                raise HandshakeRejected("the server did not answer with a ServerHello")
-            declared = int.from_bytes(buffer[1:4], "big")
-            if declared > _MAX_SERVER_HELLO:
-                raise HandshakeRejected(f"the server announced a {declared}-byte ServerHello: not TLS")
-            if len(buffer) >= 4 + declared:
-                try:
-                    return parse_server_hello(bytes(buffer))
-                except MalformedHello:
-                    raise HandshakeRejected("the server sent a malformed ServerHello") from None
+        self._buffer += fragment
+
+    async def header(self) -> tuple[int, int]:
+        """The next message's type and announced length, read as soon as its first four bytes are in."""
+        while len(self._buffer) < 4:
+            await self._record()
+        return self._buffer[0], int.from_bytes(self._buffer[1:4], "big")
+
+    async def message(self, limit: int, what: str) -> bytes:
+        """The next message whole (type byte and length first), refused when it announces more than `limit`."""
+        _, declared = await self.header()
+        if declared > limit:
+            raise HandshakeRejected(f"the server announced a {declared}-byte {what}: more than any client reads")
+        while len(self._buffer) < 4 + declared:
+            await self._record()
+        message = bytes(self._buffer[: 4 + declared])
+        del self._buffer[: 4 + declared]
+        return message
+
+
+async def _server_hello(flight: _ServerFlight) -> ServerHello:
+    """The server's ServerHello; HandshakeRejected for an alert, a close, or anything else."""
+    kind, _ = await flight.header()
+    if kind != SERVER_HELLO:
+        raise HandshakeRejected("the server did not answer with a ServerHello")
+    message = await flight.message(_MAX_SERVER_HELLO, "ServerHello")
+    try:
+        return parse_server_hello(message)
+    except MalformedHello:
+        raise HandshakeRejected("the server sent a malformed ServerHello") from None
+
+
+async def _exchange(
+    target: tuple[str, int, str], hello: LegacyHello, *, key_exchange: bool = False
+) -> tuple[ServerHello, bytes | None]:
+    """Send the hand-built `hello` and read the ServerHello; with `key_exchange`, when that accepts the hello,
+    read on to the ServerKeyExchange too. The connection is then closed: nothing is ever answered."""
+    address, port, host = target
+    reader, writer = await asyncio.open_connection(address, port)  # the pinned address, never a name
+    try:
+        writer.write(_client_hello(host, hello))
+        await writer.drain()
+        flight = _ServerFlight(reader)
+        answer = await _server_hello(flight)
+        if key_exchange and _refusal(hello, answer) is None:
+            return answer, await _key_exchange(flight)
+        return answer, None
+    finally:
+        await close_quietly(writer)
+
+
+def _refusal(hello: LegacyHello, answer: ServerHello) -> str | None:
+    """Why the ServerHello is no acceptance of `hello`: a version outside its range, or a suite it did not offer."""
+    if not hello.lowest <= answer.version <= hello.version:
+        shown = _VERSIONS.get(answer.version, f"version {answer.version[0]}.{answer.version[1]}")
+        return f"the server answered with {shown}"
+    if answer.cipher_suite not in dict(hello.suites):
+        return f"the server chose suite 0x{answer.cipher_suite:04X}, not offered"
+    return None
 
 
 async def hello_probe(name: str, hello: LegacyHello, target: tuple[str, int, str], timeout: float) -> TlsProbe:
-    address, port, host = target
     async with asyncio.timeout(timeout):
-        reader, writer = await asyncio.open_connection(address, port)  # the pinned address, never a name
-        try:
-            writer.write(_client_hello(host, hello))
-            await writer.drain()
-            answer = await _server_hello(reader)
-        finally:
-            await close_quietly(writer)
-    version = answer.version
-    offered = dict(hello.suites)
-    if not hello.lowest <= version <= hello.version:
-        shown = _VERSIONS.get(version, f"version {version[0]}.{version[1]}")
-        return TlsProbe(name, "rejected", detail=f"the server answered with {shown}")
-    if answer.cipher_suite not in offered:
-        return TlsProbe(name, "rejected", detail=f"the server chose suite 0x{answer.cipher_suite:04X}, not offered")
-    return TlsProbe(name, "accepted", protocol=_VERSIONS[version], cipher=offered[answer.cipher_suite])
+        answer, _ = await _exchange(target, hello)
+    refusal = _refusal(hello, answer)
+    if refusal is not None:
+        return TlsProbe(name, "rejected", detail=refusal)
+    return TlsProbe(
+        name, "accepted", protocol=_VERSIONS[answer.version], cipher=dict(hello.suites)[answer.cipher_suite]
+    )
+
+
+async def _key_exchange(flight: _ServerFlight) -> bytes | None:
+    """The ServerKeyExchange that follows the ServerHello (RFC 5246 7.3: Certificate first, and a
+    CertificateStatus when one was asked for, which this hello does not), or None when the server goes
+    on without one. Bounded: at most _MAX_MESSAGES messages, each within its limit."""
+    for _ in range(_MAX_MESSAGES):
+        kind, _ = await flight.header()
+        if kind == SERVER_KEY_EXCHANGE:
+            return await flight.message(_MAX_KEY_EXCHANGE, "ServerKeyExchange")
+        if kind not in (CERTIFICATE, CERTIFICATE_STATUS):
+            return None
+        await flight.message(_MAX_CERTIFICATE_LIST, "Certificate" if kind == CERTIFICATE else "CertificateStatus")
+    return None
+
+
+async def dh_group_probe(hello: LegacyHello, target: tuple[str, int, str], timeout: float) -> DhGroup:
+    """The size of the DH prime the server sends to a ClientHello offering only its DHE suites (`hello`): what
+    a client offering DHE gets. Raises HandshakeRejected, OSError or TimeoutError like every probe."""
+    async with asyncio.timeout(timeout):
+        answer, message = await _exchange(target, hello, key_exchange=True)
+    refusal = _refusal(hello, answer)
+    if refusal is not None:
+        return DhGroup(None, detail=refusal)
+    protocol, cipher = _VERSIONS[answer.version], dict(hello.suites)[answer.cipher_suite]
+    if message is None:
+        return DhGroup(None, protocol, cipher, detail="the server sent no ServerKeyExchange")
+    try:
+        return DhGroup(dh_prime_bits(message), protocol, cipher)
+    except MalformedHello as exc:
+        return DhGroup(None, protocol, cipher, detail=f"the server sent a malformed ServerKeyExchange ({exc})")

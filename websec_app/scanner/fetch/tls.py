@@ -4,7 +4,9 @@ One grading handshake (pyOpenSSL, see _tls_client.py) to the pinned address with
 the protocol and cipher a browser-like client gets, the chain exactly as sent, the stapled
 OCSP response, and every chain error the verifier finds against the system store, certifi
 and WEBSEC_CA_BUNDLE. Concurrently, bounded probes (tls_probes.py) find which protocol
-versions and weak cipher families the server accepts at all. Hostname matching is judged
+versions and weak cipher families the server accepts at all. When one of these handshakes got a
+DHE suite, the size of the server's DH group is read from one more, hand-built ClientHello
+(tls_probes.probe_dh_group): pyOpenSSL does not show it. Hostname matching is judged
 by the check itself (RFC 6125) from the certificate's names.
 
 When the issuer of the last certificate sent is found nowhere, two different problems look
@@ -37,7 +39,7 @@ from OpenSSL import SSL, crypto
 from ...clock import clock_for, system_clock
 from ...settings import Settings
 from ..hostname import certificate_matches_host
-from ..snapshot import MAX_PUBLIC_LIFETIME, CertificateInfo, Failure, SignedTimestamp, TlsHandshake, TlsProbe
+from ..snapshot import MAX_PUBLIC_LIFETIME, CertificateInfo, DhGroup, Failure, SignedTimestamp, TlsHandshake, TlsProbe
 from ._tls_client import (
     EXPIRED,
     MISSING_ISSUER,
@@ -51,7 +53,7 @@ from ._tls_client import (
 )
 from .http import fetch_one, make_client
 from .resolve import Pinner, Resolver
-from .tls_probes import Negotiated, probe_cipher_families, probe_protocols
+from .tls_probes import Negotiated, dhe_suite, probe_cipher_families, probe_dh_group, probe_protocols
 
 __all__ = ["NOT_TESTABLE", "CaIssuerSource", "fetch_tls", "parse_certificate"]
 
@@ -364,15 +366,36 @@ def _failure(exc: BaseException, port: int, timeout: float) -> Failure:
     return Failure("tls", f"TLS handshake failed: {type(exc).__name__}: {exc}")
 
 
-async def _probes(
-    address: str, port: int, host: str, timeout: float, grading: asyncio.Future[Negotiated]
-) -> tuple[tuple[TlsProbe, ...], tuple[TlsProbe, ...]]:
+#: What the probes found: the protocol probes, the cipher-family probes, the DHE group (None: not looked at).
+_Probed = tuple[tuple[TlsProbe, ...], tuple[TlsProbe, ...], DhGroup | None]
+
+
+async def _dh_group_if_graded_dhe(
+    grading: asyncio.Future[Negotiated], target: tuple[str, int, str], timeout: float, limit: asyncio.Semaphore
+) -> DhGroup | None:
+    """The server's DHE group, beside the probes, when the grading handshake negotiated a DHE suite."""
+    await asyncio.wait((grading,))  # not `await grading`: cancelling this must not cancel the shared future
+    negotiated = None if grading.cancelled() or grading.exception() is not None else grading.result()
+    if negotiated is None or not dhe_suite(negotiated[1]):
+        return None
+    async with limit:
+        return await probe_dh_group(target, timeout)
+
+
+async def _probes(address: str, port: int, host: str, timeout: float, grading: asyncio.Future[Negotiated]) -> _Probed:
+    """The protocol and cipher-family probes, and the DHE group when a handshake of the scan got a DHE suite:
+    the grading one (then it is read beside the probes) or a probe (then after them). A server no handshake got
+    DHE from (every ECDHE site) pays no connection for it."""
     limit = asyncio.Semaphore(MAX_PARALLEL_PROBES)
     target = (address, port, host)
-    protocols, ciphers = await asyncio.gather(
-        probe_protocols(target, timeout, limit, grading), probe_cipher_families(target, timeout, limit)
+    protocols, ciphers, dh_group = await asyncio.gather(
+        probe_protocols(target, timeout, limit, grading),
+        probe_cipher_families(target, timeout, limit),
+        _dh_group_if_graded_dhe(grading, target, timeout, limit),
     )
-    return protocols, ciphers
+    if dh_group is None and any(probe.accepted and dhe_suite(probe.cipher) for probe in (*protocols, *ciphers)):
+        dh_group = await probe_dh_group(target, timeout)
+    return protocols, ciphers, dh_group
 
 
 def _verify_at(settings: Settings) -> datetime | None:
@@ -414,7 +437,7 @@ async def fetch_tls(
         except Exception as exc:  # noqa: BLE001 - refused, unreachable, timed out or anything else: its failure
             result = exc
         negotiated.set_result(None if isinstance(result, BaseException) else (result.protocol, result.cipher))
-        protocols, ciphers = await probe_task if probe_task is not None else ((), ())
+        protocols, ciphers, dh_group = await probe_task if probe_task is not None else ((), (), None)
     except BaseException:
         if probe_task is not None:
             probe_task.cancel()
@@ -426,15 +449,17 @@ async def fetch_tls(
             port=port,
             address=address,
             failure=_failure(result, port, timeout),
+            dh_group=dh_group,
             protocols=protocols,
             cipher_probes=ciphers,
             not_testable=NOT_TESTABLE,
         )
+    probed = (protocols, ciphers, dh_group)
     try:
-        return await _graded(result, host, port, address, context, settings, ca_issuers, protocols, ciphers)
+        return await _graded(result, host, port, address, context, settings, ca_issuers, probed)
     except Exception as exc:  # noqa: BLE001 - a certificate detail no parser foresaw is recorded, never raised
         message = f"the server's certificates could not be graded: {type(exc).__name__}: {exc}"
-        shown = _shown(result, host, port, address, protocols, ciphers)
+        shown = _shown(result, host, port, address, probed)
         return dataclasses.replace(shown, failure=Failure("tls", message))
 
 
@@ -451,15 +476,9 @@ def _readable_chain(ders: tuple[bytes, ...]) -> tuple[tuple[CertificateInfo, ...
     return tuple(chain), None
 
 
-def _shown(
-    result: Handshake,
-    host: str,
-    port: int,
-    address: str,
-    protocols: tuple[TlsProbe, ...],
-    ciphers: tuple[TlsProbe, ...],
-) -> TlsHandshake:
+def _shown(result: Handshake, host: str, port: int, address: str, probed: _Probed) -> TlsHandshake:
     """What a completed handshake shows whatever its certificate: protocol, cipher, group and the probes."""
+    protocols, ciphers, dh_group = probed
     return TlsHandshake(
         host=host,
         port=port,
@@ -468,6 +487,7 @@ def _shown(
         cipher=result.cipher,
         cipher_bits=result.cipher_bits,
         key_exchange_group=result.group,
+        dh_group=dh_group,
         protocols=protocols,
         cipher_probes=ciphers,
         not_testable=NOT_TESTABLE,
@@ -482,13 +502,12 @@ async def _graded(
     context: SSL.Context,
     settings: Settings,
     ca_issuers: CaIssuerSource | None,
-    protocols: tuple[TlsProbe, ...],
-    ciphers: tuple[TlsProbe, ...],
+    probed: _Probed,
 ) -> TlsHandshake:
     """The completed handshake graded: chain, trust, completeness. An unreadable leaf is the handshake's failure
     (nothing about the certificate can be judged); an unreadable certificate above it ends the chain recorded
     there, and says so among what could not be tested."""
-    shown = _shown(result, host, port, address, protocols, ciphers)
+    shown = _shown(result, host, port, address, probed)
     chain, unreadable = _readable_chain(result.chain)
     if unreadable is not None and not chain:  # nothing about the certificate can be judged: a failure
         return dataclasses.replace(shown, failure=Failure("tls", unreadable))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Awaitable, Callable
 from functools import lru_cache, partial
 from pathlib import Path
@@ -33,7 +34,7 @@ from OpenSSL import SSL
 
 from .. import data as _data
 from ..data import CipherFamily, weak_cipher_families
-from ..snapshot import TlsProbe
+from ..snapshot import DhGroup, TlsProbe
 from . import _tls_client
 from ._hello_codec import LegacyHello
 from ._tls_client import (
@@ -359,3 +360,68 @@ async def probe_cipher_families(
 
 async def _answered(probe: TlsProbe) -> TlsProbe:
     return probe
+
+
+# -- the server's DHE group (Logjam) -----------------------------------------------------------------
+
+#: The ephemeral finite-field DH suites (IANA TLS Cipher Suites registry), AEAD first: every RSA- and
+#: DSS-authenticated DHE suite the local OpenSSL knows, and 3DES for servers of its era. No EXPORT suite: those
+#: are the export family's finding, and old servers used a separate 512-bit group for them.
+DHE_SUITES: tuple[tuple[int, str], ...] = (
+    (0x009E, "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"),
+    (0x009F, "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384"),
+    (0xCCAA, "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256"),
+    (0x00A2, "TLS_DHE_DSS_WITH_AES_128_GCM_SHA256"),
+    (0x00A3, "TLS_DHE_DSS_WITH_AES_256_GCM_SHA384"),
+    (0xC09E, "TLS_DHE_RSA_WITH_AES_128_CCM"),
+    (0xC09F, "TLS_DHE_RSA_WITH_AES_256_CCM"),
+    (0xC0A2, "TLS_DHE_RSA_WITH_AES_128_CCM_8"),
+    (0xC0A3, "TLS_DHE_RSA_WITH_AES_256_CCM_8"),
+    (0xC052, "TLS_DHE_RSA_WITH_ARIA_128_GCM_SHA256"),
+    (0xC053, "TLS_DHE_RSA_WITH_ARIA_256_GCM_SHA384"),
+    (0xC056, "TLS_DHE_DSS_WITH_ARIA_128_GCM_SHA256"),
+    (0xC057, "TLS_DHE_DSS_WITH_ARIA_256_GCM_SHA384"),
+    (0x0067, "TLS_DHE_RSA_WITH_AES_128_CBC_SHA256"),
+    (0x006B, "TLS_DHE_RSA_WITH_AES_256_CBC_SHA256"),
+    (0x0040, "TLS_DHE_DSS_WITH_AES_128_CBC_SHA256"),
+    (0x006A, "TLS_DHE_DSS_WITH_AES_256_CBC_SHA256"),
+    (0x00BE, "TLS_DHE_RSA_WITH_CAMELLIA_128_CBC_SHA256"),
+    (0x00C4, "TLS_DHE_RSA_WITH_CAMELLIA_256_CBC_SHA256"),
+    (0x00BD, "TLS_DHE_DSS_WITH_CAMELLIA_128_CBC_SHA256"),
+    (0x00C3, "TLS_DHE_DSS_WITH_CAMELLIA_256_CBC_SHA256"),
+    (0x0033, "TLS_DHE_RSA_WITH_AES_128_CBC_SHA"),
+    (0x0039, "TLS_DHE_RSA_WITH_AES_256_CBC_SHA"),
+    (0x0032, "TLS_DHE_DSS_WITH_AES_128_CBC_SHA"),
+    (0x0038, "TLS_DHE_DSS_WITH_AES_256_CBC_SHA"),
+    (0x0045, "TLS_DHE_RSA_WITH_CAMELLIA_128_CBC_SHA"),
+    (0x0088, "TLS_DHE_RSA_WITH_CAMELLIA_256_CBC_SHA"),
+    (0x0044, "TLS_DHE_DSS_WITH_CAMELLIA_128_CBC_SHA"),
+    (0x0087, "TLS_DHE_DSS_WITH_CAMELLIA_256_CBC_SHA"),
+    (0x0016, "TLS_DHE_RSA_WITH_3DES_EDE_CBC_SHA"),
+    (0x0013, "TLS_DHE_DSS_WITH_3DES_EDE_CBC_SHA"),
+)
+#: TLS 1.2 down to TLS 1.0 (ServerDHParams is the same in all three); the legacy hello's extensions, whose
+#: supported_groups name curves only, so a server applying RFC 7919 still shows the group it gives clients
+#: that name no FFDHE group (every browser that offered DHE).
+DHE_HELLO = LegacyHello((3, 3), (3, 1), DHE_SUITES)
+
+
+def dhe_suite(cipher: str | None) -> bool:
+    """Is this an ephemeral finite-field DH suite, by its OpenSSL name (DHE-RSA-AES128-GCM-SHA256,
+    EDH-RSA-DES-CBC3-SHA, EXP-EDH-...) or its IANA one (TLS_DHE_RSA_WITH_...)? ECDHE is not."""
+    return bool(cipher) and any(part in ("DHE", "EDH") for part in re.split(r"[-_]", cipher or ""))
+
+
+async def probe_dh_group(target: tuple[str, int, str], timeout: float) -> DhGroup:
+    """The server's DHE group size (DHE_HELLO, read up to its ServerKeyExchange); a refusal, a timeout or a
+    connection that fails is an unknown size, with the reason."""
+    from ._legacy_hello import dh_group_probe
+
+    try:
+        return await dh_group_probe(DHE_HELLO, target, timeout)
+    except HandshakeRejected as exc:
+        return DhGroup(None, detail=str(exc))
+    except TimeoutError:
+        return DhGroup(None, detail=f"no answer within {timeout:.0f} seconds")
+    except OSError as exc:
+        return DhGroup(None, detail=f"could not connect: {exc.strerror or exc}")
