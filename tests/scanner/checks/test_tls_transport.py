@@ -337,3 +337,58 @@ def test_embedded_scts_are_counted_with_their_logs() -> None:
         "logs": ["c2F0b3NoaQ=="],
         "sct_present": True,
     }
+
+
+# -- the DHE group (Logjam) ------------------------------------------------------------------------------------
+
+
+def _dhe(bits: int | None, detail: str | None = None) -> dict[str, object]:
+    """A TLS 1.2 handshake that got DHE, with the group the fetch read (None: could not be read)."""
+    from websec_app.scanner.snapshot import DhGroup
+
+    group = DhGroup(bits, "TLSv1.2", "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", detail)
+    return {"protocol": "TLSv1.2", "cipher": "DHE-RSA-AES128-GCM-SHA256", "dh_group": group}
+
+
+@pytest.mark.parametrize(
+    ("bits", "outcome", "cap"),
+    [
+        (512, "tls.dh_too_small_for_browsers", "F"),
+        (1023, "tls.dh_too_small_for_browsers", "F"),
+        (1024, "tls.weak_dh", "B"),
+        (1536, "tls.weak_dh", "B"),
+        (2047, "tls.weak_dh", "B"),
+    ],
+)
+def test_a_dhe_group_under_1024_bits_fails_and_under_2048_caps_at_b(bits, outcome, cap) -> None:
+    report = graded(**_dhe(bits))
+    assert caps(report) == {(outcome, cap)}
+    finding = next(f for f in report.sections["tls"]["findings"] if f["check"] == outcome)
+    assert finding["note"].startswith(f"a {bits}-bit DH group with TLS_DHE_RSA_WITH_AES_128_GCM_SHA256 over TLSv1.2")
+    assert report.sections["tls"]["dh_group"] == {
+        "prime_bits": bits,
+        "cipher": "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+        "protocol": "TLSv1.2",
+    }
+
+
+@pytest.mark.parametrize("bits", [2048, 3072, 4096])
+def test_a_dhe_group_of_2048_bits_or_more_is_no_finding(bits) -> None:
+    report = graded(**_dhe(bits))
+    assert caps(report) == set()
+    assert not {"tls.weak_dh", "tls.dh_too_small_for_browsers"} & set(outcomes(**_dhe(bits)))
+
+
+def test_a_dhe_group_that_could_not_be_read_is_said_untested_never_passed_or_failed() -> None:
+    detail = "the server announced a 16777215-byte ServerKeyExchange: more than any client reads"
+    result = check_tls(make_snapshot(tls=make_handshake(**_dhe(None, detail))))
+
+    assert not {f.outcome for f in result.findings} & {"tls.weak_dh", "tls.dh_too_small_for_browsers"}
+    assert f"DHE group size: could not be read ({detail})" in result.details["not_testable"]
+    assert result.details["dh_group"]["prime_bits"] is None
+
+
+def test_a_handshake_whose_group_was_not_looked_at_has_no_dh_details() -> None:
+    result = check_tls(make_snapshot(tls=make_handshake(protocol="TLSv1.2", cipher="ECDHE-RSA-AES128-GCM-SHA256")))
+    assert "dh_group" not in result.details
+    assert not {f.outcome for f in result.findings} & {"tls.weak_dh", "tls.dh_too_small_for_browsers"}

@@ -8,7 +8,8 @@ Judged from the recorded handshakes (fetch/tls.py):
   its intermediates, the stapled OCSP response and Certificate Transparency SCTs;
 - the protocol versions the server accepts (one probe each) and the weak cipher families it
   accepts at all (data/weak_ciphers.json), with what could not be tested said, never guessed;
-- forward secrecy and AEAD for the cipher a browser-like client negotiates.
+- forward secrecy and AEAD for the cipher a browser-like client negotiates;
+- the size of the server's DHE group (Logjam), when some handshake of the scan got a DHE suite.
 A bad certificate is a finding that caps the grade at F, never an error: the rest of the site
 is still graded. Parts that were not fetched (hand-made snapshots) produce no findings.
 """
@@ -25,6 +26,7 @@ from ..snapshot import (
     LIFETIME_LIMIT_SINCE,
     MAX_PUBLIC_LIFETIME,
     CertificateInfo,
+    DhGroup,
     SiteSnapshot,
     TlsHandshake,
     TlsProbe,
@@ -43,6 +45,13 @@ MIN_KEY_SIZE = {"RSA": 2048, "EC": 256}
 BROWSER_MIN_KEY_SIZE = {"RSA": 1024, "DSA": 1024, "EC": 160}
 # Browsers reject certificates signed with these (Chrome and Firefox since 2017 for SHA-1).
 WEAK_SIGNATURE_HASHES = ("md5", "sha1", "md2", "md4")
+
+# Finite-field DHE groups (Logjam, CVE-2015-4000, weakdh.org). Under 1024 bits, browsers refuse the handshake
+# (Chrome; Firefox's SSL_ERROR_WEAK_SERVER_EPHEMERAL_DH_KEY) and SSL Labs grades F. Under 2048 bits the group is
+# below 112-bit security (NIST SP 800-57 part 1 table 2: FFC L = 2048, the same line as MIN_KEY_SIZE's RSA), and
+# 1024-bit groups, common primes above all, are within reach of precomputation (SSL Labs caps them at B).
+BROWSER_MIN_DH_BITS = 1024
+MIN_DH_BITS = 2048
 
 LEGACY_PROTOCOLS = ("TLSv1.1", "TLSv1")  # RFC 8996 (2021) deprecates both
 _SHOWN = {"TLSv1.1": "TLS 1.1", "TLSv1": "TLS 1.0"}
@@ -332,6 +341,24 @@ def _cipher_findings(tls: TlsHandshake) -> list[Finding]:
     return findings
 
 
+def _dh_findings(tls: TlsHandshake) -> list[Finding]:
+    """The DHE group, when the fetch read it (fetch/tls.py reads it only when a handshake got a DHE suite)."""
+    group = tls.dh_group
+    if group is None or group.prime_bits is None:
+        return []
+    used = f"a {group.prime_bits}-bit DH group with {group.cipher} over {group.protocol}"
+    if group.prime_bits < BROWSER_MIN_DH_BITS:
+        note = f"{used} (browsers refuse groups under {BROWSER_MIN_DH_BITS} bits)"
+        return [Finding("tls.dh_too_small_for_browsers", note=note)]
+    if group.prime_bits < MIN_DH_BITS:
+        return [Finding("tls.weak_dh", note=f"{used} (at least {MIN_DH_BITS} bits needed)")]
+    return []
+
+
+def _dh_details(group: DhGroup) -> dict[str, Any]:
+    return {"prime_bits": group.prime_bits, "cipher": group.cipher, "protocol": group.protocol}
+
+
 def _not_testable(tls: TlsHandshake) -> list[str]:
     items = [f"{p.name}: {p.detail}" for p in (*tls.protocols, *tls.cipher_probes) if p.result == "not_testable"]
     items += [
@@ -339,6 +366,8 @@ def _not_testable(tls: TlsHandshake) -> list[str]:
         for p in (*tls.protocols, *tls.cipher_probes)
         if p.result == "error"
     ]
+    if tls.dh_group is not None and tls.dh_group.prime_bits is None:
+        items.append(f"DHE group size: could not be read ({tls.dh_group.detail})")
     return items + list(tls.not_testable)
 
 
@@ -351,7 +380,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
         details["protocols"] = _probe_map(tls.protocols)
     if tls.cipher_probes:
         details["weak_cipher_families"] = _probe_map(tls.cipher_probes)
-    if tls.protocols or tls.cipher_probes or tls.not_testable:
+    if tls.protocols or tls.cipher_probes or tls.not_testable or tls.dh_group is not None:
         details["not_testable"] = _not_testable(tls)
     if tls.failure is not None:
         outcome = "tls.no_https" if tls.failure.kind in ("unreachable", "refused") else "tls.handshake_failed"
@@ -371,6 +400,8 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     details["chain_complete"] = tls.chain_complete
     details["key_exchange_group"] = tls.key_exchange_group
     details["forward_secrecy"] = forward_secret(tls.protocol, tls.cipher)
+    if tls.dh_group is not None:
+        details["dh_group"] = _dh_details(tls.dh_group)
     details["aead"] = aead(tls.protocol, tls.cipher)
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
     details["certificate_transparency"] = _ct_details(snapshot, tls)
@@ -380,4 +411,5 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     findings += ocsp_findings
     findings += _protocol_findings(tls)
     findings += _cipher_findings(tls)
+    findings += _dh_findings(tls)
     return CheckResult("tls", tuple(findings), details)
