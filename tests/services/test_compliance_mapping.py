@@ -223,3 +223,27 @@ def test_header_findings_are_recognised_from_their_explanation() -> None:
     outcomes = {f.outcome for f in assess(report).findings}
 
     assert "xfo.missing" in outcomes
+
+
+@pytest.mark.parametrize(
+    "outcomes",
+    [("dns.ip_literal", "page.not_html"), ("page.empty",), ("page.http_page",)],
+)
+def test_nothing_to_check_outcomes_pass_no_requirement(outcomes: tuple[str, ...]) -> None:
+    # Given a report whose only DNS and page findings say there was nothing to check there
+    report = make_report().to_dict(pro=True)
+    rules = default_rulebook().rules
+    finding = {
+        o: {"check": o, "status": rules[o].status, "severity": rules[o].severity, "deduction": 0} for o in outcomes
+    }
+    report["dns"]["findings"] = [finding[o] for o in outcomes if o.startswith("dns.")]
+    report["page_analysis"]["findings"] = [finding[o] for o in outcomes if o.startswith("page.")]
+
+    # When it is assessed
+    assessment = assess(report)
+
+    # Then they are evidence for nothing (as hsts.ip_address): no requirement passes on them
+    for result in assessment.frameworks:
+        for requirement in result.requirements:
+            assert not {f.outcome for f in requirement.findings} & set(outcomes), (result.framework.key, requirement)
+    assert set(outcomes) <= set(default_mapping().not_assessed)
