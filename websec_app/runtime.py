@@ -67,13 +67,24 @@ def build_runtime(
         jobs=engine,
     )
     from .usecases import monitors
-    from .usecases.job_worker import call_back, delete_expired_jobs, end_abandoned_jobs, execute_job
+    from .usecases.job_worker import (
+        call_back,
+        callback_given_up,
+        delete_expired_jobs,
+        end_abandoned_jobs,
+        execute_job,
+        redeliver_owed_callbacks,
+    )
 
-    engine.set_handlers(partial(execute_job, runtime), partial(call_back, runtime))
+    engine.set_handlers(partial(execute_job, runtime), partial(call_back, runtime), partial(callback_given_up, runtime))
     engine.set_monitor_handlers(
         partial(monitors.tick, runtime, engine.submit_monitor_run), partial(monitors.execute_run, runtime)
     )
-    engine.set_upkeep(sweep=partial(end_abandoned_jobs, runtime), prune=partial(delete_expired_jobs, runtime))
+    engine.set_upkeep(
+        sweep=partial(end_abandoned_jobs, runtime),
+        prune=partial(delete_expired_jobs, runtime),
+        redeliver=partial(redeliver_owed_callbacks, runtime),
+    )
     return runtime
 
 

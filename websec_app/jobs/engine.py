@@ -101,11 +101,19 @@ class LocalQueue:
         self._tasks.put_nowait(task)
 
     def put_retried(
-        self, task: Callable[[], Awaitable[None]], attempts: int, name: str, first_wait: float = 2.0
+        self,
+        task: Callable[[], Awaitable[None]],
+        attempts: int,
+        name: str,
+        first_wait: float = 2.0,
+        *,
+        given_up: Callable[[], Awaitable[object]] | None = None,
+        ended: Callable[[], object] | None = None,
     ) -> None:
         """`task`, run up to `attempts` times in all while it raises, `first_wait * 2 ** (n - 1)` seconds
         after its n-th failure: 2, 4, 8, 16, 32 s by default, as procrastinate's
-        RetryStrategy(exponential_wait=2) waits for the same task on PostgreSQL."""
+        RetryStrategy(exponential_wait=2) waits for the same task on PostgreSQL. `given_up` runs after the
+        last failure; `ended` once the task succeeded or was given up on."""
 
         async def attempt(n: int) -> None:
             try:
@@ -113,10 +121,19 @@ class LocalQueue:
             except Exception:  # noqa: BLE001 - retried, or given up on; the traceback is logged
                 if n >= attempts:
                     log.exception("%s failed %d times: given up", name, n)
+                    try:
+                        if given_up is not None:
+                            await given_up()
+                    finally:
+                        if ended is not None:
+                            ended()
                     return
                 wait = first_wait * 2 ** (n - 1)
                 log.warning("%s failed (attempt %d of %d), retried in %g s", name, n, attempts, wait, exc_info=True)
                 asyncio.get_running_loop().call_later(wait, self._tasks.put_nowait, lambda: attempt(n + 1))
+                return
+            if ended is not None:
+                ended()
 
         self.put(lambda: attempt(1))
 
@@ -155,6 +172,8 @@ class _LoopParts:
     #: Embedded: the scan jobs queued in this process that have not run to their end yet; `stop` ends those
     #: still open, since the queue holding them goes with the process.
     unended: set[str] = field(default_factory=set)
+    #: Embedded: the scan jobs whose callback task is queued here (waiting, running or between retries).
+    callbacks: set[str] = field(default_factory=set)
     poller: asyncio.Task[None] | None = None
     worker: asyncio.Task[None] | None = None
     ready: bool = False
@@ -182,10 +201,12 @@ class JobEngine:
         self.callback_first_retry_seconds = 2.0
         self._handler: JobHandler | None = None
         self._callback: JobHandler | None = None
+        self._callback_given_up: JobHandler | None = None
         self._monitor_tick: MonitorTick | None = None
         self._monitor_run: MonitorRunHandler | None = None
         self._sweep: Upkeep | None = None
         self._prune: Upkeep | None = None
+        self._redeliver: Upkeep | None = None
         self._parts: _LoopParts | None = None
 
     @property
@@ -193,26 +214,29 @@ class JobEngine:
         """Whether the queue is shared by processes (PostgreSQL), not this process's memory."""
         return self.conninfo is not None
 
-    def set_handlers(self, scan: JobHandler, callback: JobHandler) -> None:
+    def set_handlers(self, scan: JobHandler, callback: JobHandler, callback_given_up: JobHandler | None = None) -> None:
         """What a worker does with a job id, and how it calls a job's callback back (the use cases,
-        websec_app/usecases/job_worker.py); the callback raises to be retried."""
+        websec_app/usecases/job_worker.py); the callback raises to be retried, and `callback_given_up` runs
+        after its last attempt (CALLBACK_ATTEMPTS) failed."""
         self._handler = scan
         self._callback = callback
+        self._callback_given_up = callback_given_up
 
     def set_monitor_handlers(self, tick: MonitorTick, run: MonitorRunHandler) -> None:
         """What the once-a-minute monitor tick and one monitor run do (websec_app/usecases/monitors.py)."""
         self._monitor_tick = tick
         self._monitor_run = run
 
-    def set_upkeep(self, *, sweep: Upkeep, prune: Upkeep) -> None:
+    def set_upkeep(self, *, sweep: Upkeep, prune: Upkeep, redeliver: Upkeep | None = None) -> None:
         """What runs before each monitor tick (websec_app/usecases/job_worker.py).
 
         `sweep`, embedded only: end the jobs a process took with it when it stopped outright (its queue was
         in its memory; `end_abandoned_jobs`). On PostgreSQL the queue outlives a process and `retry_stalled`
         runs a dead worker's jobs again. `prune`: delete the ended jobs past their retention
         (`delete_expired_jobs`), by the embedded ticker, and on PostgreSQL in the monitor tick's periodic
-        task, once per tick across the cluster."""
-        self._sweep, self._prune = sweep, prune
+        task, once per tick across the cluster. `redeliver`, by both: queue again the callbacks that ended
+        jobs still owe and no queued task carries (`redeliver_owed_callbacks`)."""
+        self._sweep, self._prune, self._redeliver = sweep, prune, redeliver
 
     # --- procrastinate (PostgreSQL) -----------------------------------------------------------------
 
@@ -226,13 +250,16 @@ class JobEngine:
         async def scan_job(job_id: str) -> None:
             await self._run(job_id)
 
-        @app.task(
-            name=CALLBACK_TASK,
-            queue=SCAN_QUEUE,
-            retry=procrastinate.RetryStrategy(max_attempts=CALLBACK_ATTEMPTS, exponential_wait=2),
-        )
-        async def callback(job_id: str) -> None:
-            await self._call_back(job_id)
+        callback_retry = procrastinate.RetryStrategy(max_attempts=CALLBACK_ATTEMPTS, exponential_wait=2)
+
+        @app.task(name=CALLBACK_TASK, queue=SCAN_QUEUE, retry=callback_retry, pass_context=True)
+        async def callback(context: procrastinate.JobContext, job_id: str) -> None:
+            try:
+                await self._call_back(job_id)
+            except Exception as exc:
+                if callback_retry.get_retry_decision(exception=exc, job=context.job) is None:
+                    await self._given_up(job_id)  # procrastinate will not run it again
+                raise
 
         @app.periodic(cron=RETRY_STALLED_CRON, periodic_id="retry_stalled")
         # Ahead of every queued scan (a higher priority is fetched first): recovering a dead worker's jobs
@@ -274,6 +301,13 @@ class JobEngine:
         if self._callback is not None:
             await self._callback(job_id)
 
+    async def _given_up(self, job_id: str) -> None:
+        if self._callback_given_up is not None:
+            try:
+                await self._callback_given_up(job_id)
+            except Exception:  # noqa: BLE001 - still owed then: the upkeep starts it over
+                log.exception("could not record that the callback of job %s was given up", job_id)
+
     async def _tick(self) -> None:
         if self._monitor_tick is not None:
             await self._monitor_tick()
@@ -285,7 +319,11 @@ class JobEngine:
     async def _each_tick(self, *, embedded: bool) -> None:
         """What each monitor tick runs, each step's failure logged (the next tick tries again): embedded, the
         sweep of abandoned jobs first; then the deletion of expired jobs, then the monitor tick."""
-        steps = [("the deletion of expired scan jobs", self._prune), ("the monitor tick", self._tick)]
+        steps = [
+            ("the deletion of expired scan jobs", self._prune),
+            ("the redelivery of owed callbacks", self._redeliver),
+            ("the monitor tick", self._tick),
+        ]
         if embedded:
             steps.insert(0, ("the sweep of abandoned scan jobs", self._sweep))
         for what, step in steps:
@@ -448,15 +486,31 @@ class JobEngine:
         """Queue the callback of the ended job `job_id`."""
         parts = await self._ready()
         if parts.local is not None:
+            parts.callbacks.add(job_id)
             parts.local.put_retried(
                 lambda: self._call_back(job_id),
                 CALLBACK_ATTEMPTS,
                 f"callback of job {job_id}",
                 self.callback_first_retry_seconds,
+                given_up=lambda: self._given_up(job_id),
+                ended=lambda: parts.callbacks.discard(job_id),
             )
             return
         assert parts.app is not None
         await parts.app.configure_task(CALLBACK_TASK, queue=SCAN_QUEUE).defer_async(job_id=job_id)
+
+    async def queued_callbacks(self) -> set[str]:
+        """The scan jobs whose callback task is queued (waiting, running, or waiting for a retry): in this
+        process's queue embedded, in procrastinate's table on PostgreSQL, across the cluster."""
+        parts = await self._ready()
+        if parts.local is not None:
+            return set(parts.callbacks)
+        assert parts.app is not None
+        queued: set[str] = set()
+        for status in ("todo", "doing"):
+            for job in await parts.app.job_manager.list_jobs_async(task=CALLBACK_TASK, status=status):
+                queued.add(str(job.task_kwargs.get("job_id")))
+        return queued
 
     async def submit_monitor_run(self, run_id: int) -> None:
         """Queue one scheduled monitor run (its row exists already; a second copy finds it claimed)."""

@@ -365,7 +365,16 @@ class ScanJob(StoreModel, table=True):
     """
 
     __tablename__ = "scan_jobs"
-    __table_args__ = (Index("ix_scan_jobs_status_created_at", "status", "created_at"),)
+    __table_args__ = (
+        Index("ix_scan_jobs_status_created_at", "status", "created_at"),
+        # Only the jobs that owe a callback (migration 0014): a free scan's row never enters it.
+        Index(
+            "ix_scan_jobs_callback_owed_at",
+            "callback_owed_at",
+            sqlite_where=text("callback_owed_at IS NOT NULL"),
+            postgresql_where=text("callback_owed_at IS NOT NULL"),
+        ),
+    )
 
     id: str = Field(primary_key=True, max_length=32)
     kind: str = Field(max_length=16)  # as ScanRecord.kind
@@ -389,6 +398,10 @@ class ScanJob(StoreModel, table=True):
     created_at: datetime = Field(sa_column=_utc())
     started_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
     finished_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    #: Set when a job with a callback_url ends (in the same transaction), moved on each time its callback
+    #: is queued again, cleared when the receiver took it (2xx) or its attempts were used up: while set, the
+    #: callback is still owed (store/scan_jobs.py `callbacks_owed`).
+    callback_owed_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
 
 
 class ScanWorker(StoreModel, table=True):

@@ -88,14 +88,24 @@ def claim_job(session: Session, job_id: str, now: datetime) -> ScanJob | None:
 
 
 def finish_done(
-    session: Session, job_id: str, now: datetime, result: Mapping[str, Any], pdf: bytes | None = None
+    session: Session,
+    job_id: str,
+    now: datetime,
+    result: Mapping[str, Any],
+    pdf: bytes | None = None,
+    *,
+    callback_owed_at: datetime | None = None,
 ) -> bool:
     """End the job with its result (the unit stays used). False when it had already ended. Not committed:
-    the caller records the scan's history in the same transaction, then commits."""
+    the caller records the scan's history in the same transaction, then commits. `callback_owed_at` (a job
+    with a callback_url): its callback is owed from then, committed with the end (`callbacks_owed`)."""
+    values: dict[str, Any] = {"status": JOB_DONE, "result": dict(result), "pdf": pdf, "finished_at": now}
+    if callback_owed_at is not None:
+        values["callback_owed_at"] = callback_owed_at
     ended = session.exec(
         update(ScanJob)
         .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(_OPEN))
-        .values(status=JOB_DONE, result=dict(result), pdf=pdf, finished_at=now)
+        .values(**values)
         .returning(col(ScanJob.id))
     ).scalar_one_or_none()
     return ended is not None
@@ -110,24 +120,30 @@ def finish_failed(
     *,
     only_queued: bool = False,
     error_kind: str | None = None,
+    callback_owed_at: datetime | None = None,
 ) -> bool:
     """End the job without a result and give its unit back, in one transaction. False when it had already
     ended (nothing given back then: whoever ended it decided), or with `only_queued`, when a worker has
     started it. `error_kind` (the scanner error's class name) is kept in `result` as {ERROR_KIND: ...}, so
     the waiting request raises the same error the scan did (the UI words each kind differently); a failed
-    job's result is never shown as a report."""
+    job's result is never shown as a report. A job with a callback_url owes its callback from
+    `callback_owed_at` (`now` by default), committed with the end, whoever ends it (a worker, the sweep of
+    abandoned jobs, a stopping process)."""
     states = (JOB_QUEUED,) if only_queued else _OPEN
     failure = {ERROR_KIND: error_kind} if error_kind else None
     ended = session.exec(
         update(ScanJob)
         .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(states))
         .values(status=JOB_FAILED, error_status=status, error_message=message[:1024], finished_at=now, result=failure)
-        .returning(col(ScanJob.reservation), col(ScanJob.scan_token_id))
+        .returning(col(ScanJob.reservation), col(ScanJob.scan_token_id), col(ScanJob.options))
     ).one_or_none()
     if ended is None:
         session.rollback()
         return False
-    reservation, token_id = ended
+    reservation, token_id, options = ended
+    if (options or {}).get("callback_url"):  # only a job with a callback pays this second statement
+        owed = callback_owed_at or now
+        session.exec(update(ScanJob).where(col(ScanJob.id) == job_id).values(callback_owed_at=owed))
     if reservation is not None:
         refund(session, Reservation(**reservation))  # commits the transition with the refund
     elif token_id is not None:
@@ -135,6 +151,43 @@ def finish_failed(
     else:
         session.commit()
     return True
+
+
+def callbacks_owed(session: Session, owed_before: datetime, limit: int) -> list[str]:
+    """Up to `limit` ended jobs whose callback has been owed since before `owed_before` (not delivered, not
+    given up, not queued again since): by the partial index of the jobs owing one (migration 0014)."""
+    query = (
+        select(ScanJob.id)
+        .where(col(ScanJob.callback_owed_at) < owed_before, col(ScanJob.status).not_in(_OPEN))
+        .order_by(col(ScanJob.callback_owed_at))
+        .limit(limit)
+    )
+    return list(session.exec(query).all())
+
+
+def take_owed_callback(session: Session, job_id: str, owed_before: datetime | None, now: datetime) -> bool:
+    """Take the ended job's owed callback to queue it again (its owed time moves to `now`) and commit; False
+    when it is not owed (any more), or, with `owed_before`, not owed since before then (delivered, given up,
+    or taken by another process's upkeep: one conditional UPDATE, so two upkeeps racing queue it once)."""
+    owed = col(ScanJob.callback_owed_at)
+    taken = session.exec(
+        update(ScanJob)
+        .where(
+            col(ScanJob.id) == job_id,
+            col(ScanJob.status).not_in(_OPEN),
+            owed.is_not(None) if owed_before is None else owed < owed_before,
+        )
+        .values(callback_owed_at=now)
+        .returning(col(ScanJob.id))
+    ).scalar_one_or_none()
+    session.commit()
+    return taken is not None
+
+
+def settle_callback(session: Session, job_id: str) -> None:
+    """The job's callback is no longer owed: the receiver took it (2xx), or its attempts were used up."""
+    session.exec(update(ScanJob).where(col(ScanJob.id) == job_id).values(callback_owed_at=None))
+    session.commit()
 
 
 def note_kept_report(session: Session, job_id: str, options: Mapping[str, Any], report_id: str) -> None:
@@ -242,6 +295,7 @@ __all__ = [
     "claim_job",
     "cluster_load",
     "add_job",
+    "callbacks_owed",
     "delete_ended_jobs_created_before",
     "end_failed",
     "ended_jobs",
@@ -252,6 +306,8 @@ __all__ = [
     "new_job_id",
     "note_kept_report",
     "open_jobs_created_before",
+    "settle_callback",
+    "take_owed_callback",
     "worker_alive",
     "worker_gone",
 ]

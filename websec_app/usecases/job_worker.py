@@ -5,6 +5,13 @@ on, is skipped), scans, shapes the body and renders the PDF, then ends the row: 
 the history entry (and the kept report, for Pro and the web UI's scans) in one transaction, or `failed`
 with the unit given back. A request of this process that waits for the job is handed the ended row.
 `call_back` POSTs an ended job to its callback_url, signed. The request's side is jobs.py.
+
+A job with a callback_url owes its callback from the transaction that ends it (`callback_owed_at`) until
+the receiver takes it (2xx) or its attempts are used up. A worker that dies between the end and queueing
+the callback therefore loses nothing: the retried copy of the job's task, finding the job ended, queues
+the callback still owed, and so does the upkeep before each monitor tick (`redeliver_owed_callbacks`) for
+callbacks owed a while that no queued task carries (embedded, the queue died with its process). Delivery
+is at least once: a receiver deduplicates by the job's `id` (docs/api.md).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from websec_app.store.models import JOB_DONE, ScanJob
 from websec_app.store.reports import save_report
 from websec_app.store.scan_jobs import (
     KEPT_REPORT,
+    callbacks_owed,
     delete_ended_jobs_created_before,
     end_failed,
     find_job,
@@ -36,6 +44,8 @@ from websec_app.store.scan_jobs import (
     finish_failed,
     note_kept_report,
     open_jobs_created_before,
+    settle_callback,
+    take_owed_callback,
 )
 
 from .jobs import KEEP, SCAN_FAILED, job_result, job_view, real_now, wait_budget
@@ -55,10 +65,17 @@ def _who(row: ScanJob) -> dict[str, Any]:
 
 
 def _end_done(
-    session: Session, row: ScanJob, report: ScanReport, body: dict[str, Any], pdf: bytes | None, now: datetime
+    session: Session,
+    row: ScanJob,
+    report: ScanReport,
+    body: dict[str, Any],
+    pdf: bytes | None,
+    now: datetime,
+    owed: datetime | None,
 ) -> bool:
-    """The result and the history entry, in one transaction; False when the job had ended meanwhile."""
-    if not finish_done(session, row.id, now, body, pdf):
+    """The result and the history entry (and the callback owed from `owed`), in one transaction; False
+    when the job had ended meanwhile."""
+    if not finish_done(session, row.id, now, body, pdf, callback_owed_at=owed):
         session.rollback()
         return False
     # Nothing below commits before the end: the job's end, its history entry and its kept report are
@@ -79,13 +96,15 @@ def _end_done(
     return True
 
 
-def _end_done_hot(engine: Engine, row: ScanJob, report: ScanReport, body: dict[str, Any], now: datetime) -> bool:
+def _end_done_hot(
+    engine: Engine, row: ScanJob, report: ScanReport, body: dict[str, Any], now: datetime, owed: datetime | None
+) -> bool:
     """`_end_done` for a job with nothing to keep but its history entry (free and one-time token scans, the
     compliance scan): the end and the entry in one transaction of prebuilt statements."""
     history = history_row(
         lambda session: record_report(session, report, kind=row.kind, now=row.created_at, commit=False, **_who(row))
     )
-    if not end_done_with_history(engine, row.id, now, body, None, history):
+    if not end_done_with_history(engine, row.id, now, body, None, history, owed):
         return False
     row.status, row.result, row.pdf, row.finished_at = JOB_DONE, body, None, now
     return True
@@ -95,13 +114,19 @@ async def _end(
     runtime: Runtime, row: ScanJob, report: ScanReport, body: dict[str, Any], pdf: bytes | None, now: datetime
 ) -> bool:
     """End the job done (False when it had ended meanwhile); `row` then says what was committed."""
-    if pdf is None and row.subscription_id is None and not (row.options or {}).get(KEEP):
-        return await runtime.db_engine(_end_done_hot, row, report, body, now)
-    return await runtime.db(_end_done, row, report, body, pdf, now)
+    options = row.options or {}
+    # Owed on the service's clock, which the upkeep reads (`redeliver_owed_callbacks`).
+    owed = runtime.now() if options.get("callback_url") else None
+    if pdf is None and row.subscription_id is None and not options.get(KEEP):
+        return await runtime.db_engine(_end_done_hot, row, report, body, now, owed)
+    return await runtime.db(_end_done, row, report, body, pdf, now, owed)
 
 
 async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error_kind: str | None = None) -> None:
-    if await runtime.db(finish_failed, row.id, real_now(), status, message, error_kind=error_kind):
+    ended = await runtime.db(
+        finish_failed, row.id, real_now(), status, message, error_kind=error_kind, callback_owed_at=runtime.now()
+    )
+    if ended:
         await _queue_callback(runtime, row)
 
 
@@ -109,7 +134,10 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
     """Run one scan job (the task engine's task): scan, shape the body, render a PDF, end the row."""
     row = await runtime.db_engine(claim_job_hot, job_id, real_now())
     if row is None:
-        return  # ended already: a retried copy, or its waiter gave up
+        # Ended already: a retried copy, or its waiter gave up. A retried copy's worker may have died
+        # between the job's end and queueing its callback: queue the callback if it is still owed.
+        await _queue_owed_callback(runtime, job_id)
+        return
     options = row.options or {}
     try:
         report = await runtime.scanner(row.url, runtime.settings)
@@ -149,9 +177,23 @@ async def _queue_callback(runtime: Runtime, row: ScanJob) -> None:
             log.exception("could not queue the callback of scan job %s", row.id)
 
 
+async def _queue_owed_callback(runtime: Runtime, job_id: str) -> None:
+    """Queue the ended job's callback if it is still owed and no queued task carries it. One conditional
+    UPDATE, matching no row for a job without a callback."""
+    if not await runtime.db(take_owed_callback, job_id, None, runtime.now()):
+        return
+    if job_id in await runtime.jobs.queued_callbacks():
+        return  # its worker queued it before it died: one delivery is enough
+    log.warning("scan job %s had ended without its callback queued: queued now", job_id)
+    try:
+        await runtime.jobs.submit_callback(job_id)
+    except Exception:  # noqa: BLE001 - still owed: the upkeep queues it again
+        log.exception("could not queue the callback of scan job %s", job_id)
+
+
 async def call_back(runtime: Runtime, job_id: str) -> None:
     """POST the ended job to its callback_url, signed (websec_app/jobs/callbacks.py); raises to be retried
-    when the receiver does not take it (2xx)."""
+    when the receiver does not take it (2xx). Taken, the callback is no longer owed."""
     row = await runtime.db(find_job, job_id)
     if row is None or row.api_key_id is None or not (row.options or {}).get("callback_url"):
         return
@@ -160,6 +202,42 @@ async def call_back(runtime: Runtime, job_id: str) -> None:
     status = await deliver(row.options["callback_url"], body, signature, runtime.settings)
     if not 200 <= status < 300:
         raise CallbackRefused(f"the callback receiver of job {job_id} answered {status}")
+    await runtime.db(settle_callback, job_id)
+
+
+async def callback_given_up(runtime: Runtime, job_id: str) -> None:
+    """The callback's last attempt failed (CALLBACK_ATTEMPTS): no longer owed, so the upkeep does not start
+    it over; the result stays readable with GET /api/scans/{id}."""
+    await runtime.db(settle_callback, job_id)
+
+
+#: A callback owed this long (seconds, on the service's clock) that no queued task carries is queued again
+#: by the upkeep: longer than a delivery's whole life once queued (CALLBACK_ATTEMPTS, backoff 2+4+8+16+32 s,
+#: CALLBACK_TIMEOUT_SECONDS each), so that a callback still being retried is not queued twice.
+CALLBACK_REDELIVER_AFTER_SECONDS = 300
+#: Callbacks queued again by one upkeep run, at most (the next tick takes the rest).
+CALLBACK_REDELIVER_BATCH = 200
+
+
+async def redeliver_owed_callbacks(runtime: Runtime) -> int:
+    """Queue again the callbacks owed for more than CALLBACK_REDELIVER_AFTER_SECONDS by ended jobs that no
+    queued callback task carries: their worker died between the job's end and queueing the callback (and
+    no retried copy of the job's task came: embedded, the queue died with its process), or the process
+    running the callback stopped. Run before each monitor tick, by every kind of engine. How many it queued."""
+    cutoff = runtime.now() - timedelta(seconds=CALLBACK_REDELIVER_AFTER_SECONDS)
+    owed = await runtime.db(callbacks_owed, cutoff, CALLBACK_REDELIVER_BATCH)
+    if not owed:
+        return 0
+    queued = await runtime.jobs.queued_callbacks()
+    requeued = 0
+    for job_id in owed:
+        if job_id in queued or not await runtime.db(take_owed_callback, job_id, cutoff, runtime.now()):
+            continue
+        await runtime.jobs.submit_callback(job_id)
+        requeued += 1
+    if requeued:
+        log.warning("queued again %d callback(s) owed by ended scan jobs", requeued)
+    return requeued
 
 
 async def end_abandoned_jobs(runtime: Runtime) -> int:
@@ -209,4 +287,12 @@ class CallbackRefused(Exception):
     """The receiver did not answer 2xx: the engine retries the callback with backoff."""
 
 
-__all__ = ["CallbackRefused", "call_back", "delete_expired_jobs", "end_abandoned_jobs", "execute_job"]
+__all__ = [
+    "CallbackRefused",
+    "call_back",
+    "callback_given_up",
+    "delete_expired_jobs",
+    "end_abandoned_jobs",
+    "execute_job",
+    "redeliver_owed_callbacks",
+]

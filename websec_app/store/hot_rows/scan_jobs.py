@@ -55,6 +55,9 @@ _END_DONE = (
     .values(status=JOB_DONE, result=bindparam("b_result"), pdf=bindparam("b_pdf"), finished_at=bindparam("b_now"))
     .returning(_JOBS.c.id)
 )
+#: A job with a callback_url owes it from its end, committed with it (store.scan_jobs.callbacks_owed); a
+#: separate statement, so that a free scan's end (no callback) stays `_END_DONE`.
+_END_DONE_OWING_CALLBACK = _END_DONE.values(callback_owed_at=bindparam("b_owed"))
 _INSERT_RECORD = insert(_RECORDS)
 _CLAIM = (
     update(_JOBS)
@@ -142,14 +145,23 @@ def history_row(record: Any) -> ScanRecord:
 
 
 def end_done_with_history(
-    engine: Engine, job_id: str, now: datetime, result: Mapping[str, Any], pdf: bytes | None, history: ScanRecord
+    engine: Engine,
+    job_id: str,
+    now: datetime,
+    result: Mapping[str, Any],
+    pdf: bytes | None,
+    history: ScanRecord,
+    callback_owed_at: datetime | None = None,
 ) -> bool:
     """End the open job `job_id` done with its result and insert its history entry, in one transaction;
-    False (nothing written) when the job had ended meanwhile."""
+    False (nothing written) when the job had ended meanwhile. `callback_owed_at` (a job with a
+    callback_url): its callback is owed from then, committed with the end."""
+    params: dict[str, Any] = {"b_id": job_id, "b_result": dict(result), "b_pdf": pdf, "b_now": now}
+    statement = _END_DONE
+    if callback_owed_at is not None:
+        statement, params["b_owed"] = _END_DONE_OWING_CALLBACK, callback_owed_at
     with engine.begin() as connection:
-        ended = connection.execute(
-            _END_DONE, {"b_id": job_id, "b_result": dict(result), "b_pdf": pdf, "b_now": now}
-        ).first()
+        ended = connection.execute(statement, params).first()
         if ended is None:
             connection.rollback()
             return False
