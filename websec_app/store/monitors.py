@@ -98,8 +98,13 @@ class MonitorRun(StoreModel, table=True):
     attempts: int = Field(default=0)
     #: quotas.Reservation as a dict, once taken (a retried run reuses it).
     reservation: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: The run's report, and the one it was compared with (None for a monitor's first), with `alerts` stored
+    #: in the transaction that keeps the report in the history (`note_kept_run`): a run retried after that
+    #: scans nothing again, keeps nothing twice, and sends the alert it owes.
     report_id: str | None = Field(default=None, max_length=32)
-    #: Why an alert went out ([] when none did), and the error of a failed or unreachable run.
+    previous_report_id: str | None = Field(default=None, max_length=32)
+    #: Why an alert went (or, while the run is running with its report kept, goes) out ([] when none does),
+    #: and the error of a failed or unreachable run.
     alerts: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     error: str | None = Field(default=None, max_length=500)
 
@@ -346,6 +351,18 @@ def _skip(session: Session, run_id: int, now: datetime, why: str) -> None:
     assert run is not None
     give_back = Reservation(**run.reservation) if run.reservation else None
     finish_run(session, run_id, status=RUN_SKIPPED, now=now, error=why, give_back=give_back)
+
+
+def note_kept_run(
+    session: Session, run_id: int, *, report_id: str, previous_report_id: str | None, alerts: Sequence[str]
+) -> None:
+    """Store on the running run its kept report, the report it was compared with and its alert reasons. Not
+    committed: part of the transaction that keeps the report in the history."""
+    session.exec(
+        update(MonitorRun)
+        .where(col(MonitorRun.id) == run_id)
+        .values(report_id=report_id, previous_report_id=previous_report_id, alerts=list(alerts))
+    )
 
 
 def keep_reservation(session: Session, run_id: int, reservation: dict[str, Any]) -> None:

@@ -8,7 +8,11 @@
   run is skipped and the owner told once that month), scans, keeps the report in the history, compares it
   with the previous scan of the URL, and sends at most one alert: the grade dropped; a critical or
   important finding appeared; the certificate expires within 14 days (and again within 3); the site could
-  not be reached in two runs in a row. A run that cannot reach the site gives its unit back.
+  not be reached in two runs in a row. A run that cannot reach the site gives its unit back. The run's
+  report id, the previous report's id and the alert's reasons are stored on the run with the report's
+  history entry, in one transaction: a run retried after its worker died past that point scans nothing
+  again and adds nothing to the history; it rebuilds the diff from the two kept reports and sends the
+  alert (the email is deduplicated by the run, the webhook carries `run_id` for its receiver).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from websec_app.store.monitors import (
     keep_reservation,
     last_runs,
     monitors_of,
+    note_kept_run,
     remove_monitor,
     schedule_due_runs,
     waiting_runs,
@@ -194,17 +199,34 @@ def _owner_email(session: Session, subscription_id: int) -> str:
     return subscription.email if subscription is not None else ""
 
 
-def _previous_body(session: Session, subscription_id: int, url: str) -> dict[str, Any] | None:
+def _previous_report(session: Session, subscription_id: int, url: str) -> tuple[str, dict[str, Any]] | None:
+    """The latest kept report of the URL in the subscription's history: its id and body."""
     rows, _ = history_page(session, subscription_id=subscription_id, url=url, offset=0, limit=1)
     if not rows:
         return None
+    return _kept_body(session, rows[0][1])
+
+
+def _kept_body(session: Session, report_id: str | None) -> tuple[str, dict[str, Any]] | None:
     from websec_app.store import find_report
 
-    stored = find_report(session, rows[0][1])
-    return dict(stored.body) if stored is not None else None
+    stored = find_report(session, report_id) if report_id else None
+    return (stored.id, dict(stored.body)) if stored is not None else None
 
 
-def _keep(session: Session, claimed: ClaimedRun, report: Any, body: Mapping[str, Any], now: datetime) -> str:
+def _keep(
+    session: Session,
+    claimed: ClaimedRun,
+    report: Any,
+    body: Mapping[str, Any],
+    now: datetime,
+    previous_report_id: str | None,
+    reasons: list[str],
+) -> str:
+    """The report in the history, and on the run its id, the previous report's and the alert's reasons:
+    one transaction, so that a retried run finds either nothing kept (and scans) or all of it (and only
+    alerts)."""
+    assert claimed.run.id is not None
     record = record_report(
         session,
         report,
@@ -212,8 +234,12 @@ def _keep(session: Session, claimed: ClaimedRun, report: Any, body: Mapping[str,
         now=now,
         subscription_id=claimed.monitor.subscription_id,
         api_key_id=claimed.monitor.api_key_id,
+        commit=False,
     )
-    return save_report(session, body=body, kind=SCAN_MONITOR, now=now, scan_record_id=record.id).id
+    kept = save_report(session, body=body, kind=SCAN_MONITOR, now=now, scan_record_id=record.id, commit=False)
+    note_kept_run(session, claimed.run.id, report_id=kept.id, previous_report_id=previous_report_id, alerts=reasons)
+    session.commit()
+    return kept.id
 
 
 def _grade_rank(grade: str) -> int:
@@ -281,6 +307,8 @@ async def _send_alert(
     if claimed.monitor.callback_url and claimed.monitor.api_key_id is not None:
         payload = {
             "event": "monitor.alert",
+            # A retried run sends its alert again (at least once): the receiver deduplicates by run_id.
+            "run_id": claimed.run.id,
             "monitor_id": claimed.monitor.id,
             "url": claimed.monitor.url,
             "reasons": reasons,
@@ -338,6 +366,8 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
     if claimed is None:
         return None
     monitor = claimed.monitor
+    if claimed.run.report_id is not None:
+        return await _alert_kept_run(runtime, claimed)
     limit = runtime.settings.pro_scans_per_month
     reservation: Reservation | None = await runtime.db(_reserve, claimed, now, limit)
     if reservation is None:
@@ -377,10 +407,11 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
         )
         return RUN_FAILED
     body = report.to_dict(pro=True, include_fix=True)
-    previous = await runtime.db(_previous_body, monitor.subscription_id, monitor.url)
-    report_id = await runtime.db(_keep, claimed, report, body, now)
+    found = await runtime.db(_previous_report, monitor.subscription_id, monitor.url)
+    previous_id, previous = found if found is not None else (None, None)
     diff = diff_reports(previous, body) if previous is not None else None
     reasons, threshold = alert_reasons(previous, body, diff, monitor.certificate_alerted_days)
+    report_id = await runtime.db(_keep, claimed, report, body, now, previous_id, reasons)
     if reasons:
         await _send_alert(runtime, claimed, reasons, diff, body)
     await runtime.db(
@@ -389,6 +420,35 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
         status=RUN_DONE,
         now=runtime.now(),
         report_id=report_id,
+        alerts=reasons,
+        monitor_changes={"unreachable_in_row": 0, "certificate_alerted_days": threshold},
+    )
+    return RUN_DONE
+
+
+async def _alert_kept_run(runtime: Runtime, claimed: ClaimedRun) -> str:
+    """A run retried after its worker died with its report kept (`_keep`): no scan, no history entry, the
+    same unit; the diff rebuilt from the two kept reports, the stored alert sent, the run ended done."""
+    run, monitor = claimed.run, claimed.monitor
+    assert run.id is not None and run.report_id is not None
+    kept = await runtime.db(_kept_body, run.report_id)
+    found = await runtime.db(_kept_body, run.previous_report_id)
+    body = kept[1] if kept is not None else None
+    previous = found[1] if found is not None else None
+    diff = diff_reports(previous, body) if previous is not None and body is not None else None
+    threshold = monitor.certificate_alerted_days
+    if body is not None:
+        _, threshold = alert_reasons(previous, body, diff, monitor.certificate_alerted_days)
+    reasons = list(run.alerts)
+    log.warning("monitor run %s was retried with its report kept: its alert goes out without a new scan", run.id)
+    if reasons:
+        await _send_alert(runtime, claimed, reasons, diff, body)
+    await runtime.db(
+        finish_run,
+        run.id,
+        status=RUN_DONE,
+        now=runtime.now(),
+        report_id=run.report_id,
         alerts=reasons,
         monitor_changes={"unreachable_in_row": 0, "certificate_alerted_days": threshold},
     )
