@@ -39,6 +39,7 @@ from websec_app.usecases.runtime import Runtime
 
 any_database = db_fixtures.any_database
 sqlite_database = db_fixtures.database
+postgres_database = db_fixtures.postgres_database
 STEP_TIMEOUT = 30.0
 
 
@@ -256,5 +257,50 @@ async def test_the_embedded_engine_knows_which_callbacks_it_carries_and_says_whe
         assert calls.count("never") == CALLBACK_ATTEMPTS
         assert given_up == ["never"]
         assert await engine.queued_callbacks() == set()
+    finally:
+        await engine.stop()
+
+
+@pytest.mark.postgres
+async def test_on_postgresql_a_queued_callback_is_seen_by_the_cluster_and_its_last_failure_given_up(
+    postgres_database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the PostgreSQL engine (procrastinate), callbacks given 1 retry, and a receiver that never takes one
+    from websec_app.jobs import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "CALLBACK_ATTEMPTS", 1)
+    calls: list[str] = []
+    given_up: list[str] = []
+
+    async def callback(job_id: str) -> None:
+        calls.append(job_id)
+        raise RuntimeError("the receiver answered 500")
+
+    async def gave_up(job_id: str) -> None:
+        given_up.append(job_id)
+
+    async def scan(job_id: str) -> None:
+        pass
+
+    engine = JobEngine(postgres_database, in_process_workers=0)
+    engine.set_handlers(scan, callback, gave_up)
+    try:
+        # When a callback is queued, it is carried in procrastinate's table, seen by any process
+        await engine.submit_callback("job-pg")
+        assert await engine.queued_callbacks() == {"job-pg"}
+
+        # When a worker runs it: it fails, is retried, fails again and is given up
+        worker = asyncio.create_task(engine.run_worker(1))
+        try:
+            async with asyncio.timeout(STEP_TIMEOUT):
+                while "job-pg" in await engine.queued_callbacks():
+                    await asyncio.sleep(0.1)
+        finally:
+            worker.cancel()
+            await asyncio.gather(worker, return_exceptions=True)
+
+        # Then the engine said so once, after the last attempt only
+        assert calls == ["job-pg", "job-pg"]
+        assert given_up == ["job-pg"]
     finally:
         await engine.stop()
