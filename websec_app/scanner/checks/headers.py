@@ -17,7 +17,14 @@ from urllib.parse import urlsplit
 
 from ...wording import counted
 from ..findings import CheckResult, Finding
-from ..fixes.csp_proposal import CspProposal, Repairs, propose_policy, repair_policy
+from ..fixes.csp_proposal import (
+    CspProposal,
+    Repairs,
+    left_out_note,
+    propose_policy,
+    repair_policy,
+    writable_directives,
+)
 from ..records import csp as csp_records
 from ..records.header_values import parse_hsts, parse_referrer_meta, parse_referrer_policy_header, split_header_list
 from ..records.html import HtmlPage, MetaElement, is_html, meta_elements_of, parse_page
@@ -164,12 +171,17 @@ def _content_security_policy(
 
 
 def _enforce(report_only: csp_records.Policy) -> CspProposal:
-    """The site's own Report-Only policy, to be enforced: the site has been trying it out already."""
-    note = (
+    """The site's own Report-Only policy, to be enforced: the site has been trying it out already. Only what
+    may be written into server configuration is copied (csp_proposal.writable_directives)."""
+    directives, left_out = writable_directives(report_only.directives)
+    notes = [
         "The proposed policy is the site's own Report-Only policy: once its reports (or the browser console) "
         "show nothing legitimate being blocked, send it as Content-Security-Policy to enforce it"
-    )
-    return CspProposal(csp_records.serialize(report_only), False, (note,))
+    ]
+    if left_out:
+        notes.append(left_out_note(left_out, "the site's Report-Only policy"))
+    policy = "; ".join(" ".join([name, *sources]) for name, sources in directives)
+    return CspProposal(policy, False, tuple(notes))
 
 
 def _with_proposal(findings: list[Finding], notes: Sequence[str], proposal: CspProposal) -> list[Finding]:

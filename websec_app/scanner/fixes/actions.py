@@ -37,6 +37,11 @@ class CookieAttributes:
 
 Action = SetHeader | RemoveHeaders | CookieAttributes
 
+
+class Unwritable(ValueError):
+    """A writer cannot write this action safely for its server (snippets.py writes a sentence instead)."""
+
+
 # A header named in a fix: a hyphenated token right before ": " ("... send: Strict-Transport-Security: max-age=").
 # Capitalised, as the rule table writes them: a CSP source such as "chrome-extension: " is lower case.
 _NAMED_HEADER = re.compile(r"(?<![\w-])([A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+):\s+")

@@ -31,6 +31,10 @@ handlers it has. Choices, each for a reason:
   characters in all. A page past a bound gets GENERIC (strict, not derived), with a note saying why.
 - Reporting (`report-uri`, `report-to`), `frame-ancestors` and Trusted Types directives of the site's
   current policy are kept: the site chose them, and they only add protection or reports.
+- What the site wrote goes into the user's server configuration (fixes/snippets.py), where Apache reads
+  `${NAME}` and Caddy `{$NAME}` as the server's environment variables: a value the site wrote is kept only
+  if it matches WRITABLE (CSP source expressions and URL characters, without `$`, braces, `%`, quotes,
+  backslashes or whitespace); the rest is left out, with a note.
 """
 
 from __future__ import annotations
@@ -68,8 +72,11 @@ __all__ = [
     "Repairs",
     "generic_policy",
     "inline_hash",
+    "left_out_note",
     "propose_policy",
     "repair_policy",
+    "writable_directives",
+    "writable_source",
 ]
 
 #: At most this many origins in one directive; a page using more gets GENERIC_POLICY.
@@ -139,6 +146,16 @@ _FONT_FACE_RE = re.compile(r"@font-face\s*\{([^{}]*)\}", re.IGNORECASE)
 _CSS_URL_RE = re.compile(r"""url\(\s*+(?:"([^"]*+)"|'([^']*+)'|((?:[^()'"\s\\]++|\\\(?)*+))\s*+\)""", re.IGNORECASE)
 _CSS_IMPORT_RE = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s;]+)""", re.IGNORECASE)
 _TIME_CHECK_EVERY = 256
+#: A source expression, URL or name the site wrote that may be copied into server configuration: a quoted
+#: keyword, nonce or hash (CSP3 §2.3.1), or a host / scheme source, report-uri URL, report-to group or
+#: Trusted Types policy name made of URL characters, without `$` `{` `}` `%`, quotes, backslashes or
+#: whitespace (Apache expands `${NAME}` on every line, Caddy `{$NAME}` before reading escapes). Linear: two
+#: character classes, no nesting.
+_WRITABLE_RE = re.compile(r"'[A-Za-z0-9+/=_.-]+'|[A-Za-z0-9!#&()*+,\-./:;=?@\[\]_~]+")
+_WRITABLE_DIRECTIVE_RE = re.compile(r"[a-z0-9-]+")
+_MAX_WRITABLE_LENGTH = 1024
+#: Directives that mean nothing without a value: left out when none of theirs is writable.
+_NEEDS_A_VALUE = ("report-uri", "report-to")
 
 
 @dataclass(frozen=True)
@@ -160,10 +177,45 @@ def inline_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
+def writable_source(token: str) -> bool:
+    """Whether a source expression the site wrote may be copied into server configuration (_WRITABLE_RE)."""
+    return len(token) <= _MAX_WRITABLE_LENGTH and _WRITABLE_RE.fullmatch(token) is not None
+
+
+def writable_directives(
+    directives: Iterable[tuple[str, Sequence[str]]],
+) -> tuple[list[tuple[str, tuple[str, ...]]], int]:
+    """The directives of a site's policy with only what may be written into server configuration, and how
+    many values (sources or directive names) were left out. A source list left empty matches nothing, as
+    'none' does; report-uri and report-to left empty are dropped."""
+    kept: list[tuple[str, tuple[str, ...]]] = []
+    left_out = 0
+    for name, sources in directives:
+        if _WRITABLE_DIRECTIVE_RE.fullmatch(name) is None:
+            left_out += 1
+            continue
+        writable = tuple(source for source in sources if writable_source(source))
+        left_out += len(sources) - len(writable)
+        if writable or not sources or name not in _NEEDS_A_VALUE:
+            kept.append((name, writable))
+    return kept, left_out
+
+
+def left_out_note(count: int, where: str) -> str:
+    return (
+        f"{counted(count, 'value')} of {where} left out: characters ($, braces, %, quotes, backslashes) that "
+        "server configuration would read as its own (Apache and Caddy expand environment variables written "
+        "in them)"
+    )
+
+
 def generic_policy(https: bool, keep: Sequence[tuple[str, Sequence[str]]] = ()) -> str:
     """GENERIC_POLICY, with upgrade-insecure-requests on an HTTPS page and the site's kept directives."""
+    return _generic(https, _kept(keep)[0])
+
+
+def _generic(https: bool, kept: list[tuple[str, tuple[str, ...]]]) -> str:
     directives = [d.strip() for d in GENERIC_POLICY.split(";")]
-    kept = _kept(keep)
     if any(name == "frame-ancestors" for name, _ in kept):
         directives = [d for d in directives if not d.startswith("frame-ancestors")]
     if https:
@@ -175,12 +227,14 @@ def generic_policy(https: bool, keep: Sequence[tuple[str, Sequence[str]]] = ()) 
 def propose_policy(page: HtmlPage | None, page_url: str, keep: Sequence[tuple[str, Sequence[str]]] = ()) -> CspProposal:
     """The policy `page` (fetched from `page_url`) needs; `keep`: the site's current (directive, sources)."""
     https = urlsplit(page_url).scheme == "https"
+    kept, left_out = _kept(keep)
+    kept_note = (left_out_note(left_out, "the site's reporting and Trusted Types directives"),) if left_out else ()
     if page is None:
-        return CspProposal(generic_policy(https, keep), False, (_ROLLOUT,))
+        return CspProposal(_generic(https, kept), False, (*kept_note, _ROLLOUT))
     builder = _Builder(page, page_url, https)
     try:
         builder.collect()
-        policy = builder.policy(_kept(keep))
+        policy = builder.policy(kept)
         if len(policy) > MAX_LENGTH:
             raise _TooMuch(f"listing everything the page loads would take {len(policy):,} characters")
     except _TooMuch as too_much:
@@ -189,8 +243,8 @@ def propose_policy(page: HtmlPage | None, page_url: str, keep: Sequence[tuple[st
             "bounds). Use a nonce on each <script> instead (script-src 'nonce-RANDOM' 'strict-dynamic', with "
             "RANDOM new for every response) and list the few origins the rest comes from"
         )
-        return CspProposal(generic_policy(https, keep), False, (note, _ROLLOUT))
-    return CspProposal(policy, True, (*builder.notes(), _ROLLOUT))
+        return CspProposal(_generic(https, kept), False, (note, *kept_note, _ROLLOUT))
+    return CspProposal(policy, True, (*builder.notes(), *kept_note, _ROLLOUT))
 
 
 @dataclass(frozen=True)
@@ -226,10 +280,14 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     dropped = {"object-src"} if repairs.objects_open else set()
     dropped |= {"base-uri"} if repairs.base_open else set()
     directives: list[str] = []
-    for name, sources in policy.directives:
+    writable, left_out = writable_directives(policy.directives)
+    for name, sources in writable:
         if name in dropped:
             continue
         kept = [new for source in sources if (new := _repaired(name, source, repairs)) is not None]
+        if not policy.get(name):  # upgrade-insecure-requests, sandbox: valueless as the site wrote them
+            directives.append(name)
+            continue
         if repairs.inline_style and name in ("style-src", "style-src-elem"):
             kept += [h for h in style_sources if h not in kept]
         if repairs.inline_style and name == "style-src-attr" and "'unsafe-inline'" in (s.lower() for s in sources):
@@ -254,8 +312,10 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
         )
         if wanted
     ]
-    note = "The proposed policy is the site's current one with " + ", ".join(changes)
-    return CspProposal("; ".join(directives), False, (note, _ROLLOUT))
+    notes = ["The proposed policy is the site's current one with " + ", ".join(changes)]
+    if left_out:
+        notes.append(left_out_note(left_out, "the site's policy"))
+    return CspProposal("; ".join(directives), False, (*notes, _ROLLOUT))
 
 
 def _repaired(directive: str, source: str, repairs: Repairs) -> str | None:
@@ -272,16 +332,20 @@ def _repaired(directive: str, source: str, repairs: Repairs) -> str | None:
     return source
 
 
-def _kept(keep: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, tuple[str, ...]]]:
-    """The site's directives worth keeping, bounded (tokens come parsed: no `;` or `,` in them)."""
+def _kept(keep: Sequence[tuple[str, Sequence[str]]]) -> tuple[list[tuple[str, tuple[str, ...]]], int]:
+    """The site's directives worth keeping, bounded (tokens come parsed: no `;` or `,` in them), and how many
+    of their values were left out as unwritable in server configuration (writable_source)."""
     kept: list[tuple[str, tuple[str, ...]]] = []
+    left_out = 0
     for name, values in keep:
         if name not in KEPT_DIRECTIVES or any(name == seen for seen, _ in kept):
             continue
-        tokens = tuple(v for v in values[:_MAX_KEPT_TOKENS] if len(v) <= _MAX_KEPT_TOKEN_LENGTH and v.isascii())
+        bounded = [v for v in values[:_MAX_KEPT_TOKENS] if len(v) <= _MAX_KEPT_TOKEN_LENGTH and v.isascii()]
+        tokens = tuple(v for v in bounded if writable_source(v))
+        left_out += len(bounded) - len(tokens)
         if tokens or name == "require-trusted-types-for":
             kept.append((name, tokens))
-    return kept
+    return kept, left_out
 
 
 class _Builder:

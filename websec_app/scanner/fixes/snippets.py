@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from . import writers_config, writers_platform
-from .actions import Action, action_for
+from .actions import Action, Unwritable, action_for
 from .remedies import CODE_KINDS, RemedyTable, remedy_table
 from .servers import SERVER_LABELS, SERVERS
 
@@ -26,10 +26,22 @@ _WRITERS: dict[str, Callable[[Action], str]] = {
 }
 #: When a fix names nothing a server can send (or an outcome has no remedy yet): say where it is done.
 _FALLBACK = "Not a {label} setting: {fix}"
+#: A value the server's configuration would read as its own (Apache ${NAME}, Caddy {$NAME}): not written.
+_UNWRITABLE = (
+    "Not written for {label}: the value holds text {label} would read as its own configuration (an "
+    "environment variable), so set it where the application sends its headers: {fix}"
+)
 
 
-def _fallback(fix: str) -> tuple[str, ...]:
-    return tuple(_FALLBACK.format(label=SERVER_LABELS[server], fix=fix) for server in SERVERS)
+def _fallback(fix: str, sentence: str = _FALLBACK) -> tuple[str, ...]:
+    return tuple(sentence.format(label=SERVER_LABELS[server], fix=fix) for server in SERVERS)
+
+
+def _written(server: str, action: Action, fix: str) -> str:
+    try:
+        return _WRITERS[server](action)
+    except Unwritable:
+        return _UNWRITABLE.format(label=SERVER_LABELS[server], fix=fix)
 
 
 def _render(
@@ -44,7 +56,7 @@ def _render(
     action = action_for(remedy, fix, subject, subjects)
     if action is None:
         return _fallback(fix)
-    return tuple(_WRITERS[server](action) for server in SERVERS)
+    return tuple(_written(server, action, fix) for server in SERVERS)
 
 
 @lru_cache(maxsize=2048)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .actions import Action, RemoveHeaders, SetHeader
+from .actions import Action, RemoveHeaders, SetHeader, Unwritable
 
 #: XML attribute escapes; newlines and tabs as character references, so a parser keeps them (XML 3.3.3).
 _XML_ATTRIBUTE = str.maketrans(
@@ -75,7 +75,11 @@ def nginx(action: Action) -> str:
 
 
 def _apache_string(value: str) -> str:
-    # mod_headers reads %{...} as a format: %% is a literal percent
+    # mod_headers reads %{...} as a format: %% is a literal percent. Apache expands ${NAME} (a Define or an
+    # environment variable) on every configuration line, .htaccess too, and has no escape for it: a value
+    # holding one is not written (csp_proposal.writable_source keeps "$" out of what a site wrote).
+    if "${" in value:
+        raise Unwritable(value)
     return '"' + value.replace("%", "%%").replace('"', '\\"') + '"'
 
 
@@ -116,7 +120,10 @@ def apache(action: Action) -> str:
 
 
 def _caddy_string(value: str) -> str:
-    # Caddy fills {placeholders} in header values: a literal brace is escaped
+    # Caddy fills {placeholders} in header values: a literal brace is escaped. The Caddyfile replaces
+    # {$NAME} and {$NAME:default} (environment variables) before it reads escapes: not written.
+    if "{$" in value:
+        raise Unwritable(value)
     return '"' + value.replace('"', '\\"').replace("{", "\\{").replace("}", "\\}") + '"'
 
 
