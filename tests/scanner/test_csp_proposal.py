@@ -310,7 +310,11 @@ def test_a_policy_that_restricts_scripts_is_repaired_not_replaced() -> None:
         f"style-src 'self' {sha256('h1{}')}; style-src-attr 'unsafe-hashes' {sha256('top:0')}; "
         "object-src 'none'; base-uri 'self'"
     )
-    assert "current one with" in proposal.notes[0]
+    assert proposal.notes[0] == (
+        "The proposed policy is the site's current one, changed: script sources over https://; 'unsafe-eval' "
+        "removed (move eval() and new Function() code into plain functions); object-src 'none'; base-uri 'self'; "
+        "inline styles allowed by hash instead of 'unsafe-inline'"
+    )
 
 
 def test_the_header_fix_uses_the_repaired_policy_when_only_minor_problems_remain() -> None:
@@ -403,3 +407,13 @@ def test_writable_sources_are_csp_source_expressions_and_url_characters() -> Non
     bad = ["${A}", "{$A}", "a{b", "a}b", "%{HOME}e", '"x"', "a'b", "'x y'", "a\\b", "a b", "$uri", "", "x" * 2000]
     assert [t for t in good if not writable_source(t)] == []
     assert [t for t in bad if writable_source(t)] == []
+
+
+def test_a_policy_relying_on_a_nonce_says_to_send_it_from_the_application() -> None:
+    value = "script-src 'nonce-r4nd0m' 'strict-dynamic' 'unsafe-eval'; object-src 'none'; base-uri 'none'"
+    outcome, policy, note = _csp_proposal([("Content-Security-Policy", value)])
+    assert outcome == "csp.unsafe_eval" and "'nonce-r4nd0m'" in policy
+    assert "relies on a nonce" in note and "application that generates the nonce" in note
+    assert "(the snippets do)" not in note
+    _, _, enforce_note = _csp_proposal([("Content-Security-Policy-Report-Only", value)])
+    assert "relies on a nonce" in enforce_note

@@ -384,3 +384,13 @@ def test_apache_and_caddy_snippets_are_not_written_with_an_environment_variable_
     assert 'report-uri /r?${dollar}{SECRET}" always;' in apache["nginx"]
     assert "report-uri /r?$\\{SECRET\\}" in apache["caddy"]
     assert 'Header always set Content-Security-Policy-Report-Only "' in caddy["apache"]
+
+
+def test_a_policy_with_a_nonce_gets_no_fixed_header_anywhere() -> None:
+    policy = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'"
+    for outcome in ("csp.unsafe_eval", "csp.report_only_only"):
+        snippets = render_snippets(outcome, policy, subject=CSP)
+        assert snippets is not None
+        for server, text in snippets.items():
+            assert text.startswith("Not a fixed ") and "application that generates the nonce" in text, server
+            assert text.endswith(policy)

@@ -18,10 +18,12 @@ from urllib.parse import urlsplit
 from ...wording import counted
 from ..findings import CheckResult, Finding
 from ..fixes.csp_proposal import (
+    NONCE_NOTE,
     CspProposal,
     Repairs,
     left_out_note,
     propose_policy,
+    relies_on_nonce,
     repair_policy,
     writable_directives,
 )
@@ -180,6 +182,8 @@ def _enforce(report_only: csp_records.Policy) -> CspProposal:
     ]
     if left_out:
         notes.append(left_out_note(left_out, "the site's Report-Only policy"))
+    if relies_on_nonce(directives):
+        notes.append(NONCE_NOTE)
     policy = "; ".join(" ".join([name, *sources]) for name, sources in directives)
     return CspProposal(policy, False, tuple(notes))
 

@@ -68,12 +68,14 @@ __all__ = [
     "MAX_LENGTH",
     "MAX_ORIGINS",
     "MAX_STYLE_ATTRIBUTE_HASHES",
+    "NONCE_NOTE",
     "CspProposal",
     "Repairs",
     "generic_policy",
     "inline_hash",
     "left_out_note",
     "propose_policy",
+    "relies_on_nonce",
     "repair_policy",
     "writable_directives",
     "writable_source",
@@ -156,6 +158,11 @@ _WRITABLE_DIRECTIVE_RE = re.compile(r"[a-z0-9-]+")
 _MAX_WRITABLE_LENGTH = 1024
 #: Directives that mean nothing without a value: left out when none of theirs is writable.
 _NEEDS_A_VALUE = ("report-uri", "report-to")
+NONCE_NOTE = (
+    "The policy relies on a nonce ('nonce-...'), which must be new in every response: send it from the "
+    "application that generates the nonce, not as a fixed header in the server configuration (one nonce "
+    "repeated in every response would block each script carrying a new one and protect nothing)"
+)
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,11 @@ def writable_directives(
         if writable or not sources or name not in _NEEDS_A_VALUE:
             kept.append((name, writable))
     return kept, left_out
+
+
+def relies_on_nonce(directives: Iterable[tuple[str, Sequence[str]]]) -> bool:
+    """Whether a policy allows something by a nonce: one a server would send unchanged in every response."""
+    return any(source.lower().startswith("'nonce-") for _, sources in directives for source in sources)
 
 
 def left_out_note(count: int, where: str) -> str:
@@ -305,17 +317,21 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
         change
         for wanted, change in (
             (repairs.insecure_scripts, "script sources over https://"),
-            (repairs.unsafe_eval, "without 'unsafe-eval' (move eval() and new Function() code into plain functions)"),
+            (repairs.unsafe_eval, "'unsafe-eval' removed (move eval() and new Function() code into plain functions)"),
             (repairs.objects_open, "object-src 'none'"),
             (repairs.base_open, "base-uri 'self'"),
             (repairs.inline_style, "inline styles allowed by hash instead of 'unsafe-inline'"),
         )
         if wanted
     ]
-    notes = ["The proposed policy is the site's current one with " + ", ".join(changes)]
+    notes = ["The proposed policy is the site's current one, changed: " + "; ".join(changes)]
     if left_out:
         notes.append(left_out_note(left_out, "the site's policy"))
-    return CspProposal("; ".join(directives), False, (*notes, _ROLLOUT))
+    rollout = _ROLLOUT
+    if relies_on_nonce(writable):  # no server snippet then (snippets.py): the application sends the header
+        notes.append(NONCE_NOTE)
+        rollout = _ROLLOUT.replace(" (the snippets do)", "")
+    return CspProposal("; ".join(directives), False, (*notes, rollout))
 
 
 def _repaired(directive: str, source: str, repairs: Repairs) -> str | None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from . import writers_config, writers_platform
-from .actions import Action, Unwritable, action_for
+from .actions import CSP, CSP_REPORT_ONLY, Action, SetHeader, Unwritable, action_for
 from .remedies import CODE_KINDS, RemedyTable, remedy_table
 from .servers import SERVER_LABELS, SERVERS
 
@@ -26,6 +26,11 @@ _WRITERS: dict[str, Callable[[Action], str]] = {
 }
 #: When a fix names nothing a server can send (or an outcome has no remedy yet): say where it is done.
 _FALLBACK = "Not a {label} setting: {fix}"
+#: A CSP with a nonce: the nonce is new in every response, a fixed header would repeat one (issue 15).
+_NONCE_FALLBACK = (
+    "Not a fixed {label} setting: this policy relies on a nonce, which must be new in every response, so send "
+    "it from the application that generates the nonce: {fix}"
+)
 #: A value the server's configuration would read as its own (Apache ${NAME}, Caddy {$NAME}): not written.
 _UNWRITABLE = (
     "Not written for {label}: the value holds text {label} would read as its own configuration (an "
@@ -56,6 +61,8 @@ def _render(
     action = action_for(remedy, fix, subject, subjects)
     if action is None:
         return _fallback(fix)
+    if isinstance(action, SetHeader) and action.name in (CSP, CSP_REPORT_ONLY) and "'nonce-" in action.value.lower():
+        return _fallback(fix, _NONCE_FALLBACK)
     return tuple(_written(server, action, fix) for server in SERVERS)
 
 
