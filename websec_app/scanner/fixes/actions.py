@@ -109,12 +109,17 @@ def header_names(subjects: tuple[str, ...], default: tuple[str, ...]) -> tuple[s
 
 
 def action_for(remedy: Remedy, fix: str, subject: str | None, subjects: tuple[str, ...]) -> Action | None:
-    """The action of a remedy written by code, or None when the fix names nothing a server can set."""
+    """The action of a remedy written by code, or None when the fix names nothing a server can set.
+    Unwritable: a cookie finding whose cookies all have names configuration cannot hold (an empty list of
+    cookies would mean every cookie)."""
     if remedy.kind == "header":
         return header_action(remedy, fix, subject)
     if remedy.kind in ("remove_header", "hide_versions"):
         names = remedy.headers if remedy.kind == "remove_header" else header_names(subjects, remedy.headers)
         return RemoveHeaders(names)
     if remedy.kind == "cookie":
-        return CookieAttributes(cookie_names(subjects), remedy.attributes)
+        names = cookie_names(subjects)
+        if subjects and not names:  # the finding's cookies are all unwritable: not a fix for every cookie
+            raise Unwritable(", ".join(subjects))
+        return CookieAttributes(names, remedy.attributes)
     return None

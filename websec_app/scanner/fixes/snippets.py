@@ -31,10 +31,11 @@ _NONCE_FALLBACK = (
     "Not a fixed {label} setting: this policy relies on a nonce, which must be new in every response, so send "
     "it from the application that generates the nonce: {fix}"
 )
-#: A value the server's configuration would read as its own (Apache ${NAME}, Caddy {$NAME}): not written.
+#: A value or cookie name the server's configuration would read as its own (Apache ${NAME}, Caddy {$NAME},
+#: an nginx regular expression): not written.
 _UNWRITABLE = (
-    "Not written for {label}: the value holds text {label} would read as its own configuration (an "
-    "environment variable), so set it where the application sends its headers: {fix}"
+    "Not written for {label}: the site's text holds characters {label} would read as its own configuration "
+    "(a variable or a pattern), so make this change where the application sets it: {fix}"
 )
 
 
@@ -58,7 +59,10 @@ def _render(
     if remedy.kind not in CODE_KINDS:
         texts = table.templates[remedy.kind]
         return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
-    action = action_for(remedy, fix, subject, subjects)
+    try:
+        action = action_for(remedy, fix, subject, subjects)
+    except Unwritable:
+        return _fallback(fix, _UNWRITABLE)
     if action is None:
         return _fallback(fix)
     if isinstance(action, SetHeader) and action.name in (CSP, CSP_REPORT_ONLY) and "'nonce-" in action.value.lower():

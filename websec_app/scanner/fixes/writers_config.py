@@ -38,6 +38,19 @@ def _nginx_string(value: str) -> str:
     return '"' + value.replace('"', '\\"').replace("$", "${dollar}") + '"'
 
 
+#: A cookie name nginx reads as itself unquoted; others are quoted ("#a" would start a comment, "'b" a string).
+_NGINX_BARE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _nginx_cookie(name: str) -> str | None:
+    """The name as a proxy_cookie_flags argument read as that exact cookie, or None: a name starting with "~"
+    is a regular expression to nginx, quoted or not (actions._COOKIE_NAME keeps out $ { } ; quotes and
+    whitespace)."""
+    if name.startswith("~"):
+        return None
+    return name if _NGINX_BARE_NAME.fullmatch(name) else f'"{name}"'
+
+
 def _nginx_flag(attribute: str) -> str:
     name = _attribute_name(attribute).lower()
     if name == "samesite":
@@ -63,11 +76,14 @@ def nginx(action: Action) -> str:
                 lines += [f"proxy_hide_header {name};", f"fastcgi_hide_header {name};"]
         return "\n".join(lines)
     flags = " ".join(_nginx_flag(a) for a in action.attributes)
+    names = [written for name in action.cookies if (written := _nginx_cookie(name)) is not None]
+    if action.cookies and not names:  # "~" alone would edit every cookie
+        raise Unwritable(", ".join(action.cookies))
     lines = [
         "# in the server {} block (nginx 1.19.3+): edits the cookies of responses proxied with proxy_pass;",
         "# nginx applies only the first line that matches a cookie: keep one per cookie, with every flag it needs",
     ]
-    lines += [f"proxy_cookie_flags {name} {flags};" for name in action.cookies or ("~",)]
+    lines += [f"proxy_cookie_flags {name} {flags};" for name in names or ("~",)]
     return "\n".join(lines)
 
 
