@@ -14,7 +14,18 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.ports import free_port
-from tests.snippets.test_real_servers import NGINX, _check, _nginx_conf, _response, _running
+from tests.snippets.test_real_servers import (
+    APACHE,
+    CADDY,
+    NGINX,
+    _apache_conf,
+    _caddy_env,
+    _check,
+    _nginx_conf,
+    _response,
+    _running,
+    _running_env,
+)
 from websec_app.scanner.fixes import render_snippets
 
 #: The fix text of a cookie finding (what the snippet is rendered from).
@@ -27,6 +38,9 @@ BACKEND_COOKIES = (
     "ok=4; Path=/",
     "XSRF-TOKEN=5; Path=/",
     "xx=6; Path=/",
+    "sid=7; Path=/; HttpOnly; SameSite=Strict",
+    "pref=8; Path=/; SameSite=None; Secure",
+    "lax=9; Path=/; secure",
 )
 
 
@@ -87,11 +101,14 @@ def _nginx_cookies(tmp_path: Path, upstream: str, snippet: str) -> dict[str, str
 def test_nginx_edits_exactly_the_named_cookies_whatever_their_names(backend, tmp_path) -> None:
     # "#a" unquoted starts a comment, "'b" a string, "~x" a regular expression (quoted or not)
     snippet = _snippets("cookie.no_httponly", "#a", "'b", "~x", "ok")["nginx"]
+    assert (
+        "samesite=" not in snippet.split("\nproxy_cookie_flags", 1)[1]
+    )  # a finding on HttpOnly leaves SameSite as the cookie has it
 
     cookies = _nginx_cookies(tmp_path, backend, snippet)
 
     for name in ("#a", "'b", "ok"):
-        assert cookies[name] == "Path=/; Secure; HttpOnly; SameSite=Lax", name
+        assert cookies[name] == "Path=/; Secure; HttpOnly", name
     # "~x" is left out of nginx's snippet; the cookies no finding named are left as they were
     assert cookies["~x"] == cookies["XSRF-TOKEN"] == cookies["xx"] == "Path=/"
 
@@ -107,3 +124,70 @@ def test_a_finding_whose_cookies_are_all_unwritable_gets_no_snippet_for_every_co
     nginx = _snippets("cookie.session_no_httponly", "~x")
     assert nginx["nginx"].startswith("Not written for nginx: ")
     assert "(\\~x=.*)" in nginx["apache"]
+
+
+# -- SameSite: added where missing, never replacing the cookie's own ----------------------------------------------
+
+#: (finding, cookie): a session cookie with SameSite=Strict lacking Secure, a SameSite=None cookie lacking
+#: HttpOnly, a cookie lacking SameSite.
+SAMESITE_FINDINGS = (("cookie.session_no_secure", "sid"), ("cookie.no_httponly", "pref"), ("cookie.no_samesite", "ok"))
+#: What each of them must become.
+SAMESITE_EXPECTED = {
+    "sid": "Path=/; HttpOnly; SameSite=Strict; Secure",
+    "pref": "Path=/; SameSite=None; Secure; HttpOnly",
+    "ok": "Path=/; Secure; SameSite=Lax",
+}
+
+
+def _caddy_cookies(tmp_path: Path, upstream: str, snippet: str) -> dict[str, str]:
+    assert CADDY
+    port = free_port()
+    inner = "\n".join(f"    {line}" for line in snippet.splitlines())
+    caddyfile = tmp_path / "Caddyfile"
+    caddyfile.write_text(
+        f"{{\n    admin off\n    auto_https off\n}}\nhttp://:{port} {{\n    reverse_proxy {upstream}\n{inner}\n}}\n"
+    )
+    env = _caddy_env(tmp_path)
+    _check_env([CADDY, "validate", "--config", str(caddyfile), "--adapter", "caddyfile"], env)
+    with _running_env([CADDY, "run", "--config", str(caddyfile), "--adapter", "caddyfile"], tmp_path / "out.log", env):
+        response = _response(port, "localhost")
+    assert response.status == 200, (tmp_path / "out.log").read_text()
+    return _cookies(response)
+
+
+def _apache_cookies(tmp_path: Path, upstream: str, snippet: str) -> dict[str, str]:
+    assert APACHE
+    port = free_port()
+    conf = _apache_conf(tmp_path, port, f"ProxyPass / http://{upstream}/\n{snippet}")
+    _check([APACHE, "-t", "-f", str(conf)])
+    with _running([APACHE, "-f", str(conf), "-DFOREGROUND"], tmp_path / "out.log"):
+        response = _response(port, "localhost")
+    assert response.status == 200, (tmp_path / "error.log").read_text()
+    return _cookies(response)
+
+
+def _check_env(command: list[str], env: dict[str, str]) -> None:
+    import subprocess
+
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("server", ["nginx", "caddy", "apache"])
+def test_samesite_is_added_where_missing_and_strict_or_none_are_kept(server, backend, tmp_path) -> None:
+    binary, load = {
+        "nginx": (NGINX, _nginx_cookies),
+        "caddy": (CADDY, _caddy_cookies),
+        "apache": (APACHE, _apache_cookies),
+    }[server]
+    if binary is None:
+        pytest.skip(f"{server} is not installed (make test installs Debian's)")
+    # Given the snippet of each finding, one per cookie (nginx applies the first line matching a cookie)
+    snippet = "\n".join(_snippets(outcome, cookie)[server] for outcome, cookie in SAMESITE_FINDINGS)
+
+    # When the server sends the backend's cookies through it
+    cookies = load(tmp_path, backend, snippet)
+
+    # Then each gets what it lacked and keeps its own SameSite
+    assert {name: cookies[name] for name in SAMESITE_EXPECTED} == SAMESITE_EXPECTED
+    assert cookies["XSRF-TOKEN"] == "Path=/"

@@ -32,7 +32,10 @@ class RemoveHeaders:
 @dataclass(frozen=True)
 class CookieAttributes:
     cookies: tuple[str, ...]  # empty: every cookie the site sets
-    attributes: tuple[str, ...]  # "Secure", "HttpOnly", "SameSite=Lax"
+    attributes: tuple[str, ...]  # "Secure", "HttpOnly", "SameSite=Lax": each added where the cookie lacks it
+    #: The finding is a missing SameSite: nginx's proxy_cookie_flags replaces a SameSite the cookie has (Strict
+    #: would become Lax), so its snippet sets samesite= only then
+    samesite_missing: bool = False
 
 
 Action = SetHeader | RemoveHeaders | CookieAttributes
@@ -121,5 +124,5 @@ def action_for(remedy: Remedy, fix: str, subject: str | None, subjects: tuple[st
         names = cookie_names(subjects)
         if subjects and not names:  # the finding's cookies are all unwritable: not a fix for every cookie
             raise Unwritable(", ".join(subjects))
-        return CookieAttributes(names, remedy.attributes)
+        return CookieAttributes(names, remedy.attributes, remedy.outcome.endswith("no_samesite"))
     return None

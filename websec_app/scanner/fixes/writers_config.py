@@ -75,13 +75,18 @@ def nginx(action: Action) -> str:
             if name != SERVER:
                 lines += [f"proxy_hide_header {name};", f"fastcgi_hide_header {name};"]
         return "\n".join(lines)
-    flags = " ".join(_nginx_flag(a) for a in action.attributes)
+    # nginx adds secure and httponly only where the cookie lacks them, but samesite= replaces the cookie's
+    # own SameSite (Strict or None would become Lax: checked in real nginx 1.22): written only for a cookie
+    # whose SameSite is missing
+    attributes = [a for a in action.attributes if action.samesite_missing or _attribute_name(a).lower() != "samesite"]
+    flags = " ".join(_nginx_flag(a) for a in attributes)
     names = [written for name in action.cookies if (written := _nginx_cookie(name)) is not None]
     if action.cookies and not names:  # "~" alone would edit every cookie
         raise Unwritable(", ".join(action.cookies))
     lines = [
         "# in the server {} block (nginx 1.19.3+): edits the cookies of responses proxied with proxy_pass;",
-        "# nginx applies only the first line that matches a cookie: keep one per cookie, with every flag it needs",
+        "# nginx applies only the first line that matches a cookie: keep one per cookie, with the flags of every",
+        "# finding on it (samesite= only from a finding that SameSite is missing: nginx replaces the cookie's own)",
     ]
     lines += [f"proxy_cookie_flags {name} {flags};" for name in names or ("~",)]
     return "\n".join(lines)
@@ -143,6 +148,19 @@ def _caddy_string(value: str) -> str:
     return '"' + value.replace('"', '\\"').replace("{", "\\{").replace("}", "\\}") + '"'
 
 
+def _caddy_cookie_edit(cookie: str | None, attribute: str) -> list[str]:
+    """Add `attribute` where the cookie lacks it. Go's regexp has no lookahead (Apache's edit uses one): the
+    attribute is appended, then a second replacement (Caddy applies a field's in order) takes it back where
+    the cookie had that attribute already, so SameSite=Strict or None is never followed by a Lax that wins."""
+    match = re.escape(cookie) + "=" if cookie else ""
+    name = re.escape(_attribute_name(attribute))
+    had = rf"^({match}.*;\s*(?i:{name})\s*(?:=[^;]*)?(?:;.*)?); {attribute}$"
+    return [
+        f"Set-Cookie {_caddy_string(f'^({match}.*)$')} {_caddy_string(f'$1; {attribute}')}",
+        f"Set-Cookie {_caddy_string(had)} {_caddy_string('$1')}",
+    ]
+
+
 def caddy(action: Action) -> str:
     # `defer` applies the changes to the response as it leaves, after reverse_proxy copied the app's headers
     if isinstance(action, SetHeader):
@@ -153,11 +171,7 @@ def caddy(action: Action) -> str:
     else:
         body = []
         for cookie in action.cookies or (None,):
-            match = re.escape(cookie) + "=" if cookie else ""
-            body += [
-                f"Set-Cookie {_caddy_string(f'^({match}.*)$')} {_caddy_string(f'$1; {attribute}')}"
-                for attribute in action.attributes
-            ]
+            body += [line for attribute in action.attributes for line in _caddy_cookie_edit(cookie, attribute)]
     inner = "\n".join(f"    {line}" for line in [*body, "defer"])
     return f"# in the site block\nheader {{\n{inner}\n}}"
 
