@@ -7,6 +7,8 @@ load a cookie finding's snippet in front of it and the test reads the Set-Cookie
 from __future__ import annotations
 
 import http.server
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,7 @@ import pytest
 from tests.fixtures.ports import free_port
 from tests.snippets.test_real_servers import (
     APACHE,
+    APACHE_MODULES,
     CADDY,
     NGINX,
     _apache_conf,
@@ -191,3 +194,37 @@ def test_samesite_is_added_where_missing_and_strict_or_none_are_kept(server, bac
     # Then each gets what it lacked and keeps its own SameSite
     assert {name: cookies[name] for name in SAMESITE_EXPECTED} == SAMESITE_EXPECTED
     assert cookies["XSRF-TOKEN"] == "Path=/"
+
+
+# -- Apache: cookies a CGI or PHP-FPM application sets --------------------------------------------------------------
+
+_CGI_SCRIPT = '#!/bin/sh\nprintf "Content-Type: text/plain\\r\\nSet-Cookie: sid=1; Path=/\\r\\n\\r\\nok\\n"\n'
+
+
+@pytest.mark.skipif(
+    APACHE is None or not (APACHE_MODULES / "mod_cgid.so").exists(), reason="apache2 with mod_cgid is not installed"
+)
+def test_apache_edits_the_cookies_a_cgi_application_sets(tmp_path) -> None:
+    # mod_cgi(d) and mod_proxy_fcgi put a script's Set-Cookie in err_headers_out: only `Header always` edits it
+    assert APACHE
+    snippet = _snippets("cookie.session_no_secure", "sid")["apache"]
+    # the script runs as Apache's User (www-data): in a directory it can read, not the test's own (0700)
+    scripts = Path(tempfile.mkdtemp(prefix="websec-cgi-"))
+    try:
+        scripts.chmod(0o755)
+        (scripts / "app.cgi").write_text(_CGI_SCRIPT)
+        (scripts / "app.cgi").chmod(0o755)
+        port = free_port()
+        body = (
+            f"LoadModule cgid_module {APACHE_MODULES}/mod_cgid.so\nScriptSock {scripts}/cgid.sock\n"
+            f"DocumentRoot {scripts}\n<Directory {scripts}>\n    Require all granted\n    Options +ExecCGI\n"
+            f"    SetHandler cgi-script\n</Directory>\n{snippet}"
+        )
+        conf = _apache_conf(tmp_path, port, body)
+        _check([APACHE, "-t", "-f", str(conf)])
+        with _running([APACHE, "-f", str(conf), "-DFOREGROUND"], tmp_path / "out.log"):
+            response = _response(port, "localhost", "/app.cgi")
+    finally:
+        shutil.rmtree(scripts, ignore_errors=True)
+    assert response.status == 200, (tmp_path / "error.log").read_text()
+    assert response.headers.get_all("Set-Cookie") == ["sid=1; Path=/; Secure; HttpOnly; SameSite=Lax"]

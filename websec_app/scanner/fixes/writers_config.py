@@ -104,10 +104,13 @@ def _apache_string(value: str) -> str:
     return '"' + value.replace("%", "%%").replace('"', '\\"') + '"'
 
 
-def _apache_cookie_edit(cookie: str | None, attribute: str) -> str:
+def _apache_cookie_edit(cookie: str | None, attribute: str) -> list[str]:
+    """Both tables: mod_proxy puts a backend's Set-Cookie in headers_out (edited without `always`), mod_cgi
+    and mod_proxy_fcgi (CGI, PHP-FPM) in err_headers_out, which only `Header always` edits (mod_headers)."""
     name = re.escape(cookie) + "=" if cookie else ""
     present = rf"(?!.*;\s*(?i:{re.escape(_attribute_name(attribute))})\s*(?:=|;|$))"
-    return f'Header edit Set-Cookie "^{present}({name}.*)$" "$1; {attribute}"'
+    edit = f'edit Set-Cookie "^{present}({name}.*)$" "$1; {attribute}"'
+    return [f"Header {edit}", f"Header always {edit}"]
 
 
 def apache(action: Action) -> str:
@@ -133,7 +136,7 @@ def apache(action: Action) -> str:
     else:
         lines[0] += "; cookies the application or a proxied app sets"
         for cookie in action.cookies or (None,):
-            lines += [_apache_cookie_edit(cookie, attribute) for attribute in action.attributes]
+            lines += [line for attribute in action.attributes for line in _apache_cookie_edit(cookie, attribute)]
     return "\n".join(lines)
 
 
