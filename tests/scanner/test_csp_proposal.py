@@ -417,3 +417,12 @@ def test_a_policy_relying_on_a_nonce_says_to_send_it_from_the_application() -> N
     assert "(the snippets do)" not in note
     _, _, enforce_note = _csp_proposal([("Content-Security-Policy-Report-Only", value)])
     assert "relies on a nonce" in enforce_note
+
+
+def test_scripts_inside_svg_are_hashed_with_character_references_decoded_as_browsers_do() -> None:
+    # Foreign content (HTML §13.2.6.5) decodes &amp; in an <svg> script; inside foreignObject it is HTML again
+    body = "<svg><script>a=1&amp;&amp;2</script><foreignObject><script>b&amp;c</script></foreignObject></svg>"
+    proposal = propose(html(body=body))
+    sources = directives(proposal.policy)["script-src"]
+    assert sha256("a=1&&2") in sources and sha256("b&amp;c") in sources
+    assert sha256("a=1&amp;&amp;2") not in sources

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import html
 import re
 import time
 from collections.abc import Iterator, Mapping
@@ -68,6 +69,11 @@ _SCRIPT_URL_ELEMENTS = frozenset({"a", "area"})
 #: With scripting on, browsers fetch nothing inside these (HTML §4.3.2 noscript, §4.12.3 template).
 _INERT = frozenset({"noscript", "template"})
 _TIME_CHECK_EVERY = 256  # elements between two looks at the CPU clock
+#: Foreign content (HTML §13.2.6.5): inside <svg> or <math> a <script> or <style> is tokenized as ordinary
+#: text, character references decoded, where libxml2 keeps it raw as in HTML. Browsers hash the decoded text.
+_FOREIGN = frozenset({"svg", "math"})
+#: Inside these, content is HTML again (§13.2.6: HTML and MathML text integration points).
+_INTEGRATION_POINTS = frozenset({"foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext"})
 
 
 @dataclass(frozen=True)
@@ -157,14 +163,18 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     style_count = handlers = 0
     examined = depth = inert = 0
     body_begun = False
+    foreign: list[bool] = []  # per open element: inside <svg> or <math>, outside an integration point
     for event, node, walk in _walk(root):
         name = node.tag if isinstance(node.tag, str) else ""
         if event == "end":
             depth -= 1
             inert -= name in _INERT
+            foreign.pop()
             continue
         depth += 1
         inert += name in _INERT
+        outer = bool(foreign) and foreign[-1]
+        foreign.append(name in _FOREIGN or (outer and name not in _INTEGRATION_POINTS))
         # What follows </html> is in <body> (HTML §13.2.6.4.23 "after after body": reprocessed "in body").
         body_begun = body_begun or name == "body" or node is not root and node.getparent() is None
         if examined % _TIME_CHECK_EVERY == 0 and time.thread_time() - started >= budget.max_cpu_seconds:
@@ -181,6 +191,8 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             continue
         if name in KEPT:
             text = (node.text or "") if name in _TEXT_KEPT else None
+            if text and foreign[-1]:  # linear in the text, which the byte budget bounds
+                text = html.unescape(text)
             kept.append(Element(name, dict(node.attrib), inert > 0, body_begun, text))
         if inert:
             continue
