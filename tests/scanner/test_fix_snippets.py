@@ -342,6 +342,28 @@ def test_the_report_carries_snippets_beside_every_fix_and_strips_them_with_it() 
     assert all(item["fix"] is None and item["fix_snippets"] is None for item in _fix_carriers(free))
 
 
+def test_the_nginx_lines_of_one_cookies_findings_agree_so_the_first_one_nginx_applies_is_whole() -> None:
+    # Given a session cookie without Secure, HttpOnly or SameSite (three findings), and one whose SameSite=Strict
+    # must be kept (only Secure missing)
+    cookie = {"cookie": "sid"}
+    findings = (
+        Finding("cookie.session_no_secure", "sid", fix_vars=cookie),
+        Finding("cookie.session_no_httponly", "sid", fix_vars=cookie),
+        Finding("cookie.session_no_samesite", "sid", fix_vars=cookie),
+        Finding("cookie.session_no_secure", "strict_sid", fix_vars={"cookie": "strict_sid"}),
+    )
+    body = _report([CheckResult("cookies", findings, {})]).to_dict()
+    lines = {
+        finding["check"]: [ln for ln in finding["fix_snippets"]["nginx"].splitlines() if ln.startswith("proxy_")]
+        for finding in body["cookies"]["findings"]
+    }
+    # nginx applies only the first proxy_cookie_flags line matching a cookie: pasted in any order, sid gets all
+    whole = "proxy_cookie_flags sid secure httponly samesite=lax;"
+    assert all(whole in found for found in lines.values()), lines
+    # and samesite= (which replaces the cookie's own) is not written for the cookie that has SameSite
+    assert "proxy_cookie_flags strict_sid secure httponly;" in lines["cookie.session_no_secure"]
+
+
 def test_snippets_are_rendered_once_per_fix() -> None:
     from websec_app.scanner.fixes import snippets
 

@@ -121,26 +121,13 @@ def _nginx_conf(tmp: Path, port: int, upstream: str, server_lines: str, http_lin
     return conf
 
 
-def _merged_cookie_flags(snippets: str) -> str:
-    """The snippets with one proxy_cookie_flags line per cookie, holding the flags of all its lines, as their
-    comment says to do: nginx applies only the first line matching a cookie, and only a finding that SameSite
-    is missing writes samesite= (nginx's replaces the cookie's own)."""
-    flags: dict[str, dict[str, None]] = {}
-    lines = []
-    for line in snippets.splitlines():
-        if line.startswith("proxy_cookie_flags "):
-            name, *values = line.removesuffix(";").split()[1:]
-            flags.setdefault(name, {}).update(dict.fromkeys(values))
-        else:
-            lines.append(line)
-    return "\n".join([*lines, *(f"proxy_cookie_flags {name} {' '.join(f)};" for name, f in flags.items())])
-
-
 @pytest.mark.skipif(NGINX is None, reason="nginx is not installed (make test installs Debian's nginx)")
 def test_nginx_loads_the_snippets_and_sends_every_fix(worst_site, worst_fixes, tmp_path) -> None:
     assert NGINX
     port = free_port()
-    snippets = _merged_cookie_flags("\n".join(fix.snippets["nginx"] for fix in worst_fixes))
+    # pasted as the report gives them: nginx applies the first proxy_cookie_flags line matching a cookie, so
+    # each finding's line for a cookie must carry every flag the cookie lacks
+    snippets = "\n".join(fix.snippets["nginx"] for fix in worst_fixes)
     conf = _nginx_conf(tmp_path, port, f"{worst_site.ip}:{worst_site.http_port}", snippets)
     _check([NGINX, "-t", "-p", str(tmp_path), "-c", str(conf)])
     with _running([NGINX, "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"], tmp_path / "out.log"):

@@ -82,7 +82,7 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
     return list(merged.values())
 
 
-def _finding_json(agg: _Aggregate, context: Mapping[str, str]) -> dict[str, Any]:
+def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite: Sequence[str] = ()) -> dict[str, Any]:
     rule = agg.rule
     fix = render_template(rule.fix, {**context, **agg.fix_vars})
     return {
@@ -93,7 +93,7 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str]) -> dict[str, Any]
         "explanation": rule.explanation,
         "fix": fix,
         # the same fix, written for each server (issue 15); null exactly where `fix` is
-        "fix_snippets": render_snippets(rule.outcome, fix, subjects=agg.subjects),
+        "fix_snippets": render_snippets(rule.outcome, fix, subjects=agg.subjects, lacking_samesite=lacking_samesite),
         "cwe": rule.cwe,
         "subjects": agg.subjects,
         "note": "; ".join(agg.notes) or None,
@@ -169,7 +169,9 @@ def _section_json(
         statuses = [h["status"] for h in body.values()] + [a.rule.status for a in loose]
         extra = {k: v for k, v in result.details.items() if k not in subjects}
         return {"status": _worst(statuses), "deduction": total, "findings": findings, **body, **extra}, total, aggs
-    findings = _order([_finding_json(a, context) for a in aggs])
+    # the cookies a *no_samesite finding names: every cookie fix for them adds SameSite (fixes/actions.py)
+    lacking = [name for a in aggs if a.rule.outcome.endswith("no_samesite") for name in a.subjects]
+    findings = _order([_finding_json(a, context, lacking) for a in aggs])
     total = sum(f["deduction"] for f in findings if f["status"] != "good")
     section = {
         "status": _worst([f["status"] for f in findings]),

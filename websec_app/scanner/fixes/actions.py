@@ -34,8 +34,12 @@ class CookieAttributes:
     cookies: tuple[str, ...]  # empty: every cookie the site sets
     attributes: tuple[str, ...]  # "Secure", "HttpOnly", "SameSite=Lax": each added where the cookie lacks it
     #: The finding is a missing SameSite: nginx's proxy_cookie_flags replaces a SameSite the cookie has (Strict
-    #: would become Lax), so its snippet sets samesite= only then
+    #: would become Lax), so its snippet sets samesite= only then, or for the cookies of `lacking_samesite`
     samesite_missing: bool = False
+    #: Cookies among `cookies` that another finding of the report shows without SameSite: nginx applies only
+    #: the first proxy_cookie_flags line matching a cookie, so every finding's line for such a cookie carries
+    #: samesite= too, and the lines of one cookie's findings agree whichever comes first
+    lacking_samesite: tuple[str, ...] = ()
 
 
 Action = SetHeader | RemoveHeaders | CookieAttributes
@@ -111,10 +115,12 @@ def header_names(subjects: tuple[str, ...], default: tuple[str, ...]) -> tuple[s
     return names or default
 
 
-def action_for(remedy: Remedy, fix: str, subject: str | None, subjects: tuple[str, ...]) -> Action | None:
+def action_for(
+    remedy: Remedy, fix: str, subject: str | None, subjects: tuple[str, ...], lacking_samesite: tuple[str, ...] = ()
+) -> Action | None:
     """The action of a remedy written by code, or None when the fix names nothing a server can set.
     Unwritable: a cookie finding whose cookies all have names configuration cannot hold (an empty list of
-    cookies would mean every cookie)."""
+    cookies would mean every cookie). `lacking_samesite`: the subjects the report shows without SameSite."""
     if remedy.kind == "header":
         return header_action(remedy, fix, subject)
     if remedy.kind in ("remove_header", "hide_versions"):
@@ -124,5 +130,6 @@ def action_for(remedy: Remedy, fix: str, subject: str | None, subjects: tuple[st
         names = cookie_names(subjects)
         if subjects and not names:  # the finding's cookies are all unwritable: not a fix for every cookie
             raise Unwritable(", ".join(subjects))
-        return CookieAttributes(names, remedy.attributes, remedy.outcome.endswith("no_samesite"))
+        lacking = tuple(name for name in names if name in lacking_samesite)
+        return CookieAttributes(names, remedy.attributes, remedy.outcome.endswith("no_samesite"), lacking)
     return None

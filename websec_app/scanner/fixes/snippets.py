@@ -51,7 +51,12 @@ def _written(server: str, action: Action, fix: str) -> str:
 
 
 def _render(
-    table: RemedyTable, outcome: str, fix: str, subject: str | None, subjects: tuple[str, ...]
+    table: RemedyTable,
+    outcome: str,
+    fix: str,
+    subject: str | None,
+    subjects: tuple[str, ...],
+    lacking_samesite: tuple[str, ...],
 ) -> tuple[str, ...]:
     remedy = table.remedy(outcome)
     if remedy is None:
@@ -60,7 +65,7 @@ def _render(
         texts = table.templates[remedy.kind]
         return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
     try:
-        action = action_for(remedy, fix, subject, subjects)
+        action = action_for(remedy, fix, subject, subjects, lacking_samesite)
     except Unwritable:
         return _fallback(fix, _UNWRITABLE)
     if action is None:
@@ -71,20 +76,29 @@ def _render(
 
 
 @lru_cache(maxsize=2048)
-def _cached(outcome: str, fix: str, subject: str | None, subjects: tuple[str, ...]) -> tuple[str, ...]:
-    return _render(remedy_table(), outcome, fix, subject, subjects)
+def _cached(
+    outcome: str, fix: str, subject: str | None, subjects: tuple[str, ...], lacking_samesite: tuple[str, ...]
+) -> tuple[str, ...]:
+    return _render(remedy_table(), outcome, fix, subject, subjects, lacking_samesite)
 
 
 def render_snippets(
-    outcome: str, fix: str | None, *, subject: str | None = None, subjects: Iterable[str] = ()
+    outcome: str,
+    fix: str | None,
+    *,
+    subject: str | None = None,
+    subjects: Iterable[str] = (),
+    lacking_samesite: Iterable[str] = (),
 ) -> dict[str, str] | None:
     """{server: snippet} for every key of SERVERS, or None when there is no fix.
 
     `subject` is the header a spec 2.3 header object reports on (its snippet sets that header to the fix's
     value; Content-Security-Policy goes out as Content-Security-Policy-Report-Only first); `subjects` are a
-    finding's subjects (the cookies or headers it names).
+    finding's subjects (the cookies or headers it names); `lacking_samesite` the cookies another finding of
+    the report shows without SameSite (a cookie fix then adds it too, so the fixes of one cookie agree).
     """
     if fix is None:
         return None
-    texts = _cached(outcome, fix, subject, tuple(subjects))
+    chosen = tuple(subjects)
+    texts = _cached(outcome, fix, subject, chosen, tuple(name for name in lacking_samesite if name in chosen))
     return dict(zip(SERVERS, texts, strict=True))

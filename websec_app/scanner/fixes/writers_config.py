@@ -75,20 +75,26 @@ def nginx(action: Action) -> str:
             if name != SERVER:
                 lines += [f"proxy_hide_header {name};", f"fastcgi_hide_header {name};"]
         return "\n".join(lines)
+
     # nginx adds secure and httponly only where the cookie lacks them, but samesite= replaces the cookie's
     # own SameSite (Strict or None would become Lax: checked in real nginx 1.22): written only for a cookie
-    # whose SameSite is missing
-    attributes = [a for a in action.attributes if action.samesite_missing or _attribute_name(a).lower() != "samesite"]
-    flags = " ".join(_nginx_flag(a) for a in attributes)
-    names = [written for name in action.cookies if (written := _nginx_cookie(name)) is not None]
+    # whose SameSite is missing. nginx applies only the first line matching a cookie, so a cookie's line
+    # carries every flag it lacks, whichever of its findings wrote it
+    def flags(samesite: bool) -> str:
+        kept = [a for a in action.attributes if samesite or _attribute_name(a).lower() != "samesite"]
+        return " ".join(_nginx_flag(a) for a in kept)
+
+    names = [(written, name) for name in action.cookies if (written := _nginx_cookie(name)) is not None]
     if action.cookies and not names:  # "~" alone would edit every cookie
         raise Unwritable(", ".join(action.cookies))
     lines = [
         "# in the server {} block (nginx 1.19.3+): edits the cookies of responses proxied with proxy_pass;",
-        "# nginx applies only the first line that matches a cookie: keep one per cookie, with the flags of every",
-        "# finding on it (samesite= only from a finding that SameSite is missing: nginx replaces the cookie's own)",
+        "# nginx applies only the first line matching a cookie: each line has every flag its cookie lacks",
     ]
-    lines += [f"proxy_cookie_flags {name} {flags};" for name in names or ("~",)]
+    lines += [
+        f"proxy_cookie_flags {written} {flags(action.samesite_missing or name in action.lacking_samesite)};"
+        for written, name in names
+    ] or [f"proxy_cookie_flags ~ {flags(action.samesite_missing)};"]
     return "\n".join(lines)
 
 
