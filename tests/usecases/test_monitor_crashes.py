@@ -19,6 +19,7 @@ from sqlmodel import select
 
 from tests import db_fixtures
 from tests.api.fakes import NOON, FakeScanner, FrozenClock, make_report
+from tests.usecases.test_monitors import _tick_and_run
 from websec_app.jobs import callbacks
 from websec_app.runtime import build_runtime
 from websec_app.scanner import ScanReport
@@ -77,16 +78,6 @@ def posted(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 def runtime(any_database: Database, tmp_path: Path, clock: FrozenClock, scanner: GradedScanner) -> Iterator[Runtime]:
     settings = Settings(data_dir=tmp_path, callback_secret="server-secret", pro_scans_per_month=50, scan_workers=0)
     yield build_runtime(settings, database=any_database, scanner=scanner, clock=clock, bounded=False)
-
-
-async def _tick_and_run(runtime: Runtime) -> list[str | None]:
-    ran: list[str | None] = []
-
-    async def submit(run_id: int) -> None:
-        ran.append(await monitor_cases.execute_run(runtime, run_id))
-
-    await monitor_cases.tick(runtime, submit)
-    return ran
 
 
 async def _monitored_site_that_regresses(runtime: Runtime, clock: FrozenClock, scanner: GradedScanner) -> Subscriber:

@@ -14,6 +14,7 @@ from tests.fixtures.dh_groups import MODP_2048, OAKLEY_GROUP_2, SAFE_PRIME_512, 
 from tests.fixtures.legacy_tls import TlsliteServer
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Response, RunningSite, Site, SiteFactory, TlsConfig
+from tests.scanner.fetch.scripted_server import serve_once
 from websec_app.scanner.checks.tls import check_tls
 from websec_app.scanner.fetch import tls as tls_fetch
 from websec_app.scanner.fetch.tls import fetch_tls
@@ -187,27 +188,8 @@ def _key_exchange(prime: int, *, declared: int | None = None) -> bytes:
     return b"\x0c" + length.to_bytes(3, "big") + body
 
 
-async def _serve(answer: bytes) -> tuple[asyncio.Server, int]:
-    """A loopback server that reads a ClientHello, sends `answer`, then waits for the client to leave: a probe that
-    waited for more would run into its timeout, and say so."""
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await reader.read(65536)
-            writer.write(answer)
-            await writer.drain()
-            await reader.read()
-        except OSError:
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    return server, server.sockets[0].getsockname()[1]
-
-
 async def _probe(answer: bytes):
-    server, port = await _serve(answer)
+    server, port = await serve_once(answer)
     async with server:
         return await probe_dh_group(("127.0.0.1", port, "liar.test"), 5.0)
 
@@ -258,7 +240,7 @@ async def test_a_key_exchange_cut_short_by_a_close_is_unknown() -> None:
 
 
 async def test_a_server_that_never_sends_its_key_exchange_is_bounded_by_the_timeout() -> None:
-    server, port = await _serve(_records(SERVER_HELLO + CERTIFICATE))
+    server, port = await serve_once(_records(SERVER_HELLO + CERTIFICATE))
     async with server:
         group = await probe_dh_group(("127.0.0.1", port, "liar.test"), 1.0)
     assert group.prime_bits is None and group.detail == "no answer within 1 seconds"

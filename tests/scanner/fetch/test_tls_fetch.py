@@ -29,6 +29,7 @@ from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
 from tests.fixtures.odd_certs import long_chain, odd_curve_certificate, server_context, unreadable_name_certificate
 from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
+from tests.scanner.fetch.scripted_server import serve_once
 from websec_app.scanner.checks.tls import check_tls
 from websec_app.scanner.fetch import tls as tls_module
 from websec_app.scanner.fetch._legacy_hello import hello_probe
@@ -526,31 +527,12 @@ async def test_a_legacy_probe_that_gets_no_answer_is_bounded(scan_settings) -> N
     assert {p.result for p in tls.cipher_probes if p.name in LEGACY} == {"error"}
 
 
-async def _serve_once(answer: bytes, hold: bool) -> tuple[asyncio.Server, int]:
-    """A loopback server that reads a ClientHello, sends `answer`, then (with `hold`) waits for the client to leave."""
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await reader.read(65536)
-            writer.write(answer)
-            await writer.drain()
-            if hold:
-                await reader.read()
-        except OSError:
-            pass
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    return server, server.sockets[0].getsockname()[1]
-
-
 async def test_a_server_hello_announcing_megabytes_is_rejected_at_once() -> None:
     """Given a ServerHello whose 3-byte length announces 16 MB (`02 FF FF FF`), then the probe refuses it after
     the first record, instead of collecting 16 MB (the audit's server then sent them; this one sends nothing more,
     so waiting for them would run into the timeout)."""
     record = b"\x16\x03\x00\x40\x00" + b"\x02\xff\xff\xff" + bytes(2**14 - 4)
-    server, port = await _serve_once(record, hold=True)
+    server, port = await serve_once(record, hold=True)
     async with server:
         with pytest.raises(HandshakeRejected, match="announced a 16777215-byte ServerHello"):
             await hello_probe("SSLv3", _ssl3_hello(), ("127.0.0.1", port, "bloat.test"), 5.0)
@@ -562,7 +544,7 @@ async def test_a_server_hello_split_over_several_records_is_read() -> None:
     records = b"".join(
         b"\x16\x03\x00" + len(part).to_bytes(2, "big") + part for part in (message[:3], message[3:20], message[20:])
     )
-    server, port = await _serve_once(records, hold=False)
+    server, port = await serve_once(records, hold=False)
     async with server:
         probe = await hello_probe("SSLv3", _ssl3_hello(), ("127.0.0.1", port, "split.test"), 5.0)
     assert (probe.result, probe.protocol, probe.cipher) == ("accepted", "SSLv3", "0x002F")
