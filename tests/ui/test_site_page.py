@@ -34,12 +34,16 @@ SCANS = ((28, "D", 50), (21, "D", 58), (14, "C", 64), (7, "C", 64), (0, "B", 80)
 
 
 def _before_body() -> dict[str, Any]:
-    return make_report(SITE, grade="C", score=64).to_dict()
+    body = make_report(SITE, grade="C", score=64).to_dict()
+    body["cookies"]["findings"][0]["subjects"] = ["sid"]
+    return body
 
 
 def _after_body() -> dict[str, Any]:
-    """The latest scan: CSP fixed, X-Content-Type-Options newly missing, the CAA finding costs more."""
+    """The latest scan: CSP fixed, X-Content-Type-Options newly missing, the CAA finding costs more, and a second
+    cookie (auth_token) without HttpOnly beside sid."""
     body = copy.deepcopy(_before_body())
+    body["cookies"]["findings"][0]["subjects"] = ["sid", "auth_token"]
     body["grade"], body["score"] = "B", 80
     body["headers"]["Content-Security-Policy"].update(present=True, status="good", deduction=0)
     body["headers"]["X-Content-Type-Options"].update(present=False, status="missing", severity="important", deduction=5)
@@ -135,9 +139,11 @@ def test_the_latest_diff_in_plain_titles(page: Page, app: App, subscriber: Subsc
     expect(diff.get_by_role("img", name="Grade C")).to_be_visible()
     expect(diff.get_by_role("img", name="Grade B")).to_be_visible()
     expect(diff.get_by_test_id("diff-summary")).to_have_text(
-        "1 new finding, 1 fixed finding, 1 changed finding; grade C → B, score 64 → 80."
+        "2 new findings, 1 fixed finding, 1 changed finding; grade C → B, score 64 → 80."
     )
     expect(diff.get_by_test_id("diff-new")).to_contain_text("X-Content-Type-Options header")
+    # a finding that names one more cookie is new for that cookie, named in its title
+    expect(diff.get_by_test_id("diff-new")).to_contain_text(f"{plain_title('cookies.no_httponly')}: auth_token")
     expect(diff.get_by_test_id("diff-new")).to_contain_text("-5 points")
     expect(diff.get_by_test_id("diff-fixed")).to_contain_text("Content-Security-Policy header")
     expect(diff.get_by_test_id("diff-changed")).to_contain_text(plain_title("dns.caa_missing"))
