@@ -119,6 +119,25 @@ def test_the_tls_part_has_the_protocol_table_the_suite_and_the_chain(
     assert "OpenSSL" not in text and "pyOpenSSL" not in text  # no raw library strings
 
 
+def test_a_dhe_suite_over_a_small_group_is_not_called_strong(worst: dict[str, Any]) -> None:
+    # Given a server whose browsers get DHE with AEAD over a 1024-bit group (tls.weak_dh caps it at B)
+    body = copy.deepcopy(worst)
+    body["tls"].update(protocol="TLSv1.2", cipher="DHE-RSA-AES128-GCM-SHA256", cipher_bits=128, key_exchange_group=None)
+    body["tls"]["dh_group"] = {
+        "prime_bits": 1024,
+        "protocol": "TLSv1.2",
+        "cipher": "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+    }
+
+    text = flat(" ".join(pdf_pages(render_scan_pdf(body, "Acme GmbH"))))
+
+    # Then the suite's line names the group and says what it lacks, and the group has a readable label
+    assert "DHE-RSA-AES128-GCM-SHA256 over TLS 1.2, key exchange a 1024-bit Diffie-Hellman group" in text
+    assert "Weaker: lacks a Diffie-Hellman group of at least 2048 bits (it has 1024)" in text
+    assert "Strong: forward secrecy" not in text
+    assert "Diffie-Hellman group (DHE key exchange) Size (bits): 1024" in text
+
+
 def test_the_appendix_has_the_redirect_chain_and_the_raw_headers(worst_pdf: list[str]) -> None:
     appendix = flat(" ".join(worst_pdf)).split("Appendix: redirects and raw response headers", 1)[1]
 

@@ -138,3 +138,14 @@ def test_counts_of_one_read_in_the_singular() -> None:
 
     assert "try again in 1 second." in busy.text
     assert "used its 1 free scan for today" in quota.text
+
+
+def test_the_key_exchange_of_a_dhe_suite_is_its_group_size() -> None:
+    from websec_app.ui.evidence import evidence
+
+    tls = {"protocol": "TLSv1.2", "cipher": "DHE-RSA-AES128-GCM-SHA256", "key_exchange_group": None}
+    shown = evidence({"tls": {**tls, "dh_group": {"prime_bits": 1024}}}, [], [])
+    ecdhe = evidence({"tls": {**tls, "cipher": "ECDHE-RSA-AES128-GCM-SHA256", "key_exchange_group": "X25519"}}, [], [])
+
+    assert ("Key exchange group", "Diffie-Hellman, 1024 bits") in [(row.name, row.value) for row in shown.negotiated]
+    assert ("Key exchange group", "X25519") in [(row.name, row.value) for row in ecdhe.negotiated]

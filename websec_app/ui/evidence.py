@@ -164,13 +164,19 @@ def _yes_no(value: Any) -> str:
     return {True: "Yes", False: "No"}.get(value, "") if isinstance(value, bool) else ""
 
 
+def _dh_group(group: Any) -> str:
+    """A DHE suite's group, when the scan read its size (fetch/tls_probes.probe_dh_group)."""
+    bits = group.get("prime_bits") if isinstance(group, Mapping) else None
+    return f"Diffie-Hellman, {bits} bits" if isinstance(bits, int) else ""
+
+
 def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRow]]:
     protocol = _text(tls.get("protocol"))
     bits = f" ({tls['cipher_bits']} bits)" if tls.get("cipher_bits") else ""
     negotiated = [
         Row("Protocol", _protocol_name(protocol) if protocol else ""),
         Row("Cipher suite", _text(tls.get("cipher")) + bits if tls.get("cipher") else ""),
-        Row("Key exchange group", _text(tls.get("key_exchange_group"))),
+        Row("Key exchange group", _text(tls.get("key_exchange_group")) or _dh_group(tls.get("dh_group"))),
         Row("Forward secrecy", _yes_no(tls.get("forward_secrecy"))),
         Row("Authenticated encryption (AEAD)", _yes_no(tls.get("aead"))),
         Row("Certificate trusted", _yes_no(tls.get("trusted"))),

@@ -51,10 +51,14 @@ def tls_tables(tls: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
                 [_cell(f"Protocol {text(probe_name(str(name)))}", st), _cell(_probe_badge(str(result), verdict), st)]
             )
     if tls.get("protocol") or tls.get("cipher"):
-        verdict, words = cipher_strength(tls.get("protocol"), tls.get("cipher"), tls.get("cipher_bits"))
+        group = tls.get("dh_group")
+        dh_bits = group.get("prime_bits") if isinstance(group, Mapping) else None
+        verdict, words = cipher_strength(tls.get("protocol"), tls.get("cipher"), tls.get("cipher_bits"), dh_bits)
         negotiated = f"{code(tls.get('cipher') or 'none')} over {text(probe_name(str(tls.get('protocol') or '')))}"
         if tls.get("key_exchange_group"):
             negotiated += f", key exchange {code(tls.get('key_exchange_group'))}"
+        elif isinstance(dh_bits, int):
+            negotiated += f", key exchange a {dh_bits}-bit Diffie-Hellman group"
         rows.append(
             [
                 _cell("Connection a browser gets", st),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from websec_app.scanner.checks.tls import MIN_DH_BITS
 from websec_app.scanner.report import header_outcome
 from websec_app.scanner.rules.titles import plain_title
 from websec_app.wording import PROTOCOL_LABELS
@@ -93,6 +94,8 @@ DETAIL_LABELS = {
     "ocsp_stapling": "Certificate status (OCSP stapling)",
     "stapled": "Sent with the certificate",
     "must_staple": "Required by the certificate (Must-Staple)",
+    "dh_group": "Diffie-Hellman group (DHE key exchange)",
+    "prime_bits": "Size (bits)",
     "certificate_transparency": "Certificate Transparency",
     "embedded_scts": "Proofs of logging in the certificate",
     "ocsp_scts": "Proofs of logging in the status response",
@@ -208,19 +211,24 @@ def probe_name(name: str) -> str:
     return family[0] if family else label(name)
 
 
-def cipher_strength(protocol: str | None, cipher: str | None, bits: Any) -> tuple[str, str]:
-    """(verdict, words) for the negotiated suite: strong = forward secrecy and AEAD with 128+ bits."""
+def cipher_strength(protocol: str | None, cipher: str | None, bits: Any, dh_bits: Any = None) -> tuple[str, str]:
+    """(verdict, words) for the negotiated suite: strong = forward secrecy and AEAD with 128+ bits, and for a
+    DHE suite a Diffie-Hellman group of MIN_DH_BITS or more (`dh_bits`, when the scan read it)."""
     if not cipher:
         return "not tested", "No cipher suite was negotiated."
     tls13 = protocol == "TLSv1.3" or cipher.startswith("TLS_")
-    forward = tls13 or cipher.startswith(("ECDHE-", "DHE-", "EDH-"))
+    dhe = not tls13 and cipher.startswith(("DHE-", "EDH-"))
+    forward = tls13 or dhe or cipher.startswith("ECDHE-")
     aead = tls13 or any(mode in cipher for mode in ("GCM", "CCM", "CHACHA20", "POLY1305"))
     size = bits if isinstance(bits, int) else None
-    if forward and aead and (size is None or size >= 128):
+    small_group = dh_bits if dhe and isinstance(dh_bits, int) and dh_bits < MIN_DH_BITS else None
+    if forward and aead and (size is None or size >= 128) and small_group is None:
         return "good", "Strong: forward secrecy and authenticated encryption" + (f", {size}-bit key" if size else "")
     missing = [w for w, ok in (("forward secrecy", forward), ("authenticated encryption (AEAD)", aead)) if not ok]
     if size is not None and size < 128:
         missing.append(f"a key of at least 128 bits (it has {size})")
+    if small_group is not None:
+        missing.append(f"a Diffie-Hellman group of at least {MIN_DH_BITS} bits (it has {small_group})")
     return "weak", "Weaker: lacks " + " and ".join(missing)
 
 
