@@ -426,3 +426,17 @@ def test_scripts_inside_svg_are_hashed_with_character_references_decoded_as_brow
     sources = directives(proposal.policy)["script-src"]
     assert sha256("a=1&&2") in sources and sha256("b&amp;c") in sources
     assert sha256("a=1&amp;&amp;2") not in sources
+
+
+def test_a_cdata_section_in_svg_is_hashed_as_its_characters_taken_literally() -> None:
+    # HTML §13.2.5.69: in foreign content a CDATA section's characters are text as they stand, without the
+    # markers and without decoding; a character reference outside one is decoded (libxml2 keeps all raw)
+    body = (
+        "<svg><style><![CDATA[.a{fill:red}]]></style><script><![CDATA[go();]]></script>"
+        "<script>x&amp;<![CDATA[a &lt; b]]>&gt;<![CDATA[ open</script></svg>"
+    )
+    proposal = propose(html(body=body))
+    script_src, style_src = directives(proposal.policy)["script-src"], directives(proposal.policy)["style-src"]
+    assert sha256(".a{fill:red}") in style_src
+    assert sha256("go();") in script_src and sha256("x&a &lt; b> open") in script_src
+    assert sha256("<![CDATA[go();]]>") not in script_src

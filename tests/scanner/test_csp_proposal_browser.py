@@ -2,7 +2,8 @@
 
 Given a fixture HTTPS site whose page loads its own script, stylesheet (with an @font-face font and a
 background image the scanner cannot see), image, an inline script (non-ASCII text), an inline <style>,
-a `style=""` attribute, a JSON-LD data block, and a script and an image from a second fixture origin,
+a `style=""` attribute, a JSON-LD data block, <svg> scripts and a style (character references, CDATA
+sections), and a script and an image from a second fixture origin,
 when the real scanner scans it, then its Content-Security-Policy `fix` is a policy; and a third
 fixture site serving the same page WITH that policy as an enforcing Content-Security-Policy header,
 loaded in headless Chromium (Debian's, through Playwright), gets no `securitypolicyviolation` event,
@@ -80,6 +81,9 @@ def page(cdn: str) -> str:
 <img id="remote" src="https://{cdn}/pic.png" alt="remote">
 <form action="/search"><input name="q"></form>
 <svg width="1" height="1"><script>window.svgRan = 1 &amp;&amp; "sv&lt;g";</script></svg>
+<p id="cdata-styled">styled by an svg style with a CDATA section</p>
+<svg width="1" height="1"><style><![CDATA[#cdata-styled {{ color: rgb(7, 8, 9); }}]]></style>
+<script>window.svgCdata = "x&amp;"<![CDATA[ + "&lt;" + (1 < 2);]]></script></svg>
 </body></html>"""
 
 
@@ -130,11 +134,13 @@ def load_in_chromium(sites: list[RunningSite], url: str) -> Loaded:
                     cdn: window.cdnLoaded === true,
                     inline: window.inlineRan,
                     svg: window.svgRan,
+                    svgCdata: window.svgCdata,
                     own: document.getElementById('own').naturalWidth,
                     remote: document.getElementById('remote').naturalWidth,
                     font: faces.length > 0 && faces.every((face) => face.status === 'loaded'),
                     inlineStyle: color('inline-styled'),
                     attrStyle: color('attr-styled'),
+                    cdataStyle: color('cdata-styled'),
                   };
                 }"""
             )
@@ -201,16 +207,19 @@ async def test_the_proposed_csp_lets_the_page_load_everything_in_chromium(
         "cdn": True,
         "inline": "héllo ✓",
         "svg": "sv<g",  # an <svg> script's text is hashed as browsers read it: character references decoded
+        "svgCdata": "x&&lt;true",  # ... except inside a CDATA section, taken literally without its markers
         "own": 16,
         "remote": 24,
         "font": True,
         "inlineStyle": "rgb(4, 5, 6)",
         "attrStyle": "rgb(1, 2, 3)",
+        "cdataStyle": "rgb(7, 8, 9)",
     }
     # The control: the generic policy blocks the inline script, the other origin and the inline styles
     assert (
         control.state["inline"] is None
         and control.state["svg"] is None
+        and control.state["svgCdata"] is None
         and not control.state["cdn"]
         and control.state["remote"] == 0
     )

@@ -71,7 +71,10 @@ _INERT = frozenset({"noscript", "template"})
 _TIME_CHECK_EVERY = 256  # elements between two looks at the CPU clock
 #: Foreign content (HTML §13.2.6.5): inside <svg> or <math> a <script> or <style> is tokenized as ordinary
 #: text, character references decoded, where libxml2 keeps it raw as in HTML. Browsers hash the decoded text.
+#: A `<![CDATA[...]]>` section there is taken literally (§13.2.5.69 "CDATA section state"): no markers, no
+#: decoding inside it; libxml2 keeps the markers in the text (see `_foreign_text`).
 _FOREIGN = frozenset({"svg", "math"})
+_CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
 #: Inside these, content is HTML again (§13.2.6: HTML and MathML text integration points).
 _INTEGRATION_POINTS = frozenset({"foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext"})
 
@@ -192,7 +195,7 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
         if name in KEPT:
             text = (node.text or "") if name in _TEXT_KEPT else None
             if text and foreign[-1]:  # linear in the text, which the byte budget bounds
-                text = html.unescape(text)
+                text = _foreign_text(text)
             kept.append(Element(name, dict(node.attrib), inert > 0, body_begun, text))
         if inert:
             continue
@@ -207,6 +210,26 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             ):
                 handlers += 1
     return HtmlPage(tuple(kept), examined, tuple(exhausted), budget, tuple(styles), style_count, handlers)
+
+
+def _foreign_text(raw: str) -> str:
+    """A foreign-content script's or style's text as browsers read it (HTML §13.2.6.5): each CDATA section
+    replaced by its characters, taken literally (`&lt;` in one stays `&lt;`); character references decoded
+    only outside them. A section left open runs to the end of the text (the tokenizer's runs to the end of
+    the file). Linear: each `str.find` starts where the previous one ended."""
+    parts: list[str] = []
+    position = 0
+    while (start := raw.find(_CDATA_OPEN, position)) != -1:
+        parts.append(html.unescape(raw[position:start]))
+        content = start + len(_CDATA_OPEN)
+        end = raw.find(_CDATA_CLOSE, content)
+        if end == -1:
+            parts.append(raw[content:])
+            return "".join(parts)
+        parts.append(raw[content:end])
+        position = end + len(_CDATA_CLOSE)
+    parts.append(html.unescape(raw[position:]))
+    return "".join(parts)
 
 
 #: Encoding Standard §6 "BOM sniff": the three byte order marks and what they mean.
