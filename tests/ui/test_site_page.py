@@ -145,6 +145,8 @@ def test_the_latest_diff_in_plain_titles(page: Page, app: App, subscriber: Subsc
     # a finding that names one more cookie is new for that cookie, named in its title
     expect(diff.get_by_test_id("diff-new")).to_contain_text(f"{plain_title('cookies.no_httponly')}: auth_token")
     expect(diff.get_by_test_id("diff-new")).to_contain_text("-5 points")
+    # and the cookie finding was there before with the same points: that row shows none of its own
+    expect(diff.get_by_test_id("diff-new")).to_contain_text("no points of its own")
     expect(diff.get_by_test_id("diff-fixed")).to_contain_text("Content-Security-Policy header")
     expect(diff.get_by_test_id("diff-changed")).to_contain_text(plain_title("dns.caa_missing"))
     expect(diff.get_by_test_id("diff-changed")).to_contain_text("Missing, -3 → Missing, -6")

@@ -156,20 +156,33 @@ def finding_title(change: FindingChange) -> str:
 _STATUS_WORDS = {"good": "Good", "warn": "Warning", "weak": "Weak", "missing": "Missing", "bad": "Bad"}
 
 
+#: A subject's row whose finding's points are on another row, or did not change (a cookie joined a finding
+#: that was already there): no "-N points" that would count them twice.
+NO_POINTS = "no points of its own"
+
+
+def _status(state: Mapping[str, Any] | None) -> str:
+    return _STATUS_WORDS.get(str(state.get("status")), str(state.get("status"))) if state else "not an issue"
+
+
 def _state(state: Mapping[str, Any] | None) -> str:
-    if not state:
-        return "not an issue"
-    status = _STATUS_WORDS.get(str(state.get("status")), str(state.get("status")))
-    return f"{status}, -{int(state.get('deduction') or 0)}"
+    return f"{_status(state)}, -{int(state.get('deduction') or 0)}" if state else _status(state)
 
 
 def _points(change: FindingChange) -> str:
+    if change.shared:
+        return NO_POINTS
     state = change.after or change.before or {}
     return f"-{int(state.get('deduction') or 0)} points"
 
 
 def _row(change: FindingChange, *, moved: bool = False) -> DiffRow:
-    detail = f"{_state(change.before)} → {_state(change.after)}" if moved else _points(change)
+    if moved and change.shared:
+        detail = f"{_status(change.before)} → {_status(change.after)}, {NO_POINTS}"
+    elif moved:
+        detail = f"{_state(change.before)} → {_state(change.after)}"
+    else:
+        detail = _points(change)
     return DiffRow(finding_title(change), change.severity, detail)
 
 

@@ -41,9 +41,13 @@ def change_title(change: FindingChange) -> str:
     return f"{title}: {change.subject}" if change.subject else title
 
 
-def _points(change: FindingChange) -> str:
+def _line(change: FindingChange) -> str:
+    """One change: its points, its title and severity; a subject whose finding's points are counted on
+    another line (or did not change) says it has none of its own rather than repeating them."""
+    if change.shared:
+        return f"{change_title(change)} ({change.severity}; no points of its own)"
     state = change.after or change.before or {}
-    return f"-{state.get('deduction', 0)}"
+    return f"-{state.get('deduction', 0)}  {change_title(change)} ({change.severity})"
 
 
 def _fixes_of(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[tuple[str, str]]:
@@ -92,12 +96,10 @@ def monitor_alert_email(
             shown = changes[:LISTED]
             more = f" (and {len(changes) - len(shown)} more)" if len(changes) > len(shown) else ""
             text_lines += [f"{label} ({counted(len(changes), 'finding')}){more}:"]
-            text_lines += [f"  {_points(c)}  {change_title(c)} ({c.severity})" for c in shown]
+            text_lines += [f"  {_line(c)}" for c in shown]
             paragraphs.append(
                 f"<strong>{label}</strong> ({html.escape(counted(len(changes), 'finding'))}){html.escape(more)}:"
-                "<ul>"
-                + "".join(f"<li>{html.escape(f'{_points(c)}  {change_title(c)} ({c.severity})')}</li>" for c in shown)
-                + "</ul>"
+                "<ul>" + "".join(f"<li>{html.escape(_line(c))}</li>" for c in shown) + "</ul>"
             )
         if report is not None:
             fixes = _fixes_of(report, diff.new)
