@@ -16,6 +16,7 @@ from tests.factories import FIXED_NOW, dns_answer, make_dns, make_handshake, mak
 from websec_app.scanner.checks.dns import check_dns
 from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
+from websec_app.scanner.records.caa import MAX_CAA_NAMES
 from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.snapshot import DnsAnswer, Failure, FetchChain
 
@@ -510,6 +511,28 @@ def test_caa_is_searched_past_the_registrable_domain_up_to_the_top_level_domain(
         *(dns_answer(name, "CAA") for name in ("alice.github.io", "github.io", "io")), host="alice.github.io"
     )
     assert notes(nothing, "dns.caa_missing") == ["no CAA record from alice.github.io up to the top-level domain io"]
+
+
+DEEP = "a.b.c.d.e.f.g.h.i.j.k.example.com"  # 13 names from the host to "com", past MAX_CAA_NAMES
+
+
+def deep_caa(found: str | None) -> CheckResult:
+    """Every name of the host's climb, with a CAA record at `found` and empty RRsets elsewhere."""
+    record = ['0 issue "letsencrypt.org"']
+    labels = DEEP.split(".")
+    names = [".".join(labels[start:]) for start in range(len(labels))]
+    return check(*(dns_answer(name, "CAA", *(record if name == found else [])) for name in names), host=DEEP)
+
+
+def test_a_host_of_many_labels_still_finds_caa_at_its_registrable_domain() -> None:
+    # The cap drops the names just below example.com, never example.com itself (it used to: caa_missing)
+    assert notes(deep_caa(HOST), "dns.caa_present") == [
+        "at example.com: issuers letsencrypt.org (3 names between the host and example.com were not asked: "
+        f"at most {MAX_CAA_NAMES} a scan)"
+    ]
+    assert notes(deep_caa(DEEP[2:]), "dns.caa_present") == [f"at {DEEP[2:]}: issuers letsencrypt.org"]
+    # Nothing found, but some names were not asked: the record may be at one of them, so nothing is said
+    assert [f.outcome for f in deep_caa(None).findings if f.outcome.startswith("dns.caa")] == []
 
 
 def test_caa_missing_and_an_unknown_critical_tag() -> None:

@@ -43,7 +43,11 @@ def test_the_query_table_covers_the_host_and_its_registrable_domain() -> None:
 def test_caa_is_asked_at_every_parent_but_a_host_of_many_labels_costs_a_bounded_number() -> None:
     assert [n for n, t in dns_queries("alice.github.io") if t == "CAA"] == ["alice.github.io", "github.io", "io"]
     deep = ".".join(["a"] * 40) + ".example.com"
-    assert len([n for n, t in dns_queries(deep) if t == "CAA"]) == MAX_CAA_NAMES
+    asked = [n for n, t in dns_queries(deep) if t == "CAA"]
+    # The names dropped are those just below the registrable domain: it and its parents are always asked
+    assert len(asked) == MAX_CAA_NAMES and asked[0] == deep and asked[-2:] == ["example.com", "com"]
+    eleven = "a.b.c.d.e.f.g.h.i.j.k.shop.example.co.uk"
+    assert [n for n, t in dns_queries(eleven) if t == "CAA"][-3:] == ["example.co.uk", "co.uk", "uk"]
 
 
 async def test_the_second_round_follows_cnames_mx_spf_includes_and_dmarc_consent(dns_server, scan_settings) -> None:

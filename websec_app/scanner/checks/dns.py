@@ -21,7 +21,7 @@ import dns.rdataclass
 import dns.rdatatype
 
 from ..findings import CheckResult, Finding
-from ..records.caa import caa_names
+from ..records.caa import MAX_CAA_NAMES, caa_names
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
 from ..records.mta_sts import mx_matches, parse_sts_policy, sts_record_problem, sts_records
@@ -273,11 +273,12 @@ def _dnssec(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> lis
 def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]) -> list[Finding]:
     """RFC 8659 3: the relevant RRset is the first non-empty one climbing from the host up to, not
     including, the root: past the registrable domain, as github.io's CAA covers alice.github.io."""
-    names = caa_names(host)
+    names = caa_names(host, domain)
+    skipped = len(host.rstrip(".").split(".")) - len(names)  # names below the domain past MAX_CAA_NAMES
     for name in names:
         answer = snapshot.dns.get(name, "CAA")
         if answer is None:
-            return []  # not fetched (a parent past MAX_CAA_NAMES): unknown, so nothing is said
+            return []  # not in the snapshot (one taken before these names were asked): unknown, nothing said
         if failed(answer):
             return [_could_not_check(answer)]
         if not answer.records:
@@ -310,7 +311,12 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
             note = f"at {name}: CAA records ({tags}) but no issue tag, so they do not restrict which CAs may issue"
             return [Finding("dns.caa_missing", note=note)]
         issuers = sorted({v.split(";")[0].strip() or "none" for v in parsed["issue"]})
-        return [Finding("dns.caa_present", note=f"at {name}: issuers {', '.join(issuers)}")]
+        note = f"at {name}: issuers {', '.join(issuers)}"
+        if skipped and name.count(".") < names[0].count(".") - names.index(name):  # found past the gap
+            note += f" ({skipped} names between the host and {name} were not asked: at most {MAX_CAA_NAMES} a scan)"
+        return [Finding("dns.caa_present", note=note)]
+    if skipped:
+        return []  # the climb's first non-empty RRset may be at a name that was not asked: unknown
     return [Finding("dns.caa_missing", note=f"no CAA record from {host} up to the top-level domain {names[-1]}")]
 
 

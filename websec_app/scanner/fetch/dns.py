@@ -1,7 +1,7 @@
 """DNS records for the `dns` section, queried concurrently with the HTTP and TLS work.
 
 Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME,
-CAA, at the host and each parent up to the top-level domain) and its registrable domain (mail
+CAA, at the host and each parent up to the top-level domain, `caa_names`) and its registrable domain (mail
 authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
 first found: CNAME and MX targets, the SPF records that include/redirect point to and the names
 their a/mx/exists terms ask (bounded: the evaluation fails past 10 lookups anyway, RFC 7208
@@ -45,7 +45,7 @@ def dns_queries(host: str) -> list[tuple[str, str]]:
         queries += [(domain, "A")]
     if f"www.{domain}" != host:  # a dangling www is a takeover risk whichever name is scanned
         queries.append((f"www.{domain}", "CNAME"))
-    queries += [(name, "CAA") for name in caa_names(host)]
+    queries += [(name, "CAA") for name in caa_names(host, domain)]
     queries += [
         (domain, "TXT"),  # SPF
         (domain, "MX"),
