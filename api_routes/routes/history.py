@@ -58,6 +58,10 @@ class FindingChangeBody(BaseModel):
     section: str
     name: str = Field(description="The check's outcome id, or the header's name in the headers map.")
     severity: str
+    subject: str | None = Field(
+        description="The subject it concerns (a cookie's or header's name) when the finding names subjects: a "
+        "subject newly named, or no longer named, is a change of its own. Null for a finding without subjects."
+    )
     before: dict[str, Any] | None = Field(description="`{status, deduction}`; null when it was no issue before.")
     after: dict[str, Any] | None = Field(description="`{status, deduction}`; null when it is no issue now.")
 

@@ -202,3 +202,9 @@ async def test_fix_snippets_are_documented_beside_each_fix(schema: dict) -> None
         assert {"$ref": "#/components/schemas/FixSnippets"} in field["anyOf"], model
         assert {"type": "null"} in field["anyOf"], model
         assert "null exactly where `fix` is null" in field["description"]
+
+
+async def test_a_diff_change_documents_the_subject_it_concerns(schema: dict) -> None:  # type: ignore[type-arg]
+    # GET /api/history/{id}/diff returns `subject` on each change (bb79c68): the schema must say so
+    change = schema["components"]["schemas"]["FindingChangeBody"]["properties"]
+    assert "subject" in change and "cookie" in change["subject"]["description"]
