@@ -54,6 +54,7 @@ def build_runtime(
         database,
         in_process_workers=settings.in_process_scan_workers,
         monitor_tick_seconds=settings.monitor_tick_seconds,
+        service_now=clock,
     )
     runtime = Runtime(
         settings=settings,

@@ -31,10 +31,11 @@ from websec_app.usecases.job_worker import (
     CALLBACK_REDELIVER_AFTER_SECONDS,
     call_back,
     callback_given_up,
+    end_abandoned_jobs,
     execute_job,
     redeliver_owed_callbacks,
 )
-from websec_app.usecases.jobs import _reserve_batch
+from websec_app.usecases.jobs import _reserve_batch, wait_budget
 from websec_app.usecases.runtime import Runtime
 
 any_database = db_fixtures.any_database
@@ -215,6 +216,34 @@ def test_a_free_scan_end_is_the_same_prebuilt_statement() -> None:
     assert "callback_owed_at" in str(hot._END_DONE_OWING_CALLBACK)
 
 
+async def test_a_retried_copy_of_an_ended_job_without_a_callback_writes_nothing(
+    runtime: Runtime, any_database: Database
+) -> None:
+    # Given a free scan that ended (done), and a second copy of its task run (a retry, or a waiter gone)
+    from sqlalchemy import event
+
+    free = hot.reserve_free_job(
+        any_database.engine, new_job(kind="free", url="https://free.example/", now=NOON), "192.0.2.7", NOON, 10
+    )
+    assert free is not None
+    await execute_job(runtime, free.id)
+    statements: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement.lstrip().split()[0].upper())
+
+    event.listen(any_database.engine, "before_cursor_execute", seen)
+    try:
+        await execute_job(runtime, free.id)
+    finally:
+        event.remove(any_database.engine, "before_cursor_execute", seen)
+
+    # Then past the claim (one conditional UPDATE, matching nothing) it only reads: it owes no callback. No second
+    # write transaction on SQLite while the service sheds load, when withdrawn free scans are common
+    assert statements[:1] == ["UPDATE"]
+    assert statements[1:] and all(kind == "SELECT" for kind in statements[1:]), statements
+
+
 # --- the embedded engine's own bookkeeping ------------------------------------------------------------------
 
 
@@ -265,10 +294,11 @@ async def test_the_embedded_engine_knows_which_callbacks_it_carries_and_says_whe
 async def test_on_postgresql_a_queued_callback_is_seen_by_the_cluster_and_its_last_failure_given_up(
     postgres_database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given the PostgreSQL engine (procrastinate), callbacks given 1 retry, and a receiver that never takes one
+    # Given the PostgreSQL engine (procrastinate), callbacks given 2 attempts in all (as the embedded queue counts
+    # them: procrastinate's max_attempts counts the retries), and a receiver that never takes one
     from websec_app.jobs import engine as engine_module
 
-    monkeypatch.setattr(engine_module, "CALLBACK_ATTEMPTS", 1)
+    monkeypatch.setattr(engine_module, "CALLBACK_ATTEMPTS", 2)
     calls: list[str] = []
     given_up: list[str] = []
 
@@ -304,3 +334,26 @@ async def test_on_postgresql_a_queued_callback_is_seen_by_the_cluster_and_its_la
         assert given_up == ["job-pg"]
     finally:
         await engine.stop()
+
+
+async def test_a_callback_owed_by_a_job_the_sweep_ended_is_dated_on_the_service_clock(
+    runtime: Runtime, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a job with a callback whose process stopped outright before running it (embedded: the queue died)
+    job_id = await _job_with_callback(runtime)
+    queue = Queue()
+    monkeypatch.setattr(runtime.jobs, "submit_callback", queue.submit_callback)
+    monkeypatch.setattr(runtime.jobs, "queued_callbacks", queue.queued_callbacks)
+
+    # When the sweep of abandoned jobs ends it, a wait budget later on the service's clock
+    clock.advance(seconds=wait_budget(runtime) + 1)
+    assert await end_abandoned_jobs(runtime) == 1
+
+    # Then the callback it owes is owed from that moment of the service's clock (the one the upkeep reads), and
+    # the upkeep queues it once it has been owed a delivery's whole life: not never, not at once
+    owed = _row(runtime, job_id).callback_owed_at
+    assert owed is not None and owed.replace(tzinfo=None) == clock().replace(tzinfo=None)  # SQLite keeps it naive
+    assert await redeliver_owed_callbacks(runtime) == 0
+    clock.advance(seconds=CALLBACK_REDELIVER_AFTER_SECONDS + 60)
+    assert await redeliver_owed_callbacks(runtime) == 1
+    assert queue.submitted == [job_id]

@@ -295,7 +295,8 @@ def test_a_job_ends_once_with_its_history_entry(any_database: Database) -> None:
     assert not hot.end_done_with_history(any_database.engine, job.id, now, body, None, history())
     assert hot.claim_job(any_database.engine, job.id, now) is None
     with any_database.session() as session:
-        assert not finish_failed(session, job.id, now, 503, "too late")  # ended: nothing given back
+        # ended: nothing given back
+        assert not finish_failed(session, job.id, now, 503, "too late", callback_owed_at=now)
         row = session.get(ScanJob, job.id)
         records = session.exec(select(ScanRecord)).all()
         counter = session.exec(select(FreeScanCounter)).one()

@@ -35,9 +35,12 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import procrastinate
 
     from websec_app.store import Database
@@ -187,8 +190,17 @@ class _LoopParts:
 class JobEngine:
     """The scans' task engine for one Runtime (see the module docstring)."""
 
-    def __init__(self, database: Database, *, in_process_workers: int, monitor_tick_seconds: int = 60) -> None:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        in_process_workers: int,
+        monitor_tick_seconds: int = 60,
+        service_now: Callable[[], datetime] | None = None,
+    ) -> None:
         self.database = database
+        #: The service's clock (the runtime's, which tests set): what a callback owed since is measured on.
+        self.service_now: Callable[[], datetime] = service_now or _now
         #: croniter's sixth field is seconds: "every N seconds" below a minute
         self.monitor_tick_cron = (
             MONITOR_TICK_CRON if monitor_tick_seconds >= 60 else f"* * * * * */{monitor_tick_seconds}"
@@ -250,14 +262,18 @@ class JobEngine:
         async def scan_job(job_id: str) -> None:
             await self._run(job_id)
 
-        callback_retry = procrastinate.RetryStrategy(max_attempts=CALLBACK_ATTEMPTS, exponential_wait=2)
+        # procrastinate's max_attempts counts the runs after the first (it stops once job.attempts reaches it),
+        # and 0 means no limit: CALLBACK_ATTEMPTS - 1 retries make CALLBACK_ATTEMPTS runs in all, as on the
+        # embedded queue (LocalQueue.put_retried counts every run).
+        retries = CALLBACK_ATTEMPTS - 1
+        callback_retry = procrastinate.RetryStrategy(max_attempts=retries, exponential_wait=2) if retries else None
 
-        @app.task(name=CALLBACK_TASK, queue=SCAN_QUEUE, retry=callback_retry, pass_context=True)
+        @app.task(name=CALLBACK_TASK, queue=SCAN_QUEUE, retry=callback_retry or False, pass_context=True)
         async def callback(context: procrastinate.JobContext, job_id: str) -> None:
             try:
                 await self._call_back(job_id)
             except Exception as exc:
-                if callback_retry.get_retry_decision(exception=exc, job=context.job) is None:
+                if callback_retry is None or callback_retry.get_retry_decision(exception=exc, job=context.job) is None:
                     await self._given_up(job_id)  # procrastinate will not run it again
                 raise
 
@@ -402,7 +418,8 @@ class JobEngine:
             from websec_app.store.scan_jobs import end_failed
 
             stopped = sorted(parts.unended)
-            ended = await self._db(end_failed, stopped, _now(), SERVER_STOPPED_STATUS, SERVER_STOPPED)
+            end = partial(end_failed, callback_owed_at=self.service_now())
+            ended = await self._db(end, stopped, _now(), SERVER_STOPPED_STATUS, SERVER_STOPPED)
             log.warning("stopped with %d scan job(s) open: ended failed, their units given back", ended)
             for job_id in stopped:  # a request still waiting answers with that end
                 self._wake(job_id)

@@ -118,17 +118,18 @@ def finish_failed(
     status: int,
     message: str,
     *,
+    callback_owed_at: datetime,
     only_queued: bool = False,
     error_kind: str | None = None,
-    callback_owed_at: datetime | None = None,
 ) -> bool:
     """End the job without a result and give its unit back, in one transaction. False when it had already
     ended (nothing given back then: whoever ended it decided), or with `only_queued`, when a worker has
     started it. `error_kind` (the scanner error's class name) is kept in `result` as {ERROR_KIND: ...}, so
     the waiting request raises the same error the scan did (the UI words each kind differently); a failed
     job's result is never shown as a report. A job with a callback_url owes its callback from
-    `callback_owed_at` (`now` by default), committed with the end, whoever ends it (a worker, the sweep of
-    abandoned jobs, a stopping process)."""
+    `callback_owed_at`, committed with the end, whoever ends it (a worker, the sweep of abandoned jobs, a
+    stopping process). It is on the service's clock, which the redelivery compares it with; `now` (when the job
+    ended) is on the real clock, as the job rows' other times are."""
     states = (JOB_QUEUED,) if only_queued else _OPEN
     failure = {ERROR_KIND: error_kind} if error_kind else None
     ended = session.exec(
@@ -142,8 +143,7 @@ def finish_failed(
         return False
     reservation, token_id, options = ended
     if (options or {}).get("callback_url"):  # only a job with a callback pays this second statement
-        owed = callback_owed_at or now
-        session.exec(update(ScanJob).where(col(ScanJob.id) == job_id).values(callback_owed_at=owed))
+        session.exec(update(ScanJob).where(col(ScanJob.id) == job_id).values(callback_owed_at=callback_owed_at))
     if reservation is not None:
         refund(session, Reservation(**reservation))  # commits the transition with the refund
     elif token_id is not None:
@@ -163,6 +163,13 @@ def callbacks_owed(session: Session, owed_before: datetime, limit: int) -> list[
         .limit(limit)
     )
     return list(session.exec(query).all())
+
+
+def owes_callback(session: Session, job_id: str) -> bool:
+    """Whether the job owes its callback: a read, so that a retried copy of a job with no callback (a withdrawn
+    free scan, the common case under load) takes no write lock on SQLite."""
+    owed = session.exec(select(ScanJob.callback_owed_at).where(col(ScanJob.id) == job_id)).first()
+    return owed is not None
 
 
 def take_owed_callback(session: Session, job_id: str, owed_before: datetime | None, now: datetime) -> bool:
@@ -209,9 +216,13 @@ def ended_jobs(session: Session, job_ids: Iterable[str]) -> list[str]:
     )
 
 
-def end_failed(session: Session, job_ids: Iterable[str], now: datetime, status: int, message: str) -> int:
+def end_failed(
+    session: Session, job_ids: Iterable[str], now: datetime, status: int, message: str, *, callback_owed_at: datetime
+) -> int:
     """`finish_failed` for each of these jobs still open (units given back); how many it ended."""
-    return sum(finish_failed(session, job_id, now, status, message) for job_id in job_ids)
+    return sum(
+        finish_failed(session, job_id, now, status, message, callback_owed_at=callback_owed_at) for job_id in job_ids
+    )
 
 
 def open_jobs_created_before(session: Session, cutoff: datetime) -> list[str]:
@@ -307,6 +318,7 @@ __all__ = [
     "note_kept_report",
     "open_jobs_created_before",
     "settle_callback",
+    "owes_callback",
     "take_owed_callback",
     "worker_alive",
     "worker_gone",

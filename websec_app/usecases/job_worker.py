@@ -44,6 +44,7 @@ from websec_app.store.scan_jobs import (
     finish_failed,
     note_kept_report,
     open_jobs_created_before,
+    owes_callback,
     settle_callback,
     take_owed_callback,
 )
@@ -178,8 +179,10 @@ async def _queue_callback(runtime: Runtime, row: ScanJob) -> None:
 
 
 async def _queue_owed_callback(runtime: Runtime, job_id: str) -> None:
-    """Queue the ended job's callback if it is still owed and no queued task carries it. One conditional
-    UPDATE, matching no row for a job without a callback."""
+    """Queue the ended job's callback if it is still owed and no queued task carries it: a read, then (only for
+    a job that owes one) one conditional UPDATE, so that two copies racing queue it once."""
+    if not await runtime.db(owes_callback, job_id):
+        return
     if not await runtime.db(take_owed_callback, job_id, None, runtime.now()):
         return
     if job_id in await runtime.jobs.queued_callbacks():
@@ -249,7 +252,11 @@ async def end_abandoned_jobs(runtime: Runtime) -> int:
 
     def sweep(session: Session) -> int:
         abandoned = open_jobs_created_before(session, cutoff)
-        return end_failed(session, abandoned, real_now(), SERVER_STOPPED_STATUS, SERVER_STOPPED) if abandoned else 0
+        if not abandoned:
+            return 0
+        return end_failed(
+            session, abandoned, real_now(), SERVER_STOPPED_STATUS, SERVER_STOPPED, callback_owed_at=runtime.now()
+        )
 
     ended = await runtime.db(sweep)
     if ended:

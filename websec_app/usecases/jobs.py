@@ -170,7 +170,9 @@ async def _queue_and_wait(runtime: Runtime, job: ScanJob, progress: Progress | N
         start_by = max(1.0, runtime.settings.max_scan_wait - engine.recent_scan_seconds())
         ended = await _wait(runtime, job.id, start_by, progress)
         if not ended:
-            withdrawn = await runtime.db(finish_failed, job.id, real_now(), 503, NOT_STARTED, only_queued=True)
+            withdrawn = await runtime.db(
+                finish_failed, job.id, real_now(), 503, NOT_STARTED, only_queued=True, callback_owed_at=runtime.now()
+            )
             if not withdrawn:
                 ended = await _wait(runtime, job.id, wait_budget(runtime) - start_by, progress)
     except BaseException:
@@ -215,7 +217,7 @@ async def _wait(runtime: Runtime, job_id: str, timeout: float, progress: Progres
 async def _give_up(runtime: Runtime, job_id: str) -> None:
     """End a job nobody will wait for any more (its unit given back), unless it ended meanwhile."""
     try:
-        await runtime.db(finish_failed, job_id, real_now(), 503, NOT_FINISHED)
+        await runtime.db(finish_failed, job_id, real_now(), 503, NOT_FINISHED, callback_owed_at=runtime.now())
     except Exception:  # noqa: BLE001 - report the original error
         log.exception("could not give up scan job %s", job_id)
 
