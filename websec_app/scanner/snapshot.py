@@ -213,9 +213,10 @@ class TlsHandshake:
     # Not trusted because the path ends at a CA no trust store holds (a private root): its name.
     untrusted_ca: str | None = None
     ocsp_staple: bytes | None = None  # the stapled OCSP response (DER); None when none was stapled
-    # The trusted path ends at a root of the public store (certifi's, Mozilla's program): True; at a root
-    # installed locally (system store only, or WEBSEC_CA_BUNDLE): False. None when not looked at: untrusted,
-    # hand-made, or a leaf within the CA/B lifetime limit (the only check that needs it; see fetch/tls.py).
+    # The trusted path ends at a public root (in certifi's bundle, Mozilla's program, or the system's default
+    # bundle): True; at a root installed locally (found only in WEBSEC_CA_BUNDLE): False. None when not looked
+    # at: untrusted, hand-made, or a leaf within the CA/B lifetime limit (the only check that needs it; see
+    # fetch/tls.py `_public_root`).
     public_root: bool | None = None
     # The server's DHE group, looked at only when the grading handshake or a probe negotiated a DHE suite
     # (fetch/tls.py): None when not looked at.

@@ -33,7 +33,7 @@ from tests.scanner.fetch.scripted_server import serve_once
 from websec_app.scanner.checks.tls import check_tls
 from websec_app.scanner.fetch import tls as tls_module
 from websec_app.scanner.fetch._legacy_hello import hello_probe
-from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, HandshakeRejected, offer_problem
+from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, HandshakeRejected, certifi_bundle, offer_problem
 from websec_app.scanner.fetch.tls import fetch_tls
 from websec_app.scanner.fetch.tls_probes import _ssl3_hello
 from websec_app.settings import Settings
@@ -441,14 +441,23 @@ async def test_a_long_lived_certificate_from_the_operator_bundle_is_a_warning_no
     assert (await fetch(site(site_factory, "shortlived"), scan_settings)).public_root is None
 
 
-def test_a_path_ending_at_a_public_root_is_told_from_a_local_one(pki: Pki) -> None:
+def test_a_path_ending_at_a_public_root_is_told_from_a_local_one(pki: Pki, tmp_path, monkeypatch) -> None:
     leaf = pki.issue("service", ["public.test"])
     der = leaf.certificate.public_bytes(serialization.Encoding.DER)
     info = tls_module.parse_certificate(der)
-    public = next(iter(tls_module.public_roots()))
-    local = pki.root_cert.public_bytes(serialization.Encoding.DER)
-    shake = tls_module.Handshake("TLSv1.3", None, None, None, (der,), (der, public), (), None)
+    certifi_root = x509.load_pem_x509_certificate(certifi_bundle().read_bytes()).public_bytes(
+        serialization.Encoding.DER
+    )
+    local = pki.root_cert.public_bytes(serialization.Encoding.DER)  # the test CA, in the operator's bundle only
+    # A root only the system's default bundle holds (Debian's has public roots certifi lacks: DigiCert Global
+    # Root CA, GlobalSign Root CA, ...) is public too: browsers trust it so, and refuse its long-lived leaves
+    system_only = pki.untrusted_root_cert  # a root no other store holds, put in the system's default bundle
+    (tmp_path / "system.pem").write_bytes(system_only.public_bytes(serialization.Encoding.PEM))
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "system.pem"))
+    shake = tls_module.Handshake("TLSv1.3", None, None, None, (der,), (der, certifi_root), (), None)
     assert tls_module._public_root(shake, info) is True
+    system_der = system_only.public_bytes(serialization.Encoding.DER)
+    assert tls_module._public_root(replace(shake, verified_chain=(der, system_der)), info) is True
     assert tls_module._public_root(replace(shake, verified_chain=(der, local)), info) is False
 
 

@@ -228,7 +228,8 @@ def _key_findings(chain: tuple[CertificateInfo, ...]) -> list[Finding]:
 def _lifetime_findings(tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding]:
     """CA/B BR 6.3.2: issued since 2020-09-01, valid for at most 398 days. Chrome (ERR_CERT_VALIDITY_TOO_LONG)
     and Safari refuse a longer one from a public CA; a chain to a locally installed root is exempt, so there it
-    is a warning. Whether the root is public is known from the fetch (`public_root`); unknown counts as local."""
+    is a warning. Whether the root is public (in certifi's or the system's default bundle, not only in the
+    operator's WEBSEC_CA_BUNDLE) is known from the fetch (`public_root`); unknown counts as local."""
     lifetime = leaf.not_after - leaf.not_before
     if not tls.trusted or leaf.not_before < LIFETIME_LIMIT_SINCE or lifetime <= MAX_PUBLIC_LIFETIME:
         return []

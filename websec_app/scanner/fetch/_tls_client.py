@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import ssl
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -235,14 +236,42 @@ def certifi_bundle() -> Path:
     return beside if beside.is_file() else Path(certifi.where())
 
 
-@lru_cache(maxsize=1)
+def system_bundle() -> Path | None:
+    """The system's default bundle, as `set_default_verify_paths()` loads it: `SSL_CERT_FILE`, else OpenSSL's
+    default file (Debian's /etc/ssl/certs/ca-certificates.crt); None when there is no such file."""
+    cafile = ssl.get_default_verify_paths().cafile
+    return Path(cafile) if cafile else None
+
+
+def is_public_root(der: bytes) -> bool:
+    """Is this root (DER) in a public store: certifi's bundle (Mozilla's root program) or the system's default
+    bundle? The system store holds public roots certifi's bundle lacks (on Debian: DigiCert Global Root CA,
+    GlobalSign Root CA, AAA Certificate Services, Go Daddy and Starfield Class 2, Entrust, ...), which browsers
+    trust as public: a root is installed locally only when it is found in neither, as the operator's
+    WEBSEC_CA_BUNDLE is. Each bundle is read on first need (a leaf beyond 398 days), certifi's first."""
+    if der in _bundle_roots(certifi_bundle()):
+        return True
+    system = system_bundle()
+    return system is not None and der in _bundle_roots(system)
+
+
 def public_roots() -> frozenset[bytes]:
-    """The DER of every root in certifi's bundle: Mozilla's root program, the public trust store (a root found
-    only in the system store or WEBSEC_CA_BUNDLE was installed locally). Read only when a check needs it."""
+    """The DER of every root `is_public_root` accepts."""
+    system = system_bundle()
+    return _bundle_roots(certifi_bundle()) | (_bundle_roots(system) if system is not None else frozenset())
+
+
+@lru_cache(maxsize=4)
+def _bundle_roots(bundle: Path) -> frozenset[bytes]:
+    """The DER of every certificate in a PEM bundle; empty when it cannot be read."""
     import base64
 
+    try:
+        data = bundle.read_bytes()
+    except OSError:
+        return frozenset()
     ders = set()
-    for pem in _pem_certificates(certifi_bundle().read_bytes()):
+    for pem in _pem_certificates(data):
         body = pem[pem.index(b"\n", pem.index(b"-----BEGIN")) : pem.index(b"-----END")]
         ders.add(base64.b64decode(b"".join(body.split())))
     return frozenset(ders)

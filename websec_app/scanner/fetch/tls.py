@@ -49,7 +49,7 @@ from ._tls_client import (
     HandshakeRejected,
     grading_context,
     handshake,
-    public_roots,
+    is_public_root,
 )
 from .http import fetch_one, make_client
 from .resolve import Pinner, Resolver
@@ -197,12 +197,13 @@ def _trust(result: Handshake) -> tuple[bool, str | None]:
 
 
 def _public_root(result: Handshake, leaf: CertificateInfo) -> bool | None:
-    """Does the verified path end at a root of the public store? Asked only for a leaf whose lifetime exceeds
-    what public CAs may issue (the check needs it then, and reading certifi's roots costs a fresh process
-    milliseconds, issue 14)."""
+    """Does the verified path end at a public root, one in certifi's bundle or the system's default bundle
+    (`is_public_root`)? Else it was installed locally: found only in WEBSEC_CA_BUNDLE. Asked only for a leaf
+    whose lifetime exceeds what public CAs may issue (the check needs it then, and reading the bundles costs a
+    fresh process milliseconds, issue 14)."""
     if not result.verified_chain or leaf.not_after - leaf.not_before <= MAX_PUBLIC_LIFETIME:
         return None
-    return result.verified_chain[-1] in public_roots()
+    return is_public_root(result.verified_chain[-1])
 
 
 @dataclass(frozen=True)
