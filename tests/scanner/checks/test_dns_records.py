@@ -384,6 +384,22 @@ def test_reports_to_another_domain_need_its_consent_record() -> None:
     assert "reports.example.net has not agreed" in note and "ok.example.org" not in note
 
 
+def test_a_dmarc_report_address_may_carry_header_fields_and_a_size_limit() -> None:
+    # RFC 7489 6.2: a mailto: URI (RFC 6068, so ?subject=...), then an optional !size; the consent record is
+    # looked up at the address's domain, not at one that ends in the header fields
+    record = "v=DMARC1; p=reject; rua=mailto:a@reports.example.net?subject=dmarc!10m,mailto:b@example.com!5m"
+    result = check(txt(f"_dmarc.{HOST}", record), txt(f"{HOST}._report._dmarc.reports.example.net", rcode="NXDOMAIN"))
+    (note,) = notes(result, "dns.dmarc_report_uri")
+    assert "reports.example.net has not agreed" in note and "not a valid" not in note
+    assert not notes(
+        check(txt(f"_dmarc.{HOST}", "v=DMARC1; p=reject; rua=mailto:a@example.com?x=1")), "dns.dmarc_report_uri"
+    )
+    bad = notes(
+        check(txt(f"_dmarc.{HOST}", "v=DMARC1; p=reject; rua=mailto:?to=a@example.com!x")), "dns.dmarc_report_uri"
+    )
+    assert bad and "bad size limit" in bad[0]
+
+
 # -- DKIM ------------------------------------------------------------------------------------------
 
 
@@ -624,6 +640,8 @@ def test_mail_transport_policies_do_not_apply_to_a_domain_that_receives_no_mail(
         (("v=TLSRPTv1; rua=https://",), "dns.tlsrpt_invalid"),  # RFC 8460 3: a URI that names where reports go
         (("v=TLSRPTv1; rua=mailto:tls@",), "dns.tlsrpt_invalid"),
         (("v=TLSRPTv1; rua=mailto:@example.com",), "dns.tlsrpt_invalid"),
+        (("v=TLSRPTv1; rua=mailto:a@b.c?subject=x",), "dns.tlsrpt_present"),  # RFC 6068 header fields
+        (("v=TLSRPTv1; rua=mailto:?subject=x",), "dns.tlsrpt_invalid"),
         (("v=TLSRPTv1; rua=mailto:a@example.com", "v=TLSRPTv1; rua=mailto:b@example.com"), "dns.tlsrpt_invalid"),
         ((), "dns.tlsrpt_missing"),
     ],

@@ -26,6 +26,7 @@ __all__ = [
     "external_report_domains",
     "is_dmarc",
     "is_mail_address",
+    "mailto_address",
     "parse_dmarc",
 ]
 
@@ -130,6 +131,13 @@ def is_mail_address(address: str) -> bool:
     return bool(at and local and _LOCAL_PART.match(local) and is_domain_name(domain))
 
 
+def mailto_address(path: str) -> str:
+    """The address of a mailto: URI (what follows `mailto:`): RFC 6068 2, header fields such as `?subject=x`
+    follow the first `?`, which the address itself holds only percent-encoded. RFC 7489 6.2 (DMARC) and RFC
+    8460 3 (TLS-RPT) take report addresses as such URIs."""
+    return path.partition("?")[0]
+
+
 def _report_uri(raw: str) -> ReportUri:
     """RFC 7489 6.2: a URI, optionally followed by "!" and a size limit."""
     uri = raw.strip()
@@ -141,9 +149,10 @@ def _report_uri(raw: str) -> ReportUri:
         return ReportUri(uri, False, f"{uri!r} is not a URI (mailto:... expected)")
     scheme = scheme.lower()
     if scheme == "mailto":
-        if not is_mail_address(rest):
+        mailbox = mailto_address(rest)
+        if not is_mail_address(mailbox):
             return ReportUri(uri, False, f"{uri!r} is not a valid mailto: address")
-        return ReportUri(uri, True, domain=rest.partition("@")[2].rstrip(".").lower())
+        return ReportUri(uri, True, domain=mailbox.partition("@")[2].rstrip(".").lower())
     if scheme == "https":
         return ReportUri(uri, True)
     return ReportUri(uri, False, f"{uri!r}: reports are sent by mail (mailto:) or HTTPS, not {scheme}:")
