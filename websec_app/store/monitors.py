@@ -9,7 +9,7 @@ neither counts twice nor loses the unit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -284,8 +284,20 @@ def _claimable(now: datetime) -> Any:
     )
 
 
-def end_exhausted_runs(session: Session, now: datetime, limit: int = 500) -> list[int]:
-    """End failed, each unit given back, the runs abandoned mid-run MAX_RUN_ATTEMPTS times; their ids."""
+#: What the usecase layer does for a run abandoned after its report was kept (`end_exhausted_runs`): queue its
+#: owed alert in the caller's transaction; returns a note for the run's error and the monitor's new state.
+OwedAlert = Callable[[Session, MonitorRun, Monitor], tuple[str, dict[str, Any]]]
+
+
+def end_exhausted_runs(
+    session: Session, now: datetime, limit: int = 500, *, owed_alert: OwedAlert | None = None
+) -> list[int]:
+    """End the runs abandoned mid-run MAX_RUN_ATTEMPTS times; their ids.
+
+    One that kept no report ends failed, its unit given back. One whose report was kept (`note_kept_run`: the
+    scan happened and is in the history) ends done: its report_id and alert reasons stay, its unit stays
+    used, and `owed_alert` (when given) queues its alert in the same transaction as the run's end, so it
+    goes once."""
     stale = now - timedelta(seconds=RUN_CLAIM_SECONDS)
     rows = session.exec(
         select(MonitorRun)
@@ -299,11 +311,36 @@ def end_exhausted_runs(session: Session, now: datetime, limit: int = 500) -> lis
     ended: list[int] = []
     for run in rows:
         assert run.id is not None
-        give_back = Reservation(**run.reservation) if run.reservation else None
-        error = f"the run was abandoned {run.attempts} times (its worker stopped): given up"
-        if finish_run(session, run.id, status=RUN_FAILED, now=now, error=error, give_back=give_back):
+        abandoned = f"the run was abandoned {run.attempts} times (its worker stopped)"
+        if run.report_id is not None:
+            monitor = session.get(Monitor, run.monitor_id)
+            note, changes = "its alert was not sent", dict[str, Any]()
+            if owed_alert is not None and monitor is not None:
+                note, changes = owed_alert(session, run, monitor)
+            done = finish_run(
+                session,
+                run.id,
+                status=RUN_DONE,
+                now=now,
+                report_id=run.report_id,
+                alerts=run.alerts,
+                error=f"{abandoned} after its report was kept: {note}",
+                monitor_changes=changes,
+            )
+        else:
+            give_back = Reservation(**run.reservation) if run.reservation else None
+            done = finish_run(
+                session, run.id, status=RUN_FAILED, now=now, error=f"{abandoned}: given up", give_back=give_back
+            )
+        if done:
             ended.append(run.id)
     return ended
+
+
+def monitor_state(session: Session, monitor_id: int) -> tuple[bool, bool]:
+    """(the monitor is active, its subscription is entitled to run it)."""
+    row = session.exec(select(col(Monitor.active), _entitled()).where(col(Monitor.id) == monitor_id)).one()
+    return bool(row[0]), bool(row[1])
 
 
 @dataclass(frozen=True)
@@ -346,9 +383,24 @@ def claim_run(session: Session, run_id: int, now: datetime) -> ClaimedRun | None
 
 
 def _skip(session: Session, run_id: int, now: datetime, why: str) -> None:
-    """End a claimed run skipped (no scan, no alert), the unit a previous attempt took given back; commits."""
+    """End a claimed run skipped (no scan, no alert), the unit a previous attempt took given back; commits.
+
+    A run whose report a previous attempt kept (`note_kept_run`) is not skipped: its scan happened and is in
+    the history, so it ends done with its report_id and alert reasons, its unit still used. Its alert is not
+    sent: the owner deleted the monitor, or the subscription may no longer run it (the error says so)."""
     run = session.get(MonitorRun, run_id)
     assert run is not None
+    if run.report_id is not None:
+        finish_run(
+            session,
+            run_id,
+            status=RUN_DONE,
+            now=now,
+            report_id=run.report_id,
+            alerts=run.alerts,
+            error=f"{why} after its report was kept: its alert was not sent",
+        )
+        return
     give_back = Reservation(**run.reservation) if run.reservation else None
     finish_run(session, run_id, status=RUN_SKIPPED, now=now, error=why, give_back=give_back)
 

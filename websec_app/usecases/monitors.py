@@ -22,6 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from sqlmodel import Session
@@ -49,6 +50,7 @@ from websec_app.store.monitors import (
     finish_run,
     keep_reservation,
     last_runs,
+    monitor_state,
     monitors_of,
     note_kept_run,
     remove_monitor,
@@ -163,10 +165,11 @@ async def remove(runtime: Runtime, subscriber: Subscriber, monitor_id: int) -> b
 # --- scheduling -------------------------------------------------------------------------------------------
 
 
-def _schedule(session: Session, now: datetime) -> list[int]:
-    given_up = end_exhausted_runs(session, now)
+def _schedule(session: Session, now: datetime, base_url: str, sender: str) -> list[int]:
+    owed = partial(_owed_alert, now=now, base_url=base_url, sender=sender)
+    given_up = end_exhausted_runs(session, now, owed_alert=owed)
     if given_up:
-        log.warning("monitor runs %s ended failed: abandoned mid-run too many times", given_up)
+        log.warning("monitor runs %s ended: abandoned mid-run too many times", given_up)
     created = schedule_due_runs(session, now)
     # Runs left by a process that stopped after scheduling them (or whose worker died mid-run) go out again.
     return list(dict.fromkeys([*created, *waiting_runs(session, now)]))
@@ -174,7 +177,8 @@ def _schedule(session: Session, now: datetime) -> list[int]:
 
 async def tick(runtime: Runtime, submit: Callable[[int], Awaitable[None]]) -> list[int]:
     """Schedule the runs due now and submit each; their ids."""
-    run_ids: list[int] = await runtime.db(_schedule, runtime.now())
+    settings = runtime.settings
+    run_ids: list[int] = await runtime.db(_schedule, runtime.now(), settings.base_url, settings.mail.sender)
     for run_id in run_ids:
         await submit(run_id)
     return run_ids
@@ -284,26 +288,52 @@ def alert_reasons(
     return reasons, threshold
 
 
-async def _send_alert(
-    runtime: Runtime, claimed: ClaimedRun, reasons: list[str], diff: ReportDiff | None, body: Mapping[str, Any] | None
+def _queue_alert_email(
+    session: Session,
+    monitor: Monitor,
+    run_id: int | None,
+    alert: tuple[list[str], ReportDiff | None, Mapping[str, Any] | None],
+    now: datetime,
+    base_url: str,
+    sender: str,
+    *,
+    commit: bool = True,
 ) -> None:
-    """The alert email (through the outbox, one per run: its dedupe key) and the optional signed webhook."""
-    from websec_app.services.email.monitor_alerts import monitor_alert_email, site_page
+    """The alert email of one run into the outbox (its dedupe key makes it one per run)."""
+    from websec_app.services.email.monitor_alerts import monitor_alert_email
     from websec_app.services.email.render import queued
 
-    now = runtime.now()
-    to = await runtime.db(_owner_email, claimed.monitor.subscription_id)
+    reasons, diff, body = alert
     rendered = monitor_alert_email(
-        to=to,
-        url=claimed.monitor.url,
+        to=_owner_email(session, monitor.subscription_id),
+        url=monitor.url,
         reasons=reasons,
         diff=diff,
         report=body,
         scanned_at=now,
-        base_url=runtime.settings.base_url,
+        base_url=base_url,
     )
-    email = queued(rendered, sender=runtime.settings.mail.sender, now=now, dedupe_key=f"monitor-run:{claimed.run.id}")
-    await runtime.db(enqueue_email, email, now)
+    email = queued(rendered, sender=sender, now=now, dedupe_key=f"monitor-run:{run_id}")
+    enqueue_email(session, email, now, commit=commit)
+
+
+async def _send_alert(
+    runtime: Runtime, claimed: ClaimedRun, reasons: list[str], diff: ReportDiff | None, body: Mapping[str, Any] | None
+) -> None:
+    """The alert email (through the outbox, one per run: its dedupe key) and the optional signed webhook."""
+    from websec_app.services.email.monitor_alerts import site_page
+
+    settings = runtime.settings
+    alert = (reasons, diff, body)
+    await runtime.db(
+        _queue_alert_email,
+        claimed.monitor,
+        claimed.run.id,
+        alert,
+        runtime.now(),
+        settings.base_url,
+        settings.mail.sender,
+    )
     if claimed.monitor.callback_url and claimed.monitor.api_key_id is not None:
         payload = {
             "event": "monitor.alert",
@@ -313,7 +343,7 @@ async def _send_alert(
             "url": claimed.monitor.url,
             "reasons": reasons,
             "diff": diff.to_dict() if diff is not None else None,
-            "site_page": site_page(runtime.settings.base_url, claimed.monitor.url),
+            "site_page": site_page(settings.base_url, claimed.monitor.url),
         }
         await _webhook(runtime, claimed.monitor.callback_url, claimed.monitor.api_key_id, payload)
 
@@ -426,19 +456,28 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
     return RUN_DONE
 
 
-async def _alert_kept_run(runtime: Runtime, claimed: ClaimedRun) -> str:
-    """A run retried after its worker died with its report kept (`_keep`): no scan, no history entry, the
-    same unit; the diff rebuilt from the two kept reports, the stored alert sent, the run ended done."""
-    run, monitor = claimed.run, claimed.monitor
-    assert run.id is not None and run.report_id is not None
-    kept = await runtime.db(_kept_body, run.report_id)
-    found = await runtime.db(_kept_body, run.previous_report_id)
+def _kept_alert(
+    session: Session, run: MonitorRun, monitor: Monitor
+) -> tuple[ReportDiff | None, dict[str, Any] | None, int | None]:
+    """A kept run's diff rebuilt from its two kept reports, its report's body, and the certificate threshold
+    it alerted (the monitor's own when its report is gone)."""
+    kept = _kept_body(session, run.report_id)
+    found = _kept_body(session, run.previous_report_id)
     body = kept[1] if kept is not None else None
     previous = found[1] if found is not None else None
     diff = diff_reports(previous, body) if previous is not None and body is not None else None
     threshold = monitor.certificate_alerted_days
     if body is not None:
         _, threshold = alert_reasons(previous, body, diff, monitor.certificate_alerted_days)
+    return diff, body, threshold
+
+
+async def _alert_kept_run(runtime: Runtime, claimed: ClaimedRun) -> str:
+    """A run retried after its worker died with its report kept (`_keep`): no scan, no history entry, the
+    same unit; the diff rebuilt from the two kept reports, the stored alert sent, the run ended done."""
+    run, monitor = claimed.run, claimed.monitor
+    assert run.id is not None and run.report_id is not None
+    diff, body, threshold = await runtime.db(_kept_alert, run, monitor)
     reasons = list(run.alerts)
     log.warning("monitor run %s was retried with its report kept: its alert goes out without a new scan", run.id)
     if reasons:
@@ -453,3 +492,25 @@ async def _alert_kept_run(runtime: Runtime, claimed: ClaimedRun) -> str:
         monitor_changes={"unreachable_in_row": 0, "certificate_alerted_days": threshold},
     )
     return RUN_DONE
+
+
+def _owed_alert(
+    session: Session, run: MonitorRun, monitor: Monitor, *, now: datetime, base_url: str, sender: str
+) -> tuple[str, dict[str, Any]]:
+    """A run abandoned too many times after its report was kept (`end_exhausted_runs`) still owes its alert:
+    its email is queued in the transaction that ends the run (the outbox's dedupe key makes it one, also when
+    an earlier attempt queued it before dying). Not its webhook: the tick does not wait on a site's receiver,
+    and sending is what the dead attempts were doing. Nothing is sent for a deleted monitor or a subscription
+    no longer entitled (as when such a run is claimed). A note for the run's error, and the monitor's state."""
+    active, entitled = monitor_state(session, monitor.id) if monitor.id is not None else (False, False)
+    if not active:
+        return "its alert was not sent: the monitor was deleted", {}
+    if not entitled:
+        return "its alert was not sent: the subscription is not active", {}
+    diff, body, threshold = _kept_alert(session, run, monitor)
+    changes: dict[str, Any] = {"unreachable_in_row": 0, "certificate_alerted_days": threshold}
+    if not run.alerts:
+        return "it had no alert to send", changes
+    _queue_alert_email(session, monitor, run.id, (list(run.alerts), diff, body), now, base_url, sender, commit=False)
+    webhook = " (not its webhook)" if monitor.callback_url else ""
+    return f"its alert email was queued{webhook}", changes
