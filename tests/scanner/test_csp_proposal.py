@@ -403,8 +403,9 @@ def test_writable_sources_are_csp_source_expressions_and_url_characters() -> Non
     from websec_app.scanner.fixes.csp_proposal import writable_source
 
     good = ["'self'", "'nonce-ab+/c='", "'sha256-AbC+/=='", "*.example.com:*", "https://a.example/r?x=1&y=[2]",
-            "data:", "/csp-report", "my-policy#1", "*"]  # fmt: skip
-    bad = ["${A}", "{$A}", "a{b", "a}b", "%{HOME}e", '"x"', "a'b", "'x y'", "a\\b", "a b", "$uri", "", "x" * 2000]
+            "data:", "/csp-report", "my-policy#1", "*", "https://cdn.example.com/a%20b", "/r%7BX%7De%2f"]  # fmt: skip
+    bad = ["${A}", "{$A}", "a{b", "a}b", "%{HOME}e", '"x"', "a'b", "'x y'", "a\\b", "a b", "$uri", "", "x" * 2000,
+           "a%", "a%2", "a%zz", "%%7B", "/r%{X}e"]  # fmt: skip
     assert [t for t in good if not writable_source(t)] == []
     assert [t for t in bad if writable_source(t)] == []
 

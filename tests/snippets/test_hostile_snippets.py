@@ -27,6 +27,8 @@ from websec_app.scanner.fixes import render_snippets
 
 SECRET = "s3cr3t-value"
 HOSTILE = "https://evil.example/r?u=${APACHE_SECRET}&h={$SECRETVAR:x}"
+#: Apache would read %{APACHE_SECRET}e as the environment's value; percent-encoded, it is text to send as is.
+PERCENT = "https://evil.example/r%7BAPACHE_SECRET%7De%20b%25"
 #: The three ways a site's own policy text reaches the fix.
 CASES = {
     # a policy that does not restrict scripts: a proposal keeping the site's report-uri and report-to
@@ -35,6 +37,8 @@ CASES = {
     "repaired": ("Content-Security-Policy", f"script-src 'self'; object-src 'none'; report-uri {HOSTILE}"),
     # only Report-Only: the site's own policy, to be enforced
     "enforced": ("Content-Security-Policy-Report-Only", f"default-src 'self'; report-uri {HOSTILE} /ok"),
+    # percent-encodings are kept (mod_headers is given %%), a bare %{...} format is not written
+    "percent": ("Content-Security-Policy-Report-Only", f"default-src 'self'; report-uri {PERCENT} /r%{{X}}e"),
 }
 
 
@@ -43,6 +47,8 @@ def _fix(case: str) -> tuple[str, str, dict[str, str]]:
     snapshot = make_snapshot("https://www.example.com/", body=b"<p>x</p>", headers=[CASES[case]])
     [finding, *_] = [f for f in check_headers(snapshot).findings if f.subject == "Content-Security-Policy"]
     policy = finding.fix_vars["csp_proposal"]
+    if case == "percent":
+        assert f"report-uri {PERCENT};" in policy + ";" and "%{" not in policy, policy
     snippets = render_snippets(finding.outcome, policy, subject="Content-Security-Policy")
     assert snippets is not None
     header = (

@@ -150,10 +150,12 @@ _CSS_IMPORT_RE = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s;]+)""", re.
 _TIME_CHECK_EVERY = 256
 #: A source expression, URL or name the site wrote that may be copied into server configuration: a quoted
 #: keyword, nonce or hash (CSP3 §2.3.1), or a host / scheme source, report-uri URL, report-to group or
-#: Trusted Types policy name made of URL characters, without `$` `{` `}` `%`, quotes, backslashes or
-#: whitespace (Apache expands `${NAME}` on every line, Caddy `{$NAME}` before reading escapes). Linear: two
-#: character classes, no nesting.
-_WRITABLE_RE = re.compile(r"'[A-Za-z0-9+/=_.-]+'|[A-Za-z0-9!#&()*+,\-./:;=?@\[\]_~]+")
+#: Trusted Types policy name made of URL characters, without `$` `{` `}`, quotes, backslashes or whitespace
+#: (Apache expands `${NAME}` on every line, Caddy `{$NAME}` before reading escapes); `%` only as a
+#: percent-encoding, `%` and two hex digits (`a%20b`): never Apache's `%{...}` format, and mod_headers is
+#: given `%%` (a literal percent, writers_config._apache_string), nginx and Caddy take `%` as it is. Linear:
+#: the repeated alternatives start with different characters, no nesting.
+_WRITABLE_RE = re.compile(r"'[A-Za-z0-9+/=_.-]+'|(?:[A-Za-z0-9!#&()*+,\-./:;=?@\[\]_~]|%[0-9A-Fa-f]{2})+")
 _WRITABLE_DIRECTIVE_RE = re.compile(r"[a-z0-9-]+")
 _MAX_WRITABLE_LENGTH = 1024
 #: Directives that mean nothing without a value: left out when none of theirs is writable.
