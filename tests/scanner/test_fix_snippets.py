@@ -13,8 +13,10 @@ import pytest
 from websec_app.scanner.findings import CheckResult, Finding
 from websec_app.scanner.fixes import SERVERS, render_snippets
 from websec_app.scanner.fixes.actions import CSP
+from websec_app.scanner.fixes.csp_proposal import relies_on_nonce
 from websec_app.scanner.fixes.remedies import CODE_KINDS, remedy_table
 from websec_app.scanner.grading import grade, render_template
+from websec_app.scanner.records.csp import parse_policy
 from websec_app.scanner.report import ScanReport
 from websec_app.scanner.rules import load_rulebook
 
@@ -416,3 +418,14 @@ def test_a_policy_with_a_nonce_gets_no_fixed_header_anywhere() -> None:
         for server, text in snippets.items():
             assert text.startswith("Not a fixed ") and "application that generates the nonce" in text, server
             assert text.endswith(policy)
+
+
+def test_nonce_detection_is_the_proposals_a_nonce_source_not_the_text_anywhere() -> None:
+    # snippets.py and csp_proposal.relies_on_nonce once had two rules: "'nonce-" anywhere vs a source
+    for policy in ("default-src 'self'; report-uri /csp?v='nonce-x'", "default-src 'self'; 'nonce-x'"):
+        snippets = render_snippets("csp.missing", policy, subject=CSP)
+        assert snippets is not None and not snippets["nginx"].startswith("Not a fixed "), policy
+        assert relies_on_nonce(parse_policy(policy).directives) is False
+    both = "default-src 'self', script-src 'NONCE-abc'"  # a second policy in the same header value
+    snippets = render_snippets("csp.missing", both, subject=CSP)
+    assert snippets is not None and snippets["nginx"].startswith("Not a fixed ")

@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from . import writers_config, writers_platform
+from ..records.csp import parse_policy
 from .actions import CSP, CSP_REPORT_ONLY, Action, SetHeader, Unwritable, action_for
+from .csp_proposal import relies_on_nonce
 from .remedies import CODE_KINDS, RemedyTable, remedy_table
 from .servers import SERVER_LABELS, SERVERS
 
@@ -70,9 +72,15 @@ def _render(
         return _fallback(fix, _UNWRITABLE)
     if action is None:
         return _fallback(fix)
-    if isinstance(action, SetHeader) and action.name in (CSP, CSP_REPORT_ONLY) and "'nonce-" in action.value.lower():
+    if isinstance(action, SetHeader) and action.name in (CSP, CSP_REPORT_ONLY) and _relies_on_nonce(action.value):
         return _fallback(fix, _NONCE_FALLBACK)
     return tuple(_written(server, action, fix) for server in SERVERS)
+
+
+def _relies_on_nonce(value: str) -> bool:
+    """The proposal's rule (csp_proposal.relies_on_nonce), over each policy of the header value as browsers
+    parse it: a source that is a nonce, not the text `'nonce-` anywhere (in a report-uri, say)."""
+    return any(relies_on_nonce(parse_policy(policy).directives) for policy in value.split(","))
 
 
 @lru_cache(maxsize=2048)
