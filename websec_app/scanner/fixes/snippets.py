@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from . import writers_config, writers_platform
 from ..records.csp import parse_policy
+from . import writers_config, writers_platform
 from .actions import CSP, CSP_REPORT_ONLY, Action, SetHeader, Unwritable, action_for
 from .csp_proposal import relies_on_nonce
 from .remedies import CODE_KINDS, RemedyTable, remedy_table
