@@ -38,7 +38,8 @@ _SANS = (("WsSans", _NOTO / "NotoSans-Regular.ttf"), ("WsSans", _DEJAVU / "DejaV
 _SANS_BOLD = (("WsSansBold", _NOTO / "NotoSans-Bold.ttf"), ("WsSansBold", _DEJAVU / "DejaVuSans-Bold.ttf"))
 _MONO = (("WsMono", _NOTO / "NotoSansMono-Regular.ttf"), ("WsMono", _DEJAVU / "DejaVuSansMono.ttf"))
 # Fallbacks in the order they are tried for a character the body font lacks. Noto Sans has Latin, Greek and
-# Cyrillic; each other script a client's name may be written in has its own file (loading one costs ~1 ms).
+# Cyrillic; each other script a client's name may be written in has its own file (loading one costs ~4 ms,
+# measured: the first fonts() call went from 138 to 205 ms with them).
 _FALLBACKS = (
     ("WsDevanagari", _NOTO / "NotoSansDevanagari-Regular.ttf"),
     ("WsBengali", _NOTO / "NotoSansBengali-Regular.ttf"),
