@@ -26,7 +26,13 @@ from tests.clock import TEST_NOW
 from tests.factories import make_snapshot
 from tests.fixtures.ca_issuers import serve_ca_issuers
 from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
-from tests.fixtures.odd_certs import long_chain, odd_curve_certificate, server_context, unreadable_name_certificate
+from tests.fixtures.odd_certs import (
+    long_chain,
+    odd_curve_certificate,
+    server_context,
+    unknown_tls_feature_certificate,
+    unreadable_name_certificate,
+)
 from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
 from tests.scanner.fetch.scripted_server import serve_once
@@ -213,6 +219,34 @@ async def test_a_leaf_the_parser_refuses_is_the_handshakes_failure_not_a_crash(
     assert "PrintableString" in tls.failure.message
     assert (tls.protocol, tls.chain) == ("TLSv1.3", ())
     assert {p.name: p.result for p in tls.protocols}["TLSv1.3"] == "accepted"
+
+
+async def test_a_certificate_with_an_unknown_tls_feature_takes_the_unreadable_certificate_path(
+    site_factory, pki, tmp_path, scan_settings
+) -> None:
+    """Given a certificate whose TLS Feature extension lists 99 (cryptography raises KeyError reading its
+    extensions, which only the catch-all around grading caught: 'could not be graded: KeyError: 99', the whole
+    section failed), then it is read as unreadable: sent above a valid chain, it ends the chain recorded and is
+    named, and the chain is graded; as the leaf, the failure says the certificate could not be read."""
+    valid = site_factory.unique_host("feature99-extra")
+    der, _ = unknown_tls_feature_certificate("extra.test")
+    chain, valid_key = valid_chain(pki, valid)
+    tls = await fetch(odd_site(site_factory, valid, server_context(tmp_path, [*chain, der], valid_key)), scan_settings)
+    assert tls.failure is None and tls.trusted and tls.hostname_matches and len(tls.chain) == 2
+    assert [n for n in tls.not_testable if "could not be read" in n] == [
+        "certificate 3 of the chain sent could not be read: an extension holds a value cryptography does not know (99)"
+    ]
+    assert "tls.handshake_failed" not in {
+        f.outcome for f in check_tls(make_snapshot(url=f"https://{valid}/", tls=tls)).findings
+    }
+    host = site_factory.unique_host("feature99")
+    leaf, key = unknown_tls_feature_certificate(host)
+    tls = await fetch(odd_site(site_factory, host, server_context(tmp_path, [leaf], key)), scan_settings)
+    assert tls.failure is not None and tls.failure.kind == "tls"
+    assert tls.failure.message == (
+        "the server's certificate could not be read: an extension holds a value cryptography does not know (99)"
+    )
+    assert (tls.protocol, tls.chain) == ("TLSv1.3", ())
 
 
 async def test_a_sent_certificate_the_parser_refuses_ends_the_chain_and_is_named(

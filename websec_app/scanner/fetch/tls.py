@@ -464,6 +464,18 @@ async def fetch_tls(
         return dataclasses.replace(shown, failure=Failure("tls", message))
 
 
+#: What cryptography raises for a certificate it cannot read in some field: ValueError for a malformed one,
+#: KeyError for a value it has no name for (a TLS Feature extension listing 99: `TLSFeatureType(99)` looked up
+#: by value), TypeError for a field of an unexpected type. Not bare Exception: anything else is our bug.
+_UNREADABLE = (ValueError, KeyError, TypeError)
+
+
+def _unreadable_reason(exc: Exception) -> str:
+    if isinstance(exc, KeyError):  # str(KeyError(99)) is "99"
+        return f"an extension holds a value cryptography does not know ({exc.args[0] if exc.args else exc})"
+    return str(exc)
+
+
 def _readable_chain(ders: tuple[bytes, ...]) -> tuple[tuple[CertificateInfo, ...], str | None]:
     """The chain as sent, parsed up to the first certificate cryptography refuses (one OpenSSL accepted: a
     PrintableString holding "_", say), and what stopped it."""
@@ -471,9 +483,9 @@ def _readable_chain(ders: tuple[bytes, ...]) -> tuple[tuple[CertificateInfo, ...
     for position, der in enumerate(ders):
         try:
             chain.append(parse_certificate(der))
-        except ValueError as exc:
+        except _UNREADABLE as exc:
             what = "the server's certificate" if position == 0 else f"certificate {position + 1} of the chain sent"
-            return tuple(chain), f"{what} could not be read: {exc}"
+            return tuple(chain), f"{what} could not be read: {_unreadable_reason(exc)}"
     return tuple(chain), None
 
 
