@@ -1,0 +1,32 @@
+"""The grading version moves with the grading: a deduction, cap, band or graded outcome changed without a
+new `version` in rules/grading.toml would give stored scans graded two ways one version (issue: six outcomes
+with deductions and caps were added under 2026.11.3).
+
+When this fails after a rule change: bump `version` in websec_app/scanner/rules/grading.toml, run
+`python -m websec_app.scanner.rules.docs`, and record the new version's fingerprint below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from websec_app.scanner.rules import RuleBook, default_rulebook
+
+#: version -> fingerprint of what grades under it (`grading_fingerprint`).
+RECORDED = {
+    "2026.11.3": "4318c00a57bddf2f",  # at ca11288: 138 graded outcomes
+    "2026.11.4": "cd16a40ac352d69c",  # six more with deductions and caps
+}
+
+
+def grading_fingerprint(book: RuleBook) -> str:
+    """The bands, and every outcome that takes points or caps the grade, with its deduction and cap."""
+    graded = sorted((o, r.deduction, r.max_grade or "") for o, r in book.rules.items() if r.deduction or r.max_grade)
+    bands = [(b.grade, b.min_score, b.max_score) for b in book.bands]
+    return hashlib.sha256(repr((bands, graded)).encode()).hexdigest()[:16]
+
+
+def test_the_grading_version_names_the_grading_it_was_recorded_with() -> None:
+    book = default_rulebook()
+    assert book.version in RECORDED, f"grading version {book.version} has no recorded fingerprint: bump it?"
+    assert grading_fingerprint(book) == RECORDED[book.version], "the grading changed: bump the version"
