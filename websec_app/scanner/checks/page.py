@@ -56,9 +56,6 @@ _LIST_LIMIT = 50  # longest URL list kept in the report
 _PASSIVE_TYPES = frozenset({"image", "icon", "media"})
 # SRI §3.3.3: the hash functions browsers support, with their digest length in bytes.
 _SRI_DIGESTS = {"sha256": 32, "sha384": 48, "sha512": 64}
-#: Chromium's ParseIntegrityAttribute keeps a token only when its digest is base64 or base64url characters
-#: (then the end, or "?" and options); it discards the others before choosing the strongest algorithm.
-_SRI_DIGEST_CHARACTERS = re.compile(r"[A-Za-z0-9+/=_-]+")
 # Third-party scripts that are living documents: the provider changes them without a new
 # URL, so an integrity hash would break the site. Stripe: "always load Stripe.js directly
 # from https://js.stripe.com" (docs.stripe.com/js); Google Fonts CSS varies per browser.
@@ -135,11 +132,8 @@ def _sri_state(tag: Element) -> str:
     if not known:
         return "unsupported"
     # SRI §3.3.4-3.3.5: only the strongest algorithm's hashes are compared ("get the strongest metadata"), so a
-    # valid sha256 beside a sha512 of the wrong length still blocks the load. The digest length orders the
-    # three. A token whose digest is not base64 characters is discarded first (Chromium), so it never makes
-    # the strongest; when every token is such, the load is still called blocked (Firefox compares them).
-    parsed = [(algorithm, digest) for algorithm, digest in known if _SRI_DIGEST_CHARACTERS.fullmatch(digest)]
-    strongest = max(_SRI_DIGESTS[algorithm] for algorithm, _ in parsed or known)
+    # valid sha256 beside an unusable sha512 still blocks the load. The digest length orders the three.
+    strongest = max(_SRI_DIGESTS[algorithm] for algorithm, _ in known)
     for algorithm, digest in known:
         if _SRI_DIGESTS[algorithm] != strongest:
             continue
