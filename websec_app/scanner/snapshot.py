@@ -6,6 +6,7 @@ it. Nothing here does I/O, so tests build snapshots by hand (see tests/factories
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -172,6 +173,13 @@ class TlsProbe:
     @property
     def accepted(self) -> bool:
         return self.result == "accepted"
+
+
+def dhe_suite(cipher: str | None) -> bool:
+    """Is this an ephemeral finite-field DH suite, by its OpenSSL name (DHE-RSA-AES128-GCM-SHA256,
+    EDH-RSA-DES-CBC3-SHA, EXP-EDH-...) or its IANA one (TLS_DHE_RSA_WITH_...)? ECDHE is not. Here, beside
+    DhGroup, so that the probes that read a group and the renderers that show it ask the same question."""
+    return bool(cipher) and any(part in ("DHE", "EDH") for part in re.split(r"[-_]", cipher or ""))
 
 
 @dataclass(frozen=True)

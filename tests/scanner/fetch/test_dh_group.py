@@ -18,10 +18,10 @@ from tests.scanner.fetch.scripted_server import serve_once
 from websec_app.scanner.checks.tls import check_tls
 from websec_app.scanner.fetch import tls as tls_fetch
 from websec_app.scanner.fetch.tls import fetch_tls
-from websec_app.scanner.fetch.tls_probes import DHE_HELLO, dhe_suite, probe_dh_group
+from websec_app.scanner.fetch.tls_probes import DHE_HELLO, probe_dh_group
 from websec_app.scanner.grading import Graded, grade
 from websec_app.scanner.rules import default_rulebook
-from websec_app.scanner.snapshot import SiteSnapshot, TlsHandshake
+from websec_app.scanner.snapshot import SiteSnapshot, TlsHandshake, dhe_suite
 
 
 def dhe_only_site(site_factory: SiteFactory, pki: Pki, directory: Path, prime: int) -> RunningSite:

@@ -39,7 +39,16 @@ from OpenSSL import SSL, crypto
 from ...clock import clock_for, system_clock
 from ...settings import Settings
 from ..hostname import certificate_matches_host
-from ..snapshot import MAX_PUBLIC_LIFETIME, CertificateInfo, DhGroup, Failure, SignedTimestamp, TlsHandshake, TlsProbe
+from ..snapshot import (
+    MAX_PUBLIC_LIFETIME,
+    CertificateInfo,
+    DhGroup,
+    Failure,
+    SignedTimestamp,
+    TlsHandshake,
+    TlsProbe,
+    dhe_suite,
+)
 from ._tls_client import (
     EXPIRED,
     MISSING_ISSUER,
@@ -53,7 +62,7 @@ from ._tls_client import (
 )
 from .http import fetch_one, make_client
 from .resolve import Pinner, Resolver
-from .tls_probes import Negotiated, dhe_suite, probe_cipher_families, probe_dh_group, probe_protocols
+from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
 
 __all__ = ["NOT_TESTABLE", "CaIssuerSource", "fetch_tls", "parse_certificate"]
 

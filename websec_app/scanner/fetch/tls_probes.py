@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from collections.abc import Awaitable, Callable
 from functools import lru_cache, partial
 from pathlib import Path
@@ -404,12 +403,6 @@ DHE_SUITES: tuple[tuple[int, str], ...] = (
 #: supported_groups name curves only, so a server applying RFC 7919 still shows the group it gives clients
 #: that name no FFDHE group (every browser that offered DHE).
 DHE_HELLO = LegacyHello((3, 3), (3, 1), DHE_SUITES)
-
-
-def dhe_suite(cipher: str | None) -> bool:
-    """Is this an ephemeral finite-field DH suite, by its OpenSSL name (DHE-RSA-AES128-GCM-SHA256,
-    EDH-RSA-DES-CBC3-SHA, EXP-EDH-...) or its IANA one (TLS_DHE_RSA_WITH_...)? ECDHE is not."""
-    return bool(cipher) and any(part in ("DHE", "EDH") for part in re.split(r"[-_]", cipher or ""))
 
 
 async def probe_dh_group(target: tuple[str, int, str], timeout: float) -> DhGroup:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from websec_app.scanner.checks.tls import MIN_DH_BITS
+from websec_app.scanner.checks.tls import MIN_DH_BITS, aead, forward_secret
 from websec_app.scanner.report import header_outcome
 from websec_app.scanner.rules.titles import plain_title
+from websec_app.scanner.snapshot import dhe_suite
 from websec_app.wording import PROTOCOL_LABELS
 
 #: Section detail fields as a reader names them (unknown fields: "some_field" -> "Some field").
@@ -216,15 +217,12 @@ def cipher_strength(protocol: str | None, cipher: str | None, bits: Any, dh_bits
     DHE suite a Diffie-Hellman group of MIN_DH_BITS or more (`dh_bits`, when the scan read it)."""
     if not cipher:
         return "not tested", "No cipher suite was negotiated."
-    tls13 = protocol == "TLSv1.3" or cipher.startswith("TLS_")
-    dhe = not tls13 and cipher.startswith(("DHE-", "EDH-"))
-    forward = tls13 or dhe or cipher.startswith("ECDHE-")
-    aead = tls13 or any(mode in cipher for mode in ("GCM", "CCM", "CHACHA20", "POLY1305"))
+    forward, sealed = forward_secret(protocol, cipher), aead(protocol, cipher)
     size = bits if isinstance(bits, int) else None
-    small_group = dh_bits if dhe and isinstance(dh_bits, int) and dh_bits < MIN_DH_BITS else None
-    if forward and aead and (size is None or size >= 128) and small_group is None:
+    small_group = dh_bits if dhe_suite(cipher) and isinstance(dh_bits, int) and dh_bits < MIN_DH_BITS else None
+    if forward and sealed and (size is None or size >= 128) and small_group is None:
         return "good", "Strong: forward secrecy and authenticated encryption" + (f", {size}-bit key" if size else "")
-    missing = [w for w, ok in (("forward secrecy", forward), ("authenticated encryption (AEAD)", aead)) if not ok]
+    missing = [w for w, ok in (("forward secrecy", forward), ("authenticated encryption (AEAD)", sealed)) if not ok]
     if size is not None and size < 128:
         missing.append(f"a key of at least 128 bits (it has {size})")
     if small_group is not None:
