@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 from .errors import InvalidTarget
 from .target import Target, parse_target
@@ -138,6 +139,16 @@ class CertificateInfo:
     is_ca: bool = False  # basicConstraints cA=TRUE
     embedded_scts: tuple[SignedTimestamp, ...] = ()  # RFC 6962 3.3: the precertificate SCT list extension
     must_staple: bool = False  # RFC 7633: the TLS Feature extension lists status_request (OCSP Must-Staple)
+
+    def dated_problem(self, at: datetime) -> tuple[Literal["expired", "not_yet_valid"], str] | None:
+        """("expired", "expired on 2026-01-01") or ("not_yet_valid", "valid only from 2026-01-01") when `at`
+        is outside the certificate's validity period (RFC 5280 4.1.2.5), else None: one rule for the TLS
+        check and HSTS's."""
+        if self.not_after < at:
+            return "expired", f"expired on {self.not_after:%Y-%m-%d}"
+        if self.not_before > at:
+            return "not_yet_valid", f"valid only from {self.not_before:%Y-%m-%d}"
+        return None
 
 
 #: CA/B Forum BR 6.3.2: a subscriber certificate issued since 2020-09-01 is valid for at most 398 days (Chrome's

@@ -339,10 +339,9 @@ def _certificate_problem(tls: TlsHandshake | None, url: str, now: datetime) -> s
     leaf = tls.leaf
     if not tls.trusted:
         return tls.verify_error or "untrusted"
-    if leaf is not None and leaf.not_after < now:
-        return f"the certificate expired on {leaf.not_after:%Y-%m-%d}"
-    if leaf is not None and leaf.not_before > now:
-        return f"the certificate is valid only from {leaf.not_before:%Y-%m-%d}"
+    if leaf is not None and (dated := leaf.dated_problem(now)) is not None:
+        kind, words = dated
+        return f"the certificate {words}" if kind == "expired" else f"the certificate is {words}"
     if not tls.hostname_matches:
         return "the certificate does not match the host name"
     return None

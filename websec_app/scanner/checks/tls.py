@@ -147,13 +147,11 @@ def _time_left(left: timedelta) -> str:
 def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding]:
     now = snapshot.fetched_at
     findings: list[Finding] = []
-    dated_problem = False
-    if leaf.not_after < now:
-        dated_problem = True
-        findings.append(Finding("tls.cert_expired", note=f"expired on {leaf.not_after:%Y-%m-%d}"))
-    elif leaf.not_before > now:
-        dated_problem = True
-        findings.append(Finding("tls.cert_not_yet_valid", note=f"valid only from {leaf.not_before:%Y-%m-%d}"))
+    dated = leaf.dated_problem(now)
+    dated_problem = dated is not None
+    if dated is not None:
+        kind, words = dated
+        findings.append(Finding(f"tls.cert_{kind}", note=words))
     if not tls.trusted:
         reason = tls.verify_error or "the chain does not lead to a trusted root"
         # OpenSSL reports an expired chain as a verification error too; that is already counted.
