@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import logging
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -90,7 +91,6 @@ class FontSet:
     bold: str
     mono: str
     shaping: bool  # the body font is a TrueType font reportlab can shape with uharfbuzz
-    fallbacks: tuple[str, ...]
 
 
 def _load(name: str, path: Path) -> str | None:
@@ -119,12 +119,6 @@ def fonts() -> FontSet:
     sans, bold, mono = _first(_SANS), _first(_SANS_BOLD), _first(_MONO)
     if sans is None:
         _log.warning("PDF: no TrueType body font (install fonts-noto-core); using Helvetica, Latin-1 only")
-    fallbacks = tuple(name for name, path in _FALLBACKS if _load(name, path) is not None)
-    for name in fallbacks:  # <b> inside a fallback run keeps the fallback font
-        addMapping(name, 0, 0, name)
-        addMapping(name, 1, 0, name)
-        addMapping(name, 0, 1, name)
-        addMapping(name, 1, 1, name)
     body, body_bold = sans or "Helvetica", bold or sans or "Helvetica-Bold"
     addMapping(body, 0, 0, body)
     addMapping(body, 1, 0, body_bold)
@@ -136,7 +130,27 @@ def fonts() -> FontSet:
         addMapping(mono, 0, 1, mono)
         addMapping(mono, 1, 1, mono)
     shaping = sans is not None and bool(getattr(pdfmetrics.getFont(sans), "shapable", False))
-    return FontSet(body, body_bold, mono or "Courier", shaping, fallbacks)
+    return FontSet(body, body_bold, mono or "Courier", shaping)
+
+
+@cache
+def _fallback(name: str, path: Path) -> str | None:
+    """The fallback font, registered the first time a character needs it (25 fonts at ~4 ms each would
+    otherwise be every process's first PDF's cost, for text that is Latin almost always)."""
+    loaded = _load(name, path)
+    if loaded is not None:  # <b> inside a fallback run keeps the fallback font
+        addMapping(loaded, 0, 0, loaded)
+        addMapping(loaded, 1, 0, loaded)
+        addMapping(loaded, 0, 1, loaded)
+        addMapping(loaded, 1, 1, loaded)
+    return loaded
+
+
+def _fallbacks() -> Iterator[str]:
+    """The fallback fonts that load, in _FALLBACKS's order, each loaded when the search reaches it."""
+    for name, path in _FALLBACKS:
+        if (loaded := _fallback(name, path)) is not None:
+            yield loaded
 
 
 @lru_cache(maxsize=64)
@@ -167,7 +181,7 @@ def _attaches(char: str) -> bool:
 
 def runs(value: str, base: str) -> list[tuple[str | None, str]]:
     """`value` cut into (font, text) runs: None for the base font, else the first fallback with the glyph."""
-    chosen = fonts()
+    fonts()  # the body fonts registered (`base` is one of them)
     covered = _covers_fn(base)
     if covered is not None and not {ord(c) for c in value} - covered:
         return [(None, value)] if value else []  # the common case: all in the body font
@@ -181,7 +195,7 @@ def runs(value: str, base: str) -> list[tuple[str | None, str]]:
         elif has_glyph(base, char):
             font = None
         else:
-            font = next((f for f in chosen.fallbacks if has_glyph(f, char)), None)
+            font = next((f for f in _fallbacks() if has_glyph(f, char)), None)
             if font is None:
                 char, font = "?", None
         if result and font == current:
