@@ -45,19 +45,27 @@ async def _receiver(handle: Handler) -> AsyncIterator[str]:
         await server.wait_closed()
 
 
+def _dripping(head: bytes, byte: bytes) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+    """A receiver that reads the request, sends `head`, then `byte` every 50 ms for as long as the client stays:
+    each byte well within any per-read timeout."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(head)
+        while not writer.is_closing():
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(byte)
+
+    return serve
+
+
 async def test_a_receiver_dripping_its_body_does_not_hold_the_delivery(
     tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a receiver that answers 200 at once, then one byte of its body at a time, never finishing
     # (each byte comes well within any per-read timeout)
-    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
-        while not writer.is_closing():
-            await writer.drain()
-            await asyncio.sleep(0.05)
-            writer.write(b"x")
-
+    drip = _dripping(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n", b"x")
     monkeypatch.setattr(callbacks, "CALLBACK_TIMEOUT_SECONDS", DEADLINE)
     settings = Settings(data_dir=tmp_path, allow_private_targets=True)
     async with _receiver(drip) as url:
@@ -72,14 +80,7 @@ async def test_a_receiver_dripping_its_body_does_not_hold_the_delivery(
 async def test_a_receiver_never_answering_is_given_up_at_the_deadline(
     tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
-        writer.write(b"HTTP/1.1 200 OK\r\n")  # the status line, then a header a byte at a time, forever
-        while not writer.is_closing():
-            await writer.drain()
-            await asyncio.sleep(0.05)
-            writer.write(b"X")
-
+    silent = _dripping(b"HTTP/1.1 200 OK\r\n", b"X")  # the status line, then a header a byte at a time, forever
     monkeypatch.setattr(callbacks, "CALLBACK_TIMEOUT_SECONDS", DEADLINE)
     settings = Settings(data_dir=tmp_path, allow_private_targets=True)
     async with _receiver(silent) as url:

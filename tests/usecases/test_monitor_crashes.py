@@ -95,6 +95,20 @@ async def _monitored_site_that_regresses(runtime: Runtime, clock: FrozenClock, s
     return owner
 
 
+async def _killed(*args: Any, **kwargs: Any) -> None:
+    raise WorkerKilled("the worker died after keeping the report, before its alert")
+
+
+async def _kept_then_killed(runtime: Runtime, clock: FrozenClock, scanner: GradedScanner, patch: Any) -> Subscriber:
+    """The owner of a C -> F run whose report was kept, its worker dead before the alert (`patch` keeps
+    `_send_alert` raising until the caller's monkeypatch context ends)."""
+    owner = await _monitored_site_that_regresses(runtime, clock, scanner)
+    patch.setattr(monitor_cases, "_send_alert", _killed)
+    with pytest.raises(WorkerKilled):
+        await _tick_and_run(runtime)
+    return owner
+
+
 def _state(database: Database, owner: Subscriber) -> tuple[list[MonitorRun], int, list[str]]:
     with database.session() as session:
         runs = list(session.exec(select(MonitorRun).order_by(MonitorRun.due_at)))  # type: ignore[arg-type]
@@ -114,15 +128,8 @@ async def test_a_run_killed_after_keeping_its_report_alerts_when_retried_without
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Given a run that regressed to F, whose worker dies right after keeping the report, before the alert
-    owner = await _monitored_site_that_regresses(runtime, clock, scanner)
-
-    async def killed(*args: Any, **kwargs: Any) -> None:
-        raise WorkerKilled("the worker died after keeping the report")
-
     with monkeypatch.context() as patch:
-        patch.setattr(monitor_cases, "_send_alert", killed)
-        with pytest.raises(WorkerKilled):
-            await _tick_and_run(runtime)
+        owner = await _kept_then_killed(runtime, clock, scanner, patch)
 
     # When a later tick hands the abandoned run out again
     clock.advance(seconds=RUN_CLAIM_SECONDS + 60)

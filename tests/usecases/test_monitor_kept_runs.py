@@ -17,7 +17,7 @@ from sqlmodel import select
 
 from tests.api.fakes import FrozenClock
 from tests.usecases import test_monitor_crashes as crashes
-from tests.usecases.test_monitor_crashes import GradedScanner, WorkerKilled, _monitored_site_that_regresses, _state
+from tests.usecases.test_monitor_crashes import GradedScanner, WorkerKilled, _kept_then_killed, _state
 from tests.usecases.test_monitors import _tick_and_run
 from websec_app.store import SUBSCRIPTION_CANCELLED, Database, monthly_scans_used, set_subscription_status
 from websec_app.store.models import OutboxEmail
@@ -35,19 +35,6 @@ any_database, clock, posted, runtime, scanner = (
     crashes.runtime,
     crashes.scanner,
 )
-
-
-async def _killed(*args: Any, **kwargs: Any) -> None:
-    raise WorkerKilled("the worker died after keeping the report, before its alert")
-
-
-async def _kept_then_killed(runtime: Runtime, clock: FrozenClock, scanner: GradedScanner, patch: Any) -> Subscriber:
-    """The owner of a C -> F run whose report was kept, its worker dead before the alert."""
-    owner = await _monitored_site_that_regresses(runtime, clock, scanner)
-    patch.setattr(monitor_cases, "_send_alert", _killed)
-    with pytest.raises(WorkerKilled):
-        await _tick_and_run(runtime)
-    return owner
 
 
 def _kept_id(database: Database) -> str | None:
