@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+import pytest
+
 from tests.factories import make_response, make_snapshot
 from websec_app.scanner.checks.cors import check_cors
 from websec_app.scanner.findings import CheckResult
@@ -123,6 +125,25 @@ def test_an_origin_echoed_with_a_trailing_slash_does_not_match_for_browsers() ->
     headers = [("Access-Control-Allow-Origin", PROBE + "/"), ("Access-Control-Allow-Credentials", "true")]
     result = cors_of(foreign=headers)
     assert outcomes(result) == {"cors.allowlist"}
+
+
+@pytest.mark.parametrize("space", ["\xa0", "\x85"])
+def test_an_origin_echoed_with_a_space_browsers_do_not_trim_grants_nothing(space: str) -> None:
+    # Given the probe's origin echoed with a trailing no-break space (U+00A0) or NEL (U+0085): Fetch trims
+    # only spaces and tabs, so the value is not the origin and Chromium blocks the read
+    headers = [("Access-Control-Allow-Origin", PROBE + space), ("Access-Control-Allow-Credentials", "true")]
+    result = cors_of(foreign=headers, null=headers)
+
+    # Then nothing is exposed: the echo is noted as altered, and no points are taken
+    assert outcomes(result) == {"cors.allowlist"}
+    assert "echoed altered" in (result.findings[0].note or "")
+    assert graded(result).sections["cors"]["deduction"] == 0
+
+
+def test_credentials_followed_by_a_no_break_space_are_not_allowed() -> None:
+    headers = [("Access-Control-Allow-Origin", PROBE), ("Access-Control-Allow-Credentials", "true\xa0")]
+    result = cors_of(foreign=[*headers, ("Vary", "Origin")])
+    assert outcomes(result) == {"cors.origin_reflected"}
 
 
 def test_several_allow_origin_values_are_invalid() -> None:

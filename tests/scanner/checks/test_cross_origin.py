@@ -174,6 +174,18 @@ def test_cross_origin_resource_policy(value: str, expected: str) -> None:
     assert outcome("Cross-Origin-Resource-Policy", [("Cross-Origin-Resource-Policy", value)]) == expected
 
 
+@pytest.mark.parametrize("space", ["\xa0", "\x85"])
+def test_corp_with_a_space_browsers_do_not_trim_is_invalid(space: str) -> None:
+    # Given CORP same-origin followed by a no-break space (U+00A0) or NEL (U+0085), which str.strip() removes
+    # but Fetch does not: it trims only spaces and tabs, and Chromium ignores the header
+    result = check_cross_origin(make_snapshot(headers=[("Cross-Origin-Resource-Policy", f"same-origin{space}")]))
+
+    # Then the header protects nothing, and the note says why
+    [corp] = [f for f in result.findings if f.subject == "Cross-Origin-Resource-Policy"]
+    assert corp.outcome == "corp.invalid"
+    assert "trim only spaces and tabs" in (corp.note or "")
+
+
 def test_corp_cross_origin_is_a_deliberate_choice_without_deduction() -> None:
     obj = section([("Cross-Origin-Resource-Policy", "cross-origin")])["Cross-Origin-Resource-Policy"]
 

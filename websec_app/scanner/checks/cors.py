@@ -24,15 +24,18 @@ from ..findings import CheckResult, Finding
 from ..snapshot import HttpResponse, SiteSnapshot
 
 SECTION = "cors"
+#: Fetch's HTTP whitespace: what browsers trim around a header value (not U+00A0 or U+0085, as str.strip does).
+_HTTP_WHITESPACE = " \t"
 
 
 def _observe(response: HttpResponse | None, origin: str | None) -> dict[str, Any] | None:
     """The CORS headers one response carried."""
     if response is None:
         return None
-    acao = [v.strip() for v in response.headers.get_all("access-control-allow-origin")]
-    acac = [v.strip() for v in response.headers.get_all("access-control-allow-credentials")]
-    vary = {token.strip().lower() for v in response.headers.get_all("vary") for token in v.split(",")}
+    # Browsers trim only spaces and tabs: `<origin>\xa0` is not the origin (Chromium blocks the read).
+    acao = [v.strip(_HTTP_WHITESPACE) for v in response.headers.get_all("access-control-allow-origin")]
+    acac = [v.strip(_HTTP_WHITESPACE) for v in response.headers.get_all("access-control-allow-credentials")]
+    vary = {t.strip(_HTTP_WHITESPACE).lower() for v in response.headers.get_all("vary") for t in v.split(",")}
     return {
         "origin_sent": origin,
         "status_code": response.status_code,
@@ -66,7 +69,7 @@ def _judge_probe(seen: dict[str, Any], label: str) -> list[Finding]:
             return [Finding("cors.wildcard_credentials", label, "Access-Control-Allow-Origin: * with credentials")]
         return [Finding("cors.public", label, "Access-Control-Allow-Origin: *: anyone can read it without cookies")]
     if value != origin:
-        if value.lower().rstrip("/") == origin.lower():
+        if value.strip().lower().rstrip("/") == origin.lower():
             note = f"{label}: the Origin is echoed altered ({value!r}), which browsers do not accept"
             return [Finding("cors.allowlist", label, note)]
         return [Finding("cors.allowlist", label, f"{label}: only {value} is allowed")]

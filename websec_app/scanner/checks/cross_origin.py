@@ -19,6 +19,8 @@ COOP = "Cross-Origin-Opener-Policy"
 COEP = "Cross-Origin-Embedder-Policy"
 CORP = "Cross-Origin-Resource-Policy"
 HEADERS = (COOP, COEP, CORP)
+#: Fetch's HTTP whitespace: what browsers trim around a header value (not U+00A0 or U+0085, as str.strip does).
+_HTTP_WHITESPACE = " \t"
 
 _COOP_OUTCOMES = {
     "same-origin": "coop.good",
@@ -95,13 +97,17 @@ def _resource_policy(headers: HeaderList) -> Finding:
     raw = headers.get(CORP)
     if raw is None:
         return Finding("corp.missing", CORP)
-    outcome = _CORP_OUTCOMES.get(raw.strip())
+    # Chromium ignores `same-origin\xa0`: the no-break space is part of the value.
+    value = raw.strip(_HTTP_WHITESPACE)
+    outcome = _CORP_OUTCOMES.get(value)
     if outcome is None:
         lines = len(headers.get_all(CORP))
         if lines > 1:
             why = f"{lines} headers were sent, which browsers read as the single invalid value {raw!r}"
-        elif raw.strip().lower() in _CORP_OUTCOMES:
+        elif value.lower() in _CORP_OUTCOMES:
             why = f"{raw!r} must be written in lowercase"
+        elif value.strip().lower() in _CORP_OUTCOMES:
+            why = f"{raw!r} has a character around the value that browsers keep (they trim only spaces and tabs)"
         else:
             why = f"{raw!r} is not same-origin, same-site or cross-origin"
         return Finding("corp.invalid", CORP, why)
