@@ -164,6 +164,30 @@ def test_when_the_probes_failed_the_section_says_so_without_grading() -> None:
     assert graded(result).sections["cors"]["deduction"] == 0
 
 
+def test_a_site_is_not_called_unexposed_when_the_foreign_origin_got_no_answer() -> None:
+    # Given a foreign-origin probe that failed (refused, garbage, timeout) and a null probe without CORS headers
+    result = cors_of(foreign=None, null=())
+
+    # Then the section says it could not check that origin, and grants no "not exposed"
+    assert outcomes(result) == {"check.error"}
+    [error] = result.findings
+    assert error.subject == f"Origin: {PROBE}" and "got no answer" in (error.note or "")
+    section = graded(result).sections["cors"]
+    assert section["status"] == "warn" and section["deduction"] == 0
+
+
+def test_what_the_answered_probe_saw_is_kept_beside_the_unanswered_one() -> None:
+    null = [("Access-Control-Allow-Origin", "null"), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
+    result = cors_of(foreign=None, null=null)
+    assert outcomes(result) == {"check.error", "cors.null_credentials"}
+    assert graded(result).grade == "C"
+
+
+def test_a_wildcard_on_the_page_is_seen_when_every_probe_failed() -> None:
+    result = cors_of(foreign=None, null=None, page=[("Access-Control-Allow-Origin", "*")])
+    assert outcomes(result) == {"check.error", "cors.public"}
+
+
 def test_details_record_what_each_probe_saw() -> None:
     headers = [("Access-Control-Allow-Origin", PROBE), ("Access-Control-Allow-Credentials", "true")]
     result = cors_of(foreign=headers)

@@ -101,18 +101,20 @@ def check_cors(snapshot: SiteSnapshot) -> CheckResult:
         name: {k: v for k, v in seen.items() if not k.startswith("_")} if seen else None
         for name, seen in {**probes, "no_origin": plain}.items()
     }
-    if probes["foreign_origin"] is None and probes["null_origin"] is None:
-        failed = Finding("check.error", note="The CORS probe requests could not be made")
-        return CheckResult(SECTION, (failed,), details)
-
     findings: list[Finding] = []
     labels = {"foreign_origin": f"Origin: {snapshot.cors_probe_origin}", "null_origin": "Origin: null"}
+    unanswered = [labels[name] for name, seen in probes.items() if seen is None]
     for name, seen in probes.items():
         if seen is not None:
             findings.extend(_judge_probe(seen, labels[name]))
     # A `*` sent to every visitor (no Origin at all) is judged like a probe answer.
     if plain is not None and plain["_acao"] and not findings:
         findings.extend(_judge_probe({**plain, "origin_sent": ""}, "no Origin"))
+    # docs/scoring.md, "could not check": an origin whose request got no answer may be granted anything, so
+    # the site is never called unexposed then; what the other requests saw is still reported.
+    for label in unanswered:
+        note = f"the request with {label} got no answer, so what that origin may read is unknown"
+        findings.append(Finding("check.error", label, note))
     if not findings:
         findings.append(Finding("cors.not_exposed"))
     return CheckResult(SECTION, tuple(findings), details)
