@@ -399,6 +399,9 @@ def hsts(value: str | None) -> list[str]:
         ("max-age=", ["hsts.invalid"]),
         ("max-age=31536000; max-age=31536000", ["hsts.invalid"]),
         ("max-age=31536000; includeSubDomains; includeSubDomains", ["hsts.invalid"]),
+        # RFC 6797 §6.1 ignores unknown directives, and Chromium keeps a header repeating one, or preload
+        ("max-age=31536000; includeSubDomains; preload; preload", ["hsts.good"]),
+        ("max-age=31536000; includeSubDomains; foo; foo", ["hsts.good"]),
         ("max-age=31536000, includeSubDomains", ["hsts.invalid"]),
         ('max-age="31536000', ["hsts.invalid"]),
         ("max-age=31536000; includeSubDomains=yes", ["hsts.invalid"]),
@@ -446,6 +449,15 @@ def test_preload_is_noted_with_its_requirements() -> None:
 
     assert "hstspreload.org" in ready
     assert "preload list needs max-age of at least 31536000 and includeSubDomains" in not_ready
+
+
+def test_a_repeated_directive_browsers_accept_is_named_in_the_note() -> None:
+    headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains; preload; preload")]
+
+    assert outcomes("Strict-Transport-Security", headers) == ["hsts.good"]
+    assert note("Strict-Transport-Security", headers).startswith(
+        "preload is sent more than once (browsers accept this, though RFC 6797 §6.1 asks for each directive once)"
+    )
 
 
 def test_hsts_with_a_certificate_error_is_ignored() -> None:

@@ -24,6 +24,29 @@ def test_hsts_parser(value: str, max_age: int | None, include: bool, error: bool
     assert (policy.max_age, policy.include_subdomains, policy.error is not None) == (max_age, include, error)
 
 
+@pytest.mark.parametrize(
+    ("value", "repeated"),
+    [
+        ("max-age=31536000; includeSubDomains; preload; preload", ("preload",)),
+        ("max-age=31536000; foo; FOO=1; foo", ("FOO",)),
+        ("max-age=31536000; preload; foo; Preload; foo", ("Preload", "foo")),
+    ],
+)
+def test_a_repeated_preload_or_unknown_directive_is_noted_not_fatal(value: str, repeated: tuple[str, ...]) -> None:
+    # Chromium 156 keeps these headers: it rejects a repeat of max-age or includeSubDomains only
+    policy = parse_hsts(value)
+
+    assert policy.error is None and policy.max_age == 31536000
+    assert policy.repeated_directives == repeated
+
+
+@pytest.mark.parametrize(
+    "value", ["max-age=1; max-age=1", "max-age=1; includeSubDomains; INCLUDESUBDOMAINS", "max-age=1; Max-Age=2"]
+)
+def test_a_repeated_max_age_or_include_subdomains_makes_the_header_invalid(value: str) -> None:
+    assert parse_hsts(value).error == f"the {value.rsplit('; ', 1)[1].split('=')[0]} directive appears more than once"
+
+
 def test_header_list_splitting_follows_fetch() -> None:
     assert split_header_list("a, b ,c") == ["a", "b", "c"]
     assert split_header_list('"a, b", c') == ['"a, b"', "c"]

@@ -317,6 +317,13 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None, no
         )
     if policy.unknown_directives:
         notes.append("unknown directives are ignored: " + ", ".join(policy.unknown_directives))
+    if policy.repeated_directives:
+        repeated = " and ".join(policy.repeated_directives)
+        verb = "is" if len(policy.repeated_directives) == 1 else "are"
+        notes.append(
+            f"{repeated} {verb} sent more than once (browsers accept this, though RFC 6797 §6.1 asks for each "
+            "directive once)"
+        )
     if policy.preload:
         if max_age >= _ONE_YEAR and policy.include_subdomains:
             notes.append("preload is requested; submit the domain at hstspreload.org to be built into browsers")

@@ -83,6 +83,7 @@ class HstsPolicy:
     preload: bool = False
     error: str | None = None
     unknown_directives: tuple[str, ...] = ()
+    repeated_directives: tuple[str, ...] = ()  # sent more than once, which browsers tolerate for these
 
 
 def _split_directives(value: str) -> list[str]:
@@ -115,9 +116,10 @@ def parse_hsts(value: str) -> HstsPolicy:
     """RFC 6797 §6.1: `[ directive ] *( ";" [ directive ] )`, directive = name [ "=" token / quoted-string ].
 
     - Directive names are case-insensitive (§6.1).
-    - "All directives MUST appear only once" (§6.1), and a UA must ignore a header that
-      does not match the grammar (§6.1, §8.1): a duplicate makes the whole header invalid,
-      as Chromium's `ParseHSTSHeader` does.
+    - A UA must ignore a header that does not match the grammar (§6.1, §8.1). "All directives MUST
+      appear only once" (§6.1), but browsers enforce it only for the two they act on: Chromium's
+      `ParseHSTSHeader` rejects a header repeating max-age or includeSubDomains and takes one repeating
+      `preload` or an unknown directive (seen in Chromium 156), which §6.1 says to ignore.
     - max-age is REQUIRED (§6.1.1) and is delta-seconds, quoted or not.
     - includeSubDomains is valueless (§6.1.2). Unknown directives are ignored (§6.1);
       `preload` is not in the RFC but is read by hstspreload.org.
@@ -126,6 +128,7 @@ def parse_hsts(value: str) -> HstsPolicy:
     max_age: int | None = None
     include_subdomains = preload = False
     unknown: list[str] = []
+    repeated: list[str] = []
     for raw in _split_directives(value):
         part = raw.strip(_HTTP_WHITESPACE)
         if not part:
@@ -136,8 +139,11 @@ def parse_hsts(value: str) -> HstsPolicy:
         if not _TOKEN_RE.match(name):
             return HstsPolicy(error=f"{part!r} is not a valid directive")
         key = name.lower()
-        if key in seen:
+        first = key not in seen
+        if not first and key in ("max-age", "includesubdomains"):
             return HstsPolicy(error=f"the {name} directive appears more than once")
+        if not first and all(r.lower() != key for r in repeated):
+            repeated.append(name)
         seen.add(key)
         if has_value:
             unquoted = _unquote(directive_value) if directive_value.startswith('"') else directive_value
@@ -156,11 +162,11 @@ def parse_hsts(value: str) -> HstsPolicy:
             include_subdomains = True
         elif key == "preload":
             preload = True
-        else:
+        elif first:
             unknown.append(name)
     if max_age is None:
         return HstsPolicy(error="the required max-age directive is missing")
-    return HstsPolicy(max_age, include_subdomains, preload, None, tuple(unknown))
+    return HstsPolicy(max_age, include_subdomains, preload, None, tuple(unknown), tuple(repeated))
 
 
 # --- Referrer-Policy (W3C Referrer Policy) -------------------------------------------------------
