@@ -110,6 +110,20 @@ async def test_pay_refuses_a_target_no_scan_could_reach_before_anything_is_bough
         assert session.exec(select(Payment)).first() is None
 
 
+@pytest.mark.parametrize("provider", ["razorpay", "stripe"])
+@pytest.mark.parametrize("url", ["", "   "])
+async def test_pay_without_a_url_is_400_before_anything_is_bought(
+    client: httpx.AsyncClient, database: Database, provider: str, url: str
+) -> None:
+    """Spec 7: an invalid URL is a 400, an empty one too; not the 402 of a payment the provider refused."""
+    response = await client.post("/api/compliance-report/pay", json={**PAY, "provider": provider, "url": url})
+
+    assert response.status_code == 400
+    assert response.json() == {"error": "A URL is required"}
+    with database.session() as session:
+        assert session.exec(select(Payment)).first() is None
+
+
 async def test_verify_one_time_needs_a_payment_id(client: httpx.AsyncClient) -> None:
     response = await client.post("/api/verify-one-time", json={"payment_id": "", "email": "a@example.com"})
 

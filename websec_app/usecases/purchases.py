@@ -57,12 +57,12 @@ async def start_checkout(
     client: str | None = None,
 ) -> CheckoutStart:
     """A Razorpay order or subscription, a Stripe Checkout Session, or a sandbox page. A compliance report
-    needs a public URL (InvalidTarget, or TargetRefused for an address or localhost name that is not public,
-    before anything is created). With `client` (the
+    needs a public URL (InvalidTarget when it is missing or malformed, or TargetRefused for an address or
+    localhost name that is not public, before anything is created). With `client` (the
     caller's address) the start counts against its limit (TooManyRequests, 429)."""
-    if product is Product.COMPLIANCE_REPORT and url:
-        # Refused before the buyer pays for a report its scan would refuse (spec 7: 400).
-        target = parse_target(url)
+    if product is Product.COMPLIANCE_REPORT:
+        # Refused before the buyer pays for a report its scan would refuse (spec 7: 400), an empty URL too.
+        target = parse_target(url or "")
         refuse_known_private(target.host, allow_private=runtime.settings.allow_private_targets)
         url = target.url
     address = _email(email, "the purchase")
