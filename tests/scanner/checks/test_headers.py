@@ -451,6 +451,15 @@ def test_preload_is_noted_with_its_requirements() -> None:
     assert "preload list needs max-age of at least 31536000 and includeSubDomains" in not_ready
 
 
+def test_preload_with_a_value_is_not_taken_for_a_preload_request() -> None:
+    headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains; preload=true")]
+
+    assert outcomes("Strict-Transport-Security", headers) == ["hsts.good"]
+    assert note("Strict-Transport-Security", headers) == (
+        "preload=true is not a preload request: the preload list (hstspreload.org) needs a bare preload directive"
+    )
+
+
 def test_a_repeated_directive_browsers_accept_is_named_in_the_note() -> None:
     headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains; preload; preload")]
 

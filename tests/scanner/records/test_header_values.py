@@ -47,6 +47,15 @@ def test_a_repeated_max_age_or_include_subdomains_makes_the_header_invalid(value
     assert parse_hsts(value).error == f"the {value.rsplit('; ', 1)[1].split('=')[0]} directive appears more than once"
 
 
+@pytest.mark.parametrize("directive", ["preload=true", 'preload=""', 'PRELOAD="a;b"'])
+def test_preload_with_a_value_is_no_preload_request(directive: str) -> None:
+    # hstspreload.org's ParseHeaderString: "Header contains a `preload` directive with extra parts", not preload
+    policy = parse_hsts(f"max-age=31536000; includeSubDomains; {directive}")
+
+    assert policy.error is None
+    assert (policy.preload, policy.preload_with_value) == (False, directive)
+
+
 def test_header_list_splitting_follows_fetch() -> None:
     assert split_header_list("a, b ,c") == ["a", "b", "c"]
     assert split_header_list('"a, b", c') == ['"a, b"', "c"]

@@ -324,6 +324,11 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None, no
             f"{repeated} {verb} sent more than once (browsers accept this, though RFC 6797 §6.1 asks for each "
             "directive once)"
         )
+    if policy.preload_with_value:
+        notes.append(
+            f"{policy.preload_with_value} is not a preload request: the preload list (hstspreload.org) "
+            "needs a bare preload directive"
+        )
     if policy.preload:
         if max_age >= _ONE_YEAR and policy.include_subdomains:
             notes.append("preload is requested; submit the domain at hstspreload.org to be built into browsers")

@@ -84,6 +84,7 @@ class HstsPolicy:
     error: str | None = None
     unknown_directives: tuple[str, ...] = ()
     repeated_directives: tuple[str, ...] = ()  # sent more than once, which browsers tolerate for these
+    preload_with_value: str | None = None  # `preload=...` as sent: no preload request for hstspreload.org
 
 
 def _split_directives(value: str) -> list[str]:
@@ -122,13 +123,15 @@ def parse_hsts(value: str) -> HstsPolicy:
       `preload` or an unknown directive (seen in Chromium 156), which §6.1 says to ignore.
     - max-age is REQUIRED (§6.1.1) and is delta-seconds, quoted or not.
     - includeSubDomains is valueless (§6.1.2). Unknown directives are ignored (§6.1);
-      `preload` is not in the RFC but is read by hstspreload.org.
+      `preload` is not in the RFC but is read by hstspreload.org, only without a value (its
+      `ParseHeaderString` calls `preload=...` an invalid preload directive and the header unpreloadable).
     """
     seen: set[str] = set()
     max_age: int | None = None
     include_subdomains = preload = False
     unknown: list[str] = []
     repeated: list[str] = []
+    preload_with_value: str | None = None
     for raw in _split_directives(value):
         part = raw.strip(_HTTP_WHITESPACE)
         if not part:
@@ -160,13 +163,15 @@ def parse_hsts(value: str) -> HstsPolicy:
             if has_value:
                 return HstsPolicy(error="includeSubDomains takes no value")
             include_subdomains = True
-        elif key == "preload":
+        elif key == "preload" and not has_value:
             preload = True
+        elif key == "preload":
+            preload_with_value = preload_with_value or part
         elif first:
             unknown.append(name)
     if max_age is None:
         return HstsPolicy(error="the required max-age directive is missing")
-    return HstsPolicy(max_age, include_subdomains, preload, None, tuple(unknown), tuple(repeated))
+    return HstsPolicy(max_age, include_subdomains, preload, None, tuple(unknown), tuple(repeated), preload_with_value)
 
 
 # --- Referrer-Policy (W3C Referrer Policy) -------------------------------------------------------
