@@ -270,11 +270,37 @@ def test_an_unknown_samesite_value_is_reported_and_shown_as_written() -> None:
         "__Host-id=1; Secure",  # Path=/ missing
         "__HOST-id=1; Path=/",  # Secure missing (prefixes match case-insensitively)
         "__Secure-id=1; Path=/; HttpOnly",  # Secure missing
+        # __Http- needs Secure and HttpOnly; __Host-Http- the __Host- rules too (6265bis §4.1.3.3, 4.1.3.4;
+        # Chromium 156 refuses each of these with InvalidPrefix)
+        "__Http-sid=1; Secure; Path=/",  # HttpOnly missing
+        "__http-sid=1; Secure; Path=/",  # the same, whatever the case of the prefix
+        "__Http-sid=1; Path=/; HttpOnly",  # Secure missing
+        "__Host-Http-sid=1; Secure; Path=/",  # HttpOnly missing
+        "__HOST-HTTP-sid=1; Secure; HttpOnly",  # Path=/ missing
+        "__Host-Http-sid=1; Secure; HttpOnly; Path=/; Domain=example.com",  # Domain not allowed
     ],
 )
 def test_broken_cookie_prefixes_are_reported_without_flag_noise(line: str) -> None:
     result = cookies_of(line)
     assert outcomes(result) == {"cookie.prefix_violation"}
+
+
+def test_a_prefix_violation_names_the_prefix_and_what_it_lacks() -> None:
+    result = cookies_of("__Host-Http-sid=1; Secure; Path=/; SameSite=Lax")
+    entry = cookie(result, "__Host-Http-sid")
+    assert entry["prefix"] == "__Host-Http-"
+    assert entry["rejected"] == "the __Host-Http- prefix requires HttpOnly"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "__Http-sid=1; Secure; HttpOnly; SameSite=Lax",
+        "__Host-Http-sid=1; Secure; HttpOnly; SameSite=Lax; Path=/",
+    ],
+)
+def test_cookies_that_keep_the_rules_of_the_http_prefixes_are_good(line: str) -> None:
+    assert outcomes(cookies_of(line)) == {"cookie.ok"}
 
 
 def test_a_session_cookie_shared_with_every_subdomain_is_noted() -> None:

@@ -53,6 +53,10 @@ _DAY = re.compile(r"^(\d{1,2})(?:\D.*)?$")
 _YEAR = re.compile(r"^(\d{2,4})(?:\D.*)?$")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
+# 6265bis §4.1.3: the name prefixes browsers enforce, the longest first where one starts another.
+_PREFIXES = ("__Host-Http-", "__Host-", "__Http-", "__Secure-")
+_HTTPONLY_PREFIXES = ("__Host-Http-", "__Http-")
+
 #: The earliest representable time: what a non-positive Max-Age means (§5.6.2).
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -77,13 +81,9 @@ class ParsedCookie:
 
     @property
     def prefix(self) -> str | None:
-        """6265bis §4.1.3: cookie prefixes are matched case-insensitively."""
+        """6265bis §4.1.3: cookie prefixes are matched case-insensitively ("__Host-Http-" before "__Host-")."""
         lowered = self.name.lower()
-        if lowered.startswith("__host-"):
-            return "__Host-"
-        if lowered.startswith("__secure-"):
-            return "__Secure-"
-        return None
+        return next((prefix for prefix in _PREFIXES if lowered.startswith(prefix.lower())), None)
 
     def expiry(self, now: datetime) -> datetime | None:
         """When the cookie expires: Max-Age wins over Expires (§5.7 step 3); None for a session cookie."""
@@ -281,20 +281,23 @@ def rejection(cookie: ParsedCookie, url: str) -> Rejection | None:
             return Rejection("storage", f"Domain={cookie.domain} is a public suffix, so browsers refuse the cookie")
         if not domain_matches(host, cookie.domain):
             return Rejection("storage", f"Domain={cookie.domain} does not cover the host {host}")
-    # 6265bis §4.1.3.1 and §4.1.3.2: the prefixes are promises the browser enforces.
+    # 6265bis §4.1.3: the prefixes are promises the browser enforces. Every one needs Secure from an HTTPS
+    # response; __Http- and __Host-Http- also HttpOnly; __Host- and __Host-Http- also Path=/ and no Domain
+    # (Chromium 156 refuses each violation with InvalidPrefix).
     prefix = cookie.prefix
-    if prefix == "__Secure-" and not (cookie.secure and secure_origin):
-        return Rejection("prefix", "the __Secure- prefix requires the Secure attribute on an HTTPS response")
-    if prefix == "__Host-":
+    if prefix is not None:
         problems = []
         if not (cookie.secure and secure_origin):
             problems.append("the Secure attribute on an HTTPS response")
-        if cookie.domain is not None:
-            problems.append("no Domain attribute")
-        if cookie.path != "/":
-            problems.append("Path=/")
+        if prefix in _HTTPONLY_PREFIXES and not cookie.httponly:
+            problems.append("HttpOnly")
+        if prefix.startswith("__Host-"):
+            if cookie.domain is not None:
+                problems.append("no Domain attribute")
+            if cookie.path != "/":
+                problems.append("Path=/")
         if problems:
-            return Rejection("prefix", "the __Host- prefix requires " + ", ".join(problems))
+            return Rejection("prefix", f"the {prefix} prefix requires " + ", ".join(problems))
     # SameSite=None without Secure is not a rejection here: Chromium drops such a cookie but
     # Firefox and Safari keep it, so the cookies check grades it as a weakness instead.
     return None
