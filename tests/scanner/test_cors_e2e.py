@@ -54,3 +54,34 @@ async def test_a_foreign_origin_answered_with_garbage_is_not_graded_unexposed(
     assert [f["check"] for f in section["findings"]] == ["check.error"]
     assert section["findings"][0]["subjects"] == [f"Origin: {FOREIGN_PROBE}"]
     assert section["foreign_origin"] is None and section["null_origin"]["status_code"] == 200
+
+
+def echoing_with_credentials(page: Response, origin: str) -> Response:
+    cors = [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
+    return replace(page, headers=[*page.headers, *cors])
+
+
+async def test_echoing_every_origin_costs_the_same_with_or_without_null(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given two sites echoing every Origin with credentials, one of them `null` too
+    page = catalog.best_practices("page.test").routes["/"]
+    assert isinstance(page, Response)
+    everything = site_factory(
+        answering(site_factory.unique_host("cors-all"), lambda origin: echoing_with_credentials(page, origin))
+    )
+    all_but_null = site_factory(
+        answering(
+            site_factory.unique_host("cors-not-null"),
+            lambda origin: None if origin == "null" else echoing_with_credentials(page, origin),
+        )
+    )
+
+    # When both are scanned
+    reports = [(await scan(site.url, scan_settings)).to_dict() for site in (everything, all_but_null)]
+
+    # Then it is one misconfiguration each, costing the same: 40 points and a C at best
+    assert "null" in origins_sent(everything)
+    assert [r["cors"]["deduction"] for r in reports] == [40, 40]
+    assert reports[0]["score"] == reports[1]["score"] and reports[0]["grade"] == reports[1]["grade"] == "C"
+    assert [f["check"] for f in reports[0]["cors"]["findings"]] == ["cors.origin_reflected_credentials"]

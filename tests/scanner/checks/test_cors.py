@@ -78,6 +78,30 @@ def test_an_echoed_foreign_origin_with_credentials_is_critical_and_caps_the_grad
     assert report.caps == ({"outcome": "cors.origin_reflected_credentials", "max_grade": "C"},)
 
 
+def echoing(origin: str) -> list[tuple[str, str]]:
+    return [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
+
+
+def test_echoing_null_too_is_the_same_misconfiguration_and_costs_no_more() -> None:
+    # Given two servers echoing every Origin with credentials, one of them `null` too
+    everything = cors_of(foreign=echoing(PROBE), null=echoing("null"))
+    all_but_null = cors_of(foreign=echoing(PROBE), null=())
+
+    # Then both lose the same points: the null echo is a note on the reflection, not a second deduction
+    assert outcomes(everything) == outcomes(all_but_null) == {"cors.origin_reflected_credentials"}
+    assert graded(everything).score == graded(all_but_null).score == 60
+    assert graded(everything).sections["cors"]["deduction"] == 40
+    [finding] = graded(everything).sections["cors"]["findings"]
+    assert "Origin: null was echoed" in finding["note"]
+
+
+def test_a_null_echo_with_credentials_stands_beside_a_reflection_without() -> None:
+    # Given a server that echoes other origins without credentials, but `null` with them
+    result = cors_of(foreign=[("Access-Control-Allow-Origin", PROBE), ("Vary", "Origin")], null=echoing("null"))
+    # Then the worse null echo is not hidden in the milder finding
+    assert outcomes(result) == {"cors.origin_reflected", "cors.null_credentials"}
+
+
 def test_an_echoed_origin_without_credentials_is_a_warning() -> None:
     result = cors_of(foreign=[("Access-Control-Allow-Origin", PROBE), ("Vary", "Accept-Encoding, Origin")])
     assert outcomes(result) == {"cors.origin_reflected"}
@@ -209,9 +233,5 @@ def test_grading_turns_the_cors_result_into_json() -> None:
     )
     body = json.loads(json.dumps(graded(result).sections["cors"]))
     assert body["status"] == "bad"
-    assert {f["check"] for f in body["findings"]} == {
-        "cors.origin_reflected_credentials",
-        "cors.null_allowed",
-        "cors.vary_missing",
-    }
+    assert {f["check"] for f in body["findings"]} == {"cors.origin_reflected_credentials", "cors.vary_missing"}
     assert body["foreign_origin"]["allow_credentials"] == "true"

@@ -18,6 +18,7 @@ A server that echoes the Origin must say `Vary: Origin` (Fetch §3.2.5 note; RFC
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..findings import CheckResult, Finding
@@ -90,6 +91,38 @@ def _judge_probe(seen: dict[str, Any], label: str) -> list[Finding]:
     return findings
 
 
+#: The outcomes of an echoed Origin, and whether the echo let credentials through.
+_ECHOES = {
+    "cors.origin_reflected_credentials": True,
+    "cors.origin_reflected": False,
+    "cors.null_credentials": True,
+    "cors.null_allowed": False,
+}
+
+
+def _fold_echoes(findings: list[Finding], judged: list[Finding]) -> list[Finding]:
+    """`findings` plus `judged`, where an echo that an earlier echo already covers (it granted credentials,
+    or neither did) becomes a note on that earlier finding: a server echoing every Origin, `null` included,
+    has one misconfiguration and loses its points once, as much as one that echoes all but `null`."""
+    merged = list(findings)
+    for finding in judged:
+        credentials = _ECHOES.get(finding.outcome)
+        covering = next(
+            (
+                index
+                for index, earlier in enumerate(merged)
+                if credentials is not None and earlier.outcome in _ECHOES and _ECHOES[earlier.outcome] >= credentials
+            ),
+            None,
+        )
+        if covering is None:
+            merged.append(finding)
+        else:
+            earlier = merged[covering]
+            merged[covering] = replace(earlier, note=f"{earlier.note}; {finding.note} as well")
+    return merged
+
+
 def check_cors(snapshot: SiteSnapshot) -> CheckResult:
     final = snapshot.final
     probes = {
@@ -106,7 +139,7 @@ def check_cors(snapshot: SiteSnapshot) -> CheckResult:
     unanswered = [labels[name] for name, seen in probes.items() if seen is None]
     for name, seen in probes.items():
         if seen is not None:
-            findings.extend(_judge_probe(seen, labels[name]))
+            findings = _fold_echoes(findings, _judge_probe(seen, labels[name]))
     # A `*` sent to every visitor (no Origin at all) is judged like a probe answer.
     if plain is not None and plain["_acao"] and not findings:
         findings.extend(_judge_probe({**plain, "origin_sent": ""}, "no Origin"))
