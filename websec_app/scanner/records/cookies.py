@@ -213,11 +213,6 @@ def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
                 samesite, samesite_raw = keyword.capitalize(), None
             else:
                 samesite, samesite_raw = None, val
-    if "partitioned" in flags and "secure" not in flags:
-        # CHIPS requires Secure with Partitioned. Chromium (checked with 156) still stores and sends such a
-        # cookie, unpartitioned, so it is graded like any cookie without Secure, with this note.
-        flags.discard("partitioned")
-        ignored.append("Partitioned (it needs the Secure attribute; without it the cookie is not partitioned)")
     return ParsedCookie(
         name=name,
         value=value,
@@ -298,6 +293,11 @@ def rejection(cookie: ParsedCookie, url: str) -> Rejection | None:
                 problems.append("Path=/")
         if problems:
             return Rejection("prefix", f"the {prefix} prefix requires " + ", ".join(problems))
+    # CHIPS (draft-cutler-httpbis-partitioned-cookies §2.1): Partitioned needs Secure. Chromium 156 stores
+    # nothing for such a line, at the top level or in a third-party frame, over HTTPS or HTTP (and Firefox
+    # rejects it too: CookieRejectedPartitionedRequiresSecure), so it protects and exposes nothing.
+    if cookie.partitioned and not cookie.secure:
+        return Rejection("storage", "it has Partitioned without Secure, and browsers refuse such a cookie")
     # SameSite=None without Secure is not a rejection here: Chromium drops such a cookie but
     # Firefox and Safari keep it, so the cookies check grades it as a weakness instead.
     return None

@@ -1,0 +1,156 @@
+"""The cookies check grades the cookies Chromium keeps, and only those.
+
+Given one fixture site answering every case's path with that case's exact Set-Cookie lines (over HTTPS,
+and over HTTP on port 80), when headless Chromium (Debian's, through Playwright) loads each case in a fresh
+browser context, then the cookies Chromium stores (CDP Network.getAllCookies: name, host-only or domain,
+path, Secure, HttpOnly) are exactly the cookies the check grades for the same lines: a line it calls
+refused or a deletion is one Chromium did not store. A third-party frame on another site is checked for
+the one case where partitioning could matter (Partitioned without Secure).
+
+Chromium finds the names through --host-resolver-rules and accepts the test certificate through
+--ignore-certificate-errors-spki-list. Sync Playwright must not run inside the test's event loop, so the
+tests are synchronous.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+
+from tests.factories import make_snapshot
+from tests.fixtures.pki import Pki
+from tests.fixtures.sites import SAME, Request, Response, RunningSite, Site, SiteFactory, TlsConfig, html
+from websec_app.scanner.checks.cookies import check_cookies
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path(os.environ.get("WEBSEC_TEST_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+
+#: One stored cookie: name, the domain it is kept for ("." first when it is not host-only), path, Secure,
+#: HttpOnly.
+Stored = tuple[str, str, str, bool, bool]
+
+#: (scheme, Set-Cookie lines of one response), each loaded from www.<site>.
+CASES: list[tuple[str, tuple[str, ...]]] = [
+    ("https", ("sid=1; Secure; HttpOnly; SameSite=Lax",)),  # the control: stored as written
+    ("https", ("sid=1; HttpOnly; SameSite=Lax",)),  # the control: no Secure, still stored
+    # CHIPS: Partitioned needs Secure; without it Chromium 156 stores nothing, over HTTPS or HTTP
+    ("https", ("sid=abc; HttpOnly; SameSite=Lax; Partitioned",)),
+    ("https", ("p=1; Partitioned",)),
+    ("https", ("p=1; SameSite=None; Partitioned",)),
+    ("http", ("sid=abc; HttpOnly; SameSite=Lax; Partitioned",)),
+    ("https", ("p=1; Secure; SameSite=None; Partitioned",)),  # with Secure: stored (partitioned)
+]
+
+
+def graded(url: str, lines: Sequence[str]) -> list[Stored]:
+    """The cookies the check grades as stored for these lines, in Chromium's terms."""
+    host = urlsplit(url).hostname or ""
+    details = check_cookies(make_snapshot(url, headers=[("Set-Cookie", line) for line in lines])).details
+    return sorted(
+        (c["name"], "." + c["domain"] if c["domain"] else host, c["path"], c["secure"], c["httponly"])
+        for c in details["cookies"]
+        if not c["rejected"] and not c["deletes"]
+    )
+
+
+@contextmanager
+def chromium(site: RunningSite, pki: Pki) -> Iterator[Any]:
+    """A browser that reaches `site` under all its names and trusts its certificate."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
+    leaf = pki.issue("service", site.names).certificate
+    spki = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    pin = base64.b64encode(hashlib.sha256(spki).digest()).decode()
+    rules = "--host-resolver-rules=" + ", ".join(f"MAP {name} {site.ip}" for name in site.names)
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=[*CHROMIUM_ARGS, rules, f"--ignore-certificate-errors-spki-list={pin}"],
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def stored_by(browser: Any, url: str, *, framed_by: str | None = None) -> list[Stored]:
+    """What a fresh Chromium context keeps after loading `url` (in an iframe of `framed_by` if given)."""
+    context = browser.new_context()
+    try:
+        tab = context.new_page()
+        if framed_by is None:
+            tab.goto(url)
+        else:
+            tab.goto(f"{framed_by}?frame={url}")  # "load" waits for the frame too
+        cdp = context.new_cdp_session(tab)
+        cookies = cdp.send("Network.getAllCookies")["cookies"]
+    finally:
+        context.close()
+    return sorted((c["name"], c["domain"], c["path"], c["secure"], c["httpOnly"]) for c in cookies)
+
+
+def start_site(site_factory: SiteFactory) -> RunningSite:
+    """<host> and www.<host> answer /case<N> with the lines of CASES[N], over HTTPS and HTTP; <other>.test
+    answers /frame with a page framing the URL of its query."""
+    host = site_factory.unique_host("cookiejar")
+    other = site_factory.unique_host("cookiejar-top")
+    routes: dict[str, Any] = {
+        f"/case{n}": Response(200, [("Content-Type", "text/html"), *(("Set-Cookie", line) for line in lines)], "ok")
+        for n, (_, lines) in enumerate(CASES)
+    }
+
+    def frame(request: Request) -> Response:
+        return html(f'<iframe src="{request.query.removeprefix("frame=")}"></iframe>')
+
+    routes["/frame"] = frame
+    return site_factory(
+        Site(names=(host, f"www.{host}", other), routes=routes, tls=TlsConfig(cert="service"), http=SAME)
+    )
+
+
+def test_chromium_stores_exactly_the_cookies_the_check_grades(site_factory: SiteFactory, pki: Pki) -> None:
+    site = start_site(site_factory)
+    urls = [f"{scheme}://www.{site.host}/case{n}" for n, (scheme, _) in enumerate(CASES)]
+    try:
+        with chromium(site, pki) as browser:
+            seen = {url: stored_by(browser, url) for url in urls}
+    finally:
+        site.stop()
+
+    assert seen == {url: graded(url, lines) for url, (_, lines) in zip(urls, CASES, strict=True)}
+    assert seen[urls[0]] and seen[urls[1]], "the controls must be stored, or the comparison proves nothing"
+
+
+def test_a_third_party_frame_stores_no_partitioned_cookie_without_secure(site_factory: SiteFactory, pki: Pki) -> None:
+    # Given the Partitioned-without-Secure line, and the same with Secure as the control, loaded in an
+    # iframe of another site (where CHIPS partitions cookies)
+    site = start_site(site_factory)
+    top = f"https://{site.names[2]}/frame"
+    without, control = (
+        CASES.index(("https", (line,)))
+        for line in ("p=1; SameSite=None; Partitioned", "p=1; Secure; SameSite=None; Partitioned")
+    )
+    try:
+        with chromium(site, pki) as browser:
+            refused = stored_by(browser, f"https://www.{site.host}/case{without}", framed_by=top)
+            kept = stored_by(browser, f"https://www.{site.host}/case{control}", framed_by=top)
+    finally:
+        site.stop()
+
+    # Then Chromium keeps nothing for it there either, and the control is kept
+    assert refused == []
+    assert kept == [("p", f"www.{site.host}", "/", True, False)]
