@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import http.cookiejar
 import importlib.util
 import ssl
 import sys
 import typing
 import unicodedata
+import urllib.request
 import warnings
 from urllib.parse import urljoin
 
@@ -188,6 +190,28 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
             await self._backend.close_all()
 
 
+class _NoCookies(http.cookiejar.CookiePolicy):
+    """The client's own jar keeps nothing. httpx's would carry every cookie any request of the scan received to
+    all the others, unbounded, in whatever order concurrent parts happened to finish; each chain carries its
+    own (ChainCookies)."""
+
+    netscape = True
+    rfc2965 = False
+    hide_cookie2 = True
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
+        return False
+
+    def return_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
+        return False
+
+    def domain_return_ok(self, domain: str, request: urllib.request.Request) -> bool:
+        return False
+
+    def path_return_ok(self, path: str, request: urllib.request.Request) -> bool:
+        return False
+
+
 class _Client(httpx.AsyncClient):
     """An AsyncClient that leaves redirects alone: fetch_chain follows them by hand.
 
@@ -210,6 +234,7 @@ def make_client(
         transport=_PinnedTransport(pinner, limits),
         follow_redirects=False,
         trust_env=False,
+        cookies=http.cookiejar.CookieJar(_NoCookies()),
         timeout=httpx.Timeout(
             connect=limits.connect_seconds,
             read=limits.read_seconds,
@@ -322,7 +347,8 @@ class SharedFetches:
     an identical request. Requests that differ in anything sent (headers, body limit) are not shared."""
 
     def __init__(self) -> None:
-        self._tasks: dict[tuple[str, str, tuple[tuple[str, str], ...], int | None], asyncio.Task[HttpResponse]] = {}
+        self._tasks: dict[_RequestKey, asyncio.Task[HttpResponse]] = {}
+        self._all: list[asyncio.Task[HttpResponse]] = []
 
     async def fetch(
         self,
@@ -333,21 +359,91 @@ class SharedFetches:
         *,
         headers: dict[str, str] | None = None,
         max_body: int | None = None,
+        fresh: bool = False,
     ) -> HttpResponse:
-        key = (url, address, tuple(sorted((headers or {}).items())), max_body)
-        task = self._tasks.get(key)
+        """The answer to this request; with `fresh`, a new one even when it was asked before (and later askers
+        read that newer one): a chain that asks again what it asked before expects the server to answer anew."""
+        key = _request_key(url, address, headers, max_body)
+        task = None if fresh else self._tasks.get(key)
         if task is None:
             task = self._tasks[key] = asyncio.ensure_future(
                 fetch_one(client, url, address, limits, headers=headers, max_body=max_body)
             )
+            self._all.append(task)
         # Shielded: one asker giving up (its part's budget, a cancelled scan) must not cancel the other's.
         return await asyncio.shield(task)
 
     async def aclose(self) -> None:
         """Cancel what no one waits for any more, and collect every outcome (no unretrieved exception)."""
-        for task in self._tasks.values():
+        for task in self._all:
             task.cancel()
-        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        await asyncio.gather(*self._all, return_exceptions=True)
+
+
+_RequestKey: typing.TypeAlias = tuple[str, str, tuple[tuple[str, str], ...], int | None]
+
+
+def _request_key(url: str, address: str, headers: dict[str, str] | None, max_body: int | None) -> _RequestKey:
+    """What makes two requests the same request: everything sent, and how much of the answer is read."""
+    return (url, address, tuple(sorted((headers or {}).items())), max_body)
+
+
+#: RFC 6265 6.1: the least a user agent keeps is 50 cookies per domain and 4096 bytes a cookie. A chain keeps
+#: no more, whatever a server sends.
+MAX_CHAIN_COOKIES = 50
+MAX_COOKIE_BYTES = 4096
+
+
+class _SetCookies:
+    """A response's Set-Cookie lines in the shape http.cookiejar reads them (`response.info().get_all`)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self._lines = lines
+
+    def info(self) -> _SetCookies:
+        return self
+
+    def get_all(self, name: str, default: list[str]) -> list[str]:
+        return self._lines if name.lower() == "set-cookie" else default
+
+
+class ChainCookies:
+    """The cookies a chain's responses set, sent on its later hops as a browser's cookie jar sends them (RFC 6265
+    5.4: back to their host, or their Domain, under their Path, Secure ones over https only). A site that sets a
+    cookie and redirects to check it (a consent or bot gate, often to the very same URL) is then followed as a
+    browser follows it. Each chain starts empty, as a new visitor does; it keeps at most MAX_CHAIN_COOKIES, of at
+    most MAX_COOKIE_BYTES each, in printable ASCII (what httpx sends), so a hostile server cannot grow it."""
+
+    def __init__(self) -> None:
+        # Host-only cookies (no Domain attribute) go back to their host only, not its subdomains (RFC 6265 5.3).
+        policy = http.cookiejar.DefaultCookiePolicy(
+            strict_ns_domain=http.cookiejar.DefaultCookiePolicy.DomainStrictNonDomain
+        )
+        self._jar = http.cookiejar.CookieJar(policy)
+
+    def header_for(self, url: str) -> str | None:
+        """The Cookie header a request to `url` carries, or None."""
+        if not len(self._jar):
+            return None
+        request = urllib.request.Request(url)
+        self._jar.add_cookie_header(request)
+        return request.get_header("Cookie")
+
+    def take(self, response: HttpResponse) -> None:
+        """Keep the cookies `response` sets (or deletes)."""
+        lines = [
+            line
+            for line in response.headers.get_all("set-cookie")
+            if len(line) <= MAX_COOKIE_BYTES and line.isascii() and line.isprintable()
+        ][:MAX_CHAIN_COOKIES]
+        if not lines:
+            return
+        request = urllib.request.Request(response.url)
+        # http.cookiejar reads any object with `info().get_all()` (as httpx's own adapter does).
+        for cookie in self._jar.make_cookies(_SetCookies(lines), request):  # type: ignore[arg-type]
+            if len(self._jar) >= MAX_CHAIN_COOKIES:
+                break
+            self._jar.set_cookie_if_ok(cookie, request)
 
 
 class _BadLocation(Exception):
@@ -406,18 +502,29 @@ async def fetch_chain(
     With `raise_on_first_hop`, failures are raised as ScanError (the target itself);
     otherwise they end the chain as a recorded Failure (secondary fetches). With `shared`, a hop
     another chain of the scan is fetching (or fetched) with the same request reads that answer.
+
+    Cookies set along the chain are sent on its later hops (ChainCookies). A hop that leads back to a URL
+    asks it again, as browsers do: only the redirect limit ends a chain (Fetch Standard 4.4, "HTTP-redirect
+    fetch": the redirect count), since a site may redirect to the same URL once it has set a cookie.
     """
     responses: list[HttpResponse] = []
     current = url
-    seen: set[str] = set()
+    cookies = ChainCookies()
+    asked: set[_RequestKey] = set()
     for _hop in range(limits.max_redirects + 1):
         try:
             target = parse_target(current)
             address = await pinner.pin(target.host)
+            cookie = cookies.header_for(target.url)
+            hop_headers = {**(headers or {}), "Cookie": cookie} if cookie else headers
             if shared is not None:
-                response = await shared.fetch(client, target.url, address, limits, headers=headers, max_body=max_body)
+                key = _request_key(target.url, address, hop_headers, max_body)
+                response = await shared.fetch(
+                    client, target.url, address, limits, headers=hop_headers, max_body=max_body, fresh=key in asked
+                )
+                asked.add(key)
             else:
-                response = await fetch_one(client, target.url, address, limits, headers=headers, max_body=max_body)
+                response = await fetch_one(client, target.url, address, limits, headers=hop_headers, max_body=max_body)
         except ScanError as exc:
             if raise_on_first_hop:
                 if responses and isinstance(exc, InvalidTarget):
@@ -440,6 +547,7 @@ async def fetch_chain(
         responses.append(response)
         if not response.is_redirect:
             return FetchChain(url, tuple(responses))
+        cookies.take(response)
         location = response.location or ""
         try:
             current = _redirect_target(response.url, location)
@@ -450,9 +558,6 @@ async def fetch_chain(
                     f"Could not reach {url}: the site redirects to an invalid address: {message}."
                 ) from None
             return FetchChain(url, tuple(responses), Failure("bad_redirect", message))
-        if current in seen and raise_on_first_hop:
-            break
-        seen.add(current)
     failure = Failure("too_many_redirects", f"more than {limits.max_redirects} redirects (or a redirect loop)")
     if raise_on_first_hop:
         raise TargetUnreachable(f"Could not reach a page at {url}: {failure.message}")
