@@ -16,8 +16,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,23 +50,29 @@ def outcomes(subject: str, headers: Sequence[tuple[str, str]] = (), body: str = 
     return [f.outcome for f in check_headers(snapshot).findings if f.subject == subject]
 
 
-def start_site(
-    site_factory: SiteFactory, prefix: str, answers: Mapping[Any, Behaviour]
-) -> tuple[dict[str, Any], RunningSite]:
-    """One site whose name `<prefix>-N.test` answers `/` with the N-th answer (name -> its case's key), and
-    a `<prefix>-echo-N.test` name, another origin."""
-    names = {site_factory.unique_host(prefix): key for key in answers}
+@dataclass(frozen=True)
+class CaseSite:
+    site: RunningSite
+    cases: dict[str, Any]  # name -> its case's key
+    echo: str  # one more name, another origin: Referer is read from requests to https://<echo>/echo
+
+
+def start_site(site_factory: SiteFactory, prefix: str, answers: Mapping[Any, Behaviour]) -> CaseSite:
+    """One site whose name `<prefix>-N.test` answers `/` with the N-th answer."""
+    cases = {site_factory.unique_host(prefix): key for key in answers}
+    echo = site_factory.unique_host(f"{prefix}-echo")
 
     def front(request: Request) -> Behaviour:
-        return answers[names[request.host or ""]]
+        return answers[cases[request.host or ""]]
 
-    return names, site_factory(
+    site = site_factory(
         Site(
-            names=(*names, site_factory.unique_host(f"{prefix}-echo")),
+            names=(*cases, echo),
             routes={"/": front, "/second": html("second"), "/echo": html("echo")},
             tls=TlsConfig(cert="service"),  # valid for decades around the suite's clock, whatever today is
         )
     )
+    return CaseSite(site, cases, echo)
 
 
 @contextmanager
@@ -110,23 +117,23 @@ def test_chromium_keeps_exactly_the_hsts_headers_the_check_accepts(site_factory:
     answers = {
         value: html("first", headers=[("Strict-Transport-Security", value)] if value else []) for value in HSTS_CASES
     }
-    names, site = start_site(site_factory, "hsts", answers)
+    started = start_site(site_factory, "hsts", answers)
     try:
         # When Chromium visits each over HTTPS, then follows an http:// link to it (port 80 refuses)
-        with chromium(site, pki) as context:
+        with chromium(started.site, pki) as context:
             tab = context.new_page()
-            for name in names:
+            for name in started.cases:
                 tab.goto(f"https://{name}/")
-            for name in names:
+            for name in started.cases:
                 try:
                     tab.goto(f"http://{name}/second", timeout=5000)
                 except playwright_api.Error:
                     pass  # not upgraded: the connection to port 80 is refused
     finally:
-        site.stop()
+        started.site.stop()
 
     # Then Chromium upgraded exactly the names whose header it kept...
-    upgraded = {names[r.host or ""] for r in site.requests_to("/second") if r.scheme == "https"}
+    upgraded = {started.cases[r.host or ""] for r in started.site.requests_to("/second") if r.scheme == "https"}
     assert {value: value in upgraded for value in HSTS_CASES} == HSTS_CASES
     # ...and the check calls exactly those headers valid
     accepted = {
@@ -135,3 +142,89 @@ def test_chromium_keeps_exactly_the_hsts_headers_the_check_accepts(site_factory:
         for value in HSTS_CASES
     }
     assert accepted == HSTS_CASES
+
+
+# --- <meta http-equiv="Content-Security-Policy"> ---------------------------------------------------
+
+#: http-equiv value -> whether Chromium 156 enforces the <meta> policy (it blocks the page's inline script).
+META_CSP_CASES = {
+    "Content-Security-Policy": True,
+    "CONTENT-security-policy": True,  # an enumerated attribute: ASCII case-insensitive
+    " Content-Security-Policy": False,  # ...but matched whole: HTML trims nothing
+    "Content-Security-Policy\t": False,
+}
+
+
+def test_chromium_enforces_exactly_the_meta_policies_the_check_reads(site_factory: SiteFactory, pki: Pki) -> None:
+    # Given a page per http-equiv spelling, with a policy forbidding scripts and an inline script
+    pages = {
+        http_equiv: (
+            f'<html><head><meta http-equiv="{http_equiv}" content="script-src \'none\'">'
+            "<script>window.ran = true</script></head><body></body></html>"
+        )
+        for http_equiv in META_CSP_CASES
+    }
+    started = start_site(site_factory, "meta-csp", {key: html(body) for key, body in pages.items()})
+    try:
+        # When Chromium loads each
+        with chromium(started.site, pki) as context:
+            tab = context.new_page()
+            ran = {}
+            for name, http_equiv in started.cases.items():
+                tab.goto(f"https://{name}/")
+                ran[http_equiv] = tab.evaluate("window.ran === true")
+    finally:
+        started.site.stop()
+
+    # Then the policy blocked the script exactly where the check counts it
+    assert {key: not ran[key] for key in META_CSP_CASES} == META_CSP_CASES
+    read = {key: outcomes("Content-Security-Policy", body=body) != ["csp.missing"] for key, body in pages.items()}
+    assert read == META_CSP_CASES
+
+
+# --- Referrer-Policy ---------------------------------------------------------------------------------
+
+#: (header, page) -> whether Chromium 156 sends another origin the page's full URL as Referer.
+REFERRER_CASES: dict[tuple[str | None, str], bool] = {
+    (None, ""): False,  # the control: strict-origin-when-cross-origin, browsers' default
+    ("unsafe-url", ""): True,
+    ("unsafe-url", '<meta name="referrer" content="no-referrer">'): False,
+    ("unsafe-url", '<meta name="REFERRER" content="no-referrer">'): False,
+    ("unsafe-url", '<meta name=" referrer" content="no-referrer">'): True,  # name matched whole, untrimmed
+}
+
+
+def full_url_sent(site_factory: SiteFactory, pki: Pki, cases: Iterable[tuple[str | None, str]]) -> dict[Any, bool]:
+    """For each (header, <head> markup) case: whether Chromium sends a cross-origin fetch the full page URL."""
+    answers = {
+        (header, head): html(
+            f"<html><head>{head}</head><body></body></html>",
+            headers=[("Referrer-Policy", header)] if header is not None else [],
+        )
+        for header, head in cases
+    }
+    started = start_site(site_factory, "referrer", answers)
+    try:
+        with chromium(started.site, pki) as context:
+            tab = context.new_page()
+            for name in started.cases:
+                tab.goto(f"https://{name}/?secret=1")
+                tab.evaluate(f"fetch('https://{started.echo}/echo?from={name}', {{mode: 'no-cors'}})")
+    finally:
+        started.site.stop()
+    referers = {r.query.removeprefix("from="): r.header("Referer") for r in started.site.requests_to("/echo")}
+    assert set(referers) == set(started.cases)
+    return {key: referers[name] == f"https://{name}/?secret=1" for name, key in started.cases.items()}
+
+
+def leaks_full_url(header: str | None, head: str) -> bool:
+    """The check's verdict: the policy in force sends other sites the full URL."""
+    found = outcomes("Referrer-Policy", [("Referrer-Policy", header)] if header is not None else [], head)
+    return found in (["referrer.unsafe_url"], ["referrer.full_url_cross_origin"])
+
+
+def test_chromium_sends_the_full_url_exactly_where_the_check_says_it_does(site_factory: SiteFactory, pki: Pki) -> None:
+    sent = full_url_sent(site_factory, pki, REFERRER_CASES)
+
+    assert sent == REFERRER_CASES
+    assert {case: leaks_full_url(*case) for case in REFERRER_CASES} == REFERRER_CASES

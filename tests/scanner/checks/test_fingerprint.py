@@ -108,6 +108,13 @@ def test_a_generator_meta_tag_with_a_version_is_a_disclosure() -> None:
     assert result.details["disclosures"][0]["version"] == "6.4.2"
 
 
+def test_a_generator_name_with_spaces_around_it_still_discloses_the_version() -> None:
+    # Browsers act on no generator <meta>; a reader of the page sees the version whatever the spacing
+    result = fingerprint_of(body='<meta name=" generator " content="WordPress 6.4.2">')
+
+    assert [(d["product"], d["version"]) for d in result.details["disclosures"]] == [("WordPress", "6.4.2")]
+
+
 def test_a_generator_without_version_or_in_a_non_html_response_is_ignored() -> None:
     no_version = fingerprint_of(body='<meta name="generator" content="Joomla! - Open Source Content Management">')
     json_text = '{"x": "<meta name=generator content=\\"WordPress 6.4.2\\">"}'

@@ -324,6 +324,15 @@ def test_a_meta_policy_inside_noscript_or_template_is_ignored(wrapper: str) -> N
     assert "inside <noscript> or <template> is ignored" in note("Content-Security-Policy", [], body=body)
 
 
+@pytest.mark.parametrize("http_equiv", [" Content-Security-Policy", "Content-Security-Policy\n"])
+def test_a_meta_policy_whose_http_equiv_has_spaces_around_it_is_ignored(http_equiv: str) -> None:
+    # HTML matches http-equiv whole; Chromium runs the inline script of such a page
+    body = f'<html><head><meta http-equiv="{http_equiv}" content="script-src \'none\'"></head></html>'
+
+    assert outcomes("Content-Security-Policy", body=body) == ["csp.missing"]
+    assert "is ignored by browsers: spaces around the name count" in note("Content-Security-Policy", [], body=body)
+
+
 def test_a_meta_policy_after_the_body_is_in_the_body() -> None:
     # Given a CSP <meta> after </body>: HTML's "after body" mode reprocesses it "in body" (libxml2
     # leaves it beside <body>); Chromium does not enforce it
@@ -661,6 +670,17 @@ def test_an_invalid_meta_referrer_is_ignored() -> None:
     body = '<html><head><meta name="referrer" content="sometimes"></head></html>'
 
     assert outcomes("Referrer-Policy", [("Referrer-Policy", "same-origin")], body=body) == ["referrer.good"]
+
+
+def test_a_meta_referrer_whose_name_has_spaces_around_it_is_ignored() -> None:
+    # Chromium sends the full URL past <meta name=" referrer" content="no-referrer"> under an unsafe-url header
+    body = '<html><head><meta name=" referrer" content="no-referrer"></head></html>'
+    headers = [("Referrer-Policy", "unsafe-url")]
+
+    assert outcomes("Referrer-Policy", headers, body=body) == ["referrer.unsafe_url"]
+    assert "<meta name=' referrer'> is ignored by browsers: spaces around the name count" in note(
+        "Referrer-Policy", headers, body=body
+    )
 
 
 @pytest.mark.parametrize("wrapper", ["noscript", "template"])

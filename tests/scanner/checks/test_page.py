@@ -160,6 +160,14 @@ def test_upgrade_insecure_requests_in_a_meta_tag_counts_but_report_only_does_not
     assert "page.mixed_active" in outcomes(in_body)
 
 
+def test_upgrade_insecure_requests_in_a_meta_tag_with_a_padded_http_equiv_does_not_count() -> None:
+    # HTML matches http-equiv whole: Chromium ignores <meta http-equiv=" Content-Security-Policy">
+    meta = '<meta http-equiv=" Content-Security-Policy" content="upgrade-insecure-requests">'
+    result = page_of(f'<html><head>{meta}<script src="http://cdn.other.net/a.js"></script></head></html>')
+    assert "page.mixed_active" in outcomes(result)
+    assert result.details["mixed_content"]["upgraded_by_csp"] is False
+
+
 def test_mixed_content_does_not_apply_to_plain_http_pages() -> None:
     result = page_of('<script src="http://cdn.other.net/a.js"></script>', url="http://www.example.com/")
     assert "page.http_page" in outcomes(result)

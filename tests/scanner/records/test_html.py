@@ -39,6 +39,19 @@ def test_meta_elements_know_whether_they_sit_in_head() -> None:
     ]
 
 
+def test_meta_keywords_are_ascii_lowercased_and_not_trimmed() -> None:
+    # HTML matches http-equiv and name ASCII case-insensitively, whole: Chromium ignores a padded keyword
+    parsed = page(
+        '<html><head><meta http-equiv=" Content-Security-Policy" content="a">'
+        '<meta name="Referrer\t" content="b"><meta name="\u212aEYWORDS" content="c"></head></html>'
+    )
+    assert [(m.http_equiv, m.name) for m in html.meta_elements_of(parsed)] == [
+        (" content-security-policy", ""),
+        ("", "referrer\t"),
+        ("", "\u212aeywords"),  # the Kelvin sign is no ASCII K
+    ]
+
+
 def test_on_a_duplicated_attribute_the_first_counts() -> None:
     # HTML §13.2.5.33: the later duplicate is dropped.
     (script,) = [e for e in page('<script src="/first.js" src="/second.js"></script>').elements if e.name == "script"]

@@ -133,7 +133,8 @@ def _generator_disclosures(response: HttpResponse) -> list[dict[str, str]]:
     """`<meta name="generator" content="WordPress 6.4.2">` (HTML §4.2.5.1 "generator")."""
     found = []
     for meta in meta_elements(response):  # the page's one parse, shared with the other checks
-        if meta.name != "generator":
+        # Trimmed here, unlike where browsers act on a <meta>: the version is there for anyone who reads the page.
+        if meta.name.strip() != "generator":
             continue
         content = meta.content or ""
         for product, version in find_versions(content):

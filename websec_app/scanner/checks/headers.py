@@ -128,6 +128,8 @@ def _content_security_policy(
                 notes.append("a Content-Security-Policy <meta> element inside <body> is ignored by browsers")
         elif meta.http_equiv == "content-security-policy-report-only":
             notes.append("a Content-Security-Policy-Report-Only <meta> element is ignored (CSP3 §3.3: header only)")
+        elif _padded(meta.http_equiv, "content-security-policy") and not meta.inert:
+            notes.append(f"<meta http-equiv={meta.http_equiv!r}> is ignored by browsers: spaces around the name count")
     evaluation = csp.evaluate([*header_policies, *meta_policies])
     if any(not p.has_effect for p in header_policies) and evaluation.policies:
         notes.append("a policy without any directive browsers know (empty, or between commas) was ignored")
@@ -170,6 +172,11 @@ def _content_security_policy(
         )
         proposal = repair_policy(evaluation.policies[0], page, final.url, repairs)
     return evaluation, _with_proposal(findings, [*notes, *evaluation.notes], proposal)
+
+
+def _padded(attribute: str, keyword: str) -> bool:
+    """`attribute` is `keyword` with whitespace around it, which HTML does not trim (records/html.py MetaElement)."""
+    return attribute != keyword and attribute.strip(" \t\n\f\r") == keyword
 
 
 def _enforce(report_only: csp_records.Policy) -> CspProposal:
@@ -476,6 +483,8 @@ def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[
         if effective and len(parsed.tokens) > 1:
             notes.append(f"browsers use the last value they recognise: {effective}")
     for meta in metas:
+        if _padded(meta.name, "referrer"):
+            notes.append(f"<meta name={meta.name!r}> is ignored by browsers: spaces around the name count")
         if meta.name != "referrer" or meta.content is None:
             continue
         from_meta = parse_referrer_meta(meta.content)

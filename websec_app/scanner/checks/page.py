@@ -36,6 +36,7 @@ from ..findings import CheckResult, Finding
 from ..records.html import (
     Element,
     HtmlPage,
+    ascii_lower,
     base_url,
     clean_url,
     is_html,
@@ -110,7 +111,8 @@ def _upgrades_insecure_requests(response: HttpResponse, page: HtmlPage) -> bool:
         # HTML §4.2.5.3: a CSP <meta> counts only in <head>, and only as an element of the document.
         if meta.in_body or meta.inert:
             continue
-        if str(meta.get("http-equiv", "")).strip().lower() == "content-security-policy":
+        # Matched whole and ASCII case-insensitively, untrimmed, as browsers match it (records/html.py MetaElement)
+        if ascii_lower(str(meta.get("http-equiv", ""))) == "content-security-policy":
             policies.append(str(meta.get("content", "")))
     for policy in policies:
         for directive in re.split(r"[;,]", policy):

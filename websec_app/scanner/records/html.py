@@ -47,9 +47,9 @@ from lxml import etree
 from ..snapshot import HttpResponse
 
 __all__ = [
-    "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "base_url", "clean_url", "is_html", "link_rel",
-    "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page", "raw_resources", "split_url",
-    "srcset_urls",
+    "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_url", "clean_url", "is_html",
+    "link_rel", "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page", "raw_resources",
+    "split_url", "srcset_urls",
 ]  # fmt: skip
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -457,8 +457,13 @@ def origin_of(url: str | SplitResult) -> str:
 
 @dataclass(frozen=True)
 class MetaElement:
-    http_equiv: str  # lowercased, "" when absent
-    name: str  # lowercased, "" when absent
+    """`http_equiv` and `name` are ASCII-lowercased and NOT trimmed: HTML matches both ASCII
+    case-insensitively against whole keywords (§4.2.5.3 http-equiv is an enumerated attribute, §4.2.5.1
+    "Standard metadata names"), so Chromium ignores `http-equiv=" Content-Security-Policy"` (the auditor's
+    check in Chromium 156: the page's inline script runs)."""
+
+    http_equiv: str  # ASCII-lowercased, "" when absent
+    name: str  # ASCII-lowercased, "" when absent
     content: str | None
     in_head: bool  # False when the element sits inside <body>
     inert: bool  # inside <noscript> or <template>: not an element of the document for browsers with scripting on
@@ -486,4 +491,13 @@ def meta_elements(response: HttpResponse) -> tuple[MetaElement, ...]:
 
 
 def _attr(value: object) -> str:
-    return value.strip().lower() if isinstance(value, str) else ""
+    return ascii_lower(value) if isinstance(value, str) else ""
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(value: str) -> str:
+    """Infra "ASCII lowercase", what HTML compares keywords by: str.lower() would also fold non-ASCII
+    letters (the Kelvin sign K to k), which browsers leave alone."""
+    return value.translate(_ASCII_LOWER)
