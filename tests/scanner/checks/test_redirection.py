@@ -47,6 +47,27 @@ def test_given_redirects_ending_on_http_then_missing() -> None:
     assert outcomes(upgrade) == ["redirect.missing"]
 
 
+def test_given_a_loop_after_reaching_https_then_broken_not_good() -> None:
+    # http:// -> https:// on the same host, which then redirects to itself until the limit: no page is ever served
+    loop = redirect("https://example.com/", "https://example.com/")
+    upgrade = chain(
+        redirect("http://example.com/", "https://example.com/"),
+        *[loop] * 10,
+        failure=Failure("too_many_redirects", "more than 10 redirects (or a redirect loop)"),
+    )
+    [finding] = check_redirection(make_snapshot(http_upgrade=upgrade)).findings
+    assert (finding.outcome, finding.note) == ("redirect.broken", "more than 10 redirects (or a redirect loop)")
+
+
+def test_given_a_refused_hop_after_reaching_https_then_broken() -> None:
+    upgrade = chain(
+        redirect("http://example.com/", "https://example.com/"),
+        redirect("https://example.com/", "https://gone.example.com/"),
+        failure=Failure("unreachable", "connection refused: nothing accepts connections on that port"),
+    )
+    assert outcomes(upgrade) == ["redirect.broken"]
+
+
 def test_given_nothing_on_port_80_then_nothing_to_redirect() -> None:
     refused = chain(failure=Failure("unreachable", "connection failed: [Errno 111] Connection refused"))
     assert outcomes(refused) == ["redirect.http_not_served"]

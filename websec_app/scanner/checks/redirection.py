@@ -80,7 +80,7 @@ def _upgrade_findings(chain: FetchChain, host: str) -> list[Finding]:
         except ValueError:  # a malformed Location (e.g. an unclosed IPv6 bracket); the chain's failure says so
             first_hop = None
     final = _scheme_host(chain.final_url)
-    if chain.failure is not None and final is not None and final[0] != "https":
+    if chain.failure is not None:  # the chain never reached a page, wherever it stopped (on http or on https)
         return [Finding("redirect.broken", note=chain.failure.message)]
     if final is None or final[0] != "https":
         return [Finding("redirect.missing", note=f"the redirects end on {chain.final_url}, not on HTTPS")]
