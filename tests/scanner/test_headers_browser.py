@@ -191,6 +191,9 @@ REFERRER_CASES: dict[tuple[str | None, str], bool] = {
     ("unsafe-url", '<meta name="referrer" content="no-referrer">'): False,
     ("unsafe-url", '<meta name="REFERRER" content="no-referrer">'): False,
     ("unsafe-url", '<meta name=" referrer" content="no-referrer">'): True,  # name matched whole, untrimmed
+    ("unsafe-url", '<meta name="referrer" content="NO-REFERRER">'): False,
+    ("unsafe-url", '<meta name="referrer" content=" no-referrer">'): True,  # the content is not trimmed either
+    ("unsafe-url", '<meta name="referrer" content="no-referrer\n">'): True,
 }
 
 

@@ -672,6 +672,19 @@ def test_an_invalid_meta_referrer_is_ignored() -> None:
     assert outcomes("Referrer-Policy", [("Referrer-Policy", "same-origin")], body=body) == ["referrer.good"]
 
 
+@pytest.mark.parametrize("content", [" no-referrer", "no-referrer\n", "\tnever"])
+def test_a_meta_referrer_whose_content_has_spaces_around_it_is_ignored(content: str) -> None:
+    # HTML only ASCII-lowercases the content; Chromium keeps the header's unsafe-url past such a <meta>
+    body = f'<html><head><meta name="referrer" content="{content}"></head></html>'
+    headers = [("Referrer-Policy", "unsafe-url")]
+
+    assert outcomes("Referrer-Policy", headers, body=body) == ["referrer.unsafe_url"]
+    assert note("Referrer-Policy", headers, body=body) == (
+        f'the policy in force is unsafe-url; <meta name="referrer" content={content!r}> is not a referrer policy '
+        "and is ignored (spaces around the value count)"
+    )
+
+
 def test_a_meta_referrer_whose_name_has_spaces_around_it_is_ignored() -> None:
     # Chromium sends the full URL past <meta name=" referrer" content="no-referrer"> under an unsafe-url header
     body = '<html><head><meta name=" referrer" content="no-referrer"></head></html>'

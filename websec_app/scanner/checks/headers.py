@@ -489,7 +489,10 @@ def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[
             continue
         from_meta = parse_referrer_meta(meta.content)
         if from_meta is None:
-            notes.append(f'<meta name="referrer" content="{meta.content}"> is not a referrer policy and is ignored')
+            spaces = " (spaces around the value count)" if parse_referrer_meta(meta.content.strip()) else ""
+            notes.append(
+                f'<meta name="referrer" content={meta.content!r}> is not a referrer policy and is ignored{spaces}'
+            )
             continue
         if raw is not None and from_meta != effective:
             notes.append(f'<meta name="referrer"> sets {from_meta}, which overrides the header')

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .html import ascii_lower
+
 __all__ = [
     "REFERRER_POLICIES",
     "HstsPolicy",
@@ -222,7 +224,8 @@ def parse_referrer_policy_header(value: str) -> ReferrerPolicy:
 
 
 def parse_referrer_meta(content: str) -> str | None:
-    """HTML "Standard metadata names", referrer: one lowercased, legacy-mapped token (None if not a policy)."""
-    value = content.strip().lower()
+    """HTML "Standard metadata names", referrer: the content ASCII-lowercased and legacy-mapped, None if that is
+    no policy. Not trimmed: HTML does not, and Chromium ignores `content=" no-referrer"`."""
+    value = ascii_lower(content)
     value = _LEGACY_META_REFERRER.get(value, value)
     return value if value in REFERRER_POLICIES else None
