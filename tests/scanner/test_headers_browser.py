@@ -188,6 +188,12 @@ def test_chromium_enforces_exactly_the_meta_policies_the_check_reads(site_factor
 REFERRER_CASES: dict[tuple[str | None, str], bool] = {
     (None, ""): False,  # the control: strict-origin-when-cross-origin, browsers' default
     ("unsafe-url", ""): True,
+    ("no-referrer, unsafe-url", ""): True,  # the last policy browsers know wins...
+    ("unsafe-url, foo", ""): True,  # ...past a well-formed one they do not know
+    # A token that is not letters and hyphens: Fetch "extract header list values" fails, the header is ignored
+    ("unsafe-url, foo_bar", ""): False,
+    ("unsafe-url, no-referrer;", ""): False,
+    ('unsafe-url, "no-referrer"', ""): False,
     ("unsafe-url", '<meta name="referrer" content="no-referrer">'): False,
     ("unsafe-url", '<meta name="REFERRER" content="no-referrer">'): False,
     ("unsafe-url", '<meta name=" referrer" content="no-referrer">'): True,  # name matched whole, untrimmed

@@ -629,6 +629,11 @@ def test_missing_x_content_type_options() -> None:
         ("no-referrer, strict-origin-when-cross-origin", "referrer.good"),
         ("strict-origin-when-cross-origin, unsafe-url", "referrer.unsafe_url"),  # the last one wins
         ("unsafe-url, no-such-policy", "referrer.unsafe_url"),  # unknown tokens are skipped
+        ("no-referrer, , ", "referrer.good"),  # so are empty list elements (RFC 9110 §5.6.1)
+        # ...but a token that is not letters and hyphens makes Chromium ignore the header (Referrer Policy §8.1)
+        ("unsafe-url, foo_bar", "referrer.invalid"),
+        ("unsafe-url, no-referrer;", "referrer.invalid"),
+        ('"no-referrer"', "referrer.invalid"),
         ("origin", "referrer.origin_on_downgrade"),
         ("no-referrer-when-downgrade", "referrer.full_url_cross_origin"),
         ("never", "referrer.invalid"),  # a legacy <meta> keyword, not valid in the header
@@ -648,6 +653,15 @@ def test_the_last_recognised_referrer_policy_is_named_in_the_note() -> None:
 
     assert "browsers use the last value they recognise: strict-origin-when-cross-origin" in note(
         "Referrer-Policy", headers
+    )
+
+
+def test_a_malformed_referrer_policy_header_is_ignored_and_the_note_says_why() -> None:
+    headers = [("Referrer-Policy", "unsafe-url, foo_bar")]
+
+    assert note("Referrer-Policy", headers) == (
+        "foo_bar is not a referrer policy token (letters and hyphens only), so Chromium ignores the whole header "
+        "and uses its default, strict-origin-when-cross-origin"
     )
 
 
@@ -865,6 +879,7 @@ WEAK_OR_WARN_EXAMPLES: dict[str, list[dict[str, Any]]] = {
         {"headers": [("Referrer-Policy", "")]},
         {"headers": [("Referrer-Policy", "nope")]},
         {"headers": [("Referrer-Policy", ",")]},
+        {"headers": [("Referrer-Policy", "no-referrer, x.y")]},
     ],
     "referrer.full_url_cross_origin": [{"headers": [("Referrer-Policy", "no-referrer-when-downgrade")]}],
     "referrer.origin_on_downgrade": [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from websec_app.scanner.records.header_values import parse_hsts, split_header_list
+from websec_app.scanner.records.header_values import parse_hsts, parse_referrer_policy_header, split_header_list
 
 
 @pytest.mark.parametrize(
@@ -61,3 +61,22 @@ def test_header_list_splitting_follows_fetch() -> None:
     assert split_header_list('"a, b", c') == ['"a, b"', "c"]
     assert split_header_list("") == [""]
     assert split_header_list('"unterminated, x') == ['"unterminated, x']
+
+
+@pytest.mark.parametrize(
+    ("value", "policy", "malformed"),
+    [
+        ("no-referrer, strict-origin-when-cross-origin", "strict-origin-when-cross-origin", ()),
+        ("unsafe-url, some-future-policy", "unsafe-url", ()),
+        ("no-referrer,,", "no-referrer", ()),
+        ("unsafe-url, foo_bar", None, ("foo_bar",)),
+        ('unsafe-url, "no-referrer", x.y', None, ('"no-referrer"', "x.y")),
+        ("no-referrer\u00e9", None, ("no-referrer\u00e9",)),  # ALPHA is ASCII
+    ],
+)
+def test_one_token_that_is_not_letters_and_hyphens_voids_the_referrer_policy_header(
+    value: str, policy: str | None, malformed: tuple[str, ...]
+) -> None:
+    parsed = parse_referrer_policy_header(value)
+
+    assert (parsed.policy, parsed.malformed) == (policy, malformed)

@@ -478,6 +478,14 @@ def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[
     if raw is not None:
         parsed = parse_referrer_policy_header(raw)
         effective = parsed.policy
+        if parsed.malformed:
+            # Chromium, most visitors' browser, drops the header; Firefox may skip the bad value alone.
+            shown = ", ".join(parsed.malformed)
+            what = "is not a referrer policy token" if len(parsed.malformed) == 1 else "are not referrer policy tokens"
+            notes.append(
+                f"{shown} {what} (letters and hyphens only), so Chromium ignores the whole header and uses its "
+                "default, strict-origin-when-cross-origin"
+            )
         if parsed.unrecognised:
             notes.append("unrecognised values are ignored: " + ", ".join(parsed.unrecognised))
         if effective and len(parsed.tokens) > 1:

@@ -200,9 +200,14 @@ _LEGACY_META_REFERRER = {
 
 @dataclass(frozen=True)
 class ReferrerPolicy:
-    policy: str | None  # the effective policy, None when nothing was recognised
+    policy: str | None  # the effective policy, None when nothing was recognised or the header is malformed
     tokens: tuple[str, ...]  # every token as sent
     unrecognised: tuple[str, ...]
+    malformed: tuple[str, ...] = ()  # tokens that are not `1*( ALPHA / "-" )`: the header is ignored
+
+
+# Referrer Policy §4.1: policy-token = <a policy> / extension-token, extension-token = 1*( ALPHA / "-" )
+_POLICY_TOKEN_RE = re.compile(r"^[A-Za-z-]+$")
 
 
 def parse_referrer_policy_header(value: str) -> ReferrerPolicy:
@@ -211,8 +216,17 @@ def parse_referrer_policy_header(value: str) -> ReferrerPolicy:
     This lets sites send `no-referrer, strict-origin-when-cross-origin` so old browsers
     keep the first and new ones take the second. Tokens are compared case-insensitively
     (ABNF string literals in §4.1 are case-insensitive, and Chromium compares so too).
+
+    But §8.1 starts with Fetch "extract header list values", which fails when the value does not
+    match the header's ABNF: one token that is not letters and hyphens (`foo_bar`, `no-referrer;`,
+    `"no-referrer"`) makes the whole header ignored. Chromium does so (SecurityPolicy::
+    ReferrerPolicyFromHeaderValue; seen in Chromium 156), then uses its default; empty list elements
+    are allowed (RFC 9110 §5.6.1).
     """
     tokens = tuple(t for t in split_header_list(value) if t)
+    malformed = tuple(t for t in tokens if not _POLICY_TOKEN_RE.match(t))
+    if malformed:
+        return ReferrerPolicy(None, tokens, (), malformed)
     policy = None
     unrecognised = []
     for token in tokens:
