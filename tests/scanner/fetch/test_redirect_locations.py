@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import ipaddress
 
+import idna
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -115,6 +116,48 @@ async def test_a_malformed_location_on_the_scanned_chain_is_unreachable_502(
         await chain_for(site.http_url, fast(scan_settings), main=True)
     assert raised.value.http_status == 502
     assert problem in str(raised.value)
+
+
+#: Locations browsers follow, and the request-target the next hop asks for.
+FOLLOWED_LOCATIONS = [
+    (b"/\xc3\xa0-propos", "/%C3%A0-propos"),  # UTF-8, as Chromium and Firefox read a Location
+    (b"/caf\xe9", "/caf%C3%A9"),  # not UTF-8: read as Latin-1
+]
+
+
+@pytest.mark.parametrize(("location", "target"), FOLLOWED_LOCATIONS)
+async def test_a_location_browsers_follow_is_followed_to_the_url_they_load(
+    location: bytes, target: str, mirror: tuple[RunningSite, Mirror], scan_settings: Settings
+) -> None:
+    site, handler = mirror
+    handler.location = location
+    chain = await chain_for(site.http_url, fast(scan_settings), main=True)
+    assert [r.status_code for r in chain.responses] == [302, 200]
+    assert site.requests[-1].target == target
+
+
+async def test_a_utf8_host_name_in_a_location_is_followed_to_its_idna_name(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a site named bücher-N.test (published under its IDNA name), and a redirect to it written in UTF-8
+    name = site_factory.unique_host("bücher")
+    ascii_name = idna.encode(name, uts46=True).decode()
+    landing = site_factory(Site(names=(ascii_name,), tls=None, http=Response(200, [], b"landed")))
+    start = site_factory(
+        Site(
+            names=(site_factory.unique_host("to-idn"),),
+            tls=None,
+            http=Response(301, [b"Location: http://" + name.encode() + b"/"]),
+        )
+    )
+
+    # When the chain is followed
+    chain = await chain_for(start.http_url, fast(scan_settings), main=True)
+
+    # Then it reached the site by its IDNA name
+    assert [r.status_code for r in chain.responses] == [301, 200]
+    assert chain.final_url == f"http://{ascii_name}/"
+    assert [r.host for r in landing.requests] == [ascii_name]
 
 
 _PREFIXES = [

@@ -13,6 +13,7 @@ from urllib.parse import urljoin
 
 from ..errors import InvalidTarget
 from ..findings import CheckResult, Finding
+from ..records.location import location_text
 from ..snapshot import FetchChain, HttpResponse, SiteSnapshot
 from ..target import parse_target
 from .blocked import identify_block, not_checked
@@ -37,7 +38,12 @@ def _shown(value: str) -> str:
 
 def _chain_json(chain: FetchChain) -> list[dict[str, Any]]:
     return [
-        {"url": r.url, "status_code": r.status_code, "location": r.location, "headers": _raw_headers(r)}
+        {
+            "url": r.url,
+            "status_code": r.status_code,
+            "location": None if r.location is None else location_text(r.location),
+            "headers": _raw_headers(r),
+        }
         for r in chain.responses
     ]
 
@@ -76,7 +82,7 @@ def _upgrade_findings(chain: FetchChain, host: str) -> list[Finding]:
     first_hop = _scheme_host(chain.responses[1].url) if len(chain.responses) > 1 else None
     if first_hop is None and first.location:
         try:
-            first_hop = _scheme_host(urljoin(first.url, first.location))
+            first_hop = _scheme_host(urljoin(first.url, location_text(first.location)))
         except ValueError:  # a malformed Location (e.g. an unclosed IPv6 bracket); the chain's failure says so
             first_hop = None
     final = _scheme_host(chain.final_url)

@@ -25,6 +25,7 @@ import httpx
 
 from ...settings import ScanLimits, Settings
 from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
+from ..records.location import location_text
 from ..request_headers import OriginHeaders
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
@@ -548,7 +549,7 @@ async def fetch_chain(
         if not response.is_redirect:
             return FetchChain(url, tuple(responses))
         cookies.take(response)
-        location = response.location or ""
+        location = location_text(response.location or "")
         try:
             current = _redirect_target(response.url, location)
         except _BadLocation as exc:

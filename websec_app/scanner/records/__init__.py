@@ -9,6 +9,7 @@ judge what was fetched; this package imports neither (tests/scanner/test_layers.
 - header_values: Strict-Transport-Security, Referrer-Policy, Fetch header lists
 - structured_fields: RFC 8941 dictionaries and items (Permissions-Policy, COOP, COEP)
 - html: the page as browsers parse it, and its header-like <meta> elements
+- location: a redirect's Location header as browsers read it
 - csp: Content-Security-Policy headers and <meta> policies (CSP3)
 - security_txt: RFC 9116 files
 - dns_text: TXT records and names as the snapshot keeps them
