@@ -137,6 +137,10 @@ def _field_name(loc: Sequence[Any]) -> tuple[str, str]:
     return f"{where} parameter", ".".join(rest)
 
 
+#: A body sent under another media type than JSON (a form's, text/plain): 400 as every malformed body (spec 7).
+NOT_JSON = "The request body must be JSON, sent with Content-Type: application/json."
+
+
 def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
     """One sentence per problem (at most three), e.g. "The field 'url' is required."."""
     sentences: list[str] = []
@@ -149,6 +153,9 @@ def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
         elif where == "field" and not name:
             if kind == "missing":
                 sentence = "A JSON request body is required."
+            elif isinstance(error.get("input"), bytes):
+                # FastAPI decodes a body as JSON only under a JSON media type; under any other it is raw bytes.
+                sentence = NOT_JSON
             else:
                 sentence = "The request body must be a JSON object."
         elif kind == "missing":
@@ -181,7 +188,7 @@ _STATUS_MESSAGES = {
     401: "Authentication is required.",
     403: "Access is not allowed.",
     413: "The request body is too large.",
-    415: "The request body must be JSON (Content-Type: application/json).",
+    415: NOT_JSON,
 }
 
 

@@ -27,7 +27,17 @@ from websec_app.store import IssuedKey
         (
             b"url=example.com",
             {"Content-Type": "application/x-www-form-urlencoded"},
-            "The request body must be a JSON object.",
+            "The request body must be JSON, sent with Content-Type: application/json.",
+        ),
+        (
+            b'{"url": "example.com"}',
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            "The request body must be JSON, sent with Content-Type: application/json.",
+        ),
+        (
+            b'{"url": "example.com"}',
+            {"Content-Type": "text/plain"},
+            "The request body must be JSON, sent with Content-Type: application/json.",
         ),
     ],
 )
