@@ -11,6 +11,7 @@ from websec_app.scanner.checks.cookies import check_cookies, classify
 from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
 from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.snapshot import FetchChain
 
 CONTEXT = {"host": "www.example.com", "domain": "example.com", "origin": "https://www.example.com"}
 
@@ -371,6 +372,38 @@ def test_cookies_set_by_a_redirect_are_graded_and_attributed() -> None:
     assert cookie(result, "theme")["final_response"] is True
     note = next(f.note for f in result.findings if f.outcome == "cookie.session_no_secure")
     assert note is not None and "redirect" in note
+
+
+def test_cookies_set_by_the_http_form_of_an_https_target_are_graded_and_attributed() -> None:
+    # Given a scan of https://www.example.com/, whose http:// form (fetched for the redirection check)
+    # redirects to it while setting a session cookie without Secure
+    final = make_response(
+        "https://www.example.com/",
+        headers=[("Set-Cookie", "laravel_session=x; path=/; secure; httponly; samesite=lax")],
+    )
+    hop = make_response(
+        "http://www.example.com/",
+        301,
+        headers=[
+            ("Location", "https://www.example.com/"),
+            ("Set-Cookie", "laravel_session=y; path=/; httponly; samesite=lax"),
+        ],
+    )
+    snapshot = make_snapshot(
+        "https://www.example.com/",
+        headers=final.headers.items,
+        http_upgrade=FetchChain("http://www.example.com/", (hop, final)),
+    )
+    result = check_cookies(snapshot)
+    # Then the redirect's cookie is graded, attributed to the http:// URL, and the final page's cookie is
+    # graded once although both chains hold it
+    assert subjects(result, "cookie.session_no_secure") == ["laravel_session"]
+    note = next(f.note for f in result.findings if f.outcome == "cookie.session_no_secure")
+    assert note is not None and "http://www.example.com/" in note
+    assert [(c["set_by"], c["secure"]) for c in result.details["cookies"]] == [
+        ("https://www.example.com/", True),
+        ("http://www.example.com/", False),
+    ]
 
 
 def test_a_cookie_being_deleted_raises_no_alarm() -> None:

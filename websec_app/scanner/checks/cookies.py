@@ -1,6 +1,7 @@
 """Cookies: Secure, HttpOnly, SameSite, prefixes and Domain scope of every Set-Cookie.
 
-Every response of the main chain is read (a redirect can set cookies too), each
+Every response of the main chain is read (a redirect can set cookies too), and for an https://
+target the port-80 redirect of its http:// form as well (fetched for the redirection check), each
 `Set-Cookie` line is parsed the way browsers parse it (records/cookies.py, RFC 6265bis)
 and judged by what it is for. A session cookie without Secure or HttpOnly is a real
 risk; the same on a language preference is housekeeping. Anti-CSRF cookies are read
@@ -210,6 +211,25 @@ def _worst_status(findings: list[Finding]) -> str:
     return max(statuses, key=STATUSES.index)
 
 
+def _responses(snapshot: SiteSnapshot) -> list[HttpResponse]:
+    """Every response whose cookies a browser takes: the main chain, then the hops of the http:// form of an
+    https:// target (its port-80 redirect, which often sets a session cookie of its own) that are not
+    already in the main chain."""
+    responses = list(snapshot.main.responses)
+    upgrade = snapshot.http_upgrade
+    if upgrade is not None and upgrade is not snapshot.main:
+        main_urls = {response.url for response in responses}
+        responses.extend(response for response in upgrade.responses if response.url not in main_urls)
+    return responses
+
+
+def _set_by(response: HttpResponse) -> str:
+    """Where a cookie came from, for a note on a cookie not set by the final page."""
+    if 300 <= response.status_code < 400:
+        return f" (set by the redirect response from {response.url})"
+    return f" (set by the response from {response.url})"
+
+
 def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     now = snapshot.fetched_at
     final = snapshot.main.final
@@ -217,8 +237,8 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     cookies: list[dict[str, Any]] = []
     ignored: list[dict[str, str]] = []
 
-    for response in snapshot.main.responses:
-        where = "" if response is final else f" (set by the redirect response from {response.url})"
+    for response in _responses(snapshot):
+        where = "" if response is final else _set_by(response)
         for line in response.headers.get_all("set-cookie"):
             parsed = parse_set_cookie(line)
             if isinstance(parsed, Malformed):
