@@ -164,6 +164,10 @@ def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
             sentence = f"The {where} '{name}' is not allowed."
         elif kind in _TYPE_NAMES:
             sentence = f"The {where} '{name}' must be {_TYPE_NAMES[kind]}."
+        elif kind == "literal_error":
+            # pydantic's "'1' or '0'", written as the other choices are: "must be 1 or 0".
+            expected = str((error.get("ctx") or {}).get("expected", "")).replace("'", "")
+            sentence = f"The {where} '{name}' must be {expected}."
         elif kind == "string_too_long":
             limit = (error.get("ctx") or {}).get("max_length")
             sentence = f"The {where} '{name}' must be at most {limit} characters."

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
@@ -66,7 +66,11 @@ async def free_scan(
     body: ScanRequest,
     request: Request,
     ctx: Context,
-    full: Annotated[bool, Query(description="`1` includes the fix values in the response.")] = False,
+    full: Annotated[
+        Literal["1", "0"] | None,
+        # Exactly spec 4.1's `1` (and its `0`): pydantic's bool would also take true/yes/on/off.
+        Query(description="`1` includes the fix values in the response; `0` or absent leaves them out."),
+    ] = None,
 ) -> JSONResponse:
     """Scans a website. Counts against the per-IP daily quota (`WEBSEC_FREE_SCANS_PER_DAY`, reset at midnight
     UTC), unless a valid one-time scan token is given: then it is a full Pro scan that uses up the token.
@@ -79,7 +83,7 @@ async def free_scan(
             raise token_error(exc, SCAN_TOKEN_MESSAGES) from None
         return JSONResponse(scanned.body)
     client = quota_key(client_address(request, ctx.trusted_proxies))
-    scanned = await jobs.free_scan(ctx, body.url, client, include_fix=full)
+    scanned = await jobs.free_scan(ctx, body.url, client, include_fix=full == "1")
     return JSONResponse(scanned.body)
 
 

@@ -58,8 +58,10 @@ async def test_an_empty_url_is_400(client: httpx.AsyncClient) -> None:
     assert response.json() == {"error": "A URL is required"}
 
 
-async def test_a_bad_full_parameter_is_400(client: httpx.AsyncClient) -> None:
-    response = await client.post("/api/scan?full=maybe", json={"url": "example.com"})
+@pytest.mark.parametrize("value", ["maybe", "true", "false", "yes", "on", "off", "", "01"])
+async def test_a_full_parameter_other_than_1_or_0_is_400(client: httpx.AsyncClient, value: str) -> None:
+    """Spec 4.1 defines `full=1`; docs/api.md: anything but 1 or 0 is a 400, not read as a boolean."""
+    response = await client.post("/api/scan", params={"full": value}, json={"url": "example.com"})
 
     assert response.status_code == 400
     assert response.json() == {"error": "The query parameter 'full' must be 1 or 0."}
