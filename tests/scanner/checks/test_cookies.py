@@ -55,6 +55,12 @@ def cookie(result: CheckResult, name: str) -> dict[str, object]:
         (".ASPXAUTH", "session"),
         ("wordpress_logged_in_5c2a", "session"),
         ("__Host-next-auth.session-token", "session"),
+        ("SESS4a2b1f7e9c0d3b5a6e8f1c2d3b4a5e6f", "session"),  # Drupal over HTTP
+        ("SSESS4a2b1f7e9c0d3b5a6e8f1c2d3b4a5e6f", "session"),  # Drupal over HTTPS
+        (".AspNetCore.Cookies", "session"),  # ASP.NET Core cookie authentication
+        (".AspNetCore.CookiesC1", "session"),  # ... its first chunk
+        ("fe_typo_user", "session"),  # TYPO3 frontend
+        ("be_typo_user", "session"),  # TYPO3 backend
         ("csrftoken", "csrf"),
         ("XSRF-TOKEN", "csrf"),
         ("_csrf", "csrf"),
@@ -66,6 +72,8 @@ def cookie(result: CheckResult, name: str) -> dict[str, object]:
         ("lang", "other"),
         ("consider_banner", "other"),
         ("router_pref", "other"),
+        ("SESS4a2b1f7e", "other"),  # not 32 hex digits: not Drupal's
+        ("typo_user_pref", "other"),
     ],
 )
 def test_cookie_names_are_classified_by_purpose(name: str, kind: str) -> None:

@@ -42,6 +42,12 @@ _SESSION_WORDS = frozenset(
 # ASP.NET_SessionId, laravel_session, next-auth.session-token, KEYCLOAK_SESSION...).
 _SESSION_SUBSTRINGS = ("session", "sessid")
 _SESSION_PREFIXES = ("wordpress_logged_in", "wordpress_sec_")
+# Session cookies whose names hold none of those words, matched whole and case-sensitively as the
+# frameworks write them: Drupal's SESS / SSESS (over HTTPS) + 32 hex digits of a hash of the cookie domain
+# (core/lib/Drupal/Core/Session/SessionConfiguration.php), ASP.NET Core cookie authentication's default
+# .AspNetCore.Cookies (CookieAuthenticationDefaults; a large ticket is split into ...C1, ...C2 by
+# ChunkingCookieManager), TYPO3's frontend and backend user sessions.
+_SESSION_NAMES = re.compile(r"S?SESS[0-9a-f]{32}|\.AspNetCore\.Cookies(?:C\d+)?|[fb]e_typo_user")
 # Anti-CSRF tokens: Django `csrftoken`, Angular/Laravel `XSRF-TOKEN`, Express `_csrf`,
 # ASP.NET `__RequestVerificationToken` and `.AspNetCore.Antiforgery.*`.
 _CSRF_SUBSTRINGS = ("csrf", "xsrf", "antiforgery", "requestverificationtoken")
@@ -133,6 +139,8 @@ def classify(name: str, value: str = "") -> str:
     if lowered in _CSRF_EXACT or any(s in lowered for s in _CSRF_SUBSTRINGS):
         return "csrf"
     if any(s in lowered for s in _SESSION_SUBSTRINGS) or lowered.startswith(_SESSION_PREFIXES):
+        return "session"
+    if _SESSION_NAMES.fullmatch(name):
         return "session"
     if _SESSION_WORDS.intersection(_words(name)) or _JWT.fullmatch(value):
         return "session"
