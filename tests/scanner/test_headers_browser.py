@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Behaviour, Request, RunningSite, Site, SiteFactory, TlsConfig, html
 from websec_app.scanner.checks.headers import check_headers
+from websec_app.scanner.data import permissions_policy_features
+from websec_app.scanner.records.structured_fields import parse_dictionary
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
 
@@ -237,3 +240,57 @@ def test_chromium_sends_the_full_url_exactly_where_the_check_says_it_does(site_f
 
     assert sent == REFERRER_CASES
     assert {case: leaks_full_url(*case) for case in REFERRER_CASES} == REFERRER_CASES
+
+
+# --- Permissions-Policy ------------------------------------------------------------------------------
+
+#: Header value -> (the check's outcome, the names Chromium 156 calls "Unrecognized feature").
+PERMISSIONS_CASES = {
+    "camera=()": ("permissions.good", []),
+    "camera=(), fullscreen=*": ("permissions.good", []),
+    "camra=()": ("permissions.empty", ["camra"]),  # a typo restricts nothing
+    "camera=*, microphone=*": ("permissions.empty", []),  # `*` allows every origin: nothing restricted
+    "camra=(), geolocaton=(), camera=()": ("permissions.good", ["camra", "geolocaton"]),
+}
+
+#: For each feature the header names: whether Chromium knows it, and its allowlist there.
+READ_POLICY = """(names) => {
+  const known = new Set(document.featurePolicy.features());
+  return {
+    features: [...known],
+    allowlists: names.filter((name) => known.has(name))
+                     .map((name) => document.featurePolicy.getAllowlistForFeature(name)),
+  };
+}"""
+
+
+def test_chromium_restricts_a_feature_exactly_where_the_check_says_so(site_factory: SiteFactory, pki: Pki) -> None:
+    # Given a page per Permissions-Policy value
+    answers = {value: html("x", headers=[("Permissions-Policy", value)]) for value in PERMISSIONS_CASES}
+    started = start_site(site_factory, "permissions", answers)
+    unrecognised: dict[str, list[str]] = {value: [] for value in PERMISSIONS_CASES}
+    restricts: dict[str, bool] = {}
+    try:
+        # When Chromium loads each, noting what its console says of the header
+        with chromium(started.site, pki) as context:
+            tab = context.new_page()
+            current: list[str] = []
+            tab.on("console", lambda message: current.append(message.text))
+            for name, value in started.cases.items():
+                current.clear()
+                tab.goto(f"https://{name}/")
+                read = tab.evaluate(READ_POLICY, [*parse_dictionary(value)])
+                unrecognised[value] = re.findall(r"Unrecognized feature: '([^']+)'", " ".join(current))
+                restricts[value] = any(allowlist != ["*"] for allowlist in read["allowlists"])
+                chromium_features = set(read["features"])
+    finally:
+        started.site.stop()
+
+    # Then Chromium ignores exactly the names the check does not count...
+    assert unrecognised == {value: names for value, (_, names) in PERMISSIONS_CASES.items()}
+    # ...restricts a feature exactly where the check grades the header good...
+    graded = {value: outcomes("Permissions-Policy", [("Permissions-Policy", value)]) for value in PERMISSIONS_CASES}
+    assert graded == {value: [outcome] for value, (outcome, _) in PERMISSIONS_CASES.items()}
+    assert restricts == {value: outcome == "permissions.good" for value, (outcome, _) in PERMISSIONS_CASES.items()}
+    # ...and every feature this Chromium knows is in the data file (else refresh it: see its header)
+    assert chromium_features - permissions_policy_features() == set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.factories import FIXED_NOW, make_certificate, make_handshake, make_snapshot
 from websec_app.scanner.checks.headers import _REFERRER_OUTCOMES, HEADERS, check_headers
+from websec_app.scanner.data import permissions_policy_features
 from websec_app.scanner.findings import STATUSES, CheckResult, Finding
 from websec_app.scanner.grading import grade
 from websec_app.scanner.records.header_values import REFERRER_POLICIES
@@ -734,6 +736,11 @@ def test_missing_referrer_policy() -> None:
         ("camera=(), microphone=(), geolocation=()", "permissions.good"),
         ('geolocation=(self "https://maps.example"), fullscreen=*', "permissions.good"),
         ("interest-cohort=()", "permissions.good"),
+        ("camera=(), fullscreen=*", "permissions.good"),
+        # Chromium drops a feature it does not know, and `*` allows every origin: nothing is restricted
+        ("camra=()", "permissions.empty"),
+        ("camera=*, microphone=*", "permissions.empty"),
+        ("camera=(*)", "permissions.empty"),
         ("geolocation 'none'; camera 'none'", "permissions.invalid"),  # Feature-Policy syntax
         ("camera=(", "permissions.invalid"),
         ("Camera=()", "permissions.invalid"),  # keys are lowercase
@@ -750,6 +757,31 @@ def test_permissions_policy_split_over_two_headers_is_one_dictionary() -> None:
 
     assert outcomes("Permissions-Policy", headers) == ["permissions.good"]
     assert "2 of 3 features restricted" in note("Permissions-Policy", headers)
+
+
+def test_only_recognised_features_count_and_a_likely_typo_is_named() -> None:
+    headers = [("Permissions-Policy", "camra=(), geolocaton=(), usb=(), fullscreen=*, frobnicate=()")]
+
+    assert outcomes("Permissions-Policy", headers) == ["permissions.good"]
+    assert note("Permissions-Policy", headers) == (
+        "1 of 2 features restricted; features browsers do not know are ignored: camra (did you mean camera?), "
+        "geolocaton (did you mean geolocation?), frobnicate"
+    )
+
+
+def test_the_feature_list_is_chromiums_names_without_its_comments() -> None:
+    features = permissions_policy_features()
+
+    assert {"camera", "microphone", "geolocation", "interest-cohort", "web-share"} <= features
+    assert all(re.fullmatch(r"[a-z][a-z0-9-]*", name) for name in features)
+
+
+def test_a_policy_allowing_every_feature_it_names_everywhere_restricts_nothing() -> None:
+    headers = [("Permissions-Policy", "camera=*, microphone=(*)")]
+
+    assert note("Permissions-Policy", headers) == (
+        "no feature browsers know is restricted; camera, microphone are allowed to every origin (*)"
+    )
 
 
 def test_feature_policy_syntax_in_permissions_policy_is_explained() -> None:
@@ -887,7 +919,12 @@ WEAK_OR_WARN_EXAMPLES: dict[str, list[dict[str, Any]]] = {
         {"headers": [("Referrer-Policy", "Origin-When-Cross-Origin")]},
     ],
     "permissions.invalid": [{"headers": [("Permissions-Policy", "geolocation 'none'")]}],
-    "permissions.empty": [{"headers": [("Permissions-Policy", "")]}, {"headers": [("Permissions-Policy", " ")]}],
+    "permissions.empty": [
+        {"headers": [("Permissions-Policy", "")]},
+        {"headers": [("Permissions-Policy", " ")]},
+        {"headers": [("Permissions-Policy", "camra=()")]},
+        {"headers": [("Permissions-Policy", "camera=*")]},
+    ],
     "permissions.feature_policy_only": [{"headers": [("Feature-Policy", "camera 'none'")]}],
     "xxp.enabled": [{"headers": [("X-XSS-Protection", "1; mode=block")]}, {"headers": [("X-XSS-Protection", "")]}],
 }

@@ -16,6 +16,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from ...wording import counted
+from ..data import permissions_policy_features
 from ..findings import CheckResult, Finding
 from ..fixes.csp_proposal import (
     NONCE_NOTE,
@@ -545,17 +546,42 @@ def _permissions_policy(headers: HeaderList) -> list[Finding]:
     try:
         members = parse_dictionary(raw)
     except StructuredFieldError as exc:
-        notes = [str(exc)]
+        why = [str(exc)]
         if "'" in raw or ";" in raw:
-            notes.append("this looks like the old Feature-Policy syntax (geolocation 'none'); write geolocation=()")
-        return [_finding("permissions.invalid", PERMISSIONS, notes)]
+            why.append("this looks like the old Feature-Policy syntax (geolocation 'none'); write geolocation=()")
+        return [_finding("permissions.invalid", PERMISSIONS, why)]
     if not members:
         return [_finding("permissions.empty", PERMISSIONS, [f"{raw.strip()!r} names no feature"])]
-    restricted = [name for name, member in members.items() if not _allows_everyone(member)]
-    notes = [f"{len(restricted)} of {len(members)} features restricted"]
+    # Chromium drops a feature it does not know ("Unrecognized feature"), and `*` allows a feature to every
+    # origin, embedded ones included: neither restricts anything.
+    known = permissions_policy_features()
+    recognised = [name for name in members if name in known]
+    restricted = [name for name in recognised if not _allows_everyone(members[name])]
+    notes: list[str] = []
+    if restricted:
+        notes.append(f"{len(restricted)} of {len(recognised)} features restricted")
+    else:
+        notes.append("no feature browsers know is restricted")
+        if recognised:
+            verb = "is" if len(recognised) == 1 else "are"
+            notes.append(f"{', '.join(recognised)} {verb} allowed to every origin (*)")
+    unknown = [name for name in members if name not in known]
+    if unknown:
+        notes.append(_unknown_features_note(unknown, known))
     if feature_policy is not None:
         notes.append("Feature-Policy is also sent; browsers that support Permissions-Policy ignore it")
-    return [_finding("permissions.good", PERMISSIONS, notes)]
+    return [_finding("permissions.good" if restricted else "permissions.empty", PERMISSIONS, notes)]
+
+
+def _unknown_features_note(unknown: Sequence[str], known: frozenset[str]) -> str:
+    """Names browsers ignore, each with the known feature it may be a typo of."""
+    from difflib import get_close_matches  # only for the rare header naming an unknown feature
+
+    named = []
+    for name in unknown:
+        close = get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+        named.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return "features browsers do not know are ignored: " + ", ".join(named)
 
 
 def _allows_everyone(member: Item | InnerList) -> bool:

@@ -2,6 +2,7 @@
 
 `weak_ciphers.json`: the cipher-suite families probed one by one (fetch/tls_probes.py)
 and named in the `tls` findings.
+`permissions_policy_features.txt`: the Permissions-Policy features Chromium recognises (checks/headers.py).
 """
 
 from __future__ import annotations
@@ -34,3 +35,9 @@ def weak_cipher_families() -> tuple[CipherFamily, ...]:
 
 def cipher_family(family_id: str) -> CipherFamily | None:
     return next((f for f in weak_cipher_families() if f.id == family_id), None)
+
+
+@cache
+def permissions_policy_features() -> frozenset[str]:
+    lines = (_DIR / "permissions_policy_features.txt").read_text("utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
