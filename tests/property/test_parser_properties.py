@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.factories import make_snapshot
 from websec_app.scanner.checks.csp import evaluate
+from websec_app.scanner.checks.headers import check_headers
 from websec_app.scanner.errors import InvalidTarget
 from websec_app.scanner.fetch.guard import refusal_reason
 from websec_app.scanner.findings import SEVERITIES, STATUSES
@@ -81,6 +82,28 @@ def test_structured_fields_parse_or_raise_their_own_error(text: str) -> None:
         parse_dictionary(text)
     except StructuredFieldError:
         pass
+
+
+# Feature-Policy directives as sites write them, with the names and origins that once broke the translation.
+feature_policy_words = st.sampled_from(
+    ["camera", "Geolocation", "3d", "caméra", "a_b", "'self'", "'none'", "'src'", "*", "self",
+     "https://maps.example", "https://a\\b", 'https://x"y', "https://ä.example", "https://x/\x7f", "http://[::1]"]
+)  # fmt: skip
+feature_policy_values = st.lists(
+    st.lists(feature_policy_words | header_text, min_size=1, max_size=5).map(" ".join), max_size=5
+).map("; ".join)
+
+
+@given(feature_policy_values | header_text)
+def test_the_feature_policy_translation_is_a_permissions_policy_that_parses(value: str) -> None:
+    # The fix for a site sending only Feature-Policy is that policy in the new syntax (checks/headers.py)
+    [finding] = [
+        f
+        for f in check_headers(make_snapshot(headers=[("Feature-Policy", value)])).findings
+        if f.subject == "Permissions-Policy"
+    ]
+    assert finding.outcome == "permissions.feature_policy_only"
+    parse_dictionary(finding.fix_vars["permissions_policy"])  # raises StructuredFieldError if it does not
 
 
 @given(st.text(max_size=400) | st.lists(header_text, max_size=12).map("\n".join))

@@ -16,6 +16,7 @@ from websec_app.scanner.data import permissions_policy_features
 from websec_app.scanner.findings import STATUSES, CheckResult, Finding
 from websec_app.scanner.grading import grade
 from websec_app.scanner.records.header_values import REFERRER_POLICIES
+from websec_app.scanner.records.structured_fields import parse_dictionary
 from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.snapshot import FetchChain, SiteSnapshot, TlsHandshake
@@ -798,6 +799,22 @@ def test_feature_policy_alone_is_weak_and_the_fix_translates_it() -> None:
     obj = header_objects(make_snapshot(headers=headers))["Permissions-Policy"]
     assert obj["status"] == "weak" and obj["deduction"] == 2
     assert obj["fix"] == 'Permissions-Policy: camera=(), geolocation=(self "https://maps.example"), fullscreen=*'
+
+
+@pytest.mark.parametrize(
+    ("feature_policy", "fix"),
+    [
+        ("3d 'none'; camera 'none'", "camera=()"),  # a name no feature has is left out
+        ("caméra 'none'; microphone 'none'", "microphone=()"),
+        ('camera https://a\\b https://x"y', 'camera=("https://a\\\\b" "https://x\\"y")'),  # sf-string escapes
+        ("camera 'self' https://ä.example https://x.example/\x7f", "camera=(self)"),  # not sf-string characters
+    ],
+)
+def test_the_translated_feature_policy_always_parses(feature_policy: str, fix: str) -> None:
+    [finding] = findings(make_snapshot(headers=[("Feature-Policy", feature_policy)]), "Permissions-Policy")
+
+    assert finding.fix_vars["permissions_policy"] == fix
+    parse_dictionary(fix)
 
 
 def test_missing_permissions_policy() -> None:

@@ -592,11 +592,19 @@ def _allows_everyone(member: Item | InnerList) -> bool:
     return False
 
 
+# A Permissions-Policy key (RFC 8941 sf-key) as feature names are written; and the characters an sf-string
+# may hold (%x20-7E), which an origin from Feature-Policy must keep to (no space: it was split on them).
+_FEATURE_NAME = re.compile(r"[a-z][a-z0-9-]*")
+_SF_STRING_CHARS = re.compile(r"[\x21-\x7e]+")
+
+
 def _feature_policy_to_permissions_policy(value: str) -> str:
-    """Translate the old syntax for the fix.
+    """Translate the old syntax for the fix, always into a header that parses (RFC 8941 dictionary).
 
     `camera 'none'; geolocation 'self' https://maps.example`
-    becomes `camera=(), geolocation=(self "https://maps.example")`.
+    becomes `camera=(), geolocation=(self "https://maps.example")`. A name that is no feature name
+    (`3d`, `caméra`) is left out, and so is an origin with a character an sf-string cannot hold (non-ASCII:
+    browsers would need it punycoded anyway); `\\` and `"` in an origin are escaped.
     """
     parts = []
     for directive in value.split(";"):
@@ -604,7 +612,7 @@ def _feature_policy_to_permissions_policy(value: str) -> str:
         if not words:
             continue
         name = words[0].lower()
-        if not name.replace("-", "").isalnum():
+        if not _FEATURE_NAME.fullmatch(name):
             continue
         allow: list[str] = []
         for word in words[1:]:
@@ -614,7 +622,8 @@ def _feature_policy_to_permissions_policy(value: str) -> str:
                 break
             if keyword in ("self", "src"):
                 allow.append(keyword)
-            elif keyword != "none" and "://" in word and '"' not in word:
-                allow.append(f'"{word}"')
+            elif keyword != "none" and "://" in word and _SF_STRING_CHARS.fullmatch(word):
+                escaped = word.replace("\\", "\\\\").replace('"', '\\"')
+                allow.append(f'"{escaped}"')
         parts.append(f"{name}=*" if allow == ["*"] else f"{name}=({' '.join(allow)})")
     return ", ".join(parts)
