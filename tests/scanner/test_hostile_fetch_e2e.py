@@ -7,7 +7,7 @@ import pytest
 
 from tests.fixtures import catalog
 from tests.fixtures.bombs import chained_gzip_bomb, encoded, gzip_bomb
-from tests.fixtures.sites import Redirect, SiteFactory
+from tests.fixtures.sites import Redirect, SiteFactory, html
 from websec_app.scanner import TargetUnreachable, scan
 from websec_app.settings import Settings
 
@@ -39,12 +39,26 @@ async def test_a_bomb_as_the_page_is_graded_and_the_report_says_the_body_was_cut
     assert body["page_analysis"]["body_note"] == notes["page.body_incomplete"]
 
 
-async def test_a_backslash_redirect_is_unreachable_with_a_clear_sentence(
+async def test_a_backslash_redirect_is_followed_as_browsers_follow_it(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a site whose / redirects with backslashes for slashes (URL Standard: the same as slashes in http(s))
+    host = site_factory.unique_host("backslash")
+    site = site_factory(
+        catalog.simple_site(host, routes={"/": Redirect("https:\\\\{host}\\page"), "/page": html("<p>page</p>")})
+    )
+
+    # When it is scanned, the page behind the redirect is what is graded
+    report = await scan(site.url, scan_settings)
+    assert (report.status_code, report.to_dict()["final_url"]) == (200, f"https://{host}/page")
+
+
+async def test_a_redirect_to_a_url_browsers_refuse_too_is_unreachable_with_a_clear_sentence(
     site_factory: SiteFactory, scan_settings: Settings
 ) -> None:
     site = site_factory(
-        catalog.simple_site(site_factory.unique_host("backslash"), routes={"/": Redirect("http:\\\\127.0.0.1:8099/")})
+        catalog.simple_site(site_factory.unique_host("bad-port"), routes={"/": Redirect("http://127.0.0.1:99999/")})
     )
-    with pytest.raises(TargetUnreachable, match=r"redirects to an invalid address.*backslash") as raised:
+    with pytest.raises(TargetUnreachable, match=r"redirects to an invalid address.*invalid port") as raised:
         await scan(site.url, scan_settings)
     assert raised.value.http_status == 502

@@ -9,7 +9,6 @@ policy before going anywhere else (RFC 6797 §7.2).
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urljoin
 
 from ..errors import InvalidTarget
 from ..findings import CheckResult, Finding
@@ -79,15 +78,11 @@ def _upgrade_findings(chain: FetchChain, host: str) -> list[Finding]:
     if not first.is_redirect:
         return [Finding("redirect.missing", note=f"{chain.start_url} answered {first.status_code} without redirecting")]
     findings: list[Finding] = []
-    first_hop = _scheme_host(chain.responses[1].url) if len(chain.responses) > 1 else None
-    if first_hop is None and first.location:
-        try:
-            first_hop = _scheme_host(urljoin(first.url, location_text(first.location)))
-        except ValueError:  # a malformed Location (e.g. an unclosed IPv6 bracket); the chain's failure says so
-            first_hop = None
-    final = _scheme_host(chain.final_url)
     if chain.failure is not None:  # the chain never reached a page, wherever it stopped (on http or on https)
         return [Finding("redirect.broken", note=chain.failure.message)]
+    # A chain that reached a page after a redirect has its second response: where the first redirect led.
+    first_hop = _scheme_host(chain.responses[1].url) if len(chain.responses) > 1 else None
+    final = _scheme_host(chain.final_url)
     if final is None or final[0] != "https":
         return [Finding("redirect.missing", note=f"the redirects end on {chain.final_url}, not on HTTPS")]
     if first_hop is not None and first_hop[0] != "https":

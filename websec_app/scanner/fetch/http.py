@@ -15,17 +15,15 @@ import importlib.util
 import ssl
 import sys
 import typing
-import unicodedata
 import urllib.request
 import warnings
-from urllib.parse import urljoin
 
 import httpcore
 import httpx
 
 from ...settings import ScanLimits, Settings
 from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
-from ..records.location import location_text
+from ..records.location import BadLocation, location_text, redirect_target
 from ..request_headers import OriginHeaders
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
@@ -447,44 +445,9 @@ class ChainCookies:
             self._jar.set_cookie_if_ok(cookie, request)
 
 
-class _BadLocation(Exception):
-    """A redirect's Location cannot be followed; the message completes "the Location header ..."."""
-
-
-_MAX_LOCATION = 2048  # as for a URL the user types (target.py)
-
-
 def _shown(location: str) -> str:
     """The Location as quoted in a message: escaped, and shortened when absurdly long."""
     return repr(location if len(location) <= 120 else location[:100] + "...")
-
-
-def _redirect_target(base: str, location: str) -> str:
-    """The absolute http(s) URL a redirect leads to; raises _BadLocation naming what is wrong.
-
-    Browsers repair much (WHATWG URL: backslashes become slashes, tabs and newlines are dropped);
-    the scanner follows only what needs no repair, since any guess may differ from the browser's.
-    """
-    location = location.strip(" \t")
-    if not location:
-        raise _BadLocation("is empty")
-    if len(location) > _MAX_LOCATION:
-        raise _BadLocation(f"is longer than {_MAX_LOCATION} characters")
-    for char in location:
-        if unicodedata.category(char) == "Cc":  # C0, DEL and C1 (U+0085 NEL is "whitespace" to str.isspace)
-            raise _BadLocation(f"contains a control character (U+{ord(char):04X})")
-        if char.isspace():
-            raise _BadLocation("contains whitespace")
-    if "\\" in location:
-        raise _BadLocation("contains a backslash, which browsers read as a slash and servers may not")
-    try:
-        joined = urljoin(base, location)
-        parse_target(joined)
-    except ValueError as exc:  # urllib: e.g. an unclosed IPv6 bracket
-        raise _BadLocation(f"is not a valid URL ({exc})") from None
-    except InvalidTarget as exc:
-        raise _BadLocation(f"is not a URL the scanner can follow: {exc}") from None
-    return joined
 
 
 async def fetch_chain(
@@ -551,8 +514,8 @@ async def fetch_chain(
         cookies.take(response)
         location = location_text(response.location or "")
         try:
-            current = _redirect_target(response.url, location)
-        except _BadLocation as exc:
+            current = redirect_target(response.url, location)
+        except BadLocation as exc:
             message = f"the Location header of {response.url} ({_shown(location)}) {exc}"
             if raise_on_first_hop:
                 raise TargetUnreachable(
