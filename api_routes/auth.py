@@ -103,19 +103,22 @@ class InLine:
 async def require_api_key_in_line(
     key: Annotated[str | None, Security(api_key_header)], ctx: Context
 ) -> AsyncIterator[InLine]:
-    """Dependency of the Pro scan endpoints: 401 without a key, then a place in the scan line (503 when
-    the line is full), then the key lookup (403); the place is given back when the route returns.
+    """Dependency of the Pro scan endpoints: 401 without a key, then a place in the scan line, then the key
+    lookup (403); the place is given back when the route returns.
 
     The place is taken on arrival, before the lookup awaits the database, so Pro scans keep their arrival
     order among free scans, which await nothing before the line: looked up first, a burst's Pro requests
-    once all found the line already filled by the free ones (bench/load_bench.py). On a shared queue
-    (PostgreSQL) there is no per-process line: the cluster's expected wait admits every scan alike.
+    once all found the line already filled by the free ones (bench/load_bench.py). A full line is told
+    (503) only when the scan awaits its turn, after the key and the URL were checked: an unknown key is
+    still a 403 and an invalid URL a 400 (spec 7), and a valid key's 503 tells its scans left (spec 8).
+    On a shared queue (PostgreSQL) there is no per-process line: the cluster's expected wait admits every
+    scan alike.
     """
     value = presented(key)
     if value is None:
         raise missing_key(MISSING_HEADER)
     # Scans run as jobs on a shared queue (issue 16) are admitted by the cluster's expected wait instead.
-    place = ctx.admission.place() if ctx.admission is not None and not ctx.jobs.distributed else None
+    place = ctx.admission.arrive() if ctx.admission is not None and not ctx.jobs.distributed else None
     try:
         yield InLine(await authenticated(ctx, value), place)
     finally:

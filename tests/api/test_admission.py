@@ -89,3 +89,42 @@ async def test_a_refused_pro_request_gives_its_place_back(
 
     assert [r.status_code for r in failures] == [400, 403, 400]
     assert served.status_code == 200
+
+
+async def test_a_full_line_refuses_a_pro_request_only_after_its_key_and_url_are_checked(
+    make_api: Callable[..., FastAPI],
+    settings: Settings,
+    database: Database,
+    scanner: FakeScanner,
+    clock: FrozenClock,
+) -> None:
+    # Given a single slot, no queue, and a Pro scan holding the slot
+    api = make_api(settings=settings.with_overrides(max_concurrent_scans=1, scan_queue=0))
+    key = new_key(database, clock)
+    headers = {"X-API-Key": key.key}
+    scanner.gate = asyncio.Event()
+    async with client_for(api) as client:
+        held = asyncio.create_task(client.post("/api/scan/pro", json={"url": "a.com"}, headers=headers))
+        async with asyncio.timeout(10):
+            while not scanner.calls:
+                await asyncio.sleep(0.01)
+
+        # When more Pro requests arrive: an unknown key, an unscannable URL, and two that are fine
+        unknown_key = await client.post("/api/scan/pro", json={"url": "a.com"}, headers={"X-API-Key": "wsk_unknown"})
+        bad_url = await client.post("/api/scan/pro", json={"url": "ftp://a.com"}, headers=headers)
+        busy_scan = await client.post("/api/scan/pro", json={"url": "a.com"}, headers=headers)
+        busy_pdf = await client.post("/api/report/pdf", json={"url": "a.com"}, headers=headers)
+        scanner.gate.set()
+        served = await held
+
+    # Then what is wrong with a request is its answer (spec 7: 403, 400); only a sound one hears the line is
+    # full, with its scans left like every Pro failure (spec 8; the held scan's unit is counted while it runs)
+    assert unknown_key.status_code == 403 and "X-Scans-Remaining" not in unknown_key.headers
+    assert (bad_url.status_code, bad_url.headers["X-Scans-Remaining"]) == (400, "49")
+    assert bad_url.json() == {"error": "Unsupported URL scheme 'ftp': only http and https can be scanned"}
+    for busy in (busy_scan, busy_pdf):
+        assert busy.status_code == 503 and busy.json() == {"error": OVERLOADED_MESSAGE}
+        assert (busy.headers["Retry-After"], busy.headers["X-Scans-Remaining"]) == ("5", "49")
+    assert (served.status_code, served.headers["X-Scans-Remaining"]) == (200, "49")
+    assert scanner.calls == ["https://a.com/"]
+    assert api.state.runtime.admission.refused == 2

@@ -71,6 +71,26 @@ async def test_a_full_queue_refuses_at_once_with_the_seconds_to_wait() -> None:
     assert admission.active == 0
 
 
+async def test_a_caller_arriving_at_a_full_line_is_refused_when_it_awaits_its_turn() -> None:
+    # Given one slot taken and no queue
+    admission = ScanAdmission(limit=1, queue=0)
+    holder = admission.place()
+
+    # When a caller arrives (it checks its request before it waits), it holds nothing
+    late = admission.arrive()
+    assert late.refused and not late.holds_slot
+    assert (admission.active, admission.waiting, admission.refused) == (1, 0, 0)
+
+    # Then it is refused when it awaits its turn, even once the slot is free: it arrived at a full line
+    holder.leave()
+    with pytest.raises(ScannerBusy):
+        await late.turn()
+    late.leave()
+    assert (admission.active, admission.waiting, admission.refused) == (0, 0, 1)
+    # And a caller arriving now gets the slot
+    assert admission.arrive().holds_slot
+
+
 async def test_the_retry_seconds_are_the_admissions() -> None:
     admission = ScanAdmission(limit=1, queue=0, retry_after=17)
     await admission.acquire()

@@ -21,6 +21,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import NoReturn
 
 #: Seconds a refused caller is told to wait: long enough for a few scans to finish, short enough to retry soon.
 RETRY_AFTER_SECONDS = 5
@@ -77,13 +78,22 @@ class ScanAdmission:
         scanning: taking the place first keeps them in arrival order with callers that await nothing, who
         would otherwise overtake them all during a burst.
         """
+        place = self.arrive()
+        if place.refused:
+            place._refuse()
+        return place
+
+    def arrive(self) -> Place:
+        """As `place()`, but a full line is not refused yet: the place returned raises `ScannerBusy` when its
+        turn is awaited, and holds nothing meanwhile. For callers that take their place on arrival but must
+        answer what else is wrong with the request first (an unknown API key: 403; an invalid URL: 400).
+        """
         self._drop_dead_waiters()
         if self._active < self.limit and not self._waiters:
             self._active += 1
             return Place(self, None)
         if len(self._waiters) >= self.queue:
-            self.refused += 1
-            raise ScannerBusy(self.retry_after)
+            return Place(self, None, refused=True)
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         return Place(self, waiter)
@@ -124,13 +134,20 @@ class ScanAdmission:
 
 
 class Place:
-    """A caller's place in line (`ScanAdmission.place()`): a slot already, or a waiter in the queue."""
+    """A caller's place in line (`ScanAdmission.place()`): a slot already, or a waiter in the queue; from
+    `ScanAdmission.arrive()` also a refusal, told when its turn is awaited."""
 
-    def __init__(self, admission: ScanAdmission, waiter: asyncio.Future[None] | None) -> None:
+    def __init__(self, admission: ScanAdmission, waiter: asyncio.Future[None] | None, *, refused: bool = False) -> None:
         self._admission = admission
         self._waiter = waiter
-        self._holds_slot = waiter is None
-        self._left = False
+        self._holds_slot = waiter is None and not refused
+        self._left = refused  # a refused place holds nothing to give back
+        self.refused = refused
+
+    def _refuse(self) -> NoReturn:
+        """Raise the ScannerBusy of a place the full line refused (counted in `ScanAdmission.refused`)."""
+        self._admission.refused += 1
+        raise ScannerBusy(self._admission.retry_after)
 
     @property
     def holds_slot(self) -> bool:
@@ -139,7 +156,9 @@ class Place:
         return self._holds_slot or (waiter is not None and waiter.done() and not waiter.cancelled())
 
     async def turn(self) -> None:
-        """Wait until this place holds a slot (at once if it already does)."""
+        """Wait until this place holds a slot (at once if it already does); ScannerBusy for a refused place."""
+        if self.refused:
+            self._refuse()
         waiter = self._waiter
         if self._holds_slot or waiter is None:
             return
