@@ -88,6 +88,7 @@ def test_every_header_object_outcome_is_a_header_remedy() -> None:
 
 def test_templates_have_every_server_and_are_used() -> None:
     used = {remedy.kind for remedy in TABLE.remedies.values()} - set(CODE_KINDS)
+    used |= {remedy.on_plain_http for remedy in TABLE.remedies.values() if remedy.on_plain_http}
     assert used == set(TABLE.templates)
     for texts in TABLE.templates.values():
         assert list(texts) == list(SERVERS)

@@ -85,6 +85,8 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
 def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite: Sequence[str] = ()) -> dict[str, Any]:
     rule = agg.rule
     fix = render_template(rule.fix, {**context, **agg.fix_vars})
+    # a plain-HTTP final page: no cookie snippet adds Secure, which browsers refuse there (fixes/remedies.toml)
+    plain_http = context.get("final_url", "").startswith("http://")
     return {
         "check": rule.outcome,
         "status": rule.status,
@@ -93,7 +95,9 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite:
         "explanation": rule.explanation,
         "fix": fix,
         # the same fix, written for each server (issue 15); null exactly where `fix` is
-        "fix_snippets": render_snippets(rule.outcome, fix, subjects=agg.subjects, lacking_samesite=lacking_samesite),
+        "fix_snippets": render_snippets(
+            rule.outcome, fix, subjects=agg.subjects, lacking_samesite=lacking_samesite, plain_http=plain_http
+        ),
         "cwe": rule.cwe,
         "subjects": agg.subjects,
         "note": "; ".join(agg.notes) or None,

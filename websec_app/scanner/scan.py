@@ -62,6 +62,7 @@ def grade_snapshot(snapshot: SiteSnapshot, *, book: RuleBook | None = None, dura
         "host": host,
         "domain": registrable_domain(host),
         "origin": snapshot.target.origin,
+        "final_url": snapshot.main.final_url,  # a plain-HTTP final page gets no cookie snippet adding Secure
     }
     graded = grade(run_checks(snapshot), book, context)
     final = snapshot.main.final

@@ -11,6 +11,7 @@ from websec_app.scanner.checks.cookies import check_cookies, classify
 from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
 from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.snapshot import FetchChain
 
 CONTEXT = {"host": "www.example.com", "domain": "example.com", "origin": "https://www.example.com"}
@@ -380,6 +381,34 @@ def test_cookies_set_by_a_redirect_are_graded_and_attributed() -> None:
     assert cookie(result, "theme")["final_response"] is True
     note = next(f.note for f in result.findings if f.outcome == "cookie.session_no_secure")
     assert note is not None and "redirect" in note
+    # And since the site itself is HTTPS, the advice is to stop setting cookies on the HTTP redirect, not
+    # to move the site to HTTPS
+    assert "stop setting cookies on the HTTP redirect" in note
+    assert "plain HTTP, so" not in note and "serve the site over HTTPS" not in note
+
+
+def test_on_a_plain_http_site_no_cookie_snippet_adds_secure() -> None:
+    # Given a site served over plain HTTP only, setting a session cookie without flags and a SameSite=None one
+    snapshot = make_snapshot(
+        "http://www.example.com/",
+        headers=[("Set-Cookie", "PHPSESSID=abc; path=/"), ("Set-Cookie", "embed=1; SameSite=None")],
+    )
+    findings = {f["check"]: f for f in grade_snapshot(snapshot).to_dict()["cookies"]["findings"]}
+    # Then no snippet adds Secure, which browsers refuse from a plain-HTTP page (the login would be lost):
+    # the fixes about Secure say to serve HTTPS first...
+    for outcome in ("cookie.session_no_secure", "cookie.samesite_none_insecure"):
+        snippets = findings[outcome]["fix_snippets"]
+        assert all(text.startswith("Not yet: this page is served over plain HTTP") for text in snippets.values())
+        assert all(findings[outcome]["fix"] in text for text in snippets.values())
+    # ...and the others add their attributes without Secure
+    httponly = findings["cookie.session_no_httponly"]["fix_snippets"]
+    assert "proxy_cookie_flags PHPSESSID httponly samesite=lax;" in httponly["nginx"]
+    assert "Secure" not in httponly["apache"] and "secure: true" not in httponly["express"]
+    # while on an HTTPS page the same cookie's snippets add Secure
+    https = grade_snapshot(make_snapshot(headers=[("Set-Cookie", "PHPSESSID=abc; path=/")])).to_dict()["cookies"]
+    https_findings = {f["check"]: f for f in https["findings"]}
+    nginx = https_findings["cookie.session_no_secure"]["fix_snippets"]["nginx"]
+    assert "proxy_cookie_flags PHPSESSID secure httponly samesite=lax;" in nginx
 
 
 def test_cookies_set_by_the_http_form_of_an_https_target_are_graded_and_attributed() -> None:

@@ -170,13 +170,13 @@ def _judge_infrastructure(cookie: ParsedCookie) -> list[Finding]:
     return [Finding("cookie.infrastructure_no_secure", name, note, {"cookie": name})]
 
 
-def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str) -> list[Finding]:
-    """The findings for one stored cookie (not a deletion, not rejected)."""
+def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str, plain_http_site: bool) -> list[Finding]:
+    """The findings for one stored cookie (not a deletion, not rejected). `plain_http_site`: the final page
+    is plain HTTP."""
     if kind == "infrastructure":
         return _judge_infrastructure(cookie)
     name = cookie.name
     findings: list[Finding] = []
-    plain_http = urlsplit(response.url).scheme == "http"
     fix_vars = {"cookie": name}
 
     if cookie.samesite == "None" and not cookie.secure:
@@ -184,12 +184,19 @@ def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str) -> list[Find
         # still store it, so it is sent on every cross-site request and over plain HTTP.
         findings.append(Finding("cookie.samesite_none_insecure", name, None, fix_vars))
     elif not cookie.secure:
-        note = (
-            f"{name}: the page itself is plain HTTP, so the cookie travels unencrypted; serve the site over "
-            "HTTPS, then add Secure"
-            if plain_http
-            else None
-        )
+        note = None
+        if plain_http_site:
+            note = (
+                f"{name}: the page itself is plain HTTP, so the cookie travels unencrypted; serve the site over "
+                "HTTPS, then add Secure"
+            )
+        elif urlsplit(response.url).scheme == "http":
+            # The site is HTTPS but its http:// redirect (or page) sets the cookie: it goes out in clear before
+            # the browser reaches HTTPS, whatever the HTTPS pages do.
+            note = (
+                f"{name}: a plain-HTTP response sets it, before the browser reaches HTTPS; stop setting cookies "
+                "on the HTTP redirect and set them only on the HTTPS pages"
+            )
         findings.append(Finding(_NO_SECURE[kind], name, note, fix_vars))
 
     if not cookie.httponly and kind in _NO_HTTPONLY:
@@ -241,6 +248,7 @@ def _set_by(response: HttpResponse) -> str:
 def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     now = snapshot.fetched_at
     final = snapshot.main.final
+    plain_http_site = final is not None and urlsplit(final.url).scheme == "http"
     findings: list[Finding] = []
     cookies: list[dict[str, Any]] = []
     ignored: list[dict[str, str]] = []
@@ -262,7 +270,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
             elif deletes:
                 cookie_findings = []  # clearing a cookie: its flags protect nothing
             else:
-                cookie_findings = _judge(parsed, response, kind)
+                cookie_findings = _judge(parsed, response, kind, plain_http_site)
                 if where:  # say which response set it when it was not the final page
                     cookie_findings = [
                         replace(f, note="; ".join(filter(None, [f.note, f"{f.subject}{where}"])))

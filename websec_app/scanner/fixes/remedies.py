@@ -35,6 +35,9 @@ class Remedy:
     #: kind header, for Content-Security-Policy: the fix is already tried (the site's own Report-Only policy),
     #: so it is deployed enforcing rather than as Report-Only first
     enforce: bool = False
+    #: kind cookie: the template written instead when the scanned page is plain HTTP, for a remedy that is
+    #: about Secure (browsers refuse a Secure cookie over HTTP, so adding it there would lose the cookie)
+    on_plain_http: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class RemedyTable:
 
 
 def _remedy(outcome: str, row: dict[str, object], templates: dict[str, dict[str, str]]) -> Remedy:
-    known = {"kind", "header", "value", "mode", "headers", "attributes", "enforce"}
+    known = {"kind", "header", "value", "mode", "headers", "attributes", "enforce", "on_plain_http"}
     if unknown := set(row) - known:
         raise RemedyTableError(f"remedy {outcome!r} has unknown fields {sorted(unknown)}")
     kind = str(row.get("kind", ""))
@@ -63,6 +66,9 @@ def _remedy(outcome: str, row: dict[str, object], templates: dict[str, dict[str,
         raise RemedyTableError(f"remedy {outcome!r}: headers and attributes are lists")
     if kind == "cookie" and not attributes:
         raise RemedyTableError(f"remedy {outcome!r}: a cookie remedy names the attributes to add")
+    on_plain_http = row.get("on_plain_http")
+    if on_plain_http is not None and (kind != "cookie" or on_plain_http not in templates):
+        raise RemedyTableError(f"remedy {outcome!r}: on_plain_http names a template, for a cookie remedy")
     header, value = row.get("header"), row.get("value")
     return Remedy(
         outcome=outcome,
@@ -73,6 +79,7 @@ def _remedy(outcome: str, row: dict[str, object], templates: dict[str, dict[str,
         headers=tuple(map(str, headers)),
         attributes=tuple(map(str, attributes)),
         enforce=bool(row.get("enforce", False)),
+        on_plain_http=str(on_plain_http) if on_plain_http is not None else None,
     )
 
 

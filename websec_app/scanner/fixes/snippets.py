@@ -7,6 +7,7 @@ process and cached (grading runs once per scan and mostly sees the same few doze
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import lru_cache
 
 from ..records.csp import parse_policy
@@ -59,10 +60,18 @@ def _render(
     subject: str | None,
     subjects: tuple[str, ...],
     lacking_samesite: tuple[str, ...],
+    plain_http: bool = False,
 ) -> tuple[str, ...]:
     remedy = table.remedy(outcome)
     if remedy is None:
         return _fallback(fix)
+    if plain_http and remedy.kind == "cookie":
+        # Browsers refuse a Secure cookie from a plain-HTTP page: a snippet adding Secure there would drop the
+        # cookie (and the login with it). A remedy about Secure says to serve HTTPS first; the others leave it out.
+        if remedy.on_plain_http is not None:
+            texts = table.templates[remedy.on_plain_http]
+            return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
+        remedy = replace(remedy, attributes=tuple(a for a in remedy.attributes if a.lower() != "secure"))
     if remedy.kind not in CODE_KINDS:
         texts = table.templates[remedy.kind]
         return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
@@ -85,9 +94,14 @@ def _relies_on_nonce(value: str) -> bool:
 
 @lru_cache(maxsize=2048)
 def _cached(
-    outcome: str, fix: str, subject: str | None, subjects: tuple[str, ...], lacking_samesite: tuple[str, ...]
+    outcome: str,
+    fix: str,
+    subject: str | None,
+    subjects: tuple[str, ...],
+    lacking_samesite: tuple[str, ...],
+    plain_http: bool = False,
 ) -> tuple[str, ...]:
-    return _render(remedy_table(), outcome, fix, subject, subjects, lacking_samesite)
+    return _render(remedy_table(), outcome, fix, subject, subjects, lacking_samesite, plain_http)
 
 
 def render_snippets(
@@ -97,16 +111,19 @@ def render_snippets(
     subject: str | None = None,
     subjects: Iterable[str] = (),
     lacking_samesite: Iterable[str] = (),
+    plain_http: bool = False,
 ) -> dict[str, str] | None:
     """{server: snippet} for every key of SERVERS, or None when there is no fix.
 
     `subject` is the header a spec 2.3 header object reports on (its snippet sets that header to the fix's
     value; Content-Security-Policy goes out as Content-Security-Policy-Report-Only first); `subjects` are a
     finding's subjects (the cookies or headers it names); `lacking_samesite` the cookies another finding of
-    the report shows without SameSite (a cookie fix then adds it too, so the fixes of one cookie agree).
+    the report shows without SameSite (a cookie fix then adds it too, so the fixes of one cookie agree);
+    `plain_http` that the scanned page is served over plain HTTP (no cookie snippet then adds Secure).
     """
     if fix is None:
         return None
     chosen = tuple(subjects)
-    texts = _cached(outcome, fix, subject, chosen, tuple(name for name in lacking_samesite if name in chosen))
+    lacking = tuple(name for name in lacking_samesite if name in chosen)
+    texts = _cached(outcome, fix, subject, chosen, lacking, plain_http)
     return dict(zip(SERVERS, texts, strict=True))
