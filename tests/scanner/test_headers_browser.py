@@ -253,6 +253,9 @@ PERMISSIONS_CASES = {
     "camra=(), geolocaton=(), camera=()": ("permissions.good", ["camra", "geolocaton"]),
 }
 
+#: The Chromium major version data/permissions_policy_features.txt was read from.
+LISTED_FROM_CHROMIUM = 156
+
 #: For each feature the header names: whether Chromium knows it, and its allowlist there.
 READ_POLICY = """(names) => {
   const known = new Set(document.featurePolicy.features());
@@ -283,6 +286,7 @@ def test_chromium_restricts_a_feature_exactly_where_the_check_says_so(site_facto
                 unrecognised[value] = re.findall(r"Unrecognized feature: '([^']+)'", " ".join(current))
                 restricts[value] = any(allowlist != ["*"] for allowlist in read["allowlists"])
                 chromium_features = set(read["features"])
+            chromium_major = int(tab.evaluate("navigator.userAgent.match(/Chrome\\/(\\d+)/)[1]"))
     finally:
         started.site.stop()
 
@@ -292,5 +296,8 @@ def test_chromium_restricts_a_feature_exactly_where_the_check_says_so(site_facto
     graded = {value: outcomes("Permissions-Policy", [("Permissions-Policy", value)]) for value in PERMISSIONS_CASES}
     assert graded == {value: [outcome] for value, (outcome, _) in PERMISSIONS_CASES.items()}
     assert restricts == {value: outcome == "permissions.good" for value, (outcome, _) in PERMISSIONS_CASES.items()}
-    # ...and every feature this Chromium knows is in the data file (else refresh it: see its header)
-    assert chromium_features - permissions_policy_features() == set()
+    # ...and every feature the Chromium the list was read from knows is in the data file. Another major
+    # version may know more: a CI machine with Debian's next Chromium must not go red for it (refresh the
+    # list then: see its header).
+    if chromium_major == LISTED_FROM_CHROMIUM:
+        assert chromium_features - permissions_policy_features() == set()
