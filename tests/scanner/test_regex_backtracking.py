@@ -156,7 +156,8 @@ def test_security_txt_fields_are_read_as_before() -> None:
     texts = generated(["Policy", ":", " ", "\t", "x y", "\u00a0", "\x0b", "é", "a:b", "#", "\u3000"])
 
     def old(text: str) -> list[tuple[str, str, bool]]:
-        lines = [line for line in text.removeprefix("\ufeff").splitlines() if line.strip()[:1] not in ("", "#")]
+        # Lines end at LF (RFC 9116 §4 `eol`), not at every break str.splitlines() knows (\x0b included).
+        lines = [line for line in text.removeprefix("\ufeff").split("\n") if line.strip()[:1] not in ("", "#")]
         matches = [_OLD_FIELD.match(line.rstrip("\r")) for line in lines]
         return [(m["name"], m["value"].strip(), m["space"] == " ") for m in matches if m]
 

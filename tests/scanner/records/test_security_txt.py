@@ -51,7 +51,29 @@ def test_a_cleartext_signed_file_is_unwrapped_and_dash_escapes_removed() -> None
         ("0001-01-01T00:00:00+01:00", datetime.min.replace(tzinfo=UTC)),
         ("0000-02-29T12:00:00Z", datetime.min.replace(tzinfo=UTC)),  # year 0 is a leap year
         ("0000-02-30T12:00:00Z", None),
+        # §5.6 time-second is 00-60: 60 is a leap second, anything above is no time at all.
+        ("2027-06-30T23:59:60Z", datetime(2027, 6, 30, 23, 59, 59, tzinfo=UTC)),
+        ("2027-06-30T23:00:61Z", None),
+        ("2027-06-30T23:00:99Z", None),
+        # RFC 5234 DIGIT is ASCII 0-9: Arabic-Indic or fullwidth digits are not a date.
+        ("\u0662\u0660\u0662\u0667-06-30T23:00:00Z", None),
+        ("2027-06-30T23:00:00.\u0661Z", None),
+        ("\uff12\uff10\uff12\uff17-06-30T23:00:00Z", None),
     ],
 )
 def test_expires_must_be_an_rfc3339_date_time(value: str, expected: datetime | None) -> None:
     assert parse_rfc3339(value) == expected
+
+
+def test_lines_end_at_line_feeds_only_so_line_numbers_are_the_files() -> None:
+    # RFC 9116 §4: eol = *WSP [CR] LF. A form feed, NEL or U+2028 inside a line does not end it.
+    text = (
+        "# Sicherheitskontakt\u2028bitte verschl\u00fcsselt\x0c\n"  # line 1, one comment
+        "Contact: mailto:a@example.com\x85\r\n"  # line 2
+        "this line is junk\x1e still junk\n"  # line 3
+        "Expires: 2027-06-30T23:00:00Z\r\n"  # line 4
+    )
+    parsed = parse_security_txt(text)
+    assert parsed.invalid_lines == (3,)
+    assert [(f.number, f.name) for f in parsed.fields] == [(2, "Contact"), (4, "Expires")]
+    assert parsed.values("expires") == ["2027-06-30T23:00:00Z"]

@@ -19,10 +19,13 @@ __all__ = ["ParsedSecurityTxt", "SecurityTxtLine", "parse_rfc3339", "parse_secur
 # the value against the run of blanks after it, quadratic in a long one (`Policy: x` + 60 KB of spaces +
 # `y`: 7 s with the event loop frozen). Possessive quantifiers: nothing is read twice.
 _FIELD = re.compile(r"^(?P<name>[\x21-\x39\x3b-\x7e]++):(?P<space>[ \t]*+)(?P<value>.*+)$")
-# RFC 3339 §5.6 date-time; "T" and "Z" may be lowercase (§5.6 NOTE), the fraction is optional.
+# RFC 3339 §5.6 date-time; "T" and "Z" may be lowercase (§5.6 NOTE), the fraction is optional. Its DIGIT is
+# ASCII 0-9 (RFC 5234 B.1): `\d` would also take Arabic-Indic and other Unicode digits.
 _DATE_TIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:(?P<z>[Zz])|(?P<sign>[+-])(\d{2}):(\d{2}))$"
+    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?"
+    r"(?:(?P<z>[Zz])|(?P<sign>[+-])([0-9]{2}):([0-9]{2}))$"
 )
+_LEAP_SECOND = 60  # §5.6 time-second = 2DIGIT ; 00-58, 59, 60 based on leap second rules
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _LATEST = datetime.max.replace(tzinfo=UTC)
 _BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
@@ -82,7 +85,9 @@ def _unsign(lines: list[str]) -> tuple[list[tuple[int, str]], bool, bool, list[s
 
 def parse_security_txt(text: str) -> ParsedSecurityTxt:
     text = text.removeprefix("\ufeff")
-    lines = text.splitlines()
+    # §4: `eol = *WSP [CR] LF`. str.splitlines() also splits at form feeds, \x1c-\x1e, NEL, U+2028 and
+    # U+2029, which are line content here: splitting there would shift the line numbers lint reports.
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
     body, signed, complete, problems = _unsign(lines)
     fields: list[SecurityTxtLine] = []
     invalid: list[int] = []
@@ -90,7 +95,7 @@ def parse_security_txt(text: str) -> ParsedSecurityTxt:
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        match = _FIELD.match(raw.rstrip("\r"))
+        match = _FIELD.match(raw)
         if match is None:
             invalid.append(number)
             continue
@@ -104,7 +109,9 @@ def parse_rfc3339(value: str) -> datetime | None:
     if match is None:
         return None
     year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
-    second = min(second, 59)  # a leap second (":60") is allowed by §5.7
+    if second > _LEAP_SECOND:
+        return None
+    second = min(second, 59)  # a leap second (":60", §5.7) is the last second of its minute to datetime
     if match["z"]:
         offset = UTC
     else:
