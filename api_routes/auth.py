@@ -77,19 +77,32 @@ def _reads_key_header(dependant: Dependant) -> bool:
     return any(d.call is api_key_header or _reads_key_header(d) for d in dependant.dependencies)
 
 
-async def key_refusal(request: Request) -> ApiError | None:
-    """On a route that reads the X-API-Key header, the 401 or 403 its key deserves, else None; for the answer
-    to a malformed body. Spec 5 and 7: a request without a valid key is refused as such, whatever its body.
+def _in_scan_line(dependant: Dependant) -> bool:
+    return any(d.call is require_api_key_in_line or _in_scan_line(d) for d in dependant.dependencies)
+
+
+@dataclass(frozen=True)
+class KeyOfBadBody:
+    """What the key of a request with a malformed body says about the answer (`key_of_bad_body`)."""
+
+    refusal: ApiError | None  # the 401 or 403 the key deserves, whatever the body
+    counted: Subscriber | None  # a valid key on a Pro scan or PDF route: its answer tells X-Scans-Remaining
+
+
+async def key_of_bad_body(request: Request) -> KeyOfBadBody:
+    """On a route that reads the X-API-Key header, the 401 or 403 its key deserves, for the answer to a
+    malformed body. Spec 5 and 7: a request without a valid key is refused as such, whatever its body.
     FastAPI decodes the JSON body before it solves any dependency, and the routes that authenticate in their
-    own code validate the body first, so without this a bad body hid a missing or refused key."""
+    own code validate the body first, so without this a bad body hid a missing or refused key. A valid key
+    on a Pro scan or PDF route is the subscriber whose scans left the 400 tells (spec 8: after each call)."""
     dependant = getattr(request.scope.get("route"), "dependant", None)
     if not isinstance(dependant, Dependant) or not _reads_key_header(dependant):
-        return None
+        return KeyOfBadBody(None, None)
     try:
-        await subscriber_for(request.app.state.runtime, request.headers.get("x-api-key"))
+        subscriber = await subscriber_for(request.app.state.runtime, request.headers.get("x-api-key"))
     except ApiError as exc:
-        return exc
-    return None
+        return KeyOfBadBody(exc, None)
+    return KeyOfBadBody(None, subscriber if _in_scan_line(dependant) else None)
 
 
 @dataclass(frozen=True)

@@ -225,12 +225,15 @@ def _default_phrase(status_code: int) -> str:
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    from .auth import key_refusal  # auth builds on this module's ApiError
+    from .auth import key_of_bad_body  # auth builds on this module's ApiError
 
-    refusal = await key_refusal(request)
-    if refusal is not None:
-        return error_response(refusal.status_code, str(refusal.detail), refusal.headers)
-    return error_response(400, validation_message(exc.errors()))
+    key = await key_of_bad_body(request)
+    if key.refusal is not None:
+        return error_response(key.refusal.status_code, str(key.refusal.detail), key.refusal.headers)
+    headers = None
+    if key.counted is not None:  # spec 8: X-Scans-Remaining after each Pro scan or PDF call, a 400 too
+        headers = {"X-Scans-Remaining": str((await usage(request.app.state.runtime, key.counted)).remaining)}
+    return error_response(400, validation_message(exc.errors()), headers)
 
 
 async def _scan_error(request: Request, exc: Exception) -> JSONResponse:

@@ -74,6 +74,38 @@ async def test_pro_body_errors_are_400_after_a_valid_key(client: httpx.AsyncClie
     assert response.json() == {"error": "The field 'url' is required."}
 
 
+@pytest.mark.parametrize(
+    ("path", "content", "message"),
+    [
+        (
+            "/api/report/pdf",
+            b'{"url": "a.com", "name": "' + b"x" * 81 + b'"}',
+            "The field 'name' must be at most 80 characters.",
+        ),
+        ("/api/scan/pro", b"{}", "The field 'url' is required."),
+        ("/api/scan/pro", b'{"url": 42}', "The field 'url' must be a string."),
+        ("/api/scan/pro", b"{", "The request body is not valid JSON."),
+    ],
+)
+async def test_pro_body_errors_tell_the_scans_left(
+    client: httpx.AsyncClient, pro_key: IssuedKey, path: str, content: bytes, message: str
+) -> None:
+    """Spec 8: X-Scans-Remaining after each Pro scan or PDF call, a 400 for its body as for its URL."""
+    headers = {"X-API-Key": pro_key.key, "Content-Type": "application/json"}
+    response = await client.post(path, content=content, headers=headers)
+
+    assert response.status_code == 400
+    assert response.json() == {"error": message}
+    assert response.headers["X-Scans-Remaining"] == "50"
+
+
+async def test_body_errors_of_a_refused_key_tell_no_scans_left(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/scan/pro", json={}, headers={"X-API-Key": "wsk_unknown"})
+
+    assert response.status_code == 403
+    assert "X-Scans-Remaining" not in response.headers
+
+
 async def test_an_unknown_route_is_404_json(client: httpx.AsyncClient) -> None:
     response = await client.get("/api/nothing-here")
 
