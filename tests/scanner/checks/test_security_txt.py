@@ -93,6 +93,24 @@ def test_an_html_page_served_with_200_is_not_a_security_txt() -> None:
 def test_html_mislabelled_as_text_is_still_not_a_security_txt() -> None:
     result = security_txt_of("<html><body>Contact: mailto:a@example.com</body></html>", content_type="text/plain")
     assert outcomes(result) == {"security_txt.missing"}
+    # Nor is one that opens with a comment or a <div> (MIME Sniffing §7.1's HTML patterns)
+    for page in ("<!-- shell -->\n<div id=app></div>\nContact: mailto:a@example.com", "<div>\nContact: x\n</div>"):
+        assert outcomes(security_txt_of(page, content_type="text/plain")) == {"security_txt.missing"}, page
+
+
+def test_a_real_file_served_as_text_html_is_invalid_not_missing() -> None:
+    # Given a complete security.txt that the server labels text/html (RFC 9116 §3 asks for text/plain)
+    result = security_txt_of(GOOD, content_type="text/html; charset=utf-8")
+    # Then researchers can still read its contact: it is there, served with the wrong Content-Type
+    assert outcomes(result) == {"security_txt.invalid"}
+    assert "Content-Type is text/html, not text/plain" in notes(result)
+    assert result.details["found"] is True
+    assert result.details["contacts"] == ["mailto:security@example.com"]
+    assert section(result)["status"] != "missing"
+    # While an HTML-labelled page without a single security.txt field is no file at all
+    not_found = security_txt_of("Page not found", content_type="text/html")
+    assert outcomes(not_found) == {"security_txt.missing"}
+    assert "HTML page" in notes(not_found)
 
 
 def test_a_text_page_that_merely_mentions_contact_is_not_a_security_txt() -> None:

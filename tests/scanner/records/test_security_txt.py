@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from websec_app.scanner.records.security_txt import parse_rfc3339, parse_security_txt
+from tests.factories import make_response
+from websec_app.scanner.records.security_txt import (
+    is_security_txt,
+    not_security_txt,
+    parse_rfc3339,
+    parse_security_txt,
+    read_security_txt,
+)
 
 
 def test_a_bom_and_crlf_line_ends_are_read_transparently() -> None:
@@ -77,3 +84,20 @@ def test_lines_end_at_line_feeds_only_so_line_numbers_are_the_files() -> None:
     assert parsed.invalid_lines == (3,)
     assert [(f.number, f.name) for f in parsed.fields] == [(2, "Contact"), (4, "Expires")]
     assert parsed.values("expires") == ["2027-06-30T23:00:00Z"]
+
+
+def test_a_response_is_a_security_txt_by_its_body_not_its_content_type() -> None:
+    good = "Contact: mailto:security@example.com\nExpires: 2027-06-30T23:00:00Z\n"
+    url = "https://example.com/.well-known/security.txt"
+    assert is_security_txt(make_response(url, body=good, content_type="text/plain; charset=utf-8"))
+    assert is_security_txt(make_response(url, body=good, content_type="text/html"))  # mislabelled, still the file
+    soft_404s = [
+        make_response(url, body="<!doctype html><html><body>Contact: x</body></html>", content_type="text/plain"),
+        make_response(url, body="Page not found", content_type="text/plain"),
+        make_response(url, body="Page not found", content_type="text/html"),
+        make_response(url, 404, body=good, content_type="text/plain"),
+    ]
+    for response in soft_404s:
+        assert not is_security_txt(response), response
+    reason = not_security_txt(soft_404s[2], read_security_txt(soft_404s[2]))
+    assert reason == "it is an HTML page"

@@ -4,7 +4,9 @@ The fetch layer asks for `https://<final host>/.well-known/security.txt` and fal
 to the legacy `/security.txt` (RFC 9116 §3 allows it as a fallback). Many sites answer
 every path with an HTML page and status 200; that is not a security.txt, and neither
 is a text page that happens to contain "Contact:". A file is taken as a security.txt
-only when it is not HTML and its lines follow the field syntax of §4.
+only when its body is not an HTML page and its lines follow the field syntax of §4,
+whatever its Content-Type: a real file served as text/html is a security.txt served
+with the wrong Content-Type (records/security_txt.py decides, for the fetch layer too).
 
 Then the RFC's rules: served over HTTPS (§3) as `text/plain` (§3 also requires `charset=utf-8`;
 its absence is a note, not a fault: researchers read the file all the same), at least one
@@ -25,15 +27,11 @@ from urllib.parse import urlsplit
 
 from ..findings import CheckResult, Finding
 from ..records.html import split_url
-from ..records.security_txt import ParsedSecurityTxt, parse_rfc3339, parse_security_txt
+from ..records.security_txt import KNOWN_FIELDS, not_security_txt, parse_rfc3339, read_security_txt
 from ..snapshot import HttpResponse, SiteSnapshot
 
 SECTION = "security_txt"
 
-_KNOWN_FIELDS = frozenset(
-    {"acknowledgments", "canonical", "contact", "csaf", "encryption", "expires", "hiring", "policy",
-     "preferred-languages"}
-)  # fmt: skip
 _LIST_FIELDS = ("contact", "canonical", "encryption", "policy", "acknowledgments", "hiring", "csaf")
 _RECOMMENDED_MAX_LIFETIME = timedelta(days=366)  # §2.5.5: "less than a year into the future"
 
@@ -97,23 +95,6 @@ def _normalise_url(url: str) -> str:
     return f"{parts.scheme.lower()}://{netloc}{parts.path or '/'}"
 
 
-def _looks_like_html(response: HttpResponse) -> bool:
-    if response.content_type in ("text/html", "application/xhtml+xml"):
-        return True
-    head = response.body[:256].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    return head.startswith((b"<!doctype", b"<html", b"<head", b"<body", b"<?xml"))
-
-
-def _not_security_txt(parsed: ParsedSecurityTxt) -> str | None:
-    """Why a 200 text response is not a security.txt at all, or None when it is one."""
-    known = [f for f in parsed.fields if f.name.lower() in _KNOWN_FIELDS]
-    if not known:
-        return "it contains no security.txt fields"
-    if len(parsed.invalid_lines) > len(parsed.fields) and not parsed.values("expires"):
-        return "most of its lines are not `Field: value` lines, so it is some other text"
-    return None
-
-
 def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     chain = snapshot.security_txt
     if chain is None:
@@ -128,13 +109,10 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     if final.status_code != 200:
         note = f"{chain.start_url} answered HTTP {final.status_code}"
         return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
-    if _looks_like_html(final):
-        note = f"{final.url} answered with an HTML page (HTTP 200), not a security.txt file"
-        return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
-    parsed = parse_security_txt(final.body.decode("utf-8", errors="replace"))
-    rejection = _not_security_txt(parsed)
+    parsed = read_security_txt(final)
+    rejection = not_security_txt(final, parsed)
     if rejection is not None:
-        note = f"{final.url} answered HTTP 200 but {rejection}"
+        note = f"{final.url} answered HTTP 200 but {rejection}, not a security.txt file"
         return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
 
     findings: list[Finding] = []
@@ -180,7 +158,7 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     if parsed.invalid_lines:
         numbers = ", ".join(str(n) for n in parsed.invalid_lines[:10])
         lint.append(f"line(s) {numbers} are neither a `Field: value` line nor a # comment")
-    unspaced = [f.name for f in parsed.fields if not f.spaced and f.name.lower() in _KNOWN_FIELDS]
+    unspaced = [f.name for f in parsed.fields if not f.spaced and f.name.lower() in KNOWN_FIELDS]
     if unspaced:
         lint.append("the colon after " + ", ".join(sorted(set(unspaced))) + " should be followed by one space")
     lint.extend(parsed.problems)

@@ -4,6 +4,10 @@ Tolerant where readers must be (a byte-order mark, CRLF line ends, any case in f
 names, a missing space after the colon), and precise about what the grammar says:
 one `field-name ":" value` per line, `#` comments, and an optional OpenPGP cleartext
 signature around the whole file (RFC 9116 §2.3, RFC 4880 §7).
+
+It also says whether a response is a security.txt at all: many sites answer every path with
+an HTML page or a "Page not found" text and status 200. The fetch layer needs the answer to
+know whether to fall back to the legacy /security.txt (RFC 9116 §3), the check to grade.
 """
 
 from __future__ import annotations
@@ -12,7 +16,33 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
-__all__ = ["ParsedSecurityTxt", "SecurityTxtLine", "parse_rfc3339", "parse_security_txt"]
+from ..snapshot import HttpResponse
+
+__all__ = [
+    "KNOWN_FIELDS",
+    "ParsedSecurityTxt",
+    "SecurityTxtLine",
+    "is_security_txt",
+    "not_security_txt",
+    "parse_rfc3339",
+    "parse_security_txt",
+    "read_security_txt",
+]
+
+#: RFC 9116 §2.5 (and the IANA registry of §6.4): the fields a security.txt is made of.
+KNOWN_FIELDS = frozenset(
+    {"acknowledgments", "canonical", "contact", "csaf", "encryption", "expires", "hiring", "policy",
+     "preferred-languages"}
+)  # fmt: skip
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+# MIME Sniffing §7.1 "identifying a resource with an unknown MIME type": the HTML patterns, each followed by a
+# tag-terminating byte (space or ">"), after leading whitespace; and an XML declaration.
+_HTML_OPENINGS = tuple(
+    opening + end
+    for opening in (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
+                    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--")
+    for end in (b" ", b">")
+)  # fmt: skip
 
 # RFC 5322 §3.6.8 (imported by RFC 9116 §4): a field name is printable ASCII except ":".
 # The value is taken whole and stripped by the caller: a lazy `(?P<value>.*?)[ \t]*$` tried every end of
@@ -133,3 +163,33 @@ def parse_rfc3339(value: str) -> datetime | None:
         return moment.astimezone(UTC)
     except OverflowError:
         return _LATEST if year == 9999 else _EARLIEST
+
+
+def _looks_like_html(body: bytes) -> bool:
+    head = body[:512].removeprefix(b"\xef\xbb\xbf").lstrip(b"\t\n\x0c\r ").lower()
+    return head.startswith((*_HTML_OPENINGS, b"<?xml"))
+
+
+def read_security_txt(response: HttpResponse) -> ParsedSecurityTxt:
+    """The response's body parsed as a security.txt (UTF-8, RFC 9116 §4; undecodable bytes replaced)."""
+    return parse_security_txt(response.body.decode("utf-8", errors="replace"))
+
+
+def not_security_txt(response: HttpResponse, parsed: ParsedSecurityTxt) -> str | None:
+    """Why a 200 response is not a security.txt at all, or None when it is one (however flawed).
+
+    The body decides, not the Content-Type: a real file served as text/html is a security.txt with a
+    wrong Content-Type, and an HTML page served as text/plain is still an HTML page."""
+    if _looks_like_html(response.body):
+        return "it is an HTML page"
+    if not any(f.name.lower() in KNOWN_FIELDS for f in parsed.fields):
+        return "it is an HTML page" if response.content_type in _HTML_TYPES else "it contains no security.txt fields"
+    if len(parsed.invalid_lines) > len(parsed.fields) and not parsed.values("expires"):
+        return "most of its lines are not `Field: value` lines, so it is some other text"
+    return None
+
+
+def is_security_txt(response: HttpResponse) -> bool:
+    """Whether the response is a security.txt file, valid or not: RFC 9116 §3 takes the well-known location's
+    file over the legacy one only when there is a file there."""
+    return response.status_code == 200 and not_security_txt(response, read_security_txt(response)) is None
