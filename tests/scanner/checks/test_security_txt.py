@@ -81,6 +81,21 @@ def test_a_missing_file_costs_two_minor_points() -> None:
     assert "security@example.com" in graded["findings"][0]["fix"]
 
 
+def test_a_server_error_or_rate_limit_is_not_graded_as_missing() -> None:
+    # Given the file's URL answering 500, 503 or 429: whether a file exists there is unknown
+    for status in (500, 502, 503, 429):
+        result = security_txt_of("Service Unavailable", status=status, content_type="text/html")
+        # Then the section could not be checked, says why, and costs nothing
+        assert outcomes(result) == {"check.error"}, status
+        assert f"HTTP {status}" in notes(result)
+        assert section(result)["deduction"] == 0
+    # While 404, 410 and other client errors say there is no file
+    for status in (404, 410, 403, 401):
+        assert outcomes(security_txt_of("Nope", status=status, content_type="text/plain")) == {
+            "security_txt.missing"
+        }, status
+
+
 def test_an_html_page_served_with_200_is_not_a_security_txt() -> None:
     # Given a single-page app answering every path with its HTML shell, which mentions "Contact:"
     html = "<!DOCTYPE html><html><body><p>Contact: mailto:sales@example.com</p></body></html>"

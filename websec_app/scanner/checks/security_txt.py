@@ -106,6 +106,10 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
         return CheckResult(SECTION, (Finding("check.error", note=note),), _empty_details(chain.start_url, None))
 
     details = _empty_details(final.url, final)
+    if final.status_code >= 500 or final.status_code == 429:
+        # A server error or rate limiting (RFC 6585 §4) says nothing about whether the file exists.
+        note = f"security.txt could not be checked: {chain.start_url} answered HTTP {final.status_code}"
+        return CheckResult(SECTION, (Finding("check.error", note=note),), details)
     if final.status_code != 200:
         note = f"{chain.start_url} answered HTTP {final.status_code}"
         return CheckResult(SECTION, (Finding("security_txt.missing", note=note),), details)
