@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from tests.fixtures.sites import Redirect, Request, Response, RunningSite, Site, SiteFactory, html, text
+from tests.fixtures.sites import Drip, Redirect, Request, Response, RunningSite, Site, SiteFactory, html, text
 from websec_app.scanner import scan
 from websec_app.scanner.errors import TargetUnreachable
 from websec_app.scanner.fetch.http import MAX_CHAIN_COOKIES, SharedFetches, fetch_chain, make_client
@@ -167,3 +167,58 @@ async def test_a_flood_of_cookies_is_kept_within_the_jars_bounds(
     sent = chain.final.body.decode().split("; ")
     assert len(sent) == MAX_CHAIN_COOKIES
     assert not any(cookie.startswith("huge=") for cookie in sent)
+
+
+def _stalled_redirect(to: str) -> Drip:
+    """A 301 announcing a 1,000-byte body that never comes (the server holds the connection for 10 minutes)."""
+    return Drip(status=301, headers=[("Location", to), ("Content-Length", "1000")], chunk=b"", interval=0.2)
+
+
+async def test_redirects_whose_bodies_stall_are_followed_on_their_headers(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given three redirects whose bodies stall for longer than the scan's whole budget (20 s; 8 s to read a body)
+    host = site_factory.unique_host("stalled-301")
+    routes = {
+        "/": _stalled_redirect("/1"),
+        "/1": _stalled_redirect("/2"),
+        "/2": _stalled_redirect("/page"),
+        "/page": html("<p>page</p>"),
+    }
+    site = site_factory(Site(names=(host,), routes=routes, http=Redirect("https://{host}/")))
+
+    # When it is scanned with the normal budget
+    report = await scan(site.url, scan_settings)
+
+    # Then each redirect was followed once, on its headers, and the page behind them was graded
+    assert (report.status_code, report.to_dict()["final_url"]) == (200, f"https://{host}/page")
+    asked = [r.path for r in site.requests if r.scheme == "https" and not r.header("origin")]
+    assert asked[:4] == ["/", "/1", "/2", "/page"]
+
+
+async def test_a_redirects_body_that_comes_with_it_is_read_and_its_connection_kept(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a kept-alive server whose redirect carries a small body, and one whose redirect's body stalls
+    host = site_factory.unique_host("moved-body")
+    moved = Response(301, [("Location", "/page"), ("Content-Type", "text/html")], b"<p>moved</p>")
+    site = site_factory(
+        Site(
+            names=(host,),
+            tls=None,
+            keep_alive=True,
+            http={"/": moved, "/stall": _stalled_redirect("/page"), "/page": text("ok")},
+        )
+    )
+
+    # When both are followed
+    whole = await chain_for(site.http_url, scan_settings)
+    cut = await chain_for(site.url_for("/stall", "http"), scan_settings)
+
+    # Then the first redirect's body was read whole and the page came on the same connection;
+    # the stalled one was followed without its body, and says so
+    assert [r.status_code for r in whole.responses] == [301, 200]
+    assert (whole.responses[0].body, whole.responses[0].body_note) == (b"<p>moved</p>", None)
+    assert [r.status_code for r in cut.responses] == [301, 200]
+    assert cut.responses[0].body_truncated and "followed without waiting" in (cut.responses[0].body_note or "")
+    assert site.accepted["http"] == 1 + 2  # one connection for the first chain; the stalled one cannot be reused

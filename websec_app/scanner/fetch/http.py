@@ -9,6 +9,7 @@ hop's host is resolved and guarded before anything is sent to it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import http.cookiejar
 import importlib.util
@@ -285,6 +286,14 @@ def describe_error(exc: BaseException) -> Failure:
     return Failure("unreachable", f"{type(exc).__name__}: {exc}")
 
 
+#: What is read of a redirect's body before the redirect is followed. No check reads it (block pages and
+#: fingerprints come from other statuses and from headers); a body that arrives with the headers is read to
+#: its end so the connection can be kept for the next hop, and one that stalls is not waited for: browsers
+#: follow a redirect on its headers.
+REDIRECT_BODY_SECONDS = 1.0
+REDIRECT_BODY_BYTES = 16 * 1024
+
+
 async def fetch_one(
     client: httpx.AsyncClient,
     url: str,
@@ -295,7 +304,8 @@ async def fetch_one(
     headers: dict[str, str] | None = None,
     max_body: int | None = None,
 ) -> HttpResponse:
-    """One request; the body is read and decoded up to `max_body` bytes and for at most `read_seconds`.
+    """One request; the body is read and decoded up to `max_body` bytes and for at most `read_seconds`
+    (a redirect's, up to REDIRECT_BODY_BYTES for at most REDIRECT_BODY_SECONDS).
 
     A body that is too large, expands like a decompression bomb, or drips too slowly, is kept as
     far as it got and marked truncated, with the reason in `body_note` (see body.py): the headers
@@ -308,10 +318,20 @@ async def fetch_one(
         raise InvalidTarget(f"The URL {url!r} is not valid: {exc}") from None
     async with asyncio.timeout(limits.connect_seconds + limits.read_seconds):
         response = await client.send(request, stream=True)
+    head = HttpResponse(
+        url=str(response.url),
+        status_code=response.status_code,
+        headers=HeaderList(tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw)),
+        address=address,
+        http_version=response.http_version,
+    )
+    read_seconds = limits.read_seconds
+    if head.is_redirect:
+        max_body, read_seconds = min(max_body, REDIRECT_BODY_BYTES), min(read_seconds, REDIRECT_BODY_SECONDS)
     decoder = BodyDecoder(response.headers.get("content-encoding"), max_body=max_body)
     try:
         if method != "HEAD":
-            async with asyncio.timeout_at(asyncio.get_running_loop().time() + limits.read_seconds):
+            async with asyncio.timeout_at(asyncio.get_running_loop().time() + read_seconds):
                 # The raw (still encoded) stream: httpx would decode a whole chunk at once, and follow
                 # a chain of codings; BodyDecoder bounds every step (issue 12).
                 async for chunk in response.aiter_raw():
@@ -320,22 +340,15 @@ async def fetch_one(
         decoder.finish()
     except TimeoutError:  # slow drip: keep what arrived within the read budget
         decoder.cut(
-            f"the body did not arrive within the {limits.read_seconds:g} s read budget; only its start was kept"
+            "the redirect's body did not arrive with it; the redirect was followed without waiting for the rest"
+            if head.is_redirect
+            else f"the body did not arrive within the {read_seconds:g} s read budget; only its start was kept"
         )
     except (httpx.HTTPError, OSError):  # the body broke off mid-way; headers are still valid
         decoder.cut("the connection broke off during the body; only what arrived was kept")
     finally:
         await response.aclose()
-    return HttpResponse(
-        url=str(response.url),
-        status_code=response.status_code,
-        headers=HeaderList(tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw)),
-        body=bytes(decoder.body),
-        body_truncated=decoder.truncated,
-        body_note=decoder.note,
-        address=address,
-        http_version=response.http_version,
-    )
+    return dataclasses.replace(head, body=bytes(decoder.body), body_truncated=decoder.truncated, body_note=decoder.note)
 
 
 class SharedFetches:
