@@ -244,6 +244,17 @@ def test_the_legacy_location_is_accepted_with_a_note() -> None:
     assert result.details["legacy_location"] is True
 
 
+def test_a_well_known_location_redirecting_to_the_legacy_one_is_not_legacy() -> None:
+    # Given /.well-known/security.txt redirecting to the file at /security.txt
+    redirect = make_response(WELL_KNOWN, 301, headers={"Location": "/security.txt"}, content_type=None)
+    file = make_response(LEGACY, 200, body=GOOD, content_type="text/plain; charset=utf-8")
+    chain = FetchChain(WELL_KNOWN, (redirect, file))
+    result = check_security_txt(make_snapshot("https://example.com/", security_txt=chain))
+    # Then the well-known location serves it (RFC 9116 §3): no legacy-location note
+    assert outcomes(result) == {"security_txt.present"}
+    assert result.details["legacy_location"] is False and result.details["url"] == LEGACY
+
+
 def test_canonical_must_list_the_url_the_file_came_from() -> None:
     result = security_txt_of(GOOD + "Canonical: https://other.example.net/.well-known/security.txt\n")
     assert outcomes(result) == {"security_txt.present", "security_txt.canonical_mismatch"}

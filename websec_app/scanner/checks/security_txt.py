@@ -169,8 +169,9 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     if final.body_truncated:
         lint.append("the file is larger than the scanner reads; only its beginning was checked")
 
-    # §3: where it came from.
-    legacy = url_parts.path == "/security.txt"
+    # §3: where it came from. Legacy is where the scanner had to ask; /.well-known/security.txt redirecting to
+    # /security.txt is the well-known location serving the file, which §3 allows (redirects are followed).
+    legacy = urlsplit(chain.start_url).path == "/security.txt"
     if url_parts.hostname and url_parts.hostname.lower() != snapshot.final_target_host:
         lint.append(f"the request was redirected to another host ({url_parts.hostname}); researchers may distrust it")
 
