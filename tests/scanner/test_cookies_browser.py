@@ -42,7 +42,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 #: HttpOnly.
 Stored = tuple[str, str, str, bool, bool]
 
-#: (scheme, Set-Cookie lines of one response), each loaded from www.<site>.
+#: (scheme, Set-Cookie lines of one response), each loaded from www.<site>; {domain} stands for <site>.
 CASES: list[tuple[str, tuple[str, ...]]] = [
     ("https", ("sid=1; Secure; HttpOnly; SameSite=Lax",)),  # the control: stored as written
     ("https", ("sid=1; HttpOnly; SameSite=Lax",)),  # the control: no Secure, still stored
@@ -52,6 +52,15 @@ CASES: list[tuple[str, tuple[str, ...]]] = [
     ("https", ("p=1; SameSite=None; Partitioned",)),
     ("http", ("sid=abc; HttpOnly; SameSite=Lax; Partitioned",)),
     ("https", ("p=1; Secure; SameSite=None; Partitioned",)),  # with Secure: stored (partitioned)
+    # One cookie set twice in one response: the last line replaces the first (RFC 6265bis 5.7)
+    ("https", ("sid=a; Path=/", "sid=b; Path=/; Secure; HttpOnly; SameSite=Lax")),
+    ("https", ("sid=b; Path=/; Secure; HttpOnly; SameSite=Lax", "sid=a; Path=/")),
+    # ...unless path, host-only flag or partition tell them apart
+    ("https", ("sid=a; Path=/", "sid=b; Path=/app; Secure")),
+    ("https", ("sid=a; Path=/", "sid=b; Path=/; Domain={domain}; Secure")),
+    ("https", ("sid=a; Path=/", "sid=b; Path=/; Secure; Partitioned")),
+    # a line Chromium refuses replaces nothing
+    ("https", ("sid=a; Path=/; Secure", "sid=b; Path=/; Domain=other.example")),
 ]
 
 
@@ -103,6 +112,10 @@ def stored_by(browser: Any, url: str, *, framed_by: str | None = None) -> list[S
     return sorted((c["name"], c["domain"], c["path"], c["secure"], c["httpOnly"]) for c in cookies)
 
 
+def case_lines(host: str) -> list[tuple[str, ...]]:
+    return [tuple(line.replace("{domain}", host) for line in lines) for _, lines in CASES]
+
+
 def start_site(site_factory: SiteFactory) -> RunningSite:
     """<host> and www.<host> answer /case<N> with the lines of CASES[N], over HTTPS and HTTP; <other>.test
     answers /frame with a page framing the URL of its query."""
@@ -110,7 +123,7 @@ def start_site(site_factory: SiteFactory) -> RunningSite:
     other = site_factory.unique_host("cookiejar-top")
     routes: dict[str, Any] = {
         f"/case{n}": Response(200, [("Content-Type", "text/html"), *(("Set-Cookie", line) for line in lines)], "ok")
-        for n, (_, lines) in enumerate(CASES)
+        for n, lines in enumerate(case_lines(host))
     }
 
     def frame(request: Request) -> Response:
@@ -131,7 +144,7 @@ def test_chromium_stores_exactly_the_cookies_the_check_grades(site_factory: Site
     finally:
         site.stop()
 
-    assert seen == {url: graded(url, lines) for url, (_, lines) in zip(urls, CASES, strict=True)}
+    assert seen == {url: graded(url, lines) for url, lines in zip(urls, case_lines(site.host), strict=True)}
     assert seen[urls[0]] and seen[urls[1]], "the controls must be stored, or the comparison proves nothing"
 
 

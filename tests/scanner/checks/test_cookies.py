@@ -443,6 +443,42 @@ def test_cookies_set_by_the_http_form_of_an_https_target_are_graded_and_attribut
     ]
 
 
+def test_a_cookie_set_twice_in_one_response_is_graded_as_the_last_line_sets_it() -> None:
+    # Given a response that sets sid bare, then again with every protection (same name, host and path)
+    result = cookies_of("sid=a; Path=/", "sid=b; Path=/; Secure; HttpOnly; SameSite=Lax")
+    # Then only the last line counts, as browsers keep only it (RFC 6265bis 5.7; Chromium 156 stores sid=b),
+    # and the report says an earlier line was replaced
+    assert outcomes(result) == {"cookie.ok"}
+    assert [c["secure"] for c in result.details["cookies"]] == [True]
+    assert result.details["superseded"] == [{"name": "sid", "set_by": "https://www.example.com/"}]
+    note = next(f.note for f in result.findings if f.outcome == "cookie.ok")
+    assert note is not None and "earlier Set-Cookie line" in note
+    # ...and the other way round the bare cookie is the one graded
+    assert "cookie.session_no_secure" in outcomes(cookies_of("sid=b; Path=/; Secure; HttpOnly", "sid=a; Path=/"))
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ("sid=a; Path=/", "sid=b; Path=/app; Secure; HttpOnly; SameSite=Lax"),  # another path
+        ("sid=a", "sid=b; Domain=example.com; Secure; HttpOnly; SameSite=Lax"),  # host-only, then the domain's
+        ("sid=a; Path=/", "sid=b; Path=/; Secure; Partitioned; HttpOnly; SameSite=Lax"),  # another partition
+    ],
+)
+def test_cookies_of_one_name_kept_apart_by_browsers_are_all_graded(lines: tuple[str, str]) -> None:
+    result = cookies_of(*lines)
+    assert result.details["count"] == 2 and "superseded" not in result.details
+    assert "cookie.session_no_secure" in outcomes(result)
+
+
+def test_a_line_browsers_refuse_replaces_nothing() -> None:
+    # Given a well-kept cookie, then the same name with a Domain the host does not match
+    result = cookies_of("sid=a; Path=/; Secure; HttpOnly; SameSite=Lax", "sid=b; Path=/; Domain=other.org")
+    # Then the first is kept and graded, the second is refused
+    assert outcomes(result) == {"cookie.ok", "cookie.rejected"}
+    assert "superseded" not in result.details
+
+
 def test_a_cookie_being_deleted_raises_no_alarm() -> None:
     # Given a logout response clearing the session cookie without any flags
     result = cookies_of("PHPSESSID=deleted; expires=Thu, 01-Jan-1970 00:00:01 GMT; Max-Age=0; path=/")

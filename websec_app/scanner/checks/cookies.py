@@ -16,6 +16,7 @@ Cookie values never leave this module: the report names cookies, never their con
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -238,6 +239,14 @@ def _responses(snapshot: SiteSnapshot) -> list[HttpResponse]:
     return responses
 
 
+def _identity(cookie: ParsedCookie, url: str) -> tuple[object, ...]:
+    """What a browser's cookie store keys a cookie by (6265bis §5.7: name, domain, host-only flag, path; CHIPS
+    adds the partition)."""
+    host = (urlsplit(url).hostname or "").lower()
+    path = cookie.path or default_path(url)
+    return (cookie.name, cookie.domain or host, cookie.domain is None, path, cookie.partitioned)
+
+
 def _set_by(response: HttpResponse) -> str:
     """Where a cookie came from, for a note on a cookie not set by the final page."""
     if 300 <= response.status_code < 400:
@@ -252,17 +261,29 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     findings: list[Finding] = []
     cookies: list[dict[str, Any]] = []
     ignored: list[dict[str, str]] = []
+    superseded: list[dict[str, str]] = []  # lines a later line of the same response replaced
 
     for response in _responses(snapshot):
         where = "" if response is final else _set_by(response)
-        for line in response.headers.get_all("set-cookie"):
-            parsed = parse_set_cookie(line)
+        lines = [parse_set_cookie(line) for line in response.headers.get_all("set-cookie")]
+        refusals = [rejection(p, response.url) if isinstance(p, ParsedCookie) else None for p in lines]
+        # 6265bis §5.7: a stored line replaces the cookie of the same name, domain and path, so of the lines of
+        # one response for one cookie the browser keeps the last (Chromium 156 too), and only it is graded.
+        last: dict[tuple[object, ...], int] = {}
+        for index, (parsed, refused) in enumerate(zip(lines, refusals, strict=True)):
+            if isinstance(parsed, ParsedCookie) and refused is None:
+                last[_identity(parsed, response.url)] = index
+        replaced: Counter[tuple[object, ...]] = Counter()
+        for index, (parsed, refused) in enumerate(zip(lines, refusals, strict=True)):
             if isinstance(parsed, Malformed):
                 ignored.append({"set_by": response.url, "reason": parsed.reason})
                 findings.append(Finding("cookie.malformed", None, f"A Set-Cookie line{where}: {parsed.reason}"))
                 continue
+            if refused is None and last[identity := _identity(parsed, response.url)] != index:
+                superseded.append({"name": parsed.name, "set_by": response.url})
+                replaced[identity] += 1
+                continue
             kind = classify(parsed.name, parsed.value)
-            refused = rejection(parsed, response.url)
             deletes = parsed.deletes(now)
             if refused is not None:
                 outcome = "cookie.prefix_violation" if refused.kind == "prefix" else "cookie.rejected"
@@ -278,6 +299,13 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     ]
             if not cookie_findings and not deletes:
                 cookie_findings = [Finding("cookie.ok", parsed.name)]
+            if refused is None and (earlier := replaced[_identity(parsed, response.url)]):
+                lines_word = "line" if earlier == 1 else f"{earlier} lines"
+                again = (
+                    f"{parsed.name}: an earlier Set-Cookie {lines_word} of the same response set it too; browsers "
+                    "keep only this last one"
+                )
+                cookie_findings = [replace(f, note="; ".join(filter(None, [f.note, again]))) for f in cookie_findings]
             findings.extend(cookie_findings)
             cookies.append(
                 {
@@ -308,4 +336,6 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     details: dict[str, Any] = {"cookies": cookies, "count": len(cookies)}
     if ignored:
         details["ignored"] = ignored
+    if superseded:
+        details["superseded"] = superseded
     return CheckResult(SECTION, tuple(findings), details)
