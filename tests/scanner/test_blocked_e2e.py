@@ -55,9 +55,31 @@ BLOCK_PAGES: dict[str, tuple[str, Response]] = {
             "Reference&#32;&#35;18&#46;2d1e1002&#46;1700000000&#46;1a2b3c4d\n</BODY>\n</HTML>\n",
         ),
     ),
-    "aws-waf": (
+    # AWS WAF's CAPTCHA interstitial answers 405 and its Challenge 202, each with x-amzn-waf-action
+    # (https://docs.aws.amazon.com/waf/latest/developerguide/waf-captcha-and-challenge-actions.html).
+    # Its Block action's default 403 carries no marker of its own: at the CloudFront edge it is the
+    # "cloudfront" case below.
+    "aws-waf-captcha": (
         "AWS WAF",
-        Response(403, [HTML, ("x-amzn-waf-action", "captcha")], "<html><body>Human verification</body></html>"),
+        Response(
+            405,
+            [HTML, ("x-amzn-waf-action", "captcha"), ("Cache-Control", "no-store, max-age=0")],
+            "<!DOCTYPE html><html lang='en'><head><title></title>"
+            "<script src='https://0a1b2c3d4e5f.edge.sdk.awswaf.com/0a1b2c3d4e5f/6a7b8c9d0e1f/captcha.js'></script>"
+            "</head><body><div id='captcha-container'></div>"
+            "<script>window.gokuProps = {'key': 'AQIDAHjc', 'iv': 'CgAHhj', 'context': 'abc'};</script></body></html>",
+        ),
+    ),
+    "aws-waf-challenge": (
+        "AWS WAF",
+        Response(
+            202,
+            [HTML, ("x-amzn-waf-action", "challenge"), ("Cache-Control", "no-store, max-age=0")],
+            "<!DOCTYPE html><html lang='en'><head><title></title>"
+            "<script src='https://0a1b2c3d4e5f.edge.sdk.awswaf.com/0a1b2c3d4e5f/6a7b8c9d0e1f/challenge.js'></script>"
+            "</head><body><div id='challenge-container'></div>"
+            "<script>AwsWafIntegration.checkForceRefresh().then(() => location.reload(true));</script></body></html>",
+        ),
     ),
     "cloudfront": (
         "Amazon CloudFront",
