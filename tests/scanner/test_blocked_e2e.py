@@ -232,6 +232,35 @@ async def test_given_markers_on_a_normal_200_page_then_not_blocked(site_factory,
     assert "scan.blocked" not in _checks(body["page_analysis"])
 
 
+#: The site's own pages that carry part of a vendor's marker, but not its block page.
+NOT_BLOCK_PAGES: dict[str, Response] = {
+    # A help page quoting F5's block message, without the support ID the real page gives (K13459)
+    "f5-quoted": Response(
+        200,
+        [HTML],
+        "<html><head><title>BIG-IP error after upgrade - Q&amp;A</title></head><body><h1>Users see: The requested "
+        "URL was rejected. Please consult with your administrator.</h1><p>How do I fix this?</p></body></html>",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_BLOCK_PAGES))
+async def test_given_a_page_with_part_of_a_marker_then_it_is_graded_as_the_site(
+    site_factory, scan_settings, case: str
+) -> None:
+    page = NOT_BLOCK_PAGES[case]
+    site = site_factory(
+        catalog.simple_site(site_factory.unique_host(f"not-blocked-{case}"), routes={"/": page}, default=page)
+    )
+    body = (await scan(site.url, scan_settings)).to_dict()
+    checks = _checks(body["page_analysis"])
+    assert "scan.blocked" not in checks and "blocked" not in body["page_analysis"], body["page_analysis"]
+    assert not any(c["outcome"] == "scan.blocked" for c in body["grading"]["caps"])
+    assert _checks(body["server_fingerprint"]) != ["check.error"]
+    # An error status is named plainly, as the site's real answer
+    assert checks.count("scan.error_status") == (1 if page.status >= 400 else 0)
+
+
 async def test_given_the_plain_http_form_is_blocked_then_the_redirect_is_not_graded_as_missing(
     site_factory, scan_settings
 ) -> None:
