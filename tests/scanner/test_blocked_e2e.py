@@ -241,6 +241,13 @@ NOT_BLOCK_PAGES: dict[str, Response] = {
         "<html><head><title>BIG-IP error after upgrade - Q&amp;A</title></head><body><h1>Users see: The requested "
         "URL was rejected. Please consult with your administrator.</h1><p>How do I fix this?</p></body></html>",
     ),
+    # Akamai's edge error page when the origin fails: a Reference number, but no "Access Denied"
+    "akamai-origin-error": Response(
+        503,
+        [("Server", "AkamaiGHost"), ("Mime-Version", "1.0"), HTML],
+        "<HTML><HEAD><TITLE>Error</TITLE></HEAD><BODY>\nAn error occurred while processing your request.<p>\n"
+        "Reference&#32;&#35;30&#46;3598c0ba&#46;1521745157&#46;87201fff\n</BODY></HTML>\n",
+    ),
 }
 
 
