@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import httpx
+import pytest
 from fastapi import FastAPI
 
 from tests.api.conftest import client_for
@@ -64,6 +65,19 @@ async def test_an_http_url_is_scanned_as_given(client: httpx.AsyncClient, scanne
 
     assert response.status_code == 200
     assert scanner.calls == ["http://example.com/path?q=1"]
+
+
+@pytest.mark.parametrize(
+    "url", ["https://a_b.example.com/", "https://r3---sn-4g5e6nsz.googlevideo.com/", "https://-edge-.example.com/"]
+)
+async def test_a_name_browsers_accept_is_scanned(client: httpx.AsyncClient, scanner: FakeScanner, url: str) -> None:
+    """WHATWG URL host parsing (UTS #46 without CheckHyphens or STD3 rules): an underscore or a hyphen at a
+    label's edges or in its 3rd and 4th places is part of a name, not a 400."""
+    response = await client.post("/api/scan", json={"url": url})
+
+    assert response.status_code == 200
+    assert response.json()["url"] == url
+    assert scanner.calls == [url]
 
 
 async def test_the_eleventh_scan_of_the_day_is_refused_with_the_reset_time(client: httpx.AsyncClient) -> None:

@@ -173,3 +173,33 @@ async def test_every_hop_of_the_chains_keeps_its_raw_headers_in_wire_order(site_
     assert [value for name, value in page if name.lower() == "x-twice"] == ["one", "two"]
     hop = redirection["http_chain"][0]
     assert ["location", f"https://{site.host}/"] in [[name.lower(), value] for name, value in hop["headers"]]
+
+
+# -- names browsers accept that IDNA2008 would not ------------------------------------------------
+
+
+@pytest.mark.parametrize("label", ["a_b", "-edge-", "r3---sn-4g5e6nsz"])
+async def test_given_a_name_with_an_underscore_or_edge_hyphens_when_scanned_then_it_is_a_site_like_any(
+    site_factory, scan_settings, label: str
+) -> None:
+    # Given a site under a name browsers accept (WHATWG URL: UTS #46 without CheckHyphens or STD3 rules),
+    # with a cookie for its parent domain
+    parent = site_factory.unique_host("odd-names")
+    host = f"{label}.{parent}"
+    cookie = f"sid=1; Domain={parent}; Path=/; Secure; HttpOnly; SameSite=Lax"
+    site = site_factory(catalog.best_practices(host, cookie=cookie))
+    # When it is scanned
+    body = (await scan(f"https://{host}/", scan_settings)).to_dict()
+    # Then it was resolved and reached over TLS with the name as SNI, the certificate matched it, and the
+    # cookie for its parent domain was stored as a browser stores it
+    assert body["final_url"] == f"https://{host}/"
+    assert {r.sni for r in site.requests if r.scheme == "https"} == {host}
+    assert _checks(body["tls"]) == ["tls.cert_valid"]
+    assert [(c["name"], c["domain"], c["rejected"]) for c in body["cookies"]["cookies"]] == [("sid", parent, None)]
+    assert not [
+        f
+        for section in body.values()
+        if isinstance(section, dict)
+        for f in section.get("findings", ())
+        if f["check"] == "check.error"
+    ]

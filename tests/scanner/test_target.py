@@ -30,6 +30,49 @@ def test_given_user_input_when_parsed_then_url_is_normalised(typed: str, url: st
 @pytest.mark.parametrize(
     ("host", "canonical"),
     [
+        ("a_b.example.com", "a_b.example.com"),
+        ("_sip._tcp.example.com", "_sip._tcp.example.com"),
+        ("r3---sn-4g5e6nsz.googlevideo.com", "r3---sn-4g5e6nsz.googlevideo.com"),
+        ("-edge-.example.com", "-edge-.example.com"),
+        ("ab--cd.example.com", "ab--cd.example.com"),
+        ("A_B.Example.COM", "a_b.example.com"),
+        ("ａ＿ｂ.example.com", "a_b.example.com"),  # fullwidth, mapped to ASCII first (UTS #46)
+        ("a_b.bücher.example", "a_b.xn--bcher-kva.example"),
+        ("XN--BCHER-KVA.example", "xn--bcher-kva.example"),
+        ("a!b$c&d'e(f)g*h+i,j;k=l~m.example", "a!b$c&d'e(f)g*h+i,j;k=l~m.example"),
+    ],
+)
+def test_given_a_name_browsers_accept_when_parsed_then_it_is_kept(host: str, canonical: str) -> None:
+    """WHATWG URL "domain to ASCII": UTS #46 with CheckHyphens and UseSTD3ASCIIRules false, so an underscore
+    or a hyphen at a label's edges or in its 3rd and 4th places is a name, as in Chromium and Firefox."""
+    assert parse_target(f"https://{host}/").host == canonical
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "a<b.example.com",
+        "a>b.example.com",
+        "a^b.example.com",
+        "a|b.example.com",
+        "a%41.example.com",
+        "a\x7fb.example.com",
+        "ａ％ｂ.example.com",  # fullwidth percent sign, mapped to a forbidden one
+        "xn---bbk.example",  # not the canonical Punycode of its label
+        "xn--.example",
+        "a" * 64 + ".example",
+        ".".join(["a" * 63] * 4) + ".example",  # 261 characters: over DNS's 253
+    ],
+)
+def test_given_a_host_with_a_forbidden_code_point_or_a_bad_label_when_parsed_then_it_is_invalid(host: str) -> None:
+    """WHATWG URL's forbidden domain code points, a malformed A-label, and DNS's label and name lengths."""
+    with pytest.raises(InvalidTarget, match="is not a valid host name"):
+        parse_target(f"https://{host}/")
+
+
+@pytest.mark.parametrize(
+    ("host", "canonical"),
+    [
         ("2130706433", "127.0.0.1"),  # one 32-bit decimal number
         ("0x7f.1", "127.0.0.1"),  # hex first part, last part fills three bytes
         ("017700000001", "127.0.0.1"),  # octal

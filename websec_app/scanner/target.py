@@ -121,6 +121,26 @@ def parse_whatwg_ipv4(host: str) -> str | None:
     return str(ipaddress.IPv4Address(address))
 
 
+# WHATWG URL, "forbidden domain code point": the forbidden host code points, C0 controls, % and DEL.
+_FORBIDDEN_DOMAIN_CODE_POINTS = frozenset("\x00\t\n\r #/:<>?@[\\]^|%\x7f") | {chr(c) for c in range(0x20)}
+
+
+def _domain_to_ascii(host: str) -> str:
+    """WHATWG URL "domain to ASCII": UTS #46 ToASCII with CheckHyphens and UseSTD3ASCIIRules false, as
+    browsers parse hosts, so `a_b.example.com`, `-a-.example.com` and `r3---sn-x.googlevideo.com` are names.
+    An ASCII label (not `xn--`) is only lower-cased; a label with other characters, or an `xn--` label,
+    gets IDNA2008's checks (RFC 5891 section 5.4, the `idna` package) after the UTS #46 mapping. Raises
+    idna.IDNAError."""
+    mapped = host.lower() if host.isascii() else idna.uts46_remap(host, std3_rules=False)
+    labels = mapped.split(".")
+    for index, label in enumerate(labels):
+        if label.startswith("xn--"):
+            idna.ulabel(label)  # a Punycode that decodes to a valid label, in its canonical spelling
+        elif not label.isascii():
+            labels[index] = idna.alabel(label).decode("ascii")
+    return ".".join(labels)
+
+
 def normalise_host(raw_host: str) -> str:
     host = raw_host.strip().rstrip(".").lower()
     if not host:
@@ -136,12 +156,12 @@ def normalise_host(raw_host: str) -> str:
     # WHATWG host parsing: domain-to-ASCII (UTS #46 mapping) first, then the IPv4 number check,
     # so that e.g. fullwidth or superscript digits cannot slip a numeric address past the guard.
     try:
-        ascii_host = idna.encode(host, uts46=True).decode("ascii")
+        ascii_host = _domain_to_ascii(host)
     except idna.IDNAError as exc:
-        numeric = parse_whatwg_ipv4(host)  # plain numeric forms such as "0x7f.1" are not valid IDNA labels
-        if numeric is not None:
-            return numeric
         raise InvalidTarget(f"{raw_host!r} is not a valid host name ({exc})") from None
+    forbidden = next((c for c in ascii_host if c in _FORBIDDEN_DOMAIN_CODE_POINTS), None)
+    if forbidden is not None:
+        raise InvalidTarget(f"{raw_host!r} is not a valid host name (it contains {forbidden!r})")
     numeric = parse_whatwg_ipv4(ascii_host)
     if numeric is not None:
         return numeric
