@@ -42,25 +42,37 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 #: HttpOnly.
 Stored = tuple[str, str, str, bool, bool]
 
-#: (scheme, Set-Cookie lines of one response), each loaded from www.<site>; {domain} stands for <site>.
+#: A public suffix (PSL private section) the site also answers as.
+PUBLIC_SUFFIX = "herokuapp.com"
+
+#: (origin, Set-Cookie lines of one response); {domain} stands for the site's name, its pages are loaded from
+#: www.{domain}.
 CASES: list[tuple[str, tuple[str, ...]]] = [
-    ("https", ("sid=1; Secure; HttpOnly; SameSite=Lax",)),  # the control: stored as written
-    ("https", ("sid=1; HttpOnly; SameSite=Lax",)),  # the control: no Secure, still stored
+    ("https://www.{domain}", ("sid=1; Secure; HttpOnly; SameSite=Lax",)),  # the control: stored as written
+    ("https://www.{domain}", ("sid=1; HttpOnly; SameSite=Lax",)),  # the control: no Secure, still stored
     # CHIPS: Partitioned needs Secure; without it Chromium 156 stores nothing, over HTTPS or HTTP
-    ("https", ("sid=abc; HttpOnly; SameSite=Lax; Partitioned",)),
-    ("https", ("p=1; Partitioned",)),
-    ("https", ("p=1; SameSite=None; Partitioned",)),
-    ("http", ("sid=abc; HttpOnly; SameSite=Lax; Partitioned",)),
-    ("https", ("p=1; Secure; SameSite=None; Partitioned",)),  # with Secure: stored (partitioned)
+    ("https://www.{domain}", ("sid=abc; HttpOnly; SameSite=Lax; Partitioned",)),
+    ("https://www.{domain}", ("p=1; Partitioned",)),
+    ("https://www.{domain}", ("p=1; SameSite=None; Partitioned",)),
+    ("http://www.{domain}", ("sid=abc; HttpOnly; SameSite=Lax; Partitioned",)),
+    ("https://www.{domain}", ("p=1; Secure; SameSite=None; Partitioned",)),  # with Secure: stored (partitioned)
     # One cookie set twice in one response: the last line replaces the first (RFC 6265bis 5.7)
-    ("https", ("sid=a; Path=/", "sid=b; Path=/; Secure; HttpOnly; SameSite=Lax")),
-    ("https", ("sid=b; Path=/; Secure; HttpOnly; SameSite=Lax", "sid=a; Path=/")),
+    ("https://www.{domain}", ("sid=a; Path=/", "sid=b; Path=/; Secure; HttpOnly; SameSite=Lax")),
+    ("https://www.{domain}", ("sid=b; Path=/; Secure; HttpOnly; SameSite=Lax", "sid=a; Path=/")),
     # ...unless path, host-only flag or partition tell them apart
-    ("https", ("sid=a; Path=/", "sid=b; Path=/app; Secure")),
-    ("https", ("sid=a; Path=/", "sid=b; Path=/; Domain={domain}; Secure")),
-    ("https", ("sid=a; Path=/", "sid=b; Path=/; Secure; Partitioned")),
+    ("https://www.{domain}", ("sid=a; Path=/", "sid=b; Path=/app; Secure")),
+    ("https://www.{domain}", ("sid=a; Path=/", "sid=b; Path=/; Domain={domain}; Secure")),
+    ("https://www.{domain}", ("sid=a; Path=/", "sid=b; Path=/; Secure; Partitioned")),
     # a line Chromium refuses replaces nothing
-    ("https", ("sid=a; Path=/; Secure", "sid=b; Path=/; Domain=other.example")),
+    ("https://www.{domain}", ("sid=a; Path=/; Secure", "sid=b; Path=/; Domain=other.example")),
+    # Domain: the last one counts, and an empty one leaves the cookie host-only (RFC 6265bis 5.7)
+    ("https://www.{domain}", ("sid=1; Domain={domain}; Secure",)),
+    ("https://www.{domain}", ("sid=1; Domain={domain}; Domain=; Secure",)),
+    ("https://www.{domain}", ("sid=1; Domain=; Secure",)),
+    ("https://www.{domain}", ("sid=1; Domain=.; Secure",)),  # refused (InvalidDomain)
+    # a public suffix as Domain: host-only from the suffix itself, refused from a name under it
+    (f"https://{PUBLIC_SUFFIX}", (f"sid=1; Domain={PUBLIC_SUFFIX}; Secure; HttpOnly; SameSite=Lax",)),
+    (f"https://www.{PUBLIC_SUFFIX}", (f"sid=1; Domain={PUBLIC_SUFFIX}; Secure",)),
 ]
 
 
@@ -116,6 +128,10 @@ def case_lines(host: str) -> list[tuple[str, ...]]:
     return [tuple(line.replace("{domain}", host) for line in lines) for _, lines in CASES]
 
 
+def case_urls(host: str) -> list[str]:
+    return [f"{origin.replace('{domain}', host)}/case{n}" for n, (origin, _) in enumerate(CASES)]
+
+
 def start_site(site_factory: SiteFactory) -> RunningSite:
     """<host> and www.<host> answer /case<N> with the lines of CASES[N], over HTTPS and HTTP; <other>.test
     answers /frame with a page framing the URL of its query."""
@@ -130,14 +146,13 @@ def start_site(site_factory: SiteFactory) -> RunningSite:
         return html(f'<iframe src="{request.query.removeprefix("frame=")}"></iframe>')
 
     routes["/frame"] = frame
-    return site_factory(
-        Site(names=(host, f"www.{host}", other), routes=routes, tls=TlsConfig(cert="service"), http=SAME)
-    )
+    names = (host, f"www.{host}", other, PUBLIC_SUFFIX, f"www.{PUBLIC_SUFFIX}")
+    return site_factory(Site(names=names, routes=routes, tls=TlsConfig(cert="service"), http=SAME))
 
 
 def test_chromium_stores_exactly_the_cookies_the_check_grades(site_factory: SiteFactory, pki: Pki) -> None:
     site = start_site(site_factory)
-    urls = [f"{scheme}://www.{site.host}/case{n}" for n, (scheme, _) in enumerate(CASES)]
+    urls = case_urls(site.host)
     try:
         with chromium(site, pki) as browser:
             seen = {url: stored_by(browser, url) for url in urls}
@@ -154,7 +169,7 @@ def test_a_third_party_frame_stores_no_partitioned_cookie_without_secure(site_fa
     site = start_site(site_factory)
     top = f"https://{site.names[2]}/frame"
     without, control = (
-        CASES.index(("https", (line,)))
+        CASES.index(("https://www.{domain}", (line,)))
         for line in ("p=1; SameSite=None; Partitioned", "p=1; Secure; SameSite=None; Partitioned")
     )
     try:

@@ -321,6 +321,28 @@ def test_a_session_cookie_shared_with_every_subdomain_is_noted() -> None:
     assert cookie(result, "sessionid")["domain"] == "example.com"
 
 
+def test_an_empty_last_domain_leaves_the_cookie_on_its_host() -> None:
+    # Given a Domain that a later, empty Domain attribute overrides: RFC 6265bis 5.7 reads the last one, and
+    # an empty one makes the cookie host-only (Chromium 156 stores it for www.example.com alone)
+    result = cookies_of("sid=1; Domain=example.com; Domain=; Secure; HttpOnly; SameSite=Lax")
+    # Then it is not shared with the subdomains, and the report says why the Domain was dropped
+    assert outcomes(result) == {"cookie.ok"}
+    assert cookie(result, "sid")["domain"] is None
+    assert any("empty value" in note for note in cookie(result, "sid")["ignored_attributes"])
+
+
+def test_a_public_suffix_domain_equal_to_the_host_leaves_the_cookie_on_its_host() -> None:
+    # Given a site on a public suffix itself that names it as Domain: RFC 6265bis 5.7 step 9 makes the cookie
+    # host-only (Chromium 156 stores it for herokuapp.com alone), so no subdomain receives it
+    result = cookies_of("sid=1; Domain=herokuapp.com; Secure; HttpOnly; SameSite=Lax", url="https://herokuapp.com/")
+    assert outcomes(result) == {"cookie.ok"}
+    assert cookie(result, "sid")["domain"] is None
+    assert any("public suffix" in note for note in cookie(result, "sid")["ignored_attributes"])
+    # ...while from a name under it the same Domain is refused
+    under = cookies_of("sid=1; Domain=herokuapp.com; Secure; HttpOnly", url="https://myapp.herokuapp.com/")
+    assert outcomes(under) == {"cookie.rejected"}
+
+
 def test_a_domain_the_host_does_not_match_is_refused_by_browsers() -> None:
     result = cookies_of("sid=1; Domain=other.org; Secure; HttpOnly; SameSite=Lax")
     assert outcomes(result) == {"cookie.rejected"}

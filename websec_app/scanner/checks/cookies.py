@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import STATUSES, CheckResult, Finding
-from ..records.cookies import Malformed, ParsedCookie, default_path, parse_set_cookie, rejection
+from ..records.cookies import Malformed, ParsedCookie, default_path, parse_set_cookie, rejection, scope_domain
 from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
@@ -210,13 +210,14 @@ def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str, plain_http_s
         findings.append(Finding(_NO_SAMESITE[kind], name, None, fix_vars))
 
     host = (urlsplit(response.url).hostname or "").lower()
+    domain = scope_domain(cookie, response.url)
     if (
         kind in ("session", "csrf")
-        and cookie.domain is not None
-        and ip_literal(cookie.domain) is None
-        and cookie.domain == registrable_domain(host)
+        and domain is not None
+        and ip_literal(domain) is None
+        and domain == registrable_domain(host)
     ):
-        note = f"{name}: Domain={cookie.domain} also sends it to every subdomain of {cookie.domain}"
+        note = f"{name}: Domain={domain} also sends it to every subdomain of {domain}"
         findings.append(Finding("cookie.broad_domain", name, note, fix_vars))
     return findings
 
@@ -244,7 +245,8 @@ def _identity(cookie: ParsedCookie, url: str) -> tuple[object, ...]:
     adds the partition)."""
     host = (urlsplit(url).hostname or "").lower()
     path = cookie.path or default_path(url)
-    return (cookie.name, cookie.domain or host, cookie.domain is None, path, cookie.partitioned)
+    domain = scope_domain(cookie, url)
+    return (cookie.name, domain or host, domain is None, path, cookie.partitioned)
 
 
 def _set_by(response: HttpResponse) -> str:
@@ -299,6 +301,10 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     ]
             if not cookie_findings and not deletes:
                 cookie_findings = [Finding("cookie.ok", parsed.name)]
+            domain = scope_domain(parsed, response.url)
+            skipped = list(parsed.ignored_attributes)
+            if parsed.domain is not None and domain is None:
+                skipped.append(f"Domain={parsed.domain} (a public suffix: browsers keep the cookie for this host only)")
             if refused is None and (earlier := replaced[_identity(parsed, response.url)]):
                 lines_word = "line" if earlier == 1 else f"{earlier} lines"
                 again = (
@@ -314,7 +320,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     "httponly": parsed.httponly,
                     "samesite": parsed.samesite if parsed.samesite_raw is None else parsed.samesite_raw,
                     "path": parsed.path or default_path(response.url),
-                    "domain": parsed.domain,
+                    "domain": domain,
                     "expires": _iso(parsed.expires),
                     "max_age": parsed.max_age,
                     "prefix": parsed.prefix,
@@ -325,7 +331,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     "final_response": response is final,
                     "deletes": deletes,
                     "rejected": refused.reason if refused else None,
-                    "ignored_attributes": list(parsed.ignored_attributes),
+                    "ignored_attributes": skipped,
                 }
             )
 

@@ -37,6 +37,7 @@ __all__ = [
     "parse_cookie_date",
     "parse_set_cookie",
     "rejection",
+    "scope_domain",
 ]
 
 # 6265bis §5.6 step 1: a line with a control character other than HTAB is ignored entirely.
@@ -198,7 +199,10 @@ def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
                 # Only one leading dot goes: "..example.com" stays ".example.com", which no host matches.
                 domain = val.removeprefix(".").lower()
             else:
-                ignored.append("Domain with an empty value")
+                # §5.7 reads the last Domain, and an empty one leaves the cookie host-only, whatever an earlier
+                # Domain said (Chromium 156 stores "Domain=example.com; Domain=" for the host alone).
+                domain = None
+                ignored.append("Domain with an empty value (the cookie is kept for this host only)")
         elif key == "path":  # §5.6.4: an empty or relative path means "the default path"
             if val.startswith("/"):
                 path = val
@@ -252,6 +256,17 @@ def domain_matches(host: str, domain: str) -> bool:
     if host == domain:
         return True
     return ip_literal(host) is None and host.endswith("." + domain)
+
+
+def scope_domain(cookie: ParsedCookie, url: str) -> str | None:
+    """The domain a browser keeps the cookie for, None when it is host-only: without Domain, or (§5.7 step 9)
+    with a Domain that is a public suffix equal to the host (Domain=herokuapp.com from herokuapp.com)."""
+    if cookie.domain is None:
+        return None
+    host = (urlsplit(url).hostname or "").lower()
+    if cookie.domain == host and is_public_suffix(cookie.domain):
+        return None
+    return cookie.domain
 
 
 @dataclass(frozen=True)
