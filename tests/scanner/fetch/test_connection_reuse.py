@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.fixtures import catalog
+from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Response, RunningSite, Site, SiteFactory
 from websec_app.scanner import scan
 from websec_app.scanner.data import weak_cipher_families
@@ -103,6 +104,51 @@ def test_a_connection_still_in_its_handshake_is_no_session_to_resume() -> None:
     second = context.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO(), server_hostname="concurrent.test")
 
     assert second.session_reused is False
+
+
+def _handshake(
+    server_context: ssl.SSLContext, client: ssl.SSLObject, to_client: ssl.MemoryBIO, from_client: ssl.MemoryBIO
+) -> ssl.SSLObject:
+    """Run `client`'s handshake with a fresh server end over memory BIOs, and read the TLS 1.3 tickets
+    the server sends after it."""
+    to_server, from_server = ssl.MemoryBIO(), ssl.MemoryBIO()
+    server = server_context.wrap_bio(to_server, from_server, server_side=True)
+    done = {"client": False, "server": False}
+    for _ in range(10):
+        for name, end in (("client", client), ("server", server)):
+            if not done[name]:
+                try:
+                    end.do_handshake()
+                    done[name] = True
+                except ssl.SSLWantReadError:
+                    pass
+            to_server.write(from_client.read())
+            to_client.write(from_server.read())
+    with pytest.raises(ssl.SSLWantReadError):
+        client.read(1)
+    return client
+
+
+def test_connections_opened_at_once_still_resume_the_finished_ones_session(pki: Pki) -> None:
+    # Given one finished connection to a host, holding a ticket
+    issued = pki.issue("valid", ("resume.test",))
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(str(issued.chain_path), str(issued.key_path))
+    client_context = permissive_tls_context(resume_sessions=True)
+
+    def connect() -> tuple[ssl.SSLObject, ssl.MemoryBIO, ssl.MemoryBIO]:
+        to_client, from_client = ssl.MemoryBIO(), ssl.MemoryBIO()
+        return client_context.wrap_bio(to_client, from_client, server_hostname="resume.test"), to_client, from_client
+
+    first = _handshake(server_context, *connect())
+    assert first.session is not None and first.session.has_ticket
+
+    # When five more open at once, as a closing server's four CORS probes and security.txt do
+    opened = [connect() for _ in range(5)]
+
+    # Then the last of them resumes the first one's session too, instead of paying a full handshake
+    assert _handshake(server_context, *opened[-1]).session_reused
+    assert _handshake(server_context, *opened[0]).session_reused
 
 
 def test_on_a_keep_alive_site_the_cors_probes_and_security_txt_share_the_pages_connection(

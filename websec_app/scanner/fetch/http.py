@@ -134,7 +134,11 @@ def _session_resumer() -> type[ssl.SSLObject]:
                 incoming, outgoing, server_side, server_hostname, session=session, context=context
             )
             earlier.append(_Made(created))
-            del earlier[:-4]  # the latest few are enough: any one with a ticket will do
+            if len(earlier) > 4:
+                # The latest few, and the newest older one with a ticket: connections opened at once (to a server
+                # that closes each, the CORS probes and security.txt) would otherwise push out the one they resume.
+                ticketed = [m for m in earlier[:-4] if m.ticket()][-1:]
+                earlier[:] = ticketed + earlier[-4:]
             return created
 
     return _Resuming
