@@ -174,6 +174,35 @@ async def test_a_repaired_location_is_guarded_like_any_other(
     assert len(site.requests) - before == 2
 
 
+async def test_several_different_location_headers_are_followed_by_no_browser(
+    mirror: tuple[RunningSite, Mirror], scan_settings: Settings
+) -> None:
+    # Given a redirect with two different Location headers (the mirror writes the value, then a second line)
+    site, handler = mirror
+    handler.location = b"/landed\r\nLocation: /elsewhere"
+
+    # When it is followed, on a side chain and on the scanned chain
+    chain = await chain_for(site.http_url, fast(scan_settings), main=False)
+    with pytest.raises(TargetUnreachable, match="several different Location headers") as raised:
+        await chain_for(site.http_url, fast(scan_settings), main=True)
+
+    # Then neither is followed, as in Chromium (ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION)
+    assert [r.status_code for r in chain.responses] == [302]
+    assert chain.failure is not None and chain.failure.kind == "bad_redirect"
+    assert "several different Location headers (also '/elsewhere')" in chain.failure.message
+    assert raised.value.http_status == 502
+
+
+async def test_the_same_location_header_twice_is_followed(
+    mirror: tuple[RunningSite, Mirror], scan_settings: Settings
+) -> None:
+    site, handler = mirror
+    handler.location = b"/landed\r\nLocation: /landed"
+    chain = await chain_for(site.http_url, fast(scan_settings), main=True)
+    assert [r.status_code for r in chain.responses] == [302, 200]
+    assert site.requests[-1].target == "/landed"
+
+
 async def test_a_utf8_host_name_in_a_location_is_followed_to_its_idna_name(
     site_factory: SiteFactory, scan_settings: Settings
 ) -> None:

@@ -529,8 +529,14 @@ async def fetch_chain(
         if not response.is_redirect:
             return FetchChain(url, tuple(responses))
         cookies.take(response)
-        location = location_text(response.location or "")
+        locations = list(dict.fromkeys(response.headers.get_all("location")))
+        location = location_text(locations[0])
         try:
+            if len(locations) > 1:
+                # Browsers follow none (Chromium: ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION; Fetch 2.2.2, "extract
+                # header list values": failure); the same value repeated is one Location.
+                others = ", ".join(_shown(location_text(other)) for other in locations[1:3])
+                raise BadLocation(f"is one of several different Location headers (also {others}): browsers follow none")
             current = redirect_target(response.url, location)
         except BadLocation as exc:
             message = f"the Location header of {response.url} ({_shown(location)}) {exc}"
