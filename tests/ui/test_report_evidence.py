@@ -9,6 +9,7 @@ then the evidence is there, readable, and the fix tabs and Copy buttons work.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
+from tests.fixtures import catalog
+from tests.fixtures.sites import SiteFactory
 from tests.reports import impact_report
 from websec_app.scanner import ScanReport
 from websec_app.scanner.fixes import SERVERS
@@ -69,25 +72,47 @@ def scanned(url: str, settings: Settings) -> ScanReport:
 
 @dataclass(frozen=True)
 class Reports:
-    """Stored report ids: the worst site's (with snippets, and as a free report) and the best site's."""
+    """Stored report ids: the worst site's (with snippets, and as a free report) and the best site's; a free
+    report graded B whose points all went in the sections it locks (a session cookie without flags), and a
+    C (no CSP, X-Frame-Options or Referrer-Policy)."""
 
     worst: str
     worst_free: str
     best: str
     worst_body: dict[str, Any]
+    cookie_free: str
+    grade_c: str
 
 
 @pytest.fixture(scope="module")
-def reports(app: App, scan_settings: Settings, best_site: Any, worst_site: Any) -> Iterator[Reports]:
+def reports(
+    app: App, scan_settings: Settings, best_site: Any, worst_site: Any, site_factory: SiteFactory
+) -> Iterator[Reports]:
     worst_scan = scanned(worst_site.url, scan_settings)
     worst, free = worst_scan.to_dict(), worst_scan.to_dict(pro=False, include_fix=False)
     best = scanned(best_site.url, scan_settings).to_dict()
+    cookie_site = site_factory(
+        catalog.best_practices(site_factory.unique_host("cookie-only"), cookie="sid=abc; Path=/")
+    )
+    cookie_free = scanned(cookie_site.url, scan_settings).to_dict(pro=False, include_fix=False)
+    c_site = site_factory(
+        catalog.best_practices(
+            site_factory.unique_host("grade-c"),
+            remove_headers=("Content-Security-Policy", "X-Frame-Options", "Referrer-Policy"),
+        )
+    )
+    grade_c = scanned(c_site.url, scan_settings).to_dict()
+    assert (cookie_free["grade"], grade_c["grade"]) == ("B", "C")
+    bodies = ((with_snippets(worst), "pro"), (free, "free"), (best, "pro"), (cookie_free, "free"), (grade_c, "pro"))
     with app.database.session() as session:
-        ids = [
-            save_report(session, body=body, kind=kind, now=TEST_NOW).id
-            for body, kind in ((with_snippets(worst), "pro"), (free, "free"), (best, "pro"))
-        ]
-    yield Reports(worst=ids[0], worst_free=ids[1], best=ids[2], worst_body=worst)
+        ids = [save_report(session, body=body, kind=kind, now=TEST_NOW).id for body, kind in bodies]
+    try:
+        yield Reports(
+            worst=ids[0], worst_free=ids[1], best=ids[2], worst_body=worst, cookie_free=ids[3], grade_c=ids[4]
+        )
+    finally:
+        cookie_site.stop()
+        c_site.stop()
 
 
 @pytest.fixture
@@ -169,6 +194,23 @@ def test_the_score_chart_shows_where_the_points_went(page: Page, app: App, repor
     expect(text).to_contain_text(f"{sum(lost.values())} points in all, from 100")
     expect(text).to_contain_text("Security headers 54 points")
     expect(page.get_by_test_id("score-cap")).to_have_count(len(body["grading"]["caps"]))
+
+
+def test_a_free_report_whose_points_went_in_locked_sections_shows_where_they_went(
+    page: Page, app: App, reports: Reports
+) -> None:
+    # Given a free report graded B whose only problems (a session cookie without flags) are in a locked section
+    open_report(page, app, reports.cookie_free)
+    score = int(page.get_by_test_id("score").inner_text())
+
+    # Then "Fix these first" does not say every check passed, and the chart has a bar for the locked sections
+    expect(page.get_by_test_id("no-problems")).to_have_text(re.compile(r"^No problems in the sections shown; \d+ more"))
+    expect(page.get_by_text("every check passed")).to_have_count(0)
+    bar = page.locator("[data-testid='score-bar'][data-section='locked']")
+    expect(bar).to_contain_text("Cookies and cross-origin isolation (full report only)")
+    expect(bar).to_contain_text(f"−{100 - score} pts")
+    expect(page.get_by_test_id("score-chart")).not_to_contain_text("No points lost")
+    expect(page.get_by_test_id("score-text")).to_contain_text(f"{100 - score} points in all, from 100")
 
 
 def test_fix_snippets_open_on_the_detected_server_and_copy(

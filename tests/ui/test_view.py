@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from tests.api.fakes import make_report
 from tests.reports import FREE_ORDER, impact_report
 from websec_app.scanner import SECTIONS, TargetRefused, TargetUnreachable
 from websec_app.scanner.report import fixes_by_impact
 from websec_app.store import TokenProblem, TokenRejected
+from websec_app.ui.evidence import ScoreBar
 from websec_app.ui.messages import describe, wait_for
 from websec_app.ui.view import PRO_ONLY_NAMES, report_view
 from websec_app.usecases import FreeQuotaUsed
@@ -149,3 +151,68 @@ def test_the_key_exchange_of_a_dhe_suite_is_its_group_size() -> None:
 
     assert ("Key exchange group", "Diffie-Hellman, 1024 bits") in [(row.name, row.value) for row in shown.negotiated]
     assert ("Key exchange group", "X25519") in [(row.name, row.value) for row in ecdhe.negotiated]
+
+
+def _all_clear_but_the_locked_sections(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` (a free body of impact_report) with nothing wrong in the sections it shows: only the cookies
+    (-12) and cross-origin isolation (-2) it hides lost points, so the score is 86, a B."""
+    for header in body["headers"].values():
+        header.update(status="good", deduction=0)
+    for name in ("dns", "page_analysis"):
+        body[name].update(status="good", deduction=0)
+        for finding in body[name]["findings"]:
+            finding.update(status="good", deduction=0)
+    body.update(score=86, grade="B", issue_counts={"critical": 0, "important": 0, "minor": 0, "total": 0, "locked": 3})
+    body["grading"]["uncapped_score"] = 86
+    return body
+
+
+def test_the_points_the_locked_sections_lost_have_a_bar_of_their_own() -> None:
+    # Given issue 11's free report: score 42; the shown sections lost 44 points, cookies and COOP 14 more
+    body = impact_report().to_dict(pro=False, include_fix=False)
+    body["grading"]["uncapped_score"] = 42
+
+    # When the chart is built
+    evidence = report_view(body).evidence
+
+    # Then the bars add up to what the score lost, the locked sections' points last, in a bar of their own
+    assert evidence.score_bars[-1] == ScoreBar(
+        "locked", "Cookies and cross-origin isolation (full report only)", "−14 pts", 14, locked=True
+    )
+    assert sum(bar.percent for bar in evidence.score_bars) == 100 - 42
+    assert "Cookies and cross-origin isolation (full report only) 14 points; 58 points in all" in evidence.score_text
+    # and a full report, which shows every section, has no such bar
+    assert not any(bar.locked for bar in report_view(impact_report().to_dict()).evidence.score_bars)
+
+
+def test_a_free_report_whose_points_went_in_locked_sections_does_not_say_every_check_passed() -> None:
+    body = _all_clear_but_the_locked_sections(impact_report().to_dict(pro=False, include_fix=False))
+
+    view = report_view(body)
+
+    assert view.top == []
+    assert view.clear_text == (
+        "No problems in the sections shown; 3 more findings in cookies and cross-origin isolation: "
+        "Pro or a one-time scan shows them."
+    )
+    assert [(bar.section, bar.points) for bar in view.evidence.score_bars] == [("locked", "−14 pts")]
+    assert not view.evidence.score_text.startswith("No points lost")
+    # A full report with nothing wrong anywhere still says so
+    full = impact_report().to_dict()
+    for name in ("cookies", "cross_origin"):
+        full.pop(name)
+    full = _all_clear_but_the_locked_sections({**full, "grading": dict(full["grading"])})
+    full.update(score=100, grade="A+")
+    full["grading"]["uncapped_score"] = 100
+    assert report_view(full).clear_text == "No problems found: every check passed."
+
+
+def test_at_a_score_of_0_the_locked_sections_lost_at_least_what_the_shown_ones_left() -> None:
+    # Given a free body scored 0 whose shown sections lost 44 points: the hidden ones lost 56 or more
+    body = impact_report().to_dict(pro=False, include_fix=False)
+    body.update(score=0, grade="F")
+    body["grading"]["uncapped_score"] = 0
+
+    bar = report_view(body).evidence.score_bars[-1]
+
+    assert (bar.section, bar.points, bar.percent) == ("locked", "−56 pts or more", 56)

@@ -58,12 +58,24 @@ class CertRow:
 
 @dataclass(frozen=True)
 class ScoreBar:
-    """One section's share of the points lost; `percent` of the 100 points a score starts from (at most 100)."""
+    """One section's share of the points lost; `percent` of the 100 points a score starts from (at most 100).
+    `locked`: the bar of the sections a free report hides, all together."""
 
     section: str
     title: str
     points: str  # "−54 pts"
     percent: int
+    locked: bool = False
+
+
+@dataclass(frozen=True)
+class HiddenPoints:
+    """What the sections a free report hides lost, together: `at_least` when the score's floor of 0 hides
+    part of it."""
+
+    title: str  # "Cookies and cross-origin isolation (full report only)"
+    points: int
+    at_least: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,19 +230,29 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
     return [r for r in negotiated if r.value], [r for r in certificate if r.value], chain
 
 
-def _score(report: Mapping[str, Any], deductions: list[tuple[str, str, int]]) -> tuple[list[ScoreBar], str]:
-    """A bar per section that lost points (worst first), and the same in a sentence or two."""
+def _score(
+    report: Mapping[str, Any], deductions: list[tuple[str, str, int]], hidden: HiddenPoints | None
+) -> tuple[list[ScoreBar], str]:
+    """A bar per section that lost points (worst first), then one for the hidden sections; the same in a
+    sentence or two."""
     lost = sorted((d for d in deductions if d[2] > 0), key=lambda d: -d[2])
     bars = [ScoreBar(key, title, f"−{counted(points, 'pt')}", min(100, points)) for key, title, points in lost]
+    parts = [f"{title} {counted(points, 'point')}" for _, title, points in lost]
+    total = sum(points for _, _, points in lost)
+    if hidden is not None and hidden.points > 0:
+        more = " or more" if hidden.at_least else ""
+        bars.append(
+            ScoreBar("locked", hidden.title, f"−{counted(hidden.points, 'pt')}{more}", min(100, hidden.points), True)
+        )
+        parts.append(f"{hidden.title} {'at least ' if hidden.at_least else ''}{counted(hidden.points, 'point')}")
+        total += hidden.points
     score = int(report.get("score") or 0)
     grading = _mapping(report.get("grading"))
     uncapped = int(grading.get("uncapped_score", score) or 0)
-    total = sum(points for _, _, points in lost)
-    if not lost:
+    if not parts:
         words = f"No points lost: the score is {score} out of 100."
     else:
-        parts = ", ".join(f"{title} {counted(points, 'point')}" for _, title, points in lost)
-        words = f"Points lost: {parts}; {counted(total, 'point')} in all, from 100."
+        words = f"Points lost: {', '.join(parts)}; {counted(total, 'point')} in all, from 100."
         if total > 100:
             words += " The score never goes below 0."
     if uncapped != score:
@@ -253,14 +275,19 @@ def fix_snippets(report: Mapping[str, Any], raw: Any) -> list[Snippet]:
     return _snippets(raw, servers_in_order(detected_server(report)))
 
 
-def evidence(report: Mapping[str, Any], deductions: list[tuple[str, str, int]], caps: list[str]) -> Evidence:
+def evidence(
+    report: Mapping[str, Any],
+    deductions: list[tuple[str, str, int]],
+    caps: list[str],
+    hidden: HiddenPoints | None = None,
+) -> Evidence:
     """`deductions`: (section key, title, points lost) of each shown section, in the report's order;
-    `caps`: the grade caps in words."""
+    `caps`: the grade caps in words; `hidden`: what the sections a free report hides lost."""
     redirection = _mapping(report.get("redirection"))
     tls = _mapping(report.get("tls"))
     status, headers = _raw_headers(redirection.get("main_chain"))
     negotiated, certificate, chain = _tls_rows(tls)
-    bars, words = _score(report, deductions)
+    bars, words = _score(report, deductions, hidden)
     not_testable = tls.get("not_testable")
     return Evidence(
         final_status=status,

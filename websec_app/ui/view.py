@@ -19,7 +19,7 @@ from websec_app.scanner.findings import SEVERITIES, STATUSES
 from websec_app.scanner.report import fixes_by_impact, left_not_checked
 from websec_app.wording import counted
 
-from .evidence import Evidence, Snippet, evidence, fix_snippets
+from .evidence import Evidence, HiddenPoints, Snippet, evidence, fix_snippets
 
 #: What a locked (Pro-only) section gives once unlocked.
 LOCKED_PITCH = "Included in Pro and in a one-time scan, with the exact fix for every finding."
@@ -108,6 +108,7 @@ class ReportView:
     total: int
     locked: int  # findings in the sections a free report hides (issue_counts.locked)
     locked_text: str  # "6 more findings in cookies and cross-origin isolation: ..." ("" when none)
+    clear_text: str  # what "Fix these first" says when the report shows nothing to fix
     caps: list[str]
     top: list[FindingView]
     sections: list[SectionView]
@@ -245,6 +246,28 @@ def _locked_text(locked: int, sections: list[SectionView]) -> str:
     return f"{counted(locked, 'more finding')} in {_and(names)}: Pro or a one-time scan shows them."
 
 
+def _clear_text(locked_text: str) -> str:
+    """With nothing to fix in what is shown: "every check passed" only when nothing is hidden either."""
+    if not locked_text:
+        return "No problems found: every check passed."
+    return f"No problems in the sections shown; {locked_text}"
+
+
+def _hidden_points(report: Mapping[str, Any], sections: list[SectionView]) -> HiddenPoints | None:
+    """What the locked sections lost, together. The free body holds no figure for it, but the score does:
+    score = 100 - every section's points (grading.py), so the locked ones lost what the score lost beyond
+    the shown sections' points. Read from the score before any grade cap (caps only lower it); at 0 the
+    floor may hide more, so the figure is then a lower bound."""
+    locked = [s for s in sections if s.locked]
+    if not locked:
+        return None
+    score = int(report.get("score") or 0)
+    uncapped = max(score, int((report.get("grading") or {}).get("uncapped_score") or 0))
+    shown = sum(s.deduction for s in sections if not s.locked)
+    names = _and([locked[0].title, *(_lower_first(s.title) for s in locked[1:])])
+    return HiddenPoints(f"{names} (full report only)", max(0, 100 - uncapped - shown), at_least=uncapped == 0)
+
+
 def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
     """The display rows of one report (either shape: free, or Pro / one-time)."""
     pro_locked = bool(report.get("pro_locked", False))
@@ -275,6 +298,7 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
         for cap in (report.get("grading") or {}).get("caps", [])
         if isinstance(cap, Mapping)
     ]
+    locked_text = _locked_text(int(counts.get("locked", 0)), sections)
     return ReportView(
         url=_text(report.get("url")),
         final_url=_text(report.get("final_url") or report.get("url")),
@@ -287,11 +311,17 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
         minor=int(counts.get("minor", 0)),
         total=int(counts.get("total", 0)),
         locked=int(counts.get("locked", 0)),
-        locked_text=_locked_text(int(counts.get("locked", 0)), sections),
+        locked_text=locked_text,
+        clear_text=_clear_text(locked_text),
         caps=caps,
         top=ranked[:top],
         sections=sections,
-        evidence=evidence(report, [(s.key, s.title, s.deduction) for s in sections if not s.locked], all_caps),
+        evidence=evidence(
+            report,
+            [(s.key, s.title, s.deduction) for s in sections if not s.locked],
+            all_caps,
+            _hidden_points(report, sections),
+        ),
     )
 
 

@@ -131,9 +131,11 @@ def _cert(row: CertRow) -> rx.Component:
 def _bar(bar: ScoreBar) -> rx.Component:
     return rx.el.li(
         rx.flex(
+            rx.cond(bar.locked, rx.icon("lock", size=14, color=rx.color("indigo", 9), flex_shrink="0")),
             rx.text(bar.title, size="2", flex="1", min_width="0"),
             rx.text(bar.points, size="2", weight="bold", white_space="nowrap"),
             justify="between",
+            align="center",
             spacing="3",
             width="100%",
         ),
@@ -142,7 +144,8 @@ def _bar(bar: ScoreBar) -> rx.Component:
                 width=f"{bar.percent}%",
                 min_width="3px",
                 height="100%",
-                background_color=rx.color("red", 9),
+                # the hidden sections' points: the locked sections' indigo, not a section of this report
+                background_color=rx.cond(bar.locked, rx.color("indigo", 9), rx.color("red", 9)),
                 border_radius="var(--radius-1)",
             ),
             width="100%",

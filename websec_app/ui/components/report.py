@@ -167,8 +167,8 @@ def top_findings() -> rx.Component:
         ),
         section_card(
             rx.hstack(
-                rx.icon("circle-check", color=rx.color("green", 10), aria_hidden="true"),
-                rx.text("No problems found: every check passed.", weight="medium"),
+                rx.icon("circle-check", color=rx.color("green", 10), aria_hidden="true", flex_shrink="0"),
+                rx.text(ReportState.view.clear_text, weight="medium", data_testid="no-problems"),
                 align="center",
             ),
         ),

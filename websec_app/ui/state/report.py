@@ -27,6 +27,7 @@ EMPTY = ReportView(
     total=0,
     locked=0,
     locked_text="",
+    clear_text="",
     caps=[],
     top=[],
     sections=[],
