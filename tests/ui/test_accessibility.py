@@ -87,13 +87,47 @@ def test_every_page_passes_axe(page: Page, app: App, path: str, width: int) -> N
     assert axe_violations(page) == []
 
 
-@pytest.mark.parametrize("which", ["worst", "worst_free", "best"])
+@pytest.mark.parametrize("which", ["worst", "worst_free", "best", "cookie_free", "grade_c"])  # F, F, A+, B, C
 @pytest.mark.parametrize("width", [1280, 375])
 def test_the_report_page_passes_axe(page: Page, app: App, reports: Reports, which: str, width: int) -> None:
     page.set_viewport_size({"width": width, "height": 900})
     open_report(page, app, getattr(reports, which))
 
     assert axe_violations(page) == []
+
+
+#: Each colour in sRGB bytes as Chromium paints it (a canvas reads Radix's display-p3 colours back in sRGB).
+_GRADE_COLOURS = """square => {
+    const srgb = colour => {
+        const canvas = document.createElement('canvas').getContext('2d');
+        canvas.fillStyle = colour;
+        canvas.fillRect(0, 0, 1, 1);
+        return Array.from(canvas.getImageData(0, 0, 1, 1).data.slice(0, 3));
+    };
+    return [srgb(getComputedStyle(square.firstElementChild).color), srgb(getComputedStyle(square).backgroundColor)];
+}"""
+
+
+def _contrast(first: list[int], second: list[int]) -> float:
+    """WCAG 2.2's contrast ratio of two sRGB colours (relative luminance, G18)."""
+
+    def luminance(rgb: list[int]) -> float:
+        linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    lighter, darker = sorted((luminance(first), luminance(second)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+@pytest.mark.parametrize("which", ["best", "cookie_free", "grade_c", "worst"])  # A+, B, C, F
+def test_the_grade_square_is_readable(page: Page, app: App, reports: Reports, which: str) -> None:
+    """axe leaves the square alone (role=img: its text is not read), so the contrast is measured here. The letter
+    is large text (60 px bold): WCAG 2.2 SC 1.4.3 asks at least 3:1; white on lime (B) or amber (C) was ~1.5:1."""
+    open_report(page, app, getattr(reports, which))
+
+    text, background = page.get_by_test_id("grade").evaluate(_GRADE_COLOURS)
+
+    assert _contrast(text, background) >= 3, (which, text, background)
 
 
 def _focus_is_visible(page: Page) -> bool:

@@ -39,7 +39,9 @@ def grade_badge(grade: rx.Var[str] | str, size: str = "large") -> rx.Component:
 
     def square(color: str) -> rx.Component:
         return rx.center(
-            rx.text(grade, weight="bold", size="9" if big else "4", color="white", line_height="1"),
+            # Radix's text colour for each scale: dark on light lime (B) and amber (C), where white read at
+            # about 1.5:1 (WCAG 2.2 SC 1.4.3 asks 3:1 of large text, 4.5:1 of the small square's); white elsewhere.
+            rx.text(grade, weight="bold", size="9" if big else "4", color=f"var(--{color}-contrast)", line_height="1"),
             width="7rem" if big else "2.75rem",
             height="7rem" if big else "2.75rem",
             border_radius="var(--radius-4)",
