@@ -30,7 +30,7 @@ from websec_app.settings import Settings
 from websec_app.store import save_report
 from websec_app.ui.view import report_view
 
-from .conftest import SCREENSHOTS, App, open_page
+from .conftest import SCREENSHOTS, App, at_each_width, open_page
 
 #: The `fix_snippets` another part of issue 15 adds beside each string `fix`; stand-ins shaped like it.
 SNIPPET_PREFIX = {
@@ -211,6 +211,18 @@ def test_a_free_report_whose_points_went_in_locked_sections_shows_where_they_wen
     expect(bar).to_contain_text(f"−{100 - score} pts")
     expect(page.get_by_test_id("score-chart")).not_to_contain_text("No points lost")
     expect(page.get_by_test_id("score-text")).to_contain_text(f"{100 - score} points in all, from 100")
+
+
+def test_the_scroll_hint_of_the_certificate_chain_shows_only_where_the_table_scrolls(
+    page: Page, app: App, reports: Reports
+) -> None:
+    open_report(page, app, reports.worst)
+    hint = page.get_by_text("Scroll the table sideways for the rest.")
+    chain = page.get_by_test_id("tls-chain")
+
+    seen = at_each_width(page, lambda _: (hint.is_visible(), chain.evaluate("el => el.scrollWidth > el.clientWidth")))
+
+    assert seen == [(True, True), (False, False)]  # 375 px: the table scrolls, and says so; 1280 px: neither
 
 
 def test_fix_snippets_open_on_the_detected_server_and_copy(

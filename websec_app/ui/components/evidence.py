@@ -339,9 +339,10 @@ def tls_evidence() -> rx.Component:
                     _sub_heading("Certificate chain"),
                     rx.text(
                         "As the server sent it, the site's certificate first.",
-                        rx.el.span(
-                            " Scroll the table sideways for the rest.", display={"initial": "inline", "md": "none"}
-                        ),
+                        # A class, not a responsive prop: on a plain element Reflex passes {"initial": ...,
+                        # "md": ...} through as the CSS value, which browsers drop, so it showed at every width.
+                        # Shown below 1024 px (styles.css), where the table may no longer fit its card.
+                        rx.el.span(" Scroll the table sideways for the rest.", class_name="narrow-only"),
                         size="2",
                         color_scheme="gray",
                     ),
