@@ -23,8 +23,11 @@ from starlette.routing import Route
 from api_routes.middleware.security_headers import API_CSP, SecurityHeaders, inline_script_hashes
 from tests.api.conftest import client_for
 from tests.factories import cipher_probes, make_handshake, make_response, make_snapshot, protocol_probes
+from websec_app.scanner.fetch.cors_origins import cors_probe_origins
 from websec_app.scanner.records.csp import parse_policy
 from websec_app.scanner.scan import grade_snapshot
+from websec_app.scanner.snapshot import CorsProbe
+from websec_app.scanner.target import parse_target
 from websec_app.settings import Settings
 
 PAGE = (
@@ -66,14 +69,17 @@ def _recorded(url: str, response: httpx.Response) -> Any:
 async def _self_grade(app: FastAPI, path: str) -> Any:
     url = f"https://websec.example{path}"
     main = await _get(app, path)
+    probes = [
+        CorsProbe(kind, origin, _recorded(url, await _get(app, path, origin=origin)))
+        for kind, origin in cors_probe_origins(parse_target(url))
+    ]
     snapshot = make_snapshot(
         url,
         headers=list(main.headers.multi_items()),
         body=main.content,
         status=main.status_code,
         content_type=None,
-        cors_probe=_recorded(url, await _get(app, path, origin="https://websec-cors-probe.invalid")),
-        cors_null_probe=_recorded(url, await _get(app, path, origin="null")),
+        cors_probes=tuple(probes),
         tls=make_handshake("websec.example", protocols=protocol_probes(), cipher_probes=cipher_probes()),
     )
     return grade_snapshot(snapshot)

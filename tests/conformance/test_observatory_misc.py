@@ -22,7 +22,9 @@ from tests.conformance._observatory import HOST, URL, Case, assert_conforms, par
 from tests.factories import make_response, make_snapshot
 from websec_app.scanner.checks.cors import check_cors
 from websec_app.scanner.checks.redirection import check_redirection
-from websec_app.scanner.snapshot import Failure, FetchChain, TlsHandshake
+from websec_app.scanner.fetch.cors_origins import cors_probe_origins
+from websec_app.scanner.snapshot import CorsProbe, Failure, FetchChain, TlsHandshake
+from websec_app.scanner.target import parse_target
 
 OBSERVATORY_ORIGIN = f"https://{HOST}"
 
@@ -165,9 +167,17 @@ GROUPS = {"TestCORS": CORS_CASES, "TestRedirection": REDIRECTION_CASES}
 @pytest.mark.parametrize("case", params(CORS_CASES))
 def test_cors(case: Case) -> None:
     probe = make_response(URL, headers=case.given["cors"])
-    # The Observatory sends one Origin; our `null` probe gets a plain answer, so only its verdict decides.
+    # The Observatory sends one Origin; our other probes get a plain answer, so only its verdict decides.
     plain = make_response(URL)
-    snapshot = make_snapshot(URL, cors_probe=probe, cors_probe_origin=OBSERVATORY_ORIGIN, cors_null_probe=plain)
+    probes = (
+        CorsProbe("foreign", OBSERVATORY_ORIGIN, probe),
+        *(
+            CorsProbe(kind, origin, plain)
+            for kind, origin in cors_probe_origins(parse_target(URL))
+            if kind != "foreign"
+        ),
+    )
+    snapshot = make_snapshot(URL, cors_probes=probes)
     assert_conforms(case, [f.outcome for f in check_cors(snapshot).findings])
 
 

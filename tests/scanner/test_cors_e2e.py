@@ -3,6 +3,7 @@ what the probes sent, what the site answered, and what the report makes of it.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -53,7 +54,8 @@ async def test_a_foreign_origin_answered_with_garbage_is_not_graded_unexposed(
     assert FOREIGN_PROBE in origins_sent(site)
     assert [f["check"] for f in section["findings"]] == ["check.error"]
     assert section["findings"][0]["subjects"] == [f"Origin: {FOREIGN_PROBE}"]
-    assert section["foreign_origin"] is None and section["null_origin"]["status_code"] == 200
+    assert section["foreign_origin"]["origin_sent"] == FOREIGN_PROBE and section["foreign_origin"]["error"]
+    assert section["null_origin"]["status_code"] == 200
 
 
 def echoing_with_credentials(page: Response, origin: str) -> Response:
@@ -85,3 +87,64 @@ async def test_echoing_every_origin_costs_the_same_with_or_without_null(
     assert [r["cors"]["deduction"] for r in reports] == [40, 40]
     assert reports[0]["score"] == reports[1]["score"] and reports[0]["grade"] == reports[1]["grade"] == "C"
     assert [f["check"] for f in reports[0]["cors"]["findings"]] == ["cors.origin_reflected_credentials"]
+
+
+def validating(host: str, accept: Callable[[str], bool]) -> Site:
+    """The best-practice site that echoes, with credentials, every Origin `accept` lets through."""
+    page = catalog.best_practices(host).routes["/"]
+    assert isinstance(page, Response)
+    return answering(host, lambda origin: echoing_with_credentials(page, origin) if accept(origin) else None)
+
+
+async def test_a_suffix_check_is_caught_by_the_look_alike(site_factory: SiteFactory, scan_settings: Settings) -> None:
+    # Given a site accepting every Origin that ends with its name (`attacker<host>` included)
+    host = site_factory.unique_host("cors-suffix")
+    site = site_factory(validating(host, lambda origin: origin.endswith(host)))
+
+    # When it is scanned
+    section = await cors_section(site, scan_settings)
+
+    # Then the look-alike was echoed with credentials: critical, as any reflection
+    lookalike = f"https://{host}.websecprobe{host}"
+    assert lookalike in origins_sent(site)
+    assert [f["check"] for f in section["findings"]] == ["cors.lookalike_credentials"]
+    assert section["deduction"] == 40 and section["lookalike_origin"]["allow_origin"] == lookalike
+
+
+async def test_a_prefix_check_is_caught_by_the_look_alike(site_factory: SiteFactory, scan_settings: Settings) -> None:
+    # Given a site accepting every Origin that starts with its own (`https://<host>.attacker.net` included)
+    host = site_factory.unique_host("cors-prefix")
+    site = site_factory(validating(host, lambda origin: origin.startswith(f"https://{host}")))
+
+    section = await cors_section(site, scan_settings)
+
+    assert [f["check"] for f in section["findings"]] == ["cors.lookalike_credentials"]
+
+
+async def test_trusting_the_http_origin_with_credentials_is_caught(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given an https site trusting its own https:// and http:// origins with credentials
+    host = site_factory.unique_host("cors-http")
+    site = site_factory(validating(host, lambda origin: origin in (f"https://{host}", f"http://{host}")))
+
+    report = (await scan(site.url, scan_settings)).to_dict()
+
+    # Then the http:// probe was echoed: bad, 20 points, a B at best
+    assert f"http://{host}" in origins_sent(site)
+    assert [f["check"] for f in report["cors"]["findings"]] == ["cors.http_origin_credentials"]
+    assert report["cors"]["deduction"] == 20 and report["grade"] == "B"
+
+
+async def test_a_correct_subdomain_pattern_is_not_exposed(site_factory: SiteFactory, scan_settings: Settings) -> None:
+    # Given a site echoing, with credentials, the https origins of its domain and its subdomains only
+    host = site_factory.unique_host("cors-subdomains")
+    pattern = re.compile(rf"https://([a-z0-9-]+\.)*{re.escape(host)}")
+    site = site_factory(validating(host, lambda origin: pattern.fullmatch(origin) is not None))
+
+    report = (await scan(site.url, scan_settings)).to_dict()
+
+    # Then none of the probes got through, and the site keeps its A+
+    assert len(origins_sent(site)) == 4
+    assert [f["check"] for f in report["cors"]["findings"]] == ["cors.not_exposed"]
+    assert report["grade"] == "A+"

@@ -293,6 +293,24 @@ class Timing:
     end: float
 
 
+CorsProbeKind = Literal["foreign", "lookalike", "http", "null"]
+
+
+@dataclass(frozen=True)
+class CorsProbe:
+    """The final URL requested once more with an `Origin` that another page could send (checks/cors.py).
+
+    kind: "foreign" (a site that is nothing to the target), "lookalike" (a name that a prefix, suffix or
+    substring check of the target's name accepts, and no correct allowlist does), "http" (the host's own
+    cleartext origin, asked only of an https page) or "null" (sandboxed iframes, `data:` documents).
+    The origins are built by fetch/cors_origins.py."""
+
+    kind: CorsProbeKind
+    origin: str
+    response: HttpResponse | None = None
+    failure: Failure | None = None  # why there is no response
+
+
 @dataclass(frozen=True)
 class SiteSnapshot:
     """Everything fetched for one scan. Checks read it; nothing writes it."""
@@ -301,9 +319,7 @@ class SiteSnapshot:
     main: FetchChain  # the URL as given, following redirects
     fetched_at: datetime  # when the fetch started: checks use it as "now", so they stay pure
     http_upgrade: FetchChain | None = None  # http://host/, to grade the HTTP -> HTTPS redirect
-    cors_probe: HttpResponse | None = None  # final URL requested with a foreign Origin
-    cors_probe_origin: str = "https://websec-cors-probe.invalid"
-    cors_null_probe: HttpResponse | None = None  # the same with `Origin: null`
+    cors_probes: tuple[CorsProbe, ...] = ()  # in the order they were sent; empty: none were
     security_txt: FetchChain | None = None  # /.well-known/security.txt (or /security.txt fallback)
     tls: TlsHandshake | None = None
     dns: DnsSnapshot = field(default_factory=lambda: DnsSnapshot(host=""))

@@ -1,4 +1,5 @@
-"""Stories for the CORS check: what the probes with a foreign and a `null` Origin got back."""
+"""Stories for the CORS check: what the probes with a foreign, a look-alike, an `http://` and a `null` Origin
+got back."""
 
 from __future__ import annotations
 
@@ -9,25 +10,41 @@ import pytest
 
 from tests.factories import make_response, make_snapshot
 from websec_app.scanner.checks.cors import check_cors
+from websec_app.scanner.fetch.cors_origins import cors_probe_origins
 from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import Graded, grade
 from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.snapshot import CorsProbe, Failure
+from websec_app.scanner.target import parse_target
 
 PROBE = "https://websec-cors-probe.invalid"
+LOOKALIKE = "https://example.com.websecprobeexample.com"
+HTTP = "http://example.com"
 CONTEXT = {"host": "example.com", "domain": "example.com", "origin": "https://example.com"}
+REFUSED = Failure("unreachable", "connection refused: nothing accepts connections on that port")
 
 
 Headers = Sequence[tuple[str, str]]
 
 
-def cors_of(foreign: Headers | None = (), null: Headers | None = (), page: Headers = ()) -> CheckResult:
-    """The check over a snapshot whose probes answered with these headers (None: the probe failed)."""
-    snapshot = make_snapshot(
-        headers=list(page),
-        cors_probe=None if foreign is None else make_response(headers=list(foreign)),
-        cors_null_probe=None if null is None else make_response(headers=list(null)),
-    )
-    return check_cors(snapshot)
+def cors_of(
+    foreign: Headers | None = (),
+    null: Headers | None = (),
+    page: Headers = (),
+    *,
+    lookalike: Headers | None = (),
+    http: Headers | None = (),
+    url: str = "https://example.com/",
+) -> CheckResult:
+    """The check over a snapshot of `url` whose probes (those the fetch sends for it) answered with these
+    headers (None: the probe got no answer)."""
+    answers = {"foreign": foreign, "lookalike": lookalike, "http": http, "null": null}
+    probes = []
+    for kind, origin in cors_probe_origins(parse_target(url)):
+        headers = answers[kind]
+        response = None if headers is None else make_response(url, headers=list(headers))
+        probes.append(CorsProbe(kind, origin, response, None if headers is not None else REFUSED))
+    return check_cors(make_snapshot(url, headers=list(page), cors_probes=tuple(probes)))
 
 
 def outcomes(result: CheckResult) -> set[str]:
@@ -222,8 +239,21 @@ def test_details_record_what_each_probe_saw() -> None:
         "allow_credentials": "true",
         "vary_origin": False,
     }
+    assert result.details["lookalike_origin"]["origin_sent"] == LOOKALIKE
+    assert result.details["http_origin"]["origin_sent"] == HTTP
     assert result.details["null_origin"]["allow_origin"] is None
     assert result.details["no_origin"]["origin_sent"] is None
+
+
+def test_details_say_why_a_probe_got_no_answer() -> None:
+    result = cors_of(lookalike=None)
+    assert result.details["lookalike_origin"] == {"origin_sent": LOOKALIKE, "error": REFUSED.message}
+    assert REFUSED.message in (result.findings[0].note or "")
+
+
+def test_a_snapshot_without_probes_is_not_checked() -> None:
+    result = check_cors(make_snapshot())
+    assert outcomes(result) == {"check.error"}
 
 
 def test_grading_turns_the_cors_result_into_json() -> None:
@@ -235,3 +265,91 @@ def test_grading_turns_the_cors_result_into_json() -> None:
     assert body["status"] == "bad"
     assert {f["check"] for f in body["findings"]} == {"cors.origin_reflected_credentials", "cors.vary_missing"}
     assert body["foreign_origin"]["allow_credentials"] == "true"
+
+
+# -- origins a broken check lets through: look-alike names, the site's own http:// origin ----------------------
+
+
+def test_an_echoed_look_alike_with_credentials_is_as_critical_as_any_reflection() -> None:
+    # Given a server whose check accepts names starting or ending like its own (the foreign probe gets nothing)
+    result = cors_of(lookalike=echoing(LOOKALIKE))
+
+    # Then anyone registering such a name reads logged-in responses: critical, 40 points, a C at best
+    assert outcomes(result) == {"cors.lookalike_credentials"}
+    report = graded(result)
+    assert report.sections["cors"]["deduction"] == 40 and report.grade == "C"
+    [finding] = report.sections["cors"]["findings"]
+    assert finding["severity"] == "critical" and LOOKALIKE in finding["note"]
+
+
+def test_an_echoed_look_alike_without_credentials_is_a_warning() -> None:
+    result = cors_of(lookalike=[("Access-Control-Allow-Origin", LOOKALIKE), ("Vary", "Origin")])
+    assert outcomes(result) == {"cors.lookalike_allowed"}
+    assert graded(result).sections["cors"]["deduction"] == 2
+
+
+def test_the_sites_own_http_origin_with_credentials_is_bad_but_less_than_any_website() -> None:
+    # Given an https site that also trusts http://example.com with credentials
+    result = cors_of(http=echoing(HTTP))
+
+    # Then a network attacker forging that origin reads it: bad, 20 points, a B at best
+    assert outcomes(result) == {"cors.http_origin_credentials"}
+    report = graded(result)
+    finding = report.sections["cors"]["findings"][0]
+    assert finding["status"] == "bad" and finding["deduction"] == 20
+    assert report.grade == "B" and report.caps == ({"outcome": "cors.http_origin_credentials", "max_grade": "B"},)
+
+
+def test_the_sites_own_http_origin_without_credentials_grants_nothing_worth_points() -> None:
+    result = cors_of(http=[("Access-Control-Allow-Origin", HTTP), ("Vary", "Origin")])
+    assert outcomes(result) == {"cors.allowlist"}
+    assert graded(result).sections["cors"]["deduction"] == 0
+
+
+def test_a_fixed_http_origin_with_credentials_on_an_https_page_is_the_http_origin_finding() -> None:
+    # Given a fixed `Access-Control-Allow-Origin: http://example.com` with credentials, whatever the Origin
+    fixed = [("Access-Control-Allow-Origin", HTTP), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
+    result = cors_of(foreign=fixed, lookalike=fixed, http=fixed, null=fixed, page=fixed)
+
+    # Then it is one finding naming the origin, not an allowlist
+    assert outcomes(result) == {"cors.http_origin_credentials"}
+    [finding] = graded(result).sections["cors"]["findings"]
+    assert finding["subjects"] == [HTTP] and finding["deduction"] == 20
+    # and the same on the page alone, when no probe got CORS headers
+    assert outcomes(cors_of(page=fixed)) == {"cors.http_origin_credentials"}
+
+
+def test_a_fixed_http_origin_is_an_allowlist_on_a_cleartext_page_or_for_loopback() -> None:
+    fixed = [("Access-Control-Allow-Origin", HTTP), ("Access-Control-Allow-Credentials", "true")]
+    assert outcomes(cors_of(foreign=fixed, url="http://example.com/")) == {"cors.allowlist"}
+    for local in ("http://localhost:3000", "http://app.localhost", "http://127.0.0.1:8080", "http://[::1]"):
+        loopback = [("Access-Control-Allow-Origin", local), ("Access-Control-Allow-Credentials", "true")]
+        assert outcomes(cors_of(foreign=loopback)) == {"cors.allowlist"}, local
+
+
+def test_an_http_page_sends_no_http_origin_probe() -> None:
+    result = cors_of(url="http://example.com/")
+    assert "http_origin" not in result.details and outcomes(result) == {"cors.not_exposed"}
+
+
+def test_a_server_echoing_every_origin_is_one_reflection_whatever_it_was_sent() -> None:
+    # Given a server echoing every Origin with credentials, the look-alike, http:// and null ones included
+    result = cors_of(foreign=echoing(PROBE), lookalike=echoing(LOOKALIKE), http=echoing(HTTP), null=echoing("null"))
+
+    # Then it is the one arbitrary reflection, whose note names the other echoes
+    assert outcomes(result) == {"cors.origin_reflected_credentials"}
+    assert graded(result).sections["cors"]["deduction"] == 40
+    note = result.findings[0].note or ""
+    assert all(origin in note for origin in (LOOKALIKE, HTTP, "Origin: null"))
+
+
+def test_a_substring_check_accepting_the_look_alike_and_http_is_one_look_alike_finding() -> None:
+    # Given `"example.com" in origin`: the look-alike and the http:// origin pass, the foreign one does not
+    result = cors_of(lookalike=echoing(LOOKALIKE), http=echoing(HTTP))
+    assert outcomes(result) == {"cors.lookalike_credentials"}
+    assert graded(result).sections["cors"]["deduction"] == 40
+
+
+def test_a_null_echo_beside_an_http_origin_is_not_hidden_in_the_milder_finding() -> None:
+    result = cors_of(http=echoing(HTTP), null=echoing("null"))
+    assert outcomes(result) == {"cors.http_origin_credentials", "cors.null_credentials"}

@@ -1,18 +1,23 @@
 """CORS: does the site let other websites read its responses, and with the user's cookies?
 
-The fetch layer requests the final URL twice more, once with a foreign `Origin`
-(`snapshot.cors_probe_origin`) and once with `Origin: null` (what sandboxed iframes and
-`data:` documents send, so any site can forge it). What matters is what a browser would
-do with the answer (WHATWG Fetch §3.2.5 "CORS check" and §4.9):
+The fetch layer requests the final URL again with each Origin of fetch/cors_origins.py
+(`snapshot.cors_probes`): a foreign one, a look-alike of the target's name that only a broken prefix,
+suffix or substring check accepts, the host's own `http://` origin (for an https page), and `null`
+(what sandboxed iframes and `data:` documents send, so any site can forge it). What matters is what
+a browser would do with the answer (WHATWG Fetch §3.2.5 "CORS check" and §4.9):
 
 - the read is allowed when `Access-Control-Allow-Origin` is `*` or byte-for-byte the
   request's origin; with cookies (credentials mode "include") `*` is refused and
   `Access-Control-Allow-Credentials` must be exactly `true` (case-sensitive);
 - so `*` is public data (fine for public content), `*` plus credentials is a
-  misconfiguration browsers reject, and an echoed foreign origin plus `true` lets
-  every website read the page as the logged-in user (PortSwigger, "CORS vulnerabilities").
+  misconfiguration browsers reject, and an echoed foreign or look-alike origin plus `true` lets
+  every website (or every one who registers a name) read the page as the logged-in user
+  (PortSwigger, "CORS vulnerabilities");
+- an `http://` origin allowed with credentials on an https page lets anyone on the network path
+  read it (PortSwigger, "Breaking TLS with poorly configured CORS").
 
-A server that echoes the Origin must say `Vary: Origin` (Fetch §3.2.5 note; RFC 9110
+One policy is graded once: an echo that an earlier probe's echo already covers is a note on that
+finding. A server that echoes the Origin must say `Vary: Origin` (Fetch §3.2.5 note; RFC 9110
 §12.5.5), or a shared cache may hand one origin's permission to another.
 """
 
@@ -20,9 +25,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..findings import CheckResult, Finding
 from ..snapshot import HttpResponse, SiteSnapshot
+from ..target import ip_literal
 
 SECTION = "cors"
 #: Fetch's HTTP whitespace: what browsers trim around a header value (not U+00A0 or U+0085, as str.strip does).
@@ -53,8 +60,47 @@ def _credentials(seen: dict[str, Any]) -> bool:
     return bool(seen["_acac"] == ["true"])
 
 
-def _judge_probe(seen: dict[str, Any], label: str) -> list[Finding]:
-    """Findings for one probe that sent `Origin: <origin_sent>`."""
+#: The outcome of an echoed Origin, by the probe that sent it and whether credentials came with it.
+_ECHO_OUTCOMES = {
+    ("foreign", True): "cors.origin_reflected_credentials",
+    ("foreign", False): "cors.origin_reflected",
+    ("lookalike", True): "cors.lookalike_credentials",
+    ("lookalike", False): "cors.lookalike_allowed",
+    ("null", True): "cors.null_credentials",
+    ("null", False): "cors.null_allowed",
+    ("http", True): "cors.http_origin_credentials",
+}
+#: How widely an echo exposes the site: any website with the visitor's cookies, a network attacker with them,
+#: any website without them. An echo is folded into an earlier one that exposes at least as much.
+_EXPOSURE = {
+    "cors.origin_reflected_credentials": 3,
+    "cors.lookalike_credentials": 3,
+    "cors.null_credentials": 3,
+    "cors.http_origin_credentials": 2,
+    "cors.origin_reflected": 1,
+    "cors.lookalike_allowed": 1,
+    "cors.null_allowed": 1,
+}
+
+
+def _cleartext_origin(value: str) -> bool:
+    """An `http://` origin that anyone on the network path can impersonate: not a loopback one, which browsers
+    hold potentially trustworthy (W3C Secure Contexts §3.1). Case-sensitive: browsers serialise the scheme in
+    lowercase, and compare Access-Control-Allow-Origin byte for byte."""
+    if not value.startswith("http://"):
+        return False
+    try:
+        host = urlsplit(value).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    address = ip_literal(host)
+    return address is None or not address.is_loopback
+
+
+def _judge_probe(seen: dict[str, Any], kind: str, label: str, secure_page: bool) -> list[Finding]:
+    """Findings for one probe that sent `Origin: <origin_sent>` (kind "page": the page itself, no Origin)."""
     acao: list[str] = seen["_acao"]
     origin = seen["origin_sent"]
     if not acao:
@@ -69,20 +115,27 @@ def _judge_probe(seen: dict[str, Any], label: str) -> list[Finding]:
         if _credentials(seen):
             return [Finding("cors.wildcard_credentials", label, "Access-Control-Allow-Origin: * with credentials")]
         return [Finding("cors.public", label, "Access-Control-Allow-Origin: *: anyone can read it without cookies")]
+    # PortSwigger, "Breaking TLS with poorly configured CORS": an https page that lets a cleartext origin read
+    # it with cookies is readable by whoever can forge that origin's pages on the network.
+    cleartext = secure_page and _credentials(seen) and _cleartext_origin(value)
     if value != origin:
         if value.strip().lower().rstrip("/") == origin.lower():
             note = f"{label}: the Origin is echoed altered ({value!r}), which browsers do not accept"
             return [Finding("cors.allowlist", label, note)]
+        if cleartext:
+            note = f"{value} is allowed with credentials on an https page"
+            return [Finding("cors.http_origin_credentials", value, note)]
         return [Finding("cors.allowlist", label, f"{label}: only {value} is allowed")]
     findings: list[Finding] = []
-    is_null = origin == "null"
-    if _credentials(seen):
-        outcome = "cors.null_credentials" if is_null else "cors.origin_reflected_credentials"
-        note = f"Origin: {origin} was echoed with Access-Control-Allow-Credentials: true"
-        findings.append(Finding(outcome, label, note))
-    else:
-        outcome = "cors.null_allowed" if is_null else "cors.origin_reflected"
-        note = f"Origin: {origin} was echoed without credentials"
+    outcome = _ECHO_OUTCOMES.get((kind, _credentials(seen)))
+    if kind == "http" and not cleartext:
+        # The site's own cleartext origin, without credentials (or on a cleartext page): nothing more than
+        # anyone can read by asking, as with an allowlist.
+        findings.append(Finding("cors.allowlist", label, f"{label} is allowed, without credentials"))
+    elif outcome is not None and _credentials(seen):
+        findings.append(Finding(outcome, label, f"{label} was echoed with Access-Control-Allow-Credentials: true"))
+    elif outcome is not None:
+        note = f"{label} was echoed without credentials"
         if seen["allow_credentials"] is not None:
             note += f" (Access-Control-Allow-Credentials: {seen['allow_credentials']} is not exactly 'true')"
         findings.append(Finding(outcome, label, note))
@@ -91,63 +144,60 @@ def _judge_probe(seen: dict[str, Any], label: str) -> list[Finding]:
     return findings
 
 
-#: The outcomes of an echoed Origin, and whether the echo let credentials through.
-_ECHOES = {
-    "cors.origin_reflected_credentials": True,
-    "cors.origin_reflected": False,
-    "cors.null_credentials": True,
-    "cors.null_allowed": False,
-}
-
-
 def _fold_echoes(findings: list[Finding], judged: list[Finding]) -> list[Finding]:
-    """`findings` plus `judged`, where an echo that an earlier echo already covers (it granted credentials,
-    or neither did) becomes a note on that earlier finding: a server echoing every Origin, `null` included,
+    """`findings` plus `judged`, where an echo that an earlier echo already covers (it exposes the site at
+    least as widely) becomes a note on that earlier finding: a server echoing every Origin, `null` included,
     has one misconfiguration and loses its points once, as much as one that echoes all but `null`."""
     merged = list(findings)
     for finding in judged:
-        credentials = _ECHOES.get(finding.outcome)
+        exposure = _EXPOSURE.get(finding.outcome)
         covering = next(
             (
                 index
                 for index, earlier in enumerate(merged)
-                if credentials is not None and earlier.outcome in _ECHOES and _ECHOES[earlier.outcome] >= credentials
+                if exposure is not None and _EXPOSURE.get(earlier.outcome, 0) >= exposure
             ),
             None,
         )
         if covering is None:
             merged.append(finding)
-        else:
-            earlier = merged[covering]
+            continue
+        earlier = merged[covering]
+        if (earlier.outcome, earlier.subject) != (finding.outcome, finding.subject):  # not one fixed value again
             merged[covering] = replace(earlier, note=f"{earlier.note}; {finding.note} as well")
     return merged
 
 
+def _shown(seen: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in seen.items() if not k.startswith("_")}
+
+
 def check_cors(snapshot: SiteSnapshot) -> CheckResult:
-    final = snapshot.final
-    probes = {
-        "foreign_origin": _observe(snapshot.cors_probe, snapshot.cors_probe_origin),
-        "null_origin": _observe(snapshot.cors_null_probe, "null"),
-    }
-    plain = _observe(final, None)
-    details: dict[str, Any] = {
-        name: {k: v for k, v in seen.items() if not k.startswith("_")} if seen else None
-        for name, seen in {**probes, "no_origin": plain}.items()
-    }
+    secure_page = snapshot.main.final_url.startswith("https://")
+    plain = _observe(snapshot.final, None)
+    details: dict[str, Any] = {}
     findings: list[Finding] = []
-    labels = {"foreign_origin": f"Origin: {snapshot.cors_probe_origin}", "null_origin": "Origin: null"}
-    unanswered = [labels[name] for name, seen in probes.items() if seen is None]
-    for name, seen in probes.items():
-        if seen is not None:
-            findings = _fold_echoes(findings, _judge_probe(seen, labels[name]))
-    # A `*` sent to every visitor (no Origin at all) is judged like a probe answer.
+    unanswered: list[Finding] = []
+    for probe in snapshot.cors_probes:
+        label = f"Origin: {probe.origin}"
+        seen = _observe(probe.response, probe.origin)
+        if seen is None:
+            why = probe.failure.message if probe.failure else "no response"
+            details[f"{probe.kind}_origin"] = {"origin_sent": probe.origin, "error": why}
+            # docs/scoring.md, "could not check": an origin whose request got no answer may be granted
+            # anything, so the site is never called unexposed then; what the other requests saw still counts.
+            note = f"the request with {label} got no answer ({why}), so what that origin may read is unknown"
+            unanswered.append(Finding("check.error", label, note))
+            continue
+        details[f"{probe.kind}_origin"] = _shown(seen)
+        findings = _fold_echoes(findings, _judge_probe(seen, probe.kind, label, secure_page))
+    details["no_origin"] = _shown(plain) if plain else None
+    if not snapshot.cors_probes:
+        unanswered.append(Finding("check.error", note="no request with an Origin was made"))
+    # A `*` (or a fixed origin) sent to every visitor, without any Origin, is judged like a probe answer.
     if plain is not None and plain["_acao"] and not findings:
-        findings.extend(_judge_probe({**plain, "origin_sent": ""}, "no Origin"))
-    # docs/scoring.md, "could not check": an origin whose request got no answer may be granted anything, so
-    # the site is never called unexposed then; what the other requests saw is still reported.
-    for label in unanswered:
-        note = f"the request with {label} got no answer, so what that origin may read is unknown"
-        findings.append(Finding("check.error", label, note))
+        findings.extend(_judge_probe({**plain, "origin_sent": ""}, "page", "no Origin", secure_page))
+    findings += unanswered
     if not findings:
         findings.append(Finding("cors.not_exposed"))
     return CheckResult(SECTION, tuple(findings), details)

@@ -96,9 +96,7 @@ def _responses(snapshot: SiteSnapshot) -> list[HttpResponse]:
     # server block, or another server); for an http:// target it is `main` itself.
     if snapshot.http_upgrade is not None and snapshot.http_upgrade is not snapshot.main:
         responses.extend(snapshot.http_upgrade.responses)
-    for extra in (snapshot.cors_probe, snapshot.cors_null_probe):
-        if extra is not None:
-            responses.append(extra)
+    responses.extend(probe.response for probe in snapshot.cors_probes if probe.response is not None)
     if snapshot.security_txt is not None:
         responses.extend(snapshot.security_txt.responses)
     return responses

@@ -21,10 +21,21 @@ from ...clock import clock_for
 from ...settings import Settings
 from ..errors import TargetUnreachable
 from ..request_headers import OriginHeaders
-from ..snapshot import DnsSnapshot, Failure, FetchChain, HttpResponse, SiteSnapshot, Timing, TlsHandshake
+from ..snapshot import (
+    CorsProbe,
+    CorsProbeKind,
+    DnsSnapshot,
+    Failure,
+    FetchChain,
+    HttpResponse,
+    SiteSnapshot,
+    Timing,
+    TlsHandshake,
+)
 from ..target import Target, parse_target
+from .cors_origins import cors_probe_origins
 from .dns import fetch_dns
-from .http import SharedFetches, fetch_chain, fetch_one, make_client
+from .http import SharedFetches, describe_error, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
 from .resolve import Pinner, Resolver
 from .tls import fetch_tls
@@ -33,8 +44,6 @@ __all__ = ["fetch_snapshot"]
 
 T = TypeVar("T")
 U = TypeVar("U")
-
-CORS_PROBE_ORIGIN = "https://websec-cors-probe.invalid"
 
 
 class _Clock:
@@ -59,18 +68,19 @@ class _Clock:
             self.timings.append(Timing(part, start, time.perf_counter() - self.started))
 
 
-async def _probe(
-    client: httpx.AsyncClient, pinner: Pinner, url: str, origin: str, settings: Settings
-) -> HttpResponse | None:
-    """The final URL requested with a foreign Origin; None when it could not be fetched."""
+async def _cors_probe(
+    client: httpx.AsyncClient, pinner: Pinner, url: str, kind: CorsProbeKind, origin: str, settings: Settings
+) -> CorsProbe:
+    """The final URL requested with `Origin: <origin>`; without a response, why."""
     try:
         target = parse_target(url)
         address = await pinner.pin(target.host)
-        return await fetch_one(
+        response = await fetch_one(
             client, target.url, address, settings.limits, headers={"Origin": origin}, max_body=64 * 1024
         )
-    except Exception:  # noqa: BLE001 - a failed probe is "not checked", never a failed scan
-        return None
+    except Exception as exc:  # noqa: BLE001 - a failed probe is "not checked", never a failed scan
+        return CorsProbe(kind, origin, failure=describe_error(exc))
+    return CorsProbe(kind, origin, response)
 
 
 async def _security_txt(client: httpx.AsyncClient, pinner: Pinner, origin: str, settings: Settings) -> FetchChain:
@@ -174,18 +184,21 @@ async def fetch_snapshot(
             # another on the page's connection (one connection per origin, as a browser would);
             # otherwise each would need a connection of its own anyway, so they go at once.
             in_series = _kept_alive(main.final)
-            cors_task = asyncio.ensure_future(
-                clock.run("cors_probe", _probe(client, pinner, final_url, CORS_PROBE_ORIGIN, settings), None)
-            )
-            cors_null_task = asyncio.ensure_future(
-                _after(
-                    cors_task if in_series else None,
-                    lambda: clock.run("cors_null_probe", _probe(client, pinner, final_url, "null", settings), None),
+            cors_tasks: list[asyncio.Future[CorsProbe]] = []
+
+            def cors_probe(kind: CorsProbeKind, origin: str) -> Callable[[], Awaitable[CorsProbe]]:
+                return lambda: clock.run(
+                    f"cors_{kind}_probe",
+                    _cors_probe(client, pinner, final_url, kind, origin, settings),
+                    CorsProbe(kind, origin, failure=_OUT_OF_TIME),
                 )
-            )
+
+            for kind, origin in cors_probe_origins(final_target):
+                previous = cors_tasks[-1] if in_series and cors_tasks else None
+                cors_tasks.append(asyncio.ensure_future(_after(previous, cors_probe(kind, origin))))
             security_txt_task = asyncio.ensure_future(
                 _after(
-                    cors_null_task if in_series else None,
+                    cors_tasks[-1] if in_series else None,
                     lambda: clock.run(
                         "security_txt",
                         _security_txt(client, pinner, https_origin, settings),
@@ -193,7 +206,7 @@ async def fetch_snapshot(
                     ),
                 )
             )
-            side += [cors_task, cors_null_task, security_txt_task]
+            side += [*cors_tasks, security_txt_task]
             # The page is served with the final host's certificate: grade that one when it differs.
             final_tls_task: asyncio.Future[TlsHandshake] | None = None
             if final_target.scheme == "https" and (final_target.host, final_target.port) != (
@@ -220,9 +233,7 @@ async def fetch_snapshot(
         target=target,
         main=main,
         http_upgrade=upgrade_task.result() if upgrade_task else main,
-        cors_probe=cors_task.result(),
-        cors_probe_origin=CORS_PROBE_ORIGIN,
-        cors_null_probe=cors_null_task.result(),
+        cors_probes=tuple(task.result() for task in cors_tasks),
         security_txt=security_txt_task.result(),
         tls=(final_tls_task or tls_task).result(),
         dns=dns_task.result(),

@@ -74,6 +74,8 @@ DETAIL_LABELS = {
     "mta_sts": "MTA-STS (email encryption policy)",
     "tlsrpt": "TLS-RPT (email encryption reports)",
     "foreign_origin": "Request from an unknown website",
+    "lookalike_origin": "Request from a website named like this one",
+    "http_origin": "Request from this site's unencrypted address (http://)",
     "null_origin": "Request from a sandboxed page (origin null)",
     "no_origin": "Request without an origin",
     "origin_sent": "Origin sent",

@@ -1,0 +1,85 @@
+"""The Origins the CORS probes send: the look-alike passes the broken origin checks real servers write, and no
+correct one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from websec_app.scanner.fetch.cors_origins import FOREIGN_ORIGIN, cors_probe_origins
+from websec_app.scanner.target import parse_target
+
+Check = Callable[[str], bool]
+
+
+def lookalike(url: str) -> str:
+    return dict(cors_probe_origins(parse_target(url)))["lookalike"]
+
+
+def broken_checks(host: str, domain: str) -> dict[str, Check]:
+    """Origin checks PortSwigger finds in the wild ("errors parsing Origin headers"): each lets an attacker's
+    name through."""
+    # (`endswith("www.example.com")` is left out: what passes it, `evilwww.example.com`, is the domain owner's.)
+    return {
+        "ends with the domain": lambda origin: origin.endswith(domain),
+        "starts with the site's origin": lambda origin: origin.startswith(f"https://{host}"),
+        "holds the domain": lambda origin: domain in origin,
+        "holds the host": lambda origin: host in origin,
+        "unanchored subdomain pattern": lambda origin: (
+            re.search(rf"([a-z0-9-]+\.)*{re.escape(domain)}$", origin) is not None
+        ),
+    }
+
+
+def correct_checks(host: str, domain: str) -> dict[str, Check]:
+    return {
+        "exact allowlist": lambda origin: origin in (f"https://{host}", f"https://app.{domain}"),
+        "anchored subdomain pattern": lambda origin: (
+            re.fullmatch(rf"https://([a-z0-9-]+\.)*{re.escape(domain)}", origin) is not None
+        ),
+        "subdomains by suffix after a dot": lambda origin: (
+            origin == f"https://{domain}" or (origin.startswith("https://") and origin.endswith(f".{domain}"))
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "domain"),
+    [
+        ("https://example.com/", "example.com", "example.com"),
+        ("https://www.example.com/login", "www.example.com", "example.com"),
+        ("https://api.shop.example.co.uk:8443/", "api.shop.example.co.uk", "example.co.uk"),
+    ],
+)
+def test_the_look_alike_passes_broken_checks_and_no_correct_one(url: str, host: str, domain: str) -> None:
+    origin = lookalike(url)
+
+    assert origin == f"https://{host}.websecprobe{domain}"
+    for name, check in broken_checks(host, domain).items():
+        assert check(origin), name
+    for name, check in correct_checks(host, domain).items():
+        assert not check(origin), name
+
+
+def test_an_https_page_gets_four_probes_in_order() -> None:
+    assert cors_probe_origins(parse_target("https://www.example.com:8443/a?b")) == (
+        ("foreign", FOREIGN_ORIGIN),
+        ("lookalike", "https://www.example.com.websecprobeexample.com"),
+        ("http", "http://www.example.com"),
+        ("null", "null"),
+    )
+
+
+def test_a_cleartext_page_is_not_asked_about_its_own_http_origin() -> None:
+    kinds = [kind for kind, _ in cors_probe_origins(parse_target("http://example.com/"))]
+    assert kinds == ["foreign", "lookalike", "null"]
+
+
+def test_an_ipv6_literal_has_no_name_to_imitate() -> None:
+    assert cors_probe_origins(parse_target("https://[2001:db8::1]/")) == (
+        ("foreign", FOREIGN_ORIGIN),
+        ("http", "http://[2001:db8::1]"),
+        ("null", "null"),
+    )
