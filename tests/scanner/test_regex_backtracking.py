@@ -56,8 +56,12 @@ def agree(texts: list[str], new: Callable[[str], object], old: Callable[[str], o
 
 # --- checks/fingerprint.py: Server, X-Powered-By, Via, X-AspNet-Version, <meta name=generator> --------
 
-# The patterns these replaced, kept as the reference for ordinary text.
-_OLD_PRODUCT_VERSION = re.compile(r"(?P<product>[A-Za-z][A-Za-z0-9_.+!-]*)[/ (]v?(?P<version>\d+(?:\.\d+)+[a-z]?)")
+# The patterns these replaced, kept as the reference for ordinary text: greedy and backtracking, with the
+# trademark sign and the comment that may come between a product and its version (`Passenger(R) 6.0.27`).
+_OLD_PRODUCT_VERSION = re.compile(
+    r"(?P<product>[A-Za-z][A-Za-z0-9_.+!-]*)(?:\((?:R|TM)\)|\u00c2?\u00ae|\u2122|\u00e2\x84\u00a2)?"
+    r"(?: \([^()]*\))?[/ (]v?(?P<version>\d+(?:\.\d+)+[a-z]?)"
+)
 _OLD_BARE_VERSION = re.compile(r"^\s*v?(?P<version>\d+(?:\.\d+)+[\w.-]*)\s*$")
 
 
@@ -66,6 +70,18 @@ def test_a_long_run_of_letters_names_no_version_and_does_not_hide_a_later_one() 
     assert find_versions("a" * MB) == []
     assert find_versions("a1" * (MB // 2)) == []
     assert find_versions("a" * MB + " Apache/2.4.41 (Ubuntu)") == [("Apache", "2.4.41")]
+
+
+def test_marks_and_comments_between_product_and_version_are_read_once() -> None:
+    # Each "(" opens at most one comment, read once to its ")"; a mark is a few characters.
+    assert find_versions("a (" * (MB // 3)) == []
+    assert find_versions("a (" + "b " * (MB // 2)) == []
+    assert find_versions("a (" + "b (" * (MB // 3) + "c) 1.2") == [("b", "1.2")]
+    assert find_versions("a (" + "x" * MB + ") 1.2.3") == [("a", "1.2.3")]
+    assert find_versions("a(R)" * (MB // 4) + " 1.2") == [("a", "1.2")]
+    assert find_versions("a\u00ae (" * (MB // 4)) == []
+    assert find_versions("x (R) (" * (MB // 7)) == []
+    assert find_versions("P (" * (MB // 3) + "Passenger (mod_rails/mod_rack) 3.0.11") == [("Passenger", "3.0.11")]
 
 
 def test_a_huge_server_header_is_one_product_named() -> None:
@@ -112,6 +128,9 @@ def test_versions_are_found_as_before() -> None:
     assert sum(1 for text in texts if old(text)) > 300  # the strings do name versions
     agree(texts, find_versions, old)
     agree(generated(pieces + ["\u0663", "\n", "\u00e9"], longest=25), find_versions, old)
+    marked = generated(pieces + ["(R)", "(TM)", "R", "\u00ae", "\u00c2", "\u2122", " (mod_rails/mod_rack)", " (x)"])
+    assert sum(1 for text in marked if old(text)) > 100
+    agree(marked, find_versions, old)
 
 
 def test_bare_versions_and_via_comments_are_read_as_before() -> None:

@@ -44,6 +44,16 @@ def outcomes(result: CheckResult) -> set[str]:
         ("Drupal 10 (https://www.drupal.org)", []),
         ("Apache-Coyote/1.1", []),  # Tomcat's connector always says 1.1 (the HTTP version)
         ("Microsoft-HTTPAPI/2.0", []),  # identical on every Windows release
+        # Phusion Passenger's X-Powered-By: a registered-trademark mark, or a comment, before the version
+        ("Phusion Passenger(R) 6.0.27", [("Passenger", "6.0.27")]),
+        ("nginx + Phusion Passenger(R) 6.0.27", [("Passenger", "6.0.27")]),
+        ("Phusion Passenger (mod_rails/mod_rack) 3.0.11", [("Passenger", "3.0.11")]),
+        ("Phusion Passenger\u00ae 6.0.27", [("Passenger", "6.0.27")]),
+        ("Phusion Passenger\u00c2\u00ae 6.0.27", [("Passenger", "6.0.27")]),  # UTF-8 ® read as Latin-1
+        ("Acme Server(TM)/2.1.4", [("Server", "2.1.4")]),
+        ("Acme\u2122 2.1.4", [("Acme", "2.1.4")]),
+        ("nginx/1.18.0 (Ubuntu)", [("nginx", "1.18.0")]),  # a comment after the version is not before it
+        ("Zope/(2.13.28, python 2.7.18, linux2) ZServer/1.1", [("python", "2.7.18"), ("ZServer", "1.1")]),
     ],
 )
 def test_versions_are_digits_with_dots_after_a_product(value: str, expected: list[tuple[str, str]]) -> None:
