@@ -47,7 +47,20 @@ _BACKEND_HEADERS = ("X-Backend-Server", "X-Backend-Host", "X-Upstream-Server")
 # leading digits and marks, with possessive quantifiers (no character is read twice). A run also starts
 # where the previous match ended (`1.1.1f-fips/2.0` names fips 2.0), which re.finditer would try and
 # a lookbehind cannot see: `_PRODUCT_VERSION_HERE` is that same match anchored there.
-_PRODUCT_RUN = r"[0-9_.+!-]*+(?P<product>[A-Za-z][A-Za-z0-9_.+!-]*+)[/ (]v?(?P<version>\d++(?:\.\d++)++[a-z]?)"
+#
+# Between the product and its version: a trademark sign (`Phusion Passenger(R) 6.0.27`; ® and ™ also as
+# their UTF-8 bytes read as Latin-1, as header values are), then a parenthesised comment after a space
+# (`Phusion Passenger (mod_rails/mod_rack) 3.0.11`). Neither starts with a product character, and without
+# either the product would be followed by "(R", "®" or " (", never by a separator and a digit: giving them
+# back never lets a version match, so they are possessive too. Each "(" is read by one comment at most.
+_MARK = r"(?:\((?:R|TM)\)|\u00c2?\u00ae|\u2122|\u00e2\x84\u00a2)?+"
+_COMMENT = r"(?: \([^()]*+\))?+"
+_PRODUCT_RUN = (
+    r"[0-9_.+!-]*+(?P<product>[A-Za-z][A-Za-z0-9_.+!-]*+)"
+    + _MARK
+    + _COMMENT
+    + r"[/ (]v?(?P<version>\d++(?:\.\d++)++[a-z]?)"
+)
 _PRODUCT_VERSION_HERE = re.compile(_PRODUCT_RUN)
 _PRODUCT_VERSION = re.compile(r"(?<![A-Za-z0-9_.+!-])" + _PRODUCT_RUN)
 # Possessive: `\d+` then `[\w.-]*` could split a run of digits n ways, each failing at the end (16 KB: 2 s).
