@@ -74,7 +74,10 @@ class HttpResponse:
 
     @property
     def is_redirect(self) -> bool:
-        return self.status_code in (301, 302, 303, 307, 308) and self.location is not None
+        """A redirect status with a Location to follow: browsers show the body of one whose Location is blank
+        (Chromium's HttpResponseHeaders::IsRedirect skips empty Location values)."""
+        location = self.location
+        return self.status_code in (301, 302, 303, 307, 308) and location is not None and bool(location.strip(" \t"))
 
     @property
     def content_type(self) -> str:

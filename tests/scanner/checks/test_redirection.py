@@ -42,6 +42,13 @@ def test_given_a_first_hop_over_http_then_first_hop_http() -> None:
     assert outcomes(upgrade) == ["redirect.first_hop_http"]
 
 
+def test_given_a_redirect_status_with_an_empty_location_then_missing() -> None:
+    # Browsers show such a response's body: plain HTTP serves a page, it does not redirect
+    upgrade = chain(make_response("http://example.com/", 301, {"Location": ""}))
+    [finding] = check_redirection(make_snapshot(http_upgrade=upgrade)).findings
+    assert finding.outcome == "redirect.missing" and "answered 301 without redirecting" in (finding.note or "")
+
+
 def test_given_redirects_ending_on_http_then_missing() -> None:
     upgrade = chain(redirect("http://example.com/", "/home"), make_response("http://example.com/home"))
     assert outcomes(upgrade) == ["redirect.missing"]

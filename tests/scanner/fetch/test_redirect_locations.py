@@ -85,7 +85,6 @@ BAD_LOCATIONS = [
     (b"ftp://mirror.test/", "scheme 'ftp'"),
     (b"javascript:alert(1)", "scheme 'javascript'"),
     (b"file:///etc/passwd", "scheme 'file'"),
-    (b"", "empty"),
 ]
 
 
@@ -172,6 +171,25 @@ async def test_a_repaired_location_is_guarded_like_any_other(
     # Then the guard refused it: nothing was sent past the redirects
     assert chain.failure is not None and chain.failure.kind == "refused" and "unspecified" in chain.failure.message
     assert len(site.requests) - before == 2
+
+
+@pytest.mark.parametrize("location", [b"", b" \t "])
+async def test_an_empty_location_is_no_redirect_and_its_response_is_the_page(
+    location: bytes, mirror: tuple[RunningSite, Mirror], scan_settings: Settings
+) -> None:
+    # Given a 302 whose Location is blank
+    site, handler = mirror
+    handler.location = location
+
+    # When it is fetched, as a side chain and as the scanned URL's chain
+    side = await chain_for(site.http_url, fast(scan_settings), main=False)
+    main = await chain_for(site.http_url, fast(scan_settings), main=True)
+
+    # Then, as in Chromium, nothing is followed: the 302 is the page
+    for chain in (side, main):
+        assert chain.failure is None
+        assert [r.status_code for r in chain.responses] == [302]
+        assert chain.final is not None and not chain.final.is_redirect
 
 
 async def test_several_different_location_headers_are_followed_by_no_browser(
