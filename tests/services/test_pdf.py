@@ -17,8 +17,10 @@ from tests.api.fakes import make_report
 from tests.fixtures.sites import RunningSite
 from tests.pdf_text import pdf_pages as pages
 from tests.reports import PRO_ORDER, impact_report
+from tests.services.test_pdf_tables import page_words
 from websec_app.scanner import SECTIONS, scan, section
 from websec_app.services.pdf import render_compliance_pdf, render_scan_pdf, report_filename
+from websec_app.services.pdf._layout import MARGIN
 from websec_app.services.pdf._wording import item_title
 from websec_app.services.pdf.compliance_report import DISCLAIMER
 from websec_app.settings import Settings
@@ -198,3 +200,20 @@ def test_fixes_name_their_section_by_its_short_label() -> None:
     block = first[first.index("Fix these first") :]
     assert re.search(rf"Content Security Policy[^()]*\({section('headers').label}\)", block)
     assert re.search(rf"Session cookie sent over plain HTTP \([^)]*\) \({section('cookies').label}\)", block)
+
+
+#: 85 characters: the running header's host once took two lines there, the rule under it striking the second.
+LONG_HOST = f"{'a' * 40}.{'b' * 39}.test"
+
+
+@pytest.mark.parametrize("render", [render_scan_pdf, render_compliance_pdf])
+def test_a_long_host_keeps_the_running_header_on_one_line(render: Any) -> None:
+    assert len(LONG_HOST) == 85
+    data = render(make_report(f"https://{LONG_HOST}/").to_dict(pro=True))
+
+    for number, words in enumerate(page_words(data), start=1):
+        header = [(top, word) for top, word in words if top < MARGIN]  # above the text frame
+        assert len({top for top, _ in header}) == 1, (number, header)  # one line
+        line = " ".join(word for _, word in header)
+        # shortened in the middle: the host's start and its domain are both still there
+        assert f": {'a' * 10}" in line and "…" in line and "b.test" in line, line

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import mm
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Paragraph, Table, TableStyle
 
@@ -51,6 +53,8 @@ GRADE_COLOURS = {
     "F": colors.HexColor("#cf222e"),
 }
 _MAX_CHARS = 600
+#: The running header's font size.
+_HEADER_SIZE = 8
 # Characters reportlab's paragraph parser or the PDF text layer cannot take (C0 controls except tab/newline).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # `code` in rule texts (Markdown backticks): printed as a monospace span, never as a backtick.
@@ -195,9 +199,9 @@ def styles() -> dict[str, ParagraphStyle]:
             alignment=1,
         ),
         "muted": ParagraphStyle("muted", parent=body, fontSize=8, leading=10.2, textColor=MUTED),
-        "header": ParagraphStyle("header", parent=body, fontSize=8, leading=10, textColor=MUTED),
+        "header": ParagraphStyle("header", parent=body, fontSize=_HEADER_SIZE, leading=10, textColor=MUTED),
         "header_right": ParagraphStyle(
-            "header_right", parent=body, fontSize=8, leading=10, textColor=MUTED, alignment=2
+            "header_right", parent=body, fontSize=_HEADER_SIZE, leading=10, textColor=MUTED, alignment=2
         ),
     }
 
@@ -381,9 +385,13 @@ def numbered_canvas(header_left: str, header_right: str, footer_left: str) -> ty
             self.line(MARGIN, MARGIN - 6 * mm, PAGE_WIDTH - MARGIN, MARGIN - 6 * mm)
             page = self._pageNumber  # type: ignore[attr-defined]
             half = CONTENT_WIDTH / 2
-            left = f'<font color="{BRAND.hexval()}"><b>{text(header_left, 90)}</b></font>'
-            _draw_line(self, left, MARGIN, top, half + 20 * mm, "header")
-            _draw_line(self, text(header_right, 90), MARGIN + half + 20 * mm, top, half - 20 * mm, "header_right")
+            # The header has room for one line above its rule: a long host is shortened in the middle to fit.
+            left_width, right_width = half + 20 * mm, half - 20 * mm
+            shown_left = one_line(header_left, fonts().bold, _HEADER_SIZE, left_width)
+            left = f'<font color="{BRAND.hexval()}"><b>{text(shown_left, None)}</b></font>'
+            _draw_line(self, left, MARGIN, top, left_width, "header")
+            shown_right = one_line(header_right, fonts().sans, _HEADER_SIZE, right_width)
+            _draw_line(self, text(shown_right, None), MARGIN + left_width, top, right_width, "header_right")
             # The footer may hold a client name in any script, up to two lines: it grows downwards.
             _draw_line(self, text(footer_left, 200), MARGIN, MARGIN - 10 * mm, CONTENT_WIDTH - 30 * mm, "header")
             _draw_line(
@@ -400,6 +408,25 @@ def numbered_canvas(header_left: str, header_right: str, footer_left: str) -> ty
 
 
 _FRAME_STYLES: dict[str, ParagraphStyle] = {}
+
+
+@lru_cache(maxsize=64)  # the same header on every page
+def one_line(value: str, font: str, size: float, width: float) -> str:
+    """`value` as it fits on one line `width` wide in `font` at `size`: whole, or with the middle of its longest
+    word (a host name) replaced by "…", so that the host keeps its first labels and its registered domain."""
+    value = _clean(value, None)
+    if stringWidth(value, font, size) <= width:
+        return value
+    longest = max(re.finditer(r"\S+", value), key=lambda word: len(word.group()), default=None)
+    if longest is not None:
+        before, word, after = value[: longest.start()], longest.group(), value[longest.end() :]
+        for keep in range(len(word) - 1, 0, -1):
+            shortened = f"{before}{word[: (keep + 1) // 2]}…{word[len(word) - keep // 2 :]}{after}"
+            if stringWidth(shortened, font, size) <= width:
+                return shortened
+    while value and stringWidth(f"{value}…", font, size) > width:  # the rest alone is too long: cut its end
+        value = value[:-1]
+    return f"{value}…"
 
 
 def _draw_line(canvas: Canvas, markup_text: str, x: float, baseline: float, width: float, style: str) -> None:
