@@ -1,7 +1,8 @@
 """security.txt (RFC 9116): can a researcher find out how to report a vulnerability?
 
-The fetch layer asks for `https://<final host>/.well-known/security.txt` and falls back
-to the legacy `/security.txt` (RFC 9116 §3 allows it as a fallback). Many sites answer
+The fetch layer asks for `https://<final host>/.well-known/security.txt` and, when no
+security.txt is there, falls back to the legacy `/security.txt` (RFC 9116 §3 allows it
+as a fallback); the legacy file is graded only when it is one. Many sites answer
 every path with an HTML page and status 200; that is not a security.txt, and neither
 is a text page that happens to contain "Contact:". A file is taken as a security.txt
 only when its body is not an HTML page and its lines follow the field syntax of §4,

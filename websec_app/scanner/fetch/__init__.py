@@ -20,6 +20,7 @@ import httpx
 from ...clock import clock_for
 from ...settings import Settings
 from ..errors import TargetUnreachable
+from ..records.security_txt import is_security_txt
 from ..request_headers import OriginHeaders
 from ..snapshot import (
     CorsProbe,
@@ -84,13 +85,16 @@ async def _cors_probe(
 
 
 async def _security_txt(client: httpx.AsyncClient, pinner: Pinner, origin: str, settings: Settings) -> FetchChain:
-    """RFC 9116 §3: /.well-known/security.txt, with the legacy /security.txt as fallback."""
+    """RFC 9116 §3: /.well-known/security.txt, with the legacy /security.txt as fallback.
+
+    The well-known location wins only when it holds a security.txt: a page answered with 200 to every
+    path (an app's HTML shell, a "Page not found" text) is not one, so the legacy location is asked too."""
     limit = settings.limits.max_security_txt_bytes
     primary = await fetch_chain(client, pinner, f"{origin}/.well-known/security.txt", settings.limits, max_body=limit)
-    if primary.final is not None and primary.final.status_code == 200:
+    if primary.final is not None and is_security_txt(primary.final):
         return primary
     legacy = await fetch_chain(client, pinner, f"{origin}/security.txt", settings.limits, max_body=limit)
-    if legacy.final is not None and legacy.final.status_code == 200:
+    if legacy.final is not None and is_security_txt(legacy.final):
         return legacy
     return primary
 

@@ -192,4 +192,6 @@ def not_security_txt(response: HttpResponse, parsed: ParsedSecurityTxt) -> str |
 def is_security_txt(response: HttpResponse) -> bool:
     """Whether the response is a security.txt file, valid or not: RFC 9116 §3 takes the well-known location's
     file over the legacy one only when there is a file there."""
-    return response.status_code == 200 and not_security_txt(response, read_security_txt(response)) is None
+    if response.status_code != 200 or _looks_like_html(response.body):
+        return False  # no parse: an app's 64 KB HTML shell would cost ~2 ms
+    return not_security_txt(response, read_security_txt(response)) is None
