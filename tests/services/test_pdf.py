@@ -4,6 +4,7 @@ More of issue 15 (plain words, TLS tables, raw headers, any script) is in test_p
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -217,3 +218,35 @@ def test_a_long_host_keeps_the_running_header_on_one_line(render: Any) -> None:
         line = " ".join(word for _, word in header)
         # shortened in the middle: the host's start and its domain are both still there
         assert f": {'a' * 10}" in line and "…" in line and "b.test" in line, line
+
+
+_WORD_AT = re.compile(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="[\d.]+" yMax="[\d.]+">([^<]*)</word>')
+
+
+def _pages_of_words(data: bytes) -> list[list[tuple[float, str]]]:
+    """(top, word) of each word of each page, by `pdftotext -bbox`."""
+    out = subprocess.run(["pdftotext", "-bbox", "-", "-"], input=data, capture_output=True, check=True, timeout=60)
+    pages = out.stdout.decode().split("<page ")[1:]
+    return [[(float(y), html.unescape(w)) for _, y, w in _WORD_AT.findall(page)] for page in pages]
+
+
+def _points_between(data: bytes, start: str, end: str) -> list[int]:
+    """The "-N" figures below the first word `start` of the PDF and above the next word `end` on its page."""
+    words = next(page for page in _pages_of_words(data) if any(w == start for _, w in page))
+    top = next(y for y, w in words if w == start)
+    bottom = next(y for y, w in words if w == end and y > top)
+    return [int(w) for y, w in words if top < y < bottom and re.fullmatch(r"-\d+", w)]
+
+
+def test_the_points_chart_shows_every_area_the_summary_table_lists(worst_report: dict[str, Any]) -> None:
+    # Given the worst site's full report: ten areas lose points
+    data = render_scan_pdf(worst_report, "Acme")
+
+    # When page one's chart ("Points lost, by area") and page two's "Summary by area" table are read
+    chart = _points_between(data, "area", "Fix")
+    table = _points_between(data, "Summary", "1.")
+
+    # Then the chart has a bar for every area the table says lost points, and the same total
+    assert len(chart) == len(table) == 10
+    assert sorted(chart) == sorted(table)
+    assert sum(chart) == sum(table)

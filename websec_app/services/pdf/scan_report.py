@@ -24,7 +24,7 @@ from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak,
 
 from websec_app.scanner import SECTIONS, section
 from websec_app.scanner.fixes import detected_server
-from websec_app.scanner.report import count_issues, fixes_by_impact, report_items
+from websec_app.scanner.report import count_issues, fixes_by_impact
 from websec_app.wording import counted
 
 from ._charts import summary_chart
@@ -271,13 +271,22 @@ def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     ]
 
 
+def _section_points(key: str, body: Mapping[str, Any]) -> int:
+    """What a section lost, as the summary table, the chart and the totals all say it: the bare header map's
+    header objects' (each capped at what the header's absence costs: grading.py), any other section's own."""
+    if key == "headers":
+        return sum(int(h.get("deduction") or 0) for h in body.values() if isinstance(h, Mapping))
+    return int(body.get("deduction") or 0)
+
+
 def _points_by_area(report: Mapping[str, Any]) -> list[tuple[str, int]]:
-    lost: dict[str, int] = {}
-    for item in report_items(report):
-        if item.is_issue and item.deduction:
-            lost[item.section] = lost.get(item.section, 0) + item.deduction
-    ranked = sorted(lost.items(), key=lambda pair: -pair[1])
-    return [(section(key).label, points) for key, points in ranked[:8]]
+    """Every area that lost points, the most first (all ten fit the chart)."""
+    lost = [
+        (entry.label, points)
+        for entry in SECTIONS
+        if isinstance(body := report.get(entry.key), Mapping) and (points := _section_points(entry.key, body)) > 0
+    ]
+    return sorted(lost, key=lambda pair: -pair[1])
 
 
 def _first_page(report: Mapping[str, Any], name: str | None, st: dict[str, Any]) -> list[Flowable]:
@@ -334,13 +343,11 @@ def _overview(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
         if not isinstance(body, Mapping):
             continue
         if key == "headers":
-            items = [h for h in body.values() if isinstance(h, Mapping)]
-            statuses = [str(h.get("status")) for h in items]
+            statuses = [str(h.get("status")) for h in body.values() if isinstance(h, Mapping)]
             worst = next((s for s in ("bad", "missing", "weak", "warn") if s in statuses), "good")
-            deduction = sum(int(h.get("deduction") or 0) for h in items)
         else:
             worst = str(body.get("status", "good"))
-            deduction = int(body.get("deduction") or 0)
+        deduction = _section_points(key, body)
         problems = count_issues({key: body})["total"]  # as issue_counts counts them
         rows.append(
             [
