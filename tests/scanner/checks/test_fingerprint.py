@@ -90,6 +90,18 @@ def test_versioned_server_and_powered_by_headers_are_disclosures() -> None:
     assert section["findings"][0]["severity"] == "minor" and 2 <= section["deduction"] <= 5
 
 
+def test_a_header_naming_several_versions_is_quoted_once_with_every_version() -> None:
+    # Given one Server line naming four versioned products
+    server = "Apache/2.4.41 (Ubuntu) OpenSSL/1.1.1f mod_wsgi/4.6.8 Python/3.8"
+    result = fingerprint_of([("Server", server), ("X-Powered-By", "PHP/7.4.3")])
+    # Then each header's line is quoted once, followed by all it reveals
+    assert [f.note for f in result.findings] == [
+        f"Server: {server} reveals Apache 2.4.41, OpenSSL 1.1.1f, mod_wsgi 4.6.8, Python 3.8",
+        "X-Powered-By: PHP/7.4.3 reveals PHP 7.4.3",
+    ]
+    assert len(result.details["disclosures"]) == 5
+
+
 def test_asp_net_version_headers_carry_a_bare_version() -> None:
     result = fingerprint_of(
         [("X-AspNet-Version", "4.0.30319"), ("X-AspNetMvc-Version", "5.2"), ("X-Powered-By", "ASP.NET")]

@@ -169,9 +169,15 @@ def check_server_fingerprint(snapshot: SiteSnapshot) -> CheckResult:
         backends.extend(b for b in internal if b not in backends)
 
     findings: list[Finding] = []
+    # One note per header value, naming every product it reveals: a Server line naming five products read
+    # as the whole line five times over.
+    revealed: dict[tuple[str, str], list[str]] = {}
     for item in disclosures:
-        note = f"{item['header']}: {item['value'].strip()} reveals {item['product']} {item['version']}"
-        findings.append(Finding("fingerprint.header_version", item["header"], note))
+        revealed.setdefault((item["header"], item["value"].strip()), []).append(f"{item['product']} {item['version']}")
+    for (header, value), versions in revealed.items():
+        findings.append(
+            Finding("fingerprint.header_version", header, f"{header}: {value} reveals {', '.join(versions)}")
+        )
 
     generators = _generator_disclosures(snapshot.final) if snapshot.final is not None else []
     for item in generators:
