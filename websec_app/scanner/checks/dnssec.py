@@ -5,6 +5,9 @@
 - that key's RRSIG over the DNSKEY RRset verifies and is within its validity window,
 - and the zone's data is signed by its DNSKEYs (we verify the SOA RRset).
 The parent's own signature over the DS (and so on up to the root) is not validated here.
+The signature checks are capped as validating resolvers cap them since KeyTrap (CVE-2023-50387):
+a zone that pairs hundreds of signatures with hundreds of keys sharing one key tag would otherwise
+cost a minute of CPU to grade; past the cap, resolvers answer SERVFAIL and so the zone is broken.
 Pure: the records and RRSIGs come from the snapshot, "now" is the scan's start.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import dns.exception
 import dns.name
@@ -22,6 +26,21 @@ import dns.rrset
 from ..records.dns_text import failed
 from ..snapshot import DnsAnswer, DnsSnapshot
 
+if TYPE_CHECKING:
+    from dns.rdtypes.ANY.DNSKEY import DNSKEY
+
+#: KeyTrap limits (CVE-2023-50387), of the size Unbound 1.19.1 and systemd-resolved chose: the signatures
+#: tried over one RRset, the keys tried for one signature (keys sharing its key tag and algorithm), the
+#: DS records compared with the keys, and the signature verifications for the whole zone.
+MAX_SIGNATURES_PER_RRSET = 8
+MAX_KEYS_PER_TAG = 4
+MAX_DS_RECORDS = 8
+MAX_VERIFICATIONS = 16
+
+TOO_MUCH_WORK = "too many signatures or colliding keys; validating resolvers answer SERVFAIL"
+
+_KeyIndex = dict[tuple[int, int], list["DNSKEY"]]
+
 
 @dataclass(frozen=True)
 class DnssecVerdict:
@@ -31,26 +50,75 @@ class DnssecVerdict:
     dnskeys: int = 0
 
 
+class _Budget:
+    """The signature verifications left for the zone."""
+
+    def __init__(self) -> None:
+        self.left = MAX_VERIFICATIONS
+
+
 def _rrset(name: dns.name.Name, rdtype: str, records: tuple[str, ...]) -> dns.rrset.RRset:
     return dns.rrset.from_text_list(name, 300, dns.rdataclass.IN, rdtype, list(records))
 
 
+def _key_index(keys: dns.rrset.RRset) -> _KeyIndex:
+    """The keys by (algorithm, key tag), each tag computed once (RFC 4034 B)."""
+    import dns.dnssec
+
+    index: _KeyIndex = {}
+    for key in keys:
+        index.setdefault((key.algorithm, dns.dnssec.key_id(key)), []).append(key)
+    return index
+
+
+def _candidates(index: _KeyIndex, algorithm: int, key_tag: int) -> tuple[list[DNSKEY], bool]:
+    """The keys a DS or a signature may name, at most MAX_KEYS_PER_TAG; and whether some were left out."""
+    found = index.get((algorithm, key_tag), [])
+    return found[:MAX_KEYS_PER_TAG], len(found) > MAX_KEYS_PER_TAG
+
+
 def _validate(
-    rrset: dns.rrset.RRset, answer: DnsAnswer, name: dns.name.Name, keys: dns.rrset.RRset, now: float
+    rrset: dns.rrset.RRset,
+    answer: DnsAnswer,
+    name: dns.name.Name,
+    keys: _KeyIndex,
+    now: float,
+    budget: _Budget,
 ) -> str | None:
-    """None when a signature over `rrset` verifies with `keys`; otherwise why not."""
+    """None when a signature over `rrset` verifies with one of `keys`; otherwise why not. Each signature
+    is tried with the keys its key tag names, within the caps: never every signature with every key."""
+    import dns.dnssec  # already loaded by validate_zone
+
     if not answer.signatures:
         return f"the {answer.rdtype} records carry no signature"
     try:
         signatures = _rrset(name, "RRSIG", answer.signatures)
-        import dns.dnssec  # already loaded by validate_zone
-
-        dns.dnssec.validate(rrset, signatures, {name: keys}, now=now)
-    except dns.exception.ValidationFailure as exc:
-        return f"the signature over the {answer.rdtype} records does not verify ({_why(signatures, now) or exc})"
     except dns.exception.DNSException as exc:
         return f"the {answer.rdtype} signatures cannot be read ({exc})"
-    return None
+    tried, capped = 0, False
+    for rrsig in signatures:
+        if rrsig.signer != name or rrsig.type_covered != rrset.rdtype:
+            continue
+        candidates, left_out = _candidates(keys, rrsig.algorithm, rrsig.key_tag)
+        capped = capped or left_out
+        if not candidates:
+            continue
+        if tried == MAX_SIGNATURES_PER_RRSET or budget.left < len(candidates):
+            capped = True
+            break
+        tried += 1
+        budget.left -= len(candidates)
+        try:
+            dns.dnssec.validate_rrsig(rrset, rrsig, {name: dns.rrset.from_rdata_list(name, 300, candidates)}, now=now)
+            return None
+        except (dns.exception.ValidationFailure, dns.exception.UnsupportedAlgorithm):
+            continue
+        except dns.exception.DNSException as exc:
+            return f"the {answer.rdtype} signatures cannot be read ({exc})"
+    if capped:
+        return f"the signatures over the {answer.rdtype} records were not all checked: {TOO_MUCH_WORK}"
+    why = _why(signatures, now) or "no RRSIGs validated"
+    return f"the signature over the {answer.rdtype} records does not verify ({why})"
 
 
 def _why(signatures: dns.rrset.RRset, now: float) -> str | None:
@@ -102,18 +170,22 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
         ds_set = _rrset(name, "DS", ds_records)
     except dns.exception.DNSException as exc:
         return DnssecVerdict("unknown", f"the DNSKEY or DS records cannot be read ({exc})", ds=ds_records)
-    matching = []
+    index = _key_index(keys)
+    matching: list[DNSKEY] = []
     unsupported = []
-    for ds in ds_set:
-        for key in keys:
-            if dns.dnssec.key_id(key) != ds.key_tag or key.algorithm != ds.algorithm:
-                continue
+    capped = len(ds_set) > MAX_DS_RECORDS
+    for ds in list(ds_set)[:MAX_DS_RECORDS]:
+        candidates, left_out = _candidates(index, ds.algorithm, ds.key_tag)
+        capped = capped or left_out
+        for key in candidates:
             try:
-                if dns.dnssec.make_ds(name, key, ds.digest_type, validating=True) == ds:
+                if dns.dnssec.make_ds(name, key, ds.digest_type, validating=True) == ds and key not in matching:
                     matching.append(key)
             except (dns.exception.UnsupportedAlgorithm, dns.exception.DeniedByPolicy) as exc:
                 unsupported.append(str(exc))
     if not matching:
+        if capped:
+            return DnssecVerdict("broken", f"the DS records were not all checked: {TOO_MUCH_WORK}", ds=ds_records)
         if unsupported:
             return DnssecVerdict("unknown", f"cannot check the DS digest: {unsupported[0]}", ds=ds_records)
         return DnssecVerdict(
@@ -122,10 +194,12 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
             ds=ds_records,
             dnskeys=len(key_records),
         )
-    sep_keys = dns.rrset.from_rdata_list(name, 300, matching)
-    problem = _validate(keys, key_answer, name, sep_keys, timestamp)
+    budget = _Budget()
+    problem = _validate(
+        keys, key_answer, name, _key_index(dns.rrset.from_rdata_list(name, 300, matching)), timestamp, budget
+    )
     if problem is None and soa_answer is not None and soa_answer.records:
-        problem = _validate(_rrset(name, "SOA", soa_answer.records), soa_answer, name, keys, timestamp)
+        problem = _validate(_rrset(name, "SOA", soa_answer.records), soa_answer, name, index, timestamp, budget)
     if problem is not None:
         return DnssecVerdict("broken", problem, ds=ds_records, dnskeys=len(key_records))
     return DnssecVerdict(
