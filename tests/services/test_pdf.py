@@ -150,11 +150,12 @@ def test_the_scan_pdf_opens_with_the_five_fixes_that_gain_most(tmp_path: Path) -
     first = re.sub(r"\s+", " ", pages(render_scan_pdf(report, "Acme"))[0])
     block = first[first.index("Fix these first") :]
 
-    # Then it is the shared ranking's first five, under plain titles, each with the points it gains
+    # Then it is the shared ranking's first five, under plain titles, each with the points it costs
     titles = [item_title(name, _item(report, sec, name), header=sec == "headers") for sec, name, _ in PRO_ORDER]
     assert _in_order(block, titles[:5])
     assert titles[5] not in block
-    assert re.findall(r"\+(\d+) points?\b", block) == [str(d) for _, _, d in PRO_ORDER[:5]]
+    assert re.findall(r"-(\d+) pts?\b", block) == [str(d) for _, _, d in PRO_ORDER[:5]]
+    assert "All the problems found cost" not in block  # 58 points in all: fixing any of them raises the score
     # (the fake rule texts quote their ids: "Explanation of cookie.session_no_secure.")
     assert "cookie.session_no_secure (" not in block and "Session cookie sent over plain HTTP" in block
 
@@ -250,3 +251,23 @@ def test_the_points_chart_shows_every_area_the_summary_table_lists(worst_report:
     assert len(chart) == len(table) == 10
     assert sorted(chart) == sorted(table)
     assert sum(chart) == sum(table)
+
+
+def test_on_a_score_of_0_fix_these_first_says_what_each_costs_not_what_it_gains(worst_report: dict[str, Any]) -> None:
+    # Given the worst site: score 0, its problems costing far more than 100 points (the score is floored at 0)
+    data = render_scan_pdf(worst_report, "Acme")
+    total = -sum(_points_between(data, "Summary", "1."))
+    assert worst_report["score"] == 0 and total > 140
+
+    # When page one's "Fix these first" is read
+    first = re.sub(r"\s+", " ", pages(data)[0])
+    block = first[first.index("Fix these first") :]
+
+    # Then each row says the points it costs (fixing the CORS echo alone, -40, leaves the score at 0), and the
+    # table says how much must be fixed before the score moves
+    assert "Gain" not in block and not re.search(r"\+\d+ points?", block)
+    assert "Points lost" in block and re.findall(r"-(\d+) pts?\b", block)[0] == "40"
+    assert (
+        f"All the problems found cost {total} points together, more than the 100 a score starts from, so the "
+        f"score stays at 0 until fixes take back more than {total - 100} points." in block
+    )

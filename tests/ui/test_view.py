@@ -216,3 +216,26 @@ def test_at_a_score_of_0_the_locked_sections_lost_at_least_what_the_shown_ones_l
     bar = report_view(body).evidence.score_bars[-1]
 
     assert (bar.section, bar.points, bar.percent) == ("locked", "−56 pts or more", 56)
+
+
+def test_fix_these_first_says_when_fixing_the_first_problem_would_leave_the_score_at_0() -> None:
+    # Given issue 11's report (58 points lost in all) and the same with a CSP costing 165 (208 in all, score 0)
+    body = impact_report().to_dict()
+    floored = impact_report().to_dict()
+    floored["headers"]["Content-Security-Policy"]["deduction"] = 165
+    floored.update(score=0, grade="F")
+
+    # Then only the second says its problems cost more than a score has, and how much must be fixed first
+    assert report_view(body).floor_text == ""
+    assert report_view(floored).floor_text == (
+        "All the problems found cost 208 points together, more than the 100 a score starts from, so the score "
+        "stays at 0 until fixes take back more than 108 points."
+    )
+    # A free body at 0 knows only a lower bound of what its locked sections cost
+    free = impact_report().to_dict(pro=False, include_fix=False)
+    free["headers"]["Content-Security-Policy"]["deduction"] = 165
+    free.update(score=0, grade="F")
+    assert report_view(free).floor_text == (
+        "All the problems found cost at least 194 points together, more than the 100 a score starts from: the "
+        "score stays at 0 until several are fixed."
+    )

@@ -109,6 +109,7 @@ class ReportView:
     locked: int  # findings in the sections a free report hides (issue_counts.locked)
     locked_text: str  # "6 more findings in cookies and cross-origin isolation: ..." ("" when none)
     clear_text: str  # what "Fix these first" says when the report shows nothing to fix
+    floor_text: str  # past 100 points lost in all: that one fix may not move the score ("" otherwise)
     caps: list[str]
     top: list[FindingView]
     sections: list[SectionView]
@@ -268,6 +269,23 @@ def _hidden_points(report: Mapping[str, Any], sections: list[SectionView]) -> Hi
     return HiddenPoints(f"{names} (full report only)", max(0, 100 - uncapped - shown), at_least=uncapped == 0)
 
 
+def _floor_text(shown: list[SectionView], hidden: HiddenPoints | None) -> str:
+    """A score is floored at 0 (grading.py): when the problems cost more than 100 points in all, fixing the
+    first of "Fix these first" may leave it at 0, and the list says so."""
+    total = sum(s.deduction for s in shown if not s.locked) + (hidden.points if hidden else 0)
+    if total <= 100:
+        return ""
+    if hidden is not None and hidden.at_least:  # the locked sections' share is a lower bound
+        return (
+            f"All the problems found cost at least {counted(total, 'point')} together, more than the 100 a score "
+            "starts from: the score stays at 0 until several are fixed."
+        )
+    return (
+        f"All the problems found cost {counted(total, 'point')} together, more than the 100 a score starts from, "
+        f"so the score stays at 0 until fixes take back more than {counted(total - 100, 'point')}."
+    )
+
+
 def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
     """The display rows of one report (either shape: free, or Pro / one-time)."""
     pro_locked = bool(report.get("pro_locked", False))
@@ -299,6 +317,7 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
         if isinstance(cap, Mapping)
     ]
     locked_text = _locked_text(int(counts.get("locked", 0)), sections)
+    hidden = _hidden_points(report, sections)
     return ReportView(
         url=_text(report.get("url")),
         final_url=_text(report.get("final_url") or report.get("url")),
@@ -313,6 +332,7 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
         locked=int(counts.get("locked", 0)),
         locked_text=locked_text,
         clear_text=_clear_text(locked_text),
+        floor_text=_floor_text(sections, hidden),
         caps=caps,
         top=ranked[:top],
         sections=sections,
@@ -320,7 +340,7 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
             report,
             [(s.key, s.title, s.deduction) for s in sections if not s.locked],
             all_caps,
-            _hidden_points(report, sections),
+            hidden,
         ),
     )
 

@@ -1,7 +1,7 @@
 """The Pro scan PDF (`POST /api/report/pdf`, spec 4.3), written for the site owner's client.
 
 Page one is the summary a manager reads in a minute: the grade and score, what they mean, a chart of
-issues by severity and points lost by area, and the five fixes that gain the most points
+issues by severity and points lost by area, and the five problems that cost the most points
 (`fixes_by_impact`, the ranking every renderer shares), each in plain words. Then one part per
 section (titles, summaries and order from websec_app.scanner.SECTIONS) with every finding under its
 plain title (scanner/rules/titles.toml), values and fixes in wrapping monospace boxes, the server's
@@ -242,7 +242,9 @@ def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     fixes = fixes_by_impact(report, limit=TOP_FIXES)
     if not fixes:
         return [para("Nothing to fix: the scan found no problems.", st["body"])]
-    rows: list[list[Any]] = [[para(f"<b>{h}</b>", st["cell"]) for h in ("#", "Gain", "What to fix and why")]]
+    # The points each problem costs, not a gain: the score is floored at 0, so on a site whose problems cost
+    # more than 100 points in all, fixing one alone may not move it.
+    rows: list[list[Any]] = [[para(f"<b>{h}</b>", st["cell"]) for h in ("#", "Points lost", "What to fix and why")]]
     for number, fix in enumerate(fixes, start=1):
         title = item_title(fix.name, fix.item, header=fix.header)
         subjects = fix.item.get("subjects")
@@ -251,7 +253,7 @@ def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
         rows.append(
             [
                 para(str(number), st["cell"]),
-                para(f"<b>+{counted(fix.deduction, 'point')}</b>", st["cell"]),
+                para(f"<b>{_points(fix.deduction)}</b>", st["cell"]),
                 para(
                     f"<b>{text(title)}</b>{on} <font color='#656d76'>({text(section(fix.section).label)})</font>"
                     f"<br/>{why}",
@@ -259,13 +261,19 @@ def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
                 ),
             ]
         )
+    intro = (
+        "The problems that cost the most points, largest first. Each is explained, with the exact fix, in the "
+        "sections that follow."
+    )
+    total = sum(_section_points(e.key, body) for e in SECTIONS if isinstance(body := report.get(e.key), Mapping))
+    if total > 100:
+        intro += (
+            f" All the problems found cost {counted(total, 'point')} together, more than the 100 a score starts "
+            f"from, so the score stays at 0 until fixes take back more than {counted(total - 100, 'point')}."
+        )
     return [
         para("Fix these first", st["h2"]),
-        para(
-            "The changes that raise the score most, largest first. Each is explained, with the exact fix, in the "
-            "sections that follow.",
-            st["small"],
-        ),
+        para(intro, st["small"]),
         Spacer(1, 1 * mm),
         table(rows, [8 * mm, 20 * mm, CONTENT_WIDTH - 28 * mm]),
     ]

@@ -159,9 +159,11 @@ def top_findings() -> rx.Component:
         section_card(
             rx.heading("Fix these first", as_="h2", size="5"),
             rx.text(
-                "The fixes that gain the most points come first; equal points, the more severe first.",
+                "The problems that cost the most points come first; equal points, the more severe first. ",
+                ReportState.view.floor_text,
                 size="2",
                 color_scheme="gray",
+                data_testid="top-findings-about",
             ),
             rx.el.ol(rx.foreach(ReportState.view.top, _top_item), class_name="plain-list", data_testid="top-findings"),
         ),

@@ -28,6 +28,7 @@ EMPTY = ReportView(
     locked=0,
     locked_text="",
     clear_text="",
+    floor_text="",
     caps=[],
     top=[],
     sections=[],
