@@ -14,7 +14,7 @@ import dns.name
 import dns.rdata
 import dns.rrset
 import pytest
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, rsa
 from dns.dnssectypes import Algorithm
 from dns.rdtypes.ANY.DNSKEY import DNSKEY
 
@@ -38,7 +38,7 @@ class Zone:
     keys_before: list[DNSKEY] = field(default_factory=list)  # listed before the zone's own key
 
     def __post_init__(self) -> None:
-        self.private = self.private or ec.generate_private_key(ec.SECP256R1())
+        self.private = self.private or private_key(self.algorithm)
         self.dnskey = dns.dnssec.make_dnskey(self.private.public_key(), self.algorithm, flags=257)
 
     @property
@@ -51,7 +51,13 @@ class Zone:
     def sign(self, rrset: dns.rrset.RRset) -> str:
         inception, expiration = FIXED_NOW - timedelta(hours=1), FIXED_NOW + timedelta(days=7)
         return dns.dnssec.sign(
-            rrset, self.private, NAME, self.dnskey, inception=inception, expiration=expiration
+            rrset,
+            self.private,
+            NAME,
+            self.dnskey,
+            inception=inception,
+            expiration=expiration,
+            policy=dns.dnssec.allow_all_policy,  # retired algorithms too: zones still carry them
         ).to_text()
 
     def ds(self, digest: str = "SHA256") -> str:
@@ -72,6 +78,14 @@ class Zone:
             dns_answer(DOMAIN, "SOA", SOA, signatures=soa_signatures(self.sign(soa))),
         )
         return validate_zone(DOMAIN, make_dns(DOMAIN, *answers), FIXED_NOW)
+
+
+def private_key(algorithm: Algorithm) -> Any:
+    if algorithm in (Algorithm.DSA, Algorithm.DSANSEC3SHA1):
+        return dsa.generate_private_key(1024)
+    if algorithm in (Algorithm.RSAMD5, Algorithm.RSASHA1, Algorithm.RSASHA1NSEC3SHA1, Algorithm.RSASHA256):
+        return rsa.generate_private_key(65537, 2048)
+    return ec.generate_private_key(ec.SECP256R1())
 
 
 def colliding_key(tag: int) -> DNSKEY:
@@ -154,3 +168,32 @@ def test_real_keys_still_validate_past_a_forged_signature_and_beside_a_colliding
 
     # Then it validates: the caps leave room for what real zones carry
     assert verdict is not None and verdict.status == "secure", verdict
+
+
+# -- algorithms and digests validators do not accept ------------------------------------------------
+
+
+@pytest.mark.parametrize("algorithm", [Algorithm.RSAMD5, Algorithm.DSA, Algorithm.DSANSEC3SHA1])
+def test_a_zone_signed_only_with_a_retired_algorithm_is_unsigned_to_resolvers_not_broken(algorithm) -> None:
+    # RFC 8624 3.1: MUST NOT validate; RFC 4035 5.2: no supported algorithm in the DS set means insecure
+    verdict = Zone(algorithm).verdict()
+    assert verdict is not None and verdict.status == "unsigned"
+    assert (
+        f"algorithm {algorithm.name} ({algorithm.value})" in verdict.note
+        and "treat the zone as unsigned" in verdict.note
+    )
+
+
+def test_a_ds_set_of_gost_digests_only_is_unsigned_to_resolvers_not_an_error() -> None:
+    zone = Zone()
+    gost = dns.rdata.from_text("IN", "DS", zone.ds()).replace(digest_type=3, digest=b"\x01" * 32)
+    verdict = zone.verdict(ds=(gost.to_text(),))
+    assert verdict is not None and verdict.status == "unsigned"
+    assert "digest type GOST (3)" in verdict.note
+
+
+def test_a_retired_algorithm_beside_a_current_one_is_ignored() -> None:
+    zone = Zone()
+    retired = Zone(Algorithm.DSA)
+    verdict = zone.verdict(ds=(retired.ds(), zone.ds()))
+    assert verdict is not None and verdict.status == "secure"

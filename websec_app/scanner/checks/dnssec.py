@@ -37,6 +37,12 @@ MAX_KEYS_PER_TAG = 4
 MAX_DS_RECORDS = 8
 MAX_VERIFICATIONS = 16
 
+#: What validating resolvers check (RFC 8624 3.1, 3.3, as dnspython implements it): RSAMD5 (1), DSA (3) and
+#: DSA-NSEC3-SHA1 (6) MUST NOT be validated, ECC-GOST (12) and GOST R 34.11-94 digests (3) are not implemented
+#: by dnspython nor by most resolvers, and an unknown or private number cannot be.
+VALIDATED_ALGORITHMS = frozenset({5, 7, 8, 10, 13, 14, 15, 16})
+VALIDATED_DIGESTS = frozenset({1, 2, 4})  # SHA-1, SHA-256, SHA-384
+
 TOO_MUCH_WORK = "too many signatures or colliding keys; validating resolvers answer SERVFAIL"
 
 _KeyIndex = dict[tuple[int, int], list["DNSKEY"]]
@@ -59,6 +65,19 @@ class _Budget:
 
 def _rrset(name: dns.name.Name, rdtype: str, records: tuple[str, ...]) -> dns.rrset.RRset:
     return dns.rrset.from_text_list(name, 300, dns.rdataclass.IN, rdtype, list(records))
+
+
+def _unsupported(ds_set: dns.rrset.RRset) -> str:
+    """`algorithm DSA (3)`, `digest type GOST (3)`: what the DS records name that no validator accepts."""
+    from dns.dnssectypes import Algorithm, DSDigest
+
+    found = []
+    for ds in ds_set:
+        if ds.algorithm not in VALIDATED_ALGORITHMS:
+            found.append(f"algorithm {Algorithm.to_text(ds.algorithm)} ({ds.algorithm})")
+        else:
+            found.append(f"digest type {DSDigest.to_text(ds.digest_type)} ({ds.digest_type})")
+    return " and ".join(dict.fromkeys(found))
 
 
 def _key_index(keys: dns.rrset.RRset) -> _KeyIndex:
@@ -149,6 +168,22 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
             "the zone publishes DNSKEYs but the parent has no DS record, so no resolver can validate it",
             dnskeys=len(key_records),
         )
+    name = dns.name.from_text(domain)
+    try:
+        ds_set = _rrset(name, "DS", ds_records)
+    except dns.exception.DNSException as exc:
+        return DnssecVerdict("unknown", f"the DS records cannot be read ({exc})", ds=ds_records)
+    usable = [ds for ds in ds_set if ds.algorithm in VALIDATED_ALGORITHMS and ds.digest_type in VALIDATED_DIGESTS]
+    if not usable:
+        # RFC 4035 5.2, RFC 6840 5.2: with no supported algorithm and digest in the DS set there is no
+        # authentication path, and a validator treats the zone as unsigned, as if it had no DS at all.
+        return DnssecVerdict(
+            "unsigned",
+            f"the DS records name only {_unsupported(ds_set)}, which validating resolvers no longer support"
+            " (RFC 8624 3): they treat the zone as unsigned",
+            ds=ds_records,
+            dnskeys=len(key_records),
+        )
     if not key_records:
         return DnssecVerdict("broken", "the parent has a DS record but the zone publishes no DNSKEY", ds=ds_records)
     if not key_answer.signatures:
@@ -161,33 +196,25 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
             dnskeys=len(key_records),
         )
     # dns.dnssec (and the cryptography it loads, ~25 ms) only for a zone that has a chain to validate (issue 14)
-    import dns.dnssec
+    from dns.dnssec import make_ds
 
-    name = dns.name.from_text(domain)
     timestamp = now.timestamp()
     try:
         keys = _rrset(name, "DNSKEY", key_records)
-        ds_set = _rrset(name, "DS", ds_records)
     except dns.exception.DNSException as exc:
-        return DnssecVerdict("unknown", f"the DNSKEY or DS records cannot be read ({exc})", ds=ds_records)
+        return DnssecVerdict("unknown", f"the DNSKEY records cannot be read ({exc})", ds=ds_records)
     index = _key_index(keys)
     matching: list[DNSKEY] = []
-    unsupported = []
-    capped = len(ds_set) > MAX_DS_RECORDS
-    for ds in list(ds_set)[:MAX_DS_RECORDS]:
+    capped = len(usable) > MAX_DS_RECORDS
+    for ds in usable[:MAX_DS_RECORDS]:
         candidates, left_out = _candidates(index, ds.algorithm, ds.key_tag)
         capped = capped or left_out
         for key in candidates:
-            try:
-                if dns.dnssec.make_ds(name, key, ds.digest_type, validating=True) == ds and key not in matching:
-                    matching.append(key)
-            except (dns.exception.UnsupportedAlgorithm, dns.exception.DeniedByPolicy) as exc:
-                unsupported.append(str(exc))
+            if make_ds(name, key, ds.digest_type, validating=True) == ds and key not in matching:
+                matching.append(key)
     if not matching:
         if capped:
             return DnssecVerdict("broken", f"the DS records were not all checked: {TOO_MUCH_WORK}", ds=ds_records)
-        if unsupported:
-            return DnssecVerdict("unknown", f"cannot check the DS digest: {unsupported[0]}", ds=ds_records)
         return DnssecVerdict(
             "broken",
             "no DNSKEY of the zone matches the DS record in the parent (a key rollover gone wrong?)",
