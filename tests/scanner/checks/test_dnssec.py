@@ -197,3 +197,21 @@ def test_a_retired_algorithm_beside_a_current_one_is_ignored() -> None:
     retired = Zone(Algorithm.DSA)
     verdict = zone.verdict(ds=(retired.ds(), zone.ds()))
     assert verdict is not None and verdict.status == "secure"
+
+
+# -- the strongest digest decides (RFC 4509 3) ------------------------------------------------------
+
+
+def test_a_matching_sha1_ds_beside_a_sha256_ds_that_matches_nothing_is_broken() -> None:
+    # Given the parent's SHA-256 DS names another key, and its SHA-1 DS the zone's key
+    zone, other = Zone(), Zone()
+    verdict = zone.verdict(ds=(zone.ds("SHA1"), other.ds("SHA256")))
+    # Then a validator uses only the SHA-256 one: a downgrade to SHA-1 is not accepted
+    assert verdict is not None and verdict.status == "broken"
+    assert "matches the DS" in verdict.note
+
+
+def test_a_zone_with_matching_sha1_and_sha256_ds_records_validates() -> None:
+    zone = Zone()
+    verdict = zone.verdict(ds=(zone.ds("SHA1"), zone.ds("SHA256")))
+    assert verdict is not None and verdict.status == "secure"

@@ -203,6 +203,10 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
         keys = _rrset(name, "DNSKEY", key_records)
     except dns.exception.DNSException as exc:
         return DnssecVerdict("unknown", f"the DNSKEY records cannot be read ({exc})", ds=ds_records)
+    # Only the strongest digest type in the set counts (RFC 4509 3; Unbound's val_favorite_ds_algo): a
+    # matching SHA-1 DS beside a SHA-256 DS that matches nothing is a downgrade, not a valid chain.
+    strongest = max(ds.digest_type for ds in usable)
+    usable = [ds for ds in usable if ds.digest_type == strongest]
     index = _key_index(keys)
     matching: list[DNSKEY] = []
     capped = len(usable) > MAX_DS_RECORDS
