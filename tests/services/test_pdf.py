@@ -271,3 +271,17 @@ def test_on_a_score_of_0_fix_these_first_says_what_each_costs_not_what_it_gains(
         f"All the problems found cost {total} points together, more than the 100 a score starts from, so the "
         f"score stays at 0 until fixes take back more than {total - 100} points." in block
     )
+
+
+def test_a_cookie_set_on_the_http_redirect_says_so_beside_the_pages_own(worst_report: dict[str, Any]) -> None:
+    # Given the worst site, whose http:// answer sets the same two cookies as its page (graded since 8841df6)
+    set_by = {(c["name"], c["set_by"]) for c in worst_report["cookies"]["cookies"]}
+    assert set_by == {(n, u) for n in ("sessionid", "csrftoken") for u in ("https://worst.test/", "http://worst.test/")}
+
+    text = flat(render_scan_pdf(worst_report, "Acme"))
+
+    # Then each cookie is listed twice, the http:// one saying where it came from
+    assert text.count("sessionid (session): no protections") == 2
+    assert "sessionid (session): no protections (set by http://worst.test/)" in text
+    assert "csrftoken (csrf): no protections (set by http://worst.test/)" in text
+    assert "(set by https://worst.test/)" not in text  # the final page's own are not marked

@@ -190,9 +190,11 @@ def _objects(key: str, values: list[Any]) -> str:
             if cookie.get("samesite"):
                 flags.append(f"SameSite={cookie.get('samesite')}")
             kind = str(cookie.get("kind") or "other").replace("_", " ")
-            lines.append(
-                f"<b>{text(cookie.get('name'))}</b> ({text(kind)}): {text(', '.join(flags) or 'no protections')}"
-            )
+            line = f"<b>{text(cookie.get('name'))}</b> ({text(kind)}): {text(', '.join(flags) or 'no protections')}"
+            # A cookie the http:// redirect sets is listed apart from the page's own of the same name.
+            if cookie.get("final_response") is False and cookie.get("set_by"):
+                line += f" (set by {text(cookie.get('set_by'))})"
+            lines.append(line)
         return "<br/>".join(lines)
     if key == "disclosures":
         return "<br/>".join(f"{text(d.get('header'))}: {text(d.get('value'))}" for d in items)
