@@ -8,6 +8,7 @@ from typing import Any
 from tests.api.fakes import make_report
 from tests.reports import FREE_ORDER, impact_report
 from websec_app.scanner import SECTIONS, TargetRefused, TargetUnreachable
+from websec_app.scanner.fetch.tls import NOT_TESTABLE
 from websec_app.scanner.report import fixes_by_impact
 from websec_app.store import TokenProblem, TokenRejected
 from websec_app.ui.evidence import ScoreBar
@@ -238,4 +239,16 @@ def test_fix_these_first_says_when_fixing_the_first_problem_would_leave_the_scor
     assert report_view(free).floor_text == (
         "All the problems found cost at least 194 points together, more than the 100 a score starts from: the "
         "score stays at 0 until several are fixed."
+    )
+
+
+def test_what_the_scan_could_not_test_is_said_in_whole_sentences() -> None:
+    body = make_report().to_dict()
+    body["tls"]["not_testable"] = list(NOT_TESTABLE)
+
+    (transparency,) = report_view(body).evidence.not_testable
+
+    assert transparency == (
+        "Certificate Transparency timestamps sent in the TLS handshake (RFC 6962 3.3) are not read by this scan; "
+        "those embedded in the certificate or in the stapled OCSP response are read"
     )

@@ -88,7 +88,7 @@ MAX_PARALLEL_PROBES = 6
 # signed_certificate_timestamp extension of the handshake.)
 NOT_TESTABLE = (
     "Certificate Transparency timestamps sent in the TLS handshake (RFC 6962 3.3) are not read by this scan; "
-    "those embedded in the certificate or in the stapled OCSP response are",
+    "those embedded in the certificate or in the stapled OCSP response are read",
 )
 
 
