@@ -14,29 +14,22 @@ tests are synchronous.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from cryptography.hazmat.primitives import serialization
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import SAME, Request, Response, RunningSite, Site, SiteFactory, TlsConfig, html
+from tests.scanner.browser import chromium_for_site
 from websec_app.scanner.checks.cookies import check_cookies
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path(os.environ.get("WEBSEC_TEST_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
 
 #: One stored cookie: name, the domain it is kept for ("." first when it is not host-only), path, Secure,
 #: HttpOnly.
@@ -87,27 +80,6 @@ def graded(url: str, lines: Sequence[str]) -> list[Stored]:
     )
 
 
-@contextmanager
-def chromium(site: RunningSite, pki: Pki) -> Iterator[Any]:
-    """A browser that reaches `site` under all its names and trusts its certificate."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
-    leaf = pki.issue("service", site.names).certificate
-    spki = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    pin = base64.b64encode(hashlib.sha256(spki).digest()).decode()
-    rules = "--host-resolver-rules=" + ", ".join(f"MAP {name} {site.ip}" for name in site.names)
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=[*CHROMIUM_ARGS, rules, f"--ignore-certificate-errors-spki-list={pin}"],
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 def stored_by(browser: Any, url: str, *, framed_by: str | None = None) -> list[Stored]:
     """What a fresh Chromium context keeps after loading `url` (in an iframe of `framed_by` if given)."""
     context = browser.new_context()
@@ -154,7 +126,7 @@ def test_chromium_stores_exactly_the_cookies_the_check_grades(site_factory: Site
     site = start_site(site_factory)
     urls = case_urls(site.host)
     try:
-        with chromium(site, pki) as browser:
+        with chromium_for_site(site, pki) as browser:
             seen = {url: stored_by(browser, url) for url in urls}
     finally:
         site.stop()
@@ -173,7 +145,7 @@ def test_a_third_party_frame_stores_no_partitioned_cookie_without_secure(site_fa
         for line in ("p=1; SameSite=None; Partitioned", "p=1; Secure; SameSite=None; Partitioned")
     )
     try:
-        with chromium(site, pki) as browser:
+        with chromium_for_site(site, pki) as browser:
             refused = stored_by(browser, f"https://www.{site.host}/case{without}", framed_by=top)
             kept = stored_by(browser, f"https://www.{site.host}/case{control}", framed_by=top)
     finally:

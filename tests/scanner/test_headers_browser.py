@@ -13,22 +13,18 @@ The tests are synchronous: sync Playwright must not run inside the test's event 
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Behaviour, Request, RunningSite, Site, SiteFactory, TlsConfig, html
+from tests.scanner.browser import chromium_for_site
 from websec_app.scanner.checks.headers import check_headers
 from websec_app.scanner.data import permissions_policy_features
 from websec_app.scanner.records.structured_fields import parse_dictionary
@@ -36,16 +32,6 @@ from websec_app.scanner.records.structured_fields import parse_dictionary
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = Path(os.environ.get("WEBSEC_TEST_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-features=HttpsUpgrades",
-]
 
 
 def outcomes(subject: str, headers: Sequence[tuple[str, str]] = (), body: str = "") -> list[str]:
@@ -81,22 +67,9 @@ def start_site(site_factory: SiteFactory, prefix: str, answers: Mapping[Any, Beh
 @contextmanager
 def chromium(site: RunningSite, pki: Pki) -> Iterator[Any]:
     """A browser context that reaches `site` under all its names and trusts its certificate."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
-    leaf = pki.issue("service", site.names).certificate
-    spki = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    pin = base64.b64encode(hashlib.sha256(spki).digest()).decode()
-    rules = "--host-resolver-rules=" + ", ".join(f"MAP {name} {site.ip}" for name in site.names)
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=[*CHROMIUM_ARGS, rules, f"--ignore-certificate-errors-spki-list={pin}"],
-        )
-        try:
-            yield browser.new_context()
-        finally:
-            browser.close()
+    # HTTPS-Upgrades off: only HSTS may turn an http:// navigation into https://
+    with chromium_for_site(site, pki, "--disable-features=HttpsUpgrades") as browser:
+        yield browser.new_context()
 
 
 # --- Strict-Transport-Security --------------------------------------------------------------------

@@ -1,0 +1,46 @@
+"""Headless Chromium pointed at a fixture site, for the tests that hold a check to what the browser does.
+
+Chromium finds the site's names through --host-resolver-rules and accepts its certificate through
+--ignore-certificate-errors-spki-list (pinned to the leaf's key), under which a connection counts as secure.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+
+from tests.fixtures.pki import Pki
+from tests.fixtures.sites import RunningSite
+
+CHROMIUM = Path(os.environ.get("WEBSEC_TEST_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+
+
+@contextmanager
+def chromium_for_site(site: RunningSite, pki: Pki, *extra_args: str) -> Iterator[Any]:
+    """A browser that reaches `site` under all its names and trusts its certificate."""
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
+    leaf = pki.issue("service", site.names).certificate
+    spki = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    pin = base64.b64encode(hashlib.sha256(spki).digest()).decode()
+    rules = "--host-resolver-rules=" + ", ".join(f"MAP {name} {site.ip}" for name in site.names)
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=[*CHROMIUM_ARGS, *extra_args, rules, f"--ignore-certificate-errors-spki-list={pin}"],
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
