@@ -69,12 +69,10 @@ def _render(
         # Browsers refuse a Secure cookie from a plain-HTTP page: a snippet adding Secure there would drop the
         # cookie (and the login with it). A remedy about Secure says to serve HTTPS first; the others leave it out.
         if remedy.on_plain_http is not None:
-            texts = table.templates[remedy.on_plain_http]
-            return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
+            return _templated(table, remedy.on_plain_http, fix)
         remedy = replace(remedy, attributes=tuple(a for a in remedy.attributes if a.lower() != "secure"))
     if remedy.kind not in CODE_KINDS:
-        texts = table.templates[remedy.kind]
-        return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
+        return _templated(table, remedy.kind, fix)
     try:
         action = action_for(remedy, fix, subject, subjects, lacking_samesite)
     except Unwritable:
@@ -84,6 +82,12 @@ def _render(
     if isinstance(action, SetHeader) and action.name in (CSP, CSP_REPORT_ONLY) and _relies_on_nonce(action.value):
         return _fallback(fix, _NONCE_FALLBACK)
     return tuple(_written(server, action, fix) for server in SERVERS)
+
+
+def _templated(table: RemedyTable, template: str, fix: str) -> tuple[str, ...]:
+    """A remedy written as prose per server (no code can do it), the rule's fix put in."""
+    texts = table.templates[template]
+    return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
 
 
 def _relies_on_nonce(value: str) -> bool:
