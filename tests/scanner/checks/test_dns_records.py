@@ -487,6 +487,40 @@ def test_a_failed_dnskey_query_is_could_not_check() -> None:
     assert [f.subject for f in result.findings if f.outcome == "check.error"] == ["DNSSEC"]
 
 
+def _no_zone_of_its_own(host: str) -> list[DnsAnswer]:
+    """A name inside another's zone: its SOA, DS and DNSKEY queries answer NOERROR with no record."""
+    return [dns_answer(host, rdtype) for rdtype in ("SOA", "DS", "DNSKEY")]
+
+
+def test_a_name_inside_a_platforms_signed_zone_is_judged_by_that_zone() -> None:
+    # Given alice.github.io, a name in GitHub's signed github.io zone (its registrable domain by the private PSL)
+    result = check(*_no_zone_of_its_own("alice.github.io"), *_signed("github.io"), host="alice.github.io")
+    # Then github.io's chain is validated and the note says whose it is
+    (note,) = notes(result, "dns.dnssec_valid")
+    assert note.startswith("alice.github.io is a name in the github.io zone, not a zone of its own: the DS")
+    assert result.details["dnssec"]["zone"] == "github.io"
+
+
+def test_a_name_inside_a_platforms_unsigned_zone_gets_no_advice_to_publish_a_ds() -> None:
+    platform = [dns_answer("github.io", "SOA", "ns1.github.io. h.github.io. 1 3600 600 86400 300")]
+    platform += [dns_answer("github.io", "DS"), dns_answer("github.io", "DNSKEY")]
+    result = check(*_no_zone_of_its_own("alice.github.io"), *platform, host="alice.github.io")
+    assert [f.outcome for f in result.findings if f.outcome.startswith("dns.dnssec")] == []
+    assert result.details["dnssec"]["status"] == "unsigned"
+
+
+def test_a_name_inside_a_platforms_broken_zone_is_broken_and_the_fix_names_that_zone() -> None:
+    result = check(*_no_zone_of_its_own("alice.github.io"), *_signed("github.io", ds="wrong"), host="alice.github.io")
+    section = grade([result], default_rulebook(), {"host": "alice.github.io", "domain": "alice.github.io"})
+    (broken,) = [f for f in section.sections["dns"]["findings"] if f["check"] == "dns.dnssec_broken"]
+    assert "github.io's current key signing key" in broken["fix"] and "alice.github.io's" not in broken["fix"]
+
+
+def test_a_name_with_no_zone_of_its_own_whose_zone_was_not_asked_gets_no_dnssec_verdict() -> None:
+    result = check(*_no_zone_of_its_own("alice.github.io"), host="alice.github.io")
+    assert [f.outcome for f in result.findings if f.outcome.startswith("dns.dnssec")] == []
+
+
 # -- CAA -------------------------------------------------------------------------------------------
 
 

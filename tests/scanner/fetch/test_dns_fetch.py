@@ -3,13 +3,20 @@ and the MTA-STS policy fetch (guarded client, no redirects)."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
+
+import pytest
+
 from tests.fixtures.catalog import simple_site
+from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.sites import Redirect, Response
 from websec_app.scanner.fetch.dns import MAX_SPF_QUERIES, dns_queries, fetch_dns
 from websec_app.scanner.fetch.http import make_client
 from websec_app.scanner.fetch.mail_policy import fetch_mta_sts
 from websec_app.scanner.fetch.resolve import Pinner, Resolver
 from websec_app.scanner.records.caa import MAX_CAA_NAMES
+from websec_app.settings import DnsServer
 
 
 def test_the_query_table_covers_the_host_and_its_registrable_domain() -> None:
@@ -125,6 +132,42 @@ async def test_signatures_come_with_the_answers_of_a_signed_zone(dns_server, sca
     assert dnskey is not None and dnskey.records and dnskey.signatures
     assert soa is not None and soa.signatures[0].startswith("SOA 13 2 ")
     assert ds is not None and len(ds.records) == 1 and ds.signatures == ()  # the parent test. is unsigned
+
+
+@pytest.fixture
+def io_dns_server() -> Iterator[AuthDnsServer]:
+    """A second fixture DNS server, for `io.` (alice.github.io), beside the session's `.test` one."""
+    with AuthDnsServer(tld="io") as server:
+        yield server
+
+
+async def test_a_name_with_no_zone_of_its_own_is_followed_to_the_zone_holding_it(io_dns_server, scan_settings) -> None:
+    # Given alice.github.io, a name in the signed github.io zone (its registrable domain by the private PSL)
+    io_dns_server.add_zone("github.io")
+    io_dns_server.add("alice.github.io", "A", "127.0.0.9")
+    io_dns_server.sign_zone("github.io")
+    settings = dataclasses.replace(scan_settings, dns_servers=(DnsServer(io_dns_server.ip, io_dns_server.port),))
+
+    snapshot = await fetch_dns("alice.github.io", Resolver(settings))
+
+    # Then the zone above it is found by its SOA, and its DNSKEY and DS are asked; io's zone is not
+    soa, dnskey, ds = (snapshot.get("github.io", rdtype) for rdtype in ("SOA", "DNSKEY", "DS"))
+    assert soa is not None and soa.records and dnskey is not None and dnskey.signatures and ds is not None
+    assert ds.records
+    assert snapshot.get("io", "SOA") is None and snapshot.get("io", "DNSKEY") is None
+
+
+async def test_a_zone_apex_costs_no_query_for_the_zones_above_it(dns_server, scan_settings) -> None:
+    domain = "own-zone.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+    assert snapshot.records(domain, "SOA")
+    assert snapshot.get("test", "SOA") is None
+    assert {(a.name, a.rdtype) for a in snapshot.answers if a.rdtype in ("SOA", "DNSKEY", "DS")} == {
+        (domain, "SOA"),
+        (domain, "DNSKEY"),
+        (domain, "DS"),
+    }
 
 
 async def test_an_ip_literal_has_no_dns(scan_settings) -> None:

@@ -256,6 +256,10 @@ def _dnssec(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> lis
     if verdict is None:
         return []
     details["dnssec"] = {"status": verdict.status, "note": verdict.note, "ds": list(verdict.ds)}
+    if verdict.zone:
+        details["dnssec"]["zone"] = verdict.zone
+        if verdict.status in ("unsigned", "island"):
+            return []  # the platform's zone (github.io for alice.github.io): no DS its owner could publish
     outcome = {
         "secure": "dns.dnssec_valid",
         "unsigned": "dns.dnssec_unsigned",
@@ -264,7 +268,7 @@ def _dnssec(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> lis
     }.get(verdict.status)
     if outcome is None:
         return [Finding("check.error", subject="DNSSEC", note=verdict.note)]
-    return [Finding(outcome, note=verdict.note)]
+    return [Finding(outcome, note=verdict.note, fix_vars={"domain": verdict.zone} if verdict.zone else {})]
 
 
 # -- CAA -------------------------------------------------------------------------------------------

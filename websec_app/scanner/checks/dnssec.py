@@ -13,7 +13,7 @@ Pure: the records and RRSIGs come from the snapshot, "now" is the scan's start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,7 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
-from ..records.dns_text import failed
+from ..records.dns_text import enclosing_zone_names, failed
 from ..snapshot import DnsAnswer, DnsSnapshot
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class DnssecVerdict:
     note: str
     ds: tuple[str, ...] = ()
     dnskeys: int = 0
+    zone: str = ""  # the zone judged, when the domain is a name inside another's (github.io for alice.github.io)
 
 
 class _Budget:
@@ -151,6 +152,23 @@ def _why(signatures: dns.rrset.RRset, now: float) -> str | None:
     return None
 
 
+def _in_enclosing_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVerdict | None:
+    """The verdict on the zone holding `domain`, a name with no zone of its own (its SOA query answered with no
+    record: alice.github.io is in github.io's zone, signed or not by GitHub). None when that zone was not found
+    among the names asked: nothing is said then, rather than advice to publish a DS the name cannot have."""
+    for name in enclosing_zone_names(domain):
+        soa = snapshot.get(name, "SOA")
+        if soa is None or not soa.exists:
+            return None
+        if soa.records:
+            verdict = validate_zone(name, snapshot, now)
+            if verdict is None:
+                return None
+            note = f"{domain} is a name in the {name} zone, not a zone of its own: {verdict.note}"
+            return replace(verdict, note=note, zone=name)
+    return None
+
+
 def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVerdict | None:
     """None when the DS/DNSKEY records were not fetched."""
     ds_answer, key_answer, soa_answer = (snapshot.get(domain, t) for t in ("DS", "DNSKEY", "SOA"))
@@ -160,6 +178,8 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
         if failed(answer):
             return DnssecVerdict("unknown", f"the {answer.rdtype} query failed ({answer.error or answer.rcode})")
     ds_records, key_records = ds_answer.records, key_answer.records
+    if not ds_records and not key_records and soa_answer is not None and soa_answer.exists and not soa_answer.records:
+        return _in_enclosing_zone(domain, snapshot, now)
     if not ds_records and not key_records:
         return DnssecVerdict("unsigned", "no DS record in the parent zone and no DNSKEY")
     if not ds_records:

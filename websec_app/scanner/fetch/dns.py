@@ -3,7 +3,8 @@
 Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME,
 CAA, at the host and each parent up to the top-level domain, `caa_names`) and its registrable domain (mail
 authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
-first found: CNAME and MX targets, the SPF records that include/redirect point to and the names
+first found: CNAME and MX targets, the zone holding a registrable domain that has none of its own
+(DNSSEC of alice.github.io is github.io's), the SPF records that include/redirect point to and the names
 their a/mx/exists terms ask (bounded: the evaluation fails past 10 lookups anyway, RFC 7208
 4.6.4), and the consent records of external DMARC report addresses.
 Each answer, including a failure, lands in the snapshot, so one failed lookup is a finding
@@ -19,7 +20,7 @@ from collections.abc import Awaitable
 
 from ..records.caa import caa_names
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
-from ..records.dns_text import txt_of
+from ..records.dns_text import enclosing_zone_names, txt_of
 from ..records.spf import parse_spf, referenced_domains, spf_texts, term_queries
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot
@@ -120,13 +121,30 @@ def _targets(answer: DnsAnswer | None, rdtype: str) -> list[str]:
     return hosts[:MAX_MX_HOSTS]
 
 
+async def _enclosing_zone(domain: str, answers: _Answers) -> None:
+    """For DNSSEC, when `domain` is no zone apex (its SOA query answers with no record: alice.github.io is a
+    name in the github.io zone): the SOA of the names above it, then the DNSKEY and DS of the nearest that
+    has one. Two more round trips, only for such a name; a registrable domain is a zone apex, and costs none."""
+    soa = answers.get(domain, "SOA")
+    if soa is None or soa.rcode != "NOERROR" or soa.records:
+        return
+    names = enclosing_zone_names(domain)
+    found = await asyncio.gather(*(answers.ask(name, "SOA") for name in names))
+    for name, answer in zip(names, found, strict=True):
+        if answer.rcode != "NOERROR":
+            return  # failed or NXDOMAIN: the check says what it can from the SOA answers
+        if answer.records:
+            await asyncio.gather(answers.ask(name, "DNSKEY"), answers.ask(name, "DS"))
+            return
+
+
 async def _follow_ups(host: str, domain: str, answers: _Answers) -> None:
     # Parsed before any query is made: should the record trip the parser, no coroutine is left unawaited.
     dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
     report_domains = (
         external_report_domains(domain, parse_dmarc(dmarc[0]))[:MAX_REPORT_DOMAINS] if len(dmarc) == 1 else []
     )
-    work: list[Awaitable[object]] = [_spf_tree(domain, answers)]
+    work: list[Awaitable[object]] = [_spf_tree(domain, answers), _enclosing_zone(domain, answers)]
     for name in (host, f"www.{domain}"):
         for target in _targets(answers.get(name, "CNAME"), "CNAME"):
             work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]

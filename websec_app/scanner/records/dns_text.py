@@ -9,9 +9,22 @@ import dns.rdata
 import dns.rdataclass
 import dns.rdatatype
 
+from ..registrable import is_registry_suffix
 from ..snapshot import DnsAnswer
 
-__all__ = ["failed", "is_domain_name", "tag_list", "txt_of", "txt_strings"]
+__all__ = [
+    "MAX_ENCLOSING_ZONES",
+    "enclosing_zone_names",
+    "failed",
+    "is_domain_name",
+    "tag_list",
+    "txt_of",
+    "txt_strings",
+]
+
+#: How far above a name that is no zone apex its zone is looked for: a platform's zone is one or two labels up
+#: (github.io for alice.github.io, blogspot.com for a.b.blogspot.com).
+MAX_ENCLOSING_ZONES = 3
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$", re.IGNORECASE)
 
@@ -41,6 +54,20 @@ def is_domain_name(name: str) -> bool:
         return False
     labels = name.split(".")
     return all(_LABEL.match(label) for label in labels) and not labels[-1].isdigit() and len(labels) > 1
+
+
+def enclosing_zone_names(domain: str) -> list[str]:
+    """The names above `domain`, nearest first, that may be the apex of the zone holding it when it has no
+    zone of its own (alice.github.io is a name in the github.io zone): at most MAX_ENCLOSING_ZONES, and none
+    from a registry-controlled suffix up (`io`, `co.uk`: a registry's zone is not the site's)."""
+    labels = domain.rstrip(".").lower().split(".")
+    names = []
+    for start in range(1, min(len(labels), MAX_ENCLOSING_ZONES + 1)):
+        name = ".".join(labels[start:])
+        if is_registry_suffix(name):
+            break
+        names.append(name)
+    return names
 
 
 def failed(answer: DnsAnswer | None) -> bool:
