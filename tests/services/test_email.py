@@ -225,3 +225,14 @@ def test_purchase_emails_link_where_the_purchase_is_used(smtp_server: SmtpSink, 
     [pro_link], key_text = _links(key)
     assert pro_link == f"{base}/pro"
     assert f"{base}/pro" in key_text and "wsk_secret" not in pro_link
+
+
+def test_the_compliance_email_promises_the_remediation_plan_the_pdf_has() -> None:
+    """The compliance PDF's plan goes by points lost (tests/services/test_pdf.py), not by severity."""
+    rendered = compliance_report_email(
+        to="b@example.com", url="https://a.test/", grade="B", score=75, pdf=b"%PDF-1.4 x", filename="a.pdf"
+    )
+
+    for body in (rendered.text, rendered.html):
+        assert "a remediation plan that puts the problems costing the most points first" in " ".join(body.split())
+        assert "severity" not in body

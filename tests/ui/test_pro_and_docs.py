@@ -147,3 +147,13 @@ def test_redoc_lists_every_operation_with_everything_from_this_origin(
         expect(page.get_by_text(path, exact=True).first).to_be_attached()
     expect(page.get_by_alt_text("redocly logo")).to_have_count(0)
     assert [url for url in requested if not url.startswith((app.url, "blob:")) and url != REDOCLY_LOGO] == []
+
+
+def test_the_pricing_page_promises_the_remediation_plan_the_compliance_pdf_has(page: Page, app: App) -> None:
+    """The compliance PDF's plan goes by points lost (tests/services/test_pdf.py), not by severity."""
+    open_page(page, app.path("/pricing"))
+
+    offer = page.get_by_test_id("offer-compliance-report")
+
+    expect(offer).to_contain_text("A remediation plan, the problems that cost the most points first")
+    expect(offer).not_to_contain_text("severity")

@@ -159,7 +159,8 @@ def compliance_report_email(*, to: str, url: str, grade: str, score: int, pdf: b
     text = (
         f"Your compliance report for {url} is attached ({filename}).\n\n"
         f"Grade {grade}, score {score}/100. The report maps the scan to OWASP Top 10 2021, PCI DSS v4.0, "
-        "GDPR Article 32 and ISO/IEC 27001:2022 Annex A, with a remediation plan grouped by severity.\n"
+        "GDPR Article 32 and ISO/IEC 27001:2022 Annex A, with a remediation plan that puts the problems costing the "
+        "most points first.\n"
     )
     body = html_page(
         "Your compliance report",
@@ -167,7 +168,7 @@ def compliance_report_email(*, to: str, url: str, grade: str, score: int, pdf: b
             f"Your compliance report for {html.escape(url)} is attached ({html.escape(filename)}).",
             f"Grade <b>{html.escape(grade)}</b>, score <b>{score}</b>/100.",
             "The report maps the scan to OWASP Top 10 2021, PCI DSS v4.0, GDPR Article 32 and ISO/IEC 27001:2022 "
-            "Annex A, with a remediation plan grouped by severity.",
+            "Annex A, with a remediation plan that puts the problems costing the most points first.",
         ],
     )
     return RenderedEmail(

@@ -26,7 +26,7 @@ _FEATURES = {
     "compliance_report": (
         "A full scan mapped to OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32 and ISO/IEC 27001:2022",
         "Pass/fail tables per framework with CWE references",
-        "A remediation plan grouped by severity",
+        "A remediation plan, the problems that cost the most points first",
         "Emailed to you as a PDF",
     ),
 }
