@@ -176,6 +176,9 @@ def test_the_compliance_plan_goes_by_points_lost() -> None:
     points = [int(d) for d in re.findall(r"\b\d+\. .*?-(\d+) pts?\b", plan)]
     assert points and points == sorted(points, reverse=True)
     assert points[:3] == [15, 12, 10]
+    # and says so, without promising the fastest rise of a score that may stay at 0 (it is floored)
+    assert "Problems by the points they cost: the largest score deduction first" in plan
+    assert "raises the score" not in plan
 
 
 def test_the_scan_pdf_titles_and_orders_its_sections_from_the_section_table() -> None:

@@ -200,8 +200,10 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
         CondPageBreak(50 * mm),
         para(f"{number}. Remediation plan", st["h1"]),
         para(
-            "Problems in the order that raises the score fastest: the largest score deduction first; equal "
-            "deductions, the more severe first.",
+            # By the points each costs, not by how fast the score rises: it is floored at 0, so on a site whose
+            # problems cost more than 100 points in all the first fixes may not move it.
+            "Problems by the points they cost: the largest score deduction first; equal deductions, the more "
+            "severe first.",
             st["body"],
         ),
     ]
