@@ -124,6 +124,8 @@ def parse_whatwg_ipv4(host: str) -> str | None:
 # WHATWG URL, "forbidden domain code point": the forbidden host code points, C0 controls, % and DEL.
 _FORBIDDEN_DOMAIN_CODE_POINTS = frozenset("\x00\t\n\r #/:<>?@[\\]^|%\x7f") | {chr(c) for c in range(0x20)}
 
+_DNS_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
+
 
 def _domain_to_ascii(host: str) -> str:
     """WHATWG URL "domain to ASCII": UTS #46 ToASCII with CheckHyphens and UseSTD3ASCIIRules false, as
@@ -165,6 +167,12 @@ def normalise_host(raw_host: str) -> str:
     numeric = parse_whatwg_ipv4(ascii_host)
     if numeric is not None:
         return numeric
+    # The URL Standard lets `a&b` or `a'b(c)` through, but no browser looks such a name up (Chromium's
+    # dns_names_util takes letters, digits, `-` and `_` only), and it would only carry hostile text into
+    # reports and fix snippets.
+    unusable = next((c for c in ascii_host if c not in _DNS_NAME_CHARACTERS), None)
+    if unusable is not None:
+        raise InvalidTarget(f"{raw_host!r} is not a valid host name (it contains {unusable!r})")
     if len(ascii_host) > 253 or any(not 0 < len(label) <= 63 for label in ascii_host.split(".")):
         raise InvalidTarget(f"{raw_host!r} is not a valid host name")
     return ascii_host
