@@ -317,6 +317,29 @@ def test_a_policy_that_restricts_scripts_is_repaired_not_replaced() -> None:
     )
 
 
+def test_a_repair_derives_object_src_and_base_uri_from_the_page_as_a_proposal_does() -> None:
+    # Given a page with <base href> and an <object> on another origin (Chromium: test_csp_proposal_browser.py)
+    page = page_of(
+        html(
+            '<base href="https://static.example/assets/"><script src="app.js"></script>',
+            '<object data="https://static.example/doc.pdf"></object><embed src="/movie.swf">',
+        )
+    )
+    proposal = repair_policy(
+        parse_policy("script-src 'self' https://static.example"),
+        page,
+        PAGE_URL,
+        Repairs(objects_open=True, base_open=True),
+    )
+    # Then what the page embeds and its base stay allowed; a page with neither gets 'none' and 'self'
+    assert directives(proposal.policy)["object-src"] == ["https://static.example"]
+    assert directives(proposal.policy)["base-uri"] == ["'self'", "https://static.example"]
+    plain = repair_policy(
+        parse_policy("script-src 'self'"), page_of(html()), PAGE_URL, Repairs(True, False, True, True)
+    )
+    assert plain.policy == "script-src 'self'; object-src 'none'; base-uri 'self'"
+
+
 def test_the_header_fix_uses_the_repaired_policy_when_only_minor_problems_remain() -> None:
     value = "default-src 'self'; script-src 'self' 'unsafe-eval'; object-src 'none'; base-uri 'self'; report-uri /r"
     snapshot = make_snapshot(PAGE_URL, body=html().encode(), headers=[("Content-Security-Policy", value)])

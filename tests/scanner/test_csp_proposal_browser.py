@@ -113,7 +113,29 @@ class Loaded:
     state: dict[str, Any]
 
 
-def load_in_chromium(sites: list[RunningSite], url: str) -> Loaded:
+#: What the shop page did, read once it has loaded.
+PAGE_STATE = """async () => {
+  const faces = await document.fonts.load('16px "ShopFont"');
+  await new Promise((done) => setTimeout(done, 200));  // late violation events
+  const color = (id) => getComputedStyle(document.getElementById(id)).color;
+  return {
+    app: window.appLoaded === true,
+    cdn: window.cdnLoaded === true,
+    inline: window.inlineRan,
+    svg: window.svgRan,
+    svgCdata: window.svgCdata,
+    own: document.getElementById('own').naturalWidth,
+    remote: document.getElementById('remote').naturalWidth,
+    font: faces.length > 0 && faces.every((face) => face.status === 'loaded'),
+    inlineStyle: color('inline-styled'),
+    attrStyle: color('attr-styled'),
+    cdataStyle: color('cdata-styled'),
+  };
+}"""
+
+
+def load_in_chromium(sites: list[RunningSite], url: str, state_script: str | None = None) -> Loaded:
+    """Load `url`; `state_script` (a JS function) reads what the page did, PAGE_STATE by default."""
     rules = "--host-resolver-rules=" + ", ".join(f"MAP {site.host} {site.ip}" for site in sites)
     console: list[str] = []
     with playwright_api.sync_playwright() as playwright:
@@ -124,26 +146,7 @@ def load_in_chromium(sites: list[RunningSite], url: str) -> Loaded:
             tab = context.new_page()
             tab.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
             tab.goto(url, wait_until="load")
-            state = tab.evaluate(
-                """async () => {
-                  const faces = await document.fonts.load('16px "ShopFont"');
-                  await new Promise((done) => setTimeout(done, 200));  // late violation events
-                  const color = (id) => getComputedStyle(document.getElementById(id)).color;
-                  return {
-                    app: window.appLoaded === true,
-                    cdn: window.cdnLoaded === true,
-                    inline: window.inlineRan,
-                    svg: window.svgRan,
-                    svgCdata: window.svgCdata,
-                    own: document.getElementById('own').naturalWidth,
-                    remote: document.getElementById('remote').naturalWidth,
-                    font: faces.length > 0 && faces.every((face) => face.status === 'loaded'),
-                    inlineStyle: color('inline-styled'),
-                    attrStyle: color('attr-styled'),
-                    cdataStyle: color('cdata-styled'),
-                  };
-                }"""
-            )
+            state = tab.evaluate(state_script or PAGE_STATE)
             violations = tab.evaluate("window.__violations")
         finally:
             browser.close()
@@ -224,3 +227,71 @@ async def test_the_proposed_csp_lets_the_page_load_everything_in_chromium(
         and control.state["remote"] == 0
     )
     assert len(control.violations) >= 4, control.violations
+
+
+async def test_a_repaired_policy_keeps_the_pages_base_and_embedded_objects_working_in_chromium(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
+
+    # Given a page whose scripts resolve against <base href> on another origin, which also serves an <object>,
+    # under the site's own policy: it restricts scripts but sets neither object-src nor base-uri
+    static_host = site_factory.unique_host("csp-static")
+    static = site_factory(
+        Site(
+            names=(static_host,),
+            routes={
+                "/assets/app.js": Response(200, [("Content-Type", "text/javascript")], "window.appLoaded = true;"),
+                "/doc.txt": Response(200, [("Content-Type", "text/plain")], "hello"),
+            },
+        )
+    )
+    body = (
+        f'<!doctype html><html><head><base href="https://{static_host}/assets/"><script src="app.js"></script>'
+        f'</head><body><object data="https://{static_host}/doc.txt" type="text/plain"></object></body></html>'
+    )
+    own_policy = f"script-src 'self' https://{static_host}"
+    html_type = ("Content-Type", "text/html; charset=utf-8")
+    site = site_factory(
+        Site(
+            names=(site_factory.unique_host("csp-based"),),
+            routes={"/": Response(200, [html_type, ("Content-Security-Policy", own_policy)], body)},
+            http=HTTPS_REDIRECT,
+        )
+    )
+    state = """async () => {
+      await new Promise((done) => setTimeout(done, 300));  // the object's load, late violation events
+      return {app: window.appLoaded === true, base: document.baseURI};
+    }"""
+
+    try:
+        # When the real scanner scans it, the fix repairs the site's own policy
+        header = (await scan(site.url, scan_settings)).to_dict()["headers"]["Content-Security-Policy"]
+        proposal = header["fix"]
+        assert proposal.startswith(own_policy) and f"object-src https://{static_host}" in proposal, proposal
+
+        # Then the page, sent with the repaired policy enforced, still loads from its base and shows its object;
+        # the fixed object-src 'none' and base-uri 'self' a repair used to add block both
+        old_repair = f"{own_policy}; object-src 'none'; base-uri 'self'"
+        served = site_factory(
+            Site(
+                names=(site_factory.unique_host("csp-repaired"),),
+                routes={
+                    "/": Response(200, [html_type, ("Content-Security-Policy", proposal)], body),
+                    "/old": Response(200, [html_type, ("Content-Security-Policy", old_repair)], body),
+                },
+            )
+        )
+        try:
+            loaded = await asyncio.to_thread(load_in_chromium, [static, served], served.url, state)
+            control = await asyncio.to_thread(load_in_chromium, [static, served], served.url + "old", state)
+        finally:
+            served.stop()
+    finally:
+        site.stop()
+        static.stop()
+
+    assert loaded.violations == [], loaded.violations
+    assert loaded.state == {"app": True, "base": f"https://{static_host}/assets/"}
+    assert not control.state["app"] and {v.split()[0] for v in control.violations} == {"base-uri", "object-src"}

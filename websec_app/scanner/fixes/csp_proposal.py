@@ -291,6 +291,7 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
             attribute_sources = ["'unsafe-inline'"]
         elif page.style_attributes:
             attribute_sources = ["'unsafe-hashes'", *dict.fromkeys(map(inline_hash, page.style_attributes))]
+    objects, base = _objects_and_base(page, page_url) if repairs.objects_open or repairs.base_open else ([], [])
     dropped = {"object-src"} if repairs.objects_open else set()
     dropped |= {"base-uri"} if repairs.base_open else set()
     directives: list[str] = []
@@ -311,17 +312,18 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
         directives.append(" ".join(["style-src", "'self'", *style_sources]))
     if repairs.inline_style and attribute_sources and "style-src-attr" not in policy:
         directives.append(" ".join(["style-src-attr", *attribute_sources]))
+    object_src, base_uri = " ".join(["object-src", *objects]), " ".join(["base-uri", *base])
     if repairs.objects_open:
-        directives.append("object-src 'none'")
+        directives.append(object_src)
     if repairs.base_open:
-        directives.append("base-uri 'self'")
+        directives.append(base_uri)
     changes = [
         change
         for wanted, change in (
             (repairs.insecure_scripts, "script sources over https://"),
             (repairs.unsafe_eval, "'unsafe-eval' removed (move eval() and new Function() code into plain functions)"),
-            (repairs.objects_open, "object-src 'none'"),
-            (repairs.base_open, "base-uri 'self'"),
+            (repairs.objects_open, object_src),
+            (repairs.base_open, base_uri),
             (repairs.inline_style, "inline styles allowed by hash instead of 'unsafe-inline'"),
         )
         if wanted
@@ -334,6 +336,21 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
         notes.append(NONCE_NOTE)
         rollout = _ROLLOUT.replace(" (the snippets do)", "")
     return CspProposal("; ".join(directives), False, (*notes, rollout))
+
+
+def _objects_and_base(page: HtmlPage | None, page_url: str) -> tuple[list[str], list[str]]:
+    """object-src and base-uri for a repaired policy, derived from the page as propose_policy derives them:
+    'none' and 'self' plus what its <object>/<embed> load and its <base href>, which fixed 'none' and 'self'
+    would block (the page's relative URLs then resolve against the document, not the base)."""
+    if page is None:
+        return ["'none'"], ["'self'"]
+    builder = _Builder(page, page_url, urlsplit(page_url).scheme == "https")
+    try:
+        builder.collect_objects_and_base()
+    except _TooMuch:  # more than MAX_ORIGINS embedded origins, or out of time: the strict values
+        return ["'none'"], ["'self'"]
+    lists = builder.source_lists()
+    return lists["object-src"], lists["base-uri"]
 
 
 def _repaired(directive: str, source: str, repairs: Repairs) -> str | None:
@@ -399,7 +416,13 @@ class _Builder:
             self._add("font-src", origin)
             self._add("img-src", origin)
 
-    def _resources(self) -> None:
+    def collect_objects_and_base(self) -> None:
+        """Only what object-src and base-uri need (a repaired policy adds those, nothing else)."""
+        if self.base_href is not None:
+            self._add_url("base-uri", self.base_href)
+        self._resources(only="object-src")
+
+    def _resources(self, only: str | None = None) -> None:
         started = time.thread_time()
         for count, (raw, kind, element) in enumerate(raw_resources(self.page)):
             if count % _TIME_CHECK_EVERY == 0 and time.thread_time() - started >= self.page.budget.max_cpu_seconds:
@@ -407,7 +430,7 @@ class _Builder:
             directive = _DIRECTIVE_OF_KIND.get(kind)
             if kind == "preload":
                 directive = _DIRECTIVE_OF_PRELOAD.get(str(element.get("as", "")).strip().lower())
-            if directive is None:
+            if directive is None or (only is not None and directive != only):
                 continue
             self.counts[kind if kind in self.counts else "other"] += 1
             source = self._add_url(directive, raw)
@@ -513,6 +536,18 @@ class _Builder:
     # -- the policy ---------------------------------------------------------------------------------
 
     def policy(self, kept: Iterable[tuple[str, tuple[str, ...]]]) -> str:
+        lists = self.source_lists()
+        kept_list = list(kept)
+        directives = [" ".join([name, *lists[name]]) for name in _ORDER if name in lists]
+        if not any(name == "frame-ancestors" for name, _ in kept_list):
+            directives.append("frame-ancestors 'self'")
+        if self.https:
+            directives.append("upgrade-insecure-requests")
+        directives.extend(" ".join([name, *values]) for name, values in kept_list)
+        return "; ".join(directives)
+
+    def source_lists(self) -> dict[str, list[str]]:
+        """Each directive's sources, from what was collected: object-src is 'none' unless the page embeds."""
         lists: dict[str, list[str]] = {"default-src": ["'self'"]}
         for directive in _ORDER[1:]:
             found = list(self.sources.get(directive, {}))
@@ -530,14 +565,7 @@ class _Builder:
             lists["style-src-attr"] = (
                 ["'unsafe-inline'"] if many else ["'unsafe-hashes'", *dict.fromkeys(map(inline_hash, attributes))]
             )
-        kept_list = list(kept)
-        directives = [" ".join([name, *lists[name]]) for name in _ORDER if name in lists]
-        if not any(name == "frame-ancestors" for name, _ in kept_list):
-            directives.append("frame-ancestors 'self'")
-        if self.https:
-            directives.append("upgrade-insecure-requests")
-        directives.extend(" ".join([name, *values]) for name, values in kept_list)
-        return "; ".join(directives)
+        return lists
 
     def notes(self) -> list[str]:
         page = self.page
