@@ -105,6 +105,20 @@ def test_insecure_sources(source: str, insecure: bool) -> None:
 # --- Evaluation: scripts --------------------------------------------------------------------------
 
 
+def test_http_script_sources_are_not_insecure_under_an_enforced_upgrade_insecure_requests() -> None:
+    # Given an http:// script host in a policy that also upgrades insecure requests (Chromium fetches it over TLS)
+    value = "script-src 'self' http://cdn.example.com; object-src 'none'; base-uri 'self'"
+    evaluation = evaluate(f"{value}; upgrade-insecure-requests")
+
+    # Then nothing loads in cleartext, and the note says why the http:// source is fine
+    assert evaluation.insecure_script_sources == ()
+    assert "scripts named with http:// (http://cdn.example.com) are fetched over https://" in " ".join(evaluation.notes)
+
+    # But a Report-Only policy upgrades nothing: the enforced one's http:// source still loads in cleartext
+    report_only = parse_policy(f"{value}; upgrade-insecure-requests", enforced=False)
+    assert csp.evaluate([parse_policy(value), report_only]).insecure_script_sources == ("http://cdn.example.com",)
+
+
 def test_google_nonce_and_strict_dynamic_policy_is_strong_apart_from_eval() -> None:
     # Given Google's strict policy with fallbacks for old browsers
     evaluation = evaluate(GOOGLE_STRICT)

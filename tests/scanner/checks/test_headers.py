@@ -266,6 +266,15 @@ def test_the_insecure_source_fix_upgrades_hosts_to_https() -> None:
     assert finding.fix_vars["csp_proposal"] == expected
 
 
+def test_an_http_script_source_under_upgrade_insecure_requests_is_good_with_a_note() -> None:
+    value = "script-src 'self' http://cdn.example.com; object-src 'none'; base-uri 'self'; upgrade-insecure-requests"
+
+    [finding] = findings(make_snapshot(headers=[("Content-Security-Policy", value)]), "Content-Security-Policy")
+
+    assert finding.outcome == "csp.good"
+    assert "fetched over https://, as the policy has upgrade-insecure-requests" in (finding.note or "")
+
+
 def test_uppercase_directives_and_trailing_semicolons_are_read_like_browsers_do() -> None:
     headers = [("Content-Security-Policy", "DEFAULT-SRC 'NONE'; SCRIPT-SRC 'SELF'; BASE-URI 'SELF';")]
 

@@ -8,6 +8,8 @@ References (section numbers of CSP Level 3, w3.org/TR/CSP3, Working Draft 2024):
 - §8.2 'strict-dynamic': host and scheme sources, 'self' and 'unsafe-inline' are ignored
   for scripts.
 - §6.3.2 `sandbox` without allow-scripts: no script (and no plugin) runs at all.
+- Upgrade Insecure Requests §4.1: under an enforced `upgrade-insecure-requests`, http:// script sources
+  are fetched over https://.
 """
 
 from __future__ import annotations
@@ -81,6 +83,14 @@ def evaluate(policies: Sequence[Policy]) -> CspEvaluation:
     eval_allowed = all(_allows_eval(p) for p in active)
     broad = _all_flag(active, lambda sources: [s for s in sources if is_broad(s)])
     insecure = _all_flag(active, lambda sources: [s for s in sources if is_insecure(s)])
+    if insecure and any(p.get("upgrade-insecure-requests") is not None for p in active):
+        # Upgrade Insecure Requests §4.1 (Fetch "main fetch"): the page's http:// requests are made over https://
+        # before CSP checks them, and an http:// source matches the upgraded URL (CSP3 §6.7.2.8 scheme-part).
+        notes.append(
+            f"scripts named with http:// ({' '.join(insecure)}) are fetched over https://, as the policy has "
+            "upgrade-insecure-requests"
+        )
+        insecure = ()
     object_unrestricted = all(not _restricts_objects(p) for p in active)
     base_uri_unrestricted = all(
         (sources := p.get("base-uri")) is None or any(is_broad(s) for s in sources) for p in active
