@@ -215,3 +215,27 @@ def test_a_zone_with_matching_sha1_and_sha256_ds_records_validates() -> None:
     zone = Zone()
     verdict = zone.verdict(ds=(zone.ds("SHA1"), zone.ds("SHA256")))
     assert verdict is not None and verdict.status == "secure"
+
+
+# -- SHA-1, still validated, retired for signing (RFC 8624 3.1, 3.3) --------------------------------
+
+
+@pytest.mark.parametrize("algorithm", [Algorithm.RSASHA1, Algorithm.RSASHA1NSEC3SHA1])
+def test_a_zone_signed_with_a_sha1_algorithm_is_valid_with_a_note_to_re_sign_it(algorithm) -> None:
+    verdict = Zone(algorithm).verdict()
+    assert verdict is not None and verdict.status == "secure"
+    assert f"signed with {algorithm.name} (algorithm {algorithm.value}), a SHA-1 algorithm" in verdict.note
+    assert "re-sign it with ECDSAP256SHA256 (algorithm 13)" in verdict.note
+
+
+def test_a_sha1_only_ds_is_valid_with_a_note_to_publish_a_sha256_one() -> None:
+    zone = Zone()
+    verdict = zone.verdict(ds=(zone.ds("SHA1"),))
+    assert verdict is not None and verdict.status == "secure"
+    assert "the DS in the parent uses only SHA-1 (digest type 1)" in verdict.note
+
+
+def test_a_zone_signed_with_ecdsa_and_a_sha256_ds_has_no_such_note() -> None:
+    verdict = Zone().verdict()
+    assert verdict is not None
+    assert verdict.note == "the DS in the parent matches the zone's key, and the DNSKEY and SOA signatures verify"

@@ -42,6 +42,8 @@ MAX_VERIFICATIONS = 16
 #: by dnspython nor by most resolvers, and an unknown or private number cannot be.
 VALIDATED_ALGORITHMS = frozenset({5, 7, 8, 10, 13, 14, 15, 16})
 VALIDATED_DIGESTS = frozenset({1, 2, 4})  # SHA-1, SHA-256, SHA-384
+#: RSASHA1 (5) and RSASHA1-NSEC3-SHA1 (7): still validated, NOT RECOMMENDED for signing (RFC 8624 3.1).
+SHA1_ALGORITHMS = frozenset({5, 7})
 
 TOO_MUCH_WORK = "too many signatures or colliding keys; validating resolvers answer SERVFAIL"
 
@@ -253,9 +255,29 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
         problem = _validate(_rrset(name, "SOA", soa_answer.records), soa_answer, name, index, timestamp, budget)
     if problem is not None:
         return DnssecVerdict("broken", problem, ds=ds_records, dnskeys=len(key_records))
+    note = "the DS in the parent matches the zone's key, and the DNSKEY and SOA signatures verify"
     return DnssecVerdict(
         "secure",
-        "the DS in the parent matches the zone's key, and the DNSKEY and SOA signatures verify",
+        "; ".join([note, *_retiring(matching, strongest)]),
         ds=ds_records,
         dnskeys=len(key_records),
     )
+
+
+def _retiring(keys: list[DNSKEY], digest_type: int) -> list[str]:
+    """What a valid chain relies on that RFC 8624 3 retires: SHA-1 signing algorithms and SHA-1 DS digests."""
+    from dns.dnssectypes import Algorithm
+
+    found = []
+    if all(key.algorithm in SHA1_ALGORITHMS for key in keys):
+        names = ", ".join(f"{Algorithm.to_text(a)} (algorithm {a})" for a in sorted({k.algorithm for k in keys}))
+        found.append(
+            f"but the zone is signed with {names}, a SHA-1 algorithm RFC 8624 3.1 no longer recommends for signing: "
+            "re-sign it with ECDSAP256SHA256 (algorithm 13) and publish the new key's DS"
+        )
+    if digest_type == 1:
+        found.append(
+            "the DS in the parent uses only SHA-1 (digest type 1), which RFC 8624 3.3 says must not be created: "
+            "publish a SHA-256 (digest type 2) DS instead"
+        )
+    return found
