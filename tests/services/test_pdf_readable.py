@@ -97,7 +97,7 @@ def test_page_one_is_a_summary_a_manager_can_read(worst: dict[str, Any], worst_p
     assert f"Grade {worst['grade']}, score {worst['score']} / 100." in first
     assert "Issues by severity" in first and "Points lost, by area" in first
     block = first[first.index("Fix these first") :]
-    assert len(re.findall(r"\b[1-5] \+\d+ points?\b", block)) == 5
+    assert len(re.findall(r"\b[1-5] -\d+ pts?\b", block)) == 5  # each with the points it costs
     assert "Any website can read logged-in users' data" in block  # CORS, the biggest loss, in plain words
 
 
