@@ -21,6 +21,7 @@ from dns.rdtypes.ANY.DNSKEY import DNSKEY
 from tests.factories import FIXED_NOW, dns_answer, make_dns
 from websec_app.scanner.checks import dnssec as dnssec_check
 from websec_app.scanner.checks.dnssec import MAX_VERIFICATIONS, TOO_MUCH_WORK, DnssecVerdict, validate_zone
+from websec_app.scanner.snapshot import DnsAnswer
 
 DOMAIN = "example.com"
 NAME = dns.name.from_text(DOMAIN)
@@ -69,6 +70,7 @@ class Zone:
         ds: tuple[str, ...] | None = None,
         key_signatures: Callable[[str], list[str]] = lambda real: [real],
         soa_signatures: Callable[[str], list[str]] = lambda real: [real],
+        more: tuple[DnsAnswer, ...] = (),
     ) -> DnssecVerdict | None:
         keys = self.keys()
         soa = dns.rrset.from_text(NAME, 300, "IN", "SOA", SOA)
@@ -76,6 +78,7 @@ class Zone:
             dns_answer(DOMAIN, "DS", *(self.ds(),) if ds is None else ds),
             dns_answer(DOMAIN, "DNSKEY", *(k.to_text() for k in keys), signatures=key_signatures(self.sign(keys))),
             dns_answer(DOMAIN, "SOA", SOA, signatures=soa_signatures(self.sign(soa))),
+            *more,
         )
         return validate_zone(DOMAIN, make_dns(DOMAIN, *answers), FIXED_NOW)
 
@@ -239,3 +242,25 @@ def test_a_zone_signed_with_ecdsa_and_a_sha256_ds_has_no_such_note() -> None:
     verdict = Zone().verdict()
     assert verdict is not None
     assert verdict.note == "the DS in the parent matches the zone's key, and the DNSKEY and SOA signatures verify"
+
+
+# -- NSEC3 parameters (RFC 9276 3.1) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("param", "said"),
+    [
+        ("1 0 500 aabbccddeeff0011", "NSEC3 uses 500 extra iterations and a salt of 8 bytes: RFC 9276 3.1"),
+        ("1 1 1 -", "NSEC3 uses 1 extra iteration: RFC 9276 3.1"),
+        ("1 0 0 ab", "NSEC3 uses a salt of 1 byte: RFC 9276 3.1"),
+    ],
+)
+def test_nsec3_with_extra_iterations_or_a_salt_is_noted(param: str, said: str) -> None:
+    verdict = Zone().verdict(more=(dns_answer(DOMAIN, "NSEC3PARAM", param),))
+    assert verdict is not None and verdict.status == "secure" and said in verdict.note
+
+
+def test_nsec3_as_rfc_9276_asks_and_no_nsec3_at_all_say_nothing() -> None:
+    for more in ((dns_answer(DOMAIN, "NSEC3PARAM", "1 0 0 -"),), (dns_answer(DOMAIN, "NSEC3PARAM"),), ()):
+        verdict = Zone().verdict(more=more)
+        assert verdict is not None and "NSEC3" not in verdict.note

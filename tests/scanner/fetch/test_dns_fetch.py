@@ -170,6 +170,23 @@ async def test_a_zone_apex_costs_no_query_for_the_zones_above_it(dns_server, sca
     }
 
 
+async def test_a_signed_zones_nsec3_parameters_are_asked_and_an_unsigned_zones_are_not(
+    dns_server, scan_settings
+) -> None:
+    signed, unsigned = "nsec3-signed.test", "nsec3-unsigned.test"
+    for domain in (signed, unsigned):
+        dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.sign_zone(signed)
+    dns_server.set(signed, "NSEC3PARAM", "1 0 10 aabb")
+
+    signed_snapshot = await fetch_dns(signed, Resolver(scan_settings))
+    unsigned_snapshot = await fetch_dns(unsigned, Resolver(scan_settings))
+
+    assert signed_snapshot.records(signed, "NSEC3PARAM") == ("1 0 10 aabb",)
+    assert unsigned_snapshot.get(unsigned, "NSEC3PARAM") is None
+    assert [q for q in dns_server.queries_for(unsigned) if q.rdtype == "NSEC3PARAM"] == []
+
+
 async def test_an_ip_literal_has_no_dns(scan_settings) -> None:
     assert (await fetch_dns("127.0.0.1", Resolver(scan_settings))).answers == ()
 

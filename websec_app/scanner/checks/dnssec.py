@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 
 import dns.exception
 import dns.name
+import dns.rdata
 import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
+from ...wording import counted
 from ..records.dns_text import enclosing_zone_names, failed
 from ..snapshot import DnsAnswer, DnsSnapshot
 
@@ -258,10 +260,33 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
     note = "the DS in the parent matches the zone's key, and the DNSKEY and SOA signatures verify"
     return DnssecVerdict(
         "secure",
-        "; ".join([note, *_retiring(matching, strongest)]),
+        "; ".join([note, *_retiring(matching, strongest), *_nsec3(snapshot.get(domain, "NSEC3PARAM"))]),
         ds=ds_records,
         dnskeys=len(key_records),
     )
+
+
+def _nsec3(answer: DnsAnswer | None) -> list[str]:
+    """RFC 9276 3.1: NSEC3 with 0 extra iterations (a MUST) and no salt (a SHOULD); both only cost resolvers work,
+    and past a limit validators may treat the zone's denials of existence as insecure (3.2)."""
+    if answer is None or not answer.exists:
+        return []
+    found = []
+    for text in answer.records[:1]:
+        try:
+            param = dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.NSEC3PARAM, text)
+        except dns.exception.DNSException:
+            continue
+        iterations, salt = param.iterations, param.salt  # type: ignore[attr-defined]
+        if iterations or salt:
+            extra = [counted(iterations, "extra iteration")] if iterations else []
+            extra += [f"a salt of {counted(len(salt), 'byte')}"] if salt else []
+            found.append(
+                f"NSEC3 uses {' and '.join(extra)}: RFC 9276 3.1 asks for 0 iterations and no salt (NSEC3PARAM "
+                "1 0 0 -), which protect nothing and cost resolvers work; past a limit they may treat the zone's "
+                "answers that a name does not exist as insecure"
+            )
+    return found
 
 
 def _retiring(keys: list[DNSKEY], digest_type: int) -> list[str]:

@@ -3,10 +3,10 @@
 Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME,
 CAA, at the host and each parent up to the top-level domain, `caa_names`) and its registrable domain (mail
 authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
-first found: CNAME and MX targets, the zone holding a registrable domain that has none of its own
-(DNSSEC of alice.github.io is github.io's), the SPF records that include/redirect point to and the names
-their a/mx/exists terms ask (bounded: the evaluation fails past 10 lookups anyway, RFC 7208
-4.6.4), and the consent records of external DMARC report addresses.
+first found: CNAME and MX targets, a signed zone's NSEC3PARAM, the zone holding a registrable domain
+that has none of its own (DNSSEC of alice.github.io is github.io's), the SPF records that
+include/redirect point to and the names their a/mx/exists terms ask (bounded: the evaluation fails
+past 10 lookups anyway, RFC 7208 4.6.4), and the consent records of external DMARC report addresses.
 Each answer, including a failure, lands in the snapshot, so one failed lookup is a finding
 or "could not check", never a failed scan; the second round has its own deadline and keeps
 whatever arrived in time.
@@ -151,6 +151,11 @@ async def _follow_ups(host: str, domain: str, answers: _Answers) -> None:
     for exchange in _targets(answers.get(domain, "MX"), "MX"):
         work += [answers.ask(exchange, "A"), answers.ask(exchange, "AAAA")]
     work += [answers.ask(consent_name(domain, report_domain), "TXT") for report_domain in report_domains]
+    dnskey = answers.get(domain, "DNSKEY")
+    if dnskey is not None and dnskey.records:
+        # A signed zone's NSEC3 settings (RFC 9276): one query in the round that runs anyway (an MX or SPF
+        # include has follow-ups); only a signed domain with none of those waits one more round trip for it.
+        work.append(answers.ask(domain, "NSEC3PARAM"))
     await asyncio.gather(*work)
 
 
