@@ -1,10 +1,13 @@
 """DNSSEC for one zone, validated with dnspython's `dns.dnssec` instead of trusting a flag.
 
 "A DS exists" proves nothing; a validating resolver (RFC 4035 5) accepts the zone only when
-- a DS in the parent matches one of the zone's DNSKEYs (digest and key tag, RFC 4034 5.1.4),
+- a DS in the parent matches one of the zone's DNSKEYs (digest and key tag, RFC 4034 5.1.4): only DS
+  records of algorithms and digests validators support count (none left: the zone is unsigned to them,
+  RFC 4035 5.2), and of those only the strongest digest type present (RFC 4509 3),
 - that key's RRSIG over the DNSKEY RRset verifies and is within its validity window,
 - and the zone's data is signed by its DNSKEYs (we verify the SOA RRset).
-The parent's own signature over the DS (and so on up to the root) is not validated here.
+The parent's own signature over the DS (and so on up to the root) is not validated here. A domain
+with no zone of its own (alice.github.io) is judged by the zone holding it (github.io).
 The signature checks are capped as validating resolvers cap them since KeyTrap (CVE-2023-50387):
 a zone that pairs hundreds of signatures with hundreds of keys sharing one key tag would otherwise
 cost a minute of CPU to grade; past the cap, resolvers answer SERVFAIL and so the zone is broken.
