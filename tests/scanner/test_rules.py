@@ -55,8 +55,7 @@ def test_a_good_outcome_cannot_deduct(tmp_path: Path) -> None:
         load_rulebook(tmp_path)
 
 
-def test_dns_texts_point_the_reader_to_the_finding_not_to_a_field_of_the_report() -> None:
+def test_texts_point_the_reader_to_the_finding_not_to_a_field_of_the_report() -> None:
     """ "The note" is the report's field name; readers see it as "Found:" on the web and "Observed:" in the PDF."""
     for rule in default_rulebook().rules.values():
-        if rule.section == "dns":
-            assert "the note" not in rule.explanation and "the note" not in (rule.fix or ""), rule.outcome
+        assert "the note" not in rule.explanation and "the note" not in (rule.fix or ""), rule.outcome
