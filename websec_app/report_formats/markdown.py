@@ -1,4 +1,4 @@
-"""Markdown for a pull-request comment: the grade, the counts, the fixes that gain the most points,
+"""Markdown for a pull-request comment: the grade, the counts, the problems that cost the most points,
 and every check in a collapsed list.
 
 Notes quote what the scanned site sent (header values, page text). In a comment that text must stay

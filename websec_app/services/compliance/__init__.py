@@ -190,7 +190,7 @@ class Assessment:
     plan: tuple[ObservedFinding, ...] = ()  # the problems in `fixes_by_impact` order
 
     def remediation(self) -> list[ObservedFinding]:
-        """The problems, the fix that gains the most points first (scanner.report.fixes_by_impact)."""
+        """The problems, those that cost the most points first (scanner.report.fixes_by_impact)."""
         return list(self.plan)
 
 

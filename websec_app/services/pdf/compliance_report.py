@@ -4,7 +4,7 @@
 2. Assessment summary: every problem found, with its CWE and the requirements it bears on.
 3-6. One pass/fail table per framework (OWASP Top 10 2021, PCI DSS v4.0, GDPR Art. 32,
    ISO/IEC 27001:2022 Annex A): each requirement, its verdict and the evidence.
-7. Remediation plan: the fix that gains the most points first (`fixes_by_impact`), each item with its fix.
+7. Remediation plan: the problems that cost the most points first (`fixes_by_impact`), each item with its fix.
 8. Disclaimer: what an external scan can and cannot show.
 
 The verdicts come from `websec_app.services.compliance.assess` and the mapping file it loads;
