@@ -10,12 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.fixtures import catalog
 from tests.fixtures.sites import Redirect, Request, Response, SiteFactory, html
 from websec_app.scanner import scan
-from websec_app.scanner.request_headers import BadHeader, parse_header_line
+from websec_app.scanner.request_headers import BadHeader, OriginHeaders, parse_header_line
+from websec_app.scanner.target import parse_target
 from websec_app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,3 +105,27 @@ def test_the_cli_sends_the_header_and_never_prints_it(staging, scan_env: dict[st
     )
     assert bad.returncode == 2
     assert json.loads(bad.stdout) == {"error": "--header: the scanner sets Host itself"}
+
+
+@pytest.mark.parametrize(
+    ("given", "on_the_request", "sent"),
+    [
+        ("preview=1", None, "preview=1"),
+        ("preview=1", "seen=1; theme=dark", "preview=1; seen=1; theme=dark"),
+        ("seen=0; preview=1", "seen=1; theme=dark", "seen=0; preview=1; theme=dark"),
+    ],
+    ids=["alone", "joined", "the-users-win"],
+)
+async def test_a_cookie_header_the_user_gives_joins_the_cookies_the_request_carries(
+    given: str, on_the_request: str | None, sent: str
+) -> None:
+    # Given the user's Cookie header for https://staging.test, and a request there carrying the chain's cookies
+    origin_headers = OriginHeaders.for_target(parse_target("https://staging.test/"), (("Cookie", given),))
+    carried = {"Cookie": on_the_request} if on_the_request else {}
+    request = httpx.Request("GET", "https://staging.test/", headers=carried)
+
+    # When the request hook runs
+    await origin_headers.add_to(request)
+
+    # Then one Cookie header carries both, the user's value winning where both name a cookie
+    assert request.headers.get_list("cookie") == [sent]

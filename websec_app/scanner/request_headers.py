@@ -81,8 +81,29 @@ class OriginHeaders:
         return (scheme, host.strip("[]").lower(), port or default) == (self.scheme, self.host, self.port)
 
     async def add_to(self, request: httpx.Request) -> None:
-        """httpx's request hook: set the headers on a request to the target's origin, leave others alone."""
+        """httpx's request hook: set the headers on a request to the target's origin, leave others alone.
+
+        A Cookie header joins the cookies the request already carries (those the site set along a redirect
+        chain, fetch/http.py ChainCookies) instead of replacing them: a site that sets a cookie and redirects
+        to check it would otherwise loop until the redirect limit."""
         url = request.url
         if self.applies_to(url.scheme, url.host, url.port):
             for name, value in self.headers:
-                request.headers[name] = value
+                carried = request.headers.get("cookie") if name.lower() == "cookie" else None
+                request.headers[name] = joined_cookies(value, carried) if carried else value
+
+
+def _cookie_name(pair: str) -> str:
+    """The name of one `name=value` of a Cookie header; a pair without "=" is a cookie with an empty name
+    (RFC 6265bis 5.6 step 3, 5.8.3)."""
+    name, equals, _ = pair.partition("=")
+    return name.strip() if equals else ""
+
+
+def joined_cookies(users: str, carried: str) -> str:
+    """One Cookie header (RFC 6265bis 5.8.3: pairs joined by "; ") with the user's cookies first, then those the
+    request carried, except the ones the user's header names too: the user's value wins."""
+    own = [pair.strip() for pair in users.split(";") if pair.strip()]
+    named = {_cookie_name(pair) for pair in own}
+    others = [pair.strip() for pair in carried.split(";") if pair.strip() and _cookie_name(pair) not in named]
+    return "; ".join(own + others)

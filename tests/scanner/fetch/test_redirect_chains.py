@@ -61,6 +61,22 @@ async def test_a_cookie_gate_redirecting_to_itself_is_scanned_as_a_browser_loads
     assert [r.header("cookie") for r in page_requests] == [None, "seen=1"]
 
 
+async def test_a_preview_cookie_the_user_gives_goes_with_the_cookies_the_gate_sets(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given the cookie gate, scanned with the user's own cookie (`scan --header 'Cookie: preview=1'`)
+    host = site_factory.unique_host("preview-gate")
+    site = site_factory(Site(names=(host,), routes={"/": cookie_gate}, http=Redirect("https://{host}/")))
+
+    # When it is scanned
+    report = await scan(site.url, scan_settings, request_headers=(("Cookie", "preview=1"),))
+
+    # Then the gate's cookie joined the user's, and the page was reached
+    assert (report.status_code, report.to_dict()["final_url"]) == (200, site.url)
+    page_requests = [r for r in site.requests if r.scheme == "https" and r.path == "/" and not r.header("origin")]
+    assert [r.header("cookie") for r in page_requests] == ["preview=1", "preview=1; seen=1"]
+
+
 async def test_a_cookie_gate_on_the_scanned_chain_gets_its_cookie_back(
     site_factory: SiteFactory, scan_settings: Settings
 ) -> None:
