@@ -1,9 +1,10 @@
-"""The report's shared views: fixes in order of points lost, and issue counts that match what is shown."""
+"""The report's shared views: fixes in order of points lost, issue counts that match what is shown, the points
+each section lost and what the score's floor at 0 means for them."""
 
 from __future__ import annotations
 
 from tests.reports import FREE_ORDER, PRO_ORDER, impact_report
-from websec_app.scanner.report import count_issues, fixes_by_impact
+from websec_app.scanner.report import count_issues, fixes_by_impact, score_floor_sentence, section_points
 
 
 def _order(fixes: list) -> list[tuple[str, str, int]]:
@@ -87,3 +88,34 @@ def test_a_blocked_scans_unread_headers_are_not_counted_or_listed_as_fixes() -> 
     }
     assert count_issues(body) == {"critical": 0, "important": 1, "minor": 0, "total": 1}
     assert [item.name for item in fixes_by_impact(body)] == ["scan.blocked"]
+
+
+def test_a_sections_points_are_its_header_objects_in_the_header_map_and_its_own_deduction_elsewhere() -> None:
+    # Given issue 11's report, scored 42: its bare header map, and cross_origin's header object beside its finding
+    report = impact_report()
+
+    # When each section's points are read
+    points = {name: section_points(name, body) for name, body in report.sections.items()}
+
+    # Then the header map's are its header objects' (15 + 12 + 5 + 3 + 3), cross_origin's its own deduction (its
+    # COOP header object restates the finding, not counted twice), and together they are what the score lost
+    assert points["headers"] == 38
+    assert points["cross_origin"] == 2 and points["cookies"] == 12 and points["tls"] == 0
+    assert sum(points.values()) == 100 - report.score
+
+
+def test_past_100_points_lost_the_floor_sentence_says_how_much_must_be_fixed_before_the_score_moves() -> None:
+    # A score starts from 100 and is floored at 0: up to 100 points lost, every fix moves it
+    assert score_floor_sentence(100) == "" and score_floor_sentence(100, at_least=True) == ""
+
+    # Past 100, the full report says how many points fixes must take back; a free report, which knows only a
+    # lower bound of its locked sections' points, says several must be fixed
+    assert score_floor_sentence(208) == (
+        "All the problems found cost 208 points together, more than the 100 a score starts from, so the score "
+        "stays at 0 until fixes take back more than 108 points."
+    )
+    assert score_floor_sentence(101).endswith("until fixes take back more than 1 point.")
+    assert score_floor_sentence(172, at_least=True) == (
+        "All the problems found cost at least 172 points together, more than the 100 a score starts from: the "
+        "score stays at 0 until several are fixed."
+    )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..wording import counted
 from .findings import SEVERITIES
 from .sections import PRO_ONLY_SECTIONS, SECTION_ORDER
 
@@ -226,3 +227,28 @@ def fixes_by_impact(report: ScanReport | Mapping[str, Any], *, limit: int | None
         ),
     )
     return ranked if limit is None else ranked[:limit]
+
+
+def section_points(key: str, body: Mapping[str, Any]) -> int:
+    """What a section lost, as the summary table, the chart and the totals all say it: the bare header map's
+    header objects' (each capped at what the header's absence costs: grading.py), any other section's own."""
+    if key == "headers":
+        return sum(int(h.get("deduction") or 0) for h in body.values() if isinstance(h, Mapping))
+    return int(body.get("deduction") or 0)
+
+
+def score_floor_sentence(points_lost: int, *, at_least: bool = False) -> str:
+    """Why fixing the first of "Fix these first" may not move the score: it is floored at 0 (grading.py), so
+    when the problems cost more than 100 points in all, the sentence that says so; "" otherwise. `at_least`
+    when `points_lost` is a lower bound (a free report sees only that of its locked sections' points)."""
+    if points_lost <= 100:
+        return ""
+    if at_least:
+        return (
+            f"All the problems found cost at least {counted(points_lost, 'point')} together, more than the 100 a "
+            "score starts from: the score stays at 0 until several are fixed."
+        )
+    return (
+        f"All the problems found cost {counted(points_lost, 'point')} together, more than the 100 a score starts "
+        f"from, so the score stays at 0 until fixes take back more than {counted(points_lost - 100, 'point')}."
+    )

@@ -16,7 +16,7 @@ from typing import Any
 
 from websec_app.scanner import SECTIONS, Section
 from websec_app.scanner.findings import SEVERITIES, STATUSES
-from websec_app.scanner.report import fixes_by_impact, left_not_checked
+from websec_app.scanner.report import fixes_by_impact, left_not_checked, score_floor_sentence, section_points
 from websec_app.wording import counted
 
 from .evidence import Evidence, HiddenPoints, Snippet, evidence, fix_snippets
@@ -225,7 +225,7 @@ def _section(
     findings = sorted(_findings(name, section, snippets), key=_worst_first)
     problems = [f for f in findings if f.problem]
     status = problems[0].status if problems else "good"
-    deduction = sum(f.deduction for f in problems) if name == "headers" else int(section.get("deduction") or 0)
+    deduction = section_points(name, section)
     passed = [f for f in findings if not f.problem]
     return SectionView(name, title, about, status, deduction, False, problems, passed, _points(deduction))
 
@@ -270,20 +270,10 @@ def _hidden_points(report: Mapping[str, Any], sections: list[SectionView]) -> Hi
 
 
 def _floor_text(shown: list[SectionView], hidden: HiddenPoints | None) -> str:
-    """A score is floored at 0 (grading.py): when the problems cost more than 100 points in all, fixing the
-    first of "Fix these first" may leave it at 0, and the list says so."""
+    """What "Fix these first" says of the score's floor (`score_floor_sentence`), counting the locked sections'
+    points, a lower bound when the floor may hide more of them."""
     total = sum(s.deduction for s in shown if not s.locked) + (hidden.points if hidden else 0)
-    if total <= 100:
-        return ""
-    if hidden is not None and hidden.at_least:  # the locked sections' share is a lower bound
-        return (
-            f"All the problems found cost at least {counted(total, 'point')} together, more than the 100 a score "
-            "starts from: the score stays at 0 until several are fixed."
-        )
-    return (
-        f"All the problems found cost {counted(total, 'point')} together, more than the 100 a score starts from, "
-        f"so the score stays at 0 until fixes take back more than {counted(total - 100, 'point')}."
-    )
+    return score_floor_sentence(total, at_least=hidden is not None and hidden.at_least)
 
 
 def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:

@@ -24,7 +24,7 @@ from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak,
 
 from websec_app.scanner import SECTIONS, section
 from websec_app.scanner.fixes import detected_server
-from websec_app.scanner.report import count_issues, fixes_by_impact
+from websec_app.scanner.report import count_issues, fixes_by_impact, score_floor_sentence, section_points
 from websec_app.wording import counted
 
 from ._charts import summary_chart
@@ -267,12 +267,9 @@ def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
         "The problems that cost the most points, largest first. Each is explained, with the exact fix, in the "
         "sections that follow."
     )
-    total = sum(_section_points(e.key, body) for e in SECTIONS if isinstance(body := report.get(e.key), Mapping))
-    if total > 100:
-        intro += (
-            f" All the problems found cost {counted(total, 'point')} together, more than the 100 a score starts "
-            f"from, so the score stays at 0 until fixes take back more than {counted(total - 100, 'point')}."
-        )
+    total = sum(section_points(e.key, body) for e in SECTIONS if isinstance(body := report.get(e.key), Mapping))
+    if floor := score_floor_sentence(total):
+        intro += f" {floor}"
     return [
         para("Fix these first", st["h2"]),
         para(intro, st["small"]),
@@ -281,20 +278,12 @@ def _top_fixes(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     ]
 
 
-def _section_points(key: str, body: Mapping[str, Any]) -> int:
-    """What a section lost, as the summary table, the chart and the totals all say it: the bare header map's
-    header objects' (each capped at what the header's absence costs: grading.py), any other section's own."""
-    if key == "headers":
-        return sum(int(h.get("deduction") or 0) for h in body.values() if isinstance(h, Mapping))
-    return int(body.get("deduction") or 0)
-
-
 def _points_by_area(report: Mapping[str, Any]) -> list[tuple[str, int]]:
     """Every area that lost points, the most first (all ten fit the chart)."""
     lost = [
         (entry.label, points)
         for entry in SECTIONS
-        if isinstance(body := report.get(entry.key), Mapping) and (points := _section_points(entry.key, body)) > 0
+        if isinstance(body := report.get(entry.key), Mapping) and (points := section_points(entry.key, body)) > 0
     ]
     return sorted(lost, key=lambda pair: -pair[1])
 
@@ -357,7 +346,7 @@ def _overview(report: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
             worst = next((s for s in ("bad", "missing", "weak", "warn") if s in statuses), "good")
         else:
             worst = str(body.get("status", "good"))
-        deduction = _section_points(key, body)
+        deduction = section_points(key, body)
         problems = count_issues({key: body})["total"]  # as issue_counts counts them
         rows.append(
             [
