@@ -53,6 +53,15 @@ def test_html_without_a_content_type_is_sniffed_like_browsers_do() -> None:
     assert "page.mixed_active" in outcomes(result)
 
 
+def test_a_body_opening_with_a_div_and_no_content_type_is_analysed_as_html() -> None:
+    # Given no Content-Type and a body opening with <div>, one of MIME Sniffing §7.1's HTML patterns
+    body = '<div id="app"></div><script src="http://cdn.other.net/a.js"></script>'
+    result = page_of(body, content_type=None)
+    # Then it is analysed as the page browsers render (Chromium 156: text/html), as security.txt already took it
+    assert outcomes(result) == {"page.mixed_active", "page.sri_missing_script"}
+    assert result.details["html"] is True
+
+
 def test_a_utf16_page_with_a_byte_order_mark_is_analysed() -> None:
     # The BOM wins over the header's charset=utf-8 (HTML §13.2.3.1): read as UTF-8 the page showed nothing
     body = '<!DOCTYPE html><html><body><script src="http://x.net/a.js"></script></body></html>'

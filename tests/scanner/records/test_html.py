@@ -183,3 +183,27 @@ def test_a_byte_order_mark_decides_the_encoding() -> None:
         parsed = parse_page(make_response("https://example.com/", 200, [], body, content_type))
         scripts = [(e.get("src"), e.text) for e in parsed.elements if e.name == "script"]
         assert scripts == [("http://x.net/a.js", ""), (None, 'var s = "héllo ✓";')], content_type
+
+
+@pytest.mark.parametrize(
+    ("body", "sniffed"),
+    [
+        (b"<!DOCTYPE html><title>x</title>", True),
+        (b"<div id=app></div>", True),  # MIME Sniffing 7.1 lists <div>, <p>, <a>, <table>, <!-- ...
+        (b"<P>text", True),  # in any case
+        (b"<!-- shell -->", True),
+        (b"<html\nlang=en>", True),  # no space or ">" after the tag: Chromium sniffs the pattern alone
+        (b"<divx>", True),
+        (b"\x0b\x0c\t\r\n <html>", True),  # whitespace, with Chromium's vertical tab
+        (b"<?xml version='1.0'?><html/>", False),  # XML, not HTML
+        (b"Contact: mailto:a@example.com\n", False),
+        (b"hello <html>", False),
+        (b" " * 510 + b"<html>", False),  # past the 512 bytes browsers read
+    ],
+)
+def test_a_body_sniffs_as_html_as_browsers_sniff_it(body: bytes, sniffed: bool) -> None:
+    assert html.sniffs_as_html(body) is sniffed
+    response = make_response("https://example.com/", body=body, content_type=None)
+    assert html.is_html(response) is sniffed  # without a Content-Type, sniffing decides
+    assert html.is_html(make_response("https://example.com/", body=body, content_type="text/html")) is True
+    assert html.is_html(make_response("https://example.com/", body=body, content_type="text/plain")) is False

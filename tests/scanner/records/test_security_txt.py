@@ -101,3 +101,13 @@ def test_a_response_is_a_security_txt_by_its_body_not_its_content_type() -> None
         assert not is_security_txt(response), response
     reason = not_security_txt(soft_404s[2], read_security_txt(soft_404s[2]))
     assert reason == "it is an HTML page"
+
+
+def test_a_page_browsers_sniff_as_html_is_no_security_txt_whatever_follows_its_first_tag() -> None:
+    # Given an HTML page served as text/plain whose <html> tag ends in a newline, with security.txt lines inside:
+    # Chromium sniffs `<html` alone, with no space or ">" after it (records/html.sniffs_as_html)
+    page = "<html\nlang=en>\nContact: mailto:a@example.com\nExpires: 2030-01-01T00:00:00Z\n</html>\n"
+    response = make_response("https://example.com/.well-known/security.txt", body=page, content_type="text/plain")
+    # Then it is an HTML page, not a security.txt, and the fetch layer asks for the legacy /security.txt
+    assert not is_security_txt(response)
+    assert not_security_txt(response, read_security_txt(response)) == "it is an HTML page"

@@ -48,11 +48,21 @@ from ..snapshot import HttpResponse
 
 __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_url", "clean_url", "is_html",
-    "link_rel", "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page", "raw_resources",
-    "split_url", "srcset_urls",
+    "is_html_type", "link_rel", "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page",
+    "raw_resources", "sniffs_as_html", "split_url", "srcset_urls",
 ]  # fmt: skip
 
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: The media types browsers render as an HTML document.
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+#: MIME Sniffing §7.1 "rules for identifying an unknown MIME type": the HTML patterns, matched ASCII
+#: case-insensitively after leading whitespace.
+_HTML_OPENINGS = (
+    b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font", b"<table", b"<a",
+    b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--",
+)  # fmt: skip
+#: §7.1's whitespace bytes, and the vertical tab Chromium skips too (base::IsAsciiWhitespace).
+_SNIFFED_WHITESPACE = b"\t\n\x0b\x0c\r "
+_SNIFFED_BYTES = 512  # Chromium's SniffForHTML reads no further
 
 #: The elements checks read (page.py: everything that loads or posts; headers.py, fingerprint.py: <meta>).
 KEPT = frozenset(
@@ -132,14 +142,30 @@ class HtmlPage:
         return [element for element in self.elements if element.name == name]
 
 
+def is_html_type(content_type: str) -> bool:
+    """Whether a media type, as `HttpResponse.content_type` gives it (lowercase, no parameters), is HTML's."""
+    return content_type in _HTML_TYPES
+
+
+def sniffs_as_html(body: bytes) -> bool:
+    """Whether browsers take a body for HTML by its first bytes (MIME Sniffing §7.1, "rules for identifying an
+    unknown MIME type"): after leading whitespace, one of the HTML patterns.
+
+    §7.1 also wants a tag-terminating byte (a space or ">") after the pattern, and Firefox asks for one, but
+    Chromium matches the pattern alone (net/base/mime_sniffer.cc, SniffForHTML): Chromium 156 renders `<html`
+    followed by a newline, `<divx>` and a vertical tab before `<html>` as HTML. A page that either browser
+    renders is HTML here. A leading UTF-8 byte order mark is skipped."""
+    head = body[:_SNIFFED_BYTES].removeprefix(codecs.BOM_UTF8).lstrip(_SNIFFED_WHITESPACE).lower()
+    return head.startswith(_HTML_OPENINGS)
+
+
 def is_html(response: HttpResponse) -> bool:
-    """HTML by its Content-Type, or, when there is none, by what browsers would sniff (MIME Sniffing §7.1)."""
-    if response.content_type in _HTML_TYPES:
+    """HTML by its Content-Type, or, when there is none, by what browsers would sniff (`sniffs_as_html`)."""
+    if is_html_type(response.content_type):
         return True
     if response.content_type:
         return False
-    head = response.body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<script", b"<iframe"))
+    return sniffs_as_html(response.body)
 
 
 @lru_cache(maxsize=8)

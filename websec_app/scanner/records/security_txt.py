@@ -12,11 +12,13 @@ know whether to fall back to the legacy /security.txt (RFC 9116 §3), the check 
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
 from ..snapshot import HttpResponse
+from .html import is_html_type, sniffs_as_html
 
 __all__ = [
     "KNOWN_FIELDS",
@@ -33,15 +35,6 @@ __all__ = [
 KNOWN_FIELDS = frozenset(
     {"acknowledgments", "canonical", "contact", "csaf", "encryption", "expires", "hiring", "policy",
      "preferred-languages"}
-)  # fmt: skip
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
-# MIME Sniffing §7.1 "identifying a resource with an unknown MIME type": the HTML patterns, each followed by a
-# tag-terminating byte (space or ">"), after leading whitespace; and an XML declaration.
-_HTML_OPENINGS = tuple(
-    opening + end
-    for opening in (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
-                    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--")
-    for end in (b" ", b">")
 )  # fmt: skip
 
 # RFC 5322 §3.6.8 (imported by RFC 9116 §4): a field name is printable ASCII except ":".
@@ -166,8 +159,11 @@ def parse_rfc3339(value: str) -> datetime | None:
 
 
 def _looks_like_html(body: bytes) -> bool:
-    head = body[:512].removeprefix(b"\xef\xbb\xbf").lstrip(b"\t\n\x0c\r ").lower()
-    return head.startswith((*_HTML_OPENINGS, b"<?xml"))
+    """An HTML page as browsers sniff one (records/html.py), or an XML document: no security.txt either way."""
+    if sniffs_as_html(body):
+        return True
+    head = body[:512].removeprefix(codecs.BOM_UTF8).lstrip(b"\t\n\x0c\r ")
+    return head[:5].lower() == b"<?xml"
 
 
 def read_security_txt(response: HttpResponse) -> ParsedSecurityTxt:
@@ -183,7 +179,7 @@ def not_security_txt(response: HttpResponse, parsed: ParsedSecurityTxt) -> str |
     if _looks_like_html(response.body):
         return "it is an HTML page"
     if not any(f.name.lower() in KNOWN_FIELDS for f in parsed.fields):
-        return "it is an HTML page" if response.content_type in _HTML_TYPES else "it contains no security.txt fields"
+        return "it is an HTML page" if is_html_type(response.content_type) else "it contains no security.txt fields"
     if len(parsed.invalid_lines) > len(parsed.fields) and not parsed.values("expires"):
         return "most of its lines are not `Field: value` lines, so it is some other text"
     return None
