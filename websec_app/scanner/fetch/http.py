@@ -18,12 +18,24 @@ import sys
 import typing
 import urllib.request
 import warnings
+from datetime import datetime
+from urllib.parse import urlsplit
 
 import httpcore
 import httpx
 
 from ...settings import ScanLimits, Settings
 from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
+from ..records.cookies import (
+    EPOCH,
+    Malformed,
+    default_path,
+    domain_matches,
+    parse_cookie_date,
+    parse_set_cookie,
+    rejection,
+    scope_domain,
+)
 from ..records.location import BadLocation, location_text, redirect_target
 from ..request_headers import OriginHeaders
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
@@ -405,45 +417,74 @@ def _request_key(url: str, address: str, headers: dict[str, str] | None, max_bod
 
 
 #: RFC 6265 6.1: the least a user agent keeps is 50 cookies per domain and 4096 bytes a cookie. A chain keeps
-#: no more, whatever a server sends.
+#: no more, and reads no more than MAX_CHAIN_COOKIES Set-Cookie lines of a response, whatever a server sends.
 MAX_CHAIN_COOKIES = 50
 MAX_COOKIE_BYTES = 4096
 
 
-class _SetCookies:
-    """A response's Set-Cookie lines in the shape http.cookiejar reads them (`response.info().get_all`)."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class _StoredCookie:
+    """One cookie of a chain's jar, as RFC 6265bis 5.7 stores it."""
 
-    def __init__(self, lines: list[str]) -> None:
-        self._lines = lines
+    name: str
+    value: str
+    domain: str  # the host that set it when host-only
+    host_only: bool
+    path: str
+    secure: bool
 
-    def info(self) -> _SetCookies:
-        return self
+    def goes_to(self, scheme: str, host: str, path: str) -> bool:
+        """6265bis 5.8.3 step 1: the domain (the very host for a host-only cookie), the path, and Secure."""
+        if self.secure and scheme != "https":
+            return False
+        if not (host == self.domain if self.host_only else domain_matches(host, self.domain)):
+            return False
+        return _path_matches(path, self.path)
 
-    def get_all(self, name: str, default: list[str]) -> list[str]:
-        return self._lines if name.lower() == "set-cookie" else default
+
+def _path_matches(request_path: str, cookie_path: str) -> bool:
+    """6265bis 5.1.4: the same path, or one under it ("/docs" covers "/docs/a", not "/docsx")."""
+    if request_path == cookie_path:
+        return True
+    return request_path.startswith(cookie_path) and (cookie_path.endswith("/") or request_path[len(cookie_path)] == "/")
+
+
+def _judged_at(response: HttpResponse) -> datetime:
+    """The instant a cookie's expiry is compared with: the response's Date (the clock of the server that chose
+    the expiry; the fetch reads none of its own), or EPOCH without one, so that only Max-Age=0 or an Expires at
+    1970 deletes a cookie then."""
+    dates = response.headers.get_all("date")
+    return (parse_cookie_date(dates[0]) if dates else None) or EPOCH
 
 
 class ChainCookies:
-    """The cookies a chain's responses set, sent on its later hops as a browser's cookie jar sends them (RFC 6265
-    5.4: back to their host, or their Domain, under their Path, Secure ones over https only). A site that sets a
-    cookie and redirects to check it (a consent or bot gate, often to the very same URL) is then followed as a
-    browser follows it. Each chain starts empty, as a new visitor does; it keeps at most MAX_CHAIN_COOKIES, of at
-    most MAX_COOKIE_BYTES each, in printable ASCII (what httpx sends), so a hostile server cannot grow it."""
+    """The cookies a chain's responses set, sent on its later hops as a browser's cookie jar sends them. A site
+    that sets a cookie and redirects to check it (a consent or bot gate, often to the very same URL) is then
+    followed as a browser follows it.
+
+    A line is stored only if records/cookies.py parses it and finds no reason a browser refuses it (a Secure or
+    prefixed cookie over http, a Domain that does not cover the host or is a public suffix, Partitioned without
+    Secure: 6265bis 5.7, as Chromium does); its Domain scope is records/cookies.py's too (a last empty Domain,
+    or a public suffix that is the host itself, leaves it host-only). It is sent back to its host or domain,
+    under its path, Secure ones over https only (6265bis 5.8.3). Each chain starts empty, as a new visitor
+    does; it keeps at most MAX_CHAIN_COOKIES, of at most MAX_COOKIE_BYTES each, in printable ASCII (what httpx
+    sends), so a hostile server cannot grow it."""
 
     def __init__(self) -> None:
-        # Host-only cookies (no Domain attribute) go back to their host only, not its subdomains (RFC 6265 5.3).
-        policy = http.cookiejar.DefaultCookiePolicy(
-            strict_ns_domain=http.cookiejar.DefaultCookiePolicy.DomainStrictNonDomain
-        )
-        self._jar = http.cookiejar.CookieJar(policy)
+        # Keyed as 6265bis 5.7 step 22 replaces a cookie (name, domain, host-only flag, path; CHIPS adds the
+        # partition). Insertion order is creation order: a replaced cookie keeps its place.
+        self._cookies: dict[tuple[str, str, bool, str, bool], _StoredCookie] = {}
 
     def header_for(self, url: str) -> str | None:
         """The Cookie header a request to `url` carries, or None."""
-        if not len(self._jar):
+        if not self._cookies:
             return None
-        request = urllib.request.Request(url)
-        self._jar.add_cookie_header(request)
-        return request.get_header("Cookie")
+        parts = urlsplit(url)
+        scheme, host, path = parts.scheme, (parts.hostname or "").lower(), parts.path or "/"
+        sent = [cookie for cookie in self._cookies.values() if cookie.goes_to(scheme, host, path)]
+        # 6265bis 5.8.3 step 2: longer paths first, then the earlier created (sorted() is stable).
+        sent.sort(key=lambda cookie: -len(cookie.path))
+        return "; ".join(f"{cookie.name}={cookie.value}" for cookie in sent) or None
 
     def take(self, response: HttpResponse) -> None:
         """Keep the cookies `response` sets (or deletes)."""
@@ -454,12 +495,41 @@ class ChainCookies:
         ][:MAX_CHAIN_COOKIES]
         if not lines:
             return
-        request = urllib.request.Request(response.url)
-        # http.cookiejar reads any object with `info().get_all()` (as httpx's own adapter does).
-        for cookie in self._jar.make_cookies(_SetCookies(lines), request):  # type: ignore[arg-type]
-            if len(self._jar) >= MAX_CHAIN_COOKIES:
-                break
-            self._jar.set_cookie_if_ok(cookie, request)
+        url = response.url
+        parts = urlsplit(url)
+        host, secure_origin = (parts.hostname or "").lower(), parts.scheme == "https"
+        now = _judged_at(response)
+        for line in lines:
+            parsed = parse_set_cookie(line)
+            if isinstance(parsed, Malformed) or rejection(parsed, url) is not None:
+                continue
+            domain = scope_domain(parsed, url)
+            cookie = _StoredCookie(
+                name=parsed.name,
+                value=parsed.value,
+                domain=domain or host,
+                host_only=domain is None,
+                path=parsed.path or default_path(url),
+                secure=parsed.secure,
+            )
+            if not secure_origin and self._shadows_a_secure_cookie(cookie):
+                continue
+            key = (cookie.name, cookie.domain, cookie.host_only, cookie.path, parsed.partitioned)
+            if parsed.deletes(now):
+                self._cookies.pop(key, None)
+            elif key in self._cookies or len(self._cookies) < MAX_CHAIN_COOKIES:
+                self._cookies[key] = cookie
+
+    def _shadows_a_secure_cookie(self, cookie: _StoredCookie) -> bool:
+        """6265bis 5.7 step 16: plain HTTP may neither set nor delete a cookie of the name of a Secure one
+        over a domain and path it would cover (Chromium's strict secure cookies)."""
+        return any(
+            kept.secure
+            and kept.name == cookie.name
+            and (domain_matches(kept.domain, cookie.domain) or domain_matches(cookie.domain, kept.domain))
+            and _path_matches(cookie.path, kept.path)
+            for kept in self._cookies.values()
+        )
 
 
 def _shown(location: str) -> str:
