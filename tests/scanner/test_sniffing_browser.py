@@ -33,6 +33,7 @@ SNIFF_CASES: dict[bytes, bool] = {
     b"\x0b<html>": True,  # a vertical tab is whitespace to Chromium
     b"\x0c <html>": True,
     b"<?xml version='1.0'?><doc/>": False,  # text/xml
+    b"\xef\xbb\xbf<!DOCTYPE html>": False,  # a byte order mark is no whitespace: text/plain
     b"Contact: mailto:a@example.com\n": False,
     b"hello <html>": False,
     b" " * 510 + b"<html>": False,  # Chromium reads 512 bytes

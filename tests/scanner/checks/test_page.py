@@ -62,6 +62,16 @@ def test_a_body_opening_with_a_div_and_no_content_type_is_analysed_as_html() -> 
     assert result.details["html"] is True
 
 
+def test_a_body_opening_with_a_byte_order_mark_and_no_content_type_is_not_a_page() -> None:
+    # Given no Content-Type and an HTML body behind a UTF-8 byte order mark
+    body = '\ufeff<!DOCTYPE html><script src="http://cdn.other.net/a.js"></script>'
+    result = page_of(body, content_type=None)
+    # Then it is no page: browsers sniff it as text/plain (MIME Sniffing 7.1) and run none of its scripts
+    assert outcomes(result) == {"page.not_html"}
+    # While a declared text/html page with a byte order mark is analysed
+    assert "page.mixed_active" in outcomes(page_of(body))
+
+
 def test_a_utf16_page_with_a_byte_order_mark_is_analysed() -> None:
     # The BOM wins over the header's charset=utf-8 (HTML §13.2.3.1): read as UTF-8 the page showed nothing
     body = '<!DOCTYPE html><html><body><script src="http://x.net/a.js"></script></body></html>'

@@ -196,6 +196,7 @@ def test_a_byte_order_mark_decides_the_encoding() -> None:
         (b"<divx>", True),
         (b"\x0b\x0c\t\r\n <html>", True),  # whitespace, with Chromium's vertical tab
         (b"<?xml version='1.0'?><html/>", False),  # XML, not HTML
+        (b"\xef\xbb\xbf<!DOCTYPE html>", False),  # browsers sniff a byte order mark as text/plain
         (b"Contact: mailto:a@example.com\n", False),
         (b"hello <html>", False),
         (b" " * 510 + b"<html>", False),  # past the 512 bytes browsers read

@@ -111,3 +111,11 @@ def test_a_page_browsers_sniff_as_html_is_no_security_txt_whatever_follows_its_f
     # Then it is an HTML page, not a security.txt, and the fetch layer asks for the legacy /security.txt
     assert not is_security_txt(response)
     assert not_security_txt(response, read_security_txt(response)) == "it is an HTML page"
+
+
+def test_an_html_page_behind_a_byte_order_mark_is_no_security_txt() -> None:
+    # Browsers sniff a BOM-led body as text/plain, but it is an HTML page all the same, not the file
+    page = "\ufeff<html><body>\nContact: mailto:a@example.com\nExpires: 2030-01-01T00:00:00Z\n</body></html>\n"
+    response = make_response("https://example.com/.well-known/security.txt", body=page, content_type="text/plain")
+    assert not is_security_txt(response)
+    assert not_security_txt(response, read_security_txt(response)) == "it is an HTML page"

@@ -154,8 +154,11 @@ def sniffs_as_html(body: bytes) -> bool:
     §7.1 also wants a tag-terminating byte (a space or ">") after the pattern, and Firefox asks for one, but
     Chromium matches the pattern alone (net/base/mime_sniffer.cc, SniffForHTML): Chromium 156 renders `<html`
     followed by a newline, `<divx>` and a vertical tab before `<html>` as HTML. A page that either browser
-    renders is HTML here. A leading UTF-8 byte order mark is skipped."""
-    head = body[:_SNIFFED_BYTES].removeprefix(codecs.BOM_UTF8).lstrip(_SNIFFED_WHITESPACE).lower()
+    renders is HTML here.
+
+    A byte order mark is no whitespace: §7.1 matches the HTML patterns before its BOM rows (text/plain), and
+    Chromium 156 renders a UTF-8 BOM followed by `<html>` as text/plain."""
+    head = body[:_SNIFFED_BYTES].lstrip(_SNIFFED_WHITESPACE).lower()
     return head.startswith(_HTML_OPENINGS)
 
 

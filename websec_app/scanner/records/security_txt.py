@@ -159,11 +159,10 @@ def parse_rfc3339(value: str) -> datetime | None:
 
 
 def _looks_like_html(body: bytes) -> bool:
-    """An HTML page as browsers sniff one (records/html.py), or an XML document: no security.txt either way."""
-    if sniffs_as_html(body):
-        return True
-    head = body[:512].removeprefix(codecs.BOM_UTF8).lstrip(b"\t\n\x0c\r ")
-    return head[:5].lower() == b"<?xml"
+    """An HTML page as browsers sniff one (records/html.py), or an XML document: no security.txt either way.
+    A UTF-8 byte order mark is skipped first: browsers show a page behind one as text, but it is no file."""
+    body = body.removeprefix(codecs.BOM_UTF8)
+    return sniffs_as_html(body) or body[:512].lstrip(b"\t\n\x0c\r ")[:5].lower() == b"<?xml"
 
 
 def read_security_txt(response: HttpResponse) -> ParsedSecurityTxt:
