@@ -36,12 +36,12 @@ from ..findings import CheckResult, Finding
 from ..records.html import (
     Element,
     HtmlPage,
-    ascii_lower,
     base_url,
     clean_url,
     is_html,
     join_url,
     link_rel,
+    meta_elements_of,
     origin_of,
     parse_page,
     raw_resources,
@@ -107,13 +107,10 @@ def _trustworthy(parts: SplitResult) -> bool:
 def _upgrades_insecure_requests(response: HttpResponse, page: HtmlPage) -> bool:
     """CSP3 / UPGRADE §3: the directive in an enforced policy, header or `<meta http-equiv>`."""
     policies = list(response.headers.get_all("content-security-policy"))
-    for meta in page.find_all("meta"):
+    for meta in meta_elements_of(page):
         # HTML §4.2.5.3: a CSP <meta> counts only in <head>, and only as an element of the document.
-        if meta.in_body or meta.inert:
-            continue
-        # Matched whole and ASCII case-insensitively, untrimmed, as browsers match it (records/html.py MetaElement)
-        if ascii_lower(str(meta.get("http-equiv", ""))) == "content-security-policy":
-            policies.append(str(meta.get("content", "")))
+        if meta.http_equiv == "content-security-policy" and meta.in_head and not meta.inert:
+            policies.append(meta.content or "")
     for policy in policies:
         for directive in re.split(r"[;,]", policy):
             if directive.strip().split(" ")[0].lower() == "upgrade-insecure-requests":
