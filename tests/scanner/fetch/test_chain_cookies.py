@@ -4,10 +4,15 @@ records/cookies.py says a browser refuses are never sent, and the rest go back t
 
 from __future__ import annotations
 
+import http.cookiejar
+
 import pytest
 
-from websec_app.scanner.fetch.http import ChainCookies
+from tests.fixtures.sites import Redirect, Request, Response, Site, SiteFactory, text
+from websec_app.scanner.fetch.http import ChainCookies, fetch_chain, make_client
+from websec_app.scanner.fetch.resolve import Pinner, Resolver
 from websec_app.scanner.snapshot import HeaderList, HttpResponse
+from websec_app.settings import Settings
 
 
 def redirect_setting(url: str, *lines: str, date: str | None = None) -> HttpResponse:
@@ -141,3 +146,27 @@ def test_plain_http_cannot_overwrite_a_secure_cookie() -> None:
         "sid=good",
         None,
     )
+
+
+async def test_the_scan_clients_own_store_neither_reads_nor_sends_a_cookie(
+    site_factory: SiteFactory, scan_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a site whose /set sets three cookies, and whose /echo says what Cookie it got
+    def echo(request: Request) -> Response:
+        return text(request.header("cookie") or "(none)")
+
+    cookies = [("Set-Cookie", f"c{i}=1; Path=/") for i in range(3)]
+    routes = {"/set": Response(200, cookies, b"set"), "/echo": echo, "/": Redirect("/echo")}
+    site = site_factory(Site(names=(site_factory.unique_host("no-client-jar"),), tls=None, http=routes))
+    parsed: list[object] = []
+    monkeypatch.setattr(http.cookiejar.CookieJar, "make_cookies", lambda *args: parsed.append(args) or [])
+
+    # When one client asks /set, then /echo (on a chain of its own, which starts with no cookie)
+    pinner = Pinner(Resolver(scan_settings), scan_settings)
+    async with make_client(pinner, scan_settings) as client:
+        await fetch_chain(client, pinner, site.url_for("/set", "http"), scan_settings.limits)
+        echoed = await fetch_chain(client, pinner, site.http_url, scan_settings.limits)
+
+    # Then no Set-Cookie was parsed outside the chains' own jars, and none went to the other request
+    assert parsed == []
+    assert echoed.final is not None and echoed.final.body == b"(none)"

@@ -11,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import errno
-import http.cookiejar
 import importlib.util
 import ssl
 import sys
 import typing
-import urllib.request
 import warnings
 from datetime import datetime
 from urllib.parse import urlsplit
@@ -206,26 +204,21 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
             await self._backend.close_all()
 
 
-class _NoCookies(http.cookiejar.CookiePolicy):
-    """The client's own jar keeps nothing. httpx's would carry every cookie any request of the scan received to
-    all the others, unbounded, in whatever order concurrent parts happened to finish; each chain carries its
-    own (ChainCookies)."""
+class _NoCookies(httpx.Cookies):
+    """The client's own cookie store, which keeps nothing and reads no Set-Cookie. httpx's would carry every cookie
+    any request of the scan received to all the others, unbounded, in whatever order concurrent parts happened to
+    finish; each chain carries its own (ChainCookies). httpx (0.28) hands every response to
+    `client.cookies.extract_cookies`, where a CookieJar, even one whose policy refuses everything, builds a
+    urllib request and parses each Set-Cookie line: 14 us a response without one, 66 us with three."""
 
-    netscape = True
-    rfc2965 = False
-    hide_cookie2 = True
+    def extract_cookies(self, response: httpx.Response) -> None:
+        pass
 
-    def set_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
-        return False
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        pass
 
-    def return_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
-        return False
-
-    def domain_return_ok(self, domain: str, request: urllib.request.Request) -> bool:
-        return False
-
-    def path_return_ok(self, path: str, request: urllib.request.Request) -> bool:
-        return False
+    def set(self, name: str, value: str, domain: str = "", path: str = "/") -> None:
+        pass
 
 
 class _Client(httpx.AsyncClient):
@@ -236,8 +229,19 @@ class _Client(httpx.AsyncClient):
     hostile redirect became an uncaught httpx.InvalidURL (issue 12). fetch_chain judges it instead.
     """
 
+    _no_cookies = _NoCookies()
+
     def _build_redirect_request(self, request: httpx.Request, response: httpx.Response) -> httpx.Request:
         return request
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        """A store that keeps nothing: httpx reads every store through this property."""
+        return self._no_cookies
+
+    @cookies.setter
+    def cookies(self, cookies: typing.Any) -> None:
+        raise TypeError("the scan's client keeps no cookies: each redirect chain has its own (ChainCookies)")
 
 
 def make_client(
@@ -250,7 +254,6 @@ def make_client(
         transport=_PinnedTransport(pinner, limits),
         follow_redirects=False,
         trust_env=False,
-        cookies=http.cookiejar.CookieJar(_NoCookies()),
         timeout=httpx.Timeout(
             connect=limits.connect_seconds,
             read=limits.read_seconds,
