@@ -65,7 +65,8 @@ class HttpResponse:
     address: str = ""  # the IP address the connection went to
     http_version: str = "HTTP/1.1"
     # Why the body is incomplete or not the decoded content (fetch/body.py): cut at the size, time or
-    # compression-ratio limit, or kept as sent under a chained or unknown Content-Encoding. None: whole.
+    # compression-ratio limit, or kept as sent under a Content-Encoding of more than three codings
+    # (body.MAX_CODINGS; up to three are decoded) or an unknown one. None: whole.
     body_note: str | None = None
 
     @property
