@@ -179,6 +179,17 @@ def test_upgrade_insecure_requests_in_a_meta_tag_counts_but_report_only_does_not
     assert "page.mixed_active" in outcomes(in_body)
 
 
+def test_upgrade_insecure_requests_is_read_as_the_csp_check_reads_it() -> None:
+    # Given the directive with a value after a tab, which browsers ignore (Chromium 156 upgrades:
+    # tests/scanner/test_upgrade_insecure_requests_browser.py), and one in a policy that is only reported
+    script = '<script src="http://cdn.other.net/a.js"></script>'
+    with_value = page_of(script, headers=[("Content-Security-Policy", "upgrade-insecure-requests\tnow")])
+    reported = page_of(script, headers=[("Content-Security-Policy-Report-Only", "upgrade-insecure-requests")])
+    # Then page analysis counts what records/csp.upgrades_insecure_requests counts, as the CSP check does
+    assert "page.mixed_upgraded" in outcomes(with_value)
+    assert "page.mixed_active" in outcomes(reported)
+
+
 def test_upgrade_insecure_requests_in_a_meta_tag_with_a_padded_http_equiv_does_not_count() -> None:
     # HTML matches http-equiv whole: Chromium ignores <meta http-equiv=" Content-Security-Policy">
     meta = '<meta http-equiv=" Content-Security-Policy" content="upgrade-insecure-requests">'

@@ -125,3 +125,13 @@ def test_a_list_of_only_malformed_sources_matches_nothing() -> None:
     assert csp.matches_nothing(("'unsafe-everything'", "'nonce-$'"))
     assert csp.matches_nothing(("'none'", "'bogus'"))
     assert not csp.matches_nothing(("'bogus'", "'self'"))
+
+
+def test_upgrade_insecure_requests_counts_in_an_enforced_policy_only() -> None:
+    # Upgrade Insecure Requests §4.1: the header's or a <meta>'s policy upgrades, whatever value follows the name;
+    # a Report-Only one upgrades nothing
+    assert csp.upgrades_insecure_requests(csp.parse_header_policies(["default-src https:, UPGRADE-INSECURE-REQUESTS"]))
+    assert csp.upgrades_insecure_requests([csp.parse_meta_policy("upgrade-insecure-requests\tnow")])
+    assert not csp.upgrades_insecure_requests(csp.parse_header_policies(["upgrade-insecure-requests"], enforced=False))
+    assert not csp.upgrades_insecure_requests([csp.parse_policy("default-src https:; upgrade-insecure-requests-x")])
+    assert not csp.upgrades_insecure_requests([])

@@ -25,6 +25,7 @@ from ..records.csp import (
     keywords_in,
     matches_nothing,
     scheme_and_host,
+    upgrades_insecure_requests,
 )
 
 # Scheme sources that let a script come from anywhere (or from attacker-made content).
@@ -83,7 +84,7 @@ def evaluate(policies: Sequence[Policy]) -> CspEvaluation:
     eval_allowed = all(_allows_eval(p) for p in active)
     broad = _all_flag(active, lambda sources: [s for s in sources if is_broad(s)])
     insecure = _all_flag(active, lambda sources: [s for s in sources if is_insecure(s)])
-    if insecure and any(p.get("upgrade-insecure-requests") is not None for p in active):
+    if insecure and upgrades_insecure_requests(active):
         # Upgrade Insecure Requests §4.1 (Fetch "main fetch"): the page's http:// requests are made over https://
         # before CSP checks them, and an http:// source matches the upgraded URL (CSP3 §6.7.2.8 scheme-part).
         notes.append(

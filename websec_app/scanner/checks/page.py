@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 import time
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,6 +32,7 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from ..findings import CheckResult, Finding
+from ..records.csp import Policy, parse_header_policies, parse_meta_policy, upgrades_insecure_requests
 from ..records.html import (
     Element,
     HtmlPage,
@@ -104,18 +104,14 @@ def _trustworthy(parts: SplitResult) -> bool:
         return False
 
 
-def _upgrades_insecure_requests(response: HttpResponse, page: HtmlPage) -> bool:
-    """CSP3 / UPGRADE §3: the directive in an enforced policy, header or `<meta http-equiv>`."""
-    policies = list(response.headers.get_all("content-security-policy"))
+def _enforced_policies(response: HttpResponse, page: HtmlPage) -> list[Policy]:
+    """The page's Content Security Policies browsers act on: the headers', and its <meta> ones."""
+    policies = parse_header_policies(response.headers.get_all("content-security-policy"))
     for meta in meta_elements_of(page):
         # HTML §4.2.5.3: a CSP <meta> counts only in <head>, and only as an element of the document.
-        if meta.http_equiv == "content-security-policy" and meta.in_head and not meta.inert:
-            policies.append(meta.content or "")
-    for policy in policies:
-        for directive in re.split(r"[;,]", policy):
-            if directive.strip().split(" ")[0].lower() == "upgrade-insecure-requests":
-                return True
-    return False
+        if meta.http_equiv == "content-security-policy" and meta.in_head and not meta.inert and meta.content:
+            policies.append(parse_meta_policy(meta.content))
+    return policies
 
 
 def _sri_state(tag: Element) -> str:
@@ -329,7 +325,7 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         and origin_of(base_href) != page_origin
     ):
         findings.append(Finding("page.base_foreign", origin_of(base_href), f"<base href={base_href!r}>"))
-    upgraded = https_page and _upgrades_insecure_requests(final, page)
+    upgraded = https_page and upgrades_insecure_requests(_enforced_policies(final, page))
     mixed, active, passive = _mixed_content(resources, https_page, upgraded)
     findings += mixed
     sri_findings, sri = _integrity(resources, page_origin, page_site)

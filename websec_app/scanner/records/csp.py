@@ -47,6 +47,7 @@ __all__ = [
     "parse_policy",
     "scheme_and_host",
     "serialize",
+    "upgrades_insecure_requests",
 ]
 
 #: Directives of CSP3, Trusted Types, Upgrade Insecure Requests and Fenced Frames.
@@ -222,6 +223,14 @@ def parse_header_policies(values: Iterable[str], *, enforced: bool = True) -> li
 def parse_meta_policy(content: str) -> Policy:
     """A <meta http-equiv="Content-Security-Policy"> policy: not split on commas, always enforced."""
     return parse_policy(content, delivery="meta", enforced=True)
+
+
+def upgrades_insecure_requests(policies: Iterable[Policy]) -> bool:
+    """Whether browsers make the page's http:// requests over https:// (Upgrade Insecure Requests §4.1): an
+    enforced policy, a header's or a <meta>'s, has upgrade-insecure-requests, whatever value follows the name.
+    A Report-Only policy upgrades nothing. Callers pass the policies browsers act on: a <meta> one only from
+    <head> and not inert (records/html.MetaElement). Held to Chromium by test_upgrade_insecure_requests_browser."""
+    return any(policy.enforced and "upgrade-insecure-requests" in policy for policy in policies)
 
 
 def _short(text: str, limit: int = 40) -> str:
