@@ -1,9 +1,11 @@
 """Parsing user input into the URL we scan (WHATWG host canonicalisation)."""
 
+import re
+
 import pytest
 
 from websec_app.scanner.errors import InvalidTarget
-from websec_app.scanner.target import parse_target
+from websec_app.scanner.target import _DNS_NAME_CHARACTERS, FORBIDDEN_DOMAIN_CODE_POINTS, parse_target
 
 
 @pytest.mark.parametrize(
@@ -70,6 +72,34 @@ def test_given_a_host_with_a_forbidden_code_point_or_a_bad_label_when_parsed_the
     DNS's label and name lengths."""
     with pytest.raises(InvalidTarget, match="is not a valid host name"):
         parse_target(f"https://{host}/")
+
+
+@pytest.mark.parametrize(
+    ("host", "named"),
+    [
+        ("a%41.example.com", "'%'"),
+        ("ａ％ｂ.example.com", "'%'"),  # fullwidth, mapped to ASCII first (UTS #46)
+        ("%31.0.0.1", "'%'"),
+        ("a&b.1", "'&'"),  # ends in a number, so the URL Standard would try it as an IPv4 address
+    ],
+)
+def test_given_a_host_with_a_character_no_name_holds_when_parsed_then_the_message_names_it(
+    host: str, named: str
+) -> None:
+    """The characters are checked before the IPv4 number parse: the message names the character, not a bad
+    IPv4 address."""
+    with pytest.raises(InvalidTarget, match=re.escape(f"is not a valid host name (it contains {named})")):
+        parse_target(f"https://{host}/")
+
+
+def test_a_numeric_host_out_of_range_is_still_a_bad_ipv4_address() -> None:
+    with pytest.raises(InvalidTarget, match="is not a valid IPv4 address"):
+        parse_target("https://1.2.3.256/")
+
+
+def test_no_forbidden_domain_code_point_is_a_dns_name_character() -> None:
+    # records/location.py refuses a Location's host by the URL Standard's set; a target's host by the stricter one
+    assert FORBIDDEN_DOMAIN_CODE_POINTS.isdisjoint(_DNS_NAME_CHARACTERS)
 
 
 @pytest.mark.parametrize(

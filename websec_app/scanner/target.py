@@ -121,8 +121,10 @@ def parse_whatwg_ipv4(host: str) -> str | None:
     return str(ipaddress.IPv4Address(address))
 
 
-# WHATWG URL, "forbidden domain code point": the forbidden host code points, C0 controls, % and DEL.
-_FORBIDDEN_DOMAIN_CODE_POINTS = frozenset("\x00\t\n\r #/:<>?@[\\]^|%\x7f") | {chr(c) for c in range(0x20)}
+#: WHATWG URL, "forbidden domain code point": the forbidden host code points, C0 controls, % and DEL. No host
+#: holds one (records/location.py refuses a Location's percent-decoded host by them); none is among
+#: `_DNS_NAME_CHARACTERS`, the only characters `normalise_host` lets through.
+FORBIDDEN_DOMAIN_CODE_POINTS = frozenset("\x00\t\n\r #/:<>?@[\\]^|%\x7f") | {chr(c) for c in range(0x20)}
 
 _DNS_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
 
@@ -161,18 +163,17 @@ def normalise_host(raw_host: str) -> str:
         ascii_host = _domain_to_ascii(host)
     except idna.IDNAError as exc:
         raise InvalidTarget(f"{raw_host!r} is not a valid host name ({exc})") from None
-    forbidden = next((c for c in ascii_host if c in _FORBIDDEN_DOMAIN_CODE_POINTS), None)
-    if forbidden is not None:
-        raise InvalidTarget(f"{raw_host!r} is not a valid host name (it contains {forbidden!r})")
-    numeric = parse_whatwg_ipv4(ascii_host)
-    if numeric is not None:
-        return numeric
-    # The URL Standard lets `a&b` or `a'b(c)` through, but no browser looks such a name up (Chromium's
-    # dns_names_util takes letters, digits, `-` and `_` only), and it would only carry hostile text into
-    # reports and fix snippets.
+    # Letters, digits, `-`, `_` and dots only: the URL Standard refuses its forbidden domain code points (`%`,
+    # `/`, `@`...) and lets `a&b` or `a'b(c)` through, but no browser looks such a name up (Chromium's
+    # dns_names_util), and it would only carry hostile text into reports and fix snippets. Checked before the
+    # IPv4 number parse, as the URL Standard checks forbidden code points, so `%31.0.0.1` and `a&b.1` are
+    # refused for the character they hold, not as a bad IPv4 address.
     unusable = next((c for c in ascii_host if c not in _DNS_NAME_CHARACTERS), None)
     if unusable is not None:
         raise InvalidTarget(f"{raw_host!r} is not a valid host name (it contains {unusable!r})")
+    numeric = parse_whatwg_ipv4(ascii_host)
+    if numeric is not None:
+        return numeric
     if len(ascii_host) > 253 or any(not 0 < len(label) <= 63 for label in ascii_host.split(".")):
         raise InvalidTarget(f"{raw_host!r} is not a valid host name")
     return ascii_host

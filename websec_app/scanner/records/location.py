@@ -18,7 +18,7 @@ from __future__ import annotations
 from urllib.parse import unquote, urlsplit
 
 from ..errors import InvalidTarget
-from ..target import parse_target
+from ..target import FORBIDDEN_DOMAIN_CODE_POINTS, parse_target
 from .html import join_url
 
 __all__ = ["MAX_LOCATION", "BadLocation", "location_text", "redirect_target"]
@@ -29,8 +29,6 @@ MAX_LOCATION = 2048  # as for a URL the user types (target.py); browsers allow m
 # the path set adds these (Chromium also encodes | and ^ there), the special-query set these.
 _PATH_ENCODED = frozenset(' "<>`{}|^')
 _QUERY_ENCODED = frozenset(" \"<>'")
-# §3.2 "forbidden domain code point": none may appear in a host once it is percent-decoded.
-_FORBIDDEN_IN_HOST = frozenset("\x00\t\n\r #%/:<>?@[\\]^|\x7f") | frozenset(map(chr, range(0x20)))
 
 
 class BadLocation(ValueError):
@@ -65,7 +63,9 @@ def _host_and_port(authority: str) -> tuple[str, str]:
         return host_port[:end], host_port[end:]
     host, colon, port = host_port.partition(":")
     host = unquote(host, errors="replace")  # host parsing: "UTF-8 decode without BOM" of the percent-decoding
-    bad = sorted(_FORBIDDEN_IN_HOST.intersection(host))
+    # §3.5 host parsing: no forbidden domain code point once the host is percent-decoded (a `/`, `?` or `@`
+    # would also move the splits of the URL rebuilt for parse_target below).
+    bad = sorted(FORBIDDEN_DOMAIN_CODE_POINTS.intersection(host))
     if bad:
         raise BadLocation(f"names a host with a character no host name may have ({bad[0]!r})")
     return host, colon + port
