@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from tests.fixtures import catalog
 from tests.fixtures.sites import Behaviour, Garbage, Request, Response, RunningSite, Site, SiteFactory
 from websec_app.scanner import scan
@@ -39,23 +41,51 @@ async def cors_section(site: RunningSite, settings: Settings) -> dict[str, Any]:
     return section
 
 
-async def test_a_foreign_origin_answered_with_garbage_is_not_graded_unexposed(
+async def test_a_look_alike_answered_with_garbage_is_not_graded_unexposed(
     site_factory: SiteFactory, scan_settings: Settings
 ) -> None:
-    # Given a site that breaks the connection when asked with the foreign origin, and answers `null` plainly
-    site = site_factory(
-        answering(site_factory.unique_host("cors-garbage"), lambda o: Garbage() if o == FOREIGN_PROBE else None)
-    )
+    # Given a site that breaks the connection when asked with the look-alike origin (the first probe sent), and
+    # answers the others plainly
+    host = site_factory.unique_host("cors-garbage")
+    lookalike = f"https://{host}.websecprobe{host}"
+    site = site_factory(answering(host, lambda o: Garbage() if o == lookalike else None))
 
     # When it is scanned
     section = await cors_section(site, scan_settings)
 
     # Then the probe was sent, and the section says it could not check it instead of "not exposed"
-    assert FOREIGN_PROBE in origins_sent(site)
+    assert lookalike in origins_sent(site)
     assert [f["check"] for f in section["findings"]] == ["check.error"]
-    assert section["findings"][0]["subjects"] == [f"Origin: {FOREIGN_PROBE}"]
-    assert section["foreign_origin"]["origin_sent"] == FOREIGN_PROBE and section["foreign_origin"]["error"]
+    assert section["findings"][0]["subjects"] == [f"Origin: {lookalike}"]
+    assert section["lookalike_origin"]["origin_sent"] == lookalike and section["lookalike_origin"]["error"]
     assert section["null_origin"]["status_code"] == 200
+    # and, knowing nothing of the look-alike, the scanner asked the foreign origin (answered plainly)
+    assert section["foreign_origin"]["status_code"] == 200
+
+
+async def test_a_foreign_origin_answered_with_garbage_is_not_graded_by_the_look_alike_alone(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a site that echoes the look-alike with credentials, and breaks the connection for the foreign origin
+    host = site_factory.unique_host("cors-garbage-foreign")
+    lookalike = f"https://{host}.websecprobe{host}"
+    page = catalog.best_practices(host).routes["/"]
+    assert isinstance(page, Response)
+
+    def answer(origin: str) -> Behaviour | None:
+        if origin == FOREIGN_PROBE:
+            return Garbage()
+        return echoing_with_credentials(page, origin) if origin == lookalike else None
+
+    site = site_factory(answering(host, answer))
+
+    section = await cors_section(site, scan_settings)
+
+    # Then the look-alike's echo is graded, and whether every Origin is echoed is "could not check"
+    assert FOREIGN_PROBE in origins_sent(site)
+    assert [f["check"] for f in section["findings"]] == ["cors.lookalike_credentials", "check.error"]
+    assert section["findings"][1]["subjects"] == [f"Origin: {FOREIGN_PROBE}"]
+    assert section["foreign_origin"]["error"]
 
 
 def echoing_with_credentials(page: Response, origin: str) -> Response:
@@ -144,7 +174,42 @@ async def test_a_correct_subdomain_pattern_is_not_exposed(site_factory: SiteFact
 
     report = (await scan(site.url, scan_settings)).to_dict()
 
-    # Then none of the probes got through, and the site keeps its A+
-    assert len(origins_sent(site)) == 4
+    # Then none of the probes got through (the look-alike, http:// and null: no foreign one was needed), and the
+    # site keeps its A+
+    assert len(origins_sent(site)) == 3
     assert [f["check"] for f in report["cors"]["findings"]] == ["cors.not_exposed"]
     assert report["grade"] == "A+"
+
+
+@pytest.mark.parametrize("keep_alive", [False, True], ids=["closing", "keep-alive"])
+async def test_the_foreign_probe_is_sent_only_when_the_look_alike_is_echoed(
+    site_factory: SiteFactory, scan_settings: Settings, keep_alive: bool
+) -> None:
+    # Given a site without CORS headers and one echoing every Origin with credentials
+    page = catalog.best_practices("page.test").routes["/"]
+    assert isinstance(page, Response)
+    quiet_host = site_factory.unique_host("cors-quiet")
+    echo_host = site_factory.unique_host("cors-echo")
+    quiet = site_factory(replace(answering(quiet_host, lambda origin: None), keep_alive=keep_alive))
+    echo = site_factory(
+        replace(answering(echo_host, lambda origin: echoing_with_credentials(page, origin)), keep_alive=keep_alive)
+    )
+
+    # When both are scanned
+    quiet_section = await cors_section(quiet, scan_settings)
+    echo_section = await cors_section(echo, scan_settings)
+
+    # Then the quiet site was sent three probes: the look-alike, its http:// origin and null
+    quiet_probes = [f"https://{quiet_host}.websecprobe{quiet_host}", f"http://{quiet_host}", "null"]
+    echo_lookalike = f"https://{echo_host}.websecprobe{echo_host}"
+    echo_probes = [echo_lookalike, FOREIGN_PROBE, f"http://{echo_host}", "null"]
+    # (a closing site gets them at once, in no set order; the foreign one waits for the look-alike's answer)
+    sent = origins_sent(quiet), origins_sent(echo)
+    if keep_alive:
+        assert sent == (quiet_probes, echo_probes)
+    else:
+        assert (sorted(sent[0]), sorted(sent[1])) == (sorted(quiet_probes), sorted(echo_probes))
+        assert sent[1].index(echo_lookalike) < sent[1].index(FOREIGN_PROBE)
+    assert [f["check"] for f in quiet_section["findings"]] == ["cors.not_exposed"]
+    # and the echoing one four, the foreign origin telling an echo of everything from a broken check
+    assert [f["check"] for f in echo_section["findings"]] == ["cors.origin_reflected_credentials"]

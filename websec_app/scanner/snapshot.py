@@ -304,10 +304,10 @@ CorsProbeKind = Literal["foreign", "lookalike", "http", "null"]
 class CorsProbe:
     """The final URL requested once more with an `Origin` that another page could send (checks/cors.py).
 
-    kind: "foreign" (a site that is nothing to the target), "lookalike" (a name that a prefix, suffix or
-    substring check of the target's name accepts, and no correct allowlist does), "http" (the host's own
-    cleartext origin, asked only of an https page) or "null" (sandboxed iframes, `data:` documents).
-    The origins are built by fetch/cors_origins.py."""
+    kind: "lookalike" (a name that a prefix, suffix or substring check of the target's name accepts, and no
+    correct allowlist does), "foreign" (a site that is nothing to the target, asked only when the look-alike's
+    answer leaves it something to tell), "http" (the host's own cleartext origin, asked only of an https page)
+    or "null" (sandboxed iframes, `data:` documents). The origins are built by fetch/cors_origins.py."""
 
     kind: CorsProbeKind
     origin: str

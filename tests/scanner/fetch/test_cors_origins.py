@@ -8,7 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from websec_app.scanner.fetch.cors_origins import FOREIGN_ORIGIN, cors_probe_origins
+from tests.factories import make_response
+from websec_app.scanner.fetch.cors_origins import FOREIGN_ORIGIN, cors_probe_origins, foreign_probe_needed
+from websec_app.scanner.snapshot import CorsProbe, Failure
 from websec_app.scanner.target import parse_target
 
 Check = Callable[[str], bool]
@@ -63,10 +65,11 @@ def test_the_look_alike_passes_broken_checks_and_no_correct_one(url: str, host: 
         assert not check(origin), name
 
 
-def test_an_https_page_gets_four_probes_in_order() -> None:
+def test_an_https_page_gets_up_to_four_probes_in_order() -> None:
+    # (the foreign one only when the look-alike's answer calls for it: see below)
     assert cors_probe_origins(parse_target("https://www.example.com:8443/a?b")) == (
-        ("foreign", FOREIGN_ORIGIN),
         ("lookalike", "https://www.example.com.websecprobeexample.com"),
+        ("foreign", FOREIGN_ORIGIN),
         ("http", "http://www.example.com"),
         ("null", "null"),
     )
@@ -74,7 +77,7 @@ def test_an_https_page_gets_four_probes_in_order() -> None:
 
 def test_a_cleartext_page_is_not_asked_about_its_own_http_origin() -> None:
     kinds = [kind for kind, _ in cors_probe_origins(parse_target("http://example.com/"))]
-    assert kinds == ["foreign", "lookalike", "null"]
+    assert kinds == ["lookalike", "foreign", "null"]
 
 
 def test_an_ipv6_literal_has_no_name_to_imitate() -> None:
@@ -83,3 +86,45 @@ def test_an_ipv6_literal_has_no_name_to_imitate() -> None:
         ("http", "http://[2001:db8::1]"),
         ("null", "null"),
     )
+
+
+LOOKALIKE = "https://example.com.websecprobeexample.com"
+
+
+def lookalike_answered(*headers: tuple[str, str]) -> CorsProbe:
+    return CorsProbe("lookalike", LOOKALIKE, make_response(headers=[*headers, ("Vary", "Origin")]))
+
+
+@pytest.mark.parametrize(
+    "allow_origin",
+    [LOOKALIKE, LOOKALIKE + "/", LOOKALIKE.upper(), f"https://example.com, {LOOKALIKE}"],
+    ids=["echoed", "echoed with a slash", "echoed in capitals", "echoed in a list"],
+)
+@pytest.mark.parametrize("credentials", [True, False])
+def test_a_look_alike_echoed_in_any_form_calls_for_the_foreign_probe(allow_origin: str, credentials: bool) -> None:
+    # Given the look-alike named in the answer: an echo of every Origin, or a broken check only the foreign
+    # probe tells apart
+    headers = [("Access-Control-Allow-Origin", allow_origin)]
+    probe = lookalike_answered(*headers, *([("Access-Control-Allow-Credentials", "true")] if credentials else []))
+    assert foreign_probe_needed(probe)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        (),
+        (("Access-Control-Allow-Origin", "*"),),
+        (("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Credentials", "true")),
+        (("Access-Control-Allow-Origin", "https://app.example.com"), ("Access-Control-Allow-Credentials", "true")),
+    ],
+    ids=["no CORS headers", "wildcard", "wildcard with credentials", "a fixed origin"],
+)
+def test_an_answer_not_naming_the_look_alike_leaves_the_foreign_probe_nothing_to_tell(
+    headers: tuple[tuple[str, str], ...],
+) -> None:
+    assert not foreign_probe_needed(lookalike_answered(*headers))
+
+
+def test_an_unanswered_look_alike_calls_for_the_foreign_probe() -> None:
+    refused = Failure("unreachable", "connection refused")
+    assert foreign_probe_needed(CorsProbe("lookalike", LOOKALIKE, failure=refused))

@@ -1,9 +1,10 @@
 """CORS: does the site let other websites read its responses, and with the user's cookies?
 
 The fetch layer requests the final URL again with each Origin of fetch/cors_origins.py
-(`snapshot.cors_probes`): a foreign one, a look-alike of the target's name that only a broken prefix,
-suffix or substring check accepts, the host's own `http://` origin (for an https page), and `null`
-(what sandboxed iframes and `data:` documents send, so any site can forge it). What matters is what
+(`snapshot.cors_probes`): a look-alike of the target's name that only a broken prefix, suffix or
+substring check accepts, a foreign one (when the look-alike was echoed, to tell an echo of every
+Origin from a broken check, or got no answer), the host's own `http://` origin (for an https page),
+and `null` (what sandboxed iframes and `data:` documents send, so any site can forge it). What matters is what
 a browser would do with the answer (WHATWG Fetch §3.2.5 "CORS check" and §4.9):
 
 - the read is allowed when `Access-Control-Allow-Origin` is `*` or byte-for-byte the
@@ -28,7 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import CheckResult, Finding
-from ..snapshot import HttpResponse, SiteSnapshot
+from ..snapshot import CorsProbeKind, HttpResponse, SiteSnapshot
 from ..target import ip_literal
 
 SECTION = "cors"
@@ -172,13 +173,18 @@ def _shown(seen: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in seen.items() if not k.startswith("_")}
 
 
+#: The order probes are judged in, whatever order they were sent in: the foreign probe follows the look-alike
+#: on the wire, but its echo is the broader finding (every Origin), which a look-alike echo is a note on.
+_JUDGED_ORDER: tuple[CorsProbeKind, ...] = ("foreign", "lookalike", "http", "null")
+
+
 def check_cors(snapshot: SiteSnapshot) -> CheckResult:
     secure_page = snapshot.main.final_url.startswith("https://")
     plain = _observe(snapshot.final, None)
     details: dict[str, Any] = {}
     findings: list[Finding] = []
     unanswered: list[Finding] = []
-    for probe in snapshot.cors_probes:
+    for probe in sorted(snapshot.cors_probes, key=lambda probe: _JUDGED_ORDER.index(probe.kind)):
         label = f"Origin: {probe.origin}"
         seen = _observe(probe.response, probe.origin)
         if seen is None:

@@ -3,7 +3,8 @@
 Parts that do not depend on each other run concurrently: the main page, the `http://`
 form of the host, the TLS handshakes (with their protocol and cipher probes), the DNS
 queries and the MTA-STS policy of the domain start together; the CORS
-probes and security.txt follow as soon as the final URL is known. Each part has its
+probes and security.txt follow as soon as the final URL is known (the foreign-origin probe, when
+the look-alike's answer calls for it, once that answer is in). Each part has its
 own timeout and the whole scan a total budget. Only a target that cannot be reached
 at all raises; anything else is recorded in the snapshot as a Failure.
 """
@@ -34,7 +35,7 @@ from ..snapshot import (
     TlsHandshake,
 )
 from ..target import Target, parse_target
-from .cors_origins import cors_probe_origins
+from .cors_origins import cors_probe_origins, foreign_probe_needed
 from .dns import fetch_dns
 from .http import SharedFetches, describe_error, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
@@ -188,18 +189,34 @@ async def fetch_snapshot(
             # another on the page's connection (one connection per origin, as a browser would);
             # otherwise each would need a connection of its own anyway, so they go at once.
             in_series = _kept_alive(main.final)
-            cors_tasks: list[asyncio.Future[CorsProbe]] = []
+            cors_tasks: list[asyncio.Future[CorsProbe | None]] = []
+            lookalike_task: asyncio.Future[CorsProbe | None] | None = None
 
-            def cors_probe(kind: CorsProbeKind, origin: str) -> Callable[[], Awaitable[CorsProbe]]:
-                return lambda: clock.run(
-                    f"cors_{kind}_probe",
-                    _cors_probe(client, pinner, final_url, kind, origin, settings),
-                    CorsProbe(kind, origin, failure=_OUT_OF_TIME),
-                )
+            def cors_probe(
+                kind: CorsProbeKind, origin: str, lookalike: asyncio.Future[CorsProbe | None] | None
+            ) -> Callable[[], Awaitable[CorsProbe | None]]:
+                async def probe() -> CorsProbe | None:
+                    # The foreign probe goes only where the look-alike's answer (finished by now) leaves it
+                    # something to tell (fetch/cors_origins.py): None, it was not sent.
+                    answered = lookalike.result() if kind == "foreign" and lookalike is not None else None
+                    if answered is not None and not foreign_probe_needed(answered):
+                        return None
+                    return await clock.run(
+                        f"cors_{kind}_probe",
+                        _cors_probe(client, pinner, final_url, kind, origin, settings),
+                        CorsProbe(kind, origin, failure=_OUT_OF_TIME),
+                    )
+
+                return probe
 
             for kind, origin in cors_probe_origins(final_target):
                 previous = cors_tasks[-1] if in_series and cors_tasks else None
-                cors_tasks.append(asyncio.ensure_future(_after(previous, cors_probe(kind, origin))))
+                if kind == "foreign" and lookalike_task is not None:
+                    previous = lookalike_task  # on a closing server too, where the others go at once
+                probe_task = asyncio.ensure_future(_after(previous, cors_probe(kind, origin, lookalike_task)))
+                if kind == "lookalike":
+                    lookalike_task = probe_task
+                cors_tasks.append(probe_task)
             security_txt_task = asyncio.ensure_future(
                 _after(
                     cors_tasks[-1] if in_series else None,
@@ -237,7 +254,7 @@ async def fetch_snapshot(
         target=target,
         main=main,
         http_upgrade=upgrade_task.result() if upgrade_task else main,
-        cors_probes=tuple(task.result() for task in cors_tasks),
+        cors_probes=tuple(probe for task in cors_tasks if (probe := task.result()) is not None),
         security_txt=security_txt_task.result(),
         tls=(final_tls_task or tls_task).result(),
         dns=dns_task.result(),

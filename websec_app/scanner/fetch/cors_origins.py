@@ -4,7 +4,6 @@ A server that validates the Origin wrongly is only caught by an origin its check
 (PortSwigger, "CORS vulnerabilities: errors parsing Origin headers"; "Breaking TLS with poorly configured
 CORS"):
 
-- foreign: a name that is nothing to the target. Echoing it means echoing everyone.
 - lookalike: `https://<host>.websecprobe<registrable domain>`. It starts with `https://<host>` (what a
   prefix check compares), ends with the registrable domain after a letter, not a dot (what a suffix check
   of `example.com` accepts: `evilexample.com`), and holds the host (a substring check). Its own
@@ -12,6 +11,9 @@ CORS"):
   accepts it: neither a list of origins nor a subdomain pattern such as `^https://([a-z0-9-]+\\.)*example\\.com$`.
   A suffix check of the host itself below its registrable domain (`api.example.com`) is left out on
   purpose: what passes it (`evilapi.example.com`) is a name only the domain's owner can create.
+- foreign: a name that is nothing to the target. Echoing it means echoing everyone. It is asked only to
+  tell a server that echoes the look-alike from one that echoes every Origin (`foreign_probe_needed`):
+  every origin check that lets the foreign name through lets the look-alike through too.
 - http: `http://<host>`, only for an https page. Trusting the site's own cleartext origin with
   credentials lets anyone on the network path forge a page of that origin and read the https site.
 - null: sandboxed iframes and `data:` documents send it, so any site can.
@@ -20,10 +22,10 @@ CORS"):
 from __future__ import annotations
 
 from ..registrable import registrable_domain
-from ..snapshot import CorsProbeKind
+from ..snapshot import CorsProbe, CorsProbeKind
 from ..target import Target
 
-__all__ = ["FOREIGN_ORIGIN", "LOOKALIKE_LABEL", "cors_probe_origins"]
+__all__ = ["FOREIGN_ORIGIN", "LOOKALIKE_LABEL", "cors_probe_origins", "foreign_probe_needed"]
 
 FOREIGN_ORIGIN = "https://websec-cors-probe.invalid"
 #: What the look-alike name puts between the host and the registrable domain.
@@ -31,12 +33,31 @@ LOOKALIKE_LABEL = "websecprobe"
 
 
 def cors_probe_origins(final: Target) -> tuple[tuple[CorsProbeKind, str], ...]:
-    """(kind, origin) for each probe of the page at `final`, in the order they are sent."""
-    origins: list[tuple[CorsProbeKind, str]] = [("foreign", FOREIGN_ORIGIN)]
-    if ":" not in final.host:  # an IPv6 literal has no name to imitate
+    """(kind, origin) for each probe of the page at `final`, in the order they are sent. The foreign one
+    follows the look-alike and is sent only when `foreign_probe_needed` says so; a page without a look-alike
+    (an IPv6 literal has no name to imitate) gets it first, always."""
+    origins: list[tuple[CorsProbeKind, str]] = []
+    if ":" not in final.host:
         domain = registrable_domain(final.host)
         origins.append(("lookalike", f"https://{final.host}.{LOOKALIKE_LABEL}{domain}"))
+    origins.append(("foreign", FOREIGN_ORIGIN))
     if final.scheme == "https":
         origins.append(("http", final.with_scheme("http").origin))
     origins.append(("null", "null"))
     return tuple(origins)
+
+
+def foreign_probe_needed(lookalike: CorsProbe) -> bool:
+    """Whether the look-alike probe's answer leaves the foreign probe something to tell.
+
+    Only an answer naming the look-alike (echoed exactly, altered, or in a list) leaves two findings open:
+    every Origin is echoed (`cors.origin_reflected*`), or only names like the site's own are
+    (`cors.lookalike_*`); the foreign answer tells which. Any other answer (no Access-Control-Allow-Origin,
+    `*`, a fixed origin) is the most an unrelated name could get: the look-alike passes every origin check
+    the foreign name passes (a reflection; a prefix, suffix or substring test) and more, so a real server
+    grants the foreign name no more than it granted the look-alike. Without an answer nothing is known:
+    the foreign origin is asked, as its echo would still be a finding."""
+    if lookalike.response is None:
+        return True
+    origin = lookalike.origin.lower()
+    return any(origin in value.lower() for value in lookalike.response.headers.get_all("access-control-allow-origin"))
