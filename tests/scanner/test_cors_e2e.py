@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures import catalog
-from tests.fixtures.sites import Behaviour, Garbage, Request, Response, RunningSite, Site, SiteFactory
+from tests.fixtures.sites import Behaviour, Garbage, Redirect, Request, Response, RunningSite, Site, SiteFactory
 from websec_app.scanner import scan
 from websec_app.settings import Settings
 
@@ -213,3 +213,31 @@ async def test_the_foreign_probe_is_sent_only_when_the_look_alike_is_echoed(
     assert [f["check"] for f in quiet_section["findings"]] == ["cors.not_exposed"]
     # and the echoing one four, the foreign origin telling an echo of everything from a broken check
     assert [f["check"] for f in echo_section["findings"]] == ["cors.origin_reflected_credentials"]
+
+
+async def test_a_site_behind_a_cookie_gate_is_probed_with_the_gates_cookie(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a consent gate (/ sets a cookie and redirects to itself) in front of a page that echoes every Origin
+    # with credentials
+    host = site_factory.unique_host("cors-gate")
+    page = catalog.best_practices(host).routes["/"]
+    assert isinstance(page, Response)
+
+    def gated(request: Request) -> Behaviour:
+        if "seen=1" not in (request.header("cookie") or ""):
+            return Redirect("https://{host}/", status=302, headers=[("Set-Cookie", "seen=1; Path=/; Secure")])
+        origin = request.header("origin")
+        return page if origin is None else echoing_with_credentials(page, origin)
+
+    base = catalog.best_practices(host)
+    site = site_factory(replace(base, routes={**base.routes, "/": gated}))
+
+    # When it is scanned
+    section = await cors_section(site, scan_settings)
+
+    # Then the probes carried the cookie a browser's credentialed request carries, reached the page, and the echo
+    # of every Origin is found
+    probes = [r for r in site.requests if r.path == "/" and r.header("origin") is not None]
+    assert probes and all(r.header("cookie") == "seen=1" for r in probes)
+    assert [f["check"] for f in section["findings"]] == ["cors.origin_reflected_credentials"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -353,3 +354,33 @@ def test_a_substring_check_accepting_the_look_alike_and_http_is_one_look_alike_f
 def test_a_null_echo_beside_an_http_origin_is_not_hidden_in_the_milder_finding() -> None:
     result = cors_of(http=echoing(HTTP), null=echoing("null"))
     assert outcomes(result) == {"cors.http_origin_credentials", "cors.null_credentials"}
+
+
+def test_a_probe_answered_with_a_redirect_is_not_an_answer_about_the_page() -> None:
+    # Given a page answered with 200, and a look-alike probe a gate answered with a redirect (no CORS headers)
+    url = "https://example.com/"
+    gate = make_response(url, 302, headers=[("Location", "https://example.com/consent")])
+    probes = [
+        CorsProbe(kind, origin, gate if kind == "lookalike" else make_response(url))
+        for kind, origin in cors_probe_origins(parse_target(url))
+    ]
+    result = check_cors(make_snapshot(url, cors_probes=tuple(probes)))
+
+    # Then that origin is unchecked (never "not exposed"), and the note says where the probe was sent
+    assert outcomes(result) == {"check.error"}
+    [error] = result.findings
+    assert error.subject == f"Origin: {LOOKALIKE}"
+    assert "answered with a redirect to 'https://example.com/consent'" in (error.note or "")
+    assert result.details["lookalike_origin"]["status_code"] == 302
+
+
+def test_a_probe_redirected_as_the_page_itself_was_is_judged_as_usual() -> None:
+    # Given a chain that ended on a redirect (the redirect limit), and probes redirected the same way
+    url = "https://example.com/"
+    loop = make_response(url, 302, headers=[("Location", url)])
+    probes = [CorsProbe(kind, origin, loop) for kind, origin in cors_probe_origins(parse_target(url))]
+    snapshot = make_snapshot(url, cors_probes=tuple(probes))
+    snapshot = replace(snapshot, main=replace(snapshot.main, responses=(loop,)))
+
+    # Then the probes' answers are the page's own: nothing is exposed
+    assert outcomes(check_cors(snapshot)) == {"cors.not_exposed"}

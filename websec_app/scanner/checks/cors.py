@@ -181,6 +181,7 @@ _JUDGED_ORDER: tuple[CorsProbeKind, ...] = ("foreign", "lookalike", "http", "nul
 def check_cors(snapshot: SiteSnapshot) -> CheckResult:
     secure_page = snapshot.main.final_url.startswith("https://")
     plain = _observe(snapshot.final, None)
+    page_redirected = snapshot.final is not None and snapshot.final.is_redirect
     details: dict[str, Any] = {}
     findings: list[Finding] = []
     unanswered: list[Finding] = []
@@ -196,6 +197,14 @@ def check_cors(snapshot: SiteSnapshot) -> CheckResult:
             unanswered.append(Finding("check.error", label, note))
             continue
         details[f"{probe.kind}_origin"] = _shown(seen)
+        if probe.response is not None and probe.response.is_redirect and not page_redirected:
+            # A gate (consent, bot check, login) answered the probe instead of the page: its headers say nothing
+            # of what the page grants that origin, as an unanswered probe says nothing.
+            where = (probe.response.location or "").strip(" \t")
+            where = where if len(where) <= 120 else where[:100] + "..."
+            note = f"the request with {label} was answered with a redirect to {where!r}, not with the page"
+            unanswered.append(Finding("check.error", label, note))
+            continue
         findings = _fold_echoes(findings, _judge_probe(seen, probe.kind, label, secure_page))
     details["no_origin"] = _shown(plain) if plain else None
     if not snapshot.cors_probes:

@@ -37,7 +37,7 @@ from ..snapshot import (
 from ..target import Target, parse_target
 from .cors_origins import cors_probe_origins, foreign_probe_needed
 from .dns import fetch_dns
-from .http import SharedFetches, describe_error, fetch_chain, fetch_one, make_client
+from .http import ChainCookies, SharedFetches, describe_error, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
 from .resolve import Pinner, Resolver
 from .tls import fetch_tls
@@ -71,15 +71,22 @@ class _Clock:
 
 
 async def _cors_probe(
-    client: httpx.AsyncClient, pinner: Pinner, url: str, kind: CorsProbeKind, origin: str, settings: Settings
+    client: httpx.AsyncClient,
+    pinner: Pinner,
+    url: str,
+    kind: CorsProbeKind,
+    origin: str,
+    settings: Settings,
+    cookie: str | None,
 ) -> CorsProbe:
-    """The final URL requested with `Origin: <origin>`; without a response, why."""
+    """The final URL requested with `Origin: <origin>` and the Cookie the main chain's last request carried
+    (what a browser's credentialed cross-origin request sends: a cookie gate lets the probe through to the
+    page, not to the gate's redirect); without a response, why."""
+    headers = {"Origin": origin, **({"Cookie": cookie} if cookie else {})}
     try:
         target = parse_target(url)
         address = await pinner.pin(target.host)
-        response = await fetch_one(
-            client, target.url, address, settings.limits, headers={"Origin": origin}, max_body=64 * 1024
-        )
+        response = await fetch_one(client, target.url, address, settings.limits, headers=headers, max_body=64 * 1024)
     except Exception as exc:  # noqa: BLE001 - a failed probe is "not checked", never a failed scan
         return CorsProbe(kind, origin, failure=describe_error(exc))
     return CorsProbe(kind, origin, response)
@@ -177,13 +184,19 @@ async def fetch_snapshot(
         )
         side: list[asyncio.Future[Any]] = [tls_task, dns_task, mta_sts_task, *([upgrade_task] if upgrade_task else [])]
         try:
+            main_cookies = ChainCookies()
             main = await clock.run(
-                "main", fetch_chain(client, pinner, target.url, limits, raise_on_first_hop=True, shared=shared), None
+                "main",
+                fetch_chain(
+                    client, pinner, target.url, limits, raise_on_first_hop=True, shared=shared, cookies=main_cookies
+                ),
+                None,
             )
             if main is None:
                 raise TargetUnreachable(f"Could not reach {target.url}: the scan's time budget ran out")
             final_url = main.final_url
             final_target = parse_target(final_url)
+            page_cookie = main_cookies.header_for(final_url)
             https_origin = (final_target if final_target.scheme == "https" else target.with_scheme("https")).origin
             # These need the final URL. When the server keeps connections alive they go one after
             # another on the page's connection (one connection per origin, as a browser would);
@@ -203,7 +216,7 @@ async def fetch_snapshot(
                         return None
                     return await clock.run(
                         f"cors_{kind}_probe",
-                        _cors_probe(client, pinner, final_url, kind, origin, settings),
+                        _cors_probe(client, pinner, final_url, kind, origin, settings, page_cookie),
                         CorsProbe(kind, origin, failure=_OUT_OF_TIME),
                     )
 

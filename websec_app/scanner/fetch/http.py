@@ -550,6 +550,7 @@ async def fetch_chain(
     max_body: int | None = None,
     raise_on_first_hop: bool = False,
     shared: SharedFetches | None = None,
+    cookies: ChainCookies | None = None,
 ) -> FetchChain:
     """Fetch `url`, following redirects by hand; every hop's host is resolved and guarded.
 
@@ -557,13 +558,14 @@ async def fetch_chain(
     otherwise they end the chain as a recorded Failure (secondary fetches). With `shared`, a hop
     another chain of the scan is fetching (or fetched) with the same request reads that answer.
 
-    Cookies set along the chain are sent on its later hops (ChainCookies). A hop that leads back to a URL
+    Cookies set along the chain are sent on its later hops (ChainCookies; `cookies`, when given, is that jar,
+    left holding them for the caller's later requests to the page). A hop that leads back to a URL
     asks it again, as browsers do: only the redirect limit ends a chain (Fetch Standard 4.4, "HTTP-redirect
     fetch": the redirect count), since a site may redirect to the same URL once it has set a cookie.
     """
     responses: list[HttpResponse] = []
     current = url
-    cookies = ChainCookies()
+    cookies = ChainCookies() if cookies is None else cookies
     asked: set[_RequestKey] = set()
     for _hop in range(limits.max_redirects + 1):
         try:
