@@ -80,10 +80,21 @@ def test_a_cleartext_page_is_not_asked_about_its_own_http_origin() -> None:
     assert kinds == ["lookalike", "foreign", "null"]
 
 
-def test_an_ipv6_literal_has_no_name_to_imitate() -> None:
-    assert cors_probe_origins(parse_target("https://[2001:db8::1]/")) == (
+@pytest.mark.parametrize(
+    ("url", "http_origin"),
+    [
+        ("https://[2001:db8::1]/", "http://[2001:db8::1]"),
+        ("https://192.0.2.1/", "http://192.0.2.1"),
+        ("https://0xc0.0.2.1/", "http://192.0.2.1"),
+    ],
+    ids=["IPv6", "IPv4", "IPv4 in hex"],
+)
+def test_an_ip_address_has_no_name_to_imitate_and_gets_the_foreign_probe(url: str, http_origin: str) -> None:
+    # No look-alike (`https://192.0.2.1.websecprobe192.0.2.1` is no name anyone can register), so the foreign
+    # origin is the one arbitrary origin asked, first
+    assert cors_probe_origins(parse_target(url)) == (
         ("foreign", FOREIGN_ORIGIN),
-        ("http", "http://[2001:db8::1]"),
+        ("http", http_origin),
         ("null", "null"),
     )
 

@@ -13,7 +13,8 @@ CORS"):
   purpose: what passes it (`evilapi.example.com`) is a name only the domain's owner can create.
 - foreign: a name that is nothing to the target. Echoing it means echoing everyone. It is asked only to
   tell a server that echoes the look-alike from one that echoes every Origin (`foreign_probe_needed`):
-  every origin check that lets the foreign name through lets the look-alike through too.
+  every origin check that lets the foreign name through lets the look-alike through too. A page at an IP
+  address gets no look-alike (no one can register a name ending in a number) and always the foreign probe.
 - http: `http://<host>`, only for an https page. Trusting the site's own cleartext origin with
   credentials lets anyone on the network path forge a page of that origin and read the https site.
 - null: sandboxed iframes and `data:` documents send it, so any site can.
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from ..registrable import registrable_domain
 from ..snapshot import CorsProbe, CorsProbeKind
-from ..target import Target
+from ..target import Target, ip_literal
 
 __all__ = ["FOREIGN_ORIGIN", "LOOKALIKE_LABEL", "cors_probe_origins", "foreign_probe_needed"]
 
@@ -34,10 +35,11 @@ LOOKALIKE_LABEL = "websecprobe"
 
 def cors_probe_origins(final: Target) -> tuple[tuple[CorsProbeKind, str], ...]:
     """(kind, origin) for each probe of the page at `final`, in the order they are sent. The foreign one
-    follows the look-alike and is sent only when `foreign_probe_needed` says so; a page without a look-alike
-    (an IPv6 literal has no name to imitate) gets it first, always."""
+    follows the look-alike and is sent only when `foreign_probe_needed` says so; a page at an IP address gets it
+    first, always: an address has no name to imitate, and `https://192.0.2.1.websecprobe192.0.2.1` is a name
+    no one can register (its last label is a number), so an echo of it would prove nothing of the kind."""
     origins: list[tuple[CorsProbeKind, str]] = []
-    if ":" not in final.host:
+    if ip_literal(final.host) is None:
         domain = registrable_domain(final.host)
         origins.append(("lookalike", f"https://{final.host}.{LOOKALIKE_LABEL}{domain}"))
     origins.append(("foreign", FOREIGN_ORIGIN))
