@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from websec_app.scanner.records.header_values import parse_hsts, parse_referrer_policy_header, split_header_list
+from websec_app.scanner.records.header_values import (
+    parse_hsts,
+    parse_referrer_policy_header,
+    split_header_list,
+    trim_http_whitespace,
+)
 
 
 @pytest.mark.parametrize(
@@ -80,3 +85,12 @@ def test_one_token_that_is_not_letters_and_hyphens_voids_the_referrer_policy_hea
     parsed = parse_referrer_policy_header(value)
 
     assert (parsed.policy, parsed.malformed) == (policy, malformed)
+
+
+@pytest.mark.parametrize(
+    ("raw", "trimmed"),
+    [(" \tsame-origin\t ", "same-origin"), ("same-origin\xa0", "same-origin\xa0"), ("\x85true", "\x85true")],
+)
+def test_only_spaces_and_tabs_are_trimmed_around_a_value(raw: str, trimmed: str) -> None:
+    # Fetch's HTTP whitespace: U+00A0 and U+0085, which str.strip() would take, are part of the value
+    assert trim_http_whitespace(raw) == trimmed

@@ -29,12 +29,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import CheckResult, Finding
+from ..records.header_values import trim_http_whitespace
+from ..records.origins import trustworthy_host
 from ..snapshot import CorsProbeKind, HttpResponse, SiteSnapshot
-from ..target import ip_literal
 
 SECTION = "cors"
-#: Fetch's HTTP whitespace: what browsers trim around a header value (not U+00A0 or U+0085, as str.strip does).
-_HTTP_WHITESPACE = " \t"
 
 
 def _observe(response: HttpResponse | None, origin: str | None) -> dict[str, Any] | None:
@@ -42,9 +41,9 @@ def _observe(response: HttpResponse | None, origin: str | None) -> dict[str, Any
     if response is None:
         return None
     # Browsers trim only spaces and tabs: `<origin>\xa0` is not the origin (Chromium blocks the read).
-    acao = [v.strip(_HTTP_WHITESPACE) for v in response.headers.get_all("access-control-allow-origin")]
-    acac = [v.strip(_HTTP_WHITESPACE) for v in response.headers.get_all("access-control-allow-credentials")]
-    vary = {t.strip(_HTTP_WHITESPACE).lower() for v in response.headers.get_all("vary") for t in v.split(",")}
+    acao = [trim_http_whitespace(v) for v in response.headers.get_all("access-control-allow-origin")]
+    acac = [trim_http_whitespace(v) for v in response.headers.get_all("access-control-allow-credentials")]
+    vary = {trim_http_whitespace(t).lower() for v in response.headers.get_all("vary") for t in v.split(",")}
     return {
         "origin_sent": origin,
         "status_code": response.status_code,
@@ -94,10 +93,7 @@ def _cleartext_origin(value: str) -> bool:
         host = urlsplit(value).hostname or ""
     except ValueError:
         return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return False
-    address = ip_literal(host)
-    return address is None or not address.is_loopback
+    return not trustworthy_host(host)
 
 
 def _judge_probe(seen: dict[str, Any], kind: str, label: str, secure_page: bool) -> list[Finding]:
@@ -120,6 +116,8 @@ def _judge_probe(seen: dict[str, Any], kind: str, label: str, secure_page: bool)
     # it with cookies is readable by whoever can forge that origin's pages on the network.
     cleartext = secure_page and _credentials(seen) and _cleartext_origin(value)
     if value != origin:
+        # str.strip() on purpose, wider than browsers' trim: `<origin>\xa0` is the origin altered, which browsers
+        # refuse, not another origin (nor, for `http://<host>\xa0`, a cleartext origin allowed).
         if value.strip().lower().rstrip("/") == origin.lower():
             note = f"{label}: the Origin is echoed altered ({value!r}), which browsers do not accept"
             return [Finding("cors.allowlist", label, note)]
@@ -200,7 +198,7 @@ def check_cors(snapshot: SiteSnapshot) -> CheckResult:
         if probe.response is not None and probe.response.is_redirect and not page_redirected:
             # A gate (consent, bot check, login) answered the probe instead of the page: its headers say nothing
             # of what the page grants that origin, as an unanswered probe says nothing.
-            where = (probe.response.location or "").strip(" \t")
+            where = trim_http_whitespace(probe.response.location or "")
             where = where if len(where) <= 120 else where[:100] + "..."
             note = f"the request with {label} was answered with a redirect to {where!r}, not with the page"
             unanswered.append(Finding("check.error", label, note))

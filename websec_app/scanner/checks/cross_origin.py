@@ -10,6 +10,7 @@ resource policy internal check"), so `Same-Origin` or a repeated header is ignor
 from __future__ import annotations
 
 from ..findings import CheckResult, Finding
+from ..records.header_values import trim_http_whitespace
 from ..records.structured_fields import StructuredFieldError, Token, parse_item
 from ..snapshot import HeaderList, SiteSnapshot
 from ._header_details import header_details
@@ -19,8 +20,6 @@ COOP = "Cross-Origin-Opener-Policy"
 COEP = "Cross-Origin-Embedder-Policy"
 CORP = "Cross-Origin-Resource-Policy"
 HEADERS = (COOP, COEP, CORP)
-#: Fetch's HTTP whitespace: what browsers trim around a header value (not U+00A0 or U+0085, as str.strip does).
-_HTTP_WHITESPACE = " \t"
 
 _COOP_OUTCOMES = {
     "same-origin": "coop.good",
@@ -98,7 +97,7 @@ def _resource_policy(headers: HeaderList) -> Finding:
     if raw is None:
         return Finding("corp.missing", CORP)
     # Chromium ignores `same-origin\xa0`: the no-break space is part of the value.
-    value = raw.strip(_HTTP_WHITESPACE)
+    value = trim_http_whitespace(raw)
     outcome = _CORP_OUTCOMES.get(value)
     if outcome is None:
         lines = len(headers.get_all(CORP))

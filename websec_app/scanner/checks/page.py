@@ -27,7 +27,6 @@ import binascii
 import time
 from dataclasses import dataclass
 from functools import cached_property
-from ipaddress import ip_address
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -47,6 +46,7 @@ from ..records.html import (
     raw_resources,
     split_url,
 )
+from ..records.origins import trustworthy_host
 from ..registrable import registrable_domain
 from ..snapshot import HttpResponse, SiteSnapshot
 
@@ -91,17 +91,6 @@ class Resource:
     @cached_property
     def site(self) -> str:
         return registrable_domain(self.parts.hostname or "")
-
-
-def _trustworthy(parts: SplitResult) -> bool:
-    """Secure Contexts §3.1: localhost and loopback addresses count as secure even over http."""
-    host = (parts.hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _enforced_policies(response: HttpResponse, page: HtmlPage) -> list[Policy]:
@@ -192,7 +181,7 @@ def _mixed_content(
         note = "The page itself is plain HTTP, so mixed content does not apply"
         return [Finding("page.http_page", note=note)], active, passive
     for res in resources:
-        if res.parts.scheme != "http" or _trustworthy(res.parts):
+        if res.parts.scheme != "http" or trustworthy_host(res.parts.hostname or ""):
             continue
         bucket = passive if res.kind in _PASSIVE_TYPES else active
         key = f"{bucket is passive} {res.url}"

@@ -19,11 +19,19 @@ __all__ = [
     "parse_referrer_meta",
     "parse_referrer_policy_header",
     "split_header_list",
+    "trim_http_whitespace",
 ]
 
+#: Fetch's HTTP whitespace around a value is spaces and tabs (CR and LF cannot survive in a field value); not
+#: U+00A0 or U+0085, as str.strip() would take: Chromium keeps `same-origin\xa0` whole, and rejects it.
 _HTTP_WHITESPACE = " \t"
 # RFC 9110 §5.6.2: token = 1*tchar
 _TOKEN_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+def trim_http_whitespace(value: str) -> str:
+    """`value` without the spaces and tabs browsers trim around a header value (Fetch "normalize")."""
+    return value.strip(_HTTP_WHITESPACE)
 
 
 def split_header_list(value: str) -> list[str]:
@@ -46,7 +54,7 @@ def split_header_list(value: str) -> list[str]:
             i = end
             if i < len(value):
                 continue
-        values.append("".join(current).strip(_HTTP_WHITESPACE))
+        values.append(trim_http_whitespace("".join(current)))
         current = []
         if i >= len(value):
             return values
@@ -135,12 +143,12 @@ def parse_hsts(value: str) -> HstsPolicy:
     repeated: list[str] = []
     preload_with_value: str | None = None
     for raw in _split_directives(value):
-        part = raw.strip(_HTTP_WHITESPACE)
+        part = trim_http_whitespace(raw)
         if not part:
             continue  # "[ directive ]": empty directives between semicolons are allowed
         name, has_value, directive_value = part.partition("=")
-        name = name.strip(_HTTP_WHITESPACE)
-        directive_value = directive_value.strip(_HTTP_WHITESPACE)
+        name = trim_http_whitespace(name)
+        directive_value = trim_http_whitespace(directive_value)
         if not _TOKEN_RE.match(name):
             return HstsPolicy(error=f"{part!r} is not a valid directive")
         key = name.lower()
