@@ -23,7 +23,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import STATUSES, CheckResult, Finding
-from ..records.cookies import Malformed, ParsedCookie, default_path, parse_set_cookie, rejection, scope_domain
+from ..records.cookies import (
+    Malformed,
+    ParsedCookie,
+    default_path,
+    parse_set_cookie,
+    rejection,
+    scope_domain,
+    storage_key,
+)
 from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
@@ -240,15 +248,6 @@ def _responses(snapshot: SiteSnapshot) -> list[HttpResponse]:
     return responses
 
 
-def _identity(cookie: ParsedCookie, url: str) -> tuple[object, ...]:
-    """What a browser's cookie store keys a cookie by (6265bis §5.7: name, domain, host-only flag, path; CHIPS
-    adds the partition)."""
-    host = (urlsplit(url).hostname or "").lower()
-    path = cookie.path or default_path(url)
-    domain = scope_domain(cookie, url)
-    return (cookie.name, domain or host, domain is None, path, cookie.partitioned)
-
-
 def _set_by(response: HttpResponse) -> str:
     """Where a cookie came from, for a note on a cookie not set by the final page."""
     if 300 <= response.status_code < 400:
@@ -274,14 +273,14 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
         last: dict[tuple[object, ...], int] = {}
         for index, (parsed, refused) in enumerate(zip(lines, refusals, strict=True)):
             if isinstance(parsed, ParsedCookie) and refused is None:
-                last[_identity(parsed, response.url)] = index
+                last[storage_key(parsed, response.url)] = index
         replaced: Counter[tuple[object, ...]] = Counter()
         for index, (parsed, refused) in enumerate(zip(lines, refusals, strict=True)):
             if isinstance(parsed, Malformed):
                 ignored.append({"set_by": response.url, "reason": parsed.reason})
                 findings.append(Finding("cookie.malformed", None, f"A Set-Cookie line{where}: {parsed.reason}"))
                 continue
-            if refused is None and last[identity := _identity(parsed, response.url)] != index:
+            if refused is None and last[identity := storage_key(parsed, response.url)] != index:
                 superseded.append({"name": parsed.name, "set_by": response.url})
                 replaced[identity] += 1
                 continue
@@ -305,7 +304,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
             skipped = list(parsed.ignored_attributes)
             if parsed.domain is not None and domain is None:
                 skipped.append(f"Domain={parsed.domain} (a public suffix: browsers keep the cookie for this host only)")
-            if refused is None and (earlier := replaced[_identity(parsed, response.url)]):
+            if refused is None and (earlier := replaced[storage_key(parsed, response.url)]):
                 lines_word = "line" if earlier == 1 else f"{earlier} lines"
                 again = (
                     f"{parsed.name}: an earlier Set-Cookie {lines_word} of the same response set it too; browsers "

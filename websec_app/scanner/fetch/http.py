@@ -27,12 +27,12 @@ from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
 from ..records.cookies import (
     EPOCH,
     Malformed,
-    default_path,
     domain_matches,
     parse_cookie_date,
     parse_set_cookie,
+    path_matches,
     rejection,
-    scope_domain,
+    storage_key,
 )
 from ..records.location import BadLocation, location_text, redirect_target
 from ..request_headers import OriginHeaders
@@ -442,14 +442,7 @@ class _StoredCookie:
             return False
         if not (host == self.domain if self.host_only else domain_matches(host, self.domain)):
             return False
-        return _path_matches(path, self.path)
-
-
-def _path_matches(request_path: str, cookie_path: str) -> bool:
-    """6265bis 5.1.4: the same path, or one under it ("/docs" covers "/docs/a", not "/docsx")."""
-    if request_path == cookie_path:
-        return True
-    return request_path.startswith(cookie_path) and (cookie_path.endswith("/") or request_path[len(cookie_path)] == "/")
+        return path_matches(path, self.path)
 
 
 def _judged_at(response: HttpResponse) -> datetime:
@@ -499,25 +492,17 @@ class ChainCookies:
         if not lines:
             return
         url = response.url
-        parts = urlsplit(url)
-        host, secure_origin = (parts.hostname or "").lower(), parts.scheme == "https"
+        secure_origin = urlsplit(url).scheme == "https"
         now = _judged_at(response)
         for line in lines:
             parsed = parse_set_cookie(line)
             if isinstance(parsed, Malformed) or rejection(parsed, url) is not None:
                 continue
-            domain = scope_domain(parsed, url)
-            cookie = _StoredCookie(
-                name=parsed.name,
-                value=parsed.value,
-                domain=domain or host,
-                host_only=domain is None,
-                path=parsed.path or default_path(url),
-                secure=parsed.secure,
-            )
+            key = storage_key(parsed, url)
+            name, domain, host_only, path, _ = key
+            cookie = _StoredCookie(name, parsed.value, domain, host_only, path, parsed.secure)
             if not secure_origin and self._shadows_a_secure_cookie(cookie):
                 continue
-            key = (cookie.name, cookie.domain, cookie.host_only, cookie.path, parsed.partitioned)
             if parsed.deletes(now):
                 self._cookies.pop(key, None)
             elif key in self._cookies or len(self._cookies) < MAX_CHAIN_COOKIES:
@@ -530,7 +515,7 @@ class ChainCookies:
             kept.secure
             and kept.name == cookie.name
             and (domain_matches(kept.domain, cookie.domain) or domain_matches(cookie.domain, kept.domain))
-            and _path_matches(cookie.path, kept.path)
+            and path_matches(cookie.path, kept.path)
             for kept in self._cookies.values()
         )
 

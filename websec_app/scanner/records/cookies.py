@@ -269,6 +269,22 @@ def scope_domain(cookie: ParsedCookie, url: str) -> str | None:
     return cookie.domain
 
 
+def path_matches(request_path: str, cookie_path: str) -> bool:
+    """6265bis §5.1.4: the same path, or one under it ("/docs" covers "/docs/a", not "/docsx")."""
+    if request_path == cookie_path:
+        return True
+    return request_path.startswith(cookie_path) and (cookie_path.endswith("/") or request_path[len(cookie_path)] == "/")
+
+
+def storage_key(cookie: ParsedCookie, url: str) -> tuple[str, str, bool, str, bool]:
+    """What a browser's cookie store keys a cookie set by a response from `url` by, a later one of the same key
+    replacing it (6265bis §5.7 step 22: name, domain (the host for a host-only cookie), host-only flag, path;
+    CHIPS adds the partition)."""
+    domain = scope_domain(cookie, url)
+    host = (urlsplit(url).hostname or "").lower()
+    return (cookie.name, domain or host, domain is None, cookie.path or default_path(url), cookie.partitioned)
+
+
 @dataclass(frozen=True)
 class Rejection:
     """Why a browser refuses to store a cookie: `kind` is "prefix" or "storage"."""
