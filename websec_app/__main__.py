@@ -1,6 +1,6 @@
 """`python -m websec_app <command>`: see `python -m websec_app --help`."""
 
-from websec_app.cli import main
+from websec_app.cli import run_as_process
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_as_process()

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,28 @@ def test_ctrl_c_during_a_scan_ends_it_with_one_line_and_status_130(
     assert process.returncode == 130, stderr[-3000:]  # websec_app.cli.EXIT_INTERRUPTED, as a shell reports it
     assert stdout == ""
     assert _own_lines(stderr) == ["interrupted"], stderr[-3000:]
+
+
+def test_a_scan_process_delivers_its_whole_report_and_runs_exit_handlers_though_it_skips_teardown(
+    worst_site: RunningSite, scan_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The process ends with os._exit (cli.run_as_process): a file is block-buffered, so a report not flushed
+    # first would be lost, and an exit handler (logging's flush, a library's) must still run.
+    script = (
+        "import atexit, sys; atexit.register(sys.stderr.write, 'exit handler ran\\n'); "
+        "from websec_app.cli import run_as_process; run_as_process()"
+    )
+    report = tmp_path / "report.json"
+    with report.open("w") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-c", script, "scan", worst_site.url, "--fail-under", "B"],
+            env={**os.environ, **scan_env},
+            cwd=ROOT,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == EXIT_GRADE_TOO_LOW, done.stderr[-2000:]
+    assert json.loads(report.read_text())["grade"] == "F"
+    assert _own_lines(done.stderr) == ["grade F is worse than B (--fail-under)", "exit handler ran"]

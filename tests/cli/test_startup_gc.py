@@ -25,7 +25,7 @@ print(json.dumps({"untouched": untouched, "paused": paused, "after": [gc.isenabl
 
 #: Runs the command line and reports whether the collector was on when grading ran and when the process ended.
 _CLI = """
-import gc, json, runpy, sys
+import atexit, gc, json, runpy, sys
 sys.modules["httpx._main"] = None  # as the scan command does before httpx loads
 import websec_app.scanner.scan
 scan_module = sys.modules["websec_app.scanner.scan"]  # the package's `scan` attribute is the function
@@ -35,12 +35,12 @@ def watched(*args, **kwargs):
     seen.append(gc.isenabled())
     return grade(*args, **kwargs)
 scan_module.grade_snapshot = watched
-sys.argv = ["websec_app", *sys.argv[1:]]
-try:
-    runpy.run_module("websec_app", run_name="__main__", alter_sys=True)
-finally:
+def report():  # an exit handler: the scan process ends with os._exit once they have run (cli.run_as_process)
     state = {"grading": seen, "at_exit": gc.isenabled(), "frozen": gc.get_freeze_count() > 0}
     print(json.dumps(state), file=sys.stderr)
+atexit.register(report)
+sys.argv = ["websec_app", *sys.argv[1:]]
+runpy.run_module("websec_app", run_name="__main__", alter_sys=True)
 """
 
 
