@@ -202,6 +202,11 @@ _SNIPPETS_ABOUT = (
     "The same fix as paste-ready snippets for nginx, Apache, Caddy, IIS, Express, Netlify, Vercel and "
     "Cloudflare; null exactly where `fix` is null. An addition to the spec."
 )
+_FIX_NOTE_ABOUT = (
+    "How to apply this site's fix, in sentences: for Content-Security-Policy what the proposed policy allows "
+    "and leaves out and how to roll it out (Report-Only first). Null where `fix` is null (so in a free result "
+    "without full=1) and where the fix needs no such advice. An addition to the spec."
+)
 
 
 class HeaderResult(BaseModel):
@@ -215,6 +220,7 @@ class HeaderResult(BaseModel):
     explanation: str = Field(description="Plain-language explanation of the header.")
     fix: str | None = Field(description="Recommended value (Pro scan, or free scan with full=1; otherwise null).")
     fix_snippets: FixSnippets | None = Field(default=None, description=_SNIPPETS_ABOUT)
+    fix_note: str | None = Field(default=None, description=_FIX_NOTE_ABOUT)
     note: str | None = Field(description="Extra context when status is weak or warn.")
 
 
@@ -226,6 +232,7 @@ class Finding(BaseModel):
     explanation: str
     fix: str | None = Field(description="How to fix it (stripped in free scans without full=1).")
     fix_snippets: FixSnippets | None = Field(default=None, description=_SNIPPETS_ABOUT)
+    fix_note: str | None = Field(default=None, description=_FIX_NOTE_ABOUT)
     cwe: str | None = None
     subjects: list[str] = Field(default_factory=list, description="What the finding is about (cookie names, ...).")
     note: str | None = None

@@ -204,6 +204,14 @@ async def test_fix_snippets_are_documented_beside_each_fix(schema: dict) -> None
         assert "null exactly where `fix` is null" in field["description"]
 
 
+async def test_the_fix_note_is_documented_beside_each_fix(schema: dict) -> None:  # type: ignore[type-arg]
+    components = schema["components"]["schemas"]
+    for model in ("HeaderResult", "Finding"):
+        field = components[model]["properties"]["fix_note"]
+        assert {"type": "string"} in field["anyOf"] and {"type": "null"} in field["anyOf"], model
+        assert "Null where `fix` is null" in field["description"] and "Report-Only first" in field["description"]
+
+
 async def test_a_diff_change_documents_the_subject_it_concerns(schema: dict) -> None:  # type: ignore[type-arg]
     # GET /api/history/{id}/diff returns `subject` on each change (bb79c68): the schema must say so
     change = schema["components"]["schemas"]["FindingChangeBody"]["properties"]

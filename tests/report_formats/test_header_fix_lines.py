@@ -15,6 +15,7 @@ import pytest
 from tests.fixtures import catalog
 from tests.fixtures.sites import SiteFactory
 from websec_app.report_formats import render_junit, render_markdown, render_sarif
+from websec_app.report_formats.markdown import escape
 from websec_app.scanner import scan
 from websec_app.settings import Settings
 
@@ -42,6 +43,12 @@ def _expected_lines(body: dict[str, Any]) -> dict[str, str]:
         for name, info in body["headers"].items()
         if info.get("fix") and info["status"] != "good"
     }
+
+
+def _after_the_line(body: dict[str, Any], name: str, separator: str = " ") -> str:
+    """What follows a header's fix line: its `fix_note` (the CSP proposal's advice), or nothing."""
+    note = body["headers"][name].get("fix_note")
+    return f"{separator}{note}" if note else ""
 
 
 def _assert_one_header(line: str) -> None:
@@ -78,14 +85,16 @@ def test_the_sarif_and_junit_messages_name_the_header_once(header_fix_body) -> N
     for result in results:
         name = result["ruleId"].removeprefix("headers/")
         if name in expected:
-            assert result["message"]["text"].endswith(f" Fix: {expected[name]}")
+            assert result["message"]["text"].endswith(f" Fix: {expected[name]}{_after_the_line(header_fix_body, name)}")
     failures = {
         case.get("name", "").removeprefix("headers/"): case.find("failure")
         for case in ET.fromstring(render_junit(header_fix_body)).iter("testcase")
     }
     for name, line in expected.items():
         failure = failures[name]
-        assert failure is not None and (failure.text or "").endswith(f"\nFix: {line}")
+        after = _after_the_line(header_fix_body, name, "\n")
+        assert failure is not None and (failure.text or "").endswith(f"\nFix: {line}{after}")
+    assert header_fix_body["headers"]["Content-Security-Policy"]["fix_note"]  # the derived CSP's advice follows
 
 
 def test_the_markdown_fix_cell_is_one_valid_header_line(header_fix_body) -> None:
@@ -98,5 +107,6 @@ def test_the_markdown_fix_cell_is_one_valid_header_line(header_fix_body) -> None
     expected = _expected_lines(header_fix_body)
     assert set(expected) <= set(cells)
     for name, line in expected.items():
-        assert cells[name] == f"` {line.replace('|', chr(92) + '|')} `"
+        note = header_fix_body["headers"][name].get("fix_note")
+        assert cells[name] == f"` {line.replace('|', chr(92) + '|')} `" + (f" {escape(note)}" if note else "")
         _assert_one_header(line)

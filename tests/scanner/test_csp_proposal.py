@@ -285,7 +285,7 @@ def test_the_scanner_grades_its_own_proposal_good() -> None:
     proposal = finding.fix_vars["csp_proposal"]
 
     assert finding.outcome == "csp.missing" and sha256("boot()") in proposal
-    assert "Content-Security-Policy-Report-Only" in (finding.note or "")
+    assert "Content-Security-Policy-Report-Only" in (finding.fix_note or "") and finding.note is None
     enforced = make_snapshot(PAGE_URL, body=body, headers=[("Content-Security-Policy", proposal)])
     outcomes = [f.outcome for f in check_headers(enforced).findings if f.subject == "Content-Security-Policy"]
     assert outcomes == ["csp.good"]
@@ -392,10 +392,13 @@ HOSTILE = "https://evil.example/r?u=${APACHE_SECRET}&h={$SECRETVAR:x}"
 
 
 def _csp_proposal(headers: list[tuple[str, str]]) -> tuple[str, str, str]:
+    """(outcome, proposed policy, the proposal's note: the fix's, never the finding's) of a site sending `headers`."""
     snapshot = make_snapshot(PAGE_URL, body=html("<script>a=1</script>").encode(), headers=headers)
     result = check_headers(snapshot)
     [finding, *_] = [f for f in result.findings if f.subject == "Content-Security-Policy"]
-    return finding.outcome, finding.fix_vars["csp_proposal"], finding.note or ""
+    found = finding.note or ""
+    assert not any(words in found for words in ("left out", "relies on a nonce", "proposed policy")), found
+    return finding.outcome, finding.fix_vars["csp_proposal"], finding.fix_note or ""
 
 
 def test_site_values_with_configuration_syntax_are_left_out_of_every_proposal_with_a_note() -> None:

@@ -91,6 +91,7 @@ def test_given_a_clean_site_then_score_is_100_and_grade_a_plus(book) -> None:
         "explanation": "fine",
         "fix": None,
         "fix_snippets": None,
+        "fix_note": None,
         "note": None,
     }
     assert graded.issue_counts == {"critical": 0, "important": 0, "minor": 0, "total": 0}

@@ -70,7 +70,7 @@ async def test_given_a_site_with_no_best_practice_when_scanned_then_f_with_findi
             assert {"check", "status", "severity", "deduction", "explanation", "fix", "cwe"} <= set(finding)
     for header in body["headers"].values():
         spec = {"present", "value", "status", "severity", "deduction", "explanation", "fix", "note"}
-        assert set(header) == spec | {"fix_snippets"}  # spec 2.3, plus the snippets beside `fix` (issue 15)
+        assert set(header) == spec | {"fix_snippets", "fix_note"}  # spec 2.3, plus what goes beside `fix`
     assert body["issue_counts"]["total"] == sum(body["issue_counts"][k] for k in ("critical", "important", "minor"))
 
 

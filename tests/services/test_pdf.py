@@ -288,3 +288,23 @@ def test_a_cookie_set_on_the_http_redirect_says_so_beside_the_pages_own(worst_re
     assert "sessionid (session): no protections (set by http://worst.test/)" in text
     assert "csrftoken (csrf): no protections (set by http://worst.test/)" in text
     assert "(set by https://worst.test/)" not in text  # the final page's own are not marked
+
+
+def test_the_csp_proposals_advice_is_printed_once_with_its_fix_and_not_as_observed() -> None:
+    # Given a Pro report of a site with no CSP: its fix is a policy built from the page, with how to roll it out
+    from tests.factories import make_handshake, make_snapshot
+    from websec_app.scanner.scan import grade_snapshot
+
+    page = "<!doctype html><html><head><script src='https://cdn.example.net/a.js'></script></head><body></body></html>"
+    report = grade_snapshot(make_snapshot(body=page, tls=make_handshake())).to_dict()
+    rollout = "Report-Only first (the snippets do)"
+    assert rollout in report["headers"]["Content-Security-Policy"]["fix_note"]
+
+    # When the scan PDF and the compliance PDF print it
+    for data in (render_scan_pdf(report, "Acme"), render_compliance_pdf(report, now=NOW)):
+        text = flat(data)
+
+        # Then the advice is printed once, after "How to fix", and never as what was observed
+        assert text.count(rollout) == 1
+        assert text.index("How to fix", text.index("Content-Security-Policy")) < text.index(rollout)
+        assert "Observed: The proposed policy" not in text and "proposed policy" in text

@@ -321,6 +321,34 @@ def test_screenshots_of_the_report_evidence(page: Page, app: App, reports: Repor
             page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}.png"), full_page=True)
 
 
+def test_the_csp_rollout_advice_is_shown_with_the_fix_and_never_in_a_free_report(
+    page: Page, app: App, reports: Reports
+) -> None:
+    """The CSP proposal's notes speak of the fix and its snippets: the Pro report shows them once under "How to
+    fix", the free one (no fix) nowhere. var/screenshots/csp-fix-note-{pro,free}-{1280,375}.png, looked at."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    rollout = "Report-Only first (the snippets do)"
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        # Given the worst site (no CSP) as a Pro report: the advice under its fix, not in what was found
+        open_report(page, app, reports.worst)
+        csp = page.locator("#finding-headers-0")
+        expect(csp.get_by_role("heading")).to_have_text("Content-Security-Policy not set")
+        expect(csp.get_by_test_id("fix-note")).to_contain_text(rollout)
+        assert csp.inner_text().count(rollout) == 1
+        assert page.locator("body").inner_text().count(rollout) == 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        csp.screenshot(path=str(SCREENSHOTS / f"csp-fix-note-pro-{width}.png"))
+        # And as a free report: none of the proposal's notes anywhere
+        open_report(page, app, reports.worst_free)
+        csp = page.locator("#finding-headers-0")
+        expect(csp.get_by_role("heading")).to_have_text("Content-Security-Policy not set")
+        expect(csp).to_contain_text("Unlock fixes")
+        text = page.locator("body").inner_text()
+        assert [w for w in (rollout, "Report-Only first", "proposed policy", "snippets do") if w in text] == []
+        csp.screenshot(path=str(SCREENSHOTS / f"csp-fix-note-free-{width}.png"))
+
+
 # -- the evidence rows themselves (no browser) --------------------------------------------------------------
 
 

@@ -252,3 +252,25 @@ def test_what_the_scan_could_not_test_is_said_in_whole_sentences() -> None:
         "Certificate Transparency timestamps sent in the TLS handshake (RFC 6962 3.3) are not read by this scan; "
         "those embedded in the certificate or in the stapled OCSP response are read"
     )
+
+
+def test_the_csp_proposals_advice_is_shown_with_its_fix_and_not_as_what_was_found() -> None:
+    # Given a site with a weak CSP: what was found, and a fix built from the page with how to roll it out
+    from tests.factories import make_handshake, make_snapshot
+    from websec_app.scanner.scan import grade_snapshot
+
+    headers = [("Content-Security-Policy", "script-src *; object-src 'none'")]
+    report = grade_snapshot(make_snapshot(body="<p>hi</p>", headers=headers, tls=make_handshake()))
+    rollout = "Report-Only first (the snippets do)"
+
+    def csp(body: dict[str, Any]) -> Any:
+        return next(f for f in report_view(body).sections[0].problems if f.title.startswith("Content-Security-Policy"))
+
+    # When the free and the Pro report pages are built
+    free, pro = csp(report.to_dict(pro=False, include_fix=False)), csp(report.to_dict())
+
+    # Then both say what was found; only Pro shows the advice, beside its fix
+    assert "scripts may load from *" in free.note and free.note == pro.note
+    assert "proposed policy" not in free.note and rollout not in free.note
+    assert (free.fix, free.fix_note) == ("", "")
+    assert pro.fix and rollout in pro.fix_note

@@ -295,6 +295,8 @@ def _snippet_lines(fixes: list[ReportItem], body: dict[str, Any], chosen: str | 
     lines = ["", f"How to fix them in {SERVER_LABELS[server]} ({why}; --server NAME for another):"]
     for number, fix in enumerate(with_snippets, start=1):
         lines.append(f"  {number}. {fix.name}")
+        if fix.item.get("fix_note"):  # how to apply it (the CSP proposal's rollout advice)
+            lines.append(f"       {fix.item['fix_note']}")
         lines.extend(f"       {line}".rstrip() for line in str(fix.item["fix_snippets"][server]).splitlines())
     return lines
 

@@ -49,6 +49,12 @@ def fix_of(item: ReportItem) -> str | None:
     return str(fix) if isinstance(fix, str) and fix.strip() else None
 
 
+def fix_note_of(item: ReportItem) -> str | None:
+    """How to apply the fix (the CSP proposal's rollout advice), as plain text; only beside a fix."""
+    note = item.item.get("fix_note")
+    return (plain(note) or None) if fix_of(item) is not None and isinstance(note, str) else None
+
+
 def header_line(item: ReportItem, fix: str) -> str:
     """A header object's fix as the whole `Name: value` line to send. The rule table writes most of them
     that way already (`Strict-Transport-Security: max-age=...`; X-Frame-Options ALLOW-FROM is fixed by

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..scanner.report import ReportItem, report_items
 from ..scanner.sections import section as section_entry
-from ._items import describe, detail, fix_text, plain
+from ._items import describe, detail, fix_note_of, fix_text, plain
 
 # XML 1.0 cannot carry most control characters, and a site's headers or page reach the notes: drop them.
 _NOT_XML = dict.fromkeys([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0xFFFE, 0xFFFF])
@@ -29,6 +29,8 @@ def _case(suite: ET.Element, item: ReportItem) -> None:
         fix = fix_text(item)
         if fix is not None:
             text += f"\nFix: {fix}"
+        if (fix_note := fix_note_of(item)) is not None:
+            text += f"\n{fix_note}"
         failure = ET.SubElement(
             case,
             "failure",

@@ -14,7 +14,7 @@ from typing import Any
 from ..scanner.report import ReportItem, fixes_by_impact, report_items
 from ..scanner.sections import section as section_entry
 from ..wording import BIDI_CONTROLS, bidi_escaped
-from ._items import fix_of, grading, header_line, plain, rule_id, subjects
+from ._items import fix_note_of, fix_of, grading, header_line, plain, rule_id, subjects
 
 TOP_FIXES = 10
 _STATUS_ICON = {"good": "✅", "warn": "⚠️", "weak": "🟠", "missing": "❌", "bad": "❌"}
@@ -58,9 +58,9 @@ def _fix_cell(item: ReportItem) -> str:
     fix = fix_of(item)
     if fix is None:
         return ""
-    if item.header:
-        return code_span(header_line(item, fix), in_table=True)
-    return escape(plain(fix))
+    cell = code_span(header_line(item, fix), in_table=True) if item.header else escape(plain(fix))
+    fix_note = fix_note_of(item)
+    return f"{cell} {escape(fix_note)}" if fix_note else cell
 
 
 def _what(item: ReportItem, *, in_table: bool = False) -> str:

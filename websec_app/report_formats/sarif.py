@@ -16,7 +16,19 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ..scanner.report import ReportItem, report_items
-from ._items import describe, detail, fix_of, fix_text, grading, header_line, plain, rule_id, rule_name, subjects
+from ._items import (
+    describe,
+    detail,
+    fix_note_of,
+    fix_of,
+    fix_text,
+    grading,
+    header_line,
+    plain,
+    rule_id,
+    rule_name,
+    subjects,
+)
 from .markdown import code_span, escape
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -93,6 +105,8 @@ def _result(item: ReportItem, rule_index: int, url: str) -> dict[str, Any]:
     fix = fix_text(item)
     if fix is not None:
         message += f" Fix: {fix}"
+    if (fix_note := fix_note_of(item)) is not None:  # this site's, so in the result, not the rule's help
+        message += f" {fix_note}"
     return {
         "ruleId": rule_id(item),
         "ruleIndex": rule_index,

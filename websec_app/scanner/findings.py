@@ -26,6 +26,9 @@ class Finding:
     subject: str | None = None  # what it is about: a header, cookie or origin name
     note: str | None = None  # the specifics, shown to the user ("max-age=300 is under 6 months")
     fix_vars: Mapping[str, str] = field(default_factory=dict)  # values for the rule's fix template
+    #: How to apply this site's fix (the CSP proposal's rollout advice): the report's `fix_note`, shown and
+    #: stripped with the fix, since it speaks of a fix and snippets a free report does not show
+    fix_note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,11 @@ class _Aggregate:
     subjects: list[str]
     notes: list[str]
     fix_vars: dict[str, str]
+    fix_notes: list[str]
+
+    def fix_note(self, fix: str | None) -> str | None:
+        """The report's `fix_note`: how to apply the fix, only beside a fix (null exactly where no fix is)."""
+        return (" ".join(self.fix_notes) or None) if fix else None
 
 
 def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
@@ -72,13 +77,15 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
         rule = book.rule(finding.outcome)
         agg = merged.get(finding.outcome)
         if agg is None:
-            agg = merged[finding.outcome] = _Aggregate(rule, [], [], {})
+            agg = merged[finding.outcome] = _Aggregate(rule, [], [], {}, [])
         if finding.subject and finding.subject not in agg.subjects:
             agg.subjects.append(finding.subject)
         if finding.note and finding.note not in agg.notes:
             agg.notes.append(finding.note)
         for key, value in finding.fix_vars.items():
             agg.fix_vars.setdefault(key, value)
+        if finding.fix_note and finding.fix_note not in agg.fix_notes:
+            agg.fix_notes.append(finding.fix_note)
     return list(merged.values())
 
 
@@ -98,6 +105,7 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite:
         "fix_snippets": render_snippets(
             rule.outcome, fix, subjects=agg.subjects, lacking_samesite=lacking_samesite, plain_http=plain_http
         ),
+        "fix_note": agg.fix_note(fix),
         "cwe": rule.cwe,
         "subjects": agg.subjects,
         "note": "; ".join(agg.notes) or None,
@@ -115,7 +123,8 @@ def _order(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _header_object(
     name: str, aggs: list[_Aggregate], details: Mapping[str, Any], book: RuleBook, context: Mapping[str, str]
 ) -> dict[str, Any]:
-    """Spec 2.3: present, value, status, severity, deduction, explanation, fix, note."""
+    """Spec 2.3: present, value, status, severity, deduction, explanation, fix, note; and beside the fix its
+    `fix_snippets` and `fix_note` (additions to the spec)."""
     info = details.get(name, {}) if isinstance(details.get(name), Mapping) else {}
     if not aggs:  # the check could not run (check.error or check.crashed): say so, never "good"
         return {
@@ -127,6 +136,7 @@ def _header_object(
             "explanation": book.rule("check.error").explanation,
             "fix": None,
             "fix_snippets": None,
+            "fix_note": None,
             "note": NOT_CHECKED,
         }
     problems = [a for a in aggs if a.rule.status != "good"]
@@ -134,11 +144,11 @@ def _header_object(
     cap = max((r.deduction for r in book.rules.values() if r.subject == name), default=0)
     deduction = min(sum(a.rule.deduction for a in problems), cap)
     notes = [n for a in problems for n in a.notes] or [n for a in aggs for n in a.notes]
-    fix = fix_outcome = None
+    fix = fix_outcome = fix_note = None
     for agg in problems:
         fix = render_template(agg.rule.fix, {**context, **agg.fix_vars})
         if fix:
-            fix_outcome = agg.rule.outcome
+            fix_outcome, fix_note = agg.rule.outcome, agg.fix_note(fix)
             break
     return {
         "present": bool(info.get("present", False)),
@@ -149,6 +159,7 @@ def _header_object(
         "explanation": chosen.rule.explanation,
         "fix": fix,
         "fix_snippets": render_snippets(fix_outcome, fix, subject=name) if fix_outcome else None,
+        "fix_note": fix_note,
         "note": "; ".join(notes) or None,
     }
 

@@ -64,13 +64,14 @@ class ScanReport:
         return body
 
 
-_FIX_KEYS = frozenset({"fix", "fix_snippets"})
+#: A fix and what is shown only with it: its snippets, and its note (how to apply it, which speaks of the fix).
+_FIX_KEYS = frozenset({"fix", "fix_snippets", "fix_note"})
 _IMMUTABLE = (str, int, float, bool, type(None))
 
 
 def _json_copy(node: Any, *, strip_fixes: bool) -> Any:
-    """A deep copy of a section's JSON tree (dicts, lists, tuples, scalars), with every `fix` value and its
-    `fix_snippets` nulled at any depth when `strip_fixes` (header objects and findings alike).
+    """A deep copy of a section's JSON tree (dicts, lists, tuples, scalars), with every `fix` value, its
+    `fix_snippets` and its `fix_note` nulled at any depth when `strip_fixes` (header objects and findings alike).
 
     In one pass, without copy.deepcopy's memo and dispatch: this was ~1 ms of every report served (issue 14).
     Anything else in the tree is deep-copied and stripped as before."""
@@ -92,7 +93,7 @@ def _json_copy(node: Any, *, strip_fixes: bool) -> Any:
 
 
 def _strip_fixes(node: Any) -> None:
-    """Null every `fix` value, in header objects and in findings alike, and its `fix_snippets` with it."""
+    """Null every `fix` value, in header objects and in findings alike, and its `fix_snippets` and `fix_note`."""
     if isinstance(node, dict):
         for key in _FIX_KEYS & node.keys():
             node[key] = None

@@ -69,7 +69,7 @@ class FindingView:
     severity: str
     deduction: int
     detail: str  # the rest of the explanation
-    note: str
+    note: str  # what was found on the site
     fix: str
     cwe: str
     subjects: str
@@ -79,6 +79,7 @@ class FindingView:
     snippets: list[Snippet] = field(default_factory=list)  # the fix per server, the site's own first
     first_server: str = ""  # the snippet tab open at first
     checked: bool = True  # False: its check could not run (no finding, so no fix to unlock)
+    fix_note: str = ""  # how to apply the fix (the CSP proposal's rollout advice), shown with it
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,7 @@ def _finding(
         snippets=per_server,
         first_server=per_server[0].server if per_server else "",
         checked=not left_not_checked(raw, header=header),
+        fix_note=_prose(raw.get("fix_note")) if fix else "",
     )
 
 

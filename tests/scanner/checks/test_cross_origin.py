@@ -63,7 +63,7 @@ def test_header_objects_follow_spec_2_3(headers: list[tuple[str, str]]) -> None:
 
     for name in HEADERS:
         obj = graded[name]
-        # spec 2.3's fields, and fix_snippets beside fix (issue 15: null exactly where fix is)
+        # spec 2.3's fields, and fix_snippets beside fix (issue 15: null exactly where fix is), and fix_note
         assert set(obj) == {
             "present",
             "value",
@@ -74,8 +74,10 @@ def test_header_objects_follow_spec_2_3(headers: list[tuple[str, str]]) -> None:
             "fix",
             "note",
             "fix_snippets",
+            "fix_note",
         }
         assert (obj["fix_snippets"] is None) == (obj["fix"] is None)
+        assert obj["fix"] is not None or obj["fix_note"] is None
         assert obj["status"] in STATUSES
         assert obj["present"] == bool(headers)
         assert (obj["fix"] is None) == (obj["status"] == "good")

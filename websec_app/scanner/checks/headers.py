@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -92,7 +93,7 @@ def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:
     first = findings[0]
     merged = [first.note] if first.note else []
     merged.extend(notes)
-    return [Finding(first.outcome, first.subject, "; ".join(merged), first.fix_vars), *findings[1:]]
+    return [replace(first, note="; ".join(merged)), *findings[1:]]
 
 
 # --- Content-Security-Policy ---------------------------------------------------------------------
@@ -144,11 +145,11 @@ def _content_security_policy(
         elif report_only:
             reason = "Content-Security-Policy-Report-Only only reports violations; it does not block anything"
             findings = [_finding("csp.report_only_only", CSP, [reason])]
-            return evaluation, _with_proposal(findings, notes, _enforce(report_only[0]))
+            return evaluation, _with_proposal(_with_notes(findings, notes), _enforce(report_only[0]))
         else:
             findings = [_finding("csp.missing", CSP)]
         keep = [directive for p in header_policies for directive in p.directives]
-        return evaluation, _with_proposal(findings, notes, propose_policy(page, final.url, keep))
+        return evaluation, _with_proposal(_with_notes(findings, notes), propose_policy(page, final.url, keep))
 
     if not any(p.delivery == "header" for p in evaluation.policies):
         notes.append(
@@ -172,7 +173,7 @@ def _content_security_policy(
             inline_style="csp.unsafe_inline_style" in outcomes,
         )
         proposal = repair_policy(evaluation.policies[0], page, final.url, repairs)
-    return evaluation, _with_proposal(findings, [*notes, *evaluation.notes], proposal)
+    return evaluation, _with_proposal(_with_notes(findings, [*notes, *evaluation.notes]), proposal)
 
 
 def _padded(attribute: str, keyword: str) -> bool:
@@ -196,13 +197,14 @@ def _enforce(report_only: csp_records.Policy) -> CspProposal:
     return CspProposal(policy, False, tuple(notes))
 
 
-def _with_proposal(findings: list[Finding], notes: Sequence[str], proposal: CspProposal) -> list[Finding]:
-    """Every CSP finding's fix is the proposed policy; its notes (how to roll it out) go with the first."""
-    notes = [*notes, *proposal.notes]
-    findings = [
-        Finding(f.outcome, f.subject, f.note, {**f.fix_vars, "csp_proposal": proposal.policy}) for f in findings
+def _with_proposal(findings: list[Finding], proposal: CspProposal) -> list[Finding]:
+    """Every CSP finding's fix is the proposed policy, and its notes (what it allows, how to roll it out) are
+    that fix's `fix_note`: they speak of the proposal and its snippets, so a report shows them only where it
+    shows the fix, never among what was found on the site (the `note`, which a free report shows)."""
+    return [
+        replace(f, fix_vars={**f.fix_vars, "csp_proposal": proposal.policy}, fix_note=proposal.fix_note)
+        for f in findings
     ]
-    return _with_notes(findings, notes)
 
 
 def _csp_problems(evaluation: csp.CspEvaluation) -> list[Finding]:

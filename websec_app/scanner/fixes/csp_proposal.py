@@ -100,7 +100,7 @@ GENERIC_POLICY = (
     "frame-ancestors 'self'"
 )
 _ROLLOUT = (
-    "Roll it out as Content-Security-Policy-Report-Only first (the snippets do), use the site for a week or "
+    "Roll the policy out as Content-Security-Policy-Report-Only first (the snippets do), use the site for a week or "
     "two while watching the browser console (and the reports, if the policy has report-to or report-uri) "
     "for what it would block, add what is legitimate, then rename the header to Content-Security-Policy "
     "to enforce it"
@@ -169,11 +169,18 @@ NONCE_NOTE = (
 
 @dataclass(frozen=True)
 class CspProposal:
-    """The proposed policy (the header value) and the notes that go with it."""
+    """The proposed policy (the header value) and the notes that go with it: what it allows and leaves out,
+    and how to roll it out. They speak of the proposal and its snippets, not of the site, so they travel with
+    the fix (the report's `fix_note`), never in the finding's `note`, which a free report shows without a fix."""
 
     policy: str
     derived: bool  # False: GENERIC_POLICY (no HTML page, or one past a bound)
     notes: tuple[str, ...]
+
+    @property
+    def fix_note(self) -> str | None:
+        """The notes as the sentences shown beside the fix."""
+        return " ".join(f"{note}." for note in self.notes) or None
 
 
 class _TooMuch(Exception):

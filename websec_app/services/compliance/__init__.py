@@ -141,6 +141,7 @@ class ObservedFinding:
     cwe: str | None
     cwe_name: str | None
     control: Control | None
+    fix_note: str | None = None  # how to apply the fix (the CSP proposal's rollout advice)
 
     @property
     def failing(self) -> bool:
@@ -216,6 +217,7 @@ def _observe(report: Mapping[str, Any], mapping: ComplianceMapping, book: RuleBo
                 cwe=cwe,
                 cwe_name=mapping.cwe_names.get(cwe) if cwe else None,
                 control=control,
+                fix_note=item.get("fix_note"),
             )
         )
 

@@ -225,6 +225,8 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
         else:
             fix = prose(finding.fix) if finding.fix else "see the explanation above."
         lines.append(f"<b>How to fix:</b> {fix}")
+        if finding.fix and finding.fix_note:  # how to apply it (the CSP proposal's rollout advice)
+            lines.append(prose(finding.fix_note, 4000))
         refs = [f"{finding.cwe} {finding.cwe_name or ''}".strip()] if finding.cwe else []
         refs += finding.references()
         if refs:

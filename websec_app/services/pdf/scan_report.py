@@ -111,6 +111,8 @@ def _finding_block(
             cell.append(mono_box(item.get("fix"), st, width, label="<b>How to fix</b>: send this header"))
         else:
             cell.append(para(f"<b>How to fix:</b> {prose(item.get('fix'))}", st["cell"]))
+        if item.get("fix_note"):  # how to apply this fix (the CSP proposal's rollout advice)
+            cell.append(para(prose(item.get("fix_note"), 4000), st["cell"]))
         cell += snippet_part(item, server, st, width)
     return cell
 

@@ -199,6 +199,17 @@ def _finding(finding: FindingView, pro: rx.Var[bool] | bool) -> rx.Component:
             rx.box(
                 rx.text("How to fix", size="2", weight="bold"),
                 copyable(finding.fix, "fix"),
+                rx.cond(
+                    finding.fix_note != "",
+                    rx.text(
+                        finding.fix_note,
+                        size="2",
+                        color_scheme="gray",
+                        margin_top="0.35rem",
+                        class_name="break-anywhere",
+                        data_testid="fix-note",
+                    ),
+                ),
                 fix_snippets(finding),
                 margin_top="0.5rem",
             ),
