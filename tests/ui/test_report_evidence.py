@@ -310,6 +310,21 @@ def test_the_report_fits_phones_and_desktops(page: Page, app: App, reports: Repo
     assert header_value.evaluate("el => el.scrollWidth <= el.clientWidth")
 
 
+@pytest.mark.parametrize("width", [375, 1280])
+def test_fix_these_first_shows_each_problems_points_once_on_phones_and_desktops(
+    page: Page, app: App, reports: Reports, width: int
+) -> None:
+    # The heading says the problems come by the points they cost: each row shows them, at any width
+    page.set_viewport_size({"width": width, "height": 900})
+    open_report(page, app, reports.worst)
+    rows = page.get_by_test_id("top-findings").locator("li")
+    expect(rows.first).to_be_visible()
+    for index in range(rows.count()):
+        shown = rows.nth(index).inner_text()  # what is rendered: hidden elements are left out
+        assert len(re.findall(r"[-\u2212]\d+ pts?\b", shown)) == 1, shown
+    rows.first.screenshot(path=str(SCREENSHOTS / f"top-findings-row-{width}.png"))
+
+
 def test_screenshots_of_the_report_evidence(page: Page, app: App, reports: Reports) -> None:
     """var/screenshots/report-{worst-snippets,best}-{1280,375}.png, full length, looked at by hand (issue 15)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -127,13 +127,14 @@ def _top_item(finding: FindingView) -> rx.Component:
         rx.link(
             rx.flex(
                 status_badge(finding.status),
-                rx.text(
-                    finding.title,
-                    size={"initial": "2", "sm": "3"},
-                    weight="medium",
+                rx.box(
+                    rx.text(
+                        finding.title, size={"initial": "2", "sm": "3"}, weight="medium", color=rx.color("gray", 12)
+                    ),
+                    # On phones the points go under the title: a column beside it left the title a few words a line
+                    rx.text(finding.points, size="1", color_scheme="gray", class_name="phone-only"),
                     flex="1",
                     min_width="0",
-                    color=rx.color("gray", 12),
                 ),
                 rx.text(
                     finding.points,
