@@ -24,7 +24,7 @@ PAGE = (
 )
 #: Words only the proposal's notes use: its rollout advice, the proposal itself, its snippets.
 PROPOSAL_WORDS = ("Report-Only first", "proposed policy", "snippets", "Roll the policy out", "the policy blocks")
-ROLLOUT = "Report-Only first (the snippets do)"
+ROLLOUT = "Report-Only first, use the site for a week"
 ENFORCE = "The proposed policy is the site's own Report-Only policy"
 
 #: site -> (the CSP headers it sends, what the finding's note says was found, the advice its fix comes with)

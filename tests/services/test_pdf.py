@@ -297,7 +297,7 @@ def test_the_csp_proposals_advice_is_printed_once_with_its_fix_and_not_as_observ
 
     page = "<!doctype html><html><head><script src='https://cdn.example.net/a.js'></script></head><body></body></html>"
     report = grade_snapshot(make_snapshot(body=page, tls=make_handshake())).to_dict()
-    rollout = "Report-Only first (the snippets do)"
+    rollout = "Report-Only first, use the site for a week"
     assert rollout in report["headers"]["Content-Security-Policy"]["fix_note"]
 
     # When the scan PDF and the compliance PDF print it

@@ -261,7 +261,7 @@ def test_the_csp_proposals_advice_is_shown_with_its_fix_and_not_as_what_was_foun
 
     headers = [("Content-Security-Policy", "script-src *; object-src 'none'")]
     report = grade_snapshot(make_snapshot(body="<p>hi</p>", headers=headers, tls=make_handshake()))
-    rollout = "Report-Only first (the snippets do)"
+    rollout = "Report-Only first, use the site for a week"
 
     def csp(body: dict[str, Any]) -> Any:
         return next(f for f in report_view(body).sections[0].problems if f.title.startswith("Content-Security-Policy"))

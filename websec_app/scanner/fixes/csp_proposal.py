@@ -100,10 +100,10 @@ GENERIC_POLICY = (
     "frame-ancestors 'self'"
 )
 _ROLLOUT = (
-    "Roll the policy out as Content-Security-Policy-Report-Only first (the snippets do), use the site for a week or "
-    "two while watching the browser console (and the reports, if the policy has report-to or report-uri) "
-    "for what it would block, add what is legitimate, then rename the header to Content-Security-Policy "
-    "to enforce it"
+    # Not "as the snippets do": the fix note is also printed where no snippet is (the compliance PDF, CI formats)
+    "Roll the policy out as Content-Security-Policy-Report-Only first, use the site for a week or two while "
+    "watching the browser console (and the reports, if the policy has report-to or report-uri) for what it "
+    "would block, add what is legitimate, then rename the header to Content-Security-Policy to enforce it"
 )
 
 # The directive each kind of raw_resources() fetches under (CSP3 §6.1 fetch directives).
@@ -338,11 +338,9 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     notes = ["The proposed policy is the site's current one, changed: " + "; ".join(changes)]
     if left_out:
         notes.append(left_out_note(left_out, "the site's policy"))
-    rollout = _ROLLOUT
     if relies_on_nonce(writable):  # no server snippet then (snippets.py): the application sends the header
         notes.append(NONCE_NOTE)
-        rollout = _ROLLOUT.replace(" (the snippets do)", "")
-    return CspProposal("; ".join(directives), False, (*notes, rollout))
+    return CspProposal("; ".join(directives), False, (*notes, _ROLLOUT))
 
 
 def _objects_and_base(page: HtmlPage | None, page_url: str) -> tuple[list[str], list[str]]:
