@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from websec_app.store import Database, find_payment, record_payment, record_webhook_event, set_payment_status
+from websec_app.store.purchases import PENDING_REVERSAL_KEPT, pending_reversal, reverse_payment
 
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
 
@@ -114,3 +115,23 @@ def test_a_webhook_event_is_processed_once(any_database: Database) -> None:
         )
 
     assert (first, retry) == (True, False)
+
+
+def test_a_reversal_waiting_for_its_capture_is_kept_until_no_capture_can_come(any_database: Database) -> None:
+    # Given a refund of a payment this service never recorded (another product's charge on the same account)
+    with any_database.session() as session:
+        assert reverse_payment(session, "stripe", ["pi_elsewhere"], dispute=False, now=NOW).pending
+
+    # When later refunds arrive: within the providers' delivery window it still blocks a late capture ...
+    with any_database.session() as session:
+        later = NOW + PENDING_REVERSAL_KEPT - timedelta(minutes=1)
+        assert reverse_payment(session, "stripe", ["pi_next"], dispute=False, now=later).pending
+        assert pending_reversal(session, "stripe", ["pi_elsewhere"]) is False
+
+    # ... and past it, it is gone, so refunds of payments made elsewhere do not pile up for ever
+    with any_database.session() as session:
+        past = NOW + PENDING_REVERSAL_KEPT + timedelta(minutes=1)
+        assert reverse_payment(session, "razorpay", ["pay_new"], dispute=True, now=past).pending
+        assert pending_reversal(session, "stripe", ["pi_elsewhere"]) is None
+        assert pending_reversal(session, "stripe", ["pi_next"]) is False
+        assert pending_reversal(session, "razorpay", ["pay_new"]) is True

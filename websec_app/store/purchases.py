@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import false, or_, true
-from sqlmodel import Session, col, select, update
+from sqlmodel import Session, col, delete, select, update
 
 from ._secrets import hash_secret, new_secret
 from ._sql import insert_ignoring_conflicts
@@ -504,6 +504,13 @@ class Reversal:
     pending: bool = False
 
 
+#: How long a reversal waits for its payment's capture. Neither provider delivers an event that late: Stripe
+#: retries a webhook for up to 3 days and keeps events to resend for 30 days; Razorpay retries for 24 hours.
+#: Without a bound, every refund or dispute of a payment made elsewhere on the same provider account (another
+#: product's charge) would be kept for ever.
+PENDING_REVERSAL_KEPT = timedelta(days=90)
+
+
 def reverse_payment(
     session: Session, provider: str, provider_payment_ids: Sequence[str], *, dispute: bool, now: datetime
 ) -> Reversal:
@@ -518,7 +525,9 @@ def reverse_payment(
     if not rows and named:
         # Before its capture was settled here (webhooks come in any order): kept, so the settlement that comes
         # later issues nothing (`pending_reversal`). Then looked up again: a settlement that committed
-        # meanwhile, after its own check of the pending reversals, is found now and reversed below.
+        # meanwhile, after its own check of the pending reversals, is found now and reversed below. Those whose
+        # capture can no longer come are dropped on the way (PENDING_REVERSAL_KEPT).
+        session.exec(delete(PendingReversal).where(col(PendingReversal.created_at) < now - PENDING_REVERSAL_KEPT))
         for value in dict.fromkeys(named):
             insert_ignoring_conflicts(
                 session,
