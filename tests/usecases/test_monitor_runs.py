@@ -190,3 +190,61 @@ async def test_a_deleted_monitors_scheduled_run_does_not_run(database: Database,
     assert _used(database, owner.subscription_id, clock) == 0
     [run] = _runs(database)
     assert run.status == "skipped" and run.error == "the monitor was deleted"
+
+
+class ScriptedScanner(FakeScanner):
+    """Each call takes the next outcome: None scans the site, an exception is raised (ScanError, a scanner bug,
+    or the worker's death)."""
+
+    def __init__(self, outcomes: list[BaseException | None]) -> None:
+        super().__init__()
+        self.outcomes = outcomes
+
+    async def __call__(self, url: str, settings: Any) -> Any:
+        outcome = self.outcomes.pop(0)
+        if outcome is None:
+            return await super().__call__(url, settings)
+        self.calls.append(url)
+        raise outcome
+
+
+async def test_only_unreachable_runs_in_a_row_alert_a_failed_run_breaks_the_row(
+    database: Database, tmp_path: Path
+) -> None:
+    from websec_app.scanner import TargetRefused, TargetUnreachable
+
+    down = TargetUnreachable("Could not connect to site.example: connection refused.")
+    refused = TargetRefused("site.example resolves to a private address (10.0.0.5); it is not scanned.")
+    scanner = ScriptedScanner(
+        [None, refused, down, RuntimeError("scanner bug"), down, *[Killed()] * MAX_RUN_ATTEMPTS, down, down]
+    )
+    clock = FrozenClock(NOON)
+    runtime = _runtime(database, clock, scanner, Settings(data_dir=tmp_path))
+    owner = await _sub(runtime, database)
+    await monitor_cases.add(runtime, owner, "https://site.example", "daily")
+
+    # Given runs that end done, failed (refused), unreachable, failed (a scanner bug), unreachable, failed
+    # (its worker stopped each time), then unreachable twice
+    statuses: list[str | None] = []
+    for day in range(8):
+        clock.set(NOON + timedelta(days=day, minutes=1))
+        try:
+            statuses += await _tick_and_run(runtime)
+        except Killed:
+            for _ in range(MAX_RUN_ATTEMPTS):  # handed out again until its attempts are spent, then ended
+                clock.advance(seconds=RUN_CLAIM_SECONDS + 60)
+                try:
+                    statuses += await _tick_and_run(runtime)
+                except Killed:
+                    pass
+    assert statuses == ["done", "failed", "unreachable", "failed", "unreachable", "unreachable", "unreachable"]
+    runs = _runs(database)
+    assert [r.status for r in runs] == [*statuses[:5], "failed", *statuses[5:]]
+
+    # Then only the last run alerts: it is the only second unreachable run in a row (docs/api.md), a failed run
+    # between two unreachable ones is not one that could not reach the site
+    assert [r.alerts for r in runs][:-1] == [[]] * 7
+    assert runs[-1].alerts == [
+        "The site could not be reached in 2 runs in a row: Could not connect to site.example: connection refused."
+    ]
+    assert len(_outbox(database)) == 1

@@ -330,7 +330,14 @@ def end_exhausted_runs(
         else:
             give_back = Reservation(**run.reservation) if run.reservation else None
             done = finish_run(
-                session, run.id, status=RUN_FAILED, now=now, error=f"{abandoned}: given up", give_back=give_back
+                session,
+                run.id,
+                status=RUN_FAILED,
+                now=now,
+                error=f"{abandoned}: given up",
+                # A failed run is not an unreachable one: the unreachable runs around it are not in a row.
+                monitor_changes={"unreachable_in_row": 0},
+                give_back=give_back,
             )
         if done:
             ended.append(run.id)

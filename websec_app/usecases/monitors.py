@@ -407,13 +407,16 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
     try:
         report = await runtime.scanner(monitor.url, runtime.settings)
     except ScanError as exc:
-        in_row = monitor.unreachable_in_row + 1
+        unreachable = isinstance(exc, TargetUnreachable)
+        # Only unreachable runs count towards the alert (docs/api.md): a refused or failed run is not one, so it
+        # breaks the row as a done run does.
+        in_row = monitor.unreachable_in_row + 1 if unreachable else 0
         reasons = []
-        if isinstance(exc, TargetUnreachable) and in_row == UNREACHABLE_ALERT_AFTER:
+        if in_row == UNREACHABLE_ALERT_AFTER:
             reasons = [f"The site could not be reached in {UNREACHABLE_ALERT_AFTER} runs in a row: {exc}"]
         if reasons:
             await _send_alert(runtime, claimed, reasons, None, None)
-        status = RUN_UNREACHABLE if isinstance(exc, TargetUnreachable) else RUN_FAILED
+        status = RUN_UNREACHABLE if unreachable else RUN_FAILED
         await runtime.db(
             finish_run,
             run_id,
@@ -433,6 +436,7 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
             status=RUN_FAILED,
             now=runtime.now(),
             error=f"the scan failed ({type(exc).__name__})",
+            monitor_changes={"unreachable_in_row": 0},
             give_back=reservation,
         )
         return RUN_FAILED
