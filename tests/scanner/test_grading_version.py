@@ -17,6 +17,7 @@ RECORDED = {
     "2026.11.3": "4318c00a57bddf2f",  # at ca11288: 138 graded outcomes
     "2026.11.4": "cd16a40ac352d69c",  # six more with deductions and caps
     "2026.11.5": "6438a3bdf21bbdcf",  # CORS: look-alike origins echoed (40, C; or 2), http:// with credentials (20, B)
+    "2026.11.6": "6438a3bdf21bbdcf",  # the same table; SPF records receivers reject are dns.spf_invalid, not strict
 }
 
 

@@ -143,6 +143,13 @@ def test_an_mx_host_that_does_not_exist_is_reported() -> None:
         ("v=spf1 +all", "dns.spf_pass_all", 5),
         ("v=spf1 ip4:999.1.1.1 -all", "dns.spf_invalid", 4),
         ("v=spf1 a:/24 -all", "dns.spf_invalid", 4),  # RFC 7208 12: ":" needs a domain-spec
+        # RFC 7208 12: a prefix length is a number with no leading zero, never a netmask; an address has no zone
+        ("v=spf1 ip4:192.0.2.0/255.255.255.0 -all", "dns.spf_invalid", 4),
+        ("v=spf1 ip4:192.0.2.0/0.0.0.0 -all", "dns.spf_invalid", 4),  # a permerror, not /0 passing everyone
+        ("v=spf1 ip4:192.0.2.0/024 -all", "dns.spf_invalid", 4),
+        ("v=spf1 ip6:2001:db8::/032 -all", "dns.spf_invalid", 4),
+        ("v=spf1 ip6:2001:db8::1%eth0 -all", "dns.spf_invalid", 4),
+        ("v=spf1 a/08 -all", "dns.spf_invalid", 4),
         ("v=spf1 ptr -all", "dns.spf_ptr", 1),
     ],
 )

@@ -17,6 +17,7 @@ from websec_app.scanner.records.spf import parse_spf, referenced_domains, strict
         "v=spf1 redirect=_spf.example.com",
         "v=spf1  include:a.example.org   -all",  # several spaces between terms are allowed
         "v=spf1 ptr:example.com unknown-mod=whatever -all",
+        "v=spf1 ip4:192.0.2.0/0 ip4:192.0.2.1/32 ip6:2001:db8::/128 ip6:::ffff:192.0.2.1 a/0//0 -all",
     ],
 )
 def test_valid_records_parse_without_errors(record) -> None:
@@ -31,6 +32,15 @@ def test_valid_records_parse_without_errors(record) -> None:
         ("v=spf1 ip6:192.0.2.1 -all", "not an ip6 network"),
         ("v=spf1 all:example.com", "'all' takes no argument"),
         ("v=spf1 mx/99 -all", "bad prefix length"),
+        ("v=spf1 ip4:192.0.2.0/255.255.255.0 -all", "bad prefix length"),  # RFC 7208 12: no netmask
+        ("v=spf1 ip4:192.0.2.0/0.0.0.255 -all", "bad prefix length"),
+        ("v=spf1 ip4:192.0.2.0/024 -all", "bad prefix length"),  # no leading zero (RFC 7208 test suite cidr4-032)
+        ("v=spf1 ip6:2001:db8::/0128 -all", "bad prefix length"),
+        ("v=spf1 ip4:192.0.2.0/33 -all", "bad prefix length"),
+        ("v=spf1 ip6:2001:db8::1%eth0 -all", "not an ip6 network"),  # RFC 4291 2.2: no zone
+        ("v=spf1 a/024 -all", "bad prefix length"),
+        ("v=spf1 mx:example.com//064 -all", "bad prefix length"),
+        ("v=spf1 a/２４ -all", "bad prefix length"),  # ASCII digits only
         ("v=spf1 foo:example.com -all", "unknown mechanism 'foo'"),
         ("v=spf1 redirect=a.example.com redirect=b.example.com", "'redirect' appears more than once"),
         ("v=spf1 include:exa mple -all", "unknown mechanism 'mple'"),
