@@ -13,6 +13,8 @@ from cryptography.x509 import ocsp
 from cryptography.x509.oid import NameOID
 
 from tests.factories import FIXED_NOW, cipher_probes, make_certificate, make_handshake, make_snapshot, protocol_probes
+from tests.fixtures import ocsp_staples
+from tests.fixtures.ocsp_staples import with_signature_algorithm, with_single_responses
 from tests.fixtures.pki import Pki
 from websec_app.scanner.checks.tls import aead, check_tls, forward_secret
 from websec_app.scanner.fetch.tls import parse_certificate
@@ -284,6 +286,54 @@ def test_a_staple_for_another_certificate_is_invalid(pki: Pki) -> None:
 
 def test_garbage_instead_of_a_staple_is_invalid_not_a_crash(pki: Pki) -> None:
     assert "tls.ocsp_staple_invalid" in [f.outcome for f in _stapled(pki, b"\x30\x03junk").findings]
+
+
+def test_of_several_single_responses_the_leafs_is_judged_not_a_crash(pki: Pki) -> None:
+    """RFC 6960 4.2.1: a response lists a SEQUENCE OF SingleResponse; the client judges the one whose CertID
+    names its certificate (serial, issuer name and key hashes), the strictest when several do (Chromium's
+    CheckOCSP). cryptography's single-response accessors raised ValueError: check.crashed, every TLS finding
+    lost."""
+    leaf = pki.issue("valid", ["ocsp.example.com"]).certificate
+    other = pki.issue("valid", ["other.example.com"]).certificate
+    good, for_other = ocsp_staples.staple(pki, leaf), ocsp_staples.staple(pki, other)
+    revoked = ocsp_staples.staple(pki, leaf, ocsp.OCSPCertStatus.REVOKED)
+
+    listed_second = _stapled(pki, with_single_responses(pki, for_other, good))
+    assert [f.outcome for f in listed_second.findings] == ["tls.cert_valid"]
+    assert listed_second.details["ocsp_stapling"]["status"] == "good"
+    assert listed_second.details["ocsp_stapling"]["signature_verified"] is True
+
+    twice = _stapled(pki, with_single_responses(pki, good, revoked))
+    assert [f.outcome for f in twice.findings] == ["tls.cert_valid", "tls.ocsp_revoked"]
+
+    others_only = _stapled(pki, with_single_responses(pki, for_other, for_other))
+    assert [(f.outcome, f.note) for f in others_only.findings if f.outcome != "tls.cert_valid"] == [
+        ("tls.ocsp_staple_invalid", "the stapled response is for another certificate")
+    ]
+
+
+def test_a_single_response_with_the_leafs_serial_under_another_issuer_is_for_another_certificate(pki: Pki) -> None:
+    leaf = pki.issue("valid", ["ocsp.example.com"]).certificate
+    other_issuer = (
+        ocsp.OCSPResponseBuilder()
+        .add_response(leaf, pki.root_cert, hashes.SHA1(), ocsp.OCSPCertStatus.GOOD, FIXED_NOW, None, None, None)
+        .responder_id(ocsp.OCSPResponderEncoding.HASH, pki.intermediate_cert)
+        .sign(pki.intermediate_key, hashes.SHA256())
+        .public_bytes(serialization.Encoding.DER)
+    )
+    notes = [f.note for f in _stapled(pki, other_issuer).findings if f.outcome == "tls.ocsp_staple_invalid"]
+    assert notes == ["the stapled response is for another certificate"]
+
+
+def test_a_staple_signed_with_an_unknown_algorithm_is_invalid_not_a_crash(pki: Pki) -> None:
+    leaf = pki.issue("valid", ["ocsp.example.com"]).certificate
+    unknown = with_signature_algorithm(ocsp_staples.staple(pki, leaf), "1.2.3.4")
+    result = _stapled(pki, unknown)
+    assert [(f.outcome, f.note) for f in result.findings] == [
+        ("tls.cert_valid", "valid for 90 more days"),
+        ("tls.ocsp_staple_invalid", "the stapled response is signed with an algorithm clients do not know (1.2.3.4)"),
+    ]
+    assert "tls.ocsp_staple_invalid" in [f.outcome for f in _stapled(pki, unknown, with_issuer=False).findings]
 
 
 def _must_staple_leaf(pki: Pki) -> x509.Certificate:

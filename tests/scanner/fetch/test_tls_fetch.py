@@ -26,6 +26,7 @@ from tests.clock import TEST_NOW
 from tests.factories import make_snapshot
 from tests.fixtures.ca_issuers import serve_ca_issuers
 from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
+from tests.fixtures.ocsp_staples import staple, with_single_responses
 from tests.fixtures.odd_certs import (
     long_chain,
     odd_curve_certificate,
@@ -42,6 +43,7 @@ from websec_app.scanner.fetch._legacy_hello import hello_probe
 from websec_app.scanner.fetch._tls_client import PROTOCOL_VERSIONS, HandshakeRejected, certifi_bundle, offer_problem
 from websec_app.scanner.fetch.tls import fetch_tls
 from websec_app.scanner.fetch.tls_probes import _ssl3_hello
+from websec_app.scanner.scan import run_checks
 from websec_app.settings import Settings
 
 
@@ -706,6 +708,22 @@ async def test_a_stapled_ocsp_response_and_embedded_scts_are_recorded(stapling_s
     assert ocsp.load_der_ocsp_response(tls.ocsp_staple).serial_number == leaf.serial_number
     assert tls.leaf is not None and len(tls.leaf.embedded_scts) == 1
     assert tls.leaf.embedded_scts[0].timestamp == datetime(2026, 9, 1, tzinfo=UTC)
+
+
+async def test_a_staple_listing_several_certificates_is_judged_for_the_leaf(pki: Pki, scan_settings) -> None:
+    """RFC 6960 4.2.1: the server staples one response for two certificates, the leaf's revoked. The scan's TLS
+    check judges the leaf's entry (it crashed on cryptography's ValueError for several SingleResponses)."""
+    issued = pki.issue("valid", ["multi-staple.test"])
+    other = pki.issue("valid", ["other-staple.test"]).certificate
+    both = with_single_responses(pki, staple(pki, other), staple(pki, issued.certificate, ocsp.OCSPCertStatus.REVOKED))
+    server = PyOpenSslServer(issued.chain_path.read_bytes(), issued.key_path.read_bytes(), both)
+    try:
+        tls = await fetch_tls("multi-staple.test", server.port, "127.0.0.1", scan_settings, probes=False)
+    finally:
+        server.close()
+    [result] = [r for r in run_checks(make_snapshot("https://multi-staple.test/", tls=tls)) if r.section == "tls"]
+    assert [f.outcome for f in result.findings] == ["tls.cert_valid", "tls.ocsp_revoked"]
+    assert result.details["ocsp_stapling"]["signature_verified"] is True
 
 
 # -- the scan's clock ---------------------------------------------------------------------------------

@@ -44,10 +44,11 @@ def _verify(key: object, signature: bytes, data: bytes, algorithm: hashes.HashAl
     return True
 
 
-def _signed_by_issuer(response: ocsp.OCSPResponse, issuer: x509.Certificate) -> bool:
-    """RFC 6960 4.2.2.2: signed by the CA itself, or by a responder certificate the CA issued for
-    OCSP signing and included in the response."""
-    algorithm = response.signature_hash_algorithm
+def _signed_by_issuer(
+    response: ocsp.OCSPResponse, issuer: x509.Certificate, algorithm: hashes.HashAlgorithm | None
+) -> bool:
+    """RFC 6960 4.2.2.2: signed (with `algorithm`'s hash) by the CA itself, or by a responder certificate the CA
+    issued for OCSP signing and included in the response."""
     if _verify(issuer.public_key(), response.signature, response.tbs_response_bytes, algorithm):
         return True
     for responder in response.certificates:
@@ -59,12 +60,11 @@ def _signed_by_issuer(response: ocsp.OCSPResponse, issuer: x509.Certificate) -> 
             continue
         if ExtendedKeyUsageOID.OCSP_SIGNING not in usages:
             continue
-        issued = _verify(
-            issuer.public_key(),
-            responder.signature,
-            responder.tbs_certificate_bytes,
-            responder.signature_hash_algorithm,
-        )
+        try:
+            responder_algorithm = responder.signature_hash_algorithm
+        except UnsupportedAlgorithm:
+            continue
+        issued = _verify(issuer.public_key(), responder.signature, responder.tbs_certificate_bytes, responder_algorithm)
         if issued and _verify(responder.public_key(), response.signature, response.tbs_response_bytes, algorithm):
             return True
     return False
@@ -73,9 +73,39 @@ def _signed_by_issuer(response: ocsp.OCSPResponse, issuer: x509.Certificate) -> 
 def _sct_count(response: ocsp.OCSPResponse) -> int:
     try:
         extension = response.single_extensions.get_extension_for_class(x509.SignedCertificateTimestamps)
-    except (x509.ExtensionNotFound, ValueError):
+    except (x509.ExtensionNotFound, ValueError):  # ValueError: several SingleResponses (their extensions apart)
         return 0
     return len(list(extension.value))
+
+
+#: RFC 6960 4.2.1 CertStatus, strictest first: of several SingleResponses for the certificate, clients keep the
+#: strictest (Chromium's CheckOCSP: "REVOKED > UNKNOWN > GOOD").
+_STRICTNESS = (ocsp.OCSPCertStatus.REVOKED, ocsp.OCSPCertStatus.UNKNOWN, ocsp.OCSPCertStatus.GOOD)
+
+
+def _for_certificate(single: ocsp.OCSPSingleResponse, leaf: x509.Certificate, issuer: x509.Certificate | None) -> bool:
+    """Does this SingleResponse's CertID (RFC 6960 4.1.1) name the leaf: its serial, and, when the issuer is
+    known, the issuer's name and key hashed with the CertID's own algorithm?"""
+    if single.serial_number != leaf.serial_number:
+        return False
+    if issuer is None:
+        return True
+    try:
+        request = ocsp.OCSPRequestBuilder().add_certificate(leaf, issuer, single.hash_algorithm).build()
+    except (UnsupportedAlgorithm, ValueError, TypeError):  # a CertID hash no client computes
+        return False
+    return (request.issuer_name_hash, request.issuer_key_hash) == (single.issuer_name_hash, single.issuer_key_hash)
+
+
+def _single_response(
+    response: ocsp.OCSPResponse, leaf: x509.Certificate, issuer: x509.Certificate | None
+) -> ocsp.OCSPSingleResponse | None:
+    """RFC 6960 4.2.1: responses is a SEQUENCE OF SingleResponse; the client judges the one for its certificate
+    (the strictest, when several are)."""
+    matching = [single for single in response.responses if _for_certificate(single, leaf, issuer)]
+    if not matching:
+        return None
+    return min(matching, key=lambda single: _STRICTNESS.index(single.certificate_status))
 
 
 def judge_staple(der: bytes, leaf_der: bytes, issuer_der: bytes | None, now: datetime) -> StapleVerdict:
@@ -86,25 +116,31 @@ def judge_staple(der: bytes, leaf_der: bytes, issuer_der: bytes | None, now: dat
     if response.response_status != ocsp.OCSPResponseStatus.SUCCESSFUL:
         return StapleVerdict("invalid", f"the responder answered {response.response_status.name}")
     leaf = x509.load_der_x509_certificate(leaf_der)
-    if response.serial_number != leaf.serial_number:
-        return StapleVerdict("invalid", "the stapled response is for another certificate")
     issuer = x509.load_der_x509_certificate(issuer_der) if issuer_der else None
-    verified = issuer is not None and _signed_by_issuer(response, issuer)
+    single = _single_response(response, leaf, issuer)
+    if single is None:
+        return StapleVerdict("invalid", "the stapled response is for another certificate")
+    try:
+        algorithm = response.signature_hash_algorithm
+    except UnsupportedAlgorithm:
+        oid = response.signature_algorithm_oid.dotted_string
+        return StapleVerdict("invalid", f"the stapled response is signed with an algorithm clients do not know ({oid})")
+    verified = issuer is not None and _signed_by_issuer(response, issuer, algorithm)
     if issuer is not None and not verified:
         return StapleVerdict("invalid", "the stapled response is not signed by the certificate's issuer")
-    this_update, next_update = response.this_update_utc, response.next_update_utc
+    this_update, next_update = single.this_update_utc, single.next_update_utc
     scts = _sct_count(response)
     if this_update > now + _CLOCK_SKEW:
         return StapleVerdict("invalid", f"the stapled response is dated in the future ({this_update:%Y-%m-%d %H:%M})")
     if next_update is not None and next_update < now:
         return StapleVerdict("invalid", f"the stapled response expired on {next_update:%Y-%m-%d %H:%M} UTC")
     unverified = "" if verified else " (signature not verified: the issuer certificate was not sent)"
-    if response.certificate_status == ocsp.OCSPCertStatus.REVOKED:
-        when = response.revocation_time_utc
-        reason = response.revocation_reason.name if response.revocation_reason else "no reason given"
+    if single.certificate_status == ocsp.OCSPCertStatus.REVOKED:
+        when = single.revocation_time_utc
+        reason = single.revocation_reason.name if single.revocation_reason else "no reason given"
         stamp = f"{when:%Y-%m-%d}" if when else "an unknown date"
         return StapleVerdict("revoked", f"revoked on {stamp} ({reason}){unverified}", verified, scts, next_update)
-    if response.certificate_status == ocsp.OCSPCertStatus.UNKNOWN:
+    if single.certificate_status == ocsp.OCSPCertStatus.UNKNOWN:
         return StapleVerdict("invalid", "the responder does not know the certificate", verified, scts, next_update)
     return StapleVerdict(
         "good", f"the CA confirms the certificate is not revoked{unverified}", verified, scts, next_update
