@@ -182,3 +182,35 @@ async def test_a_run_killed_after_its_alert_sends_it_again_with_the_same_run_id(
     assert sorted(history) == ["C", "F"]
     assert [p["run_id"] for p in posted] == [runs[-1].id, runs[-1].id]
     assert posted[0] == posted[1]
+
+
+async def test_a_run_killed_between_taking_its_unit_and_recording_it_uses_one_unit_when_retried(
+    runtime: Runtime,
+    any_database: Database,
+    clock: FrozenClock,
+    scanner: GradedScanner,
+    posted: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a run whose worker dies once it has taken the month's unit, before the run records it
+    owner = await _monitored_site_that_regresses(runtime, clock, scanner)
+
+    def unit_taken_then_killed(*args: Any, **kwargs: Any) -> None:
+        raise WorkerKilled("the worker died between taking the unit and recording it on the run")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(monitor_cases, "keep_reservation", unit_taken_then_killed)
+        with pytest.raises(WorkerKilled):
+            await _tick_and_run(runtime)
+
+    # When a later tick hands the abandoned run out again
+    clock.advance(seconds=RUN_CLAIM_SECONDS + 60)
+    assert await _tick_and_run(runtime) == [RUN_DONE]
+
+    # Then the run scanned once and used one unit: the dead attempt's unit was never committed without the run
+    # that holds it (store/quotas.py)
+    runs, _, history = _state(any_database, owner)
+    assert sorted(history) == ["C", "F"] and len(scanner.calls) == 2
+    assert runs[-1].reservation is not None and runs[-1].reservation["used"] == 2
+    with any_database.session() as session:
+        assert monthly_scans_used(session, owner.subscription_id, clock()) == 2

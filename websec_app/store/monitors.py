@@ -425,8 +425,9 @@ def note_kept_run(
 
 
 def keep_reservation(session: Session, run_id: int, reservation: dict[str, Any]) -> None:
+    """Record on the run the unit it took. Not committed: part of the transaction that takes the unit
+    (`reserve_monthly_scan(commit=False)`), so no crash between two commits leaves a unit no run holds."""
     session.exec(update(MonitorRun).where(col(MonitorRun.id) == run_id).values(reservation=reservation))
-    session.commit()
 
 
 def finish_run(

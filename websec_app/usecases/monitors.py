@@ -188,13 +188,16 @@ async def tick(runtime: Runtime, submit: Callable[[int], Awaitable[None]]) -> li
 
 
 def _reserve(session: Session, claimed: ClaimedRun, now: datetime, limit: int) -> Reservation | None:
-    """The run's unit: the one it took before (a retried run), or a new one; None when the month is used up."""
+    """The run's unit: the one it took before (a retried run), or a new one; None when the month is used up.
+    A new unit is committed with the run that holds it (store/quotas.py): a worker that dies in between takes
+    neither, and the retried run takes the one unit."""
     if claimed.run.reservation:
         return Reservation(**claimed.run.reservation)
-    reservation = reserve_monthly_scan(session, claimed.monitor.subscription_id, now, limit)
+    reservation = reserve_monthly_scan(session, claimed.monitor.subscription_id, now, limit, commit=False)
     if reservation is not None:
         assert claimed.run.id is not None
         keep_reservation(session, claimed.run.id, asdict(reservation))
+        session.commit()
     return reservation
 
 
