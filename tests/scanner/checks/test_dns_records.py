@@ -150,6 +150,10 @@ def test_an_mx_host_that_does_not_exist_is_reported() -> None:
         ("v=spf1 ip6:2001:db8::/032 -all", "dns.spf_invalid", 4),
         ("v=spf1 ip6:2001:db8::1%eth0 -all", "dns.spf_invalid", 4),
         ("v=spf1 a/08 -all", "dns.spf_invalid", 4),
+        ("v=spf1 -all foo=%abc", "dns.spf_invalid", 4),  # RFC 7208 12: an unknown modifier's value is a macro-string
+        ("v=spf1 a:%{c}.example.com -all", "dns.spf_invalid", 4),  # RFC 7208 7.2: c, r, t only in explanation text
+        ("v=spf1 -all exp=%{r}.example.com", "dns.spf_invalid", 4),  # exp='s own value is a domain-spec
+        ("v=spf1 a:foo:bar/baz.example.com -all", "dns.spf_strict", 0),  # any visible character below the top label
         ("v=spf1 ptr -all", "dns.spf_ptr", 1),
     ],
 )

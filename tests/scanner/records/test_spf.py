@@ -18,6 +18,12 @@ from websec_app.scanner.records.spf import parse_spf, referenced_domains, strict
         "v=spf1  include:a.example.org   -all",  # several spaces between terms are allowed
         "v=spf1 ptr:example.com unknown-mod=whatever -all",
         "v=spf1 ip4:192.0.2.0/0 ip4:192.0.2.1/32 ip6:2001:db8::/128 ip6:::ffff:192.0.2.1 a/0//0 -all",
+        # RFC 7208 7.1, 12: a domain-spec's labels before the top one may hold any visible character but "%"
+        # (the RFC 7208 test suite's a-colon-domain), the prefix lengths are only those at its end
+        "v=spf1 a:foo:bar/baz.example.com mx:foo:bar/baz.example.com/24//64 a:-x_y.example.xn--zckzah -all",
+        "v=spf1 a:macro%%percent%_%_space%-url-space.example.com exists:%{i}.%{l2r-}.user.%{d2} -all",
+        # an unknown modifier's value is a macro-string: any macro letter, c, r and t included, is read
+        "v=spf1 moo.cow-far_out=man:dog/cat x=%{c}%{r}%{t} -all exp=explain.%{d}",
     ],
 )
 def test_valid_records_parse_without_errors(record) -> None:
@@ -41,6 +47,16 @@ def test_valid_records_parse_without_errors(record) -> None:
         ("v=spf1 a/024 -all", "bad prefix length"),
         ("v=spf1 mx:example.com//064 -all", "bad prefix length"),
         ("v=spf1 a/２４ -all", "bad prefix length"),  # ASCII digits only
+        ("v=spf1 a/24/64 -all", "bad prefix length"),
+        ("v=spf1 -all foo=%abc", "malformed macro"),  # RFC 7208 test suite: unknown-modifier-syntax
+        # RFC 7208 7.2: c, r and t only in the explanation text, never in a domain-spec, exp='s own included
+        ("v=spf1 -all exp=%{r}.example.com", "allowed only in explanation text"),  # exp-only-macro-char
+        ("v=spf1 a:%{c}.example.com -all", "allowed only in explanation text"),
+        ("v=spf1 redirect=%{t}.example.com", "allowed only in explanation text"),
+        ("v=spf1 a:foo.1 -all", "is not a domain name"),  # RFC 7208 7.1: the top label is not all digits
+        ("v=spf1 a:foo.example.-com -all", "is not a domain name"),
+        ("v=spf1 exists:%{i}.%{d}x -all", "is not a domain name"),  # domain-end: ".toplabel" or a macro
+        ("v=spf1 a:mail.example.com\u00a1 -all", "not visible ASCII"),
         ("v=spf1 foo:example.com -all", "unknown mechanism 'foo'"),
         ("v=spf1 redirect=a.example.com redirect=b.example.com", "'redirect' appears more than once"),
         ("v=spf1 include:exa mple -all", "unknown mechanism 'mple'"),
@@ -75,6 +91,15 @@ def test_strict_record_drops_the_mechanisms_after_all_instead_of_moving_them_bef
     assert strict_record("v=spf1 mx ~all ip4:192.0.2.1") == "v=spf1 mx -all"
     # with an "all", redirect= is ignored (RFC 7208 6.1), so the "all" can be made strict
     assert strict_record("v=spf1 mx ?all redirect=_spf.example.com") == "v=spf1 mx -all redirect=_spf.example.com"
+
+
+def test_an_a_or_mx_term_queries_its_domain_spec_up_to_the_trailing_prefix_lengths() -> None:
+    record = parse_spf("v=spf1 a:foo:bar/baz.example.com/24//64 mx:x/y.example.net -all")
+    assert term_queries(record, "example.com") == [
+        ("foo:bar/baz.example.com", "A"),
+        ("foo:bar/baz.example.com", "AAAA"),
+        ("x/y.example.net", "MX"),
+    ]
 
 
 def test_what_lies_after_all_is_not_fetched() -> None:

@@ -13,8 +13,6 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from .dns_text import is_domain_name
-
 __all__ = [
     "SpfRecord",
     "SpfTerm",
@@ -30,8 +28,18 @@ __all__ = [
 _QUALIFIERS = "+-~?"
 _MECHANISMS = ("all", "include", "a", "mx", "ptr", "ip4", "ip6", "exists")
 _MODIFIER_NAME = re.compile(r"^[a-z][a-z0-9_.-]*$", re.IGNORECASE)
-# RFC 7208 7.1: %{letter digits r delimiters}, %%, %_, %-
+# RFC 7208 7.1: %{letter digits r delimiters}, %%, %_, %-. c, r and t are allowed only in "exp" text (7.2), the
+# explanation the exp= modifier's TXT record holds: never in a domain-spec, exp='s own included (the RFC 7208
+# test suite's exp-only-macro-char, pyspf). An unknown modifier's value is a macro-string, never expanded.
 _MACRO = re.compile(r"%(?:\{[slodiphcrtv][0-9]*r?[.\-+,/_=]*\}|%|_|-)", re.IGNORECASE)
+_DOMAIN_MACRO = re.compile(r"%(?:\{[slodiphv][0-9]*r?[.\-+,/_=]*\}|%|_|-)", re.IGNORECASE)
+_ENDS_WITH_DOMAIN_MACRO = re.compile(r"(?:%\{[slodiphv][0-9]*r?[.\-+,/_=]*\}|%%|%_|%-)$", re.IGNORECASE)
+# RFC 7208 7.1: toplabel = ( *alphanum ALPHA *alphanum ) / ( 1*alphanum "-" *( alphanum / "-" ) alphanum )
+_TOPLABEL = re.compile(r"[0-9A-Za-z]*[A-Za-z][0-9A-Za-z]*|[0-9A-Za-z]+-[0-9A-Za-z-]*[0-9A-Za-z]")
+# RFC 7208 7.1: macro-literal = %x21-24 / %x26-7E, the visible characters but "%"
+_NOT_VISIBLE = re.compile(r"[^\x21-\x7e]")
+# a and mx: the prefix lengths that end the value ("/24", "//64", "/24//64")
+_TRAILING_CIDR = re.compile(r"(?:/[0-9]+)?(?://[0-9]+)?$")
 _IP4_CIDR_LENGTH = re.compile(r"0|[1-9][0-9]?")
 _IP6_CIDR_LENGTH = re.compile(r"0|[1-9][0-9]{0,2}")
 
@@ -86,23 +94,46 @@ def spf_texts(txt_values: list[str]) -> list[str]:
     return [t for t in txt_values if is_spf(t)]
 
 
+def _macro_string_problem(text: str, macro: re.Pattern[str]) -> str | None:
+    """RFC 7208 7.1: macro-string = *( macro-expand / macro-literal ): every "%" starts a macro `macro` reads,
+    every other character is a visible one."""
+    literal = macro.sub("", text)
+    if "%" in literal:
+        if macro is _DOMAIN_MACRO and "%" not in _MACRO.sub("", text):
+            return f"{text!r} uses a macro letter (c, r or t) allowed only in explanation text (RFC 7208 7.2)"
+        return f"a malformed macro in {text!r}"
+    if _NOT_VISIBLE.search(literal):
+        return f"{text!r} holds a character that is not visible ASCII"
+    return None
+
+
 def _domain_spec_problem(spec: str) -> str | None:
-    """RFC 7208 7.1: domain-spec = macro-string domain-end; without macros it must be a host name."""
+    """RFC 7208 7.1: domain-spec = macro-string domain-end, domain-end = ( "." toplabel [ "." ] ) / macro-expand.
+    The labels before the last may hold any visible character ("foo:bar/baz.example.com" is a domain-spec);
+    without macros, labels are not empty and the name fits in the DNS (63 and 253 octets)."""
     if not spec:
         return "an empty domain"
-    stripped = _MACRO.sub("x", spec)
-    if "%" in stripped:
-        return f"a malformed macro in {spec!r}"
-    if stripped == spec and not is_domain_name(spec):
+    problem = _macro_string_problem(spec, _DOMAIN_MACRO)
+    if problem:
+        return problem
+    if _ENDS_WITH_DOMAIN_MACRO.search(spec):
+        return None
+    name = spec[:-1] if spec.endswith(".") else spec
+    rest, dot, toplabel = name.rpartition(".")
+    if not dot or not rest or not _TOPLABEL.fullmatch(toplabel):
+        return f"{spec!r} is not a domain name"
+    if "%" not in spec and (len(name) > 253 or any(not 0 < len(label) <= 63 for label in name.split("."))):
         return f"{spec!r} is not a domain name"
     return None
 
 
 def _split_cidr(value: str) -> tuple[str, str]:
-    if "/" in value:
-        head, _, tail = value.partition("/")
-        return head, "/" + tail
-    return value, ""
+    """An a or mx value's domain-spec and the prefix lengths after it. Only a trailing "/24", "//64" or
+    "/24//64" is a prefix length: a "/" before it belongs to the domain-spec (RFC 7208 12, the RFC 7208 test
+    suite's a-colon-domain: a:foo:bar/baz.example.com)."""
+    start = _TRAILING_CIDR.search(value)
+    cut = start.start() if start else len(value)
+    return value[:cut], value[cut:]
 
 
 def _cidr_length_ok(length: str, version: int) -> bool:
@@ -148,6 +179,8 @@ def _mechanism_problem(name: str, value: str | None, *, colon: bool = True) -> s
     if name in ("a", "mx", "ptr"):
         if value is None:
             return None
+        if not colon:  # "a/24//64": prefix lengths alone
+            return None if _dual_cidr_ok(value) else f"bad prefix length in '{name}{value}'"
         spec, cidr = _split_cidr(value) if name != "ptr" else (value, "")
         if cidr and not _dual_cidr_ok(cidr):
             return f"bad prefix length in '{name}:{value}'"
@@ -177,8 +210,10 @@ def parse_spf(text: str) -> SpfRecord:
                 if any(t.modifier and t.name == name for t in terms):
                     errors.append(f"'{name}' appears more than once")  # RFC 7208 6
                 problem = _domain_spec_problem(value)
-                if problem:
-                    errors.append(f"{name}: {problem}")
+            else:  # RFC 7208 6, 12: unknown-modifier = name "=" macro-string; ignored, but its syntax counts
+                problem = _macro_string_problem(value, _MACRO)
+            if problem:
+                errors.append(f"{name}: {problem}")
             terms.append(SpfTerm("", name, value, modifier=True))
             continue
         qualifier = raw[0] if raw[0] in _QUALIFIERS else "+"
