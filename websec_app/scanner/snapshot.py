@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from .errors import InvalidTarget
@@ -155,11 +155,10 @@ class CertificateInfo:
         return None
 
 
-#: CA/B Forum BR 6.3.2: a subscriber certificate issued since 2020-09-01 is valid for at most 398 days (Chrome's
-#: ERR_CERT_VALIDITY_TOO_LONG, Safari likewise) unless it chains to a locally installed root: the fetch looks up
-#: the root (TlsHandshake.public_root) only for a leaf beyond it, and the check grades it.
+#: CA/B Forum BR 6.3.2: a subscriber certificate issued since 2020-09-01 is valid for at most 398 days; Chrome
+#: refuses a longer one whenever it was issued (ERR_CERT_VALIDITY_TOO_LONG) unless it chains to a locally installed
+#: root: the fetch looks up the root (TlsHandshake.public_root) only for a leaf beyond it, and the check grades it.
 MAX_PUBLIC_LIFETIME = timedelta(days=398)
-LIFETIME_LIMIT_SINCE = datetime(2020, 9, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

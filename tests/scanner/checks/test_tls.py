@@ -72,10 +72,17 @@ def test_a_certificate_valid_over_398_days_caps_at_f_from_a_public_root_and_warn
     assert graded(public_root=True) == (["tls.cert_lifetime_too_long"], "F")
     assert graded(public_root=False)[0] == ["tls.cert_lifetime_long_local_root"]
     assert graded(public_root=None)[0] == ["tls.cert_lifetime_long_local_root"]  # unknown: the warning only
-    issued_2019 = make_certificate(
-        not_before=datetime(2019, 6, 1, tzinfo=UTC), not_after=datetime(2027, 6, 1, tzinfo=UTC)
-    )
-    assert outcomes(make_snapshot(tls=make_handshake(certificate=issued_2019, public_root=True))) == ["tls.cert_valid"]
+    # Chromium's HasTooLongValidity applies 398 days whatever the issue date (none issued under an older limit
+    # can still be current): a leaf from the day before BR 6.3.2 took effect is refused like one from the day after
+    for issued in (
+        datetime(2019, 6, 1, tzinfo=UTC),
+        datetime(2020, 8, 31, tzinfo=UTC),
+        datetime(2020, 9, 1, tzinfo=UTC),
+    ):
+        long_lived = make_certificate(not_before=issued, not_after=datetime(2027, 6, 1, tzinfo=UTC))
+        assert outcomes(make_snapshot(tls=make_handshake(certificate=long_lived, public_root=True))) == [
+            "tls.cert_lifetime_too_long"
+        ], issued
     a_year = make_certificate(not_before=FIXED_NOW - timedelta(days=100), not_after=FIXED_NOW + timedelta(days=298))
     assert outcomes(make_snapshot(tls=make_handshake(certificate=a_year, public_root=True))) == ["tls.cert_valid"]
 

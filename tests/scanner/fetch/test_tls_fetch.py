@@ -12,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -443,12 +444,9 @@ async def test_a_real_server_that_accepts_3des_is_found_sweet32(legacy_server, s
     assert [p.name for p in (*tls.protocols, *tls.cipher_probes) if p.result == "not_testable"] == []
 
 
-async def test_a_long_lived_certificate_from_the_operator_bundle_is_a_warning_not_an_f(
-    site_factory, scan_settings, pki: Pki, tmp_path
-) -> None:
-    """BR 6.3.2 / Chrome's ERR_CERT_VALIDITY_TOO_LONG exempt a chain to a locally installed root: the test root
-    comes from WEBSEC_CA_BUNDLE, not the public store, so an 830-day certificate is a warning only."""
-    host = site_factory.unique_host("longlived")
+def _dated_leaf_site(site_factory, pki: Pki, directory: Path, prefix: str, not_before: datetime, not_after: datetime):
+    """A site serving a leaf of the test intermediate valid from `not_before` to `not_after`, and its intermediate."""
+    host = site_factory.unique_host(prefix)
     key = ec.generate_private_key(ec.SECP256R1())
     leaf = (
         x509.CertificateBuilder()
@@ -456,23 +454,38 @@ async def test_a_long_lived_certificate_from_the_operator_bundle_is_a_warning_no
         .issuer_name(pki.intermediate_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(TEST_NOW - timedelta(days=30))
-        .not_valid_after(TEST_NOW + timedelta(days=800))
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
         .sign(pki.intermediate_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
-    (tmp_path / "chain.pem").write_bytes(leaf.public_bytes(pem) + pki.intermediate_cert.public_bytes(pem))
-    (tmp_path / "key.pem").write_bytes(
+    (directory / f"{host}.chain.pem").write_bytes(leaf.public_bytes(pem) + pki.intermediate_cert.public_bytes(pem))
+    (directory / f"{host}.key.pem").write_bytes(
         key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(tmp_path / "chain.pem", tmp_path / "key.pem")
-    running = site_factory(Site(names=(host,), routes={"/": Response(200)}, tls=TlsConfig(context=context)))
-    tls = await fetch(running, scan_settings)
-    assert tls.trusted and tls.public_root is False
-    findings = check_tls(make_snapshot(url=f"https://{tls.host}/", tls=tls)).findings
-    assert [f.outcome for f in findings if f.outcome.startswith("tls.cert")] == ["tls.cert_lifetime_long_local_root"]
+    context.load_cert_chain(directory / f"{host}.chain.pem", directory / f"{host}.key.pem")
+    return site_factory(Site(names=(host,), routes={"/": Response(200)}, tls=TlsConfig(context=context)))
+
+
+async def test_a_long_lived_certificate_from_the_operator_bundle_is_a_warning_not_an_f(
+    site_factory, scan_settings, pki: Pki, tmp_path
+) -> None:
+    """BR 6.3.2 / Chrome's ERR_CERT_VALIDITY_TOO_LONG exempt a chain to a locally installed root: the test root
+    comes from WEBSEC_CA_BUNDLE, not the public store, so an 830-day certificate is a warning only. One issued
+    before 2020-09-01 is judged alike (Chromium's HasTooLongValidity has no date; it was graded valid)."""
+    for prefix, not_before, not_after in (
+        ("longlived", TEST_NOW - timedelta(days=30), TEST_NOW + timedelta(days=800)),
+        ("issued-2020-08-31", datetime(2020, 8, 31, tzinfo=UTC), datetime(2027, 6, 1, tzinfo=UTC)),
+    ):
+        running = _dated_leaf_site(site_factory, pki, tmp_path, prefix, not_before, not_after)
+        tls = await fetch(running, scan_settings)
+        assert tls.trusted and tls.public_root is False
+        findings = check_tls(make_snapshot(url=f"https://{tls.host}/", tls=tls)).findings
+        assert [f.outcome for f in findings if f.outcome.startswith("tls.cert")] == [
+            "tls.cert_lifetime_long_local_root"
+        ], prefix
     # a 90-day leaf is not looked up at all (no read of the public store for ordinary scans)
     assert (await fetch(site(site_factory, "shortlived"), scan_settings)).public_root is None
 

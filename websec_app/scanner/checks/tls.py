@@ -23,7 +23,6 @@ from ...wording import counted
 from ..data import cipher_family
 from ..findings import CheckResult, Finding
 from ..snapshot import (
-    LIFETIME_LIMIT_SINCE,
     MAX_PUBLIC_LIFETIME,
     CertificateInfo,
     DhGroup,
@@ -227,9 +226,13 @@ def _lifetime_findings(tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding
     """CA/B BR 6.3.2: issued since 2020-09-01, valid for at most 398 days. Chrome (ERR_CERT_VALIDITY_TOO_LONG)
     and Safari refuse a longer one from a public CA; a chain to a locally installed root is exempt, so there it
     is a warning. Whether the root is public (in certifi's or the system's default bundle, not only in the
-    operator's WEBSEC_CA_BUNDLE) is known from the fetch (`public_root`); unknown counts as local."""
+    operator's WEBSEC_CA_BUNDLE) is known from the fetch (`public_root`); unknown counts as local.
+
+    Whatever the issue date: Chromium's CertVerifyProc::HasTooLongValidity applies 398 days to every
+    certificate, since no certificate issued under an earlier limit can still be within its dates (the last,
+    825 days, ran out at the end of 2022): one from before 2020-09-01 still valid today is refused too."""
     lifetime = leaf.not_after - leaf.not_before
-    if not tls.trusted or leaf.not_before < LIFETIME_LIMIT_SINCE or lifetime <= MAX_PUBLIC_LIFETIME:
+    if not tls.trusted or lifetime <= MAX_PUBLIC_LIFETIME:
         return []
     note = f"valid for {lifetime.days} days, from {leaf.not_before:%Y-%m-%d} to {leaf.not_after:%Y-%m-%d} (398 at most)"
     if tls.public_root:
