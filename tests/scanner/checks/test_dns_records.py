@@ -206,6 +206,58 @@ def test_an_spf_redirect_that_cannot_be_read_is_could_not_check_not_neutral(answ
     assert graded(result).score == 100
 
 
+SIX_INCLUDES = " ".join(f"include:i{n}.mailer.example" for n in range(6))
+
+
+@pytest.mark.parametrize(
+    ("answers", "permerror", "score"),
+    [
+        (
+            (
+                txt(HOST, "v=spf1 ip4:192.0.2.0/33 include:_spf.mailer.example ~all"),
+                txt("_spf.mailer.example", "v=spf1 ip4:198.51.100.0/24 ~all"),
+            ),
+            "dns.spf_invalid",
+            96,
+        ),
+        (
+            (
+                txt(HOST, "v=spf1 include:broken.mailer.example ?all"),
+                txt("broken.mailer.example", "v=spf1 ip4:1.2.3 -all"),
+            ),
+            "dns.spf_invalid",
+            96,
+        ),
+        (
+            (
+                txt(HOST, f"v=spf1 {SIX_INCLUDES} ?all"),
+                *(txt(f"i{n}.mailer.example", "v=spf1 a mx -all") for n in range(6)),
+            ),
+            "dns.spf_too_many_lookups",
+            96,
+        ),
+        (
+            (
+                txt(HOST, "v=spf1 a:old1.example.com a:old2.example.com a:old3.example.com ~all"),
+                *(dns_answer(f"old{n}.example.com", t, rcode="NXDOMAIN") for n in (1, 2, 3) for t in ("A", "AAAA")),
+            ),
+            "dns.spf_void_lookups",
+            96,
+        ),
+    ],
+)
+def test_a_record_receivers_reject_gets_no_verdict_on_its_all_nor_a_fix_republishing_it(
+    answers, permerror, score
+) -> None:
+    # RFC 7208 4.6, 4.6.4: a syntax error or a limit passed ends the evaluation with permerror; no "all" is tested,
+    # and the record with "-all" would be the same permerror
+    result = check(*answers)
+    assert [f.outcome for f in result.findings if f.outcome.startswith("dns.spf")] == [permerror]
+    report = graded(result)
+    assert report.score == score
+    assert not [f for f in report.sections["dns"]["findings"] if "TXT" in (f.get("fix") or "")]
+
+
 def test_spf_including_a_record_that_passes_everyone_is_pass_all_not_strict() -> None:
     # RFC 7208 5.2: the include matches for every sender, before -all is reached
     result = check(txt(HOST, "v=spf1 include:evil.example.net -all"), txt("evil.example.net", "v=spf1 +all"))

@@ -83,6 +83,13 @@ def test_a_redirect_target_that_failed_or_depends_on_the_sender_leaves_the_all_u
         assert result is not None and not result.all_known and result.unknown == [unknown]
 
 
+def test_the_all_of_a_record_that_is_a_permerror_is_never_reached() -> None:
+    # RFC 7208 4.6: a syntax error anywhere ends the evaluation before "all" is tested
+    dns = make_dns("example.com", txt("example.com", "v=spf1 ip4:192.0.2.0/33 ~all"))
+    result = evaluate_spf("example.com", dns)
+    assert result is not None and result.all_qualifier == "~" and result.errors and not result.all_known
+
+
 @pytest.mark.parametrize(
     ("top", "included", "everyone"),
     [

@@ -141,14 +141,16 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
             )
         findings.append(Finding("dns.spf_pass_all", note=note))
     elif not evaluation.all_known:
-        pass  # the record that decides could not be read: a check.error or a permerror above says why
+        # the record that decides could not be read, or is never reached: a check.error or a permerror above
+        # says why, and a fix republishing the record with "-all" would still be a permerror
+        pass
     elif qualifier in (None, "?"):
         note = "?all: neutral" if qualifier == "?" else "no 'all' mechanism: other senders are neutral (RFC 7208 4.7)"
         findings.append(Finding("dns.spf_neutral", note=note + where, fix_vars=fix_vars))
     elif qualifier == "~":
         note = f"~all: other senders only soft-fail{where}"
         findings.append(Finding("dns.spf_softfail", note=note, fix_vars=fix_vars))
-    elif not evaluation.errors and not evaluation.over_limit and not evaluation.over_void_limit:
+    else:
         findings.append(Finding("dns.spf_strict", note=record))
     return findings, no_senders and not evaluation.errors
 

@@ -56,8 +56,10 @@ class SpfEvaluation:
     @property
     def all_known(self) -> bool:
         """False when the record that decides could not be read (a redirect target that failed, was
-        not fetched or holds macros; a permerror; past the limits): no verdict on "all" then."""
-        return self.all_domain is not None
+        not fetched or holds macros) or is never reached: a syntax error or a limit passed anywhere
+        makes the evaluation a permerror before any "all" is tested (RFC 7208 4.6, 4.6.4). No
+        verdict on "all" then."""
+        return self.all_domain is not None and not self.errors and not self.over_limit and not self.over_void_limit
 
     @property
     def over_limit(self) -> bool:
