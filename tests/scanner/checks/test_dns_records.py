@@ -183,6 +183,20 @@ def test_the_softfail_fix_of_a_redirecting_record_goes_to_the_record_it_points_t
     assert fix == '_spf.example.com TXT "v=spf1 ip4:192.0.2.0/24 -all"'
 
 
+@pytest.mark.parametrize(("provider_all", "outcome"), [("~all", "dns.spf_softfail"), ("?all", "dns.spf_neutral")])
+def test_the_fix_of_a_redirect_to_another_organisations_record_includes_it_from_the_owners_record(
+    provider_all, outcome
+) -> None:
+    # RFC 7208 6.1, 5.2: the owner cannot edit the provider's "all"; an include of the provider's record lets its
+    # senders pass, and the owner's own "-all" decides for the others
+    provider = txt("_spf.mailer.example", f"v=spf1 ip4:198.51.100.0/24 {provider_all}")
+    result = check(txt(HOST, "v=spf1 ip4:192.0.2.1 redirect=_spf.mailer.example"), provider)
+    fix = next(f["fix"] for f in graded(result).sections["dns"]["findings"] if f["check"] == outcome)
+    assert fix == f'{HOST} TXT "v=spf1 ip4:192.0.2.1 include:_spf.mailer.example -all"'
+    fixed = check(txt(HOST, "v=spf1 ip4:192.0.2.1 include:_spf.mailer.example -all"), provider)
+    assert [f.outcome for f in fixed.findings if f.outcome.startswith("dns.spf")] == ["dns.spf_strict"]
+
+
 def test_spf_redirects_are_followed_to_the_record_that_decides() -> None:
     chained = check(
         txt(HOST, "v=spf1 redirect=a.example.net"),

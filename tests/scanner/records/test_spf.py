@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from websec_app.scanner.records.spf import parse_spf, referenced_domains, strict_record, term_queries
+from websec_app.scanner.records.spf import (
+    parse_spf,
+    redirect_as_include,
+    referenced_domains,
+    strict_record,
+    term_queries,
+)
 
 
 @pytest.mark.parametrize(
@@ -84,6 +90,14 @@ def test_strict_record_replaces_the_all_term_and_keeps_modifiers() -> None:
     assert strict_record("v=spf1 mx") == "v=spf1 mx -all"
     assert strict_record("v=spf1 ?all exp=explain.example.com") == "v=spf1 -all exp=explain.example.com"
     assert strict_record("v=spf1 redirect=_spf.example.com") == "v=spf1 redirect=_spf.example.com"
+
+
+def test_a_redirect_made_an_include_keeps_the_mechanisms_and_the_other_modifiers() -> None:
+    assert redirect_as_include("v=spf1 redirect=_spf.mailer.example") == "v=spf1 include:_spf.mailer.example"
+    made = redirect_as_include("v=spf1 ip4:192.0.2.1 Redirect=_spf.mailer.example exp=why.example.com")
+    assert made == "v=spf1 ip4:192.0.2.1 include:_spf.mailer.example exp=why.example.com"
+    assert strict_record(made) == "v=spf1 ip4:192.0.2.1 include:_spf.mailer.example -all exp=why.example.com"
+    assert redirect_as_include("v=spf1 mx ~all") == "v=spf1 mx ~all"
 
 
 def test_strict_record_drops_the_mechanisms_after_all_instead_of_moving_them_before_it() -> None:

@@ -25,7 +25,7 @@ from ..records.caa import MAX_CAA_NAMES, caa_names
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
 from ..records.mta_sts import mx_matches, parse_sts_policy, sts_record_problem, sts_records
-from ..records.spf import parse_spf, strict_record
+from ..records.spf import parse_spf, redirect_as_include, strict_record
 from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, FetchChain, SiteSnapshot
@@ -127,9 +127,14 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     if evaluation.uses_ptr:
         findings.append(Finding("dns.spf_ptr", note="the ptr mechanism is slow and unreliable (RFC 7208 5.5)"))
     qualifier = evaluation.all_qualifier
-    # The fix goes to the record whose "all" decides: the end of a redirect= chain (RFC 7208 6.1).
+    # The fix goes to the record whose "all" decides: the end of a redirect= chain (RFC 7208 6.1), when it is
+    # the owner's. Another organisation's (redirect=_spf.provider.example) is included instead, from the
+    # owner's record: the provider's senders still pass, and the owner's "-all" decides (RFC 7208 5.2).
     all_domain = evaluation.all_domain or domain
-    fix_vars = {"domain": all_domain, "spf_strict": strict_record(evaluation.all_record or record)}
+    if registrable_domain(all_domain) == domain:
+        fix_vars = {"domain": all_domain, "spf_strict": strict_record(evaluation.all_record or record)}
+    else:
+        fix_vars = {"domain": domain, "spf_strict": strict_record(redirect_as_include(record))}
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
     if evaluation.passes_everyone or qualifier == "+":
         # RFC 7208 5.2: including a record that passes everyone passes everyone too

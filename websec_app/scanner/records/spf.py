@@ -18,6 +18,7 @@ __all__ = [
     "SpfTerm",
     "is_spf",
     "parse_spf",
+    "redirect_as_include",
     "referenced_domains",
     "spf_texts",
     "strict_record",
@@ -249,6 +250,22 @@ def strict_record(text: str) -> str:
         return text
     kept = mechanisms if first_all is None else mechanisms[:first_all]
     return " ".join([words[0] if words else "v=spf1", *kept, "-all", *modifiers])
+
+
+def redirect_as_include(text: str) -> str:
+    """The same record with its redirect= made an include: of the same name after the mechanisms, and no
+    "all": for a record delegating to another organisation's, whose "all" its owner cannot change. The
+    senders the other record lists still pass (an include matches when the included record passes, RFC
+    7208 5.2), strict_record then adds the "all" that decides for the others, and the lookups are as
+    many (4.6.4). A record with no redirect= is returned unchanged."""
+    words = text.split()
+    redirect = next((w for w in words[1:] if w.lower().startswith("redirect=")), None)
+    if redirect is None:
+        return text
+    mechanisms = [w for w in words[1:] if "=" not in w.split(":")[0]]
+    modifiers = [w for w in words[1:] if "=" in w.split(":")[0] and w is not redirect]
+    included = "include:" + redirect.partition("=")[2]
+    return " ".join([words[0], *mechanisms, included, *modifiers])
 
 
 def referenced_domains(record: SpfRecord) -> list[str]:
