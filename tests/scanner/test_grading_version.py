@@ -19,6 +19,7 @@ RECORDED = {
     "2026.11.5": "6438a3bdf21bbdcf",  # CORS: look-alike origins echoed (40, C; or 2), http:// with credentials (20, B)
     "2026.11.6": "6438a3bdf21bbdcf",  # the same table; SPF records receivers reject are dns.spf_invalid, not strict
     "2026.11.7": "6438a3bdf21bbdcf",  # the same table; a leaf over 398 days issued before 2020-09-01 is refused too
+    "2026.11.8": "6438a3bdf21bbdcf",  # the same table; a caIssuers bundle is searched for the issuer (B, not F)
 }
 
 

@@ -19,6 +19,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import pkcs7
 from cryptography.x509 import ocsp
 from cryptography.x509.oid import NameOID
 from OpenSSL import SSL
@@ -106,6 +107,29 @@ async def test_the_missing_intermediate_is_fetched_through_the_injected_source(
         "CN=websec Test Intermediate CA,O=websec tests",
         None,
     )
+
+
+async def test_a_bundle_at_the_ca_issuers_url_is_searched_for_the_issuer(site_factory, pki, scan_settings) -> None:
+    """RFC 5280 4.2.2.1: a certs-only CMS (.p7c) may hold several certificates, in any order (DER sorts the
+    SET OF by encoding); Chromium's cert_issuer_source_aia offers each to path building. With the test root
+    first, the first certificate alone made an incomplete chain an untrusted CA (F instead of B)."""
+    der, pem = serialization.Encoding.DER, serialization.Encoding.PEM
+    bundles = {
+        "p7c, root first": pkcs7.serialize_certificates([pki.root_cert, pki.intermediate_cert], der),
+        "p7c, intermediate first": pkcs7.serialize_certificates([pki.intermediate_cert, pki.root_cert], der),
+        "pem, root first": pki.root_cert.public_bytes(pem) + pki.intermediate_cert.public_bytes(pem),
+    }
+    assert pkcs7.load_der_pkcs7_certificates(bundles["p7c, root first"])[0] == pki.root_cert
+    running = site(site_factory, "aiabundle", cert="missing_intermediate")
+    for name, body in bundles.items():
+
+        async def source(url: str, body: bytes = body) -> bytes | None:
+            return body
+
+        tls = await fetch(running, scan_settings, probes=False, ca_issuers=source)
+        assert (tls.chain_complete, tls.untrusted_ca) == (False, None), name
+        findings = check_tls(make_snapshot(url=f"https://{tls.host}/", tls=tls)).findings
+        assert [f.outcome for f in findings] == ["tls.cert_valid", "tls.chain_incomplete"], name
 
 
 async def test_an_issuer_found_nowhere_is_an_unknown_ca_not_a_missing_intermediate(site_factory, scan_settings) -> None:

@@ -238,26 +238,33 @@ def _ca_issuers_urls(certificate: x509.Certificate) -> list[str]:
     ]
 
 
-def _downloaded_certificate(body: bytes) -> x509.Certificate | None:
-    """RFC 5280 4.2.2.1: a single DER certificate or a certs-only CMS (PKCS#7) bundle; PEM is seen too."""
+def _downloaded_certificates(body: bytes) -> list[x509.Certificate]:
+    """RFC 5280 4.2.2.1: a single DER certificate or a certs-only CMS (PKCS#7) bundle, which may hold several
+    (a DER SET OF, sorted by encoding: the issuer is anywhere in it); PEM is seen too. Empty when unreadable."""
 
-    def from_pkcs7() -> x509.Certificate:
+    def from_pkcs7() -> list[x509.Certificate]:
         # Imported here: the PKCS#7 module pulls in the email package, and only a missing issuer needs it.
         from cryptography.hazmat.primitives.serialization import pkcs7
 
-        return pkcs7.load_der_pkcs7_certificates(body)[0]
+        return pkcs7.load_der_pkcs7_certificates(body)
 
-    loaders: tuple[Callable[[], x509.Certificate], ...] = (
-        lambda: x509.load_der_x509_certificate(body),
+    loaders: tuple[Callable[[], list[x509.Certificate]], ...] = (
+        lambda: [x509.load_der_x509_certificate(body)],
         from_pkcs7,
-        lambda: x509.load_pem_x509_certificate(body),
+        lambda: x509.load_pem_x509_certificates(body),
     )
     for load in loaders:
         try:
             return load()
-        except (ValueError, IndexError):
+        except ValueError:
             continue
-    return None
+    return []
+
+
+def _issuers_among(certificate: x509.Certificate, candidates: list[x509.Certificate]) -> list[x509.Certificate]:
+    """The candidates that issued `certificate`: the subject is its issuer, and the key verifies its signature
+    (Chromium's cert_issuer_source_aia offers every certificate of a bundle to path building)."""
+    return [c for c in candidates if c.subject == certificate.issuer and _issued_by(certificate, c)]
 
 
 def _chains_to_trusted_root(
@@ -324,20 +331,22 @@ async def _judge_chain(
         others = [c for c in considered if c != candidate]
         if _is_ca(candidate) and _chains_to_trusted_root(store, candidate, others):
             return _ChainVerdict(False, missing)
-    downloaded: list[x509.Certificate] = []
+    downloaded: list[x509.Certificate] = []  # every certificate of every body downloaded: a path may use any
     current = orphan
     for _ in range(MAX_CA_ISSUER_HOPS if ca_issuers is not None else 0):
         urls = _ca_issuers_urls(current)
         body = await ca_issuers(urls[0]) if urls and ca_issuers is not None else None
-        issuer = _downloaded_certificate(body) if body else None
-        if issuer is None or issuer.subject != current.issuer or not _issued_by(current, issuer):
+        bundle = _downloaded_certificates(body)[:MAX_JUDGED_CERTIFICATES] if body else []
+        issuers = _issuers_among(current, bundle)
+        if not issuers:
             break
-        downloaded.append(issuer)
-        if _chains_to_trusted_root(store, downloaded[0], downloaded[1:] + considered):
-            return _ChainVerdict(False, missing)
-        if issuer.subject == issuer.issuer:  # a root, and not a trusted one
-            return _ChainVerdict(None, untrusted_ca=issuer.subject.rfc4514_string())
-        current = issuer
+        downloaded += bundle
+        for issuer in issuers:
+            if _chains_to_trusted_root(store, issuer, [c for c in downloaded if c != issuer] + considered):
+                return _ChainVerdict(False, missing)
+        current = issuers[0]
+        if current.subject == current.issuer:  # a root, and not a trusted one
+            return _ChainVerdict(None, untrusted_ca=current.subject.rfc4514_string())
     return _ChainVerdict(None, untrusted_ca=current.issuer.rfc4514_string())
 
 
