@@ -35,6 +35,7 @@ CONTEXT = {
     "name": "old.example.com",
     "target": "gone.cloudapp.net",
     "spf_strict": "v=spf1 mx -all",
+    "caa_name": "example.com",
     "allow": "Cloudflare blocked the scan.",
 }
 FIXED = [rule for rule in BOOK.rules.values() if rule.fix]

@@ -626,6 +626,48 @@ def test_caa_without_an_issue_tag_restricts_nothing(record, outcome, score) -> N
     assert graded(result).score == score
 
 
+def caa_fixes(result: CheckResult, host: str) -> dict[str, str]:
+    report = grade([result], default_rulebook(), {"host": host, "domain": HOST})
+    return {f["check"]: f["fix"] for f in report.sections["dns"]["findings"] if f["check"].startswith("dns.caa")}
+
+
+@pytest.mark.parametrize(
+    ("records", "outcome", "fix"),
+    [
+        (
+            ['0 iodef "mailto:security@example.com"'],
+            "dns.caa_missing",
+            f'www.{HOST} CAA 0 issue "letsencrypt.org"   and   www.{HOST} CAA 0 iodef "mailto:security@{HOST}"',
+        ),
+        (
+            ['128 futuretag "x"', '0 issue "letsencrypt.org"'],
+            "dns.caa_invalid",
+            f"Remove the critical flag or the unknown tag from www.{HOST}'s CAA records",
+        ),
+    ],
+)
+def test_the_caa_fix_names_the_host_when_the_relevant_records_are_there(records, outcome, fix) -> None:
+    # RFC 8659 3: an RRset at the host ends the climb, so records added at the domain would change nothing
+    host = f"www.{HOST}"
+    result = check(dns_answer(host, "CAA", *records), dns_answer(HOST, "CAA"), host=host)
+    assert caa_fixes(result, host)[outcome].startswith(fix)
+
+
+def test_the_caa_fix_names_the_domain_when_no_name_has_records_or_the_ones_found_are_above_it() -> None:
+    host = f"www.{HOST}"
+    nothing = check(*(dns_answer(name, "CAA") for name in (host, HOST, "com")), host=host)
+    assert caa_fixes(nothing, host)["dns.caa_missing"].startswith(f'{HOST} CAA 0 issue "letsencrypt.org"')
+    # github.io's records are not alice.github.io's to edit; records at alice.github.io come first in the climb
+    platform = check(
+        dns_answer("alice.github.io", "CAA"),
+        dns_answer("github.io", "CAA", '0 iodef "mailto:caa@github.com"'),
+        host="alice.github.io",
+    )
+    report = grade([platform], default_rulebook(), {"host": "alice.github.io", "domain": "alice.github.io"})
+    (fix,) = [f["fix"] for f in report.sections["dns"]["findings"] if f["check"] == "dns.caa_missing"]
+    assert fix.startswith('alice.github.io CAA 0 issue "letsencrypt.org"')
+
+
 def test_caa_is_searched_past_the_registrable_domain_up_to_the_top_level_domain() -> None:
     # RFC 8659 3: up to but not including the root; github.io is a (private) public suffix
     result = check(

@@ -313,14 +313,18 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
             "issuewild": parsed.get("issuewild", []),
             "iodef": parsed.get("iodef", []),
         }
+        # The fix goes where this RRset is: one at the host hides the domain's, so records added at the domain
+        # would change nothing (RFC 8659 3). An RRset above the domain (github.io's for alice.github.io) is not
+        # the owner's to edit: records published at their domain come first in the climb.
+        fix_vars = {"caa_name": name if name == domain or name.endswith("." + domain) else domain}
         if problems:
-            return [Finding("dns.caa_invalid", note="; ".join(problems))]
+            return [Finding("dns.caa_invalid", note="; ".join(problems), fix_vars=fix_vars)]
         if "issue" not in parsed:
             # RFC 8659 4.2, 4.3: only issue restricts a name that is not a wildcard; an RRset of iodef
             # or issuewild alone still ends the climb, and lets every CA issue for the host.
             tags = ", ".join(sorted(parsed))
             note = f"at {name}: CAA records ({tags}) but no issue tag, so they do not restrict which CAs may issue"
-            return [Finding("dns.caa_missing", note=note)]
+            return [Finding("dns.caa_missing", note=note, fix_vars=fix_vars)]
         issuers = sorted({v.split(";")[0].strip() or "none" for v in parsed["issue"]})
         note = f"at {name}: issuers {', '.join(issuers)}"
         if skipped and name.count(".") < names[0].count(".") - names.index(name):  # found past the gap
@@ -328,7 +332,8 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
         return [Finding("dns.caa_present", note=note)]
     if skipped:
         return []  # the climb's first non-empty RRset may be at a name that was not asked: unknown
-    return [Finding("dns.caa_missing", note=f"no CAA record from {host} up to the top-level domain {names[-1]}")]
+    note = f"no CAA record from {host} up to the top-level domain {names[-1]}"
+    return [Finding("dns.caa_missing", note=note, fix_vars={"caa_name": domain})]
 
 
 # -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------
