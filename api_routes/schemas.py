@@ -362,8 +362,8 @@ class ScansAccepted(BaseModel):
     jobs: list[QueuedScan] = Field(description="One job per URL, in the order given.")
     callback_secret: str | None = Field(
         default=None,
-        description="The key's callback signing secret, shown once: in the first answer with a callback_url. "
-        "Keep it; it is never shown again.",
+        description="The key's callback signing secret, shown once: in the key's first answer with a callback_url "
+        "(this or POST /api/monitors). Keep it; it is never shown again.",
     )
 
 

@@ -51,6 +51,15 @@ class MonitorBody(BaseModel):
     last_report_id: str | None = Field(default=None, description="`GET /api/history/{id}` returns it.")
 
 
+class MonitorCreated(MonitorBody):
+    callback_secret: str | None = Field(
+        default=None,
+        description="With callback_url: the key's callback signing secret, which signs the monitor's webhooks, "
+        "shown once: in the key's first answer with a callback_url (this or POST /api/scans). Keep it; it is "
+        "never shown again.",
+    )
+
+
 class MonitorList(BaseModel):
     monitors: list[MonitorBody]
     limit: int = Field(description="Monitors a subscription may have at once.")
@@ -78,7 +87,7 @@ def _body(view: monitor_cases.MonitorView) -> dict[str, object]:
     "/api/monitors",
     summary="Monitor a site (X-API-Key)",
     status_code=201,
-    response_model=MonitorBody,
+    response_model=MonitorCreated,
     responses=errors(
         400,
         401,
@@ -91,7 +100,8 @@ async def add_monitor(
     body: MonitorRequest, ctx: Context, key: Annotated[str | None, Security(api_key_header)] = None
 ) -> JSONResponse:
     """The first run is due at once, then every day or week. Each run uses one of the month's Pro scans;
-    when they are used up, runs are skipped and you are told once that month."""
+    when they are used up, runs are skipped and you are told once that month. With `callback_url`, the
+    answer carries `callback_secret` the first time the key's secret is shown (as POST /api/scans does)."""
     subscriber = await subscriber_for(ctx, key)
     try:
         view = await monitor_cases.add(ctx, subscriber, body.url, body.interval, body.callback_url)
@@ -106,7 +116,10 @@ async def add_monitor(
         raise ApiError(400, sentence(str(exc))) from None
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
-    return JSONResponse(_body(view), status_code=201)
+    created = _body(view)
+    if view.callback_secret is not None:
+        created["callback_secret"] = view.callback_secret
+    return JSONResponse(created, status_code=201)
 
 
 @router.get(

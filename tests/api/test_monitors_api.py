@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.api.conftest import client_for, new_key
 from tests.api.fakes import FrozenClock
 from websec_app.store import Database
@@ -84,3 +86,71 @@ async def test_a_callback_url_without_callbacks_enabled_names_the_setting_as_wri
             "/api/scans", json={"url": "example.com", "callback_url": "https://hooks.example/h"}, headers=mine
         )
         assert scans.status_code == 400 and scans.json() == expected
+
+
+async def test_the_first_monitor_with_a_callback_url_shows_the_secret_that_verifies_its_webhooks(
+    make_api, database: Database, clock: FrozenClock, settings, scanner, monkeypatch
+) -> None:
+    import hashlib
+    import hmac
+
+    from tests.usecases.test_monitors import _tick_and_run
+    from websec_app.jobs import callbacks
+    from websec_app.runtime import build_runtime
+    from websec_app.scanner import TargetUnreachable
+    from websec_app.usecases import job_worker
+    from websec_app.usecases import jobs as job_cases
+
+    posted: list[tuple[bytes, str]] = []
+
+    async def receiver(url: str, body: bytes, signature: str, settings: object) -> int:
+        posted.append((body, signature))
+        return 204
+
+    async def public(url: str, settings: object) -> tuple[str, str]:
+        return "hooks.example", "203.0.113.80"
+
+    monkeypatch.setattr(callbacks, "deliver", receiver)
+    monkeypatch.setattr(job_worker, "deliver", receiver)  # the async scan's own callback, if its job runs
+    monkeypatch.setattr(callbacks, "checked_address", public)
+    monkeypatch.setattr(job_cases, "checked_address", public)
+    settings = settings.with_overrides(callback_secret="server-secret")
+    owner = new_key(database, clock)
+    mine = {"X-API-Key": owner.key}
+    hook = "https://hooks.example/monitor"
+    async with client_for(make_api(settings=settings)) as http:
+        # Given a site monitored without a callback, and a second monitor of it refused (the secret not spent)
+        plain = await http.post("/api/monitors", json={"url": "example.org", "interval": "daily"}, headers=mine)
+        assert plain.status_code == 201 and "callback_secret" not in plain.json()
+        twice = {"url": "example.org", "interval": "daily", "callback_url": hook}
+        assert (await http.post("/api/monitors", json=twice, headers=mine)).status_code == 409
+
+        # When the key's first monitor with a callback_url is made
+        created = await http.post(
+            "/api/monitors", json={"url": "example.com", "interval": "daily", "callback_url": hook}, headers=mine
+        )
+
+        # Then its 201 shows the key's callback secret, once: not in the list, nor to the next monitor or async
+        # scan with a callback_url (one showing per key, as POST /api/scans)
+        assert created.status_code == 201, created.text
+        secret = created.json()["callback_secret"]
+        assert secret and created.json()["callback_url"] == hook
+        listed = (await http.get("/api/monitors", headers=mine)).json()["monitors"]
+        assert all("callback_secret" not in monitor for monitor in listed)
+        again = await http.post(
+            "/api/monitors", json={"url": "example.net", "interval": "daily", "callback_url": hook}, headers=mine
+        )
+        assert again.status_code == 201 and "callback_secret" not in again.json()
+        scans = await http.post("/api/scans", json={"url": "example.edu", "callback_url": hook}, headers=mine)
+        assert scans.status_code == 202 and "callback_secret" not in scans.json()
+
+    # and the monitor's webhook (example.com unreachable in two runs in a row) verifies with that secret
+    scanner.errors["example.com"] = TargetUnreachable("Could not connect to example.com: connection refused.")
+    runtime = build_runtime(settings, database=database, scanner=scanner, clock=clock, bounded=False)
+    for _ in range(2):
+        await _tick_and_run(runtime)
+        clock.advance(days=1, minutes=1)
+    [(body, signature)] = [(body, signature) for body, signature in posted if b'"monitor.alert"' in body]
+    assert json.loads(body)["url"] == "https://example.com/"
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(signature, expected)

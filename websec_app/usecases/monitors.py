@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -59,6 +59,7 @@ from websec_app.store.monitors import (
 )
 from websec_app.store.outbox import enqueue_email
 from websec_app.store.quotas import Reservation
+from websec_app.store.scan_jobs import first_showing_of_callback_secret
 
 from .accounts import Subscriber
 from .runtime import Runtime
@@ -101,6 +102,9 @@ class MonitorView:
     last_run_at: datetime | None = None
     last_status: str | None = None
     last_report_id: str | None = None
+    #: On the monitor `add` just made with a callback_url: the key's callback secret, which signs its
+    #: webhooks, the first time the key's secret is shown (by this or by POST /api/scans); None afterwards.
+    callback_secret: str | None = None
 
 
 def _view(monitor: Monitor, last: MonitorRun | None = None) -> MonitorView:
@@ -121,7 +125,9 @@ def _view(monitor: Monitor, last: MonitorRun | None = None) -> MonitorView:
 async def add(
     runtime: Runtime, subscriber: Subscriber, url: str, interval: str, callback_url: str | None = None
 ) -> MonitorView:
-    """A new monitor; its first run is due at once. Raises InvalidTarget, ValueError (interval),
+    """A new monitor; its first run is due at once. With a callback URL, the key's callback secret the first
+    time it is shown (the rule of POST /api/scans): the webhooks are signed with it, and a user who never
+    queued an async scan had no other way to get it. Raises InvalidTarget, ValueError (interval),
     AlreadyMonitored, TooManyMonitors, and for a callback URL CallbacksUnavailable or the scanner's guard errors."""
     from websec_app.scanner.fetch.guard import refuse_known_private
 
@@ -130,10 +136,11 @@ async def add(
     wanted = target.url
     if interval not in INTERVALS:
         raise ValueError(f"The interval must be one of: {', '.join(INTERVALS)}.")
+    secret = None
     if callback_url:
         from websec_app.jobs.callbacks import callback_secret, checked_address
 
-        callback_secret(runtime.settings, subscriber.key_id)  # CallbacksUnavailable when they cannot be signed
+        secret = callback_secret(runtime.settings, subscriber.key_id)  # CallbacksUnavailable: cannot be signed
         await checked_address(callback_url, runtime.settings)
     monitor = await runtime.db(
         add_monitor,
@@ -144,7 +151,9 @@ async def add(
         callback_url=callback_url or None,
         now=runtime.now(),
     )
-    return _view(monitor)
+    # Marked shown only once the monitor exists: a refused monitor does not use up the one showing.
+    shown = secret is not None and await runtime.db(first_showing_of_callback_secret, subscriber.key_id, runtime.now())
+    return replace(_view(monitor), callback_secret=secret if shown else None)
 
 
 def _listed(session: Session, subscription_id: int) -> list[MonitorView]:
