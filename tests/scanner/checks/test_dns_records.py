@@ -755,6 +755,16 @@ def test_a_broken_mta_sts_policy_is_invalid_with_the_reason(chain, reason) -> No
     assert reason in note
 
 
+def test_a_policy_missing_thousands_of_mx_hosts_names_ten_of_them() -> None:
+    # An MX RRset can hold thousands of records (over TCP), a 64 KiB policy thousands of patterns
+    exchanges = dns_answer(HOST, "MX", *(f"{n} m{n}.mail.example.net." for n in range(2900)))
+    body = GOOD_POLICY + "".join(f"mx: p{n}.example.org\r\n" for n in range(5000))
+    result = check(exchanges, STS, mta_sts_policy=policy(body), mta_sts_tls=make_handshake(f"mta-sts.{HOST}"))
+    (note,) = notes(result, "dns.mta_sts_invalid")
+    listed = ", ".join(f"m{n}.mail.example.net" for n in range(10))
+    assert note == f"the policy does not list {listed} and 2890 more: mail to it would fail under enforce"
+
+
 def test_an_mta_sts_host_with_an_untrusted_certificate_makes_the_policy_invalid() -> None:
     tls = make_handshake(f"mta-sts.{HOST}", trusted=False, verify_error="self-signed certificate")
     result = check(MX, STS, mta_sts_policy=policy(), mta_sts_tls=tls)

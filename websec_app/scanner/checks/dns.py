@@ -24,7 +24,7 @@ from ..findings import CheckResult, Finding
 from ..records.caa import MAX_CAA_NAMES, caa_names
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
-from ..records.mta_sts import mx_matches, parse_sts_policy, sts_record_problem, sts_records
+from ..records.mta_sts import parse_sts_policy, sts_record_problem, sts_records, uncovered_mx
 from ..records.spf import parse_spf, redirect_as_include, strict_record
 from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
@@ -34,6 +34,7 @@ from .dnssec import validate_zone
 from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf
 
 _CAA_TAGS = ("issue", "issuewild", "iodef", "issuemail", "issuevmc", "contactemail", "contactphone")
+_MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 
 
 def _could_not_check(answer: DnsAnswer) -> Finding:
@@ -396,9 +397,12 @@ def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], recei
         return [Finding("dns.mta_sts_missing", note="the policy has mode: none (MTA-STS switched off)")]
     mx_answer = snapshot.dns.get(domain, "MX")
     exchanges = [r.split()[-1].rstrip(".").lower() for r in (mx_answer.records if mx_answer else ())]
-    uncovered = [mx for mx in exchanges if mx and not any(mx_matches(mx, p) for p in shown.get("mx", []))]
+    uncovered = uncovered_mx([mx for mx in exchanges if mx], shown.get("mx", []))
     if uncovered:
-        note = f"the policy does not list {', '.join(uncovered)}: mail to it would fail under enforce"
+        listed = ", ".join(uncovered[:_MAX_NAMES_LISTED])
+        if len(uncovered) > _MAX_NAMES_LISTED:
+            listed += f" and {len(uncovered) - _MAX_NAMES_LISTED} more"
+        note = f"the policy does not list {listed}: mail to it would fail under enforce"
         return [Finding("dns.mta_sts_invalid", note=note)]
     if mode == "testing":
         return [Finding("dns.mta_sts_testing", note="mode: testing only reports failures")]
