@@ -120,6 +120,36 @@ async def test_a_missed_week_becomes_one_catch_up_run_not_a_burst(database: Data
     assert len(scanner.calls) == 2
 
 
+async def test_a_late_catch_up_run_is_not_followed_by_the_grids_next_run_minutes_later(
+    database: Database, tmp_path: Path
+) -> None:
+    clock, scanner = FrozenClock(NOON), FakeScanner()
+    runtime = _runtime(database, clock, scanner, Settings(data_dir=tmp_path))
+    owner = await _sub(runtime, database)
+    await monitor_cases.add(runtime, owner, "https://daily.example", "daily")  # its grid: noon
+    assert await _tick_and_run(runtime) == ["done"]
+
+    # Given a cluster down from before the next day's noon until a minute before the noon after
+    clock.set(NOON + timedelta(days=2, minutes=-1))
+    # When it ticks again, every minute for the next hour
+    ran = await _tick_and_run(runtime)
+    for _ in range(60):
+        clock.advance(minutes=1)
+        ran += await _tick_and_run(runtime)
+
+    # Then the missed day is one catch-up run at 11:59, and the grid's noon a minute later is not a second one
+    assert ran == ["done"]
+    with database.session() as session:
+        assert monthly_scans_used(session, owner.subscription_id, clock()) == 2
+    # and the monitor stays on its grid: the next run is at noon the day after
+    clock.set(NOON + timedelta(days=3, seconds=-1))
+    assert await _tick_and_run(runtime) == []
+    clock.set(NOON + timedelta(days=3, seconds=30))
+    assert await _tick_and_run(runtime) == ["done"]
+    assert _runs(database)[-1].due_at == NOON + timedelta(days=3)
+    assert len(scanner.calls) == 3
+
+
 @pytest.mark.postgres
 async def test_two_processes_never_run_a_monitor_twice(postgres_database: Database, tmp_path: Path) -> None:
     # Given two processes (each its own runtime and connection pool) on one PostgreSQL database

@@ -216,12 +216,16 @@ def last_runs(session: Session, monitor_ids: Sequence[int]) -> dict[int, Monitor
 
 
 def _next_after(due: datetime, interval: timedelta, now: datetime) -> datetime:
-    """The first due time after `now` on the monitor's grid: missed periods (a cluster down for days)
-    become one catch-up run, not a burst."""
+    """The first due time on the monitor's grid at least half an interval after `now`, the run scheduled now:
+    missed periods (a cluster down for days, a subscription paused) become one catch-up run, not a burst, and
+    a catch-up run made late is not followed by the grid's next point minutes later (a daily run at 11:59 and
+    another at 12:00, two scans for one day). A run on time (the tick comes every minute) is not affected."""
     following = due + interval
     if following <= now:
         skipped = (now - following) // interval + 1
         following += interval * skipped
+    if following - now < interval / 2:
+        following += interval
     return following
 
 
