@@ -71,8 +71,13 @@ class ScanDiffBody(BaseModel):
     after: HistoryItem
     grade: dict[str, str] | None = Field(description="`{before, after}`.")
     score: dict[str, int] | None = Field(description="`{before, after, change}`.")
-    new: list[FindingChangeBody] = Field(description="Issues found now and not before, costliest first.")
-    fixed: list[FindingChangeBody] = Field(description="Issues found before and not now.")
+    new: list[FindingChangeBody] = Field(
+        description="Issues found now and not before, costliest first; not one the scan before could not check "
+        "(its check did not run: `check.error`, a header `not checked`, a bot challenge)."
+    )
+    fixed: list[FindingChangeBody] = Field(
+        description="Issues found before and not now; not one this scan could not check."
+    )
     changed: list[FindingChangeBody] = Field(description="Issues in both whose status or points changed.")
 
 

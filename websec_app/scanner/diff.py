@@ -15,6 +15,14 @@ deduction on its first subject's entry (in the report's order; a `changed` entry
 other subjects' entries show deduction 0. A subject that only joined or left a finding that is there before
 and after with the same status and deduction shows deduction 0 too: the score did not move for it. Those
 entries are `shared` (not in `to_dict`, the JSON keeps its shape), so a reader can say "no points of its own".
+
+A check that could not run (`check.error`, `check.crashed`, a header left "not checked", a section read off a
+bot challenge: report.left_not_checked, checks/blocked.py) says nothing of what it would have found, so a
+finding missing from the side where its check did not run is neither new nor fixed: a scan blocked once, or
+one DMARC lookup that timed out, must not report the site's missing CSP or DMARC as fixed, then as new on the
+next scan (a false alert). Within a section only partly checked (DNS with one failed lookup) which findings
+the failure hid is not said, so every finding missing from that section is left out; one present on both
+sides is still compared. The score's change still counts what the unchecked part did to it.
 """
 
 from __future__ import annotations
@@ -81,18 +89,38 @@ Finding = tuple[str, str]  # (section, name)
 State = tuple[str, int]  # (status, deduction)
 
 
-def _issues(body: Mapping[str, Any]) -> dict[Finding, dict[str | None, ReportItem]]:
-    """Every issue by (section, name), then by subject in the report's order: a finding naming several
-    subjects is one issue each."""
+@dataclass(frozen=True)
+class _Side:
+    """One report as the diff reads it: its issues by (section, name), then by subject in the report's order
+    (a finding naming several subjects is one issue each), and what it could not check."""
+
+    issues: dict[Finding, dict[str | None, ReportItem]]
+    unchecked_sections: frozenset[str]  # a check of the section could not run, or read a block page
+    unchecked_headers: frozenset[Finding]  # header objects left "not checked"
+
+    def could_miss(self, finding: Finding) -> bool:
+        """Whether this report may lack `finding` only because its check did not run."""
+        return finding[0] in self.unchecked_sections or finding in self.unchecked_headers
+
+
+def _side(body: Mapping[str, Any]) -> _Side:
     issues: dict[Finding, dict[str | None, ReportItem]] = {}
+    sections: set[str] = set()
+    headers: set[Finding] = set()
     for item in report_items(body):
+        if item.not_checked and item.header:
+            headers.add((item.section, item.name))
+        elif item.not_checked:
+            sections.add(item.section)
         if not item.is_issue:
             continue
         subjects = item.item.get("subjects")
         named: list[str | None] = [str(s) for s in subjects] if isinstance(subjects, list) and subjects else [None]
         for subject in named:
             issues.setdefault((item.section, item.name), {})[subject] = item
-    return issues
+    # page_analysis under a block page carries scan.blocked alone, not check.error (checks/blocked.py)
+    sections |= {name for name, section in body.items() if isinstance(section, Mapping) and section.get("blocked")}
+    return _Side(issues, frozenset(sections), frozenset(headers))
 
 
 def _key(item: ReportItem) -> State:
@@ -116,10 +144,12 @@ class _Points:
 
 
 def _changes(
-    finding: Finding, old: Mapping[str | None, ReportItem], new: Mapping[str | None, ReportItem]
+    finding: Finding, before_side: _Side, after_side: _Side
 ) -> tuple[list[FindingChange], list[FindingChange], list[FindingChange]]:
-    """(new, fixed, changed) of one finding, subject by subject, its points counted once."""
+    """(new, fixed, changed) of one finding, subject by subject, its points counted once; a subject missing
+    from a side that could not check it is neither new nor fixed."""
     section, name = finding
+    old, new = before_side.issues.get(finding, {}), after_side.issues.get(finding, {})
     before, after = _Points(old, new), _Points(new, old)
     moved: list[FindingChange] = []
     for subject, item in new.items():
@@ -130,12 +160,12 @@ def _changes(
         moved.append(FindingChange(section, name, item.severity, b, a, subject, b_shared and a_shared))
     appeared: list[FindingChange] = []
     for subject, item in new.items():
-        if subject not in old:
+        if subject not in old and not before_side.could_miss(finding):
             state, shared = after.state(item)
             appeared.append(FindingChange(section, name, item.severity, None, state, subject, shared))
     gone: list[FindingChange] = []
     for subject, item in old.items():
-        if subject not in new:
+        if subject not in new and not after_side.could_miss(finding):
             state, shared = before.state(item)
             gone.append(FindingChange(section, name, item.severity, state, None, subject, shared))
     return appeared, gone, moved
@@ -160,12 +190,12 @@ def _points_first(changes: list[FindingChange]) -> tuple[FindingChange, ...]:
 
 def diff_reports(before: Mapping[str, Any], after: Mapping[str, Any]) -> ReportDiff:
     """`after` compared with `before` (the older scan)."""
-    old, new = _issues(before), _issues(after)
+    old, new = _side(before), _side(after)
     appeared: list[FindingChange] = []
     gone: list[FindingChange] = []
     moved: list[FindingChange] = []
-    for finding in [*new, *(f for f in old if f not in new)]:
-        added, removed, changed = _changes(finding, old.get(finding, {}), new.get(finding, {}))
+    for finding in [*new.issues, *(f for f in old.issues if f not in new.issues)]:
+        added, removed, changed = _changes(finding, old, new)
         appeared += added
         gone += removed
         moved += changed
