@@ -8,7 +8,6 @@ and never starts a scan.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Security
@@ -85,13 +84,13 @@ def _invalid(exc: InvalidTarget) -> ApiError:
     return ApiError(400, str(exc))
 
 
-def _item(report_id: str, scanned_at: datetime, body: dict[str, Any], kind: str = "pro") -> dict[str, Any]:
+def _item(kept: history_cases.KeptReport) -> dict[str, Any]:
     return {
-        "id": report_id,
-        "scanned_at": iso(scanned_at),
-        "grade": str(body.get("grade", "")),
-        "score": int(body.get("score") or 0),
-        "kind": kind,
+        "id": kept.report_id,
+        "scanned_at": iso(kept.scanned_at),
+        "grade": str(kept.body.get("grade", "")),
+        "score": int(kept.body.get("score") or 0),
+        "kind": kept.kind,
     }
 
 
@@ -166,12 +165,12 @@ async def get_diff(
     found = await history_cases.scan_diff(ctx, subscriber, report_id, against=against)
     if found is None:
         raise ApiError(404, NOT_FOUND)
-    after = _item(found.after.report_id, found.after.scanned_at, found.after.body)
+    after = _item(found.after)
     if found.before is None or found.diff is None:
         return JSONResponse(
             {"before": None, "after": after, "grade": None, "score": None, "new": [], "fixed": [], "changed": []}
         )
-    before = _item(found.before.report_id, found.before.scanned_at, found.before.body)
+    before = _item(found.before)
     return JSONResponse({"before": before, "after": after, **found.diff.to_dict()})
 
 

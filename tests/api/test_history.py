@@ -182,3 +182,28 @@ async def test_the_badge_shows_the_latest_grade_and_date_and_never_scans(
     # A malformed URL is a JSON error
     bad = await client.get("/api/badge", params={"url": "not a url"})
     assert bad.status_code == 400 and set(bad.json()) == {"error"}
+
+
+async def test_the_diff_of_a_monitor_run_says_what_made_each_scan(
+    api: FastAPI, database: Database, clock: FrozenClock, settings: Settings, scanner: FakeScanner
+) -> None:
+    from tests.usecases.test_monitors import _tick_and_run
+    from websec_app.runtime import build_runtime
+
+    owner = new_key(database, clock)
+    headers = {"X-API-Key": owner.key}
+    async with client_for(api) as http:
+        # Given a Pro scan of a site, then the site monitored: its first run is a monitor scan
+        assert (await http.post("/api/scan/pro", json={"url": "example.com"}, headers=headers)).status_code == 200
+        clock.advance(minutes=5)
+        created = await http.post("/api/monitors", json={"url": "example.com", "interval": "daily"}, headers=headers)
+        assert created.status_code == 201, created.text
+        await _tick_and_run(build_runtime(settings, database=database, scanner=scanner, clock=clock, bounded=False))
+        listed = (await http.get("/api/history", params={"url": "example.com"}, headers=headers)).json()
+        assert [s["kind"] for s in listed["scans"]] == ["monitor", "pro"]
+
+        # When the monitor run's diff is read
+        diff = (await http.get(f"/api/history/{listed['scans'][0]['id']}/diff", headers=headers)).json()
+
+    # Then each side says what made it, as the history does
+    assert (diff["before"]["kind"], diff["after"]["kind"]) == ("pro", "monitor")

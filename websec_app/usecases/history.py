@@ -51,6 +51,7 @@ class KeptReport:
     report_id: str
     scanned_at: datetime
     body: dict[str, Any]
+    kind: str  # what made the scan, as the history lists it: pro, pdf, monitor
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ async def kept_report(runtime: Runtime, subscriber: Subscriber, report_id: str) 
     if found is None:
         return None
     record, stored = found
-    return KeptReport(stored.id, record.created_at, dict(stored.body))
+    return KeptReport(stored.id, record.created_at, dict(stored.body), record.kind)
 
 
 def _diff_rows(session: Session, subscription_id: int, report_id: str, against: str | None) -> ScanDiff | None:
@@ -96,7 +97,7 @@ def _diff_rows(session: Session, subscription_id: int, report_id: str, against: 
     if found is None:
         return None
     record, stored = found
-    after = KeptReport(stored.id, record.created_at, dict(stored.body))
+    after = KeptReport(stored.id, record.created_at, dict(stored.body), record.kind)
     if against is not None:
         other = kept_scan(session, subscription_id=subscription_id, report_id=against)
         if other is None or other[0].url != record.url:
@@ -105,7 +106,7 @@ def _diff_rows(session: Session, subscription_id: int, report_id: str, against: 
         other = kept_scan_before(session, subscription_id=subscription_id, record=record)
     if other is None:
         return ScanDiff(None, after, None)
-    before = KeptReport(other[1].id, other[0].created_at, dict(other[1].body))
+    before = KeptReport(other[1].id, other[0].created_at, dict(other[1].body), other[0].kind)
     return ScanDiff(before, after, diff_reports(before.body, after.body))
 
 
