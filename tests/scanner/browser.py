@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from tests.fixtures.pki import Pki
@@ -25,12 +26,15 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 @contextmanager
-def chromium_for_site(site: RunningSite, pki: Pki, *extra_args: str) -> Iterator[Any]:
-    """A browser that reaches `site` under all its names and trusts its certificate."""
+def chromium_for_site(
+    site: RunningSite, pki: Pki, *extra_args: str, leaf: x509.Certificate | None = None
+) -> Iterator[Any]:
+    """A browser that reaches `site` under all its names and trusts its certificate (the test leaves' usual key;
+    `leaf` for a certificate with another, such as an RSA one)."""
     playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
-    leaf = pki.issue("service", site.names).certificate
+    leaf = leaf or pki.issue("service", site.names).certificate
     spki = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     pin = base64.b64encode(hashlib.sha256(spki).digest()).decode()
     rules = "--host-resolver-rules=" + ", ".join(f"MAP {name} {site.ip}" for name in site.names)

@@ -143,6 +143,9 @@ class CertificateInfo:
     is_ca: bool = False  # basicConstraints cA=TRUE
     embedded_scts: tuple[SignedTimestamp, ...] = ()  # RFC 6962 3.3: the precertificate SCT list extension
     must_staple: bool = False  # RFC 7633: the TLS Feature extension lists status_request (OCSP Must-Staple)
+    # RFC 5280 4.2.1.3: the Key Usage bits set ("digital_signature", "key_encipherment", ...); None without the
+    # extension (any use allowed).
+    key_usage: tuple[str, ...] | None = None
 
     def dated_problem(self, at: datetime) -> tuple[Literal["expired", "not_yet_valid"], str] | None:
         """("expired", "expired on 2026-01-01") or ("not_yet_valid", "valid only from 2026-01-01") when `at`

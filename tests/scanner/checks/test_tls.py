@@ -182,3 +182,42 @@ def test_a_certificate_expiring_in_one_day_says_one_day() -> None:
     cert = make_certificate(not_after=datetime(2026, 11, 23, 13, tzinfo=UTC))  # TEST_NOW + 1 day 1 hour
     [finding] = check_tls(make_snapshot(tls=make_handshake(certificate=cert))).findings
     assert (finding.outcome, finding.note) == ("tls.cert_expires_very_soon", "expires in 1 day")
+
+
+def test_a_key_usage_that_forbids_the_negotiated_key_exchange_caps_at_f() -> None:
+    """RFC 8446 4.4.2.2, RFC 5246 7.4.2, RFC 5280 4.2.1.3: with a Key Usage extension, a signed key exchange
+    (TLS 1.3, ECDHE, DHE) needs digitalSignature and RSA key exchange keyEncipherment. Chromium refuses either
+    otherwise (ERR_SSL_KEY_USAGE_INCOMPATIBLE: tests/scanner/test_tls_key_usage_browser.py); it was graded A+."""
+
+    def graded(key_usage: tuple[str, ...] | None, protocol: str, cipher: str, key_type: str = "EC") -> tuple:
+        cert = replace(
+            make_certificate(key_type=key_type, key_size=2048 if key_type == "RSA" else 256), key_usage=key_usage
+        )
+        result = check_tls(make_snapshot(tls=make_handshake(certificate=cert, protocol=protocol, cipher=cipher)))
+        findings = [(f.outcome, f.note) for f in result.findings if f.outcome != "tls.no_forward_secrecy"]
+        return findings, grade([result], default_rulebook(), {"host": "example.com", "domain": "example.com"}).grade
+
+    tls13 = ("TLSv1.3", "TLS_AES_128_GCM_SHA256")
+    assert graded(("key_encipherment",), *tls13) == (
+        [
+            (
+                "tls.cert_key_usage",
+                "the certificate's Key Usage allows keyEncipherment, but with TLS_AES_128_GCM_SHA256 over TLSv1.3 "
+                "the server signs the key exchange with the certificate's key, which needs digitalSignature",
+            )
+        ],
+        "F",
+    )
+    assert graded(("key_agreement",), "TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256")[1] == "F"
+    assert graded(("key_encipherment",), "TLSv1.2", "DHE-RSA-AES128-GCM-SHA256", "RSA")[1] == "F"
+    # RSA key exchange encrypts to the key: keyEncipherment is what it needs, digitalSignature alone is refused
+    assert graded(("key_encipherment",), "TLSv1.2", "AES128-GCM-SHA256", "RSA")[0] == [
+        ("tls.cert_valid", "valid for 98 more days")
+    ]
+    assert [o for o, _ in graded(("digital_signature",), "TLSv1.2", "AES128-GCM-SHA256", "RSA")[0]] == [
+        "tls.cert_key_usage"
+    ]
+    # no extension: any use; the usual leaf: fine
+    assert graded(None, *tls13) == ([("tls.cert_valid", "valid for 98 more days")], "A+")
+    assert graded(("digital_signature",), *tls13)[1] == "A+"
+    assert graded(("digital_signature", "key_encipherment"), "TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256", "RSA")[1] == "A+"

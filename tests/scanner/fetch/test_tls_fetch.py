@@ -468,6 +468,47 @@ async def test_a_real_server_that_accepts_3des_is_found_sweet32(legacy_server, s
     assert [p.name for p in (*tls.protocols, *tls.cipher_probes) if p.result == "not_testable"] == []
 
 
+def _key_usage_site(site_factory, pki: Pki, prefix: str, kind: str, key_usage: tuple[str, ...], ciphers: str = ""):
+    """A site serving a test leaf of `kind` whose Key Usage sets only `key_usage`; with `ciphers`, TLS 1.2 and
+    those suites only."""
+    host = site_factory.unique_host(prefix)
+    issued = pki.issue(kind, (host,), key_usage=key_usage)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    if ciphers:
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
+        context.set_ciphers(ciphers)
+    context.load_cert_chain(issued.chain_path, issued.key_path)
+    return site_factory(Site(names=(host,), routes={"/": Response(200)}, tls=TlsConfig(context=context)))
+
+
+async def test_a_key_usage_that_forbids_the_key_exchange_is_read_and_caps_at_f(
+    site_factory, pki, scan_settings
+) -> None:
+    """OpenSSL completes the handshake with a leaf whose Key Usage lacks digitalSignature (its ssl_server purpose
+    takes keyEncipherment or keyAgreement alone), Chromium does not (ERR_SSL_KEY_USAGE_INCOMPATIBLE): the fetch
+    records the bits and the check judges them against the exchange negotiated."""
+    cases = [
+        ("ku-ecdsa-encipher", "valid", ("key_encipherment",), "", ["tls.cert_key_usage"]),
+        ("ku-ecdsa-agree", "valid", ("key_agreement",), "", ["tls.cert_key_usage"]),
+        ("ku-rsa-encipher", "rsa2048", ("key_encipherment",), "", ["tls.cert_key_usage"]),
+        # RSA key exchange needs keyEncipherment, and has it: what Chromium loads
+        ("ku-rsa-kx", "rsa2048", ("key_encipherment",), "AES128-GCM-SHA256", ["tls.cert_valid"]),
+        ("ku-rsa-kx-sign", "rsa2048", ("digital_signature",), "AES128-GCM-SHA256", ["tls.cert_key_usage"]),
+    ]
+    for prefix, kind, key_usage, ciphers, expected in cases:
+        running = _key_usage_site(site_factory, pki, prefix, kind, key_usage, ciphers)
+        tls = await fetch(running, scan_settings, probes=False)
+        assert tls.trusted and tls.leaf is not None and tls.leaf.key_usage == key_usage, prefix
+        result = check_tls(make_snapshot(url=f"https://{tls.host}/", tls=tls))
+        assert [f.outcome for f in result.findings if f.outcome.startswith("tls.cert")] == expected, prefix
+        assert result.details["certificate"]["key_usage"] == [
+            {"key_encipherment": "keyEncipherment", "key_agreement": "keyAgreement"}.get(bit, "digitalSignature")
+            for bit in key_usage
+        ]
+    usual = await fetch(site(site_factory, "ku-usual"), scan_settings, probes=False)
+    assert usual.leaf is not None and usual.leaf.key_usage == ("digital_signature",)
+
+
 def _dated_leaf_site(site_factory, pki: Pki, directory: Path, prefix: str, not_before: datetime, not_after: datetime):
     """A site serving a leaf of the test intermediate valid from `not_before` to `not_after`, and its intermediate."""
     host = site_factory.unique_host(prefix)

@@ -101,6 +101,7 @@ def _certificate_json(cert: CertificateInfo, days_left: int) -> dict[str, Any]:
         "serial": cert.serial,
         "self_signed": cert.self_signed,
         "sha256_fingerprint": cert.sha256_fingerprint,
+        "key_usage": [_KEY_USAGE_NAMES.get(bit, bit) for bit in cert.key_usage] if cert.key_usage is not None else None,
     }
 
 
@@ -176,9 +177,50 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
         elif days_left < EXPIRY_WARN_DAYS:
             findings.append(Finding("tls.cert_expires_soon", note=f"expires in {_time_left(leaf.not_after - now)}"))
     findings += _lifetime_findings(tls, leaf)
+    findings += _key_usage_findings(tls, leaf)
     if not findings:
         findings.append(Finding("tls.cert_valid", note=f"valid for {(leaf.not_after - now).days} more days"))
     return findings
+
+
+#: RFC 5280 4.2.1.3's names for the Key Usage bits (CertificateInfo.key_usage holds cryptography's).
+_KEY_USAGE_NAMES = {
+    "digital_signature": "digitalSignature",
+    "content_commitment": "nonRepudiation",
+    "key_encipherment": "keyEncipherment",
+    "data_encipherment": "dataEncipherment",
+    "key_agreement": "keyAgreement",
+    "key_cert_sign": "keyCertSign",
+    "crl_sign": "cRLSign",
+    "encipher_only": "encipherOnly",
+    "decipher_only": "decipherOnly",
+}
+
+
+def _key_usage_findings(tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding]:
+    """A certificate whose Key Usage extension forbids the key exchange negotiated: a signed one (TLS 1.3, ECDHE,
+    DHE) needs digitalSignature (RFC 8446 4.4.2.2, RFC 4492 5.3, RFC 5246 7.4.2), RSA key exchange
+    keyEncipherment (RFC 5246 7.4.2). Chromium refuses the connection otherwise (ERR_SSL_KEY_USAGE_INCOMPATIBLE),
+    whatever the root; OpenSSL's own check accepts keyEncipherment or keyAgreement alone, so the grading
+    handshake completing shows nothing. Without the extension any use is allowed."""
+    usage = leaf.key_usage
+    signed = forward_secret(tls.protocol, tls.cipher)
+    if usage is None or signed is None:
+        return []
+    if signed:
+        needed, use = "digital_signature", "the server signs the key exchange with the certificate's key"
+    elif leaf.key_type == "RSA":
+        needed, use = "key_encipherment", "the client encrypts the key exchange to the certificate's RSA key"
+    else:
+        return []
+    if needed in usage:
+        return []
+    listed = ", ".join(_KEY_USAGE_NAMES.get(bit, bit) for bit in usage) or "nothing"
+    note = (
+        f"the certificate's Key Usage allows {listed}, but with {tls.cipher} over {tls.protocol} {use}, which "
+        f"needs {_KEY_USAGE_NAMES[needed]}"
+    )
+    return [Finding("tls.cert_key_usage", note=note)]
 
 
 def _key_problem(cert: CertificateInfo) -> str | None:

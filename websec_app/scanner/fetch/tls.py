@@ -158,6 +158,32 @@ def _must_staple(certificate: x509.Certificate) -> bool:
     return x509.TLSFeatureType.status_request in features
 
 
+#: RFC 5280 4.2.1.3's KeyUsage bits, as cryptography names them (encipher_only and decipher_only are read only
+#: beside key_agreement: cryptography raises for them otherwise).
+_KEY_USAGE_BITS = (
+    "digital_signature",
+    "content_commitment",
+    "key_encipherment",
+    "data_encipherment",
+    "key_agreement",
+    "key_cert_sign",
+    "crl_sign",
+)
+
+
+def _key_usage(certificate: x509.Certificate) -> tuple[str, ...] | None:
+    """The Key Usage bits set, None without the extension (RFC 5280 4.2.1.3: then the key may be used for any
+    purpose). A malformed extension reads as absent, as a malformed subjectAltName does."""
+    try:
+        usage = certificate.extensions.get_extension_for_class(x509.KeyUsage).value
+    except (x509.ExtensionNotFound, ValueError):
+        return None
+    bits = [bit for bit in _KEY_USAGE_BITS if getattr(usage, bit)]
+    if usage.key_agreement:
+        bits += [bit for bit in ("encipher_only", "decipher_only") if getattr(usage, bit)]
+    return tuple(bits)
+
+
 def parse_certificate(der: bytes) -> CertificateInfo:
     certificate = x509.load_der_x509_certificate(der)
     try:
@@ -191,6 +217,7 @@ def parse_certificate(der: bytes) -> CertificateInfo:
         is_ca=_is_ca(certificate),
         embedded_scts=_embedded_scts(certificate),
         must_staple=_must_staple(certificate),
+        key_usage=_key_usage(certificate),
     )
 
 
