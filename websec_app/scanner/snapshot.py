@@ -225,6 +225,10 @@ class TlsHandshake:
     cipher: str | None = None  # OpenSSL cipher name
     cipher_bits: int | None = None
     chain: tuple[CertificateInfo, ...] = ()  # leaf first, as far as the server sent and we could read
+    # The path the verifier built from the leaf to a trust anchor, the anchor left out (leaf first; it may hold an
+    # intermediate from the trust store, and leaves out what the server sent off the path, such as a cross-signed
+    # copy of the root). Empty when untrusted, unreadable or hand-made: then the chain as sent is what is judged.
+    verified_path: tuple[CertificateInfo, ...] = ()
     trusted: bool = False  # the chain verified against the system store plus WEBSEC_CA_BUNDLE
     verify_error: str | None = None  # OpenSSL's reason when not trusted
     hostname_matches: bool = False

@@ -221,3 +221,28 @@ def test_a_key_usage_that_forbids_the_negotiated_key_exchange_caps_at_f() -> Non
     assert graded(None, *tls13) == ([("tls.cert_valid", "valid for 98 more days")], "A+")
     assert graded(("digital_signature",), *tls13)[1] == "A+"
     assert graded(("digital_signature", "key_encipherment"), "TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256", "RSA")[1] == "A+"
+
+
+def test_keys_and_signatures_are_judged_on_the_verified_path_when_trusted() -> None:
+    """Chromium's CertVerifyProc checks SHA-1 and weak keys on the verified chain only, its anchor left out: a
+    SHA-1 cross-signed copy of the root that the server also sends, off the path the verifier built, is
+    harmless (it capped the grade at F). Untrusted, there is no path: the chain as sent is judged."""
+    leaf, intermediate = make_certificate(), _intermediate("EC", 256)
+    cross_signed_root = replace(
+        _intermediate("EC", 256), subject="CN=Test Root CA", issuer="CN=Legacy Root", signature_hash="sha1"
+    )
+    sent = (leaf, intermediate, cross_signed_root)
+
+    def found(**fields: object) -> list[tuple[str, str | None]]:
+        result = check_tls(make_snapshot(tls=make_handshake(certificate=leaf, chain=sent, **fields)))
+        return [(f.outcome, f.note) for f in result.findings]
+
+    assert found(verified_path=(leaf, intermediate)) == [("tls.cert_valid", "valid for 98 more days")]
+    untrusted = found(trusted=False, verify_error="certificate signature failure")
+    assert ("tls.weak_signature", "the intermediate CN=Test Root CA is signed with sha1") in untrusted
+    # on the path, a SHA-1 intermediate or a weak key is found as before
+    sha1_intermediate = replace(intermediate, signature_hash="sha1")
+    assert ("tls.weak_signature", "the intermediate CN=Test Intermediate CA is signed with sha1") in found(
+        verified_path=(leaf, sha1_intermediate)
+    )
+    assert [o for o, _ in found(verified_path=(leaf, _intermediate("RSA", 1024)))] == ["tls.cert_valid", "tls.weak_key"]

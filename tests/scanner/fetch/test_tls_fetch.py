@@ -36,7 +36,7 @@ from tests.fixtures.odd_certs import (
     unknown_tls_feature_certificate,
     unreadable_name_certificate,
 )
-from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki
+from tests.fixtures.pki import CA_ISSUERS_HOST, INTERMEDIATE_FILE, Pki, _resign_with_sha1
 from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig
 from tests.scanner.fetch.scripted_server import serve_once
 from websec_app.scanner.checks.tls import check_tls
@@ -802,6 +802,44 @@ async def test_a_staple_listing_several_certificates_is_judged_for_the_leaf(pki:
     [result] = [r for r in run_checks(make_snapshot("https://multi-staple.test/", tls=tls)) if r.section == "tls"]
     assert [f.outcome for f in result.findings] == ["tls.cert_valid", "tls.ocsp_revoked"]
     assert result.details["ocsp_stapling"]["signature_verified"] is True
+
+
+def _cross_signed_with_sha1(pki: Pki, certificate: x509.Certificate) -> x509.Certificate:
+    """`certificate`'s subject and key, issued with SHA-1 by a legacy root no store holds: the cross-signed copy
+    of a root that servers send for old clients."""
+    legacy_key = ec.generate_private_key(ec.SECP256R1())
+    legacy = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "websec Legacy Root")])
+    cross = (
+        x509.CertificateBuilder()
+        .subject_name(certificate.subject)
+        .issuer_name(legacy)
+        .public_key(certificate.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(pki.now - timedelta(days=3000))
+        .not_valid_after(pki.now + timedelta(days=3000))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(legacy_key, hashes.SHA256())
+    )
+    return _resign_with_sha1(cross, legacy_key)
+
+
+async def test_a_sha1_certificate_sent_off_the_verified_path_is_not_judged(pki: Pki, scan_settings) -> None:
+    """The server sends its leaf, the intermediate and a SHA-1 cross-signed copy of the trusted root. The verifier
+    stops at the root in the store, as Chromium does (which loads the page): the copy is on no path, so no
+    tls.weak_signature (it capped the grade at F)."""
+    issued = pki.issue("valid", ["cross-sha1.test"])
+    cross = _cross_signed_with_sha1(pki, pki.root_cert)
+    pem = serialization.Encoding.PEM
+    chain_pem = b"".join(c.public_bytes(pem) for c in (*issued.chain, cross))
+    server = PyOpenSslServer(chain_pem, issued.key_path.read_bytes(), None)
+    try:
+        tls = await fetch_tls("cross-sha1.test", server.port, "127.0.0.1", scan_settings, probes=False)
+    finally:
+        server.close()
+    assert tls.trusted and [c.signature_hash for c in tls.chain] == ["sha256", "sha256", "sha1"]
+    assert [c.subject for c in tls.verified_path] == [c.subject.rfc4514_string() for c in issued.chain]
+    findings = check_tls(make_snapshot("https://cross-sha1.test/", tls=tls)).findings
+    assert [f.outcome for f in findings] == ["tls.cert_valid"]
 
 
 # -- the scan's clock ---------------------------------------------------------------------------------

@@ -235,6 +235,16 @@ def _key_problem(cert: CertificateInfo) -> str | None:
     return None
 
 
+def _judged_path(tls: TlsHandshake, shown: tuple[CertificateInfo, ...]) -> tuple[CertificateInfo, ...]:
+    """The certificates whose keys and signatures clients check. Trusted: the path the verifier built, without its
+    anchor (Chromium's CertVerifyProc checks SHA-1 and weak keys on the verified chain only, so a SHA-1
+    cross-signed copy of a root the server also sends, off that path, harms no one). Otherwise the chain as sent
+    (`shown`): there is no path to go by."""
+    if tls.trusted and tls.verified_path:
+        return tls.verified_path[:MAX_CHAIN_SHOWN]
+    return shown
+
+
 def _key_findings(chain: tuple[CertificateInfo, ...]) -> list[Finding]:
     findings = []
     leaf = chain[0]
@@ -450,7 +460,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
     details["certificate_transparency"] = _ct_details(snapshot, tls)
     findings = _certificate_findings(snapshot, tls, leaf)
-    findings += _key_findings(shown)
+    findings += _key_findings(_judged_path(tls, shown))
     findings += _chain_findings(tls)
     findings += ocsp_findings
     findings += _protocol_findings(tls)

@@ -232,6 +232,22 @@ def _trust(result: Handshake) -> tuple[bool, str | None]:
     return False, first.text if first.depth == 0 else f"{first.text} ({first.subject})"
 
 
+def _verified_path(result: Handshake, chain: tuple[CertificateInfo, ...]) -> tuple[CertificateInfo, ...]:
+    """The verifier's path without its anchor, parsed (the certificates the server sent are parsed already); empty
+    when a certificate of it cannot be read, so that the chain as sent is judged instead."""
+    sent = {info.der: info for info in chain}
+    path = []
+    for der in result.verified_chain[:-1]:
+        info = sent.get(der)
+        if info is None:
+            try:
+                info = parse_certificate(der)
+            except _UNREADABLE:
+                return ()
+        path.append(info)
+    return tuple(path)
+
+
 def _public_root(result: Handshake, leaf: CertificateInfo) -> bool | None:
     """Does the verified path end at a public root, one in certifi's bundle or the system's default bundle
     (`is_public_root`)? Else it was installed locally: found only in WEBSEC_CA_BUNDLE. Asked only for a leaf
@@ -578,6 +594,7 @@ async def _graded(
     return dataclasses.replace(
         shown,
         chain=chain,
+        verified_path=_verified_path(result, chain) if trusted and chain else (),
         trusted=trusted and bool(chain),
         verify_error=verify_error if chain else "the server sent no certificate",
         hostname_matches=bool(chain) and certificate_matches_host(chain[0], host),
