@@ -21,18 +21,20 @@ import pytest
 from sqlmodel import select
 
 from tests import db_fixtures
+from tests.api.fakes import FakeScanner, FrozenClock
 from tests.clock import TEST_NOW
 from tests.pg_server import get_server
 from websec_app.jobs.engine import SERVER_STOPPED, SERVER_STOPPED_STATUS, JobEngine
 from websec_app.runtime import build_runtime
 from websec_app.settings import Settings
-from websec_app.store import Database
+from websec_app.store import Database, create_subscription, issue_api_key
 from websec_app.store.hot_rows import scan_jobs as hot
 from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, JOB_RUNNING, FreeScanCounter, ScanJob, ScanRecord
 from websec_app.store.scan_jobs import finish_done, finish_failed, new_job
 from websec_app.store.scans import record_scan
+from websec_app.usecases import authenticate
 from websec_app.usecases.job_worker import end_abandoned_jobs
-from websec_app.usecases.jobs import wait_budget
+from websec_app.usecases.jobs import submit_scans, wait_budget
 
 any_database = db_fixtures.any_database
 #: Generous: the steps below take milliseconds; the bound only stops a broken engine from hanging the run.
@@ -225,6 +227,92 @@ async def test_the_sweep_ends_the_jobs_a_stopped_process_left_open_and_gives_the
     assert (rows[old_done].status, rows[young].status) == (JOB_DONE, JOB_QUEUED)
     assert counter.used == 2
     assert await end_abandoned_jobs(runtime) == 0  # once
+
+
+def _rows(database: Database) -> dict[str, ScanJob]:
+    with database.session() as session:
+        return {row.id: row for row in session.exec(select(ScanJob))}
+
+
+async def _until(done: Any) -> None:
+    async with asyncio.timeout(STEP_TIMEOUT):
+        while not done():
+            await asyncio.sleep(0.01)
+
+
+async def test_the_sweep_leaves_the_jobs_this_process_holds_however_long_they_wait(
+    sqlite_database: Database, tmp_path: Path
+) -> None:
+    # Given one worker whose scan hangs, an async batch of three (one running, two queued behind it), and a
+    # job a process killed outright left open (its queue died with it)
+    clock = FrozenClock(TEST_NOW)
+    scanner = FakeScanner(gate=asyncio.Event())
+    settings = Settings(data_dir=tmp_path, scan_workers=1)
+    runtime = build_runtime(settings, database=sqlite_database, scanner=scanner, clock=clock, bounded=False)
+    stale = hot.reserve_free_job(sqlite_database.engine, _job("192.0.2.46"), "192.0.2.46", TEST_NOW, 10)
+    assert stale is not None
+    with sqlite_database.session() as session:
+        subscription = create_subscription(session, email="agency@example.com", now=TEST_NOW)
+        assert subscription.id is not None
+        key = issue_api_key(session, subscription.id, TEST_NOW)
+    owner = await authenticate(runtime, key.key)
+    try:
+        batch = (await submit_scans(runtime, owner, ["a.example", "b.example", "c.example"])).ids
+        await _until(lambda: len(scanner.calls) == 1)
+
+        # When the sweep runs a wait budget later (nobody waits on an async job: they may wait that long)
+        clock.advance(seconds=wait_budget(runtime) + 1)
+        await end_abandoned_jobs(runtime)
+
+        # Then it ends the job the stopped process left, its unit given back, and none of the batch's
+        rows = _rows(sqlite_database)
+        assert (rows[stale.id].status, rows[stale.id].error_message) == (JOB_FAILED, SERVER_STOPPED)
+        assert [rows[job_id].status for job_id in batch] == [JOB_RUNNING, JOB_QUEUED, JOB_QUEUED]
+        with sqlite_database.session() as session:
+            assert session.exec(select(FreeScanCounter)).one().used == 0
+
+        # and the batch's scans all end done, each scanned once
+        scanner.gate.set()
+        await _until(lambda: all(row.status == JOB_DONE for row in _rows(sqlite_database).values() if row.id in batch))
+        assert sorted(scanner.calls) == ["https://a.example/", "https://b.example/", "https://c.example/"]
+        assert await end_abandoned_jobs(runtime) == 0
+    finally:
+        await runtime.jobs.stop()
+
+
+async def test_the_sweep_ends_a_job_whose_task_here_failed_with_its_row_open(
+    sqlite_database: Database, tmp_path: Path
+) -> None:
+    # Given a job of this process whose task raised after starting it (its row left running, no task holds it)
+    clock = FrozenClock(TEST_NOW)
+    runtime = build_runtime(Settings(data_dir=tmp_path, scan_workers=1), database=sqlite_database, clock=clock)
+    tried = asyncio.Event()
+
+    async def broken(job_id: str) -> None:
+        hot.claim_job(sqlite_database.engine, job_id, TEST_NOW)
+        tried.set()
+        raise RuntimeError("the database went away")
+
+    runtime.jobs.set_handlers(broken, Recorder().callback)
+    job = hot.reserve_free_job(sqlite_database.engine, _job("192.0.2.47"), "192.0.2.47", TEST_NOW, 10)
+    assert job is not None
+    try:
+        await runtime.jobs.submit(job.id)
+        async with asyncio.timeout(STEP_TIMEOUT):
+            await tried.wait()
+        await _until(lambda: job.id not in runtime.jobs.held_jobs())
+
+        # When the sweep runs a wait budget later
+        clock.advance(seconds=wait_budget(runtime) + 1)
+        await end_abandoned_jobs(runtime)
+
+        # Then the job is ended failed with its unit given back: nothing here would ever end it
+        row = _rows(sqlite_database)[job.id]
+        assert (row.status, row.error_status) == (JOB_FAILED, SERVER_STOPPED_STATUS)
+        with sqlite_database.session() as session:
+            assert session.exec(select(FreeScanCounter)).one().used == 0
+    finally:
+        await runtime.jobs.stop()
 
 
 def _job(client: str) -> ScanJob:

@@ -172,8 +172,8 @@ class _LoopParts:
     #: Jobs this process's worker ended done while a request here waited on them: the row as committed,
     #: taken by that request (`take_handed`) instead of reading it back.
     handed: dict[str, ScanJob] = field(default_factory=dict)
-    #: Embedded: the scan jobs queued in this process that have not run to their end yet; `stop` ends those
-    #: still open, since the queue holding them goes with the process.
+    #: Embedded: the scan jobs queued in this process that have not run to their end yet (`held_jobs`); `stop`
+    #: ends those still open, since the queue holding them goes with the process.
     unended: set[str] = field(default_factory=set)
     #: Embedded: the scan jobs whose callback task is queued here (waiting, running or between retries).
     callbacks: set[str] = field(default_factory=set)
@@ -243,11 +243,12 @@ class JobEngine:
         """What runs before each monitor tick (websec_app/usecases/job_worker.py).
 
         `sweep`, embedded only: end the jobs a process took with it when it stopped outright (its queue was
-        in its memory; `end_abandoned_jobs`). On PostgreSQL the queue outlives a process and `retry_stalled`
-        runs a dead worker's jobs again. `prune`: delete the ended jobs past their retention
-        (`delete_expired_jobs`), by the embedded ticker, and on PostgreSQL in the monitor tick's periodic
-        task, once per tick across the cluster. `redeliver`, by both: queue again the callbacks that ended
-        jobs still owe and no queued task carries (`redeliver_owed_callbacks`)."""
+        in its memory; `end_abandoned_jobs`), never one this process's queue holds (`held_jobs`). On
+        PostgreSQL the queue outlives a process and `retry_stalled` runs a dead worker's jobs again. `prune`:
+        delete the ended jobs past their retention (`delete_expired_jobs`), by the embedded ticker, and on
+        PostgreSQL in the monitor tick's periodic task, once per tick across the cluster. `redeliver`, by
+        both: queue again the callbacks that ended jobs still owe and no queued task carries
+        (`redeliver_owed_callbacks`)."""
         self._sweep, self._prune, self._redeliver = sweep, prune, redeliver
 
     # --- procrastinate (PostgreSQL) -----------------------------------------------------------------
@@ -307,11 +308,24 @@ class JobEngine:
             raise RuntimeError("the job engine has no handler")
         try:
             await self._handler(job_id)
+        except Exception:
+            self._let_go(job_id)  # its task is over: a row it left open is the sweep's to end, as a lost one
+            raise
         finally:
             self._wake(job_id)
+        self._let_go(job_id)  # run to its end: neither `stop`'s nor the sweep's to end (a cancelled run stays)
+
+    def _let_go(self, job_id: str) -> None:
         parts = self._parts
-        if parts is not None:  # run to its end: not `stop`'s to end (a cancelled or failed run stays)
+        if parts is not None:
             parts.unended.discard(job_id)
+
+    def held_jobs(self) -> frozenset[str]:
+        """Embedded: the scan jobs this process's in-memory queue holds, queued or running on its workers. They
+        are live however long they wait (an async batch has no request waiting on it), so the sweep of
+        abandoned jobs leaves them alone. Empty on a shared queue: procrastinate's table holds the jobs there."""
+        parts = self._parts
+        return frozenset(parts.unended) if parts is not None else frozenset()
 
     async def _call_back(self, job_id: str) -> None:
         if self._callback is not None:

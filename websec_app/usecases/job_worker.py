@@ -245,20 +245,22 @@ async def redeliver_owed_callbacks(runtime: Runtime) -> int:
 
 async def end_abandoned_jobs(runtime: Runtime) -> int:
     """Embedded (SQLite): end failed, units given back, the jobs still open a wait budget after they were
-    created. By then every request has given up on its job, and no process is running it any more (a scan
-    is bounded): it was lost with a process stopped outright, whose queue was in its memory. Returns how
-    many it ended."""
+    created that this process's queue does not hold (`JobEngine.held_jobs`). Those were lost with a process
+    stopped outright, whose queue was in its memory (or their task here raised with the row open): no process
+    will run them, and by then every request has given up on its job. A job this process holds is live
+    however old: an async batch's jobs wait their turn with no request waiting on them, and its queue can
+    rightly hold them longer than a wait budget (admission measures the expected wait, it does not bound
+    it). The wait budget still keeps the sweep off a job whose row is committed and not yet queued. Returns
+    how many it ended."""
     cutoff = runtime.now() - timedelta(seconds=wait_budget(runtime))
-
-    def sweep(session: Session) -> int:
-        abandoned = open_jobs_created_before(session, cutoff)
-        if not abandoned:
-            return 0
-        return end_failed(
-            session, abandoned, real_now(), SERVER_STOPPED_STATUS, SERVER_STOPPED, callback_owed_at=runtime.now()
-        )
-
-    ended = await runtime.db(sweep)
+    old = await runtime.db(open_jobs_created_before, cutoff)
+    held = runtime.jobs.held_jobs()  # read after the rows: a job queued meanwhile is in it
+    abandoned = [job_id for job_id in old if job_id not in held]
+    if not abandoned:
+        return 0
+    ended = await runtime.db(
+        end_failed, abandoned, real_now(), SERVER_STOPPED_STATUS, SERVER_STOPPED, callback_owed_at=runtime.now()
+    )
     if ended:
         log.warning("ended %d scan job(s) a stopped process left open: failed, their units given back", ended)
     return ended
