@@ -137,6 +137,12 @@ def test_a_dhe_suite_over_a_small_group_is_not_called_strong(worst: dict[str, An
     assert "Strong: forward secrecy" not in text
     assert "Diffie-Hellman group (DHE key exchange) Size (bits): 1024" in text
 
+    # The scan reads the group of any server that accepts DHE: with RSA key exchange negotiated it is not this one's
+    body["tls"].update(cipher="AES128-GCM-SHA256")
+    text = flat(" ".join(pdf_pages(render_scan_pdf(body, "Acme GmbH"))))
+    assert "AES128-GCM-SHA256 over TLS 1.2" in text
+    assert "key exchange a 1024-bit Diffie-Hellman group" not in text
+
 
 def test_the_appendix_has_the_redirect_chain_and_the_raw_headers(worst_pdf: list[str]) -> None:
     appendix = flat(" ".join(worst_pdf)).split("Appendix: redirects and raw response headers", 1)[1]

@@ -203,10 +203,12 @@ def dhe_suite(cipher: str | None) -> bool:
 class DhGroup:
     """The finite-field Diffie-Hellman group a server uses for its DHE suites (Logjam, CVE-2015-4000): the size
     of the prime dh_p of its ServerKeyExchange (RFC 5246 7.4.3), read from one ClientHello offering only DHE
-    suites at TLS 1.0-1.2 (fetch/tls_probes.py). Looked at only when some handshake of the scan got a DHE suite.
+    suites at TLS 1.0-1.2 (fetch/tls_probes.py), sent on every scan with probes: a server preferring ECDHE still
+    gives this group to the clients that offer no ECDHE.
 
-    prime_bits is None when the size could not be read (the server refused, closed, timed out, or sent
-    something that is not a ServerKeyExchange): `detail` says why, and nothing is judged from it."""
+    prime_bits is None when the size could not be read (the server timed out, closed in the middle of its key
+    exchange, or sent something that is not a ServerKeyExchange, or refused that hello while another handshake
+    of the scan got a DHE suite): `detail` says why, and nothing is judged from it."""
 
     prime_bits: int | None
     protocol: str | None = None  # what the DHE-only ClientHello got
@@ -247,8 +249,8 @@ class TlsHandshake:
     # at: untrusted, hand-made, or a leaf within the CA/B lifetime limit (the only check that needs it; see
     # fetch/tls.py `_public_root`).
     public_root: bool | None = None
-    # The server's DHE group, looked at only when the grading handshake or a probe negotiated a DHE suite
-    # (fetch/tls.py): None when not looked at.
+    # The server's DHE group (fetch/tls.py asks every server along with the probes): None when the server accepts
+    # no DHE suite, or it was not asked (no probes, hand-made snapshots).
     dh_group: DhGroup | None = None
     protocols: tuple[TlsProbe, ...] = ()  # one probe per protocol version, newest first (empty: not probed)
     cipher_probes: tuple[TlsProbe, ...] = ()  # one probe per weak cipher family (empty: not probed)

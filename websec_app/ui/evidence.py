@@ -14,6 +14,7 @@ from typing import Any
 
 from websec_app.scanner.data import cipher_family
 from websec_app.scanner.fixes import SERVER_LABELS, detected_server, servers_in_order
+from websec_app.scanner.snapshot import dhe_suite
 from websec_app.wording import PROTOCOL_LABELS, counted
 
 #: TLS versions a browser should get; any older one accepted is a problem (grading caps it at B or worse).
@@ -176,9 +177,10 @@ def _yes_no(value: Any) -> str:
     return {True: "Yes", False: "No"}.get(value, "") if isinstance(value, bool) else ""
 
 
-def _dh_group(group: Any) -> str:
-    """A DHE suite's group, when the scan read its size (fetch/tls_probes.probe_dh_group)."""
-    bits = group.get("prime_bits") if isinstance(group, Mapping) else None
+def _dh_group(group: Any, cipher: Any) -> str:
+    """The negotiated DHE suite's group, when the scan read its size (fetch/tls_probes.probe_dh_group); nothing for
+    another suite (the scan reads the group of any server that accepts DHE, whatever it prefers)."""
+    bits = group.get("prime_bits") if isinstance(group, Mapping) and dhe_suite(cipher) else None
     return f"Diffie-Hellman, {bits} bits" if isinstance(bits, int) else ""
 
 
@@ -188,7 +190,10 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
     negotiated = [
         Row("Protocol", _protocol_name(protocol) if protocol else ""),
         Row("Cipher suite", _text(tls.get("cipher")) + bits if tls.get("cipher") else ""),
-        Row("Key exchange group", _text(tls.get("key_exchange_group")) or _dh_group(tls.get("dh_group"))),
+        Row(
+            "Key exchange group",
+            _text(tls.get("key_exchange_group")) or _dh_group(tls.get("dh_group"), tls.get("cipher")),
+        ),
         Row("Forward secrecy", _yes_no(tls.get("forward_secrecy"))),
         Row("Authenticated encryption (AEAD)", _yes_no(tls.get("aead"))),
         Row("Certificate trusted", _yes_no(tls.get("trusted"))),

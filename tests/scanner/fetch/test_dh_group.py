@@ -1,6 +1,6 @@
 """The server's DHE group (Logjam, CVE-2015-4000): its size read from the ServerKeyExchange of one ClientHello
-offering only DHE suites, sent only when a handshake of the scan got a DHE suite, and bounded against servers
-that lie about it. Real loopback servers (Python's ssl, OpenSSL) with the groups of tests/fixtures/dh_groups.py."""
+offering only DHE suites, sent on every scan whatever suite the server prefers, and bounded against servers that
+lie about it. Real loopback servers (Python's ssl, OpenSSL) with the groups of tests/fixtures/dh_groups.py."""
 
 from __future__ import annotations
 
@@ -26,11 +26,29 @@ from websec_app.scanner.snapshot import SiteSnapshot, TlsHandshake, dhe_suite
 
 def dhe_only_site(site_factory: SiteFactory, pki: Pki, directory: Path, prime: int) -> RunningSite:
     """The audit's server: TLS 1.2 only, DHE-RSA-AES128-GCM-SHA256 only, with the group `prime`."""
+    return dhe_site(site_factory, pki, directory, prime, "DHE-RSA-AES128-GCM-SHA256", ssl.TLSVersion.TLSv1_2)
+
+
+#: Mozilla's "intermediate" order: ECDHE first, then DHE for the clients without it.
+ECDHE_THEN_DHE = (
+    "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384"
+)
+
+
+def dhe_site(
+    site_factory: SiteFactory,
+    pki: Pki,
+    directory: Path,
+    prime: int,
+    ciphers: str,
+    maximum_version: ssl.TLSVersion = ssl.TLSVersion.MAXIMUM_SUPPORTED,
+) -> RunningSite:
+    """A site with an RSA leaf serving `ciphers` (OpenSSL names, the server's order first) and the DH group `prime`."""
     host = site_factory.unique_host("dhe")
     issued = pki.issue("rsa2048", (host,))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.maximum_version = ssl.TLSVersion.TLSv1_2
-    context.set_ciphers("DHE-RSA-AES128-GCM-SHA256:@SECLEVEL=0")
+    context.maximum_version = maximum_version
+    context.set_ciphers(ciphers + ":@SECLEVEL=0")
     context.load_dh_params(str(dh_params_file(directory, prime)))
     context.load_cert_chain(issued.chain_path, issued.key_path)
     return site_factory(Site(names=(host,), routes={"/": Response(200)}, tls=TlsConfig(context=context)))
@@ -94,38 +112,74 @@ async def test_a_512_bit_group_is_read_from_a_server_openssl_will_not_even_serve
     assert (group.prime_bits, group.protocol, group.cipher) == (512, "TLSv1.2", "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256")
 
 
-async def test_a_dhe_site_pays_one_connection_for_its_group_and_an_ecdhe_site_none(
+async def test_a_weak_group_behind_ecdhe_is_read_and_caps_the_grade_at_b(
+    site_factory, pki, tmp_path, scan_settings
+) -> None:
+    """The audit's server: ECDHE first, then DHE with RFC 2409's 1024-bit group. No handshake of the scan gets DHE
+    (browsers get ECDHE), but every client without ECDHE gets the 1024-bit group (Logjam; SSL Labs caps at B). It
+    was graded A+, its group never looked at and nothing said about it."""
+    site = dhe_site(site_factory, pki, tmp_path, OAKLEY_GROUP_2, ECDHE_THEN_DHE)
+
+    tls = await fetch_tls(site.host, 443, site.ip, scan_settings)
+    report = graded(tls, _snapshot(tls))
+
+    assert tls.cipher and not dhe_suite(tls.cipher)
+    assert not any(dhe_suite(p.cipher) for p in (*tls.protocols, *tls.cipher_probes))
+    assert tls.dh_group is not None and (tls.dh_group.prime_bits, tls.dh_group.protocol) == (1024, "TLSv1.2")
+    findings = {f["check"]: f["note"] for f in report.sections["tls"]["findings"]}
+    assert findings["tls.weak_dh"] == (
+        "a 1024-bit DH group with TLS_DHE_RSA_WITH_AES_128_GCM_SHA256 over TLSv1.2 (at least 2048 bits needed)"
+    )
+    assert {(c["outcome"], c["max_grade"]) for c in report.caps} == {("tls.weak_dh", "B")}
+
+
+async def test_the_dhe_group_costs_one_connection_and_a_server_without_dhe_has_none(
     site_factory, pki, tmp_path, scan_settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a DHE-only site and an ordinary ECDHE one (TLS 1.2 and 1.3)
-    dhe = dhe_only_site(site_factory, pki, tmp_path, OAKLEY_GROUP_2)
+    # Given an ordinary ECDHE site (TLS 1.2 and 1.3, no DHE suite) and an ECDHE-then-DHE one
     ecdhe = site_factory(Site(names=(site_factory.unique_host("ecdhe"),), routes={"/": Response(200)}))
-    groups_read: list[tuple[str, int, str]] = []
+    both = dhe_site(site_factory, pki, tmp_path, MODP_2048, ECDHE_THEN_DHE)
     real_probe = tls_fetch.probe_dh_group
 
-    async def counted(target: tuple[str, int, str], timeout: float):
-        groups_read.append(target)
-        return await real_probe(target, timeout)
+    async def fetched(running: RunningSite, *, dh_probe: bool) -> tuple[TlsHandshake, int]:
+        async def not_sent(target: tuple[str, int, str], timeout: float) -> None:
+            return None
 
-    monkeypatch.setattr(tls_fetch, "probe_dh_group", counted)
+        monkeypatch.setattr(tls_fetch, "probe_dh_group", real_probe if dh_probe else not_sent)
+        before = running.accepted["https"]
+        tls = await fetch_tls(running.host, 443, running.ip, scan_settings)
+        return tls, running.accepted["https"] - before
 
-    # When the ECDHE site is fetched, then no handshake got DHE and its group is not looked at: no connection
-    tls = await fetch_tls(ecdhe.host, 443, ecdhe.ip, scan_settings)
-    assert tls.cipher and not dhe_suite(tls.cipher)
-    assert tls.dh_group is None and groups_read == []
+    for running, bits in ((ecdhe, None), (both, 2048)):
+        # When each is fetched with and without the DHE hello
+        tls, connections = await fetched(running, dh_probe=True)
+        _, without = await fetched(running, dh_probe=False)
+        # Then the hello costs one connection; the ECDHE site refuses it and has no group, nothing untested
+        assert connections == without + 1, running.host
+        assert (tls.dh_group.prime_bits if tls.dh_group else None) == bits, running.host
+        details = check_tls(_snapshot(tls)).details
+        assert not [item for item in details["not_testable"] if "DHE" in item], running.host
 
-    # When the DHE site is fetched, with and without its group read, then the group costs one connection
-    before = dhe.accepted["https"]
-    with_group = await fetch_tls(dhe.host, 443, dhe.ip, scan_settings)
-    with_group_connections = dhe.accepted["https"] - before
-    monkeypatch.setattr(tls_fetch, "dhe_suite", lambda cipher: False)
-    before = dhe.accepted["https"]
-    without = await fetch_tls(dhe.host, 443, dhe.ip, scan_settings)
-    without_connections = dhe.accepted["https"] - before
 
-    assert with_group.dh_group is not None and without.dh_group is None
-    assert groups_read == [(dhe.ip, 443, dhe.host)]
-    assert with_group_connections == without_connections + 1
+async def test_a_refusal_of_the_dhe_hello_is_no_group_unless_a_handshake_got_dhe(
+    site_factory, pki, tmp_path, scan_settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ecdhe = site_factory(Site(names=(site_factory.unique_host("nodhe"),), routes={"/": Response(200)}))
+    assert await probe_dh_group((ecdhe.ip, 443, ecdhe.host), 5.0) is None  # an alert: the server has no DHE
+
+    # A server whose grading handshake got DHE and that refuses the DHE-only hello: the size is unknown, and said
+    dhe = dhe_only_site(site_factory, pki, tmp_path, OAKLEY_GROUP_2)
+
+    async def refused(target: tuple[str, int, str], timeout: float) -> None:
+        return None
+
+    monkeypatch.setattr(tls_fetch, "probe_dh_group", refused)
+    tls = await fetch_tls(dhe.host, 443, dhe.ip, scan_settings)
+    assert tls.dh_group is not None and tls.dh_group.prime_bits is None
+    assert (
+        "DHE group size: could not be read (the server refused a ClientHello offering only DHE suites, though it "
+        "negotiated DHE-RSA-AES128-GCM-SHA256)" in check_tls(_snapshot(tls)).details["not_testable"]
+    )
 
 
 def test_dhe_suites_are_told_from_ecdhe_by_openssl_and_iana_names() -> None:

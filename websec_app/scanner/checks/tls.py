@@ -9,7 +9,7 @@ Judged from the recorded handshakes (fetch/tls.py):
 - the protocol versions the server accepts (one probe each) and the weak cipher families it
   accepts at all (data/weak_ciphers.json), with what could not be tested said, never guessed;
 - forward secrecy and AEAD for the cipher a browser-like client negotiates;
-- the size of the server's DHE group (Logjam), when some handshake of the scan got a DHE suite.
+- the size of the server's DHE group (Logjam), when it accepts a DHE suite, whichever suite it prefers.
 A bad certificate is a finding that caps the grade at F, never an error: the rest of the site
 is still graded. Parts that were not fetched (hand-made snapshots) produce no findings.
 """
@@ -396,7 +396,8 @@ def _cipher_findings(tls: TlsHandshake) -> list[Finding]:
 
 
 def _dh_findings(tls: TlsHandshake) -> list[Finding]:
-    """The DHE group, when the fetch read it (fetch/tls.py reads it only when a handshake got a DHE suite)."""
+    """The DHE group, when the server accepts a DHE suite (fetch/tls.py asks for it whatever the server prefers:
+    the clients that offer no ECDHE get it)."""
     group = tls.dh_group
     if group is None or group.prime_bits is None:
         return []

@@ -7,6 +7,8 @@ The messages are encoded and read by `_hello_codec.py`; see tls_probes.py for wh
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from ..snapshot import DhGroup, TlsProbe
 from ._hello_codec import (
@@ -104,21 +106,16 @@ async def _server_hello(flight: _ServerFlight) -> ServerHello:
         raise HandshakeRejected("the server sent a malformed ServerHello") from None
 
 
-async def _exchange(
-    target: tuple[str, int, str], hello: LegacyHello, *, key_exchange: bool = False
-) -> tuple[ServerHello, bytes | None]:
-    """Send the hand-built `hello` and read the ServerHello; with `key_exchange`, when that accepts the hello,
-    read on to the ServerKeyExchange too. The connection is then closed: nothing is ever answered."""
+@asynccontextmanager
+async def _hello_sent(target: tuple[str, int, str], hello: LegacyHello) -> AsyncIterator[_ServerFlight]:
+    """A connection to the pinned address with the hand-built `hello` sent, as the server's answer to read; it is
+    closed after: nothing is ever answered."""
     address, port, host = target
     reader, writer = await asyncio.open_connection(address, port)  # the pinned address, never a name
     try:
         writer.write(_client_hello(host, hello))
         await writer.drain()
-        flight = _ServerFlight(reader)
-        answer = await _server_hello(flight)
-        if key_exchange and _refusal(hello, answer) is None:
-            return answer, await _key_exchange(flight)
-        return answer, None
+        yield _ServerFlight(reader)
     finally:
         await close_quietly(writer)
 
@@ -134,8 +131,8 @@ def _refusal(hello: LegacyHello, answer: ServerHello) -> str | None:
 
 
 async def hello_probe(name: str, hello: LegacyHello, target: tuple[str, int, str], timeout: float) -> TlsProbe:
-    async with asyncio.timeout(timeout):
-        answer, _ = await _exchange(target, hello)
+    async with asyncio.timeout(timeout), _hello_sent(target, hello) as flight:
+        answer = await _server_hello(flight)
     refusal = _refusal(hello, answer)
     if refusal is not None:
         return TlsProbe(name, "rejected", detail=refusal)
@@ -158,15 +155,23 @@ async def _key_exchange(flight: _ServerFlight) -> bytes | None:
     return None
 
 
-async def dh_group_probe(hello: LegacyHello, target: tuple[str, int, str], timeout: float) -> DhGroup:
+async def dh_group_probe(hello: LegacyHello, target: tuple[str, int, str], timeout: float) -> DhGroup | None:
     """The size of the DH prime the server sends to a ClientHello offering only its DHE suites (`hello`): what
-    a client offering DHE gets. Raises HandshakeRejected, OSError or TimeoutError like every probe."""
-    async with asyncio.timeout(timeout):
-        answer, message = await _exchange(target, hello, key_exchange=True)
-    refusal = _refusal(hello, answer)
-    if refusal is not None:
-        return DhGroup(None, detail=refusal)
-    protocol, cipher = _VERSIONS[answer.version], dict(hello.suites)[answer.cipher_suite]
+    a client offering DHE gets. None when the server accepts none of them (an alert, a close before its
+    ServerHello, or a ServerHello outside the hello); a DhGroup without a size when it chose one and its key
+    exchange could not be read. Raises OSError or TimeoutError like every probe."""
+    async with asyncio.timeout(timeout), _hello_sent(target, hello) as flight:
+        try:
+            answer = await _server_hello(flight)
+        except HandshakeRejected:
+            return None
+        if _refusal(hello, answer) is not None:
+            return None
+        protocol, cipher = _VERSIONS[answer.version], dict(hello.suites)[answer.cipher_suite]
+        try:
+            message = await _key_exchange(flight)
+        except HandshakeRejected as exc:
+            return DhGroup(None, protocol, cipher, detail=str(exc))
     if message is None:
         return DhGroup(None, protocol, cipher, detail="the server sent no ServerKeyExchange")
     try:

@@ -4,9 +4,9 @@ One grading handshake (pyOpenSSL, see _tls_client.py) to the pinned address with
 the protocol and cipher a browser-like client gets, the chain exactly as sent, the stapled
 OCSP response, and every chain error the verifier finds against the system store, certifi
 and WEBSEC_CA_BUNDLE. Concurrently, bounded probes (tls_probes.py) find which protocol
-versions and weak cipher families the server accepts at all. When one of these handshakes got a
-DHE suite, the size of the server's DH group is read from one more, hand-built ClientHello
-(tls_probes.probe_dh_group): pyOpenSSL does not show it. Hostname matching is judged
+versions and weak cipher families the server accepts at all, and one more, hand-built ClientHello
+offering only DHE suites reads the size of the server's DH group (tls_probes.probe_dh_group; pyOpenSSL does
+not show it), whatever suite the server prefers. Hostname matching is judged
 by the check itself (RFC 6125) from the certificate's names.
 
 When the issuer of the last certificate sent is found nowhere, two different problems look
@@ -428,35 +428,40 @@ def _failure(exc: BaseException, port: int, timeout: float) -> Failure:
     return Failure("tls", f"TLS handshake failed: {type(exc).__name__}: {exc}")
 
 
-#: What the probes found: the protocol probes, the cipher-family probes, the DHE group (None: not looked at).
+#: What the probes found: the protocol probes, the cipher-family probes, the DHE group (None: the server takes no
+#: DHE suite, or it was not probed).
 _Probed = tuple[tuple[TlsProbe, ...], tuple[TlsProbe, ...], DhGroup | None]
 
 
-async def _dh_group_if_graded_dhe(
-    grading: asyncio.Future[Negotiated], target: tuple[str, int, str], timeout: float, limit: asyncio.Semaphore
-) -> DhGroup | None:
-    """The server's DHE group, beside the probes, when the grading handshake negotiated a DHE suite."""
-    await asyncio.wait((grading,))  # not `await grading`: cancelling this must not cancel the shared future
-    negotiated = None if grading.cancelled() or grading.exception() is not None else grading.result()
-    if negotiated is None or not dhe_suite(negotiated[1]):
-        return None
+async def _dh_group(target: tuple[str, int, str], timeout: float, limit: asyncio.Semaphore) -> DhGroup | None:
     async with limit:
         return await probe_dh_group(target, timeout)
 
 
+def _negotiated_dhe(grading: asyncio.Future[Negotiated], probes: tuple[TlsProbe, ...]) -> str | None:
+    """A DHE suite some handshake of the scan got (the grading one or a probe), or None."""
+    negotiated = grading.result() if grading.done() and not grading.cancelled() and not grading.exception() else None
+    ciphers = [negotiated[1] if negotiated else None, *(probe.cipher for probe in probes if probe.accepted)]
+    return next((cipher for cipher in ciphers if dhe_suite(cipher)), None)
+
+
 async def _probes(address: str, port: int, host: str, timeout: float, grading: asyncio.Future[Negotiated]) -> _Probed:
-    """The protocol and cipher-family probes, and the DHE group when a handshake of the scan got a DHE suite:
-    the grading one (then it is read beside the probes) or a probe (then after them). A server no handshake got
-    DHE from (every ECDHE site) pays no connection for it."""
+    """The protocol and cipher-family probes, and beside them the DHE group, asked of every server: one preferring
+    ECDHE negotiates DHE in no handshake of the scan, yet gives its group to every client that offers no ECDHE
+    (Logjam is about those clients). One connection a scan, a ClientHello answered by a ServerHello (or an alert
+    from a server without DHE): no handshake is completed."""
     limit = asyncio.Semaphore(MAX_PARALLEL_PROBES)
     target = (address, port, host)
     protocols, ciphers, dh_group = await asyncio.gather(
         probe_protocols(target, timeout, limit, grading),
         probe_cipher_families(target, timeout, limit),
-        _dh_group_if_graded_dhe(grading, target, timeout, limit),
+        _dh_group(target, timeout, limit),
     )
-    if dh_group is None and any(probe.accepted and dhe_suite(probe.cipher) for probe in (*protocols, *ciphers)):
-        dh_group = await probe_dh_group(target, timeout)
+    if dh_group is None:
+        dhe = _negotiated_dhe(grading, (*protocols, *ciphers))
+        if dhe is not None:  # refused here, taken there: the size is unknown, not absent
+            detail = f"the server refused a ClientHello offering only DHE suites, though it negotiated {dhe}"
+            dh_group = DhGroup(None, detail=detail)
     return protocols, ciphers, dh_group
 
 

@@ -405,15 +405,14 @@ DHE_SUITES: tuple[tuple[int, str], ...] = (
 DHE_HELLO = LegacyHello((3, 3), (3, 1), DHE_SUITES)
 
 
-async def probe_dh_group(target: tuple[str, int, str], timeout: float) -> DhGroup:
-    """The server's DHE group size (DHE_HELLO, read up to its ServerKeyExchange); a refusal, a timeout or a
-    connection that fails is an unknown size, with the reason."""
+async def probe_dh_group(target: tuple[str, int, str], timeout: float) -> DhGroup | None:
+    """The server's DHE group size (DHE_HELLO, read up to its ServerKeyExchange); None when the server accepts no
+    DHE suite. A timeout or a connection that fails is an unknown size, with the reason, as is a key exchange that
+    cannot be read."""
     from ._legacy_hello import dh_group_probe
 
     try:
         return await dh_group_probe(DHE_HELLO, target, timeout)
-    except HandshakeRejected as exc:
-        return DhGroup(None, detail=str(exc))
     except TimeoutError:
         return DhGroup(None, detail=f"no answer within {timeout:.0f} seconds")
     except OSError as exc:

@@ -10,6 +10,7 @@ from reportlab.lib.units import mm
 from reportlab.platypus import CondPageBreak, Flowable, Paragraph
 
 from websec_app.scanner.fixes import SERVER_LABELS, SERVERS
+from websec_app.scanner.snapshot import dhe_suite
 
 from ._layout import CONTENT_WIDTH, STATUS_COLOURS, badge, code, mono_box, para, prose, table, text
 from ._wording import (
@@ -57,7 +58,7 @@ def tls_tables(tls: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
         negotiated = f"{code(tls.get('cipher') or 'none')} over {text(probe_name(str(tls.get('protocol') or '')))}"
         if tls.get("key_exchange_group"):
             negotiated += f", key exchange {code(tls.get('key_exchange_group'))}"
-        elif isinstance(dh_bits, int):
+        elif isinstance(dh_bits, int) and dhe_suite(tls.get("cipher")):  # the DHE suites' group, not this one's
             negotiated += f", key exchange a {dh_bits}-bit Diffie-Hellman group"
         rows.append(
             [
