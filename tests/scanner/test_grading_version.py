@@ -23,6 +23,7 @@ RECORDED = {
     "2026.11.9": "1130672b80d36644",  # tls.cert_key_usage (30, F): a Key Usage that forbids the key exchange
     "2026.11.10": "1130672b80d36644",  # the same table; keys and signatures judged on the verified path when trusted
     "2026.11.11": "1130672b80d36644",  # the same table; the DHE group is read behind ECDHE too (Logjam)
+    "2026.11.12": "1130672b80d36644",  # the same table; integrity values browsers skip are no pin (SRI, Chromium)
 }
 
 

@@ -300,10 +300,44 @@ def test_an_integrity_value_with_only_unsupported_hashes_is_ignored_by_browsers(
     assert result.details["sri"]["invalid"] == ["https://cdn.other.net/a.js"]
 
 
-def test_a_malformed_hash_blocks_the_load_and_is_noted() -> None:
-    result = page_of('<script src="https://cdn.other.net/a.js" integrity="sha384-not*base64" crossorigin></script>')
+def test_a_hash_of_the_wrong_length_blocks_the_load_and_is_noted() -> None:
+    result = page_of('<script src="https://cdn.other.net/a.js" integrity="sha384-AAAA" crossorigin></script>')
     assert "page.sri_malformed" in outcomes(result)
     assert "page.sri_missing_script" not in outcomes(result)
+
+
+@pytest.mark.parametrize(
+    "integrity",
+    [
+        "sha384-not*base64",  # Chromium 156: "the digest must be a valid, base64-encoded value"
+        f"{SHA384}!",
+        SHA384.replace("sha384", "SHA384"),  # "the specified hash algorithm must be one of ..."
+        "sha-384-" + SHA384.removeprefix("sha384-"),  # the SRI spec and Firefox split at the first '-'
+        "sha384-",
+        f"{SHA384}\u00a0x",  # a no-break space is no separator
+    ],
+)
+def test_an_integrity_value_browsers_cannot_read_is_ignored_and_the_script_runs_unchecked(integrity: str) -> None:
+    # SRI §3.3.3: a token whose algorithm or digest browsers cannot read is skipped; none left, no check at all
+    result = page_of(f'<script src="https://cdn.other.net/a.js" integrity="{integrity}" crossorigin></script>')
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_missing_script"}
+    assert "browsers ignore it" in str(section(result)["findings"])
+
+
+@pytest.mark.parametrize(
+    "integrity",
+    [
+        "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU",  # no '=' padding: Chromium verifies it
+        SHA384.replace("+", "-").replace("/", "_"),  # base64url
+        f"{SHA384}==",
+        f"{SHA384}?foo",  # options are ignored
+        f"{SHA384} sha512-!!!!",  # the unreadable sha512 is dropped before the strongest is chosen
+        f"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\v{SHA384}",  # Chromium splits on vertical tabs too
+    ],
+)
+def test_an_integrity_value_browsers_verify_pins_the_script(integrity: str) -> None:
+    result = page_of(f'<script src="https://cdn.other.net/a.js" integrity="{integrity}" crossorigin></script>')
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_ok"}
 
 
 def test_only_the_strongest_hash_algorithm_counts() -> None:

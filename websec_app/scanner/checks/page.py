@@ -14,8 +14,9 @@ do not fetch them.
   `http://localhost` and `http://127.0.0.1` are potentially trustworthy, never mixed.
 - Subresource Integrity (W3C SRI §3): only scripts and stylesheets from another site
   (another registrable domain) need `integrity`; a CDN on the site's own domain is
-  under the same control. An integrity value with no sha256/384/512 hash is ignored
-  (the resource loads unchecked, §3.3.3); a cross-origin resource with integrity but
+  under the same control. An integrity value with no hash browsers read (lowercase sha256/384/512,
+  a base64 digest: `_sri_hashes`) is ignored (the resource loads unchecked, §3.3.3); a hash of the
+  wrong length never matches and blocks the load; a cross-origin resource with integrity but
   no `crossorigin` attribute cannot be verified and is never loaded (§3.3.5), except a
   module script, always fetched in CORS mode (HTML §8.1.4.2).
 """
@@ -23,7 +24,7 @@ do not fetch them.
 from __future__ import annotations
 
 import base64
-import binascii
+import re
 import time
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,6 +58,8 @@ _LIST_LIMIT = 50  # longest URL list kept in the report
 _PASSIVE_TYPES = frozenset({"image", "icon", "media"})
 # SRI §3.3.3: the hash functions browsers support, with their digest length in bytes.
 _SRI_DIGESTS = {"sha256": 32, "sha384": 48, "sha512": 64}
+_SRI_SEPARATORS = re.compile(r"[ \t\n\v\f\r]+")
+_SRI_DIGEST_CHARACTERS = re.compile(r"[A-Za-z0-9+/=_-]+")
 # Third-party scripts that are living documents: the provider changes them without a new
 # URL, so an integrity hash would break the site. Stripe: "always load Stripe.js directly
 # from https://js.stripe.com" (docs.stripe.com/js); Google Fonts CSS varies per browser.
@@ -103,29 +106,50 @@ def _enforced_policies(response: HttpResponse, page: HtmlPage) -> list[Policy]:
     return policies
 
 
+def _sri_hashes(integrity: str) -> list[tuple[str, str]]:
+    """(algorithm, digest) of each token browsers read (SRI §3.3.3 "parse metadata", Chromium's
+    SubresourceIntegrity::ParseIntegrityAttribute); the others they skip, and the load goes on as if absent.
+
+    A token counts when its algorithm is exactly `sha256`, `sha384` or `sha512` (case-sensitive: Chromium 156
+    skips `SHA384-...`, "the specified hash algorithm must be one of ..."), and its digest, up to an optional
+    `?options`, is non-empty and all base64 or base64url characters (Chromium skips `sha384-not*base64` and a
+    digest followed by `!`: "the digest must be a valid, base64-encoded value"). `sha-384-` is skipped as the
+    SRI spec and Firefox split at the first '-'; Chromium alone also reads it. Tokens are split on ASCII
+    whitespace and the vertical tab, as Chromium splits them (base::kWhitespaceASCII); a no-break space is
+    part of a token."""
+    hashes: list[tuple[str, str]] = []
+    for token in _SRI_SEPARATORS.split(integrity):
+        algorithm, dash, rest = token.partition("-")
+        digest = rest.partition("?")[0]
+        if dash and algorithm in _SRI_DIGESTS and _SRI_DIGEST_CHARACTERS.fullmatch(digest):
+            hashes.append((algorithm, digest))
+    return hashes
+
+
+def _sri_digest_length(digest: str) -> int | None:
+    """The number of bytes a digest decodes to, as Chromium decodes it (base64url made base64, then forgiving
+    base64: up to two '=' dropped at the end, none left inside, a length that is not 1 past a multiple of 4),
+    or None when it does not decode. Missing '=' padding is fine: `sha256-` and 43 characters verify."""
+    digest = digest.replace("-", "+").replace("_", "/")
+    digest = digest[:-2] if digest.endswith("==") else digest.removesuffix("=")
+    if "=" in digest or len(digest) % 4 == 1:
+        return None
+    return len(base64.b64decode(digest + "=" * (-len(digest) % 4)))
+
+
 def _sri_state(tag: Element) -> str:
-    """ "absent", "unsupported" (no hash browsers know: ignored), "malformed" (blocks the load) or "valid"."""
+    """ "absent", "unsupported" (no hash browsers read: ignored), "malformed" (blocks the load) or "valid"."""
     integrity = tag.get("integrity")
     if integrity is None:
         return "absent"
-    known = []
-    for token in str(integrity).split():
-        algorithm, _, rest = token.partition("-")
-        if algorithm.lower() in _SRI_DIGESTS:
-            known.append((algorithm.lower(), rest.split("?")[0]))
+    known = _sri_hashes(integrity)
     if not known:
         return "unsupported"
     # SRI §3.3.4-3.3.5: only the strongest algorithm's hashes are compared ("get the strongest metadata"), so a
     # valid sha256 beside an unusable sha512 still blocks the load. The digest length orders the three.
     strongest = max(_SRI_DIGESTS[algorithm] for algorithm, _ in known)
     for algorithm, digest in known:
-        if _SRI_DIGESTS[algorithm] != strongest:
-            continue
-        try:
-            raw = base64.b64decode(digest.replace("-", "+").replace("_", "/"), validate=True)
-        except (binascii.Error, ValueError):
-            continue
-        if len(raw) == _SRI_DIGESTS[algorithm]:
+        if _SRI_DIGESTS[algorithm] == strongest and _sri_digest_length(digest) == strongest:
             return "valid"
     return "malformed"
 
@@ -253,7 +277,10 @@ def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> t
         outcome = "page.sri_missing_script" if res.kind == "script" else "page.sri_missing_stylesheet"
         note = res.url
         if state == "unsupported":
-            note = f"{res.url}: integrity has no sha256/384/512 hash, so browsers ignore it"
+            note = (
+                f"{res.url}: integrity holds no hash browsers read (sha256-, sha384- or sha512- in lowercase, then"
+                " a base64 digest), so browsers ignore it and run the file unchecked"
+            )
             invalid.append(res.url)
         missing.append(res.url)
         findings.append(Finding(outcome, origin, note))
