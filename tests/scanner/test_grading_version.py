@@ -24,6 +24,7 @@ RECORDED = {
     "2026.11.10": "1130672b80d36644",  # the same table; keys and signatures judged on the verified path when trusted
     "2026.11.11": "1130672b80d36644",  # the same table; the DHE group is read behind ECDHE too (Logjam)
     "2026.11.12": "1130672b80d36644",  # the same table; integrity values browsers skip are no pin (SRI, Chromium)
+    "2026.11.13": "1130672b80d36644",  # the same table; the grading handshake offers Chrome's groups and signatures
 }
 
 

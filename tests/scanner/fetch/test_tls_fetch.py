@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.hazmat.primitives.serialization import pkcs7
 from cryptography.x509 import ocsp
 from cryptography.x509.oid import NameOID
@@ -840,6 +840,73 @@ async def test_a_sha1_certificate_sent_off_the_verified_path_is_not_judged(pki: 
     assert [c.subject for c in tls.verified_path] == [c.subject.rfc4514_string() for c in issued.chain]
     findings = check_tls(make_snapshot("https://cross-sha1.test/", tls=tls)).findings
     assert [f.outcome for f in findings] == ["tls.cert_valid"]
+
+
+def _algorithm_site(site_factory, pki: Pki, directory: Path, prefix: str, key, curve: str | None = None):
+    """A site whose leaf (issued by the test intermediate) has `key`, and whose ECDHE groups are `curve` alone
+    when given."""
+    host = site_factory.unique_host(prefix)
+    context, _ = algorithm_context(pki, directory, host, key, curve)
+    return site_factory(Site(names=(host,), routes={"/": Response(200)}, tls=TlsConfig(context=context)))
+
+
+def algorithm_context(
+    pki: Pki, directory: Path, host: str, key, curve: str | None = None
+) -> tuple[ssl.SSLContext, x509.Certificate]:
+    """A server context for `host` whose leaf (issued by the test intermediate) has `key`, and whose ECDHE groups
+    are `curve` alone when given (Python's ssl: OpenSSL's SSL_CTX_set1_groups_list); and the leaf."""
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
+        .issuer_name(pki.intermediate_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(pki.now - timedelta(days=1))
+        .not_valid_after(pki.now + timedelta(days=90))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .sign(pki.intermediate_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    (directory / f"{host}.pem").write_bytes(leaf.public_bytes(pem) + pki.intermediate_cert.public_bytes(pem))
+    (directory / f"{host}.key").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(directory / f"{host}.pem", directory / f"{host}.key")
+    if curve is not None:
+        context.set_ecdh_curve(curve)
+    return context, leaf
+
+
+async def test_a_server_reachable_only_with_algorithms_chrome_lacks_fails_the_grading_handshake(
+    site_factory, pki: Pki, tmp_path, scan_settings
+) -> None:
+    """Chrome offers the groups X25519MLKEM768, X25519, P-256 and P-384 and no Ed25519 or P-521 signature: a server
+    with an Ed25519 or a P-521 leaf, or ECDHE on P-521 only, fails in it (ERR_SSL_VERSION_OR_CIPHER_MISMATCH,
+    tests/scanner/test_tls_algorithms_browser.py). The grading handshake offered OpenSSL's defaults, so these were
+    graded A+; now it fails as Chrome's does, and the note says the server needs what browsers lack. P-384 works."""
+    cases = {
+        "alg-ed25519": (ed25519.Ed25519PrivateKey.generate(), None),
+        "alg-p521-leaf": (ec.generate_private_key(ec.SECP521R1()), None),
+        "alg-p521-group": (ec.generate_private_key(ec.SECP256R1()), "secp521r1"),
+    }
+    for prefix, (key, curve) in cases.items():
+        running = _algorithm_site(site_factory, pki, tmp_path, prefix, key, curve)
+        tls = await fetch(running, scan_settings)
+        findings = check_tls(make_snapshot(url=f"https://{tls.host}/", tls=tls)).findings
+        assert [f.outcome for f in findings] == ["tls.handshake_failed"], prefix
+        assert "The server completes a TLSv1.3 handshake only with a key exchange group or signature algorithm " in (
+            findings[0].note or ""
+        ), prefix
+    for prefix, curve in (("alg-p384-leaf", None), ("alg-p384-group", "secp384r1")):
+        key = ec.generate_private_key(ec.SECP384R1())
+        running = _algorithm_site(site_factory, pki, tmp_path, prefix, key, curve)
+        tls = await fetch(running, scan_settings, probes=False)
+        assert [f.outcome for f in check_tls(make_snapshot(url=f"https://{tls.host}/", tls=tls)).findings] == [
+            "tls.cert_valid"
+        ], prefix
+        if curve is not None:
+            assert tls.key_exchange_group == curve
 
 
 # -- the scan's clock ---------------------------------------------------------------------------------

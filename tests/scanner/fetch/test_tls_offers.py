@@ -52,3 +52,34 @@ async def test_a_scan_s_probes_ask_nothing_outside_the_table(
     assert asked == []
     if weak:  # the legacy site accepted families, so each got its own probe, from the table too
         assert any(probe.result == "accepted" for probe in snapshot.cipher_probes)
+
+
+def test_the_grading_hello_offers_chromes_groups_and_signature_algorithms() -> None:
+    """Chromium 156's ClientHello, GREASE left out: groups X25519MLKEM768, X25519, P-256, P-384 (key shares for the
+    first two); ML-DSA, then ECDSA P-256/P-384 and RSA signatures with SHA-256 to SHA-512; no P-521, X448 or FFDHE,
+    no Ed25519, Ed448, ECDSA P-521 or SHA-1. OpenSSL's defaults offered all of those, so a server that needs one
+    was graded A+ where Chrome cannot connect."""
+    import warnings
+
+    from OpenSSL import SSL
+
+    with warnings.catch_warnings():  # tlslite/__init__ imports asyncore, deprecated since Python 3.11
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from tlslite.constants import ExtensionType
+        from tlslite.messages import ClientHello
+        from tlslite.utils.codec import Parser
+
+    connection = SSL.Connection(_tls_client.grading_context(None), None)
+    connection.set_connect_state()
+    with pytest.raises(SSL.WantReadError):
+        connection.do_handshake()
+    record = connection.bio_read(65536)
+    hello = ClientHello().parse(Parser(record[5 + 1 :]))  # past the record header and the handshake type
+
+    groups = hello.getExtension(ExtensionType.supported_groups).groups
+    key_shares = [share.group for share in hello.getExtension(ExtensionType.key_share).client_shares]
+    signatures = [(high << 8) | low for high, low in hello.getExtension(ExtensionType.signature_algorithms).sigalgs]
+    assert groups == [0x11EC, 0x001D, 0x0017, 0x0018]  # X25519MLKEM768, x25519, secp256r1, secp384r1
+    assert key_shares == [0x11EC, 0x001D]
+    chrome = [0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601]
+    assert signatures in ([0x0904, 0x0905, 0x0906, *chrome], chrome)  # with ML-DSA where OpenSSL has it

@@ -36,6 +36,18 @@ ALL_CIPHERS = "ALL:COMPLEMENTOFALL:!PSK:!SRP:@SECLEVEL=0"
 # a server that honours the client's order then picks what a browser would get.
 BROWSER_LIKE_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20:DHE+AESGCM:DHE+CHACHA20:" + ALL_CIPHERS
 
+# What Chrome offers besides its suites (Chromium 156's ClientHello, GREASE left out): these groups (key shares for
+# the first two) and these signature algorithms; no P-521, X448 or FFDHE group, no Ed25519, Ed448 or P-521
+# signature, no SHA-1. A server that needs any of those fails in Chrome (ERR_SSL_VERSION_OR_CIPHER_MISMATCH), so the
+# grading handshake offers these only. Each is tried in turn: an older OpenSSL without ML-KEM or ML-DSA, or without
+# the "*" key share syntax (OpenSSL 3.5), takes the next.
+BROWSER_GROUPS = ("*X25519MLKEM768:*X25519:P-256:P-384", "X25519:P-256:P-384")
+_CHROME_SIGNATURES = (
+    "ecdsa_secp256r1_sha256:rsa_pss_rsae_sha256:rsa_pkcs1_sha256:ecdsa_secp384r1_sha384:rsa_pss_rsae_sha384:"
+    "rsa_pkcs1_sha384:rsa_pss_rsae_sha512:rsa_pkcs1_sha512"
+)
+BROWSER_SIGNATURE_ALGORITHMS = ("mldsa44:mldsa65:mldsa87:" + _CHROME_SIGNATURES, _CHROME_SIGNATURES)
+
 PROTOCOL_VERSIONS = {
     "TLSv1.3": SSL.TLS1_3_VERSION,
     "TLSv1.2": SSL.TLS1_2_VERSION,
@@ -306,14 +318,30 @@ def hashed_certifi_dir() -> Path | None:
     return directory
 
 
+def _offer_only(context: SSL.Context, setter: str, choices: tuple[str, ...]) -> None:
+    """The first of `choices` the local OpenSSL takes, through `SSL_CTX_set1_curves_list` (groups) or
+    `SSL_CTX_set1_sigalgs_list`: pyOpenSSL has no API for either, so its cryptography binding is called on the
+    context's SSL_CTX. Left at OpenSSL's defaults when none is taken (tests/scanner/fetch/test_tls_offers.py holds
+    the grading hello to Chrome's lists)."""
+    from OpenSSL._util import lib
+
+    for choice in choices:
+        if getattr(lib, setter)(context._context, choice.encode()) == 1:
+            return
+        lib.ERR_clear_error()  # a refused list leaves its reason queued, where pyOpenSSL's next call would find it
+
+
 @lru_cache(maxsize=8)
 def grading_context(ca_bundle: Path | None, verify_at: datetime | None = None) -> SSL.Context:
-    """The main handshake: any protocol from TLS 1.0, browser-like cipher order, verification recorded.
+    """The main handshake: any protocol from TLS 1.0, browser-like cipher order, Chrome's groups and signature
+    algorithms (BROWSER_GROUPS, BROWSER_SIGNATURE_ALGORITHMS), verification recorded.
 
     `verify_at` (whole minutes, UTC) verifies the chain at that time instead of OpenSSL's own reading
     of the system clock: the scan's clock when it is not the system clock (websec_app/clock.py).
     Cached: loading the trust store takes milliseconds, and an SSL_CTX serves many connections."""
     context = make_context(ciphers=BROWSER_LIKE_CIPHERS, verify_with=(ca_bundle,))
+    _offer_only(context, "SSL_CTX_set1_curves_list", BROWSER_GROUPS)
+    _offer_only(context, "SSL_CTX_set1_sigalgs_list", BROWSER_SIGNATURE_ALGORITHMS)
     if verify_at is not None:
         # X509_VERIFY_PARAM_set_time on the context's store: OpenSSL then judges every certificate's
         # dates at that instant during the handshake (pyOpenSSL wants a naive UTC datetime).

@@ -1,7 +1,8 @@
 """The TLS record: what the server negotiates and accepts, what it presents, whether we trust it.
 
-One grading handshake (pyOpenSSL, see _tls_client.py) to the pinned address with SNI reads
-the protocol and cipher a browser-like client gets, the chain exactly as sent, the stapled
+One grading handshake (pyOpenSSL, see _tls_client.py) to the pinned address with SNI, offering Chrome's key
+exchange groups and signature algorithms, reads the protocol and cipher a browser-like client gets (or fails
+where Chrome does), the chain exactly as sent, the stapled
 OCSP response, and every chain error the verifier finds against the system store, certifi
 and WEBSEC_CA_BUNDLE. Concurrently, bounded probes (tls_probes.py) find which protocol
 versions and weak cipher families the server accepts at all, and one more, hand-built ClientHello
@@ -416,12 +417,25 @@ def guarded_ca_issuers(settings: Settings) -> CaIssuerSource:
     return download
 
 
-def _failure(exc: BaseException, port: int, timeout: float) -> Failure:
+#: The protocol probes made with OpenSSL's own groups and signature algorithms, at versions and with suites the
+#: grading handshake offers too (TLS 1.1 and 1.0 may fall back to hand-built hellos with suites it lacks).
+_OPENSSL_PROBED = ("TLSv1.3", "TLSv1.2")
+
+
+def _failure(exc: BaseException, port: int, timeout: float, protocols: tuple[TlsProbe, ...] = ()) -> Failure:
     if isinstance(exc, TimeoutError):
         return Failure("timeout", f"no TLS handshake completed within {timeout:.0f} seconds")
     if isinstance(exc, ConnectionRefusedError):
         return Failure("unreachable", f"connection refused on port {port}")
     if isinstance(exc, HandshakeRejected):
+        accepted = next((p.name for p in protocols if p.name in _OPENSSL_PROBED and p.accepted), None)
+        if accepted is not None:  # the same hello but for Chrome's groups and signature algorithms got through
+            return Failure(
+                "tls",
+                f"TLS handshake failed: {exc}. The server completes a {accepted} handshake only with a key exchange "
+                "group or signature algorithm browsers do not offer (Chrome offers the groups X25519MLKEM768, X25519, "
+                "P-256 and P-384, and no Ed25519, Ed448, P-521 or SHA-1 signatures)",
+            )
         return Failure("tls", f"TLS handshake failed: {exc}")
     if isinstance(exc, OSError):
         return Failure("unreachable", f"could not connect to port {port}: {exc.strerror or exc}")
@@ -515,7 +529,7 @@ async def fetch_tls(
             host=host,
             port=port,
             address=address,
-            failure=_failure(result, port, timeout),
+            failure=_failure(result, port, timeout, protocols),
             dh_group=dh_group,
             protocols=protocols,
             cipher_probes=ciphers,
