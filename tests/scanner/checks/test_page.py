@@ -117,6 +117,12 @@ def test_an_http_script_on_an_https_page_is_active_mixed_content_and_caps_the_gr
         '<link rel="modulepreload" href="http://cdn.other.net/m.js">',
         '<form action="http://www.example.com/login" method="post"></form>',
         '<form><button formaction="http://www.example.com/send">Go</button></form>',
+        # Mixed Content §4.3: images fetched for srcset or <picture> (initiator "imageset") are not upgraded
+        '<img src="/a.png" srcset="http://img.other.net/a.png 2x">',
+        '<img src="http://img.other.net/a.png" srcset="/b.png 2x">',
+        '<img src="http://img.other.net/a.png" srcset="">',
+        '<picture><img src="http://img.other.net/a.png"></picture>',
+        '<picture><source srcset="http://img.other.net/a.webp" type="image/webp"><img src="/a.png"></picture>',
     ],
 )
 def test_blockable_resources_and_insecure_forms_are_active(markup: str) -> None:
@@ -129,8 +135,8 @@ def test_blockable_resources_and_insecure_forms_are_active(markup: str) -> None:
     "markup",
     [
         '<img src="http://img.other.net/a.png">',
-        '<img src="/a.png" srcset="http://img.other.net/a.png 2x">',
-        '<picture><source srcset="http://img.other.net/a.webp" type="image/webp"><img src="/a.png"></picture>',
+        '<img src="http://img.other.net/a.png" sizes="100px">',
+        '<input type="image" src="http://img.other.net/a.png">',
         '<video src="http://media.other.net/v.mp4" poster="/p.png"></video>',
         '<audio><source src="http://media.other.net/a.mp3"></audio>',
         '<link rel="icon" href="http://img.other.net/favicon.ico">',
@@ -151,7 +157,20 @@ def test_srcset_urls_may_contain_commas() -> None:
         "/c.jpg",
     ]
     result = page_of(f'<img srcset="{srcset}">')
-    assert result.details["mixed_content"]["passive"] == ["http://img.other.net/b.jpg"]
+    assert result.details["mixed_content"]["active"] == ["http://img.other.net/b.jpg"]
+
+
+def test_a_source_counts_only_where_its_parent_reads_it() -> None:
+    # HTML §4.8.2, §4.8.9: <picture> reads a <source>'s srcset, <audio>/<video> its src; libxml2 nests what
+    # follows an unclosed <source> inside it, so the parent is the element around the <source>s
+    body = (
+        '<video><source src="http://media.other.net/a.mp4"><source src="http://media.other.net/b.webm"></video>'
+        '<video><source srcset="http://img.other.net/ignored.png"></video>'
+        '<picture><source src="http://media.other.net/ignored.mp4"></picture>'
+    )
+    mixed = page_of(body).details["mixed_content"]
+    assert mixed["passive"] == ["http://media.other.net/a.mp4", "http://media.other.net/b.webm"]
+    assert mixed["active"] == []
 
 
 def test_upgrade_insecure_requests_neutralises_mixed_content() -> None:

@@ -7,7 +7,8 @@ do not fetch them.
 
 - Mixed content (W3C Mixed Content §3, §4.3): on an HTTPS page, `http://` subresources.
   Images, audio and video are "upgradeable" (passive): browsers now upgrade them and
-  drop them if that fails. Everything else (scripts, styles, frames, plugins, fonts...)
+  drop them if that fails; not an image fetched for `srcset` or `<picture>` (initiator
+  "imageset"), which is blocked. Everything else (scripts, styles, frames, plugins, fonts...)
   is "blockable" (active): it could rewrite the page, so browsers block it. A form
   posting to `http://` sends its fields in clear. `upgrade-insecure-requests` in an
   enforced CSP (header or `<meta>`) makes browsers fetch all of them over HTTPS.
@@ -54,7 +55,8 @@ from ..snapshot import HttpResponse, SiteSnapshot
 SECTION = "page_analysis"
 _LIST_LIMIT = 50  # longest URL list kept in the report
 
-# Mixed Content §4.3: only these request destinations are "upgradeable" (passive).
+# Mixed Content §4.3: only these request destinations are "upgradeable" (passive); an image fetched for srcset or
+# <picture> ("imageset", records/html.raw_resources) is not.
 _PASSIVE_TYPES = frozenset({"image", "icon", "media"})
 # SRI §3.3.3: the hash functions browsers support, with their digest length in bytes.
 _SRI_DIGESTS = {"sha256": 32, "sha384": 48, "sha512": 64}
@@ -83,7 +85,7 @@ _SRI_NOT_APPLICABLE = (
 @dataclass(frozen=True)
 class Resource:
     url: str  # absolute
-    kind: str  # script, stylesheet, image, icon, media, frame, object, font, manifest, track, form, preload
+    kind: str  # script, stylesheet, image, imageset, icon, media, frame, object, font, manifest, track, form, preload
     element: Element
     parts: SplitResult  # `url` split once: a page may list thousands of resources (issue 12)
 

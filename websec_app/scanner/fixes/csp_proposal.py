@@ -111,6 +111,7 @@ _DIRECTIVE_OF_KIND = {
     "script": "script-src",
     "stylesheet": "style-src",
     "image": "img-src",
+    "imageset": "img-src",
     "icon": "img-src",
     "media": "media-src",
     "track": "media-src",
@@ -437,7 +438,8 @@ class _Builder:
                 directive = _DIRECTIVE_OF_PRELOAD.get(str(element.get("as", "")).strip().lower())
             if directive is None or (only is not None and directive != only):
                 continue
-            self.counts[kind if kind in self.counts else "other"] += 1
+            counted = "image" if kind == "imageset" else kind
+            self.counts[counted if counted in self.counts else "other"] += 1
             source = self._add_url(directive, raw)
             if kind == "stylesheet" and source is not None and source != "'self'":
                 self.stylesheet_origins.setdefault(source)

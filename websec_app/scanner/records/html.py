@@ -87,6 +87,9 @@ _FOREIGN = frozenset({"svg", "math"})
 _CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
 #: Inside these, content is HTML again (§13.2.6: HTML and MathML text integration points).
 _INTEGRATION_POINTS = frozenset({"foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext"})
+#: Void elements of HTML (§13.1.2) that libxml2 leaves open, nesting what follows inside them: `<picture><source
+#: srcset=...><img>` puts the <img> in the <source>. They are no one's parent in HTML.
+_LIBXML2_OPEN_VOIDS = frozenset({"embed", "keygen", "source", "track", "wbr"})
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ class Element:
     # `_walk`); a <meta> there is not in <head>.
     in_body: bool
     text: str | None = None  # <script> and <style> only: the element's text, as browsers hash it
+    parent: str = ""  # the parent element's name as HTML builds the tree (see `_LIBXML2_OPEN_VOIDS`)
 
     def get(self, attribute: str, default: str | None = None) -> str | None:
         return self.attrs.get(attribute, default)
@@ -196,17 +200,21 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     examined = depth = inert = 0
     body_begun = False
     foreign: list[bool] = []  # per open element: inside <svg> or <math>, outside an integration point
+    parents: list[str] = []  # per open element: the name its children have as parent (`_LIBXML2_OPEN_VOIDS`)
     for event, node, walk in _walk(root):
         name = node.tag if isinstance(node.tag, str) else ""
         if event == "end":
             depth -= 1
             inert -= name in _INERT
             foreign.pop()
+            parents.pop()
             continue
         depth += 1
         inert += name in _INERT
         outer = bool(foreign) and foreign[-1]
         foreign.append(name in _FOREIGN or (outer and name not in _INTEGRATION_POINTS))
+        parent = parents[-1] if parents else ""
+        parents.append(parent if name in _LIBXML2_OPEN_VOIDS else name)
         # What follows </html> is in <body> (HTML §13.2.6.4.23 "after after body": reprocessed "in body").
         body_begun = body_begun or name == "body" or node is not root and node.getparent() is None
         if examined % _TIME_CHECK_EVERY == 0 and time.thread_time() - started >= budget.max_cpu_seconds:
@@ -225,7 +233,7 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             text = (node.text or "") if name in _TEXT_KEPT else None
             if text and foreign[-1]:  # linear in the text, which the byte budget bounds
                 text = _foreign_text(text)
-            kept.append(Element(name, dict(node.attrib), inert > 0, body_begun, text))
+            kept.append(Element(name, dict(node.attrib), inert > 0, body_begun, text, parent))
         if inert:
             continue
         for key, value in node.items():  # inline code in attributes (a CSP treats it as inline)
@@ -372,21 +380,30 @@ def raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
             yield str(tag.attrs["data"]), "object", tag
         elif name == "embed" and tag.get("src") is not None:
             yield str(tag.attrs["src"]), "object", tag
-        elif name == "img" or (name == "input" and str(tag.get("type", "")).lower() == "image"):
+        elif name == "img":
+            # HTML §4.8.4.3.5 "update the image data": an img that "uses srcset or picture" (a srcset attribute,
+            # even empty, or a <picture> parent) fetches with initiator "imageset", which Mixed Content §4.3
+            # does not upgrade: Chromium 156 blocks such http:// images, its src among them.
+            kind = "imageset" if tag.get("srcset") is not None or tag.parent == "picture" else "image"
+            if tag.get("src") is not None:
+                yield str(tag.attrs["src"]), kind, tag
+            for url in srcset_urls(str(tag.get("srcset", ""))):
+                yield url, kind, tag
+        elif name == "input" and ascii_lower(str(tag.get("type", ""))) == "image":
             if tag.get("src") is not None:
                 yield str(tag.attrs["src"]), "image", tag
-            for url in srcset_urls(str(tag.get("srcset", ""))):
-                yield url, "image", tag
         elif name in ("audio", "video"):
             if tag.get("src") is not None:
                 yield str(tag.attrs["src"]), "media", tag
             if name == "video" and tag.get("poster") is not None:
                 yield str(tag.attrs["poster"]), "image", tag
         elif name == "source":
-            if tag.get("src") is not None:
+            # A <source> gives <audio>/<video> a src, and <picture> a srcset (HTML §4.8.2, §4.8.9), nothing else.
+            if tag.get("src") is not None and tag.parent in ("audio", "video"):
                 yield str(tag.attrs["src"]), "media", tag
-            for url in srcset_urls(str(tag.get("srcset", ""))):
-                yield url, "image", tag
+            if tag.parent == "picture":
+                for url in srcset_urls(str(tag.get("srcset", ""))):
+                    yield url, "imageset", tag
         elif name == "track" and tag.get("src") is not None:
             yield str(tag.attrs["src"]), "track", tag
         elif name == "form" and tag.get("action") is not None:
