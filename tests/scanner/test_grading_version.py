@@ -25,6 +25,7 @@ RECORDED = {
     "2026.11.11": "1130672b80d36644",  # the same table; the DHE group is read behind ECDHE too (Logjam)
     "2026.11.12": "1130672b80d36644",  # the same table; integrity values browsers skip are no pin (SRI, Chromium)
     "2026.11.13": "1130672b80d36644",  # the same table; the grading handshake offers Chrome's groups and signatures
+    "2026.11.14": "1130672b80d36644",  # the same table; a <meta> upgrade-insecure-requests covers what follows it
 }
 
 

@@ -198,6 +198,22 @@ def test_upgrade_insecure_requests_in_a_meta_tag_counts_but_report_only_does_not
     assert "page.mixed_active" in outcomes(in_body)
 
 
+def test_upgrade_insecure_requests_in_a_meta_tag_covers_only_what_follows_it() -> None:
+    # CSP3 §3.3: a <meta> policy applies to what follows it; Chromium 156 blocks the script before it
+    before = '<script src="http://cdn.other.net/before.js"></script>'
+    after = '<img src="http://img.other.net/after.png">'
+    meta = '<meta http-equiv="Content-Security-Policy" content="upgrade-insecure-requests">'
+    result = page_of(f"<html><head>{before}{meta}</head><body>{after}</body></html>")
+    assert outcomes(result) == {"page.mixed_active", "page.mixed_upgraded", "page.sri_missing_script"}
+    assert [f.note for f in result.findings if f.outcome == "page.mixed_active"] == ["http://cdn.other.net/before.js"]
+    assert result.details["mixed_content"]["upgraded_by_csp"] is False
+    # a header policy covers the whole page
+    header = page_of(
+        f"<html><head>{before}</head></html>", headers=[("Content-Security-Policy", "upgrade-insecure-requests")]
+    )
+    assert outcomes(header) == {"page.mixed_upgraded", "page.sri_missing_script"}
+
+
 def test_upgrade_insecure_requests_is_read_as_the_csp_check_reads_it() -> None:
     # Given the directive with a value after a tab, which browsers ignore (Chromium 156 upgrades:
     # tests/scanner/test_upgrade_insecure_requests_browser.py), and one in a policy that is only reported

@@ -11,7 +11,8 @@ do not fetch them.
   "imageset"), which is blocked. Everything else (scripts, styles, frames, plugins, fonts...)
   is "blockable" (active): it could rewrite the page, so browsers block it. A form
   posting to `http://` sends its fields in clear. `upgrade-insecure-requests` in an
-  enforced CSP (header or `<meta>`) makes browsers fetch all of them over HTTPS.
+  enforced CSP makes browsers fetch them over HTTPS: all of them for a header, those
+  after it for a `<meta>`.
   `http://localhost` and `http://127.0.0.1` are potentially trustworthy, never mixed.
 - Subresource Integrity (W3C SRI §3): only scripts and stylesheets from another site
   (another registrable domain) need `integrity`; a CDN on the site's own domain is
@@ -33,7 +34,7 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from ..findings import CheckResult, Finding
-from ..records.csp import Policy, parse_header_policies, parse_meta_policy, upgrades_insecure_requests
+from ..records.csp import parse_header_policies, parse_meta_policy, upgrades_insecure_requests
 from ..records.html import (
     Element,
     HtmlPage,
@@ -98,14 +99,20 @@ class Resource:
         return registrable_domain(self.parts.hostname or "")
 
 
-def _enforced_policies(response: HttpResponse, page: HtmlPage) -> list[Policy]:
-    """The page's Content Security Policies browsers act on: the headers', and its <meta> ones."""
-    policies = parse_header_policies(response.headers.get_all("content-security-policy"))
-    for meta in meta_elements_of(page):
-        # HTML §4.2.5.3: a CSP <meta> counts only in <head>, and only as an element of the document.
+def _upgraded_from(response: HttpResponse, page: HtmlPage) -> int | None:
+    """The position (`Element.position`) from which browsers fetch http:// subresources over https://, or None.
+
+    upgrade-insecure-requests in an enforced header policy covers the whole page (0). A <meta> policy applies
+    from where it is parsed on (CSP3 §3.3: "applies to content which follows it"): Chromium 156 blocks an http://
+    script placed before the <meta> that upgrades the ones after it. Only a <meta> in <head>, of the document
+    (not inert), counts (HTML §4.2.5.3)."""
+    if upgrades_insecure_requests(parse_header_policies(response.headers.get_all("content-security-policy"))):
+        return 0
+    for element, meta in zip(page.find_all("meta"), meta_elements_of(page), strict=True):
         if meta.http_equiv == "content-security-policy" and meta.in_head and not meta.inert and meta.content:
-            policies.append(parse_meta_policy(meta.content))
-    return policies
+            if upgrades_insecure_requests([parse_meta_policy(meta.content)]):
+                return element.position
+    return None
 
 
 def _sri_hashes(integrity: str) -> list[tuple[str, str]]:
@@ -213,31 +220,40 @@ def _body_incomplete(response: HttpResponse) -> list[Finding]:
 
 
 def _mixed_content(
-    resources: list[Resource], https_page: bool, upgraded: bool
-) -> tuple[list[Finding], list[str], list[str]]:
-    """Mixed Content §4: blockable (active) and upgradeable (passive) http:// subresources."""
+    resources: list[Resource], https_page: bool, upgraded_from: int | None
+) -> tuple[list[Finding], list[str], list[str], bool]:
+    """Mixed Content §4: blockable (active) and upgradeable (passive) http:// subresources, each as written, and
+    whether upgrade-insecure-requests covers them all; those it covers (`_upgraded_from`) are one
+    page.mixed_upgraded, the others a finding each."""
     active: list[str] = []
     passive: list[str] = []
     seen: set[str] = set()  # a set, not `in bucket`: thousands of URLs would make that quadratic
     if not https_page:
         note = "The page itself is plain HTTP, so mixed content does not apply"
-        return [Finding("page.http_page", note=note)], active, passive
+        return [Finding("page.http_page", note=note)], active, passive, False
+    insecure: dict[str, list[Finding]] = {"page.mixed_active": [], "page.mixed_passive": []}
+    upgraded = 0
     for res in resources:
         if res.parts.scheme != "http" or trustworthy_host(res.parts.hostname or ""):
             continue
         bucket = passive if res.kind in _PASSIVE_TYPES else active
         key = f"{bucket is passive} {res.url}"
-        if key not in seen:
-            seen.add(key)
-            bucket.append(res.url)
+        if key in seen:
+            continue
+        seen.add(key)
+        bucket.append(res.url)
+        if upgraded_from is not None and res.element.position >= upgraded_from:
+            upgraded += 1
+        else:
+            outcome = "page.mixed_passive" if bucket is passive else "page.mixed_active"
+            insecure[outcome].append(Finding(outcome, origin_of(res.parts), res.url))
     if not active and not passive:
-        return [Finding("page.no_mixed_content")], active, passive
+        return [Finding("page.no_mixed_content")], active, passive, False
+    findings = [*insecure["page.mixed_active"], *insecure["page.mixed_passive"]]
     if upgraded:
-        note = f"{len(active) + len(passive)} http:// resource(s) are fetched over HTTPS by upgrade-insecure-requests"
-        return [Finding("page.mixed_upgraded", note=note)], active, passive
-    findings = [Finding("page.mixed_active", origin_of(url), url) for url in active]
-    findings += [Finding("page.mixed_passive", origin_of(url), url) for url in passive]
-    return findings, active, passive
+        note = f"{upgraded} http:// resource(s) are fetched over HTTPS by upgrade-insecure-requests"
+        findings.append(Finding("page.mixed_upgraded", note=note))
+    return findings, active, passive, upgraded == len(active) + len(passive)
 
 
 def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> tuple[list[Finding], dict[str, Any]]:
@@ -359,8 +375,8 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         and origin_of(base_href) != page_origin
     ):
         findings.append(Finding("page.base_foreign", origin_of(base_href), f"<base href={base_href!r}>"))
-    upgraded = https_page and upgrades_insecure_requests(_enforced_policies(final, page))
-    mixed, active, passive = _mixed_content(resources, https_page, upgraded)
+    upgraded_from = _upgraded_from(final, page) if https_page else None
+    mixed, active, passive, all_upgraded = _mixed_content(resources, https_page, upgraded_from)
     findings += mixed
     sri_findings, sri = _integrity(resources, page_origin, page_site)
     findings += sri_findings
@@ -373,7 +389,7 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         "mixed_content": {
             "active": _limited(active),
             "passive": _limited(passive),
-            "upgraded_by_csp": bool(upgraded and (active or passive)),
+            "upgraded_by_csp": all_upgraded,
         },
         "sri": sri,
         "base": base_href,

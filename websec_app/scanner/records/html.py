@@ -125,6 +125,7 @@ class Element:
     in_body: bool
     text: str | None = None  # <script> and <style> only: the element's text, as browsers hash it
     parent: str = ""  # the parent element's name as HTML builds the tree (see `_LIBXML2_OPEN_VOIDS`)
+    position: int = 0  # its index in `HtmlPage.elements`: document order, what a <meta> policy or <base> precedes
 
     def get(self, attribute: str, default: str | None = None) -> str | None:
         return self.attrs.get(attribute, default)
@@ -233,7 +234,7 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             text = (node.text or "") if name in _TEXT_KEPT else None
             if text and foreign[-1]:  # linear in the text, which the byte budget bounds
                 text = _foreign_text(text)
-            kept.append(Element(name, dict(node.attrib), inert > 0, body_begun, text, parent))
+            kept.append(Element(name, dict(node.attrib), inert > 0, body_begun, text, parent, len(kept)))
         if inert:
             continue
         for key, value in node.items():  # inline code in attributes (a CSP treats it as inline)
