@@ -149,6 +149,47 @@ def test_images_and_media_are_passive(markup: str) -> None:
     assert section(result)["deduction"] == 5
 
 
+@pytest.mark.parametrize(
+    ("markup", "fetched"),
+    [
+        ('<script type="text/javascript; charset=utf-8" src="{url}"></script>', False),  # no parameters allowed
+        ('<script type=" Text/JavaScript " src="{url}"></script>', True),
+        ('<script type="  " src="{url}"></script>', False),
+        ('<script type="" language="vbscript" src="{url}"></script>', True),
+        ('<script language="vbscript" src="{url}"></script>', False),
+        ('<script language="JavaScript1.2" src="{url}"></script>', True),
+        ('<script nomodule src="{url}"></script>', False),
+        ('<script type="module" nomodule src="{url}"></script>', True),
+        ('<svg><script src="{url}"></script></svg>', False),  # SVG scripts load href
+        ('<svg><script href="{url}"></script></svg>', True),
+        ('<svg><script xlink:href="{url}"></script></svg>', True),
+        ('<svg><script nomodule language="vbscript" href="{url}"></script></svg>', True),
+        ('<math><script src="{url}"></script></math>', False),
+        ('<svg><foreignObject><script src="{url}"></script></foreignObject></svg>', True),
+        ('<link rel="stylesheet" disabled href="{url}">', False),
+        ('<link rel="stylesheet" type="text/less" href="{url}">', False),
+        ('<link rel="stylesheet" type="TEXT/CSS; charset=utf-8" href="{url}">', True),
+        ('<link rel="preload" href="{url}">', False),
+        ('<link rel="preload" as="bogus" href="{url}">', False),
+        ('<link rel="preload" as=" script" href="{url}">', False),
+        ('<link rel="preload" as="SCRIPT" href="{url}">', True),
+        ('<link rel="preload" as="video" href="{url}">', False),
+    ],
+)
+def test_only_what_browsers_fetch_is_mixed_content(markup: str, fetched: bool) -> None:
+    # HTML §4.12.1.1, §4.2.4, SVG 2 §15.2; each row as Chromium 156 reads it (test_page_resources_browser.py)
+    result = page_of(markup.replace("{url}", "http://cdn.other.net/a.js"))
+    assert ("page.mixed_active" in outcomes(result)) is fetched
+    assert ("page.no_mixed_content" in outcomes(result)) is not fetched
+
+
+def test_an_svg_script_from_another_site_needs_integrity_too() -> None:
+    result = page_of('<svg><script href="https://cdn.other.net/a.js"></script></svg>')
+    assert outcomes(result) == {"page.no_mixed_content", "page.sri_missing_script"}
+    pinned = page_of(f'<svg><script href="https://cdn.other.net/a.js" integrity="{SHA384}" crossorigin></script></svg>')
+    assert outcomes(pinned) == {"page.no_mixed_content", "page.sri_ok"}
+
+
 def test_srcset_urls_may_contain_commas() -> None:
     srcset = "https://res.cloudinary.com/x/w_100,h_100/a.jpg 1x, http://img.other.net/b.jpg 2x,/c.jpg"
     assert _srcset_urls(srcset) == [

@@ -47,6 +47,7 @@ from ..records.html import (
     origin_of,
     parse_page,
     raw_resources,
+    script_kind,
     split_url,
 )
 from ..records.origins import trustworthy_host
@@ -168,7 +169,7 @@ def _fetched_in_cors_mode(element: Element) -> bool:
     in "cors" mode whatever `crossorigin` says (absent means credentials "same-origin"), so their integrity is
     checked and they load without the attribute. Classic scripts and stylesheets need it."""
     if element.name == "script":
-        return str(element.get("type", "")).strip(" \t\n\r\f").lower() == "module"
+        return script_kind(element) == "module"
     return element.name == "link" and "modulepreload" in link_rel(element)
 
 

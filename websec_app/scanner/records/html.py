@@ -49,7 +49,7 @@ from ..snapshot import HttpResponse
 __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_url", "clean_url", "is_html",
     "is_html_type", "link_rel", "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page",
-    "raw_resources", "sniffs_as_html", "split_url", "srcset_urls",
+    "raw_resources", "script_kind", "sniffs_as_html", "split_url", "srcset_urls",
 ]  # fmt: skip
 
 #: The media types browsers render as an HTML document.
@@ -126,6 +126,7 @@ class Element:
     text: str | None = None  # <script> and <style> only: the element's text, as browsers hash it
     parent: str = ""  # the parent element's name as HTML builds the tree (see `_LIBXML2_OPEN_VOIDS`)
     position: int = 0  # its index in `HtmlPage.elements`: document order, what a <meta> policy or <base> precedes
+    namespace: str = ""  # "svg" or "math" in foreign content (HTML §13.2.6.5), "" for an HTML element
 
     def get(self, attribute: str, default: str | None = None) -> str | None:
         return self.attrs.get(attribute, default)
@@ -200,20 +201,22 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     style_count = handlers = 0
     examined = depth = inert = 0
     body_begun = False
-    foreign: list[bool] = []  # per open element: inside <svg> or <math>, outside an integration point
+    #: per open element: the namespace its children are in: "svg" or "math" inside <svg> or <math>, "" (HTML)
+    #: there and inside an integration point
+    spaces: list[str] = []
     parents: list[str] = []  # per open element: the name its children have as parent (`_LIBXML2_OPEN_VOIDS`)
     for event, node, walk in _walk(root):
         name = node.tag if isinstance(node.tag, str) else ""
         if event == "end":
             depth -= 1
             inert -= name in _INERT
-            foreign.pop()
+            spaces.pop()
             parents.pop()
             continue
         depth += 1
         inert += name in _INERT
-        outer = bool(foreign) and foreign[-1]
-        foreign.append(name in _FOREIGN or (outer and name not in _INTEGRATION_POINTS))
+        namespace = name if name in _FOREIGN else spaces[-1] if spaces else ""
+        spaces.append("" if namespace and name in _INTEGRATION_POINTS else namespace)
         parent = parents[-1] if parents else ""
         parents.append(parent if name in _LIBXML2_OPEN_VOIDS else name)
         # What follows </html> is in <body> (HTML §13.2.6.4.23 "after after body": reprocessed "in body").
@@ -232,9 +235,10 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             continue
         if name in KEPT:
             text = (node.text or "") if name in _TEXT_KEPT else None
-            if text and foreign[-1]:  # linear in the text, which the byte budget bounds
+            if text and spaces[-1]:  # linear in the text, which the byte budget bounds
                 text = _foreign_text(text)
-            kept.append(Element(name, dict(node.attrib), inert > 0, body_begun, text, parent, len(kept)))
+            attrs = dict(node.attrib)
+            kept.append(Element(name, attrs, inert > 0, body_begun, text, parent, len(kept), namespace))
         if inert:
             continue
         for key, value in node.items():  # inline code in attributes (a CSP treats it as inline)
@@ -310,10 +314,14 @@ JS_TYPES = frozenset(
         "text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript", "text/x-javascript",
     }
 )  # fmt: skip
-# `<link rel=preload as=...>`: the resource type each `as` value fetches.
+#: `<link rel=preload as=...>`: the resource kind each `as` value fetches, for the values Chromium 156 preloads
+#: ("preload" for fetch: connect-src). With another `as` (audio, video, document, worker...), none, or one
+#: browsers do not know, nothing is fetched (HTML §4.6.7.12: the "as" must be a potential destination).
 _PRELOAD_AS = {
-    "image": "image", "audio": "media", "video": "media", "style": "stylesheet", "script": "script", "font": "font",
+    "image": "image", "style": "stylesheet", "script": "script", "font": "font", "fetch": "preload", "track": "track",
 }  # fmt: skip
+_CSS_TYPES = frozenset({"", "text/css"})
+_ASCII_WHITESPACE = " \t\n\r\f"
 
 
 _URL_DROPPED = str.maketrans("", "", "\t\n\r")
@@ -353,24 +361,70 @@ def link_rel(tag: Element) -> set[str]:
     return {token.lower() for token in str(tag.get("rel", "")).split()}
 
 
+def script_kind(tag: Element) -> str | None:
+    """What a <script> is (HTML §4.12.1.1 "prepare the script element", steps 8-11): "classic", "module", or None
+    for a data block (or an import map, speculation rules) that is not fetched as a script.
+
+    The type, stripped of ASCII whitespace, is compared whole, ASCII case-insensitively: a JavaScript MIME type
+    essence match allows no parameters (`text/javascript; charset=utf-8` is data; Chromium 156 neither fetches
+    nor runs it). Without a type, a non-empty `language` makes it "text/<language>" (`vbscript` is data). An
+    empty type is classic JavaScript. An SVG script has no `language` (Chromium ignores it there). The HTML
+    reading is kept for " module " too, which Chromium 156 alone does not run."""
+    kind = tag.get("type")
+    if kind is None:
+        language = tag.get("language") if not tag.namespace else None
+        kind = f"text/{language}" if language else ""
+    if kind == "":
+        return "classic"
+    kind = ascii_lower(kind.strip(_ASCII_WHITESPACE))  # a blank type is no JavaScript type: data
+    if kind == "module":
+        return "module"
+    return "classic" if kind and kind in JS_TYPES else None
+
+
+def _script_src(tag: Element) -> str | None:
+    """The URL attribute a <script> fetches: `src` in HTML, unless `nomodule` tells module-supporting browsers to
+    skip a classic script (HTML §4.12.1); `href`, or `xlink:href` without it, in SVG (SVG 2 §15.2, where `src` and
+    `nomodule` mean nothing: Chromium 156 runs `<svg><script href>` and ignores `<svg><script src>`); nothing in
+    MathML, which has no script element."""
+    kind = script_kind(tag)
+    if kind is None or tag.namespace == "math":
+        return None
+    if tag.namespace == "svg":
+        return tag.get("href", tag.get("xlink:href"))
+    if kind == "classic" and tag.get("nomodule") is not None:
+        return None
+    return tag.get("src")
+
+
+def _fetches_stylesheet(tag: Element) -> bool:
+    """HTML §4.2.4 (the link element's "fetch and process the linked resource"): a `disabled` stylesheet is not
+    fetched, nor one whose `type` is not CSS. Chromium 156 compares the type's essence, parameters and spaces
+    left out, ASCII case-insensitively: `text/css; charset=utf-8` loads, `text/less` does not."""
+    kind = str(tag.get("type", "")).partition(";")[0].strip(_ASCII_WHITESPACE)
+    return tag.get("disabled") is None and ascii_lower(kind) in _CSS_TYPES
+
+
 def raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
     """(attribute value, resource kind, element) for everything the page loads or posts to."""
     for tag in page.elements:
         if tag.inert:
             continue
         name = tag.name
-        if name == "script" and tag.get("src") is not None:
-            if str(tag.get("type", "")).split(";")[0].strip().lower() in JS_TYPES:
-                yield str(tag.attrs["src"]), "script", tag
+        if name == "script":
+            if (src := _script_src(tag)) is not None:
+                yield src, "script", tag
         elif name == "link" and tag.get("href") is not None:
             rel = link_rel(tag)
             if "stylesheet" in rel:
-                yield str(tag.attrs["href"]), "stylesheet", tag
+                if _fetches_stylesheet(tag):
+                    yield str(tag.attrs["href"]), "stylesheet", tag
             elif "modulepreload" in rel:
                 yield str(tag.attrs["href"]), "script", tag
             elif "preload" in rel:
-                kind = _PRELOAD_AS.get(str(tag.get("as", "")).strip().lower(), "preload")
-                yield str(tag.attrs["href"]), kind, tag
+                # An enumerated attribute: ASCII case-insensitive, not trimmed (Chromium 156 skips as=" script").
+                if (kind := _PRELOAD_AS.get(ascii_lower(str(tag.get("as", ""))))) is not None:
+                    yield str(tag.attrs["href"]), kind, tag
             elif rel & {"icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"}:
                 yield str(tag.attrs["href"]), "icon", tag
             elif "manifest" in rel:
