@@ -16,7 +16,7 @@ import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig, html
+from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig, html
 from tests.scanner.browser import chromium_for_site
 from websec_app.scanner.records.html import parse_page, raw_resources
 
@@ -93,3 +93,57 @@ def test_page_analysis_lists_what_chromium_fetches(site_factory: SiteFactory, pk
     page = parse_page(make_snapshot(f"https://{page_host}/", body=body).final)
     listed = {urlsplit(url).path for url, _, _ in raw_resources(page)}
     assert {case: any(path.startswith(f"/{n}.") for path in listed) for n, case in enumerate(CASES)} == fetched
+
+
+SCRIPT = '<script src="{url}"></script>'
+#: case -> (the page's <body> loading {url}, whether Chromium 156 fetches it): what <noscript> (raw text with
+#: scripting on) and <template> (its end tag pops up to it) hide, and what they do not.
+INERT_CASES: dict[str, tuple[str, bool]] = {
+    "after a noscript left with an open div": (f"<noscript><div>Enable JS</noscript><main>x</main>{SCRIPT}", True),
+    "after a noscript left with an open table": (f"<noscript><table><tr><td>x</noscript>{SCRIPT}", True),
+    "after a noscript whose end tag is in a comment": (f"<noscript><!-- </noscript> -->{SCRIPT}", True),
+    "after a template left with an open div": (f"<template><div>card</template>{SCRIPT}", True),
+    "after nested templates": (f"<template><template><p></template><table></template>{SCRIPT}", True),
+    "after a noscript tag inside an attribute": (f'<div title="<noscript>">{SCRIPT}</div>', True),
+    "after a script holding a noscript tag": (f'<script>var s = "<noscript>";</script>{SCRIPT}', True),
+    "in an svg noscript": ('<svg><noscript><script href="{url}"></script></noscript></svg>', True),
+    "inside a noscript": (f"<noscript><div>{SCRIPT}</div></noscript>", False),
+    "inside a template": (f"<template><div>{SCRIPT}</div></template>", False),
+    "inside a template's inner template": (f"<template><template></template>{SCRIPT}</template>", False),
+    "after a self-closed noscript": (f"<noscript/>{SCRIPT}", False),
+    "after a template never closed": (f"<template><p>{SCRIPT}", False),
+}
+
+
+def test_what_noscript_and_template_hide_is_what_chromium_does_not_fetch(site_factory: SiteFactory, pki: Pki) -> None:
+    # Given one name per case, each serving a page whose script comes from /app.js of the cdn name
+    cdn_host = site_factory.unique_host("cdn")
+    names = {site_factory.unique_host("inert"): case for case in INERT_CASES}
+    url = f"https://{cdn_host}/app.js"
+    pages = {name: INERT_CASES[case][0].replace("{url}", f"{url}?{name}") for name, case in names.items()}
+
+    def front(request: Request) -> Behaviour:
+        return html(f"<!DOCTYPE html><html><head></head><body>{pages[request.host or '']}</body></html>")
+
+    script = Response(200, [("Content-Type", "text/javascript")], "")
+    routes = {"/": front, "/app.js": script}
+    site = site_factory(Site(names=(cdn_host, *names), routes=routes, tls=TlsConfig(cert="service")))
+    try:
+        # When Chromium loads each
+        with chromium_for_site(site, pki) as browser:
+            tab = browser.new_context().new_page()
+            for name in names:
+                tab.goto(f"https://{name}/", wait_until="load")
+            asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
+    finally:
+        site.stop()
+
+    # Then the script was fetched where the case says
+    fetched = {case: name in asked for name, case in names.items()}
+    assert fetched == {case: fetches for case, (_, fetches) in INERT_CASES.items()}
+    # And raw_resources lists it exactly there
+    listed = {}
+    for name, case in names.items():
+        page = parse_page(make_snapshot(f"https://{name}/", body=f"<html><body>{pages[name]}</body></html>").final)
+        listed[case] = any(raw.startswith(url) for raw, _, _ in raw_resources(page))
+    assert listed == fetched

@@ -294,6 +294,16 @@ def test_noscript_and_template_contents_are_not_fetched() -> None:
     assert outcomes(page_of(body)) == {"page.no_mixed_content"}
 
 
+@pytest.mark.parametrize(
+    "hiding",
+    ["<noscript><div>Enable JavaScript</noscript><main>x</main>", "<template><div>card</template>"],
+)
+def test_an_element_left_open_in_noscript_or_template_does_not_hide_the_rest_of_the_page(hiding: str) -> None:
+    # Chromium 156 fetches and runs the script; libxml2 left the <noscript> or <template> open to the end
+    result = page_of(f'<body>{hiding}<script src="http://cdn.other.net/a.js"></script></body>')
+    assert outcomes(result) == {"page.mixed_active", "page.sri_missing_script"}
+
+
 def test_a_script_after_the_end_of_html_is_analysed() -> None:
     # HTML §13.2.6.4.23: a start tag after </html> is reprocessed "in body": the script runs (Magecart, injected ads)
     body = '<html><head></head><body><p>x</p></body></html>\n<script src="http://cdn.other.net/evil.js"></script>\n'

@@ -28,6 +28,39 @@ def test_resources_inside_noscript_and_template_are_marked_inert() -> None:
     assert parsed.exhausted == ()
 
 
+@pytest.mark.parametrize(
+    "hiding",
+    [
+        "<noscript><div>Enable JavaScript</noscript>",  # libxml2 ignored </noscript> while the <div> was open
+        "<noscript><table><tr><td>x</noscript>",
+        "<noscript><!-- </noscript> -->",  # raw text: the comment is no comment
+        "<template><div>card</template>",  # </template> pops up to its template
+        "<template><template><p></template><table></template>",
+    ],
+)
+def test_an_element_left_open_in_noscript_or_template_hides_nothing_after_it(hiding: str) -> None:
+    # HTML §13.2.6.4.4, §13.2.6.4.7: with scripting on <noscript> is raw text up to </noscript>, and </template>
+    # closes whatever its content left open; Chromium 156 runs the script (test_page_resources_browser.py)
+    parsed = page(f"<html><body>{hiding}<main>x</main><script src=/after.js></script></body></html>")
+    scripts = [(e.get("src"), e.inert) for e in parsed.elements if e.name == "script"]
+    assert scripts == [("/after.js", False)]
+    assert parsed.exhausted == ()
+
+
+def test_what_noscript_and_template_hold_is_kept_inert_in_document_order() -> None:
+    parsed = page(
+        "<head><noscript><meta http-equiv=refresh content=0><div></noscript><link rel=stylesheet href=/a.css></head>"
+        "<body><template><img src=/t.png><table></template><img src=/b.png></body>"
+    )
+    found = [(e.name, e.inert, e.in_body, e.position) for e in parsed.elements]
+    assert found == [
+        ("meta", True, False, 0),
+        ("link", False, False, 1),
+        ("img", True, True, 2),
+        ("img", False, True, 3),
+    ]
+
+
 def test_meta_elements_know_whether_they_sit_in_head() -> None:
     parsed = page(
         '<html><head><meta http-equiv="Content-Security-Policy" content="a"></head>'

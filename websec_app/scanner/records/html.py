@@ -11,6 +11,9 @@ busy past 180 s). Now:
 - one walk (`iterwalk`, start/end events) counts every element and keeps only those the checks
   read (`KEPT`), each with what it needs from its ancestors (inside `<noscript>`/`<template>`, kept
   as a counter instead of a walk up the tree per element) and whether `<body>` had begun before it;
+- `<noscript>` and `<template>` contents are found before libxml2 parses, as the HTML tokenizer finds
+  them (records/inert_content.py), and parsed apart, their elements inert: libxml2 ignores either end tag
+  while an element such as `<div>` is open inside, which hid the rest of the page;
 - `Budget` bounds the bytes read, the elements examined, the nesting depth descended and the CPU
   time of the walk. Past one, the walk stops (or skips the too-deep subtree) and `HtmlPage.exhausted`
   names it: checks use what was read and report `page.analysis_limited`.
@@ -36,8 +39,9 @@ import codecs
 import dataclasses
 import html
 import re
+import secrets
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import SplitResult, urljoin, urlsplit
@@ -45,6 +49,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 from lxml import etree
 
 from ..snapshot import HttpResponse
+from .inert_content import set_apart
 
 __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_url", "clean_url", "is_html",
@@ -100,7 +105,9 @@ class Budget:
     max_bytes: int = 2 * 1024 * 1024  # the fetch's own body limit (WEBSEC_MAX_BODY_BYTES)
     max_elements: int = 10_000  # Lighthouse calls more than 1,400 excessive
     max_depth: int = 512  # Blink flattens deeper trees (kMaximumHTMLParserDOMTreeDepth)
-    max_cpu_seconds: float = 0.5  # CPU time of this thread for the walk, and again for resolving URLs
+    # CPU time of this thread for the walk, again for resolving URLs, and again for finding <noscript> and
+    # <template> contents (records/inert_content.py) on a page that has any
+    max_cpu_seconds: float = 0.5
 
     def describe(self, name: str) -> str:
         """The budget called `name`, in words, for the report."""
@@ -184,13 +191,19 @@ def parse_page(response: HttpResponse, budget: Budget = Budget()) -> HtmlPage:  
 
 
 def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
-    started = time.thread_time()
     exhausted: list[str] = []
     if len(response.body) > budget.max_bytes:  # a body the fetch cut has its own finding, page.body_incomplete
         exhausted.append("bytes")
         response = dataclasses.replace(response, body=response.body[: budget.max_bytes])
-    parser = etree.HTMLParser(huge_tree=True, no_network=True, remove_comments=True, remove_pis=True, collect_ids=False)
-    root = etree.HTML(_decoded(response), parser)
+    # <noscript> and <template> contents read apart (records/inert_content.py), each start tag marked with an
+    # attribute named afresh per page, so that the page cannot write one
+    marker = f"data-websec-inert-{secrets.token_hex(6)}"
+    inert_contents = set_apart(_decoded(response), marker, budget.max_cpu_seconds)
+    if not inert_contents.complete:
+        exhausted.append("time")
+    started = time.thread_time()
+    parser = _parser()
+    root = etree.HTML(inert_contents.text, parser)
     if any("Excessive depth" in entry.message for entry in parser.error_log):
         exhausted.append("depth")  # libxml2 stopped reading at its own limit, deeper than ours
     if root is None:
@@ -205,17 +218,19 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     #: there and inside an integration point
     spaces: list[str] = []
     parents: list[str] = []  # per open element: the name its children have as parent (`_LIBXML2_OPEN_VOIDS`)
-    for event, node, walk in _walk(root):
+    hiding: list[bool] = []  # per open element: an HTML <noscript> or <template> (an SVG one hides nothing)
+    for event, node, walk in _walk(root, inert_contents.contents, marker):
         name = node.tag if isinstance(node.tag, str) else ""
         if event == "end":
             depth -= 1
-            inert -= name in _INERT
+            inert -= hiding.pop()
             spaces.pop()
             parents.pop()
             continue
         depth += 1
-        inert += name in _INERT
         namespace = name if name in _FOREIGN else spaces[-1] if spaces else ""
+        hiding.append(name in _INERT and not namespace)
+        inert += hiding[-1]
         spaces.append("" if namespace and name in _INTEGRATION_POINTS else namespace)
         parent = parents[-1] if parents else ""
         parents.append(parent if name in _LIBXML2_OPEN_VOIDS else name)
@@ -289,18 +304,41 @@ def _decoded(response: HttpResponse) -> str:
     return response.text()
 
 
-def _walk(root: etree._Element) -> Iterator[tuple[str, etree._Element, etree.iterwalk]]:
+def _parser() -> etree.HTMLParser:
+    return etree.HTMLParser(huge_tree=True, no_network=True, remove_comments=True, remove_pis=True, collect_ids=False)
+
+
+def _walk(
+    root: etree._Element, inert_contents: Sequence[str], marker: str
+) -> Iterator[tuple[str, etree._Element, etree.iterwalk]]:
     """iterwalk's (event, element) over the whole document, with the walk (to skip a subtree).
 
     libxml2 ends the root `<html>` at `</html>`, and puts what follows in a new `<html>` beside it (one per
     further `</html>`); `etree.HTML` returns only the first. Browsers put it all in `<body>` (HTML §13.2.6.4.23
     "after after body": a start tag is reprocessed "in body"), and its scripts run: injected analytics, a
     Magecart skimmer. So every top-level element is walked, in document order. Nothing is rewritten: the text
-    of a script holding `"</html>"` stays as browsers hash it (the tokenizer never saw an end tag there)."""
+    of a script holding `"</html>"` stays as browsers hash it (the tokenizer never saw an end tag there).
+
+    A `<noscript>` or `<template>` whose content was set apart (`marker`) gets it back here: parsed on its own,
+    its elements walked inside it, where the counters make them inert."""
     for tree in (root, *root.itersiblings()):
         walk = etree.iterwalk(tree, events=("start", "end"))
         for event, node in walk:
             yield event, node, walk
+            index = node.get(marker) if event == "start" else None
+            if index is not None and index.isdigit() and int(index) < len(inert_contents):
+                yield from _inert_content(inert_contents[int(index)])
+
+
+def _inert_content(content: str) -> Iterator[tuple[str, etree._Element, etree.iterwalk]]:
+    """The events of a set-apart content's elements, without the <html>, <head> and <body> libxml2 puts around
+    them."""
+    fragment = etree.HTML(content, _parser()) if content.strip() else None
+    for part in fragment if fragment is not None else ():
+        for child in part if part.tag in ("head", "body") else (part,):
+            walk = etree.iterwalk(child, events=("start", "end"))
+            for event, node in walk:
+                yield event, node, walk
 
 
 # --- What the page loads (page analysis, and the CSP proposal of issue 15) ------------------------

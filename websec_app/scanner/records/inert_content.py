@@ -1,0 +1,215 @@
+"""The contents of `<noscript>` and `<template>` found as the HTML tokenizer finds them, before libxml2 parses.
+
+With scripting on, a `<noscript>` holds raw text up to the first `</noscript` end tag (HTML §13.2.6.4.4 and
+§13.2.6.4.7, "generic raw text element parsing algorithm"), and `</template>` pops every element up to its
+`<template>` (§13.2.6.4.7). libxml2 does neither: it ignores either end tag while a `<div>`, `<table>` or
+another element of higher "end priority" is open inside, so an unclosed `<div>` in a `<noscript>` made the
+rest of the page look inert, and a script after it unseen (Chromium 156 fetches and runs it).
+
+`set_apart` finds each such content with a small tokenizer and empties it in the text libxml2 parses,
+marking the emptied element with an attribute that names the content; records/html.py parses each content
+on its own and keeps its elements as inert. The tokenizer follows HTML §13.2.5 where it decides what is a
+tag: comments (and bogus ones), attribute values, the raw text of script (with its escaped states), style,
+xmp, iframe, noembed, noframes, the RCDATA of textarea and title, plaintext, and CDATA sections in `<svg>`
+and `<math>`, where none of these elements is special and neither `<noscript>` nor `<template>` is HTML's.
+Foreign content is followed as far as a tokenizer can: `<svg>`/`<math>` open it, their end tags, an HTML
+breakout tag (§13.2.6.5) and an integration point leave it. Runs of ordinary tags are skipped by one regular
+expression; the Python loop runs once per special token, with a CPU time check every 256 of them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+__all__ = ["InertContents", "set_apart"]
+
+_WS = "\t\n\f\r "
+# A start or end tag from its "<" (§13.2.5.6-13.2.5.40): the name, then attributes, values quoted or not.
+# Possessive throughout: linear however the attributes are written.
+_NAME = rf"[A-Za-z][^{_WS}/>]*+"
+_ATTRIBUTES = rf"(?:[{_WS}/]++|[^{_WS}/>][^{_WS}/>=]*+(?:[{_WS}]*+=[{_WS}]*+(?:\"[^\"]*+\"|'[^']*+'|[^{_WS}>]*+))?)*+>"
+_TAG = re.compile(rf"<(/?)({_NAME}){_ATTRIBUTES}")
+_RAW_TEXT = ("script", "style", "xmp", "iframe", "noembed", "noframes", "noscript")
+_RCDATA = ("textarea", "title")
+#: Start tags that leave foreign content (§13.2.6.5, "A start tag whose tag name is one of ...").
+_BREAKOUT = (
+    "b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em", "embed", "h1", "h2",
+    "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing", "menu", "meta", "nobr", "ol", "p", "pre",
+    "ruby", "s", "small", "span", "strong", "strike", "sub", "sup", "table", "tt", "u", "ul", "var", "font",
+)  # fmt: skip
+#: Where HTML rules apply again inside foreign content (§13.2.6.5: HTML and MathML text integration points).
+_INTEGRATION = ("foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext", "annotation-xml")
+_HTML_SPECIAL = (*_RAW_TEXT, *_RCDATA, "plaintext", "template", "svg", "math")
+
+
+def _ordinary(special_starts: tuple[str, ...], special_ends: tuple[str, ...]) -> re.Pattern[str]:
+    """Text and tags that change nothing here, as one possessive run: it stops at "<!", "<?", "</" and no
+    letter, a special start or end tag, or a tag left open at the end of the file."""
+    starts = "|".join(sorted(special_starts, key=len, reverse=True))
+    ends = "|".join(sorted(special_ends, key=len, reverse=True))
+    name_end = f"(?=[{_WS}/>])"
+    ordinary_tag = rf"<(?!(?i:{starts}){name_end}|/(?i:{ends}){name_end})/?{_NAME}{_ATTRIBUTES}"
+    return re.compile(rf"(?:[^<]++|<(?![A-Za-z/!?])|{ordinary_tag})*+")
+
+
+#: Per context: HTML, HTML inside an integration point, foreign content.
+_ORDINARY_HTML = _ordinary(_HTML_SPECIAL, ("template",))
+_ORDINARY_INTEGRATION = _ordinary(_HTML_SPECIAL, ("template", "svg", "math", *_INTEGRATION))
+_ORDINARY_FOREIGN = _ordinary((*_BREAKOUT, *_INTEGRATION, "svg", "math"), ("template", "svg", "math"))
+_COMMENT_END = re.compile(r"--!?>")
+_SCRIPT_TOKEN = re.compile(r"<!--|-->|</?script(?=[\t\n\f\r />])", re.IGNORECASE)
+#: Where the raw text or RCDATA of each element ends: its first "appropriate end tag".
+_END_TAG = {name: re.compile(rf"</{name}(?=[{_WS}/>])", re.IGNORECASE) for name in (*_RAW_TEXT, *_RCDATA)}
+_CHECK_EVERY = 256
+
+
+@dataclass(frozen=True)
+class InertContents:
+    """`text` with each `<noscript>`/`<template>` content removed and its start tag given `marker`="<index>";
+    `contents[index]` is what was removed. `complete` is False when the CPU time ran out: the rest of the text
+    was left as it was."""
+
+    text: str
+    contents: tuple[str, ...] = ()
+    complete: bool = True
+
+
+def set_apart(text: str, marker: str, max_cpu_seconds: float) -> InertContents:
+    """The page's `<noscript>` and `<template>` contents set apart (see the module's docstring)."""
+    if not re.search(r"<(?i:noscript|template)", text):
+        return InertContents(text)  # the usual page: nothing to do, nothing spent
+    return _Tokenizer(text, marker, max_cpu_seconds).run()
+
+
+class _Tokenizer:
+    def __init__(self, text: str, marker: str, max_cpu_seconds: float) -> None:
+        self.text = text
+        self.marker = marker
+        self.deadline = time.thread_time() + max_cpu_seconds
+        self.parts: list[str] = []  # the text handed on, in pieces
+        self.copied = 0  # how much of `text` is in `parts`
+        self.contents: list[str] = []
+        self.foreign: list[str] = []  # open <svg>/<math>, and "html" for an integration point open in them
+        self.templates = 0  # <template> elements open
+        self.template_tag = self.template_content = 0  # where the outermost one's start tag and content begin
+
+    def run(self) -> InertContents:
+        text, position, steps = self.text, 0, 0
+        while True:
+            context = self.foreign[-1] if self.foreign else ""
+            ordinary = _ORDINARY_INTEGRATION if context == "html" else _ORDINARY_FOREIGN if context else _ORDINARY_HTML
+            match = ordinary.match(text, position)
+            position = match.end() if match else position  # it always matches, if only the empty string
+            if position >= len(text):
+                break
+            steps += 1
+            if steps % _CHECK_EVERY == 0 and time.thread_time() > self.deadline:
+                return self._finish(complete=False)
+            position = self._special(position)
+        if self.templates:  # a template left open holds the rest of the page
+            self._set_apart(self.template_tag, self.template_content, len(text))
+        return self._finish(complete=True)
+
+    def _finish(self, complete: bool) -> InertContents:
+        self.parts.append(self.text[self.copied :])
+        return InertContents("".join(self.parts), tuple(self.contents), complete)
+
+    def _set_apart(self, tag: int, content: int, end: int) -> None:
+        """text[content:end] moves to the contents; the start tag at `tag` gets the marker after its name."""
+        name_end = _TAG.match(self.text, tag).end(2)  # type: ignore[union-attr]  # it matched before
+        self.parts += [self.text[self.copied : name_end], f' {self.marker}="{len(self.contents)}"']
+        self.parts.append(self.text[name_end:content])
+        self.contents.append(self.text[content:end])
+        self.copied = end
+
+    def _special(self, position: int) -> int:
+        """Read the token at `position` (a "<" the ordinary run stopped at); return where reading goes on."""
+        text = self.text
+        if text.startswith("<!--", position):
+            if text.startswith(("<!-->", "<!--->"), position):  # an empty comment closed abruptly
+                return text.index(">", position) + 1
+            match = _COMMENT_END.search(text, position + 4)
+            return match.end() if match else len(text)
+        if text.startswith("<![CDATA[", position) and self.foreign and self.foreign[-1] != "html":
+            end = text.find("]]>", position + 9)
+            return end + 3 if end >= 0 else len(text)
+        if text.startswith(("<!", "<?"), position) or (
+            text.startswith("</", position) and not text[position + 2 : position + 3].isalpha()
+        ):
+            if text.startswith("</>", position):
+                return position + 3
+            end = text.find(">", position + 2)  # a bogus comment (or a doctype) ends at the first ">"
+            return end + 1 if end >= 0 else len(text)
+        tag = _TAG.match(text, position)
+        if tag is None:  # a tag left open: browsers drop it at the end of the file
+            return len(text)
+        name = tag.group(2).lower()
+        if tag.group(1):
+            self._end_tag(name, position)
+            return tag.end()
+        return self._start_tag(name, position, tag.end())
+
+    def _end_tag(self, name: str, position: int) -> None:
+        if name == "template":  # it pops up to its template, in foreign content too (§13.2.6.5, any other end tag)
+            if self.templates == 1:
+                self._set_apart(self.template_tag, self.template_content, position)
+            self.templates = max(self.templates - 1, 0)
+        elif name in self.foreign:
+            while self.foreign.pop() != name:
+                pass
+        elif name in _INTEGRATION and "html" in self.foreign:
+            while self.foreign.pop() != "html":
+                pass
+
+    def _start_tag(self, name: str, position: int, end: int) -> int:
+        if self.foreign and self.foreign[-1] != "html":
+            if name in _INTEGRATION:
+                self.foreign.append("html")
+                return end
+            if name not in _BREAKOUT:
+                if name in ("svg", "math"):
+                    self.foreign.append(name)
+                return end  # a foreign <script>, <style>, <noscript>, <template>...: an element like any other
+            while self.foreign and self.foreign[-1] != "html":  # back to HTML, or to the integration point
+                self.foreign.pop()
+        if name in ("svg", "math"):
+            if not self.text.startswith("/>", end - 2):
+                self.foreign.append(name)
+            return end
+        if name == "template":
+            self.templates += 1
+            if self.templates == 1:
+                self.template_tag, self.template_content = position, end
+            return end
+        if name == "plaintext":
+            return len(self.text)
+        if name == "script":
+            return self._script_data(end)
+        if name in _END_TAG:
+            match = _END_TAG[name].search(self.text, end)
+            close = match.start() if match else len(self.text)
+            if name == "noscript" and not self.templates:  # a template's content is set apart whole
+                self._set_apart(position, end, close)
+            return close
+        return end
+
+    def _script_data(self, position: int) -> int:
+        """Past a script's text (§13.2.5.4 and the script data escaped states): after `<!--`, a `<script` hides
+        the next `</script`; `-->` ends both."""
+        escaped = double = False
+        for match in _SCRIPT_TOKEN.finditer(self.text, position):
+            token = match.group().lower()
+            if token == "<!--":
+                escaped = True
+            elif token == "-->":
+                escaped = double = False
+            elif token == "<script":
+                double = double or escaped
+            elif double:  # "</script" ends only the double-escaped part
+                double = False
+            else:
+                tag = _TAG.match(self.text, match.start())
+                return tag.end() if tag else len(self.text)
+        return len(self.text)
