@@ -452,6 +452,20 @@ def test_a_base_pointing_elsewhere_is_a_warning_and_moves_relative_urls() -> Non
     assert result.details["sri"]["missing"] == ["https://evil.other.net/app.js"]
 
 
+def test_a_base_applies_only_to_what_follows_it_but_to_every_form() -> None:
+    # HTML §4.2.3: what was fetched before the <base> was inserted used the page's URL (Chromium 156 loads the
+    # first script from the page's origin); a form's action is resolved when it is submitted
+    body = (
+        '<html><head><script src="before.js"></script><form action="send"></form>'
+        '<base href="http://www.example.com/"><script src="after.js"></script></head></html>'
+    )
+    result = page_of(body)
+    assert result.details["mixed_content"]["active"] == [
+        "http://www.example.com/send",
+        "http://www.example.com/after.js",
+    ]
+
+
 def test_a_relative_base_on_the_same_origin_is_fine() -> None:
     result = page_of('<base href="/app/"><script src="main.js"></script>')
     assert "page.base_foreign" not in outcomes(result)

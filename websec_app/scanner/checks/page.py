@@ -1,7 +1,8 @@
 """Page analysis: mixed content, subresource integrity, `<base href>` and third-party origins.
 
 Only the final response is read, and only when it is HTML. Every URL is resolved the
-way the browser would: against the page URL, or the first `<base href>` (HTML §4.2.3).
+way the browser would: against the first `<base href>` (HTML §4.2.3) from where it
+stands on (a form's action wherever the form is), against the page URL before it.
 Elements inside `<noscript>` and `<template>` are skipped: with scripting on, browsers
 do not fetch them.
 
@@ -38,6 +39,7 @@ from ..records.csp import parse_header_policies, parse_meta_policy, upgrades_ins
 from ..records.html import (
     Element,
     HtmlPage,
+    base_element,
     base_url,
     clean_url,
     is_html,
@@ -346,6 +348,7 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
     page_origin = origin_of(page_url)
     page_site = registrable_domain(urlsplit(page_url).hostname or "")
     page_base, base_href = base_url(page, page_url)
+    base_tag = base_element(page)
     https_page = urlsplit(page_url).scheme == "https"
 
     resources: list[Resource] = []
@@ -358,7 +361,8 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         value = clean_url(raw)
         if not value or value.startswith("#"):
             continue
-        url = join_url(page_base, value)
+        before_base = base_tag is not None and tag.position < base_tag.position and kind != "form"
+        url = join_url(page_url if before_base else page_base, value)
         parts = split_url(url) if url is not None else None
         if url is not None and parts is not None and parts.scheme in ("http", "https"):
             resources.append(Resource(url, kind, tag, parts))

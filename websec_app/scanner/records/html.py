@@ -52,7 +52,8 @@ from ..snapshot import HttpResponse
 from .inert_content import set_apart
 
 __all__ = [
-    "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_url", "clean_url", "is_html",
+    "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_element", "base_url",
+    "clean_url", "is_html",
     "is_html_type", "link_rel", "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page",
     "raw_resources", "script_kind", "sniffs_as_html", "split_url", "srcset_urls",
 ]  # fmt: skip
@@ -561,15 +562,23 @@ def split_url(url: str) -> SplitResult | None:
     return parts
 
 
+def base_element(page: HtmlPage) -> Element | None:
+    """The `<base href>` that sets the base URL (see `base_url`). What the page fetched before it was resolved
+    against the document's URL: HTML §4.2.3 sets the base when the element is inserted, and a `<script>` or
+    `<img>` parsed earlier has already been fetched (Chromium 156 loads `<script src=app.js>` placed before
+    `<base href=http://...>` from the page's own origin). A form's action is resolved when it is submitted."""
+    return next(
+        (tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None and not tag.inert), None
+    )
+
+
 def base_url(page: HtmlPage, page_url: str) -> tuple[str, str | None]:
     """HTML §4.2.3: the first `<base href>` sets the base URL, unless it is data: or javascript:, or does not
     parse (then the document's URL stays the base: "if urlRecord is failure", the fallback base URL).
     "First ... in tree order" counts elements of the document: one inside `<template>` sits in the template's
     content (a separate fragment, §4.12.3) and one inside `<noscript>` in the head is raw text with scripting
     on (§13.2.6.4.4), so inert ones are skipped."""
-    base = next(
-        (tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None and not tag.inert), None
-    )
+    base = base_element(page)
     if base is None:
         return page_url, None
     resolved = join_url(page_url, clean_url(base.attrs["href"]))
