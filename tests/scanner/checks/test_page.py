@@ -79,6 +79,28 @@ def test_a_utf16_page_with_a_byte_order_mark_is_analysed() -> None:
     assert outcomes(result) == {"page.mixed_active", "page.sri_missing_script"}
 
 
+@pytest.mark.parametrize(
+    ("charset", "encoding", "loads"),
+    [
+        ("cp037", "ascii", True),  # a Python codec, no label of the Encoding Standard: ignored, as Chromium 156 does
+        ("utf-32", "ascii", True),
+        ("UTF8", "ascii", True),
+        (' "latin1" ', "ascii", True),  # windows-1252
+        ("x-user-defined", "ascii", True),
+        ("utf-16", "utf-16-le", True),  # UTF-16LE, no byte order mark needed
+        ("utf-16be", "utf-16-be", True),
+        ("iso-2022-kr", "ascii", False),  # the "replacement" encoding: one U+FFFD, nothing loads
+        ("hz-gb-2312", "ascii", False),
+    ],
+)
+def test_the_charset_is_read_by_the_encoding_standards_labels(charset: str, encoding: str, loads: bool) -> None:
+    body = '<!DOCTYPE html><html><body><script src="http://x.net/a.js"></script></body></html>'.encode(encoding)
+    result = page_of(body, content_type=f"text/html; charset={charset}")
+    assert outcomes(result) == (
+        {"page.mixed_active", "page.sri_missing_script"} if loads else {"page.no_mixed_content"}
+    )
+
+
 def test_a_clean_page_is_good() -> None:
     body = '<html><head><script src="/app.js"></script><link rel="stylesheet" href="/site.css"></head></html>'
     result = page_of(body)

@@ -294,15 +294,37 @@ def _foreign_text(raw: str) -> str:
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
 
 
+#: The spellings of the usual label, decoded without looking the label up.
+_UTF8_LABELS = frozenset({"utf-8", "utf8"})
+
+
 def _decoded(response: HttpResponse) -> str:
     """The page's text as browsers decode it: a byte order mark wins over the Content-Type charset (and over
     `<meta charset>`), HTML §13.2.3.1 step 1 and the Encoding Standard's "decode"; the BOM itself is dropped.
-    Without one, the declared charset (`HttpResponse.text`). A UTF-16 page read as UTF-8 showed no elements."""
+    Without one, the declared charset (`_decoded_as_labelled`). A UTF-16 page read as UTF-8 showed no elements."""
     body = response.body
     for bom, encoding in _BOMS:
         if body.startswith(bom):
             return body[len(bom) :].decode(encoding, errors="replace")
-    return response.text()
+    return _decoded_as_labelled(body, response.charset)
+
+
+def _decoded_as_labelled(body: bytes, label: str | None) -> str:
+    """`body` decoded as the encoding its Content-Type charset names in the Encoding Standard's table of labels
+    (§4.2 "get an encoding", webencodings): `latin1` is windows-1252, `utf-16` UTF-16LE, and `iso-2022-kr` (with
+    the other labels of "replacement") one U+FFFD, a page that loads nothing (Chromium 156: no request). A label
+    browsers do not know, such as `cp037` or `utf-32`, which Python has codecs for, is ignored as they ignore it
+    (HTML §13.2.3.2): the page is read as without a charset, as UTF-8 here where Chromium 156 takes
+    windows-1252, which reads markup the same. Python's codec names decoded such a page to nothing."""
+    if label is not None and ascii_lower(label.strip(_ASCII_WHITESPACE)) not in _UTF8_LABELS:
+        import webencodings  # only for a page that names another encoding than UTF-8
+
+        encoding = webencodings.lookup(label)
+        if encoding is not None and encoding.name == "replacement":
+            return "\ufffd" if body else ""
+        if encoding is not None:
+            return str(encoding.codec_info.decode(body, "replace")[0])
+    return body.decode("utf-8", errors="replace")
 
 
 def _parser() -> etree.HTMLParser:
