@@ -9,10 +9,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from cryptography import x509
@@ -20,6 +20,8 @@ from cryptography.hazmat.primitives import serialization
 
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import RunningSite
+
+K = TypeVar("K")
 
 CHROMIUM = Path(os.environ.get("WEBSEC_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
@@ -48,3 +50,16 @@ def chromium_for_site(
             yield browser
         finally:
             browser.close()
+
+
+def visit_each(site: RunningSite, pki: Pki, names: Mapping[str, K], *, evaluate: str | None = None) -> dict[K, Any]:
+    """Load https://<name>/ for each of `names` in turn, in one tab of Chromium for `site` (until "load"), and
+    return by each name's value what the JavaScript expression `evaluate` gave on its page (None without one).
+    The site keeps every request it got, for the test to read."""
+    seen: dict[K, Any] = {}
+    with chromium_for_site(site, pki) as browser:
+        tab = browser.new_context().new_page()
+        for name, key in names.items():
+            tab.goto(f"https://{name}/", wait_until="load")
+            seen[key] = tab.evaluate(evaluate) if evaluate else None
+    return seen

@@ -14,7 +14,7 @@ import pytest
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig, html
-from tests.scanner.browser import chromium_for_site
+from tests.scanner.browser import visit_each
 from websec_app.scanner.checks.page import check_page
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -45,12 +45,7 @@ def test_a_base_applies_from_where_it_stands(site_factory: SiteFactory, pki: Pki
     site = site_factory(Site(names=tuple(names), routes=routes, http=routes, tls=TlsConfig(cert="service")))
     try:
         # When Chromium loads each
-        with chromium_for_site(site, pki) as browser:
-            tab = browser.new_context().new_page()
-            ran = {}
-            for name, case in names.items():
-                tab.goto(f"https://{name}/", wait_until="load")
-                ran[case] = tab.evaluate("window.ran === true")
+        ran = visit_each(site, pki, names, evaluate="window.ran === true")
     finally:
         site.stop()
 

@@ -14,7 +14,7 @@ import pytest
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig
-from tests.scanner.browser import chromium_for_site
+from tests.scanner.browser import visit_each
 from websec_app.scanner.records.html import parse_page, raw_resources
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -57,11 +57,8 @@ def test_chromium_fetches_the_script_exactly_where_page_analysis_reads_the_page(
     )
     try:
         # When Chromium loads each
-        with chromium_for_site(site, pki) as browser:
-            tab = browser.new_context().new_page()
-            for name in names:
-                tab.goto(f"https://{name}/", wait_until="load")
-            asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
+        visit_each(site, pki, names)
+        asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
     finally:
         site.stop()
 

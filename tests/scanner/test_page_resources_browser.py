@@ -17,7 +17,7 @@ import pytest
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig, html
-from tests.scanner.browser import chromium_for_site
+from tests.scanner.browser import chromium_for_site, visit_each
 from websec_app.scanner.records.html import parse_page, raw_resources
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -130,11 +130,8 @@ def test_what_noscript_and_template_hide_is_what_chromium_does_not_fetch(site_fa
     site = site_factory(Site(names=(cdn_host, *names), routes=routes, tls=TlsConfig(cert="service")))
     try:
         # When Chromium loads each
-        with chromium_for_site(site, pki) as browser:
-            tab = browser.new_context().new_page()
-            for name in names:
-                tab.goto(f"https://{name}/", wait_until="load")
-            asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
+        visit_each(site, pki, names)
+        asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
     finally:
         site.stop()
 

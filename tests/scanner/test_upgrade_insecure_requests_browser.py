@@ -19,7 +19,7 @@ import pytest
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig, html
-from tests.scanner.browser import chromium_for_site
+from tests.scanner.browser import visit_each
 from websec_app.scanner.checks.headers import check_headers
 from websec_app.scanner.checks.page import check_page
 
@@ -78,12 +78,7 @@ def test_chromium_upgrades_exactly_where_page_analysis_and_the_csp_check_say_it_
     site = site_factory(Site(names=tuple(names), routes=routes, http=routes, tls=TlsConfig(cert="service")))
     try:
         # When Chromium loads each
-        with chromium_for_site(site, pki) as browser:
-            tab = browser.new_context().new_page()
-            ran = {}
-            for name, case in names.items():
-                tab.goto(f"https://{name}/")
-                ran[case] = tab.evaluate("window.ran === true")
+        ran = visit_each(site, pki, names, evaluate="window.ran === true")
     finally:
         site.stop()
 
