@@ -226,6 +226,8 @@ SIX_INCLUDES = " ".join(f"include:i{n}.mailer.example" for n in range(6))
 @pytest.mark.parametrize(
     ("answers", "permerror", "score"),
     [
+        ((txt(HOST, "v=spf1 ip4:192.0.2.0/255.255.255.0 +all"),), "dns.spf_invalid", 96),
+        ((txt(HOST, "v=spf1 ip4:0.0.0.0/33 ip4:0.0.0.0/0 -all"),), "dns.spf_invalid", 96),
         (
             (
                 txt(HOST, "v=spf1 ip4:192.0.2.0/33 include:_spf.mailer.example ~all"),

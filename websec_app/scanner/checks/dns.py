@@ -137,8 +137,9 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     else:
         fix_vars = {"domain": domain, "spf_strict": strict_record(redirect_as_include(record))}
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
-    if evaluation.passes_everyone or qualifier == "+":
-        # RFC 7208 5.2: including a record that passes everyone passes everyone too
+    if (evaluation.passes_everyone or qualifier == "+") and not evaluation.permerror:
+        # RFC 7208 5.2: including a record that passes everyone passes everyone too (unless the record is a
+        # permerror: receivers then pass no one, and dns.spf_invalid or a limit outcome says why)
         opener = evaluation.passes_everyone or "+all"
         note = "+all lets every server on the internet pass"
         if opener != "+all":

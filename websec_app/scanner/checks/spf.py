@@ -59,7 +59,13 @@ class SpfEvaluation:
         not fetched or holds macros) or is never reached: a syntax error or a limit passed anywhere
         makes the evaluation a permerror before any "all" is tested (RFC 7208 4.6, 4.6.4). No
         verdict on "all" then."""
-        return self.all_domain is not None and not self.errors and not self.over_limit and not self.over_void_limit
+        return self.all_domain is not None and not self.permerror
+
+    @property
+    def permerror(self) -> bool:
+        """A syntax error (this record or one it includes) or a limit passed: receivers return permerror, and no
+        mechanism's result stands, "+all" and "ip4:0.0.0.0/0" included (RFC 7208 4.6, 4.6.4)."""
+        return bool(self.errors) or self.over_limit or self.over_void_limit
 
     @property
     def over_limit(self) -> bool:
