@@ -438,6 +438,9 @@ def test_an_integrity_value_browsers_cannot_read_is_ignored_and_the_script_runs_
         "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU",  # no '=' padding: Chromium verifies it
         SHA384.replace("+", "-").replace("/", "_"),  # base64url
         f"{SHA384}==",
+        f"{SHA384}===",  # Chromium 156 drops every '=' at the end, however many
+        "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU===",
+        "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU==",  # 43 characters and two '='
         f"{SHA384}?foo",  # options are ignored
         f"{SHA384} sha512-!!!!",  # the unreadable sha512 is dropped before the strongest is chosen
         f"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\v{SHA384}",  # Chromium splits on vertical tabs too

@@ -139,11 +139,11 @@ def _sri_hashes(integrity: str) -> list[tuple[str, str]]:
 
 
 def _sri_digest_length(digest: str) -> int | None:
-    """The number of bytes a digest decodes to, as Chromium decodes it (base64url made base64, then forgiving
-    base64: up to two '=' dropped at the end, none left inside, a length that is not 1 past a multiple of 4),
-    or None when it does not decode. Missing '=' padding is fine: `sha256-` and 43 characters verify."""
-    digest = digest.replace("-", "+").replace("_", "/")
-    digest = digest[:-2] if digest.endswith("==") else digest.removesuffix("=")
+    """The number of bytes a digest decodes to, as Chromium decodes it (base64url made base64, every '=' at the
+    end dropped, none left inside, a length that is not 1 past a multiple of 4), or None when it does not
+    decode. Missing or extra '=' padding is fine: `sha256-` and 43 characters verify, and so do a sha256
+    digest with '==' and a sha512 one with '====' after its own padding (Chromium 156)."""
+    digest = digest.replace("-", "+").replace("_", "/").rstrip("=")
     if "=" in digest or len(digest) % 4 == 1:
         return None
     return len(base64.b64decode(digest + "=" * (-len(digest) % 4)))
