@@ -87,3 +87,62 @@ def test_a_dmarc_lookup_that_failed_once_is_not_a_fixed_then_new_dmarc() -> None
     assert ("dns", "dns.dmarc_missing") not in names(into_failure.fixed)
     assert ("dns", "dns.dmarc_missing") not in names(out_of_failure.new)
     assert into_failure.changed == () and out_of_failure.changed == ()
+
+
+def test_a_dmarc_lookup_that_failed_does_not_hide_the_next_scans_new_spf_finding() -> None:
+    # Given a scan whose SPF ends in -all while its DMARC lookup failed (SERVFAIL), then two scans with SPF +all
+    mx = dns_answer("example.com", "MX", "10 mail.example.com.")
+    dmarc = dns_answer("_dmarc.example.com", "TXT", '"v=DMARC1; p=reject; rua=mailto:d@example.com"')
+    strict = dns_body(
+        mx,
+        dns_answer("example.com", "TXT", '"v=spf1 mx -all"'),
+        dns_answer("_dmarc.example.com", "TXT", rcode="SERVFAIL"),
+    )
+    pass_all = dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 +all"'), dmarc)
+    assert "check.error" in [f["check"] for f in strict["dns"]["findings"]]
+
+    # When the scans go strict (DMARC failed) -> +all -> +all
+    into_pass_all = diff_reports(strict, pass_all)
+    unchanged = diff_reports(pass_all, pass_all)
+
+    # Then SPF +all is new in the first +all scan, which the monitor alerts on, and not again in the next
+    assert names(into_pass_all.new) == [("dns", "dns.spf_pass_all")]
+    assert into_pass_all.fixed == () and into_pass_all.changed == ()
+    assert alert_reasons(strict, pass_all, into_pass_all, None)[0] != []
+    assert unchanged.new == ()
+
+
+def test_spf_includes_not_read_leave_spf_unchecked_though_the_record_gave_findings() -> None:
+    # Given a record passing everyone through its include, whose include once fails while the record is read
+    mx = dns_answer("example.com", "MX", "10 mail.example.com.")
+    record = dns_answer("example.com", "TXT", '"v=spf1 ptr include:_spf.other.net -all"')
+    passing = dns_body(mx, record, dns_answer("_spf.other.net", "TXT", '"v=spf1 +all"'))
+    failed = dns_body(mx, record, dns_answer("_spf.other.net", "TXT", rcode="SERVFAIL"))
+    assert ("dns", "dns.spf_pass_all") in names(diff_reports({}, passing).new)
+    assert {"check.error", "dns.spf_ptr"} <= {f["check"] for f in failed["dns"]["findings"]}
+
+    # When the scans go passing -> failed -> passing
+    # Then SPF passing everyone is neither fixed nor new, while the ptr finding both saw is compared
+    assert ("dns", "dns.spf_pass_all") not in names(diff_reports(passing, failed).fixed)
+    assert ("dns", "dns.spf_pass_all") not in names(diff_reports(failed, passing).new)
+
+
+def test_a_cname_lookup_that_failed_is_not_a_fixed_then_new_dangling_cname() -> None:
+    # Given www's CNAME to a name that does not exist, whose CNAME lookup once fails while the host's resolves
+    host_cname = [
+        dns_answer("example.com", "CNAME", "web.host.example."),
+        dns_answer("web.host.example", "A", "192.0.2.1"),
+    ]
+    dangling = dns_body(
+        *host_cname,
+        dns_answer("www.example.com", "CNAME", "gone.host.example."),
+        dns_answer("gone.host.example", "A", rcode="NXDOMAIN"),
+    )
+    failed = dns_body(*host_cname, dns_answer("www.example.com", "CNAME", rcode="SERVFAIL"))
+    assert ("dns", "dns.dangling_cname") in names(diff_reports({}, dangling).new)
+    assert {"check.error", "dns.cnames_resolve"} <= {f["check"] for f in failed["dns"]["findings"]}
+
+    # When the scans go dangling -> failed -> dangling
+    # Then the dangling CNAME is neither fixed nor new
+    assert ("dns", "dns.dangling_cname") not in names(diff_reports(dangling, failed).fixed)
+    assert ("dns", "dns.dangling_cname") not in names(diff_reports(failed, dangling).new)

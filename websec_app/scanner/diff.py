@@ -20,9 +20,12 @@ A check that could not run (`check.error`, `check.crashed`, a header left "not c
 bot challenge: report.left_not_checked, checks/blocked.py) says nothing of what it would have found, so a
 finding missing from the side where its check did not run is neither new nor fixed: a scan blocked once, or
 one DMARC lookup that timed out, must not report the site's missing CSP or DMARC as fixed, then as new on the
-next scan (a false alert). Within a section only partly checked (DNS with one failed lookup) which findings
-the failure hid is not said, so every finding missing from that section is left out; one present on both
-sides is still compared. The score's change still counts what the unchecked part did to it.
+next scan (a false alert). The DNS section is many lookups apart, so there a failure hides only its own
+family of findings (the outcome id's first word: dns.spf_*, dns.dmarc_*, dns.caa_*; `_family`): a scan
+checked a family when it holds a finding of it and no check.error naming it, so a DMARC lookup that timed
+out leaves out DMARC alone, and SPF turned to +all in the next scan is still new. In any other section a
+failure may have hidden any of its findings, so every finding missing from it is left out; one present on
+both sides is still compared. The score's change still counts what the unchecked part did to it.
 """
 
 from __future__ import annotations
@@ -88,6 +91,32 @@ class ReportDiff:
 Finding = tuple[str, str]  # (section, name)
 State = tuple[str, int]  # (status, deduction)
 
+#: Sections whose failed checks hide only their own family of findings (checks/dns.py: one lookup a family).
+_CHECKED_BY_FAMILY = frozenset({"dns"})
+#: Outcome ids whose family is not their first word: the lookup that decides them is the family's.
+_FAMILY_OF = {
+    "dns.no_mx": "dns.mx",
+    "dns.null_mx": "dns.mx",
+    "dns.null_mx_invalid": "dns.mx",
+    "dns.no_ipv6": "dns.ipv6",
+    "dns.dangling_cname": "dns.cnames",
+    "dns.ip_literal": "dns.resolves",
+}
+#: check.error findings that may sit beside other findings of their family, by subject (checks/dns.py: an
+#: SPF record read whose includes were not; the CNAME of one name failed, another's gave dns.cnames_resolve):
+#: the family is not checked although it holds findings.
+_FAMILY_OF_ERROR = {"SPF includes": "dns.spf"}
+_FAMILY_OF_FAILED_LOOKUP = {"CNAME": "dns.cnames"}  # by the record type ending a "<name> <type>" subject
+
+
+def _family_of_error(subject: str) -> str | None:
+    return _FAMILY_OF_ERROR.get(subject) or _FAMILY_OF_FAILED_LOOKUP.get(subject.rsplit(" ", 1)[-1])
+
+
+def _family(name: str) -> str:
+    """The family of an outcome id: dns.spf_pass_all and dns.spf_strict are dns.spf."""
+    return _FAMILY_OF.get(name, name.split("_", 1)[0])
+
 
 @dataclass(frozen=True)
 class _Side:
@@ -97,21 +126,35 @@ class _Side:
     issues: dict[Finding, dict[str | None, ReportItem]]
     unchecked_sections: frozenset[str]  # a check of the section could not run, or read a block page
     unchecked_headers: frozenset[Finding]  # header objects left "not checked"
+    #: sections of _CHECKED_BY_FAMILY where a check could not run, and the (section, family) checked there
+    partly_checked: frozenset[str]
+    checked_families: frozenset[tuple[str, str]]
 
     def could_miss(self, finding: Finding) -> bool:
         """Whether this report may lack `finding` only because its check did not run."""
-        return finding[0] in self.unchecked_sections or finding in self.unchecked_headers
+        section, name = finding
+        if section in self.partly_checked:
+            return (section, _family(name)) not in self.checked_families
+        return section in self.unchecked_sections or finding in self.unchecked_headers
 
 
 def _side(body: Mapping[str, Any]) -> _Side:
     issues: dict[Finding, dict[str | None, ReportItem]] = {}
     sections: set[str] = set()
     headers: set[Finding] = set()
+    families: set[tuple[str, str]] = set()
+    failed_families: set[tuple[str, str]] = set()
     for item in report_items(body):
         if item.not_checked and item.header:
             headers.add((item.section, item.name))
         elif item.not_checked:
             sections.add(item.section)
+            subjects = item.item.get("subjects")
+            for subject in subjects if isinstance(subjects, list) else []:
+                if failed_family := _family_of_error(str(subject)):
+                    failed_families.add((item.section, failed_family))
+        elif not item.header:
+            families.add((item.section, _family(item.name)))
         if not item.is_issue:
             continue
         subjects = item.item.get("subjects")
@@ -119,8 +162,16 @@ def _side(body: Mapping[str, Any]) -> _Side:
         for subject in named:
             issues.setdefault((item.section, item.name), {})[subject] = item
     # page_analysis under a block page carries scan.blocked alone, not check.error (checks/blocked.py)
-    sections |= {name for name, section in body.items() if isinstance(section, Mapping) and section.get("blocked")}
-    return _Side(issues, frozenset(sections), frozenset(headers))
+    blocked = {name for name, section in body.items() if isinstance(section, Mapping) and section.get("blocked")}
+    sections |= blocked
+    partly = {section for section in sections if section in _CHECKED_BY_FAMILY} - blocked
+    return _Side(
+        issues,
+        frozenset(sections - partly),
+        frozenset(headers),
+        frozenset(partly),
+        frozenset(families - failed_families),
+    )
 
 
 def _key(item: ReportItem) -> State:
