@@ -236,3 +236,45 @@ def test_the_compliance_email_promises_the_remediation_plan_the_pdf_has() -> Non
     for body in (rendered.text, rendered.html):
         assert "a remediation plan that puts the problems costing the most points first" in " ".join(body.split())
         assert "severity" not in body
+
+
+def test_a_monitor_alert_gives_each_new_fix_its_note_on_how_to_apply_it() -> None:
+    from tests.factories import make_snapshot
+    from websec_app.report_formats._items import plain
+    from websec_app.scanner.checks.headers import check_headers
+    from websec_app.scanner.diff import diff_reports
+    from websec_app.scanner.grading import grade
+    from websec_app.scanner.rules import default_rulebook
+    from websec_app.services.email.monitor_alerts import monitor_alert_email
+
+    # Given a page without CSP, whose proposed policy comes with its rollout advice (Report-Only first)
+    page = "<!DOCTYPE html><script src='https://cdn.other.net/a.js'></script>"
+    snapshot = make_snapshot("https://www.example.com/", body=page)
+    context = {"host": "www.example.com", "domain": "example.com", "origin": "https://www.example.com"}
+    graded = grade([check_headers(snapshot)], default_rulebook(), context)
+    report = {"grade": graded.grade, "score": graded.score, **graded.sections}
+    csp = report["headers"]["Content-Security-Policy"]
+    note = plain(csp["fix_note"])
+    assert csp["fix"] and "Report-Only" in note
+
+    # When the alert lists the fixes of the new findings
+    mail = monitor_alert_email(
+        to="a@example.com",
+        url="https://www.example.com/",
+        reasons=["New critical or important finding: Content-Security-Policy header."],
+        diff=diff_reports({}, report),
+        report=report,
+        scanned_at=datetime(2026, 11, 22, tzinfo=UTC),
+        base_url="https://websec.example",
+    )
+
+    # Then both parts give the note once, right after the policy
+    lines = mail.text.splitlines()
+    fix_line = next(
+        i for i, line in enumerate(lines) if line.strip() == f"Content-Security-Policy header: {csp['fix']}"
+    )
+    assert lines[fix_line + 1].strip() == note
+    assert mail.text.count(note) == 1
+    fixes = BeautifulSoup(mail.html, "html.parser").find_all("li")
+    csp_fix = next(li for li in fixes if li.find("code") and li.find("code").get_text() == csp["fix"])
+    assert note in csp_fix.get_text() and mail.html.count("Report-Only") == 1

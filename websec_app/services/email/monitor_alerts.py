@@ -2,7 +2,8 @@
 that runs are skipped because the month's scans are used up. Pure: facts in, a RenderedEmail out.
 
 An alert says why it was sent, then what changed (new, fixed and changed findings by their plain titles),
-then the fixes of the new findings, and links to the site's page. Everything a scanned site controls
+then the fixes of the new findings (each with its note on how to apply it, as every report format gives it:
+a proposed CSP goes out Report-Only first), and links to the site's page. Everything a scanned site controls
 (URLs, notes, fix values quoting its headers) is escaped in the HTML.
 """
 
@@ -50,16 +51,18 @@ def _line(change: FindingChange) -> str:
     return f"-{state.get('deduction', 0)}  {change_title(change)} ({change.severity})"
 
 
-def _fixes_of(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[tuple[str, str]]:
-    """(title, fix) of the new findings that have a fix, as the report gives it."""
+def _fixes_of(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[tuple[str, str, str | None]]:
+    """(title, fix, fix note) of the new findings that have a fix, as the report gives them."""
+    from websec_app.report_formats._items import fix_note_of
     from websec_app.scanner.report import report_items
 
     wanted = {(c.section, c.name) for c in changes}
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, str | None]] = []
     for item in report_items(report):
         fix = item.item.get("fix")
         if (item.section, item.name) in wanted and isinstance(fix, str) and fix:
-            found.append((change_title(FindingChange(item.section, item.name, item.severity, None, None)), fix))
+            title = change_title(FindingChange(item.section, item.name, item.severity, None, None))
+            found.append((title, fix, fix_note_of(item)))
     return found[:LISTED]
 
 
@@ -105,10 +108,16 @@ def monitor_alert_email(
             fixes = _fixes_of(report, diff.new)
             if fixes:
                 text_lines += ["", "How to fix the new findings:"]
-                text_lines += [f"  {title}: {fix}" for title, fix in fixes]
+                for title, fix, note in fixes:
+                    text_lines += [f"  {title}: {fix}", *([f"    {note}"] if note else [])]
                 paragraphs.append(
                     "<strong>How to fix the new findings</strong>:<ul>"
-                    + "".join(f"<li>{html.escape(title)}: {html_code(fix)}</li>" for title, fix in fixes)
+                    + "".join(
+                        f"<li>{html.escape(title)}: {html_code(fix)}"
+                        + (f"<br>{html.escape(note)}" if note else "")
+                        + "</li>"
+                        for title, fix, note in fixes
+                    )
                     + "</ul>"
                 )
     text_lines += ["", f"The site's history and every fix, for your server: {page}"]
