@@ -73,12 +73,20 @@ def test_data_blocks_external_and_inert_scripts_need_no_hash() -> None:
         "<template><script>inTemplate()</script></template>"
         '<script type="importmap">{"imports": {}}</script>'
         '<script type="module">import "/m.js";</script>'
+        # a JavaScript type with parameters is a data block, as page analysis reads it (records/html.script_type)
+        '<script type="text/javascript; charset=utf-8">neverRuns()</script>'
+        '<script type=" SpeculationRules ">{"prefetch": []}</script>'
     )
 
     policy = directives(propose(html(body=body)).policy)
 
-    # import maps and module scripts are checked against script-src; the others never run inline
-    assert policy["script-src"] == ["'self'", sha256('{"imports": {}}'), sha256('import "/m.js";')]
+    # import maps, speculation rules and module scripts are checked against script-src; the others never run
+    assert policy["script-src"] == [
+        "'self'",
+        sha256('{"imports": {}}'),
+        sha256('import "/m.js";'),
+        sha256('{"prefetch": []}'),
+    ]
 
 
 def test_inline_styles_and_style_attributes_get_hashes_event_handlers_do_not() -> None:
@@ -192,6 +200,33 @@ def test_inline_css_urls_fonts_imports_and_a_foreign_base() -> None:
     # relative URLs resolve against <base href>, and base-uri must allow that base
     assert policy["script-src"] == ["'self'", "https://assets.example.com"]
     assert policy["base-uri"] == ["'self'", "https://assets.example.com"]
+
+
+def test_what_precedes_the_base_is_allowed_from_the_pages_url_as_page_analysis_resolves_it() -> None:
+    # Given a script and a stylesheet before a <base> on another origin, and an image after it
+    head = (
+        '<script src="/app.js"></script><link rel="stylesheet" href="/site.css">'
+        '<link rel="stylesheet" href="//styles.example.net/a.css">'
+        '<base href="http://cdn.other.net/"><link rel="stylesheet" href="//fonts.example.net/b.css">'
+    )
+    page = html(head, '<img src="logo.png"><form action="/post"></form>')
+
+    policy = directives(propose(page).policy)
+
+    # Then the script and stylesheet fetched before the base come from the page's origin (HTML §4.2.3; Chromium:
+    # tests/scanner/test_base_browser.py), and a scheme-relative one takes the page's scheme; what follows the
+    # base, and the form's action (resolved when submitted), take the base
+    assert policy["script-src"] == ["'self'"]
+    assert policy["style-src"] == ["'self'", "https://styles.example.net", "https://fonts.example.net"]
+    assert policy["font-src"] == ["'self'", "https://styles.example.net", "https://fonts.example.net"]
+    assert policy["img-src"] == [
+        "'self'",
+        "https://cdn.other.net",
+        "https://styles.example.net",
+        "https://fonts.example.net",
+    ]
+    assert policy["form-action"] == ["'self'", "https://cdn.other.net"]
+    assert policy["base-uri"] == ["'self'", "https://cdn.other.net"]
 
 
 def test_data_scripts_and_unwritable_hosts_are_left_out_with_a_note() -> None:

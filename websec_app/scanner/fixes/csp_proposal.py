@@ -50,14 +50,14 @@ from urllib.parse import SplitResult, urlsplit
 from ...wording import counted
 from ..records.csp import Policy
 from ..records.html import (
-    JS_TYPES,
-    Element,
     HtmlPage,
+    base_element,
     base_url,
     clean_url,
     join_url,
     origin_of,
     raw_resources,
+    script_type,
     split_url,
 )
 
@@ -136,7 +136,6 @@ _ORDER = (
 )  # fmt: skip
 _SCHEMES_ALLOWED = {"img-src": ("data", "blob"), "font-src": ("data",), "media-src": ("data", "blob")}
 # Inline scripts browsers check against script-src besides JS: import maps, speculation rules.
-_HASHED_SCRIPT_TYPES = JS_TYPES | {"importmap", "speculationrules"}
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _AUTHORITY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*:)?//([^/?#]*)")
 _HOST_RE = re.compile(r"^[a-z0-9\-]+(?:\.[a-z0-9\-]+)*$")
@@ -403,18 +402,20 @@ class _Builder:
         self.counts = {"script": 0, "stylesheet": 0, "image": 0, "font": 0, "frame": 0, "other": 0}
         self.left_out: dict[str, None] = {}  # why some loads are not allowed, for the note
         self.stylesheet_origins: dict[str, None] = {}
-        self.source_of: dict[tuple[str, str, str], str | None] = {}  # (directive, scheme, authority) -> source
+        # (directive, scheme, authority, before the <base>) -> source
+        self.source_of: dict[tuple[str, str, str, bool], str | None] = {}
         self.base, base_href = base_url(page, page_url)
         self.base_href = (
             base_href if base_href is not None and not base_href.startswith(("data:", "javascript:")) else None
         )
         self.base_is_self = origin_of(self.base) == self.page_origin
+        self.base_element = base_element(page)
 
     # -- collecting ---------------------------------------------------------------------------------
 
     def collect(self) -> None:
         if self.base_href is not None:
-            self._add_url("base-uri", self.base_href)
+            self._add_url("base-uri", self.base_href, before_base=True)
         self._resources()
         self._inline_elements()
         self._style_attributes()
@@ -425,7 +426,7 @@ class _Builder:
     def collect_objects_and_base(self) -> None:
         """Only what object-src and base-uri need (a repaired policy adds those, nothing else)."""
         if self.base_href is not None:
-            self._add_url("base-uri", self.base_href)
+            self._add_url("base-uri", self.base_href, before_base=True)
         self._resources(only="object-src")
 
     def _resources(self, only: str | None = None) -> None:
@@ -440,7 +441,12 @@ class _Builder:
                 continue
             counted = "image" if kind == "imageset" else kind
             self.counts[counted if counted in self.counts else "other"] += 1
-            source = self._add_url(directive, raw)
+            # As page analysis resolves them: what precedes the <base> was fetched against the page's URL (HTML
+            # §4.2.3, records/html.base_element); a form's action is resolved when it is submitted.
+            before_base = (
+                self.base_element is not None and element.position < self.base_element.position and kind != "form"
+            )
+            source = self._add_url(directive, raw, before_base=before_base)
             if kind == "stylesheet" and source is not None and source != "'self'":
                 self.stylesheet_origins.setdefault(source)
 
@@ -449,7 +455,9 @@ class _Builder:
             if element.inert or element.text is None or not element.text:
                 continue  # an empty inline script or style is never checked against the policy
             if element.name == "script":
-                if element.get("src") is None and _script_type(element) in _HASHED_SCRIPT_TYPES:
+                # Every script but a data block is checked against script-src (HTML §4.12.1.1 step 19), an
+                # import map and speculation rules too.
+                if element.get("src") is None and script_type(element) is not None:
                     self._hash(self.script_hashes, element.text, "inline scripts")
             elif element.name == "style":
                 self._hash(self.style_hashes, element.text, "inline <style> elements")
@@ -480,30 +488,32 @@ class _Builder:
         if len(hashes) > MAX_HASHES:
             raise _TooMuch(f"the page has more than {MAX_HASHES} distinct {what}")
 
-    def _add_url(self, directive: str, raw: str) -> str | None:
-        """Allow what `raw` (a URL as written in the page) loads under `directive`; the source added, or None."""
+    def _add_url(self, directive: str, raw: str, *, before_base: bool = False) -> str | None:
+        """Allow what `raw` (a URL as written in the page) loads under `directive`; the source added, or None.
+        `before_base`: it is resolved against the page's URL, not the `<base href>`."""
+        base, base_is_self = (self.page_url, True) if before_base else (self.base, self.base_is_self)
         value = clean_url(raw).replace("\\", "/")  # URL Standard: "\\" is "/" in http(s) URLs
         if not value or value.startswith("#"):
             return None
         authority = _AUTHORITY_RE.match(value)
         if authority is not None:  # scheme://host...: the source depends on the scheme and host alone
-            key = (directive, authority.group(1) or "", authority.group(2))
+            key = (directive, authority.group(1) or "", authority.group(2), before_base)
             if key not in self.source_of:  # a page names the same few origins thousands of times
-                joined = join_url(self.base, authority.group(0))
+                joined = join_url(base, authority.group(0))
                 parts = split_url(joined) if joined is not None else None
                 self.source_of[key] = self._source(directive, parts) if parts is not None else None
             source = self.source_of[key]
             return self._add(directive, source) if source is not None else None
         if _SCHEME_RE.match(value):
-            joined = join_url(self.base, value)
+            joined = join_url(base, value)
             split = split_url(joined) if joined is not None else None
             if split is None:
                 return None  # a URL browsers cannot parse loads nothing
             parts = split
-        elif self.base_is_self:
+        elif base_is_self:
             return self._add(directive, "'self'")  # relative, against the page's own origin
         else:
-            parts = urlsplit(self.base)
+            parts = urlsplit(base)
         source = self._source(directive, parts)
         return self._add(directive, source) if source is not None else None
 
@@ -645,12 +655,3 @@ class _Spans:
         while self.index < len(self.spans) and self.spans[self.index][1] <= position:
             self.index += 1
         return self.index < len(self.spans) and self.spans[self.index][0] <= position
-
-
-def _script_type(element: Element) -> str:
-    """HTML §4.12.1.1 "prepare the script element": the type, or "text/<language>", lowercased."""
-    kind = element.get("type")
-    if kind is None:
-        language = element.get("language")
-        kind = f"text/{language}" if language else ""
-    return kind.split(";")[0].strip().lower()

@@ -55,7 +55,7 @@ __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_element", "base_url",
     "clean_url", "is_html",
     "is_html_type", "link_rel", "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page",
-    "raw_resources", "script_kind", "sniffs_as_html", "split_url", "srcset_urls",
+    "raw_resources", "script_kind", "script_type", "sniffs_as_html", "split_url", "srcset_urls",
 ]  # fmt: skip
 
 #: The media types browsers render as an HTML document.
@@ -423,8 +423,15 @@ def link_rel(tag: Element) -> set[str]:
 
 
 def script_kind(tag: Element) -> str | None:
-    """What a <script> is (HTML §4.12.1.1 "prepare the script element", steps 8-11): "classic", "module", or None
-    for a data block (or an import map, speculation rules) that is not fetched as a script.
+    """What a <script> is fetched and run as: "classic", "module", or None for a data block, an import map or
+    speculation rules, which are not fetched as a script (see `script_type`)."""
+    kind = script_type(tag)
+    return kind if kind in ("classic", "module") else None
+
+
+def script_type(tag: Element) -> str | None:
+    """The script's type (HTML §4.12.1.1 "prepare the script element", steps 8-12): "classic", "module",
+    "importmap", "speculationrules", or None for a data block, which is neither run nor checked against a CSP.
 
     The type, stripped of ASCII whitespace, is compared whole, ASCII case-insensitively: a JavaScript MIME type
     essence match allows no parameters (`text/javascript; charset=utf-8` is data; Chromium 156 neither fetches
@@ -438,8 +445,8 @@ def script_kind(tag: Element) -> str | None:
     if kind == "":
         return "classic"
     kind = ascii_lower(kind.strip(_ASCII_WHITESPACE))  # a blank type is no JavaScript type: data
-    if kind == "module":
-        return "module"
+    if kind in ("module", "importmap", "speculationrules"):
+        return kind
     return "classic" if kind and kind in JS_TYPES else None
 
 
