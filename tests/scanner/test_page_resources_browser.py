@@ -112,6 +112,28 @@ INERT_CASES: dict[str, tuple[str, bool]] = {
     "inside a template's inner template": (f"<template><template></template>{SCRIPT}</template>", False),
     "after a self-closed noscript": (f"<noscript/>{SCRIPT}", False),
     "after a template never closed": (f"<template><p>{SCRIPT}", False),
+    # An HTML breakout tag (§13.2.6.5) leaves <svg>/<math>, which libxml2 never does; <font> only with color,
+    # face or size; annotation-xml holds HTML only with an HTML encoding (§13.2.6.1)
+    "in a div that breaks out of svg": (f"<svg><div>{SCRIPT}</div></svg>", True),
+    "after a p that broke out of svg": (f"<svg><p>x</p>{SCRIPT}</svg>", True),
+    "after an svg font and noscript": (f"<svg><font><noscript></svg>{SCRIPT}</noscript>", True),
+    "after a font color that broke out of svg": (f"<svg><font color=red><noscript></svg>{SCRIPT}</noscript>", False),
+    "after a b in a plain annotation-xml": (
+        f"<math><annotation-xml><noscript><b>x</b>{SCRIPT}</noscript></annotation-xml></math>",
+        True,
+    ),
+    "in a noscript of an html annotation-xml": (
+        f'<math><annotation-xml encoding="Text/HTML"><noscript><b>x</b>{SCRIPT}</noscript></annotation-xml></math>',
+        False,
+    ),
+    "a stylesheet in a noscript after svg was left": (
+        '<svg><div>x</div><noscript><link rel=stylesheet href="{url}"></noscript></svg>',
+        False,
+    ),
+    "an image in a noscript after svg was left": (
+        '<svg><div>x</div><noscript><img src="{url}"></noscript></svg>',
+        False,
+    ),
 }
 
 

@@ -49,7 +49,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 from lxml import etree
 
 from ..snapshot import HttpResponse
-from .inert_content import set_apart
+from .inert_content import integration_point, set_apart
 
 __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_element", "base_url",
@@ -91,8 +91,6 @@ _TIME_CHECK_EVERY = 256  # elements between two looks at the CPU clock
 #: decoding inside it; libxml2 keeps the markers in the text (see `_foreign_text`).
 _FOREIGN = frozenset({"svg", "math"})
 _CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
-#: Inside these, content is HTML again (§13.2.6: HTML and MathML text integration points).
-_INTEGRATION_POINTS = frozenset({"foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext"})
 #: Void elements of HTML (§13.1.2) that libxml2 leaves open, nesting what follows inside them: `<picture><source
 #: srcset=...><img>` puts the <img> in the <source>. They are no one's parent in HTML.
 _LIBXML2_OPEN_VOIDS = frozenset({"embed", "keygen", "source", "track", "wbr"})
@@ -107,7 +105,7 @@ class Budget:
     max_elements: int = 10_000  # Lighthouse calls more than 1,400 excessive
     max_depth: int = 512  # Blink flattens deeper trees (kMaximumHTMLParserDOMTreeDepth)
     # CPU time of this thread for the walk, again for resolving URLs, and again for finding <noscript> and
-    # <template> contents (records/inert_content.py) on a page that has any
+    # <template> contents and where foreign content ends (records/inert_content.py) on a page that has any
     max_cpu_seconds: float = 0.5
 
     def describe(self, name: str) -> str:
@@ -232,7 +230,7 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
         namespace = name if name in _FOREIGN else spaces[-1] if spaces else ""
         hiding.append(name in _INERT and not namespace)
         inert += hiding[-1]
-        spaces.append("" if namespace and name in _INTEGRATION_POINTS else namespace)
+        spaces.append("" if integration_point(namespace, name, node.get("encoding")) else namespace)
         parent = parents[-1] if parents else ""
         parents.append(parent if name in _LIBXML2_OPEN_VOIDS else name)
         # What follows </html> is in <body> (HTML §13.2.6.4.23 "after after body": reprocessed "in body").

@@ -13,8 +13,12 @@ tag: comments (and bogus ones), attribute values, the raw text of script (with i
 xmp, iframe, noembed, noframes, the RCDATA of textarea and title, plaintext, and CDATA sections in `<svg>`
 and `<math>`, where none of these elements is special and neither `<noscript>` nor `<template>` is HTML's.
 Foreign content is followed as far as a tokenizer can: `<svg>`/`<math>` open it, their end tags, an HTML
-breakout tag (§13.2.6.5) and an integration point leave it. Runs of ordinary tags are skipped by one regular
-expression; the Python loop runs once per special token, with a CPU time check every 256 of them.
+breakout tag (§13.2.6.5; `<font>` only with color, face or size) and an integration point (`integration_point`)
+leave it. libxml2 knows no foreign content and keeps a breakout tag, and all that follows, inside the `<svg>`;
+so where browsers pop the foreign elements the tokenizer writes their end tags (`</svg>`, `</math>`) into the
+text libxml2 parses, and records/html.py sees the elements after it as HTML, as browsers do. Runs of ordinary
+tags are skipped by one regular expression; the Python loop runs once per special token, with a CPU time check
+every 256 of them.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import re
 import time
 from dataclasses import dataclass
 
-__all__ = ["InertContents", "set_apart"]
+__all__ = ["InertContents", "integration_point", "set_apart"]
 
 _WS = "\t\n\f\r "
 # A start or end tag from its "<" (§13.2.5.6-13.2.5.40): the name, then attributes, values quoted or not.
@@ -39,8 +43,14 @@ _BREAKOUT = (
     "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing", "menu", "meta", "nobr", "ol", "p", "pre",
     "ruby", "s", "small", "span", "strong", "strike", "sub", "sup", "table", "tt", "u", "ul", "var", "font",
 )  # fmt: skip
-#: Where HTML rules apply again inside foreign content (§13.2.6.5: HTML and MathML text integration points).
+#: `<font>` leaves foreign content only with one of these attributes (§13.2.6.5).
+_FONT_BREAKOUT_ATTRIBUTES = frozenset({"color", "face", "size"})
+#: The names that may be integration points (`integration_point` says which are), for the regular expressions.
 _INTEGRATION = ("foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext", "annotation-xml")
+_SVG_INTEGRATION = frozenset({"foreignobject", "desc", "title"})
+_MATHML_TEXT_INTEGRATION = frozenset({"mi", "mo", "mn", "ms", "mtext"})
+_HTML_ENCODINGS = (b"text/html", b"application/xhtml+xml")
+_ATTRIBUTE = re.compile(rf"([^{_WS}/>][^{_WS}/>=]*+)(?:[{_WS}]*+=[{_WS}]*+(\"[^\"]*+\"|'[^']*+'|[^{_WS}>]*+))?")
 _HTML_SPECIAL = (*_RAW_TEXT, *_RCDATA, "plaintext", "template", "svg", "math")
 
 
@@ -76,9 +86,23 @@ class InertContents:
     complete: bool = True
 
 
+def integration_point(namespace: str, name: str, encoding: str | None) -> bool:
+    """Whether an element of `namespace` ("svg" or "math") holds HTML again (HTML §13.2.6.1: an HTML integration
+    point, SVG foreignObject, desc and title, or a MathML annotation-xml whose encoding is text/html or
+    application/xhtml+xml, ASCII case-insensitive; a MathML text integration point, mi, mo, mn, ms, mtext)."""
+    if namespace == "svg":
+        return name in _SVG_INTEGRATION
+    if namespace == "math":
+        if name == "annotation-xml":
+            return encoding is not None and encoding.encode("utf-8", "surrogatepass").lower() in _HTML_ENCODINGS
+        return name in _MATHML_TEXT_INTEGRATION
+    return False
+
+
 def set_apart(text: str, marker: str, max_cpu_seconds: float) -> InertContents:
-    """The page's `<noscript>` and `<template>` contents set apart (see the module's docstring)."""
-    if not re.search(r"<(?i:noscript|template)", text):
+    """The page's `<noscript>` and `<template>` contents set apart, and foreign content closed where browsers
+    leave it (see the module's docstring)."""
+    if not re.search(r"<(?i:noscript|template|svg|math)", text):
         return InertContents(text)  # the usual page: nothing to do, nothing spent
     return _Tokenizer(text, marker, max_cpu_seconds).run()
 
@@ -116,6 +140,12 @@ class _Tokenizer:
         self.parts.append(self.text[self.copied :])
         return InertContents("".join(self.parts), tuple(self.contents), complete)
 
+    def _close_before(self, position: int, names: list[str]) -> None:
+        """End tags for the foreign elements `names` (innermost first) written before `position`: libxml2 then
+        closes them there, as browsers pop them at a breakout tag."""
+        self.parts += [self.text[self.copied : position], "".join(f"</{name}>" for name in names)]
+        self.copied = position
+
     def _set_apart(self, tag: int, content: int, end: int) -> None:
         """text[content:end] moves to the contents; the start tag at `tag` gets the marker after its name."""
         name_end = _TAG.match(self.text, tag).end(2)  # type: ignore[union-attr]  # it matched before
@@ -149,7 +179,7 @@ class _Tokenizer:
         if tag.group(1):
             self._end_tag(name, position)
             return tag.end()
-        return self._start_tag(name, position, tag.end())
+        return self._start_tag(name, position, tag.end(2), tag.end())
 
     def _end_tag(self, name: str, position: int) -> None:
         if name == "template":  # it pops up to its template, in foreign content too (§13.2.6.5, any other end tag)
@@ -163,17 +193,35 @@ class _Tokenizer:
             while self.foreign.pop() != "html":
                 pass
 
-    def _start_tag(self, name: str, position: int, end: int) -> int:
+    def _attributes(self, name_end: int, end: int) -> dict[str, str]:
+        """The attributes of the start tag whose name ends at `name_end` (first of duplicates, names lowercased,
+        values unquoted, character references left as written)."""
+        attributes: dict[str, str] = {}
+        for match in _ATTRIBUTE.finditer(self.text, name_end, end - 1):
+            attributes.setdefault(match.group(1).lower(), (match.group(2) or "").strip("\"'"))
+        return attributes
+
+    def _start_tag(self, name: str, position: int, name_end: int, end: int) -> int:
         if self.foreign and self.foreign[-1] != "html":
-            if name in _INTEGRATION:
-                self.foreign.append("html")
+            namespace = self.foreign[-1]
+            if name in _INTEGRATION and integration_point(
+                namespace, name, self._attributes(name_end, end).get("encoding") if name == "annotation-xml" else None
+            ):
+                if not self.text.startswith("/>", end - 2):
+                    self.foreign.append("html")
                 return end
-            if name not in _BREAKOUT:
-                if name in ("svg", "math"):
+            breakout = name in _BREAKOUT and (
+                name != "font" or not _FONT_BREAKOUT_ATTRIBUTES.isdisjoint(self._attributes(name_end, end))
+            )
+            if not breakout:
+                if name in ("svg", "math") and not self.text.startswith("/>", end - 2):
                     self.foreign.append(name)
                 return end  # a foreign <script>, <style>, <noscript>, <template>...: an element like any other
+            closed = []
             while self.foreign and self.foreign[-1] != "html":  # back to HTML, or to the integration point
-                self.foreign.pop()
+                closed.append(self.foreign.pop())
+            if not self.templates:  # a template's content is set apart as written (its elements are inert)
+                self._close_before(position, closed)
         if name in ("svg", "math"):
             if not self.text.startswith("/>", end - 2):
                 self.foreign.append(name)
