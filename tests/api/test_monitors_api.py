@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from datetime import timedelta
 
 from tests.api.conftest import client_for, new_key
 from tests.api.fakes import FrozenClock
@@ -115,6 +117,8 @@ async def test_the_first_monitor_with_a_callback_url_shows_the_secret_that_verif
     monkeypatch.setattr(callbacks, "checked_address", public)
     monkeypatch.setattr(job_cases, "checked_address", public)
     settings = settings.with_overrides(callback_secret="server-secret")
+    scanner.errors["example.com"] = TargetUnreachable("Could not connect to example.com: connection refused.")
+    day_four = clock() + timedelta(days=3)
     owner = new_key(database, clock)
     mine = {"X-API-Key": owner.key}
     hook = "https://hooks.example/monitor"
@@ -144,13 +148,20 @@ async def test_the_first_monitor_with_a_callback_url_shows_the_secret_that_verif
         scans = await http.post("/api/scans", json={"url": "example.edu", "callback_url": hook}, headers=mine)
         assert scans.status_code == 202 and "callback_secret" not in scans.json()
 
-    # and the monitor's webhook (example.com unreachable in two runs in a row) verifies with that secret
-    scanner.errors["example.com"] = TargetUnreachable("Could not connect to example.com: connection refused.")
+    # and the monitor's webhook (example.com unreachable in two runs in a row) verifies with that secret. Its
+    # first run may be taken by the app's own engine, whose ticker the async scan started: whoever runs it, the
+    # site is unreachable, and the test ticks on (and then waits) until the alert is out.
     runtime = build_runtime(settings, database=database, scanner=scanner, clock=clock, bounded=False)
-    for _ in range(2):
-        await _tick_and_run(runtime)
-        clock.advance(days=1, minutes=1)
-    [(body, signature)] = [(body, signature) for body, signature in posted if b'"monitor.alert"' in body]
+    alerts: list[tuple[bytes, str]] = []
+    for _ in range(200):
+        alerts = [(body, signature) for body, signature in posted if b'"monitor.alert"' in body]
+        if alerts:
+            break
+        if clock() < day_four:
+            await _tick_and_run(runtime)
+            clock.advance(days=1, minutes=1)
+        await asyncio.sleep(0.05)
+    [(body, signature)] = alerts
     assert json.loads(body)["url"] == "https://example.com/"
     expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     assert hmac.compare_digest(signature, expected)
