@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +19,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import RunningSite
+from tests.fixtures.sites import Behaviour, Request, Route, RunningSite, Site, SiteFactory, TlsConfig
 
 K = TypeVar("K")
 
@@ -63,3 +63,37 @@ def visit_each(site: RunningSite, pki: Pki, names: Mapping[str, K], *, evaluate:
             tab.goto(f"https://{name}/", wait_until="load")
             seen[key] = tab.evaluate(evaluate) if evaluate else None
     return seen
+
+
+def pages_in_chromium(
+    site_factory: SiteFactory,
+    pki: Pki,
+    names: Mapping[str, K],
+    page: Callable[[str], Behaviour],
+    routes: Mapping[str, Route],
+    *,
+    more_names: tuple[str, ...] = (),
+    over_http: bool = False,
+    evaluate: str | None = None,
+) -> tuple[dict[K, Any], RunningSite]:
+    """One fixture site answering https://<name>/ with `page(name)` for each of `names`, `routes` beside it (on
+    port 80 too with `over_http`; `more_names` are served but not loaded), each page loaded in Chromium in turn
+    (`visit_each`), then the site stopped: what `evaluate` gave on each page, and the site, whose requests the
+    test then reads."""
+
+    def front(request: Request) -> Behaviour:
+        return page(request.host or "")
+
+    served = {"/": front, **routes}
+    site = site_factory(
+        Site(
+            names=(*more_names, *names),
+            routes=served,
+            http=served if over_http else None,
+            tls=TlsConfig(cert="service"),
+        )
+    )
+    try:
+        return visit_each(site, pki, names, evaluate=evaluate), site
+    finally:
+        site.stop()

@@ -13,8 +13,8 @@ import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig, html
-from tests.scanner.browser import visit_each
+from tests.fixtures.sites import Behaviour, Response, SiteFactory, html
+from tests.scanner.browser import pages_in_chromium
 from websec_app.scanner.checks.page import check_page
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -36,18 +36,14 @@ def test_a_base_applies_from_where_it_stands(site_factory: SiteFactory, pki: Pki
     # Given one name per case, each serving its page
     names = {site_factory.unique_host("base"): case for case in CASES}
 
-    def front(request: Request) -> Behaviour:
-        name = request.host or ""
+    def page(name: str) -> Behaviour:
         return html(f"<!DOCTYPE html><html>{CASES[names[name]][0].replace('{name}', name)}</html>")
 
+    # When Chromium loads each
     script = Response(200, [("Content-Type", "text/javascript")], "window.ran = true")
-    routes = {"/": front, "/app.js": script}
-    site = site_factory(Site(names=tuple(names), routes=routes, http=routes, tls=TlsConfig(cert="service")))
-    try:
-        # When Chromium loads each
-        ran = visit_each(site, pki, names, evaluate="window.ran === true")
-    finally:
-        site.stop()
+    ran, _ = pages_in_chromium(
+        site_factory, pki, names, page, {"/app.js": script}, over_http=True, evaluate="window.ran === true"
+    )
 
     # Then the script ran where the case says
     expected = {case: runs for case, (_, runs) in CASES.items()}

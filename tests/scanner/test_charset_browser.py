@@ -13,8 +13,8 @@ import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig
-from tests.scanner.browser import visit_each
+from tests.fixtures.sites import Behaviour, Response, SiteFactory
+from tests.scanner.browser import pages_in_chromium
 from websec_app.scanner.records.html import parse_page, raw_resources
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -46,21 +46,14 @@ def test_chromium_fetches_the_script_exactly_where_page_analysis_reads_the_page(
         _, codec, _ = CASES[names[name]]
         return PAGE.replace("{cdn}", cdn).replace("{name}", name).encode(codec)
 
-    def front(request: Request) -> Behaviour:
-        name = request.host or ""
+    def page(name: str) -> Behaviour:
         charset = CASES[names[name]][0]
         return Response(200, [("Content-Type", f"text/html; charset={charset}")], body(name))
 
+    # When Chromium loads each
     script = Response(200, [("Content-Type", "text/javascript")], "")
-    site = site_factory(
-        Site(names=(cdn, *names), routes={"/": front, "/app.js": script}, tls=TlsConfig(cert="service"))
-    )
-    try:
-        # When Chromium loads each
-        visit_each(site, pki, names)
-        asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
-    finally:
-        site.stop()
+    _, site = pages_in_chromium(site_factory, pki, names, page, {"/app.js": script}, more_names=(cdn,))
+    asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
 
     # Then the script was fetched where the case says
     fetched = {case: name in asked for name, case in names.items()}

@@ -16,8 +16,8 @@ import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig, html
-from tests.scanner.browser import visit_each
+from tests.fixtures.sites import Behaviour, Response, SiteFactory, html
+from tests.scanner.browser import pages_in_chromium
 from websec_app.scanner.checks.page import check_page
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -45,18 +45,13 @@ def test_chromium_upgrades_or_blocks_exactly_where_page_analysis_says(site_facto
     # Given one name per case, each serving its page
     names = {site_factory.unique_host("mixed"): case for case in CASES}
 
-    def front(request: Request) -> Behaviour:
-        name = request.host or ""
+    def page(name: str) -> Behaviour:
         return html("<!DOCTYPE html><html><body>" + CASES[names[name]][0].replace("{name}", name) + "</body></html>")
 
+    # When Chromium loads each
     image = Response(200, [("Content-Type", "image/png")], PNG)
-    routes = {"/": front, "/a.png": image, "/b.png": image}
-    site = site_factory(Site(names=tuple(names), routes=routes, http=routes, tls=TlsConfig(cert="service")))
-    try:
-        # When Chromium loads each
-        loaded = visit_each(site, pki, names, evaluate=PROBE)
-    finally:
-        site.stop()
+    routes = {"/a.png": image, "/b.png": image}
+    loaded, _ = pages_in_chromium(site_factory, pki, names, page, routes, over_http=True, evaluate=PROBE)
 
     # Then the probe loaded where the case says
     expected = {case: loads for case, (_, loads) in CASES.items()}

@@ -16,8 +16,8 @@ import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig, html
-from tests.scanner.browser import chromium_for_site, visit_each
+from tests.fixtures.sites import Behaviour, Response, Site, SiteFactory, TlsConfig, html
+from tests.scanner.browser import chromium_for_site, pages_in_chromium
 from websec_app.scanner.records.html import parse_page, raw_resources
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
@@ -144,18 +144,13 @@ def test_what_noscript_and_template_hide_is_what_chromium_does_not_fetch(site_fa
     url = f"https://{cdn_host}/app.js"
     pages = {name: INERT_CASES[case][0].replace("{url}", f"{url}?{name}") for name, case in names.items()}
 
-    def front(request: Request) -> Behaviour:
-        return html(f"<!DOCTYPE html><html><head></head><body>{pages[request.host or '']}</body></html>")
+    def page(name: str) -> Behaviour:
+        return html(f"<!DOCTYPE html><html><head></head><body>{pages[name]}</body></html>")
 
+    # When Chromium loads each
     script = Response(200, [("Content-Type", "text/javascript")], "")
-    routes = {"/": front, "/app.js": script}
-    site = site_factory(Site(names=(cdn_host, *names), routes=routes, tls=TlsConfig(cert="service")))
-    try:
-        # When Chromium loads each
-        visit_each(site, pki, names)
-        asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
-    finally:
-        site.stop()
+    _, site = pages_in_chromium(site_factory, pki, names, page, {"/app.js": script}, more_names=(cdn_host,))
+    asked = {request.target.partition("?")[2] for request in site.requests_to("/app.js")}
 
     # Then the script was fetched where the case says
     fetched = {case: name in asked for name, case in names.items()}

@@ -18,8 +18,8 @@ import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Behaviour, Request, Response, Site, SiteFactory, TlsConfig, html
-from tests.scanner.browser import visit_each
+from tests.fixtures.sites import Behaviour, Response, SiteFactory, html
+from tests.scanner.browser import pages_in_chromium
 from websec_app.scanner.checks.headers import check_headers
 from websec_app.scanner.checks.page import check_page
 
@@ -68,19 +68,15 @@ def test_chromium_upgrades_exactly_where_page_analysis_and_the_csp_check_say_it_
     # Given one name per case, each serving its page with the case's headers
     names = {site_factory.unique_host("uir"): case for case in CASES}
 
-    def front(request: Request) -> Behaviour:
-        name = request.host or ""
+    def page(name: str) -> Behaviour:
         extra, body, _ = CASES[names[name]]
         return html(body.replace("{name}", name), headers=with_name(name, [(CSP, OWN_POLICY), *extra]))
 
+    # When Chromium loads each
     script = Response(200, [("Content-Type", "text/javascript")], "window.ran = true")
-    routes = {"/": front, "/app.js": script}
-    site = site_factory(Site(names=tuple(names), routes=routes, http=routes, tls=TlsConfig(cert="service")))
-    try:
-        # When Chromium loads each
-        ran = visit_each(site, pki, names, evaluate="window.ran === true")
-    finally:
-        site.stop()
+    ran, _ = pages_in_chromium(
+        site_factory, pki, names, page, {"/app.js": script}, over_http=True, evaluate="window.ran === true"
+    )
 
     # Then the script ran where the upgrade applied
     expected = {case: upgraded for case, (_, _, upgraded) in CASES.items()}
