@@ -513,24 +513,7 @@ def _dated_leaf_site(site_factory, pki: Pki, directory: Path, prefix: str, not_b
     """A site serving a leaf of the test intermediate valid from `not_before` to `not_after`, and its intermediate."""
     host = site_factory.unique_host(prefix)
     key = ec.generate_private_key(ec.SECP256R1())
-    leaf = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
-        .issuer_name(pki.intermediate_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(not_before)
-        .not_valid_after(not_after)
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-        .sign(pki.intermediate_key, hashes.SHA256())
-    )
-    pem = serialization.Encoding.PEM
-    (directory / f"{host}.chain.pem").write_bytes(leaf.public_bytes(pem) + pki.intermediate_cert.public_bytes(pem))
-    (directory / f"{host}.key.pem").write_bytes(
-        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(directory / f"{host}.chain.pem", directory / f"{host}.key.pem")
+    context, _ = algorithm_context(pki, directory, host, key, valid=(not_before, not_after))
     return site_factory(Site(names=(host,), routes={"/": Response(200)}, tls=TlsConfig(context=context)))
 
 
@@ -851,18 +834,25 @@ def _algorithm_site(site_factory, pki: Pki, directory: Path, prefix: str, key, c
 
 
 def algorithm_context(
-    pki: Pki, directory: Path, host: str, key, curve: str | None = None
+    pki: Pki,
+    directory: Path,
+    host: str,
+    key,
+    curve: str | None = None,
+    valid: tuple[datetime, datetime] | None = None,
 ) -> tuple[ssl.SSLContext, x509.Certificate]:
-    """A server context for `host` whose leaf (issued by the test intermediate) has `key`, and whose ECDHE groups
-    are `curve` alone when given (Python's ssl: OpenSSL's SSL_CTX_set1_groups_list); and the leaf."""
+    """A server context for `host` whose leaf (issued by the test intermediate) has `key`, is valid for `valid`
+    (from a day before the test PKI's now for 90 days when not given), and whose ECDHE groups are `curve` alone
+    when given (Python's ssl: OpenSSL's SSL_CTX_set1_groups_list); and the leaf."""
+    not_before, not_after = valid or (pki.now - timedelta(days=1), pki.now + timedelta(days=90))
     leaf = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
         .issuer_name(pki.intermediate_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(pki.now - timedelta(days=1))
-        .not_valid_after(pki.now + timedelta(days=90))
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
         .sign(pki.intermediate_key, hashes.SHA256())
     )
