@@ -15,10 +15,16 @@ from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, ScanJob, S
 
 
 def job_row(
-    job_id: str, status: str, created: datetime, *, seconds: float = 3.0, pdf: bytes | None = None
+    job_id: str,
+    status: str,
+    created: datetime,
+    *,
+    seconds: float = 3.0,
+    pdf: bytes | None = None,
+    error_kind: str | None = None,
 ) -> dict[str, Any]:
     """A job created at `created`: started then unless queued, ended `seconds` later when done or failed, a
-    result (and `pdf`) when done."""
+    result (and `pdf`) when done; a failed one names `error_kind` when the scanner raised it."""
     ended = status in (JOB_DONE, JOB_FAILED)
     done = status == JOB_DONE
     return {
@@ -29,7 +35,7 @@ def job_row(
         "created_at": created,
         "started_at": created if status != JOB_QUEUED else None,
         "finished_at": created + timedelta(seconds=seconds) if ended else None,
-        "result": {"grade": "A"} if done else None,
+        "result": {"grade": "A"} if done else ({"error_kind": error_kind} if error_kind else None),
         "pdf": pdf if done else None,
         "options": {},
         "attempts": 1,

@@ -12,7 +12,7 @@ from tests import db_fixtures
 from tests.clock import TEST_NOW
 from tests.job_rows import insert_job_rows, job_row
 from websec_app.store import Database
-from websec_app.store.models import JOB_DONE, JOB_QUEUED, JOB_RUNNING
+from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, JOB_RUNNING
 from websec_app.store.scan_jobs import (
     DEFAULT_SCAN_SECONDS,
     SCAN_TIME_SAMPLE,
@@ -25,11 +25,20 @@ database = db_fixtures.database
 any_database = db_fixtures.any_database
 
 
-def _add_jobs(database: Database, count: int, *, first: int, status: str = JOB_DONE, seconds: float = 2.0) -> None:
+def _add_jobs(
+    database: Database,
+    count: int,
+    *,
+    first: int,
+    status: str = JOB_DONE,
+    seconds: float = 2.0,
+    error_kind: str | None = None,
+) -> None:
     """`count` jobs created a second apart (the later the number, the later the job), each `seconds` long."""
     start = TEST_NOW - timedelta(days=30)
     rows = [
-        job_row(f"{n:032x}", status, start + timedelta(seconds=n), seconds=seconds) for n in range(first, first + count)
+        job_row(f"{n:032x}", status, start + timedelta(seconds=n), seconds=seconds, error_kind=error_kind)
+        for n in range(first, first + count)
     ]
     insert_job_rows(database, rows)
 
@@ -53,6 +62,33 @@ def test_the_load_counts_open_jobs_live_capacity_and_the_latest_scan_times(any_d
     assert (load.depth, load.capacity, load.scan_seconds) == (3, 4, 1.0)
 
 
+def test_scans_that_failed_in_the_scanner_count_in_the_scan_time(any_database: Database) -> None:
+    # Given 100 scans done in 1 s, then 100 of an unreachable host that held their worker 19 s each, and
+    # 50 jobs the sweep ended an hour after they started (no scanner error: the server had stopped)
+    _add_jobs(any_database, 100, first=0, seconds=1.0)
+    _add_jobs(any_database, 100, first=100, status=JOB_FAILED, seconds=19.0, error_kind="TargetUnreachable")
+    _add_jobs(any_database, 50, first=200, status=JOB_FAILED, seconds=3600.0)
+
+    with any_database.session() as session:
+        load = cluster_load(session, TEST_NOW)
+
+    # Then the mean is over the 200 scans that ran, the slow failures among them: the admission's wait
+    # estimate is the time workers really spend (it said 1 s while dead hosts held every slot for 19)
+    assert load.scan_seconds == 10.0
+
+
+def test_the_scan_time_averages_the_latest_scans_whatever_their_end(any_database: Database) -> None:
+    # Given old failed scans of 30 s, then the latest SCAN_TIME_SAMPLE done in 2 s
+    _add_jobs(any_database, 40, first=0, status=JOB_FAILED, seconds=30.0, error_kind="TargetUnreachable")
+    _add_jobs(any_database, SCAN_TIME_SAMPLE, first=100, seconds=2.0)
+
+    with any_database.session() as session:
+        load = cluster_load(session, TEST_NOW)
+
+    # Then the older failures fall out of the sample as done scans do
+    assert load.scan_seconds == 2.0
+
+
 def _vm_steps(database: Database) -> int:
     """SQLite virtual-machine steps (in thousands) that one `cluster_load` runs: a measure of the work it
     does, which unlike its time does not depend on the machine."""
@@ -74,10 +110,12 @@ def _vm_steps(database: Database) -> int:
 
 
 def test_reading_the_load_costs_the_same_with_ten_times_the_jobs(database: Database) -> None:
-    # Given 2,000 done jobs, then 20,000
+    # Given 2,000 done jobs and 500 failed, then 20,000 and 5,000
     _add_jobs(database, 2_000, first=0)
+    _add_jobs(database, 500, first=100_000, status=JOB_FAILED, error_kind="TargetUnreachable")
     small = _vm_steps(database)
     _add_jobs(database, 18_000, first=2_000)
+    _add_jobs(database, 4_500, first=100_500, status=JOB_FAILED, error_kind="TargetUnreachable")
     large = _vm_steps(database)
 
     # Then the read does about the same work (sorting every done job by its end time grew with the table)

@@ -261,6 +261,27 @@ class ClusterLoad:
         return (self.depth + more) * self.scan_seconds / slots
 
 
+def _recent_durations(session: Session, status: str) -> list[tuple[datetime, float]]:
+    """(created_at, seconds a worker spent) of the latest SCAN_TIME_SAMPLE scans ended `status`. A failed
+    job counts when the scanner ran and raised (its `result` names the error): an unreachable target holds a
+    worker slot up to the scan's whole time budget, so leaving those out made the expected wait too short
+    exactly when scans of dead hosts fill the queue. Jobs ended by the sweep or a stopping process (no error
+    kind) are left out: their time is the outage's, not a scan's."""
+    recent = (
+        select(ScanJob.created_at, ScanJob.started_at, ScanJob.finished_at, ScanJob.result)
+        .where(col(ScanJob.status) == status, col(ScanJob.finished_at).is_not(None))
+        .order_by(col(ScanJob.created_at).desc())
+        .limit(SCAN_TIME_SAMPLE)
+    )
+    return [
+        (created, (finished - started).total_seconds())
+        for created, started, finished, result in session.exec(recent).all()
+        if started is not None
+        and finished is not None
+        and (status == JOB_DONE or (isinstance(result, Mapping) and result.get(ERROR_KIND)))
+    ]
+
+
 def cluster_load(session: Session, now: datetime) -> ClusterLoad:
     depth = session.exec(select(func.count()).select_from(ScanJob).where(col(ScanJob.status).in_(_OPEN))).one()
     alive_since = now - timedelta(seconds=WORKER_ALIVE_SECONDS)
@@ -269,19 +290,12 @@ def cluster_load(session: Session, now: datetime) -> ClusterLoad:
     ).one()
     # The latest by creation, not by finish: the (status, created_at) index then hands them over in order.
     # Ordered by finished_at, every read sorted all the done jobs ever kept: ~0.5 s of CPU with 100,000,
-    # at every admission read (LOAD_TTL_SECONDS), growing with each scan.
-    recent = (
-        select(ScanJob.started_at, ScanJob.finished_at)
-        .where(col(ScanJob.status) == JOB_DONE, col(ScanJob.finished_at).is_not(None))
-        .order_by(col(ScanJob.created_at).desc())
-        .limit(SCAN_TIME_SAMPLE)
-    )
-    durations = [
-        (finished - started).total_seconds()
-        for started, finished in session.exec(recent).all()
-        if started is not None and finished is not None
+    # at every admission read (LOAD_TTL_SECONDS), growing with each scan. One read per status keeps that
+    # order (an IN over both would sort them all).
+    durations = sorted((*_recent_durations(session, JOB_DONE), *_recent_durations(session, JOB_FAILED)), reverse=True)[
+        :SCAN_TIME_SAMPLE
     ]
-    scan_seconds = sum(durations) / len(durations) if durations else DEFAULT_SCAN_SECONDS
+    scan_seconds = sum(seconds for _, seconds in durations) / len(durations) if durations else DEFAULT_SCAN_SECONDS
     return ClusterLoad(int(depth), int(capacity), max(scan_seconds, 0.01))
 
 
