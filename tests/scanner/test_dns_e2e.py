@@ -1,14 +1,26 @@
 """End-to-end scans with fixture DNS zones: DNSSEC (signed, wrong DS, island, unsigned), SPF over 10
 lookups, null MX, a dangling CNAME, MTA-STS and TLS-RPT for a domain that receives mail, and a failed
-lookup that must not fail the scan. Each site is the best-practice site; only its zone differs."""
+lookup that must not fail the scan. Each site is the best-practice site; only its zone differs. A zone for
+`io.` serves alice.github.io under a platform's broken CAA RRset (fetched, checked and graded, no site)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
+import pytest
+
+from tests.factories import make_snapshot
 from tests.fixtures import catalog
+from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.sites import Response
 from websec_app.scanner import scan
+from websec_app.scanner.checks.dns import check_dns
+from websec_app.scanner.fetch.dns import fetch_dns
+from websec_app.scanner.fetch.resolve import Resolver
+from websec_app.scanner.grading import grade
+from websec_app.scanner.rules import default_rulebook
+from websec_app.settings import DnsServer
 
 
 def dns_problems(body: dict) -> dict[str, int]:
@@ -195,3 +207,32 @@ async def test_the_worst_site_has_no_mail_authentication(worst_site, scan_settin
     } <= set(dns_problems(body))
     assert body["grade"] == "F"
     assert all(f["severity"] == "minor" for f in body["dns"]["findings"])
+
+
+@pytest.fixture
+def io_dns_server() -> Iterator[AuthDnsServer]:
+    """A second fixture DNS server, for `io.` (alice.github.io), beside the session's `.test` one."""
+    with AuthDnsServer(tld="io") as server:
+        yield server
+
+
+async def test_a_broken_caa_rrset_of_the_platform_above_the_domain_is_overridden_at_the_domain(
+    io_dns_server, scan_settings
+) -> None:
+    # Given alice.github.io, with no CAA records, under github.io (a public suffix), whose CAA RRset has an
+    # unknown critical tag: the relevant RRset for alice.github.io (RFC 8659 3), so CAs must refuse (4.1)
+    io_dns_server.add_zone("github.io")
+    io_dns_server.add("alice.github.io", "A", "127.0.0.9")
+    io_dns_server.add("github.io", "CAA", '128 futuretag "x"', '0 issue "digicert.com"')
+    settings = dataclasses.replace(scan_settings, dns_servers=(DnsServer(io_dns_server.ip, io_dns_server.port),))
+    snapshot = await fetch_dns("alice.github.io", Resolver(settings))
+
+    result = check_dns(make_snapshot("https://alice.github.io/", dns=snapshot))
+    report = grade([result], default_rulebook(), {"host": "alice.github.io", "domain": "alice.github.io"})
+
+    # Then the fix is what the owner can do: publish their own RRset, which ends the climb before github.io's
+    (finding,) = [f for f in report.sections["dns"]["findings"] if f["check"].startswith("dns.caa")]
+    assert (finding["check"], finding["deduction"]) == ("dns.caa_invalid_inherited", 2)
+    assert finding["fix"].startswith("Publish your own CAA records at alice.github.io, which certificate authorities")
+    assert "ask whoever runs github.io to remove the critical flag" in finding["fix"]
+    assert finding["note"].startswith("at github.io: unknown critical tag 'futuretag'")

@@ -36,6 +36,7 @@ CONTEXT = {
     "target": "gone.cloudapp.net",
     "spf_strict": "v=spf1 mx -all",
     "caa_name": "example.com",
+    "caa_found": "com",
     "allow": "Cloudflare blocked the scan.",
 }
 FIXED = [rule for rule in BOOK.rules.values() if rule.fix]

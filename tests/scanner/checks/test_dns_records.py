@@ -670,6 +670,50 @@ def test_the_caa_fix_names_the_domain_when_no_name_has_records_or_the_ones_found
     assert fix.startswith('alice.github.io CAA 0 issue "letsencrypt.org"')
 
 
+GITHUB_IO_RECORDS = (
+    "these are github.io's records, above alice.github.io and set by whoever runs github.io: "
+    "CAA records published at alice.github.io would be read instead (RFC 8659 3)"
+)
+
+
+def alice_github_io_caa(*records: str) -> dict[str, dict]:
+    """The CAA findings of alice.github.io, graded, when github.io (a public suffix) has `records`."""
+    result = check(
+        dns_answer("alice.github.io", "CAA"), dns_answer("github.io", "CAA", *records), host="alice.github.io"
+    )
+    report = grade([result], default_rulebook(), {"host": "alice.github.io", "domain": "alice.github.io"})
+    return {f["check"]: f for f in report.sections["dns"]["findings"] if f["check"].startswith("dns.caa")}
+
+
+def test_an_invalid_caa_rrset_above_the_domain_asks_the_owner_to_publish_their_own() -> None:
+    # RFC 8659 3: github.io's broken RRset is the relevant one only while alice.github.io has none; the owner
+    # cannot edit github.io's records (the fix named alice.github.io's, which do not exist), but records
+    # published at alice.github.io end the climb before them
+    (finding,) = alice_github_io_caa('128 futuretag "x"', '0 issue "digicert.com"').values()
+    assert (finding["check"], finding["deduction"]) == ("dns.caa_invalid_inherited", 2)
+    assert finding["fix"].startswith(
+        "Publish your own CAA records at alice.github.io, which certificate authorities read before github.io's "
+        '(RFC 8659 3): alice.github.io CAA 0 issue "letsencrypt.org"'
+    )
+    assert finding["fix"].endswith(
+        "ask whoever runs github.io to remove the critical flag or the unknown tag from its CAA records."
+    )
+    assert "alice.github.io's CAA records" not in finding["fix"]
+    assert finding["note"] == (
+        "at github.io: unknown critical tag 'futuretag': CAs must refuse to issue (RFC 8659 4.1); " + GITHUB_IO_RECORDS
+    )
+
+
+def test_caa_without_an_issue_tag_above_the_domain_says_whose_records_they_are() -> None:
+    (finding,) = alice_github_io_caa('0 iodef "mailto:caa@github.com"').values()
+    assert finding["check"] == "dns.caa_missing"
+    assert finding["note"] == (
+        "at github.io: CAA records (iodef) but no issue tag, so they do not restrict which CAs may issue; "
+        + GITHUB_IO_RECORDS
+    )
+    assert finding["fix"].startswith('alice.github.io CAA 0 issue "letsencrypt.org"')
+
+
 def test_caa_is_searched_past_the_registrable_domain_up_to_the_top_level_domain() -> None:
     # RFC 8659 3: up to but not including the root; github.io is a (private) public suffix
     result = check(
@@ -677,7 +721,8 @@ def test_caa_is_searched_past_the_registrable_domain_up_to_the_top_level_domain(
         dns_answer("github.io", "CAA", '0 issue "digicert.com"'),
         host="alice.github.io",
     )
-    assert notes(result, "dns.caa_present") == ["at github.io: issuers digicert.com"]
+    # The issuers are github.io's choice, not alice.github.io's, which may publish its own
+    assert notes(result, "dns.caa_present") == [f"at github.io: issuers digicert.com; {GITHUB_IO_RECORDS}"]
     nothing = check(
         *(dns_answer(name, "CAA") for name in ("alice.github.io", "github.io", "io")), host="alice.github.io"
     )
@@ -708,7 +753,10 @@ def test_a_host_of_many_labels_still_finds_caa_at_its_registrable_domain() -> No
 
 def test_caa_missing_and_an_unknown_critical_tag() -> None:
     assert "dns.caa_missing" in outcomes(dns_answer(HOST, "CAA"), dns_answer("com", "CAA"))
-    assert "dns.caa_invalid" in outcomes(dns_answer(HOST, "CAA", '128 futuretag "x"', '0 issue "letsencrypt.org"'))
+    invalid = check(dns_answer(HOST, "CAA", '128 futuretag "x"', '0 issue "letsencrypt.org"'))
+    assert notes(invalid, "dns.caa_invalid") == [
+        f"at {HOST}: unknown critical tag 'futuretag': CAs must refuse to issue (RFC 8659 4.1)"
+    ]
 
 
 # -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------

@@ -317,21 +317,29 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
         }
         # The fix goes where this RRset is: one at the host hides the domain's, so records added at the domain
         # would change nothing (RFC 8659 3). An RRset above the domain (github.io's for alice.github.io) is not
-        # the owner's to edit: records published at their domain come first in the climb.
-        fix_vars = {"caa_name": name if name == domain or name.endswith("." + domain) else domain}
+        # the owner's to edit: records published at their domain come first in the climb and replace it.
+        above_domain = name != domain and not name.endswith("." + domain)
+        fix_vars = {"caa_name": domain if above_domain else name, "caa_found": name}
+        whose = (
+            f"; these are {name}'s records, above {domain} and set by whoever runs {name}: "
+            f"CAA records published at {domain} would be read instead (RFC 8659 3)"
+            if above_domain
+            else ""
+        )
         if problems:
-            return [Finding("dns.caa_invalid", note="; ".join(problems), fix_vars=fix_vars)]
+            outcome = "dns.caa_invalid_inherited" if above_domain else "dns.caa_invalid"
+            return [Finding(outcome, note=f"at {name}: {'; '.join(problems)}{whose}", fix_vars=fix_vars)]
         if "issue" not in parsed:
             # RFC 8659 4.2, 4.3: only issue restricts a name that is not a wildcard; an RRset of iodef
             # or issuewild alone still ends the climb, and lets every CA issue for the host.
             tags = ", ".join(sorted(parsed))
             note = f"at {name}: CAA records ({tags}) but no issue tag, so they do not restrict which CAs may issue"
-            return [Finding("dns.caa_missing", note=note, fix_vars=fix_vars)]
+            return [Finding("dns.caa_missing", note=note + whose, fix_vars=fix_vars)]
         issuers = sorted({v.split(";")[0].strip() or "none" for v in parsed["issue"]})
         note = f"at {name}: issuers {', '.join(issuers)}"
         if skipped and name.count(".") < names[0].count(".") - names.index(name):  # found past the gap
             note += f" ({skipped} names between the host and {name} were not asked: at most {MAX_CAA_NAMES} a scan)"
-        return [Finding("dns.caa_present", note=note)]
+        return [Finding("dns.caa_present", note=note + whose)]
     if skipped:
         return []  # the climb's first non-empty RRset may be at a name that was not asked: unknown
     note = f"no CAA record from {host} up to the top-level domain {names[-1]}"
