@@ -1,7 +1,11 @@
 """Words every renderer shares (the UI, CLI, emails, PDFs and API errors say them the same way): counted nouns
-("1 day", "2 days"), the names of TLS protocol versions, and how a site's bidirectional controls are shown."""
+("1 day", "2 days"), the names of TLS protocol versions, a certificate's Key Usage, and how a site's bidirectional
+controls are shown."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
@@ -19,6 +23,21 @@ PROTOCOL_LABELS = {
     "SSLv2": "SSL 2.0",
 }
 
+
+def key_usage_words(certificate: Mapping[str, Any]) -> str:
+    """What the report's site certificate lets its key be used for (`tls.certificate.key_usage`: RFC 5280 4.2.1.3's
+    names, null when the extension is absent, which allows every use; tls.cert_key_usage judges it). "" for a
+    report stored before the field, which says nothing either way."""
+    if "key_usage" not in certificate:
+        return ""
+    usage = certificate["key_usage"]
+    if usage is None:
+        return "Every use: the certificate has no Key Usage extension"
+    if not isinstance(usage, list):
+        return ""
+    return ", ".join(str(name) for name in usage) or "No use: the extension lists none"
+
+
 #: Characters that reorder how the text after them is displayed (Unicode TR 9's marks, embeddings, overrides
 #: and isolates). A site's RIGHT-TO-LEFT OVERRIDE makes the rest of a line read backwards ("Trojan Source",
 #: CVE-2021-42574), so renderers show these escaped, and a site's text in the order it was sent.
@@ -30,4 +49,4 @@ def bidi_escaped(ch: str) -> str:
     return f"\\u{ord(ch):04x}"
 
 
-__all__ = ["BIDI_CONTROLS", "PROTOCOL_LABELS", "bidi_escaped", "counted"]
+__all__ = ["BIDI_CONTROLS", "PROTOCOL_LABELS", "bidi_escaped", "counted", "key_usage_words"]

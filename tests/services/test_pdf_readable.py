@@ -144,6 +144,36 @@ def test_a_dhe_suite_over_a_small_group_is_not_called_strong(worst: dict[str, An
     assert "key exchange a 1024-bit Diffie-Hellman group" not in text
 
 
+def _chain_table(body: dict[str, Any]) -> str:
+    """The certificate chain's table as pdftotext reads it (up to the TLS findings' table)."""
+    text = flat(" ".join(pdf_pages(render_scan_pdf(body, "Acme GmbH"))))
+    chain = text.split("Certificate chain", 1)[1]
+    return chain.split("Finding and fix", 1)[0]
+
+
+def test_the_site_certificates_key_usage_is_printed_under_its_key(worst: dict[str, Any]) -> None:
+    # Given the worst site's leaf (EC), whose Key Usage allows digitalSignature only
+    assert worst["tls"]["certificate"]["key_usage"] == ["digitalSignature"]
+
+    # Then the site certificate's row of the chain table says so, once (the authorities' rows list no usage)
+    assert _chain_table(worst).count("Key usage: digitalSignature") == 1
+
+    # And a leaf whose Key Usage forbids the signed key exchange shows every use it lists
+    body = copy.deepcopy(worst)
+    body["tls"]["certificate"]["key_usage"] = ["nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement"]
+    squeezed = re.sub(r"\s+", "", _chain_table(body))
+    assert "Keyusage:nonRepudiation,keyEncipherment,dataEncipherment,keyAgreement" in squeezed
+
+    # A leaf without the extension: every use allowed, said so
+    body["tls"]["certificate"]["key_usage"] = None
+    squeezed = re.sub(r"\s+", "", _chain_table(body))
+    assert "Keyusage:Everyuse:thecertificatehasnoKeyUsageextension" in squeezed
+
+    # A report stored before the field says nothing either way
+    del body["tls"]["certificate"]["key_usage"]
+    assert "Key usage" not in _chain_table(body)
+
+
 def test_the_appendix_has_the_redirect_chain_and_the_raw_headers(worst_pdf: list[str]) -> None:
     appendix = flat(" ".join(worst_pdf)).split("Appendix: redirects and raw response headers", 1)[1]
 

@@ -9,19 +9,22 @@ then the evidence is there, readable, and the fix tabs and Copy buttons work.
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
+import ssl
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
-from tests.fixtures.sites import SiteFactory
+from tests.fixtures.pki import Pki
+from tests.fixtures.sites import SiteFactory, TlsConfig
 from tests.reports import impact_report
 from websec_app.scanner import ScanReport
 from websec_app.scanner.fixes import SERVERS
@@ -174,6 +177,10 @@ def test_the_tls_tables_and_certificate_chain_are_shown(page: Page, app: App, re
     expect(chain.nth(1)).to_contain_text("Intermediate CA")
     expect(page.get_by_test_id("tls-certificate")).to_contain_text(
         reports.worst_body["tls"]["certificate"]["sha256_fingerprint"]
+    )
+    # The fixture leaf (EC) allows its key digitalSignature only: the certificate panel says so
+    expect(page.get_by_test_id("tls-certificate").locator("tr", has_text="Key usage")).to_have_text(
+        re.compile(r"^\s*Key usage\s*digitalSignature\s*$")
     )
 
 
@@ -364,6 +371,77 @@ def test_the_csp_rollout_advice_is_shown_with_the_fix_and_never_in_a_free_report
         csp.screenshot(path=str(SCREENSHOTS / f"csp-fix-note-free-{width}.png"))
 
 
+def shot_of(page: Page, element: Locator, name: str) -> None:
+    """var/screenshots/<name>: `element` cut from a full-page screenshot (an element screenshot of something taller
+    than a phone's screen scrolls it under the sticky top bar, which then covers part of it)."""
+    box = element.bounding_box()
+    assert box is not None
+    page_top = box["y"] + page.evaluate("window.scrollY")
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=True, clip={**box, "y": page_top})
+
+
+#: Key Usage bits of a leaf without digitalSignature (Chromium refuses it over TLS 1.3: tls.cert_key_usage), and
+#: four of them: the longest value the panel shows, in RFC 5280's names.
+UNUSUAL_KEY_USAGE = ("content_commitment", "key_encipherment", "data_encipherment", "key_agreement")
+
+
+def test_the_certificate_panel_shows_the_key_usage_the_finding_speaks_of(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory, pki: Pki
+) -> None:
+    """var/screenshots/cert-key-usage-{1280,375}.png (the panel), cert-key-usage-finding-{1280,375}.png and
+    cert-key-usage-absent-{1280,375}.png (the panel of a leaf without the extension), looked at by hand."""
+    # Given a site whose leaf's Key Usage lacks digitalSignature, scanned and stored, and the same report as if
+    # the leaf had no Key Usage extension
+    host = site_factory.unique_host("key-usage")
+    issued = pki.issue("valid", (host,), key_usage=UNUSUAL_KEY_USAGE)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(issued.chain_path, issued.key_path)
+    context.set_alpn_protocols(["http/1.1"])
+    site = site_factory(catalog.best_practices(host, tls=TlsConfig(context=context)))
+    try:
+        body = scanned(site.url, scan_settings).to_dict()
+    finally:
+        site.stop()
+    assert "tls.cert_key_usage" in [f["check"] for f in body["tls"]["findings"]]
+    without_extension = copy.deepcopy(body)
+    without_extension["tls"]["certificate"]["key_usage"] = None
+    with app.database.session() as session:
+        report_id = save_report(session, body=body, kind="pro", now=TEST_NOW).id
+        absent_id = save_report(session, body=without_extension, kind="pro", now=TEST_NOW).id
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    # When its report opens, then the finding and the certificate panel's Key usage row name the same uses
+    open_report(page, app, report_id)
+    listed = "nonRepudiation, keyEncipherment, dataEncipherment, keyAgreement"
+    finding = page.locator("[data-testid='finding']", has_text="ERR_SSL_KEY_USAGE_INCOMPATIBLE")
+    expect(finding).to_contain_text(f"allows {listed}")
+    panel = page.get_by_test_id("tls-certificate")
+    row = panel.locator("tr", has_text="Key usage")
+    expect(row.locator("td")).to_have_text(listed)
+    certificate = page.locator("div", has=page.get_by_role("heading", name="Certificate", exact=True)).filter(has=panel)
+
+    def fits(width: str) -> bool:
+        shot_of(page, finding, f"cert-key-usage-finding-{width}.png")
+        shot_of(page, certificate.last, f"cert-key-usage-{width}.png")
+        return bool(
+            page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            and row.locator("td").evaluate("el => el.scrollWidth <= el.clientWidth")
+            and panel.evaluate("el => el.scrollWidth <= el.clientWidth")
+        )
+
+    # at either width, the list wraps inside its cell: neither the page nor the panel scrolls sideways
+    assert at_each_width(page, fits) == [True, True]
+
+    # And without the extension the row says every use is allowed
+    open_report(page, app, absent_id)
+    row = page.get_by_test_id("tls-certificate").locator("tr", has_text="Key usage")
+    expect(row.locator("td")).to_have_text("Every use: the certificate has no Key Usage extension")
+    certificate = page.locator("div", has=page.get_by_role("heading", name="Certificate", exact=True)).filter(
+        has=page.get_by_test_id("tls-certificate")
+    )
+    at_each_width(page, lambda width: shot_of(page, certificate.last, f"cert-key-usage-absent-{width}.png"))
+
+
 # -- the evidence rows themselves (no browser) --------------------------------------------------------------
 
 
@@ -377,6 +455,25 @@ def test_a_stored_report_without_the_evidence_fields_shows_none() -> None:
 
     assert view.evidence.final_headers == [] and view.evidence.weak_ciphers == []
     assert all(f.snippets == [] and f.first_server == "" for s in view.sections for f in s.problems)
+
+
+def test_the_certificate_rows_say_what_its_key_usage_allows() -> None:
+    body = make_report().to_dict()
+    leaf = {"subject": "CN=x.test", "key_type": "RSA", "key_size": 2048}
+
+    def key_usage_row(**fields: Any) -> list[str]:
+        body["tls"]["certificate"] = {**leaf, **fields}
+        return [row.value for row in report_view(body).evidence.certificate if row.name == "Key usage"]
+
+    # RFC 5280's names, as the tls section lists them, after the key
+    assert key_usage_row(key_usage=["digitalSignature", "keyEncipherment"]) == ["digitalSignature, keyEncipherment"]
+    rows = [row.name for row in report_view(body).evidence.certificate]
+    assert rows[rows.index("Key") + 1] == "Key usage"
+    # null: the extension is absent, which allows every use
+    assert key_usage_row(key_usage=None) == ["Every use: the certificate has no Key Usage extension"]
+    assert key_usage_row(key_usage=[]) == ["No use: the extension lists none"]
+    # A report stored before the field says nothing either way
+    assert key_usage_row() == []
 
 
 def test_snippets_follow_the_detected_server_and_vanish_with_the_fix() -> None:

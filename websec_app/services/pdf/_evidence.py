@@ -11,6 +11,7 @@ from reportlab.platypus import CondPageBreak, Flowable, Paragraph
 
 from websec_app.scanner.fixes import SERVER_LABELS, SERVERS
 from websec_app.scanner.snapshot import dhe_suite
+from websec_app.wording import key_usage_words
 
 from ._layout import CONTENT_WIDTH, STATUS_COLOURS, badge, code, mono_box, para, prose, table, text
 from ._wording import (
@@ -100,7 +101,9 @@ def tls_tables(tls: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
         )
     chain = tls.get("chain")
     if isinstance(chain, list) and chain:
-        story += [CondPageBreak(40 * mm), para("Certificate chain", st["h3"]), chain_table(chain, st)]
+        certificate = tls.get("certificate")
+        key_usage = key_usage_words(certificate) if isinstance(certificate, Mapping) else ""
+        story += [CondPageBreak(40 * mm), para("Certificate chain", st["h3"]), chain_table(chain, st, key_usage)]
         if tls.get("chain_complete") is False:
             story.append(para("The server does not send every intermediate certificate.", st["small"]))
     return story
@@ -120,7 +123,9 @@ def _not_tested(items: Any) -> list[str]:
     return names
 
 
-def chain_table(chain: list[Any], st: dict[str, Any]) -> Flowable:
+def chain_table(chain: list[Any], st: dict[str, Any], key_usage: str = "") -> Flowable:
+    """`key_usage`: the site certificate's, in words (wording.key_usage_words), printed under its key: the
+    reader of tls.cert_key_usage sees what the certificate allows."""
     rows: list[list[Any]] = [
         [_cell(f"<b>{h}</b>", st) for h in ("#", "Certificate (subject)", "Issued by", "Expires", "Key, signature")]
     ]
@@ -132,13 +137,14 @@ def chain_table(chain: list[Any], st: dict[str, Any]) -> Flowable:
         if cert.get("key_size"):
             key += " bits"
         signature = str(cert.get("signature_hash") or "").upper()
+        usage = f"<br/><font color='#656d76'>Key usage:</font> {text(key_usage)}" if number == 1 and key_usage else ""
         rows.append(
             [
                 _cell(str(number), st),
                 _cell(f"{text(cert.get('subject'))}<br/><font color='#656d76'>{text(role)}</font>", st),
                 _cell(text(cert.get("issuer")), st),
                 _cell(text(str(cert.get("not_after") or "")[:10]), st),
-                _cell(f"{text(key)}<br/>{text(signature)}", st),
+                _cell(f"{text(key)}<br/>{text(signature)}{usage}", st),
             ]
         )
     return table(rows, [8 * mm, 55 * mm, 55 * mm, 22 * mm, CONTENT_WIDTH - 140 * mm])
