@@ -146,3 +146,29 @@ def test_a_cname_lookup_that_failed_is_not_a_fixed_then_new_dangling_cname() -> 
     # Then the dangling CNAME is neither fixed nor new
     assert ("dns", "dns.dangling_cname") not in names(diff_reports(dangling, failed).fixed)
     assert ("dns", "dns.dangling_cname") not in names(diff_reports(failed, dangling).new)
+
+
+def test_what_the_previous_scan_could_not_check_is_compared_with_the_last_earlier_scan_that_did() -> None:
+    # Given scans strict SPF -> SPF lookup failed -> SPF +all (the monitor passes the earlier scans)
+    mx = dns_answer("example.com", "MX", "10 mail.example.com.")
+    strict = dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 mx -all"'))
+    failed = dns_body(mx, dns_answer("example.com", "TXT", rcode="SERVFAIL"))
+    pass_all = dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 +all"'))
+    assert names(diff_reports(failed, pass_all).new) == []  # two scans alone: SPF unchecked before
+
+    # When the +all scan is compared with the failed one, the earlier ones given newest first
+    through_two = diff_reports(failed, pass_all, [failed, strict])
+
+    # Then SPF +all is new against the strict scan, the last one that read SPF, with its points
+    assert [(c.name, c.before, c.after) for c in through_two.new] == [
+        ("dns.spf_pass_all", None, {"status": "bad", "deduction": 5})
+    ]
+    # and +all there all along is nothing new
+    assert diff_reports(failed, pass_all, [pass_all, strict]).new == ()
+
+    # and the earlier scans are not read when the previous one checked what the new one holds
+    def untouched() -> Any:
+        raise AssertionError("read an earlier report")
+        yield  # a generator that fails when read
+
+    assert names(diff_reports(strict, pass_all, untouched()).new) == [("dns", "dns.spf_pass_all")]

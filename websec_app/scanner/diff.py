@@ -26,11 +26,19 @@ checked a family when it holds a finding of it and no check.error naming it, so 
 out leaves out DMARC alone, and SPF turned to +all in the next scan is still new. In any other section a
 failure may have hidden any of its findings, so every finding missing from it is left out; one present on
 both sides is still compared. The score's change still counts what the unchecked part did to it.
+
+Such a finding is not lost for good: given `earlier` reports of the site (older than `before`, newest first), a
+finding `after` holds that `before` could not have seen is compared with the newest of them whose check did
+run. A monitor's run after a blocked one (or one whose DMARC lookup timed out) finds the CSP removed meanwhile
+as new, and the site's CSP missing all along as nothing. Only `after`'s findings are looked up there (new and
+changed, never fixed: a finding gone after the gap stays unsaid, as a two-report diff leaves it), and the
+earlier reports are read only as far as a finding needs them. An entry compared with an earlier report takes
+its `before` from that report, its points counted once as above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,34 +192,61 @@ class _Points:
 
     def __init__(self, items: Mapping[str | None, ReportItem], other: Mapping[str | None, ReportItem]) -> None:
         kept = {_key(i) for i in other.values()}
-        self._spent = {i.index for i in items.values() if _key(i) in kept}
+        # by identity: the items of one side may come from two reports (`before` and an earlier one), whose
+        # positions in the section can be the same
+        self._spent = {id(i) for i in items.values() if _key(i) in kept}
 
     def state(self, item: ReportItem) -> tuple[dict[str, Any], bool]:
         """The entry's state, and whether its points were left out (counted elsewhere, or unchanged)."""
-        if item.index in self._spent:
+        if id(item) in self._spent:
             return {"status": item.status, "deduction": 0}, True
-        self._spent.add(item.index)
+        self._spent.add(id(item))
         return {"status": item.status, "deduction": item.deduction}, False
 
 
+class _Earlier:
+    """The reports before `before`, newest first, each parsed when a finding first needs it."""
+
+    def __init__(self, bodies: Iterable[Mapping[str, Any]]) -> None:
+        self._bodies: Iterator[Mapping[str, Any]] = iter(bodies)
+        self._read: list[_Side] = []
+
+    def checked(self, finding: Finding) -> _Side | None:
+        """The newest earlier report whose check of `finding` ran; None when none of them did."""
+        for side in self._read:
+            if not side.could_miss(finding):
+                return side
+        for body in self._bodies:
+            side = _side(body)
+            self._read.append(side)
+            if not side.could_miss(finding):
+                return side
+        return None
+
+
 def _changes(
-    finding: Finding, before_side: _Side, after_side: _Side
+    finding: Finding, before_side: _Side, after_side: _Side, earlier: _Earlier
 ) -> tuple[list[FindingChange], list[FindingChange], list[FindingChange]]:
     """(new, fixed, changed) of one finding, subject by subject, its points counted once; a subject missing
-    from a side that could not check it is neither new nor fixed."""
+    from a side that could not check it is neither new nor fixed, unless an earlier report checked it."""
     section, name = finding
     old, new = before_side.issues.get(finding, {}), after_side.issues.get(finding, {})
-    before, after = _Points(old, new), _Points(new, old)
+    baseline, seen = old, not before_side.could_miss(finding)
+    if not seen and any(subject not in old for subject in new):
+        reference = earlier.checked(finding)
+        if reference is not None:  # what `before` could not see, as the last report that could saw it
+            baseline, seen = {**reference.issues.get(finding, {}), **old}, True
+    before, after = _Points(baseline, new), _Points(new, baseline)
     moved: list[FindingChange] = []
     for subject, item in new.items():
-        was = old.get(subject)
+        was = baseline.get(subject)
         if was is None or _key(was) == _key(item):
             continue
         (b, b_shared), (a, a_shared) = before.state(was), after.state(item)
         moved.append(FindingChange(section, name, item.severity, b, a, subject, b_shared and a_shared))
     appeared: list[FindingChange] = []
     for subject, item in new.items():
-        if subject not in old and not before_side.could_miss(finding):
+        if subject not in baseline and seen:
             state, shared = after.state(item)
             appeared.append(FindingChange(section, name, item.severity, None, state, subject, shared))
     gone: list[FindingChange] = []
@@ -239,14 +274,17 @@ def _points_first(changes: list[FindingChange]) -> tuple[FindingChange, ...]:
     )
 
 
-def diff_reports(before: Mapping[str, Any], after: Mapping[str, Any]) -> ReportDiff:
-    """`after` compared with `before` (the older scan)."""
-    old, new = _side(before), _side(after)
+def diff_reports(
+    before: Mapping[str, Any], after: Mapping[str, Any], earlier: Iterable[Mapping[str, Any]] = ()
+) -> ReportDiff:
+    """`after` compared with `before` (the older scan); `earlier`: the site's reports before `before`, newest
+    first, read lazily and only for what `before` could not check (the module's docstring)."""
+    old, new, reports_before = _side(before), _side(after), _Earlier(earlier)
     appeared: list[FindingChange] = []
     gone: list[FindingChange] = []
     moved: list[FindingChange] = []
     for finding in [*new.issues, *(f for f in old.issues if f not in new.issues)]:
-        added, removed, changed = _changes(finding, old, new)
+        added, removed, changed = _changes(finding, old, new, reports_before)
         appeared += added
         gone += removed
         moved += changed

@@ -6,7 +6,7 @@ history whatever key made the scan, so a rotated key keeps it.
 
 from __future__ import annotations
 
-from sqlalchemy import func
+from sqlalchemy import ColumnElement, and_, func
 from sqlmodel import Session, col, select
 
 from .models import ScanRecord, StoredReport
@@ -45,6 +45,16 @@ def kept_scan(session: Session, *, subscription_id: int, report_id: str) -> tupl
     return None if row is None else (row[0], row[1])
 
 
+def _before(subscription_id: int, record: ScanRecord) -> ColumnElement[bool]:
+    """The subscription's scans of `record`'s URL made before it (the history's order: time, then id)."""
+    return and_(
+        col(ScanRecord.subscription_id) == subscription_id,
+        col(ScanRecord.url) == record.url,
+        (col(ScanRecord.created_at) < record.created_at)
+        | ((col(ScanRecord.created_at) == record.created_at) & (col(ScanRecord.id) < record.id)),
+    )
+
+
 def kept_scan_before(
     session: Session, *, subscription_id: int, record: ScanRecord
 ) -> tuple[ScanRecord, StoredReport] | None:
@@ -52,15 +62,23 @@ def kept_scan_before(
     row = session.exec(
         select(ScanRecord, StoredReport)
         .join(StoredReport, col(StoredReport.scan_record_id) == col(ScanRecord.id))
-        .where(
-            ScanRecord.subscription_id == subscription_id,
-            ScanRecord.url == record.url,
-            (col(ScanRecord.created_at) < record.created_at)
-            | ((col(ScanRecord.created_at) == record.created_at) & (col(ScanRecord.id) < record.id)),
-        )
+        .where(_before(subscription_id, record))
         .order_by(col(ScanRecord.created_at).desc(), col(ScanRecord.id).desc())
     ).first()
     return None if row is None else (row[0], row[1])
+
+
+def kept_report_ids_before(session: Session, *, subscription_id: int, record: ScanRecord, limit: int) -> list[str]:
+    """The report ids of the subscription's kept scans of the same URL before `record`, newest first, at most
+    `limit` (ids only: a caller reads the bodies it needs one by one)."""
+    rows = session.exec(
+        select(StoredReport.id)
+        .join(ScanRecord, col(StoredReport.scan_record_id) == col(ScanRecord.id))
+        .where(_before(subscription_id, record))
+        .order_by(col(ScanRecord.created_at).desc(), col(ScanRecord.id).desc())
+        .limit(limit)
+    ).all()
+    return [str(report_id) for report_id in rows]
 
 
 def latest_scan_of(session: Session, url: str) -> ScanRecord | None:

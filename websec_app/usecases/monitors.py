@@ -6,12 +6,13 @@
   whole cluster (websec_app/jobs/engine.py); the store makes a run once however many call it.
 - `execute_run(runtime, run_id)`: one run. It takes one of the month's Pro scans (when none is left, the
   run is skipped and the owner told once that month), scans, keeps the report in the history, compares it
-  with the previous scan of the URL, and sends at most one alert: the grade dropped; a critical or
+  with the previous scan of the URL (and, for a finding that scan could not check, with the last one before
+  it that did: `_compared`), and sends at most one alert: the grade dropped; a critical or
   important finding appeared; the certificate expires within 14 days (and again within 3); the site could
   not be reached in two runs in a row. A run that cannot reach the site gives its unit back. The run's
   report id, the previous report's id and the alert's reasons are stored on the run with the report's
   history entry, in one transaction: a run retried after its worker died past that point scans nothing
-  again and adds nothing to the history; it rebuilds the diff from the two kept reports and sends the
+  again and adds nothing to the history; it rebuilds the diff from the kept reports and sends the
   alert (the email is deduplicated by the run, the webhook carries `run_id` for its receiver).
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -31,7 +32,8 @@ from websec_app.scanner import ScanError, TargetUnreachable, parse_target
 from websec_app.scanner.diff import ReportDiff, diff_reports
 from websec_app.services.metering import record_report
 from websec_app.store import Subscription, month_period, month_resets_at, reserve_monthly_scan, save_report
-from websec_app.store.history import history_page
+from websec_app.store.history import history_page, kept_report_ids_before
+from websec_app.store.models import ScanRecord, StoredReport
 from websec_app.store.monitors import (
     INTERVALS,
     MAX_MONITORS,
@@ -75,6 +77,11 @@ UNREACHABLE_ALERT_AFTER = 2
 #: Attempts of a monitor's webhook, and the pause before each retry (seconds, doubling).
 WEBHOOK_ATTEMPTS = 3
 WEBHOOK_FIRST_PAUSE = 1.0
+#: Kept reports before the previous one that a run's diff may read, for a finding the previous report could not
+#: check (a scan blocked by a bot challenge, a failed DNS lookup: scanner/diff.py). A count, not a time, so that
+#: it bounds the reads of daily and weekly monitors alike (ten days, ten weeks), Pro scans of the URL kept
+#: between them included; a finding left unchecked for longer is compared with nothing, so not new.
+LOOK_BACK_REPORTS = 10
 
 __all__ = [
     "INTERVALS",
@@ -215,19 +222,39 @@ def _owner_email(session: Session, subscription_id: int) -> str:
     return subscription.email if subscription is not None else ""
 
 
-def _previous_report(session: Session, subscription_id: int, url: str) -> tuple[str, dict[str, Any]] | None:
-    """The latest kept report of the URL in the subscription's history: its id and body."""
-    rows, _ = history_page(session, subscription_id=subscription_id, url=url, offset=0, limit=1)
-    if not rows:
-        return None
-    return _kept_body(session, rows[0][1])
-
-
-def _kept_body(session: Session, report_id: str | None) -> tuple[str, dict[str, Any]] | None:
+def _kept(session: Session, report_id: str | None) -> StoredReport | None:
     from websec_app.store import find_report
 
-    stored = find_report(session, report_id) if report_id else None
-    return (stored.id, dict(stored.body)) if stored is not None else None
+    return find_report(session, report_id) if report_id else None
+
+
+def _compared(session: Session, subscription_id: int, previous: StoredReport, body: Mapping[str, Any]) -> ReportDiff:
+    """`body` compared with the previous kept report and, for what that one could not check, with the kept
+    reports of the URL before it (at most LOOK_BACK_REPORTS, newest first, each read only when a finding needs
+    it): a run and its retry (`_kept_alert`, from the run's previous report) get the same diff."""
+
+    def earlier() -> Iterator[dict[str, Any]]:
+        record = session.get(ScanRecord, previous.scan_record_id) if previous.scan_record_id is not None else None
+        if record is None:
+            return
+        ids = kept_report_ids_before(session, subscription_id=subscription_id, record=record, limit=LOOK_BACK_REPORTS)
+        for report_id in ids:
+            if (stored := _kept(session, report_id)) is not None:
+                yield dict(stored.body)
+
+    return diff_reports(dict(previous.body), body, earlier())
+
+
+def _previous_and_diff(
+    session: Session, subscription_id: int, url: str, body: Mapping[str, Any]
+) -> tuple[str | None, dict[str, Any] | None, ReportDiff | None]:
+    """The latest kept report of the URL in the subscription's history (its id and body), and `body` compared
+    with it (`_compared`); Nones for the URL's first report."""
+    rows, _ = history_page(session, subscription_id=subscription_id, url=url, offset=0, limit=1)
+    previous = _kept(session, rows[0][1]) if rows else None
+    if previous is None:
+        return None, None, None
+    return previous.id, dict(previous.body), _compared(session, subscription_id, previous, body)
 
 
 def _keep(
@@ -453,9 +480,7 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
         )
         return RUN_FAILED
     body = report.to_dict(pro=True, include_fix=True)
-    found = await runtime.db(_previous_report, monitor.subscription_id, monitor.url)
-    previous_id, previous = found if found is not None else (None, None)
-    diff = diff_reports(previous, body) if previous is not None else None
+    previous_id, previous, diff = await runtime.db(_previous_and_diff, monitor.subscription_id, monitor.url, body)
     reasons, threshold = alert_reasons(previous, body, diff, monitor.certificate_alerted_days)
     report_id = await runtime.db(_keep, claimed, report, body, now, previous_id, reasons)
     if reasons:
@@ -475,13 +500,15 @@ async def execute_run(runtime: Runtime, run_id: int) -> str | None:
 def _kept_alert(
     session: Session, run: MonitorRun, monitor: Monitor
 ) -> tuple[ReportDiff | None, dict[str, Any] | None, int | None]:
-    """A kept run's diff rebuilt from its two kept reports, its report's body, and the certificate threshold
-    it alerted (the monitor's own when its report is gone)."""
-    kept = _kept_body(session, run.report_id)
-    found = _kept_body(session, run.previous_report_id)
-    body = kept[1] if kept is not None else None
-    previous = found[1] if found is not None else None
-    diff = diff_reports(previous, body) if previous is not None and body is not None else None
+    """A kept run's diff rebuilt from its kept reports (its own and its previous one, and the ones before that
+    as the run compared them: `_compared`), its report's body, and the certificate threshold it alerted (the
+    monitor's own when its report is gone)."""
+    kept, found = _kept(session, run.report_id), _kept(session, run.previous_report_id)
+    body = dict(kept.body) if kept is not None else None
+    previous = dict(found.body) if found is not None else None
+    diff = None
+    if found is not None and body is not None:
+        diff = _compared(session, monitor.subscription_id, found, body)
     threshold = monitor.certificate_alerted_days
     if body is not None:
         _, threshold = alert_reasons(previous, body, diff, monitor.certificate_alerted_days)
