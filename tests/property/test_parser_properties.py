@@ -18,7 +18,7 @@ from websec_app.scanner.errors import InvalidTarget
 from websec_app.scanner.fetch.guard import refusal_reason
 from websec_app.scanner.findings import SEVERITIES, STATUSES
 from websec_app.scanner.records.cookies import Malformed, ParsedCookie, parse_set_cookie
-from websec_app.scanner.records.csp import parse_header_policies, parse_meta_policy
+from websec_app.scanner.records.csp import parse_header_policies, parse_meta_policies
 from websec_app.scanner.records.header_values import parse_hsts, parse_referrer_policy_header
 from websec_app.scanner.records.security_txt import parse_security_txt
 from websec_app.scanner.records.structured_fields import StructuredFieldError, parse_dictionary
@@ -56,7 +56,7 @@ def test_only_global_unicast_addresses_are_allowed(address: ipaddress.IPv4Addres
 
 @given(header_text)
 def test_csp_parsing_and_evaluation_never_crash(text: str) -> None:
-    policies = parse_header_policies([text]) + [parse_meta_policy(text)]
+    policies = parse_header_policies([text]) + parse_meta_policies(text)[0]
     evaluate(policies)
 
 

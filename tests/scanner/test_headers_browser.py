@@ -23,8 +23,8 @@ import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Behaviour, Request, RunningSite, Site, SiteFactory, TlsConfig, html
-from tests.scanner.browser import chromium_for_site
+from tests.fixtures.sites import Behaviour, Request, Response, RunningSite, Site, SiteFactory, TlsConfig, html
+from tests.scanner.browser import chromium_for_site, pages_in_chromium
 from websec_app.scanner.checks.headers import check_headers
 from websec_app.scanner.data import permissions_policy_features
 from websec_app.scanner.records.structured_fields import parse_dictionary
@@ -156,6 +156,57 @@ def test_chromium_enforces_exactly_the_meta_policies_the_check_reads(site_factor
     assert {key: not ran[key] for key in META_CSP_CASES} == META_CSP_CASES
     read = {key: outcomes("Content-Security-Policy", body=body) != ["csp.missing"] for key, body in pages.items()}
     assert read == META_CSP_CASES
+
+
+#: <meta> policy -> (whether Chromium 156 runs the page's inline script, whether it runs a script of another
+#: origin). Chromium splits the content on commas as it splits a header, and enforces each part (CSP3 §3.3 reads
+#: one policy, where "img-src *, script-src 'none'" restricts images only and "script-src 'none', img-src *" lets
+#: scripts load from anywhere).
+META_COMMA_CASES = {
+    "img-src *, script-src 'none'": (False, False),
+    "script-src 'none', img-src *": (False, False),
+    "script-src * 'unsafe-inline', script-src 'self'": (False, False),
+    "script-src * 'unsafe-inline', img-src *": (True, True),
+    "script-src * 'unsafe-inline' ,, img-src 'self'": (True, True),  # a part with nothing in it changes nothing
+    "img-src *,": (True, True),  # the control: no script restriction
+}
+
+
+def test_chromium_enforces_each_comma_separated_part_of_a_meta_policy_as_the_check_reads_it(
+    site_factory: SiteFactory, pki: Pki
+) -> None:
+    # Given a page per <meta> policy, with an inline script and a script from another origin
+    cdn = site_factory.unique_host("meta-comma-cdn")
+    pages = {
+        content: (
+            f'<html><head><meta http-equiv="Content-Security-Policy" content="{content}">'
+            f'<script>window.inline = true</script><script src="https://{cdn}/other.js"></script></head></html>'
+        )
+        for content in META_COMMA_CASES
+    }
+    names = {site_factory.unique_host("meta-comma"): content for content in META_COMMA_CASES}
+    other = Response(200, [("Content-Type", "text/javascript")], "window.other = true")
+
+    # When Chromium loads each
+    ran, _ = pages_in_chromium(
+        site_factory,
+        pki,
+        names,
+        lambda name: html(pages[names[name]]),
+        {"/other.js": other},
+        more_names=(cdn,),
+        evaluate="[window.inline === true, window.other === true]",
+    )
+
+    # Then the scripts ran exactly where the check says the policies let them
+    assert {content: tuple(ran[content]) for content in META_COMMA_CASES} == META_COMMA_CASES
+    allowed = {}
+    for content, body in pages.items():
+        found = set(outcomes("Content-Security-Policy", body=body))
+        inline = bool(found & {"csp.unsafe_inline_script", "csp.no_script_restriction", "csp.missing"})
+        anywhere = bool(found & {"csp.broad_script_source", "csp.no_script_restriction", "csp.missing"})
+        allowed[content] = (inline, anywhere)
+    assert allowed == META_COMMA_CASES
 
 
 # --- Referrer-Policy ---------------------------------------------------------------------------------

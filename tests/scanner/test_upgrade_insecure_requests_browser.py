@@ -51,6 +51,12 @@ CASES: dict[str, tuple[Sequence[tuple[str, str]], str, bool]] = {
     "meta in head": ((), page(head=UPGRADE.format(http_equiv=CSP)), True),
     "meta, any case": ((), page(head=UPGRADE.format(http_equiv=CSP.upper())), True),
     "meta padded": ((), page(head=UPGRADE.format(http_equiv=" " + CSP)), False),
+    # Chromium splits a <meta> policy on commas, as a header (CSP3 §3.3 reads one policy: img-src with two sources)
+    "meta, after a comma": (
+        (),
+        page(head=f'<meta http-equiv="{CSP}" content="img-src *, upgrade-insecure-requests">'),
+        True,
+    ),
     "meta in noscript": ((), page(head=f"<noscript>{UPGRADE.format(http_equiv=CSP)}</noscript>"), False),
     "meta in template": ((), page(head=f"<template>{UPGRADE.format(http_equiv=CSP)}</template>"), False),
     "meta in body": ((), page(body=UPGRADE.format(http_equiv=CSP) + SCRIPT), False),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from websec_app.scanner.checks import csp
-from websec_app.scanner.records.csp import effective_sources, parse_header_policies, parse_meta_policy, parse_policy
+from websec_app.scanner.records.csp import effective_sources, parse_header_policies, parse_meta_policies, parse_policy
 
 # Real-world shapes (abridged where noted, otherwise as sent).
 GOOGLE_STRICT = (
@@ -360,7 +360,7 @@ def test_frame_ancestors(texts: tuple[str, ...], expected: str | None) -> None:
 
 
 def test_frame_ancestors_in_a_meta_policy_does_not_count() -> None:
-    evaluation = csp.evaluate([parse_meta_policy("frame-ancestors 'none'; script-src 'self'")])
+    evaluation = csp.evaluate(parse_meta_policies("frame-ancestors 'none'; script-src 'self'")[0])
 
     assert evaluation.frame_ancestors is None
 

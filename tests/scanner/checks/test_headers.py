@@ -319,6 +319,24 @@ def test_a_meta_policy_counts_but_not_its_frame_ancestors() -> None:
     assert header_objects(snapshot)["Content-Security-Policy"]["present"] is False
 
 
+def test_a_meta_policy_with_commas_is_several_policies_as_chromium_reads_it() -> None:
+    # Given a <meta> policy whose parts are separated by commas: Chromium 156 enforces each, as in a header
+    # (tests/scanner/test_headers_browser.py), where CSP3 §3.3 reads one policy: script-src "'none'," img-src *
+    content = "script-src 'none', img-src *; object-src 'none', base-uri 'self'"
+    body = f'<html><head><meta http-equiv="Content-Security-Policy" content="{content}"></head></html>'
+
+    # Then scripts are blocked everywhere, and the note says how the policy was read
+    assert outcomes("Content-Security-Policy", body=body) == ["csp.good"]
+    assert "the <meta> policy holds commas" in note("Content-Security-Policy", [], body=body)
+    # A part past the bound is left unread, and said to be
+    many = "img-src *," * 60 + " script-src 'none'"
+    body = f'<html><head><meta http-equiv="Content-Security-Policy" content="{many}"></head></html>'
+    assert outcomes("Content-Security-Policy", body=body)[0] == "csp.no_script_restriction"
+    assert "only the first 50 comma-separated parts of the <meta> policy were read" in note(
+        "Content-Security-Policy", [], body=body
+    )
+
+
 def test_a_meta_policy_in_the_body_is_ignored() -> None:
     body = '<html><body><meta http-equiv="content-security-policy" content="default-src \'none\'"></body></html>'
 

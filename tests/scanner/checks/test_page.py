@@ -288,6 +288,14 @@ def test_upgrade_insecure_requests_is_read_as_the_csp_check_reads_it() -> None:
     assert "page.mixed_active" in outcomes(reported)
 
 
+def test_upgrade_insecure_requests_after_a_comma_in_a_meta_tag_counts() -> None:
+    # Chromium 156 splits a <meta> policy on commas as a header and upgrades (test_upgrade_insecure_requests_browser);
+    # CSP3 §3.3 would read one policy, img-src with the sources '*,' and 'upgrade-insecure-requests'
+    meta = '<meta http-equiv="Content-Security-Policy" content="img-src *, upgrade-insecure-requests">'
+    result = page_of(f'<html><head>{meta}<script src="http://cdn.other.net/a.js"></script></head></html>')
+    assert "page.mixed_upgraded" in outcomes(result) and "page.mixed_active" not in outcomes(result)
+
+
 def test_upgrade_insecure_requests_in_a_meta_tag_with_a_padded_http_equiv_does_not_count() -> None:
     # HTML matches http-equiv whole: Chromium ignores <meta http-equiv=" Content-Security-Policy">
     meta = '<meta http-equiv=" Content-Security-Policy" content="upgrade-insecure-requests">'

@@ -40,11 +40,40 @@ def test_a_header_with_commas_holds_several_policies() -> None:
 
 def test_meta_policies_drop_frame_ancestors_report_uri_and_sandbox() -> None:
     # HTML http-equiv processing removes these three from <meta> policies
-    policy = csp.parse_meta_policy("default-src 'self'; frame-ancestors 'none'; report-uri /r; sandbox")
+    (policy,), _ = csp.parse_meta_policies("default-src 'self'; frame-ancestors 'none'; report-uri /r; sandbox")
 
     assert policy.names == ("default-src",)
     assert policy.delivery == "meta"
     assert len(policy.warnings) == 3
+
+
+def test_a_meta_policy_is_split_on_commas_as_chromium_splits_it() -> None:
+    # CSP3 §3.3 reads the content as one policy; Chromium 156 enforces each comma-separated part
+    # (tests/scanner/test_headers_browser.py), and drops the parts with nothing in them
+    policies, unread = csp.parse_meta_policies("img-src *, script-src 'none' ,\t, upgrade-insecure-requests,")
+
+    assert [(p.names, p.delivery, p.enforced) for p in policies] == [
+        (("img-src",), "meta", True),
+        (("script-src",), "meta", True),
+        (("upgrade-insecure-requests",), "meta", True),
+    ]
+    assert policies[1].get("script-src") == ("'none'",) and not unread
+
+
+def test_a_meta_policy_of_many_commas_is_read_up_to_a_bound() -> None:
+    # Given a hostile page's <meta> policy of a million parts (2 MiB of "a,": 4.5 s to parse each as a policy)
+    content = "a," * 1_000_000
+
+    # When it is parsed, then only the first parts are, and the rest is said to be unread
+    policies, unread = csp.parse_meta_policies(content)
+    assert len(policies) == csp.MAX_META_POLICIES and unread
+    # A policy past the bound is not read (a stricter reading than Chromium's: policies only restrict)
+    assert not csp.parse_meta_policies("a," * csp.MAX_META_POLICIES + "script-src 'none'")[0][-1].get("script-src")
+    # Blank parts past the bound leave nothing unread
+    assert csp.parse_meta_policies("script-src 'none'" + ", " * 60) == (
+        csp.parse_meta_policies("script-src 'none'")[0],
+        False,
+    )
 
 
 def test_common_typos_are_pointed_out() -> None:
@@ -131,7 +160,7 @@ def test_upgrade_insecure_requests_counts_in_an_enforced_policy_only() -> None:
     # Upgrade Insecure Requests §4.1: the header's or a <meta>'s policy upgrades, whatever value follows the name;
     # a Report-Only one upgrades nothing
     assert csp.upgrades_insecure_requests(csp.parse_header_policies(["default-src https:, UPGRADE-INSECURE-REQUESTS"]))
-    assert csp.upgrades_insecure_requests([csp.parse_meta_policy("upgrade-insecure-requests\tnow")])
+    assert csp.upgrades_insecure_requests(csp.parse_meta_policies("upgrade-insecure-requests\tnow")[0])
     assert not csp.upgrades_insecure_requests(csp.parse_header_policies(["upgrade-insecure-requests"], enforced=False))
     assert not csp.upgrades_insecure_requests([csp.parse_policy("default-src https:; upgrade-insecure-requests-x")])
     assert not csp.upgrades_insecure_requests([])
@@ -149,7 +178,7 @@ def test_a_huge_policy_lists_its_skipped_sources_once_per_directive(monkeypatch:
     monkeypatch.setattr(csp, "ignored_sources", counted)
 
     # When it is parsed
-    policy = csp.parse_meta_policy("script-src 'none' " + "'x " * 5_000 + "; style-src 'self' a b")
+    (policy,), _ = csp.parse_meta_policies("script-src 'none' " + "'x " * 5_000 + "; style-src 'self' a b")
 
     # Then the skipped sources are worked out once per directive, not once per source (quadratic: a 2 MiB
     # policy kept a worker busy for hours), with the same reading: every 'x is skipped, so 'none' stands alone

@@ -123,7 +123,18 @@ def _content_security_policy(
                     "a Content-Security-Policy <meta> element inside <noscript> or <template> is ignored by browsers"
                 )
             elif meta.in_head:
-                meta_policies.append(csp_records.parse_meta_policy(meta.content))
+                policies, unread = csp_records.parse_meta_policies(meta.content)
+                meta_policies.extend(policies)
+                if len(policies) > 1:
+                    notes.append(
+                        "the <meta> policy holds commas: Chromium enforces each part as a policy of its own, as in a "
+                        "header (CSP3 §3.3 reads it as one)"
+                    )
+                if unread:
+                    notes.append(
+                        f"only the first {csp_records.MAX_META_POLICIES} comma-separated parts of the <meta> policy "
+                        "were read"
+                    )
             else:
                 # HTML "http-equiv Content-Security-Policy" state: "If the meta element is not a
                 # child of a head element, return."

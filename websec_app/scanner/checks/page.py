@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from ..findings import CheckResult, Finding
-from ..records.csp import parse_header_policies, parse_meta_policy, upgrades_insecure_requests
+from ..records.csp import parse_header_policies, parse_meta_policies, upgrades_insecure_requests
 from ..records.html import (
     Element,
     HtmlPage,
@@ -113,7 +113,7 @@ def _upgraded_from(response: HttpResponse, page: HtmlPage) -> int | None:
         return 0
     for element, meta in zip(page.find_all("meta"), meta_elements_of(page), strict=True):
         if meta.http_equiv == "content-security-policy" and meta.in_head and not meta.inert and meta.content:
-            if upgrades_insecure_requests([parse_meta_policy(meta.content)]):
+            if upgrades_insecure_requests(parse_meta_policies(meta.content)[0]):
                 return element.position
     return None
 
