@@ -74,7 +74,7 @@ help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
 
 run: setup  ## Set up, then serve UI + API in prod mode on http://localhost:3000 (PORT=, HOST=)
-	$(BIN)/reflex run --env prod --single-port --frontend-port $(PORT) --backend-host $(HOST)
+	WEBSEC_RUN_PORT=$(PORT) $(BIN)/reflex run --env prod --single-port --frontend-port $(PORT) --backend-host $(HOST)
 
 test: setup setup-test  ## Set up, then run every test (pytest over tests/), then test-clock
 	$(if $(PG_BINDIR),PATH="$(PG_BINDIR):$$PATH") $(BIN)/python -m pytest $(PYTEST_ARGS)

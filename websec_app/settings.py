@@ -299,7 +299,7 @@ class Settings:
             free_scans_per_day=_int(env, "WEBSEC_FREE_SCANS_PER_DAY", 10),
             pro_scans_per_month=_int(env, "WEBSEC_PRO_SCANS_PER_MONTH", 50, 1),
             trusted_proxies=proxies,
-            base_url=env.get("WEBSEC_BASE_URL", "http://localhost:3000").rstrip("/"),
+            base_url=env.get("WEBSEC_BASE_URL", _local_base_url(env)).rstrip("/"),
             security_contact=_security_contact(env),
             payments=_payment_settings(env),
             mail=MailSettings(
@@ -391,6 +391,15 @@ def check_production_payments(settings: Settings) -> None:
         raise SettingsError("RAZORPAY_WEBHOOK_SECRET is required in production when Razorpay keys are set")
     if payments.stripe_configured and not payments.stripe_webhook_secret:
         raise SettingsError("STRIPE_WEBHOOK_SECRET is required in production when STRIPE_SECRET_KEY is set")
+
+
+def _local_base_url(env: dict[str, str]) -> str:
+    """The address `make run` serves on when WEBSEC_BASE_URL is not set: its PORT reaches the app as
+    WEBSEC_RUN_PORT, so the links the app writes (checkout, emails, security.txt) follow `make run PORT=8080`."""
+    port = _int(env, "WEBSEC_RUN_PORT", 3000, 1)
+    if port > 65535:
+        raise SettingsError(f"WEBSEC_RUN_PORT must be a TCP port, not {port}")
+    return f"http://localhost:{port}"
 
 
 def _dotenv_may_exist() -> bool:
