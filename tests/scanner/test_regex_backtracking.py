@@ -2,7 +2,7 @@
 match freezes the whole server process, its event loop included, not just the scan that ran it.
 
 Each hostile value below is one a site can send (a header, a <meta>, a <style>, security.txt, a DMARC
-TXT record) and is 1 MB: the patterns these replaced were quadratic in it and would take from twenty
+or SPF TXT record) and is 1 MB: the patterns these replaced were quadratic in it and would take from twenty
 minutes to hours here (this file would hang); linear ones take milliseconds. Next to them, a test
 checks that on ordinary text each function reads exactly what the pattern it replaced read, against
 that old pattern kept here as the reference, over many generated strings.
@@ -28,6 +28,7 @@ from websec_app.scanner.fixes.csp_proposal import _CSS_URL_RE, propose_policy
 from websec_app.scanner.records.dmarc import parse_dmarc
 from websec_app.scanner.records.html import parse_page
 from websec_app.scanner.records.security_txt import parse_security_txt
+from websec_app.scanner.records.spf import _TOPLABEL, parse_spf
 
 MB = 1_000_000
 PAGE_URL = "https://www.example.com/"
@@ -251,3 +252,38 @@ def test_css_urls_are_read_as_before_unless_one_holds_a_bare_parenthesis() -> No
         (None, "b", None),
         ("c", None, None),
     ]
+
+
+# --- records/spf.py: the toplabel of a domain-spec ------------------------------------------------------
+
+_OLD_TOPLABEL = re.compile(r"[0-9A-Za-z]*[A-Za-z][0-9A-Za-z]*|[0-9A-Za-z]+-[0-9A-Za-z-]*[0-9A-Za-z]")
+
+
+@pytest.mark.parametrize(
+    "toplabel",
+    [
+        "a" * MB + "!",  # tried each letter as the one ALPHA: 32 KB took 2 s, 60 KB 7 s
+        "a1" * (MB // 2) + "!",
+        "1" * MB + "a!",
+        "a" + "-" * MB + "!",
+        "a-" * (MB // 2),
+    ],
+)
+def test_a_long_toplabel_that_is_none_is_read_once(toplabel: str) -> None:
+    record = parse_spf(f"v=spf1 include:a.{toplabel} include:_spf.example.com -all")
+
+    assert [(t.name, t.value) for t in record.terms] == [("include", "_spf.example.com"), ("all", None)]
+    assert record.errors == (f"{'a.' + toplabel!r} is not a domain name",)
+
+
+def test_spf_toplabels_are_read_as_before() -> None:
+    pieces = ["a", "Z", "1", "0", "-", "--", "b9"]
+    texts = generated(pieces) + generated(pieces + ["!", "_", ".", "\u212a", "\u00e9", "\u0663", " "], longest=20)
+
+    def matches(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+        return lambda label: pattern.fullmatch(label) is not None
+
+    assert sum(1 for label in texts if _OLD_TOPLABEL.fullmatch(label)) > 5000
+    assert sum(1 for label in texts if "-" in label and _OLD_TOPLABEL.fullmatch(label)) > 1000
+    assert sum(1 for label in texts if label.isdigit()) > 100  # all digits: no toplabel
+    agree(texts, matches(_TOPLABEL), matches(_OLD_TOPLABEL))
