@@ -22,6 +22,12 @@ Content-Security-Policy, by kind of response:
   at runtime), plus `worker-src blob:` for ReDoc's search worker. ReDoc's hard-coded Redocly logo from
   cdn.redoc.ly is blocked on purpose (the image hides itself).
 
+Cross-Origin-Resource-Policy is `same-origin` (no other site's page may load our responses), except on a
+non-HTML response whose route sets its own: the README badge (`GET /api/badge`) is `cross-origin`, because
+other sites' pages show it as an `<img>`, a no-cors request that Fetch's "cross-origin resource policy check"
+blocks under `same-origin` (Chromium: net::ERR_BLOCKED_BY_RESPONSE.NotSameOrigin). Only that header is the
+route's to choose; the rest of the set (its CSP included) is this wrapper's.
+
 Cross-Origin-Opener-Policy is `same-origin`, except on the UI's pages where it is `same-origin-allow-popups`:
 payment popups (Razorpay's netbanking/UPI windows) need their opener
 (https://developer.mozilla.org/en-US/docs/Web/HTTP/Headers/Cross-Origin-Opener-Policy). COEP is sent
@@ -136,7 +142,8 @@ def api_headers(scope: Scope, production: bool) -> tuple[tuple[bytes, bytes], ..
     return _API_HEADERS + _HSTS_HEADER if sends_hsts(scope, production) else _API_HEADERS
 
 
-_REPLACED = frozenset({b"server", b"x-powered-by"} | {name for name, _ in _API_HEADERS + _HSTS_HEADER})
+_CORP = b"cross-origin-resource-policy"
+_REPLACED = frozenset({b"server", b"x-powered-by"} | {name for name, _ in _API_HEADERS + _HSTS_HEADER}) - {_CORP}
 
 # HTML "script data" ends at the first "</script" (WHATWG HTML §13.2.5.4); the hash covers exactly the text
 # between the tags. Scripts with src= are fetched, not inline, and are covered by host sources or 'self'.
@@ -252,7 +259,10 @@ class SecurityHeaders:
                 status = message.get("status")
                 if status != 304 and not _is_html(message["headers"]):
                     kept = [h for h in message["headers"] if h[0].lower() not in _REPLACED]
-                    message["headers"] = kept + list(api_headers(scope, self.production))
+                    added = api_headers(scope, self.production)
+                    if any(name.lower() == _CORP for name, _ in kept):  # the route's own choice (the badge)
+                        added = tuple(h for h in added if h[0] != _CORP)
+                    message["headers"] = kept + list(added)
                     await send(message)
                     return
                 headers = MutableHeaders(scope=message)

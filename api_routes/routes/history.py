@@ -195,8 +195,9 @@ async def badge(ctx: Context, url: Annotated[str, Query(max_length=2048)]) -> Re
         raise _invalid(exc) from None
     headers = {
         "Cache-Control": f"public, max-age={BADGE_MAX_AGE}",
-        # an SVG opened on its own is a document: it may draw, never run anything
-        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+        # Other sites' pages show it with <img>: under the service's same-origin CORP, browsers refuse it
+        # (Fetch, "cross-origin resource policy check"). Its CSP is the service's: it may draw, never run anything.
+        "Cross-Origin-Resource-Policy": "cross-origin",
     }
     if facts.scanned_at is not None:
         headers["Last-Modified"] = facts.scanned_at.strftime("%a, %d %b %Y %H:%M:%S GMT")

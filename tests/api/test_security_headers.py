@@ -98,7 +98,9 @@ def _problems(report: Any) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("path", ["/", "/api/health", "/docs", "/redoc", "/openapi.json", "/api/no-such-endpoint"])
+@pytest.mark.parametrize(
+    "path", ["/", "/api/health", "/docs", "/redoc", "/openapi.json", "/api/no-such-endpoint", "/api/badge?url=a.test"]
+)
 async def test_the_service_grades_itself_a_plus(service: FastAPI, path: str) -> None:
     report = await _self_grade(service, path)
 
@@ -174,6 +176,21 @@ async def test_json_gets_the_closed_policy_and_no_server_version(service: FastAP
     assert "server" not in response.headers and "x-powered-by" not in response.headers
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["cross-origin-opener-policy"] == "same-origin"
+
+
+async def test_only_the_badge_may_be_loaded_by_other_sites(service: FastAPI) -> None:
+    # An <img> on another site is a no-cors request: Fetch's CORP check refuses it under same-origin
+    # (tests/api/test_badge_browser.py shows it in Chromium).
+    badge = await _get(service, "/api/badge?url=example.com")
+
+    assert badge.status_code == 200 and badge.headers["content-type"].startswith("image/svg+xml")
+    assert badge.headers.get_list("cross-origin-resource-policy") == ["cross-origin"]
+    assert badge.headers["content-security-policy"] == API_CSP  # drawn, never run, never framed
+    assert badge.headers["x-frame-options"] == "DENY" and badge.headers["x-content-type-options"] == "nosniff"
+    # Everything else stays same-origin: the badge's own error, JSON, the OpenAPI document, pages, docs assets
+    for path in ("/api/badge?url=not%20a%20url", "/api/health", "/openapi.json", "/api/nothing", "/", "/docs"):
+        response = await _get(service, path)
+        assert response.headers.get_list("cross-origin-resource-policy") == ["same-origin"], path
 
 
 async def test_plain_http_in_development_has_no_hsts_but_production_always_does(
