@@ -208,6 +208,14 @@ _FIX_NOTE_ABOUT = (
     "without full=1) and where the fix needs no such advice. An addition to the spec."
 )
 
+_FAMILIES_ABOUT = (
+    "In the dns section, the family of findings this one belongs to (the lookup that decides it: addresses, "
+    "ipv6, cnames, mx, spf, dmarc, dkim, dnssec, caa, mta_sts, tls_rpt); on a check.error, the families its "
+    "failed lookups left unchecked, so a reader knows which findings it may hide. Null in other sections (a "
+    "check that could not run there may hide any finding of its section) and in reports made before it was "
+    "added. An addition to the spec."
+)
+
 
 class HeaderResult(BaseModel):
     """Spec 2.3: one entry of `headers`, keyed by header name (e.g. Content-Security-Policy)."""
@@ -236,6 +244,7 @@ class Finding(BaseModel):
     cwe: str | None = None
     subjects: list[str] = Field(default_factory=list, description="What the finding is about (cookie names, ...).")
     note: str | None = None
+    families: list[str] | None = Field(default=None, description=_FAMILIES_ABOUT)
 
 
 class Section(BaseModel):

@@ -212,6 +212,12 @@ async def test_the_fix_note_is_documented_beside_each_fix(schema: dict) -> None:
         assert "Null where `fix` is null" in field["description"] and "Report-Only first" in field["description"]
 
 
+async def test_the_families_of_a_finding_are_documented(schema: dict) -> None:  # type: ignore[type-arg]
+    field = schema["components"]["schemas"]["Finding"]["properties"]["families"]
+    assert {"type": "null"} in field["anyOf"] and {"type": "array", "items": {"type": "string"}} in field["anyOf"]
+    assert "check.error" in field["description"] and "left unchecked" in field["description"]
+
+
 async def test_a_diff_change_documents_the_subject_it_concerns(schema: dict) -> None:  # type: ignore[type-arg]
     # GET /api/history/{id}/diff returns `subject` on each change (bb79c68): the schema must say so
     change = schema["components"]["schemas"]["FindingChangeBody"]["properties"]

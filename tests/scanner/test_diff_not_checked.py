@@ -172,3 +172,50 @@ def test_what_the_previous_scan_could_not_check_is_compared_with_the_last_earlie
         yield  # a generator that fails when read
 
     assert names(diff_reports(strict, pass_all, untouched()).new) == [("dns", "dns.spf_pass_all")]
+
+
+def _without_families(body: dict[str, Any]) -> dict[str, Any]:
+    """The body as stored before reports named the families of DNS findings."""
+    dns = {
+        **body["dns"],
+        "findings": [{k: v for k, v in f.items() if k != "families"} for f in body["dns"]["findings"]],
+    }
+    return {**body, "dns": dns}
+
+
+def test_the_diff_reads_the_failed_family_from_the_report_not_from_the_failures_wording() -> None:
+    # Given a record passing everyone through its include, whose include once fails while the record is read,
+    # the failure worded any way (its subject is prose for the reader)
+    mx = dns_answer("example.com", "MX", "10 mail.example.com.")
+    record = dns_answer("example.com", "TXT", '"v=spf1 ptr include:_spf.other.net -all"')
+    passing = dns_body(mx, record, dns_answer("_spf.other.net", "TXT", '"v=spf1 +all"'))
+    failed = dns_body(mx, record, dns_answer("_spf.other.net", "TXT", rcode="SERVFAIL"))
+    [error] = [f for f in failed["dns"]["findings"] if f["check"] == "check.error"]
+    assert error["families"] == ["spf"]
+    error["subjects"] = ["the include _spf.other.net"]
+
+    # Then SPF passing everyone is neither fixed nor new: the failure names the spf family
+    assert ("dns", "dns.spf_pass_all") not in names(diff_reports(passing, failed).fixed)
+    assert ("dns", "dns.spf_pass_all") not in names(diff_reports(failed, passing).new)
+
+
+def test_a_dns_failure_stored_before_families_hides_the_whole_dns_section() -> None:
+    # Given reports stored before `families`: SPF -all with the DMARC lookup failed, then SPF +all
+    mx = dns_answer("example.com", "MX", "10 mail.example.com.")
+    dmarc = dns_answer("_dmarc.example.com", "TXT", '"v=DMARC1; p=reject; rua=mailto:d@example.com"')
+    strict_read = _without_families(dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 mx -all"'), dmarc))
+    strict = _without_families(
+        dns_body(
+            mx,
+            dns_answer("example.com", "TXT", '"v=spf1 mx -all"'),
+            dns_answer("_dmarc.example.com", "TXT", rcode="SERVFAIL"),
+        )
+    )
+    pass_all = _without_families(dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 +all"'), dmarc))
+
+    # Then the failure, which does not say which family it hid, may have hidden any DNS finding: SPF +all is
+    # not new against that report alone (no false new or fixed)
+    assert names(diff_reports(strict, pass_all).new) == []
+    assert names(diff_reports(pass_all, strict).fixed) == []
+    # and it is new against the last earlier report that read the whole section
+    assert names(diff_reports(strict, pass_all, [strict_read]).new) == [("dns", "dns.spf_pass_all")]

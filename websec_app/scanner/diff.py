@@ -20,12 +20,14 @@ A check that could not run (`check.error`, `check.crashed`, a header left "not c
 bot challenge: report.left_not_checked, checks/blocked.py) says nothing of what it would have found, so a
 finding missing from the side where its check did not run is neither new nor fixed: a scan blocked once, or
 one DMARC lookup that timed out, must not report the site's missing CSP or DMARC as fixed, then as new on the
-next scan (a false alert). The DNS section is many lookups apart, so there a failure hides only its own
-family of findings (the outcome id's first word: dns.spf_*, dns.dmarc_*, dns.caa_*; `_family`): a scan
-checked a family when it holds a finding of it and no check.error naming it, so a DMARC lookup that timed
-out leaves out DMARC alone, and SPF turned to +all in the next scan is still new. In any other section a
-failure may have hidden any of its findings, so every finding missing from it is left out; one present on
-both sides is still compared. The score's change still counts what the unchecked part did to it.
+next scan (a false alert). A section whose checks are many lookups apart (dns) says which family of its
+findings each finding belongs to, and each failure which family it left unchecked (the report's `families`,
+set by the check: checks/dns.py), so there a failure hides only its own family: a scan checked a family when
+it holds a finding of it and no failure names it, so a DMARC lookup that timed out leaves out DMARC alone, and
+SPF turned to +all in the next scan is still new. A failure that names no family (any other section, a
+crashed check, or a report stored before `families`) may have hidden any finding of its section, so every
+finding missing from it is left out; one present on both sides is still compared. The score's change still
+counts what the unchecked part did to it.
 
 Such a finding is not lost for good: given `earlier` reports of the site (older than `before`, newest first), a
 finding `after` holds that `before` could not have seen is compared with the newest of them whose check did
@@ -99,31 +101,11 @@ class ReportDiff:
 Finding = tuple[str, str]  # (section, name)
 State = tuple[str, int]  # (status, deduction)
 
-#: Sections whose failed checks hide only their own family of findings (checks/dns.py: one lookup a family).
-_CHECKED_BY_FAMILY = frozenset({"dns"})
-#: Outcome ids whose family is not their first word: the lookup that decides them is the family's.
-_FAMILY_OF = {
-    "dns.no_mx": "dns.mx",
-    "dns.null_mx": "dns.mx",
-    "dns.null_mx_invalid": "dns.mx",
-    "dns.no_ipv6": "dns.ipv6",
-    "dns.dangling_cname": "dns.cnames",
-    "dns.ip_literal": "dns.resolves",
-}
-#: check.error findings that may sit beside other findings of their family, by subject (checks/dns.py: an
-#: SPF record read whose includes were not; the CNAME of one name failed, another's gave dns.cnames_resolve):
-#: the family is not checked although it holds findings.
-_FAMILY_OF_ERROR = {"SPF includes": "dns.spf"}
-_FAMILY_OF_FAILED_LOOKUP = {"CNAME": "dns.cnames"}  # by the record type ending a "<name> <type>" subject
 
-
-def _family_of_error(subject: str) -> str | None:
-    return _FAMILY_OF_ERROR.get(subject) or _FAMILY_OF_FAILED_LOOKUP.get(subject.rsplit(" ", 1)[-1])
-
-
-def _family(name: str) -> str:
-    """The family of an outcome id: dns.spf_pass_all and dns.spf_strict are dns.spf."""
-    return _FAMILY_OF.get(name, name.split("_", 1)[0])
+def _families(item: ReportItem) -> frozenset[str] | None:
+    """The families a finding names (the report's `families`); None when it names none."""
+    named = item.item.get("families")
+    return frozenset(str(f) for f in named) if isinstance(named, list) and named else None
 
 
 @dataclass(frozen=True)
@@ -134,15 +116,16 @@ class _Side:
     issues: dict[Finding, dict[str | None, ReportItem]]
     unchecked_sections: frozenset[str]  # a check of the section could not run, or read a block page
     unchecked_headers: frozenset[Finding]  # header objects left "not checked"
-    #: sections of _CHECKED_BY_FAMILY where a check could not run, and the (section, family) checked there
+    #: sections whose every failure named the families it left unchecked, and the (section, family) checked
     partly_checked: frozenset[str]
     checked_families: frozenset[tuple[str, str]]
 
-    def could_miss(self, finding: Finding) -> bool:
-        """Whether this report may lack `finding` only because its check did not run."""
-        section, name = finding
+    def could_miss(self, finding: Finding, families: frozenset[str] | None) -> bool:
+        """Whether this report may lack `finding` only because its check did not run; `families`: the ones
+        the finding names where a report holds it (None: none, so any failure of its section may hide it)."""
+        section, _ = finding
         if section in self.partly_checked:
-            return (section, _family(name)) not in self.checked_families
+            return families is None or any((section, family) not in self.checked_families for family in families)
         return section in self.unchecked_sections or finding in self.unchecked_headers
 
 
@@ -152,17 +135,18 @@ def _side(body: Mapping[str, Any]) -> _Side:
     headers: set[Finding] = set()
     families: set[tuple[str, str]] = set()
     failed_families: set[tuple[str, str]] = set()
+    unnamed: set[str] = set()  # sections with a failure that names no family
     for item in report_items(body):
         if item.not_checked and item.header:
             headers.add((item.section, item.name))
         elif item.not_checked:
             sections.add(item.section)
-            subjects = item.item.get("subjects")
-            for subject in subjects if isinstance(subjects, list) else []:
-                if failed_family := _family_of_error(str(subject)):
-                    failed_families.add((item.section, failed_family))
+            failed = _families(item)
+            if failed is None:
+                unnamed.add(item.section)
+            failed_families |= {(item.section, family) for family in failed or ()}
         elif not item.header:
-            families.add((item.section, _family(item.name)))
+            families |= {(item.section, family) for family in _families(item) or ()}
         if not item.is_issue:
             continue
         subjects = item.item.get("subjects")
@@ -172,7 +156,7 @@ def _side(body: Mapping[str, Any]) -> _Side:
     # page_analysis under a block page carries scan.blocked alone, not check.error (checks/blocked.py)
     blocked = {name for name, section in body.items() if isinstance(section, Mapping) and section.get("blocked")}
     sections |= blocked
-    partly = {section for section in sections if section in _CHECKED_BY_FAMILY} - blocked
+    partly = sections - unnamed - blocked
     return _Side(
         issues,
         frozenset(sections - partly),
@@ -211,15 +195,15 @@ class _Earlier:
         self._bodies: Iterator[Mapping[str, Any]] = iter(bodies)
         self._read: list[_Side] = []
 
-    def checked(self, finding: Finding) -> _Side | None:
+    def checked(self, finding: Finding, families: frozenset[str] | None) -> _Side | None:
         """The newest earlier report whose check of `finding` ran; None when none of them did."""
         for side in self._read:
-            if not side.could_miss(finding):
+            if not side.could_miss(finding, families):
                 return side
         for body in self._bodies:
             side = _side(body)
             self._read.append(side)
-            if not side.could_miss(finding):
+            if not side.could_miss(finding, families):
                 return side
         return None
 
@@ -231,9 +215,12 @@ def _changes(
     from a side that could not check it is neither new nor fixed, unless an earlier report checked it."""
     section, name = finding
     old, new = before_side.issues.get(finding, {}), after_side.issues.get(finding, {})
-    baseline, seen = old, not before_side.could_miss(finding)
+    # the finding's families as a report holding it names them (the same on both sides, but for a report
+    # stored before `families`)
+    families = next((f for f in map(_families, [*new.values(), *old.values()]) if f is not None), None)
+    baseline, seen = old, not before_side.could_miss(finding, families)
     if not seen and any(subject not in old for subject in new):
-        reference = earlier.checked(finding)
+        reference = earlier.checked(finding, families)
         if reference is not None:  # what `before` could not see, as the last report that could saw it
             baseline, seen = {**reference.issues.get(finding, {}), **old}, True
     before, after = _Points(baseline, new), _Points(new, baseline)
@@ -251,7 +238,7 @@ def _changes(
             appeared.append(FindingChange(section, name, item.severity, None, state, subject, shared))
     gone: list[FindingChange] = []
     for subject, item in old.items():
-        if subject not in new and not after_side.could_miss(finding):
+        if subject not in new and not after_side.could_miss(finding, families):
             state, shared = before.state(item)
             gone.append(FindingChange(section, name, item.severity, state, None, subject, shared))
     return appeared, gone, moved

@@ -29,6 +29,10 @@ class Finding:
     #: How to apply this site's fix (the CSP proposal's rollout advice): the report's `fix_note`, shown and
     #: stripped with the fix, since it speaks of a fix and snippets a free report does not show
     fix_note: str | None = None
+    #: Which family of its section's findings it belongs to, where a section is checked by families apart
+    #: (dns: the lookup that decides it, "spf", "dmarc"); on a check.error, the family its failure left
+    #: unchecked. The report's `families`, which diff.py reads (a failure hides its own family alone).
+    family: str | None = None
 
 
 @dataclass(frozen=True)

@@ -64,10 +64,17 @@ class _Aggregate:
     notes: list[str]
     fix_vars: dict[str, str]
     fix_notes: list[str]
+    families: list[str]
+    family_unnamed: bool = False  # one of its findings named no family
 
     def fix_note(self, fix: str | None) -> str | None:
         """The report's `fix_note`: how to apply the fix, only beside a fix (null exactly where no fix is)."""
         return (" ".join(self.fix_notes) or None) if fix else None
+
+    def families_json(self) -> list[str] | None:
+        """The report's `families`: those its findings named (Finding.family), or null when one named none (so
+        that a reader never takes a failure for narrower than it was)."""
+        return None if self.family_unnamed or not self.families else list(self.families)
 
 
 def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
@@ -77,7 +84,7 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
         rule = book.rule(finding.outcome)
         agg = merged.get(finding.outcome)
         if agg is None:
-            agg = merged[finding.outcome] = _Aggregate(rule, [], [], {}, [])
+            agg = merged[finding.outcome] = _Aggregate(rule, [], [], {}, [], [])
         if finding.subject and finding.subject not in agg.subjects:
             agg.subjects.append(finding.subject)
         if finding.note and finding.note not in agg.notes:
@@ -86,6 +93,10 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
             agg.fix_vars.setdefault(key, value)
         if finding.fix_note and finding.fix_note not in agg.fix_notes:
             agg.fix_notes.append(finding.fix_note)
+        if finding.family is None:
+            agg.family_unnamed = True
+        elif finding.family not in agg.families:
+            agg.families.append(finding.family)
     return list(merged.values())
 
 
@@ -109,6 +120,7 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite:
         "cwe": rule.cwe,
         "subjects": agg.subjects,
         "note": "; ".join(agg.notes) or None,
+        "families": agg.families_json(),
     }
 
 

@@ -13,6 +13,7 @@ a web site should not fail over its mail configuration.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import dns.exception
@@ -470,10 +471,21 @@ def _dangling(snapshot: SiteSnapshot, names: list[str], details: dict[str, Any])
     return findings
 
 
+#: The family of the findings each lookup of the host's own names decides (its failure leaves them unchecked).
+_OWN_LOOKUPS = {"A": "addresses", "AAAA": "ipv6", "CNAME": "cnames"}
+
+
+def _of(family: str, findings: list[Finding]) -> list[Finding]:
+    """`findings` as one family's: the report's `families`, by which a diff knows that a failed lookup (a
+    check.error of the family) hid these findings and no others (scanner/diff.py)."""
+    return [replace(f, family=family) for f in findings]
+
+
 def check_dns(snapshot: SiteSnapshot) -> CheckResult:
     host = snapshot.target.host
     if ip_literal(host) is not None:
-        return CheckResult("dns", (Finding("dns.ip_literal", note=f"{host} is an IP address"),), {"host": host})
+        only = Finding("dns.ip_literal", note=f"{host} is an IP address", family="addresses")
+        return CheckResult("dns", (only,), {"host": host})
     dns_snapshot = snapshot.dns
     domain = registrable_domain(host)
     details: dict[str, Any] = {
@@ -483,34 +495,35 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
         "cname": list(dns_snapshot.records(host, "CNAME")),
         "domain": domain,
     }
-    findings = [Finding("dns.resolves", note=f"{len(details['a'])} IPv4, {len(details['aaaa'])} IPv6 addresses")]
+    addresses = f"{len(details['a'])} IPv4, {len(details['aaaa'])} IPv6 addresses"
+    findings = [Finding("dns.resolves", note=addresses, family="addresses")]
     aaaa = dns_snapshot.get(host, "AAAA")
     if aaaa is not None and not failed(aaaa):
         if aaaa.records:
-            findings.append(Finding("dns.ipv6", note=", ".join(aaaa.records)))
+            findings.append(Finding("dns.ipv6", note=", ".join(aaaa.records), family="ipv6"))
         else:
-            findings.append(Finding("dns.no_ipv6", note=f"{host} has no AAAA record"))
-    findings += _dangling(snapshot, [host, f"www.{domain}"], details)
+            findings.append(Finding("dns.no_ipv6", note=f"{host} has no AAAA record", family="ipv6"))
+    findings += _of("cnames", _dangling(snapshot, [host, f"www.{domain}"], details))
     if domain != host or "." in domain:
         mx_findings, receives = _mx(snapshot, domain, details)
         spf_findings, spf_no_senders = _spf(snapshot, domain, details)
-        findings += mx_findings + spf_findings
-        findings += _dmarc(snapshot, domain, details)
+        findings += _of("mx", mx_findings) + _of("spf", spf_findings)
+        findings += _of("dmarc", _dmarc(snapshot, domain, details))
         no_mail = "null MX" if receives is False else ('SPF "v=spf1 -all"' if spf_no_senders else None)
-        findings += _dkim(snapshot, domain, details, no_mail)
-        findings += _dnssec(snapshot, domain, details)
-        findings += _caa(snapshot, host, domain, details)
-        findings += _mta_sts(snapshot, domain, details, receives)
-        findings += _tls_rpt(snapshot, domain, details, receives)
+        findings += _of("dkim", _dkim(snapshot, domain, details, no_mail))
+        findings += _of("dnssec", _dnssec(snapshot, domain, details))
+        findings += _of("caa", _caa(snapshot, host, domain, details))
+        findings += _of("mta_sts", _mta_sts(snapshot, domain, details, receives))
+        findings += _of("tls_rpt", _tls_rpt(snapshot, domain, details, receives))
     reported = {f.subject for f in findings if f.outcome == "check.error"}
     for answer in dns_snapshot.answers:
         subject = f"{answer.name} {answer.rdtype}"
         if answer.error and subject not in reported and _is_own(answer, host, domain):
-            findings.append(_could_not_check(answer))
+            findings.append(replace(_could_not_check(answer), family=_OWN_LOOKUPS[answer.rdtype]))
     return CheckResult("dns", tuple(findings), details)
 
 
 def _is_own(answer: DnsAnswer, host: str, domain: str) -> bool:
     """Failures on the host's and the domain's own names are reported; those on names we only
     followed (an include's domain, an MX host) are reported by the check that followed them."""
-    return answer.name in (host, domain, f"www.{domain}") and answer.rdtype in ("A", "AAAA", "CNAME")
+    return answer.name in (host, domain, f"www.{domain}") and answer.rdtype in _OWN_LOOKUPS
