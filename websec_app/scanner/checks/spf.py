@@ -170,9 +170,10 @@ def _walk(
         result.record = texts[0]
     for error in record.errors:
         result.errors.append(error if top else f"{domain}: {error}")
+    all_term = record.all_term  # once: a record of thousands of redirect= searched its terms for each
     for term in (*record.evaluated_mechanisms(), *(t for t in record.terms if t.modifier)):
         if term.name in _LOOKUP_TERMS and (not term.modifier or term.name == "redirect"):
-            if term.name == "redirect" and record.all_term is not None:
+            if term.name == "redirect" and all_term is not None:
                 continue
             result.lookups += 1
         if term.name == "ptr" and not term.modifier:
@@ -195,7 +196,6 @@ def _walk(
             everyone = f"include:{target} -> {included_everyone}"
     redirect = (record.redirect or "").rstrip(".").lower()
     if not redirect:
-        all_term = record.all_term
         return _Decision(domain, texts[0], all_term.qualifier if all_term else None), everyone
     if "%" in redirect:
         result.unknown.append(redirect)  # the target depends on the sender: which "all" decides is unknown
