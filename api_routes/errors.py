@@ -149,36 +149,39 @@ def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
         loc = tuple(error.get("loc", ()))
         where, name = _field_name(loc)
         if kind == "json_invalid":
-            sentence = "The request body is not valid JSON."
+            said = "The request body is not valid JSON."
         elif where == "field" and not name:
             if kind == "missing":
-                sentence = "A JSON request body is required."
+                said = "A JSON request body is required."
             elif isinstance(error.get("input"), bytes):
                 # FastAPI decodes a body as JSON only under a JSON media type; under any other it is raw bytes.
-                sentence = NOT_JSON
+                said = NOT_JSON
+            elif kind == "value_error":
+                # A model validator's objection to a well-formed object (POST /api/scans: url or urls, not both).
+                said = sentence(str(error.get("msg", "")).removeprefix("Value error, "))
             else:
-                sentence = "The request body must be a JSON object."
+                said = "The request body must be a JSON object."
         elif kind == "missing":
-            sentence = f"The {where} '{name}' is required."
+            said = f"The {where} '{name}' is required."
         elif kind == "extra_forbidden":
-            sentence = f"The {where} '{name}' is not allowed."
+            said = f"The {where} '{name}' is not allowed."
         elif kind in _TYPE_NAMES:
-            sentence = f"The {where} '{name}' must be {_TYPE_NAMES[kind]}."
+            said = f"The {where} '{name}' must be {_TYPE_NAMES[kind]}."
         elif kind == "literal_error":
             # pydantic's "'1' or '0'", written as the other choices are: "must be 1 or 0".
             expected = str((error.get("ctx") or {}).get("expected", "")).replace("'", "")
-            sentence = f"The {where} '{name}' must be {expected}."
+            said = f"The {where} '{name}' must be {expected}."
         elif kind == "string_too_long":
             limit = (error.get("ctx") or {}).get("max_length")
-            sentence = f"The {where} '{name}' must be at most {limit} characters."
+            said = f"The {where} '{name}' must be at most {limit} characters."
         elif kind == "string_too_short":
-            sentence = f"The {where} '{name}' must not be empty."
+            said = f"The {where} '{name}' must not be empty."
         else:
             message = str(error.get("msg", "is invalid")).rstrip(".")
             message = message.removeprefix("Value error, ")
-            sentence = f"The {where} '{name}' is invalid: {message}."
-        if sentence not in sentences:
-            sentences.append(sentence)
+            said = f"The {where} '{name}' is invalid: {message}."
+        if said not in sentences:
+            sentences.append(said)
     if not sentences:
         return "The request is malformed."
     return " ".join(sentences[:3])

@@ -354,7 +354,7 @@ class ScansRequest(_Body):
     @model_validator(mode="after")
     def _one_of(self) -> ScansRequest:
         if (self.url is None) == (self.urls is None):
-            raise ValueError("give either url or urls")
+            raise ValueError("the request body must give 'url' or 'urls', not both")
         return self
 
     @property

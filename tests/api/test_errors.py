@@ -74,6 +74,35 @@ async def test_pro_body_errors_are_400_after_a_valid_key(client: httpx.AsyncClie
     assert response.json() == {"error": "The field 'url' is required."}
 
 
+BATCH_NEEDS_ONE = "The request body must give 'url' or 'urls', not both."
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        # Objects that name both or neither: the model's own objection, not "must be a JSON object"
+        (b'{"url": "a.test", "urls": ["b.test"]}', BATCH_NEEDS_ONE),
+        (b"{}", BATCH_NEEDS_ONE),
+        (b'{"callback_url": "https://x.test/"}', BATCH_NEEDS_ONE),
+        # A body that is no object at all still says so
+        (b'["a.test"]', "The request body must be a JSON object."),
+        (b'"a.test"', "The request body must be a JSON object."),
+        (b"null", "The request body must be a JSON object."),
+        (b'{"urls": []}', "The field 'urls' is invalid: List should have at least 1 item after validation, not 0."),
+    ],
+)
+async def test_a_batch_body_says_what_is_wrong_with_it(
+    client: httpx.AsyncClient, pro_key: IssuedKey, body: bytes, message: str
+) -> None:
+    response = await client.post(
+        "/api/scans", content=body, headers={"X-API-Key": pro_key.key, "Content-Type": "application/json"}
+    )
+
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"error": message}
+
+
 @pytest.mark.parametrize(
     ("path", "content", "message"),
     [
