@@ -3,6 +3,7 @@ and the MTA-STS policy fetch (guarded client, no redirects)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Iterator
 
@@ -11,11 +12,12 @@ import pytest
 from tests.fixtures.catalog import simple_site
 from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.sites import Redirect, Response
-from websec_app.scanner.fetch.dns import MAX_SPF_QUERIES, dns_queries, fetch_dns
+from websec_app.scanner.fetch.dns import MAX_SPF_CHARS_ON_LOOP, MAX_SPF_QUERIES, dns_queries, fetch_dns
 from websec_app.scanner.fetch.http import make_client
 from websec_app.scanner.fetch.mail_policy import fetch_mta_sts
 from websec_app.scanner.fetch.resolve import Pinner, Resolver
 from websec_app.scanner.records.caa import MAX_CAA_NAMES
+from websec_app.scanner.records.spf import SpfRecord, parse_spf
 from websec_app.settings import DnsServer
 
 
@@ -119,6 +121,36 @@ async def test_a_long_include_chain_is_followed_only_so_far(dns_server, scan_set
 
     fetched = [a for a in snapshot.answers if a.name.startswith("chain-")]
     assert len(fetched) == MAX_SPF_QUERIES
+
+
+def txt_strings(text: str) -> str:
+    """A TXT record in presentation format: `text` in character-strings of at most 255 octets."""
+    return " ".join(f'"{text[i : i + 250]}"' for i in range(0, len(text), 250))
+
+
+async def test_large_spf_records_are_read_off_the_event_loop(dns_server, scan_settings, monkeypatch) -> None:
+    # A TXT record holds up to 64 KB, up to 0.27 s to read: the 12 records of one level read on the event loop
+    # froze it for 2.5 s, every other scan of the process with it.
+    domain = "large-spf.test"
+    filler = " ".join(f"a:host{n}.{domain}" for n in range(800))  # 16 KB
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(
+        domain, "TXT", txt_strings(" ".join(["v=spf1", *(f"include:i{n}.{domain}" for n in range(12)), "-all"]))
+    )
+    for n in range(12):
+        dns_server.set(f"i{n}.{domain}", "TXT", txt_strings(f"v=spf1 {filler} -all"))
+    read_on_a_loop = []
+
+    def parse_spf_noting_the_loop(text: str) -> SpfRecord:
+        read_on_a_loop.append(asyncio._get_running_loop() is not None)
+        return parse_spf(text)
+
+    monkeypatch.setattr("websec_app.scanner.fetch.dns.parse_spf", parse_spf_noting_the_loop)
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+
+    assert all(snapshot.records(f"i{n}.{domain}", "TXT") for n in range(12))  # the tree is still followed
+    assert read_on_a_loop == [True] + [False] * 12  # the domain's own short record costs no thread
+    assert len(filler) > 4 * MAX_SPF_CHARS_ON_LOOP
 
 
 async def test_signatures_come_with_the_answers_of_a_signed_zone(dns_server, scan_settings) -> None:
