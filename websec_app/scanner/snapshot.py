@@ -98,11 +98,13 @@ class HttpResponse:
         return None
 
     def text(self) -> str:
-        """The body decoded with its declared charset, falling back to UTF-8 with replacement."""
+        """The body decoded with its declared charset, falling back to UTF-8 with replacement when Python has no
+        codec by that name (LookupError) or one that cannot decode with replacement: `idna`, `punycode` and
+        `undefined` raise UnicodeError whatever the bytes, a name holding NUL raises ValueError."""
         encoding = self.charset or "utf-8"
         try:
             return self.body.decode(encoding, errors="replace")
-        except LookupError:
+        except (LookupError, ValueError):  # UnicodeError is a ValueError
             return self.body.decode("utf-8", errors="replace")
 
 

@@ -890,3 +890,16 @@ def test_a_domain_with_only_missing_mail_records_loses_few_points_and_keeps_the_
 def test_pure_dns_rdata_helpers_read_multi_string_txt() -> None:
     rdata = dns.rdata.from_text(dns.rdataclass.IN, "TXT", '"a" "b"')
     assert rdata.to_text() == '"a" "b"'
+
+
+@pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "utf-8\x00"])
+def test_a_policy_in_a_charset_python_cannot_decode_with_replacement_is_read_as_utf8(charset) -> None:
+    # These codecs raise UnicodeError where others replace (punycode on a byte past ASCII), and a name holding NUL
+    # raises ValueError: the whole dns section was check.crashed, and the SPF +all beside it went unreported
+    body = GOOD_POLICY + "x-note: \u00e9t\u00e9\r\n"  # an unknown key, ignored (RFC 8461 3.2)
+    chain = policy(body, content_type=f"text/plain; charset={charset}")
+
+    found = sts_outcomes(chain, STS, txt(HOST, "v=spf1 +all"))
+
+    assert "dns.mta_sts_enforce" in found and "dns.spf_pass_all" in found
+    assert chain.responses[0].text() == body
