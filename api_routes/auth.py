@@ -12,7 +12,7 @@ from fastapi.security import APIKeyHeader, APIKeyQuery
 
 from websec_app.services.admission import Place
 from websec_app.store import KeyStatus
-from websec_app.usecases import KeyRefused, Subscriber, authenticate, presented
+from websec_app.usecases import KeyRefused, Subscriber, authenticate, inactive_subscription_sentence, presented
 from websec_app.usecases.runtime import Runtime
 
 from .context import Context
@@ -40,8 +40,6 @@ MISSING_QUERY = "An API key is required: pass it as the 'key' query parameter."
 _REJECTED = {
     KeyStatus.UNKNOWN: "The API key is not valid. Check that it was copied completely.",
     KeyStatus.REVOKED: "This API key has been revoked. Use your current key, or ask support for a new one.",
-    KeyStatus.SUBSCRIPTION_INACTIVE: "The Pro subscription for this API key is not active. "
-    "Renew the subscription to use the key again.",
 }
 _NO_API_ACCESS = "This API key's plan does not include Pro scans."
 
@@ -54,6 +52,8 @@ def key_refused(exc: KeyRefused) -> ApiError:
     """The 403 of a key the use cases refused (unknown, revoked, inactive subscription, no Pro scans)."""
     if exc.reason == "no_plan":
         return ApiError(403, _NO_API_ACCESS)
+    if exc.reason == KeyStatus.SUBSCRIPTION_INACTIVE:  # spec 5: inactive is 403; the sentence says what to do
+        return ApiError(403, inactive_subscription_sentence(exc.subscription_status))
     return ApiError(403, _REJECTED.get(KeyStatus(exc.reason), _REJECTED[KeyStatus.UNKNOWN]))
 
 

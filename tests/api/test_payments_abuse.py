@@ -378,7 +378,7 @@ async def test_a_stripe_dispute_suspends_the_subscription_key_and_a_refund_does_
     assert any(c.path == "/v1/invoice_payments" for c in stripe_api.calls)  # the events left `payments` out
     assert refunded.json()["outcome"] == "unchanged" and after_refund.status_code == 200
     assert (first.json()["outcome"], replay.json()["outcome"]) == ("suspended", "duplicate")
-    assert after_dispute.status_code == 403 and "is not active" in after_dispute.json()["error"]
+    assert after_dispute.status_code == 403 and "is disputed" in after_dispute.json()["error"]
     assert again.json()["outcome"] == "unchanged"  # the same dispute under another event id
     assert renewed_later.json()["outcome"] == "renewed"  # recorded, but a disputed subscription stays suspended
     assert after_all.status_code == 403

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from tests.api.conftest import new_key
 from tests.api.fakes import FakeScanner, FrozenClock
@@ -21,6 +22,9 @@ from websec_app.store import (
     rotate_api_key,
     set_subscription_status,
 )
+from websec_app.store.models import SUBSCRIPTION_DISPUTED, SUBSCRIPTION_PAST_DUE
+from websec_app.ui.messages import describe
+from websec_app.usecases import KeyRefused, authenticate
 
 
 def use_scans(database: Database, key: IssuedKey, clock: FrozenClock, count: int) -> None:
@@ -178,16 +182,40 @@ async def test_a_rotated_key_keeps_the_months_usage(
     assert new_response.headers["X-Scans-Remaining"] == "48"
 
 
-async def test_an_inactive_subscription_is_403(
-    client: httpx.AsyncClient, pro_key: IssuedKey, database: Database, clock: FrozenClock
+#: What the owner of a key is told, by its subscription's status (docs/payments.md: a failed renewal comes back
+#: with its payment, a cancellation is final and Pro bought again has a new key, an operator settles a dispute).
+INACTIVE_SUBSCRIPTION_SAYS = {
+    SUBSCRIPTION_PAST_DUE: "The Pro subscription for this API key is on hold: its renewal has not been paid. The "
+    "same key works again as soon as the payment provider collects the renewal, so check the card or account the "
+    "subscription is paid with.",
+    SUBSCRIPTION_CANCELLED: "The Pro subscription for this API key was cancelled, and a cancelled subscription "
+    "cannot be renewed. To scan with Pro again, subscribe again: the new subscription comes with a new key.",
+    SUBSCRIPTION_DISPUTED: "A payment of the Pro subscription for this API key is disputed, so the key is "
+    "suspended until the dispute is settled; paying again does not lift it. Contact support to settle it.",
+}
+
+
+@pytest.mark.parametrize("status", list(INACTIVE_SUBSCRIPTION_SAYS))
+async def test_an_inactive_subscription_is_403_saying_what_its_owner_can_do(
+    api: FastAPI, client: httpx.AsyncClient, pro_key: IssuedKey, database: Database, clock: FrozenClock, status: str
 ) -> None:
+    # Given a key whose subscription is past due, cancelled or disputed
     with database.session() as session:
-        set_subscription_status(session, pro_key.subscription_id, SUBSCRIPTION_CANCELLED, clock())
+        set_subscription_status(session, pro_key.subscription_id, status, clock())
 
-    response = await pro_scan(client, pro_key.key)
+    # When it scans, is checked (the key-polling fast path) and its usage asked for
+    answers = [
+        await pro_scan(client, pro_key.key),
+        await client.get("/api/verify-key", headers={"X-API-Key": pro_key.key}),
+        await client.get("/api/usage", params={"key": pro_key.key}),
+    ]
+    # ...and the web UI's Pro page looks it up
+    with pytest.raises(KeyRefused) as refused:
+        await authenticate(api.state.runtime, pro_key.key)
 
-    assert response.status_code == 403
-    assert "subscription" in response.json()["error"] and "not active" in response.json()["error"]
+    # Then each answer is the spec's 403, telling what its owner can do; the UI says the same
+    assert [(a.status_code, a.json()) for a in answers] == [(403, {"error": INACTIVE_SUBSCRIPTION_SAYS[status]})] * 3
+    assert describe(refused.value, clock()).text == INACTIVE_SUBSCRIPTION_SAYS[status]
 
 
 async def test_failed_scans_consume_nothing(

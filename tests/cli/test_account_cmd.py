@@ -11,12 +11,15 @@ from websec_app.cli import main
 from websec_app.settings import get_settings
 from websec_app.store import (
     SCAN_PRO,
+    SUBSCRIPTION_CANCELLED,
+    check_api_key,
     create_subscription,
     database_for,
     issue_api_key,
     record_scan,
     reserve_monthly_scan,
     revoke_api_key,
+    set_subscription_status,
 )
 
 
@@ -72,6 +75,23 @@ def test_a_revoked_key_is_refused_with_exit_1(
 
     assert main(["account"]) == 1
     assert "refused (revoked)" in capsys.readouterr().err
+
+
+def test_a_cancelled_subscription_says_that_pro_bought_again_has_a_new_key(
+    pro_key: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with database_for(get_settings().resolved_database_url).session() as session:
+        check = check_api_key(session, pro_key)
+        assert check.subscription_id is not None
+        set_subscription_status(session, check.subscription_id, SUBSCRIPTION_CANCELLED, TEST_NOW)
+    monkeypatch.setenv("WEBSEC_API_KEY", pro_key)
+
+    assert main(["account"]) == 1
+    assert capsys.readouterr().err == (
+        "error: the key is refused (subscription inactive): The Pro subscription for this API key was cancelled, "
+        "and a cancelled subscription cannot be renewed. To scan with Pro again, subscribe again: the new "
+        "subscription comes with a new key.\n"
+    )
 
 
 def test_without_a_key_it_says_where_to_put_it(

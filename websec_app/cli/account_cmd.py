@@ -45,13 +45,14 @@ def _account(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: `--help` and the other commands do without it (issue 14)
 
     from ..runtime import build_runtime
-    from ..usecases import KeyRefused
+    from ..usecases import KeyRefused, inactive_subscription_sentence
 
     runtime = build_runtime(settings, bounded=False)
     try:
         subscriber, month, scans = asyncio.run(_look_up(runtime, key, max(0, args.recent)))
     except KeyRefused as exc:
-        print(f"error: the key is refused ({exc.reason.replace('_', ' ')})", file=sys.stderr)
+        why = f": {inactive_subscription_sentence(exc.subscription_status)}" if exc.subscription_status else ""
+        print(f"error: the key is refused ({exc.reason.replace('_', ' ')}){why}", file=sys.stderr)
         return 1
     finally:
         runtime.database.dispose()

@@ -43,6 +43,8 @@ class KeyCheck:
     subscription_id: int | None = None
     email: str | None = None
     plan: str | None = None
+    #: The subscription's status (models.SUBSCRIPTION_*) when it is why the key is refused, else None.
+    subscription_status: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -145,14 +147,15 @@ def _check_of(row: Sequence[Any] | None, digest: str) -> tuple[KeyCheck, int]:
     if row is None or not hashes_match(row[1], digest):
         return KeyCheck(KeyStatus.UNKNOWN), 0
     key_id, _, active, subscription_id, email, plan, subscription_status = row[:7]  # active: bool, or 0/1 raw
+    inactive = None
     if not active:
         status = KeyStatus.REVOKED
     elif subscription_status != SUBSCRIPTION_ACTIVE:
-        status = KeyStatus.SUBSCRIPTION_INACTIVE
+        status, inactive = KeyStatus.SUBSCRIPTION_INACTIVE, str(subscription_status)
     else:
         status = KeyStatus.VALID
     used = int(row[7] or 0) if len(row) > 7 else 0
-    return KeyCheck(status, key_id, subscription_id, email, plan), used
+    return KeyCheck(status, key_id, subscription_id, email, plan, inactive), used
 
 
 def create_subscription(

@@ -18,7 +18,7 @@ from websec_app.services.pdf import PdfRenderError
 from websec_app.store import TokenProblem, TokenRejected
 from websec_app.store.keys import KEY_PREFIX
 from websec_app.store.tokens import COMPLIANCE_TOKEN_PREFIX, SCAN_TOKEN_PREFIX
-from websec_app.usecases import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed
+from websec_app.usecases import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed, inactive_subscription_sentence
 from websec_app.wording import counted
 
 
@@ -71,7 +71,6 @@ _COMPLIANCE_TOKEN_TEXT = {
 _KEY_TEXT = {
     "unknown": "This API key is not valid. Check that it was copied completely (it starts with wsk_).",
     "revoked": "This API key has been revoked. Use your current key, or ask support for a new one.",
-    "subscription_inactive": "The Pro subscription for this key is not active. Renew it to use the key again.",
     "no_plan": "This key's plan does not include Pro scans.",
 }
 
@@ -125,6 +124,8 @@ def describe(exc: BaseException, now: datetime, *, token: str = "scan") -> Probl
     if isinstance(exc, PdfRenderError):
         return Problem("error", "The report could not be generated", "Nothing was used up; please try again.")
     if isinstance(exc, KeyRefused):
+        if exc.reason == "subscription_inactive":  # the API's words: usecases.inactive_subscription_sentence
+            return Problem("key", "API key not accepted", inactive_subscription_sentence(exc.subscription_status))
         return Problem("key", "API key not accepted", _KEY_TEXT.get(exc.reason, _KEY_TEXT["unknown"]))
     if isinstance(exc, PaymentError):
         return Problem("payment", "The payment did not go through", _sentence(exc))

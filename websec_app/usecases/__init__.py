@@ -9,7 +9,17 @@ the badge's facts; `monitors`: scheduled re-scans and their alerts; `purchases`:
 the compliance report.
 """
 
-from .accounts import RecentScan, Subscriber, Usage, authenticate, presented, recent, subscriber_of, usage
+from .accounts import (
+    RecentScan,
+    Subscriber,
+    Usage,
+    authenticate,
+    inactive_subscription_sentence,
+    presented,
+    recent,
+    subscriber_of,
+    usage,
+)
 from .errors import FreeQuotaUsed, KeyRefused, MonthlyQuotaUsed, QuotaUsed
 from .scans import (
     STEPS,
@@ -37,6 +47,7 @@ __all__ = [
     "Usage",
     "authenticate",
     "client_key",
+    "inactive_subscription_sentence",
     "load_report",
     "no_progress",
     "presented",

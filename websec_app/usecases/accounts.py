@@ -22,6 +22,7 @@ from websec_app.store import (
     recent_scans,
     report_ids_for_scans,
 )
+from websec_app.store.models import SUBSCRIPTION_CANCELLED, SUBSCRIPTION_DISPUTED, SUBSCRIPTION_PAST_DUE
 
 from .errors import KeyRefused
 from .runtime import Runtime
@@ -63,6 +64,27 @@ class RecentScan:
     report_id: str  # "" when no report body was kept (API scans)
 
 
+#: Why a key of a subscription that is not active is refused, and what its owner can do (docs/payments.md): the
+#: API's 403 and the web UI say the same. A failed renewal is retried by the provider and its payment brings the
+#: same key back; a cancellation is final, and buying Pro again starts a new subscription with a new key; no
+#: provider event lifts a dispute: an operator settles it.
+_INACTIVE_SUBSCRIPTION = {
+    SUBSCRIPTION_PAST_DUE: "The Pro subscription for this API key is on hold: its renewal has not been paid. "
+    "The same key works again as soon as the payment provider collects the renewal, so check the card or "
+    "account the subscription is paid with.",
+    SUBSCRIPTION_CANCELLED: "The Pro subscription for this API key was cancelled, and a cancelled subscription "
+    "cannot be renewed. To scan with Pro again, subscribe again: the new subscription comes with a new key.",
+    SUBSCRIPTION_DISPUTED: "A payment of the Pro subscription for this API key is disputed, so the key is "
+    "suspended until the dispute is settled; paying again does not lift it. Contact support to settle it.",
+}
+_NOT_ACTIVE = "The Pro subscription for this API key is not active."
+
+
+def inactive_subscription_sentence(status: str | None) -> str:
+    """What the owner of a key refused for its subscription's `status` is told, in the API and the UI."""
+    return _INACTIVE_SUBSCRIPTION.get(status or "", _NOT_ACTIVE)
+
+
 def presented(key: str | None) -> str | None:
     """The key as sent, or None when absent or blank."""
     if key is None:
@@ -74,7 +96,7 @@ def presented(key: str | None) -> str | None:
 def subscriber_of(check: KeyCheck, runtime: Runtime) -> Subscriber:
     """The subscriber of a looked-up key. Raises KeyRefused for anything but a valid key of a plan with scans."""
     if not check.valid or check.key_id is None or check.subscription_id is None:
-        raise KeyRefused(check.status.value if not check.valid else KeyStatus.UNKNOWN.value)
+        raise KeyRefused(check.status.value if not check.valid else KeyStatus.UNKNOWN.value, check.subscription_status)
     plan = check.plan or ""
     limit = monthly_scan_limit(plan, runtime.settings)
     if limit <= 0:

@@ -1,5 +1,6 @@
 """What a use case refuses with, besides the scanner's ScanError, the store's TokenRejected and the admission's
-ScannerBusy: each interface turns these into its own words (API: status + `{"error"}`; UI: ui/messages.py)."""
+ScannerBusy: each interface turns these into its own words (API: status + `{"error"}`; UI: ui/messages.py), except
+what the owner of a key whose subscription is not active can do, which both say alike (accounts.py)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,13 @@ class MonthlyQuotaUsed(QuotaUsed):
 
 
 class KeyRefused(Exception):
-    """The API key cannot be used for Pro scans: `reason` is a store.KeyStatus value, or "no_plan"."""
+    """The API key cannot be used for Pro scans: `reason` is a store.KeyStatus value, or "no_plan";
+    `subscription_status` is the subscription's (past_due, cancelled, disputed) when it is not active."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, subscription_status: str | None = None) -> None:
         super().__init__(f"API key refused: {reason}")
         self.reason = reason
+        self.subscription_status = subscription_status
 
 
 __all__ = ["FreeQuotaUsed", "KeyRefused", "MonthlyQuotaUsed", "QuotaUsed"]
