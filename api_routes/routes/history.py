@@ -26,6 +26,7 @@ from ..openapi import errors
 router = APIRouter(tags=["history"])
 
 NOT_FOUND = "No kept scan of yours has this id."
+AGAINST_NOT_FOUND = "No kept scan of yours has the id given as 'against'."
 #: Browsers, README renderers and GitHub's image proxy may keep a badge this long (seconds).
 BADGE_MAX_AGE = 900
 
@@ -68,8 +69,8 @@ class FindingChangeBody(BaseModel):
 class ScanDiffBody(BaseModel):
     before: HistoryItem | None = Field(description="The scan compared with; null for the first kept scan.")
     after: HistoryItem
-    grade: dict[str, str] | None = Field(description="`{before, after}`.")
-    score: dict[str, int] | None = Field(description="`{before, after, change}`.")
+    grade: dict[str, str] | None = Field(description="`{before, after}`; null for the first kept scan.")
+    score: dict[str, int] | None = Field(description="`{before, after, change}`; null for the first kept scan.")
     new: list[FindingChangeBody] = Field(
         description="Issues found now and not before, costliest first; not one the scan before could not check "
         "(its check did not run: `check.error`, a header `not checked`, a bot challenge)."
@@ -149,7 +150,14 @@ async def get_kept_report(
     "/api/history/{report_id}/diff",
     summary="What changed since the scan before (X-API-Key)",
     response_model=ScanDiffBody,
-    responses=errors(401, 403, 404, e404=NOT_FOUND),
+    responses=errors(
+        400,
+        401,
+        403,
+        404,
+        e400="`against` is a kept scan of another URL: a diff compares two scans of the same URL.",
+        e404=f"{NOT_FOUND} Or: {AGAINST_NOT_FOUND}",
+    ),
 )
 async def get_diff(
     ctx: Context,
@@ -162,7 +170,16 @@ async def get_diff(
 ) -> JSONResponse:
     """Findings new, fixed and changed (status or points), and the grade and score change."""
     subscriber = await subscriber_for(ctx, key)
-    found = await history_cases.scan_diff(ctx, subscriber, report_id, against=against)
+    try:
+        found = await history_cases.scan_diff(ctx, subscriber, report_id, against=against)
+    except history_cases.AgainstNotFound:
+        raise ApiError(404, AGAINST_NOT_FOUND) from None
+    except history_cases.OtherUrl as exc:
+        raise ApiError(
+            400,
+            f"The scan given as 'against' is of {exc.against_url} and scan {report_id} of {exc.url}: "
+            "a diff compares two kept scans of the same URL.",
+        ) from None
     if found is None:
         raise ApiError(404, NOT_FOUND)
     after = _item(found.after)

@@ -140,6 +140,55 @@ async def test_the_history_is_the_subscriptions_only_and_survives_a_key_rotation
         assert [s["id"] for s in last.json()["scans"]] == [mine["scans"][2]["id"]] and last.json()["next_page"] is None
 
 
+async def test_a_diff_against_a_scan_of_another_url_says_so(
+    api: FastAPI, database: Database, clock: FrozenClock
+) -> None:
+    owner, stranger = new_key(database, clock), new_key(database, clock, email="other@example.com")
+    async with client_for(api) as http:
+
+        async def kept(key: str, url: str) -> str:
+            assert (await http.post("/api/scan/pro", json={"url": url}, headers={"X-API-Key": key})).status_code == 200
+            clock.advance(minutes=5)
+            listed = await http.get("/api/history", params={"url": url}, headers={"X-API-Key": key})
+            return str(listed.json()["scans"][0]["id"])
+
+        # Given the owner's kept scans of two URLs, and another subscriber's of the first
+        first_a, other_b = await kept(owner.key, "https://a.example/"), await kept(owner.key, "https://b.example/")
+        second_a, theirs = await kept(owner.key, "https://a.example/"), await kept(stranger.key, "https://a.example/")
+
+        async def diff(report_id: str, against: str | None = None) -> tuple[int, Any]:
+            params = {"against": against} if against else {}
+            answer = await http.get(f"/api/history/{report_id}/diff", params=params, headers={"X-API-Key": owner.key})
+            return answer.status_code, answer.json()
+
+        # When the owner compares a scan of a.example with their own of b.example: a 400 naming both URLs
+        assert await diff(second_a, against=other_b) == (
+            400,
+            {
+                "error": f"The scan given as 'against' is of https://b.example/ and scan {second_a} of "
+                "https://a.example/: a diff compares two kept scans of the same URL."
+            },
+        )
+        # with an id that is no kept scan of theirs (unknown, or another subscriber's): 404 saying which id
+        not_theirs = {"error": "No kept scan of yours has the id given as 'against'."}
+        assert await diff(second_a, against="nope") == await diff(second_a, against=theirs) == (404, not_theirs)
+        assert await diff("nope", against=first_a) == (404, {"error": "No kept scan of yours has this id."})
+        # and with a scan of the same URL, the diff
+        assert (await diff(second_a, against=first_a))[1]["before"]["id"] == first_a
+
+        # And the first kept scan of a URL, compared with none, is exactly what docs/api.md says
+        status, body = await diff(first_a)
+        assert status == 200 and body["after"]["id"] == first_a
+        assert {k: v for k, v in body.items() if k != "after"} == {
+            "before": None,
+            "grade": None,
+            "score": None,
+            "new": [],
+            "fixed": [],
+            "changed": [],
+        }
+
+
 async def test_history_refusals_are_json_errors(client, pro_key) -> None:
     missing = await client.get("/api/history", params={"url": "https://example.com/"})
     assert missing.status_code == 401 and "X-API-Key" in missing.json()["error"]

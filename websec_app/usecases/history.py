@@ -61,6 +61,20 @@ class ScanDiff:
     diff: ReportDiff | None
 
 
+class AgainstNotFound(Exception):
+    """`against` names no kept scan of the subscriber's (another's is not found either: nobody learns it exists)."""
+
+
+class OtherUrl(Exception):
+    """`against` is a kept scan of another URL than the scan it was to be compared with: a diff compares two
+    scans of one URL. Both are the subscriber's, so both URLs may be named."""
+
+    def __init__(self, url: str, against_url: str) -> None:
+        super().__init__(f"{against_url} is not {url}")
+        self.url = url
+        self.against_url = against_url
+
+
 def normalised_url(url: str) -> str:
     """The URL as reports record it (`parse_target`): raises InvalidTarget for one no scan would accept."""
     return parse_target(url).url
@@ -100,8 +114,10 @@ def _diff_rows(session: Session, subscription_id: int, report_id: str, against: 
     after = KeptReport(stored.id, record.created_at, dict(stored.body), record.kind)
     if against is not None:
         other = kept_scan(session, subscription_id=subscription_id, report_id=against)
-        if other is None or other[0].url != record.url:
-            return None
+        if other is None:
+            raise AgainstNotFound(against)
+        if other[0].url != record.url:
+            raise OtherUrl(record.url, other[0].url)
     else:
         other = kept_scan_before(session, subscription_id=subscription_id, record=record)
     if other is None:
@@ -114,7 +130,8 @@ async def scan_diff(
     runtime: Runtime, subscriber: Subscriber, report_id: str, *, against: str | None = None
 ) -> ScanDiff | None:
     """A kept scan compared with `against` (another kept scan of the same URL) or with the one before it;
-    None when either is not the subscriber's, or they are scans of different URLs."""
+    None when `report_id` is not the subscriber's. Raises AgainstNotFound when `against` is not, OtherUrl when
+    it is a scan of another URL."""
     return await runtime.db(_diff_rows, subscriber.subscription_id, report_id, against)
 
 
@@ -134,10 +151,12 @@ async def badge_facts(runtime: Runtime, url: str) -> BadgeFacts:
 
 __all__ = [
     "MAX_PAGE_SIZE",
+    "AgainstNotFound",
     "BadgeFacts",
     "HistoryEntry",
     "HistoryPage",
     "KeptReport",
+    "OtherUrl",
     "ScanDiff",
     "badge_facts",
     "history",
