@@ -903,3 +903,82 @@ def test_a_policy_in_a_charset_python_cannot_decode_with_replacement_is_read_as_
 
     assert "dns.mta_sts_enforce" in found and "dns.spf_pass_all" in found
     assert chain.responses[0].text() == body
+
+
+# -- error lists: a TXT record of 64 KB holds thousands of errors ----------------------------------
+
+
+def long_txt(name: str, value: str) -> DnsAnswer:
+    """A TXT record of any length, in character-strings of at most 255 octets."""
+    return dns_answer(name, "TXT", " ".join(f'"{value[i : i + 250]}"' for i in range(0, len(value), 250)))
+
+
+def test_spf_errors_are_listed_once_each_the_first_ten_with_a_count_of_the_rest() -> None:
+    # Ten included records of 30,000 "x" each, and the domain's own of 9,000 different unknown terms: 12 MB before
+    includes = " ".join(f"include:i{n}.example.net" for n in range(9))
+    own = "v=spf1 " + " ".join(f"x{n}" for n in range(9000)) + f" {includes} -all"
+    answers = [long_txt(f"i{n}.example.net", "v=spf1 " + "x " * 30000 + "-all") for n in range(9)]
+
+    result = check(long_txt(HOST, own), *answers)
+
+    errors = [f"unknown mechanism 'x{n}'" for n in range(9000)] + [
+        f"i{n}.example.net: unknown mechanism 'x'" for n in range(9)
+    ]
+    assert result.details["spf"]["errors"] == [*errors[:10], "and 8,999 more, not listed"]
+    assert notes(result, "dns.spf_invalid") == ["; ".join([*errors[:5], "and 9,004 more, not listed"])]
+
+
+def test_an_error_quoting_a_long_term_is_cut_and_says_so() -> None:
+    spec = "a." + "b" * 6000 + ".example"
+
+    errors = check(long_txt(HOST, f"v=spf1 include:{spec} -all")).details["spf"]["errors"]
+
+    error = f"{spec!r} is not a domain name"
+    assert errors == [f"{error[:500]} … ({len(error) - 500:,} more characters not shown)"]
+
+
+def test_repeated_mx_limit_errors_and_void_names_are_listed_once() -> None:
+    mx = dns_answer(HOST, "MX", *(f"{n} m{n}.example.com." for n in range(11)))
+    gone = [dns_answer("gone.example.com", t, rcode="NXDOMAIN") for t in ("A", "AAAA")]
+
+    result = check(long_txt(HOST, "v=spf1 " + "mx " * 5000 + "a:gone.example.com " * 3000 + "-all"), mx, *gone)
+
+    (note,) = notes(result, "dns.spf_too_many_lookups")
+    assert note.count("the mx mechanism for example.com finds 11 MX records") == 1
+    assert result.details["spf"]["void"] == ["gone.example.com"]
+    assert result.details["spf"]["void_lookups"] == 3000
+
+
+def test_dmarc_errors_and_report_problems_are_listed_once_each_the_first_ten() -> None:
+    tags = "".join(f"t=x{n};" for n in range(12))  # t is y or n (DMARCbis), and appears once
+    record = "v=DMARC1; p=reject; " + "a=b;" * 15000 + tags + "rua=" + ",".join(f"x{n}" for n in range(5000))
+
+    result = check(long_txt(f"_dmarc.{HOST}", record))
+
+    errors = ["the tag a appears twice", "the tag t appears twice"]
+    assert result.details["dmarc"]["errors"] == [*errors, "t=x11 is not y or n (DMARCbis)"]
+    (invalid,) = notes(result, "dns.dmarc_invalid")
+    assert invalid == "; ".join(result.details["dmarc"]["errors"])
+    problems = [f"'x{n}' is not a URI (mailto:... expected)" for n in range(10)]
+    assert notes(result, "dns.dmarc_report_uri") == ["; ".join([*problems, "and 4,990 more, not listed"])]
+
+
+def test_mta_sts_policy_errors_are_listed_once_each_the_first_ten() -> None:
+    repeated = "x\n" * 30000 + "".join(f"y{n}\n" for n in range(20))
+
+    (note,) = notes(
+        check(MX, STS, mta_sts_policy=policy(GOOD_POLICY + repeated), mta_sts_tls=make_handshake(f"mta-sts.{HOST}")),
+        "dns.mta_sts_invalid",
+    )
+
+    lines = ["'x' is not 'key: value'", *(f"'y{n}' is not 'key: value'" for n in range(9))]
+    assert note == "; ".join([*lines, "and 11 more, not listed"])
+
+
+def test_caa_problems_are_listed_once_each_the_first_ten() -> None:
+    records = [f'128 t{n} "x"' for n in range(4000)]
+
+    (note,) = notes(check(dns_answer(HOST, "CAA", *records)), "dns.caa_invalid")
+
+    problems = [f"unknown critical tag 't{n}': CAs must refuse to issue (RFC 8659 4.1)" for n in range(10)]
+    assert note == f"at {HOST}: " + "; ".join([*problems, "and 3,990 more, not listed"])

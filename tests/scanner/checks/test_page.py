@@ -594,6 +594,36 @@ def test_thousands_of_urls_are_listed_up_to_the_limit_with_a_count_of_the_rest()
     assert len(json.dumps(data)) < 30_000
 
 
+def test_a_url_of_a_megabyte_is_cut_everywhere_the_report_shows_it() -> None:
+    # Given a page of 2 MiB: a <base href> to a 1 MB host and an http:// script from another 1 MB host
+    base_host = "b" * 1_000_000 + ".com"
+    script_host = "s" * 1_000_000 + ".com"
+    body = f'<base href="https://{base_host}/"><script src="http://{script_host}/"></script>'
+
+    # When it is graded
+    data = section(page_of(body))
+
+    # Then the findings are those of any page with such a base and script
+    findings = {f["check"]: f for f in data["findings"]}
+    assert set(findings) == {"page.base_foreign", "page.mixed_active", "page.sri_missing_script"}
+    # and each place that copied a URL (subjects, notes, the details' lists) shows its first 2,048 characters and
+    # says how many more there were: the URL was copied whole 7 times, a 14.7 MB section for a 2 MiB page
+    script_url = f"http://{script_host}/"
+    cut = f"{script_url[:2048]} … ({len(script_url) - 2048} more characters not shown)"
+    assert data["mixed_content"]["active"] == [cut]
+    assert data["sri"]["missing"] == [cut]
+    assert findings["page.mixed_active"]["note"] == cut
+    assert findings["page.mixed_active"]["subjects"] == [
+        f"http://{script_host}"[:2048] + f" … ({len(script_host) + 7 - 2048} more characters not shown)"
+    ]
+    assert data["base"].startswith(f"https://{base_host[:100]}") and data["base"].endswith(
+        f"({len(base_host) + 9 - 2048} more characters not shown)"
+    )
+    assert findings["page.base_foreign"]["note"].endswith("more characters not shown)>")
+    assert [e["origin"] for e in data["external_origins"]] == findings["page.mixed_active"]["subjects"]
+    assert len(json.dumps(data)) < 30_000
+
+
 def test_duplicate_attributes_keep_the_first_like_browsers() -> None:
     result = page_of('<script src="/local.js" src="http://cdn.other.net/a.js"></script>')
     assert outcomes(result) == {"page.no_mixed_content"}

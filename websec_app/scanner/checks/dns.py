@@ -13,6 +13,7 @@ a web site should not fail over its mail configuration.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -36,6 +37,26 @@ from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf
 
 _CAA_TAGS = ("issue", "issuewild", "iodef", "issuemail", "issuevmc", "contactemail", "contactphone")
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
+# A 64 KB TXT record of "x " holds 32,000 SPF errors (as many again from each record it includes), a DMARC record
+# or an MTA-STS policy thousands: ten included records of them made a 12 MB dns section. Each distinct error is
+# listed once, the first ten of them, each cut to 500 characters (an error quotes its term, which can be 64 KB).
+_MAX_ERRORS_LISTED = 10
+_MAX_ERROR_CHARS = 500
+
+
+def _listed(errors: Iterable[str], limit: int = _MAX_ERRORS_LISTED) -> list[str]:
+    """The distinct `errors` in order, at most `limit`, then how many more there were, not listed."""
+    distinct = list(dict.fromkeys(errors))
+    shown = [_cut(error) for error in distinct[:limit]]
+    if len(distinct) > limit:
+        shown.append(f"and {len(distinct) - limit:,} more, not listed")
+    return shown
+
+
+def _cut(error: str) -> str:
+    if len(error) <= _MAX_ERROR_CHARS:
+        return error
+    return f"{error[:_MAX_ERROR_CHARS]} … ({len(error) - _MAX_ERROR_CHARS:,} more characters not shown)"
 
 
 def _could_not_check(answer: DnsAnswer) -> Finding:
@@ -90,10 +111,10 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         "record": evaluation.record,
         "lookups": evaluation.lookups,
         "all": f"{evaluation.all_qualifier}all" if evaluation.all_qualifier else None,
-        "errors": evaluation.errors,
+        "errors": _listed(evaluation.errors),
         "not_checked": evaluation.unknown,
         "void_lookups": evaluation.void_lookups,
-        "void": evaluation.void_names,
+        "void": _listed(evaluation.void_names),
     }
     if evaluation.records_found == 0:
         return [Finding("dns.spf_missing", note=f"{domain} publishes no SPF record")], False
@@ -106,9 +127,9 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     no_senders = [(t.qualifier, t.name) for t in tested] == [("-", "all")]
     findings = []
     if evaluation.errors:
-        findings.append(Finding("dns.spf_invalid", note="; ".join(evaluation.errors[:5])))
+        findings.append(Finding("dns.spf_invalid", note="; ".join(_listed(evaluation.errors, limit=5))))
     if evaluation.over_limit:
-        parts = list(evaluation.limit_errors)
+        parts = _listed(evaluation.limit_errors)
         if evaluation.lookups > LOOKUP_LIMIT:
             note = f"{evaluation.lookups} DNS lookups (at most {LOOKUP_LIMIT}, RFC 7208 4.6.4)"
             if evaluation.unknown or evaluation.counting_stopped:
@@ -199,13 +220,13 @@ def _dmarc(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list
         "ignored_tags": record.ignored_tags,
         "rua": [u.uri for u in record.rua],
         "ruf": [u.uri for u in record.ruf],
-        "errors": record.errors,
+        "errors": _listed(record.errors),
     }
     findings = []
     if policy is None:
-        return [Finding("dns.dmarc_invalid", note="; ".join(record.errors) or "no valid policy")]
+        return [Finding("dns.dmarc_invalid", note="; ".join(_listed(record.errors)) or "no valid policy")]
     if record.errors:
-        findings.append(Finding("dns.dmarc_invalid", note="; ".join(record.errors)))
+        findings.append(Finding("dns.dmarc_invalid", note="; ".join(_listed(record.errors))))
     if policy == "none":
         findings.append(Finding("dns.dmarc_none", note="p=none only asks for reports: spoofed mail is delivered"))
     elif policy == "quarantine":
@@ -233,7 +254,7 @@ def _dmarc(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list
                 f"(no {consent_name(domain, report_domain)} record, RFC 7489 7.1)"
             )
     if problems:
-        findings.append(Finding("dns.dmarc_report_uri", note="; ".join(problems)))
+        findings.append(Finding("dns.dmarc_report_uri", note="; ".join(_listed(problems))))
     return findings
 
 
@@ -329,7 +350,7 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
         )
         if problems:
             outcome = "dns.caa_invalid_inherited" if above_domain else "dns.caa_invalid"
-            return [Finding(outcome, note=f"at {name}: {'; '.join(problems)}{whose}", fix_vars=fix_vars)]
+            return [Finding(outcome, note=f"at {name}: {'; '.join(_listed(problems))}{whose}", fix_vars=fix_vars)]
         if "issue" not in parsed:
             # RFC 8659 4.2, 4.3: only issue restricts a name that is not a wildcard; an RRset of iodef
             # or issuewild alone still ends the climb, and lets every CA issue for the host.
@@ -374,7 +395,7 @@ def _policy_problem(snapshot: SiteSnapshot, chain: FetchChain) -> tuple[str | No
     policy = parse_sts_policy(first.text())
     shown = {"mode": policy.mode, "max_age": policy.max_age, "mx": policy.mx}
     if policy.errors:
-        return "; ".join(policy.errors), shown
+        return "; ".join(_listed(policy.errors)), shown
     return None, shown
 
 

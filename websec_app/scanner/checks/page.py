@@ -55,9 +55,10 @@ from ..records.html import (
 from ..records.origins import trustworthy_host
 from ..registrable import registrable_domain
 from ..snapshot import HttpResponse, SiteSnapshot
+from ._shown import shown
 
 SECTION = "page_analysis"
-_LIST_LIMIT = 50  # longest URL list kept in the report
+_LIST_LIMIT = 50  # longest URL list kept in the report; each URL in it, or in a finding, is `shown` (cut when long)
 
 # Mixed Content §4.3: only these request destinations are "upgradeable" (passive); an image fetched for srcset or
 # <picture> ("imageset", records/html.raw_resources) is not.
@@ -186,7 +187,7 @@ def _not_applicable(parts: SplitResult) -> bool:
 
 
 def _limited(items: list[str]) -> list[str]:
-    return items[:_LIST_LIMIT]
+    return [shown(item) for item in items[:_LIST_LIMIT]]
 
 
 def _capped(findings: list[Finding]) -> list[Finding]:
@@ -207,7 +208,7 @@ def _capped(findings: list[Finding]) -> list[Finding]:
 def _neutral(outcome: str, note: str, response: HttpResponse) -> CheckResult:
     details: dict[str, object] = {
         "html": False,
-        "content_type": response.content_type or None,
+        "content_type": shown(response.content_type) if response.content_type else None,
         "external_origins": [],
         "external_origin_count": 0,
         "mixed_content": {"active": [], "passive": []},
@@ -249,7 +250,7 @@ def _mixed_content(
             upgraded += 1
         else:
             outcome = "page.mixed_passive" if bucket is passive else "page.mixed_active"
-            insecure[outcome].append(Finding(outcome, origin_of(res.parts), res.url))
+            insecure[outcome].append(Finding(outcome, shown(res.origin), shown(res.url)))
     if not active and not passive:
         return [Finding("page.no_mixed_content")], active, passive, False
     findings = [*insecure["page.mixed_active"], *insecure["page.mixed_passive"]]
@@ -276,17 +277,18 @@ def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> t
         state = _sri_state(element)
         present += state == "valid"
         origin = res.origin
+        url = shown(res.url)
         if (
             state in ("valid", "malformed")
             and origin != page_origin
             and element.get("crossorigin") is None
             and not _fetched_in_cors_mode(element)
         ):
-            note = f"{res.url} has integrity but no crossorigin attribute: browsers refuse to load it"
-            findings.append(Finding("page.sri_no_crossorigin", origin, note))
+            note = f"{url} has integrity but no crossorigin attribute: browsers refuse to load it"
+            findings.append(Finding("page.sri_no_crossorigin", shown(origin), note))
         if state == "malformed":
-            note = f"{res.url}: the integrity hash is not valid base64 of the right length, so the load is blocked"
-            findings.append(Finding("page.sri_malformed", origin, note))
+            note = f"{url}: the integrity hash is not valid base64 of the right length, so the load is blocked"
+            findings.append(Finding("page.sri_malformed", shown(origin), note))
         if res.site == page_site:
             continue  # same site: the same owner controls both
         needing += 1
@@ -296,15 +298,15 @@ def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> t
             not_applicable.append(res.url)
             continue
         outcome = "page.sri_missing_script" if res.kind == "script" else "page.sri_missing_stylesheet"
-        note = res.url
+        note = url
         if state == "unsupported":
             note = (
-                f"{res.url}: integrity holds no hash browsers read (sha256-, sha384- or sha512- in lowercase, then"
+                f"{url}: integrity holds no hash browsers read (sha256-, sha384- or sha512- in lowercase, then"
                 " a base64 digest), so browsers ignore it and run the file unchecked"
             )
             invalid.append(res.url)
         missing.append(res.url)
-        findings.append(Finding(outcome, origin, note))
+        findings.append(Finding(outcome, shown(origin), note))
     if needing and not missing:
         findings.append(Finding("page.sri_ok", note=f"{needing} cross-site script(s)/stylesheet(s) checked"))
     details = {
@@ -325,7 +327,7 @@ def _external_origins(resources: list[Resource], page_origin: str, page_site: st
             continue
         site = res.site
         entry = by_origin.setdefault(
-            origin, {"origin": origin, "resources": 0, "types": [], "same_site": site == page_site}
+            origin, {"origin": shown(origin), "resources": 0, "types": [], "same_site": site == page_site}
         )
         entry["resources"] += 1
         if res.kind not in entry["types"]:
@@ -340,7 +342,7 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
     if not final.body.strip():
         return _neutral("page.empty", f"The final response (HTTP {final.status_code}) has an empty body", final)
     if not is_html(final):
-        kind = final.content_type or "no Content-Type"
+        kind = shown(final.content_type) if final.content_type else "no Content-Type"
         return _neutral("page.not_html", f"The final response is {kind}, not an HTML page", final)
 
     page = parse_page(final)
@@ -379,7 +381,8 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
         and urlsplit(base_href).scheme in ("http", "https")
         and origin_of(base_href) != page_origin
     ):
-        findings.append(Finding("page.base_foreign", origin_of(base_href), f"<base href={base_href!r}>"))
+        shown_href = shown(repr(base_href))
+        findings.append(Finding("page.base_foreign", shown(origin_of(base_href)), f"<base href={shown_href}>"))
     upgraded_from = _upgraded_from(final, page) if https_page else None
     mixed, active, passive, all_upgraded = _mixed_content(resources, https_page, upgraded_from)
     findings += mixed
@@ -397,7 +400,7 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
             "upgraded_by_csp": all_upgraded,
         },
         "sri": sri,
-        "base": base_href,
+        "base": shown(base_href) if base_href is not None else None,
         "truncated": final.body_truncated,
         "body_note": final.body_note,
         "budgets_exhausted": list(dict.fromkeys(exhausted)),

@@ -15,24 +15,18 @@ from ..findings import CheckResult, Finding
 from ..records.location import location_text
 from ..snapshot import FetchChain, HttpResponse, SiteSnapshot
 from ..target import parse_target
+from ._shown import shown
 from .blocked import identify_block, not_checked
 
 #: What a hop's raw headers may take in the report: the fetch already bounds a response's header
 #: block; this keeps a report readable (and its JSON small) when a site sends hundreds of headers.
 MAX_HOP_HEADERS = 100
-MAX_HEADER_VALUE = 2048
 
 
 def _raw_headers(response: HttpResponse) -> list[list[str]]:
-    """The hop's response headers in wire order, duplicates kept: the evidence the UI and PDF show. A value past
-    MAX_HEADER_VALUE is cut, and says so ("as the server sent them" must not hide that a part is missing)."""
-    return [[name, _shown(value)] for name, value in response.headers.items[:MAX_HOP_HEADERS]]
-
-
-def _shown(value: str) -> str:
-    if len(value) <= MAX_HEADER_VALUE:
-        return value
-    return f"{value[:MAX_HEADER_VALUE]} … ({len(value) - MAX_HEADER_VALUE} more characters not shown)"
+    """The hop's response headers in wire order, duplicates kept: the evidence the UI and PDF show. A long value
+    is cut, and says so (`shown`: "as the server sent them" must not hide that a part is missing)."""
+    return [[name, shown(value)] for name, value in response.headers.items[:MAX_HOP_HEADERS]]
 
 
 def _chain_json(chain: FetchChain) -> list[dict[str, Any]]:
