@@ -753,6 +753,53 @@ def test_a_meta_referrer_inside_noscript_or_template_is_ignored(wrapper: str) ->
     assert outcomes("Referrer-Policy", [("Referrer-Policy", "no-referrer")], body=unsafe_meta) == ["referrer.good"]
 
 
+def test_thousands_of_meta_referrers_are_noted_up_to_a_bound_and_the_policy_in_force_is_named() -> None:
+    # Given 5,000 <meta name="referrer"> that are no policy, then one that sets unsafe-url (the last one counts)
+    metas = "".join(f'<meta name="referrer" content="bogus{i}">' for i in range(5_000))
+    body = f'<html><head>{metas}<meta name="referrer" content="unsafe-url"></head></html>'
+    headers = [("Referrer-Policy", "no-referrer")]
+
+    # When the headers are checked
+    [finding] = findings(make_snapshot(headers=headers, body=body), "Referrer-Policy")
+
+    # Then the outcome is the last <meta>'s, named first since the note that sets it is not listed, then 50 notes
+    # and how many more there were: a note per <meta> made 10,000 of them a 486 KB section
+    assert finding.outcome == "referrer.unsafe_url"
+    notes = (finding.note or "").split("; ")
+    assert notes[0] == "the policy in force is unsafe-url"
+    assert notes[1] == "<meta name=\"referrer\" content='bogus0'> is not a referrer policy and is ignored"
+    assert len(notes) == 51 and notes[-1] == "and 4,952 more notes like these, not listed"
+
+
+def test_a_meta_referrer_of_two_megabytes_is_quoted_cut() -> None:
+    # Given a <meta name="referrer"> whose content is 2 MB
+    body = '<html><head><meta name="referrer" content="' + "x" * 2_000_000 + '"></head></html>'
+
+    # When the headers are checked
+    note_text = note("Referrer-Policy", [("Referrer-Policy", "no-referrer")], body=body)
+
+    # Then the note quotes its first 2,048 characters (quotes included) and says how many more there were (it
+    # quoted all 2 MB)
+    assert note_text == (
+        f'<meta name="referrer" content=\'{"x" * 2047} … (1997954 more characters not shown)> is not a referrer '
+        "policy and is ignored"
+    )
+
+
+def test_a_meta_policy_of_thousands_of_mistakes_is_noted_up_to_a_bound() -> None:
+    # Given a <meta> policy naming 10,000 nonces without their quotes (host names to browsers), each a warning
+    sources = " ".join(f"nonce-{i}" for i in range(10_000))
+    body = f"""<html><head><meta http-equiv="Content-Security-Policy" content="script-src 'self' {sources}"></head>"""
+
+    # When the headers are checked
+    first = findings(make_snapshot(body=body), "Content-Security-Policy")[0]
+
+    # Then its note lists 50 of them and says how many more there were (all 10,000 made 1 MB)
+    notes = (first.note or "").split("; ")
+    assert "script-src has nonce-0 without single quotes, so browsers read it as a host name" in notes
+    assert len(notes) <= 52 and re.fullmatch(r"and 9,95\d more notes like these, not listed", notes[-1])
+
+
 def test_missing_referrer_policy() -> None:
     assert outcomes("Referrer-Policy") == ["referrer.missing"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 MAX_SHOWN = 2048
 
 
-def shown(value: str) -> str:
-    """`value` itself up to MAX_SHOWN characters; past that its first MAX_SHOWN and how many more there were."""
-    if len(value) <= MAX_SHOWN:
+def shown(value: str, limit: int = MAX_SHOWN) -> str:
+    """`value` itself up to `limit` characters; past that its first `limit` and how many more there were."""
+    if len(value) <= limit:
         return value
-    return f"{value[:MAX_SHOWN]} … ({len(value) - MAX_SHOWN} more characters not shown)"
+    return f"{value[:limit]} … ({len(value) - limit} more characters not shown)"

@@ -37,6 +37,8 @@ from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
 from ..target import ip_literal
 from . import csp
 from ._header_details import header_details
+from ._shown import MAX_SHOWN
+from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 
 SECTION = "headers"
 CSP = "Content-Security-Policy"
@@ -51,6 +53,12 @@ XXP = "X-XSS-Protection"
 #: The header objects of this section, in report order.
 HEADERS = (CSP, HSTS, XFO, XCTO, REFERRER, PERMISSIONS, XXP)
 
+#: The most notes one finding lists: a page can hold thousands of <meta> elements, each worth a note, and a
+#: <meta> policy thousands of sources, each worth a warning (10,000 <meta name="referrer"> made 486 KB).
+_MAX_NOTES = 50
+#: The longest note: a sentence around a value already cut to MAX_SHOWN fits; one quoting a whole value (a <meta>
+#: policy's source of 2 MiB) is cut too.
+_MAX_NOTE_LENGTH = 2 * MAX_SHOWN
 _SIX_MONTHS = 15_768_000  # seconds; Mozilla's minimum for HSTS (infosec.mozilla.org web guidelines)
 _ONE_YEAR = 31_536_000  # hstspreload.org's minimum, and the usual recommendation
 
@@ -83,7 +91,17 @@ def check_headers(snapshot: SiteSnapshot) -> CheckResult:
 
 
 def _finding(outcome: str, subject: str, notes: Sequence[str] = (), **fix_vars: str) -> Finding:
-    return Finding(outcome, subject, "; ".join(notes) or None, fix_vars)
+    return Finding(outcome, subject, "; ".join(_bounded(notes)) or None, fix_vars)
+
+
+def _bounded(notes: Sequence[str]) -> list[str]:
+    """The notes a finding shows: each distinct one once, each at most _MAX_NOTE_LENGTH characters (a note can
+    quote a source of a 2 MiB <meta> policy), the first _MAX_NOTES, then how many more there were."""
+    distinct = list(dict.fromkeys(notes))
+    kept = [shown_text(note, _MAX_NOTE_LENGTH) for note in distinct[:_MAX_NOTES]]
+    if len(distinct) > _MAX_NOTES:
+        kept.append(f"and {len(distinct) - _MAX_NOTES:,} more notes like these, not listed")
+    return kept
 
 
 def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:
@@ -92,7 +110,7 @@ def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:
         return findings
     first = findings[0]
     merged = [first.note] if first.note else []
-    merged.extend(notes)
+    merged.extend(_bounded(notes))
     return [replace(first, note="; ".join(merged)), *findings[1:]]
 
 
@@ -142,7 +160,8 @@ def _content_security_policy(
         elif meta.http_equiv == "content-security-policy-report-only":
             notes.append("a Content-Security-Policy-Report-Only <meta> element is ignored (CSP3 §3.3: header only)")
         elif _padded(meta.http_equiv, "content-security-policy") and not meta.inert:
-            notes.append(f"<meta http-equiv={meta.http_equiv!r}> is ignored by browsers: spaces around the name count")
+            name = shown_text(repr(meta.http_equiv))
+            notes.append(f"<meta http-equiv={name}> is ignored by browsers: spaces around the name count")
     evaluation = csp.evaluate([*header_policies, *meta_policies])
     if any(not p.has_effect for p in header_policies) and evaluation.policies:
         notes.append("a policy without any directive browsers know (empty, or between commas) was ignored")
@@ -506,15 +525,15 @@ def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[
             notes.append(f"browsers use the last value they recognise: {effective}")
     for meta in metas:
         if _padded(meta.name, "referrer"):
-            notes.append(f"<meta name={meta.name!r}> is ignored by browsers: spaces around the name count")
+            name = shown_text(repr(meta.name))
+            notes.append(f"<meta name={name}> is ignored by browsers: spaces around the name count")
         if meta.name != "referrer" or meta.content is None:
             continue
         from_meta = parse_referrer_meta(meta.content)
         if from_meta is None:
             spaces = " (spaces around the value count)" if parse_referrer_meta(meta.content.strip()) else ""
-            notes.append(
-                f'<meta name="referrer" content={meta.content!r}> is not a referrer policy and is ignored{spaces}'
-            )
+            content = shown_text(repr(meta.content))
+            notes.append(f'<meta name="referrer" content={content}> is not a referrer policy and is ignored{spaces}')
             continue
         if raw is not None and from_meta != effective:
             notes.append(f'<meta name="referrer"> sets {from_meta}, which overrides the header')
@@ -530,7 +549,8 @@ def _referrer_policy(headers: HeaderList, metas: Sequence[MetaElement]) -> list[
         return [_finding(outcome, REFERRER, notes)]
     outcome = _REFERRER_OUTCOMES[effective]
     named = re.compile(rf"(?<![\w-]){re.escape(effective)}(?![\w-])")
-    if outcome != "referrer.good" and not any(named.search(n) for n in notes):
+    # Searched in what the report shows: the <meta> that names it may be past the notes listed
+    if outcome != "referrer.good" and not any(named.search(n) for n in _bounded(notes)):
         notes.insert(0, f"the policy in force is {effective}")  # spec 2.3: a weak or warn header has a note
     return [_finding(outcome, REFERRER, notes)]
 
