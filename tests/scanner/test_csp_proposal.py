@@ -7,10 +7,12 @@ import hashlib
 
 from tests.factories import make_snapshot
 from websec_app.scanner.checks.headers import check_headers
+from websec_app.scanner.findings import Finding
 from websec_app.scanner.fixes.csp_proposal import (
     MAX_HASHES,
     MAX_LENGTH,
     MAX_ORIGINS,
+    MAX_SITE_POLICY_LENGTH,
     MAX_STYLE_ATTRIBUTE_HASHES,
     CspProposal,
     Repairs,
@@ -398,6 +400,62 @@ def test_a_policy_of_a_hundred_thousand_directives_is_repaired_in_one_pass() -> 
     # Then the repair is made
     assert "'unsafe-eval'" not in proposal.policy
     assert any("'unsafe-eval' removed" in note for note in proposal.notes)
+
+
+def csp_finding(snapshot_body: str, headers: list[tuple[str, str]] | None = None) -> Finding:
+    snapshot = make_snapshot(PAGE_URL, body=snapshot_body.encode(), headers=headers or [])
+    return next(f for f in check_headers(snapshot).findings if f.subject == "Content-Security-Policy")
+
+
+def test_a_site_policy_too_long_to_repeat_gets_the_generic_policy_and_the_changes_to_make_in_it() -> None:
+    # Given a <meta> policy of 1.8 MB: 70,000 http:// script sources, to be made https://
+    sources = " ".join(f"http://s{i}.example.net" for i in range(70_000))
+    page = html(f'<meta http-equiv="Content-Security-Policy" content="script-src {sources}; object-src \'none\'">')
+
+    # When the headers are checked
+    finding = csp_finding(page)
+
+    # Then the fix is the generic policy, not the site's repaired (1.9 MB, written a dozen times in the report),
+    # and its note says why and what to change in the site's policy to keep it
+    assert finding.outcome == "csp.insecure_source"
+    proposal = finding.fix_vars["csp_proposal"]
+    assert proposal.startswith("default-src 'self'; script-src 'self'; ") and len(proposal) < MAX_LENGTH
+    assert (finding.fix_note or "").startswith(
+        "This is a generic strict policy: the site's policy repaired would take 1,"
+    )
+    assert f"of {MAX_SITE_POLICY_LENGTH:,} for a policy it repeats. To keep the site's policy instead, make these " in (
+        finding.fix_note or ""
+    )
+    assert "changes in it: script sources over https://; base-uri 'self'." in (finding.fix_note or "")
+
+
+def test_a_report_only_policy_too_long_to_repeat_is_not_proposed_whole() -> None:
+    # Given only a Content-Security-Policy-Report-Only header of 64 KB
+    sources = " ".join(f"https://s{i}.example.net" for i in range(2_500))
+    finding = csp_finding(html(), [("Content-Security-Policy-Report-Only", f"script-src 'self' {sources}")])
+
+    # Then its fix is the generic policy, with a note saying the site's is too long to repeat
+    assert finding.outcome == "csp.report_only_only"
+    assert len(finding.fix_vars["csp_proposal"]) < MAX_LENGTH
+    assert (finding.fix_note or "").startswith(
+        "This is a generic strict policy: the site's Report-Only policy would take 63,907 characters"
+    )
+
+
+def test_a_host_longer_than_a_dns_name_is_left_out_of_a_repair() -> None:
+    # Given a policy without base-uri and a page whose <base href> names a 1 MB host (labels of 60 characters)
+    host = ("a" * 60 + ".") * 16_000 + "com"
+    page = html(
+        f'<meta http-equiv="Content-Security-Policy" content="script-src \'self\'"><base href="https://{host}/">'
+    )
+
+    # When the headers are checked
+    finding = csp_finding(page)
+
+    # Then the repaired base-uri leaves the host out (no name past 253 characters resolves): it was copied into
+    # the fix, its snippets and the note, a 21 MB headers section
+    assert finding.fix_vars["csp_proposal"] == "script-src 'self'; object-src 'none'; base-uri 'self'"
+    assert len(finding.fix_note or "") < 2_000
 
 
 def test_a_huge_inline_stylesheet_is_read_in_one_pass() -> None:

@@ -27,6 +27,7 @@ from ..fixes.csp_proposal import (
     propose_policy,
     relies_on_nonce,
     repair_policy,
+    site_policy_too_long,
     writable_directives,
 )
 from ..records import csp as csp_records
@@ -175,7 +176,8 @@ def _content_security_policy(
         elif report_only:
             reason = "Content-Security-Policy-Report-Only only reports violations; it does not block anything"
             findings = [_finding("csp.report_only_only", CSP, [reason])]
-            return evaluation, _with_proposal(_with_notes(findings, notes), _enforce(report_only[0]))
+            enforced = _enforce(report_only[0], urlsplit(final.url).scheme == "https")
+            return evaluation, _with_proposal(_with_notes(findings, notes), enforced)
         else:
             findings = [_finding("csp.missing", CSP)]
         keep = [directive for p in header_policies for directive in p.directives]
@@ -211,10 +213,22 @@ def _padded(attribute: str, keyword: str) -> bool:
     return attribute != keyword and attribute.strip(" \t\n\f\r") == keyword
 
 
-def _enforce(report_only: csp_records.Policy) -> CspProposal:
+def _enforce(report_only: csp_records.Policy, https: bool) -> CspProposal:
     """The site's own Report-Only policy, to be enforced: the site has been trying it out already. Only what
-    may be written into server configuration is copied (csp_proposal.writable_directives)."""
+    may be written into server configuration is copied (csp_proposal.writable_directives), and only up to
+    csp_proposal.MAX_SITE_POLICY_LENGTH characters (past it, the generic policy)."""
     directives, left_out = writable_directives(report_only.directives)
+    policy = "; ".join(" ".join([name, *sources]) for name, sources in directives)
+    too_long = site_policy_too_long(
+        policy,
+        https,
+        directives,
+        "the site's Report-Only policy",
+        "send it as Content-Security-Policy once its reports (or the browser console) show nothing legitimate "
+        "being blocked",
+    )
+    if too_long is not None:
+        return too_long
     notes = [
         "The proposed policy is the site's own Report-Only policy: once its reports (or the browser console) "
         "show nothing legitimate being blocked, send it as Content-Security-Policy to enforce it"
@@ -223,7 +237,6 @@ def _enforce(report_only: csp_records.Policy) -> CspProposal:
         notes.append(left_out_note(left_out, "the site's Report-Only policy"))
     if relies_on_nonce(directives):
         notes.append(NONCE_NOTE)
-    policy = "; ".join(" ".join([name, *sources]) for name, sources in directives)
     return CspProposal(policy, False, tuple(notes))
 
 

@@ -29,6 +29,9 @@ handlers it has. Choices, each for a reason:
   is left out.
 - Bounded: at most MAX_ORIGINS origins per directive, MAX_HASHES hashes per kind and MAX_LENGTH
   characters in all. A page past a bound gets GENERIC (strict, not derived), with a note saying why.
+  The site's own policy, repaired or enforced, is repeated up to MAX_SITE_POLICY_LENGTH characters; past it,
+  GENERIC too, with the changes to make in the site's policy in the note. A host longer than a DNS name
+  (253 characters) is left out: nothing loads from it, and a page of 2 MiB can hold one.
 - Reporting (`report-uri`, `report-to`), `frame-ancestors` and Trusted Types directives of the site's
   current policy are kept: the site chose them, and they only add protection or reports.
 - What the site wrote goes into the user's server configuration (fixes/snippets.py), where Apache reads
@@ -67,6 +70,7 @@ __all__ = [
     "MAX_HASHES",
     "MAX_LENGTH",
     "MAX_ORIGINS",
+    "MAX_SITE_POLICY_LENGTH",
     "MAX_STYLE_ATTRIBUTE_HASHES",
     "NONCE_NOTE",
     "CspProposal",
@@ -77,6 +81,7 @@ __all__ = [
     "propose_policy",
     "relies_on_nonce",
     "repair_policy",
+    "site_policy_too_long",
     "writable_directives",
     "writable_source",
 ]
@@ -90,6 +95,12 @@ MAX_STYLE_ATTRIBUTE_HASHES = 20
 #: The whole policy's length: nginx as a reverse proxy holds all response headers in
 #: proxy_buffer_size (4 KiB on most platforms) and fails the response past it.
 MAX_LENGTH = 4096
+#: The longest policy of the site's own (repaired, or its Report-Only one enforced) a proposal repeats. The site
+#: already sends it, so it is not held to MAX_LENGTH; but the report writes a fix a dozen times (the fix, a snippet
+#: per server, the notes) and a <meta> policy can be 2 MiB: one repaired made a 12.8 MB headers section.
+MAX_SITE_POLICY_LENGTH = 4 * MAX_LENGTH
+#: RFC 1035 §2.3.4: a name is at most 255 octets, 253 characters written without the final dot.
+_MAX_HOST_LENGTH = 253
 #: Directives of the site's own policy carried into the proposal.
 KEPT_DIRECTIVES = ("frame-ancestors", "report-uri", "report-to", "require-trusted-types-for", "trusted-types")
 _MAX_KEPT_TOKENS = 16
@@ -230,6 +241,20 @@ def left_out_note(count: int, where: str) -> str:
     )
 
 
+def site_policy_too_long(
+    policy: str, https: bool, keep: Sequence[tuple[str, Sequence[str]]], whose: str, changes: str
+) -> CspProposal | None:
+    """The generic policy, with a note saying why and what to change in the site's own, when `policy` (made from
+    the site's: `whose`) is longer than MAX_SITE_POLICY_LENGTH; None when it is not."""
+    if len(policy) <= MAX_SITE_POLICY_LENGTH:
+        return None
+    note = (
+        f"This is a generic strict policy: {whose} would take {len(policy):,} characters, past this scanner's bound "
+        f"of {MAX_SITE_POLICY_LENGTH:,} for a policy it repeats. To keep the site's policy instead, {changes}"
+    )
+    return CspProposal(_generic(https, _kept(keep)[0]), False, (note, _ROLLOUT))
+
+
 def generic_policy(https: bool, keep: Sequence[tuple[str, Sequence[str]]] = ()) -> str:
     """GENERIC_POLICY, with upgrade-insecure-requests on an HTTPS page and the site's kept directives."""
     return _generic(https, _kept(keep)[0])
@@ -340,6 +365,15 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
         )
         if wanted
     ]
+    too_long = site_policy_too_long(
+        "; ".join(directives),
+        urlsplit(page_url).scheme == "https",
+        writable,
+        "the site's policy repaired",
+        "make these changes in it: " + "; ".join(changes),
+    )
+    if too_long is not None:
+        return too_long
     notes = ["The proposed policy is the site's current one, changed: " + "; ".join(changes)]
     if left_out:
         notes.append(left_out_note(left_out, "the site's policy"))
@@ -536,8 +570,10 @@ class _Builder:
             host = (parts.hostname or "").encode("idna").decode("ascii")
         except (ValueError, UnicodeError):
             port, host = None, ""
-        if not _HOST_RE.match(host):
-            self.left_out.setdefault("URLs whose host cannot be written in a CSP (an IPv6 address, odd characters)")
+        if len(host) > _MAX_HOST_LENGTH or not _HOST_RE.match(host):
+            self.left_out.setdefault(
+                "URLs whose host cannot be written in a CSP (an IPv6 address, odd characters, a name past 253)"
+            )
             return None
         if scheme == "http" and self.https:
             scheme, port = "https", (443 if port == 80 else port)  # upgrade-insecure-requests, before the CSP check
