@@ -25,6 +25,9 @@ from .rules import Rule, RuleBook
 HEADER_SHAPED = ("headers", "cross_origin")
 #: Header-shaped sections whose JSON is only the header map (no status/deduction/findings).
 BARE_HEADER_MAPS = ("headers",)
+#: The most subjects, and notes, one finding lists; a note counts the rest (as checks/page.py caps its URLs): a
+#: redirect chain's Set-Cookie flood gave one finding 47,300 cookies, a 148 MB report.
+LIST_LIMIT = 50
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,18 @@ class _Aggregate:
     fix_notes: list[str]
     families: list[str]
     family_unnamed: bool = False  # one of its findings named no family
+    more_subjects: int = 0  # distinct subjects past LIST_LIMIT: counted, not listed
+    more_notes: int = 0  # distinct notes past LIST_LIMIT: counted, not listed
+    subject_notes: int = 0  # how many of `notes` came with a subject (the rest are about the finding as a whole)
+
+    def notes_json(self) -> list[str]:
+        """Its notes, then how many subjects and notes are not listed, so a reader knows the lists are not whole."""
+        shown = list(self.notes)
+        if self.more_subjects:
+            shown.append(f"and {self.more_subjects:,} more subjects like these, not listed")
+        if self.more_notes:
+            shown.append(f"and {self.more_notes:,} more notes like these, not listed")
+        return shown
 
     def fix_note(self, fix: str | None) -> str | None:
         """The report's `fix_note`: how to apply the fix, only beside a fix (null exactly where no fix is)."""
@@ -77,21 +92,44 @@ class _Aggregate:
         return None if self.family_unnamed or not self.families else list(self.families)
 
 
+def _first(seen: set[tuple[str, str, str]], key: tuple[str, str, str]) -> bool:
+    """True the first time `key` is seen (and remembers it)."""
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
 def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
-    """Merge findings with the same outcome: one deduction, all subjects and notes kept."""
+    """Merge findings with the same outcome: one deduction, its distinct subjects and notes listed up to
+    LIST_LIMIT each and the rest counted."""
     merged: dict[str, _Aggregate] = {}
+    # (outcome, field, value) already listed: a set, where `in` on the lists read every earlier value again (a
+    # redirect chain's Set-Cookie flood gave one finding 47,300 cookies: 122 s of CPU)
+    listed: set[tuple[str, str, str]] = set()
     for finding in findings:
         rule = book.rule(finding.outcome)
         agg = merged.get(finding.outcome)
         if agg is None:
             agg = merged[finding.outcome] = _Aggregate(rule, [], [], {}, [], [])
-        if finding.subject and finding.subject not in agg.subjects:
-            agg.subjects.append(finding.subject)
-        if finding.note and finding.note not in agg.notes:
-            agg.notes.append(finding.note)
+        if finding.subject and _first(listed, (finding.outcome, "subject", finding.subject)):
+            if len(agg.subjects) < LIST_LIMIT:
+                agg.subjects.append(finding.subject)
+            else:
+                agg.more_subjects += 1
+        if finding.note and _first(listed, (finding.outcome, "note", finding.note)):
+            # Notes on one subject each, and notes on the finding as a whole (a check's count of what it left
+            # out, as checks/page.py adds to its 50 URLs), are listed up to LIST_LIMIT each.
+            on_subject = bool(finding.subject)
+            alike = agg.subject_notes if on_subject else len(agg.notes) - agg.subject_notes
+            if alike < LIST_LIMIT:
+                agg.notes.append(finding.note)
+                agg.subject_notes += on_subject
+            else:
+                agg.more_notes += 1
         for key, value in finding.fix_vars.items():
             agg.fix_vars.setdefault(key, value)
-        if finding.fix_note and finding.fix_note not in agg.fix_notes:
+        if finding.fix_note and _first(listed, (finding.outcome, "fix_note", finding.fix_note)):
             agg.fix_notes.append(finding.fix_note)
         if finding.family is None:
             agg.family_unnamed = True
@@ -119,7 +157,7 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite:
         "fix_note": agg.fix_note(fix),
         "cwe": rule.cwe,
         "subjects": agg.subjects,
-        "note": "; ".join(agg.notes) or None,
+        "note": "; ".join(agg.notes_json()) or None,
         "families": agg.families_json(),
     }
 
@@ -155,7 +193,7 @@ def _header_object(
     chosen = max(problems, key=lambda a: (_rank(a.rule.status), a.rule.deduction)) if problems else aggs[0]
     cap = max((r.deduction for r in book.rules.values() if r.subject == name), default=0)
     deduction = min(sum(a.rule.deduction for a in problems), cap)
-    notes = [n for a in problems for n in a.notes] or [n for a in aggs for n in a.notes]
+    notes = [n for a in problems for n in a.notes_json()] or [n for a in aggs for n in a.notes_json()]
     fix = fix_outcome = fix_note = None
     for agg in problems:
         fix = render_template(agg.rule.fix, {**context, **agg.fix_vars})

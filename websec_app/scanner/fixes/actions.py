@@ -130,6 +130,7 @@ def action_for(
         names = cookie_names(subjects)
         if subjects and not names:  # the finding's cookies are all unwritable: not a fix for every cookie
             raise Unwritable(", ".join(subjects))
-        lacking = tuple(name for name in names if name in lacking_samesite)
+        without_samesite = frozenset(lacking_samesite)  # a set: `in` on the tuple was quadratic in a cookie flood
+        lacking = tuple(name for name in names if name in without_samesite)
         return CookieAttributes(names, remedy.attributes, remedy.outcome.endswith("no_samesite"), lacking)
     return None

@@ -128,6 +128,7 @@ def render_snippets(
     if fix is None:
         return None
     chosen = tuple(subjects)
-    lacking = tuple(name for name in lacking_samesite if name in chosen)
+    named = frozenset(chosen)  # `in` on the tuple read it whole for each name: quadratic in a cookie flood
+    lacking = tuple(name for name in lacking_samesite if name in named)
     texts = _cached(outcome, fix, subject, chosen, lacking, plain_http)
     return dict(zip(SERVERS, texts, strict=True))

@@ -85,6 +85,7 @@ def nginx(action: Action) -> str:
         return " ".join(_nginx_flag(a) for a in kept)
 
     names = [(written, name) for name in action.cookies if (written := _nginx_cookie(name)) is not None]
+    without_samesite = frozenset(action.lacking_samesite)  # `in` on the tuple was quadratic in a cookie flood
     if action.cookies and not names:  # "~" alone would edit every cookie
         raise Unwritable(", ".join(action.cookies))
     lines = [
@@ -92,7 +93,7 @@ def nginx(action: Action) -> str:
         "# nginx applies only the first line matching a cookie: each line has every flag its cookie lacks",
     ]
     lines += [
-        f"proxy_cookie_flags {written} {flags(action.samesite_missing or name in action.lacking_samesite)};"
+        f"proxy_cookie_flags {written} {flags(action.samesite_missing or name in without_samesite)};"
         for written, name in names
     ] or [f"proxy_cookie_flags ~ {flags(action.samesite_missing)};"]
     return "\n".join(lines)
