@@ -56,7 +56,11 @@ async def test_thousands_of_headers_and_cookies_are_graded_without_trouble(site_
     headers = [("Set-Cookie", f"c{i}=v; Path=/") for i in range(300)] + [("X-Filler", "x" * 40)] * 500
     site = site_factory(catalog.simple_site(site_factory.unique_host("header-flood"), headers=headers))
     body = (await scan(site.url, fast(scan_settings))).to_dict()
-    assert body["cookies"]["count"] == 300
+    assert body["cookies"]["count"] == 180  # as many as Chromium keeps for a domain; cookie.too_many counts the rest
+    (too_many,) = [f for f in body["cookies"]["findings"] if f["check"] == "cookie.too_many"]
+    assert (
+        too_many["note"] == "The responses sent 300 Set-Cookie lines: the first 180 were graded, the other 120 were not"
+    )
     assert body["grade"] in {"A+", "A", "B", "C", "D", "F"}
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from tests.factories import make_response, make_snapshot
+from websec_app.scanner.checks.cookies import check_cookies
 from websec_app.scanner.findings import CheckResult, Finding
 from websec_app.scanner.fixes import writers_config
 from websec_app.scanner.fixes.actions import CookieAttributes, action_for
@@ -17,6 +19,8 @@ from websec_app.scanner.fixes.remedies import remedy_table
 from websec_app.scanner.fixes.snippets import render_snippets
 from websec_app.scanner.grading import LIST_LIMIT, grade
 from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.scan import grade_snapshot
+from websec_app.scanner.snapshot import HttpResponse
 
 PAGE_URL = "https://www.example.com/"
 FLOOD = 200_000
@@ -79,3 +83,67 @@ def test_the_cookie_fix_writers_are_linear_in_the_cookies_they_name() -> None:
         "cookie.no_samesite", "Add SameSite=Lax", subjects=unwritable, lacking_samesite=unwritable
     )
     assert snippets is not None and snippets["nginx"].startswith("Not written for nginx")
+
+
+def cookie_flood(redirects: int, lines: int) -> list[HttpResponse]:
+    """The chain of the audit: `redirects` 302s, then the page, each sending `lines` Set-Cookie lines."""
+    hops = [
+        make_response(
+            f"https://example.com/r{hop}",
+            302,
+            [("Location", f"https://example.com/r{hop + 1}")] + [("Set-Cookie", f"h{hop}_{i}=1") for i in range(lines)],
+        )
+        for hop in range(redirects)
+    ]
+    return hops
+
+
+def test_a_set_cookie_flood_over_a_redirect_chain_is_graded_up_to_the_180_cookies_chromium_keeps() -> None:
+    # Given ten redirects and the page, each with 4,300 Set-Cookie lines (47,300 in all)
+    page = [("Set-Cookie", f"page_{i}=1") for i in range(4_300)]
+    snapshot = make_snapshot("https://example.com/r10", headers=page, redirects=cookie_flood(10, 4_300))
+
+    # When the cookies are checked
+    result = check_cookies(snapshot)
+
+    # Then the first 180 lines are graded, all from the first redirect, and the rest are counted
+    assert result.details["count"] == 180
+    listed = result.details["cookies"]
+    assert [cookie["name"] for cookie in listed] == [f"h0_{i}" for i in range(50)]
+    too_many = [f for f in result.findings if f.outcome == "cookie.too_many"]
+    assert [f.note for f in too_many] == [
+        "The responses sent 47,300 Set-Cookie lines: the first 180 were graded, the other 47,120 were not"
+    ]
+    assert len([f for f in result.findings if f.outcome == "cookie.no_httponly"]) == 180
+
+    # and the graded report's cookies section is 0.3 MB (281.6 MB before): three findings naming 50 cookies each,
+    # most of it their snippets for eight servers, as on a site that sets 50 such cookies
+    report = grade_snapshot(snapshot).to_dict()
+    assert len(json.dumps(report["cookies"])) < 400_000
+    finding = next(f for f in report["cookies"]["findings"] if f["check"] == "cookie.too_many")
+    assert finding["deduction"] == 0 and finding["status"] == "warn"
+
+
+def test_180_lines_are_all_graded_and_not_one_more() -> None:
+    # Given a redirect with 100 lines and a page with 80: exactly the bound
+    snapshot = make_snapshot(
+        "https://example.com/r1",
+        headers=[("Set-Cookie", f"page_{i}=1") for i in range(80)],
+        redirects=cookie_flood(1, 100),
+    )
+    result = check_cookies(snapshot)
+    assert result.details["count"] == 180 and len(result.details["cookies"]) == 50
+    assert "cookie.too_many" not in {f.outcome for f in result.findings}
+
+    # and a page with one more has its last line counted, not graded
+    one_more = make_snapshot(
+        "https://example.com/r1",
+        headers=[("Set-Cookie", f"page_{i}=1") for i in range(81)],
+        redirects=cookie_flood(1, 100),
+    )
+    result = check_cookies(one_more)
+    assert result.details["count"] == 180
+    assert "page_80" not in {f.subject for f in result.findings}
+    assert [f.note for f in result.findings if f.outcome == "cookie.too_many"] == [
+        "The responses sent 181 Set-Cookie lines: the first 180 were graded, the other 1 were not"
+    ]

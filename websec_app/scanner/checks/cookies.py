@@ -3,7 +3,8 @@
 Every response of the main chain is read (a redirect can set cookies too), and for an https://
 target the port-80 redirect of its http:// form as well (fetched for the redirection check), each
 `Set-Cookie` line is parsed the way browsers parse it (records/cookies.py, RFC 6265bis)
-and judged by what it is for. A session cookie without Secure or HttpOnly is a real
+and judged by what it is for: the first 180 lines of the scan, as many cookies as Chromium keeps for a domain
+(past them, cookie.too_many counts the rest). A session cookie without Secure or HttpOnly is a real
 risk; the same on a language preference is housekeeping. Anti-CSRF cookies are read
 by JavaScript on purpose (the double-submit pattern, OWASP CSRF Prevention Cheat
 Sheet), so a missing HttpOnly on them is not reported. Cookies that load balancers, CDNs and
@@ -115,6 +116,13 @@ _INFRASTRUCTURE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # header, not a cookie), Render and Railway (no stickiness cookie documented). A name that says
 # it is for affinity or stickiness is one whatever the platform.
 _AFFINITY_WORDS = frozenset({"affinity", "sticky"})
+
+#: Chromium keeps at most 180 cookies per domain (kDomainMaxCookies, net/cookies/cookie_monster.cc) and evicts the
+#: least recently used past that: the scan grades at most that many Set-Cookie lines, in the order the responses
+#: came, and counts the rest (cookie.too_many). Ten redirects and a page of 4,300 lines each were 47,300 cookies.
+MAX_GRADED_LINES = 180
+#: The most cookies details.cookies lists; `count` says how many were graded (as page_analysis lists 50 origins).
+LISTED_COOKIES = 50
 
 _NO_SECURE = {"session": "cookie.session_no_secure", "csrf": "cookie.csrf_no_secure", "other": "cookie.no_secure"}
 _NO_HTTPONLY = {"session": "cookie.session_no_httponly", "other": "cookie.no_httponly"}
@@ -263,10 +271,14 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     cookies: list[dict[str, Any]] = []
     ignored: list[dict[str, str]] = []
     superseded: list[dict[str, str]] = []  # lines a later line of the same response replaced
+    sent = graded = 0  # Set-Cookie lines of every response, and those read
 
     for response in _responses(snapshot):
         where = "" if response is final else _set_by(response)
-        lines = [parse_set_cookie(line) for line in response.headers.get_all("set-cookie")]
+        every_line = response.headers.get_all("set-cookie")
+        read = every_line[: MAX_GRADED_LINES - graded]
+        sent, graded = sent + len(every_line), graded + len(read)
+        lines = [parse_set_cookie(line) for line in read]
         refusals = [rejection(p, response.url) if isinstance(p, ParsedCookie) else None for p in lines]
         # 6265bis §5.7: a stored line replaces the cookie of the same name, domain and path, so of the lines of
         # one response for one cookie the browser keeps the last (Chromium 156 too), and only it is graded.
@@ -338,7 +350,13 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
         findings.append(Finding("cookie.none"))
     elif cookies and all(c["deletes"] for c in cookies) and not ignored:
         findings.append(Finding("cookie.none", note="The only Set-Cookie headers delete cookies"))
-    details: dict[str, Any] = {"cookies": cookies, "count": len(cookies)}
+    if sent > graded:
+        note = (
+            f"The responses sent {sent:,} Set-Cookie lines: the first {graded:,} were graded, the other "
+            f"{sent - graded:,} were not"
+        )
+        findings.append(Finding("cookie.too_many", note=note))
+    details: dict[str, Any] = {"cookies": cookies[:LISTED_COOKIES], "count": len(cookies)}
     if ignored:
         details["ignored"] = ignored
     if superseded:
