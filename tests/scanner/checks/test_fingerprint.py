@@ -199,3 +199,53 @@ def test_grading_turns_the_fingerprint_result_into_json() -> None:
     }
     assert all(f["cwe"] in ("CWE-497", "CWE-200") for f in body["findings"])
     assert len(body["disclosures"]) == 2
+
+
+# -- floods: 1 MB-scale lists the old code de-duplicated with `in` on lists (quadratic: this file would hang) -----
+
+FLOOD = 200_000
+
+
+def test_a_flood_of_bare_server_names_is_listed_up_to_fifty_with_a_count_of_the_rest() -> None:
+    # Given 200,000 distinct bare Server names (no version), half on a redirect and half on the page
+    hop = make_response("https://example.com/", 302, [("Server", f"r{i}") for i in range(FLOOD // 2)])
+    result = fingerprint_of([("Server", f"p{i}") for i in range(FLOOD // 2)], redirects=[hop])
+
+    # Then the first 50 are listed, and both the details and the finding's note say how many more there were
+    assert result.details["products"] == [f"Server: r{i}" for i in range(50)]
+    assert result.details["not_listed"] == {"products": FLOOD - 50}
+    (finding,) = result.findings
+    assert finding.outcome == "fingerprint.product_only"
+    assert finding.note is not None and finding.note.endswith("; Server: r49; and 199,950 more, not listed")
+
+
+def test_a_flood_of_backend_names_is_listed_up_to_fifty_and_graded_with_a_count() -> None:
+    result = fingerprint_of([("X-Backend-Server", f"web-{i}.internal") for i in range(FLOOD)])
+
+    assert result.details["backends"] == [f"X-Backend-Server: web-{i}.internal" for i in range(50)]
+    assert result.details["not_listed"] == {"backends": FLOOD - 50}
+    (finding,) = grade([result], default_rulebook(), CONTEXT).sections["server_fingerprint"]["findings"]
+    assert finding["subjects"] == ["X-Backend-Server"]
+    assert finding["note"].endswith("; and 199,950 more notes like these, not listed")
+
+
+def test_thousands_of_generator_tags_are_listed_up_to_fifty_and_the_same_one_twice_once() -> None:
+    # Given a page with 4,000 generator tags naming distinct versions, each of them twice (8,000 elements: page
+    # analysis reads 10,000)
+    metas = "".join(f'<meta name="generator" content="WordPress 6.{i}">' for i in range(4_000))
+    result = fingerprint_of(body=f"<html><head>{metas}{metas}</head></html>")
+
+    # Then 50 disclosures are listed and the rest counted, each version once
+    assert [d["version"] for d in result.details["disclosures"]] == [f"6.{i}" for i in range(50)]
+    assert result.details["not_listed"] == {"disclosures": 3_950}
+    # and the graded section names WordPress once, 50 of its tags, and how many more (10,000 tags made 2.16 MB)
+    section = grade([result], default_rulebook(), CONTEXT).sections["server_fingerprint"]
+    (finding,) = section["findings"]
+    assert finding["subjects"] == ["WordPress"]
+    assert finding["note"].endswith("; and 3,950 more notes like these, not listed")
+    assert len(json.dumps(section)) < 20_000
+
+
+def test_an_ordinary_site_lists_everything_and_says_nothing_was_left_out() -> None:
+    result = fingerprint_of([("Server", "nginx/1.25.3"), ("X-Powered-By", "Express")])
+    assert "not_listed" not in result.details
