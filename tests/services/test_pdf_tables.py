@@ -15,6 +15,8 @@ from reportlab.lib.units import mm
 from reportlab.platypus import Flowable, SimpleDocTemplate
 
 from tests.api.fakes import make_report
+from tests.factories import make_snapshot
+from websec_app.scanner.scan import grade_snapshot
 from websec_app.services.pdf import render_scan_pdf
 from websec_app.services.pdf._layout import CONTENT_WIDTH, MARGIN, mono_box, para, styles, table
 
@@ -117,3 +119,33 @@ def test_a_scan_pdf_with_a_header_value_longer_than_a_page_renders() -> None:
     text = " ".join(w for words in pages for _, w in words)
     assert "https://cdn449.example-assets.com" in text
     assert "(continued)" in text
+
+
+def test_a_row_a_little_taller_than_a_page_is_cut_higher_than_the_page_foot() -> None:
+    # Given rows holding a box a few lines longer than what a page has room for: cut at the page foot, less than
+    # a minimum part of the box would go on the next page, which the box refuses (an Apache site's cookie snippet
+    # of 14 cookies, 1 report in 5 of 10 to 60 cookies, raised LayoutError)
+    st = styles()
+    for lines in range(124, 142):
+        code = "\n".join(f"line{i:03d} " + "x" * 40 for i in range(lines))
+        box = [para("START01", st["cell"]), mono_box(code, st, WIDTHS[1] - 12, label="Value:")]
+        body = [row(0, 40), [para("ROW01 Fail", st["cell"]), box], row(2, 40)]
+
+        # When the table is set, then it is (no LayoutError), every line once and in order, then the next row
+        text = [w for words in page_words(build([intro(), grid(body)])) for _, w in words]
+        assert [w for w in text if w.startswith("line")] == [f"line{i:03d}" for i in range(lines)], lines
+        assert text.index(f"line{lines - 1:03d}") < text.index("START02")
+
+
+def test_the_scan_pdf_of_a_site_setting_a_thousand_cookies_renders() -> None:
+    # Given an Apache site whose page sets 1,000 cookies without any attribute (the snippets are Apache's)
+    headers = [("Server", "Apache")] + [("Set-Cookie", f"c{i}=1") for i in range(1_000)]
+    report = grade_snapshot(make_snapshot(headers=headers, body=b"<html></html>")).to_dict()
+
+    # When its PDF is made, then it renders, naming the 50 cookies each finding lists and what was left out
+    text = " ".join(w for words in page_words(render_scan_pdf(report, "Acme")) for _, w in words)
+    start = text.index("Affects: c0,")
+    affects = text[start : text.index("Observed:", start)].split()
+    assert affects[1:] == [f"c{i}," for i in range(49)] + ["c49"]
+    assert "130 more subjects like these" in text  # 180 graded, 50 listed
+    assert "820 were not" in text  # cookie.too_many: 1,000 sent, 180 graded

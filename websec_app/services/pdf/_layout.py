@@ -276,6 +276,13 @@ class _Grid(Table):
             parts = grid._splitRows(availHeight, doInRowSplit=1)
             if parts and not too_tall and _last_row_height(parts[0], availWidth, availHeight) < _MIN_ROW_PART:
                 parts = []  # only a title would stay on this page: move the row whole
+            # A row that fits on no page must be cut on this one. A box nested in it (a long snippet) refuses a cut
+            # that leaves less than _MIN_ROW_PART of it for the next page, and a row a little taller than a page
+            # is cut just there (an Apache site's 14 cookies): cut it higher, down to half the page.
+            higher = availHeight - _MIN_ROW_PART
+            while too_tall and not parts and higher >= page / 2:
+                parts = grid._splitRows(higher, doInRowSplit=1)
+                higher -= _MIN_ROW_PART
         if not parts:
             parts = grid._splitRows(availHeight, doInRowSplit=0)
         if len(parts) == 2:
