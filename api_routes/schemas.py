@@ -216,6 +216,12 @@ _FAMILIES_ABOUT = (
     "added. An addition to the spec."
 )
 
+_NOT_LISTED_ABOUT = (
+    "How many more distinct subjects the finding has than `subjects` lists (it lists at most 50): 0 when the "
+    "list is whole. A subject missing from a list that was cut may be one of these, so a diff calls it neither "
+    "new nor fixed. Absent from reports made before it was added. An addition to the spec."
+)
+
 
 class HeaderResult(BaseModel):
     """Spec 2.3: one entry of `headers`, keyed by header name (e.g. Content-Security-Policy)."""
@@ -243,6 +249,7 @@ class Finding(BaseModel):
     fix_note: str | None = Field(default=None, description=_FIX_NOTE_ABOUT)
     cwe: str | None = None
     subjects: list[str] = Field(default_factory=list, description="What the finding is about (cookie names, ...).")
+    subjects_not_listed: int = Field(default=0, description=_NOT_LISTED_ABOUT)
     note: str | None = None
     families: list[str] | None = Field(default=None, description=_FAMILIES_ABOUT)
 

@@ -218,6 +218,12 @@ async def test_the_families_of_a_finding_are_documented(schema: dict) -> None:  
     assert "check.error" in field["description"] and "left unchecked" in field["description"]
 
 
+async def test_the_count_of_subjects_not_listed_is_documented(schema: dict) -> None:  # type: ignore[type-arg]
+    field = schema["components"]["schemas"]["Finding"]["properties"]["subjects_not_listed"]
+    assert field["type"] == "integer" and field["default"] == 0
+    assert "at most 50" in field["description"] and "neither new nor fixed" in field["description"]
+
+
 async def test_a_diff_change_documents_the_subject_it_concerns(schema: dict) -> None:  # type: ignore[type-arg]
     # GET /api/history/{id}/diff returns `subject` on each change (bb79c68): the schema must say so
     change = schema["components"]["schemas"]["FindingChangeBody"]["properties"]

@@ -94,8 +94,20 @@ def artifact_path(url: str) -> str:
     return f"{host}{port}/{path}"
 
 
+def _not_listed(item: ReportItem) -> int:
+    """How many subjects the finding has besides those it lists (grading lists 50: `subjects_not_listed`)."""
+    return int(item.item.get("subjects_not_listed") or 0)
+
+
 def _fingerprint(url: str, item: ReportItem) -> str:
-    key = "\n".join([url, rule_id(item), *sorted(subjects(item))])
+    # SARIF 2.1.0 3.27.17: the same finding must keep its fingerprint from run to run. A cut list holds the
+    # first 50 subjects in the order the site sent them, which it may change at will: such a finding is known
+    # by how many subjects it has, not by which 50 were listed.
+    named = subjects(item)
+    if more := _not_listed(item):
+        key = "\n".join([url, rule_id(item), f"{len(named) + more} subjects"])
+    else:
+        key = "\n".join([url, rule_id(item), *sorted(named)])
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -120,7 +132,13 @@ def _result(item: ReportItem, rule_index: int, url: str) -> dict[str, Any]:
             }
         ],
         "partialFingerprints": {"websecFinding/v1": _fingerprint(url, item)},
-        "properties": {"page_url": url, "section": item.section, "points": item.deduction, "subjects": subjects(item)},
+        "properties": {
+            "page_url": url,
+            "section": item.section,
+            "points": item.deduction,
+            "subjects": subjects(item),
+            "subjects_not_listed": _not_listed(item),
+        },
     }
 
 

@@ -7,7 +7,10 @@ map) about the same subject; it is an issue when `issue_counts` counts it (repor
 Grading merges the findings of one outcome into one entry with a `subjects` list (two cookies without
 Secure are one finding naming both), so the diff compares subject by subject: a subject added to a finding
 is a new issue (for that subject: a second cookie shipped without Secure), a subject gone from it is fixed.
-A finding without subjects (a header, a TLS check) has the subject None.
+A finding without subjects (a header, a TLS check) has the subject None. A finding lists at most 50 subjects
+and counts the others (`subjects_not_listed`, grading.LIST_LIMIT), so a subject missing from a list that was
+cut is neither new nor fixed (it may be one counted there), and is compared with the finding as that side
+graded it.
 
 Points are the finding's, counted once: each change's `before`/`after` deduction is what that entry accounts
 for, so the points of one diff add up to what changed. A finding that appeared, went or changed carries its
@@ -208,11 +211,19 @@ class _Earlier:
         return None
 
 
+def _list_cut(items: Mapping[str | None, ReportItem]) -> bool:
+    """Whether a side's `subjects` of the finding leave some out (`subjects_not_listed`: grading lists 50), so
+    a subject missing from them may be one it counted and did not list."""
+    return any(int(item.item.get("subjects_not_listed") or 0) > 0 for item in items.values())
+
+
 def _changes(
     finding: Finding, before_side: _Side, after_side: _Side, earlier: _Earlier
 ) -> tuple[list[FindingChange], list[FindingChange], list[FindingChange]]:
     """(new, fixed, changed) of one finding, subject by subject, its points counted once; a subject missing
-    from a side that could not check it is neither new nor fixed, unless an earlier report checked it."""
+    from a side that could not check it is neither new nor fixed, unless an earlier report checked it, nor is
+    one missing from a side whose list was cut (`_list_cut`): the site's 60 cookies sent in another order
+    must not make 10 of them new and 10 fixed."""
     section, name = finding
     old, new = before_side.issues.get(finding, {}), after_side.issues.get(finding, {})
     # the finding's families as a report holding it names them (the same on both sides, but for a report
@@ -224,21 +235,25 @@ def _changes(
         if reference is not None:  # what `before` could not see, as the last report that could saw it
             baseline, seen = {**reference.issues.get(finding, {}), **old}, True
     before, after = _Points(baseline, new), _Points(new, baseline)
+    baseline_cut, after_cut = _list_cut(baseline), _list_cut(new)
+    # the finding as the baseline graded it, for a subject its cut list may hold unlisted (every subject of a
+    # finding shares its status and deduction)
+    graded_before = next(iter(baseline.values()), None) if baseline_cut else None
     moved: list[FindingChange] = []
     for subject, item in new.items():
-        was = baseline.get(subject)
+        was = baseline.get(subject, graded_before)
         if was is None or _key(was) == _key(item):
             continue
         (b, b_shared), (a, a_shared) = before.state(was), after.state(item)
         moved.append(FindingChange(section, name, item.severity, b, a, subject, b_shared and a_shared))
     appeared: list[FindingChange] = []
     for subject, item in new.items():
-        if subject not in baseline and seen:
+        if subject not in baseline and seen and not baseline_cut:
             state, shared = after.state(item)
             appeared.append(FindingChange(section, name, item.severity, None, state, subject, shared))
     gone: list[FindingChange] = []
     for subject, item in old.items():
-        if subject not in new and not after_side.could_miss(finding, families):
+        if subject not in new and not after_cut and not after_side.could_miss(finding, families):
             state, shared = before.state(item)
             gone.append(FindingChange(section, name, item.severity, state, None, subject, shared))
     return appeared, gone, moved

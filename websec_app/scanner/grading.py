@@ -157,6 +157,9 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite:
         "fix_note": agg.fix_note(fix),
         "cwe": rule.cwe,
         "subjects": agg.subjects,
+        # how many more distinct subjects it has than `subjects` lists: a subject missing from a list that was
+        # cut may be one of them, so the diff and SARIF's fingerprint must not read the list as whole
+        "subjects_not_listed": agg.more_subjects,
         "note": "; ".join(agg.notes_json()) or None,
         "families": agg.families_json(),
     }
