@@ -29,10 +29,11 @@ class Finding:
     #: How to apply this site's fix (the CSP proposal's rollout advice): the report's `fix_note`, shown and
     #: stripped with the fix, since it speaks of a fix and snippets a free report does not show
     fix_note: str | None = None
-    #: Which family of its section's findings it belongs to, where a section is checked by families apart
-    #: (dns: the lookup that decides it, "spf", "dmarc"); on a check.error, the family its failure left
-    #: unchecked. The report's `families`, which diff.py reads (a failure hides its own family alone).
-    family: str | None = None
+    #: Where a section is checked by families apart (dns: lookups), every family whose lookup decides it, its own
+    #: first ("dkim", "mx", "spf": DKIM is needed unless the MX or SPF record says the domain handles no mail);
+    #: on a check.error, the family of the lookup that failed. The report's `families`, which diff.py reads: a
+    #: failure hides the findings that name its family, and no others. Empty where the section has no families.
+    families: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

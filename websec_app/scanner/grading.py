@@ -87,7 +87,7 @@ class _Aggregate:
         return (" ".join(self.fix_notes) or None) if fix else None
 
     def families_json(self) -> list[str] | None:
-        """The report's `families`: those its findings named (Finding.family), or null when one named none (so
+        """The report's `families`: those its findings named (Finding.families), or null when one named none (so
         that a reader never takes a failure for narrower than it was)."""
         return None if self.family_unnamed or not self.families else list(self.families)
 
@@ -131,10 +131,11 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
             agg.fix_vars.setdefault(key, value)
         if finding.fix_note and _first(listed, (finding.outcome, "fix_note", finding.fix_note)):
             agg.fix_notes.append(finding.fix_note)
-        if finding.family is None:
+        if not finding.families:
             agg.family_unnamed = True
-        elif finding.family not in agg.families:
-            agg.families.append(finding.family)
+        for family in finding.families:
+            if family not in agg.families:
+                agg.families.append(family)
     return list(merged.values())
 
 

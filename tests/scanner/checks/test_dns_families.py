@@ -40,7 +40,7 @@ def test_each_dns_finding_names_the_lookup_that_decides_it() -> None:
         "dns.null_mx": ["mx"],
         "dns.spf_strict": ["spf"],
         "dns.dmarc_missing": ["dmarc"],
-        "dns.dkim_not_needed": ["dkim"],
+        "dns.dkim_not_needed": ["dkim", "mx"],  # the null MX says DKIM is not needed
         "dns.caa_missing": ["caa"],
     }
     assert findings(host="192.0.2.7") == {"dns.ip_literal": ["addresses"]}
@@ -67,3 +67,11 @@ def test_a_failure_in_a_section_without_families_names_none() -> None:
     result = CheckResult("tls", (Finding("check.error", subject="TLS handshake", note="timed out"),))
     graded = grade([result], default_rulebook(), {"host": HOST, "domain": HOST})
     assert [f["families"] for f in graded.sections["tls"]["findings"]] == [None]
+
+
+def test_a_failed_lookup_of_the_zone_holding_a_platform_name_is_a_dnssec_failure_not_silence() -> None:
+    # Given alice.github.io, a name with no zone of its own, whose follow-up SOA lookup of github.io SERVFAILs
+    own = [dns_answer("alice.github.io", rdtype) for rdtype in ("SOA", "DS", "DNSKEY")]
+    found = findings(*own, dns_answer("github.io", "SOA", rcode="SERVFAIL"), host="alice.github.io")
+    # Then DNSSEC could not be checked (its zone may be signed, or broken), said for the dnssec family
+    assert found["check.error"] == ["dnssec"]

@@ -7,8 +7,12 @@ domain (Public Suffix List, registrable.py): SPF (spf.py), DMARC (records/dmarc.
 with dns.dnssec (dnssec.py), CAA, MX with null MX (RFC 7505), MTA-STS and TLS-RPT
 (records/mta_sts.py, records/tls_rpt.py). A domain that says it handles no mail (null MX, or SPF "v=spf1 -all") needs
 no DKIM, MTA-STS or TLS-RPT. A failed lookup is "could not check" (`check.error`), never a
-failed scan; records that were not fetched at all produce no finding. Mail findings are minor:
-a web site should not fail over its mail configuration.
+failed scan, and never an answer: a SERVFAIL is not an NXDOMAIN (RFC 1035 4.1.1), so a verdict that
+needs it (a CNAME target gone, an MX host without addresses, a report address's consent, DKIM needed
+by a domain whose MX lookup failed) is not given. Records that were not asked produce no finding
+(a lookup the scan asked and did not get in time is recorded as failed: fetch/dns.py). Each finding
+names every family of lookups that decided it (`Finding.families`), each failure its own family.
+Mail findings are minor: a web site should not fail over its mail configuration.
 """
 
 from __future__ import annotations
@@ -59,8 +63,10 @@ def _cut(error: str) -> str:
     return f"{error[:_MAX_ERROR_CHARS]} … ({len(error) - _MAX_ERROR_CHARS:,} more characters not shown)"
 
 
-def _could_not_check(answer: DnsAnswer) -> Finding:
-    return Finding("check.error", subject=f"{answer.name} {answer.rdtype}", note=answer.error or answer.rcode)
+def _could_not_check(answer: DnsAnswer, *families: str) -> Finding:
+    """The failed lookup as a check.error; `families`: the one it leaves unchecked, when not its caller's."""
+    note = answer.error or answer.rcode
+    return Finding("check.error", subject=f"{answer.name} {answer.rdtype}", note=note, families=families)
 
 
 # -- MX --------------------------------------------------------------------------------------------
@@ -88,11 +94,14 @@ def _mx(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[l
     for record in records:
         exchange = record.split()[-1].rstrip(".").lower()
         a, aaaa = snapshot.dns.get(exchange, "A"), snapshot.dns.get(exchange, "AAAA")
-        if a is None or aaaa is None or failed(a) or failed(aaaa):
-            continue  # not fetched or no clear answer: say nothing rather than guess
-        if not a.records and not aaaa.records:
+        if a is None or aaaa is None or a.records or aaaa.records:
+            continue  # not asked (past MAX_MX_HOSTS), or the host has an address
+        if a.rcode == "NXDOMAIN" or not (failed(a) or failed(aaaa)):  # NXDOMAIN is about the name (RFC 8020)
             why = "does not exist" if a.rcode == "NXDOMAIN" else "has no address"
-            findings.append(Finding("dns.mx_unresolvable", subject=exchange, note=f"{exchange} {why}"))
+            note = f"{exchange} {why}"
+            findings.append(Finding("dns.mx_unresolvable", subject=exchange, note=note, families=_MX_HOST_FAMILIES))
+        else:  # a failed lookup: the host may well have the address it did not tell
+            findings += [_could_not_check(answer, "mx_hosts") for answer in (a, aaaa) if failed(answer)]
     return findings, True
 
 
@@ -246,23 +255,29 @@ def _dmarc(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list
     problems = [u.problem for u in (*record.rua, *record.ruf) if not u.valid and u.problem]
     for report_domain in external_report_domains(domain, record):
         consent = snapshot.dns.get(consent_name(domain, report_domain), "TXT")
-        if consent is None or failed(consent):
-            continue
-        if not any(is_dmarc(t) for t in txt_of(consent)):
+        if consent is None:
+            continue  # not asked (past fetch/dns.MAX_REPORT_DOMAINS)
+        if failed(consent):  # not an answer: the consent record may be there
+            findings.append(_could_not_check(consent, "dmarc_reports"))
+        elif not any(is_dmarc(t) for t in txt_of(consent)):
             problems.append(
                 f"{report_domain} has not agreed to receive reports for {domain} "
                 f"(no {consent_name(domain, report_domain)} record, RFC 7489 7.1)"
             )
     if problems:
-        findings.append(Finding("dns.dmarc_report_uri", note="; ".join(_listed(problems))))
+        note = "; ".join(_listed(problems))
+        findings.append(Finding("dns.dmarc_report_uri", note=note, families=("dmarc", "dmarc_reports")))
     return findings
 
 
 # -- DKIM ------------------------------------------------------------------------------------------
 
 
-def _dkim(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], no_mail: str | None) -> list[Finding]:
-    """`no_mail`: how the domain declares it handles no mail (None when it does not)."""
+def _dkim(
+    snapshot: SiteSnapshot, domain: str, details: dict[str, Any], no_mail: tuple[str, str] | None, unknown: bool
+) -> list[Finding]:
+    """`no_mail`: how the domain declares it handles no mail and the family of the lookup that says so (None when
+    it does not); `unknown`: a lookup that could have said so (MX, SPF) failed."""
     name = f"_domainkey.{domain}"
     answer = snapshot.dns.get(name, "TXT")
     if answer is None:
@@ -274,9 +289,13 @@ def _dkim(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], no_mail:
         note = f"{name} exists, so DKIM keys are published below it (selectors cannot be listed)"
         return [Finding("dns.dkim_present", note=note)]
     if no_mail is not None:
-        return [Finding("dns.dkim_not_needed", note=f"{domain} declares it handles no mail ({no_mail})")]
+        how, family = no_mail
+        note = f"{domain} declares it handles no mail ({how})"
+        return [Finding("dns.dkim_not_needed", note=note, families=("dkim", family))]
+    if unknown:
+        return []  # a null MX or "v=spf1 -all" (RFC 7505) may be behind the failure its check.error names
     note = f"{name} does not exist (NXDOMAIN), so no DKIM key is published under any selector (RFC 8020)"
-    return [Finding("dns.dkim_missing", note=note)]
+    return [Finding("dns.dkim_missing", note=note, families=("dkim", "mx", "spf"))]
 
 
 # -- DNSSEC ----------------------------------------------------------------------------------------
@@ -400,6 +419,7 @@ def _policy_problem(snapshot: SiteSnapshot, chain: FetchChain) -> tuple[str | No
 
 
 def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
+    """`receives`: whether the MX record says the domain receives mail (None: it does not say, or failed)."""
     answer = snapshot.dns.get(f"_mta-sts.{domain}", "TXT")
     if answer is None or receives is False:
         return []  # not fetched, or a domain that receives no mail needs no MTA-STS
@@ -427,6 +447,8 @@ def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], recei
     if mode == "none":
         return [Finding("dns.mta_sts_missing", note="the policy has mode: none (MTA-STS switched off)")]
     mx_answer = snapshot.dns.get(domain, "MX")
+    if failed(mx_answer):
+        return []  # whether the policy lists every MX host is unknown: the MX lookup's check.error says so
     exchanges = [r.split()[-1].rstrip(".").lower() for r in (mx_answer.records if mx_answer else ())]
     uncovered = uncovered_mx([mx for mx in exchanges if mx], shown.get("mx", []))
     if uncovered:
@@ -473,7 +495,7 @@ def _dangling(snapshot: SiteSnapshot, names: list[str], details: dict[str, Any])
         target = cname.records[0].rstrip(".").lower()
         a, aaaa = snapshot.dns.get(target, "A"), snapshot.dns.get(target, "AAAA")
         if a is None:
-            continue
+            continue  # not asked
         if a.rcode == "NXDOMAIN":  # NXDOMAIN is about the name: no other type can exist there
             dangling.append(name)
             findings.append(
@@ -486,6 +508,8 @@ def _dangling(snapshot: SiteSnapshot, names: list[str], details: dict[str, Any])
             )
         elif a.records or (aaaa is not None and aaaa.records):
             resolving.append(f"{name} -> {target}")
+        elif failed(a):  # SERVFAIL is no NXDOMAIN (RFC 1035 4.1.1): the target may exist
+            findings.append(_could_not_check(a))
     details["dangling_cnames"] = dangling
     if resolving and not dangling:
         findings.append(Finding("dns.cnames_resolve", note="; ".join(resolving)))
@@ -494,18 +518,25 @@ def _dangling(snapshot: SiteSnapshot, names: list[str], details: dict[str, Any])
 
 #: The family of the findings each lookup of the host's own names decides (its failure leaves them unchecked).
 _OWN_LOOKUPS = {"A": "addresses", "AAAA": "ipv6", "CNAME": "cnames"}
+#: An MX host without addresses: the MX record names it, its A and AAAA lookups ("mx_hosts") say it has none.
+_MX_HOST_FAMILIES = ("mx", "mx_hosts")
 
 
-def _of(family: str, findings: list[Finding]) -> list[Finding]:
-    """`findings` as one family's: the report's `families`, by which a diff knows that a failed lookup (a
-    check.error of the family) hid these findings and no others (scanner/diff.py)."""
-    return [replace(f, family=family) for f in findings]
+def _of(family: str, findings: list[Finding], decided_also: tuple[str, ...] = ()) -> list[Finding]:
+    """`findings` as one family's, those that name none yet: the report's `families`, by which a diff knows that
+    a failed lookup (a check.error naming a family) hid the findings naming it and no others (scanner/diff.py).
+    `decided_also`: the other lookups whose answer decides this family's findings (a null MX makes MTA-STS moot);
+    a check.error names its own family alone."""
+    named = (family, *decided_also)
+    return [
+        f if f.families else replace(f, families=(family,) if f.outcome == "check.error" else named) for f in findings
+    ]
 
 
 def check_dns(snapshot: SiteSnapshot) -> CheckResult:
     host = snapshot.target.host
     if ip_literal(host) is not None:
-        only = Finding("dns.ip_literal", note=f"{host} is an IP address", family="addresses")
+        only = Finding("dns.ip_literal", note=f"{host} is an IP address", families=("addresses",))
         return CheckResult("dns", (only,), {"host": host})
     dns_snapshot = snapshot.dns
     domain = registrable_domain(host)
@@ -517,30 +548,33 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
         "domain": domain,
     }
     addresses = f"{len(details['a'])} IPv4, {len(details['aaaa'])} IPv6 addresses"
-    findings = [Finding("dns.resolves", note=addresses, family="addresses")]
+    findings = [Finding("dns.resolves", note=addresses, families=("addresses",))]
     aaaa = dns_snapshot.get(host, "AAAA")
     if aaaa is not None and not failed(aaaa):
         if aaaa.records:
-            findings.append(Finding("dns.ipv6", note=", ".join(aaaa.records), family="ipv6"))
+            findings.append(Finding("dns.ipv6", note=", ".join(aaaa.records), families=("ipv6",)))
         else:
-            findings.append(Finding("dns.no_ipv6", note=f"{host} has no AAAA record", family="ipv6"))
+            findings.append(Finding("dns.no_ipv6", note=f"{host} has no AAAA record", families=("ipv6",)))
     findings += _of("cnames", _dangling(snapshot, [host, f"www.{domain}"], details))
     if domain != host or "." in domain:
         mx_findings, receives = _mx(snapshot, domain, details)
         spf_findings, spf_no_senders = _spf(snapshot, domain, details)
         findings += _of("mx", mx_findings) + _of("spf", spf_findings)
         findings += _of("dmarc", _dmarc(snapshot, domain, details))
-        no_mail = "null MX" if receives is False else ('SPF "v=spf1 -all"' if spf_no_senders else None)
-        findings += _of("dkim", _dkim(snapshot, domain, details, no_mail))
+        no_mail = ("null MX", "mx") if receives is False else (('SPF "v=spf1 -all"', "spf") if spf_no_senders else None)
+        unknown = failed(dns_snapshot.get(domain, "MX")) or failed(dns_snapshot.get(domain, "TXT"))
+        findings += _of("dkim", _dkim(snapshot, domain, details, no_mail, unknown))
         findings += _of("dnssec", _dnssec(snapshot, domain, details))
         findings += _of("caa", _caa(snapshot, host, domain, details))
-        findings += _of("mta_sts", _mta_sts(snapshot, domain, details, receives))
-        findings += _of("tls_rpt", _tls_rpt(snapshot, domain, details, receives))
-    reported = {f.subject for f in findings if f.outcome == "check.error"}
+        # a domain that receives no mail (null MX) needs neither, and MTA-STS must list each MX host (RFC 8461 4.1)
+        findings += _of("mta_sts", _mta_sts(snapshot, domain, details, receives), decided_also=("mx",))
+        findings += _of("tls_rpt", _tls_rpt(snapshot, domain, details, receives), decided_also=("mx",))
+    # a lookup reported for one family (www's CNAME target may be the domain) is named for its own as well
+    reported = {(f.subject, family) for f in findings if f.outcome == "check.error" for family in f.families}
     for answer in dns_snapshot.answers:
-        subject = f"{answer.name} {answer.rdtype}"
-        if answer.error and subject not in reported and _is_own(answer, host, domain):
-            findings.append(replace(_could_not_check(answer), family=_OWN_LOOKUPS[answer.rdtype]))
+        subject, family = f"{answer.name} {answer.rdtype}", _OWN_LOOKUPS.get(answer.rdtype, "")
+        if answer.error and (subject, family) not in reported and _is_own(answer, host, domain):
+            findings.append(_could_not_check(answer, family))
     return CheckResult("dns", tuple(findings), details)
 
 

@@ -165,6 +165,8 @@ def _in_enclosing_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> Dns
     among the names asked: nothing is said then, rather than advice to publish a DS the name cannot have."""
     for name in enclosing_zone_names(domain):
         soa = snapshot.get(name, "SOA")
+        if soa is not None and failed(soa):  # not an answer: the zone may be here, signed or not
+            return DnssecVerdict("unknown", f"the SOA query for {name} failed ({soa.error or soa.rcode})")
         if soa is None or not soa.exists:
             return None
         if soa.records:
