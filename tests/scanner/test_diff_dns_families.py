@@ -6,6 +6,7 @@ was there all along (scanner/diff.py). RFC 1035 4.1.1: SERVFAIL is not NXDOMAIN.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import dns.message
@@ -212,3 +213,62 @@ async def test_a_dangling_cname_whose_target_a_lame_server_refuses_once_is_no_ch
     assert changes(diff_reports(good, failed)) == [] and changes(diff_reports(failed, again)) == []
     # for the second scan could not check the target (check.error for the CNAME family), not "no takeover risk"
     assert error_subjects(failed) == ["gone-lame-target.test A"] and families(failed)["check.error"] == ["cnames"]
+
+
+def test_a_dangling_cname_is_new_after_a_scan_whose_failed_lookup_was_another_familys() -> None:
+    # Given a scan whose DMARC lookup failed and whose www is no CNAME (the cnames family has no finding at all)
+    common = [dns_answer(HOST, "A", "192.0.2.1"), dns_answer(HOST, "CNAME")]
+    before = dns_body(
+        *common, dns_answer(f"www.{HOST}", "CNAME"), dns_answer(f"_dmarc.{HOST}", "TXT", rcode="SERVFAIL")
+    )
+    # When the next scan reads DMARC and finds www turned into a CNAME to a deleted service (critical, 100 -> 75)
+    after = dns_body(
+        *common,
+        dns_answer(f"www.{HOST}", "CNAME", "gone.herokuapp.com."),
+        dns_answer("gone.herokuapp.com", "A", rcode="NXDOMAIN"),
+        dns_answer("gone.herokuapp.com", "AAAA", rcode="NXDOMAIN"),
+        dns_answer(f"_dmarc.{HOST}", "TXT", '"v=DMARC1; p=reject"'),
+    )
+    diff = diff_reports(before, after)
+    # Then the dangling CNAME is new, and alerted on: the failure named DMARC's family, and hid DMARC alone
+    assert families(before)["check.error"] == ["dmarc"]
+    assert changes(diff) == [("new", "dns.dangling_cname", f"www.{HOST}")]
+    assert (diff.score_before, diff.score_after) == (100, 75)
+    assert any("DNS alias pointing to a deleted service" in r for r in alert_reasons(before, after, diff, None)[0])
+
+
+class _Holding:
+    """The scan's resolver, but the lookups in `held` never answer (a server that drops them)."""
+
+    def __init__(self, resolver: Resolver, held: set[tuple[str, str]]) -> None:
+        self.resolver, self.held = resolver, held
+
+    async def query(self, name: str, rdtype: str) -> DnsAnswer:
+        if (name, rdtype) in self.held:
+            await asyncio.Event().wait()
+        return await self.resolver.query(name, rdtype)
+
+
+async def test_a_follow_up_lookup_cut_by_the_deadline_is_a_failure_not_silence(
+    dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given a zone whose www is a CNAME to a name that does not exist
+    domain = "slow-target.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(f"www.{domain}", "CNAME", "gone-slow-target.test")
+
+    async def scanned(*held: tuple[str, str], deadline: float = 4.0) -> dict[str, Any]:
+        resolver: Any = _Holding(Resolver(scan_settings), set(held))
+        return body_of(await fetch_dns(domain, resolver, follow_up_seconds=deadline))
+
+    good = await scanned()
+    # When the target's A lookup gets no answer before the follow-ups' deadline
+    cut = await scanned(("gone-slow-target.test", "A"), deadline=0.5)
+
+    # Then the scan records it failed and could not check the target, as when a server answers SERVFAIL
+    [error] = [f for f in cut["dns"]["findings"] if f["check"] == "check.error"]
+    assert error["subjects"] == ["gone-slow-target.test A"] and error["families"] == ["cnames"]
+    assert error["note"] == "no answer within the 0.5 s the scan gives follow-up lookups"
+    # and the dangling CNAME is neither fixed nor new across the scan cut short
+    assert "dns.dangling_cname" in families(good)
+    assert changes(diff_reports(good, cut)) == [] and changes(diff_reports(cut, good)) == []

@@ -23,11 +23,12 @@ A check that could not run (`check.error`, `check.crashed`, a header left "not c
 bot challenge: report.left_not_checked, checks/blocked.py) says nothing of what it would have found, so a
 finding missing from the side where its check did not run is neither new nor fixed: a scan blocked once, or
 one DMARC lookup that timed out, must not report the site's missing CSP or DMARC as fixed, then as new on the
-next scan (a false alert). A section whose checks are many lookups apart (dns) says which family of its
-findings each finding belongs to, and each failure which family it left unchecked (the report's `families`,
-set by the check: checks/dns.py), so there a failure hides only its own family: a scan checked a family when
-it holds a finding of it and no failure names it, so a DMARC lookup that timed out leaves out DMARC alone, and
-SPF turned to +all in the next scan is still new. A failure that names no family (any other section, a
+next scan (a false alert). A section whose checks are many lookups apart (dns) says which families of lookups
+decide each finding, and each failure the family of the lookup that failed (the report's `families`, set by
+checks/dns.py; a lookup asked and not answered in time is a failure too, fetch/dns.py, so a family without
+findings was checked), so there a failure hides only the findings that name its family: a DMARC lookup that
+timed out leaves out DMARC alone, SPF turned to +all in the next scan is still new, and so is www turned into a
+dangling CNAME though the scan before had no CNAME finding at all. A failure that names no family (any other section, a
 crashed check, or a report stored before `families`) may have hidden any finding of its section, so every
 finding missing from it is left out; one present on both sides is still compared. The score's change still
 counts what the unchecked part did to it.
@@ -119,16 +120,16 @@ class _Side:
     issues: dict[Finding, dict[str | None, ReportItem]]
     unchecked_sections: frozenset[str]  # a check of the section could not run, or read a block page
     unchecked_headers: frozenset[Finding]  # header objects left "not checked"
-    #: sections whose every failure named the families it left unchecked, and the (section, family) checked
+    #: sections whose every failure named the families it left unchecked, and those (section, family)
     partly_checked: frozenset[str]
-    checked_families: frozenset[tuple[str, str]]
+    unchecked_families: frozenset[tuple[str, str]]
 
     def could_miss(self, finding: Finding, families: frozenset[str] | None) -> bool:
         """Whether this report may lack `finding` only because its check did not run; `families`: the ones
         the finding names where a report holds it (None: none, so any failure of its section may hide it)."""
         section, _ = finding
         if section in self.partly_checked:
-            return families is None or any((section, family) not in self.checked_families for family in families)
+            return families is None or any((section, family) in self.unchecked_families for family in families)
         return section in self.unchecked_sections or finding in self.unchecked_headers
 
 
@@ -136,7 +137,6 @@ def _side(body: Mapping[str, Any]) -> _Side:
     issues: dict[Finding, dict[str | None, ReportItem]] = {}
     sections: set[str] = set()
     headers: set[Finding] = set()
-    families: set[tuple[str, str]] = set()
     failed_families: set[tuple[str, str]] = set()
     unnamed: set[str] = set()  # sections with a failure that names no family
     for item in report_items(body):
@@ -148,8 +148,6 @@ def _side(body: Mapping[str, Any]) -> _Side:
             if failed is None:
                 unnamed.add(item.section)
             failed_families |= {(item.section, family) for family in failed or ()}
-        elif not item.header:
-            families |= {(item.section, family) for family in _families(item) or ()}
         if not item.is_issue:
             continue
         subjects = item.item.get("subjects")
@@ -165,7 +163,7 @@ def _side(body: Mapping[str, Any]) -> _Side:
         frozenset(sections - partly),
         frozenset(headers),
         frozenset(partly),
-        frozenset(families - failed_families),
+        frozenset(failed_families),
     )
 
 

@@ -9,7 +9,8 @@ include/redirect point to and the names their a/mx/exists terms ask (bounded: th
 past 10 lookups anyway, RFC 7208 4.6.4), and the consent records of external DMARC report addresses.
 Each answer, including a failure, lands in the snapshot, so one failed lookup is a finding
 or "could not check", never a failed scan; the second round has its own deadline and keeps
-whatever arrived in time.
+whatever arrived in time, and a lookup it asked and did not get is recorded as failed (TIMEOUT), so
+a check never takes a lookup cut short for one that was not asked (a finding the diff would call fixed).
 """
 
 from __future__ import annotations
@@ -68,12 +69,19 @@ class _Answers:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self.found: dict[tuple[str, str], DnsAnswer] = {}
+        self.asked: set[tuple[str, str]] = set()
 
     async def ask(self, name: str, rdtype: str) -> DnsAnswer:
         key = (name.rstrip(".").lower(), rdtype)
         if key not in self.found:
+            self.asked.add(key)
             self.found[key] = await self.resolver.query(*key)
         return self.found[key]
+
+    def give_up(self, why: str) -> None:
+        """Record each lookup asked and not answered as failed, with `why`."""
+        for name, rdtype in self.asked - self.found.keys():
+            self.found[(name, rdtype)] = DnsAnswer(name, rdtype, "TIMEOUT", error=why)
 
     def get(self, name: str, rdtype: str) -> DnsAnswer | None:
         return self.found.get((name.rstrip(".").lower(), rdtype))
@@ -183,8 +191,9 @@ async def fetch_dns(host: str, resolver: Resolver, follow_up_seconds: float = 4.
     await asyncio.gather(*(answers.ask(name, rdtype) for name, rdtype in dns_queries(host)))
     try:
         await asyncio.wait_for(_follow_ups(host, registrable_domain(host), answers), follow_up_seconds)
-    except TimeoutError:
-        pass  # keep what arrived; what did not is "not checked"
+    except TimeoutError:  # keep what arrived; what did not is "not checked"
+        answers.give_up(f"no answer within the {follow_up_seconds:g} s the scan gives follow-up lookups")
     except Exception:  # noqa: BLE001 - what a zone sends must never sink the scan: the follow-ups are extras
         log.exception("DNS follow-up queries for %s failed", host)
+        answers.give_up("not answered: the scan's follow-up lookups stopped on an error")
     return DnsSnapshot(host=host, answers=tuple(answers.found.values()))
