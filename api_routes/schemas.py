@@ -209,11 +209,12 @@ _FIX_NOTE_ABOUT = (
 )
 
 _FAMILIES_ABOUT = (
-    "In the dns section, the family of findings this one belongs to (the lookup that decides it: addresses, "
-    "ipv6, cnames, mx, spf, dmarc, dkim, dnssec, caa, mta_sts, tls_rpt); on a check.error, the families its "
-    "failed lookups left unchecked, so a reader knows which findings it may hide. Null in other sections (a "
-    "check that could not run there may hide any finding of its section) and in reports made before it was "
-    "added. An addition to the spec."
+    "In the dns section, every family of lookups that decides this finding, its own first (addresses, ipv6, "
+    "cnames, mx, mx_hosts, spf, dmarc, dmarc_reports, dkim, dnssec, caa, mta_sts, tls_rpt: dns.dkim_missing "
+    "names dkim, mx and spf); on a check.error, the families its failed lookups left unchecked, so a reader "
+    "knows which findings it may hide: those naming one of them. Null in other sections (a check that could "
+    "not run there may hide any finding of its section) and in reports made before it was added. An addition "
+    "to the spec."
 )
 
 _NOT_LISTED_ABOUT = (
