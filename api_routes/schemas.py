@@ -204,7 +204,8 @@ _SNIPPETS_ABOUT = (
 )
 _FIX_NOTE_ABOUT = (
     "How to apply this site's fix, in sentences: for Content-Security-Policy what the proposed policy allows "
-    "and leaves out and how to roll it out (Report-Only first). Null where `fix` is null (so in a free result "
+    "and leaves out and how to roll it out (Report-Only first); for a cookie finding whose snippets cannot name "
+    "all its cookies, how many they leave out. Null where `fix` is null (so in a free result "
     "without full=1) and where the fix needs no such advice. An addition to the spec."
 )
 

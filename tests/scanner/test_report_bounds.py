@@ -17,7 +17,7 @@ from websec_app.scanner.fixes import writers_config
 from websec_app.scanner.fixes.actions import CookieAttributes, action_for
 from websec_app.scanner.fixes.remedies import remedy_table
 from websec_app.scanner.fixes.snippets import render_snippets
-from websec_app.scanner.grading import LIST_LIMIT, grade
+from websec_app.scanner.grading import LIST_LIMIT, SNIPPET_LIMIT, grade
 from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.snapshot import HttpResponse
@@ -37,7 +37,8 @@ def test_a_finding_on_a_flood_of_cookies_lists_the_first_fifty_and_counts_the_re
     # When it is graded
     graded = grade([CheckResult("cookies", findings, {})], default_rulebook(), {"final_url": PAGE_URL})
 
-    # Then the finding names the first 50 cookies, says how many more there are, and its snippets edit those 50
+    # Then the finding names the first 50 cookies, says how many more there are, its snippets edit the first 200
+    # and its fix_note says the others need the same change
     (finding,) = graded.sections["cookies"]["findings"]
     assert LIST_LIMIT == 50
     assert finding["subjects"] == names[:LIST_LIMIT]
@@ -47,8 +48,15 @@ def test_a_finding_on_a_flood_of_cookies_lists_the_first_fifty_and_counts_the_re
         "and 199,950 more subjects like these, not listed",
         "and 199,950 more notes like these, not listed",
     ]
-    assert finding["fix_snippets"]["nginx"].count("proxy_cookie_flags c") == LIST_LIMIT
-    assert len(json.dumps(graded.sections)) < 100_000  # 1.6 KB a cookie listed, most of it the snippets
+    assert finding["subjects_not_listed"] == 199_950
+    assert SNIPPET_LIMIT == 200
+    assert finding["fix_snippets"]["nginx"].count("proxy_cookie_flags c") == SNIPPET_LIMIT
+    assert "c199|" not in finding["fix_snippets"]["apache"] and "c199)=" in finding["fix_snippets"]["apache"]
+    assert finding["fix_note"] == (
+        "The snippets edit the first 200 of the 200,000 this is about (those they name): make the same change for "
+        "the other 199,800."
+    )
+    assert len(json.dumps(graded.sections)) < 100_000  # 48 KB, 41 KB of it the snippets naming 200 cookies
     # and the deduction is the outcome's, once
     assert graded.sections["cookies"]["deduction"] == default_rulebook().rule("cookie.no_samesite").deduction
 

@@ -33,6 +33,8 @@ from websec_app.scanner.fixes import render_snippets
 
 #: The fix text of a cookie finding (what the snippet is rendered from).
 FIX = "Set-Cookie: sid=<value>; Secure; HttpOnly; SameSite=Lax"
+#: The attributes the fix adds.
+FIX_ATTRIBUTES = ("Secure", "HttpOnly", "SameSite=Lax")
 #: What the backend sends: cookies whose names configuration reads specially, and others no fix names.
 BACKEND_COOKIES = (
     "#a=1; Path=/",
@@ -114,6 +116,24 @@ def test_nginx_edits_exactly_the_named_cookies_whatever_their_names(backend, tmp
         assert cookies[name] == "Path=/; Secure; HttpOnly", name
     # "~x" is left out of nginx's snippet; the cookies no finding named are left as they were
     assert cookies["~x"] == cookies["XSRF-TOKEN"] == cookies["xx"] == "Path=/"
+
+
+@pytest.mark.parametrize("server", ["caddy", "apache"])
+def test_apache_and_caddy_edit_exactly_a_findings_cookies_with_one_pattern_for_all(server, backend, tmp_path) -> None:
+    # One edit per attribute names the finding's cookies as alternatives of one pattern (a cookie each made 2 KB
+    # of configuration): "#a", "'b" and "~x" are escaped in it, "x" must not match "xx" nor "XSRF-TOKEN"
+    binary, load = {"caddy": (CADDY, _caddy_cookies), "apache": (APACHE, _apache_cookies)}[server]
+    if binary is None:
+        pytest.skip(f"{server} is not installed (make test installs Debian's)")
+    snippet = _snippets("cookie.no_httponly", "#a", "'b", "~x", "ok", "x")[server]
+    assert snippet.count("|ok|") == len(FIX_ATTRIBUTES) * 2
+
+    cookies = load(tmp_path, backend, snippet)
+
+    for name in ("#a", "'b", "~x", "ok"):
+        assert cookies[name] == "Path=/; Secure; HttpOnly; SameSite=Lax", name
+    assert cookies["XSRF-TOKEN"] == cookies["xx"] == "Path=/"
+    assert cookies["sid"] == "Path=/; HttpOnly; SameSite=Strict"
 
 
 def test_a_finding_whose_cookies_are_all_unwritable_gets_no_snippet_for_every_cookie() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .findings import SEVERITIES, STATUSES, CheckResult, Finding
-from .fixes.snippets import render_snippets
+from .fixes.snippets import names_subjects, render_snippets
 from .report import NOT_CHECKED, count_issues
 from .rules import Rule, RuleBook
 
@@ -28,6 +28,12 @@ BARE_HEADER_MAPS = ("headers",)
 #: The most subjects, and notes, one finding lists; a note counts the rest (as checks/page.py caps its URLs): a
 #: redirect chain's Set-Cookie flood gave one finding 47,300 cookies, a 148 MB report.
 LIST_LIMIT = 50
+#: The most subjects a finding's fix snippets edit, listed or not, and the most characters their names add up to:
+#: more than the 180 cookies the cookie check grades (checks/cookies.MAX_GRADED_LINES), so a site's 60 cookies
+#: without Secure get a fix for all 60. A snippet writes each name up to six times a server, so both bound the
+#: snippets (180 names of 125 characters would make 1.4 MB); the fix_note says when they leave subjects out.
+SNIPPET_LIMIT = 200
+SNIPPET_NAME_BUDGET = 8_192
 
 
 @dataclass(frozen=True)
@@ -63,15 +69,39 @@ def _worst(statuses: Sequence[str]) -> str:
 @dataclass
 class _Aggregate:
     rule: Rule
-    subjects: list[str]
+    subjects: list[str]  # its distinct subjects, the first SNIPPET_LIMIT (the report lists LIST_LIMIT of them)
     notes: list[str]
     fix_vars: dict[str, str]
     fix_notes: list[str]
     families: list[str]
     family_unnamed: bool = False  # one of its findings named no family
-    more_subjects: int = 0  # distinct subjects past LIST_LIMIT: counted, not listed
+    subject_count: int = 0  # its distinct subjects, all of them
+    snippet_count: int = 0  # the first of `subjects` its snippets edit: as many as SNIPPET_NAME_BUDGET holds
+    snippet_chars: int = 0  # the length of their names
     more_notes: int = 0  # distinct notes past LIST_LIMIT: counted, not listed
     subject_notes: int = 0  # how many of `notes` came with a subject (the rest are about the finding as a whole)
+
+    @property
+    def listed_subjects(self) -> list[str]:
+        return self.subjects[:LIST_LIMIT]
+
+    @property
+    def snippet_subjects(self) -> list[str]:
+        return self.subjects[: self.snippet_count]
+
+    def add_subject(self, subject: str) -> None:
+        """Count a distinct subject, and keep it for the list and the snippets while they have room."""
+        self.subject_count += 1
+        if len(self.subjects) < SNIPPET_LIMIT:
+            if self.snippet_count == len(self.subjects) and self.snippet_chars + len(subject) <= SNIPPET_NAME_BUDGET:
+                self.snippet_count += 1
+                self.snippet_chars += len(subject)
+            self.subjects.append(subject)
+
+    @property
+    def more_subjects(self) -> int:
+        """Distinct subjects past LIST_LIMIT: counted, not listed."""
+        return self.subject_count - len(self.listed_subjects)
 
     def notes_json(self) -> list[str]:
         """Its notes, then how many subjects and notes are not listed, so a reader knows the lists are not whole."""
@@ -82,9 +112,17 @@ class _Aggregate:
             shown.append(f"and {self.more_notes:,} more notes like these, not listed")
         return shown
 
-    def fix_note(self, fix: str | None) -> str | None:
-        """The report's `fix_note`: how to apply the fix, only beside a fix (null exactly where no fix is)."""
-        return (" ".join(self.fix_notes) or None) if fix else None
+    def fix_note(self, fix: str | None, plain_http: bool = False) -> str | None:
+        """The report's `fix_note`: how to apply the fix, only beside a fix (null exactly where no fix is), and
+        which subjects its snippets leave out when they edit the subjects they name."""
+        notes = list(self.fix_notes)
+        left_out = self.subject_count - self.snippet_count
+        if left_out > 0 and names_subjects(self.rule.outcome, plain_http=plain_http):
+            notes.append(
+                f"The snippets edit the first {self.snippet_count:,} of the {self.subject_count:,} this is about "
+                f"(those they name): make the same change for the other {left_out:,}."
+            )
+        return (" ".join(notes) or None) if fix else None
 
     def families_json(self) -> list[str] | None:
         """The report's `families`: those its findings named (Finding.families), or null when one named none (so
@@ -113,10 +151,7 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
         if agg is None:
             agg = merged[finding.outcome] = _Aggregate(rule, [], [], {}, [], [])
         if finding.subject and _first(listed, (finding.outcome, "subject", finding.subject)):
-            if len(agg.subjects) < LIST_LIMIT:
-                agg.subjects.append(finding.subject)
-            else:
-                agg.more_subjects += 1
+            agg.add_subject(finding.subject)
         if finding.note and _first(listed, (finding.outcome, "note", finding.note)):
             # Notes on one subject each, and notes on the finding as a whole (a check's count of what it left
             # out, as checks/page.py adds to its 50 URLs), are listed up to LIST_LIMIT each.
@@ -153,11 +188,11 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite:
         "fix": fix,
         # the same fix, written for each server (issue 15); null exactly where `fix` is
         "fix_snippets": render_snippets(
-            rule.outcome, fix, subjects=agg.subjects, lacking_samesite=lacking_samesite, plain_http=plain_http
+            rule.outcome, fix, subjects=agg.snippet_subjects, lacking_samesite=lacking_samesite, plain_http=plain_http
         ),
-        "fix_note": agg.fix_note(fix),
+        "fix_note": agg.fix_note(fix, plain_http),
         "cwe": rule.cwe,
-        "subjects": agg.subjects,
+        "subjects": agg.listed_subjects,
         # how many more distinct subjects it has than `subjects` lists: a subject missing from a list that was
         # cut may be one of them, so the diff and SARIF's fingerprint must not read the list as whole
         "subjects_not_listed": agg.more_subjects,
@@ -239,7 +274,7 @@ def _section_json(
         extra = {k: v for k, v in result.details.items() if k not in subjects}
         return {"status": _worst(statuses), "deduction": total, "findings": findings, **body, **extra}, total, aggs
     # the cookies a *no_samesite finding names: every cookie fix for them adds SameSite (fixes/actions.py)
-    lacking = [name for a in aggs if a.rule.outcome.endswith("no_samesite") for name in a.subjects]
+    lacking = [name for a in aggs if a.rule.outcome.endswith("no_samesite") for name in a.snippet_subjects]
     findings = _order([_finding_json(a, context, lacking) for a in aggs])
     total = sum(f["deduction"] for f in findings if f["status"] != "good")
     section = {

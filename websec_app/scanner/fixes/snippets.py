@@ -108,6 +108,16 @@ def _cached(
     return _render(remedy_table(), outcome, fix, subject, subjects, lacking_samesite, plain_http)
 
 
+def names_subjects(outcome: str, *, plain_http: bool = False) -> bool:
+    """Whether the outcome's snippets name the finding's subjects (its cookies, or the headers that disclose
+    versions), so that a subject they leave out is not fixed by them (grading.SNIPPET_LIMIT)."""
+    remedy = remedy_table().remedy(outcome)
+    if remedy is None or remedy.kind not in ("cookie", "hide_versions"):
+        return False
+    # on a plain-HTTP page a remedy about Secure is a sentence saying to serve HTTPS first (_render)
+    return not (plain_http and remedy.on_plain_http is not None)
+
+
 def render_snippets(
     outcome: str,
     fix: str | None,

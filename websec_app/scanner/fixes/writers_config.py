@@ -28,6 +28,16 @@ def _attribute_name(attribute: str) -> str:
     return attribute.split("=", 1)[0].strip()
 
 
+def _cookie_pattern(cookies: tuple[str, ...]) -> str:
+    """A regular expression for the start of these cookies' Set-Cookie, "" for every cookie. Apache, Caddy and
+    IIS get one edit per attribute for all of a finding's cookies: one per cookie made 2 KB of configuration a
+    cookie, too much for a fix of each of a finding's cookies (grading.SNIPPET_LIMIT)."""
+    if not cookies:
+        return ""
+    names = [re.escape(cookie) for cookie in cookies]
+    return (names[0] if len(names) == 1 else "(?:" + "|".join(names) + ")") + "="
+
+
 # -- nginx ------------------------------------------------------------------------------------------------------
 
 _NGINX_FLAGS = {"secure": "secure", "httponly": "httponly"}
@@ -111,10 +121,10 @@ def _apache_string(value: str) -> str:
     return '"' + value.replace("%", "%%").replace('"', '\\"') + '"'
 
 
-def _apache_cookie_edit(cookie: str | None, attribute: str) -> list[str]:
+def _apache_cookie_edit(cookies: tuple[str, ...], attribute: str) -> list[str]:
     """Both tables: mod_proxy puts a backend's Set-Cookie in headers_out (edited without `always`), mod_cgi
     and mod_proxy_fcgi (CGI, PHP-FPM) in err_headers_out, which only `Header always` edits (mod_headers)."""
-    name = re.escape(cookie) + "=" if cookie else ""
+    name = _cookie_pattern(cookies)
     present = rf"(?!.*;\s*(?i:{re.escape(_attribute_name(attribute))})\s*(?:=|;|$))"
     edit = f'edit Set-Cookie "^{present}({name}.*)$" "$1; {attribute}"'
     return [f"Header {edit}", f"Header always {edit}"]
@@ -142,8 +152,7 @@ def apache(action: Action) -> str:
                 lines += [f"Header unset {name}", f"Header always unset {name}"]
     else:
         lines[0] += "; cookies the application or a proxied app sets"
-        for cookie in action.cookies or (None,):
-            lines += [line for attribute in action.attributes for line in _apache_cookie_edit(cookie, attribute)]
+        lines += [line for attribute in action.attributes for line in _apache_cookie_edit(action.cookies, attribute)]
     return "\n".join(lines)
 
 
@@ -158,11 +167,11 @@ def _caddy_string(value: str) -> str:
     return '"' + value.replace('"', '\\"').replace("{", "\\{").replace("}", "\\}") + '"'
 
 
-def _caddy_cookie_edit(cookie: str | None, attribute: str) -> list[str]:
+def _caddy_cookie_edit(cookies: tuple[str, ...], attribute: str) -> list[str]:
     """Add `attribute` where the cookie lacks it. Go's regexp has no lookahead (Apache's edit uses one): the
     attribute is appended, then a second replacement (Caddy applies a field's in order) takes it back where
     the cookie had that attribute already, so SameSite=Strict or None is never followed by a Lax that wins."""
-    match = re.escape(cookie) + "=" if cookie else ""
+    match = _cookie_pattern(cookies)
     name = re.escape(_attribute_name(attribute))
     had = rf"^({match}.*;\s*(?i:{name})\s*(?:=[^;]*)?(?:;.*)?); {attribute}$"
     return [
@@ -179,9 +188,7 @@ def caddy(action: Action) -> str:
     elif isinstance(action, RemoveHeaders):
         body = [f"-{name}" for name in action.names]
     else:
-        body = []
-        for cookie in action.cookies or (None,):
-            body += [line for attribute in action.attributes for line in _caddy_cookie_edit(cookie, attribute)]
+        body = [line for attribute in action.attributes for line in _caddy_cookie_edit(action.cookies, attribute)]
     inner = "\n".join(f"    {line}" for line in [*body, "defer"])
     return f"# in the site block\nheader {{\n{inner}\n}}"
 
@@ -189,9 +196,9 @@ def caddy(action: Action) -> str:
 # -- IIS (web.config) ---------------------------------------------------------------------------------------------
 
 
-def _iis_cookie_rule(cookie: str | None, attribute: str) -> list[str]:
-    name = cookie or "every cookie"
-    match = f"^{re.escape(cookie)}=.*$" if cookie else "^.+$"
+def _iis_cookie_rule(cookies: tuple[str, ...], attribute: str) -> list[str]:
+    name = ", ".join(cookies) or "every cookie"
+    match = f"^{_cookie_pattern(cookies)}.*$" if cookies else "^.+$"
     present = rf";\s*{re.escape(_attribute_name(attribute))}\s*(=|;|$)"
     return [
         f"        <rule name={quoteattr(f'Add {attribute} to {name}')}>",
@@ -230,10 +237,7 @@ def iis(action: Action) -> str:
             system_web = ['    <httpRuntime enableVersionHeader="false" />']
     else:
         comment = "<!-- web.config: merge into the site's own; needs the IIS URL Rewrite module -->"
-        rules: list[str] = []
-        for cookie in action.cookies or (None,):
-            for attribute in action.attributes:
-                rules += _iis_cookie_rule(cookie, attribute)
+        rules = [line for attribute in action.attributes for line in _iis_cookie_rule(action.cookies, attribute)]
         web_server += ["    <rewrite>", "      <outboundRules>", *rules, "      </outboundRules>", "    </rewrite>"]
     lines = [comment, "<configuration>"]
     lines += ["  <system.webServer>", *web_server, "  </system.webServer>"] if web_server else []
