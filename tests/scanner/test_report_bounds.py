@@ -106,7 +106,15 @@ def cookie_flood(redirects: int, lines: int) -> list[HttpResponse]:
     return hops
 
 
-def test_a_set_cookie_flood_over_a_redirect_chain_is_graded_up_to_the_180_cookies_chromium_keeps() -> None:
+def evicted_note(count: int, names: list[str]) -> str:
+    more = f" and {count - len(names):,} more" if count > len(names) else ""
+    return (
+        "Chromium keeps at most 180 cookies for a site and evicts the least recently set past that: the cookies of "
+        f"{count:,} of these Set-Cookie lines are evicted, so they were not graded: {', '.join(names)}{more}"
+    )
+
+
+def test_a_set_cookie_flood_over_a_redirect_chain_is_graded_on_the_180_cookies_chromium_keeps() -> None:
     # Given ten redirects and the page, each with 4,300 Set-Cookie lines (47,300 in all)
     page = [("Set-Cookie", f"page_{i}=1") for i in range(4_300)]
     snapshot = make_snapshot("https://example.com/r10", headers=page, redirects=cookie_flood(10, 4_300))
@@ -114,25 +122,24 @@ def test_a_set_cookie_flood_over_a_redirect_chain_is_graded_up_to_the_180_cookie
     # When the cookies are checked
     result = check_cookies(snapshot)
 
-    # Then the first 180 lines are graded, all from the first redirect, and the rest are counted
-    assert result.details["count"] == 180
+    # Then the cookies graded are the 180 Chromium keeps, the page's last (past 180 it evicts the 31 least recently
+    # set at a time), and the rest are counted, the first evicted named
+    assert result.details["count"] == 180 and result.details["evicted"] == 47_120
     listed = result.details["cookies"]
-    assert [cookie["name"] for cookie in listed] == [f"h0_{i}" for i in range(50)]
+    assert [cookie["name"] for cookie in listed] == [f"page_{i}" for i in range(4_120, 4_170)]
     too_many = [f for f in result.findings if f.outcome == "cookie.too_many"]
-    assert [f.note for f in too_many] == [
-        "The responses sent 47,300 Set-Cookie lines: the first 180 were graded, the other 47,120 were not"
-    ]
+    assert [f.note for f in too_many] == [evicted_note(47_120, [f"h0_{i}" for i in range(10)])]
     assert len([f for f in result.findings if f.outcome == "cookie.no_httponly"]) == 180
 
-    # and the graded report's cookies section is 0.3 MB (281.6 MB before): three findings naming 50 cookies each,
-    # most of it their snippets for eight servers, as on a site that sets 50 such cookies
+    # and the graded report's cookies section is 0.2 MB (281.6 MB before d374be9): three findings naming 50 cookies
+    # each, most of it their snippets for eight servers, as on a site that sets 50 such cookies
     report = grade_snapshot(snapshot).to_dict()
     assert len(json.dumps(report["cookies"])) < 400_000
     finding = next(f for f in report["cookies"]["findings"] if f["check"] == "cookie.too_many")
     assert finding["deduction"] == 0 and finding["status"] == "warn"
 
 
-def test_180_lines_are_all_graded_and_not_one_more() -> None:
+def test_180_cookies_are_all_graded_and_one_more_evicts_the_31_least_recently_set() -> None:
     # Given a redirect with 100 lines and a page with 80: exactly the bound
     snapshot = make_snapshot(
         "https://example.com/r1",
@@ -143,15 +150,44 @@ def test_180_lines_are_all_graded_and_not_one_more() -> None:
     assert result.details["count"] == 180 and len(result.details["cookies"]) == 50
     assert "cookie.too_many" not in {f.outcome for f in result.findings}
 
-    # and a page with one more has its last line counted, not graded
+    # and one more cookie on the page makes Chromium evict the redirect's first 31, which are not graded
     one_more = make_snapshot(
         "https://example.com/r1",
         headers=[("Set-Cookie", f"page_{i}=1") for i in range(81)],
         redirects=cookie_flood(1, 100),
     )
     result = check_cookies(one_more)
-    assert result.details["count"] == 180
-    assert "page_80" not in {f.subject for f in result.findings}
+    assert result.details["count"] == 150
+    graded = {f.subject for f in result.findings}
+    assert {"page_80", "h0_31"} <= graded and "h0_30" not in graded
     assert [f.note for f in result.findings if f.outcome == "cookie.too_many"] == [
-        "The responses sent 181 Set-Cookie lines: the first 180 were graded, the other 1 were not"
+        evicted_note(31, [f"h0_{i}" for i in range(10)])
     ]
+
+
+def test_a_flood_of_lines_that_store_no_cookie_is_graded_up_to_a_bound() -> None:
+    # Given the page setting one cookie 10,000 times, then 10,000 lines it refuses, 10,000 deletions and 10,000
+    # lines without a name
+    lines = [
+        *(f"sid=v{i}" for i in range(10_000)),
+        *(f"x{i}=1; Domain=other.example" for i in range(10_000)),
+        *(f"d{i}=; Max-Age=0" for i in range(10_000)),
+        *(f"nameless{i}" for i in range(10_000)),
+    ]
+    snapshot = make_snapshot("https://example.com/", headers=[("Set-Cookie", line) for line in lines])
+
+    # When the cookies are checked and graded
+    result = check_cookies(snapshot)
+    report = grade_snapshot(snapshot).to_dict()
+
+    # Then the cookie is graded as its last line sets it, and the lines replaced are listed 50 and counted
+    assert [c["name"] for c in result.details["cookies"]][:1] == ["sid"]
+    assert len(result.details["superseded"]) == 50 and result.details["not_listed"] == {"superseded": 9_949}
+    # and of the lines that store no cookie, which take no room in the browser's store, the first 180 are graded
+    # (the refused ones) and the others counted
+    assert result.details["count"] == 1 + 180 and result.details["not_graded"] == 30_000 - 180
+    assert [f.note for f in result.findings if f.outcome == "cookie.too_many"] == [
+        "29,820 more Set-Cookie lines that store no cookie (malformed, refused by browsers or deleting one) were "
+        "not graded: the scan grades the first 180 such lines"
+    ]
+    assert len(json.dumps(report["cookies"])) < 100_000

@@ -571,3 +571,77 @@ def test_grading_turns_every_cookie_outcome_into_json() -> None:
     assert {f["check"] for f in body["findings"]} >= {"cookie.session_no_secure", "cookie.prefix_violation"}
     assert all(f["cwe"] is None or f["cwe"].startswith("CWE-") for f in body["findings"])
     assert 0 <= graded.score <= 100
+
+
+# --- more cookies than Chromium keeps (180 a site, net/cookies/cookie_monster.cc) ----------------
+# tests/scanner/test_cookie_jar_browser.py holds each of these to Chromium 156.
+
+#: 180 cookies with every protection: nothing to report on them.
+PROTECTED = [f"c{i:03d}=v; Path=/; Secure; HttpOnly; SameSite=Lax" for i in range(180)]
+SESSION_OUTCOMES = {"cookie.session_no_secure", "cookie.session_no_httponly", "cookie.session_no_samesite"}
+
+
+def too_many_note(result: CheckResult) -> str | None:
+    (note,) = [f.note for f in result.findings if f.outcome == "cookie.too_many"]
+    return note
+
+
+def test_a_bare_session_cookie_set_after_180_others_is_graded_when_chromium_keeps_it() -> None:
+    # Given 180 protected cookies of low priority, then a session cookie without any protection
+    result = cookies_of(*(f"{line}; Priority=Low" for line in PROTECTED), "sessionid=abc; Path=/")
+    # Then Chromium keeps the session cookie (the 31 oldest Low ones go), so it is graded, and costs points
+    assert SESSION_OUTCOMES <= outcomes(result)
+    assert grade([result], default_rulebook(), CONTEXT).score < 100
+    assert result.details["count"] == 150 and result.details["evicted"] == 31
+    assert too_many_note(result) == (
+        "Chromium keeps at most 180 cookies for a site and evicts the least recently set past that: the cookies of "
+        "31 of these Set-Cookie lines are evicted, so they were not graded: c000, c001, c002, c003, c004, c005, "
+        "c006, c007, c008, c009 and 21 more"
+    )
+    # and the same after 180 cookies without Secure
+    assert SESSION_OUTCOMES <= outcomes(cookies_of(*(f"c{i:03d}=v; Path=/" for i in range(180)), "sessionid=abc"))
+
+
+def test_a_bare_session_cookie_chromium_evicts_is_named_and_not_graded() -> None:
+    # Given 180 protected cookies, then a session cookie without any protection
+    result = cookies_of(*PROTECTED, "sessionid=abc; Path=/")
+    # Then Chromium evicts the session cookie itself (it spares Secure cookies while others of their priority can
+    # go), then the 30 oldest: it is not graded, and the note names it first, as Chromium evicts it first
+    assert outcomes(result) == {"cookie.ok", "cookie.too_many"}
+    assert result.details["count"] == 150 and result.details["evicted"] == 31
+    note = too_many_note(result)
+    assert note is not None and note.endswith(
+        "were not graded: sessionid, c000, c001, c002, c003, c004, c005, c006, c007, c008 and 21 more"
+    )
+
+
+def test_a_session_cookie_set_bare_then_again_protected_after_180_others_is_graded_as_kept() -> None:
+    # Given a bare session cookie, 180 protected cookies, then the session cookie again with every protection
+    result = cookies_of(*["sessionid=old; Path=/", *PROTECTED, "sessionid=new; Path=/; Secure; HttpOnly; SameSite=Lax"])
+    # Then the protected one is what Chromium keeps and what is graded: nothing costs points
+    assert outcomes(result) == {"cookie.ok", "cookie.too_many"}
+    assert grade([result], default_rulebook(), CONTEXT).score == 100
+    assert result.details["count"] == 151 and result.details["evicted"] == 30
+    assert result.details["superseded"] == [{"name": "sessionid", "set_by": "https://www.example.com/"}]
+
+
+def test_a_cookie_a_redirect_and_the_page_both_set_counts_once_towards_the_180() -> None:
+    # Given a redirect setting 100 cookies, then the page setting the same 100 again and 80 more
+    hop = make_response(
+        "https://www.example.com/start",
+        302,
+        [("Location", "https://www.example.com/"), *(("Set-Cookie", f"c{i:03d}=v; Path=/") for i in range(100))],
+    )
+    page = [f"c{i:03d}=v; Path=/; Secure; HttpOnly; SameSite=Lax" for i in range(180)]
+    result = cookies_of(*page, redirects=[hop])
+    # Then Chromium keeps all 180, so nothing is evicted, and each response's lines are graded as it set them
+    assert "cookie.too_many" not in outcomes(result)
+    assert result.details["count"] == 280
+    assert "cookie.no_secure" in outcomes(result)  # the redirect's, sent with the request for the page
+
+    # and when 31 more cookies push the oldest out, the redirect's lines of those go with the page's
+    pushed = cookies_of(*page, *(f"d{i:03d}=v; Path=/; Secure" for i in range(31)), redirects=[hop])
+    assert pushed.details["evicted"] == 62 and pushed.details["count"] == 280 + 31 - 62
+    assert "c000" not in {f.subject for f in pushed.findings} and {"c031", "d030"} <= {
+        f.subject for f in pushed.findings
+    }

@@ -67,3 +67,29 @@ def test_max_age_beats_expires_whatever_the_order() -> None:
     parsed = parse_set_cookie("a=b; Max-Age=0; Expires=Wed, 21 Oct 2099 07:28:00 GMT")
     assert isinstance(parsed, ParsedCookie)
     assert parsed.deletes(datetime(2026, 1, 1, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("line", "priority"),
+    [
+        ("a=b", "Medium"),
+        ("a=b; Priority=High", "High"),
+        ("a=b; priority=low", "Low"),
+        ("a=b; Priority=HIGH; Priority=urgent", "Medium"),  # the last counts, and an unknown value is the default
+    ],
+)
+def test_chromiums_priority_is_read_as_its_cookie_store_reads_it(line: str, priority: str) -> None:
+    parsed = parse_set_cookie(line)
+    assert isinstance(parsed, ParsedCookie) and parsed.priority == priority
+
+
+@pytest.mark.parametrize(("line", "value"), [("justavalue; Path=/", "justavalue"), ("=value; Secure", "value")])
+def test_a_line_without_a_name_is_the_nameless_cookie_chromium_stores(line: str, value: str) -> None:
+    # Chromium 156 stores "abc" and "=abc" with an empty name (6265bis 5.6); the cookies check still reports them
+    parsed = parse_set_cookie(line, nameless=True)
+    assert isinstance(parsed, ParsedCookie) and parsed.name == "" and parsed.value == value
+
+
+@pytest.mark.parametrize("line", ["=", "=a=b", "=__Secure-x; Secure", "__Host-x", "  ; Path=/"])
+def test_a_nameless_line_chromium_refuses_is_malformed_either_way(line: str) -> None:
+    assert isinstance(parse_set_cookie(line, nameless=True), Malformed)

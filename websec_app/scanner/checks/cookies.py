@@ -3,8 +3,10 @@
 Every response of the main chain is read (a redirect can set cookies too), and for an https://
 target the port-80 redirect of its http:// form as well (fetched for the redirection check), each
 `Set-Cookie` line is parsed the way browsers parse it (records/cookies.py, RFC 6265bis)
-and judged by what it is for: the first 180 lines of the scan, as many cookies as Chromium keeps for a domain
-(past them, cookie.too_many counts the rest). A session cookie without Secure or HttpOnly is a real
+and judged by what it is for. What is graded is what Chromium's cookie store keeps: every line goes through it
+(records/cookie_jar.py) in the order the responses came, and a cookie it evicts past 180 for a site is not graded,
+whichever response set it (cookie.too_many counts them and names the first); of the lines that store no cookie
+(malformed, refused, deletions) the first 180 are graded. A session cookie without Secure or HttpOnly is a real
 risk; the same on a language preference is housekeeping. Anti-CSRF cookies are read
 by JavaScript on purpose (the double-submit pattern, OWASP CSRF Prevention Cheat
 Sheet), so a missing HttpOnly on them is not reported. Cookies that load balancers, CDNs and
@@ -17,16 +19,17 @@ Cookie values never leave this module: the report names cookies, never their con
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import STATUSES, CheckResult, Finding
+from ..records.cookie_jar import DOMAIN_MAX_COOKIES, ChromiumCookieJar, StoredCookie
 from ..records.cookies import (
     Malformed,
     ParsedCookie,
+    Rejection,
     default_path,
     parse_set_cookie,
     rejection,
@@ -37,6 +40,7 @@ from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
 from ..target import ip_literal
+from ._shown import shown
 
 SECTION = "cookies"
 
@@ -117,12 +121,23 @@ _INFRASTRUCTURE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # it is for affinity or stickiness is one whatever the platform.
 _AFFINITY_WORDS = frozenset({"affinity", "sticky"})
 
-#: Chromium keeps at most 180 cookies per domain (kDomainMaxCookies, net/cookies/cookie_monster.cc) and evicts the
-#: least recently used past that: the scan grades at most that many Set-Cookie lines, in the order the responses
-#: came, and counts the rest (cookie.too_many). Ten redirects and a page of 4,300 lines each were 47,300 cookies.
-MAX_GRADED_LINES = 180
-#: The most cookies details.cookies lists; `count` says how many were graded (as page_analysis lists 50 origins).
+#: The most cookies details.cookies lists, and lines details.superseded and details.ignored list; `count` says how
+#: many were graded, details.not_listed how many more the other two had (as page_analysis lists 50 origins).
 LISTED_COOKIES = 50
+#: The most evicted cookies cookie.too_many names, each by its first 64 characters.
+_NAMED_EVICTED = 10
+_NAME_SHOWN = 64
+
+#: The most lines that store no cookie (malformed, refused, deletions) a scan grades; the rest are counted. They
+#: take no room in the browser's store, so nothing else bounds them: 40,000 refused lines took 0.86 s to check,
+#: 0.26 s with the bound (reading each, for what it does to the store).
+MAX_GRADED_UNSTORED = DOMAIN_MAX_COOKIES
+
+# What became of a Set-Cookie line, as Chromium's cookie store saw it: graded (kept, replaced by a later response,
+# or stored not at all: malformed, refused, a deletion), superseded (a later line of its response set the same
+# cookie), evicted (dropped to make room, kDomainMaxCookies), or past the bound (a line that stores no cookie, past
+# the first MAX_GRADED_UNSTORED).
+_GRADED, _SUPERSEDED, _EVICTED, _PAST_BOUND = 0, 1, 2, 3
 
 _NO_SECURE = {"session": "cookie.session_no_secure", "csrf": "cookie.csrf_no_secure", "other": "cookie.no_secure"}
 _NO_HTTPONLY = {"session": "cookie.session_no_httponly", "other": "cookie.no_httponly"}
@@ -244,16 +259,109 @@ def _worst_status(findings: list[Finding]) -> str:
     return max(statuses, key=STATUSES.index)
 
 
-def _responses(snapshot: SiteSnapshot) -> list[HttpResponse]:
-    """Every response whose cookies a browser takes: the main chain, then the hops of the http:// form of an
-    https:// target (its port-80 redirect, which often sets a session cookie of its own) that are not
-    already in the main chain."""
-    responses = list(snapshot.main.responses)
+def _visits(snapshot: SiteSnapshot) -> list[list[tuple[HttpResponse, bool]]]:
+    """The visits whose cookies a browser takes, each a fresh cookie store, every response with whether its lines
+    are graded there: the main chain, then for an https:// target the chain of its http:// form (its port-80
+    redirect often sets a session cookie of its own), whose responses already in the main chain (the final page)
+    are graded once, in the main chain, but still fill its store."""
+    visits = [[(response, True) for response in snapshot.main.responses]]
     upgrade = snapshot.http_upgrade
     if upgrade is not None and upgrade is not snapshot.main:
-        main_urls = {response.url for response in responses}
-        responses.extend(response for response in upgrade.responses if response.url not in main_urls)
-    return responses
+        main_urls = {response.url for response in snapshot.main.responses}
+        visits.append([(response, response.url not in main_urls) for response in upgrade.responses])
+    return visits
+
+
+#: A Set-Cookie line of a visit: its response's index, then its own.
+_Line = tuple[int, int]
+
+
+class _Fates:
+    """What became of each Set-Cookie line of one visit, every line put through Chromium's cookie store in the order
+    it came (records/cookie_jar.py).
+
+    The lines graded are those of the cookies the store keeps to the end, each as every response set it (a line
+    replaced by a later response was sent in its own and with the next request), and those it never stores
+    (malformed, refused, deletions), each reported; not the cookies it evicts to make room, whichever response set
+    them, nor a line a later line of its own response replaced.
+    """
+
+    def __init__(self, visit: list[tuple[HttpResponse, bool]], now: datetime, unstored_budget: int) -> None:
+        self.lines: list[tuple[str, ...]] = []  # by response, its Set-Cookie lines
+        self.of: list[bytearray] = []  # by response, then line: _GRADED, _SUPERSEDED, _EVICTED or _PAST_BOUND
+        self.unstored_budget = unstored_budget  # how many more lines that store no cookie may be graded
+        self.replaced_in_response: dict[_Line, int] = {}  # a line -> how many earlier lines of its response it replaced
+        self._jar: ChromiumCookieJar[_Line | None] = ChromiumCookieJar()
+        self._earlier: dict[_Line, list[_Line]] = {}  # a stored line -> the lines of earlier responses it replaced
+        self.first_evicted: list[_Line] = []  # the lines whose cookies were evicted first, in that order (a few)
+        for index, (response, graded) in enumerate(visit):
+            self._read(index, response, graded, now)
+
+    def _unstored(self, fate: bytearray, line_index: int, graded: bool) -> None:
+        """A line that stores no cookie: graded while the budget lasts."""
+        if not graded:
+            return
+        if self.unstored_budget:
+            self.unstored_budget -= 1
+        else:
+            fate[line_index] = _PAST_BOUND
+
+    def _read(self, index: int, response: HttpResponse, graded: bool, now: datetime) -> None:
+        every_line = response.headers.get_all("set-cookie")
+        fate = bytearray(len(every_line))
+        self.lines.append(every_line)
+        self.of.append(fate)
+        last: dict[tuple[object, ...], int] = {}  # the line of this response that last set each cookie
+        for line_index, line in enumerate(every_line):
+            # A line without a name is reported as malformed whatever becomes of it, but Chromium stores it (with an
+            # empty name), so it takes a place in the store: it is put there with no line to mark.
+            parsed = parse_set_cookie(line, nameless=True)
+            if isinstance(parsed, Malformed) or rejection(parsed, response.url) is not None:
+                self._unstored(fate, line_index, graded)
+                continue  # never stored, and replaces nothing
+            identity = storage_key(parsed, response.url)
+            token = (index, line_index) if parsed.name else None
+            if not token:
+                self._unstored(fate, line_index, graded)  # reported as malformed
+            # 6265bis 5.7: a stored line replaces the cookie of the same name, domain and path, so of one response's
+            # lines for one cookie the browser keeps the last (Chromium 156 too), and only it is graded.
+            if token and (earlier := last.get(identity)) is not None:
+                fate[earlier] = _SUPERSEDED
+                self.replaced_in_response[token] = self.replaced_in_response.pop((index, earlier), 0) + 1
+            last[identity] = line_index
+            site = registrable_domain(identity[1])
+            partition = registrable_domain(_host(response)) if parsed.partitioned else None
+            if parsed.deletes(now):
+                if token:
+                    self._unstored(fate, line_index, graded)
+                if (deleted := self._jar.delete(site, partition, identity).replaced) is not None:
+                    self._earlier.pop(deleted, None)  # deleted by the site, not evicted: they stay graded
+                continue
+            size = len(parsed.name) + len(parsed.value)  # header values are latin-1: one character, one byte
+            departure = self._jar.set(
+                site, partition, identity, StoredCookie(token, parsed.secure, parsed.priority, size)
+            )
+            if token and (old := departure.replaced) is not None:
+                lineage = self._earlier.pop(old, [])
+                if old[0] != index:
+                    lineage.append(old)
+                if lineage:
+                    self._earlier[token] = lineage
+            for gone in departure.evicted:
+                if gone is not None:
+                    self._mark_evicted(gone)
+
+    def _mark_evicted(self, gone: _Line) -> None:
+        """The cookie `gone` set is evicted: that line and those of earlier responses it replaced are not graded."""
+        for index, line_index in (gone, *self._earlier.pop(gone, ())):
+            if self.of[index][line_index] == _GRADED:
+                self.of[index][line_index] = _EVICTED
+                if len(self.first_evicted) < LISTED_COOKIES:  # enough to name _NAMED_EVICTED still evicted at the end
+                    self.first_evicted.append((index, line_index))
+
+
+def _host(response: HttpResponse) -> str:
+    return (urlsplit(response.url).hostname or "").lower()
 
 
 def _set_by(response: HttpResponse) -> str:
@@ -268,97 +376,164 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     final = snapshot.main.final
     plain_http_site = final is not None and urlsplit(final.url).scheme == "http"
     findings: list[Finding] = []
-    cookies: list[dict[str, Any]] = []
+    cookies: list[dict[str, Any]] = []  # the first LISTED_COOKIES graded
     ignored: list[dict[str, str]] = []
     superseded: list[dict[str, str]] = []  # lines a later line of the same response replaced
-    sent = graded = 0  # Set-Cookie lines of every response, and those read
+    graded = ignored_count = superseded_count = only_deletions = 0
+    evicted: list[str] = []  # the names of the first _NAMED_EVICTED cookies Chromium evicts, in that order
+    evicted_count = past_bound = 0
+    unstored_budget = MAX_GRADED_UNSTORED
 
-    for response in _responses(snapshot):
-        where = "" if response is final else _set_by(response)
-        every_line = response.headers.get_all("set-cookie")
-        read = every_line[: MAX_GRADED_LINES - graded]
-        sent, graded = sent + len(every_line), graded + len(read)
-        lines = [parse_set_cookie(line) for line in read]
-        refusals = [rejection(p, response.url) if isinstance(p, ParsedCookie) else None for p in lines]
-        # 6265bis §5.7: a stored line replaces the cookie of the same name, domain and path, so of the lines of
-        # one response for one cookie the browser keeps the last (Chromium 156 too), and only it is graded.
-        last: dict[tuple[object, ...], int] = {}
-        for index, (parsed, refused) in enumerate(zip(lines, refusals, strict=True)):
-            if isinstance(parsed, ParsedCookie) and refused is None:
-                last[storage_key(parsed, response.url)] = index
-        replaced: Counter[tuple[object, ...]] = Counter()
-        for index, (parsed, refused) in enumerate(zip(lines, refusals, strict=True)):
-            if isinstance(parsed, Malformed):
-                ignored.append({"set_by": response.url, "reason": parsed.reason})
-                findings.append(Finding("cookie.malformed", None, f"A Set-Cookie line{where}: {parsed.reason}"))
+    for visit in _visits(snapshot):
+        fates = _Fates(visit, now, unstored_budget)
+        unstored_budget = fates.unstored_budget
+        for index, line_index in fates.first_evicted:
+            response, graded_here = visit[index]
+            if graded_here and fates.of[index][line_index] == _EVICTED and len(evicted) < _NAMED_EVICTED:
+                gone = parse_set_cookie(fates.lines[index][line_index])
+                if isinstance(gone, ParsedCookie):  # always: only a line with a name is marked evicted
+                    evicted.append(shown(gone.name, _NAME_SHOWN))
+        for index, ((response, graded_here), fate) in enumerate(zip(visit, fates.of, strict=True)):
+            if not graded_here or not fate:
                 continue
-            if refused is None and last[identity := storage_key(parsed, response.url)] != index:
-                superseded.append({"name": parsed.name, "set_by": response.url})
-                replaced[identity] += 1
-                continue
-            kind = classify(parsed.name, parsed.value)
-            deletes = parsed.deletes(now)
-            if refused is not None:
-                outcome = "cookie.prefix_violation" if refused.kind == "prefix" else "cookie.rejected"
-                cookie_findings = [Finding(outcome, parsed.name, f"{parsed.name}{where}: {refused.reason}")]
-            elif deletes:
-                cookie_findings = []  # clearing a cookie: its flags protect nothing
-            else:
-                cookie_findings = _judge(parsed, response, kind, plain_http_site)
-                if where:  # say which response set it when it was not the final page
-                    cookie_findings = [
-                        replace(f, note="; ".join(filter(None, [f.note, f"{f.subject}{where}"])))
-                        for f in cookie_findings
-                    ]
-            if not cookie_findings and not deletes:
-                cookie_findings = [Finding("cookie.ok", parsed.name)]
-            domain = scope_domain(parsed, response.url)
-            skipped = list(parsed.ignored_attributes)
-            if parsed.domain is not None and domain is None:
-                skipped.append(f"Domain={parsed.domain} (a public suffix: browsers keep the cookie for this host only)")
-            if refused is None and (earlier := replaced[storage_key(parsed, response.url)]):
-                lines_word = "line" if earlier == 1 else f"{earlier} lines"
-                again = (
-                    f"{parsed.name}: an earlier Set-Cookie {lines_word} of the same response set it too; browsers "
-                    "keep only this last one"
+            where = "" if response is final else _set_by(response)
+            for line_index, line in enumerate(fates.lines[index]):
+                if fate[line_index] == _EVICTED:
+                    evicted_count += 1
+                    continue
+                if fate[line_index] == _PAST_BOUND:
+                    past_bound += 1
+                    continue
+                if fate[line_index] == _SUPERSEDED:
+                    if superseded_count < LISTED_COOKIES and isinstance(gone := parse_set_cookie(line), ParsedCookie):
+                        superseded.append({"name": gone.name, "set_by": response.url})
+                    superseded_count += 1
+                    continue
+                parsed = parse_set_cookie(line)
+                if isinstance(parsed, Malformed):
+                    if ignored_count < LISTED_COOKIES:
+                        ignored.append({"set_by": response.url, "reason": parsed.reason})
+                    ignored_count += 1
+                    findings.append(Finding("cookie.malformed", None, f"A Set-Cookie line{where}: {parsed.reason}"))
+                    continue
+                refused = rejection(parsed, response.url)
+                kind = classify(parsed.name, parsed.value)
+                deletes = parsed.deletes(now)
+                earlier = fates.replaced_in_response.get((index, line_index), 0)
+                cookie_findings = _line_findings(
+                    parsed, response, kind, refused, deletes, where, plain_http_site, earlier
                 )
-                cookie_findings = [replace(f, note="; ".join(filter(None, [f.note, again]))) for f in cookie_findings]
-            findings.extend(cookie_findings)
-            cookies.append(
-                {
-                    "name": parsed.name,
-                    "secure": parsed.secure,
-                    "httponly": parsed.httponly,
-                    "samesite": parsed.samesite if parsed.samesite_raw is None else parsed.samesite_raw,
-                    "path": parsed.path or default_path(response.url),
-                    "domain": domain,
-                    "expires": _iso(parsed.expires),
-                    "max_age": parsed.max_age,
-                    "prefix": parsed.prefix,
-                    "kind": kind,
-                    "platform": infrastructure_platform(parsed.name) if kind == "infrastructure" else None,
-                    "status": _worst_status(cookie_findings),
-                    "set_by": response.url,
-                    "final_response": response is final,
-                    "deletes": deletes,
-                    "rejected": refused.reason if refused else None,
-                    "ignored_attributes": skipped,
-                }
-            )
+                findings.extend(cookie_findings)
+                graded += 1
+                only_deletions += deletes
+                if len(cookies) < LISTED_COOKIES:
+                    cookies.append(_described(parsed, response, kind, refused, deletes, cookie_findings, final))
 
-    if not cookies and not ignored:
+    if not graded and not ignored_count:
         findings.append(Finding("cookie.none"))
-    elif cookies and all(c["deletes"] for c in cookies) and not ignored:
+    elif graded and only_deletions == graded and not ignored_count:
         findings.append(Finding("cookie.none", note="The only Set-Cookie headers delete cookies"))
-    if sent > graded:
-        note = (
-            f"The responses sent {sent:,} Set-Cookie lines: the first {graded:,} were graded, the other "
-            f"{sent - graded:,} were not"
-        )
-        findings.append(Finding("cookie.too_many", note=note))
-    details: dict[str, Any] = {"cookies": cookies[:LISTED_COOKIES], "count": len(cookies)}
+    if evicted_count or past_bound:
+        findings.append(Finding("cookie.too_many", note=_too_many_note(evicted_count, evicted, past_bound)))
+    details: dict[str, Any] = {"cookies": cookies, "count": graded}
+    if evicted_count:
+        details["evicted"] = evicted_count
+    if past_bound:
+        details["not_graded"] = past_bound
     if ignored:
         details["ignored"] = ignored
     if superseded:
         details["superseded"] = superseded
+    not_listed = {"ignored": ignored_count - len(ignored), "superseded": superseded_count - len(superseded)}
+    if any(not_listed.values()):
+        details["not_listed"] = {key: count for key, count in not_listed.items() if count}
     return CheckResult(SECTION, tuple(findings), details)
+
+
+def _too_many_note(evicted_count: int, evicted: list[str], past_bound: int) -> str:
+    """cookie.too_many's note: how many lines set cookies Chromium evicts, naming the first it evicts, and how many
+    lines that store no cookie were past MAX_GRADED_UNSTORED."""
+    parts = []
+    if evicted_count:
+        more = f" and {evicted_count - len(evicted):,} more" if evicted_count > len(evicted) else ""
+        parts.append(
+            f"Chromium keeps at most {DOMAIN_MAX_COOKIES} cookies for a site and evicts the least recently set past "
+            f"that: the cookies of {evicted_count:,} of these Set-Cookie lines are evicted, so they were not graded: "
+            f"{', '.join(evicted)}{more}"
+        )
+    if past_bound:
+        parts.append(
+            f"{past_bound:,} more Set-Cookie lines that store no cookie (malformed, refused by browsers or deleting "
+            f"one) were not graded: the scan grades the first {MAX_GRADED_UNSTORED} such lines"
+        )
+    return "; ".join(parts)
+
+
+def _line_findings(
+    parsed: ParsedCookie,
+    response: HttpResponse,
+    kind: str,
+    refused: Rejection | None,
+    deletes: bool,
+    where: str,
+    plain_http_site: bool,
+    earlier: int,
+) -> list[Finding]:
+    """The findings for one graded line; `where` says which response set it when not the final page, `earlier` how
+    many earlier lines of its response it replaced."""
+    if refused is not None:
+        outcome = "cookie.prefix_violation" if refused.kind == "prefix" else "cookie.rejected"
+        cookie_findings = [Finding(outcome, parsed.name, f"{parsed.name}{where}: {refused.reason}")]
+    elif deletes:
+        cookie_findings = []  # clearing a cookie: its flags protect nothing
+    else:
+        cookie_findings = _judge(parsed, response, kind, plain_http_site)
+        if where:  # say which response set it when it was not the final page
+            cookie_findings = [
+                replace(f, note="; ".join(filter(None, [f.note, f"{f.subject}{where}"]))) for f in cookie_findings
+            ]
+    if not cookie_findings and not deletes:
+        cookie_findings = [Finding("cookie.ok", parsed.name)]
+    if earlier:
+        lines_word = "line" if earlier == 1 else f"{earlier:,} lines"
+        again = (
+            f"{parsed.name}: an earlier Set-Cookie {lines_word} of the same response set it too; browsers keep only "
+            "this last one"
+        )
+        cookie_findings = [replace(f, note="; ".join(filter(None, [f.note, again]))) for f in cookie_findings]
+    return cookie_findings
+
+
+def _described(
+    parsed: ParsedCookie,
+    response: HttpResponse,
+    kind: str,
+    refused: Rejection | None,
+    deletes: bool,
+    cookie_findings: list[Finding],
+    final: HttpResponse | None,
+) -> dict[str, Any]:
+    """One cookie as details.cookies lists it (never its value)."""
+    domain = scope_domain(parsed, response.url)
+    skipped = list(parsed.ignored_attributes)
+    if parsed.domain is not None and domain is None:
+        skipped.append(f"Domain={parsed.domain} (a public suffix: browsers keep the cookie for this host only)")
+    return {
+        "name": parsed.name,
+        "secure": parsed.secure,
+        "httponly": parsed.httponly,
+        "samesite": parsed.samesite if parsed.samesite_raw is None else parsed.samesite_raw,
+        "path": parsed.path or default_path(response.url),
+        "domain": domain,
+        "expires": _iso(parsed.expires),
+        "max_age": parsed.max_age,
+        "prefix": parsed.prefix,
+        "kind": kind,
+        "platform": infrastructure_platform(parsed.name) if kind == "infrastructure" else None,
+        "status": _worst_status(cookie_findings),
+        "set_by": response.url,
+        "final_response": response is final,
+        "deletes": deletes,
+        "rejected": refused.reason if refused else None,
+        "ignored_attributes": skipped,
+    }

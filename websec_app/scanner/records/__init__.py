@@ -6,6 +6,7 @@ fetch next (SPF includes, DMARC report domains, an announced MTA-STS policy) and
 judge what was fetched; this package imports neither (tests/scanner/test_layers.py).
 
 - cookies: Set-Cookie lines, as browsers read and store them (RFC 6265bis)
+- cookie_jar: which cookies Chromium's cookie store keeps when a site sets more than it holds
 - header_values: Strict-Transport-Security, Referrer-Policy, Fetch header lists
 - structured_fields: RFC 8941 dictionaries and items (Permissions-Policy, COOP, COEP)
 - html: the page as browsers parse it, and its header-like <meta> elements

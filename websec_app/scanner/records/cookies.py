@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from ..registrable import registrable_domain
@@ -77,12 +78,15 @@ class ParsedCookie:
     expires: datetime | None = None
     max_age: int | None = None
     partitioned: bool = False
+    priority: str = "Medium"  # Chromium's Priority attribute: "Low" | "Medium" | "High" (anything else: Medium)
     attribute_names: tuple[str, ...] = ()  # lowercase, in order, for notes such as "Secure=false"
     ignored_attributes: tuple[str, ...] = ()  # attributes a browser skips (bad date, bad Max-Age...)
 
     @property
     def prefix(self) -> str | None:
         """6265bis §4.1.3: cookie prefixes are matched case-insensitively ("__Host-Http-" before "__Host-")."""
+        if not self.name.startswith("__"):
+            return None  # every prefix starts so: a flood of cookies is read without lowering each name
         lowered = self.name.lower()
         return next((prefix for prefix in _PREFIXES if lowered.startswith(prefix.lower())), None)
 
@@ -146,8 +150,9 @@ def _strip(text: str) -> str:
     return text.strip(_WSP)
 
 
-def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
-    """Parse one Set-Cookie header value (6265bis §5.6)."""
+def parse_set_cookie(line: str, *, nameless: bool = False) -> ParsedCookie | Malformed:
+    """Parse one Set-Cookie header value (6265bis §5.6). With `nameless`, a line without a name is read as the
+    cookie Chromium stores for it, with an empty name, instead of as malformed."""
     if _CONTROL.search(line):
         return Malformed("it contains a control character, so browsers ignore the whole line")
     pair, _, unparsed = line.partition(";")
@@ -155,10 +160,13 @@ def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
         # RFC 6265 §5.2 step 2 ignored such lines; 6265bis now stores them as a cookie with
         # an empty name, which no server framework reads back. Either way it is not the
         # cookie the site meant to set, and its flags protect nothing worth grading.
-        return Malformed("it has no '=' between a name and a value")
-    name, _, value = pair.partition("=")
-    name, value = _strip(name), _strip(value)
-    if not name:
+        if not nameless:
+            return Malformed("it has no '=' between a name and a value")
+        name, value = "", _strip(pair)
+    else:
+        name, _, value = pair.partition("=")
+        name, value = _strip(name), _strip(value)
+    if not name and not (nameless and _storable_without_name(value)):
         return Malformed("its name is empty")
     if len(name) + len(value) > _MAX_NAME_VALUE:
         return Malformed("its name and value exceed 4096 bytes, so browsers ignore it")
@@ -179,6 +187,7 @@ def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
     path: str | None = None
     expires: datetime | None = None
     max_age: int | None = None
+    priority = "Medium"
     for key, val in attributes:
         if len(val) > _MAX_ATTRIBUTE_VALUE:
             ignored.append(f"{key} (value longer than 1024 bytes)")
@@ -217,6 +226,10 @@ def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
                 samesite, samesite_raw = keyword.capitalize(), None
             else:
                 samesite, samesite_raw = None, val
+        elif key == "priority":
+            # Chromium's own attribute (net/cookies/parsed_cookie.cc: the last one counts, matched without case,
+            # anything else is the default); only its cookie store reads it, to choose what to evict.
+            priority = val.capitalize() if val.lower() in ("low", "medium", "high") else "Medium"
     return ParsedCookie(
         name=name,
         value=value,
@@ -229,14 +242,28 @@ def parse_set_cookie(line: str) -> ParsedCookie | Malformed:
         expires=expires,
         max_age=max_age,
         partitioned="partitioned" in flags,
+        priority=priority,
         attribute_names=tuple(key for key, _ in attributes),
         ignored_attributes=tuple(ignored),
     )
 
 
+@lru_cache(maxsize=256)
+def _url_parts(url: str) -> tuple[str, str, str]:
+    """The scheme, lowercase host and path of a response's URL, split once for all its Set-Cookie lines."""
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.path
+
+
+def _storable_without_name(value: str) -> bool:
+    """6265bis §5.7: a cookie without a name is stored unless its value is empty or starts like a prefixed name;
+    Chromium 156 also refuses one whose value holds "=" (it would read back as another name)."""
+    return bool(value) and "=" not in value and not value.lower().startswith(("__secure-", "__host-"))
+
+
 def default_path(url: str) -> str:
     """6265bis §5.1.4: the directory of the request path, "/" when there is none."""
-    path = urlsplit(url).path
+    path = _url_parts(url)[2]
     if not path.startswith("/") or path.count("/") == 1:
         return "/"
     return path[: path.rfind("/")]
@@ -263,7 +290,7 @@ def scope_domain(cookie: ParsedCookie, url: str) -> str | None:
     with a Domain that is a public suffix equal to the host (Domain=herokuapp.com from herokuapp.com)."""
     if cookie.domain is None:
         return None
-    host = (urlsplit(url).hostname or "").lower()
+    host = _url_parts(url)[1]
     if cookie.domain == host and is_public_suffix(cookie.domain):
         return None
     return cookie.domain
@@ -281,7 +308,7 @@ def storage_key(cookie: ParsedCookie, url: str) -> tuple[str, str, bool, str, bo
     replacing it (6265bis §5.7 step 22: name, domain (the host for a host-only cookie), host-only flag, path;
     CHIPS adds the partition)."""
     domain = scope_domain(cookie, url)
-    host = (urlsplit(url).hostname or "").lower()
+    host = _url_parts(url)[1]
     return (cookie.name, domain or host, domain is None, cookie.path or default_path(url), cookie.partitioned)
 
 
@@ -295,9 +322,8 @@ class Rejection:
 
 def rejection(cookie: ParsedCookie, url: str) -> Rejection | None:
     """Why a browser refuses to store this cookie set by a response from `url` (6265bis §5.7), or None."""
-    parts = urlsplit(url)
-    secure_origin = parts.scheme == "https"
-    host = (parts.hostname or "").lower()
+    scheme, host, _ = _url_parts(url)
+    secure_origin = scheme == "https"
     if cookie.secure and not secure_origin:
         return Rejection(
             "storage", "it has Secure but came in a plain-HTTP response; browsers take Secure cookies only over HTTPS"
