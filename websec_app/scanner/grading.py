@@ -29,9 +29,10 @@ BARE_HEADER_MAPS = ("headers",)
 #: redirect chain's Set-Cookie flood gave one finding 47,300 cookies, a 148 MB report.
 LIST_LIMIT = 50
 #: The most subjects a finding's fix snippets edit, listed or not, and the most characters their names add up to:
-#: more than the 180 cookies the cookie check grades (checks/cookies.MAX_GRADED_LINES), so a site's 60 cookies
-#: without Secure get a fix for all 60. A snippet writes each name up to six times a server, so both bound the
-#: snippets (180 names of 125 characters would make 1.4 MB); the fix_note says when they leave subjects out.
+#: more than the 180 cookies Chromium keeps for a site (records/cookie_jar.DOMAIN_MAX_COOKIES: what the cookie
+#: check grades per site), so a site's 60 cookies without Secure get a fix for all 60. A snippet writes each
+#: name up to six times a server, so both bound the snippets (180 names of 125 characters would make 1.4 MB);
+#: the fix_note says when they leave subjects out.
 SNIPPET_LIMIT = 200
 SNIPPET_NAME_BUDGET = 8_192
 
