@@ -781,7 +781,7 @@ def test_a_meta_referrer_of_two_megabytes_is_quoted_cut() -> None:
     # Then the note quotes its first 2,048 characters (quotes included) and says how many more there were (it
     # quoted all 2 MB)
     assert note_text == (
-        f'<meta name="referrer" content=\'{"x" * 2047} … (1997954 more characters not shown)> is not a referrer '
+        f'<meta name="referrer" content=\'{"x" * 2047} … (1,997,954 more characters not shown)> is not a referrer '
         "policy and is ignored"
     )
 

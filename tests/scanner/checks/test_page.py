@@ -609,15 +609,15 @@ def test_a_url_of_a_megabyte_is_cut_everywhere_the_report_shows_it() -> None:
     # and each place that copied a URL (subjects, notes, the details' lists) shows its first 2,048 characters and
     # says how many more there were: the URL was copied whole 7 times, a 14.7 MB section for a 2 MiB page
     script_url = f"http://{script_host}/"
-    cut = f"{script_url[:2048]} … ({len(script_url) - 2048} more characters not shown)"
+    cut = f"{script_url[:2048]} … ({len(script_url) - 2048:,} more characters not shown)"
     assert data["mixed_content"]["active"] == [cut]
     assert data["sri"]["missing"] == [cut]
     assert findings["page.mixed_active"]["note"] == cut
     assert findings["page.mixed_active"]["subjects"] == [
-        f"http://{script_host}"[:2048] + f" … ({len(script_host) + 7 - 2048} more characters not shown)"
+        f"http://{script_host}"[:2048] + f" … ({len(script_host) + 7 - 2048:,} more characters not shown)"
     ]
     assert data["base"].startswith(f"https://{base_host[:100]}") and data["base"].endswith(
-        f"({len(base_host) + 9 - 2048} more characters not shown)"
+        f"({len(base_host) + 9 - 2048:,} more characters not shown)"
     )
     assert findings["page.base_foreign"]["note"].endswith("more characters not shown)>")
     assert [e["origin"] for e in data["external_origins"]] == findings["page.mixed_active"]["subjects"]

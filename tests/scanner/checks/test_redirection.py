@@ -98,6 +98,6 @@ def test_a_header_value_past_the_shown_length_says_it_was_cut() -> None:
         if header[0] in ("Content-Security-Policy", "X-A")
     ]
     assert shown_csp.startswith(long_csp[:2048]) and shown_csp.endswith(
-        f"({len(long_csp) - 2048} more characters not shown)"
+        f"({len(long_csp) - 2048:,} more characters not shown)"
     )
     assert shown_short == "b"

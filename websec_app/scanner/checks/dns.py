@@ -36,6 +36,7 @@ from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, FetchChain, SiteSnapshot
 from ..target import ip_literal
+from ._shown import listed
 from .dnssec import validate_zone
 from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf
 
@@ -50,17 +51,7 @@ _MAX_ERROR_CHARS = 500
 
 def _listed(errors: Iterable[str], limit: int = _MAX_ERRORS_LISTED) -> list[str]:
     """The distinct `errors` in order, at most `limit`, then how many more there were, not listed."""
-    distinct = list(dict.fromkeys(errors))
-    shown = [_cut(error) for error in distinct[:limit]]
-    if len(distinct) > limit:
-        shown.append(f"and {len(distinct) - limit:,} more, not listed")
-    return shown
-
-
-def _cut(error: str) -> str:
-    if len(error) <= _MAX_ERROR_CHARS:
-        return error
-    return f"{error[:_MAX_ERROR_CHARS]} … ({len(error) - _MAX_ERROR_CHARS:,} more characters not shown)"
+    return listed(errors, limit, each=_MAX_ERROR_CHARS)
 
 
 def _could_not_check(answer: DnsAnswer, *families: str) -> Finding:

@@ -38,7 +38,7 @@ from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
 from ..target import ip_literal
 from . import csp
 from ._header_details import header_details
-from ._shown import MAX_SHOWN
+from ._shown import MAX_SHOWN, listed
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 
 SECTION = "headers"
@@ -98,11 +98,7 @@ def _finding(outcome: str, subject: str, notes: Sequence[str] = (), **fix_vars: 
 def _bounded(notes: Sequence[str]) -> list[str]:
     """The notes a finding shows: each distinct one once, each at most _MAX_NOTE_LENGTH characters (a note can
     quote a source of a 2 MiB <meta> policy), the first _MAX_NOTES, then how many more there were."""
-    distinct = list(dict.fromkeys(notes))
-    kept = [shown_text(note, _MAX_NOTE_LENGTH) for note in distinct[:_MAX_NOTES]]
-    if len(distinct) > _MAX_NOTES:
-        kept.append(f"and {len(distinct) - _MAX_NOTES:,} more notes like these, not listed")
-    return kept
+    return listed(notes, _MAX_NOTES, each=_MAX_NOTE_LENGTH, more=" notes like these")
 
 
 def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:
