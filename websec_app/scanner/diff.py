@@ -83,6 +83,9 @@ class ReportDiff:
     new: tuple[FindingChange, ...] = field(default=())
     fixed: tuple[FindingChange, ...] = field(default=())
     changed: tuple[FindingChange, ...] = field(default=())
+    #: `before` could not check part of the site (a check.error, a header left "not checked", a block page):
+    #: its grade stood higher for what it did not see. Not part of the JSON.
+    before_checked_less: bool = False
 
     @property
     def score_change(self) -> int:
@@ -296,4 +299,5 @@ def diff_reports(
         new=_points_first(appeared),
         fixed=_points_first(gone),
         changed=_points_first(moved),
+        before_checked_less=bool(old.unchecked_sections or old.unchecked_headers or old.partly_checked),
     )

@@ -30,7 +30,6 @@ from sqlmodel import Session
 
 from websec_app.scanner import ScanError, TargetUnreachable, parse_target
 from websec_app.scanner.diff import ReportDiff, diff_reports
-from websec_app.scanner.report import report_items
 from websec_app.services.metering import record_report
 from websec_app.store import Subscription, month_period, month_resets_at, reserve_monthly_scan, save_report
 from websec_app.store.history import history_page, kept_report_ids_before
@@ -300,16 +299,13 @@ def _certificate_days(body: Mapping[str, Any]) -> int | None:
     return days if isinstance(days, int) else None
 
 
-def _drop_seen(previous: Mapping[str, Any], diff: ReportDiff | None) -> bool:
-    """Whether a grade below `previous`'s is the site's doing. When `previous` could not check part of the site
-    (a bot challenge, a lookup that failed and so deducted nothing), its grade stood higher only for what it
-    did not see: the drop is the site's only if the diff shows a finding new or worse than before. Otherwise
-    the alert was false (a dangling CNAME whose target's lookup failed once made the next run "The grade
-    dropped from A+ to B" with no finding new)."""
-    checked_less = any(item.not_checked for item in report_items(previous)) or any(
-        isinstance(section, Mapping) and section.get("blocked") for section in previous.values()
-    )
-    if not checked_less or diff is None:
+def _drop_seen(diff: ReportDiff | None) -> bool:
+    """Whether a grade below the previous report's is the site's doing. When that report could not check part
+    of the site (a bot challenge, a lookup that failed and so deducted nothing), its grade stood higher only for
+    what it did not see: the drop is the site's only if the diff shows a finding new or worse than before.
+    Otherwise the alert was false (a dangling CNAME whose target's lookup failed once made the next run "The
+    grade dropped from A+ to B" with no finding new)."""
+    if diff is None or not diff.before_checked_less:
         return True
 
     def points(state: Mapping[str, Any] | None) -> int:
@@ -324,7 +320,7 @@ def alert_reasons(
     """Why this run alerts (sentences, most serious first), and the certificate threshold now alerted."""
     reasons: list[str] = []
     dropped = previous is not None and _grade_rank(str(body.get("grade"))) > _grade_rank(str(previous.get("grade")))
-    if previous is not None and dropped and _drop_seen(previous, diff):
+    if previous is not None and dropped and _drop_seen(diff):
         reasons.append(f"The grade dropped from {previous.get('grade')} to {body.get('grade')}.")
     if diff is not None:
         serious = [c for c in diff.new if c.severity in ("critical", "important")]
