@@ -270,20 +270,14 @@ async def test_a_diff_of_two_kept_scans_compares_those_two_alone(
 ) -> None:
     # Given Pro scans of a site with its CSP, then through a bot challenge, then without its CSP
     site = catalog.best_practices(site_factory.unique_host("blocked-between"))
-    home = site.routes["/"]
-    assert isinstance(home, Response)
-    state = {"blocked": False, "headers": list(home.headers)}
-    challenge = html("<title>Just a moment...</title>", status=403, headers=[("cf-mitigated", "challenge")])
-    site.routes["/"] = lambda request: (
-        challenge if state["blocked"] else html(catalog.BEST_PAGE, headers=state["headers"])
-    )
+    site, switch = catalog.behind_a_challenge(site)
     running = site_factory(site)
     headers = {"X-API-Key": new_key(database, clock).key}
     async with client_for(real_api) as http:
         for blocked, without_csp in ((False, False), (True, False), (False, True)):
-            state["blocked"] = blocked
+            switch.blocked = blocked
             if without_csp:
-                state["headers"] = _without(state["headers"], "Content-Security-Policy")
+                switch.remove_header("Content-Security-Policy")
             assert (await http.post("/api/scan/pro", json={"url": running.url}, headers=headers)).status_code == 200
             clock.advance(hours=1)
         last, blocked_scan, first = [

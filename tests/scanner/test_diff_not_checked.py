@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.factories import dns_answer, make_dns, make_snapshot
 from tests.fixtures import catalog
-from tests.fixtures.sites import Response, SiteFactory, html
+from tests.fixtures.sites import SiteFactory
 from websec_app.scanner import scan
 from websec_app.scanner.checks.dns import check_dns
 from websec_app.scanner.diff import ReportDiff, diff_reports
@@ -16,8 +16,6 @@ from websec_app.scanner.grading import grade
 from websec_app.scanner.rules import default_rulebook
 from websec_app.settings import Settings
 from websec_app.usecases.monitors import alert_reasons
-
-CHALLENGE = "<html><head><title>Just a moment...</title></head><body>checking your browser</body></html>"
 
 
 def names(changes: tuple[Any, ...]) -> list[tuple[str, str]]:
@@ -33,16 +31,12 @@ async def test_a_scan_blocked_once_neither_fixes_nor_brings_back_the_sites_findi
         remove_headers=["Content-Security-Policy"],
         cookie="sessionid=abc; Path=/; HttpOnly; SameSite=Lax",
     )
-    home = site.routes["/"]
-    assert isinstance(home, Response)
-    state = {"blocked": False}
-    challenge = html(CHALLENGE, status=403, headers=[("cf-mitigated", "challenge")])
-    site.routes["/"] = lambda request: challenge if state["blocked"] else home
+    site, switch = catalog.behind_a_challenge(site)
     running = site_factory(site)
     normal = (await scan(running.url, scan_settings)).to_dict(pro=True, include_fix=True)
-    state["blocked"] = True
+    switch.blocked = True
     blocked = (await scan(running.url, scan_settings)).to_dict(pro=True, include_fix=True)
-    state["blocked"] = False
+    switch.blocked = False
     again = (await scan(running.url, scan_settings)).to_dict(pro=True, include_fix=True)
     assert {("headers", "Content-Security-Policy"), ("cookies", "cookie.session_no_secure")} <= set(
         names(diff_reports({}, normal).new)

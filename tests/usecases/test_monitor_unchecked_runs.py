@@ -22,7 +22,7 @@ from tests import db_fixtures
 from tests.api.fakes import NOON, FrozenClock
 from tests.factories import dns_answer, make_dns, make_snapshot
 from tests.fixtures import catalog
-from tests.fixtures.sites import Response, SiteFactory, html
+from tests.fixtures.sites import SiteFactory
 from tests.usecases.test_monitor_crashes import WorkerKilled
 from tests.usecases.test_monitors import _runs, _runtime, _sub, _tick_and_run
 from websec_app.scanner import ScanReport, scan
@@ -42,7 +42,6 @@ from websec_app.usecases import monitors as monitor_cases
 database = db_fixtures.database
 postgres_database = db_fixtures.postgres_database
 
-CHALLENGE = "<html><head><title>Just a moment...</title></head><body>checking your browser</body></html>"
 CSP = "Content-Security-Policy header"
 
 
@@ -68,13 +67,7 @@ async def test_a_csp_removed_behind_a_blocked_run_is_alerted_on_the_next_run(
 ) -> None:
     # Given a monitored site with a CSP, whose second run reads a Cloudflare challenge
     site = catalog.best_practices(site_factory.unique_host("blocked-then-regressed"))
-    home = site.routes["/"]
-    assert isinstance(home, Response)
-    state = {"blocked": False, "headers": list(home.headers)}
-    challenge = html(CHALLENGE, status=403, headers=[("cf-mitigated", "challenge")])
-    site.routes["/"] = lambda request: (
-        challenge if state["blocked"] else html(catalog.BEST_PAGE, headers=state["headers"])
-    )
+    site, switch = catalog.behind_a_challenge(site)
     running = site_factory(site)
     clock = FrozenClock(NOON)
     runtime = _runtime(database, clock, scan, replace(scan_settings, data_dir=tmp_path, pro_scans_per_month=50))
@@ -82,12 +75,12 @@ async def test_a_csp_removed_behind_a_blocked_run_is_alerted_on_the_next_run(
     await monitor_cases.add(runtime, owner, running.url, "daily")
     assert await _tick_and_run(runtime) == [RUN_DONE]
     clock.advance(days=1, minutes=1)
-    state["blocked"] = True
+    switch.blocked = True
     assert await _tick_and_run(runtime) == [RUN_DONE]
 
     # When the third run reaches the site again, its CSP removed meanwhile, and a fourth finds it the same
-    state["blocked"] = False
-    state["headers"] = [(k, v) for k, v in state["headers"] if k.lower() != "content-security-policy"]
+    switch.blocked = False
+    switch.remove_header("Content-Security-Policy")
     for _ in range(2):
         clock.advance(days=1)
         assert await _tick_and_run(runtime) == [RUN_DONE]
