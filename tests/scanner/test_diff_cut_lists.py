@@ -13,7 +13,8 @@ from tests.factories import make_snapshot
 from websec_app.report_formats import render_sarif
 from websec_app.scanner.checks.cookies import check_cookies
 from websec_app.scanner.diff import diff_reports
-from websec_app.scanner.grading import LIST_LIMIT, grade
+from websec_app.scanner.findings import LIST_LIMIT
+from websec_app.scanner.grading import grade
 from websec_app.scanner.rules import default_rulebook
 from websec_app.usecases.monitors import alert_reasons
 

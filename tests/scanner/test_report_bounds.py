@@ -12,12 +12,12 @@ import json
 
 from tests.factories import make_response, make_snapshot
 from websec_app.scanner.checks.cookies import check_cookies
-from websec_app.scanner.findings import CheckResult, Finding
+from websec_app.scanner.findings import LIST_LIMIT, CheckResult, Finding
 from websec_app.scanner.fixes import writers_config
 from websec_app.scanner.fixes.actions import CookieAttributes, action_for
 from websec_app.scanner.fixes.remedies import remedy_table
 from websec_app.scanner.fixes.snippets import render_snippets
-from websec_app.scanner.grading import LIST_LIMIT, SNIPPET_LIMIT, grade
+from websec_app.scanner.grading import SNIPPET_LIMIT, grade
 from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.snapshot import HttpResponse

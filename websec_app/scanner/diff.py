@@ -8,7 +8,7 @@ Grading merges the findings of one outcome into one entry with a `subjects` list
 Secure are one finding naming both), so the diff compares subject by subject: a subject added to a finding
 is a new issue (for that subject: a second cookie shipped without Secure), a subject gone from it is fixed.
 A finding without subjects (a header, a TLS check) has the subject None. A finding lists at most 50 subjects
-and counts the others (`subjects_not_listed`, grading.LIST_LIMIT), so a subject missing from a list that was
+and counts the others (`subjects_not_listed`, findings.LIST_LIMIT), so a subject missing from a list that was
 cut is neither new nor fixed (it may be one counted there), and is compared with the finding as that side
 graded it.
 

@@ -16,6 +16,9 @@ from .snapshot import SiteSnapshot
 STATUSES = ("good", "warn", "weak", "missing", "bad")
 #: Severity values, least first (spec 2.3).
 SEVERITIES = ("minor", "important", "critical")
+#: The most items of one kind a report lists (a finding's subjects and notes, a page's URLs, cookies, server
+#: products); past it a count says how many more: a hostile site's thousands made reports of megabytes.
+LIST_LIMIT = 50
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .findings import SEVERITIES, STATUSES, CheckResult, Finding
+from .findings import LIST_LIMIT, SEVERITIES, STATUSES, CheckResult, Finding
 from .fixes.snippets import names_subjects, render_snippets
 from .report import NOT_CHECKED, count_issues
 from .rules import Rule, RuleBook
@@ -25,9 +25,6 @@ from .rules import Rule, RuleBook
 HEADER_SHAPED = ("headers", "cross_origin")
 #: Header-shaped sections whose JSON is only the header map (no status/deduction/findings).
 BARE_HEADER_MAPS = ("headers",)
-#: The most subjects, and notes, one finding lists; a note counts the rest (as checks/page.py caps its URLs): a
-#: redirect chain's Set-Cookie flood gave one finding 47,300 cookies, a 148 MB report.
-LIST_LIMIT = 50
 #: The most subjects a finding's fix snippets edit, listed or not, and the most characters their names add up to:
 #: more than the 180 cookies Chromium keeps for a site (records/cookie_jar.DOMAIN_MAX_COOKIES: what the cookie
 #: check grades per site), so a site's 60 cookies without Secure get a fix for all 60. A snippet writes each

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..findings import STATUSES, CheckResult, Finding
+from ..findings import LIST_LIMIT, STATUSES, CheckResult, Finding
 from ..records.cookie_jar import DOMAIN_MAX_COOKIES, ChromiumCookieJar, StoredCookie
 from ..records.cookies import (
     Malformed,
@@ -121,9 +121,8 @@ _INFRASTRUCTURE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # it is for affinity or stickiness is one whatever the platform.
 _AFFINITY_WORDS = frozenset({"affinity", "sticky"})
 
-#: The most cookies details.cookies lists, and lines details.superseded and details.ignored list; `count` says how
-#: many were graded, details.not_listed how many more the other two had (as page_analysis lists 50 origins).
-LISTED_COOKIES = 50
+#: details.cookies, details.superseded and details.ignored list LIST_LIMIT each; `count` says how many were
+#: graded, details.not_listed how many more the other two had.
 #: The most evicted cookies cookie.too_many names, each by its first 64 characters.
 _NAMED_EVICTED = 10
 _NAME_SHOWN = 64
@@ -356,7 +355,7 @@ class _Fates:
         for index, line_index in (gone, *self._earlier.pop(gone, ())):
             if self.of[index][line_index] == _GRADED:
                 self.of[index][line_index] = _EVICTED
-                if len(self.first_evicted) < LISTED_COOKIES:  # enough to name _NAMED_EVICTED still evicted at the end
+                if len(self.first_evicted) < LIST_LIMIT:  # enough to name _NAMED_EVICTED still evicted at the end
                     self.first_evicted.append((index, line_index))
 
 
@@ -376,7 +375,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     final = snapshot.main.final
     plain_http_site = final is not None and urlsplit(final.url).scheme == "http"
     findings: list[Finding] = []
-    cookies: list[dict[str, Any]] = []  # the first LISTED_COOKIES graded
+    cookies: list[dict[str, Any]] = []  # the first LIST_LIMIT graded
     ignored: list[dict[str, str]] = []
     superseded: list[dict[str, str]] = []  # lines a later line of the same response replaced
     graded = ignored_count = superseded_count = only_deletions = 0
@@ -405,13 +404,13 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     past_bound += 1
                     continue
                 if fate[line_index] == _SUPERSEDED:
-                    if superseded_count < LISTED_COOKIES and isinstance(gone := parse_set_cookie(line), ParsedCookie):
+                    if superseded_count < LIST_LIMIT and isinstance(gone := parse_set_cookie(line), ParsedCookie):
                         superseded.append({"name": gone.name, "set_by": response.url})
                     superseded_count += 1
                     continue
                 parsed = parse_set_cookie(line)
                 if isinstance(parsed, Malformed):
-                    if ignored_count < LISTED_COOKIES:
+                    if ignored_count < LIST_LIMIT:
                         ignored.append({"set_by": response.url, "reason": parsed.reason})
                     ignored_count += 1
                     findings.append(Finding("cookie.malformed", None, f"A Set-Cookie line{where}: {parsed.reason}"))
@@ -426,7 +425,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                 findings.extend(cookie_findings)
                 graded += 1
                 only_deletions += deletes
-                if len(cookies) < LISTED_COOKIES:
+                if len(cookies) < LIST_LIMIT:
                     cookies.append(_described(parsed, response, kind, refused, deletes, cookie_findings, final))
 
     if not graded and not ignored_count:

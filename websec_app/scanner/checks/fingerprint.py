@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..findings import CheckResult, Finding
+from ..findings import LIST_LIMIT, CheckResult, Finding
 from ..records.html import meta_elements
 from ..snapshot import HttpResponse, SiteSnapshot
 
@@ -35,9 +35,6 @@ _VERSION_HEADERS = {
 }
 #: Headers that name an internal machine rather than software.
 _BACKEND_HEADERS = ("X-Backend-Server", "X-Backend-Host", "X-Upstream-Server")
-#: The most disclosures, bare products and backends details list, as grading lists 50 notes of a finding; past it
-#: details.not_listed counts the rest (10,000 <meta name=generator> made a 2.16 MB section).
-_LIST_LIMIT = 50
 
 # product/1.2.3, product 1.2.3, product(1.2.3): the product starts with a letter, the
 # version has at least one dot. `[a-z]?` keeps OpenSSL's letter releases (1.1.1f).
@@ -157,10 +154,11 @@ def _generator_disclosures(response: HttpResponse) -> list[dict[str, str]]:
 
 
 def _listed(items: list[Any], name: str, not_listed: dict[str, int]) -> list[Any]:
-    """The first _LIST_LIMIT items; how many more there were goes into `not_listed` under `name`."""
-    if len(items) > _LIST_LIMIT:
-        not_listed[name] = len(items) - _LIST_LIMIT
-    return items[:_LIST_LIMIT]
+    """The first LIST_LIMIT items; how many more there were goes into `not_listed` under `name` (10,000
+    <meta name=generator> made a 2.16 MB section)."""
+    if len(items) > LIST_LIMIT:
+        not_listed[name] = len(items) - LIST_LIMIT
+    return items[:LIST_LIMIT]
 
 
 def check_server_fingerprint(snapshot: SiteSnapshot) -> CheckResult:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ...wording import counted
 from ..data import permissions_policy_features
-from ..findings import CheckResult, Finding
+from ..findings import LIST_LIMIT, CheckResult, Finding
 from ..fixes.csp_proposal import (
     NONCE_NOTE,
     CspProposal,
@@ -54,9 +54,8 @@ XXP = "X-XSS-Protection"
 #: The header objects of this section, in report order.
 HEADERS = (CSP, HSTS, XFO, XCTO, REFERRER, PERMISSIONS, XXP)
 
-#: The most notes one finding lists: a page can hold thousands of <meta> elements, each worth a note, and a
+#: A finding lists LIST_LIMIT notes: a page can hold thousands of <meta> elements, each worth a note, and a
 #: <meta> policy thousands of sources, each worth a warning (10,000 <meta name="referrer"> made 486 KB).
-_MAX_NOTES = 50
 #: The longest note: a sentence around a value already cut to MAX_SHOWN fits; one quoting a whole value (a <meta>
 #: policy's source of 2 MiB) is cut too.
 _MAX_NOTE_LENGTH = 2 * MAX_SHOWN
@@ -97,8 +96,8 @@ def _finding(outcome: str, subject: str, notes: Sequence[str] = (), **fix_vars: 
 
 def _bounded(notes: Sequence[str]) -> list[str]:
     """The notes a finding shows: each distinct one once, each at most _MAX_NOTE_LENGTH characters (a note can
-    quote a source of a 2 MiB <meta> policy), the first _MAX_NOTES, then how many more there were."""
-    return listed(notes, _MAX_NOTES, each=_MAX_NOTE_LENGTH, more=" notes like these")
+    quote a source of a 2 MiB <meta> policy), the first LIST_LIMIT, then how many more there were."""
+    return listed(notes, LIST_LIMIT, each=_MAX_NOTE_LENGTH, more=" notes like these")
 
 
 def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:

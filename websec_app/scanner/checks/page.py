@@ -34,7 +34,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-from ..findings import CheckResult, Finding
+from ..findings import LIST_LIMIT, CheckResult, Finding
 from ..records.csp import parse_header_policies, parse_meta_policies, upgrades_insecure_requests
 from ..records.html import (
     Element,
@@ -58,7 +58,6 @@ from ..snapshot import HttpResponse, SiteSnapshot
 from ._shown import shown
 
 SECTION = "page_analysis"
-_LIST_LIMIT = 50  # longest URL list kept in the report; each URL in it, or in a finding, is `shown` (cut when long)
 
 # Mixed Content §4.3: only these request destinations are "upgradeable" (passive); an image fetched for srcset or
 # <picture> ("imageset", records/html.raw_resources) is not.
@@ -187,21 +186,21 @@ def _not_applicable(parts: SplitResult) -> bool:
 
 
 def _limited(items: list[str]) -> list[str]:
-    return [shown(item) for item in items[:_LIST_LIMIT]]
+    return [shown(item) for item in items[:LIST_LIMIT]]
 
 
 def _capped(findings: list[Finding]) -> list[Finding]:
-    """At most `_LIST_LIMIT` findings per outcome, then one saying how many more there were: a finding per URL
+    """At most `LIST_LIMIT` findings per outcome, then one saying how many more there were: a finding per URL
     made a page of 9,990 cross-site scripts a 2.3 MB report section, 9,990 subjects to each finding."""
     kept: list[Finding] = []
     counts: dict[str, int] = {}
     for finding in findings:
         counts[finding.outcome] = counts.get(finding.outcome, 0) + 1
-        if counts[finding.outcome] <= _LIST_LIMIT:
+        if counts[finding.outcome] <= LIST_LIMIT:
             kept.append(finding)
     for outcome, count in counts.items():
-        if count > _LIST_LIMIT:
-            kept.append(Finding(outcome, note=f"and {count - _LIST_LIMIT:,} more like these, not listed"))
+        if count > LIST_LIMIT:
+            kept.append(Finding(outcome, note=f"and {count - LIST_LIMIT:,} more like these, not listed"))
     return kept
 
 
@@ -392,7 +391,7 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
     external = _external_origins(resources, page_origin, page_site)
     details: dict[str, Any] = {
         "html": True,
-        "external_origins": external[:_LIST_LIMIT],  # the most used first
+        "external_origins": external[:LIST_LIMIT],  # the most used first
         "external_origin_count": len(external),
         "mixed_content": {
             "active": _limited(active),
