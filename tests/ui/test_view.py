@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,10 +11,11 @@ from tests.reports import FREE_ORDER, impact_report
 from websec_app.scanner import SECTIONS, TargetRefused, TargetUnreachable
 from websec_app.scanner.fetch.tls import NOT_TESTABLE
 from websec_app.scanner.report import fixes_by_impact
+from websec_app.scanner.rules import default_rulebook
 from websec_app.store import TokenProblem, TokenRejected
 from websec_app.ui.evidence import ScoreBar
 from websec_app.ui.messages import describe, wait_for
-from websec_app.ui.view import PRO_ONLY_NAMES, report_view
+from websec_app.ui.view import PRO_ONLY_NAMES, _headline, _prose, report_view
 from websec_app.usecases import FreeQuotaUsed
 
 
@@ -277,3 +279,22 @@ def test_the_csp_proposals_advice_is_shown_with_its_fix_and_not_as_what_was_foun
     assert "proposed policy" not in free.note and rollout not in free.note
     assert (free.fix, free.fix_note) == ("", "")
     assert pro.fix and rollout in pro.fix_note
+
+
+#: The longest word a finding's heading can hold on a 375 px phone (the bold heading fits 31 characters of
+#: "(ERR_SSL_KEY_USAGE_INCOMPATIBLE"); a longer word is cut anywhere by `overflow-wrap`, leaving a stray ")".
+HEADING_WORD_FITS = 28
+
+
+def test_every_findings_heading_breaks_only_where_a_phone_can_wrap_it() -> None:
+    # Given every outcome's heading: the first sentence of its explanation, as the report shows it
+    too_long = {
+        outcome: word
+        for outcome, rule in default_rulebook().rules.items()
+        for word in _headline(_prose(rule.explanation))[0].split()
+        # browsers break a word after a hyphen or a slash, not after an underscore or a dot
+        if any(len(part) > HEADING_WORD_FITS for part in re.split(r"(?<=[-/])", word))
+    }
+
+    # Then none has a word a phone must cut in the middle (tls.cert_key_usage's Chrome error code had)
+    assert too_long == {}
