@@ -37,6 +37,7 @@ from websec_app.store import Database
 from websec_app.store.history import kept_report_ids_before
 from websec_app.store.models import OutboxEmail, ScanRecord
 from websec_app.store.monitors import RUN_CLAIM_SECONDS, RUN_DONE
+from websec_app.store.reports import find_report
 from websec_app.usecases import monitors as monitor_cases
 
 database = db_fixtures.database
@@ -85,9 +86,16 @@ async def test_a_csp_removed_behind_a_blocked_run_is_alerted_on_the_next_run(
         clock.advance(days=1)
         assert await _tick_and_run(runtime) == [RUN_DONE]
 
-    # Then the third run alerts the missing CSP (compared with the first run, the last to read the headers), in
-    # its reasons and in its email's new findings
+    # Then the second run read the challenge (so the look-back below is what finds the CSP gone: compared
+    # with the second run alone, the third would have no CSP to lose)
     runs = _runs(database)
+    with database.session() as session:
+        blocked = find_report(session, str(runs[1].report_id))
+    assert blocked is not None
+    assert "scan.blocked" in [f["check"] for f in blocked.body["page_analysis"]["findings"]]
+    assert runs[2].previous_report_id == runs[1].report_id
+    # and the third run alerts the missing CSP (compared with the first run, the last to read the headers), in
+    # its reasons and in its email's new findings
     assert any(CSP in reason for reason in runs[2].alerts), runs[2].alerts
     assert CSP in _new_section(_alert_text(database, runs[2].id))
     # and the fourth, compared with the third, says nothing of it
