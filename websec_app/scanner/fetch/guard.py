@@ -3,7 +3,8 @@
 Only globally routable unicast addresses are allowed by default. Addresses that embed an
 IPv4 address (IPv4-mapped, IPv4-compatible, 6to4, well-known NAT64, Teredo) are judged by
 the address they embed (local-use NAT64 is refused outright), so `::ffff:127.0.0.1` or
-`2002:7f00:1::` cannot smuggle loopback in. Names are checked after resolution, for every hop,
+`2002:7f00:1::` cannot smuggle loopback in; a Teredo address embeds two, its server's and its
+client's, and both must be public. Names are checked after resolution, for every hop,
 and the connection then goes to the checked address (see resolve.py), so DNS rebinding cannot
 switch it afterwards. A refusal never says what a name resolved to.
 """
@@ -54,17 +55,23 @@ _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215, local-use
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d (RFC 4291 2.5.5.1)
 
 
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, str] | None:
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[tuple[ipaddress.IPv4Address, str]] | None:
+    """The IPv4 addresses a packet to `address` is sent on to, each with how a refusal names it (`{}`: the IPv4
+    address); None when it embeds none."""
     if address.ipv4_mapped is not None:
-        return address.ipv4_mapped, "IPv4-mapped"
+        return [(address.ipv4_mapped, "IPv4-mapped form of {}")]
     if address.sixtofour is not None:
-        return address.sixtofour, "6to4"
+        return [(address.sixtofour, "6to4 form of {}")]
     if address.teredo is not None:
-        return address.teredo[1], "Teredo"
+        # RFC 4380 4: 2001:0:<server>:<flags>:<port>:<client>, the client obfuscated. Packets go to the client,
+        # and a Teredo relay or peer sends its indirect bubbles (UDP, port 3544) to the server (RFC 4380;
+        # miredo's TeredoRelay::SendBubble): a private server address reaches inward as a private client does.
+        server, client = address.teredo
+        return [(client, "Teredo form of {}"), (server, "a Teredo address whose server is {}")]
     if address in _NAT64_WELL_KNOWN:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF), "NAT64"
+        return [(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF), "NAT64 form of {}")]
     if address in _IPV4_COMPATIBLE and int(address) > 1:  # :: and ::1 are not IPv4-compatible forms
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF), "IPv4-compatible"
+        return [(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF), "IPv4-compatible form of {}")]
     return None
 
 
@@ -102,19 +109,18 @@ def _category(address: IPAddress) -> str | None:
 
 def _refusal(address: IPAddress, allow_private: bool) -> tuple[str, str] | None:
     """(the address as shown, its category) when it may not be scanned, else None."""
-    subject = address
-    shown = str(address)
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(address)
-        if embedded is not None:
-            subject, form = embedded
-            shown = f"{address} ({form} form of {subject})"
-    category = _category(subject)
-    if category is None:
-        return None
-    if allow_private and category not in ("an unspecified address", "a multicast address"):
-        return None  # WEBSEC_ALLOW_PRIVATE_TARGETS: tests and local development only
-    return shown, category
+    embedded = _embedded_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else None
+    judged: list[tuple[IPAddress, str]] = [(address, str(address))]
+    if embedded is not None:
+        judged = [(subject, f"{address} ({form.format(subject)})") for subject, form in embedded]
+    for subject, shown in judged:
+        category = _category(subject)
+        if category is None:
+            continue
+        if allow_private and category not in ("an unspecified address", "a multicast address"):
+            continue  # WEBSEC_ALLOW_PRIVATE_TARGETS: tests and local development only
+        return shown, category
+    return None
 
 
 def refusal_reason(address: IPAddress | str, *, allow_private: bool = False) -> str | None:
