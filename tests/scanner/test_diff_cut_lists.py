@@ -12,6 +12,7 @@ from typing import Any
 from tests.factories import make_snapshot
 from websec_app.report_formats import render_sarif
 from websec_app.scanner.checks.cookies import check_cookies
+from websec_app.scanner.checks.page import check_page
 from websec_app.scanner.diff import diff_reports
 from websec_app.scanner.findings import LIST_LIMIT
 from websec_app.scanner.grading import grade
@@ -119,3 +120,27 @@ def test_a_cut_finding_keeps_its_fingerprint_while_its_count_stays_and_a_whole_o
     assert fingerprint_of(report_of(NAMES)) != fingerprint_of(report_of([*NAMES, "sessionidNEW"]))
     assert fingerprint_of(report_of(NAMES[:40])) == fingerprint_of(report_of(NAMES[:40][::-1]))
     assert fingerprint_of(report_of(NAMES[:40])) != fingerprint_of(report_of([*NAMES[1:40], "sessionidNEW"]))
+
+
+def page_report(scripts: Sequence[str]) -> dict[str, Any]:
+    """The report of an https page loading these http:// scripts, in this order."""
+    body = "".join(f'<script src="{url}"></script>' for url in scripts)
+    graded = grade([check_page(make_snapshot(URL, body=body))], default_rulebook(), {"host": HOST, "domain": HOST})
+    return {"url": URL, "final_url": URL, "grade": graded.grade, "score": graded.score, **graded.sections}
+
+
+def test_a_page_loading_sixty_http_scripts_in_another_order_is_no_change() -> None:
+    # Given a page loading 60 http:// scripts, each from an origin of its own, then the same 60 in reverse order
+    scripts = [f"http://cdn{i}.other.net/a.js" for i in range(60)]
+    before, after = page_report(scripts), page_report(scripts[::-1])
+
+    # When they are compared
+    diff = diff_reports(before, after)
+
+    # Then nothing is new or fixed: each report lists 50 origins and counts the other 10 (the page check listed the
+    # first 50 scripts' findings and said "and 10 more like these", so the 50 origins read as the whole list: 10
+    # new, 10 fixed and an alert for scripts the page had loaded all along)
+    assert (diff.new, diff.fixed) == ((), ())
+    (finding,) = [f for f in after["page_analysis"]["findings"] if f["check"] == "page.mixed_active"]
+    assert finding["subjects"][:2] == ["http://cdn59.other.net", "http://cdn58.other.net"]
+    assert finding["subjects_not_listed"] == 10

@@ -1,5 +1,6 @@
-"""What a hostile site sends in bulk (a Set-Cookie flood over a redirect chain, thousands of Server lines) must
-not make grading quadratic or the report huge: docs/threat-model.md promises bounded sections.
+"""What a hostile site sends in bulk (a Set-Cookie flood over a redirect chain, thousands of Server lines, a page
+of long distinct URLs) must not make grading quadratic or the report huge: docs/threat-model.md promises bounded
+sections.
 
 The floods below are far larger than a site can send in one scan: the code they test was quadratic in them
 and would take many minutes here (this file would hang), where linear code takes a fraction of a second.
@@ -11,6 +12,8 @@ from __future__ import annotations
 import json
 
 from tests.factories import make_response, make_snapshot
+from tests.fixtures.hostile_pages import LONG_URL_KINDS, long_url_host, long_urls
+from websec_app.scanner.checks._shown import MAX_SHOWN
 from websec_app.scanner.checks.cookies import check_cookies
 from websec_app.scanner.findings import LIST_LIMIT, CheckResult, Finding
 from websec_app.scanner.fixes import writers_config
@@ -191,3 +194,76 @@ def test_a_flood_of_lines_that_store_no_cookie_is_graded_up_to_a_bound() -> None
         "not graded: the scan grades the first 180 such lines"
     ]
     assert len(json.dumps(report["cookies"])) < 100_000
+
+
+# -- the page section ------------------------------------------------------------------------------------------
+
+#: What the page section may take of the stored report (JSON) whatever the page: 18 lists of URLs (each finding's
+#: subjects and notes, the details' lists) of at most 4,096 characters each (findings.LIST_BUDGET), the base and
+#: the rules' own text.
+PAGE_SECTION_BOUND = 100_000
+#: The most characters one URL or origin takes in a list, as stored: 2,048 and the count of those cut.
+ITEM_BOUND = MAX_SHOWN + len(" … (2,000,000 more characters not shown)") + 5
+
+
+def stored_length(text: str) -> int:
+    """Its characters in the stored report: JSON, where an emoji is a 12-character escape."""
+    return len(json.dumps(text)) - 2
+
+
+def test_a_page_of_long_distinct_urls_in_every_list_makes_a_page_section_of_tens_of_kilobytes() -> None:
+    # Given a 2 MiB page of 1,080 URLs of about 4,000 characters as stored (a 1,000-character host of their own,
+    # 250 emoji), each in the lists of its kind, in turn: http:// scripts with no integrity or an unreadable one,
+    # http:// images and stylesheets, scripts with integrity but no crossorigin or a malformed one, exempt ones
+    body = long_urls()
+    count = body.count("\U0001f600".encode() * 250)
+    of_kind = [len(range(kind, count, len(LONG_URL_KINDS))) for kind in range(len(LONG_URL_KINDS))]
+    assert count == 1_080 and len(body) > 2_000_000
+
+    # When the page is graded
+    section = grade_snapshot(make_snapshot(PAGE_URL, body=body)).to_dict()["page_analysis"]
+
+    # Then the section is tens of KB as stored: 2.57 MB before, where each of the 18 lists showed 50 URLs, each cut
+    # at 2,048 characters counted as the page has them (3,000 as stored: 250 emoji are 3,000 characters of JSON)
+    assert len(json.dumps(section)) < PAGE_SECTION_BOUND
+    # and each finding names its first origins, page order, and counts the others (subjects_not_listed: the diff
+    # does not take its list for whole) and its URLs
+    findings = {f["check"]: f for f in section["findings"]}
+    origins_of = {
+        "page.mixed_active": (0, 1, 3),
+        "page.sri_missing_script": (0, 1),
+        "page.mixed_passive": (2,),
+        "page.sri_missing_stylesheet": (3,),
+        "page.sri_no_crossorigin": (4,),
+        "page.sri_malformed": (5,),
+    }
+    for outcome, kinds in origins_of.items():
+        finding = findings[outcome]
+        scheme = "https" if min(kinds) >= 4 else "http"
+        assert finding["subjects"][0].startswith(f"{scheme}://{long_url_host(min(kinds))[:500]}")
+        assert len(finding["subjects"]) + finding["subjects_not_listed"] == sum(of_kind[k] for k in kinds)
+        assert finding["note"].endswith(
+            f"; and {finding['subjects_not_listed']:,} more subjects like these, not listed; and "
+            f"{sum(of_kind[k] for k in kinds) - 1:,} more notes like these, not listed"
+        )
+    # and each list of the details shows its first URLs and says how many more it had
+    mixed, sri = section["mixed_content"], section["sri"]
+    listed = {
+        ("mixed_content", "active"): (mixed, (0, 1, 3)),
+        ("mixed_content", "passive"): (mixed, (2,)),
+        ("sri", "missing"): (sri, (0, 1, 3)),
+        ("sri", "invalid"): (sri, (1,)),
+        ("sri", "not_applicable"): (sri, (6,)),
+    }
+    for (part, name), (details, kinds) in listed.items():
+        assert details[name], (part, name)
+        assert len(details[name]) + details["not_listed"][name] == sum(of_kind[k] for k in kinds), (part, name)
+        assert all(stored_length(url) <= ITEM_BOUND for url in details[name]), (part, name)
+    assert section["external_origin_count"] == count - of_kind[6] + 1  # js.stripe.com once
+    assert section["external_origins"][0] == {
+        "origin": "https://js.stripe.com",
+        "resources": of_kind[6],
+        "types": ["script"],
+        "same_site": False,
+    }
+    assert all(stored_length(s) <= ITEM_BOUND for f in section["findings"] for s in f["subjects"])

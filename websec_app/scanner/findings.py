@@ -19,6 +19,11 @@ SEVERITIES = ("minor", "important", "critical")
 #: The most items of one kind a report lists (a finding's subjects and notes, a page's URLs, cookies, server
 #: products); past it a count says how many more: a hostile site's thousands made reports of megabytes.
 LIST_LIMIT = 50
+#: The most characters the items of one such list take together, counted as the report stores them (JSON:
+#: checks/_shown.stored_length); past it the rest are counted too. 50 URLs cut at 2,048 characters are 100 KB,
+#: and a page's URLs sit in a dozen lists (a finding's subjects and notes, the details' lists): 300 distinct long
+#: URLs made a 1.8 MB page section, twelve times that in emoji. 50 items of 80 characters fit.
+LIST_BUDGET = 4_096
 
 
 @dataclass(frozen=True)

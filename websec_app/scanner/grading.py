@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from .findings import LIST_LIMIT, SEVERITIES, STATUSES, CheckResult, Finding
+from .checks._shown import shown, stored_length
+from .findings import LIST_BUDGET, LIST_LIMIT, SEVERITIES, STATUSES, CheckResult, Finding
 from .fixes.snippets import names_subjects, render_snippets
 from .report import NOT_CHECKED, count_issues
 from .rules import Rule, RuleBook
@@ -65,10 +66,36 @@ def _worst(statuses: Sequence[str]) -> str:
 
 
 @dataclass
+class _Listing:
+    """The first items of one list of a finding (its subjects, its notes on them, its notes on it as a whole):
+    at most LIST_LIMIT, together at most LIST_BUDGET characters as stored, the first always; once one does not
+    fit, every later one is counted instead. Each is `shown` at most LIST_BUDGET characters: checks cut what
+    they quote to 2,048 (checks/_shown.py), so this only catches a string a check left whole."""
+
+    items: list[str] = field(default_factory=list)
+    chars: int = 0
+    full: bool = False
+    more: int = 0  # distinct items past the list: counted, not listed
+
+    def add(self, value: str) -> str | None:
+        """Its item when `value` is listed (cut), else None (counted)."""
+        if not self.full:
+            item = shown(value, LIST_BUDGET)
+            size = stored_length(item)
+            if not self.items or (len(self.items) < LIST_LIMIT and self.chars + size <= LIST_BUDGET):
+                self.items.append(item)
+                self.chars += size
+                return item
+            self.full = True
+        self.more += 1
+        return None
+
+
+@dataclass
 class _Aggregate:
     rule: Rule
-    subjects: list[str]  # its distinct subjects, the first SNIPPET_LIMIT (the report lists LIST_LIMIT of them)
-    notes: list[str]
+    subjects: list[str]  # its distinct subjects, the first SNIPPET_LIMIT, whole: what its snippets edit
+    notes: list[str]  # the notes listed, in the order they came
     fix_vars: dict[str, str]
     fix_notes: list[str]
     families: list[str]
@@ -76,12 +103,19 @@ class _Aggregate:
     subject_count: int = 0  # its distinct subjects, all of them
     snippet_count: int = 0  # the first of `subjects` its snippets edit: as many as SNIPPET_NAME_BUDGET holds
     snippet_chars: int = 0  # the length of their names
-    more_notes: int = 0  # distinct notes past LIST_LIMIT: counted, not listed
-    subject_notes: int = 0  # how many of `notes` came with a subject (the rest are about the finding as a whole)
+    #: What the report lists: its first subjects, its first notes on them and on it as a whole (`_Listing`)
+    listing: _Listing = field(default_factory=_Listing)
+    subject_notes: _Listing = field(default_factory=_Listing)
+    whole_notes: _Listing = field(default_factory=_Listing)
 
     @property
     def listed_subjects(self) -> list[str]:
-        return self.subjects[:LIST_LIMIT]
+        return self.listing.items
+
+    @property
+    def more_notes(self) -> int:
+        """Distinct notes past their lists: counted, not listed."""
+        return self.subject_notes.more + self.whole_notes.more
 
     @property
     def snippet_subjects(self) -> list[str]:
@@ -90,6 +124,7 @@ class _Aggregate:
     def add_subject(self, subject: str) -> None:
         """Count a distinct subject, and keep it for the list and the snippets while they have room."""
         self.subject_count += 1
+        self.listing.add(subject)
         if len(self.subjects) < SNIPPET_LIMIT:
             if self.snippet_count == len(self.subjects) and self.snippet_chars + len(subject) <= SNIPPET_NAME_BUDGET:
                 self.snippet_count += 1
@@ -98,17 +133,24 @@ class _Aggregate:
 
     @property
     def more_subjects(self) -> int:
-        """Distinct subjects past LIST_LIMIT: counted, not listed."""
+        """Distinct subjects past its list: counted, not listed."""
         return self.subject_count - len(self.listed_subjects)
+
+    def add_note(self, note: str, *, on_subject: bool) -> None:
+        """Notes on one subject each, and notes on the finding as a whole (a check's own count of what it left
+        out), are listed apart, each a `_Listing`: a flood of the one never hides the other."""
+        listed = (self.subject_notes if on_subject else self.whole_notes).add(note)
+        if listed is not None:
+            self.notes.append(listed)
 
     def notes_json(self) -> list[str]:
         """Its notes, then how many subjects and notes are not listed, so a reader knows the lists are not whole."""
-        shown = list(self.notes)
+        notes = list(self.notes)
         if self.more_subjects:
-            shown.append(f"and {self.more_subjects:,} more subjects like these, not listed")
+            notes.append(f"and {self.more_subjects:,} more subjects like these, not listed")
         if self.more_notes:
-            shown.append(f"and {self.more_notes:,} more notes like these, not listed")
-        return shown
+            notes.append(f"and {self.more_notes:,} more notes like these, not listed")
+        return notes
 
     def fix_note(self, fix: str | None, plain_http: bool = False) -> str | None:
         """The report's `fix_note`: how to apply the fix, only beside a fix (null exactly where no fix is), and
@@ -138,7 +180,7 @@ def _first(seen: set[tuple[str, str, str]], key: tuple[str, str, str]) -> bool:
 
 def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
     """Merge findings with the same outcome: one deduction, its distinct subjects and notes listed up to
-    LIST_LIMIT each and the rest counted."""
+    LIST_LIMIT and LIST_BUDGET characters each (`_Listing`) and the rest counted."""
     merged: dict[str, _Aggregate] = {}
     # (outcome, field, value) already listed: a set, where `in` on the lists read every earlier value again (a
     # redirect chain's Set-Cookie flood gave one finding 47,300 cookies: 122 s of CPU)
@@ -151,15 +193,7 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
         if finding.subject and _first(listed, (finding.outcome, "subject", finding.subject)):
             agg.add_subject(finding.subject)
         if finding.note and _first(listed, (finding.outcome, "note", finding.note)):
-            # Notes on one subject each, and notes on the finding as a whole (a check's count of what it left
-            # out, as checks/page.py adds to its 50 URLs), are listed up to LIST_LIMIT each.
-            on_subject = bool(finding.subject)
-            alike = agg.subject_notes if on_subject else len(agg.notes) - agg.subject_notes
-            if alike < LIST_LIMIT:
-                agg.notes.append(finding.note)
-                agg.subject_notes += on_subject
-            else:
-                agg.more_notes += 1
+            agg.add_note(finding.note, on_subject=bool(finding.subject))
         for key, value in finding.fix_vars.items():
             agg.fix_vars.setdefault(key, value)
         if finding.fix_note and _first(listed, (finding.outcome, "fix_note", finding.fix_note)):

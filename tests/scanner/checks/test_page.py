@@ -588,7 +588,10 @@ def test_thousands_of_urls_are_listed_up_to_the_limit_with_a_count_of_the_rest()
     findings = {f["check"]: f for f in data["findings"]}
     for outcome in ("page.mixed_active", "page.sri_missing_script"):
         assert len(findings[outcome]["subjects"]) == 50
-        assert findings[outcome]["note"].endswith("; and 2,950 more like these, not listed")
+        assert findings[outcome]["subjects_not_listed"] == 2_950
+        assert findings[outcome]["note"].endswith(
+            "; and 2,950 more subjects like these, not listed; and 2,950 more notes like these, not listed"
+        )
     assert len(data["external_origins"]) == 50
     assert data["external_origin_count"] == 3_000
     assert len(json.dumps(data)) < 30_000

@@ -3,29 +3,72 @@
 A page of 2 MiB can hold one URL of 2 MiB, and the report copies a URL into several places (a finding's
 subject and note, the details' lists): unbounded, one `<script src>` made a 14.7 MB section. Every such string
 goes through `shown`, which cuts it and says how much was cut, so a reader never takes a part for the whole.
+
+Lengths are counted as the report stores them: JSON, where a character outside ASCII is a `\\uXXXX` escape
+(6 characters, 12 outside the Basic Multilingual Plane) and a control character or quote is escaped too. A URL
+of 2,048 emoji is 2,048 characters to Python but 24,576 in the stored report, so a cut counted in code points
+let a 2 MiB page of them make a section twelve times the size the bound promised.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
-#: The most characters of one site-chosen string a report shows.
+from ..findings import LIST_BUDGET
+
+#: The most characters of one site-chosen string a report shows, counted as stored (`stored_length`).
 MAX_SHOWN = 2048
 
 
+def stored_length(value: str) -> int:
+    """How many characters `value` takes in the stored report (JSON with ASCII escapes, quotes not counted)."""
+    return len(json.dumps(value)) - 2
+
+
 def shown(value: str, limit: int = MAX_SHOWN) -> str:
-    """`value` itself up to `limit` characters; past that its first `limit` and how many more there were."""
-    if len(value) <= limit:
+    """`value` itself when it stores in `limit` characters; past that its longest beginning that does, and how
+    many more characters (as the site sent them) were not shown."""
+    if len(value) <= limit and stored_length(value) <= limit:
         return value
-    return f"{value[:limit]} … ({len(value) - limit:,} more characters not shown)"
+    # Every character stores in at least one, so the kept part lies within the first `limit`: a binary search
+    # for the longest beginning that stores in `limit` (json.dumps is C; a 2 MiB value is never escaped whole).
+    head = value[:limit]
+    if stored_length(head) <= limit:  # plain ASCII, the usual case: cut at `limit`
+        return f"{head} … ({len(value) - len(head):,} more characters not shown)"
+    low, high = 0, len(head)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if stored_length(head[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return f"{value[:low]} … ({len(value) - low:,} more characters not shown)"
 
 
-def listed(values: Iterable[str], limit: int, *, each: int = MAX_SHOWN, more: str = "") -> list[str]:
-    """The distinct `values` in order, each `shown` (at most `each` characters), the first `limit`, then how
-    many more there were (`more` names them: "and 12 more notes like these, not listed"), so a list a site can
-    grow (one error per term of a 64 KB record, one note per <meta>) stays a few KB and says it is not whole."""
+def listed(
+    values: Iterable[str], limit: int, *, each: int = MAX_SHOWN, more: str = "", budget: int = LIST_BUDGET
+) -> list[str]:
+    """The distinct `values` in order, each `shown` (at most `each` characters), the first `limit` that store in
+    `budget` characters together (the first always), then how many more there were (`more` names them: "and 12
+    more notes like these, not listed"), so a list a site can grow (one error per term of a 64 KB record, one
+    note per <meta>) stays a few KB and says it is not whole."""
     distinct = list(dict.fromkeys(values))
-    kept = [shown(value, each) for value in distinct[:limit]]
-    if len(distinct) > limit:
-        kept.append(f"and {len(distinct) - limit:,} more{more}, not listed")
+    kept = first_fitting((shown(value, each) for value in distinct), limit, budget)
+    if len(distinct) > len(kept):
+        kept.append(f"and {len(distinct) - len(kept):,} more{more}, not listed")
+    return kept
+
+
+def first_fitting(items: Iterable[str], limit: int = 0, budget: int = LIST_BUDGET) -> list[str]:
+    """The first of `items` that store in `budget` characters together, at most `limit` of them (0: no count
+    limit): the first item always, so a list cut by its budget still shows one; the rest are not read."""
+    kept: list[str] = []
+    used = 0
+    for item in items:
+        size = stored_length(item)
+        if kept and (used + size > budget or len(kept) == limit):
+            break
+        kept.append(item)
+        used += size
     return kept

@@ -55,7 +55,7 @@ from ..records.html import (
 from ..records.origins import trustworthy_host
 from ..registrable import registrable_domain
 from ..snapshot import HttpResponse, SiteSnapshot
-from ._shown import shown
+from ._shown import first_fitting, shown
 
 SECTION = "page_analysis"
 
@@ -185,23 +185,19 @@ def _not_applicable(parts: SplitResult) -> bool:
     return False
 
 
-def _limited(items: list[str]) -> list[str]:
-    return [shown(item) for item in items[:LIST_LIMIT]]
-
-
-def _capped(findings: list[Finding]) -> list[Finding]:
-    """At most `LIST_LIMIT` findings per outcome, then one saying how many more there were: a finding per URL
-    made a page of 9,990 cross-site scripts a 2.3 MB report section, 9,990 subjects to each finding."""
-    kept: list[Finding] = []
-    counts: dict[str, int] = {}
-    for finding in findings:
-        counts[finding.outcome] = counts.get(finding.outcome, 0) + 1
-        if counts[finding.outcome] <= LIST_LIMIT:
-            kept.append(finding)
-    for outcome, count in counts.items():
-        if count > LIST_LIMIT:
-            kept.append(Finding(outcome, note=f"and {count - LIST_LIMIT:,} more like these, not listed"))
-    return kept
+def _listed(lists: dict[str, list[str]]) -> dict[str, Any]:
+    """Each list of URLs as the details show it: its distinct URLs, each `shown`, the first LIST_LIMIT that store
+    in LIST_BUDGET characters together (the first always), and `not_listed`, there only when one was cut, with
+    how many more it had. The findings list their URLs the same way (grading.py), so a page's URLs, each in up to
+    five lists, make a section of tens of KB whatever their length and number."""
+    shown_lists: dict[str, Any] = {}
+    not_listed: dict[str, int] = {}
+    for name, items in lists.items():
+        distinct = list(dict.fromkeys(items))
+        shown_lists[name] = first_fitting((shown(item) for item in distinct), LIST_LIMIT)
+        if len(distinct) > len(shown_lists[name]):
+            not_listed[name] = len(distinct) - len(shown_lists[name])
+    return {**shown_lists, "not_listed": not_listed} if not_listed else shown_lists
 
 
 def _neutral(outcome: str, note: str, response: HttpResponse) -> CheckResult:
@@ -308,17 +304,13 @@ def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> t
         findings.append(Finding(outcome, shown(origin), note))
     if needing and not missing:
         findings.append(Finding("page.sri_ok", note=f"{needing} cross-site script(s)/stylesheet(s) checked"))
-    details = {
-        "missing": _limited(missing),
-        "present": present,
-        "invalid": _limited(invalid),
-        "not_applicable": _limited(not_applicable),
-    }
-    return findings, details
+    details = _listed({"missing": missing, "invalid": invalid, "not_applicable": not_applicable})
+    return findings, {"present": present, **details}
 
 
 def _external_origins(resources: list[Resource], page_origin: str, page_site: str) -> list[dict[str, Any]]:
-    """Third-party dependencies grouped by origin, most used first."""
+    """Third-party dependencies grouped by origin, most used first; the details list the first LIST_LIMIT whose
+    origins store in LIST_BUDGET characters together (`_first_origins`)."""
     by_origin: dict[str, dict[str, Any]] = {}
     for res in resources:
         origin = res.origin
@@ -332,6 +324,12 @@ def _external_origins(resources: list[Resource], page_origin: str, page_site: st
         if res.kind not in entry["types"]:
             entry["types"].append(res.kind)
     return sorted(by_origin.values(), key=lambda e: (-e["resources"], e["origin"]))
+
+
+def _first_origins(external: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first `external` origins that store in LIST_BUDGET characters (the first always), at most LIST_LIMIT:
+    `external_origin_count` counts them all."""
+    return external[: len(first_fitting((entry["origin"] for entry in external), LIST_LIMIT))]
 
 
 def check_page(snapshot: SiteSnapshot) -> CheckResult:
@@ -391,17 +389,15 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
     external = _external_origins(resources, page_origin, page_site)
     details: dict[str, Any] = {
         "html": True,
-        "external_origins": external[:LIST_LIMIT],  # the most used first
+        "external_origins": _first_origins(external),  # the most used first
         "external_origin_count": len(external),
-        "mixed_content": {
-            "active": _limited(active),
-            "passive": _limited(passive),
-            "upgraded_by_csp": all_upgraded,
-        },
+        "mixed_content": {**_listed({"active": active, "passive": passive}), "upgraded_by_csp": all_upgraded},
         "sri": sri,
         "base": shown(base_href) if base_href is not None else None,
         "truncated": final.body_truncated,
         "body_note": final.body_note,
         "budgets_exhausted": list(dict.fromkeys(exhausted)),
     }
-    return CheckResult(SECTION, tuple(_capped(findings)), details)
+    # Every finding goes to grading, which lists each outcome's first subjects and notes and counts the rest
+    # (subjects_not_listed), so the diff never takes a cut list for whole.
+    return CheckResult(SECTION, tuple(findings), details)
