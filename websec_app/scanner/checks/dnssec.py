@@ -7,7 +7,10 @@
 - that key's RRSIG over the DNSKEY RRset verifies and is within its validity window,
 - and the zone's data is signed by its DNSKEYs (we verify the SOA RRset).
 The parent's own signature over the DS (and so on up to the root) is not validated here. A domain
-with no zone of its own (alice.github.io) is judged by the zone holding it (github.io).
+with no zone of its own (alice.github.io) is judged by the zone holding it (github.io). A failed lookup
+(a SERVFAIL, a timeout: not NXDOMAIN or NODATA, RFC 1035 4.1.1) of the DS, the DNSKEY, or the SOA that says
+whether the domain is a zone and carries the signature over its data, gives no verdict ("unknown"): an SOA
+that failed is not "unsigned".
 The signature checks are capped as validating resolvers cap them since KeyTrap (CVE-2023-50387):
 a zone that pairs hundreds of signatures with hundreds of keys sharing one key tag would otherwise
 cost a minute of CPU to grade; past the cap, resolvers answer SERVFAIL and so the zone is broken.
@@ -159,6 +162,10 @@ def _why(signatures: dns.rrset.RRset, now: float) -> str | None:
     return None
 
 
+def _query_failed(answer: DnsAnswer) -> str:
+    return f"the {answer.rdtype} query failed ({answer.error or answer.rcode})"
+
+
 def _in_enclosing_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVerdict | None:
     """The verdict on the zone holding `domain`, a name with no zone of its own (its SOA query answered with no
     record: alice.github.io is in github.io's zone, signed or not by GitHub). None when that zone was not found
@@ -185,8 +192,13 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
         return None
     for answer in (ds_answer, key_answer):
         if failed(answer):
-            return DnssecVerdict("unknown", f"the {answer.rdtype} query failed ({answer.error or answer.rcode})")
+            return DnssecVerdict("unknown", _query_failed(answer))
     ds_records, key_records = ds_answer.records, key_answer.records
+    if not ds_records and not key_records and soa_answer is not None and failed(soa_answer):
+        # Not an answer (RFC 1035 4.1.1): the SOA says whether the domain is a zone of its own, unsigned, or a
+        # name in another's zone, judged by that zone (signed, or not the owner's to sign).
+        note = f"{_query_failed(soa_answer)}: whether {domain} is an unsigned zone or a name in another zone is unknown"
+        return DnssecVerdict("unknown", note)
     if not ds_records and not key_records and soa_answer is not None and soa_answer.exists and not soa_answer.records:
         return _in_enclosing_zone(domain, snapshot, now)
     if not ds_records and not key_records:
@@ -262,6 +274,9 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
         problem = _validate(_rrset(name, "SOA", soa_answer.records), soa_answer, name, index, timestamp, budget)
     if problem is not None:
         return DnssecVerdict("broken", problem, ds=ds_records, dnskeys=len(key_records))
+    if soa_answer is not None and failed(soa_answer):  # the zone's data may carry no valid signature
+        note = f"{_query_failed(soa_answer)}, so the zone's signature over its data could not be checked"
+        return DnssecVerdict("unknown", note, ds=ds_records, dnskeys=len(key_records))
     note = "the DS in the parent matches the zone's key, and the DNSKEY and SOA signatures verify"
     return DnssecVerdict(
         "secure",

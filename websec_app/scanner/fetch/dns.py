@@ -11,6 +11,8 @@ Each answer, including a failure, lands in the snapshot, so one failed lookup is
 or "could not check", never a failed scan; the second round has its own deadline and keeps
 whatever arrived in time, and a lookup it asked and did not get is recorded as failed (TIMEOUT), so
 a check never takes a lookup cut short for one that was not asked (a finding the diff would call fixed).
+The whole fetch keeps to what is left of the scan's time budget the same way: cut by it, both rounds keep
+their answers and every lookup asked and not answered is recorded as failed.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ MAX_MX_HOSTS = 5
 #: most 5 ms, and a thread costs 0.05 ms a level); past it, in a worker thread.
 MAX_SPF_CHARS_ON_LOOP = 4096
 MAX_REPORT_DOMAINS = 4
+#: A lookup the scan's time budget cut (fetch_dns's `budget_seconds`), in the report's check.error.
+OUT_OF_BUDGET = "no answer before the scan's time budget ran out"
 
 
 def dns_queries(host: str) -> list[tuple[str, str]]:
@@ -70,21 +74,30 @@ class _Answers:
         self.resolver = resolver
         self.found: dict[tuple[str, str], DnsAnswer] = {}
         self.asked: set[tuple[str, str]] = set()
+        self.gave_up: str | None = None  # why lookups are no longer asked (give_up)
+
+    @staticmethod
+    def key(name: str, rdtype: str) -> tuple[str, str]:
+        return (name.rstrip(".").lower(), rdtype)
 
     async def ask(self, name: str, rdtype: str) -> DnsAnswer:
-        key = (name.rstrip(".").lower(), rdtype)
-        if key not in self.found:
+        key = self.key(name, rdtype)
+        if key not in self.found and self.gave_up is not None:
+            self.found[key] = DnsAnswer(*key, "TIMEOUT", error=self.gave_up)
+        elif key not in self.found:
             self.asked.add(key)
             self.found[key] = await self.resolver.query(*key)
         return self.found[key]
 
     def give_up(self, why: str) -> None:
-        """Record each lookup asked and not answered as failed, with `why`."""
+        """Record each lookup asked and not answered as failed, with `why`, and so every lookup asked from now
+        on, at once and without a query (`_unasked_follow_ups`)."""
+        self.gave_up = self.gave_up or why
         for name, rdtype in self.asked - self.found.keys():
             self.found[(name, rdtype)] = DnsAnswer(name, rdtype, "TIMEOUT", error=why)
 
     def get(self, name: str, rdtype: str) -> DnsAnswer | None:
-        return self.found.get((name.rstrip(".").lower(), rdtype))
+        return self.found.get(self.key(name, rdtype))
 
 
 def _spf_asks(found: list[tuple[str, DnsAnswer | None]]) -> list[tuple[list[tuple[str, str]], list[str]]]:
@@ -163,13 +176,13 @@ async def _enclosing_zone(domain: str, answers: _Answers) -> None:
             return
 
 
-async def _follow_ups(host: str, domain: str, answers: _Answers) -> None:
+async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = True) -> None:
     # Parsed before any query is made: should the record trip the parser, no coroutine is left unawaited.
     dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
     report_domains = (
         external_report_domains(domain, parse_dmarc(dmarc[0]))[:MAX_REPORT_DOMAINS] if len(dmarc) == 1 else []
     )
-    work: list[Awaitable[object]] = [_spf_tree(domain, answers), _enclosing_zone(domain, answers)]
+    work: list[Awaitable[object]] = [_enclosing_zone(domain, answers), *([_spf_tree(domain, answers)] if spf else [])]
     for name in (host, f"www.{domain}"):
         for target in _targets(answers.get(name, "CNAME"), "CNAME"):
             work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]
@@ -184,11 +197,23 @@ async def _follow_ups(host: str, domain: str, answers: _Answers) -> None:
     await asyncio.gather(*work)
 
 
-async def fetch_dns(host: str, resolver: Resolver, follow_up_seconds: float = 4.0) -> DnsSnapshot:
-    if ip_literal(host) is not None:
-        return DnsSnapshot(host=host)
-    answers = _Answers(resolver)
-    await asyncio.gather(*(answers.ask(name, rdtype) for name, rdtype in dns_queries(host)))
+async def _unasked_follow_ups(host: str, domain: str, answers: _Answers) -> None:
+    """Once lookups were given up: the follow-ups the answers in hand call for and nobody asked (the first round
+    or the one before it was cut), each recorded as failed without a query, so the check says "could not
+    check" where a lookup never asked reads as nothing to say (a CNAME target, an MX host, a report address's
+    consent, the DNSKEY of the zone holding the domain). Not the SPF tree: the SPF check already takes a record
+    it lacks for "not checked", and reading the tree again costs CPU past the deadline."""
+    try:
+        await _follow_ups(host, domain, answers, spf=False)
+    except Exception:  # noqa: BLE001 - as the follow-ups themselves: what a zone sends must never sink the scan
+        log.exception("DNS follow-up queries for %s failed", host)
+
+
+async def _both_rounds(host: str, answers: _Answers, follow_up_seconds: float) -> None:
+    queries = dns_queries(host)
+    # asked from now on: should the budget run out before a query's task starts, it is still recorded as failed
+    answers.asked.update(answers.key(name, rdtype) for name, rdtype in queries)
+    await asyncio.gather(*(answers.ask(name, rdtype) for name, rdtype in queries))
     try:
         await asyncio.wait_for(_follow_ups(host, registrable_domain(host), answers), follow_up_seconds)
     except TimeoutError:  # keep what arrived; what did not is "not checked"
@@ -196,4 +221,23 @@ async def fetch_dns(host: str, resolver: Resolver, follow_up_seconds: float = 4.
     except Exception:  # noqa: BLE001 - what a zone sends must never sink the scan: the follow-ups are extras
         log.exception("DNS follow-up queries for %s failed", host)
         answers.give_up("not answered: the scan's follow-up lookups stopped on an error")
+
+
+async def fetch_dns(
+    host: str, resolver: Resolver, follow_up_seconds: float = 4.0, *, budget_seconds: float | None = None
+) -> DnsSnapshot:
+    """The snapshot, within `budget_seconds` (what is left of the scan's time budget; None: no bound but the
+    lookups' own). When the budget runs out first, the answers that arrived are kept and every lookup asked
+    and not answered is recorded as failed (TIMEOUT), so the checks say "could not check" for it, never
+    "not found": a section cut by the scan's deadline must not read as a site without those records."""
+    if ip_literal(host) is not None:
+        return DnsSnapshot(host=host)
+    answers = _Answers(resolver)
+    try:
+        async with asyncio.timeout(budget_seconds):
+            await _both_rounds(host, answers, follow_up_seconds)
+    except TimeoutError:
+        answers.give_up(OUT_OF_BUDGET)
+    if answers.gave_up is not None:
+        await _unasked_follow_ups(host, registrable_domain(host), answers)
     return DnsSnapshot(host=host, answers=tuple(answers.found.values()))
