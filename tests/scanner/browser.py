@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -27,29 +28,64 @@ CHROMIUM = Path(os.environ.get("WEBSEC_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
 
 
+def _reaching(site: RunningSite, pki: Pki, leaf: x509.Certificate | None) -> list[str]:
+    """The switches that make Chromium find `site` under all its names and accept its certificate."""
+    leaf = leaf or pki.issue("service", site.names).certificate
+    spki = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    pin = base64.b64encode(hashlib.sha256(spki).digest()).decode()
+    rules = "--host-resolver-rules=" + ", ".join(f"MAP {name} {site.ip}" for name in site.names)
+    return [rules, f"--ignore-certificate-errors-spki-list={pin}"]
+
+
+def _playwright() -> Any:
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
+    return playwright_api
+
+
 @contextmanager
 def chromium_for_site(
     site: RunningSite, pki: Pki, *extra_args: str, leaf: x509.Certificate | None = None
 ) -> Iterator[Any]:
     """A browser that reaches `site` under all its names and trusts its certificate (the test leaves' usual key;
     `leaf` for a certificate with another, such as an RSA one)."""
-    playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
-    leaf = leaf or pki.issue("service", site.names).certificate
-    spki = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    pin = base64.b64encode(hashlib.sha256(spki).digest()).decode()
-    rules = "--host-resolver-rules=" + ", ".join(f"MAP {name} {site.ip}" for name in site.names)
+    playwright_api = _playwright()
     with playwright_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
             headless=True,
-            args=[*CHROMIUM_ARGS, *extra_args, rules, f"--ignore-certificate-errors-spki-list={pin}"],
+            args=[*CHROMIUM_ARGS, *extra_args, *_reaching(site, pki, leaf)],
         )
         try:
             yield browser
         finally:
             browser.close()
+
+
+@contextmanager
+def chromium_window_for_site(site: RunningSite, pki: Pki, profile: Path) -> Iterator[Any]:
+    """A regular Chromium profile kept in `profile` (a Playwright persistent context, one window's cookies), which
+    reaches `site` as `chromium_for_site`'s browser does, with third-party cookies allowed.
+
+    Browser.new_context() is off the record, and this Chromium 156 (Debian's, started by Playwright without
+    field trials) keeps `cookie_controls_mode` at 1 by default (chrome://prefs-internals), which blocks every
+    cookie of a request from another site. Chrome's regular windows send the SameSite=None ones, and an attacker
+    targets those visitors: the profile's preferences set the mode to 0 (allow), as a user's setting would."""
+    playwright_api = _playwright()
+    (profile / "Default").mkdir(parents=True, exist_ok=True)
+    (profile / "Default" / "Preferences").write_text(json.dumps({"profile": {"cookie_controls_mode": 0}}))
+    with playwright_api.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=[*CHROMIUM_ARGS, *_reaching(site, pki, None)],
+        )
+        try:
+            yield context
+        finally:
+            context.close()
 
 
 def visit_each(site: RunningSite, pki: Pki, names: Mapping[str, K], *, evaluate: str | None = None) -> dict[K, Any]:

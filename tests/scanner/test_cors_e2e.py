@@ -215,29 +215,163 @@ async def test_the_foreign_probe_is_sent_only_when_the_look_alike_is_echoed(
     assert [f["check"] for f in echo_section["findings"]] == ["cors.origin_reflected_credentials"]
 
 
-async def test_a_site_behind_a_cookie_gate_is_probed_with_the_gates_cookie(
-    site_factory: SiteFactory, scan_settings: Settings
-) -> None:
-    # Given a consent gate (/ sets a cookie and redirects to itself) in front of a page that echoes every Origin
-    # with credentials
-    host = site_factory.unique_host("cors-gate")
-    page = catalog.best_practices(host).routes["/"]
+def cookie_gated(host: str, gate_cookie: str) -> Site:
+    """A consent gate (/ sets `gate_cookie`, seen=1, and redirects to itself) in front of a page that echoes every
+    Origin with credentials."""
+    base = catalog.best_practices(host)
+    page = base.routes["/"]
     assert isinstance(page, Response)
 
     def gated(request: Request) -> Behaviour:
         if "seen=1" not in (request.header("cookie") or ""):
-            return Redirect("https://{host}/", status=302, headers=[("Set-Cookie", "seen=1; Path=/; Secure")])
+            return Redirect("https://{host}/", status=302, headers=[("Set-Cookie", gate_cookie)])
         origin = request.header("origin")
         return page if origin is None else echoing_with_credentials(page, origin)
 
-    base = catalog.best_practices(host)
-    site = site_factory(replace(base, routes={**base.routes, "/": gated}))
+    return replace(base, routes={**base.routes, "/": gated})
+
+
+def probes_sent(site: RunningSite) -> list[Request]:
+    return [r for r in site.requests if r.path == "/" and r.header("origin") is not None]
+
+
+async def test_a_site_behind_a_cookie_gate_is_probed_with_the_gates_cookie(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a consent gate whose cookie browsers send from other sites (SameSite=None, Secure)
+    site = site_factory(cookie_gated(site_factory.unique_host("cors-gate"), "seen=1; Path=/; Secure; SameSite=None"))
 
     # When it is scanned
     section = await cors_section(site, scan_settings)
 
     # Then the probes carried the cookie a browser's credentialed request carries, reached the page, and the echo
     # of every Origin is found
-    probes = [r for r in site.requests if r.path == "/" and r.header("origin") is not None]
+    probes = probes_sent(site)
     assert probes and all(r.header("cookie") == "seen=1" for r in probes)
     assert [f["check"] for f in section["findings"]] == ["cors.origin_reflected_credentials"]
+    assert section["foreign_origin"]["cookies_sent"] == ["seen"]
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    ["Secure", "Secure; SameSite=Lax", "Secure; SameSite=Strict", "Secure; SameSite=None; Partitioned"],
+    ids=["no SameSite (Lax to Chromium)", "Lax", "Strict", "Partitioned"],
+)
+async def test_a_gate_whose_cookie_stays_home_answers_the_probes_as_it_answers_other_sites(
+    site_factory: SiteFactory, scan_settings: Settings, attributes: str
+) -> None:
+    # Given a consent gate whose cookie browsers keep from other sites' requests (SameSite Lax, Strict or unset;
+    # Partitioned: the site's own partition), in front of a page that echoes every Origin with credentials
+    host = site_factory.unique_host("cors-gate-home")
+    site = site_factory(cookie_gated(host, f"seen=1; Path=/; {attributes}"))
+
+    # When it is scanned
+    report = (await scan(site.url, scan_settings)).to_dict()
+
+    # Then the page itself was reached with the cookie, but no probe carried it: each got the gate's redirect, as an
+    # attacker's page would, and the section says what each could not check instead of grading an echo no other
+    # site can get
+    assert any(r.header("cookie") == "seen=1" and r.header("origin") is None for r in site.requests if r.path == "/")
+    probes = probes_sent(site)
+    assert probes and all(r.header("cookie") is None for r in probes)
+    section = report["cors"]
+    [finding] = section["findings"]
+    assert finding["check"] == "check.error" and len(finding["subjects"]) == 3
+    assert "answered with a redirect" in finding["note"]
+    assert section["lookalike_origin"]["cookies_withheld"] == ["seen", "__Host-session"]
+    assert section["deduction"] == 0 and report["grade"] == "A+"
+
+
+def session_gated_cors(host: str, session_cookie: str) -> Site:
+    """A site whose / redirects to /app setting `session_cookie` (sid=...) and a SameSite=None one (pref=dark), and
+    whose /app lets every Origin read it with credentials only for a request carrying sid: an API that answers
+    CORS for signed-in sessions."""
+    base = catalog.best_practices(host)
+    page = base.routes["/"]
+    assert isinstance(page, Response)
+    setting = [("Set-Cookie", session_cookie), ("Set-Cookie", "pref=dark; Path=/; Secure; SameSite=None")]
+
+    def app(request: Request) -> Behaviour:
+        origin = request.header("origin")
+        signed_in = "sid=" in (request.header("cookie") or "")
+        return echoing_with_credentials(page, origin) if origin is not None and signed_in else page
+
+    return replace(
+        base, routes={**base.routes, "/": Redirect("https://{host}/app", status=302, headers=setting), "/app": app}
+    )
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    ["Secure; HttpOnly", "Secure; HttpOnly; SameSite=Lax", "Secure; HttpOnly; SameSite=Strict"],
+    ids=["no SameSite (Lax to Chromium)", "Lax", "Strict"],
+)
+async def test_an_echo_only_the_sites_own_session_cookie_unlocks_is_not_graded(
+    site_factory: SiteFactory, scan_settings: Settings, attributes: str
+) -> None:
+    # Given a site answering CORS with credentials only to requests with its session cookie, which browsers keep
+    # from other sites' requests
+    host = site_factory.unique_host("cors-session-home")
+    site = site_factory(session_gated_cors(host, f"sid=s3cr3t; Path=/; {attributes}"))
+
+    # When it is scanned
+    section = await cors_section(site, scan_settings)
+
+    # Then every probe (the http:// one too: another site to an https page) carried only the SameSite=None cookie,
+    # as an attacker's page would, got no CORS headers, and the site is not exposed
+    probes = [r for r in site.requests if r.path == "/app" and r.header("origin") is not None]
+    assert len(probes) == 3 and all(r.header("cookie") == "pref=dark" for r in probes)
+    assert [f["check"] for f in section["findings"]] == ["cors.not_exposed"]
+    assert section["http_origin"]["cookies_sent"] == ["pref"]
+    # (the best-practice page's own __Host-session is SameSite=Lax: it stays home too)
+    assert section["http_origin"]["cookies_withheld"] == ["sid", "__Host-session"]
+
+
+async def test_an_echo_a_session_cookie_sent_across_sites_unlocks_is_critical_and_named(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given the same site, its session cookie SameSite=None: browsers send it from any site
+    host = site_factory.unique_host("cors-session-none")
+    site = site_factory(session_gated_cors(host, "sid=s3cr3t; Path=/; Secure; HttpOnly; SameSite=None"))
+
+    section = await cors_section(site, scan_settings)
+
+    # Then the probes carried it, and the echo of every Origin is found, its note naming the session cookie
+    probes = [r for r in site.requests if r.path == "/app" and r.header("origin") is not None]
+    assert probes and all(r.header("cookie") == "sid=s3cr3t; pref=dark" for r in probes)
+    [finding] = section["findings"]
+    assert finding["check"] == "cors.origin_reflected_credentials"
+    assert "the session cookie sid" in finding["note"]
+
+
+async def test_the_probes_carry_the_cookies_the_page_itself_sets(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a page that sets its session cookie itself (SameSite=None, and a Lax one beside it) and lets every
+    # Origin read it with credentials only for a request carrying that cookie
+    host = site_factory.unique_host("cors-page-session")
+    base = catalog.best_practices(host)
+    page = base.routes["/"]
+    assert isinstance(page, Response)
+    cookies = [
+        ("Set-Cookie", "sid=s3cr3t; Path=/; Secure; HttpOnly; SameSite=None"),
+        ("Set-Cookie", "csrftoken=t; Path=/; Secure; SameSite=Lax"),
+    ]
+    with_cookies = replace(page, headers=[*page.headers, *cookies])
+
+    def home(request: Request) -> Behaviour:
+        origin = request.header("origin")
+        signed_in = "sid=" in (request.header("cookie") or "")
+        return echoing_with_credentials(with_cookies, origin) if origin is not None and signed_in else with_cookies
+
+    site = site_factory(replace(base, routes={**base.routes, "/": home}))
+
+    # When it is scanned
+    section = await cors_section(site, scan_settings)
+
+    # Then the probes carried the cookie a visitor who loaded the page holds and browsers send from any site, and
+    # the echo is found
+    probes = probes_sent(site)
+    assert probes and all(r.header("cookie") == "sid=s3cr3t" for r in probes)
+    assert [f["check"] for f in section["findings"]] == ["cors.origin_reflected_credentials"]
+    assert section["null_origin"]["cookies_withheld"] == ["__Host-session", "csrftoken"]

@@ -317,12 +317,18 @@ class CorsProbe:
     kind: "lookalike" (a name that a prefix, suffix or substring check of the target's name accepts, and no
     correct allowlist does), "foreign" (a site that is nothing to the target, asked only when the look-alike's
     answer leaves it something to tell), "http" (the host's own cleartext origin, asked only of an https page)
-    or "null" (sandboxed iframes, `data:` documents). The origins are built by fetch/cors_origins.py."""
+    or "null" (sandboxed iframes, `data:` documents). The origins are built by fetch/cors_origins.py.
+
+    cookies: the names of the cookies the request carried, those a browser that loaded the page sends with a
+    request from a page of that origin; cookies_withheld: the names of those the site's own request for the page
+    carries and a browser keeps from that origin's requests (SameSite, CHIPS)."""
 
     kind: CorsProbeKind
     origin: str
     response: HttpResponse | None = None
     failure: Failure | None = None  # why there is no response
+    cookies: tuple[str, ...] = ()
+    cookies_withheld: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -384,3 +384,47 @@ def test_a_probe_redirected_as_the_page_itself_was_is_judged_as_usual() -> None:
 
     # Then the probes' answers are the page's own: nothing is exposed
     assert outcomes(check_cors(snapshot)) == {"cors.not_exposed"}
+
+
+# -- the cookies that went with a probe: what a browser sends from its origin (fetch/http.py ChainCookies) --------
+
+
+def echoed_with_cookies(sent: tuple[str, ...], withheld: tuple[str, ...]) -> CheckResult:
+    """The foreign and null probes echoed with credentials, each request having carried `sent` and not `withheld`."""
+    url = "https://example.com/"
+    probes = tuple(
+        CorsProbe(kind, origin, make_response(url, headers=echoing(origin)), cookies=sent, cookies_withheld=withheld)
+        for kind, origin in (("foreign", PROBE), ("null", "null"))
+    )
+    return check_cors(make_snapshot(url, cors_probes=probes))
+
+
+def test_a_credentialed_echo_names_the_session_cookie_that_reached_it() -> None:
+    # Given probes that carried the site's SameSite=None session cookie and another one
+    result = echoed_with_cookies(("sessionid", "lang"), ("csrftoken",))
+
+    # Then the finding says so, once (the folded null echo does not repeat it), and the details list both sides
+    [finding] = result.findings
+    assert finding.outcome == "cors.origin_reflected_credentials"
+    note = finding.note or ""
+    assert "carried the cookies browsers send from that origin: sessionid, lang" in note
+    assert "(the session cookie sessionid among them)" in note and note.count("carried") == 1
+    assert result.details["foreign_origin"]["cookies_sent"] == ["sessionid", "lang"]
+    assert result.details["null_origin"]["cookies_withheld"] == ["csrftoken"]
+
+
+def test_a_credentialed_echo_read_without_the_sites_cookies_says_so_and_keeps_its_grade() -> None:
+    # Given probes that carried none of the site's cookies (all SameSite Lax, Strict or unset)
+    result = echoed_with_cookies((), ("sessionid",))
+
+    # Then the echo with credentials is still critical (a signed-in visitor's cookies may well go across sites),
+    # and its note says the page was read without the site's cookies
+    assert outcomes(result) == {"cors.origin_reflected_credentials"}
+    assert "carried none of the site's cookies (sessionid: SameSite Lax" in (result.findings[0].note or "")
+    assert graded(result).sections["cors"]["deduction"] == 40
+
+
+def test_a_site_without_cookies_gets_no_cookie_note_nor_details() -> None:
+    result = echoed_with_cookies((), ())
+    assert "cookie" not in (result.findings[0].note or "")
+    assert "cookies_sent" not in result.details["foreign_origin"]

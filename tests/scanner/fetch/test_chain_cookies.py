@@ -148,6 +148,49 @@ def test_plain_http_cannot_overwrite_a_secure_cookie() -> None:
     )
 
 
+#: One cookie of each kind a browser sends or keeps across sites, set by https://www.example.com/.
+ACROSS_SITES = (
+    "strict=1; Secure; SameSite=Strict",
+    "lax=1; Secure; SameSite=Lax",
+    "unset=1; Secure",
+    "unknown=1; Secure; SameSite=Sometimes",
+    "none=1; Secure; SameSite=None",
+    "insecure=1; SameSite=None",
+    "chips=1; Secure; SameSite=None; Partitioned",
+    "domain=1; Secure; SameSite=None; Domain=example.com",
+)
+EVERY_COOKIE = "strict=1; lax=1; unset=1; unknown=1; none=1; insecure=1; chips=1; domain=1"
+
+
+@pytest.mark.parametrize(
+    ("origin", "sent"),
+    [
+        # the same site: a sibling subdomain, the domain itself, another port (the port is no part of a site)
+        ("https://api.example.com", EVERY_COOKIE),
+        ("https://example.com", EVERY_COOKIE),
+        ("https://www.example.com:8443", EVERY_COOKIE),
+        # other sites: SameSite=None with Secure only, not Partitioned (the site's own partition)
+        ("https://evil.test", "none=1; domain=1"),
+        ("https://www.example.com.websecprobeexample.com", "none=1; domain=1"),
+        ("http://www.example.com", "none=1; domain=1"),  # schemeful same-site: http:// is another site
+        ("null", "none=1; domain=1"),  # a sandboxed iframe: the same site as nothing
+    ],
+)
+def test_a_request_from_another_sites_page_carries_only_the_cookies_browsers_send_across_sites(
+    origin: str, sent: str
+) -> None:
+    # Given the site's own redirect setting one cookie of each kind
+    cookies = jar_after(redirect_setting("https://www.example.com/", *ACROSS_SITES))
+
+    # Then a request from a page of `origin` (a CORS probe) carries what Chromium sends from it
+    # (tests/scanner/test_cors_cookies_browser.py holds the rule to Chromium), and the site's own request all
+    assert cookies.header_for("https://www.example.com/", from_origin=origin) == sent
+    assert cookies.header_for("https://www.example.com/") == EVERY_COOKIE
+    assert cookies.names_for("https://www.example.com/", from_origin=origin) == tuple(
+        pair.split("=")[0] for pair in sent.split("; ")
+    )
+
+
 async def test_the_scan_clients_own_store_neither_reads_nor_sends_a_cookie(
     site_factory: SiteFactory, scan_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

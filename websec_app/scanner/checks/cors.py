@@ -4,8 +4,11 @@ The fetch layer requests the final URL again with each Origin of fetch/cors_orig
 (`snapshot.cors_probes`): a look-alike of the target's name that only a broken prefix, suffix or
 substring check accepts, a foreign one (when the look-alike was echoed, to tell an echo of every
 Origin from a broken check, or got no answer), the host's own `http://` origin (for an https page),
-and `null` (what sandboxed iframes and `data:` documents send, so any site can forge it). What matters is what
-a browser would do with the answer (WHATWG Fetch §3.2.5 "CORS check" and §4.9):
+and `null` (what sandboxed iframes and `data:` documents send, so any site can forge it). Each request carries
+the cookies a browser that loaded the page sends from a page of that origin, and no others: every probe origin
+is another site than the page's (schemeful: `http://` is another site than `https://`), from which Chromium
+sends SameSite=None cookies only, so a site is graded on the request an attacker's page makes. What matters is
+what a browser would do with the answer (WHATWG Fetch §3.2.5 "CORS check" and §4.9):
 
 - the read is allowed when `Access-Control-Allow-Origin` is `*` or byte-for-byte the
   request's origin; with cookies (credentials mode "include") `*` is refused and
@@ -28,10 +31,12 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..findings import CheckResult, Finding
+from ..findings import LIST_LIMIT, CheckResult, Finding
 from ..records.header_values import trim_http_whitespace
 from ..records.origins import trustworthy_host
-from ..snapshot import CorsProbeKind, HttpResponse, SiteSnapshot
+from ..snapshot import CorsProbe, CorsProbeKind, HttpResponse, SiteSnapshot
+from ._shown import listed
+from .cookies import classify
 
 SECTION = "cors"
 
@@ -143,10 +148,38 @@ def _judge_probe(seen: dict[str, Any], kind: str, label: str, secure_page: bool)
     return findings
 
 
-def _fold_echoes(findings: list[Finding], judged: list[Finding]) -> list[Finding]:
+#: How many cookie names a finding's note quotes (the probe's details list them all, up to LIST_LIMIT), and how
+#: many characters of each: a site chooses them, up to 4 KB each.
+_NOTE_COOKIES = 5
+_NOTE_COOKIE_CHARS = 64
+
+
+def _cookies_note(probe: CorsProbe) -> str:
+    """What went with a request whose answer let its origin read the page with credentials: the cookies a
+    browser that loaded the page sends from that origin, and so what an attacker's page of it reads the page
+    with. It matters most when they hold the site's session cookie; when the site's cookies all stay home
+    (SameSite Lax, Strict or unset, Partitioned), the answer was read without them, as that page would read it."""
+    if probe.cookies:
+        sessions = [name for name in probe.cookies if classify(name) == "session"]
+        quoted = ", ".join(listed(probe.cookies, _NOTE_COOKIES, each=_NOTE_COOKIE_CHARS))
+        note = f"; the request carried the cookies browsers send from that origin: {quoted}"
+        if sessions:
+            note += f" (the session cookie {listed(sessions, 1, each=_NOTE_COOKIE_CHARS)[0]} among them)"
+        return note
+    if probe.cookies_withheld:
+        quoted = ", ".join(listed(probe.cookies_withheld, _NOTE_COOKIES, each=_NOTE_COOKIE_CHARS))
+        return (
+            f"; the request carried none of the site's cookies ({quoted}: SameSite Lax, Strict or unset, or"
+            " Partitioned, which browsers keep from that origin), so the page was read as by a visitor without them"
+        )
+    return ""
+
+
+def _fold_echoes(findings: list[Finding], judged: list[Finding], cookies_note: str = "") -> list[Finding]:
     """`findings` plus `judged`, where an echo that an earlier echo already covers (it exposes the site at
     least as widely) becomes a note on that earlier finding: a server echoing every Origin, `null` included,
-    has one misconfiguration and loses its points once, as much as one that echoes all but `null`."""
+    has one misconfiguration and loses its points once, as much as one that echoes all but `null`. A finding
+    that lets the origin read with credentials and stands on its own gets `cookies_note` (`_cookies_note`)."""
     merged = list(findings)
     for finding in judged:
         exposure = _EXPOSURE.get(finding.outcome)
@@ -159,7 +192,8 @@ def _fold_echoes(findings: list[Finding], judged: list[Finding]) -> list[Finding
             None,
         )
         if covering is None:
-            merged.append(finding)
+            credentialed = exposure is not None and exposure >= _EXPOSURE["cors.http_origin_credentials"]
+            merged.append(replace(finding, note=f"{finding.note}{cookies_note}") if credentialed else finding)
             continue
         earlier = merged[covering]
         if (earlier.outcome, earlier.subject) != (finding.outcome, finding.subject):  # not one fixed value again
@@ -169,6 +203,17 @@ def _fold_echoes(findings: list[Finding], judged: list[Finding]) -> list[Finding
 
 def _shown(seen: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in seen.items() if not k.startswith("_")}
+
+
+def _cookie_details(probe: CorsProbe) -> dict[str, list[str]]:
+    """The cookies the probe carried and those it did not (a browser keeps them from that origin), when the site
+    set any: by name, as the cookies section names them."""
+    if not probe.cookies and not probe.cookies_withheld:
+        return {}
+    return {
+        "cookies_sent": listed(probe.cookies, LIST_LIMIT),
+        "cookies_withheld": listed(probe.cookies_withheld, LIST_LIMIT),
+    }
 
 
 #: The order probes are judged in, whatever order they were sent in: the foreign probe follows the look-alike
@@ -188,13 +233,13 @@ def check_cors(snapshot: SiteSnapshot) -> CheckResult:
         seen = _observe(probe.response, probe.origin)
         if seen is None:
             why = probe.failure.message if probe.failure else "no response"
-            details[f"{probe.kind}_origin"] = {"origin_sent": probe.origin, "error": why}
+            details[f"{probe.kind}_origin"] = {"origin_sent": probe.origin, "error": why, **_cookie_details(probe)}
             # docs/scoring.md, "could not check": an origin whose request got no answer may be granted
             # anything, so the site is never called unexposed then; what the other requests saw still counts.
             note = f"the request with {label} got no answer ({why}), so what that origin may read is unknown"
             unanswered.append(Finding("check.error", label, note))
             continue
-        details[f"{probe.kind}_origin"] = _shown(seen)
+        details[f"{probe.kind}_origin"] = {**_shown(seen), **_cookie_details(probe)}
         if probe.response is not None and probe.response.is_redirect and not page_redirected:
             # A gate (consent, bot check, login) answered the probe instead of the page: its headers say nothing
             # of what the page grants that origin, as an unanswered probe says nothing.
@@ -203,7 +248,7 @@ def check_cors(snapshot: SiteSnapshot) -> CheckResult:
             note = f"the request with {label} was answered with a redirect to {where!r}, not with the page"
             unanswered.append(Finding("check.error", label, note))
             continue
-        findings = _fold_echoes(findings, _judge_probe(seen, probe.kind, label, secure_page))
+        findings = _fold_echoes(findings, _judge_probe(seen, probe.kind, label, secure_page), _cookies_note(probe))
     details["no_origin"] = _shown(plain) if plain else None
     if not snapshot.cors_probes:
         unanswered.append(Finding("check.error", note="no request with an Origin was made"))

@@ -85,19 +85,24 @@ async def _cors_probe(
     kind: CorsProbeKind,
     origin: str,
     settings: Settings,
-    cookie: str | None,
+    cookies: ChainCookies,
 ) -> CorsProbe:
-    """The final URL requested with `Origin: <origin>` and the Cookie the main chain's last request carried
-    (what a browser's credentialed cross-origin request sends: a cookie gate lets the probe through to the
-    page, not to the gate's redirect); without a response, why."""
+    """The final URL requested with `Origin: <origin>` and the cookies a browser that loaded the page sends with
+    a credentialed fetch() from a page of that origin (`cookies`: those the main chain's redirects and the page
+    set): from another site, only SameSite=None ones (ChainCookies.header_for). A cookie gate whose cookie goes
+    across sites lets the probe through to the page, as it lets an attacker's request; one whose cookie stays
+    home answers the probe with its redirect, as it answers the attacker. Without a response, why."""
+    cookie = cookies.header_for(url, from_origin=origin)
+    sent = cookies.names_for(url, from_origin=origin)
+    withheld = tuple(name for name in cookies.names_for(url) if name not in sent)
     headers = {"Origin": origin, **({"Cookie": cookie} if cookie else {})}
     try:
         target = parse_target(url)
         address = await pinner.pin(target.host)
         response = await fetch_one(client, target.url, address, settings.limits, headers=headers, max_body=64 * 1024)
     except Exception as exc:  # noqa: BLE001 - a failed probe is "not checked", never a failed scan
-        return CorsProbe(kind, origin, failure=describe_error(exc))
-    return CorsProbe(kind, origin, response)
+        return CorsProbe(kind, origin, failure=describe_error(exc), cookies=sent, cookies_withheld=withheld)
+    return CorsProbe(kind, origin, response, cookies=sent, cookies_withheld=withheld)
 
 
 async def _security_txt(client: httpx.AsyncClient, pinner: Pinner, origin: str, settings: Settings) -> FetchChain:
@@ -206,7 +211,8 @@ async def fetch_snapshot(
                 raise TargetUnreachable(f"Could not reach {target.url}: the scan's time budget ran out")
             final_url = main.final_url
             final_target = parse_target(final_url)
-            page_cookie = main_cookies.header_for(final_url)
+            if main.final is not None and not main.final.is_redirect:  # fetch_chain took the redirects' cookies
+                main_cookies.take(main.final)  # a visitor who loaded the page holds its cookies too
             https_origin = (final_target if final_target.scheme == "https" else target.with_scheme("https")).origin
             # These need the final URL. When the server keeps connections alive they go one after
             # another on the page's connection (one connection per origin, as a browser would);
@@ -226,7 +232,7 @@ async def fetch_snapshot(
                         return None
                     return await clock.run(
                         f"cors_{kind}_probe",
-                        _cors_probe(client, pinner, final_url, kind, origin, settings, page_cookie),
+                        _cors_probe(client, pinner, final_url, kind, origin, settings, main_cookies),
                         CorsProbe(kind, origin, failure=_OUT_OF_TIME),
                     )
 

@@ -35,6 +35,7 @@ from ..records.cookies import (
     storage_key,
 )
 from ..records.location import BadLocation, location_text, redirect_target
+from ..records.origins import same_site
 from ..request_headers import OriginHeaders
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
@@ -435,6 +436,8 @@ class _StoredCookie:
     host_only: bool
     path: str
     secure: bool
+    samesite: str | None  # "Strict", "Lax", "None", or None: unset (or a value browsers do not know)
+    partitioned: bool
 
     def goes_to(self, scheme: str, host: str, path: str) -> bool:
         """6265bis 5.8.3 step 1: the domain (the very host for a host-only cookie), the path, and Secure."""
@@ -443,6 +446,17 @@ class _StoredCookie:
         if not (host == self.domain if self.host_only else domain_matches(host, self.domain)):
             return False
         return path_matches(path, self.path)
+
+    @property
+    def goes_cross_site(self) -> bool:
+        """Whether a request from another site's page (a credentialed fetch()) carries it, in Chromium 156 with
+        third-party cookies allowed (as Chrome's regular windows have them): SameSite=None with Secure only. Strict
+        and Lax stay home (6265bis 5.8.3 step 1), and so does a cookie without SameSite (or with a value browsers
+        do not know): Chromium treats it as Lax, whose two-minute exception is for top-level POST navigations,
+        not for a fetch(). A Partitioned cookie the site's own page set belongs to that site's partition, not to
+        the other site's page (CHIPS). Firefox and Safari send even less: they keep a site's cookies from other
+        sites' requests altogether (Total Cookie Protection, ITP)."""
+        return self.samesite == "None" and self.secure and not self.partitioned
 
 
 def _judged_at(response: HttpResponse) -> datetime:
@@ -462,25 +476,42 @@ class ChainCookies:
     prefixed cookie over http, a Domain that does not cover the host or is a public suffix, Partitioned without
     Secure: 6265bis 5.7, as Chromium does); its Domain scope is records/cookies.py's too (a last empty Domain,
     or a public suffix that is the host itself, leaves it host-only). It is sent back to its host or domain,
-    under its path, Secure ones over https only (6265bis 5.8.3). Each chain starts empty, as a new visitor
-    does; it keeps at most MAX_CHAIN_COOKIES, of at most MAX_COOKIE_BYTES each, in printable ASCII (what httpx
-    sends), so a hostile server cannot grow it."""
+    under its path, Secure ones over https only (6265bis 5.8.3); to a request made from another site's page, only
+    those browsers send across sites (`_StoredCookie.goes_cross_site`). Each chain starts empty, as a new
+    visitor does; it keeps at most MAX_CHAIN_COOKIES, of at most MAX_COOKIE_BYTES each, in printable ASCII (what
+    httpx sends), so a hostile server cannot grow it."""
 
     def __init__(self) -> None:
         # Keyed as 6265bis 5.7 step 22 replaces a cookie (name, domain, host-only flag, path; CHIPS adds the
         # partition). Insertion order is creation order: a replaced cookie keeps its place.
         self._cookies: dict[tuple[str, str, bool, str, bool], _StoredCookie] = {}
 
-    def header_for(self, url: str) -> str | None:
-        """The Cookie header a request to `url` carries, or None."""
+    def header_for(self, url: str, *, from_origin: str | None = None) -> str | None:
+        """The Cookie header a request to `url` carries, or None. `from_origin`: the origin of the page that makes
+        the request (a CORS probe's Origin); None for the site's own navigation, as the chain's hops are."""
+        sent = self._sent(url, from_origin)
+        return "; ".join(f"{cookie.name}={cookie.value}" for cookie in sent) or None
+
+    def names_for(self, url: str, *, from_origin: str | None = None) -> tuple[str, ...]:
+        """The names of the cookies in `header_for(url, from_origin=...)`, in its order."""
+        return tuple(cookie.name for cookie in self._sent(url, from_origin))
+
+    def _sent(self, url: str, from_origin: str | None) -> list[_StoredCookie]:
         if not self._cookies:
-            return None
+            return []
         parts = urlsplit(url)
         scheme, host, path = parts.scheme, (parts.hostname or "").lower(), parts.path or "/"
-        sent = [cookie for cookie in self._cookies.values() if cookie.goes_to(scheme, host, path)]
+        # A page of another site (schemeful: http://host is another site than https://host; `null` is every
+        # site's) gets only what browsers send across sites; a page of the same site, every cookie that matches.
+        cross_site = from_origin is not None and not same_site(from_origin, url)
+        sent = [
+            cookie
+            for cookie in self._cookies.values()
+            if cookie.goes_to(scheme, host, path) and (cookie.goes_cross_site or not cross_site)
+        ]
         # 6265bis 5.8.3 step 2: longer paths first, then the earlier created (sorted() is stable).
         sent.sort(key=lambda cookie: -len(cookie.path))
-        return "; ".join(f"{cookie.name}={cookie.value}" for cookie in sent) or None
+        return sent
 
     def take(self, response: HttpResponse) -> None:
         """Keep the cookies `response` sets (or deletes)."""
@@ -500,7 +531,9 @@ class ChainCookies:
                 continue
             key = storage_key(parsed, url)
             name, domain, host_only, path, _ = key
-            cookie = _StoredCookie(name, parsed.value, domain, host_only, path, parsed.secure)
+            cookie = _StoredCookie(
+                name, parsed.value, domain, host_only, path, parsed.secure, parsed.samesite, parsed.partitioned
+            )
             if not secure_origin and self._shadows_a_secure_cookie(cookie):
                 continue
             if parsed.deletes(now):
