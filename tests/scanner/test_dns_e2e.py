@@ -1,13 +1,17 @@
 """End-to-end scans with fixture DNS zones: DNSSEC (signed, wrong DS, island, unsigned), SPF over 10
-lookups, null MX, a dangling CNAME, MTA-STS and TLS-RPT for a domain that receives mail, and a failed
-lookup that must not fail the scan. Each site is the best-practice site; only its zone differs. A zone for
+lookups, null MX, a dangling CNAME, MTA-STS and TLS-RPT for a domain that receives mail, a failed
+lookup that must not fail the scan, and SPF terms whose lookup the server SERVFAILs or drops (temperror). Each site is the best-practice site; only its zone differs. A zone for
 `io.` serves alice.github.io under a platform's broken CAA RRset (fetched, checked and graded, no site)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from typing import Literal
 
+import dns.message
+import dns.rcode
+import dns.rdatatype
 import pytest
 
 from tests.factories import make_snapshot
@@ -16,11 +20,12 @@ from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.sites import Response
 from websec_app.scanner import scan
 from websec_app.scanner.checks.dns import check_dns
+from websec_app.scanner.diff import diff_reports
 from websec_app.scanner.fetch.dns import fetch_dns
 from websec_app.scanner.fetch.resolve import Resolver
 from websec_app.scanner.grading import grade
 from websec_app.scanner.rules import default_rulebook
-from websec_app.settings import DnsServer
+from websec_app.settings import DnsServer, Settings
 
 
 def dns_problems(body: dict) -> dict[str, int]:
@@ -236,3 +241,108 @@ async def test_a_broken_caa_rrset_of_the_platform_above_the_domain_is_overridden
     assert finding["fix"].startswith("Publish your own CAA records at alice.github.io, which certificate authorities")
     assert "ask whoever runs github.io to remove the critical flag" in finding["fix"]
     assert finding["note"].startswith("at github.io: unknown critical tag 'futuretag'")
+
+
+# -- SPF terms whose lookup fails: temperror (RFC 7208 5), a check.error for spf, never an answer ------------------
+
+Fault = Literal["servfail", "drop"]
+
+
+@pytest.fixture
+def faults(dns_server: AuthDnsServer, monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], Fault]:
+    """{(name, type): "servfail" | "drop"}: the lookups the fixture DNS server answers SERVFAIL for, or never
+    answers (a server that drops them: the scan's lookup times out); the others as its zones say."""
+    failing: dict[tuple[str, str], Fault] = {}
+    handle_wire = dns_server.handle_wire
+
+    def faulty(wire: bytes, transport: str, client: tuple[str, int]) -> bytes | None:
+        query = dns.message.from_wire(wire)
+        question = query.question[0]
+        fault = failing.get(
+            (question.name.to_text(omit_final_dot=True).lower(), dns.rdatatype.to_text(question.rdtype))
+        )
+        if fault == "drop":
+            return None
+        if fault == "servfail":
+            response = dns.message.make_response(query)
+            response.set_rcode(dns.rcode.SERVFAIL)
+            return response.to_wire()
+        return handle_wire(wire, transport, client)
+
+    monkeypatch.setattr(dns_server, "handle_wire", faulty)
+    return failing
+
+
+def spf_of(body: dict) -> list[tuple[str, list[str]]]:
+    """The dns findings naming the spf family: (outcome, subjects)."""
+    return [(f["check"], f["subjects"]) for f in body["dns"]["findings"] if "spf" in (f["families"] or ())]
+
+
+def quick_dns(settings: Settings) -> Settings:
+    """`settings` with 1 s for a DNS lookup (and the follow-ups), so a dropped query times out soon."""
+    return dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, dns_seconds=1.0))
+
+
+async def test_an_spf_include_whose_record_servfails_is_a_temperror_not_a_verdict(
+    site_factory, dns_server, scan_settings, faults
+) -> None:
+    # Given a record that includes another, whose TXT lookup the authoritative server answers SERVFAIL
+    def include(host: str) -> None:
+        dns_server.set(host, "TXT", f'"v=spf1 include:_spf.{host} -all"')
+        dns_server.set(f"_spf.{host}", "TXT", '"v=spf1 ip4:192.0.2.0/24 -all"')
+        faults[(f"_spf.{host}", "TXT")] = "servfail"
+
+    body = await scan_best(site_factory, scan_settings, "spf-inc-servfail", after=include)
+
+    # Then receivers stop at the include with temperror (RFC 7208 5.2): SPF could not be checked, on that lookup,
+    # and no verdict on "-all" is given
+    host = body["dns"]["domain"]
+    assert spf_of(body) == [("check.error", [f"_spf.{host} TXT"])]
+    assert body["dns"]["spf"]["stopped_at"] == f"include:_spf.{host}"
+    assert (dns_problems(body), body["grade"]) == ({"check.error": 0}, "A+")
+
+
+async def test_an_spf_mx_term_whose_mx_host_address_servfails_is_a_temperror(
+    site_factory, dns_server, scan_settings, faults
+) -> None:
+    # Given "mx:relay.<domain>", whose MX host's A lookup the authoritative server answers SERVFAIL
+    def relay(host: str) -> None:
+        dns_server.set(host, "TXT", f'"v=spf1 mx:relay.{host} -all"')
+        dns_server.set(f"relay.{host}", "MX", f"10 out.relay.{host}")
+        dns_server.set(f"out.relay.{host}", "A", "192.0.2.25")
+        faults[(f"out.relay.{host}", "A")] = "servfail"
+
+    body = await scan_best(site_factory, scan_settings, "spf-mxhost", after=relay)
+
+    # Then the scan asked the MX host's addresses, as the mx mechanism does (RFC 7208 5.4), and the failure stops
+    # SPF with temperror: no dns.spf_strict read from the record's "-all"
+    host = body["dns"]["domain"]
+    assert spf_of(body) == [("check.error", [f"out.relay.{host} A"])]
+    assert dns_server.queries_for(f"out.relay.{host}")
+
+
+async def test_an_spf_a_term_whose_query_is_dropped_is_no_void_lookup(
+    site_factory, dns_server, scan_settings, faults
+) -> None:
+    # Given two names that do not exist, and a third whose A query the server drops (its AAAA: NXDOMAIN)
+    def voids(host: str, *, drop: bool) -> None:
+        dns_server.set(host, "TXT", f'"v=spf1 a:gone1.{host} a:gone2.{host} a:flaky.{host} -all"')
+        faults.clear()
+        if drop:
+            faults[(f"flaky.{host}", "A")] = "drop"
+
+    settings = quick_dns(scan_settings)
+    host = site_factory.unique_host("spf-drop")
+    site_factory(catalog.best_practices(host))
+    voids(host, drop=False)
+    good = (await scan(f"https://{host}/", settings)).to_dict()
+    voids(host, drop=True)
+    dropped = (await scan(f"https://{host}/", settings)).to_dict()
+
+    # Then the timeout is no third void lookup (RFC 7208 4.6.4: NXDOMAIN or no records): no permerror, no
+    # dns.spf_void_lookups invented from it, but temperror (5), and the diff neither fixes nor brings a finding
+    assert dns_problems(good) == {"dns.spf_void_lookups": 4}  # flaky does not exist either, when asked
+    assert spf_of(dropped) == [("check.error", [f"flaky.{host} A"])] and dns_problems(dropped) == {"check.error": 0}
+    assert dropped["dns"]["spf"]["void_lookups"] == 2
+    changes = diff_reports(good, dropped)
+    assert [c.name for c in (*changes.new, *changes.fixed, *changes.changed) if c.section == "dns"] == []

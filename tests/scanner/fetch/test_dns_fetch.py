@@ -12,7 +12,13 @@ import pytest
 from tests.fixtures.catalog import simple_site
 from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.sites import Redirect, Response
-from websec_app.scanner.fetch.dns import MAX_SPF_CHARS_ON_LOOP, MAX_SPF_QUERIES, dns_queries, fetch_dns
+from websec_app.scanner.fetch.dns import (
+    MAX_SPF_CHARS_ON_LOOP,
+    MAX_SPF_MX_HOST_QUERIES,
+    MAX_SPF_QUERIES,
+    dns_queries,
+    fetch_dns,
+)
 from websec_app.scanner.fetch.http import make_client
 from websec_app.scanner.fetch.mail_policy import fetch_mta_sts
 from websec_app.scanner.fetch.resolve import Pinner, Resolver
@@ -108,6 +114,29 @@ async def test_the_second_round_asks_what_spf_a_mx_and_exists_terms_need(dns_ser
     assert snapshot.get(f"web.{domain}", "A") is not None and snapshot.get(f"web.{domain}", "AAAA") is not None
     assert snapshot.get(f"inc.{domain}", "MX") is not None  # the bare mx of the included record
     assert snapshot.get(f"gone.{domain}", "A").rcode == "NXDOMAIN"  # type: ignore[union-attr]
+
+
+async def test_the_mx_hosts_of_spf_mx_terms_are_asked_once_each_and_so_far(dns_server, scan_settings) -> None:
+    # RFC 7208 5.4: an mx term looks up each MX host's addresses, and a failure of one is a temperror (5), which
+    # only their answers can tell; none for a name of more than 10 MX records (a permerror first, 4.6.4)
+    domain = "spf-mx-hosts.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(domain, "MX", f"10 mx.{domain}")
+    dns_server.set(domain, "TXT", f'"v=spf1 mx mx:relay.{domain} mx:many.{domain} include:inc.{domain} -all"')
+    dns_server.set(f"relay.{domain}", "MX", *(f"{n} host{n}.{domain}" for n in range(10)))
+    dns_server.set(f"many.{domain}", "MX", *(f"{n} m{n}.{domain}" for n in range(11)))
+    dns_server.set(f"inc.{domain}", "TXT", f'"v=spf1 mx:late.{domain} -all"')
+    dns_server.set(f"late.{domain}", "MX", f"10 l0.{domain}")
+
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+
+    # the 10 hosts of relay, both families: MAX_SPF_MX_HOST_QUERIES, so late's host, a round later, is not asked
+    assert all(snapshot.get(f"host{n}.{domain}", t) is not None for n in range(10) for t in ("A", "AAAA"))
+    assert len([a for a in snapshot.answers if a.name.startswith("host")]) == MAX_SPF_MX_HOST_QUERIES
+    assert snapshot.get(f"late.{domain}", "MX") is not None and not dns_server.queries_for(f"l0.{domain}")
+    assert not [q for n in range(11) for q in dns_server.queries_for(f"m{n}.{domain}")]
+    # the domain's own MX host, which the scan asks anyway, once
+    assert sorted(q.rdtype for q in dns_server.queries_for(f"mx.{domain}")) == ["A", "AAAA"]
 
 
 async def test_a_long_include_chain_is_followed_only_so_far(dns_server, scan_settings) -> None:

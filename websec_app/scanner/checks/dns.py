@@ -9,7 +9,8 @@ with dns.dnssec (dnssec.py), CAA, MX with null MX (RFC 7505), MTA-STS and TLS-RP
 no DKIM, MTA-STS or TLS-RPT. A failed lookup is "could not check" (`check.error`), never a
 failed scan, and never an answer: a SERVFAIL is not an NXDOMAIN (RFC 1035 4.1.1), so a verdict that
 needs it (a CNAME target gone, an MX host without addresses, a report address's consent, DKIM needed
-by a domain whose MX lookup failed) is not given. Records that were not asked produce no finding
+by a domain whose MX lookup failed, SPF's result once a term's lookup failed: temperror, RFC 7208 5) is
+not given. Records that were not asked produce no finding
 (a lookup the scan asked and did not get in time is recorded as failed: fetch/dns.py). Each finding
 names every family of lookups that decided it (`Finding.families`), each failure its own family.
 Mail findings are minor: a web site should not fail over its mail configuration.
@@ -107,6 +108,7 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         return [], False
     if failed(answer):
         return [_could_not_check(answer)], False
+    failure = evaluation.failure
     details["spf"] = {
         "record": evaluation.record,
         "lookups": evaluation.lookups,
@@ -115,6 +117,9 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         "not_checked": evaluation.unknown,
         "void_lookups": evaluation.void_lookups,
         "void": _listed(evaluation.void_names),
+        # the term whose failed lookups stopped the evaluation with temperror (RFC 7208 5), and those lookups
+        "stopped_at": failure.term if failure else None,
+        "failed_lookups": [f"{a.name} {a.rdtype}" for a in failure.lookups] if failure else [],
     }
     if evaluation.records_found == 0:
         return [Finding("dns.spf_missing", note=f"{domain} publishes no SPF record")], False
@@ -126,6 +131,19 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     tested = parse_spf(record).evaluated_mechanisms()
     no_senders = [(t.qualifier, t.name) for t in tested] == [("-", "all")]
     findings = []
+    if failure is not None:
+        # RFC 7208 5: receivers stop at this term with temperror. What it and the terms after it decide (the result
+        # for other senders, a limit or syntax error further on) is not known: not a finding, and not "fixed".
+        where = "" if failure.domain == domain else f" (in {failure.domain}'s record)"
+        findings += [
+            Finding(
+                "check.error",
+                subject=f"{answer.name} {answer.rdtype}",
+                note=f"{answer.error or answer.rcode}: SPF's evaluation stops at {failure.term}{where} with temperror "
+                "(RFC 7208 5), so what receivers conclude is not known",
+            )
+            for answer in failure.lookups
+        ]
     if evaluation.errors:
         findings.append(Finding("dns.spf_invalid", note="; ".join(_listed(evaluation.errors, limit=5))))
     if evaluation.over_limit:
@@ -136,9 +154,9 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
                 note = f"at least {note}"
             parts.insert(0, note)
         findings.append(Finding("dns.spf_too_many_lookups", note="; ".join(parts)))
-    elif evaluation.unknown:
+    elif evaluation.undecided:  # those after a permerror cannot change the result: receivers never read them
         findings.append(
-            Finding("check.error", subject="SPF includes", note="not checked: " + ", ".join(evaluation.unknown))
+            Finding("check.error", subject="SPF includes", note="not checked: " + ", ".join(evaluation.undecided))
         )
     if evaluation.over_void_limit:
         names = ", ".join(dict.fromkeys(evaluation.void_names))
@@ -170,8 +188,8 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
             )
         findings.append(Finding("dns.spf_pass_all", note=note))
     elif not evaluation.all_known:
-        # the record that decides could not be read, or is never reached: a check.error or a permerror above
-        # says why, and a fix republishing the record with "-all" would still be a permerror
+        # the record that decides could not be read, or is never reached: a check.error, a temperror or a
+        # permerror above says why, and a fix republishing the record with "-all" would still be a permerror
         pass
     elif qualifier in (None, "?"):
         note = "?all: neutral" if qualifier == "?" else "no 'all' mechanism: other senders are neutral (RFC 7208 4.7)"

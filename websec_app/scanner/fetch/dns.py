@@ -5,8 +5,9 @@ CAA, at the host and each parent up to the top-level domain, `caa_names`) and it
 authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
 first found: CNAME and MX targets, a signed zone's NSEC3PARAM, the zone holding a registrable domain
 that has none of its own (DNSSEC of alice.github.io is github.io's), the SPF records that
-include/redirect point to and the names their a/mx/exists terms ask (bounded: the evaluation fails
-past 10 lookups anyway, RFC 7208 4.6.4), and the consent records of external DMARC report addresses.
+include/redirect point to, the names their a/mx/exists terms ask and the addresses of the MX hosts
+their mx terms name (bounded: the evaluation fails past 10 lookups anyway, RFC 7208 4.6.4), and the
+consent records of external DMARC report addresses.
 Each answer, including a failure, lands in the snapshot, so one failed lookup is a finding
 or "could not check", never a failed scan; the second round has its own deadline and keeps
 whatever arrived in time, and a lookup it asked and did not get is recorded as failed (TIMEOUT), so
@@ -24,7 +25,7 @@ from collections.abc import Awaitable
 from ..records.caa import caa_names
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import enclosing_zone_names, txt_of
-from ..records.spf import parse_spf, referenced_domains, spf_texts, term_queries
+from ..records.spf import MX_RECORD_LIMIT, mx_exchanges, parse_spf, referenced_domains, spf_texts, term_queries
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot
 from ..target import ip_literal
@@ -37,6 +38,9 @@ MAX_SPF_QUERIES = 12
 #: At most this many A/AAAA/MX answers for the a, mx and exists terms of those records:
 #: 10 DNS-querying terms, an `a` asking two types, and some room (RFC 7208 4.6.4).
 MAX_SPF_TERM_QUERIES = 24
+#: At most this many A/AAAA lookups of the MX hosts the mx terms of those records name (RFC 7208 5.4): the 10
+#: hosts one mx term may look up before it is a permerror (4.6.4), each address family.
+MAX_SPF_MX_HOST_QUERIES = 20
 MAX_MX_HOSTS = 5
 #: Up to this many characters of TXT records, a level of the SPF include tree is read on the event loop (at
 #: most 5 ms, and a thread costs 0.05 ms a level); past it, in a worker thread.
@@ -112,10 +116,25 @@ def _spf_asks(found: list[tuple[str, DnsAnswer | None]]) -> list[tuple[list[tupl
     return asks
 
 
+def _mx_host_queries(names: list[str], answers: _Answers, skip: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The A and AAAA lookups of the MX hosts the mx terms querying `names` look up (RFC 7208 5.4), none for a
+    name of more than 10 MX records (a permerror before any), less those asked already and those in `skip`."""
+    queries = []
+    for name in names:
+        answer = answers.get(name, "MX")
+        if answer is None or not answer.exists or len(answer.records) > MX_RECORD_LIMIT:
+            continue
+        queries += [(host, rdtype) for host in mx_exchanges(answer.records) for rdtype in ("A", "AAAA")]
+    return [q for q in dict.fromkeys(queries) if q not in answers.asked and q not in skip]
+
+
 async def _spf_tree(domain: str, answers: _Answers) -> None:
     """Fetch the SPF records include/redirect point to, breadth first, at most MAX_SPF_QUERIES,
-    and the answers the a, mx and exists terms of each record need for the MX-record and void
-    lookup limits of RFC 7208 4.6.4 (at most MAX_SPF_TERM_QUERIES).
+    the answers the a, mx and exists terms of each record need for the MX-record and void
+    lookup limits of RFC 7208 4.6.4 (at most MAX_SPF_TERM_QUERIES), and the addresses of the MX
+    hosts the mx terms name (at most MAX_SPF_MX_HOST_QUERIES, a round after their MX answer): a
+    failed lookup of any of them stops a receiver's evaluation with temperror (RFC 7208 5), which
+    the check can tell only from the answer.
 
     Large records are read in a worker thread, off the event loop: a TXT record holds up to 64 KB, which takes
     up to 0.27 s to read, and a level of 12 such records froze the loop for 2.5 s."""
@@ -123,7 +142,11 @@ async def _spf_tree(domain: str, answers: _Answers) -> None:
     level = [domain]
     budget = MAX_SPF_QUERIES
     term_budget = MAX_SPF_TERM_QUERIES
-    while level:
+    host_budget = MAX_SPF_MX_HOST_QUERIES
+    # the domain's own MX hosts, which _follow_ups asks beside this tree: not asked twice
+    own_hosts = {(host, rdtype) for host in _targets(answers.get(domain, "MX"), "MX") for rdtype in ("A", "AAAA")}
+    mx_asked: list[str] = []  # names whose MX the last round asked: their hosts are asked in this one
+    while level or mx_asked:
         wanted: list[str] = []
         terms: list[tuple[str, str]] = []
         found = [(name, answers.get(name, "TXT")) for name in level]
@@ -137,10 +160,16 @@ async def _spf_tree(domain: str, answers: _Answers) -> None:
                     wanted.append(target)
         wanted = wanted[:budget]
         budget -= len(wanted)
-        terms = [q for q in dict.fromkeys(terms) if answers.get(*q) is None][:term_budget]
+        terms = list(dict.fromkeys(terms))
+        mx_known = [name for name, rdtype in terms if rdtype == "MX" and answers.get(name, "MX") is not None]
+        terms = [q for q in terms if answers.get(*q) is None][:term_budget]
         term_budget -= len(terms)
+        hosts = _mx_host_queries([*mx_asked, *mx_known], answers, own_hosts)[:host_budget]
+        host_budget -= len(hosts)
+        mx_asked = [name for name, rdtype in terms if rdtype == "MX"]
         await asyncio.gather(
-            *(answers.ask(name, "TXT") for name in wanted), *(answers.ask(name, rdtype) for name, rdtype in terms)
+            *(answers.ask(name, "TXT") for name in wanted),
+            *(answers.ask(name, rdtype) for name, rdtype in (*terms, *hosts)),
         )
         level = wanted
 

@@ -2,7 +2,7 @@
 
 `parse_spf` follows the grammar of section 12 and reports what section 4.6 calls a permerror
 (unknown mechanisms, malformed domain-specs, bad prefix lengths, repeated modifiers).
-`referenced_domains` and `term_queries` tell the fetch layer which records and answers an
+`referenced_domains`, `term_queries` and `mx_exchanges` tell the fetch layer which records and answers an
 evaluation reads; the evaluation itself, with its limits (4.6.4), is the `dns` check's
 (checks/spf.py).
 """
@@ -14,9 +14,11 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "MX_RECORD_LIMIT",
     "SpfRecord",
     "SpfTerm",
     "is_spf",
+    "mx_exchanges",
     "parse_spf",
     "redirect_as_include",
     "referenced_domains",
@@ -26,6 +28,8 @@ __all__ = [
     "term_target",
 ]
 
+#: RFC 7208 4.6.4 and 5.4: more MX records than this make the mx mechanism a permerror, its hosts never looked up
+MX_RECORD_LIMIT = 10
 _QUALIFIERS = "+-~?"
 _MECHANISMS = ("all", "include", "a", "mx", "ptr", "ip4", "ip6", "exists")
 _MODIFIER_NAME = re.compile(r"^[a-z][a-z0-9_.-]*$", re.IGNORECASE)
@@ -314,3 +318,15 @@ def term_queries(record: SpfRecord, domain: str) -> list[tuple[str, str]]:
         types = {"a": ("A", "AAAA"), "mx": ("MX",), "exists": ("A",)}[term.name]
         queries += [(target, rdtype) for rdtype in types]
     return list(dict.fromkeys(queries))
+
+
+def mx_exchanges(records: tuple[str, ...]) -> list[str]:
+    """The hosts an mx mechanism looks up the addresses of (RFC 7208 5.4), from its MX records ("10
+    mail.example.com."): by preference, each once, the null MX's "." none (RFC 7505)."""
+    ranked = []
+    for record in records:
+        preference, _, exchange = record.strip().partition(" ")
+        exchange = exchange.strip().rstrip(".").lower()
+        if exchange:
+            ranked.append((int(preference) if preference.isdigit() else 65536, exchange))
+    return list(dict.fromkeys(exchange for _, exchange in sorted(ranked)))
