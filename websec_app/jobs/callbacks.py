@@ -7,9 +7,9 @@ rotated key (a new key id) gets a new secret. The owner is shown it once (the fi
 callback_url, api_routes/routes/jobs.py); it is never logged.
 
 The callback URL goes through the scanner's SSRF guard (resolve.Pinner: every address of the name must be
-public unless WEBSEC_ALLOW_PRIVATE_TARGETS) when it is given and again when it is called, and the
-connection goes to the address that was checked. Delivery is a task of the engine, retried with
-exponential backoff (procrastinate's RetryStrategy) when the receiver does not answer 2xx.
+public unless WEBSEC_ALLOW_PRIVATE_TARGETS; the port must be one browsers connect to) when it is given and
+again when it is called, and the connection goes to the address that was checked. Delivery is a task of the
+engine, retried with exponential backoff (procrastinate's RetryStrategy) when the receiver does not answer 2xx.
 
 A delivery is bounded as a whole, not per read: one deadline (CALLBACK_TIMEOUT_SECONDS) covers the name's
 check, the connection, the request and the answer's headers, and the answer's body is never read (only its
@@ -57,15 +57,27 @@ def encode(payload: Mapping[str, Any]) -> bytes:
 
 async def checked_address(url: str, settings: Settings) -> tuple[str, str]:
     """(host, the address to connect to) for a callback URL; raises the scanner's TargetRefused (a private
-    target, or not http/https) or TargetUnreachable (no such name)."""
+    target, a port browsers refuse, or not http/https) or TargetUnreachable (no such name)."""
     from websec_app.scanner.errors import TargetRefused
+    from websec_app.scanner.fetch.guard import ensure_port_allowed
     from websec_app.scanner.fetch.resolve import Pinner, Resolver
 
     parts = urlsplit(url)
     if parts.scheme not in ("https", "http") or not parts.hostname or len(url) > CALLBACK_URL_MAX:
         raise TargetRefused("The callback_url must be an http(s) URL of at most 2048 characters.")
+    try:
+        port = parts.port
+    except ValueError:  # out of range: every delivery would fail on it
+        port = 0
+    if port == 0:  # urlsplit reads `:0` as port 0, which no server listens on (parse_target refuses it too)
+        raise TargetRefused("The callback_url has an invalid port.")
+    ensure_port_allowed(_port(parts.scheme, port))
     address = await Pinner(Resolver(settings), settings).pin(parts.hostname)
     return parts.hostname, address
+
+
+def _port(scheme: str, port: int | None) -> int:
+    return port or (443 if scheme == "https" else 80)
 
 
 async def deliver(url: str, body: bytes, signature: str, settings: Settings) -> int:
@@ -84,7 +96,7 @@ async def _post(url: str, body: bytes, signature: str, settings: Settings, deadl
 
     host, address = await checked_address(url, settings)
     parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    port = _port(parts.scheme, parts.port)
     netloc = f"[{address}]" if ":" in address else address
     target = f"{parts.scheme}://{netloc}:{port}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
     context = ssl.create_default_context(cafile=str(settings.ca_bundle) if settings.ca_bundle else None)

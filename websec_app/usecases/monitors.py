@@ -139,7 +139,7 @@ async def add(
     from websec_app.scanner.fetch.guard import refuse_known_private
 
     target = parse_target(url)
-    refuse_known_private(target.host, allow_private=runtime.settings.allow_private_targets)
+    refuse_known_private(target.host, port=target.port, allow_private=runtime.settings.allow_private_targets)
     wanted = target.url
     if interval not in INTERVALS:
         raise ValueError(f"The interval must be one of: {', '.join(INTERVALS)}.")

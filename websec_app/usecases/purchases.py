@@ -58,12 +58,12 @@ async def start_checkout(
 ) -> CheckoutStart:
     """A Razorpay order or subscription, a Stripe Checkout Session, or a sandbox page. A compliance report
     needs a public URL (InvalidTarget when it is missing or malformed, or TargetRefused for an address or
-    localhost name that is not public, before anything is created). With `client` (the
+    localhost name that is not public or a port browsers refuse, before anything is created). With `client` (the
     caller's address) the start counts against its limit (TooManyRequests, 429)."""
     if product is Product.COMPLIANCE_REPORT:
         # Refused before the buyer pays for a report its scan would refuse (spec 7: 400), an empty URL too.
         target = parse_target(url or "")
-        refuse_known_private(target.host, allow_private=runtime.settings.allow_private_targets)
+        refuse_known_private(target.host, port=target.port, allow_private=runtime.settings.allow_private_targets)
         url = target.url
     address = _email(email, "the purchase")
     service = payments(runtime)

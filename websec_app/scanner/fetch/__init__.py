@@ -36,6 +36,7 @@ from ..snapshot import (
 from ..target import Target, parse_target
 from .cors_origins import cors_probe_origins, foreign_probe_needed
 from .dns import fetch_dns
+from .guard import ensure_port_allowed
 from .http import ChainCookies, SharedFetches, describe_error, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
 from .resolve import Pinner, Resolver
@@ -161,7 +162,9 @@ async def fetch_snapshot(
     fetched_at = clock_for(settings)()  # the scan's 'now': certificate, cookie and DNSSEC dates
     resolver = Resolver(settings)
     pinner = Pinner(resolver, settings)
-    # Refuse or fail fast before any other traffic: the target's own name must pass the guard.
+    # Refuse or fail fast before any other traffic: the target's own port and name must pass the guard (the port
+    # is the TLS handshakes' too, for an https target).
+    ensure_port_allowed(target.port)
     if await clock.run("resolve", pinner.pin(target.host), None) is None:
         raise TargetUnreachable(f"DNS lookup for {target.host} did not finish within the scan's time budget")
 

@@ -7,6 +7,9 @@ the address they embed (local-use NAT64 is refused outright), so `::ffff:127.0.0
 client's, and both must be public. Names are checked after resolution, for every hop,
 and the connection then goes to the checked address (see resolve.py), so DNS rebinding cannot
 switch it afterwards. A refusal never says what a name resolved to.
+
+Ports browsers refuse to connect to (the Fetch Standard's bad ports: SMTP, IRC, SIP ...) are refused too, for
+the target, every redirect hop, certificate downloads and callbacks, whatever the setting.
 """
 
 from __future__ import annotations
@@ -49,6 +52,17 @@ _SPECIAL_PURPOSE: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str
     (ipaddress.ip_network("3fff::/20"), "a documentation address"),  # RFC 9637
     (ipaddress.ip_network("5f00::/16"), "a Segment Routing (SRv6) SID address"),  # RFC 9602
     (ipaddress.ip_network("2001::/23"), "an IETF protocol assignment address"),  # RFC 2928, RFC 6890 2.2.3
+)
+#: The Fetch Standard's "bad ports" (https://fetch.spec.whatwg.org/#bad-port), which every browser refuses to
+#: connect to (Chrome: ERR_UNSAFE_PORT): an HTTP request sent there, its path, Host and headers, may be read
+#: as another protocol's commands (SMTP mail, IRC, SIP's NAT slipstreaming), so a scan of a public host's :25
+#: made the scanner a relay for such requests, and no browser would load a website there to grade. Ports the
+#: list leaves open (Redis's 6379, databases') stay open, as they are to browsers: those servers refuse HTTP.
+BAD_PORTS = frozenset(
+    (1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104)
+    + (109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515)
+    + (526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049)
+    + (3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080)
 )
 _NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215, local-use
@@ -144,16 +158,26 @@ def ensure_allowed(address: IPAddress | str, *, allow_private: bool, host: str |
     raise TargetRefused(f"Refusing to scan: {sentence}. Only public addresses can be scanned.")
 
 
+def ensure_port_allowed(port: int) -> None:
+    """Raise TargetRefused for a port browsers refuse to connect to (BAD_PORTS), in every mode."""
+    if port in BAD_PORTS:
+        raise TargetRefused(
+            f"Refusing to scan: browsers refuse to connect to port {port}, a port of another protocol, so no "
+            "website can be served there."
+        )
+
+
 def is_localhost_name(host: str) -> bool:
     """RFC 6761 6.3: `localhost` and names under it always mean loopback."""
     host = host.rstrip(".").lower()
     return host == "localhost" or host.endswith(".localhost")
 
 
-def refuse_known_private(host: str, *, allow_private: bool) -> None:
-    """Refuse at once what no scan could reach: a private or reserved address written as such, or a
-    localhost name. For what waits before its scan (a monitor, a paid compliance report): a name is
-    left to the resolver's check on every scan, since where it points may change."""
+def refuse_known_private(host: str, *, port: int, allow_private: bool) -> None:
+    """Refuse at once what no scan could reach: a private or reserved address written as such, a
+    localhost name, or a port browsers refuse. For what waits before its scan (a monitor, a paid compliance
+    report): a name is left to the resolver's check on every scan, since where it points may change."""
+    ensure_port_allowed(port)
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:

@@ -41,6 +41,7 @@ from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
 from . import _asyncio_stream, _httpcore_asyncio  # noqa: F401 - _httpcore_asyncio: httpcore's locks on asyncio
 from .body import ACCEPT_ENCODING, BodyDecoder
+from .guard import BAD_PORTS, ensure_port_allowed
 from .resolve import Pinner
 
 # httpcore (1.0) runs `import sniffio` every time it sets up a lock or semaphore (~40 times a scan);
@@ -69,6 +70,8 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         address = self._pinner.address_for(host)
         if address is None:  # never happens through fetch_chain; refuse rather than resolve
             raise httpcore.ConnectError(f"{host} was not resolved and checked by the guard")
+        if port in BAD_PORTS:  # fetch_chain refuses them by name; this stops the single fetches (fetch_one) too
+            raise httpcore.ConnectError(f"port {port} is one browsers refuse to connect to")
         # A scan cancels its side fetches as soon as the target itself fails; a connect cancelled just as
         # it succeeds could leave its socket open. So the connect is shielded (it is bounded by the
         # connect timeout) and close_all() closes every stream it returned.
@@ -570,7 +573,7 @@ async def fetch_chain(
     shared: SharedFetches | None = None,
     cookies: ChainCookies | None = None,
 ) -> FetchChain:
-    """Fetch `url`, following redirects by hand; every hop's host is resolved and guarded.
+    """Fetch `url`, following redirects by hand; every hop's host is resolved and guarded, and its port too.
 
     With `raise_on_first_hop`, failures are raised as ScanError (the target itself);
     otherwise they end the chain as a recorded Failure (secondary fetches). With `shared`, a hop
@@ -589,6 +592,7 @@ async def fetch_chain(
         try:
             target = parse_target(current)
             address = await pinner.pin(target.host)
+            ensure_port_allowed(target.port)
             cookie = cookies.header_for(target.url)
             hop_headers = {**(headers or {}), "Cookie": cookie} if cookie else headers
             if shared is not None:

@@ -61,6 +61,7 @@ from ._tls_client import (
     handshake,
     is_public_root,
 )
+from .guard import ensure_port_allowed
 from .http import fetch_one, make_client
 from .resolve import Pinner, Resolver
 from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
@@ -396,7 +397,8 @@ async def _judge_chain(
 
 def guarded_ca_issuers(settings: Settings) -> CaIssuerSource:
     """caIssuers downloads through the scanner's own resolver and guard (the URL comes from the
-    site's certificate, so it is as untrusted as any redirect): pinned address, size and time limits.
+    site's certificate, so it is as untrusted as any redirect): pinned address, a port browsers connect to,
+    size and time limits.
     The name is resolved once per URL, and a refused or failed fetch is simply "not found"."""
 
     async def download(url: str) -> bytes | None:
@@ -406,6 +408,7 @@ def guarded_ca_issuers(settings: Settings) -> CaIssuerSource:
         pinner = Pinner(Resolver(settings), settings)
         try:
             address = await pinner.pin(host)
+            ensure_port_allowed(urlsplit(url).port or 80)  # ValueError for a port out of range: not found
             async with make_client(pinner, settings) as client:
                 response = await fetch_one(client, url, address, settings.limits, max_body=MAX_CA_ISSUER_BYTES)
         except Exception:  # noqa: BLE001 - refused by the guard, unreachable, malformed: not found
