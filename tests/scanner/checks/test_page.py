@@ -13,6 +13,7 @@ from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
 from websec_app.scanner.records.html import srcset_urls as _srcset_urls
 from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.scan import run_checks
 
 CONTEXT = {"host": "www.example.com", "domain": "example.com", "origin": "https://www.example.com"}
 SHA384 = "sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC"
@@ -99,6 +100,19 @@ def test_the_charset_is_read_by_the_encoding_standards_labels(charset: str, enco
     assert outcomes(result) == (
         {"page.mixed_active", "page.sri_missing_script"} if loads else {"page.no_mixed_content"}
     )
+
+
+def test_a_page_opening_with_an_xml_declaration_is_analysed() -> None:
+    # Given an XHTML-style page served as text/html, opening with an XML declaration that names its encoding
+    body = '<?xml version="1.0" encoding="utf-8"?><html><body><script src="http://x.net/a.js"></script></body></html>'
+    # Then it is analysed: lxml refused the text (ValueError), and page analysis, the headers and the fingerprint
+    # checks crashed (check.crashed caps the grade at F)
+    assert outcomes(page_of(body)) == {"page.mixed_active", "page.sri_missing_script"}
+    results = run_checks(make_snapshot("https://www.example.com/", body=body))
+    assert [r.section for r in results if "check.crashed" in outcomes(r)] == []
+    # And a <template> content opening with one (parsed apart) too
+    inert = '<template><?xml version="1.0" encoding="utf-8"?><script src="http://x.net/b.js"></script></template>'
+    assert outcomes(page_of(inert)) == {"page.no_mixed_content"}
 
 
 def test_a_clean_page_is_good() -> None:
