@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -375,3 +376,58 @@ async def test_the_probes_carry_the_cookies_the_page_itself_sets(
     assert probes and all(r.header("cookie") == "sid=s3cr3t" for r in probes)
     assert [f["check"] for f in section["findings"]] == ["cors.origin_reflected_credentials"]
     assert section["null_origin"]["cookies_withheld"] == ["__Host-session", "csrftoken"]
+
+
+#: Origin checks that trust a cleartext origin of the site's own host, as real ones do (`request`: the probe).
+CLEARTEXT_CHECKS: dict[str, Callable[[str, Request], bool]] = {
+    # the Origin's host and port against the Host header, the scheme left out
+    "host and port, any scheme": lambda origin, request: urlsplit(origin).netloc == request.netloc,
+    # an allowlist of the site's origins, its http:// site (port 80) among them
+    "an allowlist with the http site": lambda origin, request: (
+        origin in (f"https://{request.netloc}", f"http://{request.host}")
+    ),
+    # the host name alone
+    "the host name, any scheme or port": lambda origin, request: urlsplit(origin).hostname == request.host,
+}
+
+
+@pytest.mark.parametrize(
+    ("check", "echoed"),
+    [
+        ("host and port, any scheme", ["http://{host}:{port}"]),
+        ("an allowlist with the http site", ["http://{host}"]),
+        ("the host name, any scheme or port", ["http://{host}:{port}", "http://{host}"]),
+    ],
+)
+async def test_an_https_site_on_another_port_is_asked_about_both_of_its_cleartext_origins(
+    site_factory: SiteFactory, scan_settings: Settings, check: str, echoed: list[str]
+) -> None:
+    # Given an https site on a port of its own whose origin check, with credentials, trusts a cleartext origin of
+    # its host: anyone on the network path can forge a page of either (they answer the cleartext request)
+    host = site_factory.unique_host("cors-port")
+    base = catalog.best_practices(host)
+    page = base.routes["/"]
+    assert isinstance(page, Response)
+    accept = CLEARTEXT_CHECKS[check]
+
+    def handler(request: Request) -> Behaviour:
+        origin = request.header("origin")
+        return echoing_with_credentials(page, origin) if origin is not None and accept(origin, request) else page
+
+    site = site_factory(replace(base, routes={**base.routes, "/": handler}, https_port=0))
+    port = site.https_port
+    assert port is not None and port != 443
+
+    # When it is scanned
+    section = await cors_section(site, scan_settings)
+
+    # Then it was sent the page's host and port over http, and the host's port 80 origin, and the one echoed
+    # first is the finding (the other, a note on it): the site trusts an origin the network can forge
+    own, port_80 = f"http://{host}:{port}", f"http://{host}"
+    assert {own, port_80} <= set(origins_sent(site))
+    first, *others = [origin.format(host=host, port=port) for origin in echoed]
+    [finding] = section["findings"]
+    assert finding["check"] == "cors.http_origin_credentials" and finding["subjects"] == [f"Origin: {first}"]
+    assert all(f"Origin: {other} was echoed" in finding["note"] for other in others)
+    assert section["deduction"] == 20
+    assert section["http_origin"]["origin_sent"] == own and section["http_port_80_origin"]["origin_sent"] == port_80

@@ -307,7 +307,7 @@ class Timing:
     end: float
 
 
-CorsProbeKind = Literal["foreign", "lookalike", "http", "null"]
+CorsProbeKind = Literal["foreign", "lookalike", "http", "http_port_80", "null"]
 
 
 @dataclass(frozen=True)
@@ -316,8 +316,10 @@ class CorsProbe:
 
     kind: "lookalike" (a name that a prefix, suffix or substring check of the target's name accepts, and no
     correct allowlist does), "foreign" (a site that is nothing to the target, asked only when the look-alike's
-    answer leaves it something to tell), "http" (the host's own cleartext origin, asked only of an https page)
-    or "null" (sandboxed iframes, `data:` documents). The origins are built by fetch/cors_origins.py.
+    answer leaves it something to tell), "http" (the page's own origin over cleartext http, its host and port,
+    asked only of an https page), "http_port_80" (the host's http origin on port 80, asked besides of an https
+    page on another port than 443) or "null" (sandboxed iframes, `data:` documents). The origins are built by
+    fetch/cors_origins.py.
 
     cookies: the names of the cookies the request carried, those a browser that loaded the page sends with a
     request from a page of that origin; cookies_withheld: the names of those the site's own request for the page

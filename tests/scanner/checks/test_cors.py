@@ -35,11 +35,12 @@ def cors_of(
     *,
     lookalike: Headers | None = (),
     http: Headers | None = (),
+    http_port_80: Headers | None = (),
     url: str = "https://example.com/",
 ) -> CheckResult:
     """The check over a snapshot of `url` whose probes (those the fetch sends for it) answered with these
     headers (None: the probe got no answer)."""
-    answers = {"foreign": foreign, "lookalike": lookalike, "http": http, "null": null}
+    answers = {"foreign": foreign, "lookalike": lookalike, "http": http, "http_port_80": http_port_80, "null": null}
     probes = []
     for kind, origin in cors_probe_origins(parse_target(url)):
         headers = answers[kind]
@@ -428,3 +429,40 @@ def test_a_site_without_cookies_gets_no_cookie_note_nor_details() -> None:
     result = echoed_with_cookies((), ())
     assert "cookie" not in (result.findings[0].note or "")
     assert "cookies_sent" not in result.details["foreign_origin"]
+
+
+# -- a page on another port than 443: its host and port over http, and the host's port 80 ----------------------
+
+ON_8443 = "https://example.com:8443/"
+
+
+def test_an_echo_of_the_pages_own_host_and_port_over_http_is_the_http_origin_finding() -> None:
+    # Given a site on 8443 comparing the Origin's host and port with its Host header, whatever the scheme
+    result = cors_of(http=echoing("http://example.com:8443"), url=ON_8443)
+
+    # Then it trusts a cleartext origin anyone on the network path can forge: bad, a B at best
+    assert outcomes(result) == {"cors.http_origin_credentials"}
+    assert result.findings[0].subject == "Origin: http://example.com:8443"
+    assert result.details["http_origin"]["origin_sent"] == "http://example.com:8443"
+    assert graded(result).grade == "B"
+
+
+def test_an_echo_of_the_hosts_port_80_origin_is_the_same_finding_and_both_are_one() -> None:
+    only_port_80 = cors_of(http_port_80=echoing("http://example.com"), url=ON_8443)
+    both = cors_of(http=echoing("http://example.com:8443"), http_port_80=echoing("http://example.com"), url=ON_8443)
+
+    assert outcomes(only_port_80) == outcomes(both) == {"cors.http_origin_credentials"}
+    assert only_port_80.details["http_port_80_origin"]["allow_origin"] == "http://example.com"
+    # (a check of the host name alone lets both through: one finding, the second echo a note on it)
+    [finding] = both.findings
+    assert "Origin: http://example.com was echoed with Access-Control-Allow-Credentials: true as well" in (
+        finding.note or ""
+    )
+    assert graded(both).sections["cors"]["deduction"] == graded(only_port_80).sections["cors"]["deduction"] == 20
+
+
+def test_the_hosts_port_80_origin_without_credentials_grants_nothing_worth_points() -> None:
+    result = cors_of(
+        http_port_80=[("Access-Control-Allow-Origin", "http://example.com"), ("Vary", "Origin")], url=ON_8443
+    )
+    assert outcomes(result) == {"cors.allowlist"}

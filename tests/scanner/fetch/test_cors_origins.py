@@ -67,12 +67,38 @@ def test_the_look_alike_passes_broken_checks_and_no_correct_one(url: str, host: 
 
 def test_an_https_page_gets_up_to_four_probes_in_order() -> None:
     # (the foreign one only when the look-alike's answer calls for it: see below)
-    assert cors_probe_origins(parse_target("https://www.example.com:8443/a?b")) == (
+    assert cors_probe_origins(parse_target("https://www.example.com/a?b")) == (
         ("lookalike", "https://www.example.com.websecprobeexample.com"),
         ("foreign", FOREIGN_ORIGIN),
         ("http", "http://www.example.com"),
         ("null", "null"),
     )
+
+
+@pytest.mark.parametrize(
+    ("url", "http_origins"),
+    [
+        # the page's host and port over http, then the host's own http site on port 80
+        (
+            "https://www.example.com:8443/a",
+            [("http", "http://www.example.com:8443"), ("http_port_80", "http://www.example.com")],
+        ),
+        (
+            "https://[2001:db8::1]:8443/",
+            [("http", "http://[2001:db8::1]:8443"), ("http_port_80", "http://[2001:db8::1]")],
+        ),
+        ("https://localhost:8443/", [("http", "http://localhost:8443"), ("http_port_80", "http://localhost")]),
+        # browsers serialise http://host:80 without its port: one origin, sent once
+        ("https://www.example.com:80/", [("http", "http://www.example.com")]),
+        ("https://www.example.com:443/", [("http", "http://www.example.com")]),
+    ],
+)
+def test_a_page_on_another_port_is_asked_about_its_own_host_and_port_over_http_and_port_80(
+    url: str, http_origins: list[tuple[str, str]]
+) -> None:
+    probes = cors_probe_origins(parse_target(url))
+    assert [(kind, origin) for kind, origin in probes if kind.startswith("http")] == http_origins
+    assert [kind for kind, _ in probes][-1] == "null"
 
 
 def test_a_cleartext_page_is_not_asked_about_its_own_http_origin() -> None:

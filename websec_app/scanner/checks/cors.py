@@ -3,11 +3,12 @@
 The fetch layer requests the final URL again with each Origin of fetch/cors_origins.py
 (`snapshot.cors_probes`): a look-alike of the target's name that only a broken prefix, suffix or
 substring check accepts, a foreign one (when the look-alike was echoed, to tell an echo of every
-Origin from a broken check, or got no answer), the host's own `http://` origin (for an https page),
-and `null` (what sandboxed iframes and `data:` documents send, so any site can forge it). Each request carries
-the cookies a browser that loaded the page sends from a page of that origin, and no others: every probe origin
-is another site than the page's (schemeful: `http://` is another site than `https://`), from which Chromium
-sends SameSite=None cookies only, so a site is graded on the request an attacker's page makes. What matters is
+Origin from a broken check, or got no answer), the page's own origin over `http://` (for an https page:
+its host and port, and the host's port 80 as well when the page is on another port), and `null` (what
+sandboxed iframes and `data:` documents send, so any site can forge it). Each request carries the cookies a
+browser that loaded the page sends from a page of that origin, and no others: every probe origin is another
+site than the page's (schemeful: `http://` is another site than `https://`), from which Chromium sends
+SameSite=None cookies only, so a site is graded on the request an attacker's page makes. What matters is
 what a browser would do with the answer (WHATWG Fetch §3.2.5 "CORS check" and §4.9):
 
 - the read is allowed when `Access-Control-Allow-Origin` is `*` or byte-for-byte the
@@ -35,7 +36,7 @@ from ..findings import LIST_LIMIT, CheckResult, Finding
 from ..records.header_values import trim_http_whitespace
 from ..records.origins import trustworthy_host
 from ..snapshot import CorsProbe, CorsProbeKind, HttpResponse, SiteSnapshot
-from ._shown import listed
+from ._shown import listed, shown
 from .cookies import classify
 
 SECTION = "cors"
@@ -52,8 +53,9 @@ def _observe(response: HttpResponse | None, origin: str | None) -> dict[str, Any
     return {
         "origin_sent": origin,
         "status_code": response.status_code,
-        "allow_origin": ", ".join(acao) if acao else None,
-        "allow_credentials": ", ".join(acac) if acac else None,
+        # as the report shows them (`shown`): a response head may hold 100 KiB of either, and a scan four probes
+        "allow_origin": shown(", ".join(acao)) if acao else None,
+        "allow_credentials": shown(", ".join(acac)) if acac else None,
         "vary_origin": "origin" in vary or "*" in vary,
         "_acao": acao,
         "_acac": acac,
@@ -74,7 +76,10 @@ _ECHO_OUTCOMES = {
     ("null", True): "cors.null_credentials",
     ("null", False): "cors.null_allowed",
     ("http", True): "cors.http_origin_credentials",
+    ("http_port_80", True): "cors.http_origin_credentials",
 }
+#: The probes sending a cleartext origin of the page's own host (fetch/cors_origins.py).
+_HTTP_KINDS = ("http", "http_port_80")
 #: How widely an echo exposes the site: any website with the visitor's cookies, a network attacker with them,
 #: any website without them. An echo is folded into an earlier one that exposes at least as much.
 _EXPOSURE = {
@@ -132,7 +137,7 @@ def _judge_probe(seen: dict[str, Any], kind: str, label: str, secure_page: bool)
         return [Finding("cors.allowlist", label, f"{label}: only {value} is allowed")]
     findings: list[Finding] = []
     outcome = _ECHO_OUTCOMES.get((kind, _credentials(seen)))
-    if kind == "http" and not cleartext:
+    if kind in _HTTP_KINDS and not cleartext:
         # The site's own cleartext origin, without credentials (or on a cleartext page): nothing more than
         # anyone can read by asking, as with an allowlist.
         findings.append(Finding("cors.allowlist", label, f"{label} is allowed, without credentials"))
@@ -218,7 +223,7 @@ def _cookie_details(probe: CorsProbe) -> dict[str, list[str]]:
 
 #: The order probes are judged in, whatever order they were sent in: the foreign probe follows the look-alike
 #: on the wire, but its echo is the broader finding (every Origin), which a look-alike echo is a note on.
-_JUDGED_ORDER: tuple[CorsProbeKind, ...] = ("foreign", "lookalike", "http", "null")
+_JUDGED_ORDER: tuple[CorsProbeKind, ...] = ("foreign", "lookalike", "http", "http_port_80", "null")
 
 
 def check_cors(snapshot: SiteSnapshot) -> CheckResult:
@@ -232,7 +237,7 @@ def check_cors(snapshot: SiteSnapshot) -> CheckResult:
         label = f"Origin: {probe.origin}"
         seen = _observe(probe.response, probe.origin)
         if seen is None:
-            why = probe.failure.message if probe.failure else "no response"
+            why = shown(probe.failure.message) if probe.failure else "no response"
             details[f"{probe.kind}_origin"] = {"origin_sent": probe.origin, "error": why, **_cookie_details(probe)}
             # docs/scoring.md, "could not check": an origin whose request got no answer may be granted
             # anything, so the site is never called unexposed then; what the other requests saw still counts.

@@ -15,8 +15,15 @@ CORS"):
   tell a server that echoes the look-alike from one that echoes every Origin (`foreign_probe_needed`):
   every origin check that lets the foreign name through lets the look-alike through too. A page at an IP
   address gets no look-alike (no one can register a name ending in a number) and always the foreign probe.
-- http: `http://<host>`, only for an https page. Trusting the site's own cleartext origin with
-  credentials lets anyone on the network path forge a page of that origin and read the https site.
+- http: the page's own origin over cleartext http, only for an https page: `http://<host>:<port>` for a page
+  on another port than 443, `http://<host>` (port 80) for one on 443. Trusting a cleartext origin of the
+  host with credentials lets anyone on the network path forge a page of that origin (on any port: they answer
+  the browser's cleartext request themselves) and read the https site. This one is what an origin check that
+  ignores the scheme lets through: one comparing the Origin's host and port with the Host header, or swapping
+  `http://` for `https://`.
+- http_port_80: `http://<host>` as well, when the page is on another port than 443: the origin of the host's
+  own http:// site (port 80, where the scan reads the upgrade to HTTPS), which an allowlist of the site's
+  origins may list. A check of the host name alone lets both through.
 - null: sandboxed iframes and `data:` documents send it, so any site can.
 """
 
@@ -44,7 +51,12 @@ def cors_probe_origins(final: Target) -> tuple[tuple[CorsProbeKind, str], ...]:
         origins.append(("lookalike", f"https://{final.host}.{LOOKALIKE_LABEL}{domain}"))
     origins.append(("foreign", FOREIGN_ORIGIN))
     if final.scheme == "https":
-        origins.append(("http", final.with_scheme("http").origin))
+        port_80 = final.with_scheme("http").origin
+        # The page's host and port over http, serialised as browsers do (no :80); a page on 443 has no port to keep.
+        own = port_80 if final.port == 443 else Target("http", final.host, final.port, "/").origin
+        origins.append(("http", own))
+        if own != port_80:
+            origins.append(("http_port_80", port_80))
     origins.append(("null", "null"))
     return tuple(origins)
 
