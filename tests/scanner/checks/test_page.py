@@ -102,6 +102,31 @@ def test_the_charset_is_read_by_the_encoding_standards_labels(charset: str, enco
     )
 
 
+#: ESC $ B: in ISO-2022-JP, what follows is two-byte characters (text) until ESC ( B.
+JIS, ASCII = b"\x1b$B", b"\x1b(B"
+SCRIPT = b'<script src="http://x.net/a.js"></script>'
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "loads"),
+    [
+        # What reads as a comment in UTF-8 is text in ISO-2022-JP: the script after it runs
+        ("text/html", b"<meta charset=iso-2022-jp>" + JIS + b"<!--" + ASCII + SCRIPT + b"<!-- -->", True),
+        # And a script written in two-byte mode is text
+        ("text/html", b"<meta charset=iso-2022-jp>" + JIS + SCRIPT + ASCII, False),
+        ("text/html", b'<?xml version="1.0" encoding="iso-2022-jp"?>' + JIS + SCRIPT + ASCII, False),
+        ("text/html; charset=utf-8", b"<meta charset=iso-2022-jp>" + JIS + SCRIPT + ASCII, True),  # header wins
+        ("text/html", b"<meta charset=iso-2022-kr>" + SCRIPT, False),  # the replacement encoding
+    ],
+)
+def test_the_page_is_read_in_the_encoding_its_meta_declares(content_type: str, body: bytes, loads: bool) -> None:
+    # Read as UTF-8, as before, the first page showed no script and the others one Chromium 156 never runs
+    result = check_page(make_snapshot("https://www.example.com/", body=body, content_type=content_type))
+    assert outcomes(result) == (
+        {"page.mixed_active", "page.sri_missing_script"} if loads else {"page.no_mixed_content"}
+    )
+
+
 def test_a_page_opening_with_an_xml_declaration_is_analysed() -> None:
     # Given an XHTML-style page served as text/html, opening with an XML declaration that names its encoding
     body = '<?xml version="1.0" encoding="utf-8"?><html><body><script src="http://x.net/a.js"></script></body></html>'

@@ -14,7 +14,7 @@ from websec_app.scanner.scan import grade_snapshot
 
 
 def page(body: str | bytes, budget: Budget | None = None) -> html.HtmlPage:
-    response = make_response("https://example.com/", 200, [], body, "text/html")
+    response = make_response("https://example.com/", 200, [], body, "text/html; charset=utf-8")  # str bodies: UTF-8
     return parse_page(response, budget) if budget else parse_page(response)
 
 

@@ -17,6 +17,9 @@ busy past 180 s). Now:
 - `Budget` bounds the bytes read, the elements examined, the nesting depth descended and the CPU
   time of the walk. Past one, the walk stops (or skips the too-deep subtree) and `HtmlPage.exhausted`
   names it: checks use what was read and report `page.analysis_limited`.
+- the bytes are decoded in the encoding Chromium picks for them (records/html_encoding.py): a byte order
+  mark, the Content-Type charset, an XML declaration, a `<meta charset>` found as Blink's prescan finds
+  it, else windows-1252;
 - `parse_page` is memoised per response, so the checks of one scan (page analysis, the `<meta>`
   elements of the headers check, the generator of the fingerprint check) share one parse.
 - the same walk keeps what a Content Security Policy for the page must allow (issue 15,
@@ -35,7 +38,6 @@ strings so callers split tokens themselves.
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import html
 import re
@@ -49,6 +51,8 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 from lxml import etree
 
 from ..snapshot import HttpResponse
+from .html_encoding import decode_page
+from .html_tokens import ascii_lower
 from .inert_content import integration_point, set_apart
 
 __all__ = [
@@ -104,8 +108,9 @@ class Budget:
     max_bytes: int = 2 * 1024 * 1024  # the fetch's own body limit (WEBSEC_MAX_BODY_BYTES)
     max_elements: int = 10_000  # Lighthouse calls more than 1,400 excessive
     max_depth: int = 512  # Blink flattens deeper trees (kMaximumHTMLParserDOMTreeDepth)
-    # CPU time of this thread for the walk, again for resolving URLs, and again for finding <noscript> and
-    # <template> contents and where foreign content ends (records/inert_content.py) on a page that has any
+    # CPU time of this thread for the walk, again for resolving URLs, again for finding <noscript> and
+    # <template> contents and where foreign content ends (records/inert_content.py) on a page that has any, and
+    # again for the <meta charset> prescan of a page without a charset (records/html_encoding.py)
     max_cpu_seconds: float = 0.5
 
     def describe(self, name: str) -> str:
@@ -197,8 +202,9 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     # <noscript> and <template> contents read apart (records/inert_content.py), each start tag marked with an
     # attribute named afresh per page, so that the page cannot write one
     marker = f"data-websec-inert-{secrets.token_hex(6)}"
-    inert_contents = set_apart(_decoded(response), marker, budget.max_cpu_seconds)
-    if not inert_contents.complete:
+    decoded = decode_page(response.body, response.content_type, response.charset, budget.max_cpu_seconds)
+    inert_contents = set_apart(decoded.text, marker, budget.max_cpu_seconds)
+    if not (decoded.complete and inert_contents.complete):
         exhausted.append("time")
     started = time.thread_time()
     parser = _parser()
@@ -286,43 +292,6 @@ def _foreign_text(raw: str) -> str:
         position = end + len(_CDATA_CLOSE)
     parts.append(html.unescape(raw[position:]))
     return "".join(parts)
-
-
-#: Encoding Standard §6 "BOM sniff": the three byte order marks and what they mean.
-_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
-
-
-#: The spellings of the usual label, decoded without looking the label up.
-_UTF8_LABELS = frozenset({"utf-8", "utf8"})
-
-
-def _decoded(response: HttpResponse) -> str:
-    """The page's text as browsers decode it: a byte order mark wins over the Content-Type charset (and over
-    `<meta charset>`), HTML §13.2.3.1 step 1 and the Encoding Standard's "decode"; the BOM itself is dropped.
-    Without one, the declared charset (`_decoded_as_labelled`). A UTF-16 page read as UTF-8 showed no elements."""
-    body = response.body
-    for bom, encoding in _BOMS:
-        if body.startswith(bom):
-            return body[len(bom) :].decode(encoding, errors="replace")
-    return _decoded_as_labelled(body, response.charset)
-
-
-def _decoded_as_labelled(body: bytes, label: str | None) -> str:
-    """`body` decoded as the encoding its Content-Type charset names in the Encoding Standard's table of labels
-    (§4.2 "get an encoding", webencodings): `latin1` is windows-1252, `utf-16` UTF-16LE, and `iso-2022-kr` (with
-    the other labels of "replacement") one U+FFFD, a page that loads nothing (Chromium 156: no request). A label
-    browsers do not know, such as `cp037` or `utf-32`, which Python has codecs for, is ignored as they ignore it
-    (HTML §13.2.3.2): the page is read as without a charset, as UTF-8 here where Chromium 156 takes
-    windows-1252, which reads markup the same. Python's codec names decoded such a page to nothing."""
-    if label is not None and ascii_lower(label.strip(_ASCII_WHITESPACE)) not in _UTF8_LABELS:
-        import webencodings  # only for a page that names another encoding than UTF-8
-
-        encoding = webencodings.lookup(label)
-        if encoding is not None and encoding.name == "replacement":
-            return "\ufffd" if body else ""
-        if encoding is not None:
-            return str(encoding.codec_info.decode(body, "replace")[0])
-    return body.decode("utf-8", errors="replace")
 
 
 def _parser() -> etree.HTMLParser:
@@ -678,12 +647,3 @@ def meta_elements(response: HttpResponse) -> tuple[MetaElement, ...]:
 
 def _attr(value: object) -> str:
     return ascii_lower(value) if isinstance(value, str) else ""
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def ascii_lower(value: str) -> str:
-    """Infra "ASCII lowercase", what HTML compares keywords by: str.lower() would also fold non-ASCII
-    letters (the Kelvin sign K to k), which browsers leave alone."""
-    return value.translate(_ASCII_LOWER)

@@ -18,7 +18,8 @@ leave it. libxml2 knows no foreign content and keeps a breakout tag, and all tha
 so where browsers pop the foreign elements the tokenizer writes their end tags (`</svg>`, `</math>`) into the
 text libxml2 parses, and records/html.py sees the elements after it as HTML, as browsers do. Runs of ordinary
 tags are skipped by one regular expression; the Python loop runs once per special token, with a CPU time check
-every 256 of them.
+every 256 of them. Where a tag, a comment or a script's text ends is records/html_tokens.py's, shared with the
+`<meta charset>` prescan.
 """
 
 from __future__ import annotations
@@ -27,14 +28,10 @@ import re
 import time
 from dataclasses import dataclass
 
+from .html_tokens import ATTRIBUTE, ATTRIBUTES, NAME, TAG, WS, bogus_comment_end, comment_end, end_tag, script_data_end
+
 __all__ = ["InertContents", "integration_point", "set_apart"]
 
-_WS = "\t\n\f\r "
-# A start or end tag from its "<" (§13.2.5.6-13.2.5.40): the name, then attributes, values quoted or not.
-# Possessive throughout: linear however the attributes are written.
-_NAME = rf"[A-Za-z][^{_WS}/>]*+"
-_ATTRIBUTES = rf"(?:[{_WS}/]++|[^{_WS}/>][^{_WS}/>=]*+(?:[{_WS}]*+=[{_WS}]*+(?:\"[^\"]*+\"|'[^']*+'|[^{_WS}>]*+))?)*+>"
-_TAG = re.compile(rf"<(/?)({_NAME}){_ATTRIBUTES}")
 _RAW_TEXT = ("script", "style", "xmp", "iframe", "noembed", "noframes", "noscript")
 _RCDATA = ("textarea", "title")
 #: Start tags that leave foreign content (§13.2.6.5, "A start tag whose tag name is one of ...").
@@ -50,7 +47,6 @@ _INTEGRATION = ("foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext
 _SVG_INTEGRATION = frozenset({"foreignobject", "desc", "title"})
 _MATHML_TEXT_INTEGRATION = frozenset({"mi", "mo", "mn", "ms", "mtext"})
 _HTML_ENCODINGS = (b"text/html", b"application/xhtml+xml")
-_ATTRIBUTE = re.compile(rf"([^{_WS}/>][^{_WS}/>=]*+)(?:[{_WS}]*+=[{_WS}]*+(\"[^\"]*+\"|'[^']*+'|[^{_WS}>]*+))?")
 _HTML_SPECIAL = (*_RAW_TEXT, *_RCDATA, "plaintext", "template", "svg", "math")
 
 
@@ -59,8 +55,8 @@ def _ordinary(special_starts: tuple[str, ...], special_ends: tuple[str, ...]) ->
     letter, a special start or end tag, or a tag left open at the end of the file."""
     starts = "|".join(sorted(special_starts, key=len, reverse=True))
     ends = "|".join(sorted(special_ends, key=len, reverse=True))
-    name_end = f"(?=[{_WS}/>])"
-    ordinary_tag = rf"<(?!(?i:{starts}){name_end}|/(?i:{ends}){name_end})/?{_NAME}{_ATTRIBUTES}"
+    name_end = f"(?=[{WS}/>])"
+    ordinary_tag = rf"<(?!(?i:{starts}){name_end}|/(?i:{ends}){name_end})/?{NAME}{ATTRIBUTES}"
     return re.compile(rf"(?:[^<]++|<(?![A-Za-z/!?])|{ordinary_tag})*+")
 
 
@@ -68,10 +64,7 @@ def _ordinary(special_starts: tuple[str, ...], special_ends: tuple[str, ...]) ->
 _ORDINARY_HTML = _ordinary(_HTML_SPECIAL, ("template",))
 _ORDINARY_INTEGRATION = _ordinary(_HTML_SPECIAL, ("template", "svg", "math", *_INTEGRATION))
 _ORDINARY_FOREIGN = _ordinary((*_BREAKOUT, *_INTEGRATION, "svg", "math"), ("template", "svg", "math"))
-_COMMENT_END = re.compile(r"--!?>")
-_SCRIPT_TOKEN = re.compile(r"<!--|-->|</?script(?=[\t\n\f\r />])", re.IGNORECASE)
-#: Where the raw text or RCDATA of each element ends: its first "appropriate end tag".
-_END_TAG = {name: re.compile(rf"</{name}(?=[{_WS}/>])", re.IGNORECASE) for name in (*_RAW_TEXT, *_RCDATA)}
+_RAW_TEXT_OR_RCDATA = frozenset((*_RAW_TEXT, *_RCDATA))
 _CHECK_EVERY = 256
 
 
@@ -148,7 +141,7 @@ class _Tokenizer:
 
     def _set_apart(self, tag: int, content: int, end: int) -> None:
         """text[content:end] moves to the contents; the start tag at `tag` gets the marker after its name."""
-        name_end = _TAG.match(self.text, tag).end(2)  # type: ignore[union-attr]  # it matched before
+        name_end = TAG.match(self.text, tag).end(2)  # type: ignore[union-attr]  # it matched before
         self.parts += [self.text[self.copied : name_end], f' {self.marker}="{len(self.contents)}"']
         self.parts.append(self.text[name_end:content])
         self.contents.append(self.text[content:end])
@@ -158,21 +151,15 @@ class _Tokenizer:
         """Read the token at `position` (a "<" the ordinary run stopped at); return where reading goes on."""
         text = self.text
         if text.startswith("<!--", position):
-            if text.startswith(("<!-->", "<!--->"), position):  # an empty comment closed abruptly
-                return text.index(">", position) + 1
-            match = _COMMENT_END.search(text, position + 4)
-            return match.end() if match else len(text)
+            return comment_end(text, position)
         if text.startswith("<![CDATA[", position) and self.foreign and self.foreign[-1] != "html":
             end = text.find("]]>", position + 9)
             return end + 3 if end >= 0 else len(text)
         if text.startswith(("<!", "<?"), position) or (
             text.startswith("</", position) and not text[position + 2 : position + 3].isalpha()
         ):
-            if text.startswith("</>", position):
-                return position + 3
-            end = text.find(">", position + 2)  # a bogus comment (or a doctype) ends at the first ">"
-            return end + 1 if end >= 0 else len(text)
-        tag = _TAG.match(text, position)
+            return bogus_comment_end(text, position)  # or a doctype
+        tag = TAG.match(text, position)
         if tag is None:  # a tag left open: browsers drop it at the end of the file
             return len(text)
         name = tag.group(2).lower()
@@ -197,7 +184,7 @@ class _Tokenizer:
         """The attributes of the start tag whose name ends at `name_end` (first of duplicates, names lowercased,
         values unquoted, character references left as written)."""
         attributes: dict[str, str] = {}
-        for match in _ATTRIBUTE.finditer(self.text, name_end, end - 1):
+        for match in ATTRIBUTE.finditer(self.text, name_end, end - 1):
             attributes.setdefault(match.group(1).lower(), (match.group(2) or "").strip("\"'"))
         return attributes
 
@@ -234,30 +221,11 @@ class _Tokenizer:
         if name == "plaintext":
             return len(self.text)
         if name == "script":
-            return self._script_data(end)
-        if name in _END_TAG:
-            match = _END_TAG[name].search(self.text, end)
+            return script_data_end(self.text, end)
+        if name in _RAW_TEXT_OR_RCDATA:
+            match = end_tag(name).search(self.text, end)
             close = match.start() if match else len(self.text)
             if name == "noscript" and not self.templates:  # a template's content is set apart whole
                 self._set_apart(position, end, close)
             return close
         return end
-
-    def _script_data(self, position: int) -> int:
-        """Past a script's text (§13.2.5.4 and the script data escaped states): after `<!--`, a `<script` hides
-        the next `</script`; `-->` ends both."""
-        escaped = double = False
-        for match in _SCRIPT_TOKEN.finditer(self.text, position):
-            token = match.group().lower()
-            if token == "<!--":
-                escaped = True
-            elif token == "-->":
-                escaped = double = False
-            elif token == "<script":
-                double = double or escaped
-            elif double:  # "</script" ends only the double-escaped part
-                double = False
-            else:
-                tag = _TAG.match(self.text, match.start())
-                return tag.end() if tag else len(self.text)
-        return len(self.text)
