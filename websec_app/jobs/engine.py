@@ -14,7 +14,10 @@ admission.
   by its own workers (`LocalQueue`), with the same tasks: scans, callbacks retried with exponential
   backoff, monitor runs, and the periodic monitor tick. Nothing outlives the process there, and neither
   do the requests waiting on it, so procrastinate's bookkeeping (its in-memory connector: job records,
-  locks, status updates, ~5 ms of CPU a report) bought nothing.
+  locks, status updates, ~5 ms of CPU a report) bought nothing. Several processes on one SQLite file
+  (`serve-api --workers 2`) each run the jobs they created: a job's row names the queue that holds it
+  (`queue_id`), and each process's ticker renews its queue's lease (`embedded_queues`), so that one
+  process's sweep of abandoned jobs leaves a live sibling's jobs alone (`queue_gone_after`).
 
 Waiting: a request registers its waiter when it submits (`submit(..., waiter=True)`), so a job cannot end
 unseen before the wait begins; its future is woken at once by a job finishing in this process, and, on a
@@ -75,6 +78,16 @@ RETRY_STALLED_CRON = "* * * * * */4"
 POLL_SECONDS = 0.2
 #: How long a load measure is reused by a process's admission before it is read again.
 LOAD_TTL_SECONDS = 0.5
+#: Embedded: at each tick of its ticker a process says its queue is alive for this many ticks more, and at
+#: least QUEUE_GONE_MIN_SECONDS (`embedded_queues.alive_until`, on the service's clock); past that, silent,
+#: it is taken for gone and another process's sweep ends the jobs it held. Several ticks and a floor, so
+#: that a tick that ran late (its work, a write waiting for SQLite's lock) is not taken for a death: a live
+#: process's jobs ended failed would be run anyway, their units given back. A lease rather than a
+#: heartbeat judged by the reader: each process says how long its own ticks may take.
+QUEUE_GONE_AFTER_TICKS = 3
+QUEUE_GONE_MIN_SECONDS = 60.0
+#: A queue gone this long is forgotten (its row deleted; forgotten is as gone).
+QUEUE_FORGOTTEN_AFTER_SECONDS = 3600.0
 
 JobHandler = Callable[[str], Awaitable[None]]
 #: The monitor tick, one monitor run, and the work before each tick; what they return is not used.
@@ -208,6 +221,9 @@ class JobEngine:
         #: The same period for the embedded ticker (`_tick_monitors`).
         self.monitor_tick_period = 60 if monitor_tick_seconds >= 60 else max(1, monitor_tick_seconds)
         self.conninfo = procrastinate_conninfo(database.url)
+        #: Embedded: this process's queue, named in the rows of the jobs it creates (`scan_jobs.queue_id`);
+        #: random, so a restarted process is a new queue. None on a shared queue (PostgreSQL).
+        self.queue_id: str | None = None if self.conninfo is not None else secrets.token_hex(16)
         self.in_process_workers = in_process_workers
         #: Embedded: the wait before a failed callback's first retry (doubled at each retry after).
         self.callback_first_retry_seconds = 2.0
@@ -226,6 +242,13 @@ class JobEngine:
         """Whether the queue is shared by processes (PostgreSQL), not this process's memory."""
         return self.conninfo is not None
 
+    @property
+    def queue_gone_after(self) -> float:
+        """Embedded: seconds (service clock) after its last tick when this process's queue is taken for gone by
+        the others, its jobs their sweep's (QUEUE_GONE_AFTER_TICKS ticks of its ticker, at least
+        QUEUE_GONE_MIN_SECONDS): the lease each tick renews (`_beat`)."""
+        return max(QUEUE_GONE_AFTER_TICKS * self.monitor_tick_period, QUEUE_GONE_MIN_SECONDS)
+
     def set_handlers(self, scan: JobHandler, callback: JobHandler, callback_given_up: JobHandler | None = None) -> None:
         """What a worker does with a job id, and how it calls a job's callback back (the use cases,
         websec_app/usecases/job_worker.py); the callback raises to be retried, and `callback_given_up` runs
@@ -243,8 +266,10 @@ class JobEngine:
         """What runs before each monitor tick (websec_app/usecases/job_worker.py).
 
         `sweep`, embedded only: end the jobs a process took with it when it stopped outright (its queue was
-        in its memory; `end_abandoned_jobs`), never one this process's queue holds (`held_jobs`). On
-        PostgreSQL the queue outlives a process and `retry_stalled` runs a dead worker's jobs again. `prune`:
+        in its memory; `end_abandoned_jobs`), never one this process's queue holds (`held_jobs`) nor one of
+        another process whose queue's lease is running (this ticker renews this process's first, `_beat`).
+        On PostgreSQL the queue outlives a process and
+        `retry_stalled` runs a dead worker's jobs again. `prune`:
         delete the ended jobs past their retention (`delete_expired_jobs`), by the embedded ticker, and on
         PostgreSQL in the monitor tick's periodic task, once per tick across the cluster. `redeliver`, by
         both: queue again the callbacks that ended jobs still owe and no queued task carries
@@ -322,8 +347,9 @@ class JobEngine:
 
     def held_jobs(self) -> frozenset[str]:
         """Embedded: the scan jobs this process's in-memory queue holds, queued or running on its workers. They
-        are live however long they wait (an async batch has no request waiting on it), so the sweep of
-        abandoned jobs leaves them alone. Empty on a shared queue: procrastinate's table holds the jobs there."""
+        are live however long they wait (an async batch has no request waiting on it), so this process's sweep
+        of abandoned jobs leaves them alone, and so does another process's while this one's ticker renews its
+        queue's lease (`_beat`). Empty on a shared queue: procrastinate's table holds the jobs there."""
         parts = self._parts
         return frozenset(parts.unended) if parts is not None else frozenset()
 
@@ -346,16 +372,34 @@ class JobEngine:
         if self._monitor_run is not None:
             await self._monitor_run(run_id)
 
+    async def _beat(self) -> None:
+        """Embedded: renew this process's queue's lease (`embedded_queues`: alive for `queue_gone_after` more),
+        so that the other processes on the database leave the jobs it holds alone; and forget the queues
+        long gone."""
+        from datetime import timedelta
+
+        from websec_app.store.scan_jobs import queue_alive
+
+        if self.queue_id is not None:
+            now = self.service_now()
+            alive_until = now + timedelta(seconds=self.queue_gone_after)
+            forget_before = now - timedelta(seconds=QUEUE_FORGOTTEN_AFTER_SECONDS)
+            await self._db(queue_alive, self.queue_id, alive_until, forget_before)
+
     async def _each_tick(self, *, embedded: bool) -> None:
-        """What each monitor tick runs, each step's failure logged (the next tick tries again): embedded, the
-        sweep of abandoned jobs first; then the deletion of expired jobs, then the monitor tick."""
+        """What each monitor tick runs, each step's failure logged (the next tick tries again): embedded, this
+        queue's lease, then the sweep of abandoned jobs; then the deletion of expired jobs, the
+        redelivery of owed callbacks, and the monitor tick."""
         steps = [
             ("the deletion of expired scan jobs", self._prune),
             ("the redelivery of owed callbacks", self._redeliver),
             ("the monitor tick", self._tick),
         ]
         if embedded:
-            steps.insert(0, ("the sweep of abandoned scan jobs", self._sweep))
+            steps[:0] = [
+                ("the lease of this process's queue", self._beat),
+                ("the sweep of abandoned scan jobs", self._sweep),
+            ]
         for what, step in steps:
             try:
                 if step is not None:
@@ -416,7 +460,8 @@ class JobEngine:
         Their tasks are cancelled. On PostgreSQL procrastinate then stops fetching, lets the running scans
         end (a scan is bounded) and unregisters. Embedded, the running scans are cancelled, and every job
         this process queued that is still open is ended failed with its unit given back (SERVER_STOPPED):
-        its queue goes with the process, and no other process would ever run it.
+        its queue goes with the process, and no other process would ever run it. Its lease goes then
+        (`queue_gone`): a job of this queue still open is any sweep's after a wait budget.
 
         Ended, the tasks also end the thread-pool threads they started: anyio ends a worker thread when
         the task that started it ends, and a thread left waiting kept the process from exiting, so
@@ -437,6 +482,13 @@ class JobEngine:
             log.warning("stopped with %d scan job(s) open: ended failed, their units given back", ended)
             for job_id in stopped:  # a request still waiting answers with that end
                 self._wake(job_id)
+        if parts.local is not None and self.queue_id is not None:
+            from websec_app.store.scan_jobs import queue_gone
+
+            try:
+                await self._db(queue_gone, self.queue_id)
+            except Exception:  # noqa: BLE001 - silent from now on, it is taken for gone after queue_gone_after
+                log.exception("could not unregister the queue of this process")
         self._parts = None
         if parts.app is not None and parts.opened is not None and parts.opened.done() and not parts.opened.cancelled():
             await parts.app.close_async()

@@ -402,6 +402,23 @@ class ScanJob(StoreModel, table=True):
     #: is queued again, cleared when the receiver took it (2xx) or its attempts were used up: while set, the
     #: callback is still owed (store/scan_jobs.py `callbacks_owed`).
     callback_owed_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    #: Embedded (SQLite): the in-memory queue of the process that created the job and holds it
+    #: (`JobEngine.queue_id`, migration 0016). The sweep of abandoned jobs leaves the job to that process
+    #: while its queue is alive (`EmbeddedQueue`). None on PostgreSQL, whose queue is a shared table.
+    queue_id: str | None = Field(default=None, max_length=32)
+
+
+class EmbeddedQueue(StoreModel, table=True):
+    """Embedded (SQLite): a process's in-memory job queue, and until when it is to be taken for alive: its
+    ticker moves that on at each tick (`JobEngine.queue_gone_after` past the tick, on the service's clock).
+    Several processes on one SQLite file (`serve-api --workers 2`) each sweep the jobs a stopped process
+    left open; a job of a queue still alive is that process's to run (websec_app/usecases/job_worker.py
+    `end_abandoned_jobs`)."""
+
+    __tablename__ = "embedded_queues"
+
+    id: str = Field(primary_key=True, max_length=32)
+    alive_until: datetime = Field(sa_column=_utc())
 
 
 class ScanWorker(StoreModel, table=True):

@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, or_
 from sqlmodel import Session, col, delete, select, update
 
 from ._sql import insert_ignoring_conflicts
-from .models import JOB_DONE, JOB_FAILED, JOB_QUEUED, JOB_RUNNING, ScanJob, ScanWorker
+from .models import JOB_DONE, JOB_FAILED, JOB_QUEUED, JOB_RUNNING, EmbeddedQueue, ScanJob, ScanWorker
 from .quotas import Reservation, refund
 from .tokens import Claim, release_scan_token
 
@@ -55,10 +55,12 @@ def new_job(
     claim: Claim | None = None,
     options: Mapping[str, Any] | None = None,
     job_id: str | None = None,
+    queue_id: str | None = None,
     **who: Any,
 ) -> ScanJob:
     """A queued job holding `reservation` (or the one-time token of `claim`), not yet in any session:
-    `add_job` inserts it, and so does store.hot_rows.scan_jobs with its reservation."""
+    `add_job` inserts it, and so does store.hot_rows.scan_jobs with its reservation. `queue_id`, embedded:
+    the in-memory queue of the process that creates the job and will hold it (`JobEngine.queue_id`)."""
     return ScanJob(
         id=job_id or new_job_id(),
         kind=kind,
@@ -67,6 +69,7 @@ def new_job(
         scan_token_id=claim.token_id if claim is not None else None,
         options=dict(options or {}),
         created_at=now,
+        queue_id=queue_id,
         **who,
     )
 
@@ -225,10 +228,36 @@ def end_failed(
     )
 
 
-def open_jobs_created_before(session: Session, cutoff: datetime) -> list[str]:
-    """The jobs still queued or running that were created before `cutoff` (by the status index)."""
-    query = select(ScanJob.id).where(col(ScanJob.status).in_(_OPEN), col(ScanJob.created_at) < cutoff)
+def open_jobs_left_behind(session: Session, cutoff: datetime, now: datetime, this_queue: str | None) -> list[str]:
+    """The jobs still queued or running that were created before `cutoff` (by the status index) that no
+    other live process's queue holds: queued in no embedded queue, in `this_queue` (the caller leaves out
+    those it still holds), or in a queue whose process has not renewed its lease (`queue_alive`) past `now`:
+    it stopped (a queue never heard of, or forgotten, is as gone)."""
+    alive_elsewhere = select(EmbeddedQueue.id).where(
+        col(EmbeddedQueue.alive_until) >= now, col(EmbeddedQueue.id) != this_queue
+    )
+    queue = col(ScanJob.queue_id)
+    query = select(ScanJob.id).where(
+        col(ScanJob.status).in_(_OPEN),
+        col(ScanJob.created_at) < cutoff,
+        or_(queue.is_(None), queue.not_in(alive_elsewhere)),
+    )
     return list(session.exec(query).all())
+
+
+def queue_alive(session: Session, queue_id: str, alive_until: datetime, forget_before: datetime) -> None:
+    """Say this process's embedded queue is to be taken for alive until `alive_until` (registers it the first
+    time), and forget the queues gone since before `forget_before` (long stopped: forgotten is as gone)."""
+    insert_ignoring_conflicts(session, EmbeddedQueue, {"id": queue_id, "alive_until": alive_until})
+    session.exec(update(EmbeddedQueue).where(col(EmbeddedQueue.id) == queue_id).values(alive_until=alive_until))
+    session.exec(delete(EmbeddedQueue).where(col(EmbeddedQueue.alive_until) < forget_before))
+    session.commit()
+
+
+def queue_gone(session: Session, queue_id: str) -> None:
+    """This process's embedded queue stopped (the jobs it held were ended first)."""
+    session.exec(delete(EmbeddedQueue).where(col(EmbeddedQueue.id) == queue_id))
+    session.commit()
 
 
 def delete_ended_jobs_created_before(session: Session, cutoff: datetime, limit: int) -> int:
@@ -330,7 +359,9 @@ __all__ = [
     "new_job",
     "new_job_id",
     "note_kept_report",
-    "open_jobs_created_before",
+    "open_jobs_left_behind",
+    "queue_alive",
+    "queue_gone",
     "settle_callback",
     "owes_callback",
     "take_owed_callback",

@@ -43,7 +43,7 @@ from websec_app.store.scan_jobs import (
     finish_done,
     finish_failed,
     note_kept_report,
-    open_jobs_created_before,
+    open_jobs_left_behind,
     owes_callback,
     settle_callback,
     take_owed_callback,
@@ -245,15 +245,18 @@ async def redeliver_owed_callbacks(runtime: Runtime) -> int:
 
 async def end_abandoned_jobs(runtime: Runtime) -> int:
     """Embedded (SQLite): end failed, units given back, the jobs still open a wait budget after they were
-    created that this process's queue does not hold (`JobEngine.held_jobs`). Those were lost with a process
-    stopped outright, whose queue was in its memory (or their task here raised with the row open): no process
-    will run them, and by then every request has given up on its job. A job this process holds is live
-    however old: an async batch's jobs wait their turn with no request waiting on them, and its queue can
-    rightly hold them longer than a wait budget (admission measures the expected wait, it does not bound
+    created that no live process's queue holds: not this process's (`JobEngine.held_jobs`), and not another
+    process's on the same database whose ticker renewed its queue's lease lately (`JobEngine.queue_gone_after`;
+    the queue that holds a job is named in its row). Those were lost with a
+    process stopped outright, whose queue was in its memory (or their task here raised with the row open):
+    no process will run them, and by then every request has given up on its job. A job a live process holds
+    is live however old: an async batch's jobs wait their turn with no request waiting on them, and a queue
+    can rightly hold them longer than a wait budget (admission measures the expected wait, it does not bound
     it). The wait budget still keeps the sweep off a job whose row is committed and not yet queued. Returns
     how many it ended."""
-    cutoff = runtime.now() - timedelta(seconds=wait_budget(runtime))
-    old = await runtime.db(open_jobs_created_before, cutoff)
+    now = runtime.now()
+    cutoff = now - timedelta(seconds=wait_budget(runtime))
+    old = await runtime.db(open_jobs_left_behind, cutoff, now, runtime.jobs.queue_id)
     held = runtime.jobs.held_jobs()  # read after the rows: a job queued meanwhile is in it
     abandoned = [job_id for job_id in old if job_id not in held]
     if not abandoned:

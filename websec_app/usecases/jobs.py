@@ -246,21 +246,35 @@ async def _reserve_free(
 ) -> ScanJob:
     """The free unit and the job row holding it, in one transaction of prebuilt statements
     (store/hot_rows/scan_jobs.py); FreeQuotaUsed when today's allowance is used up."""
-    job = new_job(kind=SCAN_FREE, url=url, now=now, options=options, client=client)
+    job = new_job(kind=SCAN_FREE, url=url, now=now, options=options, client=client, queue_id=runtime.jobs.queue_id)
     if await runtime.db_engine(reserve_free_job, job, client, now, limit) is None:
         raise FreeQuotaUsed(limit, day_resets_at(now))
     return job
 
 
 def _claim_token(
-    session: Session, url: str, token: str, now: datetime, options: dict[str, Any] | None = None
+    session: Session,
+    url: str,
+    token: str,
+    now: datetime,
+    options: dict[str, Any] | None = None,
+    *,
+    queue_id: str | None = None,
 ) -> ScanJob:
     claim = claim_scan_token(session, token, now, commit=False)  # committed with its job, by add_job
-    return add_job(session, new_job(kind=SCAN_ONE_TIME, url=url, now=now, claim=claim, options=options))
+    job = new_job(kind=SCAN_ONE_TIME, url=url, now=now, claim=claim, options=options, queue_id=queue_id)
+    return add_job(session, job)
 
 
 def _reserve_month(
-    session: Session, kind: str, url: str, subscriber: Subscriber, now: datetime, options: dict[str, Any]
+    session: Session,
+    kind: str,
+    url: str,
+    subscriber: Subscriber,
+    now: datetime,
+    options: dict[str, Any],
+    *,
+    queue_id: str | None = None,
 ) -> ScanJob:
     reservation = reserve_monthly_scan(
         session, subscriber.subscription_id, now, subscriber.monthly_limit, commit=False
@@ -275,6 +289,7 @@ def _reserve_month(
         options=options,
         subscription_id=subscriber.subscription_id,
         api_key_id=subscriber.key_id,
+        queue_id=queue_id,
     )
     return add_job(session, job)
 
@@ -347,7 +362,11 @@ async def token_scan(
     Raises ScanError, ScannerBusy or store.TokenRejected."""
     parse_target(url)
     row = await _as_job(
-        runtime, lambda: runtime.db(_claim_token, url, token.strip(), runtime.now(), _options(keep)), progress=progress
+        runtime,
+        lambda: runtime.db(
+            _claim_token, url, token.strip(), runtime.now(), _options(keep), queue_id=runtime.jobs.queue_id
+        ),
+        progress=progress,
     )
     return _scanned(row)
 
@@ -367,7 +386,9 @@ async def pro_scan(
     parse_target(url)
     row = await _as_job(
         runtime,
-        lambda: runtime.db(_reserve_month, SCAN_PRO, url, subscriber, runtime.now(), _options(keep)),
+        lambda: runtime.db(
+            _reserve_month, SCAN_PRO, url, subscriber, runtime.now(), _options(keep), queue_id=runtime.jobs.queue_id
+        ),
         place=place,
         progress=progress,
     )
@@ -391,7 +412,9 @@ async def pro_pdf(
     options = _options(keep, client_name=name)
     row = await _as_job(
         runtime,
-        lambda: runtime.db(_reserve_month, SCAN_PDF, url, subscriber, runtime.now(), options),
+        lambda: runtime.db(
+            _reserve_month, SCAN_PDF, url, subscriber, runtime.now(), options, queue_id=runtime.jobs.queue_id
+        ),
         place=place,
         progress=progress,
     )
@@ -406,25 +429,32 @@ async def compliance_scan(runtime: Runtime, url: str, progress: Progress) -> dic
     parse_target(url)
     row = await _as_job(
         runtime,
-        lambda: runtime.db(_create_compliance_job, url, runtime.now()),
+        lambda: runtime.db(_create_compliance_job, url, runtime.now(), runtime.jobs.queue_id),
         progress=progress,
         tell_first_step=False,
     )
     return _scanned(row).body
 
 
-def _create_compliance_job(session: Session, url: str, now: datetime) -> ScanJob:
-    return add_job(session, new_job(kind=SCAN_COMPLIANCE, url=url, now=now))
+def _create_compliance_job(session: Session, url: str, now: datetime, queue_id: str | None) -> ScanJob:
+    return add_job(session, new_job(kind=SCAN_COMPLIANCE, url=url, now=now, queue_id=queue_id))
 
 
 # --- async and batch scans -----------------------------------------------------------------------------
 
 
 def _reserve_batch(
-    session: Session, urls: Sequence[str], subscriber: Subscriber, now: datetime, options: dict[str, Any]
+    session: Session,
+    urls: Sequence[str],
+    subscriber: Subscriber,
+    now: datetime,
+    options: dict[str, Any],
+    *,
+    queue_id: str | None = None,
 ) -> tuple[list[str], int]:
     """All the batch's units, or none (BatchQuotaUsed with what is left); one job per URL, committed with the
-    units in one transaction (a crash in between would have kept units no job holds)."""
+    units in one transaction (a crash in between would have kept units no job holds). `queue_id`: the queue
+    that will hold them (embedded, this process's: `JobEngine.queue_id`)."""
     taken = reserve_monthly_scans(
         session, subscriber.subscription_id, now, subscriber.monthly_limit, len(urls), commit=False
     )
@@ -441,6 +471,7 @@ def _reserve_batch(
             options=options,
             subscription_id=subscriber.subscription_id,
             api_key_id=subscriber.key_id,
+            queue_id=queue_id,
         )
         session.add(job)
         ids.append(job.id)
@@ -473,8 +504,10 @@ async def submit_scans(
         await checked_address(callback_url, runtime.settings)
     await admit(runtime, len(urls))
     options = {"callback_url": callback_url} if callback_url else {}
-    ids, remaining = await runtime.db(_reserve_batch, list(urls), subscriber, runtime.now(), options)
     engine = runtime.jobs
+    ids, remaining = await runtime.db(
+        _reserve_batch, list(urls), subscriber, runtime.now(), options, queue_id=engine.queue_id
+    )
     for job_id in ids:
         try:
             await engine.submit(job_id)
