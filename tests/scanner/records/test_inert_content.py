@@ -78,6 +78,18 @@ def test_a_page_without_noscript_or_template_is_handed_on_as_it_is() -> None:
     assert set_apart(text, "m", 1.0).text is text
 
 
+def test_a_form_opened_while_another_is_is_marked_dropped() -> None:
+    # Given forms nested, after a </form>, inside a template (whose content is apart), and in SVG
+    text = "<form a><form b></form><form c><template><form d></template><svg><form e></svg><FORM f>"
+    # Then only those HTML ignores carry the marker: the form element pointer is set by c, not unset in the template
+    found = set_apart(text, "m", 1.0)
+    assert found.text == (
+        '<form a><form m="dropped" b></form><form c><template m="0"></template><svg><form e></svg><FORM m="dropped" f>'
+    )
+    # And a page with a single form is handed on as it is
+    assert set_apart("<form a><p>x</p></form>", "m", 1.0).text == "<form a><p>x</p></form>"
+
+
 def test_past_its_cpu_time_the_rest_is_left_as_it_was() -> None:
     # Given 100,000 comments after a noscript, and no time at all
     text = "<noscript>a</noscript>" + "<!---->" * 100_000 + "<noscript>b</noscript>"

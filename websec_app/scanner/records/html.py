@@ -17,6 +17,10 @@ busy past 180 s). Now:
 - `Budget` bounds the bytes read, the elements examined, the nesting depth descended and the CPU
   time of the walk. Past one, the walk stops (or skips the too-deep subtree) and `HtmlPage.exhausted`
   names it: checks use what was read and report `page.analysis_limited`.
+- where libxml2's tree is not HTML's, the walk keeps what browsers build: no `<form>` opened inside another
+  (records/inert_content.py marks it), no `<frame>` outside a `<frameset>` standing for the body, `<image>`
+  as `<img>`; SVG and MathML elements named like HTML ones fetch nothing (`raw_resources`). A `<select>`
+  needs nothing: Chromium 156 keeps its content (customizable select), as libxml2 does;
 - the bytes are decoded in the encoding Chromium picks for them (records/html_encoding.py): a byte order
   mark, the Content-Type charset, an XML declaration, a `<meta charset>` found as Blink's prescan finds
   it, else windows-1252;
@@ -53,7 +57,7 @@ from lxml import etree
 from ..snapshot import HttpResponse
 from .html_encoding import decode_page
 from .html_tokens import ascii_lower
-from .inert_content import integration_point, set_apart
+from .inert_content import DROPPED_FORM, integration_point, set_apart
 
 __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_element", "base_url",
@@ -77,7 +81,7 @@ _SNIFFED_BYTES = 512  # Chromium's SniffForHTML reads no further
 #: The elements checks read (page.py: everything that loads or posts; headers.py, fingerprint.py: <meta>).
 KEPT = frozenset(
     {
-        "audio", "base", "button", "embed", "form", "frame", "iframe", "img", "input", "link", "meta",
+        "audio", "base", "button", "embed", "form", "frame", "iframe", "image", "img", "input", "link", "meta",
         "object", "script", "source", "style", "track", "video",
     }
 )  # fmt: skip
@@ -234,6 +238,8 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             continue
         depth += 1
         namespace = name if name in _FOREIGN else spaces[-1] if spaces else ""
+        if name == "image" and not namespace:  # §13.2.6.4.7: the parser makes an <image> start tag an <img>
+            name = "img"
         hiding.append(name in _INERT and not namespace)
         inert += hiding[-1]
         spaces.append("" if integration_point(namespace, name, node.get("encoding")) else namespace)
@@ -253,7 +259,7 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
                 exhausted.append("depth")
             walk.skip_subtree()  # its "end" event still comes and restores the counters
             continue
-        if name in KEPT:
+        if name in KEPT and not _dropped(name, node.get(marker), parent, body_begun):
             text = (node.text or "") if name in _TEXT_KEPT else None
             if text and spaces[-1]:  # linear in the text, which the byte budget bounds
                 text = _foreign_text(text)
@@ -272,6 +278,16 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             ):
                 handlers += 1
     return HtmlPage(tuple(kept), examined, tuple(exhausted), budget, tuple(styles), style_count, handlers)
+
+
+def _dropped(name: str, marker_value: str | None, parent: str, body_begun: bool) -> bool:
+    """Whether browsers drop an element libxml2 keeps: a `<form>` opened while another is (the "form element
+    pointer", found by records/inert_content.py), or a `<frame>` outside a `<frameset>` that replaced the body
+    (§13.2.6.4.7: "in body" ignores a frame, and a frameset once `<body>` or its content came: "frameset-ok"; only
+    "in frameset" inserts a frame). Their contents stay: a nested form's inputs are the outer one's."""
+    if name == "form":
+        return marker_value == DROPPED_FORM
+    return name == "frame" and (parent != "frameset" or body_begun)
 
 
 def _foreign_text(raw: str) -> str:
@@ -452,7 +468,12 @@ def _fetches_stylesheet(tag: Element) -> bool:
 
 
 def raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
-    """(attribute value, resource kind, element) for everything the page loads or posts to."""
+    """(attribute value, resource kind, element) for everything the page loads or posts to.
+
+    In SVG and MathML only a script and an SVG `<image>` fetch (by `href`, or `xlink:href` without it: SVG 2
+    §5.9.1, §16.2): `<svg><iframe src>` or `<svg><form action>` are elements of another namespace, which
+    Chromium 156 neither loads nor submits. Its preload scanner does request `<svg><link rel=stylesheet>`, but
+    the sheet is never applied (no `document.styleSheets` entry), so it is not listed either."""
     for tag in page.elements:
         if tag.inert:
             continue
@@ -460,6 +481,9 @@ def raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
         if name == "script":
             if (src := _script_src(tag)) is not None:
                 yield src, "script", tag
+        elif tag.namespace:
+            if name == "image" and tag.namespace == "svg" and (href := tag.get("href", tag.get("xlink:href"))):
+                yield href, "image", tag
         elif name == "link" and tag.get("href") is not None:
             rel = link_rel(tag)
             if "stylesheet" in rel:
@@ -573,9 +597,15 @@ def base_element(page: HtmlPage) -> Element | None:
     """The `<base href>` that sets the base URL (see `base_url`). What the page fetched before it was resolved
     against the document's URL: HTML §4.2.3 sets the base when the element is inserted, and a `<script>` or
     `<img>` parsed earlier has already been fetched (Chromium 156 loads `<script src=app.js>` placed before
-    `<base href=http://...>` from the page's own origin). A form's action is resolved when it is submitted."""
+    `<base href=http://...>` from the page's own origin). A form's action is resolved when it is submitted. An
+    SVG `<base>` is no base element."""
     return next(
-        (tag for tag in page.elements if tag.name == "base" and tag.get("href") is not None and not tag.inert), None
+        (
+            tag
+            for tag in page.elements
+            if tag.name == "base" and tag.get("href") is not None and not tag.inert and not tag.namespace
+        ),
+        None,
     )
 
 

@@ -16,7 +16,13 @@ Foreign content is followed as far as a tokenizer can: `<svg>`/`<math>` open it,
 breakout tag (§13.2.6.5; `<font>` only with color, face or size) and an integration point (`integration_point`)
 leave it. libxml2 knows no foreign content and keeps a breakout tag, and all that follows, inside the `<svg>`;
 so where browsers pop the foreign elements the tokenizer writes their end tags (`</svg>`, `</math>`) into the
-text libxml2 parses, and records/html.py sees the elements after it as HTML, as browsers do. Runs of ordinary
+text libxml2 parses, and records/html.py sees the elements after it as HTML, as browsers do.
+
+It also follows HTML's "form element pointer" (§13.2.6.4.7): a `<form>` start tag while it is set (from a `<form>`
+outside `<template>` until a `</form>` outside one, wherever the first form was closed) is ignored by browsers,
+libxml2 nests a second form; such a start tag gets the marker valued DROPPED_FORM, and records/html.py keeps no
+such form (its inputs stay). A page with no `<noscript>`, `<template>`, `<svg>`, `<math>` and at most one `<form>`
+is handed on as it is. Runs of ordinary
 tags are skipped by one regular expression; the Python loop runs once per special token, with a CPU time check
 every 256 of them. Where a tag, a comment or a script's text ends is records/html_tokens.py's, shared with the
 `<meta charset>` prescan.
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 
 from .html_tokens import ATTRIBUTE, ATTRIBUTES, NAME, TAG, WS, bogus_comment_end, comment_end, end_tag, script_data_end
 
-__all__ = ["InertContents", "integration_point", "set_apart"]
+__all__ = ["DROPPED_FORM", "InertContents", "integration_point", "set_apart"]
 
 _RAW_TEXT = ("script", "style", "xmp", "iframe", "noembed", "noframes", "noscript")
 _RCDATA = ("textarea", "title")
@@ -47,7 +53,7 @@ _INTEGRATION = ("foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext
 _SVG_INTEGRATION = frozenset({"foreignobject", "desc", "title"})
 _MATHML_TEXT_INTEGRATION = frozenset({"mi", "mo", "mn", "ms", "mtext"})
 _HTML_ENCODINGS = (b"text/html", b"application/xhtml+xml")
-_HTML_SPECIAL = (*_RAW_TEXT, *_RCDATA, "plaintext", "template", "svg", "math")
+_HTML_SPECIAL = (*_RAW_TEXT, *_RCDATA, "plaintext", "template", "svg", "math", "form")
 
 
 def _ordinary(special_starts: tuple[str, ...], special_ends: tuple[str, ...]) -> re.Pattern[str]:
@@ -60,10 +66,14 @@ def _ordinary(special_starts: tuple[str, ...], special_ends: tuple[str, ...]) ->
     return re.compile(rf"(?:[^<]++|<(?![A-Za-z/!?])|{ordinary_tag})*+")
 
 
-#: Per context: HTML, HTML inside an integration point, foreign content.
-_ORDINARY_HTML = _ordinary(_HTML_SPECIAL, ("template",))
-_ORDINARY_INTEGRATION = _ordinary(_HTML_SPECIAL, ("template", "svg", "math", *_INTEGRATION))
-_ORDINARY_FOREIGN = _ordinary((*_BREAKOUT, *_INTEGRATION, "svg", "math"), ("template", "svg", "math"))
+#: Per context: HTML, HTML inside an integration point, foreign content. `</form>` counts in all three: in foreign
+#: content an end tag no open foreign element has is processed as HTML (§13.2.6.5, "any other end tag").
+_ORDINARY_HTML = _ordinary(_HTML_SPECIAL, ("template", "form"))
+_ORDINARY_INTEGRATION = _ordinary(_HTML_SPECIAL, ("template", "svg", "math", "form", *_INTEGRATION))
+_ORDINARY_FOREIGN = _ordinary((*_BREAKOUT, *_INTEGRATION, "svg", "math"), ("template", "svg", "math", "form"))
+#: A page with one of these, or more than one <form>, needs the tokenizer.
+_NEEDS_TOKENIZER = re.compile(r"<(?i:noscript|template|svg|math)")
+_FORM = re.compile(rf"<(?i:form)(?=[{WS}/>])")
 _RAW_TEXT_OR_RCDATA = frozenset((*_RAW_TEXT, *_RCDATA))
 _CHECK_EVERY = 256
 
@@ -71,8 +81,8 @@ _CHECK_EVERY = 256
 @dataclass(frozen=True)
 class InertContents:
     """`text` with each `<noscript>`/`<template>` content removed and its start tag given `marker`="<index>";
-    `contents[index]` is what was removed. `complete` is False when the CPU time ran out: the rest of the text
-    was left as it was."""
+    `contents[index]` is what was removed. A `<form>` start tag browsers ignore (`DROPPED_FORM`) is given
+    `marker`="dropped". `complete` is False when the CPU time ran out: the rest of the text was left as it was."""
 
     text: str
     contents: tuple[str, ...] = ()
@@ -92,10 +102,15 @@ def integration_point(namespace: str, name: str, encoding: str | None) -> bool:
     return False
 
 
+#: The value of the marker attribute on a `<form>` start tag that browsers ignore.
+DROPPED_FORM = "dropped"
+
+
 def set_apart(text: str, marker: str, max_cpu_seconds: float) -> InertContents:
-    """The page's `<noscript>` and `<template>` contents set apart, and foreign content closed where browsers
-    leave it (see the module's docstring)."""
-    if not re.search(r"<(?i:noscript|template|svg|math)", text):
+    """The page's `<noscript>` and `<template>` contents set apart, foreign content closed where browsers leave
+    it, and the `<form>` start tags they ignore marked (see the module's docstring)."""
+    forms = _FORM.finditer(text)
+    if not _NEEDS_TOKENIZER.search(text) and (next(forms, None) is None or next(forms, None) is None):
         return InertContents(text)  # the usual page: nothing to do, nothing spent
     return _Tokenizer(text, marker, max_cpu_seconds).run()
 
@@ -111,6 +126,7 @@ class _Tokenizer:
         self.foreign: list[str] = []  # open <svg>/<math>, and "html" for an integration point open in them
         self.templates = 0  # <template> elements open
         self.template_tag = self.template_content = 0  # where the outermost one's start tag and content begin
+        self.form_pointer = False  # HTML's "form element pointer" is set: a <form> start tag is ignored
 
     def run(self) -> InertContents:
         text, position, steps = self.text, 0, 0
@@ -138,6 +154,11 @@ class _Tokenizer:
         closes them there, as browsers pop them at a breakout tag."""
         self.parts += [self.text[self.copied : position], "".join(f"</{name}>" for name in names)]
         self.copied = position
+
+    def _mark_dropped(self, name_end: int) -> None:
+        """The start tag whose name ends at `name_end` gets the marker attribute, valued DROPPED_FORM."""
+        self.parts += [self.text[self.copied : name_end], f' {self.marker}="{DROPPED_FORM}"']
+        self.copied = name_end
 
     def _set_apart(self, tag: int, content: int, end: int) -> None:
         """text[content:end] moves to the contents; the start tag at `tag` gets the marker after its name."""
@@ -169,7 +190,13 @@ class _Tokenizer:
         return self._start_tag(name, position, tag.end(2), tag.end())
 
     def _end_tag(self, name: str, position: int) -> None:
-        if name == "template":  # it pops up to its template, in foreign content too (§13.2.6.5, any other end tag)
+        if name == "form":  # §13.2.6.4.7 "An end tag whose tag name is form": outside a template, the pointer is
+            if not self.templates:  # unset and the form, in scope, popped with the foreign elements open in it
+                if self.form_pointer and self.foreign and "html" not in self.foreign:
+                    self._close_before(position, self.foreign[::-1])
+                    self.foreign.clear()
+                self.form_pointer = False
+        elif name == "template":  # it pops up to its template, in foreign content too (§13.2.6.5, any other end tag)
             if self.templates == 1:
                 self._set_apart(self.template_tag, self.template_content, position)
             self.templates = max(self.templates - 1, 0)
@@ -212,6 +239,12 @@ class _Tokenizer:
         if name in ("svg", "math"):
             if not self.text.startswith("/>", end - 2):
                 self.foreign.append(name)
+            return end
+        if name == "form":  # §13.2.6.4.7: ignored while the form element pointer is set, outside a template
+            if not self.templates:
+                if self.form_pointer:
+                    self._mark_dropped(name_end)
+                self.form_pointer = True
             return end
         if name == "template":
             self.templates += 1

@@ -1,0 +1,160 @@
+"""Page analysis keeps the elements Chromium 156 builds, where libxml2's tree differs from HTML's: what a
+`<select>` holds (Chromium's customizable select keeps it, as libxml2 does), a `<form>` opened inside another
+(ignored: the "form element pointer", records/inert_content.py), `<image>` (an `<img>`), `<frame>` outside
+`<frameset>` (dropped), and SVG elements named like HTML ones (`<svg><iframe>` loads nothing).
+
+Given one fixture HTTPS site answering under one name per case, each name serving the case's markup in a page,
+when headless Chromium (Debian's, through Playwright) loads it, then the elements page analysis keeps (records/html
+KEPT, outside <template> and <noscript>) are the ones in Chromium's document, in order, with their namespace and
+URL; and what Chromium fetched is what raw_resources lists. Sync Playwright must not run inside the test's event
+loop, so the tests are synchronous.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.factories import make_snapshot
+from tests.fixtures.pki import Pki
+from tests.fixtures.sites import Behaviour, Response, SiteFactory, html
+from tests.scanner.browser import pages_in_chromium
+from websec_app.scanner.records.html import KEPT, Element, base_url, join_url, parse_page, raw_resources
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -r requirements-dev.txt")
+
+pytestmark = pytest.mark.browser
+
+#: case -> markup in <body>. Each element's URL attribute tells it from the others.
+TREES: dict[str, str] = {
+    # <select>: Chromium 156 keeps its content (customizable select), closes it at <input> or another <select>
+    "script in select": '<select><script src="/s"></script></select>',
+    "iframe and img in select": '<select><iframe src="/f"></iframe><img src="/i"></select>',
+    "form and button in select": '<select><form action="/a"><button formaction="/b">go</button></form></select>',
+    "input closes the select": '<select><input formaction="/a" type=submit><img src="/i"></select>',
+    "textarea in select": '<select><textarea><img src="/t"></textarea><img src="/i"></select>',
+    "select in select": '<select><option><select><img src="/i"></select>',
+    "meta in select": '<select><meta http-equiv="Content-Security-Policy" content="img-src none"></select>',
+    "template and noscript in select": '<select><template><img src="/t"></template><noscript><img src="/n">',
+    "table in select": '<select><table><tr><td><script src="/s"></script><form action="/a"></form></table>',
+    "select in a table cell": '<table><tr><td><select><option><img src="/i"><td><script src="/s"></script></table>',
+    "option content": '<select><optgroup><option><img src="/i"><link rel=stylesheet href="/l"></optgroup>',
+    "svg in select": '<select><svg><script href="/s"></script><foreignObject><iframe src="/f"></iframe>',
+    "select left open": '<select><option>a<p><script src="/s"></script>',
+    # A <form> inside another is ignored, however it got there, until a </form> outside <template>
+    "form in form": '<form action="/a"><form action="/b"></form></form><form action="/c"></form>',
+    "form in select in form": '<form action="/a"><select><form action="/b"></form></select></form>',
+    "form after a div closed the first": '<div><form action="/a"></div><form action="/b">',
+    "form in a table": '<table><form action="/a"><tr><td><form action="/b"></td></tr></table>',
+    "form in MathML text": '<form action="/a"><math><mi><form action="/b"></mi></math></form>',
+    "</form> inside <template>": '<form action="/a"><template></form></template><form action="/b">',
+    "form after a template's form": '<template><form action="/a"></template><form action="/b"><form action="/c">',
+    "</form> inside <svg>": '<form action="/a"><svg></form></svg><form action="/b">',
+    "a dropped form's button": '<form action="/a"><form action="/b"><button formaction="/c">x</button></form>',
+    "FORM in capitals": '<FORM action="/a"><Form action="/b">',
+    "form in svg": '<form action="/a"></form><svg><form action="/b"></form></svg>',
+    # <image> is an <img>; <frame> needs a <frameset>
+    "image": '<image src="/i">',
+    "frame outside frameset": '<frame src="/f">',
+    "frameset after body content": '<p>x</p><frameset><frame src="/f"></frameset>',
+    "frameset for the body": '</head><frameset><frame src="/f"></frameset>',
+}
+URL_ATTRIBUTES = ("action", "formaction", "src", "href", "data")
+DESCRIBE_IN_CHROMIUM = """JSON.stringify([...document.querySelectorAll('*')]
+  .filter(e => KEPT.includes(e.localName))
+  .map(e => [e.localName, e.namespaceURI.split('/').pop(),
+             URLS.map(a => e.getAttribute(a)).find(v => v !== null) || '',
+             e.localName === 'meta' ? !e.closest('head') : null]))"""
+NAMESPACES = {"xhtml": "", "svg": "svg", "MathML": "math"}
+
+
+def described(element: Element) -> list[object]:
+    url = next((element.get(a) for a in URL_ATTRIBUTES if element.get(a) is not None), "")
+    return [element.name, element.namespace, url, element.in_body if element.name == "meta" else None]
+
+
+def body(markup: str) -> str:
+    if markup.startswith("</head>"):  # a document with no <body>: a <frameset> stands for it
+        return f"<!DOCTYPE html><html><head>{markup}</html>"
+    return f"<!DOCTYPE html><html><head></head><body>{markup}</body></html>"
+
+
+def test_page_analysis_keeps_the_elements_chromium_builds(site_factory: SiteFactory, pki: Pki) -> None:
+    # Given one name per case, each serving the case's markup
+    names = {site_factory.unique_host("tree"): case for case in TREES}
+
+    def page(name: str) -> Behaviour:
+        return html(body(TREES[names[name]]))
+
+    # When Chromium loads each and lists the elements of its document that page analysis keeps
+    evaluate = DESCRIBE_IN_CHROMIUM.replace("KEPT", json.dumps(sorted(KEPT))).replace(
+        "URLS", json.dumps(URL_ATTRIBUTES)
+    )
+    seen, _ = pages_in_chromium(site_factory, pki, names, page, {}, evaluate=evaluate)
+
+    # Then page analysis keeps those, in that order
+    built = {
+        case: [[name, NAMESPACES[space], url, in_body] for name, space, url, in_body in json.loads(elements)]
+        for case, elements in seen.items()
+    }
+    kept = {}
+    for case, markup in TREES.items():
+        parsed = parse_page(make_snapshot(body=body(markup)).final)
+        kept[case] = [described(element) for element in parsed.elements if not element.inert]
+    assert kept == built
+
+
+#: case -> (markup loading {url}, whether Chromium 156 fetches it).
+FETCHES: dict[str, tuple[str, bool]] = {
+    "image": ('<image src="{url}">', True),
+    "svg image href": ('<svg><image href="{url}"></image></svg>', True),
+    "svg image xlink:href": ('<svg><image xlink:href="{url}"></image></svg>', True),
+    "svg image src": ('<svg><image src="{url}"></image></svg>', False),
+    "svg iframe": ('<svg><iframe src="{url}"></iframe></svg>', False),
+    "svg video": ('<svg><video src="{url}"></video></svg>', False),
+    "math iframe": ('<math><iframe src="{url}"></iframe></math>', False),
+    "iframe in foreignObject": ('<svg><foreignObject><iframe src="{url}"></iframe></foreignObject></svg>', True),
+    "frame outside frameset": ('<frame src="{url}">', False),
+    "iframe in select": ('<select><iframe src="{url}"></iframe></select>', True),
+    "script in select": ('<select><option><script src="{url}"></script></select>', True),
+    "svg base": ('<svg><base href="https://{cdn}/base/"></base></svg><img src="{path}">', True),
+}
+
+
+def test_page_analysis_lists_what_chromium_fetches_inside_select_and_foreign_content(
+    site_factory: SiteFactory, pki: Pki
+) -> None:
+    # Given one name per case, each serving the case's markup loading its own path from the page's own name
+    names = {site_factory.unique_host("fetch"): case for case in FETCHES}
+    cdn = site_factory.unique_host("cdn")
+
+    def path(case: str) -> str:
+        return f"/{list(FETCHES).index(case)}"
+
+    def markup(name: str) -> str:
+        case = names[name]
+        tag = FETCHES[case][0].replace("{url}", f"https://{name}{path(case)}")
+        return tag.replace("{path}", path(case)).replace("{cdn}", cdn)
+
+    def page(name: str) -> Behaviour:
+        return html(body(markup(name)))
+
+    ok = Response(200, [("Content-Type", "text/plain")], "")
+    routes = {path(case): ok for case in FETCHES}
+
+    # When Chromium loads each
+    _, site = pages_in_chromium(site_factory, pki, names, page, routes, more_names=(cdn,))
+    asked = {(request.host, request.target) for request in site.requests}
+
+    # Then it fetched what the case says, from the page's own name (an SVG <base> sets no base URL)
+    fetched = {case: (name, path(case)) in asked for name, case in names.items()}
+    assert fetched == {case: fetches for case, (_, fetches) in FETCHES.items()}
+    # And page analysis lists it exactly there, resolved as page analysis resolves it
+    listed = {}
+    for name, case in names.items():
+        page_url = f"https://{name}/"
+        parsed = parse_page(make_snapshot(page_url, body=body(markup(name))).final)
+        base, _ = base_url(parsed, page_url)
+        listed[case] = any(join_url(base, raw) == f"https://{name}{path(case)}" for raw, _, _ in raw_resources(parsed))
+    assert listed == fetched
