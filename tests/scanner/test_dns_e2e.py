@@ -1,22 +1,19 @@
 """End-to-end scans with fixture DNS zones: DNSSEC (signed, wrong DS, island, unsigned), SPF over 10
 lookups, null MX, a dangling CNAME, MTA-STS and TLS-RPT for a domain that receives mail, a failed
-lookup that must not fail the scan, and SPF terms whose lookup the server SERVFAILs or drops (temperror). Each site is the best-practice site; only its zone differs. A zone for
+lookup that must not fail the scan, and SPF terms whose lookup the server SERVFAILs or drops
+(temperror). Each site is the best-practice site; only its zone differs. A zone for
 `io.` serves alice.github.io under a platform's broken CAA RRset (fetched, checked and graded, no site)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Literal
 
-import dns.message
-import dns.rcode
-import dns.rdatatype
 import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures import catalog
-from tests.fixtures.dns_server import AuthDnsServer
+from tests.fixtures.dns_server import AuthDnsServer, Faults, inject_faults
 from tests.fixtures.sites import Response
 from websec_app.scanner import scan
 from websec_app.scanner.checks.dns import check_dns
@@ -245,32 +242,10 @@ async def test_a_broken_caa_rrset_of_the_platform_above_the_domain_is_overridden
 
 # -- SPF terms whose lookup fails: temperror (RFC 7208 5), a check.error for spf, never an answer ------------------
 
-Fault = Literal["servfail", "drop"]
-
 
 @pytest.fixture
-def faults(dns_server: AuthDnsServer, monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], Fault]:
-    """{(name, type): "servfail" | "drop"}: the lookups the fixture DNS server answers SERVFAIL for, or never
-    answers (a server that drops them: the scan's lookup times out); the others as its zones say."""
-    failing: dict[tuple[str, str], Fault] = {}
-    handle_wire = dns_server.handle_wire
-
-    def faulty(wire: bytes, transport: str, client: tuple[str, int]) -> bytes | None:
-        query = dns.message.from_wire(wire)
-        question = query.question[0]
-        fault = failing.get(
-            (question.name.to_text(omit_final_dot=True).lower(), dns.rdatatype.to_text(question.rdtype))
-        )
-        if fault == "drop":
-            return None
-        if fault == "servfail":
-            response = dns.message.make_response(query)
-            response.set_rcode(dns.rcode.SERVFAIL)
-            return response.to_wire()
-        return handle_wire(wire, transport, client)
-
-    monkeypatch.setattr(dns_server, "handle_wire", faulty)
-    return failing
+def faults(dns_server: AuthDnsServer, monkeypatch: pytest.MonkeyPatch) -> Faults:
+    return inject_faults(dns_server, monkeypatch)
 
 
 def spf_of(body: dict) -> list[tuple[str, list[str]]]:

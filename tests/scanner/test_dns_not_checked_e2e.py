@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
-import dns.exception
-import dns.message
-import dns.rcode
-import dns.rdatatype
 import pytest
 
 from tests.factories import make_snapshot
 from tests.fixtures import catalog
-from tests.fixtures.dns_server import AuthDnsServer
+from tests.fixtures.dns_server import AuthDnsServer, Fault, Faults, inject_faults
 from websec_app.scanner import scan
 from websec_app.scanner.checks.dns import check_dns
 from websec_app.scanner.diff import diff_reports
@@ -29,36 +25,6 @@ from websec_app.scanner.grading import grade
 from websec_app.scanner.rules import default_rulebook
 from websec_app.settings import DnsServer, ScanLimits, Settings
 from websec_app.usecases.monitors import alert_reasons
-
-Fault = Literal["servfail", "drop"]
-Faults = dict[tuple[str, str], Fault]
-
-
-def inject_faults(server: AuthDnsServer, monkeypatch: pytest.MonkeyPatch) -> Faults:
-    """{(name, type): "servfail" | "drop"}: the lookups `server` answers SERVFAIL for, or never answers (over UDP
-    and TCP); the others as its zones say."""
-    faults: Faults = {}
-    handle_wire = server.handle_wire
-
-    def faulty(wire: bytes, transport: str, client: tuple[str, int]) -> bytes | None:
-        try:
-            query = dns.message.from_wire(wire)
-        except dns.exception.DNSException:
-            return handle_wire(wire, transport, client)
-        if not query.question:
-            return handle_wire(wire, transport, client)
-        question = query.question[0]  # an RRset without records: falsy
-        fault = faults.get((question.name.to_text(omit_final_dot=True).lower(), dns.rdatatype.to_text(question.rdtype)))
-        if fault == "drop":
-            return None
-        if fault == "servfail":
-            response = dns.message.make_response(query)
-            response.set_rcode(dns.rcode.SERVFAIL)
-            return response.to_wire()
-        return handle_wire(wire, transport, client)
-
-    monkeypatch.setattr(server, "handle_wire", faulty)
-    return faults
 
 
 @pytest.fixture
