@@ -219,7 +219,8 @@ _FAMILIES_ABOUT = (
 )
 
 _NOT_LISTED_ABOUT = (
-    "How many more distinct subjects the finding has than `subjects` lists (it lists at most 50): 0 when the "
+    "How many more distinct subjects the finding has than `subjects` lists (it lists at most 50, within 4,096 "
+    "characters as the report stores them): 0 when the "
     "list is whole. A subject missing from a list that was cut may be one of these, so a diff calls it neither "
     "new nor fixed. Absent from reports made before it was added. An addition to the spec."
 )

@@ -10,8 +10,11 @@ Nothing here reads a clock: the assertions are on sizes and counts.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
-from tests.factories import make_response, make_snapshot
+from tests.factories import dns_answer, make_certificate, make_dns, make_handshake, make_response, make_snapshot
 from tests.fixtures.hostile_pages import LONG_URL_KINDS, long_url_host, long_urls
 from websec_app.scanner.checks._shown import MAX_SHOWN
 from websec_app.scanner.checks.cookies import check_cookies
@@ -23,7 +26,7 @@ from websec_app.scanner.fixes.snippets import render_snippets
 from websec_app.scanner.grading import SNIPPET_LIMIT, grade
 from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.scan import grade_snapshot
-from websec_app.scanner.snapshot import HttpResponse
+from websec_app.scanner.snapshot import CorsProbe, FetchChain, HttpResponse
 
 PAGE_URL = "https://www.example.com/"
 FLOOD = 200_000
@@ -267,3 +270,228 @@ def test_a_page_of_long_distinct_urls_in_every_list_makes_a_page_section_of_tens
         "same_site": False,
     }
     assert all(stored_length(s) <= ITEM_BOUND for f in section["findings"] for s in f["subjects"])
+
+
+# -- the other sections, at the fetch layer's limits -------------------------------------------------------------
+#
+# A response head is at most 100 KiB, a scan at most 22 responses (a chain of ten redirects and the page, twice),
+# a security.txt or MTA-STS policy 64 KiB, a DNS answer 64 KiB. A byte 0xFF of a header is the character ÿ, and
+# every character outside ASCII is a 6-character escape in the stored JSON (an emoji 12): the bounds count that.
+
+HEAD = 100 * 1024
+FF = "\xff"
+EMOJI = "\U0001f600"
+
+
+def head_of(header: Callable[[int], tuple[str, str]], room: int = HEAD) -> list[tuple[str, str]]:
+    """`header(0)`, `header(1)`, ... as many as a response head of `room` bytes holds."""
+    pairs: list[tuple[str, str]] = []
+    used = 0
+    while True:
+        name, value = header(len(pairs))
+        used += len(name) + len(value) + 4
+        if used > room:
+            return pairs
+        pairs.append((name, value))
+
+
+def stored(section: Any) -> int:
+    return len(json.dumps(section))
+
+
+def graded(snapshot: Any) -> dict[str, Any]:
+    return grade_snapshot(snapshot).to_dict()
+
+
+def test_a_head_of_long_header_values_keeps_the_headers_and_isolation_sections_small() -> None:
+    # Given a page whose head holds the ten headers those sections grade, 10,000 bytes 0xFF each
+    names = ("Content-Security-Policy", "Strict-Transport-Security", "X-Frame-Options", "X-Content-Type-Options")
+    names += ("Referrer-Policy", "Permissions-Policy", "X-XSS-Protection", "Cross-Origin-Opener-Policy")
+    names += ("Cross-Origin-Embedder-Policy", "Cross-Origin-Resource-Policy")
+    report = graded(make_snapshot(PAGE_URL, headers=[(name, FF * 10_000) for name in names]))
+
+    # Then each header's value shows its first 8,192 characters as stored and says how many more there were
+    # (585 KB and 554 KB before: each value whole, 60,000 characters of escapes)
+    cut = FF * (8_192 // 6) + f" … ({10_000 - 8_192 // 6:,} more characters not shown)"
+    assert report["headers"]["X-Frame-Options"]["value"] == cut
+    assert report["cross_origin"]["Cross-Origin-Opener-Policy"]["value"] == cut
+    # and the sections are at most seven and three such values, with their notes of at most 4,096
+    assert stored(report["headers"]) < 110_000
+    assert stored(report["cross_origin"]) < 70_000
+
+
+def test_twenty_two_responses_of_full_heads_keep_the_redirection_section_small() -> None:
+    # Given ten redirects and the page, and the http:// form's ten redirects and page, each a head of 100 KiB of
+    # headers of 1,000 bytes 0xFF, the redirects to URLs of 1,976 characters
+    long_path = "/" + "p" * 1_950  # a target URL is at most 2,048 characters
+
+    def hop(url: str, to: str) -> HttpResponse:
+        return make_response(url, 302, [("Location", to), *head_of(lambda i: (f"X-{i}", FF * 1_000), HEAD - 3_000)])
+
+    main = [hop(f"{PAGE_URL}{i}{long_path if i else ''}", f"{PAGE_URL}{i + 1}{long_path}") for i in range(10)]
+    upgrade = [
+        hop(f"http://www.example.com/{i}{long_path}", f"http://www.example.com/{i + 1}{long_path}") for i in range(10)
+    ]
+    page = head_of(lambda i: (f"X-{i}", FF * 1_000))
+    upgrade.append(make_response(PAGE_URL, 200, page))
+    snapshot = make_snapshot(
+        f"{PAGE_URL}10{long_path}",
+        headers=page,
+        redirects=main,
+        http_upgrade=FetchChain("http://www.example.com/", tuple(upgrade)),
+        tls=make_handshake("www.example.com"),
+    )
+    section = graded(snapshot)["redirection"]
+
+    # Then each hop shows its URL, status and Location, and its first headers within 8,192 characters as stored,
+    # counting the others (13.1 MB before: 100 headers a hop, each value 2,048 characters before its escapes)
+    assert len(section["main_chain"]) == len(section["http_chain"]) == 11
+    second = section["main_chain"][1]
+    assert second["status_code"] == 302 and second["location"] == f"{PAGE_URL}2{long_path}"
+    assert second["headers"][0] == ["Location", f"{PAGE_URL}2{long_path}"]
+    assert second["headers"][1][0] == "X-0" and second["headers"][1][1].endswith("more characters not shown)")
+    assert len(second["headers"]) + second["headers_not_listed"] == len(main[1].headers.items)
+    # and the section is 22 hops of at most 8 KB of headers and two URLs of 2 KB
+    assert stored(section) < 300_000
+
+
+def test_cookies_with_names_of_four_kilobytes_keep_the_cookies_section_small() -> None:
+    # Given a cookie skipping 1,500 distinct attributes, then 20 cookies named with 3,992 bytes 0xFF
+    lines = ["sid=1; " + "; ".join(f"Max-Age=a{i}" for i in range(1_500))]
+    lines += [f"{FF * 3_992}{i:08d}=1" for i in range(20)]
+    section = graded(make_snapshot(PAGE_URL, headers=[("Set-Cookie", line) for line in lines]))["cookies"]
+
+    # Then every cookie is graded and the details list the first within 32,768 characters, each name cut
+    assert section["count"] == 21
+    listed = section["cookies"]
+    assert listed[0]["name"] == "sid" and listed[0]["ignored_attributes"][-1] == (
+        "and 1,450 more attributes browsers skip, not listed"
+    )
+    assert listed[1]["name"].startswith(FF * 300) and listed[1]["name"].endswith("more characters not shown)")
+    # and the findings name their first cookies and count the others
+    (no_secure,) = [f for f in section["findings"] if f["check"] == "cookie.no_secure"]
+    assert len(no_secure["subjects"]) + no_secure["subjects_not_listed"] == 20
+    # and the section stays small (2.43 MB before: 50 names of 24,000 characters as stored in the details, the
+    # findings' subjects and fixes)
+    assert stored(section) < 100_000
+
+
+def test_cors_answers_of_full_heads_keep_the_cors_section_small() -> None:
+    # Given the page and the four probes' answers each a head of Access-Control-Allow-Origin and -Credentials
+    # lines of 2,000 bytes 0xFF
+    def answer() -> HttpResponse:
+        names = ("Access-Control-Allow-Credentials", "Access-Control-Allow-Origin")
+        return make_response(PAGE_URL, 200, head_of(lambda i: (names[i % 2], FF * 2_000)))
+
+    origins = {"foreign": "https://evil.test", "lookalike": "https://www.example.com.evil.test"}
+    origins |= {"http": "http://www.example.com", "null": "null"}
+    probes = tuple(CorsProbe(kind, origin, answer()) for kind, origin in origins.items())  # type: ignore[arg-type]
+    page = head_of(lambda i: ("Access-Control-Allow-Origin", FF * 2_000))
+    section = graded(make_snapshot(PAGE_URL, headers=page, cors_probes=probes))["cors"]
+
+    # Then each answer's values are shown cut (3.3 MB before: each joined whole, five times)
+    assert section["foreign_origin"]["allow_origin"].startswith(FF * 300)
+    assert section["foreign_origin"]["allow_origin"].endswith("more characters not shown)")
+    assert stored(section) < 50_000
+
+
+def test_a_certificate_list_of_a_hundred_kilobytes_keeps_the_tls_section_small() -> None:
+    # Given 16 certificates (what OpenSSL's 100 KiB certificate list holds): a leaf naming 1,101 hosts, and
+    # subjects and issuers of 250 emoji (3,000 characters of JSON each)
+    names = ("www.example.com", *(f"{'a' * 40}{i:04d}.example.com" for i in range(1_100)))
+    emoji_name = "CN=" + EMOJI * 250
+    leaf = replace(make_certificate(names=names), subject=emoji_name, issuer=emoji_name)
+    middle = replace(make_certificate(names=("ca",)), subject=emoji_name, issuer=emoji_name)
+    handshake = make_handshake(
+        "www.example.com", leaf, chain=(leaf, *(middle,) * 15), trusted=False, untrusted_ca=emoji_name
+    )
+    section = graded(make_snapshot(PAGE_URL, tls=handshake))["tls"]
+
+    # Then the leaf lists its first names and counts the others, and every name is cut as stored
+    san = section["certificate"]["san"]
+    assert san[:2] == list(names[:2])
+    assert len(san) + section["certificate"]["not_listed"]["san"] == len(names)
+    assert len(section["chain"]) == 16
+    assert section["chain"][1]["subject"].endswith("more characters not shown)")
+    # and the section stays small (184 KB before: 1,101 names, 33 distinguished names of 3,000 characters)
+    assert stored(section) < 100_000
+
+
+def test_a_security_txt_of_64_kilobytes_keeps_its_section_small() -> None:
+    # Given a security.txt of 64 KiB of fields, each a URL of 40 emoji
+    fields = ("Contact", "Canonical", "Encryption", "Policy", "Acknowledgments", "Hiring", "CSAF")
+    lines = ["Expires: 2030-01-01T00:00:00Z"]
+    while sum(len(line.encode()) + 1 for line in lines) < 64 * 1024 - 300:
+        lines.append(f"{fields[len(lines) % len(fields)]}: https://{EMOJI * 40}{len(lines)}")
+    url = f"{PAGE_URL}.well-known/security.txt"
+    response = make_response(url, 200, [], "\n".join(lines), "text/plain; charset=utf-8")
+    section = graded(make_snapshot(PAGE_URL, security_txt=FetchChain(url, (response,))))["security_txt"]
+
+    # Then each field's list shows its first values and counts the others (208 KB before: every value, whole)
+    contacts = [line.removeprefix("Contact: ") for line in lines if line.startswith("Contact: ")]
+    assert section["contacts"][0] == contacts[0]
+    assert len(section["contacts"]) + section["not_listed"]["contacts"] == len(contacts)
+    assert stored(section) < 50_000
+
+
+def txt_record(text: str) -> str:
+    """`text` as a TXT record's presentation: strings of 255 bytes, other than printable ASCII as \\DDD."""
+    data = text.encode("latin-1")
+    strings = (data[start : start + 255] for start in range(0, len(data), 255))
+    escaped = ("".join(chr(b) if 32 < b < 127 and b not in (34, 92) else f"\\{b:03d}" for b in s) for s in strings)
+    return " ".join(f'"{string}"' for string in escaped)
+
+
+def test_dns_answers_of_64_kilobytes_keep_the_dns_section_small() -> None:
+    # Given answers as large as a DNS message: 4,000 addresses, 1,000 MX and CAA records, an SPF record of 20,000
+    # bytes 0xFF, a DMARC record of 900 report addresses and 3,000 unknown tags, ten TLS-RPT records, and an
+    # MTA-STS policy listing 900 MX hosts
+    host = "www.example.com"
+    spf = "v=spf1 " + " ".join(f"ip4:10.0.{i // 256}.{i % 256}" for i in range(2_500)) + " " + FF * 20_000 + " -all"
+    rua = ",".join(f"mailto:r{i}@{'x' * 30}.com" for i in range(900))
+    dmarc = f"v=DMARC1; p=none; rua={rua}; " + ";".join(f"x{i}={FF * 2}" for i in range(3_000))
+    answers = (
+        dns_answer(host, "A", *(f"10.0.{i // 256}.{i % 256}" for i in range(4_000))),
+        dns_answer(host, "AAAA", *(f"2001:db8::{i:x}" for i in range(3_000))),
+        dns_answer("example.com", "TXT", txt_record(spf)),
+        dns_answer("_dmarc.example.com", "TXT", txt_record(dmarc)),
+        dns_answer("example.com", "MX", *(f"{i} mx{i}.{'m' * 50}.example.com." for i in range(1_000))),
+        dns_answer(host, "CAA", *(f'0 issue "{"c" * 50}{i}.com"' for i in range(1_000))),
+        dns_answer("_mta-sts.example.com", "TXT", txt_record("v=STSv1; id=1")),
+        dns_answer("_smtp._tls.example.com", "TXT", *(txt_record("v=TLSRPTv1; rua=mailto:" + FF * 5_000),) * 10),
+    )
+    policy_url = "https://mta-sts.example.com/.well-known/mta-sts.txt"
+    mx_lines = "".join(f"mx: mx{i}.{'m' * 50}.example.com\n" for i in range(900))
+    policy = make_response(
+        policy_url, 200, [], f"version: STSv1\nmode: enforce\nmax_age: 86400\n{mx_lines}", "text/plain"
+    )
+    snapshot = make_snapshot(
+        PAGE_URL,
+        dns=make_dns(host, *answers),
+        mta_sts_policy=FetchChain(policy_url, (policy,)),
+        mta_sts_tls=make_handshake("mta-sts.example.com"),
+    )
+    section = graded(snapshot)["dns"]
+
+    # Then every list shows its first records and counts the others, every record is cut as stored
+    assert section["a"][:2] == ["10.0.0.0", "10.0.0.1"]
+    assert len(section["a"]) + section["not_listed"]["a"] == 4_000
+    assert len(section["mx"]["records"]) + section["mx"]["not_listed"]["records"] == 1_000
+    assert len(section["caa"]["issue"]) + section["caa"]["not_listed"]["issue"] == 1_000
+    assert len(section["mta_sts"]["policy"]["mx"]) + section["mta_sts"]["policy"]["not_listed"]["mx"] == 900
+    assert section["spf"]["record"].startswith("v=spf1 ip4:10.0.0.0 ")
+    assert section["spf"]["record"].endswith("more characters not shown)")
+    # and the section stays small (1.01 MB before: every record whole)
+    assert stored(section) < 60_000
+
+
+def test_server_lines_of_a_full_head_keep_the_fingerprint_section_small() -> None:
+    # Given a head of Server lines each naming a product version and 1,500 bytes 0xFF
+    headers = head_of(lambda i: ("Server", f"nginx{i}/1.{i} {FF * 1_500}"))
+    section = graded(make_snapshot(PAGE_URL, headers=headers))["server_fingerprint"]
+
+    # Then the disclosures list the first and count the others, each value cut (911 KB before: 50 whole values)
+    disclosures = section["disclosures"]
+    assert disclosures[0]["product"] == "nginx0" and disclosures[0]["value"].endswith("more characters not shown)")
+    assert len(disclosures) + section["not_listed"]["disclosures"] == len(headers)
+    assert stored(section) < 20_000

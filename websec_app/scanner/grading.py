@@ -30,7 +30,7 @@ BARE_HEADER_MAPS = ("headers",)
 #: more than the 180 cookies Chromium keeps for a site (records/cookie_jar.DOMAIN_MAX_COOKIES: what the cookie
 #: check grades per site), so a site's 60 cookies without Secure get a fix for all 60. A snippet writes each
 #: name up to six times a server, so both bound the snippets (180 names of 125 characters would make 1.4 MB);
-#: the fix_note says when they leave subjects out.
+#: the fix_note says when they leave subjects out. Names count as stored (checks/_shown.stored_length).
 SNIPPET_LIMIT = 200
 SNIPPET_NAME_BUDGET = 8_192
 
@@ -102,7 +102,7 @@ class _Aggregate:
     family_unnamed: bool = False  # one of its findings named no family
     subject_count: int = 0  # its distinct subjects, all of them
     snippet_count: int = 0  # the first of `subjects` its snippets edit: as many as SNIPPET_NAME_BUDGET holds
-    snippet_chars: int = 0  # the length of their names
+    snippet_chars: int = 0  # the length of their names, as stored
     #: What the report lists: its first subjects, its first notes on them and on it as a whole (`_Listing`)
     listing: _Listing = field(default_factory=_Listing)
     subject_notes: _Listing = field(default_factory=_Listing)
@@ -126,9 +126,10 @@ class _Aggregate:
         self.subject_count += 1
         self.listing.add(subject)
         if len(self.subjects) < SNIPPET_LIMIT:
-            if self.snippet_count == len(self.subjects) and self.snippet_chars + len(subject) <= SNIPPET_NAME_BUDGET:
+            size = stored_length(subject)  # as stored: a name of 0xFF bytes is six times its length in the report
+            if self.snippet_count == len(self.subjects) and self.snippet_chars + size <= SNIPPET_NAME_BUDGET:
                 self.snippet_count += 1
-                self.snippet_chars += len(subject)
+                self.snippet_chars += size
             self.subjects.append(subject)
 
     @property

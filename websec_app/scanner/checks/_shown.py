@@ -13,9 +13,12 @@ let a 2 MiB page of them make a section twelve times the size the bound promised
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
-from ..findings import LIST_BUDGET
+from ..findings import LIST_BUDGET, LIST_LIMIT
+
+T = TypeVar("T")
 
 #: The most characters of one site-chosen string a report shows, counted as stored (`stored_length`).
 MAX_SHOWN = 2048
@@ -24,6 +27,10 @@ MAX_SHOWN = 2048
 def stored_length(value: str) -> int:
     """How many characters `value` takes in the stored report (JSON with ASCII escapes, quotes not counted)."""
     return len(json.dumps(value)) - 2
+
+
+def _json_length(item: object) -> int:
+    return stored_length(item) if isinstance(item, str) else len(json.dumps(item))
 
 
 def shown(value: str, limit: int = MAX_SHOWN) -> str:
@@ -60,13 +67,30 @@ def listed(
     return kept
 
 
-def first_fitting(items: Iterable[str], limit: int = 0, budget: int = LIST_BUDGET) -> list[str]:
+def shown_lists(lists: Mapping[str, Iterable[str]]) -> dict[str, Any]:
+    """Lists of site-chosen strings (URLs, a file's field values) as a section's details show them: each its
+    distinct items, `shown`, the first LIST_LIMIT that store in LIST_BUDGET characters together (the first
+    always), and `not_listed`, there only when one was cut, with how many more it had (`{"active": 463}`)."""
+    shown_items: dict[str, Any] = {}
+    not_listed: dict[str, int] = {}
+    for name, items in lists.items():
+        distinct = list(dict.fromkeys(items))
+        shown_items[name] = first_fitting((shown(item) for item in distinct), LIST_LIMIT)
+        if len(distinct) > len(shown_items[name]):
+            not_listed[name] = len(distinct) - len(shown_items[name])
+    return {**shown_items, "not_listed": not_listed} if not_listed else shown_items
+
+
+def first_fitting(
+    items: Iterable[T], limit: int = 0, budget: int = LIST_BUDGET, size_of: Callable[[T], int] | None = None
+) -> list[T]:
     """The first of `items` that store in `budget` characters together, at most `limit` of them (0: no count
-    limit): the first item always, so a list cut by its budget still shows one; the rest are not read."""
-    kept: list[str] = []
+    limit): the first item always, so a list cut by its budget still shows one; the rest are not read. An item's
+    size is `size_of(item)`, by default its JSON's length (a string's `stored_length`)."""
+    kept: list[T] = []
     used = 0
     for item in items:
-        size = stored_length(item)
+        size = size_of(item) if size_of is not None else _json_length(item)
         if kept and (used + size > budget or len(kept) == limit):
             break
         kept.append(item)

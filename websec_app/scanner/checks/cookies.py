@@ -40,7 +40,7 @@ from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
 from ..target import ip_literal
-from ._shown import shown
+from ._shown import first_fitting, listed, shown
 
 SECTION = "cookies"
 
@@ -122,7 +122,11 @@ _INFRASTRUCTURE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 _AFFINITY_WORDS = frozenset({"affinity", "sticky"})
 
 #: details.cookies, details.superseded and details.ignored list LIST_LIMIT each; `count` says how many were
-#: graded, details.not_listed how many more the other two had.
+#: graded, details.not_listed how many more the other two had. Every string of theirs is `shown` (a cookie's
+#: name may be 4,096 bytes of 0xFF, 24,576 characters in the stored JSON: 50 such made a 607 KB list), and
+#: details.cookies lists the first whose entries store in COOKIES_LISTED_BUDGET characters (an ordinary entry
+#: is 300 to 400: 50 fit), the other two lists in findings.LIST_BUDGET.
+COOKIES_LISTED_BUDGET = 32_768
 #: The most evicted cookies cookie.too_many names, each by its first 64 characters.
 _NAMED_EVICTED = 10
 _NAME_SHOWN = 64
@@ -198,7 +202,7 @@ def _judge_infrastructure(cookie: ParsedCookie) -> list[Finding]:
     if cookie.secure:
         return [Finding("cookie.infrastructure", name, f"{name}: set by {platform}")]
     note = f"{name}: set by {platform}, sent without Secure"
-    return [Finding("cookie.infrastructure_no_secure", name, note, {"cookie": name})]
+    return [Finding("cookie.infrastructure_no_secure", name, note, {"cookie": shown(name)})]
 
 
 def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str, plain_http_site: bool) -> list[Finding]:
@@ -208,7 +212,7 @@ def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str, plain_http_s
         return _judge_infrastructure(cookie)
     name = cookie.name
     findings: list[Finding] = []
-    fix_vars = {"cookie": name}
+    fix_vars = {"cookie": shown(name)}  # the fix's example line names it; the snippets edit it whole (grading.py)
 
     if cookie.samesite == "None" and not cookie.secure:
         # 6265bis §5.7 (Chromium since M80): SameSite=None needs Secure. Firefox and Safari
@@ -405,13 +409,13 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     continue
                 if fate[line_index] == _SUPERSEDED:
                     if superseded_count < LIST_LIMIT and isinstance(gone := parse_set_cookie(line), ParsedCookie):
-                        superseded.append({"name": gone.name, "set_by": response.url})
+                        superseded.append({"name": shown(gone.name), "set_by": shown(response.url)})
                     superseded_count += 1
                     continue
                 parsed = parse_set_cookie(line)
                 if isinstance(parsed, Malformed):
                     if ignored_count < LIST_LIMIT:
-                        ignored.append({"set_by": response.url, "reason": parsed.reason})
+                        ignored.append({"set_by": shown(response.url), "reason": shown(parsed.reason)})
                     ignored_count += 1
                     findings.append(Finding("cookie.malformed", None, f"A Set-Cookie line{where}: {parsed.reason}"))
                     continue
@@ -434,7 +438,8 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
         findings.append(Finding("cookie.none", note="The only Set-Cookie headers delete cookies"))
     if evicted_count or past_bound:
         findings.append(Finding("cookie.too_many", note=_too_many_note(evicted_count, evicted, past_bound)))
-    details: dict[str, Any] = {"cookies": cookies, "count": graded}
+    details: dict[str, Any] = {"cookies": first_fitting(cookies, LIST_LIMIT, COOKIES_LISTED_BUDGET), "count": graded}
+    ignored, superseded = first_fitting(ignored, LIST_LIMIT), first_fitting(superseded, LIST_LIMIT)
     if evicted_count:
         details["evicted"] = evicted_count
     if past_bound:
@@ -518,21 +523,21 @@ def _described(
     if parsed.domain is not None and domain is None:
         skipped.append(f"Domain={parsed.domain} (a public suffix: browsers keep the cookie for this host only)")
     return {
-        "name": parsed.name,
+        "name": shown(parsed.name),
         "secure": parsed.secure,
         "httponly": parsed.httponly,
-        "samesite": parsed.samesite if parsed.samesite_raw is None else parsed.samesite_raw,
-        "path": parsed.path or default_path(response.url),
-        "domain": domain,
+        "samesite": parsed.samesite if parsed.samesite_raw is None else shown(parsed.samesite_raw),
+        "path": shown(parsed.path or default_path(response.url)),
+        "domain": None if domain is None else shown(domain),
         "expires": _iso(parsed.expires),
         "max_age": parsed.max_age,
         "prefix": parsed.prefix,
         "kind": kind,
         "platform": infrastructure_platform(parsed.name) if kind == "infrastructure" else None,
         "status": _worst_status(cookie_findings),
-        "set_by": response.url,
+        "set_by": shown(response.url),
         "final_response": response is final,
         "deletes": deletes,
-        "rejected": refused.reason if refused else None,
-        "ignored_attributes": skipped,
+        "rejected": shown(refused.reason) if refused else None,
+        "ignored_attributes": listed(skipped, LIST_LIMIT, more=" attributes browsers skip"),
     }

@@ -37,7 +37,8 @@ from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, FetchChain, SiteSnapshot
 from ..target import ip_literal
-from ._shown import listed
+from ._shown import listed, shown_lists
+from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 from .dnssec import validate_zone
 from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf
 
@@ -73,7 +74,7 @@ def _mx(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[l
         return [_could_not_check(answer)], None
     records = list(answer.records) if answer.exists else []
     null = [r for r in records if r.split()[-1:] == ["."]]
-    details["mx"] = {"records": records, "null_mx": bool(null)}
+    details["mx"] = {**shown_lists({"records": records}), "null_mx": bool(null)}
     if null and len(records) == 1 and records[0].split()[0] == "0":
         return [Finding("dns.null_mx", note=f"{domain} declares it accepts no mail (RFC 7505)")], False
     if null:
@@ -110,11 +111,11 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         return [_could_not_check(answer)], False
     failure = evaluation.failure
     details["spf"] = {
-        "record": evaluation.record,
+        "record": None if evaluation.record is None else shown_text(evaluation.record),
         "lookups": evaluation.lookups,
         "all": f"{evaluation.all_qualifier}all" if evaluation.all_qualifier else None,
         "errors": _listed(evaluation.errors),
-        "not_checked": evaluation.unknown,
+        "not_checked": _listed(evaluation.unknown),
         "void_lookups": evaluation.void_lookups,
         "void": _listed(evaluation.void_names),
         # the term whose failed lookups stopped the evaluation with temperror (RFC 7208 5), and those lookups
@@ -228,16 +229,15 @@ def _dmarc(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list
     record = parse_dmarc(records[0])
     policy = record.policy
     details["dmarc"] = {
-        "record": records[0],
+        "record": shown_text(records[0]),
         "p": policy,
         "sp": record.subdomain_policy,
         "pct": record.pct,
         "np": record.tags.get("np"),
         "psd": record.tags.get("psd"),
         "t": record.tags.get("t"),
-        "ignored_tags": record.ignored_tags,
-        "rua": [u.uri for u in record.rua],
-        "ruf": [u.uri for u in record.ruf],
+        "ignored_tags": _listed(record.ignored_tags),
+        **shown_lists({"rua": [u.uri for u in record.rua], "ruf": [u.uri for u in record.ruf]}),
         "errors": _listed(record.errors),
     }
     findings = []
@@ -314,7 +314,7 @@ def _dnssec(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> lis
     verdict = validate_zone(domain, snapshot.dns, snapshot.fetched_at)
     if verdict is None:
         return []
-    details["dnssec"] = {"status": verdict.status, "note": verdict.note, "ds": list(verdict.ds)}
+    details["dnssec"] = {"status": verdict.status, "note": shown_text(verdict.note), **shown_lists({"ds": verdict.ds})}
     if verdict.zone:
         details["dnssec"]["zone"] = verdict.zone
         if verdict.status in ("unsigned", "island"):
@@ -361,9 +361,7 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
                 problems.append(f"unknown critical tag {tag!r}: CAs must refuse to issue (RFC 8659 4.1)")
         details["caa"] = {
             "name": name,
-            "issue": parsed.get("issue", []),
-            "issuewild": parsed.get("issuewild", []),
-            "iodef": parsed.get("iodef", []),
+            **shown_lists({tag: parsed.get(tag, []) for tag in ("issue", "issuewild", "iodef")}),
         }
         # The fix goes where this RRset is: one at the host hides the domain's, so records added at the domain
         # would change nothing (RFC 8659 3). An RRset above the domain (github.io's for alice.github.io) is not
@@ -397,6 +395,16 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
 
 
 # -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------
+
+
+def _policy_details(policy: dict[str, Any]) -> dict[str, Any]:
+    """The policy as the report shows it (none: {}): a 64 KiB policy file can list thousands of `mx` patterns."""
+    if not policy:
+        return {}
+    fields = {
+        key: shown_text(value) if isinstance(value, str) else value for key, value in policy.items() if key != "mx"
+    }
+    return {**fields, **shown_lists({"mx": policy.get("mx", [])})}
 
 
 def _policy_problem(snapshot: SiteSnapshot, chain: FetchChain) -> tuple[str | None, dict[str, Any]]:
@@ -446,10 +454,10 @@ def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], recei
     if chain is None:
         # The policy fetch did not finish (the scan's time ran out, or its own lookup of the record
         # failed): nothing is known about the policy, so nothing is deducted.
-        details["mta_sts"] = {"record": records[0], "policy": None}
+        details["mta_sts"] = {"record": shown_text(records[0]), "policy": None}
         return [Finding("check.error", subject=f"mta-sts.{domain} policy", note="the MTA-STS policy was not fetched")]
     problem, shown = _policy_problem(snapshot, chain)
-    details["mta_sts"] = {"record": records[0], "policy": shown or None}
+    details["mta_sts"] = {"record": shown_text(records[0]), "policy": _policy_details(shown) or None}
     if problem is not None:
         return [Finding("dns.mta_sts_invalid", note=problem)]
     mode = shown.get("mode")
@@ -481,7 +489,7 @@ def _tls_rpt(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], recei
     records = tlsrpt_records(txt_of(answer))
     if not records:
         return [Finding("dns.tlsrpt_missing", note=f"no TLS-RPT record at {name}")] if receives else []
-    details["tls_rpt"] = {"record": records[0] if len(records) == 1 else records}
+    details["tls_rpt"] = {"record": shown_text(records[0]) if len(records) == 1 else _listed(records)}
     if len(records) > 1:
         return [Finding("dns.tlsrpt_invalid", note=f"{len(records)} TLS-RPT records at {name}")]
     problem = tlsrpt_problem(records[0])
@@ -549,14 +557,10 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
         return CheckResult("dns", (only,), {"host": host})
     dns_snapshot = snapshot.dns
     domain = registrable_domain(host)
-    details: dict[str, Any] = {
-        "host": host,
-        "a": list(dns_snapshot.records(host, "A")),
-        "aaaa": list(dns_snapshot.records(host, "AAAA")),
-        "cname": list(dns_snapshot.records(host, "CNAME")),
-        "domain": domain,
-    }
-    addresses = f"{len(details['a'])} IPv4, {len(details['aaaa'])} IPv6 addresses"
+    # A 64 KiB answer holds 4,000 addresses: each list shows its first within findings.LIST_BUDGET characters
+    own = {rdtype.lower(): list(dns_snapshot.records(host, rdtype)) for rdtype in ("A", "AAAA", "CNAME")}
+    details: dict[str, Any] = {"host": host, **shown_lists(own), "domain": domain}
+    addresses = f"{len(own['a'])} IPv4, {len(own['aaaa'])} IPv6 addresses"
     findings = [Finding("dns.resolves", note=addresses, families=("addresses",))]
     aaaa = dns_snapshot.get(host, "AAAA")
     if aaaa is not None and not failed(aaaa):

@@ -19,6 +19,7 @@ from typing import Any
 from ..findings import LIST_LIMIT, CheckResult, Finding
 from ..records.html import meta_elements
 from ..snapshot import HttpResponse, SiteSnapshot
+from ._shown import first_fitting, shown
 
 SECTION = "server_fingerprint"
 
@@ -153,12 +154,21 @@ def _generator_disclosures(response: HttpResponse) -> list[dict[str, str]]:
     return found
 
 
+def _shown_item(item: Any) -> Any:
+    """A product name, or a disclosure's strings, as the report shows them (`shown`): a value is a whole header."""
+    if isinstance(item, str):
+        return shown(item)
+    return {key: shown(value) if isinstance(value, str) else value for key, value in item.items()}
+
+
 def _listed(items: list[Any], name: str, not_listed: dict[str, int]) -> list[Any]:
-    """The first LIST_LIMIT items; how many more there were goes into `not_listed` under `name` (10,000
-    <meta name=generator> made a 2.16 MB section)."""
-    if len(items) > LIST_LIMIT:
-        not_listed[name] = len(items) - LIST_LIMIT
-    return items[:LIST_LIMIT]
+    """The first LIST_LIMIT items that store in findings.LIST_BUDGET characters (the first always), each
+    `_shown_item`; how many more there were goes into `not_listed` under `name` (10,000 <meta name=generator>
+    made a 2.16 MB section; 100 KiB of Server lines of 1,500 0xFF bytes and a version, 456 KB)."""
+    kept = first_fitting((_shown_item(item) for item in items), LIST_LIMIT)
+    if len(items) > len(kept):
+        not_listed[name] = len(items) - len(kept)
+    return kept
 
 
 def check_server_fingerprint(snapshot: SiteSnapshot) -> CheckResult:
@@ -193,7 +203,7 @@ def check_server_fingerprint(snapshot: SiteSnapshot) -> CheckResult:
         revealed.setdefault((item["header"], item["value"].strip()), []).append(f"{item['product']} {item['version']}")
     for (header, value), versions in revealed.items():
         findings.append(
-            Finding("fingerprint.header_version", header, f"{header}: {value} reveals {', '.join(versions)}")
+            Finding("fingerprint.header_version", header, f"{header}: {shown(value)} reveals {', '.join(versions)}")
         )
 
     generators = _generator_disclosures(snapshot.final) if snapshot.final is not None else []
@@ -202,7 +212,7 @@ def check_server_fingerprint(snapshot: SiteSnapshot) -> CheckResult:
         if key in seen:  # the same <meta> twice says it once
             continue
         seen.add(key)
-        note = f'<meta name="generator" content="{item["value"]}"> reveals {item["product"]} {item["version"]}'
+        note = f'<meta name="generator" content="{shown(item["value"])}"> reveals {item["product"]} {item["version"]}'
         findings.append(Finding("fingerprint.generator_version", item["product"], note))
         disclosures.append({**item, "url": snapshot.final.url if snapshot.final else ""})
 

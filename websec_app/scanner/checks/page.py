@@ -55,7 +55,7 @@ from ..records.html import (
 from ..records.origins import trustworthy_host
 from ..registrable import registrable_domain
 from ..snapshot import HttpResponse, SiteSnapshot
-from ._shown import first_fitting, shown
+from ._shown import first_fitting, shown, shown_lists
 
 SECTION = "page_analysis"
 
@@ -185,21 +185,6 @@ def _not_applicable(parts: SplitResult) -> bool:
     return False
 
 
-def _listed(lists: dict[str, list[str]]) -> dict[str, Any]:
-    """Each list of URLs as the details show it: its distinct URLs, each `shown`, the first LIST_LIMIT that store
-    in LIST_BUDGET characters together (the first always), and `not_listed`, there only when one was cut, with
-    how many more it had. The findings list their URLs the same way (grading.py), so a page's URLs, each in up to
-    five lists, make a section of tens of KB whatever their length and number."""
-    shown_lists: dict[str, Any] = {}
-    not_listed: dict[str, int] = {}
-    for name, items in lists.items():
-        distinct = list(dict.fromkeys(items))
-        shown_lists[name] = first_fitting((shown(item) for item in distinct), LIST_LIMIT)
-        if len(distinct) > len(shown_lists[name]):
-            not_listed[name] = len(distinct) - len(shown_lists[name])
-    return {**shown_lists, "not_listed": not_listed} if not_listed else shown_lists
-
-
 def _neutral(outcome: str, note: str, response: HttpResponse) -> CheckResult:
     details: dict[str, object] = {
         "html": False,
@@ -304,7 +289,7 @@ def _integrity(resources: list[Resource], page_origin: str, page_site: str) -> t
         findings.append(Finding(outcome, shown(origin), note))
     if needing and not missing:
         findings.append(Finding("page.sri_ok", note=f"{needing} cross-site script(s)/stylesheet(s) checked"))
-    details = _listed({"missing": missing, "invalid": invalid, "not_applicable": not_applicable})
+    details = shown_lists({"missing": missing, "invalid": invalid, "not_applicable": not_applicable})
     return findings, {"present": present, **details}
 
 
@@ -387,11 +372,13 @@ def check_page(snapshot: SiteSnapshot) -> CheckResult:
     findings += sri_findings
 
     external = _external_origins(resources, page_origin, page_site)
+    # Each list holds its first URLs within findings.LIST_BUDGET (`shown_lists`), as grading lists the findings'
+    # subjects and notes: a URL sits in up to five of the section's 18 lists, whatever their length and number.
     details: dict[str, Any] = {
         "html": True,
         "external_origins": _first_origins(external),  # the most used first
         "external_origin_count": len(external),
-        "mixed_content": {**_listed({"active": active, "passive": passive}), "upgraded_by_csp": all_upgraded},
+        "mixed_content": {**shown_lists({"active": active, "passive": passive}), "upgraded_by_csp": all_upgraded},
         "sri": sri,
         "base": shown(base_href) if base_href is not None else None,
         "truncated": final.body_truncated,

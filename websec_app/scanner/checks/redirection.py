@@ -15,30 +15,44 @@ from ..findings import CheckResult, Finding
 from ..records.location import location_text
 from ..snapshot import FetchChain, HttpResponse, SiteSnapshot
 from ..target import parse_target
-from ._shown import shown
+from ._shown import first_fitting, shown, stored_length
 from .blocked import identify_block, not_checked
 
-#: What a hop's raw headers may take in the report: the fetch already bounds a response's header
-#: block; this keeps a report readable (and its JSON small) when a site sends hundreds of headers.
+#: What a hop's raw headers may take in the report: the fetch bounds a response's head (100 KiB), which a site
+#: may fill; this keeps a report readable (and its JSON small) when a site sends hundreds of headers. A hop lists
+#: its first headers whose names and values store in HOP_HEADERS_BUDGET characters (checks/_shown.py), at most
+#: MAX_HOP_HEADERS: the 22 responses of a scan, each a head of 0xFF bytes (6-character escapes), made a 4.4 MB
+#: section when each hop listed 100 headers of 2,048 characters. An ordinary response's headers fit.
 MAX_HOP_HEADERS = 100
+HOP_HEADERS_BUDGET = 8_192
 
 
-def _raw_headers(response: HttpResponse) -> list[list[str]]:
-    """The hop's response headers in wire order, duplicates kept: the evidence the UI and PDF show. A long value
-    is cut, and says so (`shown`: "as the server sent them" must not hide that a part is missing)."""
-    return [[name, shown(value)] for name, value in response.headers.items[:MAX_HOP_HEADERS]]
+def _pair_length(pair: list[str]) -> int:
+    return stored_length(pair[0]) + stored_length(pair[1])
+
+
+def _hop_json(response: HttpResponse) -> dict[str, Any]:
+    """One hop: its URL, status and Location (each `shown`), and its response headers in wire order, duplicates
+    kept, as the evidence the UI and PDF show: a long name or value is cut and says so (`shown`: "as the server
+    sent them" must not hide that a part is missing), and `headers_not_listed`, there only when some were left
+    out, counts the headers past the hop's budget."""
+    items = response.headers.items
+    pairs = first_fitting(
+        ([shown(name), shown(value)] for name, value in items), MAX_HOP_HEADERS, HOP_HEADERS_BUDGET, _pair_length
+    )
+    hop: dict[str, Any] = {
+        "url": shown(response.url),
+        "status_code": response.status_code,
+        "location": None if response.location is None else shown(location_text(response.location)),
+        "headers": pairs,
+    }
+    if len(items) > len(pairs):
+        hop["headers_not_listed"] = len(items) - len(pairs)
+    return hop
 
 
 def _chain_json(chain: FetchChain) -> list[dict[str, Any]]:
-    return [
-        {
-            "url": r.url,
-            "status_code": r.status_code,
-            "location": None if r.location is None else location_text(r.location),
-            "headers": _raw_headers(r),
-        }
-        for r in chain.responses
-    ]
+    return [_hop_json(response) for response in chain.responses]
 
 
 def _scheme_host(url: str) -> tuple[str, str] | None:
@@ -100,5 +114,5 @@ def check_redirection(snapshot: SiteSnapshot) -> CheckResult:
     details["http_url"] = chain.start_url
     details["http_chain"] = _chain_json(chain)
     if chain.failure is not None:
-        details["error"] = chain.failure.message
+        details["error"] = shown(chain.failure.message)  # it may quote a Location of the 100 KiB head
     return CheckResult("redirection", tuple(_upgrade_findings(chain, snapshot.target.host)), details)

@@ -30,6 +30,7 @@ from ..findings import CheckResult, Finding
 from ..records.html import split_url
 from ..records.security_txt import KNOWN_FIELDS, not_security_txt, parse_rfc3339, read_security_txt
 from ..snapshot import HttpResponse, SiteSnapshot
+from ._shown import shown, shown_lists
 
 SECTION = "security_txt"
 
@@ -40,9 +41,9 @@ _RECOMMENDED_MAX_LIFETIME = timedelta(days=366)  # §2.5.5: "less than a year in
 def _empty_details(url: str | None, response: HttpResponse | None) -> dict[str, Any]:
     return {
         "found": False,
-        "url": url,
+        "url": shown(url) if url is not None else None,
         "status_code": response.status_code if response else None,
-        "content_type": (response.content_type or None) if response else None,
+        "content_type": shown(response.content_type) if response and response.content_type else None,
         "legacy_location": False,
         "signed": False,
         "contacts": [],
@@ -197,15 +198,20 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     for problem in lint:
         findings.append(Finding("security_txt.lint", note=problem))
 
+    # Each list of values shows its first within findings.LIST_BUDGET characters, `not_listed` counting the rest:
+    # a 64 KiB file of one field, in emoji (each a 12-character escape in the stored JSON), made a 190 KB section.
+    lists = {
+        "contacts": contacts,
+        "preferred_languages": [tag.strip() for value in languages[:1] for tag in value.split(",") if tag.strip()],
+        **{name: parsed.values(name) for name in _LIST_FIELDS if name != "contact"},
+    }
     details.update(
         {
             "found": True,
             "legacy_location": legacy,
             "signed": parsed.signed,
-            "contacts": contacts,
             "expires": expires.isoformat().replace("+00:00", "Z") if expires else None,
-            "preferred_languages": [tag.strip() for value in languages[:1] for tag in value.split(",") if tag.strip()],
-            **{name: parsed.values(name) for name in _LIST_FIELDS if name != "contact"},
+            **shown_lists(lists),
         }
     )
     return CheckResult(SECTION, tuple(findings), details)

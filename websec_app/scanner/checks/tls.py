@@ -31,6 +31,7 @@ from ..snapshot import (
     TlsProbe,
 )
 from ._ocsp import judge_staple
+from ._shown import shown, shown_lists
 
 # Let's Encrypt renews at 30 days left; under 14 days something is failing (their expiry mails start at 20).
 EXPIRY_WARN_DAYS = 30
@@ -88,13 +89,16 @@ def aead(protocol: str | None, cipher: str | None) -> bool | None:
 
 
 def _certificate_json(cert: CertificateInfo, days_left: int) -> dict[str, Any]:
+    """The leaf as the report shows it: its names `shown`, its subjectAltNames the first that store in
+    findings.LIST_BUDGET characters (`not_listed` counts the rest). A certificate list of 100 KiB (what OpenSSL
+    accepts) holds thousands of names, or a distinguished name of 25,000 emoji, each 12 characters of JSON."""
     return {
-        "subject": cert.subject,
-        "issuer": cert.issuer,
+        "subject": shown(cert.subject),
+        "issuer": shown(cert.issuer),
         "not_before": cert.not_before.isoformat(),
         "not_after": cert.not_after.isoformat(),
         "days_to_expiry": days_left,
-        "san": list(cert.san_dns) + list(cert.san_ip),
+        **shown_lists({"san": [*cert.san_dns, *cert.san_ip]}),
         "key_type": cert.key_type,
         "key_size": cert.key_size,
         "signature_hash": cert.signature_hash,
@@ -111,8 +115,8 @@ MAX_CHAIN_SHOWN = 16
 
 def _chain_json(cert: CertificateInfo) -> dict[str, Any]:
     return {
-        "subject": cert.subject,
-        "issuer": cert.issuer,
+        "subject": shown(cert.subject),
+        "issuer": shown(cert.issuer),
         "not_after": cert.not_after.isoformat(),
         "key_type": cert.key_type,
         "key_size": cert.key_size,
@@ -130,8 +134,8 @@ def _handshake_details(tls: TlsHandshake) -> dict[str, Any]:
         "cipher": tls.cipher,
         "cipher_bits": tls.cipher_bits,
         "trusted": tls.trusted,
-        "verify_error": tls.verify_error,
-        "untrusted_ca": tls.untrusted_ca,
+        "verify_error": None if tls.verify_error is None else shown(tls.verify_error),
+        "untrusted_ca": None if tls.untrusted_ca is None else shown(tls.untrusted_ca),
         "hostname_matches": tls.hostname_matches,
     }
 
@@ -235,14 +239,14 @@ def _key_problem(cert: CertificateInfo) -> str | None:
     return None
 
 
-def _judged_path(tls: TlsHandshake, shown: tuple[CertificateInfo, ...]) -> tuple[CertificateInfo, ...]:
+def _judged_path(tls: TlsHandshake, listed_chain: tuple[CertificateInfo, ...]) -> tuple[CertificateInfo, ...]:
     """The certificates whose keys and signatures clients check. Trusted: the path the verifier built, without its
     anchor (Chromium's CertVerifyProc checks SHA-1 and weak keys on the verified chain only, so a SHA-1
     cross-signed copy of a root the server also sends, off that path, harms no one). Otherwise the chain as sent
-    (`shown`): there is no path to go by."""
+    (`listed_chain`, as the report lists it): there is no path to go by."""
     if tls.trusted and tls.verified_path:
         return tls.verified_path[:MAX_CHAIN_SHOWN]
-    return shown
+    return listed_chain
 
 
 def _key_findings(chain: tuple[CertificateInfo, ...]) -> list[Finding]:
@@ -344,7 +348,7 @@ def _ct_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> dict[str, Any]:
     return {
         "embedded_scts": len(embedded),
         "ocsp_scts": ocsp_scts,
-        "logs": sorted({sct.log_id for sct in embedded}),
+        **shown_lists({"logs": sorted({sct.log_id for sct in embedded})}),  # a 100 KiB certificate: 1,000 SCTs
         "sct_present": bool(embedded) or ocsp_scts > 0,
     }
 
@@ -439,7 +443,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
         details["not_testable"] = _not_testable(tls)
     if tls.failure is not None:
         outcome = "tls.no_https" if tls.failure.kind in ("unreachable", "refused") else "tls.handshake_failed"
-        details["error"] = tls.failure.message
+        details["error"] = shown(tls.failure.message)
         finding = Finding(outcome, subject=f"{tls.host}:{tls.port}", note=tls.failure.message)
         return CheckResult("tls", (finding,), details)
     leaf = tls.leaf
@@ -448,10 +452,10 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     details["certificate"] = _certificate_json(leaf, (leaf.not_after - snapshot.fetched_at).days)
     # A server may send hundreds of certificates; clients build a path from the first few, and the fetch
     # judges at most as many (fetch/tls.py MAX_JUDGED_CERTIFICATES): the report shows those, and counts the rest.
-    shown = tls.chain[:MAX_CHAIN_SHOWN]
-    details["chain"] = [_chain_json(cert) for cert in shown]
-    if len(tls.chain) > len(shown):
-        details["chain_not_shown"] = len(tls.chain) - len(shown)
+    listed_chain = tls.chain[:MAX_CHAIN_SHOWN]
+    details["chain"] = [_chain_json(cert) for cert in listed_chain]
+    if len(tls.chain) > len(listed_chain):
+        details["chain_not_shown"] = len(tls.chain) - len(listed_chain)
     details["chain_complete"] = tls.chain_complete
     details["key_exchange_group"] = tls.key_exchange_group
     details["forward_secrecy"] = forward_secret(tls.protocol, tls.cipher)
@@ -461,7 +465,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
     details["certificate_transparency"] = _ct_details(snapshot, tls)
     findings = _certificate_findings(snapshot, tls, leaf)
-    findings += _key_findings(_judged_path(tls, shown))
+    findings += _key_findings(_judged_path(tls, listed_chain))
     findings += _chain_findings(tls)
     findings += ocsp_findings
     findings += _protocol_findings(tls)
