@@ -2,7 +2,8 @@
 
 The raw body is handed to the payment service untouched: both providers sign the exact bytes
 they sent, so the body must not be parsed and re-serialised before the signature is checked.
-A bad signature is 400 (the provider shows it in its dashboard); everything else is 200 with
+A bad signature is 400 (the provider shows it in its dashboard); a provider that must be asked
+and cannot be is 502 (the provider delivers the event again); everything else is 200 with
 what processing did, including events that were duplicates, ignored, or refused for a wrong
 amount: answering 2xx stops the provider from retrying an event that will never succeed, and
 the outcome is recorded in `webhook_events` for operators.
@@ -34,7 +35,11 @@ _RESPONSES = errors(
     503,
     502,
     e400="The signature does not verify (or the body is not an event).",
-    e502="The provider could not be reached to complete the event (Stripe: an invoice's payments); it retries.",
+    e502=(
+        "The provider could not be reached to complete the event (Stripe: an invoice's payments; both: the"
+        " subscription's current status, when another event of the same second said otherwise). The event is not"
+        " recorded, so the provider's retry is processed."
+    ),
     e503="The provider is not configured.",
 )
 

@@ -28,8 +28,9 @@ from tests.pg_server import get_server
 from websec_app.services.payments import CheckoutStart, PaymentService
 from websec_app.services.prices import Product
 from websec_app.store import Database, find_payment
-from websec_app.store.models import ScanToken
-from websec_app.store.payments import STATUS_PAID, STATUS_REFUNDED
+from websec_app.store.models import SUBSCRIPTION_DISPUTED, ScanToken
+from websec_app.store.payments import STATUS_DISPUTED, STATUS_PAID, STATUS_REFUNDED
+from websec_app.store.purchases import find_provider_subscription
 
 BUYER = "pro@example.com"
 
@@ -165,6 +166,37 @@ async def test_razorpay_an_old_months_charge_retried_after_a_halt_records_the_pa
     assert retried.json()["outcome"] == "unchanged" and after_retry == 403
     assert recorded is not None and recorded.status == STATUS_PAID  # the money came: the payment is kept
     assert recovered.json()["outcome"] == "renewed" and await _key_status(client, key) == 200
+
+
+async def test_razorpay_a_dispute_that_came_before_a_late_charge_suspends_the_subscription_when_the_charge_comes(
+    client: httpx.AsyncClient,
+    service: PaymentService,
+    razorpay_api: RazorpayStandIn,
+    mailbox: Mailbox,
+    database: Database,
+    clock: FrozenClock,
+) -> None:
+    start, subscription, key = _razorpay_subscriber(service, razorpay_api, mailbox)
+    clock.advance(days=30)
+    month_two, _ = razorpay_api.charge_subscription(start.reference, email=BUYER)
+    charged = razorpay_api.webhook(
+        "subscription.charged", payment=month_two, subscription=dict(subscription), created_at=_now(clock)
+    )
+    clock.advance(days=33)
+    halted = razorpay_api.webhook("subscription.halted", subscription=dict(subscription), created_at=_now(clock))
+
+    disputed = await deliver(client, "razorpay", razorpay_api.dispute(month_two["id"]))  # before its charge
+    await deliver(client, "razorpay", halted)
+    late_charge = await deliver(client, "razorpay", charged)  # older than the halt: changes no status
+    with database.session() as session:
+        recorded = find_payment(session, "razorpay", provider_payment_id=month_two["id"])
+        pro = find_provider_subscription(session, "razorpay", start.reference)
+
+    assert disputed.json()["outcome"] == "reversal_pending"
+    assert late_charge.json()["outcome"] == "reversed_before"
+    assert recorded is not None and recorded.status == STATUS_DISPUTED
+    assert pro is not None and pro.status == SUBSCRIPTION_DISPUTED  # the key stays off until an operator settles it
+    assert await _key_status(client, key) == 403
 
 
 # --- a refund or dispute that arrives before the capture --------------------------------------------------

@@ -212,7 +212,8 @@ async def test_pro_subscription_key_emailed_renewed_halted_and_cancelled(
         client, "razorpay", razorpay_api.webhook("subscription.charged", payment=renewal, subscription=subscription)
     )
     after_renewal = await key_works()
-    halted = await deliver(client, "razorpay", razorpay_api.webhook("subscription.halted", subscription=subscription))
+    # (the stand-in halts it too: events of one second that disagree are decided by what Razorpay says now)
+    halted = await deliver(client, "razorpay", razorpay_api.halt(start.reference))
     after_halt = await key_works()
     recovered_payment, _ = razorpay_api.charge_subscription(start.reference)
     await deliver(

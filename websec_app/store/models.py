@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, LargeBinary, MetaData, UniqueConstraint, text
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, LargeBinary, MetaData, UniqueConstraint, false, text
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
@@ -84,6 +84,13 @@ class Subscription(StoreModel, table=True):
     #: late, does not change the status (`store.purchases.set_provider_subscription_status`). None: no
     #: provider event with a time has been applied yet.
     status_event_at: datetime | None = Field(default=None, sa_column=_utc(nullable=True))
+    #: Events of the second `status_event_at` disagreed and the provider could not be asked which status is
+    #: current: `status` is provisional (active, the payer's benefit of the doubt) until an event of that
+    #: second is delivered again and the provider answers, or a newer event decides (migration 0017).
+    status_unconfirmed: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    #: Counts the writes of `status`: a status decided by asking the provider is written only if nothing
+    #: wrote it since it was read (the call to the provider cannot be inside one statement).
+    status_version: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
 
 
 class ApiKey(StoreModel, table=True):

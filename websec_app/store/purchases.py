@@ -255,6 +255,11 @@ def claim_compliance_token_with_email(
 # --- subscriptions ----------------------------------------------------------------------------------------
 
 
+def _status_written(now: datetime) -> dict[str, object]:
+    """The values every write of a subscription's status sets besides it (`Subscription.status_version`)."""
+    return {"updated_at": now, "status_version": col(Subscription.status_version) + 1}
+
+
 def open_subscription(
     session: Session, *, provider: str, provider_subscription_id: str, email: str, now: datetime
 ) -> Subscription:
@@ -305,7 +310,7 @@ def settle_subscription_start(
     result = session.exec(
         update(Subscription)
         .where(col(Subscription.id) == subscription.id, col(Subscription.status) == SUBSCRIPTION_PENDING)
-        .values(status=SUBSCRIPTION_ACTIVE, updated_at=now, **stamp)
+        .values(status=SUBSCRIPTION_ACTIVE, **_status_written(now), **stamp)
     )
     if result.rowcount != 1:
         session.rollback()
@@ -382,6 +387,15 @@ class StatusUpdate:
     changed: bool
     #: The event happened before the last one applied to the status (delivered late): it changed nothing.
     stale: bool = False
+    #: The event is of the same second as the last one applied and says otherwise, or that second's status is
+    #: unconfirmed: it changed nothing, and only the provider can say which status is current
+    #: (`decide_subscription_status`, or `hold_unconfirmed_status` when the provider cannot be asked).
+    undecided: bool = False
+    #: When undecided: the status found and the row's `status_version` then, which a decision must find unchanged.
+    found: str = ""
+    version: int = 0
+    #: When the provider decided an undecided event (`decide_subscription_status`): the status it gave.
+    decided: str = ""
 
 
 def set_provider_subscription_status(
@@ -393,12 +407,14 @@ def set_provider_subscription_status(
 
     Providers deliver events out of order, so `occurred_at` (the provider's time of the event) is compared
     with `status_event_at`, the time of the newest event applied so far: an older event changes nothing
-    (`stale`), one as new or newer is applied and its time kept, also when the status stays the same (an
+    (`stale`), a newer one is applied and its time kept, also when the status stays the same (an
     `invoice.paid` of an active subscription still outdates the failure that came before it). Times are
-    seconds: events of the same second apply in arrival order. A
-    cancellation applies whatever its time: nothing follows it at the provider. Without `occurred_at`
-    (nobody said when) the event is applied and the kept time is left as it is. Every change is one
-    conditional statement, so concurrent deliveries cannot interleave between the check and the write."""
+    whole seconds, so an event of the same second that says otherwise cannot be ordered by them: it changes
+    nothing and comes back `undecided`, for the provider to decide (`decide_subscription_status`); so does
+    any event of that second while the status is unconfirmed. A cancellation applies whatever its time:
+    nothing follows it at the provider. Without `occurred_at` (nobody said when) the event is applied and
+    the kept time is left as it is. Every change is one conditional statement, so concurrent deliveries
+    cannot interleave between the check and the write; each counts in `status_version`."""
     allowed = [
         col(Subscription.id) == subscription_id,
         col(Subscription.status) != SUBSCRIPTION_CANCELLED,
@@ -410,37 +426,86 @@ def set_provider_subscription_status(
     ]
     stamp: dict[str, object] = {}
     if occurred_at is not None:
-        stamp["status_event_at"] = occurred_at
-        if status != SUBSCRIPTION_CANCELLED:
+        stamp = {"status_event_at": occurred_at, "status_unconfirmed": False}
+        if status != SUBSCRIPTION_CANCELLED:  # strictly newer: a tie is decided below
             allowed.append(
-                or_(col(Subscription.status_event_at).is_(None), col(Subscription.status_event_at) <= occurred_at)
+                or_(col(Subscription.status_event_at).is_(None), col(Subscription.status_event_at) < occurred_at)
             )
     result = session.exec(
         update(Subscription)
         .where(*allowed, col(Subscription.status) != status)
-        .values(status=status, updated_at=now, **stamp)
+        .values(status=status, **_status_written(now), **stamp)
     )
     if result.rowcount == 1:
         session.commit()
         return StatusUpdate(changed=True)
-    stale = False
-    if occurred_at is not None:
-        kept = session.exec(
-            update(Subscription).where(*allowed, col(Subscription.status) == status).values(status_event_at=occurred_at)
-        )
-        if kept.rowcount == 0:
-            stale = (
-                session.exec(
-                    select(Subscription.id).where(
-                        col(Subscription.id) == subscription_id,
-                        col(Subscription.status) != status,
-                        col(Subscription.status_event_at) > occurred_at,
-                    )
-                ).first()
-                is not None
-            )
+    if occurred_at is None:
+        session.commit()
+        return StatusUpdate(changed=False)
+    kept = session.exec(
+        update(Subscription).where(*allowed, col(Subscription.status) == status).values(**_status_written(now), **stamp)
+    )
+    if kept.rowcount == 1:
+        session.commit()
+        return StatusUpdate(changed=False)
+    found = session.exec(
+        select(
+            Subscription.status,
+            Subscription.status_event_at,
+            Subscription.status_unconfirmed,
+            Subscription.status_version,
+        ).where(col(Subscription.id) == subscription_id)
+    ).first()
     session.commit()
-    return StatusUpdate(changed=False, stale=stale)
+    if found is None or found[0] in (SUBSCRIPTION_CANCELLED, SUBSCRIPTION_DISPUTED, SUBSCRIPTION_PENDING):
+        return StatusUpdate(changed=False)
+    found_status, event_at, unconfirmed, version = found
+    if event_at is not None and event_at > occurred_at:
+        return StatusUpdate(changed=False, stale=found_status != status)
+    if event_at == occurred_at and (found_status != status or unconfirmed):
+        return StatusUpdate(changed=False, undecided=True, found=found_status, version=version)
+    return StatusUpdate(changed=False)
+
+
+def decide_subscription_status(
+    session: Session, subscription_id: int, status: str, now: datetime, *, undecided: StatusUpdate
+) -> StatusUpdate | None:
+    """The provider's answer to an `undecided` event: the subscription's status now, at the provider. It is
+    written (and confirmed) only if nothing wrote the status since the event was found undecided (the same
+    `status_version`), so an answer read before another write cannot undo it; the kept time stays that of
+    the tie. None when something did: the caller looks again. A cancellation or a dispute stays final."""
+    result = session.exec(
+        update(Subscription)
+        .where(
+            col(Subscription.id) == subscription_id,
+            col(Subscription.status_version) == undecided.version,
+            col(Subscription.status).not_in((SUBSCRIPTION_CANCELLED, SUBSCRIPTION_DISPUTED)),
+        )
+        .values(status=status, status_unconfirmed=False, **_status_written(now))
+    )
+    session.commit()
+    if result.rowcount != 1:
+        return None
+    return StatusUpdate(changed=status != undecided.found, found=undecided.found, decided=status)
+
+
+def hold_unconfirmed_status(session: Session, subscription_id: int, now: datetime, *, undecided: StatusUpdate) -> bool:
+    """The provider could not be asked about an `undecided` event. Until it can, the subscription is active
+    (of two events of one second that disagree, one said active: the benefit of the doubt goes to the payer,
+    whose purchase is never lost) and marked unconfirmed, so that an event of that second delivered again asks
+    the provider (`set_provider_subscription_status`) and a newer event decides as usual. Written only if
+    nothing wrote the status since; True when it was."""
+    result = session.exec(
+        update(Subscription)
+        .where(
+            col(Subscription.id) == subscription_id,
+            col(Subscription.status_version) == undecided.version,
+            col(Subscription.status).not_in((SUBSCRIPTION_CANCELLED, SUBSCRIPTION_DISPUTED)),
+        )
+        .values(status=SUBSCRIPTION_ACTIVE, status_unconfirmed=True, **_status_written(now))
+    )
+    session.commit()
+    return result.rowcount == 1
 
 
 # --- refunds and disputes (issue 12) ---------------------------------------------------------------------
@@ -577,7 +642,7 @@ def reverse_payment(
                     col(Subscription.id) == subscription_id,
                     col(Subscription.status).not_in((SUBSCRIPTION_DISPUTED, SUBSCRIPTION_CANCELLED)),
                 )
-                .values(status=SUBSCRIPTION_DISPUTED, updated_at=now)
+                .values(status=SUBSCRIPTION_DISPUTED, **_status_written(now))
             ).rowcount
     session.commit()
     return Reversal(len(rows), revoked, suspended)
@@ -590,8 +655,10 @@ __all__ = [
     "StatusUpdate",
     "reverse_payment",
     "claim_compliance_token_with_email",
+    "decide_subscription_status",
     "find_checkout",
     "find_provider_subscription",
+    "hold_unconfirmed_status",
     "open_checkout",
     "open_subscription",
     "pending_reversal",

@@ -50,7 +50,8 @@ class SubscriptionStatusChanged:
     status: str  # the store's SUBSCRIPTION_ACTIVE, SUBSCRIPTION_PAST_DUE or SUBSCRIPTION_CANCELLED
     #: When the provider says this happened. Providers deliver events out of order (Stripe does not
     #: guarantee an order, Razorpay retries for hours): an event older than the last one applied to the
-    #: subscription's status does not change it (`store.purchases.set_provider_subscription_status`).
+    #: subscription's status does not change it (`store.purchases.set_provider_subscription_status`); one of
+    #: the same second that says otherwise is decided by the provider's status now (`Fulfilment._set_status`).
     occurred_at: datetime | None = None
 
 

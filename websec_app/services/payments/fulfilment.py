@@ -23,12 +23,15 @@ from websec_app.store import (
     find_compliance_token_by_order,
     monthly_scan_limit,
 )
-from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_PENDING
+from websec_app.store.models import SUBSCRIPTION_ACTIVE, SUBSCRIPTION_PENDING, Subscription
 from websec_app.store.payments import find_webhook_event, record_webhook_event
 from websec_app.store.purchases import (
     CheckoutRecord,
+    StatusUpdate,
+    decide_subscription_status,
     find_checkout,
     find_provider_subscription,
+    hold_unconfirmed_status,
     open_subscription,
     pending_reversal,
     record_payment_references,
@@ -45,7 +48,7 @@ from ..email.outbox import notify_outbox
 from ..email.render import api_key_email, compliance_token_email, queued, scan_token_email
 from ..prices import Price, Product, price_for
 from . import messages
-from .errors import PaymentsUnavailable
+from .errors import PaymentError, PaymentsUnavailable
 from .events import (
     Change,
     Ignored,
@@ -78,6 +81,10 @@ SUSPENDED = "suspended"
 REVERSAL_PENDING = "reversal_pending"
 #: A capture whose refund or dispute came first: nothing issued (or what was issued taken back at once).
 REVERSED_BEFORE = "reversed_before"
+
+#: How often one status event asks the provider when the status is written by others while it asks: past that,
+#: the webhook answers 502 and the provider delivers the event again later.
+STATUS_DECISION_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -140,9 +147,9 @@ class Fulfilment:
             return self._payment_captured(provider, change, recipient)
         if isinstance(change, SubscriptionCharged):
             outcome = self._subscription_charged(provider, change)
-            if outcome.name in (FULFILLED, RENEWED):  # a refund or dispute of this charge may have come first
+            if outcome.name == FULFILLED:  # a refund or dispute of this charge may have come first
                 return self._reversed_meanwhile(provider, (change.payment_id, *change.payment_references), outcome)
-            return outcome
+            return outcome  # a renewal looks for one itself (`_subscription_charged`)
         if isinstance(change, SubscriptionStatusChanged):
             return self._subscription_status(provider, change)
         if isinstance(change, PaymentReversed):
@@ -345,28 +352,111 @@ class Fulfilment:
                 currency=change.currency,
                 now=now,
             )
-            status = set_provider_subscription_status(
-                session, subscription.id or 0, SUBSCRIPTION_ACTIVE, now, occurred_at=change.occurred_at
-            )
+        paid_by = (change.payment_id, *change.payment_references)
+        try:
+            status = self._set_status(provider, subscription, SUBSCRIPTION_ACTIVE, change.occurred_at)
+        except PaymentError:
+            if new_charge:  # recorded, and the event will come again as "recorded before": reverse it now if due
+                self._reversed_meanwhile(provider, paid_by, Outcome(RENEWED, f"charge {change.payment_id} recorded"))
+            raise
+        outcome = self._renewal_outcome(provider, change, subscription, new_charge, status)
+        if new_charge or outcome.name == RENEWED:  # a refund or dispute of this charge may have come first
+            return self._reversed_meanwhile(provider, paid_by, outcome)
+        return outcome
+
+    def _renewal_outcome(
+        self,
+        provider: str,
+        change: SubscriptionCharged,
+        subscription: Subscription,
+        new_charge: bool,
+        status: StatusUpdate,
+    ) -> Outcome:
+        seen = "recorded" if new_charge else "recorded before"
         if status.stale:
             # Delivered late (a retry of an older month's charge): the payment is recorded above, but a newer
             # event (a failure, a halt) decided the status since.
-            seen = "recorded" if new_charge else "recorded before"
             return Outcome(
                 UNCHANGED,
                 f"charge {change.payment_id} {seen}; older than the last status event of subscription "
                 f"{change.subscription_id}, which stays as it is",
             )
-        reactivated = status.changed
+        if status.decided and status.decided != SUBSCRIPTION_ACTIVE:
+            # A failure of the same second came after this charge (another invoice, a halt): the payment is
+            # recorded, the provider's status stands.
+            return Outcome(
+                STATUS_CHANGED if status.changed else UNCHANGED,
+                f"charge {change.payment_id} {seen}; in the same second as {status.found} for subscription "
+                f"{change.subscription_id}, which {provider} says is {status.decided} now",
+            )
         confirmation = Confirmation(
             Product.SUBSCRIPTION.value,
             subscription.email,
             messages.SUBSCRIPTION_ACTIVE_KEY_SENT_BEFORE,
             newly_fulfilled=False,
         )
-        if not new_charge and not reactivated:
+        if not new_charge and not status.changed:
             return Outcome(ALREADY_FULFILLED, f"charge {change.payment_id} was recorded before", confirmation)
         return Outcome(RENEWED, f"subscription {change.subscription_id} charged ({change.payment_id})", confirmation)
+
+    def _set_status(
+        self, provider: str, subscription: Subscription, status: str, occurred_at: datetime | None
+    ) -> StatusUpdate:
+        """Apply a provider's status for a subscription (`set_provider_subscription_status`). Its event times
+        are whole seconds, so an event of the same second as the last one applied that says otherwise cannot
+        be ordered by them: the provider's current status decides it (Stripe: retrieve the object when the
+        order matters, https://docs.stripe.com/webhooks#event-ordering; Razorpay's subscription entity carries
+        its status), whatever the order the two arrived in. If the provider cannot be asked, the subscription
+        is held active, unconfirmed, and PaymentError (502) leaves the event unrecorded: the provider delivers
+        it again, and it asks again then."""
+        subscription_id = subscription.id or 0
+        for _ in range(STATUS_DECISION_ROUNDS):
+            with self.database.session() as session:
+                update = set_provider_subscription_status(
+                    session, subscription_id, status, self.clock(), occurred_at=occurred_at
+                )
+            if not update.undecided:
+                return update
+            reference = subscription.provider_subscription_id or ""
+            try:
+                current = self._provider_status(provider, reference)
+            except PaymentError as exc:
+                with self.database.session() as session:
+                    hold_unconfirmed_status(session, subscription_id, self.clock(), undecided=update)
+                log.warning(
+                    "%s subscription %s: %s and %s in the same second, and its status could not be read (%s): "
+                    "held active until the event comes again",
+                    provider,
+                    reference,
+                    update.found,
+                    status,
+                    exc,
+                )
+                raise PaymentError(messages.SUBSCRIPTION_STATUS_UNDECIDED) from exc
+            with self.database.session() as session:
+                decided = decide_subscription_status(session, subscription_id, current, self.clock(), undecided=update)
+            if decided is not None:
+                log.info(
+                    "%s subscription %s: %s and %s in the same second; %s says it is %s now",
+                    provider,
+                    reference,
+                    update.found,
+                    status,
+                    provider,
+                    current,
+                )
+                return decided
+        raise PaymentError(messages.SUBSCRIPTION_STATUS_BUSY)
+
+    def _provider_status(self, provider: str, provider_subscription_id: str) -> str:
+        """The subscription's status at the provider now, as ours (PaymentError when it cannot say)."""
+        gateway = self.gateways.get(provider)
+        if isinstance(gateway, SandboxGateway):  # its events carry no time, so they never tie: not reached
+            raise PaymentsUnavailable(messages.sandbox_sends_no_webhooks(provider))
+        current = gateway.subscription_status(provider_subscription_id)
+        if current is None:
+            raise PaymentError(messages.SUBSCRIPTION_STATUS_UNDECIDED)
+        return current
 
     def _payment_reversed(self, provider: str, change: PaymentReversed) -> Outcome:
         """A refund or a dispute: unused tokens of that payment revoked, on a dispute its subscription
@@ -393,10 +483,14 @@ class Fulfilment:
     def _subscription_status(self, provider: str, change: SubscriptionStatusChanged) -> Outcome:
         with self.database.session() as session:
             subscription = find_provider_subscription(session, provider, change.subscription_id)
-            if subscription is None or subscription.id is None:
-                return Outcome(IGNORED, f"subscription {change.subscription_id} is not known here")
-            update = set_provider_subscription_status(
-                session, subscription.id, change.status, self.clock(), occurred_at=change.occurred_at
+        if subscription is None or subscription.id is None:
+            return Outcome(IGNORED, f"subscription {change.subscription_id} is not known here")
+        update = self._set_status(provider, subscription, change.status, change.occurred_at)
+        if update.decided:
+            return Outcome(
+                STATUS_CHANGED if update.changed else UNCHANGED,
+                f"{change.status} of subscription {change.subscription_id} in the same second as {update.found}: "
+                f"{provider} says it is {update.decided} now",
             )
         if update.changed:
             return Outcome(STATUS_CHANGED, f"subscription {change.subscription_id} is now {change.status}")

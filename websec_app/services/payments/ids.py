@@ -12,6 +12,7 @@ from .errors import InvalidPaymentId
 #: A prefix and 14 letters and digits (pay_29QQoUBi66xm2f, https://razorpay.com/docs/api/payments/).
 PAYMENT_ID = re.compile(r"pay_[A-Za-z0-9]{14}")
 ORDER_ID = re.compile(r"order_[A-Za-z0-9]{14}")
+SUBSCRIPTION_ID = re.compile(r"sub_[A-Za-z0-9]{14}")
 
 
 def check_id(value: str, pattern: re.Pattern[str], what: str) -> None:
@@ -20,4 +21,4 @@ def check_id(value: str, pattern: re.Pattern[str], what: str) -> None:
         raise InvalidPaymentId(messages.malformed_payment_id(what))
 
 
-__all__ = ["ORDER_ID", "PAYMENT_ID", "check_id"]
+__all__ = ["ORDER_ID", "PAYMENT_ID", "SUBSCRIPTION_ID", "check_id"]

@@ -126,6 +126,15 @@ RAZORPAY_WEBHOOKS_NOT_CONFIGURED = "Razorpay webhooks are not configured on this
 STRIPE_WEBHOOKS_NOT_CONFIGURED = "Stripe webhooks are not configured on this server (STRIPE_WEBHOOK_SECRET)."
 NOT_A_RAZORPAY_EVENT = "The webhook body is not a Razorpay event."
 NOT_A_STRIPE_EVENT = "The webhook body is not a Stripe event."
+#: 502 to a status event of the same second as another that said otherwise, when the provider could not say which
+#: is current (it delivers the event again later).
+SUBSCRIPTION_STATUS_UNDECIDED = (
+    "The subscription's current status could not be read from the payment provider, and this event cannot be "
+    "ordered against another of the same second without it. Please deliver it again."
+)
+SUBSCRIPTION_STATUS_BUSY = (
+    "The subscription's status kept changing while this event was applied. Please deliver it again."
+)
 
 
 def sandbox_sends_no_webhooks(provider: str) -> str:

@@ -52,7 +52,7 @@ from .events import (
     SubscriptionStatusChanged,
     event_time,
 )
-from .ids import ORDER_ID, PAYMENT_ID, check_id
+from .ids import ORDER_ID, PAYMENT_ID, SUBSCRIPTION_ID, check_id
 from .providers import PROVIDER_A
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,17 @@ _SUBSCRIPTION_STATUS = {
     "subscription.paused": SUBSCRIPTION_PAST_DUE,
     "subscription.cancelled": SUBSCRIPTION_CANCELLED,
     "subscription.completed": SUBSCRIPTION_CANCELLED,
+}
+#: A subscription's status at Razorpay (https://razorpay.com/docs/payments/subscriptions/states/) -> ours.
+#: `created` and `authenticated` come before the first charge: nothing here to decide.
+_CURRENT_STATUS = {
+    "active": SUBSCRIPTION_ACTIVE,
+    "pending": SUBSCRIPTION_PAST_DUE,
+    "halted": SUBSCRIPTION_PAST_DUE,
+    "paused": SUBSCRIPTION_PAST_DUE,
+    "cancelled": SUBSCRIPTION_CANCELLED,
+    "completed": SUBSCRIPTION_CANCELLED,
+    "expired": SUBSCRIPTION_CANCELLED,
 }
 
 
@@ -161,6 +172,13 @@ class RazorpayGateway:
         check_id(order_id, ORDER_ID, "order")
         listing = self._call("fetch order payments", self._client.order.payments, order_id)
         return [RazorpayPayment.of(item) for item in listing.get("items", [])]
+
+    def subscription_status(self, subscription_id: str) -> str | None:
+        """The subscription's status now, fetched from Razorpay (the subscription entity carries it), as ours;
+        None for a status before the first charge. PaymentError when Razorpay cannot be asked."""
+        check_id(subscription_id, SUBSCRIPTION_ID, "subscription")
+        entity = self._call("fetch subscription", self._client.subscription.fetch, subscription_id)
+        return _CURRENT_STATUS.get(str(entity.get("status")))
 
     def _plan_id(self, price: Price) -> str:
         """The monthly plan for this price: found by its notes, created the first time."""

@@ -119,6 +119,18 @@ class StripeGateway:
             raise PaymentError(messages.provider_unreachable()) from exc
         return translate_event("checkout.session.completed", session.to_dict())
 
+    def subscription_status(self, subscription_id: str) -> str | None:
+        """The subscription's status now, read from Stripe (https://docs.stripe.com/api/subscriptions/retrieve),
+        as ours; None for a status that means nothing here (`incomplete`: not paid for the first time yet).
+        Stripe's answer when its events cannot say which came first (https://docs.stripe.com/webhooks#event-ordering:
+        retrieve the object when order matters). PaymentError when Stripe cannot be asked."""
+        try:  # the id comes from a signed event, and the SDK quotes it into the path
+            subscription = self._client.v1.subscriptions.retrieve(subscription_id)
+        except stripe.StripeError as exc:
+            log.warning("Stripe subscription %s could not be read: %s", subscription_id, exc)
+            raise PaymentError(messages.provider_unreachable("subscription status")) from exc
+        return _SUBSCRIPTION_STATUS.get(str(subscription.status))
+
     def parse_webhook(self, body: bytes, headers: Mapping[str, str]) -> ProviderEvent:
         """Verify (`stripe.Webhook.construct_event`) and translate one delivery; raises InvalidWebhook."""
         if not self._webhook_secret:
