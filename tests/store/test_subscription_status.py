@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from websec_app.store import Database
+from websec_app.store.keys import set_subscription_status
 from websec_app.store.models import (
     SUBSCRIPTION_ACTIVE,
     SUBSCRIPTION_CANCELLED,
@@ -164,3 +165,23 @@ def test_a_cancellation_or_a_dispute_is_not_undone_by_a_decision(any_database: D
         decided = decide_subscription_status(session, subscription_id, SUBSCRIPTION_ACTIVE, NOW, undecided=charge)
 
     assert decided is None and _status(any_database, subscription_id)[0] == SUBSCRIPTION_CANCELLED
+
+
+def test_a_decision_is_not_written_over_a_status_an_operator_set_while_the_provider_was_asked(
+    any_database: Database,
+) -> None:
+    # Given a charge of the same second as a failure, left to the provider to decide
+    subscription_id = _active(any_database)
+    _set(any_database, subscription_id, SUBSCRIPTION_PAST_DUE, NOW + 30 * DAY)
+    charge = _set(any_database, subscription_id, SUBSCRIPTION_ACTIVE, NOW + 30 * DAY)
+
+    # When an operator reactivates it meanwhile (store.keys.set_subscription_status), then the answer read before
+    # that comes: past due
+    with any_database.session() as session:
+        set_subscription_status(session, subscription_id, SUBSCRIPTION_ACTIVE, NOW)
+    with any_database.session() as session:
+        late_answer = decide_subscription_status(session, subscription_id, SUBSCRIPTION_PAST_DUE, NOW, undecided=charge)
+
+    # Then the operator's status stands
+    assert charge.undecided and late_answer is None
+    assert _status(any_database, subscription_id)[0] == SUBSCRIPTION_ACTIVE

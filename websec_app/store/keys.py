@@ -191,9 +191,12 @@ def find_active_subscription(session: Session, email: str) -> Subscription | Non
 
 
 def set_subscription_status(session: Session, subscription_id: int, status: str, now: datetime) -> None:
-    """Activate or cancel a subscription (its keys stop working at once when it is not active)."""
+    """Activate or cancel a subscription (its keys stop working at once when it is not active). Counted in
+    `status_version` as every status write is, so a provider's answer read before it cannot undo it."""
     session.exec(
-        update(Subscription).where(col(Subscription.id) == subscription_id).values(status=status, updated_at=now)
+        update(Subscription)
+        .where(col(Subscription.id) == subscription_id)
+        .values(status=status, updated_at=now, status_version=col(Subscription.status_version) + 1)
     )
     session.commit()
 
