@@ -283,6 +283,15 @@ def test_spf_including_a_record_that_passes_everyone_is_pass_all_not_strict() ->
     assert graded(result).score == 95
 
 
+def test_spf_a_term_of_prefix_length_zero_is_pass_all_not_strict() -> None:
+    # RFC 7208 5.3, 5.6: "a/0" compares the sender with the /0 network of the domain's address, which holds every
+    # IPv4 address (the RFC 7208 test suite's a-cidr4-0: pass); it was dns.spf_strict, read as a record ending -all
+    result = check(txt(HOST, "v=spf1 a/0 -all"), dns_answer(HOST, "A", "192.0.2.1"), dns_answer(HOST, "AAAA"))
+    assert [f.outcome for f in result.findings if f.outcome.startswith("dns.spf")] == ["dns.spf_pass_all"]
+    (note,) = notes(result, "dns.spf_pass_all")
+    assert note.startswith("a/0 -> example.com has an IPv4 address")
+
+
 def test_spf_over_ten_lookups_through_includes() -> None:
     includes = " ".join(f"include:s{n}.mailer.example" for n in range(4))
     answers = [txt(HOST, f"v=spf1 {includes} -all")]

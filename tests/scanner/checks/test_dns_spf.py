@@ -127,6 +127,64 @@ def test_a_record_including_one_that_passes_every_sender_passes_every_sender(top
     assert result is not None and result.passes_everyone == everyone
 
 
+def addresses(name: str, *, a: tuple[str, ...] = (), aaaa: tuple[str, ...] = ()) -> list[DnsAnswer]:
+    return [dns_answer(name, "A", *a), dns_answer(name, "AAAA", *aaaa)]
+
+
+@pytest.mark.parametrize(
+    ("record", "answers", "everyone"),
+    [
+        # RFC 7208 5.3, 5.6: the /0 network of any address the name has holds every address of that family
+        (
+            "v=spf1 a/0 -all",
+            addresses("example.com", a=("192.0.2.1",)),
+            "a/0 -> example.com has an IPv4 address (RFC 7208 5.3)",
+        ),
+        (
+            "v=spf1 a:web.example.net//0 -all",
+            addresses("web.example.net", aaaa=("2001:db8::1",)),
+            "a:web.example.net//0 -> web.example.net has an IPv6 address (RFC 7208 5.3)",
+        ),
+        ("v=spf1 a//0 -all", addresses("example.com", a=("192.0.2.1",)), None),  # no AAAA: IPv4 is /32
+        ("v=spf1 a/0 -all", addresses("example.com"), None),  # no address to compare with
+        ("v=spf1 a/1 -all", addresses("example.com", a=("192.0.2.1",)), None),
+        ("v=spf1 -a/0 -all", addresses("example.com", a=("192.0.2.1",)), None),  # a match that fails
+        # 5.4: the same through each MX host's addresses
+        (
+            "v=spf1 mx/0 -all",
+            [dns_answer("example.com", "MX", "10 mail.example.com."), *addresses("mail.example.com", a=("192.0.2.1",))],
+            "mx/0 -> mail.example.com has an IPv4 address (RFC 7208 5.4)",
+        ),
+        (
+            "v=spf1 mx/0 -all",
+            [dns_answer("example.com", "MX", "10 mail.example.com."), *addresses("mail.example.com")],
+            None,
+        ),
+        # 5.7: exists matches whoever sends once its name has an A record
+        (
+            "v=spf1 exists:ok.example.net -all",
+            [dns_answer("ok.example.net", "A", "127.0.0.2")],
+            "exists:ok.example.net -> ok.example.net has an A record (RFC 7208 5.7)",
+        ),
+        ("v=spf1 exists:ok.example.net -all", [dns_answer("ok.example.net", "A")], None),  # AAAA is never asked
+        ("v=spf1 exists:%{i}.ok.example.net -all", [dns_answer("ok.example.net", "A", "127.0.0.2")], None),
+        # an included record's bare a is the included domain's (5.3)
+        (
+            "v=spf1 include:evil.example.net -all",
+            [txt("evil.example.net", "v=spf1 a/0 -all"), *addresses("evil.example.net", a=("192.0.2.1",))],
+            "include:evil.example.net -> a/0 -> evil.example.net has an IPv4 address (RFC 7208 5.3)",
+        ),
+    ],
+)
+def test_an_a_mx_or_exists_term_that_matches_every_sender_passes_every_sender(
+    record: str, answers: list[DnsAnswer], everyone: str | None
+) -> None:
+    # Given a term that, with what its lookups found, matches any sender's address (of a family)
+    result = evaluate_spf("example.com", make_dns("example.com", txt("example.com", record), *answers))
+    # Then it lets every such sender pass, as ip4:0.0.0.0/0 does (the RFC 7208 test suite's a-cidr4-0, exists-ip4)
+    assert result is not None and result.passes_everyone == everyone and not result.permerror
+
+
 def test_includes_that_were_not_fetched_are_listed_as_unknown() -> None:
     dns = make_dns(
         "example.com",

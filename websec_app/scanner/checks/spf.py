@@ -26,7 +26,16 @@ import ipaddress
 from dataclasses import dataclass, field
 
 from ..records.dns_text import failed, txt_of
-from ..records.spf import MX_RECORD_LIMIT, SpfRecord, SpfTerm, mx_exchanges, parse_spf, spf_texts, term_target
+from ..records.spf import (
+    MX_RECORD_LIMIT,
+    SpfRecord,
+    SpfTerm,
+    mx_exchanges,
+    parse_spf,
+    prefix_lengths,
+    spf_texts,
+    term_target,
+)
 from ..snapshot import DnsAnswer, DnsSnapshot
 
 __all__ = ["LOOKUP_LIMIT", "MX_RECORD_LIMIT", "VOID_LOOKUP_LIMIT", "SpfEvaluation", "SpfFailure", "evaluate_spf"]
@@ -187,13 +196,40 @@ def _lookup_failed(
 
 
 def _passes_everyone(term: SpfTerm) -> str | None:
-    """What in `term` matches every sender with a pass ("+all", "ip4:0.0.0.0/0", "ip6:::/0"), if anything."""
+    """What in `term` matches every sender with a pass ("+all", "ip4:0.0.0.0/0", "ip6:::/0"), if anything; for the
+    a, mx and exists terms it takes their answers (`_matches_every_sender`)."""
     if term.qualifier != "+" or term.modifier:
         return None
     if term.name == "all":
         return "+all"
     if term.name in ("ip4", "ip6") and ipaddress.ip_network(term.value or "", strict=False).prefixlen == 0:
         return f"{term.name}:{term.value}"
+    return None
+
+
+def _matches_every_sender(term: SpfTerm, target: str, snapshot: DnsSnapshot) -> str | None:
+    """What makes the a, mx or exists `term` (querying `target`, its lookups answered) match every sender of an
+    address family, if anything: exists matches whoever sends once its name has an A record (RFC 7208 5.7), and an
+    a or mx term with a prefix length of 0 once a name it compares with has an address of that family (5.3, 5.4,
+    5.6: the /0 network of any address holds every address), as ip4:0.0.0.0/0 does."""
+    if term.name == "exists":
+        answer = snapshot.get(target, "A")
+        found = answer is not None and not failed(answer) and bool(answer.records)
+        return f"exists:{target} -> {target} has an A record (RFC 7208 5.7)" if found else None
+    hosts = [target]
+    if term.name == "mx":
+        answer = snapshot.get(target, "MX")
+        if answer is None or failed(answer) or len(answer.records) > MX_RECORD_LIMIT:
+            return None
+        hosts = mx_exchanges(answer.records)
+    section = "5.3" if term.name == "a" else "5.4"
+    for (rdtype, family), length in zip((("A", "IPv4"), ("AAAA", "IPv6")), prefix_lengths(term), strict=True):
+        if length != 0:
+            continue
+        for host in hosts:
+            answer = snapshot.get(host, rdtype)
+            if answer is not None and not failed(answer) and answer.records:
+                return f"{_term_text(term)} -> {host} has an {family} address (RFC 7208 {section})"
     return None
 
 
@@ -287,6 +323,8 @@ def _walk(
                 failures = _term_lookups(mechanism, target_name, snapshot, result)
                 if failures:
                     _lookup_failed(result, domain, mechanism, failures)
+                elif mechanism.qualifier == "+" and everyone is None:
+                    everyone = _matches_every_sender(mechanism, target_name, snapshot)
         if result.failure is not None:
             return None, everyone  # RFC 7208 5: the evaluation ends here with temperror
     if any(t.modifier and t.value and "%" in t.value for t in record.terms):

@@ -20,6 +20,7 @@ __all__ = [
     "is_spf",
     "mx_exchanges",
     "parse_spf",
+    "prefix_lengths",
     "redirect_as_include",
     "referenced_domains",
     "spf_texts",
@@ -161,6 +162,14 @@ def _dual_cidr_ok(cidr: str) -> bool:
         return False
     four, six = match.groups()
     return (four is None or _cidr_length_ok(four, 4)) and (six is None or _cidr_length_ok(six, 6))
+
+
+def prefix_lengths(term: SpfTerm) -> tuple[int, int]:
+    """The IPv4 and IPv6 prefix lengths an a or mx term compares the sender's address with (RFC 7208 5.6: 32 and
+    128 when not given). For a term that parsed: its lengths are valid."""
+    match = re.fullmatch(r"(?:/([0-9]+))?(?://([0-9]+))?", _split_cidr(term.value or "")[1])
+    four, six = match.groups() if match else (None, None)
+    return (32 if four is None else int(four)), (128 if six is None else int(six))
 
 
 def _network_problem(name: str, value: str) -> str | None:
