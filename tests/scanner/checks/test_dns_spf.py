@@ -77,13 +77,31 @@ def test_a_redirect_target_that_failed_or_depends_on_the_sender_leaves_the_all_u
         txt("example.com", "v=spf1 redirect=_spf.example.com"),
         txt("_spf.example.com", rcode="SERVFAIL"),
     )
-    macro = make_dns("example.com", txt("example.com", "v=spf1 redirect=%{d}._spf.example.com"))
+    macro = make_dns("example.com", txt("example.com", "v=spf1 redirect=%{l}._spf.example.com"))
     result = evaluate_spf("example.com", macro)
-    assert result is not None and not result.all_known and result.unknown == ["%{d}._spf.example.com"]
+    assert result is not None and not result.all_known and result.unknown == ["%{l}._spf.example.com"]
     # RFC 7208 6.1: the redirect's check_host() is the result, so its failed lookup is a temperror
     result = evaluate_spf("example.com", failed)
     assert result is not None and not result.all_known and result.unknown == [] and result.temperror
     assert result.failure is not None and result.failure.term == "redirect=_spf.example.com"
+
+
+def test_a_redirect_or_include_named_with_the_domain_macros_is_followed() -> None:
+    # RFC 7208 7.3: %{d} is the domain of the record being evaluated, %{o} the sender's: the scanned domain, through
+    # includes too; both are the same for every sender (the RFC 7208 test suite's trailing-dot-domain)
+    dns = make_dns(
+        "example.com",
+        txt("example.com", "v=spf1 redirect=%{d}.d.spf.example.com."),
+        txt("example.com.d.spf.example.com", "v=spf1 include:o.spf.example.com. ~all"),
+        txt("o.spf.example.com", "v=spf1 include:%{o}.senders.%{d2} exists:%{d}.x.example -all"),
+        txt("example.com.senders.example.com", "v=spf1 ip4:192.0.2.1 -all"),
+        dns_answer("o.spf.example.com.x.example", "A"),
+    )
+    result = evaluate_spf("example.com", dns)
+    # Then the record that decides is read: ~all (it was "not checked", the redirect's name taken for the sender's)
+    assert result is not None and result.unknown == [] and result.all_known
+    assert (result.all_qualifier, result.all_domain) == ("~", "example.com.d.spf.example.com")
+    assert (result.lookups, result.void_names) == (4, ["o.spf.example.com.x.example"])
 
 
 def test_the_all_of_a_record_that_is_a_permerror_is_never_reached() -> None:

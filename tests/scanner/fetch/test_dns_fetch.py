@@ -116,6 +116,21 @@ async def test_the_second_round_asks_what_spf_a_mx_and_exists_terms_need(dns_ser
     assert snapshot.get(f"gone.{domain}", "A").rcode == "NXDOMAIN"  # type: ignore[union-attr]
 
 
+async def test_spf_names_built_with_the_domain_macros_are_asked(dns_server, scan_settings) -> None:
+    # RFC 7208 7.3: %{d} (the record's domain) and %{o} (the sender's: the scanned domain) are the same for every
+    # sender, so the records and answers they name are fetched; %{i} (the sender's address) is not known ahead
+    domain = "spf-macros.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(domain, "TXT", f'"v=spf1 include:_spf.%{{d}} exists:%{{i}}.x.{domain} redirect=%{{d}}.r.{domain}"')
+    dns_server.set(f"_spf.{domain}", "TXT", '"v=spf1 a:out.%{o} mx:mail.%{d2} -all"')
+
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+
+    assert snapshot.get(f"_spf.{domain}", "TXT") is not None and snapshot.get(f"{domain}.r.{domain}", "TXT") is not None
+    assert snapshot.get(f"out.{domain}", "A") is not None and snapshot.get(f"mail.{domain}", "MX") is not None
+    assert not [q for q in dns_server.queries if "%" in q.name or q.name.endswith(f".x.{domain}")]
+
+
 async def test_the_mx_hosts_of_spf_mx_terms_are_asked_once_each_and_so_far(dns_server, scan_settings) -> None:
     # RFC 7208 5.4: an mx term looks up each MX host's addresses, and a failure of one is a temperror (5), which
     # only their answers can tell; none for a name of more than 10 MX records (a permerror first, 4.6.4)

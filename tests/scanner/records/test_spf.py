@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from websec_app.scanner.records.spf import (
+    expand_domain_spec,
     parse_spf,
     redirect_as_include,
     referenced_domains,
@@ -79,10 +80,19 @@ def test_invalid_records_are_permerrors_with_a_reason(record, problem) -> None:
     assert any(problem in e for e in errors), errors
 
 
-def test_referenced_domains_are_includes_and_the_redirect_without_macros() -> None:
-    record = parse_spf("v=spf1 include:A.example.net include:%{d}.macro.example exists:x.example redirect=r.example")
-    assert referenced_domains(record) == ["a.example.net", "r.example"]
-    assert referenced_domains(parse_spf("v=spf1 redirect=r.example -all")) == []  # all overrides redirect
+def test_referenced_domains_are_includes_and_the_redirect_but_those_named_by_the_sender() -> None:
+    record = parse_spf(
+        "v=spf1 include:A.example.net include:%{d}.macro.example include:%{l}.user.example exists:x.example"
+        " redirect=r.example"
+    )
+    # %{d} is the record's own domain, the same for every sender (RFC 7208 7.3); %{l}, the sender's local part, is not
+    assert referenced_domains(record, "example.com", "example.com") == [
+        "a.example.net",
+        "example.com.macro.example",
+        "r.example",
+    ]
+    all_first = parse_spf("v=spf1 redirect=r.example -all")
+    assert referenced_domains(all_first, "example.com", "example.com") == []  # all overrides redirect
 
 
 def test_strict_record_replaces_the_all_term_and_keeps_modifiers() -> None:
@@ -109,7 +119,7 @@ def test_strict_record_drops_the_mechanisms_after_all_instead_of_moving_them_bef
 
 def test_an_a_or_mx_term_queries_its_domain_spec_up_to_the_trailing_prefix_lengths() -> None:
     record = parse_spf("v=spf1 a:foo:bar/baz.example.com/24//64 mx:x/y.example.net -all")
-    assert term_queries(record, "example.com") == [
+    assert term_queries(record, "example.com", "example.com") == [
         ("foo:bar/baz.example.com", "A"),
         ("foo:bar/baz.example.com", "AAAA"),
         ("x/y.example.net", "MX"),
@@ -118,21 +128,66 @@ def test_an_a_or_mx_term_queries_its_domain_spec_up_to_the_trailing_prefix_lengt
 
 def test_what_lies_after_all_is_not_fetched() -> None:
     record = parse_spf("v=spf1 include:a.example.net -all include:b.example.net a:c.example.net mx")
-    assert referenced_domains(record) == ["a.example.net"]
-    assert term_queries(record, "example.com") == []
+    assert referenced_domains(record, "example.com", "example.com") == ["a.example.net"]
+    assert term_queries(record, "example.com", "example.com") == []
 
 
 def test_term_queries_name_what_the_evaluation_reads() -> None:
     record = parse_spf(
         "v=spf1 a mx:mail.example.net/24 a:web.example.net exists:%{i}.x.example ptr include:i.example -all"
     )
-    assert term_queries(record, "Example.COM") == [
+    assert term_queries(record, "Example.COM", "example.com") == [
         ("example.com", "A"),
         ("example.com", "AAAA"),
         ("mail.example.net", "MX"),
         ("web.example.net", "A"),
         ("web.example.net", "AAAA"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        # RFC 7208 7.3: d is the domain of the record, o the domain of the sender's address: the scanned domain
+        ("%{d}.d.spf.example.com.", "mail.example.org.d.spf.example.com"),  # the suite's trailing-dot-domain
+        ("_spfh.%{d2}", "_spfh.example.org"),  # the rightmost 2 parts
+        ("%{dr}.rev.example", "org.example.mail.rev.example"),
+        ("%{d2r}.x.example", "example.mail.x.example"),  # reversed, then the rightmost 2
+        ("%{o}.senders.example", "example.org.senders.example"),
+        ("%{o1-}.x.example", "example.org.x.example"),  # split on "-" only: one part
+        ("%{D}.x.example", "mail.example.org.x.example"),  # URL-escaped: a name has nothing to escape
+        ("macro%%percent%_%_space%-url-space.example.com", "macro%percent  space%20url-space.example.com"),
+        ("In.Example.NET", "in.example.net"),  # no macro: as written
+        # the sender's own values are not known ahead (s, l, i, p, v, h), nor is a part count of 0 (7.3: nonzero)
+        ("%{i}.x.example", None),
+        ("%{l}.%{d}", None),
+        ("%{h}", None),
+        ("%{d0}.x.example", None),
+        ("%{d}..x.example", None),  # an empty label: no name to query
+    ],
+)
+def test_a_domain_spec_is_expanded_with_the_macros_that_are_the_same_for_every_sender(
+    spec: str, name: str | None
+) -> None:
+    assert expand_domain_spec(spec, "mail.example.org", "example.org") == name
+
+
+def test_an_expanded_name_past_253_characters_loses_labels_on_its_left() -> None:
+    # RFC 7208 7.3: "the left side is truncated to fit, by removing successive domain labels"
+    long_domain = ".".join(["label" + "x" * 50] * 4) + ".example"  # 231 characters
+    name = expand_domain_spec("%{d}.%{d}", long_domain, "example.org")
+    assert name == f"example.{long_domain}"  # 463 characters: the first four labels dropped whole, none cut
+
+
+def test_the_targets_of_terms_with_domain_macros_are_fetched() -> None:
+    record = parse_spf("v=spf1 a:%{d} mx:mx.%{o} exists:%{d2}.check.example include:_spf.%{d2} -all")
+    assert term_queries(record, "inc.example.net", "example.org") == [
+        ("inc.example.net", "A"),
+        ("inc.example.net", "AAAA"),
+        ("mx.example.org", "MX"),
+        ("example.net.check.example", "A"),
+    ]
+    assert referenced_domains(record, "inc.example.net", "example.org") == ["_spf.example.net"]
 
 
 def test_a_record_of_a_million_characters_of_modifiers_is_parsed_in_one_pass() -> None:

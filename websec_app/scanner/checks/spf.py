@@ -30,6 +30,7 @@ from ..records.spf import (
     MX_RECORD_LIMIT,
     SpfRecord,
     SpfTerm,
+    expand_domain_spec,
     mx_exchanges,
     parse_spf,
     prefix_lengths,
@@ -63,7 +64,8 @@ class SpfEvaluation:
     records_found: int = 0
     lookups: int = 0
     errors: list[str] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)  # includes we could not look at (not fetched, macros)
+    #: includes and redirects we could not look at (not fetched, or named with a macro that depends on the sender)
+    unknown: list[str] = field(default_factory=list)
     #: those of `unknown` the evaluation reaches before any permerror: what they hold (a failure, a permerror, a
     #: lookup past the limit) may decide the result
     undecided: list[str] = field(default_factory=list)
@@ -177,7 +179,7 @@ def _term_lookups(term: SpfTerm, target: str, snapshot: DnsSnapshot, result: Spf
 
 
 def _not_read(result: SpfEvaluation, name: str) -> None:
-    """The record at `name` could not be read: not fetched, or named with macros (they depend on the sender)."""
+    """The record at `name` could not be read: not fetched, or named with a macro that depends on the sender."""
     result.unknown.append(name)
     if not result.permerror:
         result.undecided.append(name)
@@ -306,9 +308,9 @@ def _walk(
             result.uses_ptr = True  # its queries depend on the sender, and a failure of them is no match (5.5)
             continue
         if mechanism.name == "include":
-            target = value.rstrip(".").lower()
-            if not target or "%" in target:
-                continue  # a target with macros depends on the sender and cannot be fetched ahead
+            target = expand_domain_spec(value, domain, result.domain) if value else None
+            if not target:
+                continue  # a target with a macro that depends on the sender cannot be fetched ahead
             if target in path:
                 result.errors.append(f"{target} includes itself (a loop through {' -> '.join(path)})")
                 continue
@@ -318,7 +320,7 @@ def _walk(
             if included_everyone and mechanism.qualifier == "+" and everyone is None:
                 everyone = f"include:{target} -> {included_everyone}"
         else:
-            target_name = term_target(mechanism, domain)
+            target_name = term_target(mechanism, domain, result.domain)
             if target_name is not None:
                 failures = _term_lookups(mechanism, target_name, snapshot, result)
                 if failures:
@@ -334,9 +336,9 @@ def _walk(
     if redirect_term is None:
         return _Decision(domain, text, all_term.qualifier if all_term else None), everyone
     result.lookups += 1  # RFC 7208 4.6.4: redirect= is evaluated last, once no mechanism matched
-    redirect = (redirect_term.value or "").rstrip(".").lower()
-    if "%" in redirect:
-        _not_read(result, redirect)  # the target depends on the sender: which "all" decides is unknown
+    redirect = expand_domain_spec(redirect_term.value or "", domain, result.domain)
+    if redirect is None:  # the target depends on the sender: which "all" decides is unknown
+        _not_read(result, (redirect_term.value or "").rstrip(".").lower())
         return None, everyone
     if redirect in path:
         result.errors.append(f"{redirect} includes itself (a loop through {' -> '.join(path)})")

@@ -104,15 +104,15 @@ class _Answers:
         return self.found.get(self.key(name, rdtype))
 
 
-def _spf_asks(found: list[tuple[str, DnsAnswer | None]]) -> list[tuple[list[tuple[str, str]], list[str]]]:
+def _spf_asks(found: list[tuple[str, DnsAnswer | None]], domain: str) -> list[tuple[list[tuple[str, str]], list[str]]]:
     """For each name's SPF record, the queries its a, mx and exists terms make and the domains it includes or
-    redirects to; nothing for a name without exactly one record."""
+    redirects to, for mail from `domain` (its %{o}); nothing for a name without exactly one record."""
     asks = []
     for name, answer in found:
         texts = spf_texts(txt_of(answer))
         if len(texts) == 1:
             record = parse_spf(texts[0])
-            asks.append((term_queries(record, name), referenced_domains(record)))
+            asks.append((term_queries(record, name, domain), referenced_domains(record, name, domain)))
     return asks
 
 
@@ -151,7 +151,11 @@ async def _spf_tree(domain: str, answers: _Answers) -> None:
         terms: list[tuple[str, str]] = []
         found = [(name, answers.get(name, "TXT")) for name in level]
         size = sum(len(text) for _, answer in found if answer is not None for text in answer.records)
-        asks = _spf_asks(found) if size <= MAX_SPF_CHARS_ON_LOOP else await asyncio.to_thread(_spf_asks, found)
+        asks = (
+            _spf_asks(found, domain)
+            if size <= MAX_SPF_CHARS_ON_LOOP
+            else await asyncio.to_thread(_spf_asks, found, domain)
+        )
         for queries, targets in asks:
             terms += queries
             for target in targets:

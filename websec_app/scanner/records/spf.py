@@ -3,7 +3,8 @@
 `parse_spf` follows the grammar of section 12 and reports what section 4.6 calls a permerror
 (unknown mechanisms, malformed domain-specs, bad prefix lengths, repeated modifiers).
 `referenced_domains`, `term_queries` and `mx_exchanges` tell the fetch layer which records and answers an
-evaluation reads; the evaluation itself, with its limits (4.6.4), is the `dns` check's
+evaluation reads, through the names `expand_domain_spec` gives a domain-spec whose macros are the same for every
+sender (7.3: d, o and the escapes); the evaluation itself, with its limits (4.6.4), is the `dns` check's
 (checks/spf.py).
 """
 
@@ -12,11 +13,13 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from urllib.parse import quote
 
 __all__ = [
     "MX_RECORD_LIMIT",
     "SpfRecord",
     "SpfTerm",
+    "expand_domain_spec",
     "is_spf",
     "mx_exchanges",
     "parse_spf",
@@ -43,6 +46,9 @@ _MODIFIER = re.compile(r"^([a-z][a-z0-9_.-]*)=(.*)$", re.IGNORECASE)
 _MACRO = re.compile(r"%(?:\{[slodiphcrtv][0-9]*r?[.\-+,/_=]*\}|%|_|-)", re.IGNORECASE)
 _DOMAIN_MACRO = re.compile(r"%(?:\{[slodiphv][0-9]*r?[.\-+,/_=]*\}|%|_|-)", re.IGNORECASE)
 _ENDS_WITH_DOMAIN_MACRO = re.compile(r"(?:%\{[slodiphv][0-9]*r?[.\-+,/_=]*\}|%%|%_|%-)$", re.IGNORECASE)
+# RFC 7208 7.1, 7.3: one macro-expand in a domain-spec, its letter, digits, "r" and delimiters, or an escape
+_MACRO_PARTS = re.compile(r"%(?:\{([a-z])([0-9]*)(r?)([.\-+,/_=]*)\}|([%_-]))", re.IGNORECASE)
+_ESCAPES = {"%": "%", "_": " ", "-": "%20"}
 # RFC 7208 7.1: toplabel = ( *alphanum ALPHA *alphanum ) / ( 1*alphanum "-" *( alphanum / "-" ) alphanum ).
 # Written possessive, each run read once: the ABNF's own shape (`[0-9A-Za-z]*[A-Za-z][0-9A-Za-z]*`) tried every
 # letter as the one ALPHA and read the rest again, quadratic in a long label that does not match ("a." + 32 KB
@@ -291,37 +297,75 @@ def redirect_as_include(text: str) -> str:
     return " ".join([words[0], *mechanisms, included, *modifiers])
 
 
-def referenced_domains(record: SpfRecord) -> list[str]:
-    """Domains whose SPF records the evaluation needs: include targets before the first "all" (RFC
-    7208 5.1) and the redirect target, when they contain no macros (those depend on the sender and
-    cannot be resolved ahead)."""
-    names = [t.value for t in record.evaluated_mechanisms() if t.name == "include" and t.value]
+def referenced_domains(record: SpfRecord, domain: str, sender_domain: str) -> list[str]:
+    """Domains whose SPF records the evaluation of `record` (published at `domain`, read for mail from
+    `sender_domain`) needs: include targets before the first "all" (RFC 7208 5.1) and the redirect target, their
+    macros expanded (`expand_domain_spec`), but those holding a macro that depends on the sender (they cannot be
+    resolved ahead)."""
+    specs = [t.value for t in record.evaluated_mechanisms() if t.name == "include" and t.value]
     if record.redirect:
-        names.append(record.redirect)
-    return [n.rstrip(".").lower() for n in names if "%" not in n]
+        specs.append(record.redirect)
+    names = (expand_domain_spec(spec, domain, sender_domain) for spec in specs)
+    return [name for name in names if name]
 
 
-def term_target(term: SpfTerm, domain: str) -> str | None:
-    """The name an a, mx or exists term queries: its domain-spec without the prefix lengths, or the
-    domain of the record it is in (RFC 7208 5.3, 5.4); None when it holds macros (they depend on
-    the sender and cannot be resolved ahead)."""
+def expand_domain_spec(spec: str, domain: str, sender_domain: str) -> str | None:
+    """The name `spec` stands for in the record of `domain`, evaluated for mail whose sender's address is at
+    `sender_domain` (the scanned domain, through every include and redirect), lowercase and without the final dot.
+
+    RFC 7208 7.3: %{d} is `domain` and %{o} `sender_domain`, split on the delimiters ("." by default), reversed
+    with "r", the rightmost parts kept by the digits, joined with "."; an uppercase letter's value is URL-escaped;
+    %%, %_ and %- are "%", " " and "%20"; a name past 253 characters loses labels on its left until it fits. These
+    are the same for every sender claiming the domain. None when `spec` holds a macro whose value depends on the
+    sender (s, l, i, p, v, h) or a DIGIT of 0 (7.3: it MUST be nonzero), or expands to a name no query can carry
+    (an empty label, one past 63 octets). A spec without macros is returned as written."""
+    if "%" not in spec:
+        return spec.rstrip(".").lower()
+    parts: list[str] = []
+    end = 0
+    for match in _MACRO_PARTS.finditer(spec):
+        letter, digits, reverse, delimiters, escape = match.groups()
+        parts.append(spec[end : match.start()])
+        end = match.end()
+        if escape:
+            parts.append(_ESCAPES[escape])
+            continue
+        if letter.lower() not in ("d", "o") or (digits and int(digits) == 0):
+            return None
+        value = domain if letter.lower() == "d" else sender_domain
+        pieces = re.split(f"[{re.escape(delimiters or '.')}]", value.rstrip("."))
+        if reverse:
+            pieces.reverse()
+        expanded = ".".join(pieces[-int(digits) :] if digits else pieces)
+        parts.append(quote(expanded, safe="-._~") if letter.isupper() else expanded)
+    parts.append(spec[end:])
+    name = "".join(parts).rstrip(".").lower()
+    while len(name) > 253 and "." in name:
+        name = name.partition(".")[2]
+    if len(name) > 253 or any(not 0 < len(label) <= 63 for label in name.split(".")):
+        return None
+    return name
+
+
+def term_target(term: SpfTerm, domain: str, sender_domain: str) -> str | None:
+    """The name an a, mx or exists term of the record of `domain` queries, for mail from `sender_domain`: its
+    domain-spec without the prefix lengths, or `domain` (RFC 7208 5.3, 5.4), its macros expanded
+    (`expand_domain_spec`); None when a macro depends on the sender (it cannot be resolved ahead)."""
     value = term.value or ""
     spec = value if term.name == "exists" else _split_cidr(value)[0]
-    if "%" in spec:
-        return None
-    return (spec or domain).rstrip(".").lower()
+    return expand_domain_spec(spec, domain, sender_domain) if spec else domain.rstrip(".").lower()
 
 
-def term_queries(record: SpfRecord, domain: str) -> list[tuple[str, str]]:
+def term_queries(record: SpfRecord, domain: str, sender_domain: str) -> list[tuple[str, str]]:
     """The (name, type) queries the a, mx and exists mechanisms of `record` (published at
-    `domain`) make, for the limits on MX records and void lookups. `a` asks A or AAAA depending
-    on the sender's address, so both; `exists` always asks A (RFC 7208 5.7); ptr depends on the
-    sender's address and is left out. Mechanisms after "all" are never tested (RFC 7208 5.1)."""
+    `domain`, read for mail from `sender_domain`) make, for the limits on MX records and void lookups. `a` asks
+    A or AAAA depending on the sender's address, so both; `exists` always asks A (RFC 7208 5.7); ptr depends on
+    the sender's address and is left out. Mechanisms after "all" are never tested (RFC 7208 5.1)."""
     queries: list[tuple[str, str]] = []
     for term in record.evaluated_mechanisms():
         if term.name not in ("a", "mx", "exists"):
             continue
-        target = term_target(term, domain)
+        target = term_target(term, domain, sender_domain)
         if target is None:
             continue
         types = {"a": ("A", "AAAA"), "mx": ("MX",), "exists": ("A",)}[term.name]
