@@ -396,7 +396,8 @@ CLEARTEXT_CHECKS: dict[str, Callable[[str, Request], bool]] = {
     [
         ("host and port, any scheme", ["http://{host}:{port}"]),
         ("an allowlist with the http site", ["http://{host}"]),
-        ("the host name, any scheme or port", ["http://{host}:{port}", "http://{host}"]),
+        # the port 80 origin is judged first: the subject the finding had before the other probe was sent
+        ("the host name, any scheme or port", ["http://{host}", "http://{host}:{port}"]),
     ],
 )
 async def test_an_https_site_on_another_port_is_asked_about_both_of_its_cleartext_origins(

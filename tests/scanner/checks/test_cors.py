@@ -453,9 +453,11 @@ def test_an_echo_of_the_hosts_port_80_origin_is_the_same_finding_and_both_are_on
 
     assert outcomes(only_port_80) == outcomes(both) == {"cors.http_origin_credentials"}
     assert only_port_80.details["http_port_80_origin"]["allow_origin"] == "http://example.com"
-    # (a check of the host name alone lets both through: one finding, the second echo a note on it)
+    # (a check of the host name alone lets both through: one finding, the second echo a note on it; its subject
+    # is the port 80 origin, as when only that one was asked, so an unchanged site's diff shows no change)
     [finding] = both.findings
-    assert "Origin: http://example.com was echoed with Access-Control-Allow-Credentials: true as well" in (
+    assert finding.subject == "Origin: http://example.com"
+    assert "Origin: http://example.com:8443 was echoed with Access-Control-Allow-Credentials: true as well" in (
         finding.note or ""
     )
     assert graded(both).sections["cors"]["deduction"] == graded(only_port_80).sections["cors"]["deduction"] == 20

@@ -222,8 +222,10 @@ def _cookie_details(probe: CorsProbe) -> dict[str, list[str]]:
 
 
 #: The order probes are judged in, whatever order they were sent in: the foreign probe follows the look-alike
-#: on the wire, but its echo is the broader finding (every Origin), which a look-alike echo is a note on.
-_JUDGED_ORDER: tuple[CorsProbeKind, ...] = ("foreign", "lookalike", "http", "http_port_80", "null")
+#: on the wire, but its echo is the broader finding (every Origin), which a look-alike echo is a note on. For a
+#: page on another port than 443, http://host (port 80) comes before http://host:port, so a site echoing both
+#: keeps the subject its finding had before the second probe was sent (the diff and monitors key on it).
+_JUDGED_ORDER: tuple[CorsProbeKind, ...] = ("foreign", "lookalike", "http_port_80", "http", "null")
 
 
 def check_cors(snapshot: SiteSnapshot) -> CheckResult:
