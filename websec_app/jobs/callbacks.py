@@ -59,7 +59,7 @@ async def checked_address(url: str, settings: Settings) -> tuple[str, str]:
     """(host, the address to connect to) for a callback URL; raises the scanner's TargetRefused (a private
     target, a port browsers refuse, or not http/https) or TargetUnreachable (no such name)."""
     from websec_app.scanner.errors import TargetRefused
-    from websec_app.scanner.fetch.guard import ensure_port_allowed
+    from websec_app.scanner.fetch.guard import ensure_port_allowed, url_port
     from websec_app.scanner.fetch.resolve import Pinner, Resolver
 
     parts = urlsplit(url)
@@ -71,13 +71,9 @@ async def checked_address(url: str, settings: Settings) -> tuple[str, str]:
         port = 0
     if port == 0:  # urlsplit reads `:0` as port 0, which no server listens on (parse_target refuses it too)
         raise TargetRefused("The callback_url has an invalid port.")
-    ensure_port_allowed(_port(parts.scheme, port))
+    ensure_port_allowed(url_port(parts))
     address = await Pinner(Resolver(settings), settings).pin(parts.hostname)
     return parts.hostname, address
-
-
-def _port(scheme: str, port: int | None) -> int:
-    return port or (443 if scheme == "https" else 80)
 
 
 async def deliver(url: str, body: bytes, signature: str, settings: Settings) -> int:
@@ -94,9 +90,11 @@ async def _post(url: str, body: bytes, signature: str, settings: Settings, deadl
 
     import httpx
 
+    from websec_app.scanner.fetch.guard import url_port
+
     host, address = await checked_address(url, settings)
     parts = urlsplit(url)
-    port = _port(parts.scheme, parts.port)
+    port = url_port(parts)
     netloc = f"[{address}]" if ":" in address else address
     target = f"{parts.scheme}://{netloc}:{port}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
     context = ssl.create_default_context(cafile=str(settings.ca_bundle) if settings.ca_bundle else None)

@@ -15,8 +15,12 @@ the target, every redirect hop, certificate downloads and callbacks, whatever th
 from __future__ import annotations
 
 import ipaddress
+from typing import TYPE_CHECKING
 
 from ..errors import TargetRefused
+
+if TYPE_CHECKING:
+    from urllib.parse import SplitResult
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -165,6 +169,12 @@ def ensure_port_allowed(port: int) -> None:
             f"Refusing to scan: browsers refuse to connect to port {port}, a port of another protocol, so no "
             "website can be served there."
         )
+
+
+def url_port(parts: SplitResult) -> int:
+    """The port a split URL names, else its scheme's default (443 for https, 80 otherwise); ValueError for a port
+    out of range, as `SplitResult.port` raises it."""
+    return parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def is_localhost_name(host: str) -> bool:

@@ -61,7 +61,7 @@ from ._tls_client import (
     handshake,
     is_public_root,
 )
-from .guard import ensure_port_allowed
+from .guard import ensure_port_allowed, url_port
 from .http import fetch_one, make_client
 from .resolve import Pinner, Resolver
 from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
@@ -408,7 +408,7 @@ def guarded_ca_issuers(settings: Settings) -> CaIssuerSource:
         pinner = Pinner(Resolver(settings), settings)
         try:
             address = await pinner.pin(host)
-            ensure_port_allowed(urlsplit(url).port or 80)  # ValueError for a port out of range: not found
+            ensure_port_allowed(url_port(urlsplit(url)))  # ValueError for a port out of range: not found
             async with make_client(pinner, settings) as client:
                 response = await fetch_one(client, url, address, settings.limits, max_body=MAX_CA_ISSUER_BYTES)
         except Exception:  # noqa: BLE001 - refused by the guard, unreachable, malformed: not found
