@@ -179,6 +179,16 @@ def test_an_expanded_name_past_253_characters_loses_labels_on_its_left() -> None
     assert name == f"example.{long_domain}"  # 463 characters: the first four labels dropped whole, none cut
 
 
+def test_a_domain_spec_of_thousands_of_macros_is_cut_to_its_last_labels_in_one_pass() -> None:
+    # A hostile include tree names a record by 127 one-letter labels, whose %{d} is then 253 characters: 40,000
+    # of them (200 KB) expand to 10 MB and 5 million labels. Dropped one at a time from the left (7.3), each drop
+    # copied the rest: 0.15 s for 1,000 macros, growing with the square, minutes here (this test would hang).
+    domain = "a." * 121 + "example.org"
+    spec = "%{d}." * 40_000 + "example.net"
+    # 253 characters: the last labels of the last %{d}, whole, before "example.net"
+    assert expand_domain_spec(spec, domain, "example.org") == "a." * 115 + "example.org.example.net"
+
+
 def test_the_targets_of_terms_with_domain_macros_are_fetched() -> None:
     record = parse_spf("v=spf1 a:%{d} mx:mx.%{o} exists:%{d2}.check.example include:_spf.%{d2} -all")
     assert term_queries(record, "inc.example.net", "example.org") == [
