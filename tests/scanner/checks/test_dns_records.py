@@ -353,6 +353,17 @@ def test_spf_mx_with_eleven_mx_records_is_over_the_limits() -> None:
         ("v=DMARC1; p=reject; pct=²", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),  # isdigit(), not int()
         ("v=DMARC1; p=reject; pct=-5", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),  # int() reads it; 6.4 does not
         ("v=DMARC1; p=reject; pct=+50", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),
+        # RFC 7489 6.4's fo, rf and ri: OpenDMARC discards a record with a bad one
+        ("v=DMARC1; p=reject; fo=2", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),
+        ("v=DMARC1; p=reject; rf=iodef", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),
+        ("v=DMARC1; p=reject; ri=1h", {"dns.dmarc_invalid", "dns.dmarc_enforced"}),
+        # 6.4: the size limit is 1*DIGIT (ASCII) fitting in 64 bits
+        ("v=DMARC1; p=reject; rua=mailto:d@example.com!١٠m", {"dns.dmarc_enforced", "dns.dmarc_report_uri"}),
+        (
+            "v=DMARC1; p=reject; rua=mailto:d@example.com!99999999999999999999",
+            {"dns.dmarc_enforced", "dns.dmarc_report_uri"},
+        ),
+        ("v=DMARC1; p=reject; rua=mailto:dmarc%40example.com", {"dns.dmarc_enforced"}),  # RFC 6068: percent-encoded
     ],
 )
 def test_dmarc_policies(record, expected) -> None:
@@ -434,13 +445,28 @@ def test_the_dmarcbis_tags_are_understood() -> None:
 
 @pytest.mark.parametrize(
     ("tag", "problem"),
-    [("np=bogus", "np=bogus"), ("psd=maybe", "psd=maybe"), ("t=x", "t=x")],
+    [("psd=maybe", "psd=maybe"), ("t=x", "t=x")],
 )
 def test_invalid_dmarcbis_tag_values_are_reported(tag, problem) -> None:
     result = check(txt(f"_dmarc.{HOST}", f"v=DMARC1; p=reject; {tag}"))
     (note,) = notes(result, "dns.dmarc_invalid")
     assert problem in note
     assert "dns.dmarc_enforced" in [f.outcome for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        # DMARCbis's policy discovery: an invalid np is an invalid sp, so p=reject is not applied: p=none with a
+        # valid rua, no DMARC processing at all without one (it was dns.dmarc_enforced, the np error aside)
+        ("v=DMARC1; p=reject; np=bogus", {"dns.dmarc_invalid"}),
+        ("v=DMARC1; p=reject; np=bogus; rua=mailto:d@example.com", {"dns.dmarc_invalid", "dns.dmarc_none"}),
+    ],
+)
+def test_an_invalid_np_falls_back_like_an_invalid_sp(record, expected) -> None:
+    result = check(txt(f"_dmarc.{HOST}", record))
+    assert {f.outcome for f in result.findings if f.outcome.startswith("dns.dmarc")} == expected
+    assert "np=bogus" in notes(result, "dns.dmarc_invalid")[0]
 
 
 def test_unknown_tags_are_ignored_and_listed() -> None:
@@ -470,6 +496,19 @@ def test_reports_to_another_domain_need_its_consent_record() -> None:
     )
     (note,) = notes(result, "dns.dmarc_report_uri")
     assert "reports.example.net has not agreed" in note and "ok.example.org" not in note
+
+
+def test_reports_to_an_https_uri_of_another_domain_need_its_consent_record_too() -> None:
+    # RFC 7489 7.1 builds the consent name from "the host portion of the authority component" of any URI
+    record = "v=DMARC1; p=reject; rua=https://dmarc.reports.example.net/in,https://dmarc.example.com/in"
+    result = check(txt(f"_dmarc.{HOST}", record), txt(f"{HOST}._report._dmarc.dmarc.reports.example.net"))
+    (note,) = notes(result, "dns.dmarc_report_uri")
+    assert note == (
+        f"dmarc.reports.example.net has not agreed to receive reports for {HOST} "
+        f"(no {HOST}._report._dmarc.dmarc.reports.example.net record, RFC 7489 7.1)"
+    )
+    consented = txt(f"{HOST}._report._dmarc.dmarc.reports.example.net", "v=DMARC1")
+    assert not notes(check(txt(f"_dmarc.{HOST}", record), consented), "dns.dmarc_report_uri")
 
 
 def test_a_dmarc_report_address_may_carry_header_fields_and_a_size_limit() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from .dmarc import is_mail_address, mailto_address
+from .dmarc import is_mail_address, mailto_addresses
 from .dns_text import tag_list
 
 __all__ = ["tlsrpt_problem", "tlsrpt_records"]
@@ -25,7 +25,8 @@ def tlsrpt_problem(text: str) -> str | None:
         scheme, colon, rest = uri.partition(":")
         if not colon or scheme.lower() not in ("mailto", "https") or not rest:
             return f"{uri!r} is not a mailto: or https: URI"
-        if scheme.lower() == "mailto" and not is_mail_address(mailto_address(rest)):  # ?subject=... allowed
+        mailboxes = mailto_addresses(rest)  # ?subject=... allowed
+        if scheme.lower() == "mailto" and not (mailboxes and all(is_mail_address(m) for m in mailboxes)):
             return f"{uri!r} is not a mail address"
         if scheme.lower() == "https" and not _https_host(uri):
             return f"{uri!r} names no host to send reports to"
