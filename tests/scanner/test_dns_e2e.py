@@ -236,7 +236,7 @@ async def test_a_broken_caa_rrset_of_the_platform_above_the_domain_is_overridden
     (finding,) = [f for f in report.sections["dns"]["findings"] if f["check"].startswith("dns.caa")]
     assert (finding["check"], finding["deduction"]) == ("dns.caa_invalid_inherited", 2)
     assert finding["fix"].startswith("Publish your own CAA records at alice.github.io, which certificate authorities")
-    assert "ask whoever runs github.io to remove the critical flag" in finding["fix"]
+    assert "ask whoever runs github.io to correct its CAA records" in finding["fix"]
     assert finding["note"].startswith("at github.io: unknown critical tag 'futuretag'")
 
 

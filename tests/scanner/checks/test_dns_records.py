@@ -692,7 +692,7 @@ def caa_fixes(result: CheckResult, host: str) -> dict[str, str]:
         (
             ['128 futuretag "x"', '0 issue "letsencrypt.org"'],
             "dns.caa_invalid",
-            f"Remove the critical flag or the unknown tag from www.{HOST}'s CAA records",
+            f"Correct www.{HOST}'s CAA records",
         ),
     ],
 )
@@ -743,9 +743,7 @@ def test_an_invalid_caa_rrset_above_the_domain_asks_the_owner_to_publish_their_o
         "Publish your own CAA records at alice.github.io, which certificate authorities read before github.io's "
         '(RFC 8659 3): alice.github.io CAA 0 issue "letsencrypt.org"'
     )
-    assert finding["fix"].endswith(
-        "ask whoever runs github.io to remove the critical flag or the unknown tag from its CAA records."
-    )
+    assert finding["fix"].endswith("ask whoever runs github.io to correct its CAA records.")
     assert "alice.github.io's CAA records" not in finding["fix"]
     assert finding["note"] == (
         "at github.io: unknown critical tag 'futuretag': CAs must refuse to issue (RFC 8659 4.1); " + GITHUB_IO_RECORDS

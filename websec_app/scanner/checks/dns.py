@@ -28,7 +28,7 @@ import dns.rdataclass
 import dns.rdatatype
 
 from ..findings import CheckResult, Finding
-from ..records.caa import MAX_CAA_NAMES, caa_names
+from ..records.caa import MAX_CAA_NAMES, CaaIssue, caa_names, critical_flag_problem, iodef_problem, parse_issue_value
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
 from ..records.mta_sts import parse_sts_policy, sts_record_problem, sts_records, uncovered_mx
@@ -42,7 +42,6 @@ from ._shown import shown as shown_text  # `shown` is a local name in several fu
 from .dnssec import validate_zone
 from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf
 
-_CAA_TAGS = ("issue", "issuewild", "iodef", "issuemail", "issuevmc", "contactemail", "contactphone")
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 # A 64 KB TXT record of "x " holds 32,000 SPF errors (as many again from each record it includes), a DMARC record
 # or an MTA-STS policy thousands: ten included records of them made a 12 MB dns section. Each distinct error is
@@ -346,52 +345,126 @@ def _caa(snapshot: SiteSnapshot, host: str, domain: str, details: dict[str, Any]
             return [_could_not_check(answer)]
         if not answer.records:
             continue
-        parsed: dict[str, list[str]] = {}
-        problems = []
-        for text in answer.records:
-            try:
-                rdata = dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.CAA, text)
-            except dns.exception.DNSException:
-                problems.append(f"unreadable record {text!r}")
-                continue
-            tag = rdata.tag.decode("ascii", "replace").lower()  # type: ignore[attr-defined]
-            value = rdata.value.decode("utf-8", "replace")  # type: ignore[attr-defined]
-            parsed.setdefault(tag, []).append(value)
-            if rdata.flags & 128 and tag not in _CAA_TAGS:  # type: ignore[attr-defined]
-                problems.append(f"unknown critical tag {tag!r}: CAs must refuse to issue (RFC 8659 4.1)")
-        details["caa"] = {
-            "name": name,
-            **shown_lists({tag: parsed.get(tag, []) for tag in ("issue", "issuewild", "iodef")}),
-        }
-        # The fix goes where this RRset is: one at the host hides the domain's, so records added at the domain
-        # would change nothing (RFC 8659 3). An RRset above the domain (github.io's for alice.github.io) is not
-        # the owner's to edit: records published at their domain come first in the climb and replace it.
-        above_domain = name != domain and not name.endswith("." + domain)
-        fix_vars = {"caa_name": domain if above_domain else name, "caa_found": name}
-        whose = (
-            f"; these are {name}'s records, above {domain} and set by whoever runs {name}: "
-            f"CAA records published at {domain} would be read instead (RFC 8659 3)"
-            if above_domain
-            else ""
-        )
-        if problems:
-            outcome = "dns.caa_invalid_inherited" if above_domain else "dns.caa_invalid"
-            return [Finding(outcome, note=f"at {name}: {'; '.join(_listed(problems))}{whose}", fix_vars=fix_vars)]
-        if "issue" not in parsed:
-            # RFC 8659 4.2, 4.3: only issue restricts a name that is not a wildcard; an RRset of iodef
-            # or issuewild alone still ends the climb, and lets every CA issue for the host.
-            tags = ", ".join(sorted(parsed))
-            note = f"at {name}: CAA records ({tags}) but no issue tag, so they do not restrict which CAs may issue"
-            return [Finding("dns.caa_missing", note=note + whose, fix_vars=fix_vars)]
-        issuers = sorted({v.split(";")[0].strip() or "none" for v in parsed["issue"]})
-        note = f"at {name}: issuers {', '.join(issuers)}"
-        if skipped and name.count(".") < names[0].count(".") - names.index(name):  # found past the gap
-            note += f" ({skipped} names between the host and {name} were not asked: at most {MAX_CAA_NAMES} a scan)"
-        return [Finding("dns.caa_present", note=note + whose)]
+        finding = _caa_rrset(snapshot, host, domain, name, answer.records, details)
+        if (
+            finding.outcome == "dns.caa_present"
+            and skipped
+            and name.count(".") < names[0].count(".") - names.index(name)
+        ):  # found past the gap
+            note = f" ({skipped} names between the host and {name} were not asked: at most {MAX_CAA_NAMES} a scan)"
+            finding = replace(finding, note=_caa_insert(finding.note or "", note))
+        return [finding]
     if skipped:
         return []  # the climb's first non-empty RRset may be at a name that was not asked: unknown
     note = f"no CAA record from {host} up to the top-level domain {names[-1]}"
     return [Finding("dns.caa_missing", note=note, fix_vars={"caa_name": domain})]
+
+
+def _caa_insert(note: str, addition: str) -> str:
+    """`addition` after the note's first clause (the issuers), before what follows it."""
+    head, separator, tail = note.partition("; ")
+    return head + addition + separator + tail
+
+
+def _caa_alias(snapshot: SiteSnapshot, host: str, name: str) -> str | None:
+    """The name `host` is an alias (CNAME) of, when the RRset was found at `host`: a CAA query follows the
+    alias (RFC 8659 3, RFC 1034 4.3.2), so the records are that name's, and none can sit beside a CNAME."""
+    if name != host:
+        return None  # only the host's CNAME is asked
+    cname = snapshot.dns.get(host, "CNAME")
+    if cname is None or not cname.exists or not cname.records:
+        return None
+    return cname.records[0].rstrip(".").lower()
+
+
+def _named(issues: list[CaaIssue]) -> str:
+    """The CAs the records name, or "none" (";", an empty value, values CAs cannot read: RFC 8659 4.2)."""
+    return ", ".join(sorted({i.issuer for i in issues if i.issuer})) or "none"
+
+
+def _caa_rrset(
+    snapshot: SiteSnapshot, host: str, domain: str, name: str, records: tuple[str, ...], details: dict[str, Any]
+) -> Finding:
+    """The finding on the relevant RRset, found at `name`: what CAs make of it (RFC 8659 4, Baseline
+    Requirements 3.2.2.8), and where its owner would fix it."""
+    values: dict[str, list[str]] = {}
+    issues: dict[str, list[CaaIssue]] = {"issue": [], "issuewild": []}
+    problems: list[str] = []
+    value_problems = False  # an issue or issuewild value CAs read as naming no CA
+    iodef: list[str] = []
+    for text in records:
+        try:
+            rdata = dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.CAA, text)
+        except dns.exception.DNSException:
+            problems.append(f"unreadable record {text!r}")
+            continue
+        tag = rdata.tag.decode("ascii", "replace").lower()  # type: ignore[attr-defined]  # matched in any case
+        raw: bytes = rdata.value  # type: ignore[attr-defined]
+        values.setdefault(tag, []).append(raw.decode("utf-8", "replace"))
+        flag_problem = critical_flag_problem(rdata.flags, tag)  # type: ignore[attr-defined]
+        if flag_problem is not None:
+            problems.append(flag_problem)
+        if tag in issues:
+            issue = parse_issue_value(raw)
+            issues[tag].append(issue)
+            if issue.problem is not None:
+                value_problems = True
+                shown_value = shown_text(raw.decode("utf-8", "replace"), 200)
+                problems.append(f"{tag} {shown_value!r} names no CA: {issue.problem} (RFC 8659 4.2)")
+        elif tag == "iodef":
+            iodef += [p for p in (iodef_problem(raw),) if p]
+    alias = _caa_alias(snapshot, host, name)
+    owner = alias or name  # whose records they are
+    own = owner == domain or owner.endswith("." + domain)
+    details["caa"] = {
+        "name": name,
+        **({"alias_of": alias} if alias else {}),
+        **shown_lists({tag: values.get(tag, []) for tag in ("issue", "issuewild", "iodef")}),
+    }
+    place = f"{name} (an alias of {alias}: its records)" if alias else name
+    # The fix goes where this RRset is: one at the host hides the domain's, so records added at the domain
+    # would change nothing (RFC 8659 3). An RRset above the domain (github.io's for alice.github.io) is not
+    # the owner's to edit: records published at their domain come first in the climb and replace it. One read
+    # through the host's alias is the alias target's: the owner's to edit when the target is theirs, else the
+    # host's own records would come first, which need the CNAME replaced (no record sits beside a CNAME).
+    fix_vars = {"caa_name": owner if own else (host if alias else domain), "caa_found": owner}
+    fix_note = None
+    if alias and not own:
+        whose = f"; these are {alias}'s records, set by whoever runs {alias}"
+        fix_note = (
+            f"{host} is an alias (CNAME) of {alias}, and no other record can sit beside a CNAME (RFC 1034 3.6.2): "
+            f"records of its own at {host} need the CNAME replaced by its addresses"
+        )
+    elif not own:
+        whose = (
+            f"; these are {name}'s records, above {domain} and set by whoever runs {name}: "
+            f"CAA records published at {domain} would be read instead (RFC 8659 3)"
+        )
+    else:
+        whose = ""
+    reports = "; " + "; ".join(_listed(iodef, limit=3)) if iodef else ""
+    families = ("caa", "cnames") if alias else ()
+    if problems:
+        outcome = "dns.caa_invalid" if own else "dns.caa_invalid_inherited"
+        note = f"at {place}: {'; '.join(_listed(problems))}"
+        if value_problems and issues["issue"]:  # authorisations add up (RFC 8659 4.2): who is left
+            note += f"; CAs the issue records let issue: {_named(issues['issue'])}"
+        return Finding(outcome, note=note + reports + whose, fix_vars=fix_vars, fix_note=fix_note, families=families)
+    if not issues["issue"]:
+        # RFC 8659 4.2, 4.3: only issue restricts a name that is not a wildcard; an RRset of iodef
+        # or issuewild alone still ends the climb, and lets every CA issue for the host.
+        tags = ", ".join(sorted(values))
+        note = f"at {place}: CAA records ({tags}) but no issue tag, so they do not restrict which CAs may issue"
+        return Finding(
+            "dns.caa_missing", note=note + reports + whose, fix_vars=fix_vars, fix_note=fix_note, families=families
+        )
+    if any(i.issuer for i in issues["issue"]):
+        note = f"at {place}: issuers {_named(issues['issue'])}"
+    else:
+        note = f"at {place}: no CA may issue (no issue record names one)"
+    if issues["issuewild"]:  # RFC 8659 4.3: for a wildcard certificate they replace the issue records
+        note += f"; wildcard certificates: {_named(issues['issuewild'])}"
+    return Finding("dns.caa_present", note=note + reports + whose, families=families)
 
 
 # -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------
