@@ -285,6 +285,10 @@ class DnsSnapshot:
 
     host: str
     answers: tuple[DnsAnswer, ...] = ()
+    #: Why the fetch stopped asking before it had asked every follow-up its answers call for (the scan's time
+    #: budget, the follow-ups' deadline, an error: fetch/dns.py); None when nothing stopped it. A lookup a cut
+    #: snapshot lacks may be one a check needs and nobody asked, which says nothing of the records there.
+    cut: str | None = None
 
     def get(self, name: str, rdtype: str) -> DnsAnswer | None:
         name, rdtype = name.rstrip(".").lower(), rdtype.upper()

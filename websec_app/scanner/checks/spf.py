@@ -14,7 +14,9 @@ void lookup and no empty answer: the evaluation stops at the term that needs it 
 first (the syntax of a record, the 11th lookup, the third void lookup, an include without a record:
 receivers stop there and never ask). ptr's queries depend on the sender and a failure of them is no
 match (5.5), so ptr only counts. The fetch layer uses `referenced_domains` and `term_queries`
-(records/spf.py) to know which records to collect, and the MX hosts of the mx terms.
+(records/spf.py) to know which records to collect, and the MX hosts of the mx terms. When it stopped
+asking before it had asked them all (the scan's time budget: `DnsSnapshot.cut`), a lookup the
+evaluation needs and the snapshot lacks is one that failed (`_CutSnapshot`), never an answer.
 
 Mechanisms after "all" are never tested (RFC 7208 5.1), so they are neither counted nor followed;
 their syntax still counts.
@@ -118,6 +120,19 @@ class SpfEvaluation:
     @property
     def over_void_limit(self) -> bool:
         return self.void_lookups > VOID_LOOKUP_LIMIT
+
+
+@dataclass(frozen=True)
+class _CutSnapshot(DnsSnapshot):
+    """A snapshot whose fetch stopped asking early (`cut`: the scan's time budget ran out before the include tree
+    was read, say), as the evaluation reads it: a lookup it lacks was never made, so it is a failed one (TIMEOUT,
+    `cut` its error), where the evaluation stops with temperror (RFC 7208 5), not an answer: a term evaluated, a
+    void lookup, a record not there. Every lookup of the evaluation reads through `get`, so no term type can be
+    missed: an include's or redirect's record, an a, mx or exists term's names, an mx term's hosts."""
+
+    def get(self, name: str, rdtype: str) -> DnsAnswer:
+        answer = super().get(name, rdtype)
+        return answer or DnsAnswer(name.rstrip(".").lower(), rdtype.upper(), "TIMEOUT", error=self.cut)
 
 
 def _void(answer: DnsAnswer | None) -> bool | None:
@@ -355,6 +370,8 @@ def evaluate_spf(domain: str, snapshot: DnsSnapshot) -> SpfEvaluation | None:
     answer = snapshot.get(domain, "TXT")
     if answer is None:
         return None
+    if snapshot.cut is not None:  # what the fetch never asked is no answer
+        snapshot = _CutSnapshot(snapshot.host, snapshot.answers, snapshot.cut)
     result = SpfEvaluation(domain)
     texts = spf_texts(txt_of(answer))
     result.records_found = len(texts)

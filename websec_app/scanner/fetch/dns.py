@@ -13,7 +13,9 @@ or "could not check", never a failed scan; the second round has its own deadline
 whatever arrived in time, and a lookup it asked and did not get is recorded as failed (TIMEOUT), so
 a check never takes a lookup cut short for one that was not asked (a finding the diff would call fixed).
 The whole fetch keeps to what is left of the scan's time budget the same way: cut by it, both rounds keep
-their answers and every lookup asked and not answered is recorded as failed.
+their answers and every lookup asked and not answered is recorded as failed. A fetch that stopped asking says
+why in the snapshot (`DnsSnapshot.cut`), so a check that needs a lookup nobody asked (the SPF evaluation's
+terms, checks/spf.py) takes it for a failed one.
 """
 
 from __future__ import annotations
@@ -234,8 +236,10 @@ async def _unasked_follow_ups(host: str, domain: str, answers: _Answers) -> None
     """Once lookups were given up: the follow-ups the answers in hand call for and nobody asked (the first round
     or the one before it was cut), each recorded as failed without a query, so the check says "could not
     check" where a lookup never asked reads as nothing to say (a CNAME target, an MX host, a report address's
-    consent, the DNSKEY of the zone holding the domain). Not the SPF tree: the SPF check already takes a record
-    it lacks for "not checked", and reading the tree again costs CPU past the deadline."""
+    consent, the DNSKEY of the zone holding the domain). Not the SPF tree: the snapshot says it was cut
+    (`DnsSnapshot.cut`), and the SPF evaluation takes each lookup it needs and lacks for a failed one. The
+    evaluation itself knows every lookup it reads, of every term type; a replay of the tree would be a second
+    list of them, kept to its own bounds, and would cost CPU past the deadline."""
     try:
         await _follow_ups(host, domain, answers, spf=False)
     except Exception:  # noqa: BLE001 - as the follow-ups themselves: what a zone sends must never sink the scan
@@ -261,8 +265,9 @@ async def fetch_dns(
 ) -> DnsSnapshot:
     """The snapshot, within `budget_seconds` (what is left of the scan's time budget; None: no bound but the
     lookups' own). When the budget runs out first, the answers that arrived are kept and every lookup asked
-    and not answered is recorded as failed (TIMEOUT), so the checks say "could not check" for it, never
-    "not found": a section cut by the scan's deadline must not read as a site without those records."""
+    and not answered is recorded as failed (TIMEOUT), and the snapshot says why it was cut, so the checks say
+    "could not check" for it and for a lookup nobody asked, never "not found": a section cut by the scan's
+    deadline must not read as a site without those records."""
     if ip_literal(host) is not None:
         return DnsSnapshot(host=host)
     answers = _Answers(resolver)
@@ -273,4 +278,4 @@ async def fetch_dns(
         answers.give_up(OUT_OF_BUDGET)
     if answers.gave_up is not None:
         await _unasked_follow_ups(host, registrable_domain(host), answers)
-    return DnsSnapshot(host=host, answers=tuple(answers.found.values()))
+    return DnsSnapshot(host=host, answers=tuple(answers.found.values()), cut=answers.gave_up)
