@@ -1,13 +1,16 @@
 """End-to-end scans of mail policies where the RFCs decide what a receiver or a sender reads: DMARC report
-destinations at another domain (RFC 7489 7.1), served with the fixture DNS server."""
+destinations at another domain (RFC 7489 7.1), the MTA-STS record and the policy file a fixture HTTPS site
+serves at mta-sts.<domain> (RFC 8461 3.1-3.3), with the fixture DNS server."""
 
 from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from tests.fixtures import catalog
 from tests.fixtures.dns_server import AuthDnsServer
-from tests.fixtures.sites import SiteFactory
+from tests.fixtures.sites import Response, RunningSite, SiteFactory
 from websec_app.scanner import scan
 from websec_app.settings import Settings
 
@@ -44,3 +47,91 @@ async def test_dmarc_reports_to_an_https_uri_of_another_domain_are_sent_only_wit
     dns_server.set(consent, "TXT", '"v=DMARC1"')
     after = (await scan(f"https://{host}/", scan_settings)).to_dict()
     assert findings_of(after, "dns.dmarc") == {"dns.dmarc_enforced": "p=reject: spoofed mail is refused"}
+
+
+# -- MTA-STS: the record and the policy a sender reads -----------------------------------------------------------
+
+POLICY = "version: STSv1\r\nmode: enforce\r\nmx: mx.{host}\r\nmax_age: 604800\r\n"
+
+
+def mail_domain(site_factory: SiteFactory, prefix: str, *sts_records: str) -> str:
+    """The best-practice site for a domain that receives mail (MX, SPF mx, DKIM, TLS-RPT), with `sts_records` at
+    _mta-sts.<domain>."""
+    host = site_factory.unique_host(prefix)
+    site = catalog.best_practices(host)
+    kept = tuple(r for r in site.dns if r[1] not in ("MX", "TXT") or r[0].startswith("_dmarc."))
+    records = [
+        (host, "MX", f"10 mx.{host}"),
+        (f"mx.{host}", "A", "127.0.0.9"),
+        (host, "TXT", '"v=spf1 mx -all"'),
+        (f"s1._domainkey.{host}", "TXT", '"v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="'),
+        (f"_smtp._tls.{host}", "TXT", f'"v=TLSRPTv1; rua=mailto:tls@{host}"'),
+        *((f"_mta-sts.{host}", "TXT", f'"{record}"') for record in sts_records),
+    ]
+    site_factory(dataclasses.replace(site, dns=(*kept, *records)))
+    return host
+
+
+def policy_site(site_factory: SiteFactory, host: str, body: str) -> RunningSite:
+    policy = Response(200, [("Content-Type", "text/plain")], body)
+    return site_factory(catalog.simple_site(f"mta-sts.{host}", routes={"/.well-known/mta-sts.txt": policy}))
+
+
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        # 3.2: a repeated field counts at its first occurrence ("all entries except for the first SHALL be
+        # ignored"): it was dns.mta_sts_invalid, "mode appears twice"
+        (POLICY + "mode: testing\r\nmax_age: 1\r\n", {"dns.mta_sts_enforce": "mode: enforce, max_age 604800"}),
+        # 3.2's grammar: field-delim is ":" *WSP, right after the name; senders that parse it (mox) refuse the
+        # policy: it was dns.mta_sts_enforce
+        (
+            POLICY.replace("mode: enforce", "mode : enforce"),
+            {
+                "dns.mta_sts_invalid": "'mode : enforce' is not 'key: value'; mode must be enforce, testing or none, "
+                "not None"
+            },
+        ),
+    ],
+)
+async def test_an_mta_sts_policy_is_read_by_its_grammar(
+    site_factory: SiteFactory, scan_settings: Settings, body: str, found: dict[str, str]
+) -> None:
+    host = mail_domain(site_factory, "sts-grammar", "v=STSv1; id=20261122")
+    served = policy_site(site_factory, host, body.format(host=host))
+
+    report = (await scan(f"https://{host}/", scan_settings)).to_dict()
+
+    assert len(served.requests_to("/.well-known/mta-sts.txt")) == 1
+    assert findings_of(report, "dns.mta_sts") == found
+
+
+async def test_an_mta_sts_policy_larger_than_64_kib_is_invalid(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a policy whose lines senders need come first, then a comment line past 64 KiB
+    host = mail_domain(site_factory, "sts-huge", "v=STSv1; id=20261122")
+    body = POLICY.format(host=host) + "note: " + "x" * 70_000 + "\r\n"
+    policy_site(site_factory, host, body)
+
+    report = (await scan(f"https://{host}/", scan_settings)).to_dict()
+
+    # Then the scan read 64 KiB, as mox does, which refuses a longer policy (RFC 8461 3.3 lets senders cap it):
+    # the policy is invalid, where the part read was dns.mta_sts_enforce
+    assert findings_of(report, "dns.mta_sts") == {
+        "dns.mta_sts_invalid": "the policy is larger than 64 KiB, which senders may refuse (RFC 8461 3.3)"
+    }
+
+
+async def test_a_discarded_mta_sts_record_beside_a_valid_one_leaves_the_policy_in_force(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given "v=STSv1" (no separator, no id) beside a valid record: senders discard the first (RFC 8461 3.1)
+    host = mail_domain(site_factory, "sts-two", "v=STSv1", "v=STSv1; id=20261122")
+    served = policy_site(site_factory, host, POLICY.format(host=host))
+
+    report = (await scan(f"https://{host}/", scan_settings)).to_dict()
+
+    # Then one record remains, the policy is fetched and in force: it was "2 MTA-STS records", invalid
+    assert findings_of(report, "dns.mta_sts") == {"dns.mta_sts_enforce": "mode: enforce, max_age 604800"}
+    assert len(served.requests_to("/.well-known/mta-sts.txt")) == 1

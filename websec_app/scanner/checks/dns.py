@@ -31,7 +31,14 @@ from ..findings import CheckResult, Finding
 from ..records.caa import MAX_CAA_NAMES, CaaIssue, caa_names, critical_flag_problem, iodef_problem, parse_issue_value
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
-from ..records.mta_sts import parse_sts_policy, sts_record_problem, sts_records, uncovered_mx
+from ..records.mta_sts import (
+    MAX_POLICY_BYTES,
+    parse_sts_policy,
+    sts_near_misses,
+    sts_record_problem,
+    sts_records,
+    uncovered_mx,
+)
 from ..records.spf import parse_spf, redirect_as_include, strict_record
 from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
@@ -480,32 +487,42 @@ def _policy_details(policy: dict[str, Any]) -> dict[str, Any]:
     return {**fields, **shown_lists({"mx": policy.get("mx", [])})}
 
 
-def _policy_problem(snapshot: SiteSnapshot, chain: FetchChain) -> tuple[str | None, dict[str, Any]]:
+def _policy_problem(snapshot: SiteSnapshot, chain: FetchChain) -> tuple[str | None, str | None, dict[str, Any]]:
+    """(what makes senders ignore the policy, why it could not be judged, the policy as shown): at most one of
+    the first two is not None."""
     tls = snapshot.mta_sts_tls
     if tls is not None:
         if tls.failure is not None:
-            return f"the policy host has no working HTTPS ({tls.failure.message})", {}
+            return f"the policy host has no working HTTPS ({tls.failure.message})", None, {}
         leaf = tls.leaf
         dated = leaf is not None and not (leaf.not_before <= snapshot.fetched_at <= leaf.not_after)
         if not tls.trusted or not tls.hostname_matches or dated:
             reason = tls.verify_error or ("the certificate does not name it" if not tls.hostname_matches else "")
             reason = reason or "the certificate is outside its validity period"
             problem = f"the certificate of {tls.host} is not valid ({reason}): senders ignore the policy (RFC 8461 3.3)"
-            return problem, {}
+            return problem, None, {}
     first = chain.responses[0] if chain.responses else None
     if first is None:
-        return f"the policy could not be fetched ({chain.failure.message if chain.failure else 'no response'})", {}
+        why = chain.failure.message if chain.failure else "no response"
+        return f"the policy could not be fetched ({why})", None, {}
     if first.is_redirect:
-        return "the policy URL redirects, and senders must not follow redirects (RFC 8461 3.3)", {}
+        return "the policy URL redirects, and senders must not follow redirects (RFC 8461 3.3)", None, {}
     if first.status_code != 200:
-        return f"the policy URL answers HTTP {first.status_code}", {}
+        return f"the policy URL answers HTTP {first.status_code}", None, {}
     if first.content_type != "text/plain":
-        return f"the policy is served as {first.content_type or 'no media type'}, not text/plain (RFC 8461 3.2)", {}
+        problem = f"the policy is served as {first.content_type or 'no media type'}, not text/plain (RFC 8461 3.2)"
+        return problem, None, {}
+    if first.body_truncated and len(first.body) >= MAX_POLICY_BYTES:
+        # 3.3 lets senders cap the size: mox reads 64 KiB and refuses a longer policy as a syntax error
+        problem = f"the policy is larger than {MAX_POLICY_BYTES // 1024} KiB, which senders may refuse (RFC 8461 3.3)"
+        return problem, None, {}
+    if first.body_truncated:  # cut by the scan's read budget, not by the site: whether senders read it is unknown
+        return None, f"the MTA-STS policy was not read whole: {first.body_note}", {}
     policy = parse_sts_policy(first.text())
     shown = {"mode": policy.mode, "max_age": policy.max_age, "mx": policy.mx}
     if policy.errors:
-        return "; ".join(_listed(policy.errors)), shown
-    return None, shown
+        return "; ".join(_listed(policy.errors)), None, shown
+    return None, None, shown
 
 
 def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
@@ -515,7 +532,12 @@ def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], recei
         return []  # not fetched, or a domain that receives no mail needs no MTA-STS
     if failed(answer):
         return [_could_not_check(answer)]
-    records = sts_records(txt_of(answer))
+    texts = txt_of(answer)
+    records = sts_records(texts)
+    if not records and (discarded := sts_near_misses(texts)):
+        quoted = ", ".join(repr(shown_text(t, 200)) for t in discarded[:3])
+        note = f"_mta-sts.{domain}: {quoted} does not begin with v=STSv1 and ';', so senders discard it (RFC 8461 3.1)"
+        return [Finding("dns.mta_sts_invalid", note=note)]
     if not records:
         return [Finding("dns.mta_sts_missing", note=f"no MTA-STS record at _mta-sts.{domain}")] if receives else []
     if len(records) > 1:
@@ -529,8 +551,10 @@ def _mta_sts(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], recei
         # failed): nothing is known about the policy, so nothing is deducted.
         details["mta_sts"] = {"record": shown_text(records[0]), "policy": None}
         return [Finding("check.error", subject=f"mta-sts.{domain} policy", note="the MTA-STS policy was not fetched")]
-    problem, shown = _policy_problem(snapshot, chain)
+    problem, unknown, shown = _policy_problem(snapshot, chain)
     details["mta_sts"] = {"record": shown_text(records[0]), "policy": _policy_details(shown) or None}
+    if unknown is not None:
+        return [Finding("check.error", subject=f"mta-sts.{domain} policy", note=unknown)]
     if problem is not None:
         return [Finding("dns.mta_sts_invalid", note=problem)]
     mode = shown.get("mode")

@@ -15,15 +15,13 @@ import httpx
 
 from ...settings import Settings
 from ..records.dns_text import txt_of
-from ..records.mta_sts import sts_records
+from ..records.mta_sts import MAX_POLICY_BYTES, sts_records
 from ..registrable import registrable_domain
 from ..snapshot import Failure, FetchChain, TlsHandshake
 from ..target import ip_literal
 from .http import fetch_chain
 from .resolve import Pinner, Resolver
 from .tls import fetch_tls
-
-MAX_POLICY_BYTES = 64 * 1024  # RFC 8461 3.3
 
 
 def policy_url(domain: str) -> str:

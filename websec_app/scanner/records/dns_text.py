@@ -13,11 +13,14 @@ from ..registrable import is_registry_suffix
 from ..snapshot import DnsAnswer
 
 __all__ = [
+    "EXTENSION_VALUE",
     "MAX_ENCLOSING_ZONES",
+    "begins_versioned",
     "enclosing_zone_names",
     "failed",
     "is_domain_name",
     "tag_list",
+    "versioned_fields",
     "txt_of",
     "txt_strings",
 ]
@@ -27,6 +30,11 @@ __all__ = [
 MAX_ENCLOSING_ZONES = 3
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$", re.IGNORECASE)
+# RFC 8461 3.1 sts-ext-name, 3.2 sts-policy-ext-name, RFC 8460 3 tlsrpt-ext-name
+_FIELD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+#: RFC 8461 3.1 sts-ext-value, RFC 8460 3 tlsrpt-ext-value: 1*(%x21-3A / %x3C / %x3E-7E), printable ASCII but
+#: "=" and ";" (and no space).
+EXTENSION_VALUE = re.compile(r"[\x21-\x3a\x3c\x3e-\x7e]+")
 
 
 def txt_strings(records: tuple[str, ...]) -> list[str]:
@@ -73,6 +81,45 @@ def enclosing_zone_names(domain: str) -> list[str]:
 def failed(answer: DnsAnswer | None) -> bool:
     """The query was asked and did not get an authoritative yes or no."""
     return answer is not None and answer.rcode not in ("NOERROR", "NXDOMAIN")
+
+
+def begins_versioned(text: str, version: str) -> bool:
+    """The record begins with `version` ("v=STSv1", "v=TLSRPTv1") and a separator, *WSP ";" (RFC 8461 3.1,
+    RFC 8460 3): senders discard the TXT records that do not, which both RFCs spell "v=STSv1;" and
+    "v=TLSRPTv1;", the whitespace their grammar's separator allows before the ";" read as mox reads it."""
+    return text.startswith(version) and text[len(version) :].lstrip(" \t").startswith(";")
+
+
+def versioned_fields(text: str, version: str) -> tuple[list[tuple[str, str]], str | None]:
+    """The `name=value` fields of an MTA-STS or TLS-RPT record (RFC 8461 3.1, RFC 8460 3), in order, and the
+    first place the record leaves their shared grammar (None when it does not):
+
+        record = version 1*(sep field) [sep]      sep = *WSP ";" *WSP      field = name "=" value
+        name   = (ALPHA / DIGIT) *31(ALPHA / DIGIT / "_" / "-" / ".")
+
+    Nothing but the separator may surround a field: `id = 1` and a space after the last value are outside it,
+    and senders that parse the grammar (mox) then have no policy. Each value is returned as written: its own
+    grammar is the caller's (`EXTENSION_VALUE` for fields it does not know). Split at ";" rather than matched
+    with a pattern, which cost as much as the square of a run of spaces."""
+    head, *parts = text.split(";")
+    if head.rstrip(" \t") != version:
+        return [], f"the record does not begin with {version};"
+    closed = bool(parts) and not parts[-1].strip(" \t")  # the optional final separator
+    if closed:
+        parts.pop()
+    if not parts:
+        return [], f"no field follows {version}"
+    fields: list[tuple[str, str]] = []
+    for index, part in enumerate(parts):
+        field = part.lstrip(" \t")
+        if closed or index < len(parts) - 1:
+            field = field.rstrip(" \t")  # the next separator's *WSP
+        name, equals, value = field.partition("=")
+        if not equals or not _FIELD_NAME.fullmatch(name):
+            problem = "an empty field (two ';' in a row)" if not field else f"{field!r} is not name=value"
+            return fields, problem
+        fields.append((name, value))
+    return fields, None
 
 
 def tag_list(text: str) -> list[tuple[str, str]]:
