@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -40,6 +40,28 @@ class StartedClock:
 
     def __repr__(self) -> str:
         return f"StartedClock(start={self.start.isoformat()})"
+
+
+class MachineClock(Protocol):
+    """This machine's own time, kept apart from the service's clock: what processes sharing a machine measure
+    between them (an embedded queue's lease, websec_app/jobs/engine.py). `now` is the system clock, which
+    every process on the machine reads alike (the service's clock does not: WEBSEC_CLOCK_START starts it
+    when each process starts); `monotonic` is moved by no step of the system clock, so that a step (a
+    suspended laptop or VM resumed, NTP setting the time) can be told from time going by."""
+
+    def now(self) -> datetime: ...
+
+    def monotonic(self) -> float: ...
+
+
+class SystemMachineClock:
+    """The machine's clock (MachineClock) in production: the system clock and the monotonic clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
 
 
 @lru_cache(maxsize=4)

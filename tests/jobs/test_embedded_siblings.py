@@ -2,9 +2,10 @@
 queue in memory, and each one's ticker sweeps the jobs a stopped process left open (`end_abandoned_jobs`).
 
 A process is a Runtime here, as in test_local_queue.py: its own engine, queue, ticker and connections, on
-the one database file, all on one service clock that the test moves. A sweep must leave alone the jobs a
-live sibling holds, however long they wait there, and end those of a sibling that went silent, once it
-has been silent long enough to be taken for gone.
+the one database file. Each has its service clock (which dates the jobs), which the test moves, and all
+read the one machine's clock (which the queues' leases are on), which the test moves apart. A sweep must
+leave alone the jobs a live sibling holds, however long they wait there and whatever its service clock
+says, and end those of a sibling that went silent, once it has been silent long enough to be taken for gone.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import pytest
 from sqlmodel import select
 
 from tests.api.fakes import FakeScanner, FrozenClock
-from tests.clock import TEST_NOW
-from websec_app.jobs.engine import SERVER_STOPPED, SERVER_STOPPED_STATUS
+from tests.clock import TEST_NOW, MachineClockAt
+from websec_app.jobs.engine import LONGEST_LEASE_SECONDS, SERVER_STOPPED, SERVER_STOPPED_STATUS
 from websec_app.runtime import build_runtime
 from websec_app.settings import Settings
 from websec_app.store import Database, create_subscription, issue_api_key, models
@@ -42,6 +43,8 @@ from websec_app.usecases.jobs import submit_scans, wait_budget
 #: Generous: the steps below take milliseconds (a tick, a second); the bound only stops a hang.
 STEP_TIMEOUT = 30.0
 BATCH = ["a.example", "b.example", "c.example"]
+#: The machine's own clock, which needs not agree with any process's service clock.
+MACHINE_NOW = TEST_NOW + timedelta(days=3, hours=5, seconds=17)
 
 
 @pytest.fixture
@@ -54,20 +57,25 @@ def database_url(tmp_path: Path) -> Iterator[str]:
 
 
 class Process:
-    """One serve-api process on the shared file: its runtime, its scanner (whose scans wait for `gate`), and
-    how many ticks its ticker has run."""
+    """One serve-api process on the shared file: its runtime, on its service clock and the machine's, its
+    scanner (whose scans wait for `gate`), and how many ticks its ticker has run (a tick waits in its last
+    step, the monitor tick, while `ticking` is clear)."""
 
-    def __init__(self, url: str, tmp_path: Path, clock: FrozenClock) -> None:
+    def __init__(self, url: str, tmp_path: Path, clock: FrozenClock, machine: MachineClockAt) -> None:
         self.database = Database(url)
         self.gate = asyncio.Event()
         self.scanner = FakeScanner(gate=self.gate)
         # A tick a second, so that the test sees a tick of the process after it moved the clock.
         settings = Settings(data_dir=tmp_path, scan_workers=1, monitor_tick_seconds=1)
         self.runtime = build_runtime(settings, database=self.database, scanner=self.scanner, clock=clock, bounded=False)
+        self.runtime.jobs.machine_clock = machine
         self.ticks = 0
+        self.ticking = asyncio.Event()
+        self.ticking.set()
 
         async def tick() -> None:
             self.ticks += 1
+            await self.ticking.wait()
 
         async def run(run_id: int) -> None:
             pass
@@ -78,6 +86,16 @@ class Process:
         """Until a tick has run from its start after now (its every step saw the clock as it is now)."""
         seen = self.ticks
         await _until(lambda: self.ticks >= seen + 2)
+
+    async def hold_ticks(self) -> None:
+        """Until a tick has renewed the queue's lease and waits in its monitor tick: no tick after it until
+        `release_ticks`."""
+        self.ticking.clear()
+        seen = self.ticks
+        await _until(lambda: self.ticks > seen)
+
+    def release_ticks(self) -> None:
+        self.ticking.set()
 
     async def close(self) -> None:
         await self.runtime.jobs.stop()
@@ -123,12 +141,10 @@ def _left_by_a_dead_process(url: str) -> str:
 async def test_a_sweep_leaves_the_jobs_a_live_sibling_process_holds(database_url: str, tmp_path: Path) -> None:
     # Given two processes on one SQLite file: the holding one has an async batch of three in its queue (its one
     # worker scanning the first, the others waiting their turn), and a job a killed process left open
-    clock = FrozenClock(TEST_NOW)
-    holding = Process(database_url, tmp_path, clock)
-    # The sweeping process's ticker is not started: its sweep runs once, below. The test moves the clock a wait
-    # budget at once, as real time never does; a tick of it between that jump and the sibling's next tick would
-    # rightly find the sibling's lease run out.
-    sweeping = Process(database_url, tmp_path, clock)
+    clock, machine = FrozenClock(TEST_NOW), MachineClockAt(MACHINE_NOW)
+    holding = Process(database_url, tmp_path, clock, machine)
+    # The sweeping process's ticker is not started: its sweep runs once, below.
+    sweeping = Process(database_url, tmp_path, clock, machine)
     stale = _left_by_a_dead_process(database_url)
     try:
         await holding.runtime.jobs.start()
@@ -164,9 +180,9 @@ async def test_a_sweep_ends_the_jobs_of_a_sibling_killed_outright_once_it_has_be
 ) -> None:
     # Given a process with an async batch in its queue, alive a wait budget after queueing it, then killed
     # outright: its tasks gone with it (no stop: nothing ended, its queue's lease left as its last tick set it)
-    clock = FrozenClock(TEST_NOW)
-    killed = Process(database_url, tmp_path, clock)
-    sweeping = Process(database_url, tmp_path, clock)
+    clock, machine = FrozenClock(TEST_NOW), MachineClockAt(MACHINE_NOW)
+    killed = Process(database_url, tmp_path, clock, machine)
+    sweeping = Process(database_url, tmp_path, clock, machine)
     try:
         await killed.runtime.jobs.start()
         subscription_id, batch = await _batch(killed)
@@ -182,12 +198,12 @@ async def test_a_sweep_ends_the_jobs_of_a_sibling_killed_outright_once_it_has_be
 
         # When the other sweeps while the killed one has been silent for less than that: its jobs are left
         assert await end_abandoned_jobs(sweeping.runtime) == 0
-        clock.advance(seconds=silent_for - 1)
+        machine.advance(seconds=silent_for - 1)
         assert await end_abandoned_jobs(sweeping.runtime) == 0
         assert {_rows(database_url)[job_id].status for job_id in batch} == {JOB_RUNNING, JOB_QUEUED}
 
         # and then once it has been silent for longer
-        clock.advance(seconds=2)
+        machine.advance(seconds=2)
         assert await end_abandoned_jobs(sweeping.runtime) == len(BATCH)
 
         # Then its jobs are ended failed, their units given back, once
@@ -202,35 +218,141 @@ async def test_a_sweep_ends_the_jobs_of_a_sibling_killed_outright_once_it_has_be
         await sweeping.close()
 
 
-async def test_a_tick_renews_the_queues_lease_on_the_service_clock_forgets_the_long_gone_and_stop_ends_it(
+async def test_a_process_whose_service_clock_runs_ahead_leaves_the_jobs_a_live_sibling_holds(
+    database_url: str, tmp_path: Path
+) -> None:
+    # Given `make run` and `serve-api` on one var/ with the same WEBSEC_CLOCK_START, the sweeping one started
+    # longer ago than a wait budget and a lease (each service clock starts at that instant when its process
+    # starts), on one machine; the holding one has an async batch in its queue and ticks
+    machine = MachineClockAt(MACHINE_NOW)
+    holding = Process(database_url, tmp_path, FrozenClock(TEST_NOW), machine)
+    ahead = timedelta(seconds=wait_budget(holding.runtime) + LONGEST_LEASE_SECONDS + 60)
+    sweeping = Process(database_url, tmp_path, FrozenClock(TEST_NOW + ahead), machine)
+    try:
+        await holding.runtime.jobs.start()
+        subscription_id, batch = await _batch(holding)
+        await _until(lambda: len(holding.scanner.calls) == 1)
+        await holding.next_whole_tick()
+
+        # When the other sweeps: the batch is a wait budget old on its service clock
+        ended = await end_abandoned_jobs(sweeping.runtime)
+
+        # Then none of the live sibling's jobs is ended
+        assert ended == 0
+        assert [_rows(database_url)[job_id].status for job_id in batch] == [JOB_RUNNING, JOB_QUEUED, JOB_QUEUED]
+
+        # and when the holding one is killed outright, they are ended once its lease has run out on the machine
+        parts = holding.runtime.jobs._parts
+        assert parts is not None and parts.worker is not None
+        parts.worker.cancel()
+        await asyncio.gather(parts.worker, return_exceptions=True)
+        assert await end_abandoned_jobs(sweeping.runtime) == 0
+        machine.advance(seconds=holding.runtime.jobs.queue_gone_after + 1)
+        assert await end_abandoned_jobs(sweeping.runtime) == len(BATCH)
+        with sweeping.database.session() as session:
+            assert monthly_scans_used(session, subscription_id, TEST_NOW) == 0
+    finally:
+        await holding.close()
+        await sweeping.close()
+
+
+async def test_a_forward_step_of_the_machines_clock_does_not_end_the_jobs_a_live_sibling_holds(
+    database_url: str, tmp_path: Path
+) -> None:
+    # Given two processes on one SQLite file, the holding one with an async batch in its queue; the other has
+    # swept since the holding one's last tick, which renewed its lease, and its ticker is not due yet
+    clock, machine = FrozenClock(TEST_NOW), MachineClockAt(MACHINE_NOW)
+    holding = Process(database_url, tmp_path, clock, machine)
+    sweeping = Process(database_url, tmp_path, clock, machine)
+    try:
+        await holding.runtime.jobs.start()
+        subscription_id, batch = await _batch(holding)
+        await _until(lambda: len(holding.scanner.calls) == 1)
+        await holding.hold_ticks()
+        assert await end_abandoned_jobs(sweeping.runtime) == 0
+
+        # When the system clock steps an hour forward (a laptop resumed, NTP setting the time): the service's
+        # clock and the machine's, not its monotonic clock; and the other sweeps before the holding one ticks
+        step = wait_budget(sweeping.runtime) + 3600
+        clock.advance(seconds=step)
+        machine.step(seconds=step)
+        ended = await end_abandoned_jobs(sweeping.runtime)
+
+        # Then none of the live sibling's jobs is ended
+        assert ended == 0
+        assert [_rows(database_url)[job_id].status for job_id in batch] == [JOB_RUNNING, JOB_QUEUED, JOB_QUEUED]
+
+        # nor later, the holding one ticking on the new time, once every lease was renewed since the step
+        holding.release_ticks()
+        machine.advance(seconds=LONGEST_LEASE_SECONDS + 1)
+        await holding.next_whole_tick()
+        assert await end_abandoned_jobs(sweeping.runtime) == 0
+
+        # and the holding one runs its batch to its end: each scanned once, done, its three units kept
+        holding.gate.set()
+        await _until(lambda: all(_rows(database_url)[job_id].status == JOB_DONE for job_id in batch))
+        assert sorted(holding.scanner.calls) == [f"https://{host}/" for host in BATCH]
+        with sweeping.database.session() as session:
+            assert monthly_scans_used(session, subscription_id, clock()) == len(BATCH)
+    finally:
+        holding.release_ticks()
+        await holding.close()
+        await sweeping.close()
+
+
+def _leases(url: str) -> dict[str, Any]:
+    database = Database(url)
+    try:
+        with database.session() as session:
+            return {row.id: row.alive_until for row in session.exec(select(models.EmbeddedQueue))}
+    finally:
+        database.dispose()
+
+
+async def test_a_process_takes_its_queues_lease_when_it_starts_before_it_serves(
+    database_url: str, tmp_path: Path
+) -> None:
+    # Given a process on a SQLite file
+    process = Process(database_url, tmp_path, FrozenClock(TEST_NOW), MachineClockAt(MACHINE_NOW))
+    queue_id = process.runtime.jobs.queue_id
+    assert queue_id is not None
+    try:
+        # When it starts (serve-api's lifespan, then it serves)
+        await process.runtime.jobs.start()
+
+        # Then its queue's lease is taken already, before its ticker's first tick: a job it queues at once is
+        # never without one (a sibling's sweep would judge it by its age, on a service clock that may run ahead)
+        lease = timedelta(seconds=process.runtime.jobs.queue_gone_after)
+        assert _leases(database_url) == {queue_id: MACHINE_NOW + lease}
+    finally:
+        await process.close()
+
+
+async def test_a_tick_renews_the_queues_lease_on_the_machines_clock_forgets_the_long_gone_and_stop_ends_it(
     database_url: str, tmp_path: Path
 ) -> None:
     # Given the leases of two queues whose processes stopped outright: one a few minutes ago, one a day ago
-    clock = FrozenClock(TEST_NOW)
-    process = Process(database_url, tmp_path, clock)
+    machine = MachineClockAt(MACHINE_NOW)
+    process = Process(database_url, tmp_path, FrozenClock(TEST_NOW), machine)
     queue_id = process.runtime.jobs.queue_id
     assert queue_id is not None
     recently, long_ago = "1" * 32, "2" * 32
     with process.database.session() as session:
-        session.add(models.EmbeddedQueue(id=recently, alive_until=TEST_NOW - timedelta(minutes=5)))
-        session.add(models.EmbeddedQueue(id=long_ago, alive_until=TEST_NOW - timedelta(days=1)))
+        session.add(models.EmbeddedQueue(id=recently, alive_until=MACHINE_NOW - timedelta(minutes=5)))
+        session.add(models.EmbeddedQueue(id=long_ago, alive_until=MACHINE_NOW - timedelta(days=1)))
         session.commit()
     try:
-        # When a process's ticker ticks
+        # When a process's ticker ticks, some time after it started
         await process.runtime.jobs.start()
+        machine.advance(seconds=30)
         await process.next_whole_tick()
 
-        # Then its queue is alive until a lease past the service's time; the queue gone for a day is forgotten
+        # Then its queue is alive until a lease past the machine's time (not the service's); the queue gone
+        # for a day is forgotten
         lease = timedelta(seconds=process.runtime.jobs.queue_gone_after)
-        with process.database.session() as session:
-            leases = {row.id: row.alive_until for row in session.exec(select(models.EmbeddedQueue))}
-        assert leases == {queue_id: TEST_NOW + lease, recently: TEST_NOW - timedelta(minutes=5)}
+        expected = {queue_id: MACHINE_NOW + timedelta(seconds=30) + lease, recently: MACHINE_NOW - timedelta(minutes=5)}
+        assert _leases(database_url) == expected
     finally:
         # and when it stops, its lease goes with it
         await process.close()
-    database = Database(database_url)
-    try:
-        with database.session() as session:
-            assert [row.id for row in session.exec(select(models.EmbeddedQueue))] == [recently]
-    finally:
-        database.dispose()
+    assert list(_leases(database_url)) == [recently]

@@ -16,8 +16,9 @@ admission.
   do the requests waiting on it, so procrastinate's bookkeeping (its in-memory connector: job records,
   locks, status updates, ~5 ms of CPU a report) bought nothing. Several processes on one SQLite file
   (`serve-api --workers 2`) each run the jobs they created: a job's row names the queue that holds it
-  (`queue_id`), and each process's ticker renews its queue's lease (`embedded_queues`), so that one
-  process's sweep of abandoned jobs leaves a live sibling's jobs alone (`queue_gone_after`).
+  (`queue_id`), and each process's ticker renews its queue's lease (`embedded_queues`, on the machine's
+  clock, which they all read alike, not the service's: `lease_now`), so that one process's sweep of
+  abandoned jobs leaves a live sibling's jobs alone (`queue_gone_after`).
 
 Waiting: a request registers its waiter when it submits (`submit(..., waiter=True)`), so a job cannot end
 unseen before the wait begins; its future is woken at once by a job finishing in this process, and, on a
@@ -40,6 +41,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
+
+from websec_app.clock import MachineClock, SystemMachineClock
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -79,15 +82,21 @@ POLL_SECONDS = 0.2
 #: How long a load measure is reused by a process's admission before it is read again.
 LOAD_TTL_SECONDS = 0.5
 #: Embedded: at each tick of its ticker a process says its queue is alive for this many ticks more, and at
-#: least QUEUE_GONE_MIN_SECONDS (`embedded_queues.alive_until`, on the service's clock); past that, silent,
-#: it is taken for gone and another process's sweep ends the jobs it held. Several ticks and a floor, so
-#: that a tick that ran late (its work, a write waiting for SQLite's lock) is not taken for a death: a live
-#: process's jobs ended failed would be run anyway, their units given back. A lease rather than a
-#: heartbeat judged by the reader: each process says how long its own ticks may take.
+#: least QUEUE_GONE_MIN_SECONDS (`embedded_queues.alive_until`, on the machine's clock, not the service's:
+#: `lease_now`); past that, silent, it is taken for gone and another process's sweep ends the jobs it held.
+#: Several ticks and a floor, so that a tick that ran late (its work, a write waiting for SQLite's lock) is
+#: not taken for a death: a live process's jobs ended failed would be run anyway, their units given back. A
+#: lease rather than a heartbeat judged by the reader: each process says how long its own ticks may take.
 QUEUE_GONE_AFTER_TICKS = 3
 QUEUE_GONE_MIN_SECONDS = 60.0
 #: A queue gone this long is forgotten (its row deleted; forgotten is as gone).
 QUEUE_FORGOTTEN_AFTER_SECONDS = 3600.0
+#: The longest lease a queue takes (its ticker's period is at most a minute), and so how long after a
+#: forward step of the machine's clock a lease renewed before it may still be on the old time.
+LONGEST_LEASE_SECONDS = QUEUE_GONE_AFTER_TICKS * 60.0
+#: A change between the machine's clock and its monotonic clock beyond this is a step of the clock, not
+#: NTP's slewing (at most 0.5 ms a second).
+CLOCK_STEP_SECONDS = 2.0
 
 JobHandler = Callable[[str], Awaitable[None]]
 #: The monitor tick, one monitor run, and the work before each tick; what they return is not used.
@@ -210,10 +219,19 @@ class JobEngine:
         in_process_workers: int,
         monitor_tick_seconds: int = 60,
         service_now: Callable[[], datetime] | None = None,
+        machine_clock: MachineClock | None = None,
     ) -> None:
         self.database = database
         #: The service's clock (the runtime's, which tests set): what a callback owed since is measured on.
         self.service_now: Callable[[], datetime] = service_now or _now
+        #: Embedded: this machine's clock, which every process on it reads alike (tests set it), where the
+        #: service's clocks may disagree: the queues' leases are written and judged on it (`lease_now`).
+        self.machine_clock: MachineClock = machine_clock or SystemMachineClock()
+        #: The machine's clock less its monotonic one at the last `lease_now`, and the forward steps of the
+        #: machine's clock seen since the monotonic instant `_stepped_until` less LONGEST_LEASE_SECONDS.
+        self._clock_offset: float | None = None
+        self._stepped = 0.0
+        self._stepped_until = 0.0
         #: croniter's sixth field is seconds: "every N seconds" below a minute
         self.monitor_tick_cron = (
             MONITOR_TICK_CRON if monitor_tick_seconds >= 60 else f"* * * * * */{monitor_tick_seconds}"
@@ -244,10 +262,31 @@ class JobEngine:
 
     @property
     def queue_gone_after(self) -> float:
-        """Embedded: seconds (service clock) after its last tick when this process's queue is taken for gone by
-        the others, its jobs their sweep's (QUEUE_GONE_AFTER_TICKS ticks of its ticker, at least
+        """Embedded: seconds (the machine's clock) after its last tick when this process's queue is taken for gone
+        by the others, its jobs their sweep's (QUEUE_GONE_AFTER_TICKS ticks of its ticker, at least
         QUEUE_GONE_MIN_SECONDS): the lease each tick renews (`_beat`)."""
         return max(QUEUE_GONE_AFTER_TICKS * self.monitor_tick_period, QUEUE_GONE_MIN_SECONDS)
+
+    def lease_now(self) -> datetime:
+        """Embedded: the time the queues' leases are judged at (`end_abandoned_jobs`, and which are forgotten).
+
+        The machine's clock, on which they are written (`_beat`), not the service's: with WEBSEC_CLOCK_START
+        each process's service clock starts at that instant when the process starts, so two processes started
+        minutes apart disagree by those minutes, and the one ahead took its live sibling's lease for run out.
+        Less any forward step of the machine's clock seen within the longest lease: a live sibling's lease,
+        renewed before the step, is renewed on the new time within its ticks."""
+        from datetime import timedelta
+
+        now, elapsed = self.machine_clock.now(), self.machine_clock.monotonic()
+        offset = now.timestamp() - elapsed
+        if elapsed >= self._stepped_until:
+            self._stepped = 0.0
+        if self._clock_offset is not None and abs(offset - self._clock_offset) > CLOCK_STEP_SECONDS:
+            # a step back only makes the leases look longer: it takes back a step forward, not more
+            self._stepped = max(0.0, self._stepped + offset - self._clock_offset)
+            self._stepped_until = elapsed + LONGEST_LEASE_SECONDS
+        self._clock_offset = offset
+        return now - timedelta(seconds=self._stepped)
 
     def set_handlers(self, scan: JobHandler, callback: JobHandler, callback_given_up: JobHandler | None = None) -> None:
         """What a worker does with a job id, and how it calls a job's callback back (the use cases,
@@ -381,9 +420,8 @@ class JobEngine:
         from websec_app.store.scan_jobs import queue_alive
 
         if self.queue_id is not None:
-            now = self.service_now()
-            alive_until = now + timedelta(seconds=self.queue_gone_after)
-            forget_before = now - timedelta(seconds=QUEUE_FORGOTTEN_AFTER_SECONDS)
+            alive_until = self.machine_clock.now() + timedelta(seconds=self.queue_gone_after)
+            forget_before = self.lease_now() - timedelta(seconds=QUEUE_FORGOTTEN_AFTER_SECONDS)
             await self._db(queue_alive, self.queue_id, alive_until, forget_before)
 
     async def _each_tick(self, *, embedded: bool) -> None:
@@ -451,7 +489,16 @@ class JobEngine:
     async def start(self) -> None:
         """Open the engine and start this process's own workers now, at the app's start-up, not at its first
         API scan: they also run the periodic jobs (the monitor tick), which must run in a `make run` process
-        that is only used through the web UI, and after a restart."""
+        that is only used through the web UI, and after a restart.
+
+        Embedded, its queue's lease is taken first (`_beat`), before the process serves: a job of a queue
+        without one is another's sweep's once a wait budget old, and that age is read on the service's
+        clock, which another process may see far ahead (`lease_now`)."""
+        if self.queue_id is not None:
+            try:
+                await self._beat()
+            except Exception:  # noqa: BLE001 - the ticker's first tick, right after, tries again
+                log.exception("could not take the lease of this process's queue")
         await self._ready()
 
     async def stop(self) -> None:

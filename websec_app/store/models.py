@@ -417,7 +417,8 @@ class ScanJob(StoreModel, table=True):
 
 class EmbeddedQueue(StoreModel, table=True):
     """Embedded (SQLite): a process's in-memory job queue, and until when it is to be taken for alive: its
-    ticker moves that on at each tick (`JobEngine.queue_gone_after` past the tick, on the service's clock).
+    ticker moves that on at each tick (`JobEngine.queue_gone_after` past the tick, on the machine's clock,
+    which every process on it reads alike: not the service's, `JobEngine.lease_now`).
     Several processes on one SQLite file (`serve-api --workers 2`) each sweep the jobs a stopped process
     left open; a job of a queue still alive is that process's to run (websec_app/usecases/job_worker.py
     `end_abandoned_jobs`)."""

@@ -228,13 +228,14 @@ def end_failed(
     )
 
 
-def open_jobs_left_behind(session: Session, cutoff: datetime, now: datetime, this_queue: str | None) -> list[str]:
+def open_jobs_left_behind(session: Session, cutoff: datetime, leases_at: datetime, this_queue: str | None) -> list[str]:
     """The jobs still queued or running that were created before `cutoff` (by the status index) that no
     other live process's queue holds: queued in no embedded queue, in `this_queue` (the caller leaves out
-    those it still holds), or in a queue whose process has not renewed its lease (`queue_alive`) past `now`:
-    it stopped (a queue never heard of, or forgotten, is as gone)."""
+    those it still holds), or in a queue whose process has not renewed its lease (`queue_alive`) past
+    `leases_at` (on the clock the leases are written on, the machine's: not the service's, which `cutoff`
+    is on): it stopped (a queue never heard of, or forgotten, is as gone)."""
     alive_elsewhere = select(EmbeddedQueue.id).where(
-        col(EmbeddedQueue.alive_until) >= now, col(EmbeddedQueue.id) != this_queue
+        col(EmbeddedQueue.alive_until) >= leases_at, col(EmbeddedQueue.id) != this_queue
     )
     queue = col(ScanJob.queue_id)
     query = select(ScanJob.id).where(
@@ -247,7 +248,8 @@ def open_jobs_left_behind(session: Session, cutoff: datetime, now: datetime, thi
 
 def queue_alive(session: Session, queue_id: str, alive_until: datetime, forget_before: datetime) -> None:
     """Say this process's embedded queue is to be taken for alive until `alive_until` (registers it the first
-    time), and forget the queues gone since before `forget_before` (long stopped: forgotten is as gone)."""
+    time), and forget the queues gone since before `forget_before` (long stopped: forgotten is as gone). Both
+    on the machine's clock (`JobEngine.lease_now`), which every process on it reads alike."""
     insert_ignoring_conflicts(session, EmbeddedQueue, {"id": queue_id, "alive_until": alive_until})
     session.exec(update(EmbeddedQueue).where(col(EmbeddedQueue.id) == queue_id).values(alive_until=alive_until))
     session.exec(delete(EmbeddedQueue).where(col(EmbeddedQueue.alive_until) < forget_before))

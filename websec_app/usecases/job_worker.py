@@ -253,10 +253,14 @@ async def end_abandoned_jobs(runtime: Runtime) -> int:
     is live however old: an async batch's jobs wait their turn with no request waiting on them, and a queue
     can rightly hold them longer than a wait budget (admission measures the expected wait, it does not bound
     it). The wait budget still keeps the sweep off a job whose row is committed and not yet queued. Returns
-    how many it ended."""
-    now = runtime.now()
-    cutoff = now - timedelta(seconds=wait_budget(runtime))
-    old = await runtime.db(open_jobs_left_behind, cutoff, now, runtime.jobs.queue_id)
+    how many it ended.
+
+    The leases are judged on the machine's clock they are written on (`JobEngine.lease_now`), the jobs' age on
+    the service's that dates them. Another process's service clock may be far from this one's (each
+    WEBSEC_CLOCK_START clock starts when its process does), and the age of its jobs read here is off by as
+    much: what keeps them from this sweep is its lease, taken before it serves (`JobEngine.start`)."""
+    cutoff = runtime.now() - timedelta(seconds=wait_budget(runtime))
+    old = await runtime.db(open_jobs_left_behind, cutoff, runtime.jobs.lease_now(), runtime.jobs.queue_id)
     held = runtime.jobs.held_jobs()  # read after the rows: a job queued meanwhile is in it
     abandoned = [job_id for job_id in old if job_id not in held]
     if not abandoned:
