@@ -1,6 +1,7 @@
 """End-to-end scans of mail policies where the RFCs decide what a receiver or a sender reads: DMARC report
 destinations at another domain (RFC 7489 7.1), the MTA-STS record and the policy file a fixture HTTPS site
-serves at mta-sts.<domain> (RFC 8461 3.1-3.3), with the fixture DNS server."""
+serves at mta-sts.<domain> (RFC 8461 3.1-3.3), and the TLS-RPT record (RFC 8460 3), with the fixture DNS
+server."""
 
 from __future__ import annotations
 
@@ -54,9 +55,9 @@ async def test_dmarc_reports_to_an_https_uri_of_another_domain_are_sent_only_wit
 POLICY = "version: STSv1\r\nmode: enforce\r\nmx: mx.{host}\r\nmax_age: 604800\r\n"
 
 
-def mail_domain(site_factory: SiteFactory, prefix: str, *sts_records: str) -> str:
+def mail_domain(site_factory: SiteFactory, prefix: str, *sts_records: str, tlsrpt: tuple[str, ...] = ()) -> str:
     """The best-practice site for a domain that receives mail (MX, SPF mx, DKIM, TLS-RPT), with `sts_records` at
-    _mta-sts.<domain>."""
+    _mta-sts.<domain> and `tlsrpt` (when given) at _smtp._tls.<domain>."""
     host = site_factory.unique_host(prefix)
     site = catalog.best_practices(host)
     kept = tuple(r for r in site.dns if r[1] not in ("MX", "TXT") or r[0].startswith("_dmarc."))
@@ -65,7 +66,7 @@ def mail_domain(site_factory: SiteFactory, prefix: str, *sts_records: str) -> st
         (f"mx.{host}", "A", "127.0.0.9"),
         (host, "TXT", '"v=spf1 mx -all"'),
         (f"s1._domainkey.{host}", "TXT", '"v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="'),
-        (f"_smtp._tls.{host}", "TXT", f'"v=TLSRPTv1; rua=mailto:tls@{host}"'),
+        *((f"_smtp._tls.{host}", "TXT", f'"{record}"') for record in tlsrpt or (f"v=TLSRPTv1; rua=mailto:tls@{host}",)),
         *((f"_mta-sts.{host}", "TXT", f'"{record}"') for record in sts_records),
     ]
     site_factory(dataclasses.replace(site, dns=(*kept, *records)))
@@ -135,3 +136,23 @@ async def test_a_discarded_mta_sts_record_beside_a_valid_one_leaves_the_policy_i
     # Then one record remains, the policy is fetched and in force: it was "2 MTA-STS records", invalid
     assert findings_of(report, "dns.mta_sts") == {"dns.mta_sts_enforce": "mode: enforce, max_age 604800"}
     assert len(served.requests_to("/.well-known/mta-sts.txt")) == 1
+
+
+# -- TLS-RPT ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("records", "found"),
+    [
+        # "v=TLSRPTv1" alone is discarded before the records are counted (RFC 8460 3): it was two records, invalid
+        (("v=TLSRPTv1", "v=TLSRPTv1; rua=mailto:tls@example.com"), "dns.tlsrpt_present"),
+        # %s"rua=": nothing around the "=": it was dns.tlsrpt_present
+        (("v=TLSRPTv1; rua = mailto:tls@example.com",), "dns.tlsrpt_invalid"),
+    ],
+)
+async def test_a_tls_rpt_record_is_read_by_its_grammar(
+    site_factory: SiteFactory, scan_settings: Settings, records: tuple[str, ...], found: str
+) -> None:
+    host = mail_domain(site_factory, "tlsrpt", tlsrpt=records)
+    report = (await scan(f"https://{host}/", scan_settings)).to_dict()
+    assert list(findings_of(report, "dns.tlsrpt")) == [found]

@@ -118,3 +118,44 @@ def test_a_policy_the_scan_could_not_read_in_time_is_not_judged() -> None:
     note = "the body did not arrive within the 10 s read budget; only its start was kept"
     result = check(txt(STS, "v=STSv1; id=1"), chain=policy("version: STSv1\r\nmo", body_truncated=True, body_note=note))
     assert found(result, "dns.mta_sts", "check") == {"check.error": f"the MTA-STS policy was not read whole: {note}"}
+
+
+# -- the _smtp._tls record (RFC 8460 3) --------------------------------------------------------------------------
+
+TLSRPT = f"_smtp._tls.{HOST}"
+
+
+def test_a_discarded_tls_rpt_record_beside_a_valid_one_leaves_that_one() -> None:
+    # it was "2 TLS-RPT records", dns.tlsrpt_invalid
+    result = check(txt(TLSRPT, "v=TLSRPTv1", "v=TLSRPTv1; rua=mailto:tls@example.com"))
+    assert found(result, "dns.tlsrpt") == {"dns.tlsrpt_present": "v=TLSRPTv1; rua=mailto:tls@example.com"}
+
+
+def test_a_record_that_only_looks_like_tls_rpt_is_invalid_and_discarded_by_senders() -> None:
+    result = check(txt(TLSRPT, "V=TLSRPTv1; rua=mailto:tls@example.com"))
+    assert found(result, "dns.tlsrpt") == {
+        "dns.tlsrpt_invalid": f"{TLSRPT}: 'V=TLSRPTv1; rua=mailto:tls@example.com' does not begin with v=TLSRPTv1 "
+        "and ';', so senders discard it (RFC 8460 3)"
+    }
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        ("v=TLSRPTv1; rua = mailto:tls@example.com", "'rua = mailto:tls@example.com' is not name=value"),
+        ("v=TLSRPTv1; RUA=mailto:tls@example.com", "the record has no rua= field (where reports go) (field names"),
+        ("v=TLSRPTv1; rua=https://reports.example.com/!x", "'https://reports.example.com/!x' is not a URI"),
+    ],
+)
+def test_a_tls_rpt_record_outside_the_grammar_is_invalid(record, problem) -> None:
+    # each was dns.tlsrpt_present, or missing for the capitalised name
+    (note,) = found(check(txt(TLSRPT, record)), "dns.tlsrpt").values()
+    assert problem in note
+    assert list(found(check(txt(TLSRPT, record)), "dns.tlsrpt")) == ["dns.tlsrpt_invalid"]
+
+
+def test_two_tls_rpt_records_mean_no_reports() -> None:
+    result = check(txt(TLSRPT, "v=TLSRPTv1; rua=mailto:a@example.com", "v=TLSRPTv1; rua=mailto:b@example.com"))
+    assert found(result, "dns.tlsrpt") == {
+        "dns.tlsrpt_invalid": f"2 TLS-RPT records at {TLSRPT}: senders then send no reports (RFC 8460 3)"
+    }

@@ -40,7 +40,7 @@ from ..records.mta_sts import (
     uncovered_mx,
 )
 from ..records.spf import parse_spf, redirect_as_include, strict_record
-from ..records.tls_rpt import tlsrpt_problem, tlsrpt_records
+from ..records.tls_rpt import tlsrpt_near_misses, tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, FetchChain, SiteSnapshot
 from ..target import ip_literal
@@ -583,12 +583,18 @@ def _tls_rpt(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], recei
         return []
     if failed(answer):
         return [_could_not_check(answer)]
-    records = tlsrpt_records(txt_of(answer))
+    texts = txt_of(answer)
+    records = tlsrpt_records(texts)
+    if not records and (discarded := tlsrpt_near_misses(texts)):
+        quoted = ", ".join(repr(shown_text(t, 200)) for t in discarded[:3])
+        note = f"{name}: {quoted} does not begin with v=TLSRPTv1 and ';', so senders discard it (RFC 8460 3)"
+        return [Finding("dns.tlsrpt_invalid", note=note)]
     if not records:
         return [Finding("dns.tlsrpt_missing", note=f"no TLS-RPT record at {name}")] if receives else []
     details["tls_rpt"] = {"record": shown_text(records[0]) if len(records) == 1 else _listed(records)}
     if len(records) > 1:
-        return [Finding("dns.tlsrpt_invalid", note=f"{len(records)} TLS-RPT records at {name}")]
+        note = f"{len(records)} TLS-RPT records at {name}: senders then send no reports (RFC 8460 3)"
+        return [Finding("dns.tlsrpt_invalid", note=note)]
     problem = tlsrpt_problem(records[0])
     if problem is not None:
         return [Finding("dns.tlsrpt_invalid", note=problem)]

@@ -19,7 +19,6 @@ __all__ = [
     "enclosing_zone_names",
     "failed",
     "is_domain_name",
-    "tag_list",
     "versioned_fields",
     "txt_of",
     "txt_strings",
@@ -120,14 +119,3 @@ def versioned_fields(text: str, version: str) -> tuple[list[tuple[str, str]], st
             return fields, problem
         fields.append((name, value))
     return fields, None
-
-
-def tag_list(text: str) -> list[tuple[str, str]]:
-    """The `key=value` fields of a record separated by ";", in order, each side trimmed
-    (MTA-STS, RFC 8461 3.1; TLS-RPT, RFC 8460 3)."""
-    found = []
-    for part in text.split(";"):
-        if part.strip():
-            key, _, value = part.partition("=")
-            found.append((key.strip(), value.strip()))
-    return found
