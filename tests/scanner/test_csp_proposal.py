@@ -105,6 +105,18 @@ def test_inline_styles_and_style_attributes_get_hashes_event_handlers_do_not() -
     assert "2 inline event handlers" in notes and "addEventListener" in notes
 
 
+def test_the_attributes_of_an_element_browsers_never_build_need_nothing() -> None:
+    # Given a form opened inside another and a frame in the body: browsers ignore both start tags (HTML §13.2.6.4.7)
+    body = '<form action="/a"><form action="/b" onsubmit="go()" style="color:red"></form><frame onload="go()">'
+
+    proposal = propose(html(body=body))
+
+    # Then the policy allows no style attribute, and the owner is told of no inline handler: the code before
+    # added 'unsafe-hashes' and told of 2 inline event handlers that are nowhere in the document
+    assert "style-src-attr" not in directives(proposal.policy)
+    assert "inline event handler" not in " ".join(proposal.notes)
+
+
 def test_many_distinct_style_attributes_fall_back_to_unsafe_inline_for_attributes_only() -> None:
     body = "".join(f'<p style="margin: {i}px">x</p>' for i in range(MAX_STYLE_ATTRIBUTE_HASHES + 1))
 

@@ -1,13 +1,15 @@
 """Page analysis keeps the elements Chromium 156 builds, where libxml2's tree differs from HTML's: what a
 `<select>` holds (Chromium's customizable select keeps it, as libxml2 does), a `<form>` opened inside another
-(ignored: the "form element pointer", records/inert_content.py), `<image>` (an `<img>`), `<frame>` outside
-`<frameset>` (dropped), and SVG elements named like HTML ones (`<svg><iframe>` loads nothing).
+(ignored: the "form element pointer", records/inert_content.py), `<image>` (an `<img>`, void, where libxml2 nests
+what follows it), `<frame>` outside `<frameset>` (dropped), and SVG elements named like HTML ones (`<svg><iframe>`
+loads nothing).
 
 Given one fixture HTTPS site answering under one name per case, each name serving the case's markup in a page,
 when headless Chromium (Debian's, through Playwright) loads it, then the elements page analysis keeps (records/html
 KEPT, outside <template> and <noscript>) are the ones in Chromium's document, in order, with their namespace and
-URL; and what Chromium fetched is what raw_resources lists. Sync Playwright must not run inside the test's event
-loop, so the tests are synchronous.
+URL; what Chromium fetched is what raw_resources lists; and the inline event handlers and `style` attributes page
+analysis counts are those of the elements Chromium built (a dropped element's are nowhere). Sync Playwright must not
+run inside the test's event loop, so the tests are synchronous.
 """
 
 from __future__ import annotations
@@ -119,6 +121,10 @@ FETCHES: dict[str, tuple[str, bool]] = {
     "iframe in select": ('<select><iframe src="{url}"></iframe></select>', True),
     "script in select": ('<select><option><script src="{url}"></script></select>', True),
     "svg base": ('<svg><base href="https://{cdn}/base/"></base></svg><img src="{path}">', True),
+    # <image> is a void <img>: what follows is its parent's (libxml2 nests it in the <image>), at no more depth
+    "source after image in video": ('<video><image src="/x.png"><source src="{url}" type="video/mp4"></video>', True),
+    "source after image in audio": ('<audio><image><source src="{url}" type="audio/mpeg"></audio>', True),
+    "script after 600 images": ("<image>" * 600 + '<script src="{url}"></script>', True),
 }
 
 
@@ -158,3 +164,47 @@ def test_page_analysis_lists_what_chromium_fetches_inside_select_and_foreign_con
         base, _ = base_url(parsed, page_url)
         listed[case] = any(join_url(base, raw) == f"https://{name}{path(case)}" for raw, _, _ in raw_resources(parsed))
     assert listed == fetched
+
+
+#: case -> markup in <body>, each handler `ran++`. Browsers ignore the start tag of a <form> inside another, of a
+#: <frame> outside a <frameset> and of a <frameset> once the body began: no element, so no attribute.
+HANDLERS: dict[str, str] = {
+    "form in form": '<form action="/a"><form action="/b" onclick="ran++" style="color:red"></form>',
+    "form after a div closed the first": '<div><form action="/a"></div><form onclick="ran++" style="color:tan">',
+    "form after a closed form": '<form action="/a"></form><form onclick="ran++" style="color:purple">',
+    "frame in body": '<frame src="/f" onclick="ran++" style="color:blue">',
+    "frameset after body content": '<p>x</p><frameset onclick="ran++" style="color:olive"><frame onclick="ran++">',
+    "frameset for the body": '</head><frameset onclick="ran++" style="color:teal"><frame onclick="ran++" style="x:y">',
+    "svg frame and form": '<svg><frame onclick="ran++" style="color:green"/><form onclick="ran++" style="color:lime"/>',
+    "svg in a form": '<form action="/a"><svg><form onclick="ran++" style="color:coral"/></svg></form>',
+    "math form": '<math><form onclick="ran++" style="color:gray"></form></math>',
+    "image": '<image onclick="ran++" style="color:maroon">',
+}
+#: Each element's click handler run once (not bubbling), and the distinct non-blank style attributes in order.
+HANDLERS_IN_CHROMIUM = """(() => {
+  window.ran = 0;
+  const all = [...document.querySelectorAll('*')];
+  all.forEach(e => e.dispatchEvent(new Event('click')));
+  const styles = all.map(e => e.getAttribute('style')).filter(v => v !== null && v.trim());
+  return JSON.stringify([window.ran, [...new Set(styles)]]);
+})()"""
+
+
+def test_page_analysis_counts_the_inline_handlers_and_styles_of_the_elements_chromium_builds(
+    site_factory: SiteFactory, pki: Pki
+) -> None:
+    # Given one name per case, each serving the case's markup
+    names = {site_factory.unique_host("handlers"): case for case in HANDLERS}
+
+    def page(name: str) -> Behaviour:
+        return html(body(HANDLERS[names[name]]))
+
+    # When Chromium loads each and fires a click at every element
+    seen, _ = pages_in_chromium(site_factory, pki, names, page, {}, evaluate=HANDLERS_IN_CHROMIUM)
+
+    # Then page analysis counts the handlers that ran and the style attributes Chromium's elements have
+    counted = {}
+    for case, markup in HANDLERS.items():
+        parsed = parse_page(make_snapshot(body=body(markup)).final)
+        counted[case] = [parsed.inline_handlers, list(parsed.style_attributes)]
+    assert counted == {case: json.loads(found) for case, found in seen.items()}

@@ -204,6 +204,59 @@ def test_a_megabyte_url_is_joined_in_one_pass() -> None:
         assert html.join_url("https://www.example.com/", value) is not None
 
 
+# --- where libxml2's tree is not HTML's (tests/scanner/test_tree_browser.py holds them to Chromium) ---
+
+
+def test_what_follows_an_image_is_its_parents_at_its_depth() -> None:
+    # <image> is an <img>, void; libxml2 does not know it and nests what follows inside it
+    parsed = page("<video><image src=/p.png><source src=http://x.net/v.mp4></video>")
+    assert [(url, kind, tag.parent) for url, kind, tag in html.raw_resources(parsed)] == [
+        ("/p.png", "image", "video"),
+        ("http://x.net/v.mp4", "media", "video"),  # the code before: parent "img", so not the video's source
+    ]
+    # And 600 of them nest nothing: the script after them is read, within the depth budget (the code before
+    # counted a level per <image> and skipped the script, and the rest of the page, past 512)
+    parsed = page("<body>" + "<image>" * 600 + "<script src=/after.js></script>")
+    assert [e.get("src") for e in parsed.elements if e.name == "script"] == ["/after.js"]
+    assert parsed.exhausted == ()
+    # While an SVG <image> holds what follows it (libxml2 nests it, as browsers do) and counts a level
+    assert page("<svg>" + "<image>" * 600, Budget(max_depth=512)).exhausted == ("depth",)
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<form action=/a><form action=/b onsubmit="go()" style="color:red">',
+        '<div><form action=/a></div><form onsubmit="go()" style="color:red">',
+        '<frame src=/f onload="go()" style="color:red">',
+        '<p>x</p><frameset onload="go()" style="color:red"><frame onload="go()" style="color:red"></frameset>',
+    ],
+)
+def test_an_element_browsers_never_build_has_no_inline_handler_or_style(markup: str) -> None:
+    # The code before counted the dropped element's attributes: the CSP proposal then allowed 'unsafe-hashes'
+    # for a style and told of an inline handler that are nowhere in the document Chromium 156 builds
+    parsed = page(f"<!DOCTYPE html><body>{markup}")
+    assert (parsed.inline_handlers, parsed.style_attributes, parsed.style_attribute_count) == (0, (), 0)
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<form action=/a></form><form onsubmit="go()" style="color:red">',  # the first one was closed
+        '<svg><frame onload="go()" style="color:red"/></svg>',  # SVG elements run their handlers
+        '<form action=/a><svg><form onsubmit="go()" style="color:red"/></svg></form>',
+        '<math><form onsubmit="go()" style="color:red"></form></math>',
+        '<image onload="go()" style="color:red">',
+    ],
+)
+def test_an_element_browsers_build_keeps_its_inline_handler_and_style(markup: str) -> None:
+    parsed = page(f"<!DOCTYPE html><body>{markup}")
+    assert (parsed.inline_handlers, parsed.style_attributes) == (1, ("color:red",))
+    # And a frameset standing for the body has its own
+    parsed = page('<html><head></head><frameset onload="go()" style="color:red"><frame style="a:b"></frameset>')
+    assert (parsed.inline_handlers, parsed.style_attributes) == (1, ("color:red", "a:b"))
+
+
 # --- what follows </html> (HTML §13.2.6.4.23 "after after body": reprocessed "in body") ---------
 
 

@@ -18,9 +18,10 @@ busy past 180 s). Now:
   time of the walk. Past one, the walk stops (or skips the too-deep subtree) and `HtmlPage.exhausted`
   names it: checks use what was read and report `page.analysis_limited`.
 - where libxml2's tree is not HTML's, the walk keeps what browsers build: no `<form>` opened inside another
-  (records/inert_content.py marks it), no `<frame>` outside a `<frameset>` standing for the body, `<image>`
-  as `<img>`; SVG and MathML elements named like HTML ones fetch nothing (`raw_resources`). A `<select>`
-  needs nothing: Chromium 156 keeps its content (customizable select), as libxml2 does;
+  (records/inert_content.py marks it), no `<frame>` outside a `<frameset>` standing for the body, nor any
+  attribute of theirs, `<image>` as a void `<img>`; SVG and MathML elements named like HTML ones fetch nothing
+  (`raw_resources`). A `<select>` needs nothing: Chromium 156 keeps its content (customizable select), as
+  libxml2 does;
 - the bytes are decoded in the encoding Chromium picks for them (records/html_encoding.py): a byte order
   mark, the Content-Type charset, an XML declaration, a `<meta charset>` found as Blink's prescan finds
   it, else windows-1252;
@@ -100,8 +101,9 @@ _TIME_CHECK_EVERY = 256  # elements between two looks at the CPU clock
 _FOREIGN = frozenset({"svg", "math"})
 _CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
 #: Void elements of HTML (§13.1.2) that libxml2 leaves open, nesting what follows inside them: `<picture><source
-#: srcset=...><img>` puts the <img> in the <source>. They are no one's parent in HTML.
-_LIBXML2_OPEN_VOIDS = frozenset({"embed", "keygen", "source", "track", "wbr"})
+#: srcset=...><img>` puts the <img> in the <source>. `<image>` too: libxml2 does not know it, and the HTML parser
+#: makes it an `<img>` (§13.2.6.4.7). They are no one's parent in HTML, and add no level of nesting.
+_LIBXML2_OPEN_VOIDS = frozenset({"embed", "image", "keygen", "source", "track", "wbr"})
 
 
 @dataclass(frozen=True)
@@ -228,23 +230,26 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     spaces: list[str] = []
     parents: list[str] = []  # per open element: the name its children have as parent (`_LIBXML2_OPEN_VOIDS`)
     hiding: list[bool] = []  # per open element: an HTML <noscript> or <template> (an SVG one hides nothing)
+    levels: list[int] = []  # per open element: the nesting levels it adds, 0 for a void libxml2 left open
     for event, node, walk in _walk(root, inert_contents.contents, marker):
         name = node.tag if isinstance(node.tag, str) else ""
         if event == "end":
-            depth -= 1
+            depth -= levels.pop()
             inert -= hiding.pop()
             spaces.pop()
             parents.pop()
             continue
-        depth += 1
         namespace = name if name in _FOREIGN else spaces[-1] if spaces else ""
+        void = name in _LIBXML2_OPEN_VOIDS and not namespace  # in SVG a <source> or an <image> holds what follows
         if name == "image" and not namespace:  # §13.2.6.4.7: the parser makes an <image> start tag an <img>
             name = "img"
+        levels.append(0 if void else 1)
+        depth += levels[-1]
         hiding.append(name in _INERT and not namespace)
         inert += hiding[-1]
         spaces.append("" if integration_point(namespace, name, node.get("encoding")) else namespace)
         parent = parents[-1] if parents else ""
-        parents.append(parent if name in _LIBXML2_OPEN_VOIDS else name)
+        parents.append(parent if void else name)
         # What follows </html> is in <body> (HTML §13.2.6.4.23 "after after body": reprocessed "in body").
         body_begun = body_begun or name == "body" or node is not root and node.getparent() is None
         if examined % _TIME_CHECK_EVERY == 0 and time.thread_time() - started >= budget.max_cpu_seconds:
@@ -259,7 +264,9 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
                 exhausted.append("depth")
             walk.skip_subtree()  # its "end" event still comes and restores the counters
             continue
-        if name in KEPT and not _dropped(name, node.get(marker), parent, body_begun):
+        if not namespace and _dropped(name, node.get(marker), parent, body_begun):
+            continue  # never built: no element, and none of its attributes is anywhere in the document
+        if name in KEPT:
             text = (node.text or "") if name in _TEXT_KEPT else None
             if text and spaces[-1]:  # linear in the text, which the byte budget bounds
                 text = _foreign_text(text)
@@ -281,12 +288,16 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
 
 
 def _dropped(name: str, marker_value: str | None, parent: str, body_begun: bool) -> bool:
-    """Whether browsers drop an element libxml2 keeps: a `<form>` opened while another is (the "form element
-    pointer", found by records/inert_content.py), or a `<frame>` outside a `<frameset>` that replaced the body
-    (§13.2.6.4.7: "in body" ignores a frame, and a frameset once `<body>` or its content came: "frameset-ok"; only
-    "in frameset" inserts a frame). Their contents stay: a nested form's inputs are the outer one's."""
+    """Whether browsers drop an HTML element libxml2 keeps: a `<form>` opened while another is (the "form element
+    pointer", found by records/inert_content.py), a `<frame>` outside a `<frameset>` that replaced the body, or
+    that `<frameset>` once the body began (§13.2.6.4.7: "in body" ignores a frame, and a frameset once `<body>` or
+    its content came: "frameset-ok"; only "in frameset" inserts a frame). Browsers ignore the start tag, its
+    attributes with it (an `onsubmit` there is no inline handler); its contents stay: a nested form's inputs are
+    the outer one's. An SVG or MathML element of such a name is built, its event handlers with it."""
     if name == "form":
         return marker_value == DROPPED_FORM
+    if name == "frameset":
+        return body_begun
     return name == "frame" and (parent != "frameset" or body_begun)
 
 
