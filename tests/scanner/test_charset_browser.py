@@ -229,6 +229,20 @@ ENCODINGS: dict[str, tuple[str | None, bytes]] = {
     "meta after 2,000 bytes of end tags": ("text/html", b"<head>" + b"</x>" * 500 + b"<meta charset=gbk>"),
     "meta starting before byte 1,024 of the body": ("text/html", b"<body>" + b"x" * 1010 + b"<meta charset=gbk>"),
     "meta left open": ("text/html", b'<meta charset="shift_jis"'),
+    # The prescan skips in one run the metas whose text holds neither "charset" nor "&"; these read the others
+    "2,000 bytes of metas naming nothing, then a meta": (
+        "text/html",
+        b"<head>" + b'<meta name="viewport" content="a>b" / x=\'y\'>' * 50 + b"<meta charset=gbk>",
+    ),
+    "pragma after > in a quoted value": ("text/html", b'<meta http-equiv=content-type content="x>charset=gbk">'),
+    "pragma spelled with a character reference": (
+        "text/html",
+        b'<meta http-equiv=content-type content="text/html; &#99;harset=gbk">',
+    ),
+    "an attribute named xcharset": ("text/html", b"<meta xcharset=euc-kr><meta charset=gbk>"),
+    "a meta in a meta's value": ("text/html", b'<meta name="<meta charset=euc-kr>"><meta charset=gbk>'),
+    "a quote inside an unquoted value": ("text/html", b"<meta name=a\"b content=c'd><meta charset=gbk>"),
+    "a value quoted after a space": ("text/html", b'<meta name= "a><meta charset=euc-kr>"><meta charset=gbk>'),
     "XML declaration": ("text/html", b'<?xml version="1.0" encoding="shift_jis"?><title>t</title>'),
     "XML declaration then meta": ("text/html", b'<?xml encoding="shift_jis"?><meta charset=euc-kr>'),
     "XML declaration in capitals": ("text/html", b'<?XML version="1.0" encoding="shift_jis"?>'),

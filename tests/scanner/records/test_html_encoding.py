@@ -48,10 +48,50 @@ def test_a_byte_order_mark_wins_over_every_declaration() -> None:
 
 
 def test_past_its_cpu_time_the_prescan_stops_and_the_page_is_read_without_a_meta() -> None:
-    # Given a head of 100,000 metas naming no encoding, then one that does, and no time at all
-    body = b"<head>" + b"<meta name=x>" * 100_000 + b"<meta charset=gbk>"
+    # Given a head of 100,000 metas that might name an encoding but do not, then one that does, and no time at all
+    body = b"<head>" + b"<meta charset=bogus>" * 100_000 + b"<meta charset=gbk>"
     # Then the prescan stops at its first look at the clock, and says so
     assert page_encoding(body, "text/html", None, 0.0) == ("windows-1252", False)
     assert decode_page(body, "text/html", None, 0.0).complete is False
     # While with time it reads on to the meta
     assert page_encoding(body, "text/html", None, 5.0) == ("gbk", True)
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        b"<meta>",
+        b'<meta name="viewport" content="width=device-width, initial-scale=1">',
+        b"<META NAME=x CONTENT='a>b' / x = y z=>",
+        b'<meta property="og:description" content="Chars, sets, a char-set and a Charse">',
+    ],
+)
+def test_metas_that_cannot_name_an_encoding_cost_the_prescan_no_step(meta: bytes) -> None:
+    # Given a 2 MiB head of metas whose text holds neither "charset" nor "&" (a character reference could spell
+    # it), then one naming an encoding, and no CPU time at all
+    body = b"<head>" + meta * (2 * 1024 * 1024 // len(meta)) + b"<meta charset=gbk>"
+    # Then the prescan reads them in one run, never reaching its first look at the clock (the code before took a
+    # step per meta: 100,000 bare metas, 660 ms of CPU in the loop, past the page's budget)
+    assert page_encoding(body, "text/html", None, 0.0) == ("gbk", True)
+
+
+@pytest.mark.parametrize(
+    ("head", "encoding"),
+    [
+        (b'<meta content="text/html; charset=gbk" http-equiv=content-type>', "gbk"),
+        (b'<meta content="text/html; CHARSET=gbk" http-equiv=content-type>', "gbk"),
+        (b'<meta content="text/html; &#99;harset=gbk" http-equiv=content-type>', "gbk"),
+        (b'<meta content="text/html; &#x43;HARSET=gbk" http-equiv=content-type>', "gbk"),
+        (b'<meta content="a>charset=gbk" http-equiv=content-type>', "gbk"),  # the tag ends after the quote
+        (b"<meta content=charset=gbk http-equiv=content-type>", "gbk"),
+        (b"<meta x= 'y' charset=gbk>", "gbk"),
+        (b'<meta name="<meta charset=euc-kr>"><meta charset=gbk>', "gbk"),
+        (b'<meta name= "a><meta charset=euc-kr>"><meta charset=gbk>', "gbk"),
+        (b'<meta name=a"b content=c><meta charset=gbk>', "gbk"),
+        (b"<meta name=x =charset><meta charset=gbk>", "gbk"),
+    ],
+)
+def test_a_meta_whose_text_may_name_an_encoding_is_read_whole(head: bytes, encoding: str) -> None:
+    # Each behind 2,000 bytes of metas the prescan skips in one run, so read past the first 1,024 bytes
+    body = b"<head>" + b'<meta name="a" content="b>c">' * 70 + head
+    assert page_encoding(body, "text/html", None, 1.0) == (encoding, True)
