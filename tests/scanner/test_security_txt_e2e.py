@@ -13,7 +13,7 @@ import pytest
 
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
-from tests.fixtures.sites import Request, Response, Site, html, text
+from tests.fixtures.sites import SAME, Request, Response, Site, html, text
 from websec_app.scanner import scan
 
 STAMP = (TEST_NOW + timedelta(days=300)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -119,3 +119,43 @@ async def test_on_a_keep_alive_site_the_fallback_costs_no_connection(site_factor
     assert legacy.client == well_known.client
     assert len(fallback.requests) == len(with_file.requests) + 1
     assert fallback.accepted["https"] == with_file.accepted["https"]
+
+
+# -- a site reached over http only (RFC 9116 §3: the file MUST be fetched over https) -------------------------
+
+
+def http_only(host: str, routes: dict[str, Any]) -> Site:
+    """A site with nothing listening on its https port, serving `routes` over http."""
+    page = html("<!doctype html><html><head><title>Home</title></head><body><p>Hello</p></body></html>")
+    return Site(names=(host,), routes={"/": page, **routes}, tls=None, http=SAME)
+
+
+async def test_on_a_site_reached_over_http_only_a_file_served_there_is_found_and_invalid(
+    site_factory, scan_settings
+) -> None:
+    # Given a site with no https at all, serving a security.txt over http, where researchers can read it
+    def file(request: Request) -> Response:
+        return text(f"Contact: mailto:security@{request.host}\nExpires: {STAMP}\n")
+
+    site = site_factory(http_only(site_factory.unique_host("sectxt-http-only"), {WELL_KNOWN: file}))
+    # When it is scanned
+    body = (await scan(f"http://{site.host}/", scan_settings)).to_dict()
+    # Then the file is graded, as invalid since it is not served over https (it was "could not be checked":
+    # only https://<host>/.well-known/security.txt was asked, and nothing answers there)
+    section = body["security_txt"]
+    assert checks(section) == {"security_txt.invalid"}, section
+    assert "served over plain HTTP" in section["findings"][0]["note"]
+    assert section["url"] == f"http://{site.host}{WELL_KNOWN}" and section["contacts"] == [
+        f"mailto:security@{site.host}"
+    ]
+    assert [r.scheme for r in site.requests_to(WELL_KNOWN)] == ["http"]
+
+
+async def test_on_a_site_reached_over_http_only_without_a_file_the_file_is_missing(site_factory, scan_settings) -> None:
+    site = site_factory(http_only(site_factory.unique_host("sectxt-http-none"), {}))
+    body = (await scan(f"http://{site.host}/", scan_settings)).to_dict()
+    # Then there is none, over https or http (it was "could not be checked", costing nothing)
+    section = body["security_txt"]
+    assert checks(section) == {"security_txt.missing"}, section
+    assert section["findings"][0]["deduction"] == 2
+    assert len(site.requests_to(WELL_KNOWN)) == 1 and len(site.requests_to(LEGACY)) == 1

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from tests.factories import FIXED_NOW, make_response, make_snapshot
 from websec_app.scanner.checks.security_txt import check_security_txt
@@ -140,10 +143,30 @@ def test_a_text_page_that_merely_mentions_contact_is_not_a_security_txt() -> Non
     assert outcomes(result) == {"security_txt.missing"}
 
 
-def test_a_file_with_bom_and_crlf_is_valid() -> None:
-    body = ("\ufeff" + GOOD.replace("\n", "\r\n")).encode("utf-8")
-    result = security_txt_of(body)
-    assert outcomes(result) == {"security_txt.present"}
+def test_a_file_with_crlf_line_ends_is_valid() -> None:
+    assert outcomes(security_txt_of(GOOD.replace("\n", "\r\n").encode("utf-8"))) == {"security_txt.present"}
+
+
+def test_a_byte_order_mark_is_read_past_with_a_note() -> None:
+    # RFC 9116 4's grammar has no place for U+FEFF: a reader that keeps it (internet.nl's sectxt) sees the first
+    # field as "\ufeffContact", unknown, and the file as one without Contact. It was graded without a word.
+    result = security_txt_of(("\ufeff" + GOOD.replace("\n", "\r\n")).encode("utf-8"))
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert "byte order mark" in notes(result)
+    assert result.details["contacts"] == ["mailto:security@example.com"]
+
+
+def test_a_carriage_return_without_a_line_feed_ends_no_line_and_says_so() -> None:
+    # §4: eol = *WSP [CR] LF. A file with old Mac line ends is one line: its Expires is inside the Contact value
+    result = security_txt_of(GOOD.replace("\n", "\r"))
+    assert outcomes(result) == {"security_txt.invalid", "security_txt.lint"}
+    assert "line(s) 1 hold a carriage return not followed by a line feed" in notes(result)
+
+
+def test_bytes_that_are_not_utf8_are_noted() -> None:
+    result = security_txt_of(b"# Sicherheit f\xfcr alle\n" + GOOD.encode())
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert "byte 15 is not UTF-8" in notes(result)
 
 
 def test_a_signed_file_is_accepted() -> None:
@@ -215,6 +238,18 @@ def test_an_expired_file_is_weak() -> None:
     assert graded["status"] == "weak" and graded["deduction"] == 2
 
 
+def test_an_expiry_a_calendar_year_and_an_hour_away_is_more_than_a_year() -> None:
+    # §2.5.5: "less than a year into the future". FIXED_NOW (2026-11-22) to 2027-11-22 is 365 days: the check
+    # allowed 366, so a file expiring a year and up to a day on was taken for less than a year away
+    def expiring(moment: datetime) -> set[str]:
+        stamp = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return outcomes(security_txt_of(f"Contact: mailto:security@example.com\nExpires: {stamp}\n"))
+
+    a_year_on = FIXED_NOW.replace(year=FIXED_NOW.year + 1)
+    assert expiring(a_year_on + timedelta(hours=1)) == {"security_txt.present", "security_txt.expires_far"}
+    assert expiring(a_year_on - timedelta(hours=1)) == {"security_txt.present"}
+
+
 def test_an_expiry_more_than_a_year_away_is_a_note() -> None:
     result = security_txt_of("Contact: mailto:security@example.com\nExpires: 2030-01-01T00:00:00Z\n")
     assert outcomes(result) == {"security_txt.present", "security_txt.expires_far"}
@@ -255,6 +290,27 @@ def test_a_well_known_location_redirecting_to_the_legacy_one_is_not_legacy() -> 
     assert result.details["legacy_location"] is False and result.details["url"] == LEGACY
 
 
+def test_canonical_may_list_the_url_asked_for_when_it_redirected() -> None:
+    # §2.5.2: the URI used to retrieve the file: the one asked, or where its redirects led (internet.nl's validator:
+    # "either the first or last web URI of the redirect chain must match"). Only the last counted: it was
+    # security_txt.canonical_mismatch, a point off, for a file that lists the URL it is asked at.
+    # Given /.well-known/security.txt redirecting to the file at /security.txt, which names the first as Canonical
+    redirect = make_response(WELL_KNOWN, 301, headers={"Location": "/security.txt"}, content_type=None)
+
+    def served(canonical: str) -> CheckResult:
+        file = make_response(
+            LEGACY, 200, body=GOOD + f"Canonical: {canonical}\n", content_type="text/plain; charset=utf-8"
+        )
+        chain = FetchChain(WELL_KNOWN, (redirect, file))
+        return check_security_txt(make_snapshot("https://example.com/", security_txt=chain))
+
+    assert outcomes(served(WELL_KNOWN)) == {"security_txt.present"}
+    # while a Canonical naming neither is still a mismatch, and says where the file was asked
+    elsewhere = served("https://other.example.net/security.txt")
+    assert outcomes(elsewhere) == {"security_txt.present", "security_txt.canonical_mismatch"}
+    assert f"fetched from {LEGACY} (asked at {WELL_KNOWN})" in notes(elsewhere)
+
+
 def test_canonical_must_list_the_url_the_file_came_from() -> None:
     result = security_txt_of(GOOD + "Canonical: https://other.example.net/.well-known/security.txt\n")
     assert outcomes(result) == {"security_txt.present", "security_txt.canonical_mismatch"}
@@ -274,6 +330,19 @@ def test_text_plain_without_utf8_charset_is_a_note() -> None:
     assert "charset=utf-8" in notes(result)
 
 
+def test_text_plain_in_another_charset_is_invalid() -> None:
+    # §3: "MUST have a Content-Type of text/plain with the default charset parameter set to utf-8": a reader
+    # decodes the file in the charset named (it was a note, like a missing charset)
+    for charset in ("iso-8859-1", '"windows-1252"', "us-ascii"):
+        result = security_txt_of(GOOD, content_type=f"text/plain; charset={charset}")
+        assert outcomes(result) == {"security_txt.invalid"}, charset
+        assert "RFC 9116 requires charset=utf-8" in notes(result)
+    for charset in ("UTF-8", "utf8", '"utf-8"'):
+        assert outcomes(security_txt_of(GOOD, content_type=f"text/plain; charset={charset}")) == {
+            "security_txt.present"
+        }, charset
+
+
 def test_a_file_served_over_http_is_invalid() -> None:
     result = security_txt_of(GOOD, url="http://example.com/.well-known/security.txt")
     assert outcomes(result) == {"security_txt.invalid"}
@@ -285,6 +354,45 @@ def test_stray_lines_and_missing_spaces_are_lint() -> None:
     assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
     assert "line(s) 2" in notes(result) and "one space" in notes(result)
     assert result.details["contacts"] == ["mailto:security@example.com"]
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("Policy: http://example.com/policy", "Policy 'http://example.com/policy' uses http://"),
+        ("Acknowledgments: our hall of fame", "Acknowledgments 'our hall of fame' is not a URI"),
+        ("Encryption: -----BEGIN PGP PUBLIC KEY BLOCK-----", "Encryption holds a key"),
+        ("Hiring: jobs.example.com/security", "Hiring 'jobs.example.com/security' is not a URI"),
+        ("Canonical: http://example.com/.well-known/security.txt", "uses http://"),
+        ("CSAF: http://example.com/.well-known/csaf/provider-metadata.json", "CSAF 'http://"),
+        ("Preferred-Languages: en_US, de", "'en_US' is not a language tag"),
+        ("Preferred-Languages: English (UK)", "'English (UK)' is not a language tag"),
+        ("Preferred-Languages: en,, fr", "an empty entry is not a language tag"),
+    ],
+)
+def test_fields_naming_a_resource_are_https_uris_and_languages_are_tags(line: str, problem: str) -> None:
+    # §2.5: each of these fields is a URI, a web one beginning https://; §2.5.8: RFC 5646 language tags. They were
+    # not looked at. A note each: the file still says whom to tell
+    result = security_txt_of(GOOD + line + "\n")
+    assert "security_txt.lint" in outcomes(result) and "security_txt.invalid" not in outcomes(result)
+    assert problem in notes(result)
+
+
+def test_fields_naming_a_resource_in_their_usual_forms_are_not_remarked() -> None:
+    lines = (
+        "Encryption: openpgp4fpr:5f2de5521c63a801ab59ccb603d49de44b29100f\n"
+        "Encryption: dns:5d2d37ab76d47d36._openpgpkey.example.com?type=OPENPGPKEY\n"
+        "Acknowledgments: https://example.com/hall-of-fame.html\n"
+        "Preferred-Languages: en, pt-BR, zh-Hant-TW, x-klingon\n"
+        "CSAF: https://example.com/.well-known/csaf/provider-metadata.json\n"
+    )
+    assert outcomes(security_txt_of(GOOD + lines)) == {"security_txt.present"}
+
+
+def test_thousands_of_bad_uri_fields_make_ten_notes_and_a_count() -> None:
+    result = security_txt_of(GOOD + "".join(f"Policy: http://example.com/{n}\n" for n in range(3000)))
+    uri_notes = [f.note or "" for f in result.findings if "Policy" in (f.note or "") or "more field" in (f.note or "")]
+    assert len(uri_notes) == 11 and uri_notes[-1] == "and 2,990 more field values that are not https:// URIs"
 
 
 def test_a_fetch_failure_is_not_graded_as_missing() -> None:

@@ -9,12 +9,15 @@ only when its body is not an HTML page and its lines follow the field syntax of 
 whatever its Content-Type: a real file served as text/html is a security.txt served
 with the wrong Content-Type (records/security_txt.py decides, for the fetch layer too).
 
-Then the RFC's rules: served over HTTPS (§3) as `text/plain` (§3 also requires `charset=utf-8`;
-its absence is a note, not a fault: researchers read the file all the same), at least one
+Then the RFC's rules: served over HTTPS (§3; a site reached over http only has its file asked there when
+its https origin does not answer, and one found there is invalid) as `text/plain` with `charset=utf-8` (§3: a
+missing charset is a note, since readers take UTF-8 all the same, another charset a fault), at least one
 `Contact` (§2.5.3, a URI: mailto:, tel:, https: or another scheme, never http:), exactly
-one `Expires` as an RFC 3339 date-time in the future (§2.5.5, less than a year ahead
-recommended), and when `Canonical` is present it should list the URL the file came
-from (§2.5.2). OpenPGP cleartext signatures (§2.3) are accepted; they are not
+one `Expires` as an RFC 3339 date-time in the future (§2.5.5, less than a calendar year ahead
+recommended), and when `Canonical` is present it should list the URL the file was asked at or
+redirected to (§2.5.2). The other fields naming a resource (Acknowledgments, Canonical, CSAF, Encryption,
+Hiring, Policy) are URIs, web ones https:// (§2.5), and Preferred-Languages lists RFC 5646 language tags
+(§2.5.8): notes. OpenPGP cleartext signatures (§2.3) are accepted; they are not
 verified, since the scanner has no trusted key for the site. Unknown fields are
 ignored (§2.4).
 """
@@ -22,7 +25,7 @@ ignored (§2.4).
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,7 +38,21 @@ from ._shown import shown, shown_lists
 SECTION = "security_txt"
 
 _LIST_FIELDS = ("contact", "canonical", "encryption", "policy", "acknowledgments", "hiring", "csaf")
-_RECOMMENDED_MAX_LIFETIME = timedelta(days=366)  # §2.5.5: "less than a year into the future"
+#: The fields whose value is a URI, and a web URI "MUST begin with https://" (RFC 9116 2.5.1, 2.5.2, 2.5.4, 2.5.6,
+#: 2.5.7; CSAF 2.0 7.1.8 for CSAF). Contact has its own rules (`_contact_problem`).
+_URI_FIELDS = {
+    "acknowledgments": "Acknowledgments",
+    "canonical": "Canonical",
+    "csaf": "CSAF",
+    "encryption": "Encryption",
+    "hiring": "Hiring",
+    "policy": "Policy",
+}
+_MAX_URI_PROBLEMS = 10
+# RFC 5646 2.1 Language-Tag, read for its shape: a primary subtag of 2-8 letters (or the "x" of a private-use tag,
+# the "i" of a grandfathered one), then subtags of 1-8 letters or digits. "en_US" and "English" are caught, not
+# whether each subtag is registered.
+_LANGUAGE_TAG = re.compile(r"(?:[A-Za-z]{2,8}|[XxIi])(?:-[A-Za-z0-9]{1,8})*+")
 
 
 def _empty_details(url: str | None, response: HttpResponse | None) -> dict[str, Any]:
@@ -87,6 +104,41 @@ def _contact_problem(uri: str) -> str | None:
     return f"{uri!r} is not a URI (mailto:, tel: and https: are the usual forms)"
 
 
+def _uri_problem(name: str, value: str) -> str | None:
+    """Why a URI field's value is not a URI, or not an https:// one where it is a web URI (RFC 9116 2.5)."""
+    field = _URI_FIELDS[name]
+    scheme, colon, rest = value.partition(":")
+    if "BEGIN PGP" in value and name == "encryption":
+        return "Encryption holds a key: it must be a URI where the key can be retrieved (RFC 9116 2.5.4)"
+    if not colon or not _URI_SCHEME.fullmatch(scheme.lower()) or not rest or any(c.isspace() for c in value):
+        return f"{field} {value!r} is not a URI (RFC 9116 2.5)"
+    if scheme.lower() == "http":
+        return f"{field} {value!r} uses http:// (web URIs must use https://, RFC 9116 2.5)"
+    if scheme.lower() == "https" and ((parts := split_url(value)) is None or not parts.hostname):
+        return f"{field} {value!r} is not a valid URL"
+    return None
+
+
+def _language_problem(value: str) -> str | None:
+    """§2.5.8: one or more RFC 5646 language tags, separated by commas."""
+    tags = [tag.strip(" \t") for tag in value.split(",")]
+    bad = [tag for tag in tags if not _LANGUAGE_TAG.fullmatch(tag)]
+    if not bad:
+        return None
+    shown_tag = "an empty entry" if not bad[0] else repr(bad[0])
+    return f"Preferred-Languages {value!r}: {shown_tag} is not a language tag (RFC 5646, e.g. en or pt-BR)"
+
+
+def _a_year_after(moment: datetime) -> datetime:
+    """The same moment one calendar year on (29 February: the 28th), the end of time past year 9999."""
+    try:
+        return moment.replace(year=moment.year + 1)
+    except ValueError:
+        if moment.year == datetime.max.year:
+            return datetime.max.replace(tzinfo=moment.tzinfo)
+        return moment.replace(year=moment.year + 1, day=28)
+
+
 def _normalise_url(url: str) -> str:
     parts = split_url(url.strip())
     if parts is None:
@@ -132,10 +184,11 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
         invalid.append(f"it was served over plain HTTP ({final.url}); RFC 9116 requires HTTPS")
     if final.content_type != "text/plain":
         invalid.append(f"Content-Type is {final.content_type or 'missing'}, not text/plain")
-    elif (final.charset or "").lower() not in ("utf-8", "utf8"):
-        lint.append(
-            f"RFC 9116 requires Content-Type `text/plain; charset=utf-8` (charset is {final.charset or 'not given'})"
-        )
+    elif final.charset is None:  # readers take UTF-8 all the same (internet.nl's validator too): a note
+        lint.append("RFC 9116 requires Content-Type `text/plain; charset=utf-8` (charset is not given)")
+    elif final.charset.lower() not in ("utf-8", "utf8"):
+        # §3 "MUST": a browser, and a validator, read the file in the charset named, not as UTF-8
+        invalid.append(f"Content-Type names charset={shown(final.charset, 100)}; RFC 9116 requires charset=utf-8")
 
     # §2.5.3: one or more Contact fields.
     contacts = parsed.values("contact")
@@ -161,6 +214,14 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     languages = parsed.values("preferred-languages")
     if len(languages) > 1:
         lint.append("Preferred-Languages appears more than once (at most one is allowed)")
+    lint.extend(p for p in (_language_problem(value) for value in languages[:1]) if p)
+    # §2.5: the other fields naming a resource are URIs, web ones https://; a 64 KiB file holds thousands of them
+    uri_problems = [
+        p for f in parsed.fields if f.name.lower() in _URI_FIELDS if (p := _uri_problem(f.name.lower(), f.value))
+    ]
+    lint.extend(uri_problems[:_MAX_URI_PROBLEMS])
+    if len(uri_problems) > _MAX_URI_PROBLEMS:
+        lint.append(f"and {len(uri_problems) - _MAX_URI_PROBLEMS:,} more field values that are not https:// URIs")
     if parsed.invalid_lines:
         numbers = ", ".join(str(n) for n in parsed.invalid_lines[:10])
         lint.append(f"line(s) {numbers} are neither a `Field: value` line nor a # comment")
@@ -184,14 +245,18 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
         findings.append(Finding("security_txt.expired", note=f"Expires {expires_values[0]} is in the past"))
     else:
         findings.append(Finding("security_txt.present", note=final.url))
-    if expires is not None and expires - now > _RECOMMENDED_MAX_LIFETIME:
+    if expires is not None and expires > _a_year_after(now):  # §2.5.5: "less than a year into the future"
         note = f"Expires {expires_values[0]} is more than a year away"
         findings.append(Finding("security_txt.expires_far", note=note))
     if legacy:
         findings.append(Finding("security_txt.legacy_location", note=f"found at {final.url}"))
     canonical = parsed.values("canonical")
-    if canonical and _normalise_url(final.url) not in {_normalise_url(c) for c in canonical}:
-        note = f"fetched from {final.url}, Canonical lists " + ", ".join(canonical)
+    # §2.5.2: the URI used to retrieve the file: the one asked, or where its redirects led (as internet.nl's
+    # validator takes it: "either the first or last web URI of the redirect chain must match")
+    retrieved = {_normalise_url(chain.start_url), _normalise_url(final.url)}
+    if canonical and not retrieved & {_normalise_url(c) for c in canonical}:
+        asked = f" (asked at {chain.start_url})" if final.url != chain.start_url else ""
+        note = f"fetched from {final.url}{asked}, Canonical lists " + ", ".join(canonical)
         # Graded only on an otherwise sound file, so a broken file never costs more than none.
         graded = findings[0].outcome == "security_txt.present"
         findings.append(Finding("security_txt.canonical_mismatch" if graded else "security_txt.lint", note=note))

@@ -106,7 +106,25 @@ async def _cors_probe(
     return CorsProbe(kind, origin, response, cookies=sent, cookies_withheld=withheld)
 
 
-async def _security_txt(client: httpx.AsyncClient, pinner: Pinner, origin: str, settings: Settings) -> FetchChain:
+#: A first hop failing so leaves nothing at the https origin to read (no answer at all).
+_NO_HTTPS_ANSWER = ("unreachable", "tls", "timeout")
+
+
+async def _security_txt(
+    client: httpx.AsyncClient, pinner: Pinner, origin: str, settings: Settings, *, plain_origin: str | None = None
+) -> FetchChain:
+    """RFC 9116 §3: the file at the https `origin`, else, for a site reached over http only (`plain_origin`, its
+    http:// origin) whose https origin does not answer at all, at `plain_origin`: researchers read it there, and
+    the check grades it (invalid: §3 requires https) where nothing would be known of it. The https chain's
+    failure stands when the http origin does not answer either."""
+    found = await _security_txt_at(client, pinner, origin, settings)
+    if plain_origin is None or found.responses or found.failure is None or found.failure.kind not in _NO_HTTPS_ANSWER:
+        return found
+    plain = await _security_txt_at(client, pinner, plain_origin, settings)
+    return plain if plain.final is not None else found
+
+
+async def _security_txt_at(client: httpx.AsyncClient, pinner: Pinner, origin: str, settings: Settings) -> FetchChain:
     """RFC 9116 §3: /.well-known/security.txt, with the legacy /security.txt as fallback.
 
     The well-known location wins only when it holds a security.txt: a page answered with 200 to every
@@ -217,6 +235,7 @@ async def fetch_snapshot(
             if main.final is not None and not main.final.is_redirect:  # fetch_chain took the redirects' cookies
                 main_cookies.take(main.final)  # a visitor who loaded the page holds its cookies too
             https_origin = (final_target if final_target.scheme == "https" else target.with_scheme("https")).origin
+            plain_origin = final_target.origin if final_target.scheme == "http" else None  # a site on http only
             # These need the final URL. When the server keeps connections alive they go one after
             # another on the page's connection (one connection per origin, as a browser would);
             # otherwise each would need a connection of its own anyway, so they go at once.
@@ -254,7 +273,7 @@ async def fetch_snapshot(
                     cors_tasks[-1] if in_series else None,
                     lambda: clock.run(
                         "security_txt",
-                        _security_txt(client, pinner, https_origin, settings),
+                        _security_txt(client, pinner, https_origin, settings, plain_origin=plain_origin),
                         FetchChain(f"{https_origin}/.well-known/security.txt", failure=_OUT_OF_TIME),
                     ),
                 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone
 
 from ..snapshot import HttpResponse
@@ -107,11 +107,21 @@ def _unsign(lines: list[str]) -> tuple[list[tuple[int, str]], bool, bool, list[s
 
 
 def parse_security_txt(text: str) -> ParsedSecurityTxt:
+    problems: list[str] = []
+    if text.startswith("\ufeff"):
+        # Read past, as most readers do; but §4's grammar has no place for it, and a reader that keeps it sees the
+        # first line's field name as "\ufeffContact", a field it does not know (internet.nl's sectxt does)
+        problems.append("the file starts with a byte order mark (U+FEFF), which RFC 9116's grammar has no place for")
     text = text.removeprefix("\ufeff")
     # §4: `eol = *WSP [CR] LF`. str.splitlines() also splits at form feeds, \x1c-\x1e, NEL, U+2028 and
     # U+2029, which are line content here: splitting there would shift the line numbers lint reports.
     lines = [line.removesuffix("\r") for line in text.split("\n")]
-    body, signed, complete, problems = _unsign(lines)
+    bare_cr = [number for number, line in enumerate(lines, start=1) if "\r" in line]
+    if bare_cr:  # a lone CR ends no line (old Mac line ends): what follows it is read as the same line
+        numbers = ", ".join(str(n) for n in bare_cr[:10])
+        problems.append(f"line(s) {numbers} hold a carriage return not followed by a line feed: lines end at LF")
+    body, signed, complete, unsign_problems = _unsign(lines)
+    problems += unsign_problems
     fields: list[SecurityTxtLine] = []
     invalid: list[int] = []
     for number, raw in body:
@@ -166,8 +176,15 @@ def _looks_like_html(body: bytes) -> bool:
 
 
 def read_security_txt(response: HttpResponse) -> ParsedSecurityTxt:
-    """The response's body parsed as a security.txt (UTF-8, RFC 9116 §4; undecodable bytes replaced)."""
-    return parse_security_txt(response.body.decode("utf-8", errors="replace"))
+    """The response's body parsed as a security.txt (UTF-8, RFC 9116 §4; undecodable bytes replaced, and said)."""
+    parsed = parse_security_txt(response.body.decode("utf-8", errors="replace"))
+    try:
+        response.body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if not (response.body_truncated and exc.start >= len(response.body) - 3):  # a character cut by the limit
+            problem = f"byte {exc.start + 1} is not UTF-8 (RFC 9116 3: charset=utf-8): it is read as U+FFFD"
+            return replace(parsed, problems=(*parsed.problems, problem))
+    return parsed
 
 
 def not_security_txt(response: HttpResponse, parsed: ParsedSecurityTxt) -> str | None:
