@@ -474,17 +474,7 @@ def decide_subscription_status(
     written (and confirmed) only if nothing wrote the status since the event was found undecided (the same
     `status_version`), so an answer read before another write cannot undo it; the kept time stays that of
     the tie. None when something did: the caller looks again. A cancellation or a dispute stays final."""
-    result = session.exec(
-        update(Subscription)
-        .where(
-            col(Subscription.id) == subscription_id,
-            col(Subscription.status_version) == undecided.version,
-            col(Subscription.status).not_in((SUBSCRIPTION_CANCELLED, SUBSCRIPTION_DISPUTED)),
-        )
-        .values(status=status, status_unconfirmed=False, **_status_written(now))
-    )
-    session.commit()
-    if result.rowcount != 1:
+    if not _write_if_unchanged(session, subscription_id, undecided, status, now, unconfirmed=False):
         return None
     return StatusUpdate(changed=status != undecided.found, found=undecided.found, decided=status)
 
@@ -495,6 +485,14 @@ def hold_unconfirmed_status(session: Session, subscription_id: int, now: datetim
     whose purchase is never lost) and marked unconfirmed, so that an event of that second delivered again asks
     the provider (`set_provider_subscription_status`) and a newer event decides as usual. Written only if
     nothing wrote the status since; True when it was."""
+    return _write_if_unchanged(session, subscription_id, undecided, SUBSCRIPTION_ACTIVE, now, unconfirmed=True)
+
+
+def _write_if_unchanged(
+    session: Session, subscription_id: int, undecided: StatusUpdate, status: str, now: datetime, *, unconfirmed: bool
+) -> bool:
+    """Write `status` if nothing wrote the status since `undecided` was found (its `status_version`) and the
+    subscription is not cancelled or disputed (final); True when it was written."""
     result = session.exec(
         update(Subscription)
         .where(
@@ -502,7 +500,7 @@ def hold_unconfirmed_status(session: Session, subscription_id: int, now: datetim
             col(Subscription.status_version) == undecided.version,
             col(Subscription.status).not_in((SUBSCRIPTION_CANCELLED, SUBSCRIPTION_DISPUTED)),
         )
-        .values(status=SUBSCRIPTION_ACTIVE, status_unconfirmed=True, **_status_written(now))
+        .values(status=status, status_unconfirmed=unconfirmed, **_status_written(now))
     )
     session.commit()
     return result.rowcount == 1
