@@ -8,8 +8,6 @@ Every event time comes from the test's frozen clock; each case runs on SQLite an
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,7 +22,6 @@ from tests.api.payment_helpers import (
 )
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.payment_fixtures import Mailbox
-from tests.pg_server import get_server
 from websec_app.services.payments import CheckoutStart, PaymentService
 from websec_app.services.prices import Product
 from websec_app.store import Database, find_payment
@@ -35,16 +32,10 @@ from websec_app.store.purchases import find_provider_subscription
 BUYER = "pro@example.com"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+@pytest.fixture
+def database(any_database: Database) -> Database:
     """This module's cases on both backends (the status update is one conditional statement on each)."""
-    url = f"sqlite:///{tmp_path / 'websec.db'}" if request.param == "sqlite" else get_server().migrated_database()
-    db = Database(url)
-    db.ensure_schema()
-    try:
-        yield db
-    finally:
-        db.dispose()
+    return any_database
 
 
 def _now(clock: FrozenClock) -> int:

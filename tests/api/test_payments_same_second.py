@@ -18,8 +18,7 @@ Every event time comes from the test's frozen clock; each case runs on SQLite an
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -34,7 +33,6 @@ from tests.api.payment_helpers import (
 )
 from tests.fixtures.providers import RazorpayStandIn, StripeStandIn
 from tests.payment_fixtures import Mailbox
-from tests.pg_server import get_server
 from websec_app.services.payments import PaymentService
 from websec_app.services.payments.razorpay_gateway import signed_event_id
 from websec_app.services.prices import Product
@@ -47,15 +45,10 @@ BUYER = "pro@example.com"
 ACTIVE, LAPSED = 200, 403  # what /api/verify-key answers the subscriber's key
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'websec.db'}" if request.param == "sqlite" else get_server().migrated_database()
-    db = Database(url)
-    db.ensure_schema()
-    try:
-        yield db
-    finally:
-        db.dispose()
+@pytest.fixture
+def database(any_database: Database) -> Database:
+    """This module's cases on both backends (tests/db_fixtures.any_database)."""
+    return any_database
 
 
 def _now(clock: FrozenClock) -> int:
