@@ -1,6 +1,7 @@
 # Test cases adapted from Mozilla's http-observatory (httpobs 0.9.3, MPL-2.0,
 # https://github.com/mozilla/http-observatory); this file is available under MPL-2.0.
-"""Shared pieces of the Observatory conformance suite (docs/conformance.md).
+"""Shared pieces of the Observatory conformance suites (docs/conformance.md): httpobs 0.9.3's cases and the MDN
+HTTP Observatory's (tests/conformance/_mdn_observatory.py), each with its own mapping table.
 
 Each case is one input an Observatory unit test builds, the result name that test expects, and the
 outcome ids websec gives for the same input. The mapping (observatory_map.toml) says which of our
@@ -29,11 +30,6 @@ HOST = "http-observatory.security.mozilla.org"  # the host every Observatory tes
 URL = f"https://{HOST}/"
 NONE = "(none)"  # in the mapping: websec reports nothing for this subject
 
-with (HERE / "observatory_map.toml").open("rb") as fh:
-    _TABLE = tomllib.load(fh)
-MAPPING: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in _TABLE["results"].items()}
-BEYOND: dict[str, str] = _TABLE["beyond"]
-
 
 @dataclass(frozen=True)
 class Case:
@@ -53,32 +49,51 @@ def params(cases: Iterable[Case]) -> list[pytest.param]:
     return [pytest.param(case, id=f"{case.test}[{case.label}]") for case in cases]
 
 
-def worst(outcomes: Sequence[str]) -> set[str]:
-    """The outcomes ranked worst: highest status, then largest deduction (BEYOND ones read as their stand-in)."""
-    outcomes = [BEYOND.get(o, o) for o in outcomes]
-    if not outcomes:
-        return {NONE}
-    book = default_rulebook()
+@dataclass(frozen=True)
+class Table:
+    """One suite's mapping: each of its result names -> our equivalent outcomes, and the [beyond] stand-ins."""
 
-    def rank(outcome: str) -> tuple[int, int]:
-        rule = book.rule(outcome)
-        return STATUSES.index(rule.status), rule.deduction or 0
+    results: dict[str, frozenset[str]]
+    beyond: dict[str, str]
 
-    top = max(rank(o) for o in outcomes)
-    return {o for o in outcomes if rank(o) == top}
+    @classmethod
+    def load(cls, name: str) -> Table:
+        with (HERE / name).open("rb") as fh:
+            table = tomllib.load(fh)
+        return cls({k: frozenset(v) for k, v in table["results"].items()}, table["beyond"])
+
+    def worst(self, outcomes: Sequence[str]) -> set[str]:
+        """The outcomes ranked worst: highest status, then largest deduction (BEYOND ones read as their stand-in)."""
+        outcomes = [self.beyond.get(o, o) for o in outcomes]
+        if not outcomes:
+            return {NONE}
+        book = default_rulebook()
+
+        def rank(outcome: str) -> tuple[int, int]:
+            rule = book.rule(outcome)
+            return STATUSES.index(rule.status), rule.deduction or 0
+
+        top = max(rank(o) for o in outcomes)
+        return {o for o in outcomes if rank(o) == top}
+
+    def agrees(self, case: Case) -> bool:
+        return bool(self.worst(case.ours) & self.results[case.obs])
+
+    def assert_conforms(self, case: Case, actual: Sequence[str]) -> None:
+        assert case.obs in self.results, f"{case.obs} is missing from the suite's mapping table"
+        assert list(actual) == list(case.ours)
+        if case.why is None:
+            expected = sorted(self.results[case.obs])
+            assert self.agrees(case), f"{case.obs} expects one of {expected}, worst of ours: {self.worst(actual)}"
+        else:
+            assert not self.agrees(case), "declared a divergence, but our verdict maps to the Observatory's: drop `why`"
 
 
-def agrees(case: Case) -> bool:
-    return bool(worst(case.ours) & MAPPING[case.obs])
+HTTPOBS = Table.load("observatory_map.toml")  # httpobs 0.9.3's results
 
 
 def assert_conforms(case: Case, actual: Sequence[str]) -> None:
-    assert case.obs in MAPPING, f"{case.obs} is missing from observatory_map.toml"
-    assert list(actual) == list(case.ours)
-    if case.why is None:
-        assert agrees(case), f"{case.obs} expects one of {sorted(MAPPING[case.obs])}, worst of ours: {worst(actual)}"
-    else:
-        assert not agrees(case), "declared a divergence, but our verdict maps to the Observatory's: drop `why`"
+    HTTPOBS.assert_conforms(case, actual)
 
 
 def tally(cases: Iterable[Case]) -> tuple[int, int, int]:

@@ -209,6 +209,60 @@ def test_chromium_enforces_each_comma_separated_part_of_a_meta_policy_as_the_che
     assert allowed == META_COMMA_CASES
 
 
+#: (Content-Security-Policy header lines, <meta> policy) -> (whether Chromium 156 runs the page's inline script,
+#: whether it runs an https:// script of another origin). Every policy must allow a load (CSP3 §8.1), and http:
+#: also matches https: URLs (CSP3 "scheme-part match"), so http: and https: together still let any https: script
+#: run, where the MDN Observatory intersects them to 'none' (docs/conformance.md, its divergences); a header of an
+#: unknown directive restricts nothing.
+SEVERAL_POLICY_CASES: dict[tuple[tuple[str, ...], str], tuple[bool, bool]] = {
+    (("default-src http:", "default-src https:"), ""): (False, True),
+    (("default-src http: http:", "default-src https: https:"), ""): (False, True),
+    (("default-src http:",), "default-src https:"): (False, True),
+    (("default-src https://mozilla.org", "default-src https://mozilla.com"), ""): (False, False),  # the control
+    (("frame-anchestors 'none'",), "frame-ancestors 'none'"): (True, True),
+}
+
+
+def test_chromium_enforces_several_policies_together_as_the_check_reads_them(
+    site_factory: SiteFactory, pki: Pki
+) -> None:
+    # Given a page per set of policies, with an inline script and an https:// script of another origin
+    cdn = site_factory.unique_host("policies-cdn")
+    names = {site_factory.unique_host("policies"): case for case in SEVERAL_POLICY_CASES}
+    other = Response(200, [("Content-Type", "text/javascript")], "window.other = true")
+
+    def page(case: tuple[tuple[str, ...], str]) -> tuple[list[tuple[str, str]], str]:
+        lines, meta = case
+        head = f'<meta http-equiv="Content-Security-Policy" content="{meta}">' if meta else ""
+        body = (
+            f"<html><head>{head}<script>window.inline = true</script>"
+            f'<script src="https://{cdn}/other.js"></script></head></html>'
+        )
+        return [("Content-Security-Policy", line) for line in lines], body
+
+    # When Chromium loads each
+    ran, _ = pages_in_chromium(
+        site_factory,
+        pki,
+        names,
+        lambda name: html(page(names[name])[1], headers=page(names[name])[0]),
+        {"/other.js": other},
+        more_names=(cdn,),
+        evaluate="[window.inline === true, window.other === true]",
+    )
+
+    # Then the scripts ran exactly where the check says the policies let them
+    assert {case: tuple(ran[case]) for case in SEVERAL_POLICY_CASES} == SEVERAL_POLICY_CASES
+    allowed = {}
+    for case in SEVERAL_POLICY_CASES:
+        headers, body = page(case)
+        found = set(outcomes("Content-Security-Policy", headers, body))
+        inline = bool(found & {"csp.unsafe_inline_script", "csp.no_script_restriction", "csp.missing", "csp.invalid"})
+        anywhere = bool(found & {"csp.broad_script_source", "csp.no_script_restriction", "csp.missing", "csp.invalid"})
+        allowed[case] = (inline, anywhere)
+    assert allowed == SEVERAL_POLICY_CASES
+
+
 # --- Referrer-Policy ---------------------------------------------------------------------------------
 
 #: (header, page) -> whether Chromium 156 sends another origin the page's full URL as Referer.
