@@ -49,13 +49,16 @@ def contact_of(settings: Settings) -> str:
 
 
 def security_txt(settings: Settings, now: datetime) -> str:
-    """The file's text (fields of RFC 9116 §2.5, one `Field: value` per line, CRLF-free)."""
+    """The file's text (fields of RFC 9116 §2.5, one `Field: value` per line, CRLF-free). Canonical only when the
+    base URL is https: a web URI there MUST be https (§2.5.2), so a plain-HTTP development address would make the
+    file invalid; the field is optional."""
     expires = datetime.combine((now + EXPIRES_AFTER).date(), time(0, 0), tzinfo=now.tzinfo)
+    canonical = f"Canonical: {settings.base_url}{PATH}\n" if settings.base_url.startswith("https://") else ""
     return (
         f"Contact: {contact_of(settings)}\n"
         f"Expires: {expires.isoformat().replace('+00:00', 'Z')}\n"
         "Preferred-Languages: en\n"
-        f"Canonical: {settings.base_url}{PATH}\n"
+        f"{canonical}"
     )
 
 

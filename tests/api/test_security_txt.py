@@ -37,6 +37,20 @@ async def test_the_service_publishes_a_valid_security_txt(
     assert legacy.status_code == 301 and legacy.headers["location"] == "/.well-known/security.txt"
 
 
+async def test_a_plain_http_base_url_is_no_canonical_address(
+    make_api: Callable[..., FastAPI], settings: Settings
+) -> None:
+    # Given the development default, a plain-HTTP base URL
+    api = make_api(settings=dataclasses.replace(settings, base_url="http://localhost:3000"))
+    async with client_for(api) as client:
+        parsed = parse_security_txt((await client.get("/.well-known/security.txt")).text)
+
+    # Then the file names no Canonical (RFC 9116 2.5.2: a web URI there must be https) and is valid as it is
+    assert parsed.values("canonical") == []
+    assert parsed.problems == () and parsed.invalid_lines == ()
+    assert parsed.values("contact") == ["mailto:security@localhost"]
+
+
 async def test_the_contact_comes_from_the_settings(make_api: Callable[..., FastAPI], settings: Settings) -> None:
     api = make_api(settings=dataclasses.replace(settings, security_contact="https://websec.example/report"))
     async with client_for(api) as client:

@@ -112,14 +112,14 @@ async def test_in_development_the_app_grades_a_plus_too(development_edge: Edge, 
     """The `make run` default answers no CORS at all (rxconfig.py: `cors_allowed_origins=[]` outside production).
 
     It used to keep Reflex's "*", which answers any Origin, `null` included, with that origin and
-    `Access-Control-Allow-Credentials: true`: graded critical twice (-40 each) and capped, F. The only other
-    difference from production: its security.txt names WEBSEC_BASE_URL (the app's plain-HTTP address here) as
-    Canonical, not the address the scanner fetched it from.
+    `Access-Control-Allow-Credentials: true`: graded critical twice (-40 each) and capped, F. Its security.txt
+    names no Canonical: WEBSEC_BASE_URL is the app's plain-HTTP address here, and RFC 9116 2.5.2 wants https (it
+    named it, which was a canonical_mismatch, and a security_txt.lint once the scanner read URIs as the RFC does).
     """
     seen = len(development_edge.terminator.exchanges)
 
     result = await _self_grade(development_edge.url("/"), scan_settings)
 
-    assert (result.grade, result.not_good) == ("A+", PAGE_TRADE_OFFS | {"security_txt.canonical_mismatch"}), result
+    assert (result.grade, result.not_good) == ("A+", PAGE_TRADE_OFFS), result
     assert result.caps == ()
     assert any(e.hsts_added for e in development_edge.terminator.exchanges[seen:])
