@@ -253,7 +253,9 @@ CASES = [
     Case("ptr-limit", (PTR, NEUTRAL)),
     Case("false-a-limit", (STRICT,), sender="named by a: the domain's 12th A record"),
     Case("mech-at-limit", (PTR, STRICT), sender="named by ip4:1.2.3.4, after the 10th lookup"),
-    Case("mech-over-limit", ("dns.spf_too_many_lookups", "dns.spf_void_lookups", PTR)),
+    # e7 has no MX: its third mx, the 6th term, is the third void lookup, where receivers stop (RFC 7208 4.6.4): the
+    # 11th lookup and the ptr after it are never reached
+    Case("mech-over-limit", ("dns.spf_void_lookups",)),
     Case(
         "include-at-limit",
         ("dns.spf_too_many_lookups",),

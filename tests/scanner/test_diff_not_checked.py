@@ -17,6 +17,10 @@ from websec_app.scanner.rules import default_rulebook
 from websec_app.settings import Settings
 from websec_app.usecases.monitors import alert_reasons
 
+#: The addresses of mail.example.com, the MX host "v=spf1 mx -all" compares senders with (RFC 7208 5.4): the SPF
+#: evaluation reads them, and takes one a snapshot lacks for a lookup that failed.
+MX_HOST = (dns_answer("mail.example.com", "A", "192.0.2.25"), dns_answer("mail.example.com", "AAAA"))
+
 
 def names(changes: tuple[Any, ...]) -> list[tuple[str, str]]:
     return [(c.section, c.name) for c in changes]
@@ -90,6 +94,7 @@ def test_a_dmarc_lookup_that_failed_does_not_hide_the_next_scans_new_spf_finding
     strict = dns_body(
         mx,
         dns_answer("example.com", "TXT", '"v=spf1 mx -all"'),
+        *MX_HOST,
         dns_answer("_dmarc.example.com", "TXT", rcode="SERVFAIL"),
     )
     pass_all = dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 +all"'), dmarc)
@@ -145,7 +150,7 @@ def test_a_cname_lookup_that_failed_is_not_a_fixed_then_new_dangling_cname() -> 
 def test_what_the_previous_scan_could_not_check_is_compared_with_the_last_earlier_scan_that_did() -> None:
     # Given scans strict SPF -> SPF lookup failed -> SPF +all (the monitor passes the earlier scans)
     mx = dns_answer("example.com", "MX", "10 mail.example.com.")
-    strict = dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 mx -all"'))
+    strict = dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 mx -all"'), *MX_HOST)
     failed = dns_body(mx, dns_answer("example.com", "TXT", rcode="SERVFAIL"))
     pass_all = dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 +all"'))
     assert names(diff_reports(failed, pass_all).new) == []  # two scans alone: SPF unchecked before
@@ -197,11 +202,12 @@ def test_a_dns_failure_stored_before_families_hides_the_whole_dns_section() -> N
     # Given reports stored before `families`: SPF -all with the DMARC lookup failed, then SPF +all
     mx = dns_answer("example.com", "MX", "10 mail.example.com.")
     dmarc = dns_answer("_dmarc.example.com", "TXT", '"v=DMARC1; p=reject; rua=mailto:d@example.com"')
-    strict_read = _without_families(dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 mx -all"'), dmarc))
+    strict_read = _without_families(dns_body(mx, dns_answer("example.com", "TXT", '"v=spf1 mx -all"'), *MX_HOST, dmarc))
     strict = _without_families(
         dns_body(
             mx,
             dns_answer("example.com", "TXT", '"v=spf1 mx -all"'),
+            *MX_HOST,
             dns_answer("_dmarc.example.com", "TXT", rcode="SERVFAIL"),
         )
     )

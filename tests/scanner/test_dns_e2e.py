@@ -108,6 +108,26 @@ async def test_spf_processing_limits_mx_records_and_void_lookups(site_factory, d
     assert void_body["dns"]["spf"]["void_lookups"] == 3
 
 
+async def test_every_lookup_the_spf_evaluation_reaches_is_asked_in_its_order(
+    site_factory, dns_server, scan_settings
+) -> None:
+    # Given two mx terms of 10 MX hosts each (RFC 7208 4.6.4 allows 10 a term), the second of prefix length 0 with
+    # one host that has an IPv4 address: every IPv4 server on the internet passes (5.4, 5.6)
+    def two_relays(host: str) -> None:
+        dns_server.set(host, "TXT", f'"v=spf1 mx:relay1.{host} mx:relay2.{host}/0 -all"')
+        for relay in ("relay1", "relay2"):
+            dns_server.set(f"{relay}.{host}", "MX", *(f"{n} h{n}.{relay}.{host}." for n in range(10)))
+        dns_server.set(f"h9.relay2.{host}", "A", "192.0.2.9")
+
+    body = await scan_best(site_factory, scan_settings, "spf-relays", after=two_relays)
+
+    # Then the scan asks relay2's hosts too, and the record is open: the fetch's own cap of 20 host lookups left them
+    # unasked, and the evaluation read them as answered (dns.spf_strict, a good finding)
+    host = body["dns"]["domain"]
+    assert dns_problems(body) == {"dns.spf_pass_all": 5}
+    assert dns_server.queries_for(f"h9.relay2.{host}")
+
+
 async def test_a_dangling_www_cname_is_critical(site_factory, scan_settings) -> None:
     host = site_factory.unique_host("dangling")
     site = catalog.best_practices(host)

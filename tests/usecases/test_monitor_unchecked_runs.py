@@ -109,6 +109,9 @@ MX = dns_answer(HOST, "MX", "10 mail.example.com.")
 STRICT = (
     MX,
     dns_answer(HOST, "TXT", '"v=spf1 mx -all"'),
+    # the addresses of the MX host "mx" compares senders with (RFC 7208 5.4), which the SPF evaluation reads
+    dns_answer("mail.example.com", "A", "192.0.2.25"),
+    dns_answer("mail.example.com", "AAAA"),
     dns_answer(f"_dmarc.{HOST}", "TXT", '"v=DMARC1; p=reject; rua=mailto:d@example.com"'),
 )
 FAILED = (MX, dns_answer(HOST, "TXT", rcode="SERVFAIL"), dns_answer(f"_dmarc.{HOST}", "TXT", rcode="SERVFAIL"))

@@ -43,6 +43,13 @@ def graded(result: CheckResult):
     return grade([result], default_rulebook(), {"host": HOST, "domain": HOST})
 
 
+def answered(name: str, *, mx: bool = False) -> list[DnsAnswer]:
+    """What the SPF terms asking `name` read (an a term its addresses, an mx term its MX records and their hosts'
+    addresses): the evaluation takes a lookup the snapshot lacks for one that failed."""
+    found = [dns_answer(name, "A", "192.0.2.1"), dns_answer(name, "AAAA")]
+    return [dns_answer(name, "MX", f"10 {name}."), *found] if mx else found
+
+
 # -- nothing fetched, failures ---------------------------------------------------------------------
 
 
@@ -136,10 +143,10 @@ def test_an_mx_host_that_does_not_exist_is_reported() -> None:
 @pytest.mark.parametrize(
     ("record", "outcome", "deduction"),
     [
-        ("v=spf1 mx -all", "dns.spf_strict", 0),
-        ("v=spf1 mx ~all", "dns.spf_softfail", 1),
-        ("v=spf1 mx ?all", "dns.spf_neutral", 3),
-        ("v=spf1 mx", "dns.spf_neutral", 3),
+        ("v=spf1 mx:mail.example.net -all", "dns.spf_strict", 0),
+        ("v=spf1 mx:mail.example.net ~all", "dns.spf_softfail", 1),
+        ("v=spf1 mx:mail.example.net ?all", "dns.spf_neutral", 3),
+        ("v=spf1 mx:mail.example.net", "dns.spf_neutral", 3),
         ("v=spf1 +all", "dns.spf_pass_all", 5),
         ("v=spf1 ip4:999.1.1.1 -all", "dns.spf_invalid", 4),
         ("v=spf1 a:/24 -all", "dns.spf_invalid", 4),  # RFC 7208 12: ":" needs a domain-spec
@@ -158,7 +165,8 @@ def test_an_mx_host_that_does_not_exist_is_reported() -> None:
     ],
 )
 def test_spf_records_are_graded_by_their_all_and_their_syntax(record, outcome, deduction) -> None:
-    result = check(txt(HOST, record, "google-site-verification=x"))
+    terms = [*answered("mail.example.net", mx=True), *answered("foo:bar/baz.example.com")]
+    result = check(txt(HOST, record, "google-site-verification=x"), *terms)
     assert outcome in [f.outcome for f in result.findings]
     assert graded(result).score == 100 - deduction
 
@@ -169,7 +177,8 @@ def test_spf_missing_and_multiple() -> None:
 
 
 def test_the_softfail_fix_is_the_owners_record_with_minus_all() -> None:
-    section = graded(check(txt(HOST, "v=spf1 include:_spf.mailer.example ~all"))).sections["dns"]
+    included = txt("_spf.mailer.example", "v=spf1 ip4:198.51.100.0/24 -all")
+    section = graded(check(txt(HOST, "v=spf1 include:_spf.mailer.example ~all"), included)).sections["dns"]
     fix = next(f["fix"] for f in section["findings"] if f["check"] == "dns.spf_softfail")
     assert fix == f'{HOST} TXT "v=spf1 include:_spf.mailer.example -all"'
 
@@ -248,6 +257,7 @@ SIX_INCLUDES = " ".join(f"include:i{n}.mailer.example" for n in range(6))
             (
                 txt(HOST, f"v=spf1 {SIX_INCLUDES} ?all"),
                 *(txt(f"i{n}.mailer.example", "v=spf1 a mx -all") for n in range(6)),
+                *(a for n in range(4) for a in answered(f"i{n}.mailer.example", mx=True)),
             ),
             "dns.spf_too_many_lookups",
             96,
@@ -296,6 +306,7 @@ def test_spf_over_ten_lookups_through_includes() -> None:
     includes = " ".join(f"include:s{n}.mailer.example" for n in range(4))
     answers = [txt(HOST, f"v=spf1 {includes} -all")]
     answers += [txt(f"s{n}.mailer.example", "v=spf1 a mx ptr:x.example -all") for n in range(4)]
+    answers += [a for n in range(3) for a in answered(f"s{n}.mailer.example", mx=True)]
     result = check(*answers)
     assert "dns.spf_too_many_lookups" in [f.outcome for f in result.findings]
     assert "dns.spf_strict" not in [f.outcome for f in result.findings]
@@ -966,12 +977,14 @@ def test_spf_errors_are_listed_once_each_the_first_ten_with_a_count_of_the_rest(
     answers = [long_txt(f"i{n}.example.net", "v=spf1 " + "x " * 30000 + "-all") for n in range(9)]
 
     result = check(long_txt(HOST, own), *answers)
+    included = check(long_txt(HOST, f"v=spf1 {includes} -all"), *answers)
 
-    errors = [f"unknown mechanism 'x{n}'" for n in range(9000)] + [
-        f"i{n}.example.net: unknown mechanism 'x'" for n in range(9)
-    ]
-    assert result.details["spf"]["errors"] == [*errors[:10], "and 8,999 more, not listed"]
-    assert notes(result, "dns.spf_invalid") == ["; ".join([*errors[:5], "and 9,004 more, not listed"])]
+    # the own record's errors end the evaluation before any include is read (RFC 7208 4.6)
+    errors = [f"unknown mechanism 'x{n}'" for n in range(9000)]
+    assert result.details["spf"]["errors"] == [*errors[:10], "and 8,990 more, not listed"]
+    assert notes(result, "dns.spf_invalid") == ["; ".join([*errors[:5], "and 8,995 more, not listed"])]
+    # the first included record's 30,000 are one error, listed once; receivers never read the next (5.2)
+    assert included.details["spf"]["errors"] == ["i0.example.net: unknown mechanism 'x'"]
 
 
 def test_an_error_quoting_a_long_term_is_cut_and_says_so() -> None:
@@ -988,11 +1001,14 @@ def test_repeated_mx_limit_errors_and_void_names_are_listed_once() -> None:
     gone = [dns_answer("gone.example.com", t, rcode="NXDOMAIN") for t in ("A", "AAAA")]
 
     result = check(long_txt(HOST, "v=spf1 " + "mx " * 5000 + "a:gone.example.com " * 3000 + "-all"), mx, *gone)
+    voids = check(long_txt(HOST, "v=spf1 " + "a:gone.example.com " * 3000 + "-all"), *gone)
 
+    # the evaluation stops at the first error, as receivers do (RFC 7208 4.6.4): the first mx's 11 MX records
     (note,) = notes(result, "dns.spf_too_many_lookups")
     assert note.count("the mx mechanism for example.com finds 11 MX records") == 1
-    assert result.details["spf"]["void"] == ["gone.example.com"]
-    assert result.details["spf"]["void_lookups"] == 3000
+    assert (result.details["spf"]["void"], result.details["spf"]["lookups"]) == ([], 1)
+    # the third void lookup
+    assert (voids.details["spf"]["void"], voids.details["spf"]["void_lookups"]) == (["gone.example.com"], 3)
 
 
 def test_dmarc_errors_and_report_problems_are_listed_once_each_the_first_ten() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import dns_answer, make_dns
-from websec_app.scanner.checks.spf import evaluate_spf
+from websec_app.scanner.checks.spf import NOT_ASKED, evaluate_spf
 from websec_app.scanner.snapshot import DnsAnswer
 
 
@@ -19,7 +19,10 @@ def test_lookups_are_counted_through_nested_includes() -> None:
     dns = make_dns(
         "example.com",
         txt("example.com", "v=spf1 mx include:a.example.net -all"),
+        dns_answer("example.com", "MX", "10 mail.example.com."),
+        *addresses("mail.example.com", a=("192.0.2.25",)),
         txt("a.example.net", "v=spf1 a include:b.example.net ~all"),
+        *addresses("a.example.net", a=("192.0.2.26",)),
         txt("b.example.net", "v=spf1 ip4:192.0.2.1 exists:%{i}.x.example.net -all"),
     )
     result = evaluate_spf("example.com", dns)
@@ -30,23 +33,37 @@ def test_lookups_are_counted_through_nested_includes() -> None:
 def test_more_than_ten_lookups_is_over_the_limit() -> None:
     includes = " ".join(f"include:i{n}.example.net" for n in range(6))
     answers = [txt("example.com", f"v=spf1 {includes} -all")]
-    answers += [txt(f"i{n}.example.net", "v=spf1 a mx -all") for n in range(6)]
+    for n in range(6):
+        name = f"i{n}.example.net"
+        answers += [
+            txt(name, "v=spf1 a mx -all"),
+            dns_answer(name, "MX", f"10 {name}."),
+            *addresses(name, a=("192.0.2.1",)),
+        ]
     result = evaluate_spf("example.com", make_dns("example.com", *answers))
-    # Counting stops past the limit, as a receiver's evaluation does.
-    assert result is not None and result.over_limit and result.counting_stopped and result.lookups > 10
+    # The evaluation stops at the 11th DNS-querying term, as a receiver's does: i3's a (RFC 7208 4.6.4)
+    assert result is not None and result.over_limit and result.lookups == 11
+    assert result.over_limit_at == "a (in i3.example.net's record)"
 
 
-def test_an_include_without_spf_and_an_include_loop_are_errors() -> None:
+@pytest.mark.parametrize(
+    ("first", "error"),
+    [
+        ("include:nospf.example.net", "nospf.example.net (named by example.com) has no SPF record"),
+        ("", "includes itself"),
+    ],
+)
+def test_an_include_without_spf_and_an_include_loop_are_errors(first: str, error: str) -> None:
     dns = make_dns(
         "example.com",
-        txt("example.com", "v=spf1 include:nospf.example.net include:loop.example.net -all"),
+        txt("example.com", f"v=spf1 {first} include:loop.example.net -all"),
         txt("nospf.example.net", "google-site-verification=abc"),
         txt("loop.example.net", "v=spf1 include:example.com -all"),
     )
     result = evaluate_spf("example.com", dns)
-    assert result is not None
-    assert any("nospf.example.net" in e and "no SPF record" in e for e in result.errors)
-    assert any("includes itself" in e for e in result.errors)
+    # Then the first is the error receivers stop at (RFC 7208 5.2): the loop after an include of no record is not
+    # reached
+    assert result is not None and len(result.errors) == 1 and error in result.errors[0]
 
 
 def test_a_redirect_takes_the_all_of_the_record_it_points_to() -> None:
@@ -105,10 +122,11 @@ def test_a_redirect_or_include_named_with_the_domain_macros_is_followed() -> Non
 
 
 def test_the_all_of_a_record_that_is_a_permerror_is_never_reached() -> None:
-    # RFC 7208 4.6: a syntax error anywhere ends the evaluation before "all" is tested
-    dns = make_dns("example.com", txt("example.com", "v=spf1 ip4:192.0.2.0/33 ~all"))
+    # RFC 7208 4.6: a syntax error anywhere ends the evaluation before any term is evaluated, "all" included
+    dns = make_dns("example.com", txt("example.com", "v=spf1 a:gone.example.net ip4:192.0.2.0/33 ~all"))
     result = evaluate_spf("example.com", dns)
-    assert result is not None and result.all_qualifier == "~" and result.errors and not result.all_known
+    assert result is not None and result.errors and not result.all_known
+    assert (result.all_qualifier, result.lookups, result.failure) == (None, 0, None)
 
 
 @pytest.mark.parametrize(
@@ -203,14 +221,21 @@ def test_an_a_mx_or_exists_term_that_matches_every_sender_passes_every_sender(
     assert result is not None and result.passes_everyone == everyone and not result.permerror
 
 
-def test_includes_that_were_not_fetched_are_listed_as_unknown() -> None:
+def test_an_include_whose_record_was_not_fetched_is_not_checked() -> None:
+    # Given a snapshot the fetch did not say was cut, lacking the record of an include the evaluation reaches
     dns = make_dns(
         "example.com",
         txt("example.com", "v=spf1 include:a.example.net include:b.example.net -all"),
         txt("a.example.net", "v=spf1 -all"),
     )
     result = evaluate_spf("example.com", dns)
-    assert result is not None and result.unknown == ["b.example.net"] and result.failure is None
+    # Then the lookup nobody made is a failed one, where the evaluation stops (RFC 7208 5.2), not a record unread
+    # beside a verdict on "-all"
+    assert result is not None and result.failure is not None and not result.all_known
+    assert result.failure.term == "include:b.example.net"
+    assert [(a.name, a.rdtype, a.rcode, a.error) for a in result.failure.lookups] == [
+        ("b.example.net", "TXT", "TIMEOUT", NOT_ASKED)
+    ]
 
 
 def test_a_txt_string_split_in_two_is_joined_without_a_space() -> None:
@@ -303,7 +328,9 @@ def test_terms_with_macros_or_answers_not_fetched_are_not_counted_as_void() -> N
         dns_answer("x.example.com", "MX", rcode="SERVFAIL"),
     )
     result = evaluate_spf("example.com", dns)
+    # the a term's answers were never asked: the evaluation stops there, as at a failed lookup
     assert result is not None and result.void_lookups == 0
+    assert result.failure is not None and result.failure.term == "a:unasked.example.com"
 
 
 # -- RFC 7208 5.1: mechanisms after "all" are never tested -----------------------------------------
@@ -335,5 +362,6 @@ def test_a_record_of_a_million_characters_of_redirects_is_evaluated_in_one_pass(
 
     result = evaluate_spf("example.com", make_dns("example.com", txt("example.com", record)))
 
-    assert result is not None and (result.lookups, result.all_qualifier) == (0, "-")
+    # a permerror before any term is evaluated (RFC 7208 4.6): no "all" tested
+    assert result is not None and (result.lookups, result.all_qualifier) == (0, None)
     assert result.errors == ["'redirect' appears more than once"] * (redirects - 1)

@@ -9,13 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.factories import make_snapshot
 from tests.fixtures.catalog import simple_site
 from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.sites import Redirect, Response
+from websec_app.scanner.checks.dns import check_dns
+from websec_app.scanner.checks.spf import LOOKUP_LIMIT
 from websec_app.scanner.fetch.dns import (
     MAX_SPF_CHARS_ON_LOOP,
-    MAX_SPF_MX_HOST_QUERIES,
-    MAX_SPF_QUERIES,
     dns_queries,
     fetch_dns,
 )
@@ -131,7 +132,9 @@ async def test_spf_names_built_with_the_domain_macros_are_asked(dns_server, scan
     assert not [q for q in dns_server.queries if "%" in q.name or q.name.endswith(f".x.{domain}")]
 
 
-async def test_the_mx_hosts_of_spf_mx_terms_are_asked_once_each_and_so_far(dns_server, scan_settings) -> None:
+async def test_the_mx_hosts_of_spf_mx_terms_are_asked_once_each_and_none_past_the_evaluations_end(
+    dns_server, scan_settings
+) -> None:
     # RFC 7208 5.4: an mx term looks up each MX host's addresses, and a failure of one is a temperror (5), which
     # only their answers can tell; none for a name of more than 10 MX records (a permerror first, 4.6.4)
     domain = "spf-mx-hosts.test"
@@ -145,16 +148,62 @@ async def test_the_mx_hosts_of_spf_mx_terms_are_asked_once_each_and_so_far(dns_s
 
     snapshot = await fetch_dns(domain, Resolver(scan_settings))
 
-    # the 10 hosts of relay, both families: MAX_SPF_MX_HOST_QUERIES, so late's host, a round later, is not asked
+    # the 10 hosts of relay, both families
     assert all(snapshot.get(f"host{n}.{domain}", t) is not None for n in range(10) for t in ("A", "AAAA"))
-    assert len([a for a in snapshot.answers if a.name.startswith("host")]) == MAX_SPF_MX_HOST_QUERIES
-    assert snapshot.get(f"late.{domain}", "MX") is not None and not dns_server.queries_for(f"l0.{domain}")
     assert not [q for n in range(11) for q in dns_server.queries_for(f"m{n}.{domain}")]
+    # the evaluation ends at many's 11 MX records: the include after it is never read, its mx never asked
+    assert not dns_server.queries_for(f"late.{domain}") and not dns_server.queries_for(f"l0.{domain}")
     # the domain's own MX host, which the scan asks anyway, once
     assert sorted(q.rdtype for q in dns_server.queries_for(f"mx.{domain}")) == ["A", "AAAA"]
 
 
-async def test_a_long_include_chain_is_followed_only_so_far(dns_server, scan_settings) -> None:
+async def test_every_mx_host_the_spf_evaluation_compares_with_is_asked(dns_server, scan_settings) -> None:
+    # Given two mx terms of 10 MX hosts each, the second with a prefix length of 0: every IPv4 sender passes once
+    # one of its hosts has an IPv4 address (RFC 7208 5.4, 5.6)
+    domain = "spf-two-relays.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    dns_server.set(domain, "TXT", f'"v=spf1 mx:relay1.{domain} mx:relay2.{domain}/0 -all"')
+    for relay in ("relay1", "relay2"):
+        dns_server.set(f"{relay}.{domain}", "MX", *(f"{n} h{n}.{relay}.{domain}" for n in range(10)))
+    dns_server.set(f"h9.relay2.{domain}", "A", "192.0.2.9")
+
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+    findings = check_dns(make_snapshot(f"https://{domain}/", dns=snapshot)).findings
+
+    # Then the 40 lookups of the 20 hosts are asked (the fetch's own 20 left relay2's unasked, and the evaluation
+    # read them as answered: dns.spf_strict for a record that lets every IPv4 server pass)
+    hosts = [(f"h{n}.{relay}.{domain}", t) for relay in ("relay1", "relay2") for n in range(10) for t in ("A", "AAAA")]
+    assert all(snapshot.get(*host) is not None for host in hosts)
+    assert [f.outcome for f in findings if f.outcome.startswith("dns.spf")] == ["dns.spf_pass_all"]
+    (note,) = [f.note for f in findings if f.outcome == "dns.spf_pass_all"]
+    opener = f"mx:relay2.{domain}/0 -> h9.relay2.{domain} has an IPv4 address (RFC 7208 5.4)"
+    assert note == f"{opener}: every IPv4 server on the internet passes"
+
+
+async def test_the_spf_lookups_are_asked_in_the_order_receivers_evaluate_the_terms(dns_server, scan_settings) -> None:
+    # Given nine a terms after an include whose record holds four: receivers evaluate the include's first (RFC 7208
+    # 5.2), and its u2, u3 and u4 do not exist: the third void lookup, the 5th DNS lookup, a permerror (4.6.4)
+    domain = "spf-depth-first.test"
+    dns_server.set(domain, "A", "127.0.0.9")
+    tail = " ".join(f"a:t{n}.{domain}" for n in range(1, 10))
+    dns_server.set(domain, "TXT", txt_strings(f"v=spf1 include:inc.{domain} {tail} -all"))
+    dns_server.set(
+        f"inc.{domain}", "TXT", txt_strings(" ".join(["v=spf1", *(f"a:u{n}.{domain}" for n in range(1, 5)), "-all"]))
+    )
+    for name in (*(f"t{n}" for n in range(1, 10)), "u1"):
+        dns_server.set(f"{name}.{domain}", "A", "192.0.2.1")
+
+    snapshot = await fetch_dns(domain, Resolver(scan_settings))
+    findings = check_dns(make_snapshot(f"https://{domain}/", dns=snapshot)).findings
+
+    # Then u4 is asked, and the record is the void-lookup permerror receivers reach: a fetch breadth first spent
+    # its 24 term lookups on the nine a terms and three of the include's, and the evaluation, reading u4 as
+    # answered, went on to the 11th lookup (dns.spf_too_many_lookups)
+    assert snapshot.get(f"u4.{domain}", "A") is not None
+    assert [f.outcome for f in findings if f.outcome.startswith("dns.spf")] == ["dns.spf_void_lookups"]
+
+
+async def test_a_long_include_chain_is_followed_as_far_as_receivers_go(dns_server, scan_settings) -> None:
     domain = "include-chain.test"
     dns_server.set(domain, "A", "127.0.0.9")
     dns_server.set(domain, "TXT", '"v=spf1 include:chain-0.include-chain.test -all"')
@@ -163,8 +212,9 @@ async def test_a_long_include_chain_is_followed_only_so_far(dns_server, scan_set
 
     snapshot = await fetch_dns(domain, Resolver(scan_settings))
 
+    # RFC 7208 4.6.4: the 11th include is a permerror, its record never asked
     fetched = [a for a in snapshot.answers if a.name.startswith("chain-")]
-    assert len(fetched) == MAX_SPF_QUERIES
+    assert len(fetched) == LOOKUP_LIMIT
 
 
 def txt_strings(text: str) -> str:
@@ -192,8 +242,11 @@ async def test_large_spf_records_are_read_off_the_event_loop(dns_server, scan_se
     monkeypatch.setattr("websec_app.scanner.fetch.dns.parse_spf", parse_spf_noting_the_loop)
     snapshot = await fetch_dns(domain, Resolver(scan_settings))
 
-    assert all(snapshot.records(f"i{n}.{domain}", "TXT") for n in range(12))  # the tree is still followed
-    assert read_on_a_loop == [True] + [False] * 12  # the domain's own short record costs no thread
+    # The tree is followed as receivers evaluate it: i0, whose 10th a term is the 11th lookup (RFC 7208 4.6.4)
+    assert snapshot.records(f"i0.{domain}", "TXT") and snapshot.get(f"host8.{domain}", "A") is not None
+    assert snapshot.get(f"host9.{domain}", "A") is None and not dns_server.queries_for(f"i11.{domain}")
+    # each record read once, and the included ones off the loop; the domain's own short record costs no thread
+    assert read_on_a_loop == [True, False]
     assert len(filler) > 4 * MAX_SPF_CHARS_ON_LOOP
 
 

@@ -47,7 +47,7 @@ from ..target import ip_literal
 from ._shown import listed, shown_lists
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 from .dnssec import validate_zone
-from .spf import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, evaluate_spf
+from .spf import FAMILIES, LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, SpfEvaluation, evaluate_spf
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 # A 64 KB TXT record of "x " holds 32,000 SPF errors (as many again from each record it includes), a DMARC record
@@ -138,6 +138,10 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     tested = parse_spf(record).evaluated_mechanisms()
     no_senders = [(t.qualifier, t.name) for t in tested] == [("-", "all")]
     findings = []
+    # The evaluation stops at its first error, as receivers do (RFC 7208 4.6, 4.6.4, 5): one of the temperror, the
+    # syntax, the lookup-limit and the void-lookup findings below at most, for the senders still walking there
+    # (those of one family, when a term before it matched every sender of the other).
+    only_for = _spf_senders(evaluation)
     if failure is not None:
         # RFC 7208 5: receivers stop at this term with temperror. What it and the terms after it decide (the result
         # for other senders, a limit or syntax error further on) is not known: not a finding, and not "fixed".
@@ -147,21 +151,22 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
                 "check.error",
                 subject=f"{answer.name} {answer.rdtype}",
                 note=f"{answer.error or answer.rcode}: SPF's evaluation stops at {failure.term}{where} with temperror "
-                "(RFC 7208 5), so what receivers conclude is not known",
+                f"(RFC 7208 5){only_for}, so what receivers conclude is not known",
             )
             for answer in failure.lookups
         ]
     if evaluation.errors:
-        findings.append(Finding("dns.spf_invalid", note="; ".join(_listed(evaluation.errors, limit=5))))
+        findings.append(Finding("dns.spf_invalid", note="; ".join(_listed(evaluation.errors, limit=5)) + only_for))
     if evaluation.over_limit:
         parts = _listed(evaluation.limit_errors)
-        if evaluation.lookups > LOOKUP_LIMIT:
-            note = f"{evaluation.lookups} DNS lookups (at most {LOOKUP_LIMIT}, RFC 7208 4.6.4)"
-            if evaluation.unknown or evaluation.counting_stopped:
-                note = f"at least {note}"
-            parts.insert(0, note)
-        findings.append(Finding("dns.spf_too_many_lookups", note="; ".join(parts)))
-    elif evaluation.undecided:  # those after a permerror cannot change the result: receivers never read them
+        if evaluation.over_limit_at is not None:
+            parts.insert(
+                0,
+                f"more than {LOOKUP_LIMIT} DNS lookups: receivers stop at the {LOOKUP_LIMIT + 1}th, "
+                f"{evaluation.over_limit_at} (RFC 7208 4.6.4)",
+            )
+        findings.append(Finding("dns.spf_too_many_lookups", note="; ".join(parts) + only_for))
+    elif evaluation.undecided:
         findings.append(
             Finding("check.error", subject="SPF includes", note="not checked: " + ", ".join(evaluation.undecided))
         )
@@ -171,7 +176,7 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
             f"{evaluation.void_lookups} void lookups (names that do not exist or have no such record: {names}); "
             f"receivers allow {VOID_LOOKUP_LIMIT} (RFC 7208 4.6.4)"
         )
-        findings.append(Finding("dns.spf_void_lookups", note=note))
+        findings.append(Finding("dns.spf_void_lookups", note=note + only_for))
     if evaluation.uses_ptr:
         findings.append(Finding("dns.spf_ptr", note="the ptr mechanism is slow and unreliable (RFC 7208 5.5)"))
     qualifier = evaluation.all_qualifier
@@ -184,13 +189,16 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     else:
         fix_vars = {"domain": domain, "spf_strict": strict_record(redirect_as_include(record))}
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
-    if (evaluation.passes_everyone or qualifier == "+") and not evaluation.permerror:
-        # RFC 7208 5.2: including a record that passes everyone passes everyone too (unless the record is a
-        # permerror: receivers then pass no one, and dns.spf_invalid or a limit outcome says why)
-        opener = evaluation.passes_everyone or "+all"
-        note = "+all lets every server on the internet pass"
+    if evaluation.passes_everyone:
+        # Reached before any error (RFC 7208 4.6.2: evaluation stops at the first match); including a record that
+        # passes everyone passes everyone too (5.2). An error after it concerns the other family's senders alone.
+        opener = evaluation.passes_everyone
+        senders = (
+            "server" if len(evaluation.passes_families) == len(FAMILIES) else f"{evaluation.passes_families[0]} server"
+        )
+        note = f"+all lets every {senders} on the internet pass"
         if opener != "+all":
-            note = f"{opener}: every server on the internet passes" + (
+            note = f"{opener}: every {senders} on the internet passes" + (
                 " (RFC 7208 5.2)" if "include:" in opener else ""
             )
         findings.append(Finding("dns.spf_pass_all", note=note))
@@ -207,6 +215,16 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     else:
         findings.append(Finding("dns.spf_strict", note=record))
     return findings, no_senders and not evaluation.errors
+
+
+def _spf_senders(evaluation: SpfEvaluation) -> str:
+    """For an error the evaluation stopped at with one family's senders still walking (a term before it matched
+    every sender of the other), whose it is: " (for IPv6 senders: every IPv4 sender is matched before it)"."""
+    if len(evaluation.stopped_families) != 1:
+        return ""
+    (family,) = evaluation.stopped_families
+    (other,) = (f for f in FAMILIES if f != family)
+    return f" (for {family} senders: every {other} sender is matched before it)"
 
 
 # -- DMARC -----------------------------------------------------------------------------------------

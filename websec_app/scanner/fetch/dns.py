@@ -4,9 +4,9 @@ Which names and types are asked is data (`dns_queries`): the web host (addresses
 CAA, at the host and each parent up to the top-level domain, `caa_names`) and its registrable domain (mail
 authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
 first found: CNAME and MX targets, a signed zone's NSEC3PARAM, the zone holding a registrable domain
-that has none of its own (DNSSEC of alice.github.io is github.io's), the SPF records that
-include/redirect point to, the names their a/mx/exists terms ask and the addresses of the MX hosts
-their mx terms name (bounded: the evaluation fails past 10 lookups anyway, RFC 7208 4.6.4), and the
+that has none of its own (DNSSEC of alice.github.io is github.io's), the lookups the SPF evaluation reads (the
+records include/redirect point to, the names a/mx/exists terms ask, the addresses of an mx term's hosts), asked in
+the order receivers evaluate them and no further than they go (records/spf_evaluation.py, `_spf_tree`), and the
 consent records of external DMARC report addresses.
 Each answer, including a failure, lands in the snapshot, so one failed lookup is a finding
 or "could not check", never a failed scan; the second round has its own deadline and keeps
@@ -14,8 +14,8 @@ whatever arrived in time, and a lookup it asked and did not get is recorded as f
 a check never takes a lookup cut short for one that was not asked (a finding the diff would call fixed).
 The whole fetch keeps to what is left of the scan's time budget the same way: cut by it, both rounds keep
 their answers and every lookup asked and not answered is recorded as failed. A fetch that stopped asking says
-why in the snapshot (`DnsSnapshot.cut`), so a check that needs a lookup nobody asked (the SPF evaluation's
-terms, checks/spf.py) takes it for a failed one.
+why in the snapshot (`DnsSnapshot.cut`): a check that needs a lookup nobody asked (the SPF evaluation's terms,
+checks/spf.py) takes it for a failed one, and says why.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from collections.abc import Awaitable
 from ..records.caa import caa_names
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import enclosing_zone_names, txt_of
-from ..records.spf import MX_RECORD_LIMIT, mx_exchanges, parse_spf, referenced_domains, spf_texts, term_queries
+from ..records.spf import parse_spf
+from ..records.spf_evaluation import LOOKUP_LIMIT, SpfRecords, spf_lookups_to_ask
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot
 from ..target import ip_literal
@@ -35,17 +36,17 @@ from .resolve import Resolver
 
 log = logging.getLogger(__name__)
 
-#: At most this many SPF records fetched through include/redirect (RFC 7208 4.6.4 allows 10 lookups).
-MAX_SPF_QUERIES = 12
-#: At most this many A/AAAA/MX answers for the a, mx and exists terms of those records:
-#: 10 DNS-querying terms, an `a` asking two types, and some room (RFC 7208 4.6.4).
-MAX_SPF_TERM_QUERIES = 24
-#: At most this many A/AAAA lookups of the MX hosts the mx terms of those records name (RFC 7208 5.4): the 10
-#: hosts one mx term may look up before it is a permerror (4.6.4), each address family.
-MAX_SPF_MX_HOST_QUERIES = 20
+#: At most this many lookups asked ahead of the SPF evaluation, over a whole fetch: those it reads after a term whose
+#: answers are not in yet, if that term changes nothing (`spf_lookups_to_ask`), asked in the same round to save
+#: round trips. Those it needs for sure are asked whatever this says: RFC 7208 4.6.4 bounds them (10 DNS-querying
+#: terms, an `a` asking two types, 10 MX hosts an mx term, two types each).
+MAX_SPF_LOOKUPS_AHEAD = 32
+#: Rounds of SPF lookups: each asks at least what one term needs for sure (an mx term takes two: its MX records, then
+#: its hosts' addresses), and the evaluation reaches at most 10 such terms, redirect= included (RFC 7208 4.6.4).
+MAX_SPF_ROUNDS = 2 * LOOKUP_LIMIT + 2
 MAX_MX_HOSTS = 5
-#: Up to this many characters of TXT records, a level of the SPF include tree is read on the event loop (at
-#: most 5 ms, and a thread costs 0.05 ms a level); past it, in a worker thread.
+#: Up to this many characters of SPF records, a round of the SPF walk runs on the event loop (at most 5 ms, and
+#: a thread costs 0.05 ms a round); past it, in a worker thread.
 MAX_SPF_CHARS_ON_LOOP = 4096
 MAX_REPORT_DOMAINS = 4
 #: A lookup the scan's time budget cut (fetch_dns's `budget_seconds`), in the report's check.error.
@@ -80,6 +81,9 @@ class _Answers:
         self.resolver = resolver
         self.found: dict[tuple[str, str], DnsAnswer] = {}
         self.asked: set[tuple[str, str]] = set()
+        #: the queries on their way, so a lookup two parts ask at once (an MX host of the domain's and of an SPF
+        #: mx term) is one query
+        self.in_flight: dict[tuple[str, str], asyncio.Future[DnsAnswer]] = {}
         self.gave_up: str | None = None  # why lookups are no longer asked (give_up)
 
     @staticmethod
@@ -92,7 +96,10 @@ class _Answers:
             self.found[key] = DnsAnswer(*key, "TIMEOUT", error=self.gave_up)
         elif key not in self.found:
             self.asked.add(key)
-            self.found[key] = await self.resolver.query(*key)
+            if key not in self.in_flight:
+                self.in_flight[key] = asyncio.ensure_future(self.resolver.query(*key))
+            answer = await self.in_flight[key]
+            self.found.setdefault(key, answer)
         return self.found[key]
 
     def give_up(self, why: str) -> None:
@@ -106,78 +113,40 @@ class _Answers:
         return self.found.get(self.key(name, rdtype))
 
 
-def _spf_asks(found: list[tuple[str, DnsAnswer | None]], domain: str) -> list[tuple[list[tuple[str, str]], list[str]]]:
-    """For each name's SPF record, the queries its a, mx and exists terms make and the domains it includes or
-    redirects to, for mail from `domain` (its %{o}); nothing for a name without exactly one record."""
-    asks = []
-    for name, answer in found:
-        texts = spf_texts(txt_of(answer))
-        if len(texts) == 1:
-            record = parse_spf(texts[0])
-            asks.append((term_queries(record, name, domain), referenced_domains(record, name, domain)))
-    return asks
-
-
-def _mx_host_queries(names: list[str], answers: _Answers, skip: set[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The A and AAAA lookups of the MX hosts the mx terms querying `names` look up (RFC 7208 5.4), none for a
-    name of more than 10 MX records (a permerror before any), less those asked already and those in `skip`."""
-    queries = []
-    for name in names:
-        answer = answers.get(name, "MX")
-        if answer is None or not answer.exists or len(answer.records) > MX_RECORD_LIMIT:
-            continue
-        queries += [(host, rdtype) for host in mx_exchanges(answer.records) for rdtype in ("A", "AAAA")]
-    return [q for q in dict.fromkeys(queries) if q not in answers.asked and q not in skip]
-
-
 async def _spf_tree(domain: str, answers: _Answers) -> None:
-    """Fetch the SPF records include/redirect point to, breadth first, at most MAX_SPF_QUERIES,
-    the answers the a, mx and exists terms of each record need for the MX-record and void
-    lookup limits of RFC 7208 4.6.4 (at most MAX_SPF_TERM_QUERIES), and the addresses of the MX
-    hosts the mx terms name (at most MAX_SPF_MX_HOST_QUERIES, a round after their MX answer): a
-    failed lookup of any of them stops a receiver's evaluation with temperror (RFC 7208 5), which
-    the check can tell only from the answer.
+    """Ask the lookups the SPF evaluation of `domain` reads (records/spf_evaluation.py): the records include and
+    redirect point to, the names a, mx and exists terms ask, the addresses of an mx term's hosts, each failed one a
+    temperror to receivers (RFC 7208 5) that the check can tell only from the answer. In rounds, in the order
+    receivers evaluate the terms: each round asks what the walk needs for sure and, while MAX_SPF_LOOKUPS_AHEAD lasts,
+    what it reads after if the missing answers change nothing; none past the evaluation's end (its first error, the
+    11th DNS-querying term, every sender matched). So the lookups asked are those a receiver makes (4.6.4 bounds
+    them), and none the evaluation reaches is left unasked, where a tree fetched breadth first under caps of its own
+    spent them on terms past the limit and left unasked some the evaluation reached first.
 
-    Large records are read in a worker thread, off the event loop: a TXT record holds up to 64 KB, which takes
-    up to 0.27 s to read, and a level of 12 such records froze the loop for 2.5 s."""
-    seen = {domain}
-    level = [domain]
-    budget = MAX_SPF_QUERIES
-    term_budget = MAX_SPF_TERM_QUERIES
-    host_budget = MAX_SPF_MX_HOST_QUERIES
-    # the domain's own MX hosts, which _follow_ups asks beside this tree: not asked twice
-    own_hosts = {(host, rdtype) for host in _targets(answers.get(domain, "MX"), "MX") for rdtype in ("A", "AAAA")}
-    mx_asked: list[str] = []  # names whose MX the last round asked: their hosts are asked in this one
-    while level or mx_asked:
-        wanted: list[str] = []
-        terms: list[tuple[str, str]] = []
-        found = [(name, answers.get(name, "TXT")) for name in level]
-        size = sum(len(text) for _, answer in found if answer is not None for text in answer.records)
-        asks = (
-            _spf_asks(found, domain)
+    The walk reads the records the tree fetched, a TXT record holding up to 64 KB (0.27 s to parse): each record is
+    read once (`SpfRecords`), and a round whose records hold more than MAX_SPF_CHARS_ON_LOOP characters runs in a
+    worker thread, off the event loop (12 such records read on it froze the loop for 2.5 s)."""
+    read = SpfRecords(parse_spf)
+    records = {domain}  # the names whose TXT answers the walk reads
+    ahead_left = MAX_SPF_LOOKUPS_AHEAD
+    for _ in range(MAX_SPF_ROUNDS):
+        found = dict(answers.found)  # the walk's view, unchanged by answers arriving while a thread reads it
+
+        def known(name: str, rdtype: str, found: dict[tuple[str, str], DnsAnswer] = found) -> DnsAnswer | None:
+            return found.get(_Answers.key(name, rdtype))
+
+        size = sum(len(text) for name in records if (name, "TXT") in found for text in found[(name, "TXT")].records)
+        needed, ahead = (
+            spf_lookups_to_ask(domain, known, read)
             if size <= MAX_SPF_CHARS_ON_LOOP
-            else await asyncio.to_thread(_spf_asks, found, domain)
+            else await asyncio.to_thread(spf_lookups_to_ask, domain, known, read)
         )
-        for queries, targets in asks:
-            terms += queries
-            for target in targets:
-                if target not in seen:
-                    seen.add(target)
-                    wanted.append(target)
-        wanted = wanted[:budget]
-        budget -= len(wanted)
-        terms = list(dict.fromkeys(terms))
-        mx_known = [name for name, rdtype in terms if rdtype == "MX" and answers.get(name, "MX") is not None]
-        terms = [q for q in terms if answers.get(*q) is None][:term_budget]
-        term_budget -= len(terms)
-        hosts = _mx_host_queries([*mx_asked, *mx_known], answers, own_hosts)[:host_budget]
-        host_budget -= len(hosts)
-        mx_asked = [name for name, rdtype in terms if rdtype == "MX"]
-        await asyncio.gather(
-            *(answers.ask(name, "TXT") for name in wanted),
-            *(answers.ask(name, rdtype) for name, rdtype in (*terms, *hosts)),
-        )
-        level = wanted
+        if not needed:
+            return
+        ahead = [query for query in ahead if query not in answers.asked][:ahead_left]
+        ahead_left -= len(ahead)
+        records.update(name for name, rdtype in (*needed, *ahead) if rdtype == "TXT")
+        await asyncio.gather(*(answers.ask(name, rdtype) for name, rdtype in (*needed, *ahead)))
 
 
 def _targets(answer: DnsAnswer | None, rdtype: str) -> list[str]:

@@ -15,4 +15,6 @@ judge what was fetched; this package imports neither (tests/scanner/test_layers.
 - security_txt: RFC 9116 files
 - dns_text: TXT records and names as the snapshot keeps them
 - spf, dmarc, mta_sts, tls_rpt: mail authentication and transport records
+- spf_evaluation: the walk receivers make through a domain's SPF records (RFC 7208 4.6), which the fetch follows
+  to know what to ask and the dns check evaluates
 """

@@ -1,11 +1,11 @@
-"""SPF records (RFC 7208): parse a record into its terms, and name what evaluating it would query.
+"""SPF records (RFC 7208): parse a record into its terms, and name what its terms query.
 
 `parse_spf` follows the grammar of section 12 and reports what section 4.6 calls a permerror
 (unknown mechanisms, malformed domain-specs, bad prefix lengths, repeated modifiers).
-`referenced_domains`, `term_queries` and `mx_exchanges` tell the fetch layer which records and answers an
-evaluation reads, through the names `expand_domain_spec` gives a domain-spec whose macros are the same for every
-sender (7.3: d, o and the escapes); the evaluation itself, with its limits (4.6.4), is the `dns` check's
-(checks/spf.py).
+`term_target` and `mx_exchanges` name what a term looks up, through the names `expand_domain_spec` gives a
+domain-spec whose macros are the same for every sender (7.3: d, o and the escapes); the evaluation itself, with its
+limits (4.6.4), which the fetch layer follows to know what to ask and the `dns` check reads, is
+records/spf_evaluation.py's.
 """
 
 from __future__ import annotations
@@ -25,10 +25,8 @@ __all__ = [
     "parse_spf",
     "prefix_lengths",
     "redirect_as_include",
-    "referenced_domains",
     "spf_texts",
     "strict_record",
-    "term_queries",
     "term_target",
 ]
 
@@ -297,18 +295,6 @@ def redirect_as_include(text: str) -> str:
     return " ".join([words[0], *mechanisms, included, *modifiers])
 
 
-def referenced_domains(record: SpfRecord, domain: str, sender_domain: str) -> list[str]:
-    """Domains whose SPF records the evaluation of `record` (published at `domain`, read for mail from
-    `sender_domain`) needs: include targets before the first "all" (RFC 7208 5.1) and the redirect target, their
-    macros expanded (`expand_domain_spec`), but those holding a macro that depends on the sender (they cannot be
-    resolved ahead)."""
-    specs = [t.value for t in record.evaluated_mechanisms() if t.name == "include" and t.value]
-    if record.redirect:
-        specs.append(record.redirect)
-    names = (expand_domain_spec(spec, domain, sender_domain) for spec in specs)
-    return [name for name in names if name]
-
-
 def expand_domain_spec(spec: str, domain: str, sender_domain: str) -> str | None:
     """The name `spec` stands for in the record of `domain`, evaluated for mail whose sender's address is at
     `sender_domain` (the scanned domain, through every include and redirect), lowercase and without the final dot.
@@ -356,23 +342,6 @@ def term_target(term: SpfTerm, domain: str, sender_domain: str) -> str | None:
     value = term.value or ""
     spec = value if term.name == "exists" else _split_cidr(value)[0]
     return expand_domain_spec(spec, domain, sender_domain) if spec else domain.rstrip(".").lower()
-
-
-def term_queries(record: SpfRecord, domain: str, sender_domain: str) -> list[tuple[str, str]]:
-    """The (name, type) queries the a, mx and exists mechanisms of `record` (published at
-    `domain`, read for mail from `sender_domain`) make, for the limits on MX records and void lookups. `a` asks
-    A or AAAA depending on the sender's address, so both; `exists` always asks A (RFC 7208 5.7); ptr depends on
-    the sender's address and is left out. Mechanisms after "all" are never tested (RFC 7208 5.1)."""
-    queries: list[tuple[str, str]] = []
-    for term in record.evaluated_mechanisms():
-        if term.name not in ("a", "mx", "exists"):
-            continue
-        target = term_target(term, domain, sender_domain)
-        if target is None:
-            continue
-        types = {"a": ("A", "AAAA"), "mx": ("MX",), "exists": ("A",)}[term.name]
-        queries += [(target, rdtype) for rdtype in types]
-    return list(dict.fromkeys(queries))
 
 
 def mx_exchanges(records: tuple[str, ...]) -> list[str]:

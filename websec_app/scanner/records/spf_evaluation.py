@@ -1,0 +1,502 @@
+"""SPF evaluation (RFC 7208 4.6, 5, 6.1): a domain's policy walked term by term as receivers evaluate it, over the
+DNS answers a lookup function gives.
+
+The walk follows the order of a receiver's check_host() for a sender that no term names: that is the evaluation
+forged mail gets, and the one a legitimate sender listed last gets. A record's syntax first (4.6: a record with a
+syntax error is a permerror before any of its terms is evaluated), then each mechanism up to the first "all"
+(5.1: those after it are never tested), an include's record where it stands (5.2), redirect= last (6.1). It counts
+the DNS-querying terms as they are reached (4.6.4: include, a, mx, ptr, exists and redirect, at most 10, through
+every include and redirect), and applies the other limits of 4.6.4 that the records decide: an mx mechanism whose
+name has more than 10 MX records, and more than 2 void lookups (NXDOMAIN, or NOERROR with no answer).
+
+It stops where a receiver stops, so nothing after that is counted, read or reported:
+- at the first error: a permerror (a syntax error of a record reached, the 11th lookup, the third void lookup, more
+  than 10 MX records, an include without a record or a loop) or a failed lookup (SERVFAIL, REFUSED, a timeout:
+  RCODE other than 0 or 3), where check_host() returns temperror (5; 5.2 for include, 6.1 for redirect). A failed
+  lookup is no void lookup, and the term that needs it counts toward the 10. ptr's queries depend on the sender and
+  a failure of them is no match (5.5), so ptr only counts.
+- for the senders of an address family, at the first term that matches every one of them (4.6.2: evaluation stops
+  at the first match): "all", ip4:0.0.0.0/0 (IPv4), ip6:::/0 (IPv6), a/0 or mx/0 once a name it compares with has
+  an address of the family (5.3, 5.4, 5.6), exists on a name with an A record (5.7), an include of a record that
+  passes them (5.2). Its qualifier decides for them. A term that matches every IPv4 sender leaves the IPv6 senders
+  walking on: an error after it is theirs alone (`stopped_families`), and once no family is left the walk ends.
+
+An `a` term asks A for an IPv4 sender and AAAA for an IPv6 one, and an mx term its hosts' addresses of that family
+(5.3, 5.4): each of the families still walking. Such a term is a void lookup only when it is void for all of them
+(NXDOMAIN, or none of its types has records), so the count holds for every sender walking.
+
+One walk serves both sides of the scan: the dns check evaluates what the DNS fetch collected (checks/spf.py reads
+the snapshot through it), and the fetch asks what the walk reads (`spf_lookups_to_ask`, fetch/dns.py), in its
+order and within its limits, so the fetch never gives up on a lookup the evaluation reaches before its own
+permerror. A missing answer (the lookup function returns None) is one not asked yet: the walk assumes it changes
+nothing (no match, no void lookup, an include's record of no DNS term) and goes on, so the fetch can ask ahead what
+the evaluation will probably need. The check never gives the walk a missing answer: it reads one as failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..snapshot import DnsAnswer
+from .dns_text import failed, txt_of
+from .spf import (
+    MX_RECORD_LIMIT,
+    SpfRecord,
+    SpfTerm,
+    expand_domain_spec,
+    mx_exchanges,
+    parse_spf,
+    prefix_lengths,
+    spf_texts,
+    term_target,
+)
+
+__all__ = [
+    "FAMILIES",
+    "LOOKUP_LIMIT",
+    "VOID_LOOKUP_LIMIT",
+    "Lookup",
+    "SpfEvaluation",
+    "SpfFailure",
+    "SpfRecords",
+    "evaluate_spf_answers",
+    "spf_lookups_to_ask",
+]
+
+LOOKUP_LIMIT = 10  # RFC 7208 4.6.4
+VOID_LOOKUP_LIMIT = 2  # RFC 7208 4.6.4: "SHOULD limit void lookups to two", more is a permerror
+#: The senders' address families, each of which may walk a record to a different end (a term passing every IPv4
+#: sender leaves the IPv6 ones walking on).
+FAMILIES = ("IPv4", "IPv6")
+_ADDRESS_TYPE = {"IPv4": "A", "IPv6": "AAAA"}
+_NETWORK_FAMILY = {"ip4": "IPv4", "ip6": "IPv6"}
+_ALL_RESULTS = {"+": "pass", "-": "fail", "~": "softfail", "?": "neutral"}
+#: How much a result lets through, for the verdict on the families' results when they differ (neutral most)
+_LETS_THROUGH: dict[str | None, int] = {"-": 0, "~": 1, "?": 2, None: 2}
+
+#: The answer to (name, type), None when it was not asked (yet).
+Lookup = Callable[[str, str], DnsAnswer | None]
+
+
+@dataclass(frozen=True)
+class SpfFailure:
+    """Where the evaluation stopped on a failed lookup: the term that needed it, and the lookups that failed."""
+
+    domain: str  # the record holding the term
+    term: str  # as written: "include:_spf.example.net", "mx", "redirect=_spf.example.net"
+    lookups: tuple[DnsAnswer, ...]
+
+
+@dataclass
+class SpfEvaluation:
+    domain: str
+    record: str | None = None  # the domain's own record text
+    records_found: int = 0
+    lookups: int = 0  # DNS-querying terms reached (the 11th, when the limit is passed)
+    errors: list[str] = field(default_factory=list)  # syntax errors of a record reached, an include's none, a loop
+    #: redirect targets named with a macro that depends on the sender: which "all" decides cannot be known
+    unknown: list[str] = field(default_factory=list)
+    #: those of `unknown` the evaluation reaches (every one: it stops at an error)
+    undecided: list[str] = field(default_factory=list)
+    all_qualifier: str | None = None  # of the term that decides ("-" for "-all"); None: no all, or unknown
+    all_domain: str | None = None  # where the record that decides is published (through redirect=); None: unknown
+    all_record: str | None = None  # the text of that record
+    passes_everyone: str | None = None  # what lets every sender of a family pass ("+all", "include:x -> +all")
+    passes_families: tuple[str, ...] = ()  # the families it lets pass, in FAMILIES' order
+    #: the families whose senders were still walking when an error stopped the evaluation: whom it concerns
+    stopped_families: tuple[str, ...] = ()
+    uses_ptr: bool = False
+    macros: bool = False
+    limit_errors: list[str] = field(default_factory=list)  # other 4.6.4 permerrors (MX records per mx)
+    over_limit_at: str | None = None  # the 11th DNS-querying term, where the lookup limit was passed
+    void_names: list[str] = field(default_factory=list)  # the names of the void lookups, in order
+    #: the failed lookups the evaluation stopped at with temperror (nothing after is read)
+    failure: SpfFailure | None = None
+
+    @property
+    def result_for_others(self) -> str:
+        """What a receiver concludes for a host the record does not list (RFC 7208 4.7)."""
+        return _ALL_RESULTS.get(self.all_qualifier or "?", "neutral")
+
+    @property
+    def all_known(self) -> bool:
+        """False when the record that decides could not be read (a redirect target named with a sender's macro) or
+        is never reached: a syntax error or a limit passed makes the evaluation a permerror before any "all" is
+        tested (RFC 7208 4.6, 4.6.4), a failed lookup a temperror (5). No verdict on "all" then."""
+        return self.all_domain is not None and not self.permerror and self.failure is None
+
+    @property
+    def permerror(self) -> bool:
+        """A syntax error (this record or one it includes), an include of no record, a loop or a limit passed:
+        receivers return permerror for the senders still walking there (`stopped_families`), and no mechanism's
+        result after it stands (RFC 7208 4.6, 4.6.4). The walk stops at the first error, so at most one kind is
+        found: the one receivers reach."""
+        return bool(self.errors) or self.over_limit or self.over_void_limit
+
+    @property
+    def temperror(self) -> bool:
+        """A lookup the evaluation needs failed before any permerror: receivers return temperror (RFC 7208 5)."""
+        return self.failure is not None
+
+    @property
+    def over_limit(self) -> bool:
+        """Past a lookup limit of RFC 7208 4.6.4 (10 terms, or 10 MX records for one mx): permerror."""
+        return self.lookups > LOOKUP_LIMIT or bool(self.limit_errors)
+
+    @property
+    def void_lookups(self) -> int:
+        return len(self.void_names)
+
+    @property
+    def over_void_limit(self) -> bool:
+        return self.void_lookups > VOID_LOOKUP_LIMIT
+
+
+@dataclass(frozen=True)
+class _Match:
+    """How a record ends for the senders of a family: the first term that matches every one of them, whose
+    qualifier decides (RFC 7208 4.6.2), or, when none does and there is no redirect=, neutral (qualifier None, 4.7).
+    Through redirect=, the redirected record's end (6.1)."""
+
+    domain: str  # the record holding the term that decides
+    record: str  # its text
+    qualifier: str | None
+    what: str  # what matches, for a pass: "+all", "ip4:0.0.0.0/0", "include:x.example -> +all"
+
+
+class SpfRecords:
+    """The SPF records of TXT answers, each answer decoded and each record parsed once: a walk reads a record once,
+    but a fetch walks the records it has again each round, and a 64 KB record takes up to 0.27 s to read."""
+
+    def __init__(self, parse: Callable[[str], SpfRecord] = parse_spf) -> None:
+        self._parse = parse
+        self._texts: dict[DnsAnswer, list[str]] = {}
+        self._parsed: dict[str, SpfRecord] = {}
+
+    def texts(self, answer: DnsAnswer) -> list[str]:
+        """The SPF records among the TXT records of `answer` (RFC 7208 4.5)."""
+        if answer not in self._texts:
+            self._texts[answer] = spf_texts(txt_of(answer))
+        return self._texts[answer]
+
+    def parsed(self, text: str) -> SpfRecord:
+        if text not in self._parsed:
+            self._parsed[text] = self._parse(text)
+        return self._parsed[text]
+
+
+def _term_text(term: SpfTerm) -> str:
+    if term.modifier:
+        return f"{term.name}={term.value}"
+    qualifier = "" if term.qualifier == "+" else term.qualifier
+    separator = "" if term.value is None or term.value.startswith("/") else ":"
+    return f"{qualifier}{term.name}{separator}{term.value or ''}"
+
+
+def _void(answer: DnsAnswer) -> bool:
+    """RFC 7208 4.6.4: a void lookup is NOERROR with no answers, or NXDOMAIN (for an answer that did not fail)."""
+    return answer.rcode == "NXDOMAIN" or not answer.records
+
+
+def _every_address(value: str | None) -> bool:
+    """An ip4 or ip6 network (parsed, so valid) of prefix length 0: "0.0.0.0/0", "::/0"."""
+    _, slash, length = (value or "").rpartition("/")
+    return bool(slash) and length == "0"
+
+
+class _Walk:
+    """One evaluation of the record at `result.domain` (the module's docstring says how). `stopped` is set at the
+    first error, `guessed` at the first missing answer (the walk goes on as if it changed nothing)."""
+
+    def __init__(self, domain: str, lookup: Lookup, records: SpfRecords) -> None:
+        self.result = SpfEvaluation(domain)
+        self.lookup = lookup
+        self.records = records
+        self.stopped = False
+        self.guessed = False
+
+    def run(self) -> None:
+        result = self.result
+        answer = self.lookup(result.domain, "TXT")
+        if answer is None:
+            self.guessed = True
+            return
+        texts = self.records.texts(answer)
+        result.records_found = len(texts)
+        if len(texts) != 1:  # none, several (RFC 7208 4.5), or the lookup failed: the check says which
+            return
+        matches = self._record(result.domain, (result.domain,), frozenset(FAMILIES), None)
+        passed = [family for family in FAMILIES if family in matches and matches[family].qualifier == "+"]
+        if passed:
+            result.passes_everyone = matches[passed[0]].what
+            result.passes_families = tuple(passed)
+        if len(matches) < len(FAMILIES):  # a family stopped on an error, or its end cannot be known: no verdict
+            return
+        # The verdict for the others: the families not passed wholesale, the one that lets more through when their
+        # ends differ ("-ip4:0.0.0.0/0 ~all": IPv6 senders soft-fail)
+        others = [matches[f] for f in FAMILIES if matches[f].qualifier != "+"]
+        decision = max(others, key=lambda m: _LETS_THROUGH[m.qualifier], default=matches[FAMILIES[0]])
+        result.all_qualifier = decision.qualifier
+        result.all_domain, result.all_record = decision.domain, decision.record
+
+    # -- ending the walk -----------------------------------------------------------------------------------------
+
+    def _stop(self, live: frozenset[str]) -> None:
+        self.stopped = True
+        self.result.stopped_families = tuple(f for f in FAMILIES if f in live)
+
+    def _permerror(self, error: str, live: frozenset[str]) -> None:
+        self.result.errors.append(error)
+        self._stop(live)
+
+    def _failed(self, domain: str, term: SpfTerm, lookups: list[DnsAnswer], live: frozenset[str]) -> None:
+        """`term` of the record at `domain` needs `lookups`, which failed: temperror (RFC 7208 5)."""
+        self.result.failure = SpfFailure(domain, _term_text(term), tuple(lookups))
+        self._stop(live)
+
+    def _void_lookup(self, name: str, live: frozenset[str]) -> None:
+        self.result.void_names.append(name)
+        if self.result.over_void_limit:
+            self._stop(live)
+
+    # -- records -------------------------------------------------------------------------------------------------
+
+    def _read(
+        self, domain: str, path: tuple[str, ...], live: frozenset[str], via: SpfTerm | None
+    ) -> tuple[SpfRecord, str] | None:
+        """The record at `domain` (reached through `via`, an include or redirect; None for the domain's own),
+        parsed; None when the walk stops there (a failed lookup, no record, several, a syntax error: RFC 7208 4.5,
+        4.6, 5.2, 6.1) or its answer is missing."""
+        result = self.result
+        answer = self.lookup(domain, "TXT")
+        if answer is None:
+            self.guessed = True
+            return None
+        if via is not None and failed(answer):
+            self._failed(path[-2], via, [answer], live)
+            return None
+        texts = self.records.texts(answer)
+        if via is not None and not texts:
+            self._permerror(f"{domain} (named by {path[-2]}) has no SPF record", live)
+            return None
+        if via is not None and len(texts) > 1:
+            self._permerror(f"{domain} has {len(texts)} SPF records", live)  # RFC 7208 4.5: permerror
+            return None
+        if len(texts) != 1:  # the domain's own: `run` says why
+            return None
+        record = self.records.parsed(texts[0])
+        if via is None:
+            result.record = texts[0]
+        if record.errors:  # RFC 7208 4.6: the whole record is parsed before any of its terms is evaluated
+            result.errors += record.errors if via is None else [f"{domain}: {error}" for error in record.errors]
+            self._stop(live)
+            return None
+        if any(term.modifier and term.value and "%" in term.value for term in record.terms):
+            result.macros = True
+        return record, texts[0]
+
+    def _record(
+        self, domain: str, path: tuple[str, ...], live: frozenset[str], via: SpfTerm | None
+    ) -> dict[str, _Match]:
+        """Evaluate the record at `domain` for the senders of the `live` families; returns how it ends for each
+        family it decides (none that an error stopped, none that cannot be known)."""
+        read = self._read(domain, path, live, via)
+        if read is None:
+            return {}
+        record, text = read
+        decided: dict[str, _Match] = {}
+        for term in record.evaluated_mechanisms():
+            matched = self._mechanism(term, domain, path, live)
+            if self.stopped:
+                return decided
+            if matched is not None:
+                families, what = matched
+                decided.update({family: _Match(domain, text, term.qualifier, what) for family in families})
+                live = live - families
+                if not live:  # RFC 7208 4.6.2: every sender matched; an "all" always ends here
+                    return decided
+        redirect_term = record.modifier("redirect")  # no "all" was reached, so there is none (6.1)
+        if redirect_term is None:  # RFC 7208 4.7: neutral
+            decided.update({family: _Match(domain, text, None, "") for family in live})
+            return decided
+        self.result.lookups += 1  # RFC 7208 4.6.4: redirect= is evaluated last, once no mechanism matched
+        if self._over_limit(redirect_term, domain, live):
+            return decided
+        redirect = expand_domain_spec(redirect_term.value or "", domain, self.result.domain)
+        if redirect is None:  # the target depends on the sender: which "all" decides is unknown
+            self.result.unknown.append((redirect_term.value or "").rstrip(".").lower())
+            self.result.undecided.append(self.result.unknown[-1])
+            return decided
+        if redirect in path:
+            self._permerror(f"{redirect} includes itself (a loop through {' -> '.join(path)})", live)
+            return decided
+        # RFC 7208 6.1: the redirected record's result is the result, through any further redirect
+        for family, match in self._record(redirect, (*path, redirect), live, redirect_term).items():
+            what = f"redirect={redirect} -> {match.what}" if match.what else ""
+            decided[family] = _Match(match.domain, match.record, match.qualifier, what)
+        return decided
+
+    # -- terms ---------------------------------------------------------------------------------------------------
+
+    def _over_limit(self, term: SpfTerm, domain: str, live: frozenset[str]) -> bool:
+        if self.result.lookups <= LOOKUP_LIMIT:
+            return False
+        where = "" if domain == self.result.domain else f" (in {domain}'s record)"
+        self.result.over_limit_at = _term_text(term) + where
+        self._stop(live)
+        return True
+
+    def _mechanism(
+        self, term: SpfTerm, domain: str, path: tuple[str, ...], live: frozenset[str]
+    ) -> tuple[frozenset[str], str] | None:
+        """The families of `live` every sender of which `term` matches, and what matches them; None for none."""
+        if term.name == "all":
+            return live, "+all" if term.qualifier == "+" else _term_text(term)
+        if term.name in _NETWORK_FAMILY:
+            family = _NETWORK_FAMILY[term.name]
+            every = family in live and _every_address(term.value)
+            return (frozenset((family,)), f"{term.name}:{term.value}") if every else None
+        result = self.result
+        result.lookups += 1  # counted when reached, whatever its lookup finds (RFC 7208 4.6.4)
+        if self._over_limit(term, domain, live):
+            return None
+        value = term.value or ""
+        if "%" in value:
+            result.macros = True
+        if term.name == "ptr":
+            result.uses_ptr = True  # its queries depend on the sender, and a failure of them is no match (5.5)
+            return None
+        if term.name == "include":
+            return self._include(term, domain, path, live)
+        target = term_target(term, domain, result.domain)
+        if target is None:  # a macro that depends on the sender: no lookup can be made ahead
+            return None
+        if term.name == "exists":
+            return self._exists(term, domain, target, live)
+        if term.name == "a":
+            return self._a(term, domain, target, live)
+        return self._mx(term, domain, target, live)
+
+    def _include(
+        self, term: SpfTerm, domain: str, path: tuple[str, ...], live: frozenset[str]
+    ) -> tuple[frozenset[str], str] | None:
+        target = expand_domain_spec(term.value, domain, self.result.domain) if term.value else None
+        if not target:
+            return None  # a target with a macro that depends on the sender cannot be fetched ahead
+        if target in path:
+            self._permerror(f"{target} includes itself (a loop through {' -> '.join(path)})", live)
+            return None
+        included = self._record(target, (*path, target), live, term)
+        # RFC 7208 5.2: an include matches when the included record passes
+        passed = [family for family in FAMILIES if family in included and included[family].qualifier == "+"]
+        if self.stopped or not passed:
+            return None
+        return frozenset(passed), f"include:{target} -> {included[passed[0]].what}"
+
+    def _exists(
+        self, term: SpfTerm, domain: str, target: str, live: frozenset[str]
+    ) -> tuple[frozenset[str], str] | None:
+        answer = self.lookup(target, "A")  # whatever the sender's family (RFC 7208 5.7)
+        if answer is None:
+            self.guessed = True
+        elif failed(answer):
+            self._failed(domain, term, [answer], live)
+        elif _void(answer):
+            self._void_lookup(target, live)
+        else:  # 5.7: any A record matches, whoever sends
+            return live, f"exists:{target} -> {target} has an A record (RFC 7208 5.7)"
+        return None
+
+    def _a(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> tuple[frozenset[str], str] | None:
+        answers = {family: self.lookup(target, _ADDRESS_TYPE[family]) for family in FAMILIES if family in live}
+        failures = [a for a in answers.values() if a is not None and failed(a)]
+        if failures:
+            self._failed(domain, term, failures, live)
+            return None
+        found = {family: a for family, a in answers.items() if a is not None}
+        if len(found) < len(answers):
+            self.guessed = True
+            return None
+        # NXDOMAIN is about the name, so it is void for either family (RFC 8020)
+        if any(a.rcode == "NXDOMAIN" for a in found.values()) or all(_void(a) for a in found.values()):
+            self._void_lookup(target, live)
+            return None
+        lengths = dict(zip(FAMILIES, prefix_lengths(term), strict=True))
+        matched = [family for family, a in found.items() if lengths[family] == 0 and a.records]
+        if not matched:
+            return None
+        return frozenset(matched), f"{_term_text(term)} -> {target} has an {matched[0]} address (RFC 7208 5.3)"
+
+    def _mx(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> tuple[frozenset[str], str] | None:
+        answer = self.lookup(target, "MX")
+        if answer is None:
+            self.guessed = True
+            return None
+        if failed(answer):
+            self._failed(domain, term, [answer], live)
+            return None
+        if _void(answer):
+            self._void_lookup(target, live)
+            return None
+        if len(answer.records) > MX_RECORD_LIMIT:
+            self.result.limit_errors.append(
+                f"the mx mechanism for {target} finds {len(answer.records)} MX records: more than {MX_RECORD_LIMIT} "
+                "is a permerror (RFC 7208 4.6.4)"
+            )
+            self._stop(live)  # receivers stop before asking the hosts' addresses
+            return None
+        if self.guessed:
+            return None  # ahead of an answer not in: the hosts are asked once the term is reached for sure
+        # 5.4: each MX host's addresses of the sender's family; a failure of one is a temperror too (5)
+        hosts = [
+            (host, family, self.lookup(host, _ADDRESS_TYPE[family]))
+            for host in mx_exchanges(answer.records)
+            for family in FAMILIES
+            if family in live
+        ]
+        failures = [a for _, _, a in hosts if a is not None and failed(a)]
+        if failures:
+            self._failed(domain, term, failures, live)
+            return None
+        if any(a is None for _, _, a in hosts):
+            self.guessed = True
+            return None
+        lengths = dict(zip(FAMILIES, prefix_lengths(term), strict=True))
+        matched: dict[str, str] = {}  # each family the term matches every sender of: the first host that makes it
+        for host, family, a in hosts:
+            if lengths[family] == 0 and a is not None and a.records:
+                matched.setdefault(family, host)
+        if not matched:
+            return None
+        family = next(f for f in FAMILIES if f in matched)
+        return frozenset(matched), f"{_term_text(term)} -> {matched[family]} has an {family} address (RFC 7208 5.4)"
+
+
+def evaluate_spf_answers(domain: str, lookup: Lookup, records: SpfRecords | None = None) -> SpfEvaluation:
+    """The evaluation of `domain`'s SPF record over the answers `lookup` gives (see the module's docstring)."""
+    walk = _Walk(domain, lookup, records or SpfRecords())
+    walk.run()
+    return walk.result
+
+
+def spf_lookups_to_ask(
+    domain: str, lookup: Lookup, records: SpfRecords | None = None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The (name, type) lookups the evaluation of `domain`'s SPF record reads and `lookup` has no answer to, in the
+    evaluation's order: those it needs for sure (the first term whose answers are missing, all of them), and those
+    it reads after it if the missing answers change nothing, which a fetch may ask ahead. None of either past the
+    evaluation's end: its first error, every family matched, the 11th DNS-querying term."""
+    needed: list[tuple[str, str]] = []
+    ahead: list[tuple[str, str]] = []
+
+    def noting_the_missing(name: str, rdtype: str) -> DnsAnswer | None:
+        answer = lookup(name, rdtype)
+        if answer is None:
+            (ahead if walk.guessed else needed).append((name.rstrip(".").lower(), rdtype))
+        return answer
+
+    walk = _Walk(domain, noting_the_missing, records or SpfRecords())
+    walk.run()
+    needed = list(dict.fromkeys(needed))
+    return needed, [query for query in dict.fromkeys(ahead) if query not in needed]
