@@ -2,7 +2,8 @@
 `<select>` holds (Chromium's customizable select keeps it, as libxml2 does), a `<form>` opened inside another
 (ignored: the "form element pointer", records/inert_content.py), `<image>` (an `<img>`, void, where libxml2 nests
 what follows it), `<frame>` outside `<frameset>` (dropped), and SVG elements named like HTML ones (`<svg><iframe>`
-loads nothing).
+loads nothing), and a second `<html>` or `<body>` start tag (its attributes the element lacks added to it, where
+libxml2 drops them).
 
 Given one fixture HTTPS site answering under one name per case, each name serving the case's markup in a page,
 when headless Chromium (Debian's, through Playwright) loads it, then the elements page analysis keeps (records/html
@@ -206,5 +207,57 @@ def test_page_analysis_counts_the_inline_handlers_and_styles_of_the_elements_chr
     counted = {}
     for case, markup in HANDLERS.items():
         parsed = parse_page(make_snapshot(body=body(markup)).final)
+        counted[case] = [parsed.inline_handlers, list(parsed.style_attributes)]
+    assert counted == {case: json.loads(found) for case, found in seen.items()}
+
+
+#: case -> a whole document after its doctype. A second <html> or <body> start tag adds the attributes the element
+#: lacks to it (HTML §13.2.6.4.7), the first value of each staying; libxml2 drops the tag, attributes and all.
+MERGED: dict[str, str] = {
+    "second body": '<body class=a style="color:red" onclick="ran++"><body onload="ran++" onclick="x" style="c:d">',
+    "body after content": '<p>x</p><body onload="ran++" style="color:tan">',
+    "second html": '<html lang=en style="color:red"><body><html onclick="ran++" lang=fr style="color:blue">',
+    "body after </body>": '<body>a</body><body onclick="ran++"><body onkeyup="ran++" onclick="x">',
+    "body and html after </html>": '<body>a</body></html><body onclick="ran++"><html onkeyup="ran++">',
+    "body in the head": '<head><body onclick="ran++" style="color:red"></head><body onkeyup="ran++" style="a:b">',
+    "body in a table": '<body><table><tr><td><body onclick="ran++" style="color:olive">',
+    "body in select": '<body><select><option><body onclick="ran++"></select>',
+    "body in svg": '<body><svg><body onclick="ran++" style="color:lime"></svg>',
+    "body in MathML text": '<body><math><mi><body onclick="ran++"></mi></math>',
+    "body and html in template": '<body><template><body onclick="ran++"><html onclick="ran++"></template>',
+    "body in noscript, script, comment": (
+        '<body><noscript><body onclick="ran++"></noscript><script>"<body onclick=ran++>"</script>'
+        '<!-- <body onclick="ran++"> -->'
+    ),
+    "character references": '<body><body style="color:&amp;red &copy2 &quot;">',
+    "body in frameset": '<frameset onclick="ran++"><body onclick="ran++" style="color:red"></frameset>',
+    "body after frameset": '<frameset></frameset><body onclick="ran++" style="color:red">',
+}
+#: The event handler attributes of every element of the document, and its distinct non-blank style attributes.
+ATTRIBUTES_IN_CHROMIUM = """(() => {
+  const all = [...document.querySelectorAll('*')];
+  const handlers = all.flatMap(e => [...e.attributes]).filter(a => a.name.startsWith('on')).length;
+  const styles = all.map(e => e.getAttribute('style')).filter(v => v !== null && v.trim());
+  return JSON.stringify([handlers, [...new Set(styles)]]);
+})()"""
+
+
+def test_page_analysis_merges_a_second_html_or_body_start_tag_as_chromium_does(
+    site_factory: SiteFactory, pki: Pki
+) -> None:
+    # Given one name per case, each serving the case's document
+    names = {site_factory.unique_host("merged"): case for case in MERGED}
+
+    def page(name: str) -> Behaviour:
+        return html(f"<!DOCTYPE html>{MERGED[names[name]]}")
+
+    # When Chromium loads each and lists the event handler and style attributes of its document
+    seen, _ = pages_in_chromium(site_factory, pki, names, page, {}, evaluate=ATTRIBUTES_IN_CHROMIUM)
+
+    # Then page analysis counts those: the attributes of a second <body> (or <html>) the first lacked, not its
+    # others (the code before counted none: `<body><body onload=...>` had no inline handler)
+    counted = {}
+    for case, document in MERGED.items():
+        parsed = parse_page(make_snapshot(body=f"<!DOCTYPE html>{document}").final)
         counted[case] = [parsed.inline_handlers, list(parsed.style_attributes)]
     assert counted == {case: json.loads(found) for case, found in seen.items()}

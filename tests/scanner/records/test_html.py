@@ -257,6 +257,40 @@ def test_an_element_browsers_build_keeps_its_inline_handler_and_style(markup: st
     assert (parsed.inline_handlers, parsed.style_attributes) == (1, ("color:red", "a:b"))
 
 
+# --- a second <html> or <body> start tag (HTML §13.2.6.4.7: its attributes the element lacks are added) ---
+
+
+@pytest.mark.parametrize(
+    ("document", "handlers", "styles"),
+    [
+        ('<body style="color:red"><body onload="go()" style="color:blue">', 1, ("color:red",)),  # the first stays
+        ('<p>x</p><body onload="go()">', 1, ()),  # the <p> opened the body: the tag adds to it
+        ('<html lang=en><body><html onclick="go()" lang=fr style="color:red">', 1, ("color:red",)),
+        ('<body>a</body><body onclick="go()"><body onclick="no()">', 1, ()),  # libxml2 opens a second <body>
+        ('<body>a</body></html><body onclick="go()"><html onkeyup="go()">', 2, ()),  # and a second <html>
+        ('<body><table><tr><td><body onclick="go()">', 1, ()),
+        ('<body><svg><body onclick="go()"></svg>', 1, ()),  # a breakout tag: HTML's
+        ('<body><template><body onclick="no()"><html onclick="no()"></template>', 0, ()),  # ignored there
+        ('<body><noscript><body onclick="no()"></noscript><script>"<body onclick=no()>"</script>', 0, ()),
+        ('<frameset><frame></frameset><body onclick="no()">', 0, ()),  # a frameset stands for the body
+    ],
+)
+def test_a_second_html_or_body_start_tag_adds_its_attributes(
+    document: str, handlers: int, styles: tuple[str, ...]
+) -> None:
+    # The code before read libxml2's tree, which drops such a tag's attributes: `<body><body onload=...>`, an XSS
+    # payload's shape, was no inline handler for the CSP proposal
+    parsed = page(f"<!DOCTYPE html>{document}")
+    assert (parsed.inline_handlers, parsed.style_attributes) == (handlers, styles)
+    assert parsed.exhausted == ()
+
+
+def test_many_body_start_tags_stay_within_the_budgets() -> None:
+    parsed = page('<body onclick="go()" style="color:red">' + '<body onclick="go()" style="a:b">' * 50_000)
+    assert (parsed.inline_handlers, parsed.style_attributes) == (1, ("color:red",))
+    assert parsed.exhausted == ()
+
+
 # --- what follows </html> (HTML §13.2.6.4.23 "after after body": reprocessed "in body") ---------
 
 

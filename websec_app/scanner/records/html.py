@@ -19,7 +19,9 @@ busy past 180 s). Now:
   names it: checks use what was read and report `page.analysis_limited`.
 - where libxml2's tree is not HTML's, the walk keeps what browsers build: no `<form>` opened inside another
   (records/inert_content.py marks it), no `<frame>` outside a `<frameset>` standing for the body, nor any
-  attribute of theirs, `<image>` as a void `<img>`; SVG and MathML elements named like HTML ones fetch nothing
+  attribute of theirs, nor a `<body>` once a `<frameset>` stands for it, `<image>` as a void `<img>`; a second
+  `<html>` or `<body>` start tag adds the attributes the element lacks to it (`_merged_attributes`), where
+  libxml2 drops them; SVG and MathML elements named like HTML ones fetch nothing
   (`raw_resources`). A `<select>` needs nothing: Chromium 156 keeps its content (customizable select), as
   libxml2 does;
 - the bytes are decoded in the encoding Chromium picks for them (records/html_encoding.py): a byte order
@@ -57,8 +59,8 @@ from lxml import etree
 
 from ..snapshot import HttpResponse
 from .html_encoding import decode_page
-from .html_tokens import ascii_lower
-from .inert_content import DROPPED_FORM, integration_point, set_apart
+from .html_tokens import WS, ascii_lower
+from .inert_content import DROPPED_FORM, document_tags, integration_point, set_apart
 
 __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_element", "base_url",
@@ -104,6 +106,11 @@ _CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
 #: srcset=...><img>` puts the <img> in the <source>. `<image>` too: libxml2 does not know it, and the HTML parser
 #: makes it an `<img>` (§13.2.6.4.7). They are no one's parent in HTML, and add no level of nesting.
 _LIBXML2_OPEN_VOIDS = frozenset({"embed", "image", "keygen", "source", "track", "wbr"})
+#: The elements a later start tag of theirs adds attributes to (HTML §13.2.6.4.7), per name: any start tag of that
+#: name, and one with an attribute (whitespace or "/" after the name, then an attribute's first character).
+_MERGED = ("html", "body")
+_MERGED_TAG = {name: re.compile(rf"<(?i:{name})(?=[{WS}/>])") for name in _MERGED}
+_MERGED_TAG_WITH_ATTRIBUTE = {name: re.compile(rf"<(?i:{name})[{WS}/]++[^{WS}/>]") for name in _MERGED}
 
 
 @dataclass(frozen=True)
@@ -219,12 +226,18 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
         exhausted.append("depth")  # libxml2 stopped reading at its own limit, deeper than ours
     if root is None:
         return HtmlPage(exhausted=tuple(exhausted), budget=budget)
+    merged: dict[str, dict[str, str]] | None = None  # by element name: its attributes as HTML merges them
+    if _attributes_may_be_lost(decoded.text, root):
+        tags = document_tags(decoded.text, budget.max_cpu_seconds)
+        if not tags.complete and "time" not in exhausted:
+            exhausted.append("time")
+        merged = _merged_attributes(tags.tags)
 
     kept: list[Element] = []
     styles: dict[str, None] = {}
     style_count = handlers = 0
     examined = depth = inert = 0
-    body_begun = False
+    body_begun = framed = False  # framed: a <frameset> stands for the body
     #: per open element: the namespace its children are in: "svg" or "math" inside <svg> or <math>, "" (HTML)
     #: there and inside an integration point
     spaces: list[str] = []
@@ -264,8 +277,9 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
                 exhausted.append("depth")
             walk.skip_subtree()  # its "end" event still comes and restores the counters
             continue
-        if not namespace and _dropped(name, node.get(marker), parent, body_begun):
+        if not namespace and _dropped(name, node.get(marker), parent, body_begun, framed):
             continue  # never built: no element, and none of its attributes is anywhere in the document
+        framed = framed or (name == "frameset" and not namespace)
         if name in KEPT:
             text = (node.text or "") if name in _TEXT_KEPT else None
             if text and spaces[-1]:  # linear in the text, which the byte budget bounds
@@ -274,7 +288,12 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
             kept.append(Element(name, attrs, inert > 0, body_begun, text, parent, len(kept), namespace))
         if inert:
             continue
-        for key, value in node.items():  # inline code in attributes (a CSP treats it as inline)
+        attributes = node.items()
+        if merged is not None and name in merged and not namespace:
+            # HTML's one element of that name: the first libxml2 built carries every merged attribute, the others
+            # (libxml2 opens a new <html> after </html>, a new <body> after </body>) none
+            attributes, merged[name] = list(merged[name].items()), {}
+        for key, value in attributes:  # inline code in attributes (a CSP treats it as inline)
             if key == "style":
                 if value.strip():
                     style_count += 1
@@ -287,18 +306,60 @@ def _parse(response: HttpResponse, budget: Budget) -> HtmlPage:
     return HtmlPage(tuple(kept), examined, tuple(exhausted), budget, tuple(styles), style_count, handlers)
 
 
-def _dropped(name: str, marker_value: str | None, parent: str, body_begun: bool) -> bool:
+def _dropped(name: str, marker_value: str | None, parent: str, body_begun: bool, framed: bool) -> bool:
     """Whether browsers drop an HTML element libxml2 keeps: a `<form>` opened while another is (the "form element
     pointer", found by records/inert_content.py), a `<frame>` outside a `<frameset>` that replaced the body, or
     that `<frameset>` once the body began (§13.2.6.4.7: "in body" ignores a frame, and a frameset once `<body>` or
-    its content came: "frameset-ok"; only "in frameset" inserts a frame). Browsers ignore the start tag, its
+    its content came: "frameset-ok"; only "in frameset" inserts a frame), or a `<body>` once such a frameset
+    (`framed`) stands for it ("in frameset" and "after frameset" ignore it). Browsers ignore the start tag, its
     attributes with it (an `onsubmit` there is no inline handler); its contents stay: a nested form's inputs are
     the outer one's. An SVG or MathML element of such a name is built, its event handlers with it."""
     if name == "form":
         return marker_value == DROPPED_FORM
     if name == "frameset":
         return body_begun
+    if name == "body":
+        return framed
     return name == "frame" and (parent != "frameset" or body_begun)
+
+
+def _attributes_may_be_lost(text: str, root: etree._Element) -> bool:
+    """Whether libxml2's `<html>` and `<body>` may not carry the attributes HTML gives them (`_merged_attributes`):
+    libxml2 drops a start tag of either while its element is open, attributes and all (`<body><body onload=...>`,
+    or `<p>x</p><body onload=...>` once the `<p>` opened the body), and opens a second element after `</body>` or
+    `</html>`. Only a page with an attribute on such a tag can lose any: one with two tags of that name, or with one
+    whose attributes libxml2's elements lack. Three regular expression searches per name, where reading the
+    tags as the tokenizer does (`document_tags`) costs as much as the parse on some pages."""
+    roots = [root, *root.itersiblings()]
+    for name in _MERGED:
+        if _MERGED_TAG_WITH_ATTRIBUTE[name].search(text) is None:
+            continue
+        tags = _MERGED_TAG[name].finditer(text)
+        if next(tags, None) is not None and next(tags, None) is not None:
+            return True
+        elements = roots if name == "html" else [child for top in roots for child in top if child.tag == name]
+        if not any(element.attrib for element in elements):
+            return True
+    return False
+
+
+def _merged_attributes(tags: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """The attributes of HTML's `<html>` and `<body>` given their start tags in document order (`document_tags`):
+    the first tag's, then each later tag's that the element lacks (§13.2.6.4.7, "A start tag whose tag name is
+    html" / "body": "if it is not, add the attribute"), so the first value of an attribute stays. Each tag's
+    attributes are read by libxml2 as an element's (`<br>`, void: no nesting), character references and duplicates
+    as for every other element."""
+    merged: dict[str, dict[str, str]] = {name: {} for name in _MERGED}
+    if not tags:
+        return merged
+    # Each piece is a whole tag as the HTML tokenizer reads it, so it ends where libxml2's (HTML5) tokenizer ends it
+    markup = "".join(f"<br{attributes}" for _, attributes in tags)
+    read = etree.HTML(markup, _parser())
+    elements = read.iter("br") if read is not None else iter(())
+    for (name, _), element in zip(tags, elements, strict=False):
+        for key, value in element.items():
+            merged[name].setdefault(key, value)
+    return merged
 
 
 def _foreign_text(raw: str) -> str:

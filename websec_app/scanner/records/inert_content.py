@@ -22,7 +22,11 @@ It also follows HTML's "form element pointer" (§13.2.6.4.7): a `<form>` start t
 outside `<template>` until a `</form>` outside one, wherever the first form was closed) is ignored by browsers,
 libxml2 nests a second form; such a start tag gets the marker valued DROPPED_FORM, and records/html.py keeps no
 such form (its inputs stay). A page with no `<noscript>`, `<template>`, `<svg>`, `<math>` and at most one `<form>`
-is handed on as it is. Runs of ordinary
+is handed on as it is.
+
+`document_tags` runs the same tokenizer to list the `<html>` and `<body>` start tags HTML processes (§13.2.6.4.7,
+"A start tag whose tag name is html" / "body": outside a template, each one's attributes the element lacks are
+added to it), which libxml2 drops once its own element is open: records/html.py merges them back. Runs of ordinary
 tags are skipped by one regular expression; the Python loop runs once per special token, with a CPU time check
 every 256 of them. Where a tag, a comment or a script's text ends is records/html_tokens.py's, shared with the
 `<meta charset>` prescan.
@@ -36,7 +40,7 @@ from dataclasses import dataclass
 
 from .html_tokens import ATTRIBUTE, ATTRIBUTES, NAME, TAG, WS, bogus_comment_end, comment_end, end_tag, script_data_end
 
-__all__ = ["DROPPED_FORM", "InertContents", "integration_point", "set_apart"]
+__all__ = ["DROPPED_FORM", "DocumentTags", "InertContents", "document_tags", "integration_point", "set_apart"]
 
 _RAW_TEXT = ("script", "style", "xmp", "iframe", "noembed", "noframes", "noscript")
 _RCDATA = ("textarea", "title")
@@ -53,7 +57,9 @@ _INTEGRATION = ("foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext
 _SVG_INTEGRATION = frozenset({"foreignobject", "desc", "title"})
 _MATHML_TEXT_INTEGRATION = frozenset({"mi", "mo", "mn", "ms", "mtext"})
 _HTML_ENCODINGS = (b"text/html", b"application/xhtml+xml")
-_HTML_SPECIAL = (*_RAW_TEXT, *_RCDATA, "plaintext", "template", "svg", "math", "form")
+_HTML_SPECIAL = (*_RAW_TEXT, *_RCDATA, "plaintext", "template", "svg", "math", "form", "html", "body")
+#: The start tags whose attributes HTML adds to the element already open (`document_tags`).
+_DOCUMENT_ELEMENTS = frozenset({"html", "body"})
 
 
 def _ordinary(special_starts: tuple[str, ...], special_ends: tuple[str, ...]) -> re.Pattern[str]:
@@ -89,6 +95,15 @@ class InertContents:
     complete: bool = True
 
 
+@dataclass(frozen=True)
+class DocumentTags:
+    """The `<html>` and `<body>` start tags HTML processes, in document order: (name, the tag from just after its
+    name to its end, attributes as written). `complete` is False when the CPU time ran out before the end."""
+
+    tags: tuple[tuple[str, str], ...]
+    complete: bool = True
+
+
 def integration_point(namespace: str, name: str, encoding: str | None) -> bool:
     """Whether an element of `namespace` ("svg" or "math") holds HTML again (HTML §13.2.6.1: an HTML integration
     point, SVG foreignObject, desc and title, or a MathML annotation-xml whose encoding is text/html or
@@ -115,6 +130,17 @@ def set_apart(text: str, marker: str, max_cpu_seconds: float) -> InertContents:
     return _Tokenizer(text, marker, max_cpu_seconds).run()
 
 
+def document_tags(text: str, max_cpu_seconds: float) -> DocumentTags:
+    """The page's `<html>` and `<body>` start tags as HTML processes them: neither inside a template's contents
+    (§13.2.6.4.7 ignores both while a template is open), nor in raw text, RCDATA or a comment. A `<body>` in
+    foreign content leaves it (a breakout tag) and counts; an `<html>` there is an SVG or MathML element and does
+    not. Whether the body was replaced by a frameset (which makes HTML ignore `<body>`) is records/html.py's."""
+    tokenizer = _Tokenizer(text, "", max_cpu_seconds)
+    tokenizer.document_tags = []
+    complete = tokenizer.run().complete
+    return DocumentTags(tuple(tokenizer.document_tags), complete)
+
+
 class _Tokenizer:
     def __init__(self, text: str, marker: str, max_cpu_seconds: float) -> None:
         self.text = text
@@ -127,6 +153,7 @@ class _Tokenizer:
         self.templates = 0  # <template> elements open
         self.template_tag = self.template_content = 0  # where the outermost one's start tag and content begin
         self.form_pointer = False  # HTML's "form element pointer" is set: a <form> start tag is ignored
+        self.document_tags: list[tuple[str, str]] | None = None  # kept by `document_tags` only
 
     def run(self) -> InertContents:
         text, position, steps = self.text, 0, 0
@@ -239,6 +266,10 @@ class _Tokenizer:
         if name in ("svg", "math"):
             if not self.text.startswith("/>", end - 2):
                 self.foreign.append(name)
+            return end
+        if name in _DOCUMENT_ELEMENTS:
+            if self.document_tags is not None and not self.templates:
+                self.document_tags.append((name, self.text[name_end:end]))
             return end
         if name == "form":  # §13.2.6.4.7: ignored while the form element pointer is set, outside a template
             if not self.templates:
