@@ -159,3 +159,41 @@ async def test_on_a_site_reached_over_http_only_without_a_file_the_file_is_missi
     assert checks(section) == {"security_txt.missing"}, section
     assert section["findings"][0]["deduction"] == 2
     assert len(site.requests_to(WELL_KNOWN)) == 1 and len(site.requests_to(LEGACY)) == 1
+
+
+# -- a file larger than the fetch reads (64 KiB): what follows the cut is unknown, not missing --------------------
+
+#: 70 KiB of comment lines: past the 64 KiB the fetch reads of a security.txt (ScanLimits.max_security_txt_bytes)
+LONG_COMMENTS = "".join(f"# {n:05} the history of our disclosure programme, kept for the record\n" for n in range(1120))
+
+
+@pytest.mark.parametrize(
+    ("case", "file"),
+    [
+        ("fields after the cut", LONG_COMMENTS + "Contact: mailto:security@{host}\nExpires: {stamp}\n"),
+        ("expires after the cut", "Contact: mailto:security@{host}\n" + LONG_COMMENTS + "Expires: {stamp}\n"),
+    ],
+)
+async def test_given_a_file_larger_than_the_fetch_reads_then_what_follows_the_cut_is_not_graded_missing(
+    site_factory, scan_settings, case: str, file: str
+) -> None:
+    # Given a site serving a valid security.txt whose first 70 KiB are comments, its fields (or its Expires) after
+    def handler(request: Request) -> Response:
+        return text(file.replace("{host}", request.host or "").replace("{stamp}", STAMP))
+
+    not_found = text("Not found", 404)
+    site = site_factory(site_with(site_factory.unique_host("sectxt-large"), {WELL_KNOWN: handler}, not_found))
+    assert len(LONG_COMMENTS.encode()) > 70 * 1024
+    # When it is scanned
+    body = (await scan(site.url, scan_settings)).to_dict()
+    # Then the file at the well-known location is graded on what was read: no required field reported missing
+    # (the code before: security_txt.missing, "it contains no security.txt fields", and security_txt.invalid,
+    # "there is no Expires field"), and a note says it was too large to read whole
+    section = body["security_txt"]
+    assert checks(section) == {"security_txt.present", "security_txt.lint"}, section
+    assert section["url"] == site.url_for(WELL_KNOWN)
+    [note] = [f["note"] for f in section["findings"] if f["check"] == "security_txt.lint"]
+    assert "larger than the 64 KiB the scanner reads" in note and "RFC 9116" in note
+    not_read = "Contact and Expires are" if case == "fields after the cut" else "Expires is"
+    assert f"{not_read} not in the part read" in note
+    assert site.requests_to(LEGACY) == []

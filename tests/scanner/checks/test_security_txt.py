@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -11,8 +12,10 @@ from tests.factories import FIXED_NOW, make_response, make_snapshot
 from websec_app.scanner.checks.security_txt import check_security_txt
 from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
+from websec_app.scanner.records.security_txt import MAX_FILE_BYTES, is_security_txt
 from websec_app.scanner.rules import default_rulebook
-from websec_app.scanner.snapshot import Failure, FetchChain
+from websec_app.scanner.snapshot import Failure, FetchChain, HttpResponse
+from websec_app.settings import ScanLimits
 
 WELL_KNOWN = "https://example.com/.well-known/security.txt"
 LEGACY = "https://example.com/security.txt"
@@ -406,6 +409,99 @@ def test_a_fetch_failure_is_not_graded_as_missing() -> None:
 def test_not_requesting_the_file_is_not_graded() -> None:
     result = check_security_txt(make_snapshot(security_txt=None))
     assert outcomes(result) == {"check.error"}
+
+
+# --- a file the fetch cut (at MAX_FILE_BYTES, or its time budget): graded on the lines read ---------------------
+
+COMMENTS = "".join(f"# {n:05} a line of history\n" for n in range(4000))  # 96 KiB
+
+
+def cut_file(body: str, *, at: int = MAX_FILE_BYTES, note: str | None = None) -> CheckResult:
+    """The check of `body` as the fetch keeps it when it cuts it at `at` bytes."""
+    kept = dataclasses.replace(
+        make_response(WELL_KNOWN, body=body.encode()[:at], content_type="text/plain; charset=utf-8"),
+        body_truncated=True,
+        body_note=note or f"the body is larger than the {at:,} bytes the scanner reads; only its beginning was kept",
+    )
+    return check_security_txt(make_snapshot("https://example.com/", security_txt=FetchChain(WELL_KNOWN, (kept,))))
+
+
+def test_the_size_the_check_names_is_what_the_fetch_reads() -> None:
+    assert MAX_FILE_BYTES == ScanLimits().max_security_txt_bytes
+
+
+def test_a_file_cut_before_its_fields_is_a_security_txt_not_graded_missing() -> None:
+    # Given a file of 96 KiB of comments, then its fields, cut at 64 KiB by the fetch
+    result = cut_file(COMMENTS + GOOD)
+    # Then it is a security.txt (the code before: "it contains no security.txt fields", security_txt.missing), with
+    # nothing reported missing (the code before would then have said: no Contact, no Expires, security_txt.invalid)
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert section(result)["deduction"] == 0
+    assert "Contact and Expires are not in the part read, so whether the file has them is not known" in notes(result)
+    assert "larger than the 64 KiB the scanner reads" in notes(result) and "RFC 9116 sets no size limit" in notes(
+        result
+    )
+    assert is_security_txt(result_response(COMMENTS + GOOD))
+
+
+def result_response(body: str) -> HttpResponse:
+    return dataclasses.replace(
+        make_response(WELL_KNOWN, body=body.encode()[:MAX_FILE_BYTES], content_type="text/plain"), body_truncated=True
+    )
+
+
+def test_a_file_cut_after_its_contact_is_graded_on_the_contact_only() -> None:
+    result = cut_file("Contact: mailto:security@example.com\n" + COMMENTS + "Expires: 2027-06-30T23:00:00Z\n")
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert "Expires is not in the part read" in notes(result)
+    assert section(result)["contacts"] == ["mailto:security@example.com"]
+
+
+def test_the_line_the_cut_falls_in_is_left_out() -> None:
+    # Given a file whose second Contact and whose Expires come after 60 KiB of comments
+    contact, second, expires = (
+        "Contact: mailto:security@example.com\n",
+        "Contact: mailto:security@example.net\n",
+        "Expires: 2027-06-30T23:00:00Z\n",
+    )
+    head = contact + COMMENTS[: COMMENTS.index("\n", 60 * 1024) + 1]
+    body = head + second + expires
+    # When the fetch cuts it within either line
+    for start, line, read in ((len(head), second, [contact]), (len(head + second), expires, [contact, second])):
+        for at in range(start + 1, start + len(line) - 1):
+            result = cut_file(body, at=at)
+            # Then the cut line is not read: no cut address is a Contact, no cut date is an Expires (the code before:
+            # "Expires '2027-0' is not an RFC 3339 date-time", security_txt.invalid)
+            assert outcomes(result) == {"security_txt.present", "security_txt.lint"}, (at, notes(result))
+            assert section(result)["contacts"] == [value.removeprefix("Contact: ").strip() for value in read]
+            assert "Expires is not in the part read" in notes(result)
+
+
+def test_in_a_cut_file_what_may_follow_the_cut_is_not_graded() -> None:
+    # Unusable contacts only, a Canonical naming another URL, a signed message without its signature block: the
+    # usable Contact, the right Canonical and the signature may follow the cut
+    head = "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nContact: nobody\nCanonical: https://example.org/x\n"
+    result = cut_file(head + COMMENTS + GOOD)
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert "no Contact in the part read is usable" in notes(result)
+    assert "Canonical lists https://example.org/x (in the part read)" in notes(result)
+    assert "no signature block" not in notes(result)
+    # While what was read is graded: two Expires, or one that is no date
+    assert outcomes(cut_file(f"Expires: 2027-06-30T23:00:00Z\nExpires: never\n{COMMENTS}")) >= {"security_txt.invalid"}
+
+
+def test_a_file_cut_by_the_time_budget_says_so_without_blaming_its_size() -> None:
+    note = "the body took longer than the scan allows; only what arrived was kept"
+    result = cut_file(COMMENTS + GOOD, at=3000, note=note)
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert f"the file was not read whole ({note})" in notes(result)
+    assert "size limit" not in notes(result)
+
+
+def test_a_cut_text_that_is_no_security_txt_stays_none() -> None:
+    # A large text page of prose at a soft 404 is no file because the fetch cut it
+    result = cut_file("Page not found. " * 6000)
+    assert outcomes(result) == {"security_txt.missing"}
 
 
 def test_a_broken_file_never_costs_more_than_no_file() -> None:

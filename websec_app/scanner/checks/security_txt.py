@@ -20,6 +20,12 @@ Hiring, Policy) are URIs, web ones https:// (§2.5), and Preferred-Languages lis
 (§2.5.8): notes. OpenPGP cleartext signatures (§2.3) are accepted; they are not
 verified, since the scanner has no trusted key for the site. Unknown fields are
 ignored (§2.4).
+
+A file larger than the fetch reads (`MAX_FILE_BYTES`, 64 KiB), or cut by its time budget, is graded on the lines
+read (records/security_txt.py leaves the cut line out): a Contact or Expires not among them may follow the cut, so
+it is not reported missing, nor a Canonical listing the URL, nor a usable Contact; a note says the file was not read
+whole, and, past the size limit, that a file so large is a problem of its own (RFC 9116 sets no limit, but
+researchers and their tools may not read it whole either).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from urllib.parse import urlsplit
 
 from ..findings import CheckResult, Finding
 from ..records.html import split_url
-from ..records.security_txt import KNOWN_FIELDS, not_security_txt, parse_rfc3339, read_security_txt
+from ..records.security_txt import KNOWN_FIELDS, MAX_FILE_BYTES, not_security_txt, parse_rfc3339, read_security_txt
 from ..snapshot import HttpResponse, SiteSnapshot
 from ._shown import shown, shown_lists
 
@@ -149,6 +155,29 @@ def _normalise_url(url: str) -> str:
     return f"{parts.scheme.lower()}://{netloc}{parts.path or '/'}"
 
 
+def _cut_note(response: HttpResponse, not_read: list[str]) -> str:
+    """The file was not read whole: which required fields are not in the part read, and, for a file larger than
+    the fetch reads, that its size is a problem of its own."""
+    too_large = len(response.body) >= MAX_FILE_BYTES
+    if too_large:
+        note = f"the file is larger than the {MAX_FILE_BYTES // 1024} KiB the scanner reads"
+    else:
+        note = f"the file was not read whole ({response.body_note or 'the body was cut'})"
+    note += ": only its beginning was checked"
+    if not_read:
+        several = len(not_read) > 1
+        note += (
+            f"; {' and '.join(not_read)} {'are' if several else 'is'} not in the part read, so whether the file "
+            f"has {'them' if several else 'it'} is not known"
+        )
+    if too_large:
+        note += (
+            ". RFC 9116 sets no size limit, but researchers and their tools may not read a file this large whole "
+            "either: keep it to its fields and a few comments"
+        )
+    return note
+
+
 def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     chain = snapshot.security_txt
     if chain is None:
@@ -190,13 +219,17 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
         # §3 "MUST": a browser, and a validator, read the file in the charset named, not as UTF-8
         invalid.append(f"Content-Type names charset={shown(final.charset, 100)}; RFC 9116 requires charset=utf-8")
 
-    # §2.5.3: one or more Contact fields.
+    # §2.5.3: one or more Contact fields. In a file cut short, a (usable) one may follow the cut.
     contacts = parsed.values("contact")
     bad_contacts = [p for p in (_contact_problem(c) for c in contacts) if p]
     if not contacts:
-        invalid.append("there is no Contact field")
+        if not parsed.cut:
+            invalid.append("there is no Contact field")
     elif len(bad_contacts) == len(contacts):
-        invalid.append("no Contact is usable: " + "; ".join(bad_contacts))
+        if parsed.cut:
+            lint.append("no Contact in the part read is usable: " + "; ".join(bad_contacts))
+        else:
+            invalid.append("no Contact is usable: " + "; ".join(bad_contacts))
     elif bad_contacts:
         lint.extend(bad_contacts)
 
@@ -204,7 +237,8 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     expires_values = parsed.values("expires")
     expires = parse_rfc3339(expires_values[0]) if expires_values else None
     if not expires_values:
-        invalid.append("there is no Expires field")
+        if not parsed.cut:
+            invalid.append("there is no Expires field")
     elif len(expires_values) > 1:
         invalid.append(f"Expires appears {len(expires_values)} times; exactly one is allowed")
     if expires_values and expires is None:
@@ -229,8 +263,9 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     if unspaced:
         lint.append("the colon after " + ", ".join(sorted(set(unspaced))) + " should be followed by one space")
     lint.extend(parsed.problems)
-    if final.body_truncated:
-        lint.append("the file is larger than the scanner reads; only its beginning was checked")
+    if parsed.cut:
+        not_read = [name for name, values in (("Contact", contacts), ("Expires", expires_values)) if not values]
+        lint.append(_cut_note(final, not_read))
 
     # §3: where it came from. Legacy is where the scanner had to ask; /.well-known/security.txt redirecting to
     # /security.txt is the well-known location serving the file, which §3 allows (redirects are followed).
@@ -257,8 +292,11 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     if canonical and not retrieved & {_normalise_url(c) for c in canonical}:
         asked = f" (asked at {chain.start_url})" if final.url != chain.start_url else ""
         note = f"fetched from {final.url}{asked}, Canonical lists " + ", ".join(canonical)
-        # Graded only on an otherwise sound file, so a broken file never costs more than none.
-        graded = findings[0].outcome == "security_txt.present"
+        # Graded only on an otherwise sound file, so a broken file never costs more than none, and read whole: a
+        # Canonical listing the URL may follow the cut
+        graded = findings[0].outcome == "security_txt.present" and not parsed.cut
+        if parsed.cut:
+            note += " (in the part read)"
         findings.append(Finding("security_txt.canonical_mismatch" if graded else "security_txt.lint", note=note))
     for problem in lint:
         findings.append(Finding("security_txt.lint", note=problem))

@@ -5,6 +5,9 @@ names, a missing space after the colon), and precise about what the grammar says
 one `field-name ":" value` per line, `#` comments, and an optional OpenPGP cleartext
 signature around the whole file (RFC 9116 §2.3, RFC 4880 §7).
 
+A file the fetch cut (at its size limit, `MAX_FILE_BYTES`, or its time budget) is parsed as far as its last whole
+line (`ParsedSecurityTxt.cut`): a field on the cut line would be read with a cut value, and what follows is unknown.
+
 It also says whether a response is a security.txt at all: many sites answer every path with
 an HTML page or a "Page not found" text and status 200. The fetch layer needs the answer to
 know whether to fall back to the legacy /security.txt (RFC 9116 §3), the check to grade.
@@ -22,6 +25,7 @@ from .html import is_html_type, sniffs_as_html
 
 __all__ = [
     "KNOWN_FIELDS",
+    "MAX_FILE_BYTES",
     "ParsedSecurityTxt",
     "SecurityTxtLine",
     "is_security_txt",
@@ -36,6 +40,9 @@ KNOWN_FIELDS = frozenset(
     {"acknowledgments", "canonical", "contact", "csaf", "encryption", "expires", "hiring", "policy",
      "preferred-languages"}
 )  # fmt: skip
+
+#: What the fetch reads of a security.txt (settings.ScanLimits.max_security_txt_bytes). RFC 9116 sets no limit.
+MAX_FILE_BYTES = 64 * 1024
 
 # RFC 5322 §3.6.8 (imported by RFC 9116 §4): a field name is printable ASCII except ":".
 # The value is taken whole and stripped by the caller: a lazy `(?P<value>.*?)[ \t]*$` tried every end of
@@ -71,6 +78,8 @@ class ParsedSecurityTxt:
     signed: bool = False
     signature_complete: bool = True  # a signed file that also has its signature block
     problems: tuple[str, ...] = field(default=())
+    comments: int = 0  # `#` comment lines
+    cut: bool = False  # the file was not read whole: these are the lines before the cut, the cut one left out
 
     def values(self, name: str) -> list[str]:
         """All values of a field, in file order (field names are case-insensitive)."""
@@ -78,8 +87,9 @@ class ParsedSecurityTxt:
         return [f.value for f in self.fields if f.name.lower() == wanted]
 
 
-def _unsign(lines: list[str]) -> tuple[list[tuple[int, str]], bool, bool, list[str]]:
-    """Strip an OpenPGP cleartext signature (RFC 4880 §7): (numbered body lines, signed, complete, problems)."""
+def _unsign(lines: list[str], cut: bool) -> tuple[list[tuple[int, str]], bool, bool, list[str]]:
+    """Strip an OpenPGP cleartext signature (RFC 4880 §7): (numbered body lines, signed, complete, problems). In a
+    file that was `cut`, a signature block not read may follow: its absence is no problem."""
     numbered = list(enumerate(lines, start=1))
     first = next((i for i, (_, text) in enumerate(numbered) if text.strip()), None)
     if first is None or numbered[first][1].strip() != _BEGIN_SIGNED:
@@ -97,7 +107,7 @@ def _unsign(lines: list[str]) -> tuple[list[tuple[int, str]], bool, bool, list[s
             break
         # §7.1 dash-escaping: "- " is removed from lines that begin with it.
         body.append((number, text[2:] if text.startswith("- ") else text))
-    if not complete:
+    if not complete and not cut:
         problems.append("the file starts a PGP signed message but has no signature block")
     else:
         end = next((i for i, (_, text) in enumerate(numbered) if text.strip() == _END_SIGNATURE), None)
@@ -106,7 +116,11 @@ def _unsign(lines: list[str]) -> tuple[list[tuple[int, str]], bool, bool, list[s
     return body, True, complete, problems
 
 
-def parse_security_txt(text: str) -> ParsedSecurityTxt:
+def parse_security_txt(text: str, *, cut: bool = False) -> ParsedSecurityTxt:
+    """The fields of a security.txt. When the file was `cut`, the text after its last line feed is the start of a
+    line read in part (`Expires: 2026-0`, `Contact: mailto:sec`): it is left out, and so is what follows."""
+    if cut:
+        text = text[: text.rfind("\n") + 1]
     problems: list[str] = []
     if text.startswith("\ufeff"):
         # Read past, as most readers do; but §4's grammar has no place for it, and a reader that keeps it sees the
@@ -120,20 +134,22 @@ def parse_security_txt(text: str) -> ParsedSecurityTxt:
     if bare_cr:  # a lone CR ends no line (old Mac line ends): what follows it is read as the same line
         numbers = ", ".join(str(n) for n in bare_cr[:10])
         problems.append(f"line(s) {numbers} hold a carriage return not followed by a line feed: lines end at LF")
-    body, signed, complete, unsign_problems = _unsign(lines)
+    body, signed, complete, unsign_problems = _unsign(lines, cut)
     problems += unsign_problems
     fields: list[SecurityTxtLine] = []
     invalid: list[int] = []
+    comments = 0
     for number, raw in body:
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
+            comments += stripped.startswith("#")
             continue
         match = _FIELD.match(raw)
         if match is None:
             invalid.append(number)
             continue
         fields.append(SecurityTxtLine(number, match["name"], match["value"].strip(), match["space"] == " "))
-    return ParsedSecurityTxt(tuple(fields), tuple(invalid), signed, complete, tuple(problems))
+    return ParsedSecurityTxt(tuple(fields), tuple(invalid), signed, complete, tuple(problems), comments, cut)
 
 
 def parse_rfc3339(value: str) -> datetime | None:
@@ -176,8 +192,9 @@ def _looks_like_html(body: bytes) -> bool:
 
 
 def read_security_txt(response: HttpResponse) -> ParsedSecurityTxt:
-    """The response's body parsed as a security.txt (UTF-8, RFC 9116 §4; undecodable bytes replaced, and said)."""
-    parsed = parse_security_txt(response.body.decode("utf-8", errors="replace"))
+    """The response's body parsed as a security.txt (UTF-8, RFC 9116 §4; undecodable bytes replaced, and said), as
+    far as its last whole line when the fetch cut it."""
+    parsed = parse_security_txt(response.body.decode("utf-8", errors="replace"), cut=response.body_truncated)
     try:
         response.body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -191,11 +208,17 @@ def not_security_txt(response: HttpResponse, parsed: ParsedSecurityTxt) -> str |
     """Why a 200 response is not a security.txt at all, or None when it is one (however flawed).
 
     The body decides, not the Content-Type: a real file served as text/html is a security.txt with a
-    wrong Content-Type, and an HTML page served as text/plain is still an HTML page."""
+    wrong Content-Type, and an HTML page served as text/plain is still an HTML page.
+
+    A file cut before its first field (70 KiB of comments, then the fields) is one when every line read is a
+    comment or a field: its fields may follow the cut."""
     if _looks_like_html(response.body):
         return "it is an HTML page"
     if not any(f.name.lower() in KNOWN_FIELDS for f in parsed.fields):
-        return "it is an HTML page" if is_html_type(response.content_type) else "it contains no security.txt fields"
+        if is_html_type(response.content_type):
+            return "it is an HTML page"
+        if not (parsed.cut and (parsed.comments or parsed.fields) and not parsed.invalid_lines):
+            return "it contains no security.txt fields"
     if len(parsed.invalid_lines) > len(parsed.fields) and not parsed.values("expires"):
         return "most of its lines are not `Field: value` lines, so it is some other text"
     return None
