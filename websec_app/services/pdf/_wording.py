@@ -1,15 +1,18 @@
-"""Plain words for what a report body holds: finding titles, detail labels, TLS probe names.
+"""Plain words for what a report body holds: finding titles, detail labels, TLS probe names, the DNS records.
 
 Nothing a reader sees is a rule id, a Python literal or a field name: outcomes go through
-`scanner.rules.titles`, header objects are matched to their rule, detail keys through DETAIL_LABELS.
+`scanner.rules.titles`, header objects are matched to their rule, detail keys through DETAIL_LABELS, and the DNS
+section's records through `dns_words` (what a CAA value, a null MX or a stopped SPF evaluation means).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from websec_app.scanner.checks.tls import MIN_DH_BITS, aead, forward_secret
+from websec_app.scanner.records.caa import parse_issue_value
+from websec_app.scanner.records.spf_evaluation import LOOKUP_LIMIT, VOID_LOOKUP_LIMIT
 from websec_app.scanner.report import header_outcome
 from websec_app.scanner.rules.titles import plain_title
 from websec_app.scanner.snapshot import dhe_suite
@@ -72,7 +75,7 @@ DETAIL_LABELS = {
     "dmarc": "DMARC (forged email policy)",
     "caa": "CAA (allowed certificate authorities)",
     "mta_sts": "MTA-STS (email encryption policy)",
-    "tlsrpt": "TLS-RPT (email encryption reports)",
+    "tls_rpt": "TLS-RPT (email encryption reports)",
     "foreign_origin": "Request from an unknown website",
     "lookalike_origin": "Request from a website named like this one",
     "http_origin": "Request from this page's unencrypted address (http://, same host and port)",
@@ -146,6 +149,245 @@ def item_title(name: str, item: Mapping[str, Any], *, header: bool) -> str:
             return f"{name}: not checked"
         return plain_title(outcome) if outcome else name
     return plain_title(name)
+
+
+# --- the DNS section's records, as a client reads them ----------------------------------------------------------
+
+#: How long a list of the DNS section is printed before "… (N in all)".
+_DNS_LIST_CHARS = 500
+_NO_ISSUER = "no CA may issue (an empty issuer domain name, RFC 8659 4.2)"
+_SPF_ALL = {
+    "-all": "refused (-all)",
+    "~all": "accepted but marked as suspect (~all, soft fail)",
+    "?all": "no verdict (?all, neutral)",
+    "+all": "accepted (+all): any server may send as the domain",
+}
+_DMARC_POLICY = {
+    "reject": "reject (forged mail is refused)",
+    "quarantine": "quarantine (forged mail goes to spam)",
+    "none": "none (reports only: forged mail is delivered)",
+}
+_YES_NO_UNKNOWN = {"y": "yes", "n": "no", "u": "unknown"}
+_RCODE = {
+    "NOERROR": "the name exists, so DKIM keys are published below it (selectors cannot be listed)",
+    "NXDOMAIN": "the name does not exist (NXDOMAIN)",
+    "SERVFAIL": "the DNS server failed to answer (SERVFAIL)",
+    "REFUSED": "the DNS server refused to answer (REFUSED)",
+}
+_DNSSEC_STATUS = {
+    "secure": "signed, and the chain of trust from the parent zone verifies",
+    "unsigned": "not signed",
+    "island": "signed, but the parent zone has no DS record for it, so resolvers cannot verify it",
+    "broken": "signed, but the chain of trust does not verify: validating resolvers answer SERVFAIL",
+    "unknown": "could not be determined",
+}
+_MTA_STS_MODE = {
+    "enforce": "enforce (senders deliver only over an encrypted connection to a verified server)",
+    "testing": "testing (senders report failures but deliver anyway)",
+    "none": "none (the policy is switched off)",
+}
+
+
+def _in_all(values: Sequence[Any], more: int = 0, *, of: str = "") -> str:
+    """A list on one line, the items that fit in `_DNS_LIST_CHARS` (at least one), then "… (N in all)" when some
+    are not shown, here or in the report (`more`: how many it left out, its `not_listed`); `of` names what N
+    counts when it is not the items ("records")."""
+    shown: list[str] = []
+    length = 0
+    for value in map(str, values):
+        if shown and length + len(value) > _DNS_LIST_CHARS:
+            break
+        shown.append(value)
+        length += len(value) + 2
+    if len(shown) == len(values) and not more:
+        return ", ".join(shown)
+    return f"{', '.join(shown)}, … ({len(values) + more:,}{' ' + of if of else ''} in all)"
+
+
+def _not_listed(body: Mapping[str, Any], key: str) -> int:
+    counts = body.get("not_listed")
+    count = counts.get(key, 0) if isinstance(counts, Mapping) else 0
+    return count if isinstance(count, int) else 0
+
+
+def _mx_words(mx: Mapping[str, Any]) -> list[str]:
+    records = [str(record) for record in mx.get("records") or []]
+    more = _not_listed(mx, "records")
+    servers = [record for record in records if record.partition(" ")[2].strip() != "."]
+    if records == ["0 ."] and not more:
+        return ["none (null MX, RFC 7505): the domain declares it receives no email"]
+    if not records:
+        return ["none published: senders deliver to the domain's own address (RFC 5321 5.1)"]
+    # in the order senders try them, the lowest preference first (RFC 5321 5.1)
+    servers.sort(key=lambda record: int(p) if (p := record.partition(" ")[0]).isdigit() else 65536)
+    named = [
+        f"{exchange.strip().removesuffix('.')} (preference {preference})"
+        for preference, _, exchange in (record.partition(" ") for record in servers)
+    ]
+    lines = [_in_all(named, more)] if named or more else []
+    nulls = [record for record in records if record not in servers]
+    if nulls:
+        lines.append(
+            f"{'and ' if lines else ''}a null MX ({', '.join(nulls)}), which RFC 7505 wants alone and with preference "
+            "0: receivers may ignore it"
+        )
+    return lines
+
+
+def _spf_words(spf: Mapping[str, Any]) -> list[str]:
+    record = spf.get("record")
+    parts = [f"Record: {record}" if record else "Record: none, or more than one (the findings say which)"]
+    if spf.get("all") in _SPF_ALL:
+        parts.append(f"Mail from servers it does not list: {_SPF_ALL[spf['all']]}")
+    if record and isinstance(spf.get("lookups"), int):
+        parts.append(f"DNS lookups it needs: {spf['lookups']} (receivers allow {LOOKUP_LIMIT})")
+    if spf.get("void_lookups"):
+        void = f"Lookups of names that do not exist: {spf['void_lookups']} (receivers allow {VOID_LOOKUP_LIMIT})"
+        parts.append(void + (f": {_in_all(spf['void'])}" if spf.get("void") else ""))
+    if spf.get("errors"):
+        parts.append(f"Errors: {'; '.join(map(str, spf['errors']))}")
+    if spf.get("not_checked"):
+        parts.append(f"Not checked (they depend on the sender's address): {_in_all(spf['not_checked'])}")
+    if spf.get("stopped_at"):
+        failed = [str(lookup).rpartition(" ") for lookup in spf.get("failed_lookups") or []]
+        unanswered = ", ".join(f"{name} ({rdtype})" if name else rdtype for name, _, rdtype in failed)
+        why = f"no usable answer for {unanswered}" if unanswered else "its lookup failed"
+        parts.append(
+            f"Evaluation stopped at {spf['stopped_at']}: {why}, so receivers answer with a temporary error "
+            "(temperror, RFC 7208 5)"
+        )
+    return parts
+
+
+def _dmarc_words(dmarc: Mapping[str, Any]) -> list[str]:
+    parts = [f"Record: {dmarc['record']}"] if dmarc.get("record") else []
+    for key, name in (("p", "Policy"), ("sp", "Subdomains"), ("np", "Subdomains that do not exist")):
+        if dmarc.get(key):
+            parts.append(f"{name}: {_DMARC_POLICY.get(str(dmarc[key]), dmarc[key])}")
+    if isinstance(dmarc.get("pct"), int) and dmarc["pct"] != 100:
+        parts.append(f"Applied to: {dmarc['pct']}% of the mail that fails")
+    for key, name in (("t", "Testing mode (t)"), ("psd", "Public suffix domain (psd)")):
+        if dmarc.get(key):
+            parts.append(f"{name}: {_YES_NO_UNKNOWN.get(str(dmarc[key]).lower(), dmarc[key])}")
+    for key, name in (("rua", "Aggregate reports to"), ("ruf", "Failure reports to")):
+        if dmarc.get(key):
+            parts.append(f"{name}: {_in_all(dmarc[key], _not_listed(dmarc, key))}")
+    if dmarc.get("ignored_tags"):
+        parts.append(f"Tags receivers ignore: {_in_all(dmarc['ignored_tags'])}")
+    if dmarc.get("errors"):
+        parts.append(f"Errors: {'; '.join(map(str, dmarc['errors']))}")
+    return parts
+
+
+def _dkim_words(dkim: Mapping[str, Any]) -> list[str]:
+    rcode = str(dkim.get("rcode") or "")
+    answer = _RCODE.get(rcode, f"DNS answer {rcode}")
+    if rcode == "NXDOMAIN":
+        answer += ", so no key is published under any selector"
+    return [f"{dkim.get('name')}: {answer}"]
+
+
+def _dnssec_words(dnssec: Mapping[str, Any]) -> list[str]:
+    status = str(dnssec.get("status") or "unknown")
+    words = _DNSSEC_STATUS.get(status, status)
+    parts = [f"{words[:1].upper()}{words[1:]}" + (f" ({dnssec['note']})" if dnssec.get("note") else "")]
+    if dnssec.get("zone"):
+        parts.append(f"Zone checked: {dnssec['zone']}, the platform's zone the domain is part of")
+    if dnssec.get("ds"):
+        parts.append(f"DS records: {_in_all(dnssec['ds'], _not_listed(dnssec, 'ds'))}")
+    return parts
+
+
+def _issuers(heading: str, values: Sequence[Any], more: int) -> list[str]:
+    """Who an issue (or issuewild) RRset lets issue, a line, then a line per value naming no CA for a reason of its
+    own (at most 3): authorisations add up, and a value naming no CA (";", empty, or one that does not follow the
+    grammar) adds none (RFC 8659 4.2). `more`: values the report does not list."""
+    named, unreadable = [], []
+    for value in values:
+        issue = parse_issue_value(str(value).encode("utf-8", "replace"))
+        if issue.issuer:
+            parameters = "; ".join(f"{tag}={parameter}" for tag, parameter in issue.parameters)
+            named.append(f"{issue.issuer} ({parameters})" if parameters else issue.issuer)
+        elif issue.problem:
+            unreadable.append(f"“{value}” names no CA: {issue.problem} (RFC 8659 4.2)")
+    if named:
+        words = _in_all(named, more + len(values) - len(named), of="records")
+    elif more:
+        words = f"none of the records listed names one ({len(values) + more:,} records in all)"
+    else:
+        words = _NO_ISSUER
+    extra = [f"and {len(unreadable) - 3:,} more values that name no CA"] if len(unreadable) > 3 else []
+    return [f"{heading}: {words}", *unreadable[:3], *extra]
+
+
+def _caa_words(caa: Mapping[str, Any]) -> list[str]:
+    where = f"Records read at: {caa.get('name')}"
+    if caa.get("alias_of"):
+        where += f", an alias (CNAME) of {caa['alias_of']}: these are its records"
+    parts = [where]
+    if caa.get("issue"):
+        parts += _issuers("Certificate authorities allowed", caa["issue"], _not_listed(caa, "issue"))
+    else:
+        parts.append("Certificate authorities allowed: any (no issue record restricts them)")
+    if caa.get("issuewild"):
+        parts += _issuers("For wildcard certificates", caa["issuewild"], _not_listed(caa, "issuewild"))
+    if caa.get("iodef"):
+        parts.append(f"Problem reports to: {_in_all(caa['iodef'], _not_listed(caa, 'iodef'))}")
+    return parts
+
+
+def _mta_sts_words(mta_sts: Mapping[str, Any]) -> list[str]:
+    parts = [f"Record: {mta_sts['record']}"] if mta_sts.get("record") else []
+    policy = mta_sts.get("policy")
+    if not isinstance(policy, Mapping):
+        return [*parts, "Policy: not read (the findings say why)"]
+    for key, value in policy.items():
+        if key == "not_listed" or value in (None, "", []):
+            continue
+        if key == "mode":
+            parts.append(f"Mode: {_MTA_STS_MODE.get(str(value), value)}")
+        elif key == "max_age" and isinstance(value, int):
+            parts.append(f"Senders keep the policy for: {value / 86400:g} days ({value:,} seconds)")
+        elif key == "mx":
+            parts.append(f"Mail servers it covers: {_in_all(value, _not_listed(policy, 'mx'))}")
+        else:
+            parts.append(f"{label(key)}: {value}")
+    return parts
+
+
+def _tls_rpt_words(tls_rpt: Mapping[str, Any]) -> list[str]:
+    record = tls_rpt.get("record")
+    return [f"Record: {each}" for each in record] if isinstance(record, list) else [f"Record: {record}"]
+
+
+_DNS_OBJECTS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    "mx": _mx_words,
+    "spf": _spf_words,
+    "dmarc": _dmarc_words,
+    "dkim": _dkim_words,
+    "dnssec": _dnssec_words,
+    "caa": _caa_words,
+    "mta_sts": _mta_sts_words,
+    "tls_rpt": _tls_rpt_words,
+}
+#: The dns section's fields `dns_words` words; any other goes the generic way.
+DNS_WORDED = frozenset({"a", "aaaa", "cname", "not_listed", *_DNS_OBJECTS})
+
+
+def dns_words(body: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The DNS section's records in words, by field (label them with `label`), a line per fact: a null MX, a CAA
+    value naming no CA, a stopped SPF evaluation said as what they mean, the raw record beside them, each list
+    with how many it has in all when the report lists only its first (`not_listed`). Fields of DNS_WORDED only."""
+    words = {}
+    for key, value in body.items():
+        if key not in DNS_WORDED or key == "not_listed" or value in (None, "", []):
+            continue
+        if key in _DNS_OBJECTS:
+            if isinstance(value, Mapping):
+                words[key] = _DNS_OBJECTS[key](value)
+        elif isinstance(value, list):
+            words[key] = [_in_all(value, _not_listed(body, key))]
+    return words
 
 
 #: Whether accepting a protocol is good, acceptable or a problem.
@@ -238,11 +480,13 @@ def cipher_strength(protocol: str | None, cipher: str | None, bits: Any, dh_bits
 __all__ = [
     "CIPHER_FAMILY_LABELS",
     "DETAIL_LABELS",
+    "DNS_WORDED",
     "PROBE_RESULTS",
     "PROTOCOL_LABELS",
     "PROTOCOL_VERDICT",
     "cipher_strength",
     "connection_error",
+    "dns_words",
     "header_outcome",
     "item_title",
     "label",

@@ -46,7 +46,7 @@ from ._layout import (
     text,
     when,
 )
-from ._wording import connection_error, item_title, label, verify_reason
+from ._wording import DNS_WORDED, connection_error, dns_words, item_title, label, verify_reason
 
 #: How many fixes page one lists; every one is in its section's part too.
 TOP_FIXES = 5
@@ -169,6 +169,20 @@ def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") 
     return rows
 
 
+def _dns_rows(body: Mapping[str, Any], st: dict[str, Any]) -> list[list[Any]]:
+    """The DNS section's facts: its records in words (`dns_words`: a null MX, a CAA ";", a stopped SPF evaluation
+    as what they mean), the other fields as every section's, in the report's order."""
+    worded = dns_words(body)
+    rows: list[list[Any]] = []
+    for key, value in body.items():
+        if key in worded:
+            lines = "<br/>".join(text(line, 600) for line in worded[key])
+            rows.append([para(text(label(key)), st["cellbold"]), para(lines, st["cell"])])
+        elif key not in DNS_WORDED:
+            rows += _detail_rows({key: value}, st)
+    return rows
+
+
 def _facts(body: Mapping[str, Any]) -> str:
     """A nested object on one line: "Origin sent: https://x; HTTP status: 200; Login data allowed: Yes"."""
     parts = []
@@ -229,7 +243,7 @@ def _section_part(
             details["verify_error"] = verify_reason(details["verify_error"])
         if details.get("error"):
             details["error"] = connection_error(details["error"])
-    detail_rows = _detail_rows(details, st)
+    detail_rows = _dns_rows(details, st) if key == "dns" else _detail_rows(details, st)
     if detail_rows:
         story += [table(detail_rows[:30], [55 * mm, CONTENT_WIDTH - 55 * mm], header=False), Spacer(1, 2 * mm)]
     if key == "tls":

@@ -1,0 +1,128 @@
+"""The scan PDF's DNS details in words a client reads (pdftotext): a null MX, a CAA value naming no CA, a stopped SPF
+evaluation, a list the report cut, said as what they mean, where the PDF printed the raw fields ("Records: 0 .",
+"Issuewild: ;", "Stopped at: include:...", "Not listed: IPv6 addresses: 350", "P: reject", "Tls rpt").
+
+Given real DNS: a best-practice site scanned through the fixture DNS server (null MX, `0 issuewild ";"`), its SPF
+include answered SERVFAIL and 400 IPv6 addresses; and a mail domain's records fetched and checked as a scan does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import pytest
+
+from tests.factories import make_snapshot
+from tests.fixtures import catalog
+from tests.fixtures.dns_server import AuthDnsServer, Faults, inject_faults
+from tests.fixtures.sites import SiteFactory
+from tests.pdf_text import pdf_pages
+from tests.reports import impact_report
+from websec_app.scanner import scan
+from websec_app.scanner.checks.dns import check_dns
+from websec_app.scanner.fetch.dns import fetch_dns
+from websec_app.scanner.fetch.resolve import Resolver
+from websec_app.scanner.grading import grade
+from websec_app.scanner.rules import default_rulebook
+from websec_app.services.pdf import render_scan_pdf
+from websec_app.settings import Settings
+
+#: What the PDF printed before, field names and raw values a client cannot read.
+RAW = ("Issuewild", "Issue:", "Iodef", "Records: 0 .", "Stopped at:", "Failed lookups", "Not listed", "Rua:", "Tls rpt")
+
+
+def dns_part(report: dict[str, Any]) -> str:
+    """The DNS section's detail table as pdftotext reads it, whitespace flattened: from its heading to its
+    findings."""
+    text = re.sub(r"\s+", " ", " ".join(pdf_pages(render_scan_pdf(report, "Acme GmbH"))))
+    start = text.index("Domain and email settings (DNS):")
+    return text[start : text.index("Finding and fix", start)]
+
+
+@pytest.fixture
+def faults(dns_server: AuthDnsServer, monkeypatch: pytest.MonkeyPatch) -> Faults:
+    return inject_faults(dns_server, monkeypatch)
+
+
+async def test_a_scanned_sites_dns_details_read_as_what_they_mean(
+    site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings, faults: Faults
+) -> None:
+    # Given the best-practice site (null MX; CAA: letsencrypt.org, `0 issuewild ";"`, an iodef), with 400 IPv6
+    # addresses and an SPF record including one whose lookup the server answers SERVFAIL
+    host = site_factory.unique_host("pdf-dns")
+    site = catalog.best_practices(host)
+    addresses = tuple((host, "AAAA", f"2001:db8::{n:x}") for n in range(1, 400))
+    site_factory(dataclasses.replace(site, dns=(*site.dns, *addresses)))
+    dns_server.set(host, "TXT", f'"v=spf1 include:_spf.{host} -all"')
+    dns_server.set(f"_spf.{host}", "TXT", '"v=spf1 ip4:192.0.2.0/24 -all"')
+    faults[(f"_spf.{host}", "TXT")] = "servfail"
+    # When it is scanned and its PDF rendered
+    report = (await scan(f"https://{host}/", scan_settings)).to_dict(pro=True, include_fix=True)
+    assert report["dns"]["caa"]["issuewild"] == [";"] and report["dns"]["mx"]["records"] == ["0 ."]
+    part = dns_part(report)
+    # Then each record reads as what it means (the code before: "Records: 0 .; Declares it receives no email: Yes",
+    # "Issue: letsencrypt.org; Issuewild: ;;", "Stopped at: include:...; Failed lookups: ... TXT", "Not listed:
+    # IPv6 addresses: 350")
+    assert "Mail servers none (null MX, RFC 7505): the domain declares it receives no email" in part
+    assert "Certificate authorities allowed: letsencrypt.org" in part
+    assert "For wildcard certificates: no CA may issue (an empty issuer domain name, RFC 8659 4.2)" in part
+    assert f"Problem reports to: mailto:security@{host}" in part
+    assert (
+        f"Evaluation stopped at include:_spf.{host}: no usable answer for _spf.{host} (TXT), so receivers answer "
+        "with a temporary error (temperror, RFC 7208 5)"
+    ) in part
+    assert "DNS lookups it needs: 1 (receivers allow 10)" in part
+    assert re.search(r"IPv6 addresses 2001:db8::\S+, .*, … \(400 in all\)", part)
+    assert "Policy: reject (forged mail is refused)" in part
+    assert f"_domainkey.{host}: the name does not exist (NXDOMAIN), so no key is published under any selector" in part
+    assert "Signed, and the chain of trust from the parent zone verifies" in part
+    assert [raw for raw in RAW if raw in part] == []
+
+
+async def test_a_mail_domains_dns_details_read_as_what_they_mean(
+    dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given a domain that receives mail, reached at www (a CNAME to it): two MX hosts, an SPF record with a soft fail
+    # and a name that does not exist, DMARC quarantine for half the failing mail with a tag receivers ignore, CAA
+    # records (82 issue records, one with parameters, and an issuewild listing two CAs in one value), MTA-STS and
+    # TLS-RPT records
+    domain = "pdf-dns-mail.test"
+    dns_server.add(domain, "A", "127.0.0.9")
+    dns_server.add(f"www.{domain}", "CNAME", domain)
+    dns_server.add(domain, "MX", f"20 mx2.{domain}.", f"10 mx1.{domain}.")
+    dns_server.add(f"mx1.{domain}", "A", "127.0.0.9")
+    dns_server.add(f"mx2.{domain}", "A", "127.0.0.9")
+    dns_server.add(domain, "TXT", f'"v=spf1 mx a:gone.{domain} ~all"')
+    dmarc = f'"v=DMARC1; p=quarantine; pct=50; rua=mailto:a@{domain}; ruf=mailto:f@{domain}; foo=bar"'
+    dns_server.add(f"_dmarc.{domain}", "TXT", dmarc)
+    cas = [f'0 issue "ca{n}.example"' for n in range(81)]
+    dns_server.add(domain, "CAA", '0 issuewild "letsencrypt.org, digicert.com"', '0 issue "x.example; a=b"', *cas)
+    dns_server.add(f"_mta-sts.{domain}", "TXT", '"v=STSv1; id=20261122"')
+    dns_server.add(f"_smtp._tls.{domain}", "TXT", f'"v=TLSRPTv1; rua=mailto:tls@{domain}"')
+    # When its DNS is fetched and checked as a scan does, and the section is rendered in a report's PDF
+    snapshot = await fetch_dns(f"www.{domain}", Resolver(scan_settings))
+    result = check_dns(make_snapshot(f"https://www.{domain}/", dns=snapshot))
+    graded = grade([result], default_rulebook(), {"host": f"www.{domain}", "domain": domain})
+    report = impact_report().to_dict(pro=True)
+    report["dns"] = graded.sections["dns"]
+    assert report["dns"]["caa"]["not_listed"] == {"issue": 32}
+    part = dns_part(report)
+    # Then
+    assert f"Mail servers mx1.{domain} (preference 10), mx2.{domain} (preference 20)" in part
+    assert "Mail from servers it does not list: accepted but marked as suspect (~all, soft fail)" in part
+    assert f"Lookups of names that do not exist: 1 (receivers allow 2): gone.{domain}" in part
+    assert "Policy: quarantine (forged mail goes to spam)" in part
+    assert "Applied to: 50% of the mail that fails" in part
+    assert f"Aggregate reports to: mailto:a@{domain} Failure reports to: mailto:f@{domain}" in part
+    assert "Tags receivers ignore: foo" in part
+    assert f"Records read at: www.{domain}, an alias (CNAME) of {domain}: these are its records" in part
+    assert re.search(r"Certificate authorities allowed: [^;]*ca\d+\.example, … \(82 records in all\)", part)
+    assert (
+        "For wildcard certificates: no CA may issue (an empty issuer domain name, RFC 8659 4.2) “letsencrypt.org, "
+        "digicert.com” names no CA: 'letsencrypt.org, digicert.com' is a list of names in one record"
+    ) in part
+    assert "MTA-STS (email encryption policy) Record: v=STSv1; id=20261122" in part
+    assert f"TLS-RPT (email encryption reports) Record: v=TLSRPTv1; rua=mailto:tls@{domain}" in part
+    assert [raw for raw in RAW if raw in part] == []
