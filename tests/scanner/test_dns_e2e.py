@@ -341,3 +341,25 @@ async def test_an_spf_a_term_whose_query_is_dropped_is_no_void_lookup(
     assert dropped["dns"]["spf"]["void_lookups"] == 2
     changes = diff_reports(good, dropped)
     assert [c.name for c in (*changes.new, *changes.fixed, *changes.changed) if c.section == "dns"] == []
+
+
+async def test_spf_terms_named_with_the_senders_values(site_factory, dns_server, scan_settings) -> None:
+    # Given "a:%{h}": receivers look up the HELO name the sending server gives, which can be a domain of its own
+    # resolving to its address (RFC 7208 7.3, 11.5); and a redirect= to a record named by the sender's local part
+    def helo(host: str) -> None:
+        dns_server.set(host, "TXT", '"v=spf1 a:%{h} -all"')
+
+    def local_part(host: str) -> None:
+        dns_server.set(host, "TXT", '"v=spf1 ip4:192.0.2.1 redirect=%{l}._spf.%{d}"')
+        dns_server.set(f"alice._spf.{host}", "TXT", '"v=spf1 ip4:192.0.2.2 -all"')
+
+    open_body = await scan_best(site_factory, scan_settings, "spf-helo", after=helo)
+    unknown_body = await scan_best(site_factory, scan_settings, "spf-local", after=local_part)
+
+    # Then every server passes (it was dns.spf_strict), the note naming the term and why
+    assert dns_problems(open_body) == {"dns.spf_pass_all": 5}
+    [finding] = [f for f in open_body["dns"]["findings"] if f["check"] == "dns.spf_pass_all"]
+    assert "a:%{h} (a sending server chooses its HELO name, so it can name a domain that resolves" in finding["note"]
+    # and the redirect is listed as not checked, with no verdict and no check.error (it was "SPF includes")
+    assert spf_of(unknown_body) == [] and dns_problems(unknown_body) == {}
+    assert unknown_body["dns"]["spf"]["not_checked"] == ["redirect=%{l}._spf.%{d}"]

@@ -88,6 +88,17 @@ def registrable_domain(host: str) -> str:
     return ".".join(labels[-(private.count(".") + 1) :])  # the host's own spelling (punycode stays punycode)
 
 
+def is_known_public_suffix(domain: str) -> bool:
+    """True for a name the Public Suffix List names, in either section (`com`, `co.uk`, `in-addr.arpa`, `duckdns.org`):
+    anyone may hold a name one label under it. False for a registrable name, a name under one, an IP literal, and a
+    name under a top-level name the list does not know (`internal`), which no public zone answers for."""
+    domain = domain.rstrip(".").lower()
+    if not domain or ip_literal(domain) is not None:
+        return False
+    probe = ".".join(_unicode_label(label) for label in f"websec-probe.{domain}".split("."))
+    return _suffix_list().privatesuffix(probe) == probe
+
+
 def is_registry_suffix(domain: str) -> bool:
     """True for a registry-controlled public suffix (`com`, `co.uk`: the ICANN section of the list), False for
     a private one (`github.io`), a registrable name or an IP literal. What Chrome refuses a certificate

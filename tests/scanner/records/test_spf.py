@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 
 from websec_app.scanner.records.spf import (
+    SenderChosenZone,
     expand_domain_spec,
     parse_spf,
     redirect_as_include,
+    sender_chosen_zone,
     strict_record,
+    without_term,
 )
 
 
@@ -152,3 +155,61 @@ def test_a_record_of_a_million_characters_of_modifiers_is_parsed_in_one_pass() -
 
     assert len(record.terms) == many + repeated + 1 and record.all_term is not None
     assert record.errors == ("'exp' appears more than once",) * (repeated - 1)
+
+
+@pytest.mark.parametrize(
+    ("spec", "chosen"),
+    [
+        # RFC 7208 7.3, 11.5: the HELO name (h), the local part (l; s is l@o), the address's validated name (p) are
+        # the sender's to write: as the whole name, after any transformer, the sender picks the zone
+        ("%{h}", SenderChosenZone("h", "")),
+        ("%{H}", SenderChosenZone("h", "")),  # URL-escaped: a name has nothing to escape
+        ("%{h2r}", SenderChosenZone("h", "")),  # "com.evil.x" reversed, the rightmost 2: evil.com
+        ("%{p}", SenderChosenZone("p", "")),
+        ("%{l1r-}", SenderChosenZone("l", "")),
+        ("%{sr}", SenderChosenZone("s", "")),  # reversed: the local part's first parts are rightmost
+        # the sender's label directly under a public suffix: a domain it can register (or get from a DNS provider)
+        ("%{l}.com", SenderChosenZone("l", "com")),
+        ("%{h}x.com", SenderChosenZone("h", "com")),  # "evilx.com": the sender writes the label's start
+        ("%{l}.duckdns.org", SenderChosenZone("l", "duckdns.org")),
+        ("%{H}.bar", SenderChosenZone("h", "bar")),  # the RFC 7208 test suite's t12
+        ("%{ir}.%{v}.arpa", SenderChosenZone("i", "in-addr.arpa")),  # the sender's reverse zone
+        ("%{h}.%{s1}", SenderChosenZone("h", "org")),  # s1: the last part of l@o, o's top-level label
+        # a registrable domain of fixed text on the right: the owner's zone (or one it chose) answers
+        ("%{h}._helo.%{d}", None),
+        ("%{i}._spf.%{d}", None),
+        ("%{ir}.%{v}._spf.%{d}", None),
+        ("%{l}.example.com", None),
+        ("%{i}.%{l2r-}.user.%{d2}", None),
+        ("%{p}.should.example.com", None),
+        # no zone the sender can hold: an address's last label is no top-level name; "@" (of %{s}: l@o) and "_"
+        # are in no delegated label; a top-level name the Public Suffix List does not know has no public zone
+        ("%{i}", None),
+        ("%{s}", None),
+        ("%{S}", None),
+        ("%{s2}", None),
+        ("%{s1}", None),  # the rightmost part of l@o: o's "org"
+        ("%{h}_x.com", None),
+        ("%{h}.internal", None),
+        # no name at all (7.3: a part count of 0; an empty label), or only the same values for every sender
+        ("%{h0}", None),
+        ("%{h}..com", None),
+        ("%{d}.%{o}", None),
+        ("%{v}.arpa", None),
+    ],
+)
+def test_a_name_whose_zone_the_sender_picks_is_told_from_one_in_the_owners_zone(
+    spec: str, chosen: SenderChosenZone | None
+) -> None:
+    assert sender_chosen_zone(spec, "mail.example.org", "example.org", "IPv4") == chosen
+
+
+def test_v_names_the_reverse_zone_of_the_senders_family() -> None:
+    ipv6 = sender_chosen_zone("%{ir}.%{v}.arpa", "example.org", "example.org", "IPv6")
+    assert ipv6 == SenderChosenZone("i", "ip6.arpa")
+
+
+def test_without_term_drops_each_word_of_that_term_only() -> None:
+    record = "v=spf1 ?a:%{h} a:%{h}.example.net ?A:%{h} ip4:192.0.2.1 -all"
+    (term,) = parse_spf("v=spf1 ?a:%{h}").terms
+    assert without_term(record, term) == "v=spf1 a:%{h}.example.net ip4:192.0.2.1 -all"

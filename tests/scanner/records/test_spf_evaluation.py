@@ -94,3 +94,12 @@ def test_after_every_ipv4_sender_passes_only_what_ipv6_senders_need_is_asked() -
     )
     web = dns_answer("web.example.net", "AAAA", "2001:db8::1")
     assert spf_lookups_to_ask("example.com", answers(record, mx, web)) == ([("out.example.net", "AAAA")], [])
+
+
+def test_nothing_is_asked_past_a_term_whose_zone_the_sender_picks() -> None:
+    # a:%{h}: every sender can name a HELO domain of its own resolving to its address: receivers stop there for it
+    # (RFC 7208 4.6.2, 7.3), so nothing after it is read; a "-" one, every sender walks past
+    record = txt("example.com", "v=spf1 a:%{h} include:later.example.net -all")
+    assert spf_lookups_to_ask("example.com", answers(record)) == ([], [])
+    walked_past = txt("example.com", "v=spf1 -a:%{h} include:later.example.net -all")
+    assert spf_lookups_to_ask("example.com", answers(walked_past)) == ([("later.example.net", "TXT")], [])

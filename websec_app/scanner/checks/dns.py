@@ -39,7 +39,7 @@ from ..records.mta_sts import (
     sts_records,
     uncovered_mx,
 )
-from ..records.spf import parse_spf, redirect_as_include, strict_record
+from ..records.spf import parse_spf, redirect_as_include, strict_record, without_term
 from ..records.tls_rpt import tlsrpt_near_misses, tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, FetchChain, SiteSnapshot
@@ -142,6 +142,7 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     # syntax, the lookup-limit and the void-lookup findings below at most, for the senders still walking there
     # (those of one family, when a term before it matched every sender of the other).
     only_for = _spf_senders(evaluation)
+    unchecked = _spf_not_checked(evaluation)
     if failure is not None:
         # RFC 7208 5: receivers stop at this term with temperror. What it and the terms after it decide (the result
         # for other senders, a limit or syntax error further on) is not known: not a finding, and not "fixed".
@@ -156,7 +157,8 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
             for answer in failure.lookups
         ]
     if evaluation.errors:
-        findings.append(Finding("dns.spf_invalid", note="; ".join(_listed(evaluation.errors, limit=5)) + only_for))
+        note = "; ".join(_listed(evaluation.errors, limit=5)) + only_for + unchecked
+        findings.append(Finding("dns.spf_invalid", note=note))
     if evaluation.over_limit:
         parts = _listed(evaluation.limit_errors)
         if evaluation.over_limit_at is not None:
@@ -165,18 +167,14 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
                 f"more than {LOOKUP_LIMIT} DNS lookups: receivers stop at the {LOOKUP_LIMIT + 1}th, "
                 f"{evaluation.over_limit_at} (RFC 7208 4.6.4)",
             )
-        findings.append(Finding("dns.spf_too_many_lookups", note="; ".join(parts) + only_for))
-    elif evaluation.undecided:
-        findings.append(
-            Finding("check.error", subject="SPF includes", note="not checked: " + ", ".join(evaluation.undecided))
-        )
+        findings.append(Finding("dns.spf_too_many_lookups", note="; ".join(parts) + only_for + unchecked))
     if evaluation.over_void_limit:
         names = ", ".join(dict.fromkeys(evaluation.void_names))
         note = (
             f"{evaluation.void_lookups} void lookups (names that do not exist or have no such record: {names}); "
             f"receivers allow {VOID_LOOKUP_LIMIT} (RFC 7208 4.6.4)"
         )
-        findings.append(Finding("dns.spf_void_lookups", note=note + only_for))
+        findings.append(Finding("dns.spf_void_lookups", note=note + only_for + unchecked))
     if evaluation.uses_ptr:
         findings.append(Finding("dns.spf_ptr", note="the ptr mechanism is slow and unreliable (RFC 7208 5.5)"))
     qualifier = evaluation.all_qualifier
@@ -184,8 +182,11 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     # the owner's. Another organisation's (redirect=_spf.provider.example) is included instead, from the
     # owner's record: the provider's senders still pass, and the owner's "-all" decides (RFC 7208 5.2).
     all_domain = evaluation.all_domain or domain
+    all_record = evaluation.all_record or record
+    if evaluation.all_chosen_term is not None:  # the term any sender can be matched by goes, "all" decides
+        all_record = without_term(all_record, evaluation.all_chosen_term)
     if registrable_domain(all_domain) == domain:
-        fix_vars = {"domain": all_domain, "spf_strict": strict_record(evaluation.all_record or record)}
+        fix_vars = {"domain": all_domain, "spf_strict": strict_record(all_record)}
     else:
         fix_vars = {"domain": domain, "spf_strict": strict_record(redirect_as_include(record))}
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
@@ -201,20 +202,40 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
             note = f"{opener}: every {senders} on the internet passes" + (
                 " (RFC 7208 5.2)" if "include:" in opener else ""
             )
-        findings.append(Finding("dns.spf_pass_all", note=note))
+        findings.append(Finding("dns.spf_pass_all", note=note + unchecked))
     elif not evaluation.all_known:
-        # the record that decides could not be read, or is never reached: a check.error, a temperror or a
-        # permerror above says why, and a fix republishing the record with "-all" would still be a permerror
+        # the record that decides could not be read, or is never reached: a temperror or a permerror above says why,
+        # and a fix republishing the record with "-all" would still be one; or its name is built with the sender's
+        # values (details.spf.not_checked), so which record decides, if any, depends on the sender: no verdict
         pass
+    elif evaluation.all_chosen is not None:
+        # a "~" or "?" term any sender can be matched by (its zone is the sender's pick) ends evaluation for it there
+        outcome, result = ("dns.spf_softfail", "soft-fail") if qualifier == "~" else ("dns.spf_neutral", "are neutral")
+        note = f"{evaluation.all_chosen}: any server on the internet can be matched there, so other senders {result}"
+        findings.append(Finding(outcome, note=note + where + unchecked, fix_vars=fix_vars))
     elif qualifier in (None, "?"):
         note = "?all: neutral" if qualifier == "?" else "no 'all' mechanism: other senders are neutral (RFC 7208 4.7)"
-        findings.append(Finding("dns.spf_neutral", note=note + where, fix_vars=fix_vars))
+        findings.append(Finding("dns.spf_neutral", note=note + where + unchecked, fix_vars=fix_vars))
     elif qualifier == "~":
         note = f"~all: other senders only soft-fail{where}"
-        findings.append(Finding("dns.spf_softfail", note=note, fix_vars=fix_vars))
+        findings.append(Finding("dns.spf_softfail", note=note + unchecked, fix_vars=fix_vars))
     else:
-        findings.append(Finding("dns.spf_strict", note=record))
+        findings.append(Finding("dns.spf_strict", note=record + unchecked))
     return findings, no_senders and not evaluation.errors
+
+
+def _spf_not_checked(evaluation: SpfEvaluation) -> str:
+    """For a record whose evaluation reaches an include or redirect= named with the sender's own values in a zone it
+    does not pick: "; not checked, ...: include:%{l}._spf.example.com". Not a failure of the scan: what receivers
+    conclude there depends on each sender (the record its values name, or none: a permerror, RFC 7208 5.2, 6.1)."""
+    if not evaluation.unknown:
+        return ""
+    terms = _listed(evaluation.unknown, limit=5)
+    names = "its name is" if len(terms) == 1 else "their names are"
+    return (
+        f"; not checked, as {names} built from the sender's own values (RFC 7208 7.3), so what receivers conclude "
+        f"where {'it is' if len(terms) == 1 else 'they are'} reached depends on the sender: {', '.join(terms)}"
+    )
 
 
 def _spf_senders(evaluation: SpfEvaluation) -> str:

@@ -3,8 +3,9 @@
 `parse_spf` follows the grammar of section 12 and reports what section 4.6 calls a permerror
 (unknown mechanisms, malformed domain-specs, bad prefix lengths, repeated modifiers).
 `term_target` and `mx_exchanges` name what a term looks up, through the names `expand_domain_spec` gives a
-domain-spec whose macros are the same for every sender (7.3: d, o and the escapes); the evaluation itself, with its
-limits (4.6.4), which the fetch layer follows to know what to ask and the `dns` check reads, is
+domain-spec whose macros are the same for every sender (7.3: d, o and the escapes); `sender_chosen_zone` says when
+the sender's own values (its HELO name, local part, address) pick the zone that answers for a name; the evaluation
+itself, with its limits (4.6.4), which the fetch layer follows to know what to ask and the `dns` check reads, is
 records/spf_evaluation.py's.
 """
 
@@ -15,8 +16,12 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from ..registrable import is_known_public_suffix
+
 __all__ = [
     "MX_RECORD_LIMIT",
+    "SENDER_MACROS",
+    "SenderChosenZone",
     "SpfRecord",
     "SpfTerm",
     "expand_domain_spec",
@@ -25,9 +30,13 @@ __all__ = [
     "parse_spf",
     "prefix_lengths",
     "redirect_as_include",
+    "sender_chosen_zone",
     "spf_texts",
     "strict_record",
+    "term_domain_spec",
     "term_target",
+    "uses_sender_macros",
+    "without_term",
 ]
 
 #: RFC 7208 4.6.4 and 5.4: more MX records than this make the mx mechanism a permerror, its hosts never looked up
@@ -47,6 +56,13 @@ _ENDS_WITH_DOMAIN_MACRO = re.compile(r"(?:%\{[slodiphv][0-9]*r?[.\-+,/_=]*\}|%%|
 # RFC 7208 7.1, 7.3: one macro-expand in a domain-spec, its letter, digits, "r" and delimiters, or an escape
 _MACRO_PARTS = re.compile(r"%(?:\{([a-z])([0-9]*)(r?)([.\-+,/_=]*)\}|([%_-]))", re.IGNORECASE)
 _ESCAPES = {"%": "%", "_": " ", "-": "%20"}
+#: RFC 7208 7.3: the macro letters of a domain-spec whose values the sender gives: its address (s, l@o), that
+#: address's local part (l), the address it sends from (i), the validated name of that address (p), its HELO name (h),
+#: and "in-addr" or "ip6" by that address's family (v). Only d and o are the same for every sender.
+SENDER_MACROS = frozenset("slipvh")
+#: The characters of a label a zone under a public suffix can be delegated for, and of a top-level name: letters,
+#: digits, hyphens (RFC 1123 2.1, RFC 3696 2)
+_HOST_LABEL = re.compile(r"[a-z0-9-]*")
 # RFC 7208 7.1: toplabel = ( *alphanum ALPHA *alphanum ) / ( 1*alphanum "-" *( alphanum / "-" ) alphanum ).
 # Written possessive, each run read once: the ABNF's own shape (`[0-9A-Za-z]*[A-Za-z][0-9A-Za-z]*`) tried every
 # letter as the one ALPHA and read the rest again, quadratic in a long label that does not match ("a." + 32 KB
@@ -279,6 +295,13 @@ def strict_record(text: str) -> str:
     return " ".join([words[0] if words else "v=spf1", *kept, "-all", *modifiers])
 
 
+def without_term(text: str, term: SpfTerm) -> str:
+    """The same record without the mechanism `term` (each word that parses to it)."""
+    words = text.split()
+    kept = [w for w in words[1:] if not (term.value and term.value in w and parse_spf(f"v=spf1 {w}").terms == (term,))]
+    return " ".join([words[0] if words else "v=spf1", *kept])
+
+
 def redirect_as_include(text: str) -> str:
     """The same record with its redirect= made an include: of the same name after the mechanisms, and no
     "all": for a record delegating to another organisation's, whose "all" its owner cannot change. The
@@ -319,11 +342,7 @@ def expand_domain_spec(spec: str, domain: str, sender_domain: str) -> str | None
         if letter.lower() not in ("d", "o") or (digits and int(digits) == 0):
             return None
         value = domain if letter.lower() == "d" else sender_domain
-        pieces = re.split(f"[{re.escape(delimiters or '.')}]", value.rstrip("."))
-        if reverse:
-            pieces.reverse()
-        expanded = ".".join(pieces[-int(digits) :] if digits else pieces)
-        parts.append(quote(expanded, safe="-._~") if letter.isupper() else expanded)
+        parts.append(_transformed(value, letter, digits, reverse, delimiters))
     parts.append(spec[end:])
     name = "".join(parts).rstrip(".").lower()
     if len(name) > 253:  # the first label boundary leaving at most 253 characters, found once: a 64 KB spec of
@@ -335,12 +354,113 @@ def expand_domain_spec(spec: str, domain: str, sender_domain: str) -> str | None
     return name
 
 
+def _split_value(value: str, delimiters: str, reverse: str) -> list[str]:
+    """RFC 7208 7.3: a macro's value split on its delimiters ("." by default), reversed with "r"."""
+    pieces = re.split(f"[{re.escape(delimiters or '.')}]", value)
+    if reverse:
+        pieces.reverse()
+    return pieces
+
+
+def _transformed(value: str, letter: str, digits: str, reverse: str, delimiters: str) -> str:
+    """RFC 7208 7.3: a macro's value split, reversed, its rightmost parts kept by the digits (nonzero), joined with
+    "."; URL-escaped for an uppercase letter."""
+    pieces = _split_value(value.rstrip("."), delimiters, reverse)
+    expanded = ".".join(pieces[-int(digits) :] if digits else pieces)
+    return quote(expanded, safe="-._~") if letter.isupper() else expanded
+
+
+def uses_sender_macros(spec: str) -> bool:
+    """Whether `spec` holds a macro whose value the sender gives (`SENDER_MACROS`)."""
+    return any(letter and letter.lower() in SENDER_MACROS for letter, *_ in _MACRO_PARTS.findall(spec))
+
+
+@dataclass(frozen=True)
+class SenderChosenZone:
+    """How the sender picks the zone that answers for a name: the macro whose value supplies the name's rightmost
+    labels, or its label directly under a public suffix (`suffix`, "" when the sender gives the whole name)."""
+
+    letter: str  # "h", "l", "s", "p" or "i", lowercase
+    suffix: str
+
+
+def sender_chosen_zone(spec: str, domain: str, sender_domain: str, family: str) -> SenderChosenZone | None:
+    """Whether a sender of `family` ("IPv4", "IPv6") picks the zone that answers for the name `spec` expands to in the
+    record of `domain` (mail from `sender_domain`), and through which macro: the labels that decide which zone
+    answers, the rightmost ones down to the first under a public suffix, come from the sender's own values (RFC 7208
+    7.3, 11.5: its HELO name, local part, address, and its address's validated name, none checked by receivers). So
+    "%{h}", "%{h2r}", "%{l}.com", "%{l}.duckdns.org" or "%{ir}.%{v}.arpa" (the sender's reverse zone) name a zone
+    of the sender's choosing, where it can publish what makes the term match it. None for a name whose rightmost
+    labels hold a registrable domain of fixed text ("%{i}._spf.%{d}", "%{l}.example.com": the zone of the record's
+    owner, or of whom it chose, answers), and for a spec that names no query (a part count of 0, an empty or long
+    label, a label no zone is delegated for, such as the "@" of %{s}).
+
+    Worked on the macros' shape, not their values: the value of h, l or p is any name the sender writes, so after
+    any transformer (7.3: split on the delimiters, reversed with "r", the rightmost parts kept by the digits) its
+    last part is the sender's; s is "l@o", whose rightmost parts are o's unless reversed or kept past them; i is
+    the sender's address, whose labels are digits or hex digits, so no top-level name; v is "in-addr" or "ip6" by
+    `family`, the same for every sender of it."""
+    sender: str | None = None  # the letter of the rightmost value the sender gives
+    tail: list[str] = []  # the fixed text after it
+    length = 0  # of `tail`: past 254 characters (a final dot), the sender's labels fall off the name's left (7.3),
+    # so what follows is no longer expanded (a spec of thousands of %{d} would be, for each term and round)
+    end = 0
+    for match in _MACRO_PARTS.finditer(spec):
+        letter, digits, reverse, delimiters, escape = match.groups()
+        literal = spec[end : match.start()]
+        end = match.end()
+        lower = (letter or "").lower()
+        if lower and (lower not in "slodiphv" or (digits and int(digits) == 0)):
+            return None  # no name: receivers make no query of it
+        if lower in ("h", "l", "p", "i") or (lower == "s" and reverse):
+            sender, tail, length = lower, [], 0  # the rightmost part of the value is the sender's
+            continue
+        if lower == "s":  # "<local part>@<o>", split: its rightmost parts are o's, then the one joining the local
+            # part's last to "@" and o's first
+            owned = _split_value("@" + sender_domain.rstrip("."), delimiters, "")
+            if not digits or int(digits) >= len(owned):
+                sender, tail, length, literal = "s", [], 0, ""
+            else:
+                owned = owned[-int(digits) :]
+            piece = literal + _transformed(".".join(owned), letter, "", "", "")
+        elif length > 254:
+            continue
+        elif escape:
+            piece = literal + _ESCAPES[escape]
+        elif lower == "v":
+            piece = literal + _transformed(
+                "in-addr" if family == "IPv4" else "ip6", letter, digits, reverse, delimiters
+            )
+        else:
+            value = domain if lower == "d" else sender_domain
+            piece = literal + _transformed(value, letter, digits, reverse, delimiters)
+        tail.append(piece)
+        length += len(piece)
+    tail.append(spec[end:])
+    if sender is None or length > 254:
+        return None
+    label_tail, _, suffix = "".join(tail).rstrip(".").lower().partition(".")
+    if len(suffix) > 251 or (suffix and any(not 0 < len(label) <= 63 for label in suffix.split("."))):
+        return None  # no name (or no room left of the fixed labels for the sender's, 7.3 truncating on the left)
+    if not _HOST_LABEL.fullmatch(label_tail):
+        return None  # "x@example" under com, "x_y" as a top-level name: no zone is delegated for such a label
+    if not suffix:  # the sender writes the whole name, down to its top-level label; an address names none
+        return None if sender == "i" else SenderChosenZone(sender, "")
+    return SenderChosenZone(sender, suffix) if is_known_public_suffix(suffix) else None
+
+
+def term_domain_spec(term: SpfTerm) -> str | None:
+    """The domain-spec of an include, exists, ptr, a or mx term (the last two without their prefix lengths) or of a
+    redirect=, as written; None when it names none (a bare a, mx or ptr reads the record's own domain, 5.3-5.5)."""
+    value = term.value or ""
+    return (_split_cidr(value)[0] if term.name in ("a", "mx") else value) or None
+
+
 def term_target(term: SpfTerm, domain: str, sender_domain: str) -> str | None:
     """The name an a, mx or exists term of the record of `domain` queries, for mail from `sender_domain`: its
     domain-spec without the prefix lengths, or `domain` (RFC 7208 5.3, 5.4), its macros expanded
     (`expand_domain_spec`); None when a macro depends on the sender (it cannot be resolved ahead)."""
-    value = term.value or ""
-    spec = value if term.name == "exists" else _split_cidr(value)[0]
+    spec = term_domain_spec(term)
     return expand_domain_spec(spec, domain, sender_domain) if spec else domain.rstrip(".").lower()
 
 

@@ -25,6 +25,19 @@ An `a` term asks A for an IPv4 sender and AAAA for an IPv6 one, and an mx term i
 (5.3, 5.4): each of the families still walking. Such a term is a void lookup only when it is void for all of them
 (NXDOMAIN, or none of its types has records), so the count holds for every sender walking.
 
+A term whose name is built with the sender's own values (7.3: s, l, i, p, v, h) has no answer to read ahead. Most
+name a zone of the owner's or of whom it chose ("exists:%{i}._spf.%{d}", "a:%{l}.example.com"): what it finds is up
+to them, and it is read as no match, as for a sender it does not list. But when those values supply the labels that
+decide which zone answers ("a:%{h}", "include:%{h}", "exists:%{l}.com": `sender_chosen_zone`), the sender picks the
+zone, and so whether the term matches it: its HELO name can be a domain of its own that resolves to its address.
+Each sender then gets the more lenient of the term's result and what the walk gives without it: a "+" term lets
+every sender of the families it applies to pass, there (4.6.2: earlier matches and errors decide first); a "~" or
+"?" one lets any sender get softfail or neutral instead of a stricter end (`SpfEvaluation.all_chosen`); a "-" one
+any sender walks past. An include or redirect= built with the sender's values in a zone it does not pick
+("include:%{l}._spf.%{d}") leads to a record, or to none (a permerror, 5.2, 6.1), that depends on the sender: it is
+listed as not checked (`SpfEvaluation.unknown`). Past an include the walk goes on for the senders it does not match;
+a redirect decides for every sender still walking, so there the end is not known.
+
 One walk serves both sides of the scan: the dns check evaluates what the DNS fetch collected (checks/spf.py reads
 the snapshot through it), and the fetch asks what the walk reads (`spf_lookups_to_ask`, fetch/dns.py), in its
 order and within its limits, so the fetch never gives up on a lookup the evaluation reaches before its own
@@ -36,20 +49,25 @@ the evaluation will probably need. The check never gives the walk a missing answ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from ..snapshot import DnsAnswer
 from .dns_text import failed, txt_of
 from .spf import (
     MX_RECORD_LIMIT,
+    SenderChosenZone,
     SpfRecord,
     SpfTerm,
     expand_domain_spec,
     mx_exchanges,
     parse_spf,
     prefix_lengths,
+    sender_chosen_zone,
     spf_texts,
+    term_domain_spec,
     term_target,
+    uses_sender_macros,
 )
 
 __all__ = [
@@ -74,6 +92,24 @@ _NETWORK_FAMILY = {"ip4": "IPv4", "ip6": "IPv6"}
 _ALL_RESULTS = {"+": "pass", "-": "fail", "~": "softfail", "?": "neutral"}
 #: How much a result lets through, for the verdict on the families' results when they differ (neutral most)
 _LETS_THROUGH: dict[str | None, int] = {"-": 0, "~": 1, "?": 2, None: 2}
+#: RFC 7208 7.3, 11.5: why a macro's value lets the sender pick the zone a name falls in (`sender_chosen_zone`)
+_SENDER_CHOOSES = {
+    "h": "a sending server chooses its HELO name",
+    "l": "a sender chooses the local part of its address",
+    "s": "a sender chooses the local part of its address",
+    "p": "a sender's validated name is what the reverse (PTR) zone of its address says, which the address's holder "
+    "writes",
+    "i": "a sender picks the address it sends from, and with it the zone that address names",
+}
+#: What the sender then names for the term to match it (5.2-5.7, 6.1)
+_SENDER_NAMES = {
+    "a": "that resolves to its own address",
+    "mx": "whose MX host has its own address",
+    "exists": "that exists",
+    "ptr": "that its own address's validated name is under",
+    "include": "whose SPF record passes it",
+    "redirect": "whose SPF record passes it",
+}
 
 #: The answer to (name, type), None when it was not asked (yet).
 Lookup = Callable[[str, str], DnsAnswer | None]
@@ -95,13 +131,17 @@ class SpfEvaluation:
     records_found: int = 0
     lookups: int = 0  # DNS-querying terms reached (the 11th, when the limit is passed)
     errors: list[str] = field(default_factory=list)  # syntax errors of a record reached, an include's none, a loop
-    #: redirect targets named with a macro that depends on the sender: which "all" decides cannot be known
+    #: the include and redirect= terms reached whose target is built with the sender's values, in a zone it does not
+    #: pick ("include:%{l}._spf.%{d}", "(in x's record)" when not the domain's own): what receivers conclude there
+    #: depends on the sender. A redirect's target decides for every sender still walking: no verdict on "all" then.
     unknown: list[str] = field(default_factory=list)
-    #: those of `unknown` the evaluation reaches (every one: it stops at an error)
-    undecided: list[str] = field(default_factory=list)
     all_qualifier: str | None = None  # of the term that decides ("-" for "-all"); None: no all, or unknown
     all_domain: str | None = None  # where the record that decides is published (through redirect=); None: unknown
     all_record: str | None = None  # the text of that record
+    #: when a "~" or "?" term whose zone the sender picks gives the result for others (any sender can be matched there,
+    #: rather than reach a stricter "all"): what it is, and the term, in the record at `all_domain`
+    all_chosen: str | None = None
+    all_chosen_term: SpfTerm | None = None
     passes_everyone: str | None = None  # what lets every sender of a family pass ("+all", "include:x -> +all")
     passes_families: tuple[str, ...] = ()  # the families it lets pass, in FAMILIES' order
     #: the families whose senders were still walking when an error stopped the evaluation: whom it concerns
@@ -163,6 +203,26 @@ class _Match:
     record: str  # its text
     qualifier: str | None
     what: str  # what matches, for a pass: "+all", "ip4:0.0.0.0/0", "include:x.example -> +all"
+    #: a term whose zone the sender picks matched (`sender_chosen_zone`): the sender chose it, so an include of this
+    #: record matching is its choice too, and one with another qualifier than "+" the most lenient end it can get
+    chosen: bool = False
+    term: SpfTerm | None = None  # the term that decides, in `record`
+
+
+class _TermMatch(NamedTuple):
+    """The families of the senders walking a term matches every one of, what matches them, and those of them whose
+    sender chooses to be matched there (the term's zone is the sender's pick) rather than is."""
+
+    families: frozenset[str]
+    what: str
+    chosen: frozenset[str] = frozenset()
+
+
+def _lenient(match: _Match, choice: _Match | None) -> _Match:
+    """A family's end `match`, or the result `choice` a sender can choose to get earlier when it lets through more."""
+    if choice is None or match.qualifier == "+" or _LETS_THROUGH[choice.qualifier] <= _LETS_THROUGH[match.qualifier]:
+        return match
+    return choice
 
 
 class SpfRecords:
@@ -192,6 +252,16 @@ def _term_text(term: SpfTerm) -> str:
     qualifier = "" if term.qualifier == "+" else term.qualifier
     separator = "" if term.value is None or term.value.startswith("/") else ":"
     return f"{qualifier}{term.name}{separator}{term.value or ''}"
+
+
+def _chosen_what(term: SpfTerm, zone: SenderChosenZone) -> str:
+    """What a term whose zone the sender picks lets it do, and why: "a:%{h} (a sending server chooses its HELO name,
+    so it can name a domain that resolves to its own address: RFC 7208 7.3, 11.5)"."""
+    under = f" under {zone.suffix}" if zone.suffix else ""
+    return (
+        f"{_term_text(term)} ({_SENDER_CHOOSES[zone.letter]}, so it can name a domain{under} "
+        f"{_SENDER_NAMES[term.name]}: RFC 7208 7.3, 11.5)"
+    )
 
 
 def _void(answer: DnsAnswer) -> bool:
@@ -239,6 +309,8 @@ class _Walk:
         decision = max(others, key=lambda m: _LETS_THROUGH[m.qualifier], default=matches[FAMILIES[0]])
         result.all_qualifier = decision.qualifier
         result.all_domain, result.all_record = decision.domain, decision.record
+        if decision.chosen and decision.qualifier != "+":
+            result.all_chosen, result.all_chosen_term = decision.what, decision.term
 
     # -- ending the walk -----------------------------------------------------------------------------------------
 
@@ -305,17 +377,36 @@ class _Walk:
         if read is None:
             return {}
         record, text = read
+        choices: dict[str, _Match] = {}  # a family's most lenient result a sender can choose to get on the way
+        decided = self._terms(record, text, domain, path, live, choices)
+        return {family: _lenient(match, choices.get(family)) for family, match in decided.items()}
+
+    def _terms(
+        self,
+        record: SpfRecord,
+        text: str,
+        domain: str,
+        path: tuple[str, ...],
+        live: frozenset[str],
+        choices: dict[str, _Match],
+    ) -> dict[str, _Match]:
+        """`_record`'s walk through the terms of `record`, noting in `choices` the results senders can choose."""
         decided: dict[str, _Match] = {}
         for term in record.evaluated_mechanisms():
             matched = self._mechanism(term, domain, path, live)
             if self.stopped:
                 return decided
-            if matched is not None:
-                families, what = matched
-                decided.update({family: _Match(domain, text, term.qualifier, what) for family in families})
-                live = live - families
-                if not live:  # RFC 7208 4.6.2: every sender matched; an "all" always ends here
-                    return decided
+            if matched is None:
+                continue
+            families, what, chosen = matched
+            if term.qualifier != "+":  # a sender may be matched there or walk on, whichever lets it through more
+                choice = _Match(domain, text, term.qualifier, what, True, term)
+                choices.update({family: _lenient(choice, choices.get(family)) for family in chosen})
+                families -= chosen
+            decided.update({f: _Match(domain, text, term.qualifier, what, f in chosen, term) for f in families})
+            live = live - families
+            if not live:  # RFC 7208 4.6.2: every sender matched; an "all" always ends here
+                return decided
         redirect_term = record.modifier("redirect")  # no "all" was reached, so there is none (6.1)
         if redirect_term is None:  # RFC 7208 4.7: neutral
             decided.update({family: _Match(domain, text, None, "") for family in live})
@@ -323,40 +414,61 @@ class _Walk:
         self.result.lookups += 1  # RFC 7208 4.6.4: redirect= is evaluated last, once no mechanism matched
         if self._over_limit(redirect_term, domain, live):
             return decided
+        chosen_target = self._chosen_by_sender(redirect_term, domain, live)
+        if chosen_target is not None:  # 6.1: the record the sender names decides: one that passes it
+            families, what, _ = chosen_target
+            decided.update({f: _Match(domain, text, "+", what, True, redirect_term) for f in families})
+            live = live - families
+            if not live:
+                return decided
         redirect = expand_domain_spec(redirect_term.value or "", domain, self.result.domain)
-        if redirect is None:  # the target depends on the sender: which "all" decides is unknown
-            self.result.unknown.append((redirect_term.value or "").rstrip(".").lower())
-            self.result.undecided.append(self.result.unknown[-1])
+        if redirect is None:  # built with the sender's values: which record decides, if any, depends on the sender
+            if uses_sender_macros(redirect_term.value or ""):
+                self.result.unknown.append(self._where(redirect_term, domain))
             return decided
         if redirect in path:
             self._permerror(f"{redirect} includes itself (a loop through {' -> '.join(path)})", live)
             return decided
         # RFC 7208 6.1: the redirected record's result is the result, through any further redirect
         for family, match in self._record(redirect, (*path, redirect), live, redirect_term).items():
-            what = f"redirect={redirect} -> {match.what}" if match.what else ""
-            decided[family] = _Match(match.domain, match.record, match.qualifier, what)
+            decided[family] = replace(match, what=f"redirect={redirect} -> {match.what}" if match.what else "")
         return decided
 
     # -- terms ---------------------------------------------------------------------------------------------------
 
+    def _where(self, term: SpfTerm, domain: str) -> str:
+        """`term` as written, and the record it is in when not the domain's own."""
+        return _term_text(term) + ("" if domain == self.result.domain else f" (in {domain}'s record)")
+
     def _over_limit(self, term: SpfTerm, domain: str, live: frozenset[str]) -> bool:
         if self.result.lookups <= LOOKUP_LIMIT:
             return False
-        where = "" if domain == self.result.domain else f" (in {domain}'s record)"
-        self.result.over_limit_at = _term_text(term) + where
+        self.result.over_limit_at = self._where(term, domain)
         self._stop(live)
         return True
 
-    def _mechanism(
-        self, term: SpfTerm, domain: str, path: tuple[str, ...], live: frozenset[str]
-    ) -> tuple[frozenset[str], str] | None:
-        """The families of `live` every sender of which `term` matches, and what matches them; None for none."""
+    def _chosen_by_sender(self, term: SpfTerm, domain: str, live: frozenset[str]) -> _TermMatch | None:
+        """The families of `live` whose senders pick the zone `term` reads (`sender_chosen_zone`): each can name one
+        where it publishes what makes the term match it. None for none."""
+        spec = term_domain_spec(term)
+        if spec is None or "%" not in spec:
+            return None
+        zones = [(f, sender_chosen_zone(spec, domain, self.result.domain, f)) for f in FAMILIES if f in live]
+        chosen = [(family, zone) for family, zone in zones if zone is not None]
+        if not chosen:
+            return None
+        families = frozenset(family for family, _ in chosen)
+        return _TermMatch(families, _chosen_what(term, chosen[0][1]), families)
+
+    def _mechanism(self, term: SpfTerm, domain: str, path: tuple[str, ...], live: frozenset[str]) -> _TermMatch | None:
+        """The families of `live` every sender of which `term` matches, or can choose to be matched by, and what
+        matches them; None for none."""
         if term.name == "all":
-            return live, "+all" if term.qualifier == "+" else _term_text(term)
+            return _TermMatch(live, "+all" if term.qualifier == "+" else _term_text(term))
         if term.name in _NETWORK_FAMILY:
             family = _NETWORK_FAMILY[term.name]
             every = family in live and _every_address(term.value)
-            return (frozenset((family,)), f"{term.name}:{term.value}") if every else None
+            return _TermMatch(frozenset((family,)), f"{term.name}:{term.value}") if every else None
         result = self.result
         result.lookups += 1  # counted when reached, whatever its lookup finds (RFC 7208 4.6.4)
         if self._over_limit(term, domain, live):
@@ -365,8 +477,12 @@ class _Walk:
         if "%" in value:
             result.macros = True
         if term.name == "ptr":
-            result.uses_ptr = True  # its queries depend on the sender, and a failure of them is no match (5.5)
-            return None
+            result.uses_ptr = True
+        chosen = self._chosen_by_sender(term, domain, live)
+        if chosen is not None:
+            return chosen
+        if term.name == "ptr":
+            return None  # its queries depend on the sender, and a failure of them is no match (5.5)
         if term.name == "include":
             return self._include(term, domain, path, live)
         target = term_target(term, domain, result.domain)
@@ -378,12 +494,14 @@ class _Walk:
             return self._a(term, domain, target, live)
         return self._mx(term, domain, target, live)
 
-    def _include(
-        self, term: SpfTerm, domain: str, path: tuple[str, ...], live: frozenset[str]
-    ) -> tuple[frozenset[str], str] | None:
+    def _include(self, term: SpfTerm, domain: str, path: tuple[str, ...], live: frozenset[str]) -> _TermMatch | None:
         target = expand_domain_spec(term.value, domain, self.result.domain) if term.value else None
         if not target:
-            return None  # a target with a macro that depends on the sender cannot be fetched ahead
+            # built with the sender's values: the record it reads, or none (a permerror, 5.2), depends on the sender;
+            # the walk goes on for the senders it does not match
+            if uses_sender_macros(term.value or ""):
+                self.result.unknown.append(self._where(term, domain))
+            return None
         if target in path:
             self._permerror(f"{target} includes itself (a loop through {' -> '.join(path)})", live)
             return None
@@ -392,11 +510,10 @@ class _Walk:
         passed = [family for family in FAMILIES if family in included and included[family].qualifier == "+"]
         if self.stopped or not passed:
             return None
-        return frozenset(passed), f"include:{target} -> {included[passed[0]].what}"
+        chosen = frozenset(family for family in passed if included[family].chosen)
+        return _TermMatch(frozenset(passed), f"include:{target} -> {included[passed[0]].what}", chosen)
 
-    def _exists(
-        self, term: SpfTerm, domain: str, target: str, live: frozenset[str]
-    ) -> tuple[frozenset[str], str] | None:
+    def _exists(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> _TermMatch | None:
         answer = self.lookup(target, "A")  # whatever the sender's family (RFC 7208 5.7)
         if answer is None:
             self.guessed = True
@@ -405,10 +522,10 @@ class _Walk:
         elif _void(answer):
             self._void_lookup(target, live)
         else:  # 5.7: any A record matches, whoever sends
-            return live, f"exists:{target} -> {target} has an A record (RFC 7208 5.7)"
+            return _TermMatch(live, f"exists:{target} -> {target} has an A record (RFC 7208 5.7)")
         return None
 
-    def _a(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> tuple[frozenset[str], str] | None:
+    def _a(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> _TermMatch | None:
         answers = {family: self.lookup(target, _ADDRESS_TYPE[family]) for family in FAMILIES if family in live}
         failures = [a for a in answers.values() if a is not None and failed(a)]
         if failures:
@@ -426,9 +543,11 @@ class _Walk:
         matched = [family for family, a in found.items() if lengths[family] == 0 and a.records]
         if not matched:
             return None
-        return frozenset(matched), f"{_term_text(term)} -> {target} has an {matched[0]} address (RFC 7208 5.3)"
+        return _TermMatch(
+            frozenset(matched), f"{_term_text(term)} -> {target} has an {matched[0]} address (RFC 7208 5.3)"
+        )
 
-    def _mx(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> tuple[frozenset[str], str] | None:
+    def _mx(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> _TermMatch | None:
         answer = self.lookup(target, "MX")
         if answer is None:
             self.guessed = True
@@ -470,7 +589,9 @@ class _Walk:
         if not matched:
             return None
         family = next(f for f in FAMILIES if f in matched)
-        return frozenset(matched), f"{_term_text(term)} -> {matched[family]} has an {family} address (RFC 7208 5.4)"
+        return _TermMatch(
+            frozenset(matched), f"{_term_text(term)} -> {matched[family]} has an {family} address (RFC 7208 5.4)"
+        )
 
 
 def evaluate_spf_answers(domain: str, lookup: Lookup, records: SpfRecords | None = None) -> SpfEvaluation:
