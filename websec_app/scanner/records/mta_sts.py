@@ -102,12 +102,13 @@ def _policy_lines(text: str) -> list[str]:
 
 def parse_sts_policy(text: str) -> StsPolicy:
     """RFC 8461 3.2: `key: value` lines, each ended by LF or CRLF; version, mode and max_age required once, mx for
-    enforce and testing; unknown fields ignored. A line outside the grammar is an error: an empty line, a space
-    before the ":" or at the start of a line, a value with control characters."""
+    enforce and testing; unknown fields ignored. A line outside the grammar is an error: a space before the ":"
+    or at the start of a line, a value with control characters. Empty lines are skipped: the grammar has none,
+    but senders skip them (postfix-mta-sts-resolver reads one as nothing), and policy files often end with one,
+    so calling the policy invalid for it would tell the owner senders ignore a policy they enforce."""
     policy = StsPolicy()
     for line in _policy_lines(text):
         if not line.strip(" \t"):
-            policy.errors.append("an empty line: the policy's grammar has none (RFC 8461 3.2)")
             continue
         match = _POLICY_FIELD.match(line)
         if match is None:
