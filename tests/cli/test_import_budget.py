@@ -53,6 +53,25 @@ NOT_FOR_A_SCAN = (
     "zipfile",
     "decimal",
 )
+#: What only grading needs: the page parser (lxml, the page's records), the checks, grading with its rule table
+#: and fixes, DNSSEC validation. `scan` imports the scanner package, and with it the whole fetch layer, before
+#: its fetch starts, and waits for every module of it; these the warm-up thread imports during the fetch's
+#: network waits (scanner/warmup.py), or grading does. So what the fetch itself needs of them lives in modules
+#: of its own that import none of them (records/html_sniff.py and records/urls.py, which records/html.py
+#: re-exports), and records/security_txt.py is imported when the first security.txt answer is in.
+NOT_BEFORE_THE_FETCH = (
+    "lxml",
+    "websec_app.scanner.records.html",
+    "websec_app.scanner.records.html_encoding",
+    "websec_app.scanner.records.html_tokens",
+    "websec_app.scanner.records.inert_content",
+    "websec_app.scanner.records.security_txt",
+    "websec_app.scanner.checks",
+    "websec_app.scanner.grading",
+    "websec_app.scanner.rules",
+    "websec_app.scanner.fixes",
+    "dns.dnssec",
+)
 #: How many modules a process may hold when it exits (Python's own start-up is ~40): a bound, not a target,
 #: so that a new dependency pulling in a hundred modules is noticed here. Today: ~120 for `--help`, ~540 for
 #: a real scan (asyncio, httpx, dnspython, pyOpenSSL, cryptography, lxml and the scanner).
@@ -93,6 +112,25 @@ def test_scan_help_loads_neither_the_scanner_nor_the_service() -> None:
     assert _loaded(modules, HEAVY) == []
     assert _loaded(modules, LAZY_FOR_HELP) == []
     assert len(modules) < MAX_MODULES_FOR_HELP, sorted(modules)
+
+
+def test_the_fetch_starts_without_what_only_grading_needs() -> None:
+    # When a fresh process imports the scanner package, as `scan` does before its fetch starts
+    imports = "import json, sys\nimport websec_app.scanner\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", imports],
+        env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    modules = set(json.loads(done.stdout))
+
+    # Then the fetch layer is loaded, and nothing only grading needs
+    assert {"websec_app.scanner.fetch", "websec_app.scanner.records.location", "httpx"} <= modules
+    assert _loaded(modules, NOT_BEFORE_THE_FETCH) == []
 
 
 def test_a_real_scan_loads_only_what_the_scan_uses(

@@ -21,7 +21,6 @@ import httpx
 from ...clock import clock_for
 from ...settings import Settings
 from ..errors import TargetUnreachable
-from ..records.security_txt import is_security_txt
 from ..request_headers import OriginHeaders
 from ..snapshot import (
     CorsProbe,
@@ -129,6 +128,10 @@ async def _security_txt_at(client: httpx.AsyncClient, pinner: Pinner, origin: st
 
     The well-known location wins only when it holds a security.txt: a page answered with 200 to every
     path (an app's HTML shell, a "Page not found" text) is not one, so the legacy location is asked too."""
+    # Imported here, when the first answer is in: not before the fetch starts, where the command line waits for
+    # every import (issue 14); by now the warm-up has imported it with the checks (scanner/warmup.py).
+    from ..records.security_txt import is_security_txt
+
     limit = settings.limits.max_security_txt_bytes
     primary = await fetch_chain(client, pinner, f"{origin}/.well-known/security.txt", settings.limits, max_body=limit)
     if primary.final is not None and is_security_txt(primary.final):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .html import ascii_lower
+from .html_tokens import ascii_lower
 
 __all__ = [
     "REFERRER_POLICIES",

@@ -53,14 +53,16 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from urllib.parse import SplitResult, urljoin, urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from lxml import etree
 
 from ..snapshot import HttpResponse
 from .html_encoding import decode_page
+from .html_sniff import is_html_type, sniffs_as_html  # re-exported; the fetch imports it from there, not lxml
 from .html_tokens import WS, ascii_lower
 from .inert_content import DROPPED_FORM, document_tags, integration_point, set_apart
+from .urls import URL_DROPPED, join_url  # join_url re-exported, as above
 
 __all__ = [
     "JS_TYPES", "Budget", "Element", "HtmlPage", "MetaElement", "ascii_lower", "base_element", "base_url",
@@ -68,18 +70,6 @@ __all__ = [
     "is_html_type", "link_rel", "join_url", "meta_elements", "meta_elements_of", "origin_of", "parse_page",
     "raw_resources", "script_kind", "script_type", "sniffs_as_html", "split_url", "srcset_urls",
 ]  # fmt: skip
-
-#: The media types browsers render as an HTML document.
-_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-#: MIME Sniffing §7.1 "rules for identifying an unknown MIME type": the HTML patterns, matched ASCII
-#: case-insensitively after leading whitespace.
-_HTML_OPENINGS = (
-    b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font", b"<table", b"<a",
-    b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--",
-)  # fmt: skip
-#: §7.1's whitespace bytes, and the vertical tab Chromium skips too (base::IsAsciiWhitespace).
-_SNIFFED_WHITESPACE = b"\t\n\x0b\x0c\r "
-_SNIFFED_BYTES = 512  # Chromium's SniffForHTML reads no further
 
 #: The elements checks read (page.py: everything that loads or posts; headers.py, fingerprint.py: <meta>).
 KEPT = frozenset(
@@ -170,26 +160,6 @@ class HtmlPage:
 
     def find_all(self, name: str) -> list[Element]:
         return [element for element in self.elements if element.name == name]
-
-
-def is_html_type(content_type: str) -> bool:
-    """Whether a media type, as `HttpResponse.content_type` gives it (lowercase, no parameters), is HTML's."""
-    return content_type in _HTML_TYPES
-
-
-def sniffs_as_html(body: bytes) -> bool:
-    """Whether browsers take a body for HTML by its first bytes (MIME Sniffing §7.1, "rules for identifying an
-    unknown MIME type"): after leading whitespace, one of the HTML patterns.
-
-    §7.1 also wants a tag-terminating byte (a space or ">") after the pattern, and Firefox asks for one, but
-    Chromium matches the pattern alone (net/base/mime_sniffer.cc, SniffForHTML): Chromium 156 renders `<html`
-    followed by a newline, `<divx>` and a vertical tab before `<html>` as HTML. A page that either browser
-    renders is HTML here.
-
-    A byte order mark is no whitespace: §7.1 matches the HTML patterns before its BOM rows (text/plain), and
-    Chromium 156 renders a UTF-8 BOM followed by `<html>` as text/plain."""
-    head = body[:_SNIFFED_BYTES].lstrip(_SNIFFED_WHITESPACE).lower()
-    return head.startswith(_HTML_OPENINGS)
 
 
 def is_html(response: HttpResponse) -> bool:
@@ -451,12 +421,9 @@ _CSS_TYPES = frozenset({"", "text/css"})
 _ASCII_WHITESPACE = " \t\n\r\f"
 
 
-_URL_DROPPED = str.maketrans("", "", "\t\n\r")
-
-
 def clean_url(value: object) -> str:
     """HTML URL attributes: strip ASCII whitespace, drop tabs and newlines (URL Standard §4.4)."""
-    return str(value).translate(_URL_DROPPED).strip(" \t\n\r\f")
+    return str(value).translate(URL_DROPPED).strip(" \t\n\r\f")
 
 
 def srcset_urls(value: str) -> list[str]:
@@ -607,51 +574,6 @@ def raw_resources(page: HtmlPage) -> Iterator[tuple[str, str, Element]]:
             yield str(tag.attrs["action"]), "form", tag
         elif name in ("button", "input") and tag.get("formaction") is not None:
             yield str(tag.attrs["formaction"]), "form", tag
-
-
-#: URL Standard §4.2: the special schemes, where `\\` is a path separator like `/` ("file" has its own rules).
-_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
-# URL Standard §4.4 "scheme state": an ASCII letter, then letters, digits, "+", "-", ".", up to ":". One
-# possessive run from the start: linear in a megabyte attribute.
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*+:")
-_C0_OR_SPACE = "".join(map(chr, range(0x21)))
-
-
-def _as_browsers_read(base_scheme: str, value: str) -> str:
-    """`value` rewritten so that urljoin resolves it as the URL Standard's basic URL parser (§4.4) does.
-
-    urljoin follows RFC 3986, where `\\` is an ordinary path character and `http:host/path` has no host;
-    browsers load `<script src="\\\\cdn.other.net\\a.js">`, `/\\cdn.other.net/a.js` and
-    `http:cdn.other.net/a.js` from cdn.other.net. For a special scheme (the value's own, or the base's when the
-    value is relative): `\\` is `/` before the query or fragment; a scheme other than the base's is followed by
-    an authority whatever the slashes ("special authority ignore slashes state"), and two or more slashes
-    starting the authority count as two."""
-    value = value.strip(_C0_OR_SPACE).translate(_URL_DROPPED)  # §4.4 steps 1-3
-    match = _SCHEME.match(value)
-    scheme = match.group(0)[:-1].lower() if match else ""
-    if (scheme or base_scheme) not in _SPECIAL_SCHEMES:
-        return value
-    end = len(value)
-    for mark in ("?", "#"):
-        found = value.find(mark, 0, end)
-        end = found if found >= 0 else end
-    value = value[:end].replace("\\", "/") + value[end:]
-    rest = value[match.end() :] if match else value
-    if scheme and scheme != base_scheme:
-        return f"{scheme}://{rest.lstrip('/')}"  # "special authority slashes state", then "ignore slashes"
-    if rest.startswith("//"):
-        return f"{value[: match.end()] if match else ''}//{rest.lstrip('/')}"
-    return value  # same scheme without "//": relative ("special relative or authority state"), as urljoin reads it
-
-
-def join_url(base: str, value: str) -> str | None:
-    """`value` resolved against `base` as browsers resolve it (see `_as_browsers_read`), or None where URL
-    parsing fails (an unclosed IPv6 bracket, say)."""
-    base_scheme = _SCHEME.match(base)
-    try:
-        return urljoin(base, _as_browsers_read(base_scheme.group(0)[:-1].lower() if base_scheme else "", value))
-    except ValueError:
-        return None
 
 
 def split_url(url: str) -> SplitResult | None:

@@ -6,7 +6,7 @@ as UTF-8 to `/%C3%A0-propos`, and `https://bücher.test/` to its IDNA name.
 
 They then parse it with the URL Standard's basic URL parser (Fetch 4.4, "location URL"), which repairs
 much: leading and trailing spaces and controls are stripped, tabs and newlines dropped, `\\` read as `/`
-(records/html.join_url, shared with the page's URLs); spaces, controls and non-ASCII in the path and query
+(records/urls.join_url, shared with the page's URLs); spaces, controls and non-ASCII in the path and query
 are percent-encoded (§1.3 "path/query percent-encode set"); the host is percent-decoded before IDNA
 (§3.5 "host parsing"); user name and password are allowed for navigations and send nothing by themselves.
 `redirect_target` follows what browsers follow, and its result is an ordinary http(s) URL that the fetch
@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..errors import InvalidTarget
 from ..target import FORBIDDEN_DOMAIN_CODE_POINTS, parse_target
-from .html import join_url
+from .urls import join_url
 
 __all__ = ["MAX_LOCATION", "BadLocation", "location_text", "redirect_target"]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone
 
 from ..snapshot import HttpResponse
-from .html import is_html_type, sniffs_as_html
+from .html_sniff import is_html_type, sniffs_as_html
 
 __all__ = [
     "KNOWN_FIELDS",
@@ -185,7 +185,7 @@ def parse_rfc3339(value: str) -> datetime | None:
 
 
 def _looks_like_html(body: bytes) -> bool:
-    """An HTML page as browsers sniff one (records/html.py), or an XML document: no security.txt either way.
+    """An HTML page as browsers sniff one (records/html_sniff.py), or an XML document: no security.txt either way.
     A UTF-8 byte order mark is skipped first: browsers show a page behind one as text, but it is no file."""
     body = body.removeprefix(codecs.BOM_UTF8)
     return sniffs_as_html(body) or body[:512].lstrip(b"\t\n\x0c\r ")[:5].lower() == b"<?xml"
