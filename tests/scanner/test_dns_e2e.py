@@ -310,9 +310,9 @@ async def test_an_spf_mx_term_whose_mx_host_address_servfails_is_a_temperror(
     body = await scan_best(site_factory, scan_settings, "spf-mxhost", after=relay)
 
     # Then the scan asked the MX host's addresses, as the mx mechanism does (RFC 7208 5.4), and the failure stops
-    # SPF with temperror: no dns.spf_strict read from the record's "-all"
+    # IPv4 senders with temperror; IPv6 senders' receivers ask AAAA alone, answered (none), and reach "-all"
     host = body["dns"]["domain"]
-    assert spf_of(body) == [("check.error", [f"out.relay.{host} A"])]
+    assert spf_of(body) == [("check.error", [f"out.relay.{host} A"]), ("dns.spf_strict", [])]
     assert dns_server.queries_for(f"out.relay.{host}")
 
 
@@ -334,11 +334,14 @@ async def test_an_spf_a_term_whose_query_is_dropped_is_no_void_lookup(
     voids(host, drop=True)
     dropped = (await scan(f"https://{host}/", settings)).to_dict()
 
-    # Then the timeout is no third void lookup (RFC 7208 4.6.4: NXDOMAIN or no records): no permerror, no
-    # dns.spf_void_lookups invented from it, but temperror (5), and the diff neither fixes nor brings a finding
+    # Then for IPv4 senders the timeout is no third void lookup (RFC 7208 4.6.4: NXDOMAIN or no records): no
+    # permerror invented from it, but temperror (5); IPv6 senders' receivers ask AAAA alone, NXDOMAIN: their third
+    # void lookup. The diff neither fixes nor brings a finding
     assert dns_problems(good) == {"dns.spf_void_lookups": 4}  # flaky does not exist either, when asked
-    assert spf_of(dropped) == [("check.error", [f"flaky.{host} A"])] and dns_problems(dropped) == {"check.error": 0}
-    assert dropped["dns"]["spf"]["void_lookups"] == 2
+    assert spf_of(dropped) == [("dns.spf_void_lookups", []), ("check.error", [f"flaky.{host} A"])]
+    assert dns_problems(dropped) == {"check.error": 0, "dns.spf_void_lookups": 4}
+    void = next(f for f in dropped["dns"]["findings"] if f["check"] == "dns.spf_void_lookups")
+    assert "(for IPv6 senders: IPv4 senders stop before it, at a failed lookup)" in void["note"]
     changes = diff_reports(good, dropped)
     assert [c.name for c in (*changes.new, *changes.fixed, *changes.changed) if c.section == "dns"] == []
 
@@ -363,3 +366,35 @@ async def test_spf_terms_named_with_the_senders_values(site_factory, dns_server,
     # and the redirect is listed as not checked, with no verdict and no check.error (it was "SPF includes")
     assert spf_of(unknown_body) == [] and dns_problems(unknown_body) == {}
     assert unknown_body["dns"]["spf"]["not_checked"] == ["redirect=%{l}._spf.%{d}"]
+
+
+@pytest.mark.parametrize(
+    ("term", "zone"),
+    [
+        pytest.param("a:mail.{host}", lambda host: [("mail", "A", "192.0.2.25")], id="a-term"),
+        pytest.param(
+            "mx:relay.{host}",
+            lambda host: [("relay", "MX", f"10 mail.{host}"), ("mail", "A", "192.0.2.25")],
+            id="mx-term",
+        ),
+    ],
+)
+async def test_an_spf_terms_failed_aaaa_leaves_the_verdict_for_ipv4_senders(
+    site_factory, dns_server, scan_settings, faults, term, zone
+) -> None:
+    # Given an a or mx term whose name has an A record, and whose AAAA lookup the server answers SERVFAIL
+    def records(host: str) -> None:
+        dns_server.set(host, "TXT", f'"v=spf1 {term.format(host=host)} -all"')
+        for label, rdtype, value in zone(host):
+            dns_server.set(f"{label}.{host}", rdtype, value)
+        faults[(f"mail.{host}", "AAAA")] = "servfail"
+
+    body = await scan_best(site_factory, scan_settings, "spf-aaaa", after=records)
+
+    # Then receivers checking an IPv4 sender ask A alone (RFC 7208 5.3, 5.4) and reach "-all": the verdict stands
+    # for them, and IPv6 senders' temperror is a check.error naming spf, on the AAAA lookup
+    host = body["dns"]["domain"]
+    assert spf_of(body) == [("check.error", [f"mail.{host} AAAA"]), ("dns.spf_strict", [])]
+    strict = next(f for f in body["dns"]["findings"] if f["check"] == "dns.spf_strict")
+    assert "(for IPv4 senders; IPv6 senders' result is not known: a lookup failed)" in strict["note"]
+    assert body["dns"]["spf"]["all"] == "-all"

@@ -59,19 +59,19 @@ def addresses(name: str, *, a: str = "NOERROR", aaaa: str = "NOERROR") -> list[D
 FAILED_TERMS = [
     pytest.param(
         "v=spf1 a:mail.example.net -all",
-        [*addresses("mail.example.net", a="SERVFAIL", aaaa="NOERROR")],
+        [*addresses("mail.example.net", a="SERVFAIL", aaaa="SERVFAIL")],
         "a:mail.example.net",
-        ["mail.example.net A"],
+        ["mail.example.net A", "mail.example.net AAAA"],
         1,
-        id="a-servfail-for-ipv4-senders",
+        id="a-servfail",
     ),
     pytest.param(
         "v=spf1 a -all",
-        [*addresses(DOMAIN, a="NOERROR", aaaa="TIMEOUT")],
+        [*addresses(DOMAIN, a="TIMEOUT", aaaa="TIMEOUT")],
         "a",
-        [f"{DOMAIN} AAAA"],
+        [f"{DOMAIN} A", f"{DOMAIN} AAAA"],
         1,
-        id="bare-a-timeout-for-ipv6-senders",
+        id="bare-a-timeout",
     ),
     pytest.param(
         "v=spf1 mx:mail.example.net/24 -all",
@@ -113,10 +113,10 @@ FAILED_TERMS = [
         "v=spf1 include:_spf.example.net -all",
         [
             txt("_spf.example.net", "v=spf1 ip4:192.0.2.0/24 a:out.example.org -all"),
-            *addresses("out.example.org", a="SERVFAIL"),
+            *addresses("out.example.org", a="SERVFAIL", aaaa="REFUSED"),
         ],
         "a:out.example.org",
-        ["out.example.org A"],
+        ["out.example.org A", "out.example.org AAAA"],
         2,  # the include and the a term in the record it includes
         id="a-inside-an-include",
     ),
@@ -161,11 +161,15 @@ def test_a_failed_lookup_is_no_void_lookup() -> None:
     ]
     result = evaluated(record, *answers)
     findings = spf_findings(record, *answers)
-    # Then the third is no void lookup (4.6.4), so no permerror: IPv4 senders get temperror at it (5)
-    assert outcomes(findings) == ["check.error"]  # no dns.spf_void_lookups invented from the failure
+    # Then for IPv4 senders the third is no void lookup (4.6.4), so no permerror: they get temperror at it (5);
+    # IPv6 senders' receivers ask AAAA alone, find NXDOMAIN, and stop at their third void lookup (permerror)
+    assert outcomes(findings) == ["check.error", "dns.spf_void_lookups"]
     assert errors(findings) == ["flaky.example.com A"]
-    assert result.void_names == ["gone1.example.com", "gone2.example.com"] and not result.over_void_limit
-    assert result.temperror
+    assert "(for IPv4 senders: receivers ask A for them, AAAA for IPv6 senders)" in (findings[0].note or "")
+    assert "(for IPv6 senders: IPv4 senders stop before it, at a failed lookup)" in (findings[1].note or "")
+    assert result.void_names == ["gone1.example.com", "gone2.example.com", "flaky.example.com"]
+    assert result.temperror and result.failure is not None and result.failure.families == ("IPv4",)
+    assert result.stopped_families == ("IPv4", "IPv6") and not result.all_known
 
 
 def test_what_comes_after_the_failed_term_is_not_reached() -> None:
@@ -248,7 +252,56 @@ def test_a_failed_lookup_is_reported_beside_the_own_lookups_family() -> None:
             dns=make_dns(DOMAIN, txt(DOMAIN, "v=spf1 a -all"), *addresses(DOMAIN, a="SERVFAIL")),
         )
     ).findings
-    # Then it is a check.error for spf too, and SPF gives no verdict on "-all"
+    # Then it is a check.error for spf too, and SPF's verdict on "-all" is IPv6 senders' alone (receivers ask them
+    # AAAA, which was answered: RFC 7208 5.3)
     failures = sorted((f.subject or "", f.families) for f in findings if f.outcome == "check.error")
     assert failures == [(f"{DOMAIN} A", ("addresses",)), (f"{DOMAIN} A", ("spf",))]
-    assert "dns.spf_strict" not in [f.outcome for f in findings]
+    (strict,) = [f for f in findings if f.outcome == "dns.spf_strict"]
+    assert "(for IPv6 senders; IPv4 senders' result is not known: a lookup failed)" in (strict.note or "")
+
+
+@pytest.mark.parametrize(
+    ("record", "answers", "failed_lookup"),
+    [
+        pytest.param("v=spf1 a -all", [*addresses(DOMAIN, aaaa="SERVFAIL")], f"{DOMAIN} AAAA", id="bare-a"),
+        pytest.param(
+            "v=spf1 mx -all",
+            [dns_answer(DOMAIN, "MX", "10 mail.example.com."), *addresses("mail.example.com", aaaa="SERVFAIL")],
+            "mail.example.com AAAA",
+            id="bare-mx",
+        ),
+        pytest.param(
+            "v=spf1 a:mail.example.com ip4:192.0.2.0/24 -all",
+            [*addresses("mail.example.com", aaaa="SERVFAIL")],
+            "mail.example.com AAAA",
+            id="a-then-ip4",
+        ),
+    ],
+)
+def test_a_failed_aaaa_lookup_stops_ipv6_senders_alone(
+    record: str, answers: list[DnsAnswer], failed_lookup: str
+) -> None:
+    # Given a term whose A lookups are answered and whose AAAA lookup failed
+    result = evaluated(record, *answers)
+    findings = spf_findings(record, *answers)
+    # Then receivers checking an IPv4 sender, who ask A alone (RFC 7208 5.3, 5.4), walk on to "-all"; IPv6 senders
+    # get temperror at the term: the verdict is IPv4 senders', and the failure a check.error for spf
+    assert outcomes(findings) == ["check.error", "dns.spf_strict"] and errors(findings) == [failed_lookup]
+    assert "temperror (RFC 7208 5) (for IPv6 senders: receivers ask AAAA for them" in (findings[0].note or "")
+    assert "(for IPv4 senders; IPv6 senders' result is not known: a lookup failed)" in (findings[1].note or "")
+    assert result.failure is not None and result.failure.families == ("IPv6",)
+    assert result.stopped_families == ("IPv6",) and result.verdict_families == ("IPv4",)
+    assert result.all_qualifier == "-" and result.all_known and result.temperror
+
+
+def test_a_failed_aaaa_lookup_leaves_the_ipv4_senders_walking_into_a_later_failure() -> None:
+    # Given a failed AAAA, then an include whose record failed: IPv4 senders reach the include, IPv6 ones do not
+    record = "v=spf1 a include:down.example.net -all"
+    answers = [*addresses(DOMAIN, aaaa="SERVFAIL"), txt("down.example.net", rcode="SERVFAIL")]
+    result = evaluated(record, *answers)
+    findings = spf_findings(record, *answers)
+    # Then both are temperrors, each its family's, and no verdict is given
+    assert outcomes(findings) == ["check.error", "check.error"]
+    assert errors(findings) == [f"{DOMAIN} AAAA", "down.example.net TXT"]
+    assert [f.families for f in result.failures] == [("IPv6",), ("IPv4",)] and not result.all_known
+    assert "(for IPv4 senders: IPv6 senders stop before it, at a failed lookup)" in (findings[1].note or "")

@@ -65,11 +65,12 @@ def test_the_targets_of_terms_with_domain_macros_are_asked() -> None:
     assert ahead == [("mx.example.org", "MX"), ("example.net.check.example", "A"), ("_spf.example.net", "TXT")]
 
 
-def test_an_mx_terms_hosts_are_asked_once_it_is_reached_for_sure() -> None:
+def test_an_mx_terms_hosts_are_asked_ahead_and_needed_once_it_is_reached_for_sure() -> None:
     mx = dns_answer("relay.example.net", "MX", "20 b.example.net.", "10 a.example.net.")
-    # ahead of an include not read yet, the hosts wait; once the include is read, they are needed, by preference
+    hosts = [(h, t) for h in ("a.example.net", "b.example.net") for t in ("A", "AAAA")]
+    # ahead of an include not read yet, the hosts are asked ahead, by preference; once it is read, they are needed
     record = txt("example.com", "v=spf1 include:i.example.net mx:relay.example.net -all")
-    assert spf_lookups_to_ask("example.com", answers(record, mx)) == ([("i.example.net", "TXT")], [])
+    assert spf_lookups_to_ask("example.com", answers(record, mx)) == ([("i.example.net", "TXT")], hosts)
     needed, ahead = spf_lookups_to_ask("example.com", answers(record, mx, txt("i.example.net", "v=spf1 -all")))
     assert needed == [(h, t) for h in ("a.example.net", "b.example.net") for t in ("A", "AAAA")] and ahead == []
 

@@ -47,7 +47,7 @@ from ..target import ip_literal
 from ._shown import listed, shown_lists
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 from .dnssec import validate_zone
-from .spf import FAMILIES, LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, SpfEvaluation, evaluate_spf
+from .spf import FAMILIES, LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, SpfEvaluation, SpfFailure, evaluate_spf
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 # A 64 KB TXT record of "x " holds 32,000 SPF errors (as many again from each record it includes), a DMARC record
@@ -141,20 +141,24 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     # The evaluation stops at its first error, as receivers do (RFC 7208 4.6, 4.6.4, 5): one of the temperror, the
     # syntax, the lookup-limit and the void-lookup findings below at most, for the senders still walking there
     # (those of one family, when a term before it matched every sender of the other).
-    only_for = _spf_senders(evaluation)
     unchecked = _spf_not_checked(evaluation)
-    if failure is not None:
+    failed_families = {family for failed_term in evaluation.failures for family in failed_term.families}
+    # the permerror below, if any, stops the senders no failed lookup stopped first (each family stops once)
+    only_for = _spf_senders(evaluation, tuple(f for f in evaluation.stopped_families if f not in failed_families))
+    for failed_term in evaluation.failures:
         # RFC 7208 5: receivers stop at this term with temperror. What it and the terms after it decide (the result
         # for other senders, a limit or syntax error further on) is not known: not a finding, and not "fixed".
-        where = "" if failure.domain == domain else f" (in {failure.domain}'s record)"
+        where = "" if failed_term.domain == domain else f" (in {failed_term.domain}'s record)"
+        for_whom = _spf_senders(evaluation, failed_term.families, failed_term)
         findings += [
             Finding(
                 "check.error",
                 subject=f"{answer.name} {answer.rdtype}",
-                note=f"{answer.error or answer.rcode}: SPF's evaluation stops at {failure.term}{where} with temperror "
-                f"(RFC 7208 5){only_for}, so what receivers conclude is not known",
+                note=f"{answer.error or answer.rcode}: SPF's evaluation stops at {failed_term.term}{where} with "
+                f"temperror (RFC 7208 5){for_whom}, so what receivers conclude "
+                f"{'for them ' if for_whom else ''}is not known",
             )
-            for answer in failure.lookups
+            for answer in failed_term.lookups
         ]
     if evaluation.errors:
         note = "; ".join(_listed(evaluation.errors, limit=5)) + only_for + unchecked
@@ -190,6 +194,10 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     else:
         fix_vars = {"domain": domain, "spf_strict": strict_record(redirect_as_include(record))}
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
+    if len(evaluation.verdict_families) < len(FAMILIES):  # the other family's lookup failed: check.error above
+        (family,) = evaluation.verdict_families
+        (other,) = (f for f in FAMILIES if f != family)
+        where += f" (for {family} senders; {other} senders' result is not known: a lookup failed)"
     if evaluation.passes_everyone:
         # Reached before any error (RFC 7208 4.6.2: evaluation stops at the first match); including a record that
         # passes everyone passes everyone too (5.2). An error after it concerns the other family's senders alone.
@@ -220,7 +228,7 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         note = f"~all: other senders only soft-fail{where}"
         findings.append(Finding("dns.spf_softfail", note=note + unchecked, fix_vars=fix_vars))
     else:
-        findings.append(Finding("dns.spf_strict", note=record + unchecked))
+        findings.append(Finding("dns.spf_strict", note=record + where + unchecked))
     return findings, no_senders and not evaluation.errors
 
 
@@ -238,14 +246,29 @@ def _spf_not_checked(evaluation: SpfEvaluation) -> str:
     )
 
 
-def _spf_senders(evaluation: SpfEvaluation) -> str:
-    """For an error the evaluation stopped at with one family's senders still walking (a term before it matched
-    every sender of the other), whose it is: " (for IPv6 senders: every IPv4 sender is matched before it)"."""
-    if len(evaluation.stopped_families) != 1:
+def _spf_senders(evaluation: SpfEvaluation, stopped: tuple[str, ...], failure: SpfFailure | None = None) -> str:
+    """For an error that stops one family's senders (`stopped`), whose it is and, when known, why not the other's:
+    a term before it matched every sender of the other (" (for IPv6 senders: every IPv4 sender is matched before
+    it)"), the error is a failed lookup of the family's own address type (RFC 7208 5.3, 5.4), or the other's senders
+    stopped before it at a failed lookup of theirs."""
+    if len(stopped) != 1:
         return ""
-    (family,) = evaluation.stopped_families
+    (family,) = stopped
     (other,) = (f for f in FAMILIES if f != family)
-    return f" (for {family} senders: every {other} sender is matched before it)"
+    if other in evaluation.passes_families:
+        return f" (for {family} senders: every {other} sender is matched before it)"
+    own_type = _SPF_ADDRESS_TYPE[family]
+    if failure is not None and all(answer.rdtype == own_type for answer in failure.lookups):
+        other_type = _SPF_ADDRESS_TYPE[other]
+        return f" (for {family} senders: receivers ask {own_type} for them, {other_type} for {other} senders)"
+    earlier = evaluation.failures if failure is None else evaluation.failures[: evaluation.failures.index(failure)]
+    if any(other in failed_term.families for failed_term in earlier):
+        return f" (for {family} senders: {other} senders stop before it, at a failed lookup)"
+    return f" (for {family} senders)"
+
+
+#: The address type receivers ask an a or mx term's names for a sender of each family (RFC 7208 5.3, 5.4)
+_SPF_ADDRESS_TYPE = {"IPv4": "A", "IPv6": "AAAA"}
 
 
 # -- DMARC -----------------------------------------------------------------------------------------

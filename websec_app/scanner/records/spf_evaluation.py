@@ -23,7 +23,9 @@ It stops where a receiver stops, so nothing after that is counted, read or repor
 
 An `a` term asks A for an IPv4 sender and AAAA for an IPv6 one, and an mx term its hosts' addresses of that family
 (5.3, 5.4): each of the families still walking. Such a term is a void lookup only when it is void for all of them
-(NXDOMAIN, or none of its types has records), so the count holds for every sender walking.
+(NXDOMAIN, or none of its types has records), so the count holds for every sender walking. A failed lookup of one
+of its types stops that family's senders alone (`SpfFailure.families`): the others walk on, and their end is the
+verdict (`SpfEvaluation.verdict_families`), as a receiver checking them never asks the type that failed.
 
 A term whose name is built with the sender's own values (7.3: s, l, i, p, v, h) has no answer to read ahead. Most
 name a zone of the owner's or of whom it chose ("exists:%{i}._spf.%{d}", "a:%{l}.example.com"): what it finds is up
@@ -122,6 +124,9 @@ class SpfFailure:
     domain: str  # the record holding the term
     term: str  # as written: "include:_spf.example.net", "mx", "redirect=_spf.example.net"
     lookups: tuple[DnsAnswer, ...]
+    #: the families of the senders it stops: those walking whose own lookups failed (an a or mx term asks A for
+    #: IPv4 senders and AAAA for IPv6 ones, RFC 7208 5.3, 5.4: a failed AAAA stops no IPv4 sender)
+    families: tuple[str, ...] = ("IPv4", "IPv6")
 
 
 @dataclass
@@ -144,15 +149,25 @@ class SpfEvaluation:
     all_chosen_term: SpfTerm | None = None
     passes_everyone: str | None = None  # what lets every sender of a family pass ("+all", "include:x -> +all")
     passes_families: tuple[str, ...] = ()  # the families it lets pass, in FAMILIES' order
-    #: the families whose senders were still walking when an error stopped the evaluation: whom it concerns
+    #: the families whose senders an error stopped (a temperror or a permerror: each family stops at its first),
+    #: in FAMILIES' order: whom the errors concern
     stopped_families: tuple[str, ...] = ()
+    #: the families `all_qualifier` is the verdict for: both, or those walking on past a failed lookup of the other
+    #: family's address type alone (`SpfFailure.families`), whose senders' result is then not known
+    verdict_families: tuple[str, ...] = ("IPv4", "IPv6")
     uses_ptr: bool = False
     macros: bool = False
     limit_errors: list[str] = field(default_factory=list)  # other 4.6.4 permerrors (MX records per mx)
     over_limit_at: str | None = None  # the 11th DNS-querying term, where the lookup limit was passed
     void_names: list[str] = field(default_factory=list)  # the names of the void lookups, in order
-    #: the failed lookups the evaluation stopped at with temperror (nothing after is read)
-    failure: SpfFailure | None = None
+    #: the failed lookups the evaluation stopped at with temperror, the first for each family it stops (nothing
+    #: after is read for those families' senders)
+    failures: list[SpfFailure] = field(default_factory=list)
+
+    @property
+    def failure(self) -> SpfFailure | None:
+        """The first failed lookup the evaluation stopped at (for some family), None when none did."""
+        return self.failures[0] if self.failures else None
 
     @property
     def result_for_others(self) -> str:
@@ -163,8 +178,9 @@ class SpfEvaluation:
     def all_known(self) -> bool:
         """False when the record that decides could not be read (a redirect target named with a sender's macro) or
         is never reached: a syntax error or a limit passed makes the evaluation a permerror before any "all" is
-        tested (RFC 7208 4.6, 4.6.4), a failed lookup a temperror (5). No verdict on "all" then."""
-        return self.all_domain is not None and not self.permerror and self.failure is None
+        tested (RFC 7208 4.6, 4.6.4), a failed lookup a temperror (5). No verdict on "all" then, but for the senders
+        of a family walking past a failed lookup of the other's address type alone (`verdict_families`)."""
+        return self.all_domain is not None and not self.permerror
 
     @property
     def permerror(self) -> bool:
@@ -176,8 +192,9 @@ class SpfEvaluation:
 
     @property
     def temperror(self) -> bool:
-        """A lookup the evaluation needs failed before any permerror: receivers return temperror (RFC 7208 5)."""
-        return self.failure is not None
+        """A lookup the evaluation needs failed before any permerror: receivers return temperror (RFC 7208 5), for
+        the senders of `SpfFailure.families`."""
+        return bool(self.failures)
 
     @property
     def over_limit(self) -> bool:
@@ -277,13 +294,15 @@ def _every_address(value: str | None) -> bool:
 
 class _Walk:
     """One evaluation of the record at `result.domain` (the module's docstring says how). `stopped` is set at the
-    first error, `guessed` at the first missing answer (the walk goes on as if it changed nothing)."""
+    first error for every family walking, `halted` names the families an error stopped, `guessed` is set at the
+    first missing answer (the walk goes on as if it changed nothing)."""
 
     def __init__(self, domain: str, lookup: Lookup, records: SpfRecords) -> None:
         self.result = SpfEvaluation(domain)
         self.lookup = lookup
         self.records = records
         self.stopped = False
+        self.halted: frozenset[str] = frozenset()
         self.guessed = False
 
     def run(self) -> None:
@@ -301,12 +320,18 @@ class _Walk:
         if passed:
             result.passes_everyone = matches[passed[0]].what
             result.passes_families = tuple(passed)
-        if len(matches) < len(FAMILIES):  # a family stopped on an error, or its end cannot be known: no verdict
+        undecided = [family for family in FAMILIES if family not in matches]
+        # A family whose own lookup failed leaves the other's verdict standing (RFC 7208 5.3, 5.4: its senders'
+        # receivers ask only their address type); one stopped by another error, or whose end cannot be known, leaves
+        # no verdict, nor does a family that passes wholesale alone (dns.spf_pass_all says it)
+        failed_alone = {family for failure in result.failures for family in failure.families}
+        others = [matches[f] for f in FAMILIES if f in matches and matches[f].qualifier != "+"]
+        if undecided and (not others or not failed_alone.issuperset(undecided) or result.permerror):
             return
+        result.verdict_families = tuple(matches)
         # The verdict for the others: the families not passed wholesale, the one that lets more through when their
         # ends differ ("-ip4:0.0.0.0/0 ~all": IPv6 senders soft-fail)
-        others = [matches[f] for f in FAMILIES if matches[f].qualifier != "+"]
-        decision = max(others, key=lambda m: _LETS_THROUGH[m.qualifier], default=matches[FAMILIES[0]])
+        decision = max(others, key=lambda m: _LETS_THROUGH[m.qualifier], default=next(iter(matches.values())))
         result.all_qualifier = decision.qualifier
         result.all_domain, result.all_record = decision.domain, decision.record
         if decision.chosen and decision.qualifier != "+":
@@ -314,18 +339,32 @@ class _Walk:
 
     # -- ending the walk -----------------------------------------------------------------------------------------
 
-    def _stop(self, live: frozenset[str]) -> None:
-        self.stopped = True
-        self.result.stopped_families = tuple(f for f in FAMILIES if f in live)
+    def _stop(self, live: frozenset[str], families: frozenset[str] | None = None) -> None:
+        """An error stops the senders of `families` (all of `live`, the families walking, unless said): the walk
+        ends once none is walking, and goes on for the others (the callers drop `halted` from theirs)."""
+        self.halted |= live if families is None else families
+        self.result.stopped_families = tuple(f for f in FAMILIES if f in self.halted)
+        self.stopped = live <= self.halted
 
     def _permerror(self, error: str, live: frozenset[str]) -> None:
         self.result.errors.append(error)
         self._stop(live)
 
-    def _failed(self, domain: str, term: SpfTerm, lookups: list[DnsAnswer], live: frozenset[str]) -> None:
-        """`term` of the record at `domain` needs `lookups`, which failed: temperror (RFC 7208 5)."""
-        self.result.failure = SpfFailure(domain, _term_text(term), tuple(lookups))
-        self._stop(live)
+    def _failed(
+        self,
+        domain: str,
+        term: SpfTerm,
+        lookups: list[DnsAnswer],
+        live: frozenset[str],
+        families: frozenset[str] | None = None,
+    ) -> None:
+        """`term` of the record at `domain` needs `lookups`, which failed: temperror (RFC 7208 5) for the senders of
+        `families` (all of `live` unless said)."""
+        stopped = live if families is None else families
+        self.result.failures.append(
+            SpfFailure(domain, _term_text(term), tuple(lookups), tuple(f for f in FAMILIES if f in stopped))
+        )
+        self._stop(live, stopped)
 
     def _void_lookup(self, name: str, live: frozenset[str]) -> None:
         self.result.void_names.append(name)
@@ -396,6 +435,7 @@ class _Walk:
             matched = self._mechanism(term, domain, path, live)
             if self.stopped:
                 return decided
+            live = live - self.halted  # a family whose own lookup failed stops there, the other walks on
             if matched is None:
                 continue
             families, what, chosen = matched
@@ -527,10 +567,13 @@ class _Walk:
 
     def _a(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> _TermMatch | None:
         answers = {family: self.lookup(target, _ADDRESS_TYPE[family]) for family in FAMILIES if family in live}
-        failures = [a for a in answers.values() if a is not None and failed(a)]
-        if failures:
-            self._failed(domain, term, failures, live)
-            return None
+        failures = {family: a for family, a in answers.items() if a is not None and failed(a)}
+        if failures:  # temperror for the senders whose own type failed (5.3); the others' answers decide for them
+            self._failed(domain, term, list(failures.values()), live, frozenset(failures))
+            if self.stopped:
+                return None
+            live = live - self.halted
+            answers = {family: a for family, a in answers.items() if family in live}
         found = {family: a for family, a in answers.items() if a is not None}
         if len(found) < len(answers):
             self.guessed = True
@@ -565,8 +608,6 @@ class _Walk:
             )
             self._stop(live)  # receivers stop before asking the hosts' addresses
             return None
-        if self.guessed:
-            return None  # ahead of an answer not in: the hosts are asked once the term is reached for sure
         # 5.4: each MX host's addresses of the sender's family; a failure of one is a temperror too (5)
         hosts = [
             (host, family, self.lookup(host, _ADDRESS_TYPE[family]))
@@ -574,10 +615,19 @@ class _Walk:
             for family in FAMILIES
             if family in live
         ]
-        failures = [a for _, _, a in hosts if a is not None and failed(a)]
-        if failures:
-            self._failed(domain, term, failures, live)
+        if self.guessed:
+            # ahead of an answer not in: the hosts' addresses are asked ahead (a fetch round sooner), and what they
+            # say decides nothing until the term is reached for sure
             return None
+        failures = {family: [a for _, f, a in hosts if f == family and a is not None and failed(a)] for family in live}
+        failures = {family: lookups for family, lookups in failures.items() if lookups}
+        if failures:  # temperror for the senders whose own type failed (5.4); the others' answers decide for them
+            failed_lookups = [a for _, _, a in hosts if a is not None and failed(a)]
+            self._failed(domain, term, failed_lookups, live, frozenset(failures))
+            if self.stopped:
+                return None
+            live = live - self.halted
+            hosts = [(host, family, a) for host, family, a in hosts if family in live]
         if any(a is None for _, _, a in hosts):
             self.guessed = True
             return None
