@@ -163,11 +163,13 @@ def websec_env(base: dict[str, str], dns: AuthDnsServer, pki: Pki) -> dict[str, 
 #: `python -m websec_app scan URL` with the scanner's warm-up imports (scanner/warmup.py) done first, in the main
 #: thread: in the real process they run in a thread beside the fetch, and -X importtime would count the time that
 #: thread waits for the interpreter as import time. Here each module is imported once, in one thread, with the
-#: collector paused and dataclasses' code cached as the command has them (websec_app/startup_gc.py,
-#: startup_code.py): the same modules, counted once.
+#: collector paused and dataclasses' and regular expressions' code cached as the command has them
+#: (websec_app/startup_gc.py, startup_code.py, startup_regex.py): the same modules, counted once.
 _ONE_THREAD_IMPORTS = """
 import runpy, sys
 sys.modules.setdefault("httpx._main", None)  # as `scan` does before httpx loads (cli/scan_cmd.py)
+from websec_app import startup_regex
+startup_regex.install()  # as websec_app/__main__.py does first
 from websec_app import startup_code, startup_gc
 startup_gc.pause()
 startup_code.install()

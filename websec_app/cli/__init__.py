@@ -10,11 +10,14 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from .. import startup_code, startup_gc
+from .. import startup_code, startup_gc, startup_regex
 
 # Before the command modules load the settings and their dataclasses: their generated code then comes from the
-# cache too (websec_app/startup_code.py). Every command reads the cache; only a scan writes it (main, below).
+# cache too (websec_app/startup_code.py), and so does the code of the regular expressions they compile
+# (websec_app/startup_regex.py; `python -m websec_app` installs that one before this module's imports). Every
+# command reads the caches; only a scan writes them (main, below).
 startup_code.install()
+startup_regex.install()
 
 from . import account_cmd, keys_cmd, scan_cmd, serve_api_cmd, worker_cmd  # noqa: E402
 
@@ -30,8 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: Commands whose start-up runs with the cycle collector paused (websec_app/startup_gc.py): a scan, which
-#: resumes it when its imports are done, and saves what it compiled of dataclasses' code
-#: (websec_app/startup_code.py) when it ends. Not the long-running ones.
+#: resumes it when its imports are done, and saves what it compiled of dataclasses' and regular expressions' code
+#: (websec_app/startup_code.py, startup_regex.py) when it ends. Not the long-running ones.
 _PAUSE_COLLECTOR = ("scan",)
 
 #: Exit status after Ctrl-C (SIGINT): 128 + 2, what a shell reports for a command SIGINT ended.
@@ -80,6 +83,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command in _PAUSE_COLLECTOR:
         startup_gc.pause()
         startup_code.allow_saving()
+        startup_regex.allow_saving()
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:
@@ -94,3 +98,4 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         startup_gc.resume()  # when the command ended before its scan did (an invalid URL)
         startup_code.save()  # once, at the end: what the whole command defined
+        startup_regex.save()  # and compiled
