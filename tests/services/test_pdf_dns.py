@@ -126,3 +126,21 @@ async def test_a_mail_domains_dns_details_read_as_what_they_mean(
     assert "MTA-STS (email encryption policy) Record: v=STSv1; id=20261122" in part
     assert f"TLS-RPT (email encryption reports) Record: v=TLSRPTv1; rua=mailto:tls@{domain}" in part
     assert [raw for raw in RAW if raw in part] == []
+
+
+async def test_an_spf_verdict_for_one_address_family_says_whose_it_is(
+    site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings, faults: Faults
+) -> None:
+    # Given a record whose `a:` term's A lookup SERVFAILs and whose AAAA finds no name: IPv4 senders stop with
+    # temperror, IPv6 senders walk on to -all (RFC 7208 5.3)
+    host = site_factory.unique_host("pdf-spf-family")
+    site_factory(catalog.best_practices(host))
+    dns_server.set(host, "TXT", f'"v=spf1 a:flaky.{host} -all"')
+    faults[(f"flaky.{host}", "A")] = "servfail"
+    # When it is scanned and its PDF rendered
+    report = (await scan(f"https://{host}/", scan_settings)).to_dict(pro=True, include_fix=True)
+    part = dns_part(report)
+    # Then the verdict and the stop each name the senders they hold for (the PDF said "refused (-all)" and
+    # "stopped ... temperror" of all senders alike)
+    assert "Mail from servers it does not list (for IPv6 senders): refused (-all)" in part
+    assert f"Evaluation stopped at a:flaky.{host} (for IPv4 senders): no usable answer for flaky.{host} (A)" in part

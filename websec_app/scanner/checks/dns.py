@@ -127,6 +127,9 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         # the term whose failed lookups stopped the evaluation with temperror (RFC 7208 5), and those lookups
         "stopped_at": failure.term if failure else None,
         "failed_lookups": [f"{a.name} {a.rdtype}" for a in failure.lookups] if failure else [],
+        # whose senders each applies to, when a failed lookup stopped one address family only (RFC 7208 5.3, 5.4)
+        "stopped_for": list(failure.families) if failure else [],
+        "all_for": list(evaluation.verdict_families),
     }
     if evaluation.records_found == 0:
         return [Finding("dns.spf_missing", note=f"{domain} publishes no SPF record")], False

@@ -237,8 +237,9 @@ def _mx_words(mx: Mapping[str, Any]) -> list[str]:
 def _spf_words(spf: Mapping[str, Any]) -> list[str]:
     record = spf.get("record")
     parts = [f"Record: {record}" if record else "Record: none, or more than one (the findings say which)"]
+    only_for = _some_senders(spf.get("all_for"))
     if spf.get("all") in _SPF_ALL:
-        parts.append(f"Mail from servers it does not list: {_SPF_ALL[spf['all']]}")
+        parts.append(f"Mail from servers it does not list{only_for}: {_SPF_ALL[spf['all']]}")
     if record and isinstance(spf.get("lookups"), int):
         parts.append(f"DNS lookups it needs: {spf['lookups']} (receivers allow {LOOKUP_LIMIT})")
     if spf.get("void_lookups"):
@@ -253,10 +254,17 @@ def _spf_words(spf: Mapping[str, Any]) -> list[str]:
         unanswered = ", ".join(f"{name} ({rdtype})" if name else rdtype for name, _, rdtype in failed)
         why = f"no usable answer for {unanswered}" if unanswered else "its lookup failed"
         parts.append(
-            f"Evaluation stopped at {spf['stopped_at']}: {why}, so receivers answer with a temporary error "
-            "(temperror, RFC 7208 5)"
+            f"Evaluation stopped at {spf['stopped_at']}{_some_senders(spf.get('stopped_for'))}: {why}, so receivers "
+            "answer with a temporary error (temperror, RFC 7208 5)"
         )
     return parts
+
+
+def _some_senders(families: Any) -> str:
+    """ " (for IPv6 senders)" when what a line says holds for one address family's senders only, else ""."""
+    if isinstance(families, list) and len(families) == 1:
+        return f" (for {families[0]} senders)"
+    return ""
 
 
 def _dmarc_words(dmarc: Mapping[str, Any]) -> list[str]:
