@@ -194,6 +194,40 @@ async def test_stopping_the_embedded_engine_ends_its_open_jobs_and_gives_their_u
     assert counter.used == 1
 
 
+async def test_stopping_says_nothing_of_open_jobs_when_the_jobs_it_held_had_ended_their_rows(
+    sqlite_database: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a job whose row already ended (failed) while its task was still running, cancelled by the stop
+    client = "192.0.2.45"
+    job = hot.reserve_free_job(sqlite_database.engine, _job(client), client, TEST_NOW, 10)
+    assert job is not None
+    ended_row = asyncio.Event()
+
+    async def scan(job_id: str) -> None:
+        with sqlite_database.session() as session:
+            assert finish_failed(session, job_id, TEST_NOW, 504, "timed out", callback_owed_at=TEST_NOW)
+            session.commit()
+        ended_row.set()
+        await asyncio.Event().wait()
+
+    engine = JobEngine(sqlite_database, in_process_workers=1)
+    engine.set_handlers(scan, Recorder().callback)
+    await engine.submit(job.id)
+    async with asyncio.timeout(STEP_TIMEOUT):
+        await ended_row.wait()
+
+    # When the app shuts down
+    with caplog.at_level("WARNING", logger="websec_app.jobs.engine"):
+        async with asyncio.timeout(STEP_TIMEOUT):
+            await engine.stop()
+
+    # Then the row keeps its own end, and the log does not claim a stop ended open jobs ("0 job(s)")
+    with sqlite_database.session() as session:
+        row = session.exec(select(ScanJob)).one()
+    assert (row.status, row.error_status) == (JOB_FAILED, 504)
+    assert not [r for r in caplog.records if "stopped with" in r.getMessage()]
+
+
 async def test_the_sweep_ends_the_jobs_a_stopped_process_left_open_and_gives_their_units_back(
     sqlite_database: Database, scan_settings: Settings
 ) -> None:

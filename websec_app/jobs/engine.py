@@ -526,7 +526,8 @@ class JobEngine:
             stopped = sorted(parts.unended)
             end = partial(end_failed, callback_owed_at=self.service_now())
             ended = await self._db(end, stopped, _now(), SERVER_STOPPED_STATUS, SERVER_STOPPED)
-            log.warning("stopped with %d scan job(s) open: ended failed, their units given back", ended)
+            if ended:  # a cancelled task whose row had ended already is not an open job
+                log.warning("stopped with %d scan job(s) open: ended failed, their units given back", ended)
             for job_id in stopped:  # a request still waiting answers with that end
                 self._wake(job_id)
         if parts.local is not None and self.queue_id is not None:
