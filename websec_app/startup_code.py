@@ -16,32 +16,21 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import marshal
 import sys
-import threading
-from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from .bytecode_files import beside_bytecode, write_atomically
+from .bytecode_files import CodeCache, beside_bytecode
 
-#: Beyond this many texts nothing more is kept (a bound on the file, not a target: a scan needs ~500).
-_MAX_ENTRIES = 4096
-#: How many entries a save keeps beyond what its process used: other scans define a few other classes (a signed
-#: zone, an uncommon DNS reply), and they should not rewrite the file for each other; texts left over from
-#: code since changed are many more, and go at the next save.
-_KEPT_UNUSED = 128
-
-_lock = threading.Lock()
-_code: dict[str, CodeType] = {}  # the cache's entries, then what this process compiled
-_used: set[str] = set()  # the texts this process asked for: what a save keeps
-_compiled = 0  # texts this process compiled (not found in the cache) since it last saved
-_installed = False
-_may_save = False
-
-
-def _cache_file() -> Path:
-    return beside_bytecode(__file__, f"dataclass-code.{sys.implementation.cache_tag}.marshal")
+_cache: CodeCache[str, CodeType] = CodeCache(
+    beside_bytecode(__file__, f"dataclass-code.{sys.implementation.cache_tag}.marshal"),
+    lambda: importlib.util.MAGIC_NUMBER,
+    # a bound on the file, not a target: a scan needs ~500 texts
+    max_entries=4096,
+    # other scans define a few other classes (a signed zone, an uncommon DNS reply), and they should not rewrite
+    # the file for each other; texts left over from code since changed are many more, and go at the next save
+    kept_unused=128,
+)
 
 
 def _supported() -> bool:
@@ -50,17 +39,12 @@ def _supported() -> bool:
 
 
 def _cached_exec(source: Any, globals_: dict[str, Any] | None = None, locals_: Any = None, /) -> None:
-    global _compiled  # noqa: PLW0603 - one cache per process
     if isinstance(source, str):
-        code = _code.get(source)
+        code = _cache.get(source)
         if code is None:
             # What exec(text) in dataclasses.py compiles: that module has no __future__ imports.
             code = compile(source, "<string>", "exec", dont_inherit=True)
-            with _lock:
-                if len(_code) < _MAX_ENTRIES:
-                    _code[source] = code
-                _compiled += 1
-        _used.add(source)
+            _cache.add(source, code)
         source = code
     if globals_ is None:  # exec's default: the calling frame's globals, which were dataclasses' own
         globals_ = vars(dataclasses)
@@ -69,43 +53,27 @@ def _cached_exec(source: Any, globals_: dict[str, Any] | None = None, locals_: A
 
 def install() -> None:
     """Serve `dataclasses`' generated code from the cache from now on (once per process)."""
-    global _installed  # noqa: PLW0603
-    with _lock:
-        if _installed or not _supported():
+    with _cache.lock:
+        if _cache.loaded or not _supported():
             return
-        _installed = True
-        try:
-            magic, entries = marshal.loads(_cache_file().read_bytes())
-            if magic == importlib.util.MAGIC_NUMBER and isinstance(entries, dict):
-                _code.update(entries)
-        except (OSError, EOFError, ValueError, TypeError):
-            pass  # absent, unreadable or from another interpreter: compile as usual
+        _cache.load()
         dataclasses.exec = _cached_exec  # type: ignore[attr-defined]  # shadows the built-in in that module
 
 
 def compiled() -> int:
     """How many texts this process compiled, since its last save, because the cache did not have them."""
-    return _compiled
+    return _cache.compiled
 
 
 def allow_saving() -> None:
     """Let `save()` write the cache: only the scan command does, so that it holds what a scan defines and
     nothing a long-running process or a test run happened to define."""
-    global _may_save  # noqa: PLW0603
-    _may_save = True
+    _cache.may_save = True
 
 
 def save() -> None:
     """Write the cache when this process compiled something it lacked (and byte-code and the scan command
-    allow it): what this process used, and the cache's other entries while they are few (`_KEPT_UNUSED`).
-    A process that found everything writes nothing: a scan of another kind of site uses a few other classes,
-    and the two should not rewrite the file for each other."""
-    global _compiled  # noqa: PLW0603
-    with _lock:
-        if not (_installed and _may_save) or sys.dont_write_bytecode or _compiled == 0:
-            return
-        unused = len(_code) - len(_used & _code.keys())
-        kept = _code if unused <= _KEPT_UNUSED else {text: _code[text] for text in _used if text in _code}
-        data = marshal.dumps((importlib.util.MAGIC_NUMBER, kept))
-        _compiled = 0
-    write_atomically(_cache_file(), data)  # or not (a read-only install): compiled every time, as before
+    allow it): what this process used, and the cache's other entries while they are few. A process that found
+    everything writes nothing: a scan of another kind of site uses a few other classes, and the two should not
+    rewrite the file for each other."""
+    _cache.save()

@@ -22,46 +22,36 @@ known to compile this way: elsewhere `install()` does nothing. The command line 
 from __future__ import annotations
 
 import importlib.util
-import marshal
 import re
 import sys
-import threading
-from pathlib import Path
 from typing import Any
 
-from .bytecode_files import beside_bytecode, write_atomically
+from .bytecode_files import CodeCache, beside_bytecode
 
 # Python 3.11's parser and compiler behind `re`, and its C engine (elsewhere install() does nothing)
 _compiler: Any = getattr(re, "_compiler", None)
 _parser: Any = getattr(re, "_parser", None)
 _sre: Any = getattr(_compiler, "_sre", None)
 
-#: Beyond this many patterns nothing more is kept (a bound on the file, not a target: a scan compiles ~230).
-_MAX_ENTRIES = 2048
-#: How many entries a save keeps beyond what its process used (see startup_code._KEPT_UNUSED).
-_KEPT_UNUSED = 128
-
 #: (pattern, flags) -> what `_sre.compile` takes after the pattern: its flags, code, groups, group names by
 #: name and by number.
 Entry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
 
-_lock = threading.Lock()
-_entries: dict[tuple[str | bytes, int], Entry] = {}  # the cache's entries, then what this process's imports compiled
-_used: set[tuple[str | bytes, int]] = set()  # the patterns this process compiled: what a save keeps
-_compiled = 0  # patterns this process's imports compiled (not found in the cache) since it last saved
 _original_compile: Any = None
-_installed = False
-_may_save = False
-
-
-def _cache_file() -> Path:
-    return beside_bytecode(__file__, f"regex-code.{sys.implementation.cache_tag}.marshal")
 
 
 def _version() -> tuple[Any, ...]:
     """What the generated code depends on besides the pattern: the interpreter (its `re` and Unicode database)
     and `_sre`'s code format."""
     return (importlib.util.MAGIC_NUMBER, sys.version, _sre.MAGIC, _sre.CODESIZE, sys.maxunicode)
+
+
+_cache: CodeCache[tuple[str | bytes, int], Entry] = CodeCache(
+    beside_bytecode(__file__, f"regex-code.{sys.implementation.cache_tag}.marshal"),
+    _version,
+    max_entries=2048,  # a bound on the file, not a target: a scan compiles ~230 patterns
+    kept_unused=128,  # see startup_code.py
+)
 
 
 def _supported() -> bool:
@@ -105,64 +95,42 @@ def _in_module_body() -> bool:
 
 def _compile(pattern: Any, flags: int = 0) -> Any:
     """`re._compiler.compile`, with the code of patterns compiled at import from the cache."""
-    global _compiled  # noqa: PLW0603 - one cache per process
     if type(pattern) not in (str, bytes) or flags & re.DEBUG:  # exact types: marshal writes no subclass
         return _original_compile(pattern, flags)
     key = (pattern, int(flags))
-    entry = _entries.get(key)
+    entry = _cache.get(key)
     if entry is None:
         # Parsed here, as deep in the stack as re parses it: the parser's warnings name the caller's line
         parsed = _parser.parse(pattern, flags)  # raises re.error as re does, for a pattern that does not parse
         entry = _entry_of(parsed, flags)
         if _in_module_body():
-            with _lock:
-                if len(_entries) < _MAX_ENTRIES:
-                    _entries[key] = entry
-                    _used.add(key)
-                    _compiled += 1
-    else:
-        _used.add(key)
+            _cache.add(key, entry)
     final_flags, code, groups, groupindex, indexgroup = entry
     return _sre.compile(pattern, final_flags, code, groups, dict(groupindex), indexgroup)
 
 
 def install() -> None:
     """Serve the code of patterns compiled at import from the cache from now on (once per process)."""
-    global _installed, _original_compile  # noqa: PLW0603
-    with _lock:
-        if _installed or not _supported():
+    global _original_compile  # noqa: PLW0603 - one cache per process
+    with _cache.lock:
+        if _cache.loaded or not _supported():
             return
-        _installed = True
-        try:
-            version, entries = marshal.loads(_cache_file().read_bytes())
-            if version == _version() and isinstance(entries, dict):
-                _entries.update(entries)
-        except (OSError, EOFError, ValueError, TypeError):
-            pass  # absent, unreadable or from another interpreter: compile as usual
+        _cache.load()
         _original_compile = _compiler.compile
         _compiler.compile = _compile  # what re._compile calls for a pattern not in its own cache
 
 
 def compiled() -> int:
     """How many patterns this process's imports compiled, since its last save, because the cache lacked them."""
-    return _compiled
+    return _cache.compiled
 
 
 def allow_saving() -> None:
     """Let `save()` write the cache: only the scan command does (see startup_code.allow_saving)."""
-    global _may_save  # noqa: PLW0603
-    _may_save = True
+    _cache.may_save = True
 
 
 def save() -> None:
     """Write the cache when this process's imports compiled a pattern it lacked (and byte-code and the scan
     command allow it): what this process used, and the cache's other entries while they are few."""
-    global _compiled  # noqa: PLW0603
-    with _lock:
-        if not (_installed and _may_save) or sys.dont_write_bytecode or _compiled == 0:
-            return
-        unused = len(_entries) - len(_used & _entries.keys())
-        kept = _entries if unused <= _KEPT_UNUSED else {key: _entries[key] for key in _used if key in _entries}
-        data = marshal.dumps((_version(), kept))
-        _compiled = 0
-    write_atomically(_cache_file(), data)  # or not (a read-only install): compiled every time, as before
+    _cache.save()
