@@ -56,3 +56,28 @@ async def test_a_list_of_cas_in_one_issue_record_is_invalid(dns_server: AuthDnsS
         f"issue: none; iodef 'security@{domain}' is not a mailto:, http: or https: URL, so no CA can report to it "
         "(RFC 8659 4.4)"
     )
+
+
+async def test_a_cas_name_written_with_capitals_is_flagged_as_one_ca_compares_it_exactly(
+    dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given a domain whose CAA record names Let's Encrypt as "LetsEncrypt.org", beside a CA in lower case.
+    # Let's Encrypt's CA software (Boulder, va/caa.go caaDomainMatches) compares the name with `==`, so this
+    # record names some other CA for it: its renewals are refused.
+    domain = "caa-case-e2e.test"
+    dns_server.add(domain, "A", "127.0.0.9")
+    dns_server.add(domain, "CAA", '0 issue "LetsEncrypt.org"', '0 issuewild "digicert.com"')
+    findings = await caa_of(domain, scan_settings)
+    # Then it is graded as a record that may stop renewals, with the name to write (it was caa_present)
+    assert list(findings) == ["dns.caa_invalid"]
+    assert findings["dns.caa_invalid"]["note"] == (
+        f"at {domain}: issue 'LetsEncrypt.org' is written with capitals: some CAs compare the name exactly as "
+        "written (Let's Encrypt does), so they refuse; write 'letsencrypt.org'"
+    )
+
+
+async def test_a_cas_name_in_lower_case_is_present(dns_server: AuthDnsServer, scan_settings: Settings) -> None:
+    domain = "caa-lower-e2e.test"
+    dns_server.add(domain, "A", "127.0.0.9")
+    dns_server.add(domain, "CAA", '0 issue "letsencrypt.org"')
+    assert list(await caa_of(domain, scan_settings)) == ["dns.caa_present"]

@@ -483,6 +483,12 @@ def _caa_rrset(
                 value_problems = True
                 shown_value = shown_text(raw.decode("utf-8", "replace"), 200)
                 problems.append(f"{tag} {shown_value!r} names no CA: {issue.problem} (RFC 8659 4.2)")
+            elif issue.issuer and issue.issuer != issue.issuer.lower():
+                # RFC 8659 says nothing of case; Let's Encrypt's Boulder matches its own name with == (caa.go)
+                problems.append(
+                    f"{tag} {issue.issuer!r} is written with capitals: some CAs compare the name exactly as written "
+                    f"(Let's Encrypt does), so they refuse; write {issue.issuer.lower()!r}"
+                )
         elif tag == "iodef":
             iodef += [p for p in (iodef_problem(raw),) if p]
     alias = _caa_alias(snapshot, host, name)
