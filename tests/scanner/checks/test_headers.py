@@ -492,6 +492,39 @@ def test_preload_is_noted_with_its_requirements() -> None:
     assert "preload list needs max-age of at least 31536000 and includeSubDomains" in not_ready
 
 
+@pytest.mark.parametrize(
+    ("value", "unreadable"),
+    [
+        # chromium/hstspreload reads max-age only as digits right after "max-age=" (ParseHeaderString, parseMaxAge),
+        # where Chromium takes each of these as a year (a quoted value, spaces around "=", a clamped 21 digits)
+        ('max-age="31536000"; includeSubDomains; preload', 'max-age="31536000"'),
+        ("max-age =31536000; includeSubDomains; preload", "max-age =31536000"),
+        ("max-age=100000000000000000000; includeSubDomains; preload", "max-age=100000000000000000000"),
+        # ...and calls any other directive starting with max-age a max-age without a value
+        ("max-age=31536000; max-ageing=1; includeSubDomains; preload", "max-ageing=1"),
+    ],
+)
+def test_preload_eligibility_is_read_as_hstspreload_reads_the_header(value: str, unreadable: str) -> None:
+    headers = [("Strict-Transport-Security", value)]
+
+    assert outcomes("Strict-Transport-Security", headers) == ["hsts.good"]  # browsers keep the policy
+    assert note("Strict-Transport-Security", headers).endswith(
+        f"preload is requested, but hstspreload.org cannot read {unreadable} (it takes only unquoted digits right "
+        "after max-age=), so the preload list would refuse this header"
+    )
+
+
+def test_a_max_age_over_ten_years_is_noted_as_hstspreload_warns() -> None:
+    headers = [("Strict-Transport-Security", "max-age=315360001; includeSubDomains; preload")]
+
+    assert outcomes("Strict-Transport-Security", headers) == ["hsts.good"]
+    assert note("Strict-Transport-Security", headers) == (
+        "a max-age over 10 years (315360000 seconds) is unusually long (hstspreload.org warns); Chromium keeps at "
+        "most 1 year (31536000 seconds) of any max-age; preload is requested; submit the domain at hstspreload.org "
+        "to be built into browsers"
+    )
+
+
 def test_preload_with_a_value_is_not_taken_for_a_preload_request() -> None:
     headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains; preload=true")]
 

@@ -31,7 +31,14 @@ from ..fixes.csp_proposal import (
     writable_directives,
 )
 from ..records import csp as csp_records
-from ..records.header_values import parse_hsts, parse_referrer_meta, parse_referrer_policy_header, split_header_list
+from ..records.header_values import (
+    PRELOAD_LONG_MAX_AGE,
+    parse_hsts,
+    parse_referrer_meta,
+    parse_referrer_policy_header,
+    read_for_preload_list,
+    split_header_list,
+)
 from ..records.html import HtmlPage, MetaElement, is_html, meta_elements_of, parse_page
 from ..records.structured_fields import InnerList, Item, StructuredFieldError, Token, parse_dictionary
 from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
@@ -377,14 +384,28 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None, no
             f"{policy.preload_with_value} is not a preload request: the preload list (hstspreload.org) "
             "needs a bare preload directive"
         )
+    if max_age > PRELOAD_LONG_MAX_AGE:
+        notes.append(
+            "a max-age over 10 years (315360000 seconds) is unusually long (hstspreload.org warns); Chromium keeps "
+            "at most 1 year (31536000 seconds) of any max-age"
+        )
     if policy.preload:
-        if max_age >= _ONE_YEAR and policy.include_subdomains:
-            notes.append("preload is requested; submit the domain at hstspreload.org to be built into browsers")
-        else:
-            notes.append(
-                "preload is requested, but the preload list needs max-age of at least 31536000 and includeSubDomains"
-            )
+        notes.append(_preload_note(values[0]))
     return _with_notes(findings or [_finding("hsts.good", HSTS)], notes)
+
+
+def _preload_note(value: str) -> str:
+    """Whether hstspreload.org would take this header for the preload list, read as it reads it (which differs from
+    browsers: a quoted max-age, spaces around its "=" or more than 20 digits are errors there)."""
+    reading = read_for_preload_list(value)
+    if reading.eligible:
+        return "preload is requested; submit the domain at hstspreload.org to be built into browsers"
+    if reading.unreadable_max_age is not None:
+        return (
+            f"preload is requested, but hstspreload.org cannot read {shown_text(reading.unreadable_max_age)} (it takes "
+            "only unquoted digits right after max-age=), so the preload list would refuse this header"
+        )
+    return "preload is requested, but the preload list needs max-age of at least 31536000 and includeSubDomains"
 
 
 def _certificate_problem(tls: TlsHandshake | None, url: str, now: datetime) -> str | None:

@@ -14,8 +14,10 @@ from .html_tokens import ascii_lower
 __all__ = [
     "REFERRER_POLICIES",
     "HstsPolicy",
+    "PreloadReading",
     "ReferrerPolicy",
     "parse_hsts",
+    "read_for_preload_list",
     "parse_referrer_meta",
     "parse_referrer_policy_header",
     "split_header_list",
@@ -182,6 +184,123 @@ def parse_hsts(value: str) -> HstsPolicy:
     if max_age is None:
         return HstsPolicy(error="the required max-age directive is missing")
     return HstsPolicy(max_age, include_subdomains, preload, None, tuple(unknown), tuple(repeated), preload_with_value)
+
+
+#: hstspreload.org's minimum max-age for a new submission (its "bulk-1-year" policy), and the length past which it
+#: warns that a max-age is unusually long.
+PRELOAD_MIN_MAX_AGE = 31_536_000
+PRELOAD_LONG_MAX_AGE = 10 * PRELOAD_MIN_MAX_AGE
+_UINT64_MAX = 2**64 - 1
+_GO_ASCII_SPACE = " \t\n\v\f\r"  # what Go's strings.TrimSpace takes of ASCII (the rest fails Chromium's parse)
+
+
+@dataclass(frozen=True)
+class PreloadReading:
+    """What hstspreload.org makes of one STS header value: its issue codes (chromium/hstspreload `ParseHeaderString`
+    then `PreloadableHeader`). Any error means the domain cannot be submitted to the preload list."""
+
+    max_age: int | None
+    include_subdomains: bool
+    preload: bool
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    unreadable_max_age: str | None = None  # the first max-age directive it could not read, as sent
+
+    @property
+    def eligible(self) -> bool:
+        return not self.errors
+
+
+def _preload_max_age(digits: str) -> int | str:
+    """hstspreload's max-age value: ASCII digits read as an unsigned 64-bit number, or the error's issue code."""
+    if not all("0" <= c <= "9" for c in digits):
+        return "header.parse.max_age.non_digit_characters"
+    significant = digits.lstrip("0") or "0"
+    if not digits or len(significant) > 20 or int(significant) > _UINT64_MAX:
+        return "header.parse.max_age.parse_int_error"
+    return int(significant)
+
+
+def read_for_preload_list(value: str) -> PreloadReading:
+    """The header as hstspreload.org reads it, which is not how browsers do (`parse_hsts`).
+
+    It splits on every ";" (quotes aside), trims each directive and matches names by prefix, case-insensitively:
+    `max-age=` must be followed by digits alone, so a quoted max-age, spaces around "=", or more than 2^64-1
+    (which Chromium clamps to a year) are errors, and so is a directive that starts with `max-age` without `=`
+    right after it (`max-age =1`, `max-ageing=1`); `preload` and `includeSubDomains` count only bare, and a
+    directive that merely starts with one of them is a warning. Repeats, unknown and empty directives are warnings
+    (Chromium rejects a repeated max-age or includeSubDomains: `parse_hsts`). Then the header needs
+    includeSubDomains, preload and max-age >= 31536000 (warning past 10 years).
+    """
+    errors: list[str] = []
+    warnings: list[str] = []
+    max_age: int | None = None
+    include_subdomains = preload = False
+    unreadable: str | None = None
+
+    def once(issues: list[str], code: str) -> None:
+        if code not in issues:
+            issues.append(code)
+
+    directives = [directive.strip(_GO_ASCII_SPACE) for directive in value.split(";")]
+    if directives == [""]:
+        return PreloadReading(
+            None,
+            False,
+            False,
+            (
+                "header.preloadable.include_sub_domains.missing",
+                "header.preloadable.preload.missing",
+                "header.preloadable.max_age.missing",
+            ),
+            ("header.parse.empty",),
+        )
+    for directive in directives:
+        lower = directive.lower()
+        if lower == "preload":
+            if preload:
+                once(warnings, "header.parse.repeated.preload")
+            preload = True
+        elif lower.startswith("preload"):
+            once(warnings, "header.parse.invalid.preload")
+        elif lower == "includesubdomains":
+            if include_subdomains:
+                once(warnings, "header.parse.repeated.include_sub_domains")
+            include_subdomains = True
+        elif lower.startswith("includesubdomains"):
+            once(warnings, "header.parse.invalid.include_sub_domains")
+        elif lower.startswith("max-age="):
+            digits = directive[len("max-age=") :]
+            if len(digits) > 1 and digits.startswith("0"):
+                warnings.append("header.parse.max_age.leading_zero")
+            seconds = _preload_max_age(digits)
+            if isinstance(seconds, str):
+                errors.append(seconds)
+                unreadable = unreadable or directive
+            elif max_age is None:
+                max_age = seconds
+            else:
+                once(warnings, "header.parse.repeated.max_age")
+        elif lower.startswith("max-age"):
+            once(errors, "header.parse.invalid.max_age.no_value")
+            unreadable = unreadable or directive
+        elif not directive:
+            once(warnings, "header.parse.empty_directive")
+        else:
+            warnings.append("header.parse.unknown_directive")
+    if not include_subdomains:
+        errors.append("header.preloadable.include_sub_domains.missing")
+    if not preload:
+        errors.append("header.preloadable.preload.missing")
+    if max_age is None:
+        errors.append("header.preloadable.max_age.missing")
+    elif max_age == 0:
+        errors.append("header.preloadable.max_age.zero")
+    elif max_age < PRELOAD_MIN_MAX_AGE:
+        errors.append("header.preloadable.max_age.below_1_year")
+    elif max_age > PRELOAD_LONG_MAX_AGE:
+        warnings.append("header.preloadable.max_age.over_10_years")
+    return PreloadReading(max_age, include_subdomains, preload, tuple(errors), tuple(warnings), unreadable)
 
 
 # --- Referrer-Policy (W3C Referrer Policy) -------------------------------------------------------
