@@ -130,7 +130,10 @@ def test_earlier_terms_and_errors_decide_first() -> None:
     # every IPv4 sender fails at -ip4:0.0.0.0/0: a:%{h} is the IPv6 senders' alone
     finding = only(spf_findings("v=spf1 -ip4:0.0.0.0/0 a:%{h} -all"))
     assert finding.outcome == "dns.spf_pass_all"
-    assert (finding.note or "").endswith("every IPv6 server on the internet passes")
+    # and the note says what IPv4 senders get (the record's verdict for them, no finding of its own)
+    assert (finding.note or "").endswith(
+        "every IPv6 server on the internet passes; IPv4 senders are refused (-ip4:0.0.0.0/0)"
+    )
 
 
 # -- an include or redirect= named with the sender's values in a zone it does not pick ------------------------

@@ -177,7 +177,7 @@ async def test_every_mx_host_the_spf_evaluation_compares_with_is_asked(dns_serve
     assert [f.outcome for f in findings if f.outcome.startswith("dns.spf")] == ["dns.spf_pass_all"]
     (note,) = [f.note for f in findings if f.outcome == "dns.spf_pass_all"]
     opener = f"mx:relay2.{domain}/0 -> h9.relay2.{domain} has an IPv4 address (RFC 7208 5.4)"
-    assert note == f"{opener}: every IPv4 server on the internet passes"
+    assert note == f"{opener}: every IPv4 server on the internet passes; IPv6 senders are refused (-all)"
 
 
 async def test_the_spf_lookups_are_asked_in_the_order_receivers_evaluate_the_terms(dns_server, scan_settings) -> None:

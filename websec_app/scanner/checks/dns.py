@@ -130,6 +130,9 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         # whose senders each applies to, when a failed lookup stopped one address family only (RFC 7208 5.3, 5.4)
         "stopped_for": list(failure.families) if failure else [],
         "all_for": list(evaluation.verdict_families),
+        # each family's own result (RFC 7208 2.6), which differ when an error or a term matching every sender of
+        # one family ends the evaluation for its senders alone
+        "results": dict(evaluation.results),
     }
     if evaluation.records_found == 0:
         return [Finding("dns.spf_missing", note=f"{domain} publishes no SPF record")], False
@@ -197,10 +200,11 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     else:
         fix_vars = {"domain": domain, "spf_strict": strict_record(redirect_as_include(record))}
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
-    if len(evaluation.verdict_families) < len(FAMILIES):  # the other family's lookup failed: check.error above
+    if len(evaluation.verdict_families) == 1 and not evaluation.passes_everyone:
+        # the other family's senders get another result: said beside, and by its own finding when it is an error
         (family,) = evaluation.verdict_families
         (other,) = (f for f in FAMILIES if f != family)
-        where += f" (for {family} senders; {other} senders' result is not known: a lookup failed)"
+        where += f" (for {family} senders; {other} senders' result {_SPF_OTHER_RESULT[evaluation.results[other]]})"
     if evaluation.passes_everyone:
         # Reached before any error (RFC 7208 4.6.2: evaluation stops at the first match); including a record that
         # passes everyone passes everyone too (5.2). An error after it concerns the other family's senders alone.
@@ -213,7 +217,7 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
             note = f"{opener}: every {senders} on the internet passes" + (
                 " (RFC 7208 5.2)" if "include:" in opener else ""
             )
-        findings.append(Finding("dns.spf_pass_all", note=note + unchecked))
+        findings.append(Finding("dns.spf_pass_all", note=note + _spf_verdict_beside(evaluation) + unchecked))
     elif not evaluation.all_known:
         # the record that decides could not be read, or is never reached: a temperror or a permerror above says why,
         # and a fix republishing the record with "-all" would still be one; or its name is built with the sender's
@@ -233,6 +237,30 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     else:
         findings.append(Finding("dns.spf_strict", note=record + where + unchecked))
     return findings, no_senders and not evaluation.errors
+
+
+#: What the other family's senders get, beside a verdict given for one family (`SpfEvaluation.results`)
+_SPF_OTHER_RESULT: dict[str | None, str] = {
+    "temperror": "is not known: a lookup failed",
+    "permerror": "is permerror, the error reported beside this",
+    "fail": "is fail: they are refused",
+    "softfail": "is softfail",
+    "neutral": "is neutral",
+    None: "depends on the sender, which names the record that decides",
+}
+#: What the verdict on the other senders lets them do, for a record that passes every sender of one family
+_SPF_VERDICT_WORDS = {"-": "are refused", "~": "soft-fail", "?": "are neutral", None: "are neutral"}
+
+
+def _spf_verdict_beside(evaluation: SpfEvaluation) -> str:
+    """For a record that passes every sender of one family (dns.spf_pass_all), what the other family's senders it
+    does not list get, when they reach a verdict: "; IPv6 senders soft-fail (~all)". It is no finding of its own: the
+    record is open, and its fix decides for every sender."""
+    if len(evaluation.passes_families) == len(FAMILIES) or not evaluation.all_known:
+        return ""
+    (family,) = evaluation.verdict_families
+    what = evaluation.all_what or "no 'all' mechanism, RFC 7208 4.7"
+    return f"; {family} senders {_SPF_VERDICT_WORDS[evaluation.all_qualifier]} ({what})"
 
 
 def _spf_not_checked(evaluation: SpfEvaluation) -> str:
@@ -258,7 +286,10 @@ def _spf_senders(evaluation: SpfEvaluation, stopped: tuple[str, ...], failure: S
         return ""
     (family,) = stopped
     (other,) = (f for f in FAMILIES if f != family)
-    if other in evaluation.passes_families:
+    # a permerror stops every family walking (RFC 7208 4.6, 4.6.4), so one the other's senders never reached is after
+    # a term matching every one of them, their result
+    matched = evaluation.results.get(other) in ("pass", "fail", "softfail", "neutral")
+    if other in evaluation.passes_families or (failure is None and matched):
         return f" (for {family} senders: every {other} sender is matched before it)"
     own_type = _SPF_ADDRESS_TYPE[family]
     if failure is not None and all(answer.rdtype == own_type for answer in failure.lookups):

@@ -20,6 +20,9 @@ It stops where a receiver stops, so nothing after that is counted, read or repor
   an address of the family (5.3, 5.4, 5.6), exists on a name with an A record (5.7), an include of a record that
   passes them (5.2). Its qualifier decides for them. A term that matches every IPv4 sender leaves the IPv6 senders
   walking on: an error after it is theirs alone (`stopped_families`), and once no family is left the walk ends.
+  So does one in an included record that the other family's senders were matched before (an include's "-ip6:::/0"
+  ends it for IPv6 senders, who walk on in the record including it: 5.2). Each family ends with the result a receiver
+  gives its senders (`SpfEvaluation.results`): the one an error stopped gets its error, the other its own end.
 
 An `a` term asks A for an IPv4 sender and AAAA for an IPv6 one, and an mx term its hosts' addresses of that family
 (5.3, 5.4): each of the families still walking. Such a term is a void lookup only when it is void for all of them
@@ -141,6 +144,7 @@ class SpfEvaluation:
     #: depends on the sender. A redirect's target decides for every sender still walking: no verdict on "all" then.
     unknown: list[str] = field(default_factory=list)
     all_qualifier: str | None = None  # of the term that decides ("-" for "-all"); None: no all, or unknown
+    all_what: str = ""  # that term as written, or what matches ("-all", "-ip4:0.0.0.0/0", "redirect=x -> ~all")
     all_domain: str | None = None  # where the record that decides is published (through redirect=); None: unknown
     all_record: str | None = None  # the text of that record
     #: when a "~" or "?" term whose zone the sender picks gives the result for others (any sender can be matched there,
@@ -152,9 +156,13 @@ class SpfEvaluation:
     #: the families whose senders an error stopped (a temperror or a permerror: each family stops at its first),
     #: in FAMILIES' order: whom the errors concern
     stopped_families: tuple[str, ...] = ()
-    #: the families `all_qualifier` is the verdict for: both, or those walking on past a failed lookup of the other
-    #: family's address type alone (`SpfFailure.families`), whose senders' result is then not known
+    #: the families `all_qualifier` is the verdict for: both, or one, when the other's senders get another result
+    #: (`results`: an error stopped them alone, a term matched every one of them, their end cannot be known); none
+    #: when there is no verdict
     verdict_families: tuple[str, ...] = ("IPv4", "IPv6")
+    #: what a receiver concludes for a sender of each family the record does not list (RFC 7208 2.6): "pass",
+    #: "fail", "softfail", "neutral", "permerror", "temperror", "none", or None when it depends on the sender
+    results: dict[str, str | None] = field(default_factory=dict)
     uses_ptr: bool = False
     macros: bool = False
     limit_errors: list[str] = field(default_factory=list)  # other 4.6.4 permerrors (MX records per mx)
@@ -176,18 +184,19 @@ class SpfEvaluation:
 
     @property
     def all_known(self) -> bool:
-        """False when the record that decides could not be read (a redirect target named with a sender's macro) or
-        is never reached: a syntax error or a limit passed makes the evaluation a permerror before any "all" is
-        tested (RFC 7208 4.6, 4.6.4), a failed lookup a temperror (5). No verdict on "all" then, but for the senders
-        of a family walking past a failed lookup of the other's address type alone (`verdict_families`)."""
-        return self.all_domain is not None and not self.permerror
+        """False when no family's senders reach a verdict on "all": the record that decides could not be read (a
+        redirect target named with a sender's macro) or is never reached: a syntax error or a limit passed makes the
+        evaluation a permerror before any "all" is tested (RFC 7208 4.6, 4.6.4), a failed lookup a temperror (5).
+        True for the family an error does not stop (`verdict_families`): one matched before it, or walking past a
+        failed lookup of the other's address type alone."""
+        return self.all_domain is not None
 
     @property
     def permerror(self) -> bool:
         """A syntax error (this record or one it includes), an include of no record, a loop or a limit passed:
-        receivers return permerror for the senders still walking there (`stopped_families`), and no mechanism's
-        result after it stands (RFC 7208 4.6, 4.6.4). The walk stops at the first error, so at most one kind is
-        found: the one receivers reach."""
+        receivers return permerror for the senders still walking there (`stopped_families`, `results`), and no
+        mechanism's result after it stands for them (RFC 7208 4.6, 4.6.4). The walk stops at the first error, so at
+        most one kind is found: the one receivers reach."""
         return bool(self.errors) or self.over_limit or self.over_void_limit
 
     @property
@@ -293,15 +302,16 @@ def _every_address(value: str | None) -> bool:
 
 
 class _Walk:
-    """One evaluation of the record at `result.domain` (the module's docstring says how). `stopped` is set at the
-    first error for every family walking, `halted` names the families an error stopped, `guessed` is set at the
-    first missing answer (the walk goes on as if it changed nothing)."""
+    """One evaluation of the record at `result.domain` (the module's docstring says how). `halted` names the families
+    an error stopped: a record, and each record including it, walks on with its other families (an include's record
+    that failed every IPv6 sender and then stops the IPv4 ones leaves the IPv6 senders walking on in the record
+    including it, RFC 7208 5.2). `guessed` is set at the first missing answer (the walk goes on as if it changed
+    nothing)."""
 
     def __init__(self, domain: str, lookup: Lookup, records: SpfRecords) -> None:
         self.result = SpfEvaluation(domain)
         self.lookup = lookup
         self.records = records
-        self.stopped = False
         self.halted: frozenset[str] = frozenset()
         self.guessed = False
 
@@ -314,25 +324,37 @@ class _Walk:
         texts = self.records.texts(answer)
         result.records_found = len(texts)
         if len(texts) != 1:  # none, several (RFC 7208 4.5), or the lookup failed: the check says which
+            result.results = dict.fromkeys(FAMILIES, "none" if not texts else "permerror")
+            result.verdict_families = ()
             return
         matches = self._record(result.domain, (result.domain,), frozenset(FAMILIES), None)
+        failed_families = {family for failure in result.failures for family in failure.families}
+        # Each family's own end, as a receiver evaluating one of its senders reaches it: an error stops it alone
+        # (the other family matched before it, in this record or one it includes, or walks past a failed lookup of
+        # the other's address type, RFC 7208 5.3, 5.4); None when it cannot be known (a redirect named by the sender)
+        result.results = {
+            family: _ALL_RESULTS[matches[family].qualifier or "?"]
+            if family in matches
+            else ("temperror" if family in failed_families else "permerror" if family in self.halted else None)
+            for family in FAMILIES
+        }
         passed = [family for family in FAMILIES if family in matches and matches[family].qualifier == "+"]
         if passed:
             result.passes_everyone = matches[passed[0]].what
             result.passes_families = tuple(passed)
-        undecided = [family for family in FAMILIES if family not in matches]
-        # A family whose own lookup failed leaves the other's verdict standing (RFC 7208 5.3, 5.4: its senders'
-        # receivers ask only their address type); one stopped by another error, or whose end cannot be known, leaves
-        # no verdict, nor does a family that passes wholesale alone (dns.spf_pass_all says it)
-        failed_alone = {family for failure in result.failures for family in failure.families}
+        # The verdict for the others: that of the families not passed wholesale (dns.spf_pass_all says those), the
+        # one that lets more through when their ends differ ("-ip4:0.0.0.0/0 ~all": IPv6 senders soft-fail); a
+        # family an error stopped, or whose end cannot be known, leaves the other's standing
         others = [matches[f] for f in FAMILIES if f in matches and matches[f].qualifier != "+"]
-        if undecided and (not others or not failed_alone.issuperset(undecided) or result.permerror):
+        if not others and len(passed) < len(FAMILIES):
+            result.verdict_families = ()
             return
-        result.verdict_families = tuple(matches)
-        # The verdict for the others: the families not passed wholesale, the one that lets more through when their
-        # ends differ ("-ip4:0.0.0.0/0 ~all": IPv6 senders soft-fail)
-        decision = max(others, key=lambda m: _LETS_THROUGH[m.qualifier], default=next(iter(matches.values())))
+        decision = max(others, key=lambda m: _LETS_THROUGH[m.qualifier]) if others else matches[FAMILIES[0]]
+        result.verdict_families = tuple(
+            f for f in FAMILIES if f in matches and matches[f].qualifier == decision.qualifier
+        )
         result.all_qualifier = decision.qualifier
+        result.all_what = decision.what
         result.all_domain, result.all_record = decision.domain, decision.record
         if decision.chosen and decision.qualifier != "+":
             result.all_chosen, result.all_chosen_term = decision.what, decision.term
@@ -340,11 +362,11 @@ class _Walk:
     # -- ending the walk -----------------------------------------------------------------------------------------
 
     def _stop(self, live: frozenset[str], families: frozenset[str] | None = None) -> None:
-        """An error stops the senders of `families` (all of `live`, the families walking, unless said): the walk
-        ends once none is walking, and goes on for the others (the callers drop `halted` from theirs)."""
+        """An error stops the senders of `families` (all of `live`, the families walking, unless said): each record
+        walking ends once none of its own families is, and goes on for the others (the callers drop `halted` from
+        theirs)."""
         self.halted |= live if families is None else families
         self.result.stopped_families = tuple(f for f in FAMILIES if f in self.halted)
-        self.stopped = live <= self.halted
 
     def _permerror(self, error: str, live: frozenset[str]) -> None:
         self.result.errors.append(error)
@@ -433,16 +455,19 @@ class _Walk:
         decided: dict[str, _Match] = {}
         for term in record.evaluated_mechanisms():
             matched = self._mechanism(term, domain, path, live)
-            if self.stopped:
+            live = live - self.halted  # a family an error stopped ends there, the other walks on
+            if not live:
                 return decided
-            live = live - self.halted  # a family whose own lookup failed stops there, the other walks on
             if matched is None:
                 continue
             families, what, chosen = matched
+            families &= live
             if term.qualifier != "+":  # a sender may be matched there or walk on, whichever lets it through more
                 choice = _Match(domain, text, term.qualifier, what, True, term)
                 choices.update({family: _lenient(choice, choices.get(family)) for family in chosen})
                 families -= chosen
+            if term.qualifier != "+" and not what.startswith(term.qualifier):
+                what = term.qualifier + what  # "-ip4:0.0.0.0/0": what matches, as the record writes it
             decided.update({f: _Match(domain, text, term.qualifier, what, f in chosen, term) for f in families})
             live = live - families
             if not live:  # RFC 7208 4.6.2: every sender matched; an "all" always ends here
@@ -548,7 +573,7 @@ class _Walk:
         included = self._record(target, (*path, target), live, term)
         # RFC 7208 5.2: an include matches when the included record passes
         passed = [family for family in FAMILIES if family in included and included[family].qualifier == "+"]
-        if self.stopped or not passed:
+        if not passed:  # the families it stopped are `halted`; the others walk on in the including record
             return None
         chosen = frozenset(family for family in passed if included[family].chosen)
         return _TermMatch(frozenset(passed), f"include:{target} -> {included[passed[0]].what}", chosen)
@@ -570,9 +595,9 @@ class _Walk:
         failures = {family: a for family, a in answers.items() if a is not None and failed(a)}
         if failures:  # temperror for the senders whose own type failed (5.3); the others' answers decide for them
             self._failed(domain, term, list(failures.values()), live, frozenset(failures))
-            if self.stopped:
-                return None
             live = live - self.halted
+            if not live:
+                return None
             answers = {family: a for family, a in answers.items() if family in live}
         found = {family: a for family, a in answers.items() if a is not None}
         if len(found) < len(answers):
@@ -624,9 +649,9 @@ class _Walk:
         if failures:  # temperror for the senders whose own type failed (5.4); the others' answers decide for them
             failed_lookups = [a for _, _, a in hosts if a is not None and failed(a)]
             self._failed(domain, term, failed_lookups, live, frozenset(failures))
-            if self.stopped:
-                return None
             live = live - self.halted
+            if not live:
+                return None
             hosts = [(host, family, a) for host, family, a in hosts if family in live]
         if any(a is None for _, _, a in hosts):
             self.guessed = True
