@@ -144,3 +144,30 @@ async def test_an_spf_verdict_for_one_address_family_says_whose_it_is(
     # "stopped ... temperror" of all senders alike)
     assert "Mail from servers it does not list (for IPv6 senders): refused (-all)" in part
     assert f"Evaluation stopped at a:flaky.{host} (for IPv4 senders): no usable answer for flaky.{host} (A)" in part
+
+
+async def test_each_address_familys_spf_result_is_said_when_they_differ(
+    site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given two records whose families' senders get different results: every IPv4 sender passes at ip4:0.0.0.0/0
+    # and IPv6 senders soft-fail; an include fails every IPv6 sender (who walk on to ~all) and then includes a domain
+    # without SPF, a permerror for IPv4 senders alone (RFC 7208 4.6.2, 5.2)
+    open_host = site_factory.unique_host("pdf-spf-open4")
+    site_factory(catalog.best_practices(open_host))
+    dns_server.set(open_host, "TXT", '"v=spf1 ip4:0.0.0.0/0 ~all"')
+    broken_host = site_factory.unique_host("pdf-spf-perm4")
+    site_factory(catalog.best_practices(broken_host))
+    dns_server.set(broken_host, "TXT", f'"v=spf1 include:_spf.{broken_host} ~all"')
+    dns_server.set(f"_spf.{broken_host}", "TXT", f'"v=spf1 -ip6:::/0 include:nospf.{broken_host} -all"')
+    # When they are scanned and their PDFs rendered
+    open_part = dns_part((await scan(f"https://{open_host}/", scan_settings)).to_dict(pro=True, include_fix=True))
+    broken_part = dns_part((await scan(f"https://{broken_host}/", scan_settings)).to_dict(pro=True, include_fix=True))
+    # Then each says which family gets what (the first printed "~all, soft fail" of every sender; the second nothing
+    # of IPv6 senders, and the error as every sender's)
+    assert "Mail from servers it does not list (for IPv6 senders): accepted but marked as suspect" in open_part
+    assert "Mail from IPv4 servers: all accepted (pass): any of them may send as the domain" in open_part
+    assert "Mail from servers it does not list (for IPv6 senders): accepted but marked as suspect" in broken_part
+    assert (
+        f"Errors (for IPv4 senders): nospf.{broken_host} (named by _spf.{broken_host}) has no SPF record" in broken_part
+    )
+    assert "Mail from IPv4 servers: permanent error (permerror): receivers ignore SPF for them" in broken_part

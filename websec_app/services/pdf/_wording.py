@@ -162,6 +162,15 @@ _SPF_ALL = {
     "?all": "no verdict (?all, neutral)",
     "+all": "accepted (+all): any server may send as the domain",
 }
+#: What a receiver does with mail from the senders of one address family, by their result (RFC 7208 2.6), when the
+#: families' results differ; temperror is said by the evaluation's stop
+_SPF_RESULT = {
+    "pass": "all accepted (pass): any of them may send as the domain",
+    "fail": "refused (fail)",
+    "softfail": "accepted but marked as suspect (softfail)",
+    "neutral": "no verdict (neutral)",
+    "permerror": "permanent error (permerror): receivers ignore SPF for them, as if the domain published none",
+}
 _DMARC_POLICY = {
     "reject": "reject (forged mail is refused)",
     "quarantine": "quarantine (forged mail goes to spam)",
@@ -237,16 +246,25 @@ def _mx_words(mx: Mapping[str, Any]) -> list[str]:
 def _spf_words(spf: Mapping[str, Any]) -> list[str]:
     record = spf.get("record")
     parts = [f"Record: {record}" if record else "Record: none, or more than one (the findings say which)"]
-    only_for = _some_senders(spf.get("all_for"))
+    all_for = spf.get("all_for")
     if spf.get("all") in _SPF_ALL:
-        parts.append(f"Mail from servers it does not list{only_for}: {_SPF_ALL[spf['all']]}")
+        parts.append(f"Mail from servers it does not list{_some_senders(all_for)}: {_SPF_ALL[spf['all']]}")
+    results = spf.get("results")
+    results = results if isinstance(results, Mapping) else {}
+    if len(set(results.values())) > 1:  # each family's own, beside the verdict said for the other
+        parts += [
+            f"Mail from {family} servers: {_SPF_RESULT[result]}"
+            for family, result in results.items()
+            if result in _SPF_RESULT and not (isinstance(all_for, list) and family in all_for)
+        ]
     if record and isinstance(spf.get("lookups"), int):
         parts.append(f"DNS lookups it needs: {spf['lookups']} (receivers allow {LOOKUP_LIMIT})")
     if spf.get("void_lookups"):
         void = f"Lookups of names that do not exist: {spf['void_lookups']} (receivers allow {VOID_LOOKUP_LIMIT})"
         parts.append(void + (f": {_in_all(spf['void'])}" if spf.get("void") else ""))
     if spf.get("errors"):
-        parts.append(f"Errors: {'; '.join(map(str, spf['errors']))}")
+        stopped = [family for family, result in results.items() if result == "permerror"]
+        parts.append(f"Errors{_some_senders(stopped)}: {'; '.join(map(str, spf['errors']))}")
     if spf.get("not_checked"):
         parts.append(f"Not checked (they depend on the sender's address): {_in_all(spf['not_checked'])}")
     if spf.get("stopped_at"):
