@@ -177,7 +177,7 @@ def test_a_signed_file_is_accepted() -> None:
         "-----BEGIN PGP SIGNED MESSAGE-----\r\nHash: SHA256\r\n\r\n"
         + GOOD.replace("\n", "\r\n")
         + f"Canonical: {WELL_KNOWN}\r\n"
-        + "-----BEGIN PGP SIGNATURE-----\r\n\r\nwsFzBAEBCAAnBQJ...\r\n-----END PGP SIGNATURE-----\r\n"
+        + "-----BEGIN PGP SIGNATURE-----\r\n\r\nwsFzBAEBCAAnBQJl\r\n-----END PGP SIGNATURE-----\r\n"
     )
     result = security_txt_of(body)
     assert outcomes(result) == {"security_txt.present"}

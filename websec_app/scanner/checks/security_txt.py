@@ -18,8 +18,9 @@ recommended), and when `Canonical` is present it should list the URL the file wa
 redirected to (§2.5.2). The other fields naming a resource (Acknowledgments, Canonical, CSAF, Encryption,
 Hiring, Policy) are URIs, web ones https:// (§2.5), and Preferred-Languages lists RFC 5646 language tags
 (§2.5.8): notes. OpenPGP cleartext signatures (§2.3) are accepted; they are not
-verified, since the scanner has no trusted key for the site. Unknown fields are
-ignored (§2.4).
+verified, since the scanner has no trusted key for the site, but a signature block that is no ASCII armor, text
+around the signed message and a signed file without Canonical (§2.3 recommends one) are noted. A CSAF field should
+point to one provider-metadata.json (CSAF 2.0 7.1.8): notes. Unknown fields are ignored (§2.4).
 
 A file larger than the fetch reads (`MAX_FILE_BYTES`, 64 KiB), or cut by its time budget, is graded on the lines
 read (records/security_txt.py leaves the cut line out): a Contact or Expires not among them may follow the cut, so
@@ -55,10 +56,13 @@ _URI_FIELDS = {
     "policy": "Policy",
 }
 _MAX_URI_PROBLEMS = 10
-# RFC 5646 2.1 Language-Tag, read for its shape: a primary subtag of 2-8 letters (or the "x" of a private-use tag,
-# the "i" of a grandfathered one), then subtags of 1-8 letters or digits. "en_US" and "English" are caught, not
+# RFC 5646 2.1 Language-Tag, read for its shape: a primary subtag of 2-3 letters (2.2.1: 4 letters are reserved and
+# 5-8 letters only for future registration, so no such subtag is valid, 2.2.9), or the "x" of a private-use tag,
+# the "i" of a grandfathered one; then subtags of 1-8 letters or digits. "en_US" and "English" are caught, not
 # whether each subtag is registered.
-_LANGUAGE_TAG = re.compile(r"(?:[A-Za-z]{2,8}|[XxIi])(?:-[A-Za-z0-9]{1,8})*+")
+_LANGUAGE_TAG = re.compile(r"(?:[A-Za-z]{2,3}|[XxIi])(?:-[A-Za-z0-9]{1,8})*+")
+#: CSAF 2.0 7.1.8 (requirement 8): a CSAF field points to the provider's provider-metadata.json (requirement 7)
+_CSAF_FILE = "/provider-metadata.json"
 
 
 def _empty_details(url: str | None, response: HttpResponse | None) -> dict[str, Any]:
@@ -243,6 +247,8 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
         invalid.append(f"Expires appears {len(expires_values)} times; exactly one is allowed")
     if expires_values and expires is None:
         invalid.append(f"Expires {expires_values[0]!r} is not an RFC 3339 date-time such as 2026-12-31T23:00:00Z")
+    if invalid and expires is not None and expires <= now:  # said with the other problems, not left for later
+        invalid.append(f"Expires {expires_values[0]} is in the past")
 
     # §4: at most one Preferred-Languages; lines must be fields or comments.
     languages = parsed.values("preferred-languages")
@@ -256,6 +262,16 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
     lint.extend(uri_problems[:_MAX_URI_PROBLEMS])
     if len(uri_problems) > _MAX_URI_PROBLEMS:
         lint.append(f"and {len(uri_problems) - _MAX_URI_PROBLEMS:,} more field values that are not https:// URIs")
+    csaf = parsed.values("csaf")
+    not_metadata = [v for v in csaf if (parts := split_url(v)) is None or not parts.path.endswith(_CSAF_FILE)]
+    lint.extend(
+        f"CSAF {shown(v, 200)!r} does not point to a provider-metadata.json (CSAF 2.0 7.1.8)" for v in not_metadata[:3]
+    )
+    if len(csaf) > 1:  # CSAF 2.0 7.1.8: several "SHOULD NOT be done and removed as soon as possible"
+        lint.append(f"CSAF appears {len(csaf)} times: CSAF 2.0 7.1.8 asks for one provider-metadata.json")
+    if parsed.signed and not parsed.cut and not parsed.values("canonical"):
+        # §2.3: with a signature, Canonical is RECOMMENDED, so the signature also vouches for where the file belongs
+        lint.append("the file is signed but has no Canonical field (RFC 9116 2.3 recommends one in a signed file)")
     if parsed.invalid_lines:
         numbers = ", ".join(str(n) for n in parsed.invalid_lines[:10])
         lint.append(f"line(s) {numbers} are neither a `Field: value` line nor a # comment")

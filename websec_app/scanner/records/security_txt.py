@@ -15,6 +15,7 @@ know whether to fall back to the legacy /security.txt (RFC 9116 §3), the check 
 
 from __future__ import annotations
 
+import binascii
 import codecs
 import re
 from dataclasses import dataclass, field, replace
@@ -61,6 +62,36 @@ _LATEST = datetime.max.replace(tzinfo=UTC)
 _BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
 _BEGIN_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
 _END_SIGNATURE = "-----END PGP SIGNATURE-----"
+# RFC 4880 §6.2: an armor header line is `Key: Value`; the armored data is radix-64 (§6.3), its last line may be the
+# CRC-24 checksum, "=" and four radix-64 characters (§6.1).
+_ARMOR_HEADER = re.compile(r"[\x21-\x39\x3b-\x7e]++: .*+")
+_RADIX64_LINE = re.compile(r"[A-Za-z0-9+/]*+=*+")
+_ARMOR_CHECKSUM = re.compile(r"=[A-Za-z0-9+/]{4}")
+_CRC24_INIT = 0xB704CE
+_CRC24_POLY = 0x1864CFB
+
+
+def _crc24_table() -> tuple[int, ...]:
+    table = []
+    for byte in range(256):
+        crc = byte << 16
+        for _ in range(8):
+            crc <<= 1
+            if crc & 0x1000000:
+                crc ^= _CRC24_POLY
+        table.append(crc & 0xFFFFFF)
+    return tuple(table)
+
+
+_CRC24_TABLE = _crc24_table()
+
+
+def _crc24(data: bytes) -> int:
+    """RFC 4880 §6.1's CRC-24, a byte at a time from a table (a 64 KiB signature block costs milliseconds)."""
+    crc = _CRC24_INIT
+    for byte in data:
+        crc = ((crc << 8) & 0xFFFFFF) ^ _CRC24_TABLE[((crc >> 16) ^ byte) & 0xFF]
+    return crc
 
 
 @dataclass(frozen=True)
@@ -87,6 +118,30 @@ class ParsedSecurityTxt:
         return [f.value for f in self.fields if f.name.lower() == wanted]
 
 
+def _armor_problem(block: list[str]) -> str | None:
+    """Why the lines between a signature's BEGIN and END lines are no ASCII armor (RFC 4880 §6.2): `Key: Value`
+    headers, an empty line, radix-64 data, an optional CRC-24 checksum that matches the data. None when they are.
+    Not a verification: the scanner has no trusted key for the site. A tool that does cannot read such a block."""
+    index = 0
+    while index < len(block) and block[index].strip():
+        if not _ARMOR_HEADER.fullmatch(block[index].rstrip()):
+            return f"{block[index].strip()[:40]!r} is no `Key: Value` armor header"
+        index += 1
+    if index == len(block):
+        return "no empty line ends its armor headers"
+    data = [line.strip() for line in block[index + 1 :] if line.strip()]
+    checksum = data.pop() if data and _ARMOR_CHECKSUM.fullmatch(data[-1]) else None
+    if not data or not all(_RADIX64_LINE.fullmatch(line) for line in data):
+        return "its data is not radix-64 (base64)"
+    try:
+        decoded = binascii.a2b_base64("".join(data), strict_mode=True)
+    except binascii.Error:
+        return "its radix-64 data is cut or padded wrongly"
+    if checksum is not None and _crc24(decoded) != int.from_bytes(binascii.a2b_base64(checksum[1:])):
+        return "its CRC-24 checksum does not match its data"
+    return None
+
+
 def _unsign(lines: list[str], cut: bool) -> tuple[list[tuple[int, str]], bool, bool, list[str]]:
     """Strip an OpenPGP cleartext signature (RFC 4880 §7): (numbered body lines, signed, complete, problems). In a
     file that was `cut`, a signature block not read may follow: its absence is no problem."""
@@ -95,15 +150,18 @@ def _unsign(lines: list[str], cut: bool) -> tuple[list[tuple[int, str]], bool, b
     if first is None or numbered[first][1].strip() != _BEGIN_SIGNED:
         return numbered, False, True, []
     problems: list[str] = []
+    if first:  # §4's `signed` (and RFC 4880 §7) begins with the header: a reader may not take it for a signed file
+        problems.append(f"the PGP signed message starts on line {first + 1}, not line 1: nothing may come before it")
     index = first + 1
     # Armor headers ("Hash: SHA256") run up to the first empty line.
     while index < len(numbered) and numbered[index][1].strip():
         index += 1
     body: list[tuple[int, str]] = []
     complete = False
-    for number, text in numbered[index + 1 :]:
+    signature = len(numbered)
+    for position, (number, text) in enumerate(numbered[index + 1 :], start=index + 1):
         if text.strip() == _BEGIN_SIGNATURE:
-            complete = True
+            complete, signature = True, position
             break
         # §7.1 dash-escaping: "- " is removed from lines that begin with it.
         body.append((number, text[2:] if text.startswith("- ") else text))
@@ -111,8 +169,17 @@ def _unsign(lines: list[str], cut: bool) -> tuple[list[tuple[int, str]], bool, b
         problems.append("the file starts a PGP signed message but has no signature block")
     else:
         end = next((i for i, (_, text) in enumerate(numbered) if text.strip() == _END_SIGNATURE), None)
-        if end is not None and any(text.strip() for _, text in numbered[end + 1 :]):
+        after = [text for _, text in numbered[end + 1 :]] if end is not None else []
+        if any(text.strip() for text in after):
             problems.append("there is text after the PGP signature, outside what the signature covers")
+        elif len(after) > 1:  # the LF ending the END line leaves one empty string; §4's `armor-tail` ends the file
+            problems.append("there are blank lines after the PGP signature, where RFC 9116's grammar ends the file")
+        if (
+            end is not None
+            and end > signature
+            and (problem := _armor_problem([t for _, t in numbered[signature + 1 : end]]))
+        ):
+            problems.append(f"the PGP signature block is not well-formed ASCII armor (RFC 4880 6.2): {problem}")
     return body, True, complete, problems
 
 
@@ -134,6 +201,10 @@ def parse_security_txt(text: str, *, cut: bool = False) -> ParsedSecurityTxt:
     if bare_cr:  # a lone CR ends no line (old Mac line ends): what follows it is read as the same line
         numbers = ", ".join(str(n) for n in bare_cr[:10])
         problems.append(f"line(s) {numbers} hold a carriage return not followed by a line feed: lines end at LF")
+    if not cut and lines[-1]:  # §4: `line = [ (field / comment) ] eol`, every line, the last one too
+        problems.append(
+            f"the last line (line {len(lines)}) does not end with a line feed: RFC 9116 ends every line with CRLF or LF"
+        )
     body, signed, complete, unsign_problems = _unsign(lines, cut)
     problems += unsign_problems
     fields: list[SecurityTxtLine] = []
