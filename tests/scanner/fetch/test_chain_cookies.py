@@ -64,6 +64,16 @@ def test_a_cookie_browsers_refuse_or_keep_for_its_host_is_not_sent(set_by: str, 
     assert cookies.header_for(asked) is None
 
 
+def test_a_cookie_without_a_name_is_kept_and_sent_as_its_value_as_chromium_does() -> None:
+    # Given lines without a name (6265bis 5.6: a cookie of an empty name; Chromium 156 stores it, the http-state
+    # suite's cases 0027 and NAME0033 in tests/conformance/), the second replacing the first, and one that would
+    # read back as another cookie ("=a=b", which Chromium refuses)
+    cookies = jar_after(redirect_setting("https://example.com/", "gate", "passed; Path=/", "=a=b", "sid=1"))
+
+    # Then the request back carries the nameless one as its bare value, before the named one set after it
+    assert cookies.header_for("https://example.com/") == "passed; sid=1"
+
+
 def test_a_cookie_whose_last_domain_is_empty_goes_back_to_its_own_host() -> None:
     cookies = jar_after(redirect_setting("https://a.example.com/", "e=1; Domain=example.com; Domain="))
     assert cookies.header_for("https://a.example.com/") == "e=1"

@@ -475,7 +475,8 @@ class ChainCookies:
     that sets a cookie and redirects to check it (a consent or bot gate, often to the very same URL) is then
     followed as a browser follows it.
 
-    A line is stored only if records/cookies.py parses it and finds no reason a browser refuses it (a Secure or
+    A line is stored only if records/cookies.py parses it (a line without a name too, as a cookie of an empty name
+    sent as its bare value) and finds no reason a browser refuses it (a Secure or
     prefixed cookie over http, a Domain that does not cover the host or is a public suffix, Partitioned without
     Secure: 6265bis 5.7, as Chromium does); its Domain scope is records/cookies.py's too (a last empty Domain,
     or a public suffix that is the host itself, leaves it host-only). It is sent back to its host or domain,
@@ -493,7 +494,8 @@ class ChainCookies:
         """The Cookie header a request to `url` carries, or None. `from_origin`: the origin of the page that makes
         the request (a CORS probe's Origin); None for the site's own navigation, as the chain's hops are."""
         sent = self._sent(url, from_origin)
-        return "; ".join(f"{cookie.name}={cookie.value}" for cookie in sent) or None
+        # 6265bis 5.8.3 step 4: a cookie without a name is sent as its value alone
+        return "; ".join(f"{cookie.name}={cookie.value}" if cookie.name else cookie.value for cookie in sent) or None
 
     def names_for(self, url: str, *, from_origin: str | None = None) -> tuple[str, ...]:
         """The names of the cookies in `header_for(url, from_origin=...)`, in its order."""
@@ -529,7 +531,8 @@ class ChainCookies:
         secure_origin = urlsplit(url).scheme == "https"
         now = _judged_at(response)
         for line in lines:
-            parsed = parse_set_cookie(line)
+            # A line without a name ("foo", "=foo") is a cookie of an empty name, as Chromium stores it (6265bis 5.6)
+            parsed = parse_set_cookie(line, nameless=True)
             if isinstance(parsed, Malformed) or rejection(parsed, url) is not None:
                 continue
             key = storage_key(parsed, url)
