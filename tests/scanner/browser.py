@@ -28,7 +28,7 @@ CHROMIUM = Path(os.environ.get("WEBSEC_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
 
 
-def _reaching(site: RunningSite, pki: Pki, leaf: x509.Certificate | None) -> list[str]:
+def reaching(site: RunningSite, pki: Pki, leaf: x509.Certificate | None = None) -> list[str]:
     """The switches that make Chromium find `site` under all its names and accept its certificate."""
     leaf = leaf or pki.issue("service", site.names).certificate
     spki = leaf.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
@@ -55,7 +55,7 @@ def chromium_for_site(
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
             headless=True,
-            args=[*CHROMIUM_ARGS, *extra_args, *_reaching(site, pki, leaf)],
+            args=[*CHROMIUM_ARGS, *extra_args, *reaching(site, pki, leaf)],
         )
         try:
             yield browser
@@ -80,7 +80,7 @@ def chromium_window_for_site(site: RunningSite, pki: Pki, profile: Path) -> Iter
             str(profile),
             executable_path=str(CHROMIUM),
             headless=True,
-            args=[*CHROMIUM_ARGS, *_reaching(site, pki, None)],
+            args=[*CHROMIUM_ARGS, *reaching(site, pki, None)],
         )
         try:
             yield context
