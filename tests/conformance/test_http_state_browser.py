@@ -6,10 +6,10 @@
 
 Given one fixture site answering http://home.example.org/cookie-parser?<case> with the case's exact Set-Cookie
 lines (raw bytes, as the suite's server sends them) and a Date of TEST_NOW, when headless Chromium (Debian's 156,
-through Playwright) loads it in a fresh browser context and then requests the case's read-back URL, then the
-Cookie header the site receives is the one websec's jar (_http_state.websec_sends, judged at the same Date)
-sends there. Chromium adjusts an Expires date by the server's Date (CanonicalCookie::ParseExpiration: the date
-plus the browser's clock minus the server's), so the 2019 and 2027 dates of the suite fall on the same side of
+through Playwright) loads it in a browser context whose cookies were cleared and then requests the case's read-back
+URL, then the Cookie header the site receives is the one websec's jar (_http_state.websec_sends, judged at the same
+Date) sends there. Chromium adjusts an Expires date by the server's Date (CanonicalCookie::ParseExpiration: the
+date plus the browser's clock minus the server's), so the 2019 and 2027 dates of the suite fall on the same side of
 "now" for both, whatever the machine's clock says. The suite's port 8888 is the fixture's 80: a cookie does not
 depend on the port (6265bis 8.5).
 """
@@ -40,8 +40,8 @@ NAMES = ("home.example.org", "sibling.example.org", "subdomain.home.example.org"
 SERVED = {name: case for name, case in CASES.items() if name not in NOT_PORTED or NOT_PORTED[name] == UTF8}
 #: The cases whose response Chromium refuses outright (a NUL in a header line).
 REFUSED = {"DISABLED_CHROMIUM0022"}
-#: Fresh browser contexts loading cases at once (each case in its own).
-CONTEXTS_AT_ONCE = 8
+#: Browser contexts loading cases at once (one case at a time each, its cookies cleared first).
+CONTEXTS_AT_ONCE = 4
 
 
 def on_port_80(url: str) -> str:
@@ -49,44 +49,47 @@ def on_port_80(url: str) -> str:
     return parts._replace(netloc=parts.hostname or "").geturl()
 
 
-async def sent_by(browser: Any, site_requests: list[Request], case: SuiteCase) -> tuple[str, bool]:
-    """The Cookie header a fresh Chromium context sends to the case's read-back URL after loading its lines, and
-    whether Chromium refused the response that set them. "commit": Chromium stores a response's cookies as its
-    headers arrive, before the page commits."""
+async def sent_by(tab: Any, site_requests: list[Request], case: SuiteCase) -> tuple[str, bool, Any]:
+    """The Cookie header a browser context holding no cookie sends to the case's read-back URL after loading its
+    lines in `tab`, whether Chromium refused the response that set them, and the tab to go on with. "commit":
+    Chromium stores a response's cookies as its headers arrive, before the page commits."""
     read_back = on_port_80(case.sent_to)
     target = urlsplit(read_back)
-    context = await browser.new_context()
+    await tab.context.clear_cookies()
     refused = False
     try:
-        tab = await context.new_page()
-        try:
-            await tab.goto(case.set_from, wait_until="commit")
-        except playwright_async.Error as exc:
-            if "ERR_INVALID_HTTP_RESPONSE" not in str(exc):
-                raise
-            refused, tab = True, await context.new_page()  # the first tab goes on to its error page
-        await tab.goto(read_back, wait_until="commit")
-    finally:
-        await context.close()
+        await tab.goto(case.set_from, wait_until="commit")
+    except playwright_async.Error as exc:
+        if "ERR_INVALID_HTTP_RESPONSE" not in str(exc):
+            raise
+        refused = True
+        await tab.close()  # it goes on to its error page
+        tab = await tab.context.new_page()
+    await tab.goto(read_back, wait_until="commit")
     wanted = target.path + (f"?{target.query}" if target.query else "")
     (request,) = [r for r in site_requests if r.target == wanted and r.host == (target.hostname or "").lower()]
     # the fixture reads header bytes as Latin-1: the UTF-8 cookies of the CHARSET cases come back as their bytes
-    return (request.header("cookie") or "").encode("latin-1").decode("utf-8"), refused
+    return (request.header("cookie") or "").encode("latin-1").decode("utf-8"), refused, tab
 
 
 async def sent_in_chromium(site: RunningSite, pki: Pki) -> dict[str, tuple[str, bool]]:
-    """`sent_by` for every served case, CONTEXTS_AT_ONCE fresh contexts of one browser at a time."""
-    at_once = asyncio.Semaphore(CONTEXTS_AT_ONCE)
+    """`sent_by` for every served case, in CONTEXTS_AT_ONCE browser contexts of one browser, each case in a context
+    whose cookies were cleared: a context a case costs a renderer process start (~0.1 s of CPU), which made this
+    test take over a minute."""
+    tabs: asyncio.Queue[Any] = asyncio.Queue()
 
     async def one(case: SuiteCase) -> tuple[str, bool]:
-        async with at_once:
-            return await sent_by(browser, site.requests, case)
+        header, refused, tab = await sent_by(await tabs.get(), site.requests, case)
+        tabs.put_nowait(tab)
+        return header, refused
 
     async with playwright_async.async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=[*CHROMIUM_ARGS, *reaching(site, pki)]
         )
         try:
+            for _ in range(CONTEXTS_AT_ONCE):
+                tabs.put_nowait(await (await browser.new_context()).new_page())
             seen = await asyncio.gather(*(one(case) for case in SERVED.values()))
         finally:
             await browser.close()
