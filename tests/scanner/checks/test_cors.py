@@ -425,6 +425,20 @@ def test_a_credentialed_echo_read_without_the_sites_cookies_says_so_and_keeps_it
     assert graded(result).sections["cors"]["deduction"] == 40
 
 
+def test_a_cookie_without_a_name_is_named_as_such_in_the_note() -> None:
+    # Given probes that carried a cookie set by a line without a name ("Set-Cookie: abc", sent back as "abc")
+    result = echoed_with_cookies(("", "lang"), ("",))
+
+    # Then the note says what it is, not an empty name (", lang"); the details keep the name as it is: empty
+    note = result.findings[0].note or ""
+    assert "send from that origin: (a cookie without a name), lang" in note
+    assert result.details["foreign_origin"]["cookies_sent"] == ["", "lang"]
+    withheld_only = echoed_with_cookies((), ("",))
+    assert "carried none of the site's cookies ((a cookie without a name): SameSite" in (
+        withheld_only.findings[0].note or ""
+    )
+
+
 def test_a_site_without_cookies_gets_no_cookie_note_nor_details() -> None:
     result = echoed_with_cookies((), ())
     assert "cookie" not in (result.findings[0].note or "")

@@ -159,6 +159,13 @@ _NOTE_COOKIES = 5
 _NOTE_COOKIE_CHARS = 64
 
 
+def _quoted_names(names: tuple[str, ...]) -> str:
+    """The first of `names` for a note; a cookie set by a line without a name ("Set-Cookie: abc", which browsers
+    keep and send back as "abc") has the empty name."""
+    shown = (name or "(a cookie without a name)" for name in names)
+    return ", ".join(listed(tuple(shown), _NOTE_COOKIES, each=_NOTE_COOKIE_CHARS))
+
+
 def _cookies_note(probe: CorsProbe) -> str:
     """What went with a request whose answer let its origin read the page with credentials: the cookies a
     browser that loaded the page sends from that origin, and so what an attacker's page of it reads the page
@@ -166,15 +173,14 @@ def _cookies_note(probe: CorsProbe) -> str:
     (SameSite Lax, Strict or unset, Partitioned), the answer was read without them, as that page would read it."""
     if probe.cookies:
         sessions = [name for name in probe.cookies if classify(name) == "session"]
-        quoted = ", ".join(listed(probe.cookies, _NOTE_COOKIES, each=_NOTE_COOKIE_CHARS))
-        note = f"; the request carried the cookies browsers send from that origin: {quoted}"
+        note = f"; the request carried the cookies browsers send from that origin: {_quoted_names(probe.cookies)}"
         if sessions:
             note += f" (the session cookie {listed(sessions, 1, each=_NOTE_COOKIE_CHARS)[0]} among them)"
         return note
     if probe.cookies_withheld:
-        quoted = ", ".join(listed(probe.cookies_withheld, _NOTE_COOKIES, each=_NOTE_COOKIE_CHARS))
+        withheld = _quoted_names(probe.cookies_withheld)
         return (
-            f"; the request carried none of the site's cookies ({quoted}: SameSite Lax, Strict or unset, or"
+            f"; the request carried none of the site's cookies ({withheld}: SameSite Lax, Strict or unset, or"
             " Partitioned, which browsers keep from that origin), so the page was read as by a visitor without them"
         )
     return ""
