@@ -525,6 +525,19 @@ def test_a_max_age_over_ten_years_is_noted_as_hstspreload_warns() -> None:
     )
 
 
+def test_two_strict_transport_security_fields_are_refused_by_the_preload_list() -> None:
+    # hstspreload's checkSingleHeader (response.go): more than one field is the error response.multiple_headers
+    good = "max-age=63072000; includeSubDomains; preload"
+    headers = [("Strict-Transport-Security", good), ("Strict-Transport-Security", good)]
+
+    said = note("Strict-Transport-Security", headers)
+    assert "submit the domain at hstspreload.org" not in said
+    assert said.endswith(
+        "preload is requested, but hstspreload.org refuses a response with 2 Strict-Transport-Security headers: "
+        "send one"
+    )
+
+
 def test_preload_with_a_value_is_not_taken_for_a_preload_request() -> None:
     headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains; preload=true")]
 

@@ -390,13 +390,20 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None, no
             "at most 1 year (31536000 seconds) of any max-age"
         )
     if policy.preload:
-        notes.append(_preload_note(values[0]))
+        notes.append(_preload_note(values[0], len(values)))
     return _with_notes(findings or [_finding("hsts.good", HSTS)], notes)
 
 
-def _preload_note(value: str) -> str:
+def _preload_note(value: str, fields: int = 1) -> str:
     """Whether hstspreload.org would take this header for the preload list, read as it reads it (which differs from
-    browsers: a quoted max-age, spaces around its "=" or more than 20 digits are errors there)."""
+    browsers: a quoted max-age, spaces around its "=" or more than 20 digits are errors there). `fields`: how many
+    Strict-Transport-Security fields the response had; hstspreload.org refuses more than one
+    (response.multiple_headers)."""
+    if fields > 1:
+        return (
+            f"preload is requested, but hstspreload.org refuses a response with {fields} Strict-Transport-Security "
+            "headers: send one"
+        )
     reading = read_for_preload_list(value)
     if reading.eligible:
         return "preload is requested; submit the domain at hstspreload.org to be built into browsers"

@@ -238,8 +238,11 @@ def read_for_preload_list(value: str) -> PreloadReading:
     include_subdomains = preload = False
     unreadable: str | None = None
 
+    said: set[str] = set()  # a set: the lists grow with every unknown directive of a 64 KiB header
+
     def once(issues: list[str], code: str) -> None:
-        if code not in issues:
+        if code not in said:
+            said.add(code)
             issues.append(code)
 
     directives = [directive.strip(_GO_ASCII_SPACE) for directive in value.split(";")]
