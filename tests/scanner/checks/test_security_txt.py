@@ -184,6 +184,33 @@ def test_a_signed_file_is_accepted() -> None:
     assert result.details["signed"] is True
 
 
+def test_a_signed_file_whose_signature_ends_the_file_without_a_line_feed_is_accepted() -> None:
+    # Go's openpgp armor writer (golang.org/x/crypto, ProtonMail go-crypto) ends "-----END PGP SIGNATURE-----" with
+    # no LF; RFC 9116 4's sign-footer is RFC 4880 7's signature, not a `line`, and GnuPG verifies such a file
+    body = (
+        "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n"
+        + GOOD
+        + f"Canonical: {WELL_KNOWN}\n"
+        + "-----BEGIN PGP SIGNATURE-----\n\nwsFzBAEBCAAnBQJl\n-----END PGP SIGNATURE-----"
+    )
+    result = security_txt_of(body)
+    assert outcomes(result) == {"security_txt.present"}, notes(result)
+
+
+def test_a_signature_whose_checksum_does_not_match_is_noted_with_who_refuses_it() -> None:
+    body = (
+        "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n"
+        + GOOD
+        + f"Canonical: {WELL_KNOWN}\n"
+        + "-----BEGIN PGP SIGNATURE-----\n\nwsFzBAEBCAAnBQJl\n=AAAA\n-----END PGP SIGNATURE-----\n"
+    )
+    result = security_txt_of(body)
+    assert outcomes(result) == {"security_txt.present", "security_txt.lint"}
+    assert "CRC-24 checksum does not match its data (GnuPG refuses it; RFC 9580 readers ignore the checksum)" in (
+        notes(result)
+    )
+
+
 def test_a_signed_file_without_its_signature_block_gets_a_lint_note() -> None:
     body = "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n" + GOOD
     result = security_txt_of(body)

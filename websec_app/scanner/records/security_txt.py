@@ -121,7 +121,8 @@ class ParsedSecurityTxt:
 def _armor_problem(block: list[str]) -> str | None:
     """Why the lines between a signature's BEGIN and END lines are no ASCII armor (RFC 4880 §6.2): `Key: Value`
     headers, an empty line, radix-64 data, an optional CRC-24 checksum that matches the data. None when they are.
-    Not a verification: the scanner has no trusted key for the site. A tool that does cannot read such a block."""
+    Not a verification: the scanner has no trusted key for the site. GnuPG cannot read such a block (a CRC-24 that
+    does not match included: "CRC error"; RFC 9580 §6.1 has newer readers ignore the checksum)."""
     index = 0
     while index < len(block) and block[index].strip():
         if not _ARMOR_HEADER.fullmatch(block[index].rstrip()):
@@ -138,7 +139,7 @@ def _armor_problem(block: list[str]) -> str | None:
     except binascii.Error:
         return "its radix-64 data is cut or padded wrongly"
     if checksum is not None and _crc24(decoded) != int.from_bytes(binascii.a2b_base64(checksum[1:])):
-        return "its CRC-24 checksum does not match its data"
+        return "its CRC-24 checksum does not match its data (GnuPG refuses it; RFC 9580 readers ignore the checksum)"
     return None
 
 
@@ -172,7 +173,7 @@ def _unsign(lines: list[str], cut: bool) -> tuple[list[tuple[int, str]], bool, b
         after = [text for _, text in numbered[end + 1 :]] if end is not None else []
         if any(text.strip() for text in after):
             problems.append("there is text after the PGP signature, outside what the signature covers")
-        elif len(after) > 1:  # the LF ending the END line leaves one empty string; §4's `armor-tail` ends the file
+        elif len(after) > 1:  # the LF ending the END line leaves one empty string; §4's `sign-footer` ends the file
             problems.append("there are blank lines after the PGP signature, where RFC 9116's grammar ends the file")
         if (
             end is not None
@@ -201,7 +202,9 @@ def parse_security_txt(text: str, *, cut: bool = False) -> ParsedSecurityTxt:
     if bare_cr:  # a lone CR ends no line (old Mac line ends): what follows it is read as the same line
         numbers = ", ".join(str(n) for n in bare_cr[:10])
         problems.append(f"line(s) {numbers} hold a carriage return not followed by a line feed: lines end at LF")
-    if not cut and lines[-1]:  # §4: `line = [ (field / comment) ] eol`, every line, the last one too
+    # §4: `line = [ (field / comment) ] eol`, every line, the last one too; but a signed file ends with RFC 4880 §7's
+    # signature, whose END line may end the file without a line feed (Go's openpgp armor writer ends it so)
+    if not cut and lines[-1] and lines[-1].strip() != _END_SIGNATURE:
         problems.append(
             f"the last line (line {len(lines)}) does not end with a line feed: RFC 9116 ends every line with CRLF or LF"
         )
