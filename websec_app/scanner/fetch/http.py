@@ -39,7 +39,9 @@ from ..records.origins import same_site
 from ..request_headers import OriginHeaders
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
 from ..target import parse_target
-from . import _asyncio_stream, _httpcore_asyncio  # noqa: F401 - _httpcore_asyncio: httpcore's locks on asyncio
+
+# _httpcore_asyncio: httpcore's locks on asyncio; _h11_field_values: h11 reads \f and \v in a header value
+from . import _asyncio_stream, _h11_field_values, _httpcore_asyncio  # noqa: F401
 from .body import ACCEPT_ENCODING, BodyDecoder
 from .guard import BAD_PORTS, ensure_port_allowed
 from .resolve import Pinner
