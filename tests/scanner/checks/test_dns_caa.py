@@ -141,12 +141,43 @@ def test_an_issue_value_with_escaped_characters_is_read_as_the_bytes_they_stand_
         (['0 issue ""'], f"at {HOST}: no CA may issue (no issue record names one)"),
         # additive: an empty issuer beside a CA's name is that CA alone (RFC 8659 4.2)
         (['0 issue ";"', '0 issue "letsencrypt.org"'], f"at {HOST}: issuers letsencrypt.org"),
-        (['0 issue "letsencrypt.org; validationmethods=dns-01"'], f"at {HOST}: issuers letsencrypt.org"),
     ],
 )
 def test_an_issue_record_naming_no_ca_is_the_strictest_restriction(records, note) -> None:
     finding = only(*records)
     assert (finding.outcome, finding.note) == ("dns.caa_present", note)
+
+
+@pytest.mark.parametrize(
+    ("records", "note"),
+    [
+        (['0 issue "letsencrypt.org; validationmethods=dns-01"'], "letsencrypt.org (validationmethods=dns-01)"),
+        (
+            [
+                '0 issue "letsencrypt.org; accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/1"',
+                '0 issue "pki.goog"',
+            ],
+            "letsencrypt.org (accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/1), pki.goog",
+        ),
+    ],
+)
+def test_an_issuer_is_named_with_the_parameters_that_narrow_what_it_may_do(records, note) -> None:
+    # RFC 8657 3, 4: the CA issues only to that account, or after that validation method. Let's Encrypt refuses an
+    # http-01 order for the first (Boulder va/caa_test.go present-dns-only.com); the note said "issuers
+    # letsencrypt.org", as if any order would do
+    finding = only(*records)
+    assert (finding.outcome, finding.note) == ("dns.caa_present", f"at {HOST}: issuers {note}")
+
+
+def test_issuewild_records_alone_still_restrict_wildcard_certificates() -> None:
+    # RFC 8659 4.3: issuewild records decide who issues wildcard certificates, with or without issue records; the
+    # note said only that the records "do not restrict which CAs may issue" (Boulder's *.unsatisfiable-wildcard.com)
+    finding = only('0 issuewild ";"')
+    assert (finding.outcome, finding.note) == (
+        "dns.caa_missing",
+        f"at {HOST}: CAA records (issuewild) but no issue tag, so they do not restrict which CAs may issue, but "
+        "for wildcard certificates: none",
+    )
 
 
 # -- RFC 8659 4.1: tags in any case, the critical flag, the other flag bits -------------------------------------

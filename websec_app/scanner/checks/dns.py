@@ -480,9 +480,20 @@ def _caa_alias(snapshot: SiteSnapshot, host: str, name: str) -> str | None:
     return cname.records[0].rstrip(".").lower()
 
 
+#: RFC 8657's parameters, which bind a CA's authorisation to ACME accounts (3) and validation methods (4): the
+#: CA refuses other orders. Other parameters mean what the CA that defines them says (cansignhttpexchanges=yes).
+_NARROWING_PARAMETERS = ("accounturi", "validationmethods")
+
+
 def _named(issues: list[CaaIssue]) -> str:
-    """The CAs the records name, or "none" (";", an empty value, values CAs cannot read: RFC 8659 4.2)."""
-    return ", ".join(sorted({i.issuer for i in issues if i.issuer})) or "none"
+    """The CAs the records name, each with the RFC 8657 parameters that narrow which orders it may fill, or "none"
+    (";", an empty value, values CAs cannot read: RFC 8659 4.2)."""
+    named = set()
+    for issue in issues:
+        if issue.issuer:
+            narrowing = [f"{tag}={value}" for tag, value in issue.parameters if tag in _NARROWING_PARAMETERS]
+            named.add(f"{issue.issuer} ({'; '.join(narrowing)})" if narrowing else issue.issuer)
+    return ", ".join(sorted(named)) or "none"
 
 
 def _caa_rrset(
@@ -564,6 +575,8 @@ def _caa_rrset(
         # or issuewild alone still ends the climb, and lets every CA issue for the host.
         tags = ", ".join(sorted(values))
         note = f"at {place}: CAA records ({tags}) but no issue tag, so they do not restrict which CAs may issue"
+        if issues["issuewild"]:  # RFC 8659 4.3: they still restrict wildcard certificates
+            note += f", but for wildcard certificates: {_named(issues['issuewild'])}"
         return Finding(
             "dns.caa_missing", note=note + reports + whose, fix_vars=fix_vars, fix_note=fix_note, families=families
         )
