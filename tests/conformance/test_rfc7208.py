@@ -40,6 +40,7 @@ PTR, STRICT, SOFT, NEUTRAL, OPEN = (
     "dns.spf_pass_all",
 )
 INVALID, MISSING, ERROR = "dns.spf_invalid", "dns.spf_missing", "check.error"
+TOO_MANY, VOID = "dns.spf_too_many_lookups", "dns.spf_void_lookups"
 IPV6_ALL, IPV4_ALL = "an IPv6 sender: every IPv4 sender passes", "an IPv4 sender: every IPv6 sender passes"
 
 CASES = [
@@ -266,17 +267,26 @@ CASES = [
     Case("mx-limit", ("dns.spf_too_many_lookups",)),
     Case("ptr-limit", (PTR, NEUTRAL)),
     Case("false-a-limit", (STRICT,), sender="named by a: the domain's 12th A record"),
-    Case("mech-at-limit", (PTR, STRICT), sender="named by ip4:1.2.3.4, after the 10th lookup"),
+    # e6 has no AAAA: an IPv6 sender's a and mx terms find none, and the third (its 3rd term) is a void lookup
+    # (RFC 7208 4.6.4), a permerror of IPv6 senders alone (pyspf 2.0.14 agrees); the test's sender is IPv4
+    Case(
+        "mech-at-limit",
+        (VOID, PTR, STRICT),
+        sender="named by ip4:1.2.3.4, after the 10th lookup",
+        other_family=(VOID,),
+    ),
     # e7 has no MX: its third mx, the 6th term, is the third void lookup, where receivers stop (RFC 7208 4.6.4): the
     # 11th lookup and the ptr after it are never reached
     Case("mech-over-limit", ("dns.spf_void_lookups",)),
+    # and for IPv6 senders, inc's second a is the third void lookup (no name here has an AAAA record)
     Case(
         "include-at-limit",
-        ("dns.spf_too_many_lookups",),
+        (TOO_MANY, VOID),
         sender="named by ip4:1.2.3.4, after the 10th lookup",
+        other_family=(VOID,),
         why="websec judges the record for the senders it does not name: for them mx is the 11th DNS lookup, a permerror (RFC 7208 4.6.4); the suite's sender matches ip4:1.2.3.4 before it",
     ),
-    Case("include-over-limit", ("dns.spf_too_many_lookups",)),
+    Case("include-over-limit", (TOO_MANY, VOID), other_family=(VOID,)),
     Case("void-at-limit", (NEUTRAL,)),
     Case("void-over-limit", ("dns.spf_void_lookups",)),
     # -- Test cases from implementation bugs

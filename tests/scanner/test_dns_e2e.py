@@ -82,8 +82,10 @@ async def test_an_spf_record_over_ten_lookups(site_factory, dns_server, scan_set
         dns_server.set(host, "TXT", f'"v=spf1 {includes} -all"')
         for n in range(6):
             dns_server.set(f"i{n}.{host}", "TXT", '"v=spf1 a mx -all"')
-            # names that exist, so the a and mx terms are not also void lookups (RFC 7208 4.6.4)
+            # names that exist, with an address of each family, so the a and mx terms are not also void lookups
+            # (RFC 7208 4.6.4: an empty AAAA answer is one for IPv6 senders)
             dns_server.set(f"i{n}.{host}", "A", "192.0.2.1")
+            dns_server.set(f"i{n}.{host}", "AAAA", "2001:db8::1")
             dns_server.set(f"i{n}.{host}", "MX", f"10 i{n}.{host}.")
 
     body = await scan_best(site_factory, scan_settings, "spf11", after=many_includes)
@@ -112,12 +114,15 @@ async def test_every_lookup_the_spf_evaluation_reaches_is_asked_in_its_order(
     site_factory, dns_server, scan_settings
 ) -> None:
     # Given two mx terms of 10 MX hosts each (RFC 7208 4.6.4 allows 10 a term), the second of prefix length 0 with
-    # one host that has an IPv4 address: every IPv4 server on the internet passes (5.4, 5.6)
+    # hosts that have an IPv4 address: every IPv4 server on the internet passes (5.4, 5.6). Each host has an A and
+    # an AAAA record: an empty answer would be a void lookup for the senders of its family (4.6.4)
     def two_relays(host: str) -> None:
         dns_server.set(host, "TXT", f'"v=spf1 mx:relay1.{host} mx:relay2.{host}/0 -all"')
         for relay in ("relay1", "relay2"):
             dns_server.set(f"{relay}.{host}", "MX", *(f"{n} h{n}.{relay}.{host}." for n in range(10)))
-        dns_server.set(f"h9.relay2.{host}", "A", "192.0.2.9")
+            for n in range(10):
+                dns_server.set(f"h{n}.{relay}.{host}", "A", f"192.0.2.{n}")
+                dns_server.set(f"h{n}.{relay}.{host}", "AAAA", f"2001:db8::{n}")
 
     body = await scan_best(site_factory, scan_settings, "spf-relays", after=two_relays)
 

@@ -86,7 +86,12 @@ async def test_a_permerror_after_a_term_matching_every_ipv6_sender_leaves_them_i
     assert "(for IPv6 senders" in found["dns.spf_neutral"]
     spf = body["dns"]["spf"]
     assert spf["results"] == {"IPv4": "permerror", "IPv6": "neutral"}
-    assert (spf["all"], spf["all_for"]) == ("?all", ["IPv6"])
+    # the term that decides for IPv6 senders is ?ip6:::/0, not an "?all" the record does not have, and the fix
+    # drops it (the include's syntax error is the other finding's to fix)
+    assert (spf["all"], spf["all_for"]) == ("?ip6:::/0", ["IPv6"])
+    assert found["dns.spf_neutral"].startswith("?ip6:::/0: neutral")
+    fix = next(f["fix"] for f in body["dns"]["findings"] if f["check"] == "dns.spf_neutral")
+    assert "v=spf1 include:_bad." in fix and "?ip6:::/0" not in fix, fix
 
 
 async def test_the_third_void_lookup_of_ipv4_senders_leaves_ipv6_senders_refused(
@@ -106,7 +111,8 @@ async def test_the_third_void_lookup_of_ipv4_senders_leaves_ipv6_senders_refused
     assert "(for IPv6 senders" in found["dns.spf_strict"]
     spf = body["dns"]["spf"]
     assert spf["results"] == {"IPv4": "permerror", "IPv6": "fail"}
-    assert (spf["all"], spf["all_for"]) == ("-all", ["IPv6"])
+    # refused at -ip6:::/0, the term that decides for them, not at an "-all" the record does not have (its ~all)
+    assert (spf["all"], spf["all_for"]) == ("-ip6:::/0", ["IPv6"])
 
 
 async def test_a_record_passing_every_ipv4_sender_says_what_ipv6_senders_get_without_a_second_deduction(
@@ -150,3 +156,52 @@ async def test_a_failed_lookup_in_an_include_that_stops_ipv4_senders_leaves_ipv6
     assert (spf["all"], spf["all_for"], spf["stopped_for"]) == ("~all", ["IPv6"], ["IPv4"])
     errors = [f for f in body["dns"]["findings"] if f["check"] == "check.error" and "spf" in (f.get("families") or [])]
     assert len(errors) == 1 and "temperror" in errors[0]["note"]
+
+
+async def test_a_terms_on_names_without_an_aaaa_record_are_void_lookups_for_ipv6_senders_alone(
+    site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given three a terms on names with an A record and no AAAA: receivers ask AAAA for an IPv6 sender (RFC 7208
+    # 5.3), so each is a void lookup for IPv6 senders, the third a permerror (4.6.4); IPv4 senders find A records
+    def zone(host: str) -> None:
+        names = [f"mail{n}.{host}" for n in (1, 2, 3)]
+        for n, name in enumerate(names, start=1):
+            dns_server.set(name, "A", f"198.51.100.{n}")
+        dns_server.set(host, "TXT", '"v=spf1 ' + " ".join(f"a:{name}" for name in names) + ' -all"')
+
+    body = await scanned(site_factory, scan_settings, "spf-fam-void6", zone)
+
+    # Then IPv6 senders get permerror and IPv4 senders are refused (pyspf 2.0.14 gives the same), each said for its
+    # family; before, both were refused and the record read as strict
+    found = spf_findings(body)
+    assert set(found) == {"dns.spf_void_lookups", "dns.spf_strict"}
+    assert "(for IPv6 senders: receivers ask AAAA for them, A for IPv4 senders)" in found["dns.spf_void_lookups"]
+    assert "(for IPv4 senders; IPv6 senders' result is permerror" in found["dns.spf_strict"]
+    spf = body["dns"]["spf"]
+    assert spf["results"] == {"IPv4": "fail", "IPv6": "permerror"}
+    assert spf["void_lookups_for"] == {"IPv4": 0, "IPv6": 3}
+
+
+async def test_lookups_of_an_include_only_ipv4_senders_walk_are_not_counted_for_ipv6_senders(
+    site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given an include that fails every IPv6 sender first (they walk out of it to the including record, RFC 7208
+    # 5.2) and then has eight a terms, and two a terms after it: IPv4 senders reach 11 DNS lookups, IPv6 senders 3
+    def zone(host: str) -> None:
+        names = [f"x{n}.{host}" for n in range(8)] + [f"p{n}.{host}" for n in (1, 2)]
+        for name in names:
+            dns_server.set(name, "A", "198.51.100.9")
+            dns_server.set(name, "AAAA", "2001:db8::9")
+        inner = " ".join(f"a:{name}" for name in names[:8])
+        dns_server.set(f"_inc.{host}", "TXT", f'"v=spf1 -ip6:::/0 {inner} -all"')
+        dns_server.set(host, "TXT", f'"v=spf1 include:_inc.{host} a:{names[8]} a:{names[9]} -all"')
+
+    body = await scanned(site_factory, scan_settings, "spf-fam-limit", zone)
+
+    # Then the lookup limit is IPv4 senders' permerror, and IPv6 senders are refused
+    found = spf_findings(body)
+    assert set(found) == {"dns.spf_too_many_lookups", "dns.spf_strict"}
+    assert "(for IPv4 senders" in found["dns.spf_too_many_lookups"]
+    spf = body["dns"]["spf"]
+    assert spf["results"] == {"IPv4": "permerror", "IPv6": "fail"}
+    assert spf["lookups_for"] == {"IPv4": 11, "IPv6": 3}

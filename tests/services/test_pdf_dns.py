@@ -92,8 +92,11 @@ async def test_a_mail_domains_dns_details_read_as_what_they_mean(
     dns_server.add(domain, "A", "127.0.0.9")
     dns_server.add(f"www.{domain}", "CNAME", domain)
     dns_server.add(domain, "MX", f"20 mx2.{domain}.", f"10 mx1.{domain}.")
-    dns_server.add(f"mx1.{domain}", "A", "127.0.0.9")
-    dns_server.add(f"mx2.{domain}", "A", "127.0.0.9")
+    # each MX host with an IPv6 address too: an empty AAAA answer is a void lookup for IPv6 senders (RFC 7208 4.6.4),
+    # and two of them with gone's would be their permerror
+    for mx in ("mx1", "mx2"):
+        dns_server.add(f"{mx}.{domain}", "A", "127.0.0.9")
+        dns_server.add(f"{mx}.{domain}", "AAAA", "2001:db8::9")
     dns_server.add(domain, "TXT", f'"v=spf1 mx a:gone.{domain} ~all"')
     dmarc = f'"v=DMARC1; p=quarantine; pct=50; rua=mailto:a@{domain}; ruf=mailto:f@{domain}; foo=bar"'
     dns_server.add(f"_dmarc.{domain}", "TXT", dmarc)
@@ -171,3 +174,34 @@ async def test_each_address_familys_spf_result_is_said_when_they_differ(
         f"Errors (for IPv4 senders): nospf.{broken_host} (named by _spf.{broken_host}) has no SPF record" in broken_part
     )
     assert "Mail from IPv4 servers: permanent error (permerror): receivers ignore SPF for them" in broken_part
+
+
+async def test_an_spf_verdict_names_the_term_deciding_and_each_familys_count_when_they_differ(
+    site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given a record whose IPv6 senders are neutral at ?ip6:::/0 before an include of a syntax error (IPv4 senders'
+    # permerror), and one of three a terms on names with an A record and no AAAA: void lookups for IPv6 senders
+    # alone, the third their permerror (RFC 7208 5.3, 4.6.4)
+    neutral_host = site_factory.unique_host("pdf-spf-neutral6")
+    site_factory(catalog.best_practices(neutral_host))
+    dns_server.set(neutral_host, "TXT", f'"v=spf1 ?ip6:::/0 include:_bad.{neutral_host} -all"')
+    dns_server.set(f"_bad.{neutral_host}", "TXT", '"v=spf1 ip4:192.0.2.0/33 -all"')
+    void_host = site_factory.unique_host("pdf-spf-void6")
+    site_factory(catalog.best_practices(void_host))
+    names = [f"mail{n}.{void_host}" for n in (1, 2, 3)]
+    for name in names:
+        dns_server.set(name, "A", "198.51.100.1")
+    dns_server.set(void_host, "TXT", '"v=spf1 ' + " ".join(f"a:{name}" for name in names) + ' -all"')
+    # When they are scanned and their PDFs rendered
+    neutral_part = dns_part((await scan(f"https://{neutral_host}/", scan_settings)).to_dict(pro=True, include_fix=True))
+    void_part = dns_part((await scan(f"https://{void_host}/", scan_settings)).to_dict(pro=True, include_fix=True))
+    # Then the first names ?ip6:::/0, where it printed "?all", a term the record does not have
+    assert "Mail from servers it does not list (for IPv6 senders): no verdict (?ip6:::/0, neutral)" in neutral_part
+    assert "?all" not in neutral_part
+    # and the second says IPv4 senders are refused, IPv6 senders' permerror, and whose void lookups they are
+    assert "Mail from servers it does not list (for IPv4 senders): refused (-all)" in void_part
+    assert "Mail from IPv6 servers: permanent error (permerror)" in void_part
+    assert (
+        "Lookups that find nothing (a name that does not exist, or has no address of the sender's type): "
+        "0 for IPv4 senders, 3 for IPv6 senders (receivers allow 2)"
+    ) in void_part

@@ -159,13 +159,16 @@ async def test_the_mx_hosts_of_spf_mx_terms_are_asked_once_each_and_none_past_th
 
 async def test_every_mx_host_the_spf_evaluation_compares_with_is_asked(dns_server, scan_settings) -> None:
     # Given two mx terms of 10 MX hosts each, the second with a prefix length of 0: every IPv4 sender passes once
-    # one of its hosts has an IPv4 address (RFC 7208 5.4, 5.6)
+    # one of its hosts has an IPv4 address (RFC 7208 5.4, 5.6). Each host has an A and an AAAA record: an empty
+    # answer would be a void lookup for the senders of its family, the third a permerror (4.6.4)
     domain = "spf-two-relays.test"
     dns_server.set(domain, "A", "127.0.0.9")
     dns_server.set(domain, "TXT", f'"v=spf1 mx:relay1.{domain} mx:relay2.{domain}/0 -all"')
     for relay in ("relay1", "relay2"):
         dns_server.set(f"{relay}.{domain}", "MX", *(f"{n} h{n}.{relay}.{domain}" for n in range(10)))
-    dns_server.set(f"h9.relay2.{domain}", "A", "192.0.2.9")
+        for n in range(10):
+            dns_server.set(f"h{n}.{relay}.{domain}", "A", f"192.0.2.{n}")
+            dns_server.set(f"h{n}.{relay}.{domain}", "AAAA", f"2001:db8::{n}")
 
     snapshot = await fetch_dns(domain, Resolver(scan_settings))
     findings = check_dns(make_snapshot(f"https://{domain}/", dns=snapshot)).findings
@@ -176,7 +179,7 @@ async def test_every_mx_host_the_spf_evaluation_compares_with_is_asked(dns_serve
     assert all(snapshot.get(*host) is not None for host in hosts)
     assert [f.outcome for f in findings if f.outcome.startswith("dns.spf")] == ["dns.spf_pass_all"]
     (note,) = [f.note for f in findings if f.outcome == "dns.spf_pass_all"]
-    opener = f"mx:relay2.{domain}/0 -> h9.relay2.{domain} has an IPv4 address (RFC 7208 5.4)"
+    opener = f"mx:relay2.{domain}/0 -> h0.relay2.{domain} has an IPv4 address (RFC 7208 5.4)"
     assert note == f"{opener}: every IPv4 server on the internet passes; IPv6 senders are refused (-all)"
 
 

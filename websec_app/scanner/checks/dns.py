@@ -40,6 +40,7 @@ from ..records.mta_sts import (
     uncovered_mx,
 )
 from ..records.spf import parse_spf, redirect_as_include, strict_record, without_term
+from ..records.spf_evaluation import term_text as spf_term_text
 from ..records.tls_rpt import tlsrpt_near_misses, tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, FetchChain, SiteSnapshot
@@ -118,12 +119,18 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     failure = evaluation.failure
     details["spf"] = {
         "record": None if evaluation.record is None else shown_text(evaluation.record),
+        # the most DNS lookups (void lookups) a sender's evaluation makes, and each family's: receivers count a
+        # sender's own (RFC 7208 4.6.4), which differ by family (an a term asks A or AAAA, 5.3)
         "lookups": evaluation.lookups,
-        "all": f"{evaluation.all_qualifier}all" if evaluation.all_qualifier else None,
+        "lookups_for": dict(evaluation.lookups_for),
+        # the term that decides for the senders the record does not list (`all_for`): "-all", or one matching every
+        # sender of a family before it ("?ip6:::/0")
+        "all": _spf_deciding_term(evaluation),
         "errors": _listed(evaluation.errors),
         "not_checked": _listed(evaluation.unknown),
         "void_lookups": evaluation.void_lookups,
         "void": _listed(evaluation.void_names),
+        "void_lookups_for": {family: len(names) for family, names in evaluation.void_names_for.items()},
         # the term whose failed lookups stopped the evaluation with temperror (RFC 7208 5), and those lookups
         "stopped_at": failure.term if failure else None,
         "failed_lookups": [f"{a.name} {a.rdtype}" for a in failure.lookups] if failure else [],
@@ -145,12 +152,16 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     no_senders = [(t.qualifier, t.name) for t in tested] == [("-", "all")]
     findings = []
     # The evaluation stops at its first error, as receivers do (RFC 7208 4.6, 4.6.4, 5): one of the temperror, the
-    # syntax, the lookup-limit and the void-lookup findings below at most, for the senders still walking there
-    # (those of one family, when a term before it matched every sender of the other).
+    # syntax, the lookup-limit and the void-lookup findings below at most for each family's senders, those still
+    # walking there (one family, when a term before it matched every sender of the other, or its own count passed a
+    # limit).
     unchecked = _spf_not_checked(evaluation)
-    failed_families = {family for failed_term in evaluation.failures for family in failed_term.families}
-    # the permerror below, if any, stops the senders no failed lookup stopped first (each family stops once)
-    only_for = _spf_senders(evaluation, tuple(f for f in evaluation.stopped_families if f not in failed_families))
+
+    # each permerror below stops the senders of the families it names (each family stops once, at its first error:
+    # one family's count of lookups or void lookups can pass a limit the other's does not)
+    def only_for(kind: str) -> str:
+        return _spf_senders(evaluation, evaluation.stopped_by(kind), kind=kind)
+
     for failed_term in evaluation.failures:
         # RFC 7208 5: receivers stop at this term with temperror. What it and the terms after it decide (the result
         # for other senders, a limit or syntax error further on) is not known: not a finding, and not "fixed".
@@ -167,24 +178,26 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
             for answer in failed_term.lookups
         ]
     if evaluation.errors:
-        note = "; ".join(_listed(evaluation.errors, limit=5)) + only_for + unchecked
+        note = "; ".join(_listed(evaluation.errors, limit=5)) + only_for("invalid") + unchecked
         findings.append(Finding("dns.spf_invalid", note=note))
     if evaluation.over_limit:
         parts = _listed(evaluation.limit_errors)
-        if evaluation.over_limit_at is not None:
+        at = evaluation.over_limit_at_for
+        if at:
+            terms = set(at.values())
+            where = (
+                next(iter(terms))
+                if len(terms) == 1
+                else ", ".join(f"{term} for {family} senders" for family, term in at.items())
+            )
             parts.insert(
                 0,
-                f"more than {LOOKUP_LIMIT} DNS lookups: receivers stop at the {LOOKUP_LIMIT + 1}th, "
-                f"{evaluation.over_limit_at} (RFC 7208 4.6.4)",
+                f"more than {LOOKUP_LIMIT} DNS lookups: receivers stop at the {LOOKUP_LIMIT + 1}th, {where} "
+                "(RFC 7208 4.6.4)",
             )
-        findings.append(Finding("dns.spf_too_many_lookups", note="; ".join(parts) + only_for + unchecked))
+        findings.append(Finding("dns.spf_too_many_lookups", note="; ".join(parts) + only_for("lookups") + unchecked))
     if evaluation.over_void_limit:
-        names = ", ".join(dict.fromkeys(evaluation.void_names))
-        note = (
-            f"{evaluation.void_lookups} void lookups (names that do not exist or have no such record: {names}); "
-            f"receivers allow {VOID_LOOKUP_LIMIT} (RFC 7208 4.6.4)"
-        )
-        findings.append(Finding("dns.spf_void_lookups", note=note + only_for + unchecked))
+        findings.append(Finding("dns.spf_void_lookups", note=_spf_void_note(evaluation) + only_for("void") + unchecked))
     if evaluation.uses_ptr:
         findings.append(Finding("dns.spf_ptr", note="the ptr mechanism is slow and unreliable (RFC 7208 5.5)"))
     qualifier = evaluation.all_qualifier
@@ -193,8 +206,11 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     # owner's record: the provider's senders still pass, and the owner's "-all" decides (RFC 7208 5.2).
     all_domain = evaluation.all_domain or domain
     all_record = evaluation.all_record or record
-    if evaluation.all_chosen_term is not None:  # the term any sender can be matched by goes, "all" decides
-        all_record = without_term(all_record, evaluation.all_chosen_term)
+    deciding = evaluation.all_term
+    if deciding is not None and deciding.name != "all":
+        # a term matching every sender of a family before "all" ("?ip6:::/0", or one any sender can be matched by:
+        # its zone is the sender's pick) goes, and "all" decides for them too
+        all_record = without_term(all_record, deciding)
     if registrable_domain(all_domain) == domain:
         fix_vars = {"domain": all_domain, "spf_strict": strict_record(all_record)}
     else:
@@ -229,10 +245,11 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         note = f"{evaluation.all_chosen}: any server on the internet can be matched there, so other senders {result}"
         findings.append(Finding(outcome, note=note + where + unchecked, fix_vars=fix_vars))
     elif qualifier in (None, "?"):
-        note = "?all: neutral" if qualifier == "?" else "no 'all' mechanism: other senders are neutral (RFC 7208 4.7)"
+        term = _spf_deciding_term(evaluation)
+        note = f"{term}: neutral" if term else "no 'all' mechanism: other senders are neutral (RFC 7208 4.7)"
         findings.append(Finding("dns.spf_neutral", note=note + where + unchecked, fix_vars=fix_vars))
     elif qualifier == "~":
-        note = f"~all: other senders only soft-fail{where}"
+        note = f"{_spf_deciding_term(evaluation)}: other senders only soft-fail{where}"
         findings.append(Finding("dns.spf_softfail", note=note + unchecked, fix_vars=fix_vars))
     else:
         findings.append(Finding("dns.spf_strict", note=record + where + unchecked))
@@ -250,6 +267,33 @@ _SPF_OTHER_RESULT: dict[str | None, str] = {
 }
 #: What the verdict on the other senders lets them do, for a record that passes every sender of one family
 _SPF_VERDICT_WORDS = {"-": "are refused", "~": "soft-fail", "?": "are neutral", None: "are neutral"}
+
+
+def _spf_deciding_term(evaluation: SpfEvaluation) -> str | None:
+    """The term that decides for the senders the record does not list, as its record writes it: "-all", "+all",
+    "?ip6:::/0" (matching every IPv6 sender before any "all", RFC 7208 4.6.2), "include:_spf.example.net" (a record
+    that passes every sender); None with none (neutral, 4.7)."""
+    term = evaluation.all_term
+    if term is None or evaluation.all_qualifier is None:
+        return None
+    if term.name == "all":
+        return f"{term.qualifier}all"
+    return spf_term_text(term)
+
+
+def _spf_void_note(evaluation: SpfEvaluation) -> str:
+    """The void lookups of each family whose senders pass the limit: the same names for both, or each its own."""
+    stopped = evaluation.stopped_by("void")
+    names = {family: ", ".join(dict.fromkeys(evaluation.void_names_for[family])) for family in stopped}
+    counts = {family: len(evaluation.void_names_for[family]) for family in stopped}
+    if len(set(names.values())) == 1:
+        (family, *_) = stopped
+        what = f"{counts[family]} void lookups (names that do not exist or have no such record: {names[family]})"
+    else:
+        what = "void lookups (names that do not exist or have no such record): " + "; ".join(
+            f"{counts[family]} for {family} senders ({names[family]})" for family in stopped
+        )
+    return f"{what}; receivers allow {VOID_LOOKUP_LIMIT} (RFC 7208 4.6.4)"
 
 
 def _spf_verdict_beside(evaluation: SpfEvaluation) -> str:
@@ -277,15 +321,25 @@ def _spf_not_checked(evaluation: SpfEvaluation) -> str:
     )
 
 
-def _spf_senders(evaluation: SpfEvaluation, stopped: tuple[str, ...], failure: SpfFailure | None = None) -> str:
+def _spf_senders(
+    evaluation: SpfEvaluation, stopped: tuple[str, ...], failure: SpfFailure | None = None, kind: str | None = None
+) -> str:
     """For an error that stops one family's senders (`stopped`), whose it is and, when known, why not the other's:
     a term before it matched every sender of the other (" (for IPv6 senders: every IPv4 sender is matched before
     it)"), the error is a failed lookup of the family's own address type (RFC 7208 5.3, 5.4), or the other's senders
-    stopped before it at a failed lookup of theirs."""
+    stopped before it at a failed lookup of theirs; for a limit (`kind` "void" or "lookups") their own count passed
+    while the other's walked on: void lookups of their own address type, or lookups the other's senders never
+    made."""
     if len(stopped) != 1:
         return ""
     (family,) = stopped
     (other,) = (f for f in FAMILIES if f != family)
+    if failure is None and family in evaluation.stopped_on_own_count:
+        if kind == "void":
+            own_type, other_type = _SPF_ADDRESS_TYPE[family], _SPF_ADDRESS_TYPE[other]
+            return f" (for {family} senders: receivers ask {own_type} for them, {other_type} for {other} senders)"
+        if kind == "lookups":
+            return f" (for {family} senders: {other} senders make fewer lookups, leaving an include before its end)"
     # a permerror stops every family walking (RFC 7208 4.6, 4.6.4), so one the other's senders never reached is after
     # a term matching every one of them, their result
     matched = evaluation.results.get(other) in ("pass", "fail", "softfail", "neutral")

@@ -28,7 +28,7 @@ from ..records.caa import caa_names
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import enclosing_zone_names, txt_of
 from ..records.spf import parse_spf
-from ..records.spf_evaluation import LOOKUP_LIMIT, SpfRecords, spf_lookups_to_ask
+from ..records.spf_evaluation import FAMILIES, LOOKUP_LIMIT, SpfRecords, spf_lookups_to_ask
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot
 from ..target import ip_literal
@@ -42,8 +42,10 @@ log = logging.getLogger(__name__)
 #: terms, an `a` asking two types, 10 MX hosts an mx term, two types each).
 MAX_SPF_LOOKUPS_AHEAD = 32
 #: Rounds of SPF lookups: each asks at least what one term needs for sure (an mx term takes two: its MX records, then
-#: its hosts' addresses), and the evaluation reaches at most 10 such terms, redirect= included (RFC 7208 4.6.4).
-MAX_SPF_ROUNDS = 2 * LOOKUP_LIMIT + 2
+#: its hosts' addresses), and the senders of each address family reach at most 10 such terms, redirect= included
+#: (RFC 7208 4.6.4 counts a sender's own): those of one family can leave an include early ("-ip6:::/0") and walk 10
+#: terms the others never reach.
+MAX_SPF_ROUNDS = 2 * len(FAMILIES) * LOOKUP_LIMIT + 2
 MAX_MX_HOSTS = 5
 #: Up to this many characters of SPF records, a round of the SPF walk runs on the event loop (at most 5 ms, and
 #: a thread costs 0.05 ms a round); past it, in a worker thread.

@@ -7,28 +7,36 @@ syntax error is a permerror before any of its terms is evaluated), then each mec
 (5.1: those after it are never tested), an include's record where it stands (5.2), redirect= last (6.1). It counts
 the DNS-querying terms as they are reached (4.6.4: include, a, mx, ptr, exists and redirect, at most 10, through
 every include and redirect), and applies the other limits of 4.6.4 that the records decide: an mx mechanism whose
-name has more than 10 MX records, and more than 2 void lookups (NXDOMAIN, or NOERROR with no answer).
+name has more than 10 MX records, and more than 2 void lookups (NXDOMAIN, or NOERROR with no answer). A receiver
+counts the lookups of the sender it evaluates, so each address family's senders have their own counts
+(`SpfEvaluation.lookups_for`, `void_names_for`): a term adds to those of the families walking it, and a limit
+passed stops that family's senders alone, the other walks on.
 
 It stops where a receiver stops, so nothing after that is counted, read or reported:
 - at the first error: a permerror (a syntax error of a record reached, the 11th lookup, the third void lookup, more
-  than 10 MX records, an include without a record or a loop) or a failed lookup (SERVFAIL, REFUSED, a timeout:
-  RCODE other than 0 or 3), where check_host() returns temperror (5; 5.2 for include, 6.1 for redirect). A failed
+  than 10 MX records, an include without a record or a loop: `SpfEvaluation.permerrors` says which for each family)
+  or a failed lookup (SERVFAIL, REFUSED, a timeout: RCODE other than 0 or 3), where check_host() returns temperror
+  (5; 5.2 for include, 6.1 for redirect). A failed
   lookup is no void lookup, and the term that needs it counts toward the 10. ptr's queries depend on the sender and
   a failure of them is no match (5.5), so ptr only counts.
 - for the senders of an address family, at the first term that matches every one of them (4.6.2: evaluation stops
   at the first match): "all", ip4:0.0.0.0/0 (IPv4), ip6:::/0 (IPv6), a/0 or mx/0 once a name it compares with has
   an address of the family (5.3, 5.4, 5.6), exists on a name with an A record (5.7), an include of a record that
-  passes them (5.2). Its qualifier decides for them. A term that matches every IPv4 sender leaves the IPv6 senders
+  passes them (5.2). Its qualifier decides for them (`SpfEvaluation.all_term`: "?ip6:::/0" for IPv6 senders, before
+  the record's "-all"). A term that matches every IPv4 sender leaves the IPv6 senders
   walking on: an error after it is theirs alone (`stopped_families`), and once no family is left the walk ends.
   So does one in an included record that the other family's senders were matched before (an include's "-ip6:::/0"
   ends it for IPv6 senders, who walk on in the record including it: 5.2). Each family ends with the result a receiver
   gives its senders (`SpfEvaluation.results`): the one an error stopped gets its error, the other its own end.
 
 An `a` term asks A for an IPv4 sender and AAAA for an IPv6 one, and an mx term its hosts' addresses of that family
-(5.3, 5.4): each of the families still walking. Such a term is a void lookup only when it is void for all of them
-(NXDOMAIN, or none of its types has records), so the count holds for every sender walking. A failed lookup of one
-of its types stops that family's senders alone (`SpfFailure.families`): the others walk on, and their end is the
-verdict (`SpfEvaluation.verdict_families`), as a receiver checking them never asks the type that failed.
+(5.3, 5.4): each of the families still walking. An empty answer is a void lookup for the senders of its type alone
+(a name with A records and no AAAA is one for IPv6 senders; NXDOMAIN is about the name, so one for both, RFC 8020),
+and so is each MX host's, as pyspf, the library behind policyd-spf, counts them; the third stops that family. A
+failed lookup of one of its types stops that family's senders alone (`SpfFailure.families`): the others walk on,
+and their end is the verdict (`SpfEvaluation.verdict_families`), as a receiver checking them never asks the type
+that failed. A family's hosts are read in turn, so its first failed lookup or third void lookup, whichever comes
+first, stops it.
 
 A term whose name is built with the sender's own values (7.3: s, l, i, p, v, h) has no answer to read ahead. Most
 name a zone of the owner's or of whom it chose ("exists:%{i}._spf.%{d}", "a:%{l}.example.com"): what it finds is up
@@ -85,6 +93,7 @@ __all__ = [
     "SpfRecords",
     "evaluate_spf_answers",
     "spf_lookups_to_ask",
+    "term_text",
 ]
 
 LOOKUP_LIMIT = 10  # RFC 7208 4.6.4
@@ -137,7 +146,9 @@ class SpfEvaluation:
     domain: str
     record: str | None = None  # the domain's own record text
     records_found: int = 0
-    lookups: int = 0  # DNS-querying terms reached (the 11th, when the limit is passed)
+    #: each family's DNS-querying terms reached (the 11th, when its senders pass the limit): a receiver counts a
+    #: sender's own (RFC 7208 4.6.4), and the senders of one family can leave an include the others walk through
+    lookups_for: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAMILIES, 0))
     errors: list[str] = field(default_factory=list)  # syntax errors of a record reached, an include's none, a loop
     #: the include and redirect= terms reached whose target is built with the sender's values, in a zone it does not
     #: pick ("include:%{l}._spf.%{d}", "(in x's record)" when not the domain's own): what receivers conclude there
@@ -145,6 +156,9 @@ class SpfEvaluation:
     unknown: list[str] = field(default_factory=list)
     all_qualifier: str | None = None  # of the term that decides ("-" for "-all"); None: no all, or unknown
     all_what: str = ""  # that term as written, or what matches ("-all", "-ip4:0.0.0.0/0", "redirect=x -> ~all")
+    #: that term itself, in the record at `all_domain` (the include, for a record that passes through one):
+    #: "?ip6:::/0" decides for the IPv6 senders it matches before any "all"; None with none (neutral, RFC 7208 4.7)
+    all_term: SpfTerm | None = None
     all_domain: str | None = None  # where the record that decides is published (through redirect=); None: unknown
     all_record: str | None = None  # the text of that record
     #: when a "~" or "?" term whose zone the sender picks gives the result for others (any sender can be matched there,
@@ -166,8 +180,18 @@ class SpfEvaluation:
     uses_ptr: bool = False
     macros: bool = False
     limit_errors: list[str] = field(default_factory=list)  # other 4.6.4 permerrors (MX records per mx)
-    over_limit_at: str | None = None  # the 11th DNS-querying term, where the lookup limit was passed
-    void_names: list[str] = field(default_factory=list)  # the names of the void lookups, in order
+    #: the 11th DNS-querying term of each family whose senders pass the lookup limit there
+    over_limit_at_for: dict[str, str] = field(default_factory=dict)
+    #: each family's void lookups, the names in order: an a term's and an mx term's hosts' addresses are asked of
+    #: the sender's own type (RFC 7208 5.3, 5.4), so a name with A records and no AAAA is void for IPv6 senders alone
+    void_names_for: dict[str, list[str]] = field(default_factory=lambda: {family: [] for family in FAMILIES})
+    #: the permerror each family's senders stop at: "invalid" (a syntax error, an include of no record or of
+    #: several, a loop: `errors`), "lookups" (the 11th DNS-querying term, more than 10 MX records), "void" (the third
+    #: void lookup)
+    permerrors: dict[str, str] = field(default_factory=dict)
+    #: the families a limit stopped while the other family's senders walked on past the same term: their own count
+    #: passed it (void lookups of their own address type, or lookups in an include the others left early)
+    stopped_on_own_count: tuple[str, ...] = ()
     #: the failed lookups the evaluation stopped at with temperror, the first for each family it stops (nothing
     #: after is read for those families' senders)
     failures: list[SpfFailure] = field(default_factory=list)
@@ -206,9 +230,29 @@ class SpfEvaluation:
         return bool(self.failures)
 
     @property
+    def lookups(self) -> int:
+        """The most DNS-querying terms the senders of a family reach (`lookups_for`)."""
+        return max(self.lookups_for.values(), default=0)
+
+    @property
+    def over_limit_at(self) -> str | None:
+        """The first 11th DNS-querying term a family's senders reached, where they passed the lookup limit."""
+        return next(iter(self.over_limit_at_for.values()), None)
+
+    @property
     def over_limit(self) -> bool:
-        """Past a lookup limit of RFC 7208 4.6.4 (10 terms, or 10 MX records for one mx): permerror."""
-        return self.lookups > LOOKUP_LIMIT or bool(self.limit_errors)
+        """Past a lookup limit of RFC 7208 4.6.4 (10 terms, or 10 MX records for one mx), for the senders of some
+        family: permerror."""
+        return "lookups" in self.permerrors.values()
+
+    def stopped_by(self, kind: str) -> tuple[str, ...]:
+        """The families whose senders stop at a permerror of `kind` ("invalid", "lookups", "void": `permerrors`)."""
+        return tuple(family for family in FAMILIES if self.permerrors.get(family) == kind)
+
+    @property
+    def void_names(self) -> list[str]:
+        """The void lookups of the family that makes the most (`void_names_for`), the names in order."""
+        return max(self.void_names_for.values(), key=len, default=[])
 
     @property
     def void_lookups(self) -> int:
@@ -216,7 +260,7 @@ class SpfEvaluation:
 
     @property
     def over_void_limit(self) -> bool:
-        return self.void_lookups > VOID_LOOKUP_LIMIT
+        return "void" in self.permerrors.values()
 
 
 @dataclass(frozen=True)
@@ -272,7 +316,8 @@ class SpfRecords:
         return self._parsed[text]
 
 
-def _term_text(term: SpfTerm) -> str:
+def term_text(term: SpfTerm) -> str:
+    """`term` as a record writes it, "+" left out: "-all", "?ip6:::/0", "a/24", "redirect=_spf.example.net"."""
     if term.modifier:
         return f"{term.name}={term.value}"
     qualifier = "" if term.qualifier == "+" else term.qualifier
@@ -285,7 +330,7 @@ def _chosen_what(term: SpfTerm, zone: SenderChosenZone) -> str:
     so it can name a domain that resolves to its own address: RFC 7208 7.3, 11.5)"."""
     under = f" under {zone.suffix}" if zone.suffix else ""
     return (
-        f"{_term_text(term)} ({_SENDER_CHOOSES[zone.letter]}, so it can name a domain{under} "
+        f"{term_text(term)} ({_SENDER_CHOOSES[zone.letter]}, so it can name a domain{under} "
         f"{_SENDER_NAMES[term.name]}: RFC 7208 7.3, 11.5)"
     )
 
@@ -355,22 +400,33 @@ class _Walk:
         )
         result.all_qualifier = decision.qualifier
         result.all_what = decision.what
-        result.all_domain, result.all_record = decision.domain, decision.record
+        result.all_domain, result.all_record, result.all_term = decision.domain, decision.record, decision.term
         if decision.chosen and decision.qualifier != "+":
             result.all_chosen, result.all_chosen_term = decision.what, decision.term
 
     # -- ending the walk -----------------------------------------------------------------------------------------
 
-    def _stop(self, live: frozenset[str], families: frozenset[str] | None = None) -> None:
+    def _stop(self, live: frozenset[str], families: frozenset[str] | None = None, permerror: str | None = None) -> None:
         """An error stops the senders of `families` (all of `live`, the families walking, unless said): each record
         walking ends once none of its own families is, and goes on for the others (the callers drop `halted` from
-        theirs)."""
-        self.halted |= live if families is None else families
+        theirs). `permerror`: its kind, for `SpfEvaluation.permerrors` (None for a temperror)."""
+        stopped = (live if families is None else families) - self.halted
+        if permerror is not None:
+            self.result.permerrors.update(dict.fromkeys((f for f in FAMILIES if f in stopped), permerror))
+        self.halted |= stopped
         self.result.stopped_families = tuple(f for f in FAMILIES if f in self.halted)
+
+    def _limit_passed(self, live: frozenset[str], over: frozenset[str], kind: str) -> None:
+        """The senders of `over` pass a limit of RFC 7208 4.6.4 on their own count: they stop there, those of the
+        other families of `live` walk on."""
+        self._stop(live, over, kind)
+        if live - over:
+            own = {*self.result.stopped_on_own_count, *over}
+            self.result.stopped_on_own_count = tuple(f for f in FAMILIES if f in own)
 
     def _permerror(self, error: str, live: frozenset[str]) -> None:
         self.result.errors.append(error)
-        self._stop(live)
+        self._stop(live, permerror="invalid")
 
     def _failed(
         self,
@@ -384,14 +440,20 @@ class _Walk:
         `families` (all of `live` unless said)."""
         stopped = live if families is None else families
         self.result.failures.append(
-            SpfFailure(domain, _term_text(term), tuple(lookups), tuple(f for f in FAMILIES if f in stopped))
+            SpfFailure(domain, term_text(term), tuple(lookups), tuple(f for f in FAMILIES if f in stopped))
         )
         self._stop(live, stopped)
 
-    def _void_lookup(self, name: str, live: frozenset[str]) -> None:
-        self.result.void_names.append(name)
-        if self.result.over_void_limit:
-            self._stop(live)
+    def _void_lookup(self, name: str, live: frozenset[str], families: frozenset[str] | None = None) -> frozenset[str]:
+        """A void lookup of `name` for the senders of `families` (all of `live` unless said: the lookup they make,
+        RFC 7208 4.6.4); returns those it stops, as their third."""
+        void_names = self.result.void_names_for
+        for family in live if families is None else families:
+            void_names[family].append(name)
+        over = frozenset(f for f in (live if families is None else families) if len(void_names[f]) > VOID_LOOKUP_LIMIT)
+        if over:
+            self._limit_passed(live, over, "void")
+        return over
 
     # -- records -------------------------------------------------------------------------------------------------
 
@@ -423,7 +485,7 @@ class _Walk:
             result.record = texts[0]
         if record.errors:  # RFC 7208 4.6: the whole record is parsed before any of its terms is evaluated
             result.errors += record.errors if via is None else [f"{domain}: {error}" for error in record.errors]
-            self._stop(live)
+            self._stop(live, permerror="invalid")
             return None
         if any(term.modifier and term.value and "%" in term.value for term in record.terms):
             result.macros = True
@@ -476,8 +538,8 @@ class _Walk:
         if redirect_term is None:  # RFC 7208 4.7: neutral
             decided.update({family: _Match(domain, text, None, "") for family in live})
             return decided
-        self.result.lookups += 1  # RFC 7208 4.6.4: redirect= is evaluated last, once no mechanism matched
-        if self._over_limit(redirect_term, domain, live):
+        live = self._lookup_counted(redirect_term, domain, live)  # 4.6.4: redirect= is evaluated last, once no
+        if not live:  # mechanism matched
             return decided
         chosen_target = self._chosen_by_sender(redirect_term, domain, live)
         if chosen_target is not None:  # 6.1: the record the sender names decides: one that passes it
@@ -503,14 +565,21 @@ class _Walk:
 
     def _where(self, term: SpfTerm, domain: str) -> str:
         """`term` as written, and the record it is in when not the domain's own."""
-        return _term_text(term) + ("" if domain == self.result.domain else f" (in {domain}'s record)")
+        return term_text(term) + ("" if domain == self.result.domain else f" (in {domain}'s record)")
 
-    def _over_limit(self, term: SpfTerm, domain: str, live: frozenset[str]) -> bool:
-        if self.result.lookups <= LOOKUP_LIMIT:
-            return False
-        self.result.over_limit_at = self._where(term, domain)
-        self._stop(live)
-        return True
+    def _lookup_counted(self, term: SpfTerm, domain: str, live: frozenset[str]) -> frozenset[str]:
+        """`term` queries the DNS: one more lookup for the senders of each family of `live` (RFC 7208 4.6.4 counts a
+        sender's own: those of one family may have left an include the others walked through). Those past the limit
+        stop there; returns the families that walk on."""
+        counts = self.result.lookups_for
+        for family in live:
+            counts[family] += 1
+        over = frozenset(family for family in live if counts[family] > LOOKUP_LIMIT)
+        if over:
+            where = self._where(term, domain)
+            self.result.over_limit_at_for.update(dict.fromkeys((f for f in FAMILIES if f in over), where))
+            self._limit_passed(live, over, "lookups")
+        return live - over
 
     def _chosen_by_sender(self, term: SpfTerm, domain: str, live: frozenset[str]) -> _TermMatch | None:
         """The families of `live` whose senders pick the zone `term` reads (`sender_chosen_zone`): each can name one
@@ -529,14 +598,14 @@ class _Walk:
         """The families of `live` every sender of which `term` matches, or can choose to be matched by, and what
         matches them; None for none."""
         if term.name == "all":
-            return _TermMatch(live, "+all" if term.qualifier == "+" else _term_text(term))
+            return _TermMatch(live, "+all" if term.qualifier == "+" else term_text(term))
         if term.name in _NETWORK_FAMILY:
             family = _NETWORK_FAMILY[term.name]
             every = family in live and _every_address(term.value)
             return _TermMatch(frozenset((family,)), f"{term.name}:{term.value}") if every else None
         result = self.result
-        result.lookups += 1  # counted when reached, whatever its lookup finds (RFC 7208 4.6.4)
-        if self._over_limit(term, domain, live):
+        live = self._lookup_counted(term, domain, live)  # counted when reached, whatever it finds (RFC 7208 4.6.4)
+        if not live:
             return None
         value = term.value or ""
         if "%" in value:
@@ -603,16 +672,19 @@ class _Walk:
         if len(found) < len(answers):
             self.guessed = True
             return None
-        # NXDOMAIN is about the name, so it is void for either family (RFC 8020)
-        if any(a.rcode == "NXDOMAIN" for a in found.values()) or all(_void(a) for a in found.values()):
-            self._void_lookup(target, live)
-            return None
+        # a void lookup for the senders whose own type has no record (4.6.4); NXDOMAIN is about the name, so it is
+        # void for either family (RFC 8020)
+        nxdomain = any(a.rcode == "NXDOMAIN" for a in found.values())
+        void = frozenset(family for family, a in found.items() if nxdomain or _void(a))
+        if void:
+            self._void_lookup(target, live, void)
+            found = {family: a for family, a in found.items() if family not in void}
         lengths = dict(zip(FAMILIES, prefix_lengths(term), strict=True))
         matched = [family for family, a in found.items() if lengths[family] == 0 and a.records]
         if not matched:
             return None
         return _TermMatch(
-            frozenset(matched), f"{_term_text(term)} -> {target} has an {matched[0]} address (RFC 7208 5.3)"
+            frozenset(matched), f"{term_text(term)} -> {target} has an {matched[0]} address (RFC 7208 5.3)"
         )
 
     def _mx(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> _TermMatch | None:
@@ -631,7 +703,7 @@ class _Walk:
                 f"the mx mechanism for {target} finds {len(answer.records)} MX records: more than {MX_RECORD_LIMIT} "
                 "is a permerror (RFC 7208 4.6.4)"
             )
-            self._stop(live)  # receivers stop before asking the hosts' addresses
+            self._stop(live, permerror="lookups")  # receivers stop before asking the hosts' addresses
             return None
         # 5.4: each MX host's addresses of the sender's family; a failure of one is a temperror too (5)
         hosts = [
@@ -644,15 +716,26 @@ class _Walk:
             # ahead of an answer not in: the hosts' addresses are asked ahead (a fetch round sooner), and what they
             # say decides nothing until the term is reached for sure
             return None
-        failures = {family: [a for _, f, a in hosts if f == family and a is not None and failed(a)] for family in live}
-        failures = {family: lookups for family, lookups in failures.items() if lookups}
-        if failures:  # temperror for the senders whose own type failed (5.4); the others' answers decide for them
-            failed_lookups = [a for _, _, a in hosts if a is not None and failed(a)]
-            self._failed(domain, term, failed_lookups, live, frozenset(failures))
-            live = live - self.halted
-            if not live:
-                return None
-            hosts = [(host, family, a) for host, family, a in hosts if family in live]
+        # Each family's senders ask their own type of the hosts in turn (5.4): a failed lookup stops them with
+        # temperror (5), an empty one is a void lookup of theirs (4.6.4, as pyspf counts them), the third a
+        # permerror, whichever they reach first; an answer not in yet leaves the rest of theirs unread
+        failing: set[str] = set()
+        for family in [f for f in FAMILIES if f in live]:
+            for host, _, a in (host for host in hosts if host[1] == family):
+                if a is None:
+                    break
+                if failed(a):
+                    failing.add(family)
+                    break
+                if _void(a) and self._void_lookup(host, live, frozenset((family,))):
+                    break
+        if failing:  # temperror for the senders whose own type failed; the others' answers decide for them
+            failed_lookups = [a for _, f, a in hosts if f in failing and a is not None and failed(a)]
+            self._failed(domain, term, failed_lookups, live, frozenset(failing))
+        live = live - self.halted
+        if not live:
+            return None
+        hosts = [(host, family, a) for host, family, a in hosts if family in live]
         if any(a is None for _, _, a in hosts):
             self.guessed = True
             return None
@@ -665,7 +748,7 @@ class _Walk:
             return None
         family = next(f for f in FAMILIES if f in matched)
         return _TermMatch(
-            frozenset(matched), f"{_term_text(term)} -> {matched[family]} has an {family} address (RFC 7208 5.4)"
+            frozenset(matched), f"{term_text(term)} -> {matched[family]} has an {family} address (RFC 7208 5.4)"
         )
 
 

@@ -156,11 +156,13 @@ def item_title(name: str, item: Mapping[str, Any], *, header: bool) -> str:
 #: How long a list of the DNS section is printed before "… (N in all)".
 _DNS_LIST_CHARS = 500
 _NO_ISSUER = "no CA may issue (an empty issuer domain name, RFC 8659 4.2)"
+#: What a receiver does with mail from the servers a record does not list, by the qualifier of the term that decides
+#: for them (details.spf.all: "-all", or a term matching every sender of a family before it, "?ip6:::/0")
 _SPF_ALL = {
-    "-all": "refused (-all)",
-    "~all": "accepted but marked as suspect (~all, soft fail)",
-    "?all": "no verdict (?all, neutral)",
-    "+all": "accepted (+all): any server may send as the domain",
+    "-": "refused ({term})",
+    "~": "accepted but marked as suspect ({term}, soft fail)",
+    "?": "no verdict ({term}, neutral)",
+    "+": "accepted ({term}): any server may send as the domain",
 }
 #: What a receiver does with mail from the senders of one address family, by their result (RFC 7208 2.6), when the
 #: families' results differ; temperror is said by the evaluation's stop
@@ -247,8 +249,10 @@ def _spf_words(spf: Mapping[str, Any]) -> list[str]:
     record = spf.get("record")
     parts = [f"Record: {record}" if record else "Record: none, or more than one (the findings say which)"]
     all_for = spf.get("all_for")
-    if spf.get("all") in _SPF_ALL:
-        parts.append(f"Mail from servers it does not list{_some_senders(all_for)}: {_SPF_ALL[spf['all']]}")
+    deciding = spf.get("all")
+    if isinstance(deciding, str) and deciding:
+        verdict = _SPF_ALL[deciding[0] if deciding[0] in _SPF_ALL else "+"].format(term=deciding)
+        parts.append(f"Mail from servers it does not list{_some_senders(all_for)}: {verdict}")
     results = spf.get("results")
     results = results if isinstance(results, Mapping) else {}
     if len(set(results.values())) > 1:  # each family's own, beside the verdict said for the other
@@ -258,9 +262,18 @@ def _spf_words(spf: Mapping[str, Any]) -> list[str]:
             if result in _SPF_RESULT and not (isinstance(all_for, list) and family in all_for)
         ]
     if record and isinstance(spf.get("lookups"), int):
-        parts.append(f"DNS lookups it needs: {spf['lookups']} (receivers allow {LOOKUP_LIMIT})")
+        lookups = _for_each_family(spf["lookups"], spf.get("lookups_for"))
+        parts.append(f"DNS lookups it needs: {lookups} (receivers allow {LOOKUP_LIMIT})")
     if spf.get("void_lookups"):
-        void = f"Lookups of names that do not exist: {spf['void_lookups']} (receivers allow {VOID_LOOKUP_LIMIT})"
+        void_for = spf.get("void_lookups_for")
+        void = _for_each_family(spf["void_lookups"], void_for)
+        if void == str(spf["void_lookups"]):
+            void = f"Lookups of names that do not exist: {void} (receivers allow {VOID_LOOKUP_LIMIT})"
+        else:  # an a term asks A for IPv4 senders and AAAA for IPv6 ones (RFC 7208 5.3): a name can have only one
+            void = (
+                "Lookups that find nothing (a name that does not exist, or has no address of the sender's type): "
+                f"{void} (receivers allow {VOID_LOOKUP_LIMIT})"
+            )
         parts.append(void + (f": {_in_all(spf['void'])}" if spf.get("void") else ""))
     if spf.get("errors"):
         stopped = [family for family, result in results.items() if result == "permerror"]
@@ -276,6 +289,14 @@ def _spf_words(spf: Mapping[str, Any]) -> list[str]:
             "answer with a temporary error (temperror, RFC 7208 5)"
         )
     return parts
+
+
+def _for_each_family(most: int, by_family: Any) -> str:
+    """A count of SPF's evaluation, the same for every sender ("3"), or each address family's when they differ ("11
+    for IPv4 senders, 3 for IPv6 senders": receivers count a sender's own, RFC 7208 4.6.4)."""
+    if not isinstance(by_family, Mapping) or len({*by_family.values()}) < 2:
+        return str(most)
+    return ", ".join(f"{count} for {family} senders" for family, count in by_family.items())
 
 
 def _some_senders(families: Any) -> str:
