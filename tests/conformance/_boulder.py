@@ -3,17 +3,17 @@
 """Shared pieces of the Boulder CAA conformance suite (docs/conformance.md).
 
 Boulder's va/caa_test.go answers CAA queries from a mock resolver (caaMockDNS: one RRset per test domain, an error
-for a few) and asserts whether Let's Encrypt may issue for an identifier, for an ACME account (123, under the
-prefix https://letsencrypt.org/acct/reg/) validating with a method (http-01); its unit tests feed records and
-parameters to filterCAA, parseCAARecord and caaValidationMethodMatches. Here every case's records are served by
-one fixture DNS server (tests/fixtures/dns_server.py), as the mock is one namespace, its errors as SERVFAIL
-answers; the identifier's host (a wildcard's base name, as checkCAARecords strips "*.") is fetched and checked as
-a scanned site's would be (fetch/dns.py, checks/dns.py), and the CAA finding is held to Boulder's verdict through
+for a few) and asserts whether Let's Encrypt may issue for an identifier, for an ACME account (123, under the prefix
+https://letsencrypt.org/acct/reg/) validating with a method (http-01); its unit tests feed records and parameters to
+filterCAA, parseCAARecord, caaAccountURIMatches and caaValidationMethodMatches. Here every case's records are served
+by one fixture DNS server (tests/fixtures/dns_server.py), as the mock is one namespace, its errors as SERVFAIL
+answers; the identifier's host (a wildcard's base name, as checkCAARecords strips "*.") is fetched and checked as a
+scanned site's would be (fetch/dns.py, checks/dns.py), and the CAA finding is held to Boulder's verdict through
 boulder_map.toml: Let's Encrypt may issue, may not, or the check could not be made. websec is not a CA: what must
 agree is what its finding tells the owner, so the finding's note is read for the CAs it says may issue, with the
-parameters it states for each (RFC 8657's validationmethods and accounturi), and the case's request is held to
-them. A case agrees when that reading gives Boulder's verdict; a case with `why` is a documented divergence and
-must NOT agree, so a case cannot drift from one kind to the other unnoticed.
+parameters it states for each (RFC 8657's validationmethods and accounturi), and the case's request is held to them.
+A case agrees when that reading gives Boulder's verdict; a case with `why` is a documented divergence and must NOT
+agree, so a case cannot drift from one kind to the other unnoticed.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class Case:
     ours: tuple[str, ...]  # our CAA outcome ids, in the order the check emits them
     servfail: tuple[str, ...] = ()  # the names whose CAA lookup the mock fails (answered SERVFAIL here)
     method: str = METHOD  # the ACME validation method of the request
+    account_uris: tuple[str, ...] = (ACCOUNT_URI,)  # the URIs naming the request's account (one per prefix)
     critical: bool | None = None  # filterCAA's criticalUnknown, for its cases: a flag stops CAs
     malformed: bool | None = None  # parseCAARecord's error, for its cases: the value follows no grammar
     found_at: str | None = None  # TestCAAChecking's FoundAt: where the relevant RRset is ("": none up to the TLD)
@@ -166,10 +167,10 @@ def stated_cas(finding: Finding, wildcard: bool) -> list[tuple[str, dict[str, li
     return _ca_list(note, "CAs the issue records let issue: ") or []
 
 
-def _allows(parameters: dict[str, list[str]], method: str) -> bool:
+def _allows(case: Case, parameters: dict[str, list[str]]) -> bool:
     """The request meets every method list and every account the note states for the CA (RFC 8657 3, 4)."""
-    methods_ok = all(method in listed.split(",") for listed in parameters.get("validationmethods", []))
-    return methods_ok and all(uri == ACCOUNT_URI for uri in parameters.get("accounturi", []))
+    methods_ok = all(case.method in listed.split(",") for listed in parameters.get("validationmethods", []))
+    return methods_ok and all(uri in case.account_uris for uri in parameters.get("accounturi", []))
 
 
 def our_verdict(case: Case, findings: list[Finding]) -> str:
@@ -180,7 +181,7 @@ def our_verdict(case: Case, findings: list[Finding]) -> str:
     cas = stated_cas(finding, case.wildcard)
     if cas is None:
         return "issue"
-    return "issue" if any(ca == ISSUER and _allows(p, case.method) for ca, p in cas) else "refuse"
+    return "issue" if any(ca == ISSUER and _allows(case, p) for ca, p in cas) else "refuse"
 
 
 _CRITICAL_STOP = re.compile(r"critical tag|flags \d+ on tag")

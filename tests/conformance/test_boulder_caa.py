@@ -95,6 +95,31 @@ def _method(
     return Case(f"method-{number}", name, {name: (caa(value),)}, verdict, ours, method=method, why=why)
 
 
+def _account(
+    number: int,
+    parameters: str,
+    prefixes: tuple[str, ...],
+    account_id: int,
+    verdict: str,
+    ours: tuple[str, ...],
+    method: str = "http-01",
+) -> Case:
+    """caaAccountURIMatches on a record's parameters (an issue record for letsencrypt.org carrying them), for the
+    account `account_id` under each of Let's Encrypt's account URI `prefixes`."""
+    name = f"account-{number}.com"
+    value = f"letsencrypt.org; {parameters}" if parameters else "letsencrypt.org"
+    uris = tuple(f"{prefix}{account_id}" for prefix in prefixes)
+    return Case(f"account-{number}", name, {name: (caa(value),)}, verdict, ours, method=method, account_uris=uris)
+
+
+V01_REG = "https://acme-v01.api.letsencrypt.org/acme/reg/"
+V02_REG = "https://acme-v02.api.letsencrypt.org/acme/reg/"
+V01_ACCT = "https://acme-v01.api.letsencrypt.org/acme/acct/"
+V02_ACCT = "https://acme-v02.api.letsencrypt.org/acme/acct/"
+V03_ACCT = "https://acme-v03.api.letsencrypt.org/acme/acct/"
+STAGING_REG = "https://acme-staging.api.letsencrypt.org/acme/reg/"
+STAGING_V02_ACCT = "https://acme-staging-v02.api.letsencrypt.org/acme/acct/"
+
 NXDOMAIN_IS_NO_RECORD = (
     "RFC 8659 3 reads each name's CAA RRset by RFC 1034 4.3.2's lookup, where a name that does not exist "
     "(NXDOMAIN) has no records: the climb finds none and any CA may issue (dns.caa_missing); the mock answers the "
@@ -214,6 +239,32 @@ CASES = [
     _parsed(19, "letsencrypt.org; 1=2; a-b=c", REFUSE, (PRESENT,), malformed=True, why=HYPHEN_IN_PARAMETER_TAG),
     _parsed(20, "letsencrypt.org; foo=a\u2615b", REFUSE, (INVALID,), malformed=True),
     _parsed(21, "letsencrypt.org; foo=b1,b2,b3 baz=a", REFUSE, (INVALID,), malformed=True),
+    # -- TestAccountURIMatches: each case's parameters on an issue record for letsencrypt.org, asked for the case's
+    # account id under its prefixes (and with the method a validationmethods parameter lists), in the test's order
+    _account(1, "", (V01_REG,), 123456, ISSUE, (PRESENT,)),
+    _account(2, "validationmethods=tls-alpn-01", (V02_REG,), 123456, ISSUE, (PRESENT,), method="tls-alpn-01"),
+    _account(3, "accounturi=\\invalid \U0001f60e/123456", ("\\invalid \U0001f60e",), 123456, REFUSE, (INVALID,)),
+    _account(4, f"accounturi={V01_REG}123456", (V01_REG,), 123456, ISSUE, (PRESENT,)),
+    _account(
+        5,
+        f"validationmethods=dns-01; accounturi={V01_REG}123456",
+        (V01_REG,),
+        123456,
+        ISSUE,
+        (PRESENT,),
+        method="dns-01",
+    ),
+    _account(6, f"accounturi={V01_REG}123456", (V01_REG,), 123457, REFUSE, (PRESENT,)),
+    _account(7, "accounturi=", (V02_REG,), 123456, REFUSE, (INVALID,)),
+    _account(8, "accounturi=; accounturi=", (V02_REG,), 123456, REFUSE, (INVALID,)),
+    _account(9, f"accounturi=; accounturi={V02_REG}123456", (V02_REG,), 123456, REFUSE, (INVALID,)),
+    _account(10, f"accounturi={V02_REG}123456; accounturi={V02_REG}123456", (V02_REG,), 123456, REFUSE, (INVALID,)),
+    _account(11, f"accounturi={V02_REG}69; accounturi={V02_REG}420", (V02_REG,), 69, REFUSE, (INVALID,)),
+    _account(12, f"accounturi={STAGING_REG}123456", (STAGING_REG, STAGING_V02_ACCT), 123456, ISSUE, (PRESENT,)),
+    _account(13, f"accounturi={V02_ACCT}123456", (V01_REG, V02_ACCT), 123456, ISSUE, (PRESENT,)),
+    _account(14, f"accounturi={V02_ACCT}123456", (V01_ACCT, V03_ACCT), 123456, REFUSE, (PRESENT,)),
+    _account(15, f"accounturi={V02_ACCT}123456", (V01_REG, V02_ACCT, V03_ACCT), 123456, ISSUE, (PRESENT,)),
+    _account(16, f"accounturi={V02_ACCT}123456", (V01_REG, V02_ACCT), 654321, REFUSE, (PRESENT,)),
     # -- TestValidationMethodMatches: each case's parameters on an issue record for letsencrypt.org, numbered in
     # the test's order (2 and 8, which pair the method with an account, are not ported)
     _method(1, "", "http-01", ISSUE, (PRESENT,)),
@@ -242,7 +293,6 @@ _ACCOUNT = (
 NOT_PORTED = {
     "method-2": _ACCOUNT,
     "method-8": _ACCOUNT,
-    "TestAccountURIMatches": "caaAccountURIMatches against lists of Let's Encrypt's own account URI prefixes (ACME v1 and v2, staging) and account ids: which URIs name an account is the CA's own (RFC 8657 3); TestCAAChecking's accounturi cases are ported",
     "TestSelectCAA": "selectCAA on hand-built result lists; its other cases (no result, all empty, records before an error, the first non-empty RRset) are TestCAAChecking's absent.com, present.servfail.com and child.present.com",
     "TestCAALogging": "Boulder's audit log lines",
     "TestIsCAAValidErrMessage": "the wording of Boulder's problem detail for caa-timeout.com, whose verdict TestCAATimeout's case holds",
@@ -258,6 +308,7 @@ SECTIONS: dict[str, list[Case]] = {
     "TestCAAFailure": [c for c in CASES if c.name.startswith("failure-")],
     "TestFilterCAA": [c for c in CASES if c.name.startswith("filter-")],
     "TestSelectCAA": [c for c in CASES if c.name.startswith("select-")],
+    "TestAccountURIMatches": [c for c in CASES if c.name.startswith("account-")],
     "TestValidationMethodMatches": [c for c in CASES if c.name.startswith("method-")],
     "TestExtractIssuerDomainAndParameters": [c for c in CASES if c.name.startswith("parse-")],
 }
@@ -269,7 +320,6 @@ NOT_PORTED_IN: dict[str, list[str]] = {
     "TestDisabledMultiCAARechecking": ["TestDisabledMultiCAARechecking"],
     "TestMultiCAARechecking": ["TestMultiCAARechecking"],
     "TestSelectCAA": ["TestSelectCAA"],
-    "TestAccountURIMatches": ["TestAccountURIMatches"],
     "TestValidationMethodMatches": ["method-2", "method-8"],
 }
 

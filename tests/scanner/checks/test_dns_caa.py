@@ -102,6 +102,28 @@ def test_issue_values_that_do_not_follow_the_grammar_name_no_ca(value) -> None:
     assert parsed.issuer is None and parsed.problem
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "letsencrypt.org; accounturi=",
+        "letsencrypt.org; accounturi=acct/123",  # no scheme: a relative reference, no URI
+        "letsencrypt.org; accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/1; "
+        "accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/1",
+        "letsencrypt.org; accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/1; "
+        "accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/2",
+    ],
+)
+def test_an_accounturi_no_account_can_meet_names_no_ca(value) -> None:
+    # RFC 8657 3: the value is a URI naming the account; an invalid one, or more than one in a property, is
+    # unsatisfiable (Boulder's caaAccountURIMatches refuses each). They were dns.caa_present, "issuers
+    # letsencrypt.org", so the owner learnt nothing of renewals Let's Encrypt refuses
+    parsed = parse_issue_value(value.encode())
+    assert parsed.issuer is None and parsed.problem and "accounturi" in parsed.problem
+    finding = only(f'0 issue "{value}"')
+    assert finding.outcome == "dns.caa_invalid"
+    assert finding.note is not None and finding.note.endswith("(RFC 8659 4.2); CAs the issue records let issue: none")
+
+
 def test_a_list_of_cas_in_one_issue_record_lets_none_of_them_issue() -> None:
     # RFC 8659 4.2: a value that does not match the grammar "MUST be treated the same as one specifying an empty
     # issuer-domain-name": CAs compare their domain name with the whole value and find no match (Boulder does),

@@ -40,6 +40,8 @@ _LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*+(?<!-))?")
 _PARAMETER_VALUE = re.compile(r"[\x21-\x3a\x3c-\x7e]*+")
 # RFC 8657 4: validationmethods' value = [*(label ",") label], label = 1*(ALPHA / DIGIT / "-").
 _METHOD = re.compile(r"[A-Za-z0-9-]++")
+# RFC 8657 3: accounturi's value is a URI (RFC 3986 3: scheme ":" ...), in the characters a parameter value allows.
+_ACCOUNT_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*+:[\x21-\x3a\x3c-\x7e]++")
 _WSP = " \t"
 _IODEF_SCHEMES = ("mailto", "http", "https")  # RFC 8659 4.4: "These are the only supported URL schemes."
 
@@ -86,6 +88,8 @@ def _parameter_problem(parameter: str) -> str | None:
         return "validationmethods= lists no validation method, so the CA may use none (RFC 8657 4)"
     if tag.lower() == "validationmethods" and not all(_METHOD.fullmatch(m) for m in value.split(",")):
         return f"validationmethods={value} is not a comma-separated list of method names (RFC 8657 4)"
+    if tag.lower() == "accounturi" and not _ACCOUNT_URI.fullmatch(value):
+        return f"accounturi={value} is no URI, so it names no account and the CA may issue to none (RFC 8657 3)"
     return None
 
 
@@ -113,6 +117,13 @@ def parse_issue_value(value: bytes) -> CaaIssue:
                 return CaaIssue(None, problem=problem)
             tag, _, parameter_value = parameter.partition("=")
             parameters.append((tag.strip(_WSP).lower(), parameter_value.strip(_WSP)))
+    if sum(tag == "accounturi" for tag, _ in parameters) > 1:
+        # RFC 8657 3: a property with more than one accounturi parameter is unsatisfiable (Let's Encrypt refuses it)
+        return CaaIssue(
+            None,
+            problem="it has more than one accounturi parameter, which no account can meet (RFC 8657 3): "
+            "one record per account",
+        )
     return CaaIssue(issuer or None, tuple(parameters))
 
 
