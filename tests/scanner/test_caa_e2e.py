@@ -81,3 +81,13 @@ async def test_a_cas_name_in_lower_case_is_present(dns_server: AuthDnsServer, sc
     dns_server.add(domain, "A", "127.0.0.9")
     dns_server.add(domain, "CAA", '0 issue "letsencrypt.org"')
     assert list(await caa_of(domain, scan_settings)) == ["dns.caa_present"]
+
+
+async def test_a_cas_name_with_capitals_beside_the_same_name_in_lower_case_changes_nothing(
+    dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given "LetsEncrypt.org" beside "letsencrypt.org": Let's Encrypt matches the second, and issues
+    domain = "caa-both-cases-e2e.test"
+    dns_server.add(domain, "A", "127.0.0.9")
+    dns_server.add(domain, "CAA", '0 issue "LetsEncrypt.org"', '0 issue "letsencrypt.org"')
+    assert list(await caa_of(domain, scan_settings)) == ["dns.caa_present"]

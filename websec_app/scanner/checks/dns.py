@@ -550,6 +550,21 @@ def _named(issues: list[CaaIssue]) -> str:
     return ", ".join(sorted(named)) or "none"
 
 
+def _capitalised_issuers(issues: dict[str, list[CaaIssue]]) -> list[str]:
+    """CA names written with capitals that no record of the same tag also names in lower case. RFC 8659 says
+    nothing of case, and Let's Encrypt's Boulder matches its own name with == (va/caa.go caaDomainMatches), so
+    `issue "LetsEncrypt.org"` alone stops it; beside `issue "letsencrypt.org"` it changes nothing."""
+    problems = []
+    for tag, tag_issues in issues.items():
+        named = {issue.issuer for issue in tag_issues if issue.issuer}
+        for issuer in sorted(name for name in named if name != name.lower() and name.lower() not in named):
+            problems.append(
+                f"{tag} {issuer!r} is written with capitals: some CAs compare the name exactly as written "
+                f"(Let's Encrypt does), so they refuse; write {issuer.lower()!r}"
+            )
+    return problems
+
+
 def _caa_rrset(
     snapshot: SiteSnapshot, host: str, domain: str, name: str, records: tuple[str, ...], details: dict[str, Any]
 ) -> Finding:
@@ -579,14 +594,9 @@ def _caa_rrset(
                 value_problems = True
                 shown_value = shown_text(raw.decode("utf-8", "replace"), 200)
                 problems.append(f"{tag} {shown_value!r} names no CA: {issue.problem} (RFC 8659 4.2)")
-            elif issue.issuer and issue.issuer != issue.issuer.lower():
-                # RFC 8659 says nothing of case; Let's Encrypt's Boulder matches its own name with == (caa.go)
-                problems.append(
-                    f"{tag} {issue.issuer!r} is written with capitals: some CAs compare the name exactly as written "
-                    f"(Let's Encrypt does), so they refuse; write {issue.issuer.lower()!r}"
-                )
         elif tag == "iodef":
             iodef += [p for p in (iodef_problem(raw),) if p]
+    problems += _capitalised_issuers(issues)
     alias = _caa_alias(snapshot, host, name)
     owner = alias or name  # whose records they are
     own = owner == domain or owner.endswith("." + domain)
