@@ -235,6 +235,8 @@ def test_flags_1_on_an_unknown_tag_stops_lets_encrypt() -> None:
     finding = only('1 futuretag "x"', '0 issue "letsencrypt.org"')
     assert finding.outcome == "dns.caa_invalid"
     assert "Let's Encrypt takes it for the critical flag" in (finding.note or "")
+    # the note gives the flags as the record has them (it said "flags 1" for every value with bit 1 set)
+    assert "flags 9 on tag 'futuretag'" in (only('9 futuretag "x"', '0 issue "letsencrypt.org"').note or "")
     # on the tags it knows, and for the other reserved bits, nothing happens anywhere
     assert only('1 issue "letsencrypt.org"').outcome == "dns.caa_present"
     assert only('1 issuemail "letsencrypt.org"', '0 issue "letsencrypt.org"').outcome == "dns.caa_present"

@@ -140,7 +140,7 @@ def critical_flag_problem(flags: int, tag: str) -> str | None:
         return f"unknown critical tag {tag!r}: CAs must refuse to issue (RFC 8659 4.1)"
     if flags & 1 and tag not in _KNOWN_TO_LETS_ENCRYPT:
         return (
-            f"flags 1 on tag {tag!r}: RFC 8659 4.1 has CAs ignore that bit (the critical flag is 128), but "
+            f"flags {flags} on tag {tag!r}: RFC 8659 4.1 has CAs ignore bit 1 (the critical flag is 128), but "
             "Let's Encrypt takes it for the critical flag and refuses to issue"
         )
     return None
