@@ -16,6 +16,18 @@ def test_records_not_beginning_with_the_version_and_a_separator_are_discarded_be
     assert tlsrpt_records(["v=TLSRPTv1 ;rua=mailto:a@example.com"]) == ["v=TLSRPTv1 ;rua=mailto:a@example.com"]
 
 
+def test_a_record_of_another_version_is_discarded_and_no_near_miss() -> None:
+    # "v=TLSRPTv10" names version 10, not v1 mistyped: like "v=TLSRPTv2", the domain has no v1 record (mox:
+    # ErrNoRecord), where it was reported as a v1 record senders discard (dns.tlsrpt_invalid)
+    texts = ["v=TLSRPTv10", "v=TLSRPTv10; rua=mailto:a@example.com", "V=TLSRPTv12", "v=TLSRPTv2; rua=mailto:a@x.org"]
+    assert tlsrpt_records(texts) == []
+    assert tlsrpt_near_misses(texts) == []
+    assert tlsrpt_near_misses(["v=TLSRPTv1", "v=TLSRPTv1 rua=mailto:a@example.com"]) == [
+        "v=TLSRPTv1",
+        "v=TLSRPTv1 rua=mailto:a@example.com",
+    ]
+
+
 @pytest.mark.parametrize(
     "record",
     [
