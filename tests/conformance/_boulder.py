@@ -19,7 +19,6 @@ agree, so a case cannot drift from one kind to the other unnoticed.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 import tomllib
 from collections.abc import Iterable
@@ -31,7 +30,7 @@ import dns.rdatatype
 import pytest
 from dns.rdtypes.ANY.CAA import CAA
 
-from tests.clock import TEST_NOW
+from tests.conformance._dns_world import settings_for
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from websec_app.scanner.checks import dns as dns_check
@@ -39,7 +38,6 @@ from websec_app.scanner.fetch import dns as dns_fetch
 from websec_app.scanner.fetch.resolve import Resolver
 from websec_app.scanner.findings import Finding
 from websec_app.scanner.snapshot import DnsSnapshot
-from websec_app.settings import DnsServer, Settings
 
 HERE = Path(__file__).parent
 
@@ -49,9 +47,6 @@ _KIND_OF: dict[str, str] = {outcome: kind for kind, outcomes in _TABLE["outcomes
 ISSUER: str = _TABLE["request"]["issuer_domain"]
 ACCOUNT_URI: str = _TABLE["request"]["account_uri"]
 METHOD: str = _TABLE["request"]["method"]
-
-#: Every answer comes in milliseconds from loopback; a lookup that does not is a failure of the suite.
-_DNS_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -84,12 +79,6 @@ def caa(value: str | bytes, tag: str = "issue", flags: int = 0) -> str:
     return CAA(dns.rdataclass.IN, dns.rdatatype.CAA, flags, tag.encode(), raw).to_text()
 
 
-def _settings(server: AuthDnsServer) -> Settings:
-    settings = Settings(allow_private_targets=True, dns_servers=(DnsServer(server.ip, server.port),))
-    limits = dataclasses.replace(settings.limits, dns_seconds=_DNS_SECONDS)
-    return dataclasses.replace(settings, clock_start=TEST_NOW, limits=limits)
-
-
 def caa_findings(host: str, snapshot: DnsSnapshot) -> list[Finding]:
     """The dns check's CAA findings for a site at `host`: dns.caa_* and a check.error of a failed CAA lookup."""
     result = dns_check.check_dns(make_snapshot(f"https://{host}/", dns=snapshot))
@@ -112,7 +101,7 @@ def run_websec(cases: Iterable[Case]) -> dict[str, list[Finding]]:
                 server.set(name, "CAA", *records)
         faults = inject_faults(server, patch)
         faults.update({(name, "CAA"): "servfail" for case in cases for name in case.servfail})
-        settings = _settings(server)
+        settings = settings_for(server)
 
         async def fetch_all() -> dict[str, DnsSnapshot]:
             hosts = sorted({case.host for case in cases})

@@ -19,19 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import tomllib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import dns.rdataclass
-import dns.rdatatype
 import pytest
-from dns.rdtypes.ANY.TXT import TXT
 
 from tests.clock import TEST_NOW
+from tests.conformance._dns_world import Ours, settings_for, txt_presentation
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from tests.fixtures.pki import Pki
@@ -42,7 +39,7 @@ from websec_app.scanner.fetch.http import make_client
 from websec_app.scanner.fetch.mail_policy import fetch_mta_sts
 from websec_app.scanner.fetch.resolve import Pinner, Resolver
 from websec_app.scanner.snapshot import SiteSnapshot
-from websec_app.settings import DnsServer, Settings
+from websec_app.settings import Settings
 
 HERE = Path(__file__).parent
 
@@ -55,8 +52,6 @@ RESULT: dict[str, str] = dict(_TABLE["results"])
 #: The outcome of a policy in mode none (MTA-STS switched off): it states a policy taken when the details hold one.
 MODE_NONE: str = _TABLE["mode_none"]["outcome"]
 
-#: Every answer comes in milliseconds from loopback; a lookup that does not is a failure of the suite.
-_DNS_SECONDS = 1.0
 _POLICY_PATH = "/.well-known/mta-sts.txt"
 
 Protocol = Literal["mta-sts", "tls-rpt"]
@@ -89,19 +84,9 @@ class Case:
     why: str | None = None  # a documented divergence: why our verdict differs (RFC / senders' behaviour)
 
 
-@dataclass(frozen=True)
-class Ours:
-    """What the dns check says of a case's domain: its MTA-STS or TLS-RPT outcomes and details."""
-
-    outcomes: tuple[str, ...]
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-def _presentation(text: str | tuple[str, ...]) -> str:
-    """One TXT record, of one string or of the strings given, in presentation format (quotes and backslashes
-    escaped by dnspython). Readers concatenate the strings (RFC 8461 3.1, RFC 8460 3)."""
-    strings = (text,) if isinstance(text, str) else text
-    return TXT(dns.rdataclass.IN, dns.rdatatype.TXT, [s.encode() for s in strings]).to_text()
+def _txt(value: str | tuple[str, ...]) -> str:
+    """One TXT record, of one string or of the strings given."""
+    return txt_presentation(*((value,) if isinstance(value, str) else value))
 
 
 def _top_level(name: str) -> str:
@@ -116,7 +101,7 @@ def _serve_records(server: AuthDnsServer, case: Case, policy_ip: str | None) -> 
     for tld in {_top_level(name) for name in names}:
         server.add_zone(tld)
     for name, rdtype, value in case.records:
-        server.add(name, rdtype, _presentation(value) if rdtype == "TXT" else str(value))
+        server.add(name, rdtype, _txt(value) if rdtype == "TXT" else str(value))
     if policy_ip is not None:
         server.set(f"mta-sts.{case.domain}", "A", policy_ip)
 
@@ -151,16 +136,6 @@ def policy_sites(site_server: SiteServer, cases: Iterable[Case]) -> Iterator[dic
     finally:
         for site in started.values():
             site.stop()
-
-
-def _settings(server: AuthDnsServer, pki: Pki) -> Settings:
-    settings = Settings(
-        allow_private_targets=True,
-        dns_servers=(DnsServer(server.ip, server.port),),
-        ca_bundle=Path(pki.ca_bundle_path),
-    )
-    limits = dataclasses.replace(settings.limits, dns_seconds=_DNS_SECONDS)
-    return dataclasses.replace(settings, clock_start=TEST_NOW, limits=limits)
 
 
 async def _fetch(domain: str, settings: Settings) -> SiteSnapshot:
@@ -206,7 +181,7 @@ def run_websec(cases: Iterable[Case], site_server: SiteServer, pki: Pki) -> dict
             _serve_records(server, case, site.ip if site is not None else None)
             if case.failing:
                 inject_faults(server, patches).update({(name, "TXT"): "servfail" for name in case.failing})
-            settings.append(_settings(server, pki))
+            settings.append(settings_for(server, ca_bundle=Path(pki.ca_bundle_path)))
 
         async def fetch_all() -> list[SiteSnapshot]:
             return await asyncio.gather(*(_fetch(c.domain, s) for c, s in zip(cases, settings, strict=True)))

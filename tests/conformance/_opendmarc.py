@@ -18,25 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import dns.rdataclass
-import dns.rdatatype
-from dns.rdtypes.ANY.TXT import TXT
-
-from tests.clock import TEST_NOW
+from tests.conformance._dns_world import Ours, settings_for, txt_presentation
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer
 from websec_app.scanner.checks import dns as dns_check
 from websec_app.scanner.fetch import dns as dns_fetch
 from websec_app.scanner.fetch.resolve import Resolver
 from websec_app.scanner.snapshot import DnsSnapshot
-from websec_app.settings import DnsServer, Settings
 
 HERE = Path(__file__).parent
 
@@ -47,9 +40,6 @@ VERDICT_OF: dict[str, str] = {
 }
 STATUS: dict[str, str] = dict(_TABLE["status"])
 ADVISORY: frozenset[str] = frozenset(_TABLE["advisory"]["outcomes"])
-
-#: Every answer comes in milliseconds from loopback; a lookup that does not is a failure of the suite.
-_DNS_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -65,32 +55,13 @@ class Case:
     why: str | None = None  # a documented divergence: why our verdict differs (RFC / receivers' behaviour)
 
 
-@dataclass(frozen=True)
-class Ours:
-    """What the dns check says of a case's domain: its DMARC outcomes and details."""
-
-    outcomes: tuple[str, ...]
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-def _presentation(text: str) -> str:
-    """One TXT record of one string, in presentation format (quotes and backslashes escaped by dnspython)."""
-    return TXT(dns.rdataclass.IN, dns.rdatatype.TXT, [text.encode()]).to_text()
-
-
-def _settings(server: AuthDnsServer) -> Settings:
-    settings = Settings(allow_private_targets=True, dns_servers=(DnsServer(server.ip, server.port),))
-    limits = dataclasses.replace(settings.limits, dns_seconds=_DNS_SECONDS)
-    return dataclasses.replace(settings, clock_start=TEST_NOW, limits=limits)
-
-
 def _serve(server: AuthDnsServer, case: Case) -> None:
     """The case's records, under each top-level zone they and the domain use, so every other name does not exist."""
     for tld in {name.rpartition(".")[2] for name in (case.domain, *case.records)}:
         server.add_zone(tld)
     for name, texts in case.records.items():
         for text in texts:
-            server.add(name, "TXT", _presentation(text))
+            server.add(name, "TXT", txt_presentation(text))
 
 
 def dmarc_findings(domain: str, snapshot: DnsSnapshot) -> Ours:
@@ -112,7 +83,7 @@ def run_websec(cases: Iterable[Case]) -> dict[str, Ours]:
         for case in cases:
             server = servers.enter_context(AuthDnsServer(tld=None))
             _serve(server, case)
-            settings.append(_settings(server))
+            settings.append(settings_for(server))
 
         async def fetch_all() -> list[DnsSnapshot]:
             return await asyncio.gather(

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import re
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -37,14 +36,14 @@ import pytest
 import yaml
 from dns.rdtypes.ANY.TXT import TXT
 
-from tests.clock import TEST_NOW
+from tests.conformance._dns_world import settings_for
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from websec_app.scanner.checks import dns as dns_check
 from websec_app.scanner.fetch import dns as dns_fetch
 from websec_app.scanner.fetch.resolve import Resolver
 from websec_app.scanner.snapshot import DnsSnapshot
-from websec_app.settings import DnsServer, Settings
+from websec_app.settings import Settings
 
 HERE = Path(__file__).parent
 SUITE = HERE / "files" / "rfc7208-tests.yml"
@@ -60,8 +59,6 @@ RESULT_OF: dict[str, str] = {outcome: result for result, outcomes in MAPPING.ite
 #: Every type the scan asks: a name whose zone data says TIMEOUT drops the queries of each type it holds no
 #: record of before that mark, as the suite's driver (pyspf's testspf.py) raises a DNS timeout for them.
 _TYPES_ASKED = ("A", "AAAA", "CNAME", "CAA", "TXT", "SPF", "MX", "SOA", "NS", "DNSKEY", "DS", "NSEC3PARAM", "PTR")
-#: A dropped query is waited for this long (the lookup's whole time); an answer comes in milliseconds.
-_DNS_SECONDS = 1.0
 #: Domains fetched at once: enough to wait for the dropped lookups together, few enough for every answer in time.
 _FETCHES_AT_ONCE = 16
 
@@ -147,12 +144,6 @@ def load_zone(server: AuthDnsServer, zonedata: dict[str, list[Any]]) -> dict[tup
     return drops
 
 
-def _settings(server: AuthDnsServer) -> Settings:
-    settings = Settings(allow_private_targets=True, dns_servers=(DnsServer(server.ip, server.port),))
-    limits = dataclasses.replace(settings.limits, dns_seconds=_DNS_SECONDS)
-    return dataclasses.replace(settings, clock_start=TEST_NOW, limits=limits)
-
-
 def _itself(host: str) -> str:
     return host
 
@@ -197,7 +188,7 @@ def run_websec(
             faults.update(load_zone(server, scenario["zonedata"]))
             drops[section] = set(faults)
             domains = sorted({t.domain for t in tests.values() if t.section == section})
-            fetches += [(section, domain, _settings(server)) for domain in domains]
+            fetches += [(section, domain, settings_for(server)) for domain in domains]
 
         async def fetch_all() -> list[DnsSnapshot]:
             slots = asyncio.Semaphore(_FETCHES_AT_ONCE)
@@ -210,7 +201,7 @@ def run_websec(
 
         snapshots = asyncio.run(fetch_all())
         # Every lookup answered, but those the zone data drops: a SERVFAIL is a name outside the zones served here
-        # (the server refuses it), a timeout of another lookup an answer the load delayed past _DNS_SECONDS.
+        # (the server refuses it), a timeout of another lookup an answer the load delayed past _dns_world.DNS_SECONDS.
         unexpected = [
             f"{a.name} {a.rdtype}: {a.rcode}"
             for (section, _, _), snapshot in zip(fetches, snapshots, strict=True)
