@@ -87,11 +87,11 @@ async def test_a_permerror_after_a_term_matching_every_ipv6_sender_leaves_them_i
     spf = body["dns"]["spf"]
     assert spf["results"] == {"IPv4": "permerror", "IPv6": "neutral"}
     # the term that decides for IPv6 senders is ?ip6:::/0, not an "?all" the record does not have, and the fix
-    # drops it (the include's syntax error is the other finding's to fix)
+    # refuses them there: dropping it would lead them into the include's syntax error (the other finding's to fix)
     assert (spf["all"], spf["all_for"]) == ("?ip6:::/0", ["IPv6"])
     assert found["dns.spf_neutral"].startswith("?ip6:::/0: neutral")
     fix = next(f["fix"] for f in body["dns"]["findings"] if f["check"] == "dns.spf_neutral")
-    assert "v=spf1 include:_bad." in fix and "?ip6:::/0" not in fix, fix
+    assert "v=spf1 -ip6:::/0 include:_bad." in fix and "?ip6:::/0" not in fix, fix
 
 
 async def test_the_third_void_lookup_of_ipv4_senders_leaves_ipv6_senders_refused(

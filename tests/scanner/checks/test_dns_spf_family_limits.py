@@ -185,8 +185,9 @@ def test_the_ipv6_verdict_beside_a_permerror_names_the_term_that_decides_and_a_f
     neutral = found["dns.spf_neutral"]
     assert "?all" not in (neutral.note or ""), neutral.note
     assert (neutral.note or "").startswith("?ip6:::/0: neutral"), neutral.note
-    # the fix drops the term that makes them neutral: the include's error is its own finding's to fix
-    assert neutral.fix_vars["spf_strict"] == "v=spf1 include:bad.example.com -all", neutral.fix_vars
+    # the fix refuses them at that term: dropping it would lead them into the include's error (a permerror), which
+    # is its own finding's to fix
+    assert neutral.fix_vars["spf_strict"] == "v=spf1 -ip6:::/0 include:bad.example.com -all", neutral.fix_vars
     assert (spf["all"], spf["all_for"]) == ("?ip6:::/0", ["IPv6"])
 
 

@@ -39,7 +39,8 @@ from ..records.mta_sts import (
     sts_records,
     uncovered_mx,
 )
-from ..records.spf import parse_spf, redirect_as_include, strict_record, without_term
+from ..records.spf import parse_spf
+from ..records.spf_evaluation import SpfDecision
 from ..records.spf_evaluation import term_text as spf_term_text
 from ..records.tls_rpt import tlsrpt_near_misses, tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
@@ -48,7 +49,17 @@ from ..target import ip_literal
 from ._shown import listed, shown_lists
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 from .dnssec import validate_zone
-from .spf import FAMILIES, LOOKUP_LIMIT, VOID_LOOKUP_LIMIT, SpfEvaluation, SpfFailure, evaluate_spf
+from .spf import (
+    FAMILIES,
+    LOOKUP_LIMIT,
+    PTR_OF_THE_SENDER,
+    VOID_LOOKUP_LIMIT,
+    SpfEvaluation,
+    SpfFailure,
+    SpfFix,
+    evaluate_spf,
+    strict_fix,
+)
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 # A 64 KB TXT record of "x " holds 32,000 SPF errors (as many again from each record it includes), a DMARC record
@@ -199,22 +210,16 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     if evaluation.over_void_limit:
         findings.append(Finding("dns.spf_void_lookups", note=_spf_void_note(evaluation) + only_for("void") + unchecked))
     if evaluation.uses_ptr:
-        findings.append(Finding("dns.spf_ptr", note="the ptr mechanism is slow and unreliable (RFC 7208 5.5)"))
+        note = "the ptr mechanism is slow and unreliable (RFC 7208 5.5)" + _spf_ptr_void_note(snapshot, domain)
+        findings.append(Finding("dns.spf_ptr", note=note))
     qualifier = evaluation.all_qualifier
-    # The fix goes to the record whose "all" decides: the end of a redirect= chain (RFC 7208 6.1), when it is
-    # the owner's. Another organisation's (redirect=_spf.provider.example) is included instead, from the
-    # owner's record: the provider's senders still pass, and the owner's "-all" decides (RFC 7208 5.2).
+
+    def fixed() -> tuple[dict[str, str], str]:
+        # the fix changes each family's deciding term (`strict_fix`), evaluated again over the snapshot's answers
+        fix = strict_fix(evaluation, snapshot.dns)
+        return {"domain": fix.domain, "spf_strict": fix.record}, _spf_kept_note(fix)
+
     all_domain = evaluation.all_domain or domain
-    all_record = evaluation.all_record or record
-    deciding = evaluation.all_term
-    if deciding is not None and deciding.name != "all":
-        # a term matching every sender of a family before "all" ("?ip6:::/0", or one any sender can be matched by:
-        # its zone is the sender's pick) goes, and "all" decides for them too
-        all_record = without_term(all_record, deciding)
-    if registrable_domain(all_domain) == domain:
-        fix_vars = {"domain": all_domain, "spf_strict": strict_record(all_record)}
-    else:
-        fix_vars = {"domain": domain, "spf_strict": strict_record(redirect_as_include(record))}
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
     if len(evaluation.verdict_families) == 1 and not evaluation.passes_everyone:
         # the other family's senders get another result: said beside, and by its own finding when it is an error
@@ -243,14 +248,17 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         # a "~" or "?" term any sender can be matched by (its zone is the sender's pick) ends evaluation for it there
         outcome, result = ("dns.spf_softfail", "soft-fail") if qualifier == "~" else ("dns.spf_neutral", "are neutral")
         note = f"{evaluation.all_chosen}: any server on the internet can be matched there, so other senders {result}"
-        findings.append(Finding(outcome, note=note + where + unchecked, fix_vars=fix_vars))
+        fix_vars, kept = fixed()
+        findings.append(Finding(outcome, note=note + where + kept + unchecked, fix_vars=fix_vars))
     elif qualifier in (None, "?"):
         term = _spf_deciding_term(evaluation)
         note = f"{term}: neutral" if term else "no 'all' mechanism: other senders are neutral (RFC 7208 4.7)"
-        findings.append(Finding("dns.spf_neutral", note=note + where + unchecked, fix_vars=fix_vars))
+        fix_vars, kept = fixed()
+        findings.append(Finding("dns.spf_neutral", note=note + where + kept + unchecked, fix_vars=fix_vars))
     elif qualifier == "~":
         note = f"{_spf_deciding_term(evaluation)}: other senders only soft-fail{where}"
-        findings.append(Finding("dns.spf_softfail", note=note + unchecked, fix_vars=fix_vars))
+        fix_vars, kept = fixed()
+        findings.append(Finding("dns.spf_softfail", note=note + kept + unchecked, fix_vars=fix_vars))
     else:
         findings.append(Finding("dns.spf_strict", note=record + where + unchecked))
     return findings, no_senders and not evaluation.errors
@@ -270,15 +278,89 @@ _SPF_VERDICT_WORDS = {"-": "are refused", "~": "soft-fail", "?": "are neutral", 
 
 
 def _spf_deciding_term(evaluation: SpfEvaluation) -> str | None:
-    """The term that decides for the senders the record does not list, as its record writes it: "-all", "+all",
-    "?ip6:::/0" (matching every IPv6 sender before any "all", RFC 7208 4.6.2), "include:_spf.example.net" (a record
-    that passes every sender); None with none (neutral, 4.7)."""
-    term = evaluation.all_term
-    if term is None or evaluation.all_qualifier is None:
+    """The term that decides for the senders the record does not list (those of `verdict_families`), as its record
+    writes it: "-all", "+all", "?ip6:::/0" (matching every IPv6 sender before any "all", RFC 7208 4.6.2),
+    "include:_spf.example.net" (a record that passes every sender); each family's when they differ ("~all for IPv4
+    senders, ~ip6:::/0 for IPv6 senders", a family with a term first); None with none (neutral, 4.7)."""
+    terms = {
+        family: _spf_term_of(evaluation.decisions[family])
+        for family in evaluation.verdict_families
+        if family in evaluation.decisions
+    }
+    named = sorted(terms.items(), key=lambda item: item[1] is None)
+    if not named or named[0][1] is None:
+        return None
+    if len(set(terms.values())) == 1:
+        return named[0][1]
+    return ", ".join(f"{term or _NO_ALL} for {family} senders" for family, term in named)
+
+
+_NO_ALL = "no 'all'"
+
+
+def _spf_term_of(decision: SpfDecision) -> str | None:
+    term = decision.term
+    if term is None or decision.qualifier is None:
         return None
     if term.name == "all":
         return f"{term.qualifier}all"
     return spf_term_text(term)
+
+
+#: Why the terms after a term the fix keeps would stop its senders (`SpfEvaluation.permerrors`' kinds)
+_SPF_PERMERROR_WORDS = {
+    "invalid": "a syntax error, or an include of no record",
+    "lookups": f"more than {LOOKUP_LIMIT} DNS lookups",
+    "void": f"more than {VOID_LOOKUP_LIMIT} void lookups",
+}
+
+
+def _spf_kept_note(fix: SpfFix) -> str:
+    """What the note says of each term the fix gives "-" rather than drops, and why."""
+    parts = []
+    for kept in fix.kept:
+        senders = " and ".join(kept.families)
+        refusing = spf_term_text(replace(kept.term, qualifier="-"))
+        if kept.reason == "pass":
+            why = "and pass there, every one of them"
+        elif kept.reason:
+            why = f"and stop there with permerror ({_SPF_PERMERROR_WORDS.get(kept.reason, kept.reason)})"
+        else:
+            why = "whose lookups the scan did not make for them (a permerror, for all it knows)"
+        parts.append(
+            f"; the fix keeps {spf_term_text(kept.term)} as {refusing} rather than dropping it: {senders} senders "
+            f"would reach the terms after it {why}"
+        )
+    return "".join(parts)
+
+
+def _spf_ptr_void_note(snapshot: SiteSnapshot, domain: str) -> str:
+    """For a record with a ptr term: a sender whose address has no PTR record makes its query find nothing, a void
+    lookup (RFC 7208 4.6.4; pyspf, policyd-spf's library, counts it), and whether that makes a permerror for such
+    senders (the record's other void lookups, counted by a walk as theirs)."""
+    note = (
+        "; for a sender without reverse DNS (no PTR record for its address), the ptr term's query finds nothing, "
+        "a void lookup receivers count (RFC 7208 4.6.4)"
+    )
+    evaluation = evaluate_spf(domain, snapshot.dns, no_reverse_dns=True)
+    if evaluation is None:
+        return note
+    stopped = [
+        family
+        for family in evaluation.stopped_by("void")
+        if PTR_OF_THE_SENDER in evaluation.void_names_for[family][: VOID_LOOKUP_LIMIT + 1]
+    ]
+    if not stopped:
+        return note
+    (family, *_) = stopped
+    names = ", ".join(
+        "ptr" if name == PTR_OF_THE_SENDER else name
+        for name in evaluation.void_names_for[family][: VOID_LOOKUP_LIMIT + 1]
+    )
+    senders = "" if len(stopped) == len(FAMILIES) else f" {family}"
+    return (
+        f"{note}: for such{senders} senders the record is a permerror, {VOID_LOOKUP_LIMIT + 1} void lookups ({names})"
+    )
 
 
 def _spf_void_note(evaluation: SpfEvaluation) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "term_domain_spec",
     "term_target",
     "uses_sender_macros",
+    "with_qualifier",
     "without_term",
 ]
 
@@ -298,8 +299,20 @@ def strict_record(text: str) -> str:
 def without_term(text: str, term: SpfTerm) -> str:
     """The same record without the mechanism `term` (each word that parses to it)."""
     words = text.split()
-    kept = [w for w in words[1:] if not (term.value and term.value in w and parse_spf(f"v=spf1 {w}").terms == (term,))]
+    kept = [w for w in words[1:] if not _written_as(w, term)]
     return " ".join([words[0] if words else "v=spf1", *kept])
+
+
+def with_qualifier(text: str, term: SpfTerm, qualifier: str) -> str:
+    """The same record with the mechanism `term` (each word that parses to it) given `qualifier` ("-")."""
+    words = text.split()
+    changed = [qualifier + w.lstrip("+-~?") if _written_as(w, term) else w for w in words[1:]]
+    return " ".join([words[0] if words else "v=spf1", *changed])
+
+
+def _written_as(word: str, term: SpfTerm) -> bool:
+    """`word` of a record is `term` (its value first looked for, as a word is parsed only then)."""
+    return (term.value is None or term.value in word) and parse_spf(f"v=spf1 {word}").terms == (term,)
 
 
 def redirect_as_include(text: str) -> str:
@@ -464,13 +477,16 @@ def term_target(term: SpfTerm, domain: str, sender_domain: str) -> str | None:
     return expand_domain_spec(spec, domain, sender_domain) if spec else domain.rstrip(".").lower()
 
 
-def mx_exchanges(records: tuple[str, ...]) -> list[str]:
+def mx_exchanges(records: tuple[str, ...], each_record: bool = False) -> list[str]:
     """The hosts an mx mechanism looks up the addresses of (RFC 7208 5.4), from its MX records ("10
-    mail.example.com."): by preference, each once, the null MX's "." none (RFC 7505)."""
+    mail.example.com."): by preference, each once, the null MX's "." none (RFC 7505). `each_record`: a host
+    once for each record naming it, as receivers ask ("an address lookup on each MX name returned", each
+    empty answer a void lookup, 4.6.4: pyspf counts two for a host at two preferences)."""
     ranked = []
     for record in records:
         preference, _, exchange = record.strip().partition(" ")
         exchange = exchange.strip().rstrip(".").lower()
         if exchange:
             ranked.append((int(preference) if preference.isdigit() else 65536, exchange))
-    return list(dict.fromkeys(exchange for _, exchange in sorted(ranked)))
+    hosts = [exchange for _, exchange in sorted(ranked)]
+    return hosts if each_record else list(dict.fromkeys(hosts))

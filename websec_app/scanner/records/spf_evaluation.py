@@ -18,7 +18,8 @@ It stops where a receiver stops, so nothing after that is counted, read or repor
   or a failed lookup (SERVFAIL, REFUSED, a timeout: RCODE other than 0 or 3), where check_host() returns temperror
   (5; 5.2 for include, 6.1 for redirect). A failed
   lookup is no void lookup, and the term that needs it counts toward the 10. ptr's queries depend on the sender and
-  a failure of them is no match (5.5), so ptr only counts.
+  a failure of them is no match (5.5), so ptr only counts; for a sender whose address has no PTR record its query
+  finds nothing, a void lookup (4.6.4, as pyspf counts it), which the walk counts when asked to (no_reverse_dns).
 - for the senders of an address family, at the first term that matches every one of them (4.6.2: evaluation stops
   at the first match): "all", ip4:0.0.0.0/0 (IPv4), ip6:::/0 (IPv6), a/0 or mx/0 once a name it compares with has
   an address of the family (5.3, 5.4, 5.6), exists on a name with an A record (5.7), an include of a record that
@@ -32,7 +33,8 @@ It stops where a receiver stops, so nothing after that is counted, read or repor
 An `a` term asks A for an IPv4 sender and AAAA for an IPv6 one, and an mx term its hosts' addresses of that family
 (5.3, 5.4): each of the families still walking. An empty answer is a void lookup for the senders of its type alone
 (a name with A records and no AAAA is one for IPv6 senders; NXDOMAIN is about the name, so one for both, RFC 8020),
-and so is each MX host's, as pyspf, the library behind policyd-spf, counts them; the third stops that family. A
+and so is each MX record's host's, as pyspf, the library behind policyd-spf, counts them (a host named by two MX
+records is asked for each, 5.4: "an address lookup on each MX name returned"); the third stops that family. A
 failed lookup of one of its types stops that family's senders alone (`SpfFailure.families`): the others walk on,
 and their end is the verdict (`SpfEvaluation.verdict_families`), as a receiver checking them never asks the type
 that failed. A family's hosts are read in turn, so its first failed lookup or third void lookup, whichever comes
@@ -86,8 +88,10 @@ from .spf import (
 __all__ = [
     "FAMILIES",
     "LOOKUP_LIMIT",
+    "PTR_OF_THE_SENDER",
     "VOID_LOOKUP_LIMIT",
     "Lookup",
+    "SpfDecision",
     "SpfEvaluation",
     "SpfFailure",
     "SpfRecords",
@@ -97,6 +101,8 @@ __all__ = [
 ]
 
 LOOKUP_LIMIT = 10  # RFC 7208 4.6.4
+#: The void lookup a ptr term makes for a sender without reverse DNS (`evaluate_spf_answers`' no_reverse_dns)
+PTR_OF_THE_SENDER = "the PTR record of the sender's address"
 VOID_LOOKUP_LIMIT = 2  # RFC 7208 4.6.4: "SHOULD limit void lookups to two", more is a permerror
 #: The senders' address families, each of which may walk a record to a different end (a term passing every IPv4
 #: sender leaves the IPv6 ones walking on).
@@ -177,6 +183,9 @@ class SpfEvaluation:
     #: what a receiver concludes for a sender of each family the record does not list (RFC 7208 2.6): "pass",
     #: "fail", "softfail", "neutral", "permerror", "temperror", "none", or None when it depends on the sender
     results: dict[str, str | None] = field(default_factory=dict)
+    #: how the walk ends for each family that reaches an end (RFC 7208 4.6.2): the term that decides for its senders
+    #: the record does not list, which may differ by family ("~ip6:::/0" for IPv6 senders, "~all" for IPv4 ones)
+    decisions: dict[str, SpfDecision] = field(default_factory=dict)
     uses_ptr: bool = False
     macros: bool = False
     limit_errors: list[str] = field(default_factory=list)  # other 4.6.4 permerrors (MX records per mx)
@@ -264,7 +273,7 @@ class SpfEvaluation:
 
 
 @dataclass(frozen=True)
-class _Match:
+class SpfDecision:
     """How a record ends for the senders of a family: the first term that matches every one of them, whose
     qualifier decides (RFC 7208 4.6.2), or, when none does and there is no redirect=, neutral (qualifier None, 4.7).
     Through redirect=, the redirected record's end (6.1)."""
@@ -288,7 +297,7 @@ class _TermMatch(NamedTuple):
     chosen: frozenset[str] = frozenset()
 
 
-def _lenient(match: _Match, choice: _Match | None) -> _Match:
+def _lenient(match: SpfDecision, choice: SpfDecision | None) -> SpfDecision:
     """A family's end `match`, or the result `choice` a sender can choose to get earlier when it lets through more."""
     if choice is None or match.qualifier == "+" or _LETS_THROUGH[choice.qualifier] <= _LETS_THROUGH[match.qualifier]:
         return match
@@ -353,8 +362,9 @@ class _Walk:
     including it, RFC 7208 5.2). `guessed` is set at the first missing answer (the walk goes on as if it changed
     nothing)."""
 
-    def __init__(self, domain: str, lookup: Lookup, records: SpfRecords) -> None:
+    def __init__(self, domain: str, lookup: Lookup, records: SpfRecords, no_reverse_dns: bool = False) -> None:
         self.result = SpfEvaluation(domain)
+        self.no_reverse_dns = no_reverse_dns
         self.lookup = lookup
         self.records = records
         self.halted: frozenset[str] = frozenset()
@@ -373,6 +383,7 @@ class _Walk:
             result.verdict_families = ()
             return
         matches = self._record(result.domain, (result.domain,), frozenset(FAMILIES), None)
+        result.decisions = {family: matches[family] for family in FAMILIES if family in matches}
         failed_families = {family for failure in result.failures for family in failure.families}
         # Each family's own end, as a receiver evaluating one of its senders reaches it: an error stops it alone
         # (the other family matched before it, in this record or one it includes, or walks past a failed lookup of
@@ -395,9 +406,10 @@ class _Walk:
             result.verdict_families = ()
             return
         decision = max(others, key=lambda m: _LETS_THROUGH[m.qualifier]) if others else matches[FAMILIES[0]]
-        result.verdict_families = tuple(
-            f for f in FAMILIES if f in matches and matches[f].qualifier == decision.qualifier
-        )
+        # the families given that result, each by its own term (`decisions`): "?ip6:::/0" and no "all" are neutral
+        # both (RFC 7208 4.7)
+        verdict = _ALL_RESULTS[decision.qualifier or "?"]
+        result.verdict_families = tuple(f for f in FAMILIES if f in matches and result.results[f] == verdict)
         result.all_qualifier = decision.qualifier
         result.all_what = decision.what
         result.all_domain, result.all_record, result.all_term = decision.domain, decision.record, decision.term
@@ -493,14 +505,14 @@ class _Walk:
 
     def _record(
         self, domain: str, path: tuple[str, ...], live: frozenset[str], via: SpfTerm | None
-    ) -> dict[str, _Match]:
+    ) -> dict[str, SpfDecision]:
         """Evaluate the record at `domain` for the senders of the `live` families; returns how it ends for each
         family it decides (none that an error stopped, none that cannot be known)."""
         read = self._read(domain, path, live, via)
         if read is None:
             return {}
         record, text = read
-        choices: dict[str, _Match] = {}  # a family's most lenient result a sender can choose to get on the way
+        choices: dict[str, SpfDecision] = {}  # a family's most lenient result a sender can choose to get on the way
         decided = self._terms(record, text, domain, path, live, choices)
         return {family: _lenient(match, choices.get(family)) for family, match in decided.items()}
 
@@ -511,10 +523,10 @@ class _Walk:
         domain: str,
         path: tuple[str, ...],
         live: frozenset[str],
-        choices: dict[str, _Match],
-    ) -> dict[str, _Match]:
+        choices: dict[str, SpfDecision],
+    ) -> dict[str, SpfDecision]:
         """`_record`'s walk through the terms of `record`, noting in `choices` the results senders can choose."""
-        decided: dict[str, _Match] = {}
+        decided: dict[str, SpfDecision] = {}
         for term in record.evaluated_mechanisms():
             matched = self._mechanism(term, domain, path, live)
             live = live - self.halted  # a family an error stopped ends there, the other walks on
@@ -525,18 +537,18 @@ class _Walk:
             families, what, chosen = matched
             families &= live
             if term.qualifier != "+":  # a sender may be matched there or walk on, whichever lets it through more
-                choice = _Match(domain, text, term.qualifier, what, True, term)
+                choice = SpfDecision(domain, text, term.qualifier, what, True, term)
                 choices.update({family: _lenient(choice, choices.get(family)) for family in chosen})
                 families -= chosen
             if term.qualifier != "+" and not what.startswith(term.qualifier):
                 what = term.qualifier + what  # "-ip4:0.0.0.0/0": what matches, as the record writes it
-            decided.update({f: _Match(domain, text, term.qualifier, what, f in chosen, term) for f in families})
+            decided.update({f: SpfDecision(domain, text, term.qualifier, what, f in chosen, term) for f in families})
             live = live - families
             if not live:  # RFC 7208 4.6.2: every sender matched; an "all" always ends here
                 return decided
         redirect_term = record.modifier("redirect")  # no "all" was reached, so there is none (6.1)
         if redirect_term is None:  # RFC 7208 4.7: neutral
-            decided.update({family: _Match(domain, text, None, "") for family in live})
+            decided.update({family: SpfDecision(domain, text, None, "") for family in live})
             return decided
         live = self._lookup_counted(redirect_term, domain, live)  # 4.6.4: redirect= is evaluated last, once no
         if not live:  # mechanism matched
@@ -544,7 +556,7 @@ class _Walk:
         chosen_target = self._chosen_by_sender(redirect_term, domain, live)
         if chosen_target is not None:  # 6.1: the record the sender names decides: one that passes it
             families, what, _ = chosen_target
-            decided.update({f: _Match(domain, text, "+", what, True, redirect_term) for f in families})
+            decided.update({f: SpfDecision(domain, text, "+", what, True, redirect_term) for f in families})
             live = live - families
             if not live:
                 return decided
@@ -616,6 +628,8 @@ class _Walk:
         if chosen is not None:
             return chosen
         if term.name == "ptr":
+            if self.no_reverse_dns:  # its PTR query finds nothing: a void lookup (4.6.4), as pyspf counts it
+                self._void_lookup(PTR_OF_THE_SENDER, live)
             return None  # its queries depend on the sender, and a failure of them is no match (5.5)
         if term.name == "include":
             return self._include(term, domain, path, live)
@@ -708,7 +722,7 @@ class _Walk:
         # 5.4: each MX host's addresses of the sender's family; a failure of one is a temperror too (5)
         hosts = [
             (host, family, self.lookup(host, _ADDRESS_TYPE[family]))
-            for host in mx_exchanges(answer.records)
+            for host in mx_exchanges(answer.records, each_record=True)
             for family in FAMILIES
             if family in live
         ]
@@ -730,7 +744,7 @@ class _Walk:
                 if _void(a) and self._void_lookup(host, live, frozenset((family,))):
                     break
         if failing:  # temperror for the senders whose own type failed; the others' answers decide for them
-            failed_lookups = [a for _, f, a in hosts if f in failing and a is not None and failed(a)]
+            failed_lookups = list(dict.fromkeys(a for _, f, a in hosts if f in failing and a is not None and failed(a)))
             self._failed(domain, term, failed_lookups, live, frozenset(failing))
         live = live - self.halted
         if not live:
@@ -752,9 +766,13 @@ class _Walk:
         )
 
 
-def evaluate_spf_answers(domain: str, lookup: Lookup, records: SpfRecords | None = None) -> SpfEvaluation:
-    """The evaluation of `domain`'s SPF record over the answers `lookup` gives (see the module's docstring)."""
-    walk = _Walk(domain, lookup, records or SpfRecords())
+def evaluate_spf_answers(
+    domain: str, lookup: Lookup, records: SpfRecords | None = None, no_reverse_dns: bool = False
+) -> SpfEvaluation:
+    """The evaluation of `domain`'s SPF record over the answers `lookup` gives (see the module's docstring).
+    `no_reverse_dns`: for a sender whose address has no PTR record, for which each ptr term reached is a void lookup
+    (`PTR_OF_THE_SENDER` in `void_names_for`)."""
+    walk = _Walk(domain, lookup, records or SpfRecords(), no_reverse_dns)
     walk.run()
     return walk.result
 
