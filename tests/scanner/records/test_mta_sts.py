@@ -74,10 +74,12 @@ def test_records_not_beginning_with_the_version_and_a_separator_are_discarded_be
 def test_a_record_of_another_version_is_discarded_and_no_near_miss() -> None:
     # "v=STSv10" names version 10, not v1 mistyped: like "v=STSv2", the domain has no v1 record (mox: ErrNoRecord),
     # where it was reported as a v1 record senders discard (dns.mta_sts_invalid)
-    texts = ["v=STSv10", "v=STSv10; id=1", "V=STSv12; id=1", "v=STSv1a; id=1", "v=STSv2; id=1"]
+    texts = ["v=STSv10", "v=STSv10; id=1", "V=STSv12; id=1", "v=STSv2; id=1"]
     assert sts_records(texts) == []
     assert sts_near_misses(texts) == []
-    assert sts_near_misses(["v=STSv1", "v=STSv1 id=1", "v=STSv1,id=1"]) == ["v=STSv1", "v=STSv1 id=1", "v=STSv1,id=1"]
+    # v1 mistyped, its ";" and space left out included ("v=STSv1id=abc" was taken for another version)
+    typos = ["v=STSv1", "v=STSv1 id=1", "v=STSv1,id=1", "v=STSv1id=abc", "v=STSv1a; id=1"]
+    assert sts_near_misses(typos) == typos
 
 
 @pytest.mark.parametrize(
