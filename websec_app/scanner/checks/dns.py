@@ -52,6 +52,7 @@ from .dnssec import validate_zone
 from .spf import (
     FAMILIES,
     LOOKUP_LIMIT,
+    MAX_FIX_EVALUATIONS,
     PTR_OF_THE_SENDER,
     VOID_LOOKUP_LIMIT,
     SpfEvaluation,
@@ -59,6 +60,7 @@ from .spf import (
     SpfFix,
     evaluate_spf,
     strict_fix,
+    txt_strings,
 )
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
@@ -217,7 +219,8 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     def fixed() -> tuple[dict[str, str], str]:
         # the fix changes each family's deciding term (`strict_fix`), evaluated again over the snapshot's answers
         fix = strict_fix(evaluation, snapshot.dns)
-        return {"domain": fix.domain, "spf_strict": fix.record}, _spf_kept_note(fix)
+        # the rule's template quotes it: a record past 255 octets is written as several character-strings
+        return {"domain": fix.domain, "spf_strict": " ".join(txt_strings(fix.record))[1:-1]}, _spf_kept_note(fix)
 
     all_domain = evaluation.all_domain or domain
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
@@ -320,18 +323,40 @@ def _spf_kept_note(fix: SpfFix) -> str:
     parts = []
     for kept in fix.kept:
         senders = " and ".join(kept.families)
+        written = spf_term_text(kept.term)
         refusing = spf_term_text(replace(kept.term, qualifier="-"))
+        keeps = f"; the fix keeps {written} as {refusing} rather than dropping it: "
+        if kept.reason == "enables":
+            listed = [spf_term_text(term) for term in kept.enabled]
+            shown = ", ".join(listed[:_SPF_ENABLED_SHOWN]) + (
+                f" and {len(listed) - _SPF_ENABLED_SHOWN} more" if len(listed) > _SPF_ENABLED_SHOWN else ""
+            )
+            verb = "pass" if all(term.qualifier == "+" for term in kept.enabled) else "take effect"
+            parts.append(
+                f"{keeps}removing {written} would let {shown} {verb} for the senders it matches, which stop at "
+                f"{written} now"
+            )
+            continue
+        if kept.reason == "budget":
+            parts.append(f"{keeps}the fix evaluates a record {MAX_FIX_EVALUATIONS} times at most")
+            continue
+        without = " without reverse DNS" if kept.no_reverse_dns else ""
         if kept.reason == "pass":
             why = "and pass there, every one of them"
+        elif kept.reason == "temperror":
+            why = "and stop there with temperror (a lookup that fails)"
+        elif kept.reason == "sender":
+            why = "and get a result that depends on the sender"
         elif kept.reason:
             why = f"and stop there with permerror ({_SPF_PERMERROR_WORDS.get(kept.reason, kept.reason)})"
         else:
-            why = "whose lookups the scan did not make for them (a permerror, for all it knows)"
-        parts.append(
-            f"; the fix keeps {spf_term_text(kept.term)} as {refusing} rather than dropping it: {senders} senders "
-            f"would reach the terms after it {why}"
-        )
+            why = "whose lookups the scan did not make, so what they give them is not known"
+        parts.append(f"{keeps}{senders} senders{without} would reach the terms after it {why}")
     return "".join(parts)
+
+
+#: How many of the terms a dropped term would let take effect the note names
+_SPF_ENABLED_SHOWN = 5
 
 
 def _spf_ptr_void_note(snapshot: SiteSnapshot, domain: str) -> str:

@@ -14,7 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..records.spf import SpfTerm, redirect_as_include, strict_record, with_qualifier, without_term
+from ..records.spf import (
+    SpfTerm,
+    expand_domain_spec,
+    parse_spf,
+    redirect_as_include,
+    strict_record,
+    term_domain_spec,
+    with_qualifier,
+    without_term,
+)
 from ..records.spf_evaluation import (
     FAMILIES,
     LOOKUP_LIMIT,
@@ -31,6 +40,7 @@ from ..snapshot import DnsAnswer, DnsSnapshot
 __all__ = [
     "FAMILIES",
     "LOOKUP_LIMIT",
+    "MAX_FIX_EVALUATIONS",
     "NOT_ASKED",
     "PTR_OF_THE_SENDER",
     "VOID_LOOKUP_LIMIT",
@@ -40,6 +50,7 @@ __all__ = [
     "SpfFix",
     "evaluate_spf",
     "strict_fix",
+    "txt_strings",
 ]
 
 #: Why a lookup the evaluation reaches is missing from a snapshot the fetch did not say was cut.
@@ -65,21 +76,31 @@ def evaluate_spf(domain: str, snapshot: DnsSnapshot, no_reverse_dns: bool = Fals
     return evaluate_spf_answers(domain, _answers_of(snapshot), no_reverse_dns=no_reverse_dns)
 
 
-#: How many evaluations a fix takes at most: one or two for each term it drops or changes (a record has rarely more
-#: than two such terms; one with thousands must not hold the check)
+#: How many evaluations a fix takes at most: one to three for each term it drops or changes (a record has rarely more
+#: than two such terms; one with thousands must not hold the check). Past it, every term still deciding is given "-".
 MAX_FIX_EVALUATIONS = 12
+
+#: The results a fix is for, and may lead a family through on its way to fail (the next term deciding for it, which
+#: the fix takes on in turn)
+_LOOSE = ("softfail", "neutral")
 
 
 @dataclass(frozen=True)
 class KeptTerm:
-    """A term deciding for `families` that the fix gives "-" instead of dropping: without it their senders would reach
-    the terms after it and stop at a permerror (`reason` "invalid", "lookups", "void"), or pass (`reason` "pass": a
-    term after it matches every one of them), or (None) reach lookups the scan did not make, so what they give them
-    is not known."""
+    """A term deciding for `families` that the fix gives "-" instead of dropping: "-" changes no lookup and no match,
+    so the same senders pass and the others are refused there, where its removal could not be shown to be as safe.
+    `reason`: without it some senders would reach the terms after it and stop at a permerror ("invalid", "lookups",
+    "void", the kind), "temperror" (a lookup that fails), "pass" (a term after it matches every one of them), or get
+    a result that depends on the sender ("sender"); "enables": the terms `enabled` after it would take effect for
+    senders it matches (a network it lists would pass where they soft-failed); None: they would reach lookups the
+    scan did not make, so what those give them is not known; "budget": the fix ran out of evaluations.
+    `no_reverse_dns`: the permerror is that of senders without reverse DNS (a ptr term's void lookup)."""
 
     term: SpfTerm
     families: tuple[str, ...]
     reason: str | None
+    enabled: tuple[SpfTerm, ...] = ()
+    no_reverse_dns: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,15 +110,33 @@ class SpfFix:
     kept: tuple[KeptTerm, ...] = ()
 
 
+def txt_strings(record: str) -> list[str]:
+    """`record` as a TXT record's character-strings: 255 octets at most each (RFC 1035 3.3), quoted and escaped as a
+    zone file writes them. Receivers join an SPF record's strings without a space (RFC 7208 3.3)."""
+    parts: list[str] = []
+    part, size = "", 0
+    for char in record:
+        octets = len(char.encode())
+        if size + octets > 255:
+            parts.append(part)
+            part, size = "", 0
+        part, size = part + char, size + octets
+    parts.append(part)
+    return ['"' + p.replace("\\", "\\\\").replace('"', '\\"') + '"' for p in parts]
+
+
 def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
     """A record whose senders it does not list are refused, for a record whose verdict lets them through (softfail,
     neutral). Each family's end is its own term (RFC 7208 4.6.2: "~ip6:::/0" ends IPv6 senders' evaluation before the
     "~all" that ends IPv4 senders'), so each such term that is not "all" goes and the record is evaluated again,
     until none is left (dropping "~exists:x" can leave "~ip4:0.0.0.0/0" deciding for IPv4 senders), then "all"
-    becomes "-all" (`strict_record`). A term whose families would then reach an error the record holds after it (a
-    permerror that was not theirs), a term passing every one of them ("?exists:x ip6:::/0"), or lookups the scan did
-    not make, is given "-" instead (`SpfFix.kept`): the same senders pass, and the others are refused there rather
-    than led into a broken or open record.
+    becomes "-all" (`strict_record`).
+
+    A term goes only when the scan's answers show that its removal lets no sender pass that did not, adds no
+    permerror or temperror for any (with or without reverse DNS), and leaves its families refused or decided by the
+    next term the fix takes on (`removal_risk`). Otherwise it is given "-" (`SpfFix.kept`): that changes no lookup and
+    no match, so the same senders pass and the others are refused there. So is every term still deciding when the
+    evaluations run out.
 
     The fix goes to the record those terms are in: the end of a redirect= chain (6.1) when it is the owner's. Another
     organisation's (redirect=_spf.provider.example), or terms in two records, make it the owner's record with its
@@ -109,30 +148,59 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
         ((fix_domain, text),) = places
     else:
         fix_domain, text = domain, redirect_as_include(record)
+    evaluations = 0
 
-    def evaluated(candidate: str) -> tuple[SpfEvaluation, set[tuple[str, str]]]:
-        """`candidate` published at `fix_domain`, evaluated over the snapshot's answers; the lookups it lacks are
-        taken as no answer (the walk goes on as if they changed nothing), and returned."""
-        missing: set[tuple[str, str]] = set()
-        quoted = candidate.replace("\\", "\\\\").replace('"', '\\"')
-        strings = " ".join(f'"{quoted[i : i + 255]}"' for i in range(0, max(len(quoted), 1), 255))
-        published = DnsAnswer(fix_domain, "TXT", "NOERROR", (strings,))
+    def evaluated(candidate: str, no_reverse_dns: bool = False) -> tuple[SpfEvaluation, bool]:
+        """`candidate` published at `fix_domain`, evaluated over the snapshot's answers, and whether it reaches a
+        lookup the snapshot lacks (taken as no answer: the walk goes on, but what it gives is not known)."""
+        nonlocal evaluations
+        evaluations += 1
+        missing = False
+        published = DnsAnswer(fix_domain, "TXT", "NOERROR", (" ".join(txt_strings(candidate)),))
 
         def lookup(name: str, rdtype: str) -> DnsAnswer | None:
+            nonlocal missing
             key = (name.rstrip(".").lower(), rdtype.upper())
             if key == (fix_domain, "TXT"):
                 return published
             answer = snapshot.get(*key)
-            if answer is None:
-                missing.add(key)
+            missing = missing or answer is None
             return answer
 
-        return evaluate_spf_answers(domain, lookup), missing
+        return evaluate_spf_answers(domain, lookup, no_reverse_dns=no_reverse_dns), missing
+
+    def removal_risk(
+        current: str, now: SpfEvaluation, term: SpfTerm, families: tuple[str, ...]
+    ) -> tuple[KeptTerm | None, SpfEvaluation]:
+        """Why `term` cannot go from `current` (evaluated: `now`), as the KeptTerm giving it "-", None when it can;
+        and the record without it, evaluated."""
+        trial = without_term(current, term)
+        after, missing = evaluated(strict_record(trial))
+        if missing or trial == current:  # (not written in a way `without_term` finds: `with_qualifier` neither)
+            return KeptTerm(term, families, None), after
+        worse = _worse(now, after)
+        if worse:
+            return KeptTerm(term, families, worse), after
+        # a term the sender picks to be matched by ("~exists:%{h}") it can always avoid: the terms after it already
+        # take effect for every sender, and nothing new is let through
+        chosen = all(now.decisions[family].chosen for family in families)
+        enabled = () if chosen else _enabled_terms(current, term, after, fix_domain, domain, snapshot)
+        if enabled:
+            return KeptTerm(term, families, "enables", enabled), after
+        if now.uses_ptr or after.uses_ptr:
+            # a sender without reverse DNS makes each ptr term a void lookup (RFC 7208 4.6.4): the terms after `term`
+            # may hold more void lookups than such a sender is allowed
+            before_n, _ = evaluated(strict_record(current), no_reverse_dns=True)
+            after_n, missing = evaluated(strict_record(trial), no_reverse_dns=True)
+            worse = None if missing else _worse(before_n, after_n)
+            if missing or worse:
+                return KeptTerm(term, families, worse, no_reverse_dns=True), after
+        return None, after
 
     kept: list[KeptTerm] = []
-    current, evaluations = text, 1
-    now, missing = evaluated(strict_record(current))
-    while evaluations < MAX_FIX_EVALUATIONS:
+    current = text
+    now, _ = evaluated(strict_record(current))
+    while True:
         deciding = [
             (family, d.term)
             for family, d in now.decisions.items()
@@ -145,39 +213,86 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
             elsewhere = [d for d in now.decisions.values() if d.domain != fix_domain and d.qualifier not in ("-", "+")]
             if elsewhere:
                 current = redirect_as_include(current)
-                now, missing = evaluated(strict_record(current))
-                evaluations += 1
+                now, _ = evaluated(strict_record(current))
                 continue
         if not deciding:
             break
-        term = deciding[0][1]
+        terms = list(dict.fromkeys(term for _, term in deciding))
+        if evaluations >= MAX_FIX_EVALUATIONS:
+            # out of evaluations: each term still deciding refuses its senders at once, which needs none
+            for term in terms:
+                families = tuple(family for family, t in deciding if t == term)
+                refusing = with_qualifier(current, term, "-")
+                if refusing != current:
+                    kept.append(KeptTerm(term, families, "budget"))
+                    current = refusing
+            break
+        term = terms[0]
         families = tuple(family for family, t in deciding if t == term)
-        trial = without_term(current, term)
-        after, after_missing = evaluated(strict_record(trial))
-        evaluations += 1
-        # the families it would lead into a permerror that was not theirs, or to pass every sender
-        broken = [
-            (f, "pass" if after.results[f] == "pass" else after.permerrors.get(f))
-            for f in FAMILIES
-            if after.results.get(f) in ("permerror", "pass") and now.results.get(f) != after.results.get(f)
-        ]
-        if trial != current and not broken and not _may_break(after, after_missing - missing):
-            current, now, missing = trial, after, after_missing
+        risk, after = removal_risk(current, now, term, families)
+        if risk is None:
+            current, now = without_term(current, term), after
             continue
         refusing = with_qualifier(current, term, "-")
         if refusing == current:  # written in a way neither finds: left as it is
             break
-        kept.append(KeptTerm(term, families, broken[0][1] if broken else None))
+        kept.append(risk)
         current = refusing
-        now, missing = evaluated(strict_record(current))
-        evaluations += 1
+        now, _ = evaluated(strict_record(current))
     return SpfFix(fix_domain, strict_record(current), tuple(kept))
 
 
-def _may_break(evaluation: SpfEvaluation, unasked: set[tuple[str, str]]) -> bool:
-    """Whether lookups the scan did not make could make `evaluation` a permerror: a record not read (an include's,
-    which may be missing or broken), MX records not read (up to 10 hosts, each a void lookup if it has no address),
-    or more void lookups than allowed if each address lookup found nothing."""
-    if any(rdtype in ("TXT", "MX") for _, rdtype in unasked):
-        return True
-    return any(len(names) + len(unasked) > VOID_LOOKUP_LIMIT for names in evaluation.void_names_for.values())
+def _worse(before: SpfEvaluation, after: SpfEvaluation) -> str | None:
+    """What a family's senders get from `after` that they did not from `before` (the kind of a permerror, "pass",
+    "temperror", "sender": a result that depends on the sender); None when each family keeps its result or, being
+    soft-failed or neutral, is refused or decided by another such term."""
+    for family in FAMILIES:
+        was, now = before.results.get(family), after.results.get(family)
+        if now == was or (was in _LOOSE and now in ("fail", *_LOOSE)):
+            continue
+        if now == "permerror":
+            return after.permerrors.get(family, "invalid")
+        return now if now in ("pass", "temperror") else "sender"
+    return None
+
+
+def _enabled_terms(
+    current: str, term: SpfTerm, after: SpfEvaluation, fix_domain: str, domain: str, snapshot: DnsSnapshot
+) -> tuple[SpfTerm, ...]:
+    """The terms after `term` in `current` that would take effect for senders `term` matches once it is gone: each
+    that is not "-" and may match one of them, up to the term deciding for their family without it (which matches
+    every one of them, so no term after it is reached). A redirect= reached is one (its record is another's to
+    read)."""
+    record = parse_spf(strict_record(current))
+    tested = record.evaluated_mechanisms()
+    if term not in tested:
+        return ()
+    behind = [t for t in tested[tested.index(term) + 1 :] if t != term]
+    redirect = None if any(t.name == "all" for t in tested) else record.modifier("redirect")
+    enabled: list[SpfTerm] = []
+    for family in FAMILIES:
+        if not _may_match(term, family, fix_domain, domain, snapshot):
+            continue
+        decision = after.decisions.get(family)
+        end = decision.term if decision is not None and decision.domain == fix_domain else None
+        for other in behind:
+            if other == end:
+                break
+            if other.qualifier != "-" and _may_match(other, family, fix_domain, domain, snapshot):
+                enabled.append(other)
+        else:
+            if redirect is not None:
+                enabled.append(redirect)
+    return tuple(dict.fromkeys(enabled))
+
+
+def _may_match(term: SpfTerm, family: str, record_domain: str, domain: str, snapshot: DnsSnapshot) -> bool:
+    """Whether `term` may match some sender of `family`: an ip4 term no IPv6 sender (RFC 7208 5.6), an a term on a
+    name the snapshot has no address of the family for none (5.3); any other term, for all this knows."""
+    if term.name in ("ip4", "ip6"):
+        return (term.name == "ip4") == (family == FAMILIES[0])
+    if term.name == "a":
+        name = expand_domain_spec(term_domain_spec(term) or record_domain, record_domain, domain)
+        answer = snapshot.get(name, "A" if family == FAMILIES[0] else "AAAA") if name else None
+        return answer is None or bool(answer.records)
+    return True
