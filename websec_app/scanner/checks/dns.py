@@ -319,24 +319,26 @@ _SPF_PERMERROR_WORDS = {
 
 
 def _spf_kept_note(fix: SpfFix) -> str:
-    """What the note says of each term the fix gives "-" rather than drops, and why."""
+    """What the note says of each term the fix drops that lets terms after it take effect, and of each it gives "-"
+    rather than drops, and why."""
     parts = []
+    for dropped in fix.opened:
+        written = spf_term_text(dropped.term)
+        listed = [spf_term_text(term) for term in dropped.enabled]
+        shown = ", ".join(listed[:_SPF_ENABLED_SHOWN]) + (
+            f" and {len(listed) - _SPF_ENABLED_SHOWN} more" if len(listed) > _SPF_ENABLED_SHOWN else ""
+        )
+        verb = "pass" if all(term.qualifier == "+" for term in dropped.enabled) else "take effect"
+        refusing = spf_term_text(replace(dropped.term, qualifier="-"))
+        parts.append(
+            f"; without {written} the record's {shown} {verb} for the senders they list, which stop at {written} "
+            f"now: check that they are yours, or write {refusing} instead"
+        )
     for kept in fix.kept:
         senders = " and ".join(kept.families)
         written = spf_term_text(kept.term)
         refusing = spf_term_text(replace(kept.term, qualifier="-"))
         keeps = f"; the fix keeps {written} as {refusing} rather than dropping it: "
-        if kept.reason == "enables":
-            listed = [spf_term_text(term) for term in kept.enabled]
-            shown = ", ".join(listed[:_SPF_ENABLED_SHOWN]) + (
-                f" and {len(listed) - _SPF_ENABLED_SHOWN} more" if len(listed) > _SPF_ENABLED_SHOWN else ""
-            )
-            verb = "pass" if all(term.qualifier == "+" for term in kept.enabled) else "take effect"
-            parts.append(
-                f"{keeps}removing {written} would let {shown} {verb} for the senders it matches, which stop at "
-                f"{written} now"
-            )
-            continue
         if kept.reason == "budget":
             parts.append(f"{keeps}the fix evaluates a record {MAX_FIX_EVALUATIONS} times at most")
             continue

@@ -91,10 +91,11 @@ class KeptTerm:
     so the same senders pass and the others are refused there, where its removal could not be shown to be as safe.
     `reason`: without it some senders would reach the terms after it and stop at a permerror ("invalid", "lookups",
     "void", the kind), "temperror" (a lookup that fails), "pass" (a term after it matches every one of them), or get
-    a result that depends on the sender ("sender"); "enables": the terms `enabled` after it would take effect for
-    senders it matches (a network it lists would pass where they soft-failed); None: they would reach lookups the
-    scan did not make, so what those give them is not known; "budget": the fix ran out of evaluations.
-    `no_reverse_dns`: the permerror is that of senders without reverse DNS (a ptr term's void lookup)."""
+    a result that depends on the sender ("sender"); None: they would reach lookups the scan did not make, so what
+    those give them is not known; "budget": the fix ran out of evaluations. In `SpfFix.opened`, a term the fix drops
+    that lets the terms `enabled` after it take effect for senders it matched ("enables": a network the record lists
+    passes where it soft-failed at the dropped term). `no_reverse_dns`: the permerror is that of senders without
+    reverse DNS (a ptr term's void lookup)."""
 
     term: SpfTerm
     families: tuple[str, ...]
@@ -108,6 +109,7 @@ class SpfFix:
     domain: str  # where to publish it
     record: str
     kept: tuple[KeptTerm, ...] = ()
+    opened: tuple[KeptTerm, ...] = ()  # terms dropped that let terms the record lists after them take effect
 
 
 def txt_strings(record: str) -> list[str]:
@@ -171,22 +173,22 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
 
     def removal_risk(
         current: str, now: SpfEvaluation, term: SpfTerm, families: tuple[str, ...]
-    ) -> tuple[KeptTerm | None, SpfEvaluation]:
+    ) -> tuple[KeptTerm | None, SpfEvaluation, tuple[SpfTerm, ...]]:
         """Why `term` cannot go from `current` (evaluated: `now`), as the KeptTerm giving it "-", None when it can;
-        and the record without it, evaluated."""
+        the record without it, evaluated; and the terms after it that would then take effect for senders it matches.
+        Those are the record's own listing (a network its owner wrote after "~ip6:::/0"): they pass, as written, where
+        "-" would refuse them too; the note names them."""
         trial = without_term(current, term)
         after, missing = evaluated(strict_record(trial))
         if missing or trial == current:  # (not written in a way `without_term` finds: `with_qualifier` neither)
-            return KeptTerm(term, families, None), after
+            return KeptTerm(term, families, None), after, ()
         worse = _worse(now, after)
         if worse:
-            return KeptTerm(term, families, worse), after
+            return KeptTerm(term, families, worse), after, ()
         # a term the sender picks to be matched by ("~exists:%{h}") it can always avoid: the terms after it already
         # take effect for every sender, and nothing new is let through
         chosen = all(now.decisions[family].chosen for family in families)
         enabled = () if chosen else _enabled_terms(current, term, after, fix_domain, domain, snapshot)
-        if enabled:
-            return KeptTerm(term, families, "enables", enabled), after
         if now.uses_ptr or after.uses_ptr:
             # a sender without reverse DNS makes each ptr term a void lookup (RFC 7208 4.6.4): the terms after `term`
             # may hold more void lookups than such a sender is allowed
@@ -194,10 +196,11 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
             after_n, missing = evaluated(strict_record(trial), no_reverse_dns=True)
             worse = None if missing else _worse(before_n, after_n)
             if missing or worse:
-                return KeptTerm(term, families, worse, no_reverse_dns=True), after
-        return None, after
+                return KeptTerm(term, families, worse, no_reverse_dns=True), after, ()
+        return None, after, enabled
 
     kept: list[KeptTerm] = []
+    opened: list[KeptTerm] = []
     current = text
     now, _ = evaluated(strict_record(current))
     while True:
@@ -229,8 +232,10 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
             break
         term = terms[0]
         families = tuple(family for family, t in deciding if t == term)
-        risk, after = removal_risk(current, now, term, families)
+        risk, after, enabled = removal_risk(current, now, term, families)
         if risk is None:
+            if enabled:
+                opened.append(KeptTerm(term, families, "enables", enabled))
             current, now = without_term(current, term), after
             continue
         refusing = with_qualifier(current, term, "-")
@@ -239,7 +244,7 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
         kept.append(risk)
         current = refusing
         now, _ = evaluated(strict_record(current))
-    return SpfFix(fix_domain, strict_record(current), tuple(kept))
+    return SpfFix(fix_domain, strict_record(current), tuple(kept), tuple(opened))
 
 
 def _worse(before: SpfEvaluation, after: SpfEvaluation) -> str | None:
