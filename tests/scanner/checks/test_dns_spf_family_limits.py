@@ -24,6 +24,9 @@ DOMAIN = "example.com"
 Zone = dict[tuple[str, str], list[str]]
 
 
+SERVFAIL = ["SERVFAIL"]  # a zone's value for a name whose server fails
+
+
 def zone_lookup(zone: Zone) -> Callable[[str, str], DnsAnswer]:
     names = {name for name, _ in zone}
 
@@ -32,10 +35,17 @@ def zone_lookup(zone: Zone) -> Callable[[str, str], DnsAnswer]:
         records = zone.get((name, rdtype))
         if records is None:
             return DnsAnswer(name, rdtype, "NOERROR" if name in names else "NXDOMAIN")
-        shown = tuple(f'"{r}"' for r in records) if rdtype == "TXT" else tuple(records)
+        if records == SERVFAIL:
+            return DnsAnswer(name, rdtype, "SERVFAIL", error="SERVFAIL from the resolver")
+        shown = tuple(_strings(r) for r in records) if rdtype == "TXT" else tuple(records)
         return DnsAnswer(name, rdtype, "NOERROR", shown)
 
     return lookup
+
+
+def _strings(text: str) -> str:
+    """A TXT record as its character-strings of 255 octets at most (RFC 1035 3.3)."""
+    return " ".join(f'"{text[i : i + 255]}"' for i in range(0, max(len(text), 1), 255))
 
 
 def results(zone: Zone) -> dict[str, str | None]:

@@ -8,10 +8,9 @@ Results quoted are pyspf 2.0.14's (the library behind policyd-spf) on the same z
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from tests.factories import make_dns, make_snapshot
-from tests.scanner.checks.test_dns_spf_family_limits import DOMAIN, Zone, ipv4_only
+from tests.scanner.checks.test_dns_spf_family_limits import DOMAIN, SERVFAIL, Zone, ipv4_only, zone_lookup
 from websec_app.scanner.checks.dns import check_dns
 from websec_app.scanner.fetch.dns import fetch_dns
 from websec_app.scanner.findings import Finding
@@ -19,29 +18,6 @@ from websec_app.scanner.grading import render_template
 from websec_app.scanner.records.spf_evaluation import evaluate_spf_answers
 from websec_app.scanner.rules import load_rulebook
 from websec_app.scanner.snapshot import DnsAnswer
-
-SERVFAIL = ["SERVFAIL"]  # a zone's value for a name whose server fails
-
-
-def zone_lookup(zone: Zone) -> Callable[[str, str], DnsAnswer]:
-    names = {name for name, _ in zone}
-
-    def lookup(name: str, rdtype: str) -> DnsAnswer:
-        name = name.rstrip(".").lower()
-        records = zone.get((name, rdtype))
-        if records is None:
-            return DnsAnswer(name, rdtype, "NOERROR" if name in names else "NXDOMAIN")
-        if records == SERVFAIL:
-            return DnsAnswer(name, rdtype, "SERVFAIL", error="SERVFAIL from the resolver")
-        shown = tuple(_strings(r) for r in records) if rdtype == "TXT" else tuple(records)
-        return DnsAnswer(name, rdtype, "NOERROR", shown)
-
-    return lookup
-
-
-def _strings(text: str) -> str:
-    """A TXT record as its character-strings of 255 octets at most (RFC 1035 3.3)."""
-    return " ".join(f'"{text[i : i + 255]}"' for i in range(0, max(len(text), 1), 255))
 
 
 def results(zone: Zone, no_reverse_dns: bool = False) -> dict[str, str | None]:
