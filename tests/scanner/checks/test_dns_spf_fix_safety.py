@@ -1,7 +1,8 @@
-"""The record the soft-fail/neutral fix suggests never opens or breaks mail: no sender passes that did not, no
-sender gets a permerror or temperror it did not (with or without reverse DNS), and the families it is for end in
-fail. Where the scan's answers cannot prove that of a term's removal, the fix gives the term "-" instead: the same
-lookups and matches, so the same senders pass, and the others are refused there.
+"""The record the soft-fail/neutral fix suggests never opens or breaks mail: no unlisted sender passes, no sender
+gets a permerror or temperror it did not (with or without reverse DNS), and the families it is for end in fail; the
+terms the record itself lists after a dropped term take effect, named in the note, only where the scan's answers
+show what they match. Where the answers cannot prove that of a term's removal, the fix gives the term "-" instead:
+the same lookups and matches, so the same senders pass, and the others are refused there.
 
 Results quoted are pyspf 2.0.14's (the library behind policyd-spf) on the same zones."""
 
@@ -170,9 +171,59 @@ def test_a_fix_lets_the_network_the_record_lists_behind_the_term_pass_and_names_
     assert results(published(zone, softfail)) == {"IPv4": "fail", "IPv6": "fail"}
     note = softfail.note or ""
     assert (
-        "without ~ip6:::/0 the record's ip6:2001:db8:1::/48 pass for the senders they list, which stop at ~ip6:::/0 "
-        "now: check that they are yours, or write -ip6:::/0 instead"
+        "without ~ip6:::/0, mail from the senders 'ip6:2001:db8:1::/48' lists passes (the fix drops it): check that "
+        "they are yours, or write -ip6:::/0 instead"
     ) in note, note
+
+
+# -- terms whose reach the scan's answers do not show: the fix does not drop the term before them ---------------------
+
+
+def test_a_fix_does_not_lead_senders_into_terms_built_from_their_own_values() -> None:
+    # Given ~ip6:::/0 before three exists: terms built from the sender's address: for an unlisted IPv6 sender each
+    # finds nothing, three void lookups (pyspf: permerror), which the scan, having no sender, cannot look up
+    zone: Zone = {
+        (DOMAIN, "TXT"): [
+            "v=spf1 -ip4:0.0.0.0/0 ~ip6:::/0 exists:%{i}.a.%{d} exists:%{i}.b.%{d} exists:%{i}.c.%{d} -all"
+        ]
+    }
+    assert record_of(walked(zone)["dns.spf_softfail"]).startswith("v=spf1 -ip4:0.0.0.0/0 -ip6:::/0 ")
+    # and an include built from the sender's local part (an include of no record for most: permerror, RFC 7208 5.2)
+    zone = {
+        (DOMAIN, "TXT"): ["v=spf1 -ip4:0.0.0.0/0 ~ip6:::/0 include:%{l}._spf.%{d} -all"],
+        ("bob._spf.example.com", "TXT"): ["v=spf1 ip6:2001:db8:1::/48 -all"],
+    }
+    assert "-ip6:::/0" in record_of(walked(zone)["dns.spf_softfail"])
+
+
+def test_a_fix_does_not_let_a_ptr_term_behind_the_term_take_effect() -> None:
+    # ptr:duckdns.org: anyone who sets their address's reverse DNS to a name there, and that name's address, passes
+    zone: Zone = {(DOMAIN, "TXT"): ["v=spf1 -ip4:0.0.0.0/0 ~ip6:::/0 ptr:duckdns.org -all"]}
+    assert "-ip6:::/0" in record_of(walked(zone)["dns.spf_softfail"])
+
+
+def test_the_note_quotes_a_bare_term_it_lets_take_effect() -> None:
+    zone: Zone = {
+        (DOMAIN, "TXT"): ["v=spf1 ~ip6:::/0 a -all"],
+        (DOMAIN, "A"): ["192.0.2.1"],
+        (DOMAIN, "AAAA"): ["2001:db8::1"],
+    }
+    softfail = fetched(zone)["dns.spf_softfail"]
+    assert record_of(softfail) == "v=spf1 a -all"
+    assert "mail from the senders 'a' lists passes" in (softfail.note or "")
+
+
+def test_the_note_names_only_terms_of_the_family_the_dropped_term_decides_for_in_the_records_order() -> None:
+    # ~exists:h decides for IPv6 senders only (IPv4 ones stop at -ip4:0.0.0.0/0): the ip4 term behind it is not named
+    zone: Zone = {
+        (DOMAIN, "TXT"): [
+            "v=spf1 -ip4:0.0.0.0/0 ~exists:h.example.com ip4:192.0.2.0/24 ip6:2001:db8:1::/48 ip6:2001:db8:1::/48 -all"
+        ],
+        ("h.example.com", "A"): ["192.0.2.7"],
+        ("h.example.com", "AAAA"): ["2001:db8::7"],
+    }
+    note = walked(zone)["dns.spf_softfail"].note or ""
+    assert "mail from the senders 'ip6:2001:db8:1::/48' lists passes" in note, note
 
 
 def test_a_term_behind_that_cannot_match_the_senders_lets_the_fix_drop_it() -> None:
@@ -204,6 +255,8 @@ def test_a_fix_longer_than_255_characters_is_written_as_several_character_string
     parts = quoted[1:-1].split('" "')
     assert len(parts) == 2 and all(len(part) <= 255 for part in parts), fix
     assert "".join(parts) == record
+    # cut after a space, so no term is split across the strings (a DNS panel's one text box, a person editing it)
+    assert parts[0].endswith(" ") and parts[1].startswith("ip4:"), fix
     # a short fix stays one string
     short = walked({(DOMAIN, "TXT"): ["v=spf1 mx ~all"]})["dns.spf_softfail"]
     assert short.fix_vars["spf_strict"] == "v=spf1 mx -all"

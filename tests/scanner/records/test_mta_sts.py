@@ -78,7 +78,7 @@ def test_a_record_of_another_version_is_discarded_and_no_near_miss() -> None:
     assert sts_records(texts) == []
     assert sts_near_misses(texts) == []
     # v1 mistyped, its ";" and space left out included ("v=STSv1id=abc" was taken for another version)
-    typos = ["v=STSv1", "v=STSv1 id=1", "v=STSv1,id=1", "v=STSv1id=abc", "v=STSv1a; id=1"]
+    typos = ["v=STSv1", "v=STSv1 id=1", "v=STSv1,id=1", "v=STSv1id=abc", "v=STSv1a; id=1", "v=STSv1\u0661; id=1"]
     assert sts_near_misses(typos) == typos
 
 

@@ -324,15 +324,20 @@ def _spf_kept_note(fix: SpfFix) -> str:
     parts = []
     for dropped in fix.opened:
         written = spf_term_text(dropped.term)
-        listed = [spf_term_text(term) for term in dropped.enabled]
+        listed = [f"'{spf_term_text(term)}'" for term in dropped.enabled]
         shown = ", ".join(listed[:_SPF_ENABLED_SHOWN]) + (
             f" and {len(listed) - _SPF_ENABLED_SHOWN} more" if len(listed) > _SPF_ENABLED_SHOWN else ""
         )
-        verb = "pass" if all(term.qualifier == "+" for term in dropped.enabled) else "take effect"
+        several = len(listed) > 1
+        if all(term.qualifier == "+" for term in dropped.enabled):
+            then = f"mail from the senders {shown} {'list' if several else 'lists'} passes"
+        else:
+            then = (
+                f"{shown} {'decide' if several else 'decides'} for the senders {'they list' if several else 'it lists'}"
+            )
         refusing = spf_term_text(replace(dropped.term, qualifier="-"))
         parts.append(
-            f"; without {written} the record's {shown} {verb} for the senders they list, which stop at {written} "
-            f"now: check that they are yours, or write {refusing} instead"
+            f"; without {written}, {then} (the fix drops it): check that they are yours, or write {refusing} instead"
         )
     for kept in fix.kept:
         senders = " and ".join(kept.families)

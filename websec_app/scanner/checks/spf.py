@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..records.dns_text import txt_of
 from ..records.spf import (
     SpfTerm,
     expand_domain_spec,
+    is_spf,
     parse_spf,
     redirect_as_include,
     strict_record,
@@ -116,14 +118,20 @@ def txt_strings(record: str) -> list[str]:
     """`record` as a TXT record's character-strings: 255 octets at most each (RFC 1035 3.3), quoted and escaped as a
     zone file writes them. Receivers join an SPF record's strings without a space (RFC 7208 3.3)."""
     parts: list[str] = []
-    part, size = "", 0
-    for char in record:
-        octets = len(char.encode())
-        if size + octets > 255:
-            parts.append(part)
-            part, size = "", 0
-        part, size = part + char, size + octets
-    parts.append(part)
+    rest = record
+    while len(rest.encode()) > 255:
+        cut, size = 0, 0
+        for index, char in enumerate(rest):
+            size += len(char.encode())
+            if size > 255:
+                break
+            cut = index + 1
+        space = rest.rfind(" ", 0, cut)
+        # after a space when there is one, so no term is cut in two (the space ends the string; receivers join them)
+        cut = space + 1 if space > 0 else cut
+        parts.append(rest[:cut])
+        rest = rest[cut:]
+    parts.append(rest)
     return ['"' + p.replace("\\", "\\\\").replace('"', '\\"') + '"' for p in parts]
 
 
@@ -134,11 +142,13 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
     until none is left (dropping "~exists:x" can leave "~ip4:0.0.0.0/0" deciding for IPv4 senders), then "all"
     becomes "-all" (`strict_record`).
 
-    A term goes only when the scan's answers show that its removal lets no sender pass that did not, adds no
-    permerror or temperror for any (with or without reverse DNS), and leaves its families refused or decided by the
-    next term the fix takes on (`removal_risk`). Otherwise it is given "-" (`SpfFix.kept`): that changes no lookup and
-    no match, so the same senders pass and the others are refused there. So is every term still deciding when the
-    evaluations run out.
+    A term goes only when the scan's answers show that its removal lets no unlisted sender pass, adds no permerror
+    or temperror for any (with or without reverse DNS), and leaves its families refused or decided by the next term
+    the fix takes on (`removal_risk`); the terms the record lists after it then take effect for the senders they
+    match (a network written after "~ip6:::/0" passes, as its owner wrote it), and only when the answers show what
+    each of them matches (`_reach_shown`): the note names them (`SpfFix.opened`). Otherwise it is given "-"
+    (`SpfFix.kept`): that changes no lookup and no match, so the same senders pass and the others are refused there.
+    So is every term still deciding when the evaluations run out.
 
     The fix goes to the record those terms are in: the end of a redirect= chain (6.1) when it is the owner's. Another
     organisation's (redirect=_spf.provider.example), or terms in two records, make it the owner's record with its
@@ -188,7 +198,12 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
         # a term the sender picks to be matched by ("~exists:%{h}") it can always avoid: the terms after it already
         # take effect for every sender, and nothing new is let through
         chosen = all(now.decisions[family].chosen for family in families)
-        enabled = () if chosen else _enabled_terms(current, term, after, fix_domain, domain, snapshot)
+        enabled = () if chosen else _enabled_terms(current, term, families, after, fix_domain, domain, snapshot)
+        if not all(_reach_shown(other, fix_domain, snapshot) for other in enabled):
+            # a term built from the sender's values (exists:%{i}.x: a void lookup, or an include of no record, for a
+            # sender the scan cannot stand for) or whose zone any sender picks (ptr:duckdns.org): what it gives the
+            # senders it would reach is not in the scan's answers
+            return KeptTerm(term, families, None), after, ()
         if now.uses_ptr or after.uses_ptr:
             # a sender without reverse DNS makes each ptr term a void lookup (RFC 7208 4.6.4): the terms after `term`
             # may hold more void lookups than such a sender is allowed
@@ -262,20 +277,26 @@ def _worse(before: SpfEvaluation, after: SpfEvaluation) -> str | None:
 
 
 def _enabled_terms(
-    current: str, term: SpfTerm, after: SpfEvaluation, fix_domain: str, domain: str, snapshot: DnsSnapshot
+    current: str,
+    term: SpfTerm,
+    families: tuple[str, ...],
+    after: SpfEvaluation,
+    fix_domain: str,
+    domain: str,
+    snapshot: DnsSnapshot,
 ) -> tuple[SpfTerm, ...]:
-    """The terms after `term` in `current` that would take effect for senders `term` matches once it is gone: each
-    that is not "-" and may match one of them, up to the term deciding for their family without it (which matches
-    every one of them, so no term after it is reached). A redirect= reached is one (its record is another's to
-    read)."""
+    """The terms after `term` in `current` that would take effect for the senders of `families` (those `term`
+    decides for) once it is gone, in the record's order: each that is not "-", may match one of them and is not the
+    same as a term before it, up to the term deciding for their family without it (which matches every one of them,
+    so no term after it is reached). A redirect= reached is one (its record is another's to read)."""
     record = parse_spf(strict_record(current))
     tested = record.evaluated_mechanisms()
     if term not in tested:
         return ()
     behind = [t for t in tested[tested.index(term) + 1 :] if t != term]
     redirect = None if any(t.name == "all" for t in tested) else record.modifier("redirect")
-    enabled: list[SpfTerm] = []
-    for family in FAMILIES:
+    enabled: set[SpfTerm] = set()
+    for family in families:
         if not _may_match(term, family, fix_domain, domain, snapshot):
             continue
         decision = after.decisions.get(family)
@@ -284,11 +305,45 @@ def _enabled_terms(
             if other == end:
                 break
             if other.qualifier != "-" and _may_match(other, family, fix_domain, domain, snapshot):
-                enabled.append(other)
+                enabled.add(other)
         else:
             if redirect is not None:
-                enabled.append(redirect)
-    return tuple(dict.fromkeys(enabled))
+                enabled.add(redirect)
+    # in the record's order, each once: a term the same as one before it matches no sender that one did not
+    seen: set[tuple[str, str | None]] = set()
+    ordered: list[SpfTerm] = []
+    for other in [*behind, *([redirect] if redirect is not None else [])]:
+        if other in enabled and (other.name, other.value) not in seen:
+            ordered.append(other)
+        seen.add((other.name, other.value))
+    return tuple(ordered)
+
+
+#: How deep `_reach_shown` reads include= and redirect= records (RFC 7208 4.6.4 allows 10 lookups in all).
+_REACH_DEPTH = 10
+
+
+def _reach_shown(term: SpfTerm, record_domain: str, snapshot: DnsSnapshot, depth: int = 0) -> bool:
+    """Whether the scan's answers show which senders `term` (of the record at `record_domain`) matches and what it
+    gives them: a network, or a name with no macro (a, mx, exists) whose answers the scan has; an include or
+    redirect of such a name whose record's terms are all so. Never a ptr term (the sender's own reverse DNS names
+    the zone: ptr:duckdns.org lets anyone with a name there pass) nor one built from the sender's values."""
+    if term.name in ("ip4", "ip6", "all"):
+        return True
+    if term.name == "ptr" or "%" in (term.value or ""):
+        return False
+    if term.name in ("a", "mx", "exists"):
+        return True
+    if term.name not in ("include", "redirect") or not term.value or depth >= _REACH_DEPTH:
+        return False
+    name = term.value.rstrip(".").lower()
+    records = [text for text in txt_of(snapshot.get(name, "TXT")) if is_spf(text)]
+    if len(records) != 1:
+        return False
+    record = parse_spf(records[0])
+    redirect = record.modifier("redirect")
+    terms = [*record.evaluated_mechanisms(), *([redirect] if redirect is not None else [])]
+    return not record.errors and all(_reach_shown(other, name, snapshot, depth + 1) for other in terms)
 
 
 def _may_match(term: SpfTerm, family: str, record_domain: str, domain: str, snapshot: DnsSnapshot) -> bool:

@@ -32,7 +32,7 @@ MAX_POLICY_BYTES = 64 * 1024
 _VERSION = "v=STSv1"
 _STS_ID = re.compile(r"[A-Za-z0-9]{1,32}")  # 3.1: sts-id = %s"id=" 1*32(ALPHA / DIGIT)
 # "v=STSv1" mistyped (its case, spaces, the ";"), but not another version: "v=STSv10" is no v1 record, as "v=STSv2"
-_LOOKS_LIKE_STS = re.compile(r"\s*v\s*=\s*stsv1(?!\d)", re.IGNORECASE)
+_LOOKS_LIKE_STS = re.compile(r"\s*v\s*=\s*stsv1(?![0-9])", re.IGNORECASE)
 # 3.2: sts-policy-ext-name, which the defined field names match too; then sts-policy-field-delim, ":" *WSP
 _POLICY_FIELD = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,31}):[ \t]*")
 # 3.2: sts-policy-mx-value = ["*."] Domain, RFC 5321 4.1.2's Domain: labels of letters, digits and inner

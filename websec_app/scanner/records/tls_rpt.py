@@ -17,7 +17,7 @@ __all__ = ["tlsrpt_near_misses", "tlsrpt_problem", "tlsrpt_records"]
 
 _VERSION = "v=TLSRPTv1"
 # "v=TLSRPTv1" mistyped (its case, spaces, the ";"), but not another version: "v=TLSRPTv10" is no v1 record
-_LOOKS_LIKE_TLSRPT = re.compile(r"\s*v\s*=\s*tlsrptv1(?!\d)", re.IGNORECASE)
+_LOOKS_LIKE_TLSRPT = re.compile(r"\s*v\s*=\s*tlsrptv1(?![0-9])", re.IGNORECASE)
 # tlsrpt-rua = %s"rua=" tlsrpt-uri *(*WSP "," *WSP tlsrpt-uri)
 _URI_SEPARATOR = re.compile(r"[ \t]*,[ \t]*")
 # tlsrpt-uri = URI (RFC 3986: no whitespace), "commas (ASCII 0x2C), exclamation points (ASCII 0x21), and
