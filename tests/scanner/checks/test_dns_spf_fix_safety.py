@@ -171,8 +171,8 @@ def test_a_fix_lets_the_network_the_record_lists_behind_the_term_pass_and_names_
     assert results(published(zone, softfail)) == {"IPv4": "fail", "IPv6": "fail"}
     note = softfail.note or ""
     assert (
-        "without ~ip6:::/0, mail from the senders 'ip6:2001:db8:1::/48' lists passes (the fix drops it): check that "
-        "they are yours, or write -ip6:::/0 instead"
+        "the fix drops ~ip6:::/0, so mail from the senders listed by 'ip6:2001:db8:1::/48' passes: check that they "
+        "are yours, or write -ip6:::/0 instead"
     ) in note, note
 
 
@@ -210,7 +210,7 @@ def test_the_note_quotes_a_bare_term_it_lets_take_effect() -> None:
     }
     softfail = fetched(zone)["dns.spf_softfail"]
     assert record_of(softfail) == "v=spf1 a -all"
-    assert "mail from the senders 'a' lists passes" in (softfail.note or "")
+    assert "so mail from the senders listed by 'a' passes" in (softfail.note or "")
 
 
 def test_the_note_names_only_terms_of_the_family_the_dropped_term_decides_for_in_the_records_order() -> None:
@@ -223,7 +223,7 @@ def test_the_note_names_only_terms_of_the_family_the_dropped_term_decides_for_in
         ("h.example.com", "AAAA"): ["2001:db8::7"],
     }
     note = walked(zone)["dns.spf_softfail"].note or ""
-    assert "mail from the senders 'ip6:2001:db8:1::/48' lists passes" in note, note
+    assert "so mail from the senders listed by 'ip6:2001:db8:1::/48' passes" in note, note
 
 
 def test_a_term_behind_that_cannot_match_the_senders_lets_the_fix_drop_it() -> None:
@@ -260,3 +260,58 @@ def test_a_fix_longer_than_255_characters_is_written_as_several_character_string
     # a short fix stays one string
     short = walked({(DOMAIN, "TXT"): ["v=spf1 mx ~all"]})["dns.spf_softfail"]
     assert short.fix_vars["spf_strict"] == "v=spf1 mx -all"
+
+
+def fix_of(zone: Zone) -> str:
+    return record_of(fetched(zone)["dns.spf_softfail"])
+
+
+def test_the_records_an_include_tree_holds_are_read_once_each() -> None:
+    # Given r1..r9, each "-ip6:::/0" then 20 includes of the next (IPv6 senders leave each at -ip6:::/0): read once
+    # per path, the tree held 20^8 reads (one scan's grading thread for ever; 18 s of CPU with 5 a record)
+    zone: Zone = {(DOMAIN, "TXT"): ["v=spf1 ~ip6:::/0 include:r1.example.net ip6:2001:db8:1::/48 -all"]}
+    for depth in range(1, 9):
+        includes = " ".join([f"include:r{depth + 1}.example.net"] * 20)
+        zone[(f"r{depth}.example.net", "TXT")] = [f"v=spf1 -ip6:::/0 {includes}"]
+    zone[("r9.example.net", "TXT")] = ["v=spf1 -ip6:::/0 ip4:192.0.2.1"]
+    assert fix_of(zone) == "v=spf1 include:r1.example.net ip6:2001:db8:1::/48 -all"
+
+
+def test_a_fix_does_not_drop_a_term_before_refusing_terms_built_from_the_senders_values() -> None:
+    # pyspf on the record without ~ip6:::/0: every IPv6 sender permerror (three void lookups, or an include of no
+    # record), where they soft-failed: a "-" term is reached all the same
+    zone: Zone = {
+        (DOMAIN, "TXT"): [
+            "v=spf1 -ip4:0.0.0.0/0 ~ip6:::/0 -exists:%{i}.a.example.com -exists:%{i}.b.example.com"
+            " -exists:%{i}.c.example.com ip6:2001:db8:1::/48 -all"
+        ]
+    }
+    assert "-ip6:::/0" in fix_of(zone)
+    zone = {
+        (DOMAIN, "TXT"): ["v=spf1 -ip4:0.0.0.0/0 ~ip6:::/0 -include:%{l}._spf.example.com ip6:2001:db8:1::/48 -all"]
+    }
+    softfail = fetched(zone)["dns.spf_softfail"]
+    assert "-ip6:::/0" in record_of(softfail)
+    assert "whose matches depend on the sender" in (softfail.note or "")
+
+
+def test_a_fix_does_not_drop_a_term_before_one_the_sender_avoids_and_a_ptr_term() -> None:
+    # ?exists:%{h} would end the IPv6 walk without ~ip6:::/0, but a sender avoids it (it picks its HELO name) and
+    # reaches ptr:duckdns.org: pyspf gives 2001:db8:ffff::77 (its PTR attacker.duckdns.org, back to it) pass
+    zone: Zone = {(DOMAIN, "TXT"): ["v=spf1 -ip4:0.0.0.0/0 ~ip6:::/0 ?exists:%{h} ptr:duckdns.org -all"]}
+    assert "-ip6:::/0" in fix_of(zone)
+
+
+def test_a_d_macro_is_the_same_for_every_sender() -> None:
+    # include:_spf.%{d} names the same record for every sender: the term before it goes, as before any include
+    zone: Zone = {
+        (DOMAIN, "TXT"): ["v=spf1 ~ip6:::/0 ip6:2001:db8:1::/48 include:_spf.%{d} -all"],
+        ("_spf.example.com", "TXT"): ["v=spf1 ip6:2001:db8:2::/48 -all"],
+    }
+    assert fix_of(zone) == "v=spf1 ip6:2001:db8:1::/48 include:_spf.%{d} -all"
+
+
+def test_the_note_joins_several_terms_with_and() -> None:
+    zone: Zone = {(DOMAIN, "TXT"): ["v=spf1 ~ip6:::/0 ip6:2001:db8:1::/48 ip6:2001:db8:2::/48 -all"]}
+    note = fetched(zone)["dns.spf_softfail"].note or ""
+    assert "the senders listed by 'ip6:2001:db8:1::/48' and 'ip6:2001:db8:2::/48' passes" in note, note

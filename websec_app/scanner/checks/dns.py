@@ -325,20 +325,19 @@ def _spf_kept_note(fix: SpfFix) -> str:
     for dropped in fix.opened:
         written = spf_term_text(dropped.term)
         listed = [f"'{spf_term_text(term)}'" for term in dropped.enabled]
-        shown = ", ".join(listed[:_SPF_ENABLED_SHOWN]) + (
-            f" and {len(listed) - _SPF_ENABLED_SHOWN} more" if len(listed) > _SPF_ENABLED_SHOWN else ""
-        )
+        if len(listed) > _SPF_ENABLED_SHOWN:
+            named = ", ".join(listed[:_SPF_ENABLED_SHOWN]) + f" and {len(listed) - _SPF_ENABLED_SHOWN} more"
+        else:
+            named = " and ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
         several = len(listed) > 1
         if all(term.qualifier == "+" for term in dropped.enabled):
-            then = f"mail from the senders {shown} {'list' if several else 'lists'} passes"
+            then = f"mail from the senders listed by {named} passes"
         else:
             then = (
-                f"{shown} {'decide' if several else 'decides'} for the senders {'they list' if several else 'it lists'}"
+                f"{named} {'decide' if several else 'decides'} for the senders {'they list' if several else 'it lists'}"
             )
         refusing = spf_term_text(replace(dropped.term, qualifier="-"))
-        parts.append(
-            f"; without {written}, {then} (the fix drops it): check that they are yours, or write {refusing} instead"
-        )
+        parts.append(f"; the fix drops {written}, so {then}: check that they are yours, or write {refusing} instead")
     for kept in fix.kept:
         senders = " and ".join(kept.families)
         written = spf_term_text(kept.term)
@@ -354,6 +353,11 @@ def _spf_kept_note(fix: SpfFix) -> str:
             why = "and stop there with temperror (a lookup that fails)"
         elif kept.reason == "sender":
             why = "and get a result that depends on the sender"
+        elif kept.reason == "sender_terms":
+            why = (
+                "whose matches depend on the sender (a ptr term, or a name built from the sender's values), which a "
+                "scan cannot look up"
+            )
         elif kept.reason:
             why = f"and stop there with permerror ({_SPF_PERMERROR_WORDS.get(kept.reason, kept.reason)})"
         else:

@@ -23,6 +23,7 @@ from ..records.spf import (
     redirect_as_include,
     strict_record,
     term_domain_spec,
+    uses_sender_macros,
     with_qualifier,
     without_term,
 )
@@ -94,10 +95,11 @@ class KeptTerm:
     `reason`: without it some senders would reach the terms after it and stop at a permerror ("invalid", "lookups",
     "void", the kind), "temperror" (a lookup that fails), "pass" (a term after it matches every one of them), or get
     a result that depends on the sender ("sender"); None: they would reach lookups the scan did not make, so what
-    those give them is not known; "budget": the fix ran out of evaluations. In `SpfFix.opened`, a term the fix drops
-    that lets the terms `enabled` after it take effect for senders it matched ("enables": a network the record lists
-    passes where it soft-failed at the dropped term). `no_reverse_dns`: the permerror is that of senders without
-    reverse DNS (a ptr term's void lookup)."""
+    those give them is not known; "sender_terms": they would reach terms whose matches depend on the sender (a ptr
+    term, a name built from the sender's values), which the scan cannot look up; "budget": the fix ran out of
+    evaluations. In `SpfFix.opened`, a term the fix drops that lets the terms `enabled` after it take effect for
+    senders it matched ("enables": a network the record lists passes where it soft-failed at the dropped term).
+    `no_reverse_dns`: the permerror is that of senders without reverse DNS (a ptr term's void lookup)."""
 
     term: SpfTerm
     families: tuple[str, ...]
@@ -161,6 +163,7 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
     else:
         fix_domain, text = domain, redirect_as_include(record)
     evaluations = 0
+    known: dict[str, bool] = {}  # `_reach_shown` of each include= or redirect= name read so far
 
     def evaluated(candidate: str, no_reverse_dns: bool = False) -> tuple[SpfEvaluation, bool]:
         """`candidate` published at `fix_domain`, evaluated over the snapshot's answers, and whether it reaches a
@@ -197,13 +200,13 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
             return KeptTerm(term, families, worse), after, ()
         # a term the sender picks to be matched by ("~exists:%{h}") it can always avoid: the terms after it already
         # take effect for every sender, and nothing new is let through
+        if not all(_reach_shown(other, fix_domain, domain, snapshot, known) for other in _terms_after(current, term)):
+            # a term after it built from the sender's values (exists:%{i}.x: a void lookup, or an include of no
+            # record, for a sender the scan cannot stand for; "-" or not) or whose zone any sender picks
+            # (ptr:duckdns.org): what it gives the senders reaching it is not in the scan's answers
+            return KeptTerm(term, families, "sender_terms"), after, ()
         chosen = all(now.decisions[family].chosen for family in families)
         enabled = () if chosen else _enabled_terms(current, term, families, after, fix_domain, domain, snapshot)
-        if not all(_reach_shown(other, fix_domain, snapshot) for other in enabled):
-            # a term built from the sender's values (exists:%{i}.x: a void lookup, or an include of no record, for a
-            # sender the scan cannot stand for) or whose zone any sender picks (ptr:duckdns.org): what it gives the
-            # senders it would reach is not in the scan's answers
-            return KeptTerm(term, families, None), after, ()
         if now.uses_ptr or after.uses_ptr:
             # a sender without reverse DNS makes each ptr term a void lookup (RFC 7208 4.6.4): the terms after `term`
             # may hold more void lookups than such a sender is allowed
@@ -323,27 +326,55 @@ def _enabled_terms(
 _REACH_DEPTH = 10
 
 
-def _reach_shown(term: SpfTerm, record_domain: str, snapshot: DnsSnapshot, depth: int = 0) -> bool:
+def _terms_after(current: str, term: SpfTerm) -> list[SpfTerm]:
+    """The terms receivers may test after `term` in `current`, whatever their qualifier: the mechanisms up to the
+    first "all", and a redirect= when there is none."""
+    record = parse_spf(strict_record(current))
+    tested = record.evaluated_mechanisms()
+    if term not in tested:
+        return []
+    redirect = None if any(t.name == "all" for t in tested) else record.modifier("redirect")
+    return [*tested[tested.index(term) + 1 :], *([redirect] if redirect is not None else [])]
+
+
+def _reach_shown(
+    term: SpfTerm, record_domain: str, domain: str, snapshot: DnsSnapshot, known: dict[str, bool], depth: int = 0
+) -> bool:
     """Whether the scan's answers show which senders `term` (of the record at `record_domain`) matches and what it
-    gives them: a network, or a name with no macro (a, mx, exists) whose answers the scan has; an include or
-    redirect of such a name whose record's terms are all so. Never a ptr term (the sender's own reverse DNS names
-    the zone: ptr:duckdns.org lets anyone with a name there pass) nor one built from the sender's values."""
+    gives them: a network; a name (a, mx, exists) whose macros, if any, are the same for every sender (%{d}, %{o});
+    an include or redirect of such a name whose record's terms are all so (`known`: each name read once, a loop
+    answering False); a ptr term of the domain's own zone. Never a ptr term of another zone (the sender's own
+    reverse DNS names the host: ptr:duckdns.org lets anyone with a name there pass), nor a term built from the
+    sender's values (%{i}, %{l}, %{h} ...)."""
     if term.name in ("ip4", "ip6", "all"):
         return True
-    if term.name == "ptr" or "%" in (term.value or ""):
+    spec = term_domain_spec(term)
+    if spec is not None and uses_sender_macros(spec):
         return False
+    name = expand_domain_spec(spec or record_domain, record_domain, domain)
+    if name is None:
+        return False
+    if term.name == "ptr":
+        # the sender's reverse DNS names a host there, whose forward answer must give the sender's address back
+        # (RFC 7208 5.5): under the domain's own zone only addresses its owner publishes match (a sender without
+        # reverse DNS: `removal_risk`'s own evaluation); under another (ptr:duckdns.org), anyone with a name there
+        return registrable_domain(name) == registrable_domain(domain)
     if term.name in ("a", "mx", "exists"):
         return True
-    if term.name not in ("include", "redirect") or not term.value or depth >= _REACH_DEPTH:
+    if term.name not in ("include", "redirect") or depth >= _REACH_DEPTH:
         return False
-    name = term.value.rstrip(".").lower()
+    if name in known:
+        return known[name]
+    known[name] = False  # while it is read: a loop back to it shows nothing
     records = [text for text in txt_of(snapshot.get(name, "TXT")) if is_spf(text)]
-    if len(records) != 1:
-        return False
-    record = parse_spf(records[0])
-    redirect = record.modifier("redirect")
-    terms = [*record.evaluated_mechanisms(), *([redirect] if redirect is not None else [])]
-    return not record.errors and all(_reach_shown(other, name, snapshot, depth + 1) for other in terms)
+    if len(records) == 1:
+        record = parse_spf(records[0])
+        redirect = record.modifier("redirect")
+        terms = [*record.evaluated_mechanisms(), *([redirect] if redirect is not None else [])]
+        known[name] = not record.errors and all(
+            _reach_shown(other, name, domain, snapshot, known, depth + 1) for other in terms
+        )
+    return known[name]
 
 
 def _may_match(term: SpfTerm, family: str, record_domain: str, domain: str, snapshot: DnsSnapshot) -> bool:
