@@ -355,8 +355,8 @@ def _spf_kept_note(fix: SpfFix) -> str:
             why = "and get a result that depends on the sender"
         elif kept.reason == "sender_terms":
             why = (
-                "whose matches depend on the sender (a ptr term, or a name built from the sender's values), which a "
-                "scan cannot look up"
+                "whose matches the scan's answers do not show (a ptr term, a name built from the sender's values, or "
+                "a record the scan did not read)"
             )
         elif kept.reason:
             why = f"and stop there with permerror ({_SPF_PERMERROR_WORDS.get(kept.reason, kept.reason)})"

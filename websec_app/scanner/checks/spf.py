@@ -202,8 +202,8 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
         # take effect for every sender, and nothing new is let through
         if not all(_reach_shown(other, fix_domain, domain, snapshot, known) for other in _terms_after(current, term)):
             # a term after it built from the sender's values (exists:%{i}.x: a void lookup, or an include of no
-            # record, for a sender the scan cannot stand for; "-" or not) or whose zone any sender picks
-            # (ptr:duckdns.org): what it gives the senders reaching it is not in the scan's answers
+            # record, for a sender the scan cannot stand for; "-" or not), a ptr term, or an include the scan did
+            # not read: what it gives the senders reaching it is not in the scan's answers
             return KeptTerm(term, families, "sender_terms"), after, ()
         chosen = all(now.decisions[family].chosen for family in families)
         enabled = () if chosen else _enabled_terms(current, term, families, after, fix_domain, domain, snapshot)
@@ -343,8 +343,8 @@ def _reach_shown(
     """Whether the scan's answers show which senders `term` (of the record at `record_domain`) matches and what it
     gives them: a network; a name (a, mx, exists) whose macros, if any, are the same for every sender (%{d}, %{o});
     an include or redirect of such a name whose record's terms are all so (`known`: each name read once, a loop
-    answering False); a ptr term of the domain's own zone. Never a ptr term of another zone (the sender's own
-    reverse DNS names the host: ptr:duckdns.org lets anyone with a name there pass), nor a term built from the
+    answering False). Never a ptr term (the sender's own reverse DNS answers first: ptr:duckdns.org lets anyone with
+    a name there pass, and any ptr term lets a sender pick a permerror or temperror), nor a term built from the
     sender's values (%{i}, %{l}, %{h} ...)."""
     if term.name in ("ip4", "ip6", "all"):
         return True
@@ -355,10 +355,9 @@ def _reach_shown(
     if name is None:
         return False
     if term.name == "ptr":
-        # the sender's reverse DNS names a host there, whose forward answer must give the sender's address back
-        # (RFC 7208 5.5): under the domain's own zone only addresses its owner publishes match (a sender without
-        # reverse DNS: `removal_risk`'s own evaluation); under another (ptr:duckdns.org), anyone with a name there
-        return registrable_domain(name) == registrable_domain(domain)
+        # the sender's own reverse zone answers first (RFC 7208 5.5), whatever the term's zone: it can name hosts
+        # there (ptr:duckdns.org: a pass), or names that do not exist or fail (a permerror or temperror it picks)
+        return False
     if term.name in ("a", "mx", "exists"):
         return True
     if term.name not in ("include", "redirect") or depth >= _REACH_DEPTH:
