@@ -335,3 +335,15 @@ def test_the_note_on_an_include_the_scan_did_not_read_does_not_blame_the_senders
     softfail = fetched(zone)["dns.spf_softfail"]
     assert "-ip6:::/0" in record_of(softfail)
     assert "or a record the scan did not read" in (softfail.note or "")
+
+
+def test_a_fix_does_not_drop_a_term_after_one_whose_void_lookups_the_sender_makes() -> None:
+    # A ptr term before ~ip6:::/0: a sender whose own reverse zone names two hosts without addresses makes two void
+    # lookups there, and one more after the dropped term is its third (pyspf: permerror, where it soft-failed); an
+    # exists: built from the sender's address before it: a void lookup for every unlisted sender the walk does not see
+    for record in (
+        "v=spf1 ptr ~ip6:::/0 exists:nx.example.com ~all",
+        "v=spf1 exists:%{i}.list.example.com ~ip6:::/0 exists:nx1.example.com exists:nx2.example.com ~all",
+    ):
+        zone: Zone = {(DOMAIN, "TXT"): [record], ("list.example.com", "TXT"): ["x"]}
+        assert "-ip6:::/0" in fix_of(zone), fix_of(zone)

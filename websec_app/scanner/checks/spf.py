@@ -200,10 +200,11 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot) -> SpfFix:
             return KeptTerm(term, families, worse), after, ()
         # a term the sender picks to be matched by ("~exists:%{h}") it can always avoid: the terms after it already
         # take effect for every sender, and nothing new is let through
-        if not all(_reach_shown(other, fix_domain, domain, snapshot, known) for other in _terms_after(current, term)):
-            # a term after it built from the sender's values (exists:%{i}.x: a void lookup, or an include of no
-            # record, for a sender the scan cannot stand for; "-" or not), a ptr term, or an include the scan did
-            # not read: what it gives the senders reaching it is not in the scan's answers
+        if not all(_reach_shown(other, fix_domain, domain, snapshot, known) for other in _other_terms(current, term)):
+            # a term built from the sender's values (exists:%{i}.x: a void lookup, or an include of no record, for a
+            # sender the scan cannot stand for; "-" or not), a ptr term, or an include the scan did not read: what it
+            # gives the senders reaching it after `term` is not in the scan's answers, and one before `term` may
+            # already have cost them void lookups the walk does not count (a sender's own reverse zone's names)
             return KeptTerm(term, families, "sender_terms"), after, ()
         chosen = all(now.decisions[family].chosen for family in families)
         enabled = () if chosen else _enabled_terms(current, term, families, after, fix_domain, domain, snapshot)
@@ -326,15 +327,16 @@ def _enabled_terms(
 _REACH_DEPTH = 10
 
 
-def _terms_after(current: str, term: SpfTerm) -> list[SpfTerm]:
-    """The terms receivers may test after `term` in `current`, whatever their qualifier: the mechanisms up to the
-    first "all", and a redirect= when there is none."""
+def _other_terms(current: str, term: SpfTerm) -> list[SpfTerm]:
+    """The terms receivers may test in `current` besides `term`, whatever their qualifier: the mechanisms up to the
+    first "all", and a redirect= when there is none. Those after it are what its senders reach once it is gone;
+    those before it, what they reached on the way (void lookups of their own making count there too)."""
     record = parse_spf(strict_record(current))
     tested = record.evaluated_mechanisms()
     if term not in tested:
         return []
     redirect = None if any(t.name == "all" for t in tested) else record.modifier("redirect")
-    return [*tested[tested.index(term) + 1 :], *([redirect] if redirect is not None else [])]
+    return [*(t for t in tested if t is not term and t != term), *([redirect] if redirect is not None else [])]
 
 
 def _reach_shown(
