@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conformance._boulder import Case, assert_conforms, caa, run_websec
+from tests.conformance._suite import assert_each_case_in_one_section, sections_by_prefix
 from websec_app.scanner.findings import Finding
 
 ISSUE, REFUSE, ERROR = "issue", "refuse", "error"
@@ -302,16 +303,19 @@ NOT_PORTED = {
 }
 
 #: The cases of each Go test function, in the file's order.
-SECTIONS: dict[str, list[Case]] = {
-    "TestCAATimeout": [c for c in CASES if c.name.startswith("timeout-")],
-    "TestCAAChecking": [c for c in CASES if c.name.startswith("checking-")],
-    "TestCAAFailure": [c for c in CASES if c.name.startswith("failure-")],
-    "TestFilterCAA": [c for c in CASES if c.name.startswith("filter-")],
-    "TestSelectCAA": [c for c in CASES if c.name.startswith("select-")],
-    "TestAccountURIMatches": [c for c in CASES if c.name.startswith("account-")],
-    "TestValidationMethodMatches": [c for c in CASES if c.name.startswith("method-")],
-    "TestExtractIssuerDomainAndParameters": [c for c in CASES if c.name.startswith("parse-")],
-}
+SECTIONS: dict[str, list[Case]] = sections_by_prefix(
+    CASES,
+    {
+        "TestCAATimeout": "timeout-",
+        "TestCAAChecking": "checking-",
+        "TestCAAFailure": "failure-",
+        "TestFilterCAA": "filter-",
+        "TestSelectCAA": "select-",
+        "TestAccountURIMatches": "account-",
+        "TestValidationMethodMatches": "method-",
+        "TestExtractIssuerDomainAndParameters": "parse-",
+    },
+)
 #: What of each Go test function is not ported.
 NOT_PORTED_IN: dict[str, list[str]] = {
     "TestCAALogging": ["TestCAALogging"],
@@ -335,7 +339,4 @@ def test_boulder_caa(case: Case, ours: dict[str, list[Finding]]) -> None:
 
 
 def test_every_case_is_in_one_section_and_named_once() -> None:
-    names = [case.name for case in CASES]
-    assert len(names) == len(set(names)) and not set(names) & NOT_PORTED.keys()
-    assert sorted(names) == sorted(c.name for cases in SECTIONS.values() for c in cases)
-    assert sorted(NOT_PORTED) == sorted(n for names in NOT_PORTED_IN.values() for n in names)
+    assert_each_case_in_one_section(CASES, SECTIONS, NOT_PORTED, NOT_PORTED_IN)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conformance._mox import Case, Ours, Served, assert_conforms, run_websec
+from tests.conformance._suite import assert_each_case_in_one_section, sections_by_prefix
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import SiteServer
 
@@ -356,15 +357,18 @@ NOT_PORTED = {
 }
 
 #: The cases of each Go test, in its order.
-SECTIONS: dict[str, list[Case]] = {
-    "mtasts/parse_test.go TestRecord": [c for c in CASES if c.name.startswith("sts-record-")],
-    "mtasts/parse_test.go TestParsePolicy": [c for c in CASES if c.name.startswith("sts-policy-")],
-    "mtasts/mtasts_test.go TestLookup": [c for c in CASES if c.name.startswith("sts-lookup-")],
-    "mtasts/mtasts_test.go TestMatches": [c for c in CASES if c.name.startswith("sts-matches-")],
-    "mtasts/mtasts_test.go TestFetch": [c for c in CASES if c.name.startswith("sts-fetch-")],
-    "tlsrpt/parse_test.go TestRecord": [c for c in CASES if c.name.startswith("tlsrpt-record-")],
-    "tlsrpt/lookup_test.go TestLookup": [c for c in CASES if c.name.startswith("tlsrpt-lookup-")],
-}
+SECTIONS: dict[str, list[Case]] = sections_by_prefix(
+    CASES,
+    {
+        "mtasts/parse_test.go TestRecord": "sts-record-",
+        "mtasts/parse_test.go TestParsePolicy": "sts-policy-",
+        "mtasts/mtasts_test.go TestLookup": "sts-lookup-",
+        "mtasts/mtasts_test.go TestMatches": "sts-matches-",
+        "mtasts/mtasts_test.go TestFetch": "sts-fetch-",
+        "tlsrpt/parse_test.go TestRecord": "tlsrpt-record-",
+        "tlsrpt/lookup_test.go TestLookup": "tlsrpt-lookup-",
+    },
+)
 #: The parts of each Go test file not ported.
 NOT_PORTED_IN: dict[str, list[str]] = {
     "mtasts/parse_test.go TestRecord": ["sts-record-string"],
@@ -387,7 +391,4 @@ def test_mox(case: Case, ours: dict[str, Ours]) -> None:
 
 
 def test_every_case_is_in_one_section_and_named_once() -> None:
-    names = [case.name for case in CASES]
-    assert len(names) == len(set(names)) and not set(names) & NOT_PORTED.keys()
-    assert sorted(names) == sorted(c.name for cases in SECTIONS.values() for c in cases)
-    assert sorted(NOT_PORTED) == sorted(n for names in NOT_PORTED_IN.values() for n in names)
+    assert_each_case_in_one_section(CASES, SECTIONS, NOT_PORTED, NOT_PORTED_IN)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conformance._opendmarc import Case, Ours, assert_conforms, run_websec
+from tests.conformance._suite import assert_each_case_in_one_section, sections_by_prefix
 
 OKAY, BAD_VALUE = "DMARC_PARSE_OKAY", "DMARC_PARSE_ERROR_BAD_VALUE"
 NONE, ENFORCED, INVALID, MISSING, REPORT_URI = (
@@ -167,11 +168,14 @@ NOT_PORTED = {
 }
 
 #: The cases of each C file, in its order.
-SECTIONS: dict[str, list[Case]] = {
-    "test_dmarc_parse.c": [c for c in CASES if c.name.startswith("parse-")],
-    "test_dmarc_fetch.c": [c for c in CASES if c.name.startswith("fetch-")],
-    "test_subdomain_fallback.c": [c for c in CASES if c.name.startswith("fallback-")],
-}
+SECTIONS: dict[str, list[Case]] = sections_by_prefix(
+    CASES,
+    {
+        "test_dmarc_parse.c": "parse-",
+        "test_dmarc_fetch.c": "fetch-",
+        "test_subdomain_fallback.c": "fallback-",
+    },
+)
 #: The tests of each C file not ported.
 NOT_PORTED_IN: dict[str, list[str]] = {
     "test_dmarc_fetch.c": ["fetch-2"],
@@ -191,7 +195,4 @@ def test_opendmarc(case: Case, ours: dict[str, Ours]) -> None:
 
 
 def test_every_case_is_in_one_section_and_named_once() -> None:
-    names = [case.name for case in CASES]
-    assert len(names) == len(set(names)) and not set(names) & NOT_PORTED.keys()
-    assert sorted(names) == sorted(c.name for cases in SECTIONS.values() for c in cases)
-    assert sorted(NOT_PORTED) == sorted(n for names in NOT_PORTED_IN.values() for n in names)
+    assert_each_case_in_one_section(CASES, SECTIONS, NOT_PORTED, NOT_PORTED_IN)

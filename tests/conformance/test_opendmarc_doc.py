@@ -7,41 +7,23 @@ divergence with its reason, and every test not ported with its reason."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from tests.conformance._opendmarc import tally
+from tests.conformance._suite import doc_part, expected_rows, listed_under, stated_total
 from tests.conformance.test_opendmarc import CASES, NOT_PORTED, NOT_PORTED_IN, SECTIONS
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
-
-
-def opendmarc_part() -> str:
-    return DOC.read_text().split("## OpenDMARC's tests (DMARC)", 1)[1].split("\n## ", 1)[0]
+HEADING = "OpenDMARC's tests (DMARC)"
 
 
 def test_the_doc_table_matches_the_cases() -> None:
-    rows = re.findall(r"^\| `(test_\w+\.c)` \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", opendmarc_part(), re.M)
+    part = doc_part(HEADING)
+    rows = re.findall(r"^\| `(test_\w+\.c)` \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", part, re.M)
     stated = {name: tuple(int(n) for n in counts) for name, *counts in rows}
-    files = [*SECTIONS, *(f for f in NOT_PORTED_IN if f not in SECTIONS)]
-    assert stated == {f: (*tally(SECTIONS.get(f, [])), len(NOT_PORTED_IN.get(f, []))) for f in files}
-    total = re.search(
-        r"^\| \*\*OpenDMARC total\*\* \| \*\*(\d+)\*\* \| \*\*(\d+)\*\* \| \*\*(\d+)\*\* \| \*\*(\d+)\*\* \|$",
-        opendmarc_part(),
-        re.M,
-    )
-    assert total is not None and tuple(int(n) for n in total.groups()) == (*tally(CASES), len(NOT_PORTED))
-
-
-def _listed(text: str, heading: str) -> dict[str, str]:
-    """Each name of a `- \\`a\\`, \\`b\\`: reason` line under `heading`, with its reason."""
-    part = text.split(f"### {heading}\n", 1)[1].split("\n### ", 1)[0]
-    listed = {}
-    for names, reason in re.findall(r"^- ((?:`[\w-]+`(?:, )?)+): (.+)$", part, re.M):
-        listed.update({name: reason for name in re.findall(r"`([\w-]+)`", names)})
-    return listed
+    assert stated == expected_rows(SECTIONS, NOT_PORTED_IN, tally)
+    assert stated_total(part, "OpenDMARC total") == (*tally(CASES), len(NOT_PORTED))
 
 
 def test_every_divergence_and_every_test_not_ported_is_listed_with_its_reason() -> None:
-    text = opendmarc_part()
-    assert _listed(text, "Divergences") == {c.name: c.why for c in CASES if c.why}
-    assert _listed(text, "Not ported") == NOT_PORTED
+    part = doc_part(HEADING)
+    assert listed_under(part, "Divergences") == {c.name: c.why for c in CASES if c.why}
+    assert listed_under(part, "Not ported") == NOT_PORTED
