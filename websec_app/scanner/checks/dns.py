@@ -40,7 +40,7 @@ from ..records.mta_sts import (
     uncovered_mx,
 )
 from ..records.spf import parse_spf
-from ..records.spf_evaluation import SpfDecision
+from ..records.spf_evaluation import SpfDecision, SpfRecords
 from ..records.spf_evaluation import term_text as spf_term_text
 from ..records.tls_rpt import tlsrpt_near_misses, tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
@@ -124,7 +124,8 @@ def _mx(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[l
 def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[list[Finding], bool]:
     """Findings, and whether the record says no host may send mail ("v=spf1 -all")."""
     answer = snapshot.dns.get(domain, "TXT")
-    evaluation = evaluate_spf(domain, snapshot.dns)
+    records = SpfRecords()  # the records decoded and parsed once for all of the check's evaluations
+    evaluation = evaluate_spf(domain, snapshot.dns, records=records)
     if answer is None or evaluation is None:
         return [], False
     if failed(answer):
@@ -212,13 +213,13 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
     if evaluation.over_void_limit:
         findings.append(Finding("dns.spf_void_lookups", note=_spf_void_note(evaluation) + only_for("void") + unchecked))
     if evaluation.uses_ptr:
-        note = "the ptr mechanism is slow and unreliable (RFC 7208 5.5)" + _spf_ptr_void_note(snapshot, domain)
+        note = "the ptr mechanism is slow and unreliable (RFC 7208 5.5)" + _spf_ptr_void_note(snapshot, domain, records)
         findings.append(Finding("dns.spf_ptr", note=note))
     qualifier = evaluation.all_qualifier
 
     def fixed() -> tuple[dict[str, str], str]:
         # the fix changes each family's deciding term (`strict_fix`), evaluated again over the snapshot's answers
-        fix = strict_fix(evaluation, snapshot.dns)
+        fix = strict_fix(evaluation, snapshot.dns, records)
         # the rule's template quotes it: a record past 255 octets is written as several character-strings
         return {"domain": fix.domain, "spf_strict": " ".join(txt_strings(fix.record))[1:-1]}, _spf_kept_note(fix)
 
@@ -370,7 +371,7 @@ def _spf_kept_note(fix: SpfFix) -> str:
 _SPF_ENABLED_SHOWN = 5
 
 
-def _spf_ptr_void_note(snapshot: SiteSnapshot, domain: str) -> str:
+def _spf_ptr_void_note(snapshot: SiteSnapshot, domain: str, records: SpfRecords) -> str:
     """For a record with a ptr term: a sender whose address has no PTR record makes its query find nothing, a void
     lookup (RFC 7208 4.6.4; pyspf, policyd-spf's library, counts it), and whether that makes a permerror for such
     senders (the record's other void lookups, counted by a walk as theirs)."""
@@ -378,7 +379,7 @@ def _spf_ptr_void_note(snapshot: SiteSnapshot, domain: str) -> str:
         "; for a sender without reverse DNS (no PTR record for its address), the ptr term's query finds nothing, "
         "a void lookup receivers count (RFC 7208 4.6.4)"
     )
-    evaluation = evaluate_spf(domain, snapshot.dns, no_reverse_dns=True)
+    evaluation = evaluate_spf(domain, snapshot.dns, no_reverse_dns=True, records=records)
     if evaluation is None:
         return note
     stopped = [
