@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import dns.exception
@@ -17,6 +18,7 @@ __all__ = [
     "MAX_ENCLOSING_ZONES",
     "begins_versioned",
     "enclosing_zone_names",
+    "looks_versioned",
     "failed",
     "is_domain_name",
     "versioned_fields",
@@ -87,6 +89,18 @@ def begins_versioned(text: str, version: str) -> bool:
     RFC 8460 3): senders discard the TXT records that do not, which both RFCs spell "v=STSv1;" and
     "v=TLSRPTv1;", the whitespace their grammar's separator allows before the ";" read as mox reads it."""
     return text.startswith(version) and text[len(version) :].lstrip(" \t").startswith(";")
+
+
+@functools.cache
+def _near_miss(version: str) -> re.Pattern[str]:
+    name, _, number = version.partition("=")
+    return re.compile(rf"\s*{re.escape(name)}\s*=\s*{re.escape(number)}(?![0-9])", re.IGNORECASE)
+
+
+def looks_versioned(text: str, version: str) -> bool:
+    """The record is `version` mistyped (its case, spaces, the ";" left out: "v=STSv1id=abc"), but not another
+    version ("v=STSv10", as "v=STSv2", is no v1 record): one senders discard, which its owner meant as one."""
+    return not begins_versioned(text, version) and _near_miss(version).match(text) is not None
 
 
 def versioned_fields(text: str, version: str) -> tuple[list[tuple[str, str]], str | None]:

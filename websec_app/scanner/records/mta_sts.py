@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .dns_text import EXTENSION_VALUE, begins_versioned, versioned_fields
+from .dns_text import EXTENSION_VALUE, begins_versioned, looks_versioned, versioned_fields
 
 __all__ = [
     "MAX_AGE_LIMIT",
@@ -31,8 +31,6 @@ MAX_AGE_LIMIT = 31557600  # RFC 8461 3.2: at most one year
 MAX_POLICY_BYTES = 64 * 1024
 _VERSION = "v=STSv1"
 _STS_ID = re.compile(r"[A-Za-z0-9]{1,32}")  # 3.1: sts-id = %s"id=" 1*32(ALPHA / DIGIT)
-# "v=STSv1" mistyped (its case, spaces, the ";"), but not another version: "v=STSv10" is no v1 record, as "v=STSv2"
-_LOOKS_LIKE_STS = re.compile(r"\s*v\s*=\s*stsv1(?![0-9])", re.IGNORECASE)
 # 3.2: sts-policy-ext-name, which the defined field names match too; then sts-policy-field-delim, ":" *WSP
 _POLICY_FIELD = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,31}):[ \t]*")
 # 3.2: sts-policy-mx-value = ["*."] Domain, RFC 5321 4.1.2's Domain: labels of letters, digits and inner
@@ -54,7 +52,7 @@ def sts_records(txt_values: list[str]) -> list[str]:
 
 def sts_near_misses(txt_values: list[str]) -> list[str]:
     """The records discarded although they look like MTA-STS ("v=STSv1" alone, "v=STSv1 id=...", "V=STSv1;")."""
-    return [t for t in txt_values if not begins_versioned(t, _VERSION) and _LOOKS_LIKE_STS.match(t)]
+    return [t for t in txt_values if looks_versioned(t, _VERSION)]
 
 
 def sts_record_problem(text: str) -> str | None:

@@ -11,13 +11,11 @@ import re
 from urllib.parse import urlsplit
 
 from .dmarc import is_mail_address, mailto_addresses
-from .dns_text import EXTENSION_VALUE, begins_versioned, versioned_fields
+from .dns_text import EXTENSION_VALUE, begins_versioned, looks_versioned, versioned_fields
 
 __all__ = ["tlsrpt_near_misses", "tlsrpt_problem", "tlsrpt_records"]
 
 _VERSION = "v=TLSRPTv1"
-# "v=TLSRPTv1" mistyped (its case, spaces, the ";"), but not another version: "v=TLSRPTv10" is no v1 record
-_LOOKS_LIKE_TLSRPT = re.compile(r"\s*v\s*=\s*tlsrptv1(?![0-9])", re.IGNORECASE)
 # tlsrpt-rua = %s"rua=" tlsrpt-uri *(*WSP "," *WSP tlsrpt-uri)
 _URI_SEPARATOR = re.compile(r"[ \t]*,[ \t]*")
 # tlsrpt-uri = URI (RFC 3986: no whitespace), "commas (ASCII 0x2C), exclamation points (ASCII 0x21), and
@@ -32,7 +30,7 @@ def tlsrpt_records(txt_values: list[str]) -> list[str]:
 
 def tlsrpt_near_misses(txt_values: list[str]) -> list[str]:
     """The records discarded although they look like TLS-RPT ("v=TLSRPTv1" alone, "V=TLSRPTv1; rua=...")."""
-    return [t for t in txt_values if not begins_versioned(t, _VERSION) and _LOOKS_LIKE_TLSRPT.match(t)]
+    return [t for t in txt_values if looks_versioned(t, _VERSION)]
 
 
 def tlsrpt_problem(text: str) -> str | None:
