@@ -196,14 +196,11 @@ _GO_ASCII_SPACE = " \t\n\v\f\r"  # what Go's strings.TrimSpace takes of ASCII (t
 
 @dataclass(frozen=True)
 class PreloadReading:
-    """What hstspreload.org makes of one STS header value: its issue codes (chromium/hstspreload `ParseHeaderString`
-    then `PreloadableHeader`). Any error means the domain cannot be submitted to the preload list."""
+    """What hstspreload.org makes of one STS header value: its error codes (chromium/hstspreload `ParseHeaderString`
+    then `PreloadableHeader`; its warnings change nothing, and are not kept). Any error means the domain cannot be
+    submitted to the preload list."""
 
-    max_age: int | None
-    include_subdomains: bool
-    preload: bool
     errors: tuple[str, ...]
-    warnings: tuple[str, ...]
     unreadable_max_age: str | None = None  # the first max-age directive it could not read, as sent
 
     @property
@@ -230,67 +227,31 @@ def read_for_preload_list(value: str) -> PreloadReading:
     right after it (`max-age =1`, `max-ageing=1`); `preload` and `includeSubDomains` count only bare, and a
     directive that merely starts with one of them is a warning. Repeats, unknown and empty directives are warnings
     (Chromium rejects a repeated max-age or includeSubDomains: `parse_hsts`). Then the header needs
-    includeSubDomains, preload and max-age >= 31536000 (warning past 10 years).
+    includeSubDomains, preload and max-age >= 31536000 (warning past 10 years). Only the errors are kept: a
+    warning does not keep a domain off the list.
     """
     errors: list[str] = []
-    warnings: list[str] = []
     max_age: int | None = None
-    include_subdomains = preload = False
+    include_subdomains = preload = no_value = False
     unreadable: str | None = None
-
-    said: set[str] = set()  # a set: the lists grow with every unknown directive of a 64 KiB header
-
-    def once(issues: list[str], code: str) -> None:
-        if code not in said:
-            said.add(code)
-            issues.append(code)
-
-    directives = [directive.strip(_GO_ASCII_SPACE) for directive in value.split(";")]
-    if directives == [""]:
-        return PreloadReading(
-            None,
-            False,
-            False,
-            (
-                "header.preloadable.include_sub_domains.missing",
-                "header.preloadable.preload.missing",
-                "header.preloadable.max_age.missing",
-            ),
-            ("header.parse.empty",),
-        )
-    for directive in directives:
+    for directive in (directive.strip(_GO_ASCII_SPACE) for directive in value.split(";")):
         lower = directive.lower()
         if lower == "preload":
-            if preload:
-                once(warnings, "header.parse.repeated.preload")
             preload = True
-        elif lower.startswith("preload"):
-            once(warnings, "header.parse.invalid.preload")
         elif lower == "includesubdomains":
-            if include_subdomains:
-                once(warnings, "header.parse.repeated.include_sub_domains")
             include_subdomains = True
-        elif lower.startswith("includesubdomains"):
-            once(warnings, "header.parse.invalid.include_sub_domains")
         elif lower.startswith("max-age="):
-            digits = directive[len("max-age=") :]
-            if len(digits) > 1 and digits.startswith("0"):
-                warnings.append("header.parse.max_age.leading_zero")
-            seconds = _preload_max_age(digits)
+            seconds = _preload_max_age(directive[len("max-age=") :])
             if isinstance(seconds, str):
                 errors.append(seconds)
                 unreadable = unreadable or directive
             elif max_age is None:
                 max_age = seconds
-            else:
-                once(warnings, "header.parse.repeated.max_age")
         elif lower.startswith("max-age"):
-            once(errors, "header.parse.invalid.max_age.no_value")
+            if not no_value:
+                errors.append("header.parse.invalid.max_age.no_value")
+            no_value = True
             unreadable = unreadable or directive
-        elif not directive:
-            once(warnings, "header.parse.empty_directive")
-        else:
-            warnings.append("header.parse.unknown_directive")
     if not include_subdomains:
         errors.append("header.preloadable.include_sub_domains.missing")
     if not preload:
@@ -301,9 +262,7 @@ def read_for_preload_list(value: str) -> PreloadReading:
         errors.append("header.preloadable.max_age.zero")
     elif max_age < PRELOAD_MIN_MAX_AGE:
         errors.append("header.preloadable.max_age.below_1_year")
-    elif max_age > PRELOAD_LONG_MAX_AGE:
-        warnings.append("header.preloadable.max_age.over_10_years")
-    return PreloadReading(max_age, include_subdomains, preload, tuple(errors), tuple(warnings), unreadable)
+    return PreloadReading(tuple(errors), unreadable)
 
 
 # --- Referrer-Policy (W3C Referrer Policy) -------------------------------------------------------
