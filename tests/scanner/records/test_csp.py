@@ -87,6 +87,20 @@ def test_common_typos_are_pointed_out() -> None:
     assert "block-all-mixed-content is obsolete" in warnings
 
 
+def test_a_missing_semicolon_after_a_directive_without_a_source_list_is_pointed_out() -> None:
+    # Given directives whose values are no source list, each followed by a directive without its ';' (the case of
+    # Google's CSP Evaluator's lighthouse test "whenMissingSemicolon"): browsers set neither object-src nor
+    # script-src, so the policy's note must say why
+    policy = csp.parse_policy("script-src 'self'; report-uri /csp object-src 'none'; sandbox allow-forms SCRIPT-SRC")
+
+    warnings = " | ".join(policy.warnings)
+    assert "report-uri lists 'object-src', which is a directive name: a ';' is probably missing" in warnings
+    assert "sandbox lists 'SCRIPT-SRC', which is a directive name" in warnings
+    assert policy.get("object-src") is None
+    # A Trusted Types policy may be named like a directive: that is no typo
+    assert not csp.parse_policy("trusted-types script-src default").warnings
+
+
 def test_serialize_round_trips_and_can_drop_sources_and_directives() -> None:
     policy = csp.parse_policy("script-src 'self' 'unsafe-eval'; object-src *;")
 

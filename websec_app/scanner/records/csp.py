@@ -207,6 +207,7 @@ def parse_policy(text: str, *, delivery: str = "header", enforced: bool = True) 
             warnings.append(f"{_short(name)!r} is not a CSP directive; browsers ignore it")
         elif name in OBSOLETE_DIRECTIVES:
             warnings.append(f"{name} is obsolete; browsers ignore it")
+        warnings.extend(_missing_semicolon_warnings(name, value))
         warnings.extend(_source_list_warnings(name, value))
         directives.append((name, value))
     return Policy(tuple(directives), delivery, enforced, text.strip(_ASCII_WHITESPACE), tuple(warnings))
@@ -252,6 +253,19 @@ def upgrades_insecure_requests(policies: Iterable[Policy]) -> bool:
 
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _missing_semicolon_warnings(directive: str, values: Sequence[str]) -> list[str]:
+    """A directive name among the values of a directive that takes no source list: the ';' before it is missing,
+    so the directive named is not set (`report-uri /r object-src 'none'` sets no object-src). Source lists are
+    checked in _source_list_warnings; trusted-types is left out, as its values are policy names, any token."""
+    if directive in SOURCE_LIST_DIRECTIVES or directive == "trusted-types":
+        return []
+    return [
+        f"{directive} lists {value!r}, which is a directive name: a ';' is probably missing before it"
+        for value in values
+        if value.lower() in KNOWN_DIRECTIVES
+    ]
 
 
 def _source_list_warnings(directive: str, sources: Sequence[str]) -> list[str]:
