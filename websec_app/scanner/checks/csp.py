@@ -24,6 +24,7 @@ from ..records.csp import (
     is_nonce_or_hash,
     keywords_in,
     matches_nothing,
+    quoted_sources,
     scheme_and_host,
     upgrades_insecure_requests,
 )
@@ -34,6 +35,8 @@ _BROAD_SCHEMES = frozenset({"http", "https", "data", "blob", "filesystem"})
 
 def is_broad(source: str) -> bool:
     """`*`, a scheme source such as `https:` or `data:`, or a host-source whose host is `*`."""
+    if ":" not in source and not source.startswith("*"):
+        return False  # no scheme, and a host other than `*`: the common case, without a pattern run
     scheme, host = scheme_and_host(source)
     if host is None:
         return scheme in _BROAD_SCHEMES
@@ -42,8 +45,7 @@ def is_broad(source: str) -> bool:
 
 def is_insecure(source: str) -> bool:
     """`http:` or an `http://` host: content fetched in cleartext can be swapped in transit."""
-    scheme, _ = scheme_and_host(source)
-    return scheme == "http"
+    return source[:5].lower() == "http:" and scheme_and_host(source)[0] == "http"
 
 
 # --- Evaluation ----------------------------------------------------------------------------------
@@ -201,7 +203,7 @@ def _script_notes(policies: Sequence[Policy], inline_script: tuple[str, ...], ev
             continue
         name, sources = found
         keywords = keywords_in(sources)
-        has_nonce_or_hash = any(is_nonce_or_hash(s) for s in sources)
+        has_nonce_or_hash = any(is_nonce_or_hash(s) for s in quoted_sources(sources))
         if "'unsafe-inline'" in keywords and (has_nonce_or_hash or "'strict-dynamic'" in keywords):
             notes.append(
                 f"'unsafe-inline' in {name} is ignored by current browsers because the policy also uses "
