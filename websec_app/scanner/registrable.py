@@ -104,11 +104,7 @@ def is_registry_suffix(domain: str) -> bool:
     a private one (`github.io`), a registrable name or an IP literal. What Chrome refuses a certificate
     wildcard directly under (`*.co.uk`); the private section is consulted first, so the ICANN-only list is
     parsed only for a name that is a public suffix of some kind."""
-    domain = domain.rstrip(".").lower()
-    if not domain or ip_literal(domain) is not None:
-        return False
-    probe = f"websec-probe.{domain}"
-    if registrable_domain(probe) != probe:
-        return False  # not a public suffix in either section
-    labels = [_unicode_label(label) for label in probe.split(".")]
-    return _icann_suffix_list().privatesuffix(".".join(labels)) == ".".join(labels)
+    if not is_known_public_suffix(domain):
+        return False  # a public suffix of neither section
+    probe = ".".join(_unicode_label(label) for label in f"websec-probe.{domain.rstrip('.').lower()}".split("."))
+    return _icann_suffix_list().privatesuffix(probe) == probe

@@ -30,7 +30,7 @@ import dns.rdatatype
 from ..findings import CheckResult, Finding
 from ..records.caa import MAX_CAA_NAMES, CaaIssue, caa_names, critical_flag_problem, iodef_problem, parse_issue_value
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
-from ..records.dns_text import failed, txt_of
+from ..records.dns_text import failed, txt_of, zone_file_strings
 from ..records.mta_sts import (
     MAX_POLICY_BYTES,
     parse_sts_policy,
@@ -40,7 +40,7 @@ from ..records.mta_sts import (
     uncovered_mx,
 )
 from ..records.spf import parse_spf
-from ..records.spf_evaluation import SpfDecision, SpfRecords
+from ..records.spf_evaluation import ADDRESS_TYPE, SpfDecision, SpfRecords
 from ..records.spf_evaluation import term_text as spf_term_text
 from ..records.tls_rpt import tlsrpt_near_misses, tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
@@ -60,7 +60,6 @@ from .spf import (
     SpfFix,
     evaluate_spf,
     strict_fix,
-    txt_strings,
 )
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
@@ -221,7 +220,7 @@ def _spf(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> tuple[
         # the fix changes each family's deciding term (`strict_fix`), evaluated again over the snapshot's answers
         fix = strict_fix(evaluation, snapshot.dns, records)
         # the rule's template quotes it: a record past 255 octets is written as several character-strings
-        return {"domain": fix.domain, "spf_strict": " ".join(txt_strings(fix.record))[1:-1]}, _spf_kept_note(fix)
+        return {"domain": fix.domain, "spf_strict": " ".join(zone_file_strings(fix.record))[1:-1]}, _spf_kept_note(fix)
 
     all_domain = evaluation.all_domain or domain
     where = f" (in {all_domain}'s record, through redirect=)" if all_domain != domain else ""
@@ -455,7 +454,7 @@ def _spf_senders(
     (other,) = (f for f in FAMILIES if f != family)
     if failure is None and family in evaluation.stopped_on_own_count:
         if kind == "void":
-            own_type, other_type = _SPF_ADDRESS_TYPE[family], _SPF_ADDRESS_TYPE[other]
+            own_type, other_type = ADDRESS_TYPE[family], ADDRESS_TYPE[other]
             return f" (for {family} senders: receivers ask {own_type} for them, {other_type} for {other} senders)"
         if kind == "lookups":
             return f" (for {family} senders: {other} senders make fewer lookups, leaving an include before its end)"
@@ -464,9 +463,9 @@ def _spf_senders(
     matched = evaluation.results.get(other) in ("pass", "fail", "softfail", "neutral")
     if other in evaluation.passes_families or (failure is None and matched):
         return f" (for {family} senders: every {other} sender is matched before it)"
-    own_type = _SPF_ADDRESS_TYPE[family]
+    own_type = ADDRESS_TYPE[family]
     if failure is not None and all(answer.rdtype == own_type for answer in failure.lookups):
-        other_type = _SPF_ADDRESS_TYPE[other]
+        other_type = ADDRESS_TYPE[other]
         return f" (for {family} senders: receivers ask {own_type} for them, {other_type} for {other} senders)"
     earlier = evaluation.failures if failure is None else evaluation.failures[: evaluation.failures.index(failure)]
     if any(other in failed_term.families for failed_term in earlier):
@@ -475,7 +474,6 @@ def _spf_senders(
 
 
 #: The address type receivers ask an a or mx term's names for a sender of each family (RFC 7208 5.3, 5.4)
-_SPF_ADDRESS_TYPE = {"IPv4": "A", "IPv6": "AAAA"}
 
 
 # -- DMARC -----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..records.dns_text import zone_file_strings
 from ..records.spf import (
     SpfTerm,
     expand_domain_spec,
@@ -51,7 +52,6 @@ __all__ = [
     "SpfFix",
     "evaluate_spf",
     "strict_fix",
-    "txt_strings",
 ]
 
 #: Why a lookup the evaluation reaches is missing from a snapshot the fetch did not say was cut.
@@ -117,27 +117,6 @@ class SpfFix:
     opened: tuple[KeptTerm, ...] = ()  # terms dropped that let terms the record lists after them take effect
 
 
-def txt_strings(record: str) -> list[str]:
-    """`record` as a TXT record's character-strings: 255 octets at most each (RFC 1035 3.3), quoted and escaped as a
-    zone file writes them. Receivers join an SPF record's strings without a space (RFC 7208 3.3)."""
-    parts: list[str] = []
-    rest = record
-    while len(rest.encode()) > 255:
-        cut, size = 0, 0
-        for index, char in enumerate(rest):
-            size += len(char.encode())
-            if size > 255:
-                break
-            cut = index + 1
-        space = rest.rfind(" ", 0, cut)
-        # after a space when there is one, so no term is cut in two (the space ends the string; receivers join them)
-        cut = space + 1 if space > 0 else cut
-        parts.append(rest[:cut])
-        rest = rest[cut:]
-    parts.append(rest)
-    return ['"' + p.replace("\\", "\\\\").replace('"', '\\"') + '"' for p in parts]
-
-
 def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot, records: SpfRecords | None = None) -> SpfFix:
     """A record whose senders it does not list are refused, for a record whose verdict lets them through (softfail,
     neutral). Each family's end is its own term (RFC 7208 4.6.2: "~ip6:::/0" ends IPv6 senders' evaluation before the
@@ -173,7 +152,7 @@ def strict_fix(evaluation: SpfEvaluation, snapshot: DnsSnapshot, records: SpfRec
         nonlocal evaluations
         evaluations += 1
         missing = False
-        published = DnsAnswer(fix_domain, "TXT", "NOERROR", (" ".join(txt_strings(candidate)),))
+        published = DnsAnswer(fix_domain, "TXT", "NOERROR", (" ".join(zone_file_strings(candidate)),))
 
         def lookup(name: str, rdtype: str) -> DnsAnswer | None:
             nonlocal missing

@@ -24,6 +24,7 @@ __all__ = [
     "versioned_fields",
     "txt_of",
     "txt_strings",
+    "zone_file_strings",
 ]
 
 #: How far above a name that is no zone apex its zone is looked for: a platform's zone is one or two labels up
@@ -49,6 +50,28 @@ def txt_strings(records: tuple[str, ...]) -> list[str]:
             continue
         values.append(b"".join(rdata.strings).decode("utf-8", errors="replace"))  # type: ignore[attr-defined]
     return values
+
+
+def zone_file_strings(record: str) -> list[str]:
+    """`record` as a TXT record's character-strings: 255 octets at most each (RFC 1035 3.3), quoted and escaped as a
+    zone file writes them (what `txt_strings` reads back). Receivers join an SPF record's strings without a space
+    (RFC 7208 3.3)."""
+    parts: list[str] = []
+    rest = record
+    while len(rest.encode()) > 255:
+        cut, size = 0, 0
+        for index, char in enumerate(rest):
+            size += len(char.encode())
+            if size > 255:
+                break
+            cut = index + 1
+        space = rest.rfind(" ", 0, cut)
+        # after a space when there is one, so no term is cut in two (the space ends the string; receivers join them)
+        cut = space + 1 if space > 0 else cut
+        parts.append(rest[:cut])
+        rest = rest[cut:]
+    parts.append(rest)
+    return ['"' + p.replace("\\", "\\\\").replace('"', '\\"') + '"' for p in parts]
 
 
 def txt_of(answer: DnsAnswer | None) -> list[str]:

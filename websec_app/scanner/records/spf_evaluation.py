@@ -86,6 +86,7 @@ from .spf import (
 )
 
 __all__ = [
+    "ADDRESS_TYPE",
     "FAMILIES",
     "LOOKUP_LIMIT",
     "PTR_OF_THE_SENDER",
@@ -107,7 +108,7 @@ VOID_LOOKUP_LIMIT = 2  # RFC 7208 4.6.4: "SHOULD limit void lookups to two", mor
 #: The senders' address families, each of which may walk a record to a different end (a term passing every IPv4
 #: sender leaves the IPv6 ones walking on).
 FAMILIES = ("IPv4", "IPv6")
-_ADDRESS_TYPE = {"IPv4": "A", "IPv6": "AAAA"}
+ADDRESS_TYPE = {"IPv4": "A", "IPv6": "AAAA"}  # the record type an a or mx term asks for each family
 _NETWORK_FAMILY = {"ip4": "IPv4", "ip6": "IPv6"}
 _ALL_RESULTS = {"+": "pass", "-": "fail", "~": "softfail", "?": "neutral"}
 #: How much a result lets through, for the verdict on the families' results when they differ (neutral most)
@@ -674,7 +675,7 @@ class _Walk:
         return None
 
     def _a(self, term: SpfTerm, domain: str, target: str, live: frozenset[str]) -> _TermMatch | None:
-        answers = {family: self.lookup(target, _ADDRESS_TYPE[family]) for family in FAMILIES if family in live}
+        answers = {family: self.lookup(target, ADDRESS_TYPE[family]) for family in FAMILIES if family in live}
         failures = {family: a for family, a in answers.items() if a is not None and failed(a)}
         if failures:  # temperror for the senders whose own type failed (5.3); the others' answers decide for them
             self._failed(domain, term, list(failures.values()), live, frozenset(failures))
@@ -721,7 +722,7 @@ class _Walk:
             return None
         # 5.4: each MX host's addresses of the sender's family; a failure of one is a temperror too (5)
         hosts = [
-            (host, family, self.lookup(host, _ADDRESS_TYPE[family]))
+            (host, family, self.lookup(host, ADDRESS_TYPE[family]))
             for host in mx_exchanges(answer.records, each_record=True)
             for family in FAMILIES
             if family in live
