@@ -68,6 +68,12 @@ def websec_sends(lines: tuple[str, ...], set_from: str, sent_to: str, now: datet
     """The Cookie header websec's jar sends to `sent_to` once a response from `set_from`, dated `now` (the instant
     its Expires dates are judged at, as a browser adjusts them by the server's Date), set `lines`."""
     jar = ChainCookies()
-    headers = [("Date", http_date(now)), *(("Set-Cookie", line) for line in lines)]
+    # as fetch_one reads a response: each header's bytes (UTF-8 for the suite's CHARSET lines) as latin-1 text
+    headers = [("Date", http_date(now)), *(("Set-Cookie", on_the_wire(line)) for line in lines)]
     jar.take(make_response(set_from, 200, headers))
-    return jar.header_for(sent_to) or ""
+    return (jar.header_for(sent_to) or "").encode("latin-1").decode("utf-8")
+
+
+def on_the_wire(text: str) -> str:
+    """`text` sent in UTF-8 and read back as a header value: the latin-1 text of its bytes."""
+    return text.encode("utf-8").decode("latin-1")

@@ -61,12 +61,7 @@ DIVERGES: dict[str, str] = {
     "DISABLED_PATH0029": "6265bis 5.1.4 compares paths as written: /f%6Fo/bar is not under /foo/bar, and Chromium sends nothing",
 }
 
-UTF8 = "websec's own requests carry cookies in printable ASCII only (httpx sends header values as ASCII), so its jar keeps no UTF-8 cookie; Chromium sends the UTF-8 bytes the suite expects (checked in the browser test)"
 NOT_PORTED: dict[str, str] = {
-    "CHARSET0001": UTF8,
-    "CHARSET0002": UTF8,
-    "CHARSET0003": UTF8,
-    "CHARSET0004": UTF8,
     "DISABLED_CHROMIUM0023": "a bare CR inside a header line is HTTP framing, not cookie parsing: Chromium ends the line there, websec's HTTP client (h11) refuses the response",
 }
 

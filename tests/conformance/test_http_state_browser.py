@@ -24,7 +24,7 @@ import pytest
 
 from tests.clock import TEST_NOW
 from tests.conformance._http_state import SuiteCase, http_date, websec_sends
-from tests.conformance.test_http_state import CASES, NOT_PORTED, UTF8
+from tests.conformance.test_http_state import CASES, NOT_PORTED
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import SAME, Request, Response, RunningSite, Site, SiteFactory
 from tests.scanner.browser import CHROMIUM, CHROMIUM_ARGS, reaching
@@ -35,9 +35,8 @@ pytestmark = pytest.mark.browser
 
 #: Every host the suite sets cookies from or reads them back at.
 NAMES = ("home.example.org", "sibling.example.org", "subdomain.home.example.org", "sibling.home.example.org")
-#: The cases served: those ported, and those not ported for websec's ASCII-only requests (Chromium is held to the
-#: suite there, which is what the reason in NOT_PORTED says).
-SERVED = {name: case for name, case in CASES.items() if name not in NOT_PORTED or NOT_PORTED[name] == UTF8}
+#: The cases served: those ported.
+SERVED = {name: case for name, case in CASES.items() if name not in NOT_PORTED}
 #: The cases whose response Chromium refuses outright (a NUL in a header line).
 REFUSED = {"DISABLED_CHROMIUM0022"}
 #: Browser contexts loading cases at once (one case at a time each, its cookies cleared first).
@@ -109,13 +108,11 @@ def test_chromium_sends_what_websec_sends(site_factory: SiteFactory, pki: Pki) -
 
     chromium = {name: header for name, (header, _) in seen.items()}
     assert {name for name, (_, refused) in seen.items() if refused} == REFUSED
-    ported = [name for name in SERVED if name not in NOT_PORTED]
     ours = {
         name: websec_sends(CASES[name].received, CASES[name].set_from, on_port_80(CASES[name].sent_to), TEST_NOW)
-        for name in ported
+        for name in SERVED
     }
-    assert {name: chromium[name] for name in ported} == ours
-    # where websec's requests cannot carry the cookie, Chromium sends what the suite expects
-    utf8 = [name for name in SERVED if name in NOT_PORTED]
-    assert {name: chromium[name] for name in utf8} == {name: CASES[name].expected for name in utf8}
+    assert chromium == ours
+    # UTF-8 cookies (the CHARSET cases) go back as the bytes they came in, in Chromium as in websec's jar
+    assert chromium["CHARSET0002"] == "春节回=家路·春运完全手册" == ours["CHARSET0002"]
     assert chromium["0001"] == "foo=bar", "the control must be sent, or the comparison proves nothing"

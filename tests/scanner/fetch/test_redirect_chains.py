@@ -96,6 +96,29 @@ async def test_a_cookie_gate_on_the_scanned_chain_gets_its_cookie_back(
     assert [r.header("cookie") for r in site.requests] == [None, "seen=1"]
 
 
+async def test_a_cookie_set_in_utf8_goes_back_as_the_bytes_it_came_in(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a gate that sets a cookie whose value is UTF-8 (a name, a JSON blob) and lets in who sends it back
+    value = "Jürgen·春节".encode()
+
+    def gate(request: Request) -> Redirect | Response:
+        # the fixture reads header bytes as latin-1 text: the cookie's bytes, one character each
+        if (request.header("cookie") or "").encode("latin-1") == b"who=" + value:
+            return text("welcome")
+        return Redirect("/", status=302, headers=[b"Set-Cookie: who=" + value + b"; Path=/"])
+
+    site = site_factory(Site(names=(site_factory.unique_host("utf8-gate"),), tls=None, http=gate))
+
+    # When the scanned URL's chain follows it
+    chain = await chain_for(site.http_url, scan_settings, main=True)
+
+    # Then the second request carried the cookie byte for byte, as Chromium sends it (the http-state CHARSET cases,
+    # tests/conformance/test_http_state_browser.py), and got the page: the jar kept ASCII alone, and the gate
+    # redirected until the limit
+    assert [r.status_code for r in chain.responses] == [302, 200]
+
+
 @pytest.fixture(scope="module")
 def loop_site(site_factory: SiteFactory) -> RunningSite:
     host = site_factory.unique_host("self-loop")

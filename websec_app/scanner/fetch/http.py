@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import errno
 import importlib.util
+import re
 import ssl
 import sys
 import typing
@@ -337,8 +338,11 @@ async def fetch_one(
     are what most checks need, and they have arrived.
     """
     max_body = limits.max_body_bytes if max_body is None else max_body
+    # A header value is held as the latin-1 text of its bytes, as HeaderList holds a response's: a cookie a site set
+    # in UTF-8 goes back as the bytes it came in (httpx would encode text as ASCII and refuse it)
+    wire = None if headers is None else {name: value.encode("latin-1") for name, value in headers.items()}
     try:
-        request = client.build_request(method, url, headers=headers)
+        request = client.build_request(method, url, headers=wire)
     except (httpx.InvalidURL, ValueError) as exc:  # parse_target accepted it, httpx did not: still not a 500
         raise InvalidTarget(f"The URL {url!r} is not valid: {exc}") from None
     async with asyncio.timeout(limits.connect_seconds + limits.read_seconds):
@@ -429,6 +433,9 @@ def _request_key(url: str, address: str, headers: dict[str, str] | None, max_bod
 #: no more, and reads no more than MAX_CHAIN_COOKIES Set-Cookie lines of a response, whatever a server sends.
 MAX_CHAIN_COOKIES = 50
 MAX_COOKIE_BYTES = 4096
+#: 6265bis 5.6 step 1: a line holding a control character but HTAB is ignored. Bytes past ASCII are kept (a UTF-8
+#: value, read as latin-1 text like every header), and sent back as they came, as Chromium sends them.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -484,8 +491,9 @@ class ChainCookies:
     or a public suffix that is the host itself, leaves it host-only). It is sent back to its host or domain,
     under its path, Secure ones over https only (6265bis 5.8.3); to a request made from another site's page, only
     those browsers send across sites (`_StoredCookie.goes_cross_site`). Each chain starts empty, as a new
-    visitor does; it keeps at most MAX_CHAIN_COOKIES, of at most MAX_COOKIE_BYTES each, in printable ASCII (what
-    httpx sends), so a hostile server cannot grow it."""
+    visitor does; it keeps at most MAX_CHAIN_COOKIES, of at most MAX_COOKIE_BYTES each, so a hostile server cannot
+    grow it. A cookie set in UTF-8 is kept and sent back byte for byte (the header's latin-1 text, as fetch_one
+    sends it), as Chromium does."""
 
     def __init__(self) -> None:
         # Keyed as 6265bis 5.7 step 22 replaces a cookie (name, domain, host-only flag, path; CHIPS adds the
@@ -525,7 +533,7 @@ class ChainCookies:
         lines = [
             line
             for line in response.headers.get_all("set-cookie")
-            if len(line) <= MAX_COOKIE_BYTES and line.isascii() and line.isprintable()
+            if len(line) <= MAX_COOKIE_BYTES and not _CONTROL_CHARACTER.search(line)
         ][:MAX_CHAIN_COOKIES]
         if not lines:
             return
