@@ -340,7 +340,7 @@ async def fetch_one(
     max_body = limits.max_body_bytes if max_body is None else max_body
     # A header value is held as the latin-1 text of its bytes, as HeaderList holds a response's: a cookie a site set
     # in UTF-8 goes back as the bytes it came in (httpx would encode text as ASCII and refuse it)
-    wire = None if headers is None else {name: value.encode("latin-1") for name, value in headers.items()}
+    wire = None if headers is None else [(name.encode(), value.encode("latin-1")) for name, value in headers.items()]
     try:
         request = client.build_request(method, url, headers=wire)
     except (httpx.InvalidURL, ValueError) as exc:  # parse_target accepted it, httpx did not: still not a 500
