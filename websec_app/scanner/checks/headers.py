@@ -43,7 +43,7 @@ from ..records.html import HtmlPage, MetaElement, is_html, meta_elements_of, par
 from ..records.structured_fields import InnerList, Item, StructuredFieldError, Token, parse_dictionary
 from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
 from ..target import ip_literal
-from . import csp
+from . import csp, csp_bypass
 from ._header_details import header_details
 from ._shown import MAX_SHOWN, listed
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
@@ -191,6 +191,7 @@ def _content_security_policy(
         )
     if report_only:
         notes.append("a Content-Security-Policy-Report-Only policy is also sent (it only reports, so it is not graded)")
+    notes.extend(csp_bypass.bypass_notes(evaluation.policies))
     findings = _csp_problems(evaluation)
     if not findings:
         return evaluation, _with_notes([_finding("csp.good", CSP)], [*notes, *evaluation.notes])

@@ -3,6 +3,8 @@
 `weak_ciphers.json`: the cipher-suite families probed one by one (fetch/tls_probes.py)
 and named in the `tls` findings.
 `permissions_policy_features.txt`: the Permissions-Policy features Chromium recognises (checks/headers.py).
+`csp_script_bypass_hosts.json`: the JSONP endpoints and AngularJS copies Google's CSP Evaluator lists, which a CSP's
+script host allowlist must not allow (checks/csp_bypass.py; Apache-2.0, `csp-evaluator.LICENSE`).
 """
 
 from __future__ import annotations
