@@ -47,7 +47,7 @@ IP_SOURCE = "hygiene, no weakness: an IP source matches that address only (CSP3 
 NONCE_LENGTH = "a nonce's strength is being unguessable and new in each response (CSP3 §7.1: at least 128 bits), which one fetched policy cannot show: 'nonce-veryLongRandomNonce' passes CSP Evaluator's 8-character check and may be a constant; websec does not grade the length"
 REPORT_URI_HTTP = "reporting only: report-uri decides where violation reports go, not what the page may load; websec grades what a policy lets load (scripts over http: are csp.insecure_source)"
 REPORTING = "operations, not protection: a policy without report-uri or report-to enforces the same; websec does not grade reporting"
-STRICT_DYNAMIC = "advice towards a nonce-based policy: a host allowlist is enforced as written by every browser; its known bypass, a JSONP or AngularJS host, is the SCRIPT_ALLOWLIST_BYPASS HIGH finding, which websec's note states"
+STRICT_DYNAMIC = "advice towards a nonce-based policy: a host allowlist is enforced as written by every browser; its known bypass, a JSONP or AngularJS host, is the SCRIPT_ALLOWLIST_BYPASS HIGH finding, websec's csp.bypassable_script_host"
 UNSAFE_INLINE_FALLBACK = "a fallback for browsers older than CSP2 (2015): websec grades current browsers and does not ask for 'unsafe-inline' beside a nonce or hash"
 ALLOWLIST_FALLBACK = "a fallback for browsers without 'strict-dynamic' (before Chrome 52, Firefox 52, Safari 15.4): websec grades current browsers and does not ask for https: beside it"
 
@@ -379,7 +379,7 @@ SECURITY_CASES = [
         "script-src *.google.com",
         "checkScriptAllowlistBypass",
         ("SCRIPT_ALLOWLIST_BYPASS HIGH script-src",),
-        NO_OBJECT_BASE,
+        (*NO_OBJECT_BASE, "csp.bypassable_script_host"),
     ),
     case(
         SECURITY,
@@ -387,7 +387,7 @@ SECURITY_CASES = [
         "script-src *.google.com 'none'",
         "checkScriptAllowlistBypass",
         (),
-        NO_OBJECT_BASE,
+        (*NO_OBJECT_BASE, "csp.bypassable_script_host"),
         NONE_IGNORED,
     ),
     case(
@@ -396,7 +396,7 @@ SECURITY_CASES = [
         "script-src https://googletagmanager.com 'unsafe-eval'",
         "checkScriptAllowlistBypass",
         ("SCRIPT_ALLOWLIST_BYPASS HIGH script-src",),
-        ("csp.unsafe_eval", "csp.no_object_src", "csp.no_base_uri"),
+        ("csp.unsafe_eval", "csp.no_object_src", "csp.no_base_uri", "csp.bypassable_script_host"),
     ),
     case(
         SECURITY,
@@ -413,7 +413,7 @@ SECURITY_CASES = [
         "script-src gstatic.com",
         "checkScriptAllowlistBypass",
         ("SCRIPT_ALLOWLIST_BYPASS HIGH script-src",),
-        NO_OBJECT_BASE,
+        (*NO_OBJECT_BASE, "csp.bypassable_script_host"),
     ),
     case(
         SECURITY,
@@ -783,7 +783,7 @@ LIGHTHOUSE_CASES = [
         "script-src *.google.com; object-src 'none'",
         FAILURE,
         ("STRICT_DYNAMIC STRICT_CSP script-src",),
-        NO_BASE,
+        (*NO_BASE, "csp.bypassable_script_host"),
         STRICT_DYNAMIC,
     ),
     case(
@@ -832,7 +832,7 @@ LIGHTHOUSE_CASES = [
         (MIXED, "script-src *.google.com"),
         FAILURE,
         ("MISSING_DIRECTIVES HIGH object-src", "STRICT_DYNAMIC STRICT_CSP script-src"),
-        NO_OBJECT_BASE,
+        (*NO_OBJECT_BASE, "csp.bypassable_script_host"),
         STRICT_DYNAMIC,
     ),
     case(

@@ -1,6 +1,6 @@
 """A script-src host known to serve JSONP endpoints or AngularJS (Google's CSP Evaluator's lists,
-data/csp_script_bypass_hosts.json) is named in the Content-Security-Policy note: the policy does not stop an injected
-<script src> to it (checks/csp_bypass.py)."""
+data/csp_script_bypass_hosts.json) is a problem of the Content-Security-Policy header, csp.bypassable_script_host,
+which names it (worth no points): the policy does not stop an injected <script src> to it (checks/csp_bypass.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,23 @@ import pytest
 
 from tests.factories import make_snapshot
 from websec_app.scanner.checks.headers import CSP, check_headers
+from websec_app.scanner.findings import Finding
+from websec_app.scanner.rules import default_rulebook
+
+
+def csp_findings(*policies: str) -> list[Finding]:
+    snapshot = make_snapshot("https://example.com/", headers=[(CSP, policy) for policy in policies])
+    return [f for f in check_headers(snapshot).findings if f.subject == CSP]
 
 
 def csp_note(*policies: str) -> str:
-    snapshot = make_snapshot("https://example.com/", headers=[(CSP, policy) for policy in policies])
-    return "; ".join(f.note or "" for f in check_headers(snapshot).findings if f.subject == CSP)
+    return "; ".join(f.note or "" for f in csp_findings(*policies))
+
+
+def bypass_note(*policies: str) -> str:
+    """The note of the policies' csp.bypassable_script_host finding, which must be there."""
+    (bypassable,) = [f for f in csp_findings(*policies) if f.outcome == "csp.bypassable_script_host"]
+    return bypassable.note or ""
 
 
 @pytest.mark.parametrize(
@@ -29,13 +41,13 @@ def csp_note(*policies: str) -> str:
     ],
 )
 def test_a_host_serving_jsonp_endpoints_is_named(policy: str, named: str) -> None:
-    note = csp_note(policy)
+    note = bypass_note(policy)
     assert f"{named}" in note and "where Google's CSP Evaluator lists JSONP endpoints" in note, note
     assert "a callback of the attacker's runs under the policy" in note
 
 
 def test_a_host_serving_angularjs_is_named() -> None:
-    note = csp_note("script-src 'self' gstatic.com; object-src 'none'; base-uri 'none'")
+    note = bypass_note("script-src 'self' gstatic.com; object-src 'none'; base-uri 'none'")
     assert "scripts may load from gstatic.com, where Google's CSP Evaluator lists AngularJS" in note, note
 
 
@@ -59,10 +71,96 @@ def test_a_host_serving_angularjs_is_named() -> None:
 )
 def test_no_listed_script_is_named_where_the_policies_do_not_allow_one(policies: tuple[str, ...]) -> None:
     assert "Google's CSP Evaluator lists" not in csp_note(*policies)
+    assert "csp.bypassable_script_host" not in [f.outcome for f in csp_findings(*policies)]
 
 
 def test_a_long_list_of_hosts_names_three() -> None:
-    note = csp_note("script-src *.google.com *.googleapis.com")
+    note = bypass_note("script-src *.google.com *.googleapis.com")
     assert (
         "and " in note.split("where Google's CSP Evaluator lists JSONP endpoints")[0].split("scripts may load from")[1]
     )
+
+
+def test_the_bypass_is_shown_as_a_problem_worth_no_points() -> None:
+    # Given a policy that is right in every other way (csp.good before), and one that also allows eval
+    alone = csp_findings("script-src 'self' https://www.google.com; object-src 'none'; base-uri 'none'")
+    with_eval = csp_findings("script-src https://www.google.com 'unsafe-eval'; object-src 'none'; base-uri 'none'")
+
+    # Then the bypass is the header's problem, worth no points, whose fix drops the host the page loads nothing
+    # from; beside another problem it comes after it, and the proposal repairs both
+    book = default_rulebook()
+    assert [f.outcome for f in alone] == ["csp.bypassable_script_host"]
+    assert book.rules["csp.bypassable_script_host"].deduction == 0
+    assert book.rules["csp.bypassable_script_host"].status == "warn"
+    assert alone[0].fix_vars["csp_proposal"] == "script-src 'self'; object-src 'none'; base-uri 'none'"
+    assert [f.outcome for f in with_eval] == ["csp.unsafe_eval", "csp.bypassable_script_host"]
+    assert with_eval[0].fix_vars["csp_proposal"] == "script-src 'none'; object-src 'none'; base-uri 'none'"
+
+
+RECAPTCHA_PAGE = (
+    '<html><head><script src="https://www.google.com/recaptcha/api.js"></script><script src="/app.js"></script>'
+    "</head><body>x</body></html>"
+)
+
+
+def csp_fix(body: str, *policies: str) -> tuple[list[str], str, str]:
+    """(outcomes, the proposed policy, its fix note) of the Content-Security-Policy header."""
+    snapshot = make_snapshot("https://example.com/", headers=[(CSP, policy) for policy in policies], body=body)
+    found = [f for f in check_headers(snapshot).findings if f.subject == CSP]
+    return [f.outcome for f in found], found[0].fix_vars.get("csp_proposal", ""), found[0].fix_note or ""
+
+
+def test_a_proposed_policy_allows_a_bypass_host_by_the_paths_the_page_loads_scripts_from() -> None:
+    # Given a page without a CSP that loads reCAPTCHA from www.google.com, which also serves JSONP endpoints
+    outcomes, proposal, _ = csp_fix(RECAPTCHA_PAGE)
+
+    # Then the proposal allows /recaptcha/ there, not the whole host (which CSP Evaluator and websec flag), and the
+    # proposal, sent, is not bypassable
+    assert outcomes == ["csp.missing"]
+    assert "script-src 'self' https://www.google.com/recaptcha/;" in proposal, proposal
+    assert csp_fix(RECAPTCHA_PAGE, proposal)[0] == ["csp.good"]
+
+
+def test_the_fix_of_a_bypassable_policy_narrows_each_host_to_what_the_page_loads_or_drops_it() -> None:
+    # Given the site's policy allowing www.google.com whole, and www.gstatic.com, whose scripts the page never loads
+    policy = "script-src 'self' https://www.google.com www.gstatic.com; object-src 'none'; base-uri 'none'"
+    outcomes, proposal, note = csp_fix(RECAPTCHA_PAGE, policy)
+
+    # Then the fix is the site's policy with the paths the page loads instead, the other host gone, each said
+    assert outcomes == ["csp.bypassable_script_host"]
+    assert proposal == "script-src 'self' https://www.google.com/recaptcha/; object-src 'none'; base-uri 'none'"
+    assert "https://www.google.com -> https://www.google.com/recaptcha/" in note
+    assert "www.gstatic.com removed (this page loads no script from it)" in note
+    assert csp_fix(RECAPTCHA_PAGE, proposal)[0] == ["csp.good"]
+
+
+def test_a_bypass_host_in_default_src_is_narrowed_in_a_script_src_of_its_own() -> None:
+    # Given default-src allowing *.google.com for everything (images from it too)
+    policy = "default-src 'self' *.google.com; object-src 'none'; base-uri 'none'"
+    outcomes, proposal, note = csp_fix(RECAPTCHA_PAGE, policy)
+
+    # Then default-src is kept for the rest, and scripts get the narrowed list
+    assert outcomes == ["csp.bypassable_script_host"]
+    assert proposal == (
+        "default-src 'self' *.google.com; object-src 'none'; base-uri 'none'; "
+        "script-src 'self' https://www.google.com/recaptcha/"
+    )
+    assert "in a script-src of its own" in note
+    assert csp_fix(RECAPTCHA_PAGE, proposal)[0] == ["csp.good"]
+
+
+def test_a_script_in_a_directory_that_holds_a_known_endpoint_is_allowed_by_its_own_path() -> None:
+    # Given a page loading a script beside one of CSP Evaluator's AngularJS copies (ajax.googleapis.com/ajax/libs/
+    # angularjs/1.2.0rc1/angular-route.min.js), and one far from any
+    page = (
+        '<script src="https://ajax.googleapis.com/ajax/libs/angularjs/1.2.0rc1/angular-sanitize.min.js"></script>'
+        '<script src="https://ajax.googleapis.com/ajax/libs/jquery/3.7.1/jquery.min.js"></script>'
+    )
+    _, proposal, _ = csp_fix(page)
+
+    # Then the first is allowed by its own path (its directory would allow the AngularJS copy), the other by its
+    # directory
+    assert (
+        "script-src 'self' https://ajax.googleapis.com/ajax/libs/angularjs/1.2.0rc1/angular-sanitize.min.js "
+        "https://ajax.googleapis.com/ajax/libs/jquery/3.7.1/;"
+    ) in proposal, proposal

@@ -1032,6 +1032,17 @@ WEAK_OR_WARN_EXAMPLES: dict[str, list[dict[str, Any]]] = {
         },
         {"headers": [("Content-Security-Policy", "script-src 'self'; object-src 'none'; base-uri *")]},
     ],
+    "csp.bypassable_script_host": [
+        # a host serving JSONP endpoints (www.google.com) allowed whole
+        {
+            "headers": [
+                (
+                    "Content-Security-Policy",
+                    "script-src 'self' https://www.google.com; object-src 'none'; base-uri 'none'",
+                )
+            ]
+        }
+    ],
     "csp.unsafe_inline_style": [
         {"headers": [("Content-Security-Policy", _STRICT_CSP + "; style-src 'unsafe-inline'")]}
     ],

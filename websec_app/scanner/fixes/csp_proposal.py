@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 from ...wording import counted
-from ..records.csp import Policy
+from ..records.csp import Policy, effective_sources
 from ..records.html import (
     HtmlPage,
     base_element,
@@ -63,6 +63,7 @@ from ..records.html import (
     script_type,
     split_url,
 )
+from ..records.script_bypasses import bypass_hosts, host_source, narrowed_path
 
 __all__ = [
     "GENERIC_POLICY",
@@ -302,6 +303,9 @@ class Repairs:
     objects_open: bool = False  # object-src 'none'
     base_open: bool = False  # base-uri 'self'
     inline_style: bool = False  # drop 'unsafe-inline' for styles, allow the page's own by hash
+    # script sources through which a script that runs what a request names loads (checks/csp_bypass.py): each
+    # becomes the paths the page loads its scripts from on that host, or goes when the page loads none from there
+    bypassing: frozenset[str] = frozenset()
 
 
 def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs: Repairs) -> CspProposal:
@@ -328,15 +332,31 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     dropped |= {"base-uri"} if repairs.base_open else set()
     directives: list[str] = []
     writable, left_out = writable_directives(policy.directives)
+    script_directive, narrowing = _narrowing(policy, page, page_url, repairs.bypassing)
     # Each directive's sources as the site wrote them, looked up once each: Policy.get reads the directives from
     # the first, and a <meta> policy of 130,000 directives took minutes
     written: dict[str, tuple[str, ...]] = {}
     for name, sources in policy.directives:
         written.setdefault(name, sources)
+
+    def rewritten(name: str, sources: Sequence[str], narrow: bool) -> list[str]:
+        return list(
+            dict.fromkeys(
+                new
+                for source in sources
+                for new in (
+                    narrowing[source] if narrow and source in narrowing else (_repaired(name, source, repairs),)
+                )
+                if new is not None
+            )
+        )
+
+    # default-src serves every other fetch too: its script sources are narrowed in a script-src of their own
+    script_src_added = script_directive == "default-src" and bool(narrowing)
     for name, sources in writable:
         if name in dropped:
             continue
-        kept = [new for source in sources if (new := _repaired(name, source, repairs)) is not None]
+        kept = rewritten(name, sources, name == script_directive and not script_src_added)
         if not written.get(name):  # upgrade-insecure-requests, sandbox: valueless as the site wrote them
             directives.append(name)
             continue
@@ -345,6 +365,10 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
         if repairs.inline_style and name == "style-src-attr" and "'unsafe-inline'" in (s.lower() for s in sources):
             kept += [h for h in attribute_sources if h not in kept]
         directives.append(" ".join([name, *(kept or ["'none'"])]))
+    if script_src_added:
+        directives.append(
+            " ".join(["script-src", *(rewritten("script-src", written["default-src"], True) or ["'none'"])])
+        )
     if repairs.inline_style and "style-src" not in policy and "style-src-elem" not in policy:
         directives.append(" ".join(["style-src", "'self'", *style_sources]))
     if repairs.inline_style and attribute_sources and "style-src-attr" not in policy:
@@ -362,6 +386,7 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
             (repairs.objects_open, object_src),
             (repairs.base_open, base_uri),
             (repairs.inline_style, "inline styles allowed by hash instead of 'unsafe-inline'"),
+            (bool(narrowing), _narrowing_change(narrowing, script_src_added)),
         )
         if wanted
     ]
@@ -380,6 +405,45 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     if relies_on_nonce(writable):  # no server snippet then (snippets.py): the application sends the header
         notes.append(NONCE_NOTE)
     return CspProposal("; ".join(directives), False, (*notes, _ROLLOUT))
+
+
+def _narrowing(
+    policy: Policy, page: HtmlPage | None, page_url: str, bypassing: frozenset[str]
+) -> tuple[str | None, dict[str, tuple[str, ...]]]:
+    """The directive of the policy's script list, and for each of its sources in `bypassing` the sources to write
+    instead: the paths the page loads scripts from on the hosts the source allows (`_Builder._narrowed`), none
+    when it loads none from there."""
+    found = effective_sources(policy, "script-src-elem") if bypassing else None
+    if found is None:
+        return None, {}
+    loaded: list[str] = []
+    if page is not None:
+        builder = _Builder(page, page_url, urlsplit(page_url).scheme == "https")
+        try:
+            builder._resources(only="script-src")
+        except _TooMuch:  # more than MAX_ORIGINS script origins, or out of time: each such source goes
+            pass
+        loaded = [source for source in builder.sources.get("script-src", {}) if source != "'self'"]
+    mapping = {}
+    for source in found[1]:
+        culprit = host_source(source) if source in bypassing else None
+        if culprit is not None:
+            mapping[source] = tuple(s for s in loaded if (read := host_source(s)) is not None and culprit.covers(read))
+    return found[0], mapping
+
+
+def _narrowing_change(narrowing: dict[str, tuple[str, ...]], in_script_src: bool) -> str:
+    """The change note of the script sources narrowed (`_narrowing`); `in_script_src`: in a script-src added for
+    them, default-src keeping the rest."""
+    each = [
+        f"{source} -> {' '.join(paths)}" if paths else f"{source} removed (this page loads no script from it)"
+        for source, paths in narrowing.items()
+    ]
+    where = " (in a script-src of its own: default-src still serves the rest)" if in_script_src else ""
+    return (
+        f"script hosts that also serve JSONP endpoints or AngularJS allowed by the paths this page loads from{where}: "
+        + "; ".join(each)
+    )
 
 
 def _objects_and_base(page: HtmlPage | None, page_url: str) -> tuple[list[str], list[str]]:
@@ -542,7 +606,7 @@ class _Builder:
                 parts = split_url(joined) if joined is not None else None
                 self.source_of[key] = self._source(directive, parts) if parts is not None else None
             source = self.source_of[key]
-            return self._add(directive, source) if source is not None else None
+            return self._add(directive, self._narrowed(directive, source, base, value)) if source is not None else None
         if _SCHEME_RE.match(value):
             joined = join_url(base, value)
             split = split_url(joined) if joined is not None else None
@@ -554,7 +618,18 @@ class _Builder:
         else:
             parts = urlsplit(base)
         source = self._source(directive, parts)
-        return self._add(directive, source) if source is not None else None
+        return self._add(directive, self._narrowed(directive, source, base, value)) if source is not None else None
+
+    def _narrowed(self, directive: str, source: str, base: str, value: str) -> str:
+        """`source` (an origin) for a script the page loads, or the script's path on it when its host also serves a
+        script that runs what a request names (records/script_bypasses.py: a JSONP endpoint of www.google.com, whose
+        reCAPTCHA a page loads from /recaptcha/): allowing the whole host would let an injected script use it."""
+        if directive != "script-src" or source == "'self'" or urlsplit(source).hostname not in bypass_hosts():
+            return source
+        joined = join_url(base, value)
+        parts = split_url(joined) if joined is not None else None
+        path = narrowed_path(parts) if parts is not None else None
+        return source if path is None else source + path
 
     def _source(self, directive: str, parts: SplitResult) -> str | None:
         scheme = parts.scheme.lower()
