@@ -473,9 +473,6 @@ def _spf_senders(
     return f" (for {family} senders)"
 
 
-#: The address type receivers ask an a or mx term's names for a sender of each family (RFC 7208 5.3, 5.4)
-
-
 # -- DMARC -----------------------------------------------------------------------------------------
 
 

@@ -108,7 +108,8 @@ VOID_LOOKUP_LIMIT = 2  # RFC 7208 4.6.4: "SHOULD limit void lookups to two", mor
 #: The senders' address families, each of which may walk a record to a different end (a term passing every IPv4
 #: sender leaves the IPv6 ones walking on).
 FAMILIES = ("IPv4", "IPv6")
-ADDRESS_TYPE = {"IPv4": "A", "IPv6": "AAAA"}  # the record type an a or mx term asks for each family
+#: The address type receivers ask an a or mx term's names for a sender of each family (RFC 7208 5.3, 5.4)
+ADDRESS_TYPE = {"IPv4": "A", "IPv6": "AAAA"}
 _NETWORK_FAMILY = {"ip4": "IPv4", "ip6": "IPv6"}
 _ALL_RESULTS = {"+": "pass", "-": "fail", "~": "softfail", "?": "neutral"}
 #: How much a result lets through, for the verdict on the families' results when they differ (neutral most)
