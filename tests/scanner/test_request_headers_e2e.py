@@ -113,19 +113,22 @@ def test_the_cli_sends_the_header_and_never_prints_it(staging, scan_env: dict[st
         ("preview=1", None, "preview=1"),
         ("preview=1", "seen=1; theme=dark", "preview=1; seen=1; theme=dark"),
         ("seen=0; preview=1", "seen=1; theme=dark", "seen=0; preview=1; theme=dark"),
+        # a site's cookie ending in a no-break or ideographic space (UTF-8 bytes, read as latin-1) goes back whole
+        ("preview=1", "who=abc\xa0; x=\xe3\x80\x80", "preview=1; who=abc\xa0; x=\xe3\x80\x80"),
     ],
-    ids=["alone", "joined", "the-users-win"],
+    ids=["alone", "joined", "the-users-win", "unicode-spaces-kept"],
 )
 async def test_a_cookie_header_the_user_gives_joins_the_cookies_the_request_carries(
     given: str, on_the_request: str | None, sent: str
 ) -> None:
     # Given the user's Cookie header for https://staging.test, and a request there carrying the chain's cookies
     origin_headers = OriginHeaders.for_target(parse_target("https://staging.test/"), (("Cookie", given),))
-    carried = {"Cookie": on_the_request} if on_the_request else {}
+    # (as fetch_one sends it: the bytes of the latin-1 text a header is held as)
+    carried = {"Cookie": on_the_request.encode("latin-1")} if on_the_request else {}
     request = httpx.Request("GET", "https://staging.test/", headers=carried)
 
     # When the request hook runs
     await origin_headers.add_to(request)
 
-    # Then one Cookie header carries both, the user's value winning where both name a cookie
-    assert request.headers.get_list("cookie") == [sent]
+    # Then one Cookie header carries both, the user's value winning where both name a cookie, byte for byte
+    assert [value for name, value in request.headers.raw if name.lower() == b"cookie"] == [sent.encode("latin-1")]
