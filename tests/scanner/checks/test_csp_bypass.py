@@ -4,9 +4,12 @@ which names it (worth no points): the policy does not stop an injected <script s
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.factories import make_snapshot
+from websec_app.scanner.checks import csp_bypass
 from websec_app.scanner.checks.headers import CSP, check_headers
 from websec_app.scanner.findings import Finding
 from websec_app.scanner.rules import default_rulebook
@@ -164,3 +167,55 @@ def test_a_script_in_a_directory_that_holds_a_known_endpoint_is_allowed_by_its_o
         "script-src 'self' https://ajax.googleapis.com/ajax/libs/angularjs/1.2.0rc1/angular-sanitize.min.js "
         "https://ajax.googleapis.com/ajax/libs/jquery/3.7.1/;"
     ) in proposal, proposal
+
+
+@pytest.mark.parametrize(
+    "policies",
+    [
+        # a source on another port loads nothing from the host's default port (CSP3 §6.7.2.8 port-part)
+        ("script-src 'self' https://www.google.com:8443; object-src 'none'; base-uri 'none'",),
+        # a policy of sandbox alone runs no script, whatever the other policy allows
+        ("sandbox allow-forms", "script-src 'self' https://www.google.com; object-src 'none'; base-uri 'none'"),
+        ("sandbox, script-src 'self' https://www.google.com; object-src 'none'; base-uri 'none'",),
+    ],
+    ids=["other-port", "sandbox-policy", "sandbox-policy-one-line"],
+)
+def test_no_bypass_is_named_where_the_port_or_a_sandbox_stops_the_script(policies: tuple[str, ...]) -> None:
+    assert "csp.bypassable_script_host" not in [f.outcome for f in csp_findings(*policies)]
+
+
+@pytest.mark.parametrize("port", [":443", ":*", ""])
+def test_a_source_on_the_default_port_or_any_port_allows_the_script(port: str) -> None:
+    assert "www.google.com" in bypass_note(f"script-src https://www.google.com{port}; object-src 'none'")
+
+
+@pytest.mark.parametrize("broad", ["https:", "*", "https://*"])
+def test_a_policy_allowing_every_script_beside_one_naming_the_host_leaves_the_bypass(broad: str) -> None:
+    # Given two policies: one allows any script URL, the other www.google.com: the JSONP endpoint passes both
+    note = bypass_note(f"script-src {broad}", "script-src 'self' https://www.google.com; object-src 'none'")
+
+    # Then it is named (each policy alone said nothing of it: the first is csp.broad_script_source's)
+    assert "www.google.com" in note
+    assert "csp.bypassable_script_host" not in [f.outcome for f in csp_findings(f"script-src {broad}")]
+
+
+def test_many_policies_of_one_list_are_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a page of 2,000 <meta> policies each holding 50 comma-separated copies of one list (a 2 MiB page holds
+    # 116,000 policies: each read against every listed script took 22.6 s)
+    calls: list[tuple[str, ...]] = []
+    real = csp_bypass._read_list
+
+    def counted(sources: tuple[str, ...], eval_allowed: bool) -> Any:
+        calls.append(sources)
+        return real(sources, eval_allowed)
+
+    monkeypatch.setattr(csp_bypass, "_read_list", counted)
+    one = '<meta http-equiv=content-security-policy content="' + ",".join(["script-src *.google.com"] * 50) + '">'
+    snapshot = make_snapshot("https://example.com/", body="<html><head>" + one * 2_000 + "</head></html>")
+
+    # When the headers are checked
+    found = [f for f in check_headers(snapshot).findings if f.subject == CSP]
+
+    # Then the list is read once, and its bypass named
+    assert calls == [("*.google.com",)]
+    assert "csp.bypassable_script_host" in [f.outcome for f in found]

@@ -35,8 +35,8 @@ _BROAD_SCHEMES = frozenset({"http", "https", "data", "blob", "filesystem"})
 
 def is_broad(source: str) -> bool:
     """`*`, a scheme source such as `https:` or `data:`, or a host-source whose host is `*`."""
-    if ":" not in source and not source.startswith("*"):
-        return False  # no scheme, and a host other than `*`: the common case, without a pattern run
+    if source.startswith("*.") or (":" not in source and not source.startswith("*")):
+        return False  # no scheme, and a host other than `*`: the common cases, without a pattern run
     scheme, host = scheme_and_host(source)
     if host is None:
         return scheme in _BROAD_SCHEMES

@@ -192,8 +192,9 @@ def _content_security_policy(
     if report_only:
         notes.append("a Content-Security-Policy-Report-Only policy is also sent (it only reports, so it is not graded)")
     findings = _csp_problems(evaluation)
-    if bypassed := csp_bypass.bypassed_scripts(evaluation.policies):
-        findings.append(_finding("csp.bypassable_script_host", CSP, csp_bypass.bypass_notes(bypassed)))
+    bypass = csp_bypass.bypass_of(evaluation.policies)
+    if bypass.scripts:
+        findings.append(_finding("csp.bypassable_script_host", CSP, csp_bypass.bypass_notes(bypass.scripts)))
     if not findings:
         return evaluation, _with_notes([_finding("csp.good", CSP)], [*notes, *evaluation.notes])
     outcomes = {f.outcome for f in findings}
@@ -207,7 +208,7 @@ def _content_security_policy(
             objects_open="csp.no_object_src" in outcomes,
             base_open="csp.no_base_uri" in outcomes,
             inline_style="csp.unsafe_inline_style" in outcomes,
-            bypassing=csp_bypass.bypassing_sources(evaluation.policies[0], bypassed),
+            bypassing=bypass.first_policy_sources,
         )
         proposal = repair_policy(evaluation.policies[0], page, final.url, repairs)
     return evaluation, _with_proposal(_with_notes(findings, [*notes, *evaluation.notes]), proposal)

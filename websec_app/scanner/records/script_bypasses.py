@@ -14,20 +14,28 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from urllib.parse import SplitResult
 
-__all__ = ["HostSource", "KnownScript", "bypass_hosts", "host_source", "known_scripts", "narrowed_path"]
+__all__ = [
+    "WEB_PORTS",
+    "HostSource",
+    "KnownScript",
+    "allowing_keys",
+    "bypass_hosts",
+    "host_source",
+    "known_host_source",
+    "known_web_key",
+    "known_scripts",
+    "narrowed_path",
+    "scripts_with_paths",
+]
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "csp_script_bypass_hosts.json"
-_HOST_SOURCE_RE = re.compile(
-    r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)://)?"
-    r"(?P<wildcard>\*\.)?(?P<host>[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*)\.?"
-    r"(?::(?:\*|[0-9]+))?"
-    r"(?P<path>/[^;,]*)?$"
-)
+_HOST_NAME_RE = re.compile(r"[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\Z")
 
 
 @dataclass(frozen=True)
@@ -46,8 +54,12 @@ class HostSource:
     host: str  # lowercased, without the `*.` of a wildcard
     wildcard: bool  # `*.host`: any name under host, not host itself
     path: str  # "" for any
+    port: str | None = None  # as written: digits or "*"
 
     def allows(self, script: KnownScript) -> bool:
+        """CSP3 §6.7.2.8 for the script's URL over https (or http), on its scheme's default port."""
+        if self.port not in WEB_PORTS:
+            return False
         if self.wildcard:
             if not script.host.endswith("." + self.host):
                 return False
@@ -55,8 +67,14 @@ class HostSource:
             return False
         return _path_matches(self.path, script.path)
 
+    @property
+    def key(self) -> tuple[str, bool, str]:
+        return (self.host, self.wildcard, self.path)
+
     def covers(self, other: HostSource) -> bool:
-        """Whether every URL `other` allows is one this source allows too (host, then path)."""
+        """Whether every URL `other` allows is one this source allows too (host, port, then path)."""
+        if self.port != "*" and self.port != other.port:
+            return False
         if self.wildcard:
             if not other.host.endswith("." + self.host):
                 return False
@@ -65,13 +83,86 @@ class HostSource:
         return _path_matches(self.path, other.path)
 
 
+#: A source's port that allows a URL on https's or http's default port (CSP3 §6.7.2.8 port-part: none, `*`, the
+#: default port, or 80 for an https URL).
+WEB_PORTS = frozenset({None, "*", "443", "80"})
+
+
 def host_source(source: str) -> HostSource | None:
     """`source` as a host-source that can load a script over the web; None for anything else (a keyword, a
-    scheme source, `*`, another scheme)."""
-    match = _HOST_SOURCE_RE.match(source)
-    if match is None or (match["scheme"] or "https").lower() not in ("http", "https"):
+    scheme source, `*`, another scheme). Read with string operations: a hostile list holds 420,000 sources."""
+    return _host_source(source, known_only=False)
+
+
+def known_host_source(source: str) -> HostSource | None:
+    """`host_source(source)` when its host is a known script's host or, written `*.name`, a name above one."""
+    return _host_source(source, known_only=True)
+
+
+def known_web_key(source: str) -> tuple[str, bool, str] | None:
+    """`HostSource.key` of `known_host_source(source)` when it loads over a web port (WEB_PORTS), without building
+    the HostSource: what a list of 420,000 sources is read with."""
+    read = _host_source_parts(source, known_only=True)
+    return None if read is None or read[3] not in WEB_PORTS else read[:3]
+
+
+def _host_source(source: str, *, known_only: bool) -> HostSource | None:
+    parts = _host_source_parts(source, known_only=known_only)
+    return None if parts is None else HostSource(*parts)
+
+
+def _host_source_parts(source: str, *, known_only: bool) -> tuple[str, bool, str, str | None] | None:
+    """(host, wildcard, path, port) of a CSP3 §2.3.1 host-source over http(s) or without a scheme; `known_only`:
+    only of a host `known_host_source` takes, decided before the rest is read."""
+    scheme, separator, rest = source.partition("://")
+    if not separator:
+        rest = source
+    elif scheme.lower() not in ("http", "https"):
         return None
-    return HostSource(match["host"].lower(), match["wildcard"] is not None, match["path"] or "")
+    authority, slash, path = rest.partition("/")
+    host, colon, port = authority.partition(":")
+    host = host.lower().rstrip(".")
+    wildcard = host.startswith("*.")
+    if wildcard:
+        host = host[2:]
+    if known_only and host not in (_scripts_by_suffix(True) if wildcard else _scripts_by_host(True)):
+        return None
+    if colon and port != "*" and not (port.isascii() and port.isdigit()):
+        return None
+    if not host or not _HOST_NAME_RE.match(host):
+        return None
+    return host, wildcard, slash + path, port if colon else None
+
+
+def scripts_with_paths(host: str, wildcard: bool, paths: set[str], *, eval_allowed: bool) -> list[KnownScript]:
+    """The known scripts of `host` (any name under it when `wildcard`) whose path one of `paths` allows (CSP3
+    §6.7.2.8: "" any, a prefix ending in "/", else the whole path), each looked up by its own path's prefixes."""
+    index = _scripts_by_suffix(eval_allowed) if wildcard else _scripts_by_host(eval_allowed)
+    candidates = index.get(host, ())
+    if not candidates:
+        return []
+    if "" in paths or "/" in paths:
+        return list(candidates)
+    return [
+        script
+        for script in candidates
+        if script.path in paths
+        or any(script.path[: index + 1] in paths for index, char in enumerate(script.path) if char == "/")
+    ]
+
+
+def allowing_keys(scripts: Iterable[KnownScript]) -> frozenset[tuple[str, bool, str]]:
+    """Every (host, wildcard, path) of a HostSource on a web port that allows one of `scripts`: the script's host or
+    a name above it as `*.name`, with no path, "/", a prefix of its path ending in "/", or its whole path. A source
+    is then judged by one set lookup (`HostSource.key`)."""
+    keys: set[tuple[str, bool, str]] = set()
+    for script in scripts:
+        labels = script.host.split(".")
+        hosts = [(script.host, False), *((".".join(labels[i:]), True) for i in range(1, len(labels)))]
+        path = script.path
+        paths = ["", path, *(path[: i + 1] for i, char in enumerate(path) if char == "/")]
+        keys.update((host, wildcard, written) for host, wildcard in hosts for written in paths)
+    return frozenset(keys)
 
 
 @cache
@@ -93,6 +184,17 @@ def _scripts_by_host(with_eval: bool) -> dict[str, tuple[KnownScript, ...]]:
         if with_eval or not script.needs_eval:
             by_host.setdefault(script.host, []).append(script)
     return {host: tuple(scripts) for host, scripts in by_host.items()}
+
+
+@cache
+def _scripts_by_suffix(with_eval: bool) -> dict[str, tuple[KnownScript, ...]]:
+    """The known scripts under each name a `*.name` source may give: every proper suffix of their hosts."""
+    by_suffix: dict[str, list[KnownScript]] = {}
+    for host, scripts in _scripts_by_host(with_eval).items():
+        labels = host.split(".")
+        for index in range(1, len(labels)):
+            by_suffix.setdefault(".".join(labels[index:]), []).extend(scripts)
+    return {suffix: tuple(scripts) for suffix, scripts in by_suffix.items()}
 
 
 def bypass_hosts() -> frozenset[str]:
