@@ -585,3 +585,40 @@ def test_a_cdata_section_in_svg_is_hashed_as_its_characters_taken_literally() ->
     assert sha256(".a{fill:red}") in style_src
     assert sha256("go();") in script_src and sha256("x&a &lt; b> open") in script_src
     assert sha256("<![CDATA[go();]]>") not in script_src
+
+
+def test_a_repair_restores_the_semicolon_missing_before_a_directive_name() -> None:
+    # Given policies whose object-src was written without the ';' before it (records/csp.py warns of it)
+    cases = {
+        "script-src 'self'; report-uri /csp object-src 'none'; base-uri 'none'": (
+            "script-src 'self'; report-uri /csp; base-uri 'none'; object-src 'none'"
+        ),
+        "script-src 'self' object-src 'none'; base-uri 'none'": "script-src 'self'; base-uri 'none'; object-src 'none'",
+    }
+    for policy, repaired in cases.items():
+        (finding,) = [
+            f
+            for f in check_headers(make_snapshot(headers=[("Content-Security-Policy", policy)])).findings
+            if f.subject == "Content-Security-Policy"
+        ]
+
+        # Then the fix for the missing object-src is the policy with the directive set apart, and says so
+        assert finding.outcome == "csp.no_object_src"
+        assert finding.fix_vars["csp_proposal"] == repaired
+        assert "a ';' added before object-src (without it, browsers read object-src as a value" in (
+            finding.fix_note or ""
+        )
+
+
+def test_a_directive_name_the_policy_sets_elsewhere_is_not_split_out() -> None:
+    # Given frame-ancestors written twice: among report-uri's values, and on its own (which browsers use)
+    policy = "script-src 'self'; report-uri /x frame-ancestors 'none'; frame-ancestors 'self'; object-src 'none'"
+    (finding,) = [
+        f
+        for f in check_headers(make_snapshot(headers=[("Content-Security-Policy", policy)])).findings
+        if f.subject == "Content-Security-Policy"
+    ]
+
+    # Then the repair leaves it: a split would put frame-ancestors 'none' first, changing what browsers do
+    assert finding.fix_vars["csp_proposal"].startswith("script-src 'self'; report-uri /x frame-ancestors 'none';")
+    assert "a ';' added" not in (finding.fix_note or "")
