@@ -205,6 +205,8 @@ async def _wait(runtime: Runtime, job_id: str, timeout: float, progress: Progres
         if left <= 0:
             return False
         if await engine.wait(job_id, min(WATCH_SECONDS, left)):
+            if told != STEPS[1]:  # a worker scanned it between two looks: the steps are told in order all the same
+                progress(STEPS[1])
             progress(STEPS[2])
             return True
         row = await runtime.db(find_job, job_id)
