@@ -89,21 +89,34 @@ def test_the_bypass_is_shown_as_a_problem_worth_no_points() -> None:
     alone = csp_findings("script-src 'self' https://www.google.com; object-src 'none'; base-uri 'none'")
     with_eval = csp_findings("script-src https://www.google.com 'unsafe-eval'; object-src 'none'; base-uri 'none'")
 
-    # Then the bypass is the header's problem, worth no points, whose fix drops the host the page loads nothing
-    # from; beside another problem it comes after it, and the proposal repairs both
+    # Then the bypass is the header's problem, worth no points; the page loads no script from the host, so the fix
+    # keeps it and says what to write instead; beside another problem it comes after it, and the fix repairs both
     book = default_rulebook()
     assert [f.outcome for f in alone] == ["csp.bypassable_script_host"]
     assert book.rules["csp.bypassable_script_host"].deduction == 0
     assert book.rules["csp.bypassable_script_host"].status == "warn"
-    assert alone[0].fix_vars["csp_proposal"] == "script-src 'self'; object-src 'none'; base-uri 'none'"
+    assert (
+        alone[0].fix_vars["csp_proposal"]
+        == "script-src 'self' https://www.google.com; object-src 'none'; base-uri 'none'"
+    )
+    assert "https://www.google.com kept (no <script src> of this page uses it): allow only the paths" in (
+        alone[0].fix_note or ""
+    )
     assert [f.outcome for f in with_eval] == ["csp.unsafe_eval", "csp.bypassable_script_host"]
-    assert with_eval[0].fix_vars["csp_proposal"] == "script-src 'none'; object-src 'none'; base-uri 'none'"
+    assert (
+        with_eval[0].fix_vars["csp_proposal"] == "script-src https://www.google.com; object-src 'none'; base-uri 'none'"
+    )
 
 
 RECAPTCHA_PAGE = (
     '<html><head><script src="https://www.google.com/recaptcha/api.js"></script><script src="/app.js"></script>'
     "</head><body>x</body></html>"
 )
+
+
+def csp_findings_on(body: str, *policies: str) -> list[Finding]:
+    snapshot = make_snapshot("https://example.com/", headers=[(CSP, policy) for policy in policies], body=body)
+    return [f for f in check_headers(snapshot).findings if f.subject == CSP]
 
 
 def csp_fix(body: str, *policies: str) -> tuple[list[str], str, str]:
@@ -124,17 +137,21 @@ def test_a_proposed_policy_allows_a_bypass_host_by_the_paths_the_page_loads_scri
     assert csp_fix(RECAPTCHA_PAGE, proposal)[0] == ["csp.good"]
 
 
-def test_the_fix_of_a_bypassable_policy_narrows_each_host_to_what_the_page_loads_or_drops_it() -> None:
-    # Given the site's policy allowing www.google.com whole, and www.gstatic.com, whose scripts the page never loads
+def test_the_fix_of_a_bypassable_policy_narrows_each_host_the_page_loads_from_and_keeps_the_others() -> None:
+    # Given the site's policy allowing www.google.com whole, and www.gstatic.com, which no <script src> of the page
+    # uses (reCAPTCHA's api.js loads from www.gstatic.com/recaptcha/ when it runs)
     policy = "script-src 'self' https://www.google.com www.gstatic.com; object-src 'none'; base-uri 'none'"
     outcomes, proposal, note = csp_fix(RECAPTCHA_PAGE, policy)
 
-    # Then the fix is the site's policy with the paths the page loads instead, the other host gone, each said
+    # Then the fix is the site's policy with the paths the page loads instead, the other host kept with what to
+    # write instead (removing it would break reCAPTCHA), each said
     assert outcomes == ["csp.bypassable_script_host"]
-    assert proposal == "script-src 'self' https://www.google.com/recaptcha/; object-src 'none'; base-uri 'none'"
+    assert proposal == (
+        "script-src 'self' https://www.google.com/recaptcha/ www.gstatic.com; object-src 'none'; base-uri 'none'"
+    )
     assert "https://www.google.com -> https://www.google.com/recaptcha/" in note
-    assert "www.gstatic.com removed (this page loads no script from it)" in note
-    assert csp_fix(RECAPTCHA_PAGE, proposal)[0] == ["csp.good"]
+    assert "www.gstatic.com kept (no <script src> of this page uses it)" in note
+    assert "for reCAPTCHA, https://www.gstatic.com/recaptcha/" in note
 
 
 def test_a_bypass_host_in_default_src_is_narrowed_in_a_script_src_of_its_own() -> None:
@@ -219,3 +236,96 @@ def test_many_policies_of_one_list_are_read_once(monkeypatch: pytest.MonkeyPatch
     # Then the list is read once, and its bypass named
     assert calls == [("*.google.com",)]
     assert "csp.bypassable_script_host" in [f.outcome for f in found]
+
+
+@pytest.mark.parametrize("culprit", ["https://www.google.com:443", "www.google.com:80", "https://*.google.com:443"])
+def test_a_culprit_on_the_default_port_is_narrowed(culprit: str) -> None:
+    _, proposal, _ = csp_fix(RECAPTCHA_PAGE, f"script-src 'self' {culprit}; object-src 'none'; base-uri 'self'")
+    assert "https://www.google.com/recaptcha/" in proposal, proposal
+
+
+def test_a_page_listing_too_many_scripts_keeps_each_culprit_and_says_why() -> None:
+    # Given a page loading scripts from 25 origins (past MAX_ORIGINS) and reCAPTCHA last
+    page = (
+        "<html><head>"
+        + "".join(f'<script src="https://a{i}.example/x.js"></script>' for i in range(25))
+        + '<script src="https://www.google.com/recaptcha/api.js"></script></head><body></body></html>'
+    )
+    others = " ".join(f"https://a{i}.example" for i in range(25))
+    _, proposal, note = csp_fix(page, f"script-src 'self' {others} https://www.google.com; object-src 'none'")
+
+    # Then no partial list decides: www.google.com stays (reCAPTCHA keeps working), and the note says why
+    assert " https://www.google.com;" in proposal
+    assert "https://www.google.com kept (this page lists too many scripts to read)" in note
+
+
+def test_the_hosts_of_a_policy_other_than_the_one_repaired_are_said_not_moved() -> None:
+    # Given a header policy for framing and a <meta> one restricting scripts through www.google.com
+    snapshot = make_snapshot(
+        "https://example.com/",
+        headers=[(CSP, "frame-ancestors 'self'")],
+        body='<html><head><meta http-equiv="Content-Security-Policy" content="script-src \'self\' '
+        "https://www.google.com; object-src 'none'; base-uri 'self'\"></head></html>",
+    )
+    (finding,) = [f for f in check_headers(snapshot).findings if f.subject == CSP]
+
+    # Then the fix keeps the header policy as it is (the header is replaced by the fix), and says where to change
+    assert finding.outcome == "csp.bypassable_script_host"
+    assert finding.fix_vars["csp_proposal"] == "frame-ancestors 'self'"
+    assert "https://www.google.com (hosts that also serve JSONP endpoints or AngularJS) is another of the site's" in (
+        finding.fix_note or ""
+    )
+    assert "changed: ." not in (finding.fix_note or "")
+
+
+def test_the_change_note_names_a_few_sources_of_thousands() -> None:
+    # Given 4,096 ways of writing www.google.com (each letter in either case), and a page loading 20 scripts under as
+    # many directories there
+    host = "www.google.com"
+    letters = [i for i, char in enumerate(host) if char.isalpha()]
+    variants = [
+        "https://"
+        + "".join(
+            char.upper() if i in letters and mask >> letters.index(i) & 1 else char for i, char in enumerate(host)
+        )
+        for mask in range(2 ** len(letters))
+    ]
+    page = "<html><head>" + "".join(f'<script src="https://www.google.com/d{i:02d}/x.js"></script>' for i in range(20))
+    found = csp_findings_on(page + "</head></html>", f"script-src 'self' {' '.join(variants)}; object-src 'none'")
+
+    # Then the fix's note names a few and counts the rest (all of them: 7 MB)
+    assert max(len(f.fix_note or "") for f in found) < 8_192
+    assert "more" in (found[0].fix_note or "")
+
+
+@pytest.mark.parametrize("path", ["x;sandbox", "x,sandbox"])
+def test_a_script_path_adds_no_directive_or_policy(path: str) -> None:
+    page = f'<html><head><script src="https://www.google.com/tools/feedback/{path}"></script></head></html>'
+    _, proposal, _ = csp_fix(page, "script-src 'self' https://www.google.com; object-src 'none'; base-uri 'self'")
+    assert ";sandbox" not in proposal and ",sandbox" not in proposal, proposal
+
+
+def test_a_path_with_dot_segments_is_not_written_as_a_source() -> None:
+    page = '<html><head><script src="https://www.google.com/recaptcha/../recaptcha/api.js"></script></head></html>'
+    _, proposal, _ = csp_fix(page)
+    assert "/../" not in proposal, proposal
+
+
+def test_a_script_src_added_for_default_src_copies_only_writable_sources() -> None:
+    policy = "default-src 'self' https://www.google.com https://cdn.example.net/${HOME}/; object-src 'none'"
+    _, proposal, _ = csp_fix(RECAPTCHA_PAGE, policy)
+    assert "script-src 'self' https://www.google.com/recaptcha/" in proposal and "${HOME}" not in proposal, proposal
+
+
+@pytest.mark.parametrize(
+    ("source", "bypassed"),
+    [
+        ("https://www.google.com:0443", True),  # the port-part is a number (CSP3 §6.7.2.8)
+        ("https://www.google.com.", True),  # one dot may end a name
+        ("https://www.google.com..", False),  # two may not
+        ("https://www.google.com/%74ools/", True),  # paths compared percent-decoded: /tools/feedback/...
+    ],
+)
+def test_ports_dots_and_escapes_are_read_as_csp3_reads_them(source: str, bypassed: bool) -> None:
+    outcomes = [f.outcome for f in csp_findings(f"script-src {source}; object-src 'none'; base-uri 'none'")]
+    assert ("csp.bypassable_script_host" in outcomes) == bypassed

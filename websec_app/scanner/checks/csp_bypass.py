@@ -83,11 +83,12 @@ def _allows_every_web_url(source: str) -> bool:
 @dataclass(frozen=True)
 class Bypass:
     """The known scripts every script-restricting enforced policy lets load (CSP3 §8.1), when one of them names them
-    (a policy allowing every script is csp.broad_script_source's), and the sources of the first policy through which
-    one loads (those its repair narrows: fixes/csp_proposal.py Repairs.bypassing)."""
+    (a policy allowing every script is csp.broad_script_source's); the first policy naming one of them, and its
+    sources through which one loads (those its repair narrows: fixes/csp_proposal.py Repairs.bypassing)."""
 
     scripts: frozenset[KnownScript] = frozenset()
-    first_policy_sources: frozenset[str] = frozenset()
+    policy: Policy | None = None
+    sources: frozenset[str] = frozenset()
 
 
 def bypass_of(policies: Sequence[Policy]) -> Bypass:
@@ -108,12 +109,18 @@ def bypass_of(policies: Sequence[Policy]) -> Bypass:
             return Bypass()
     if not allowed:
         return Bypass()
-    first = read[policies[0].directives]
     keys = allowing_keys(allowed)
-    culprits = (
-        () if first is None else (s for key, written in first.sources_by_key.items() if key in keys for s in written)
-    )
-    return Bypass(allowed, frozenset(culprits))
+    for policy in policies:
+        reading = read[policy.directives]
+        culprits = frozenset(
+            source
+            for key, written in (reading.sources_by_key.items() if reading is not None else ())
+            if key in keys
+            for source in written
+        )
+        if culprits:
+            return Bypass(allowed, policy, culprits)
+    return Bypass(allowed)
 
 
 def bypass_notes(scripts: frozenset[KnownScript]) -> list[str]:

@@ -202,15 +202,19 @@ def _content_security_policy(
         keep = [d for p in evaluation.policies if p.delivery == "header" for d in p.directives]
         proposal = propose_policy(page, final.url, keep)
     else:
+        # the first policy is repaired (its header replaced by the fix's): the hosts another policy names (a <meta>
+        # one beside a header's frame-ancestors policy) are said, not moved into it
+        first = evaluation.policies[0]
         repairs = Repairs(
             insecure_scripts="csp.insecure_source" in outcomes,
             unsafe_eval="csp.unsafe_eval" in outcomes,
             objects_open="csp.no_object_src" in outcomes,
             base_open="csp.no_base_uri" in outcomes,
             inline_style="csp.unsafe_inline_style" in outcomes,
-            bypassing=bypass.first_policy_sources,
+            bypassing=bypass.sources if bypass.policy is first else frozenset(),
+            bypassing_elsewhere=() if bypass.policy is first else tuple(sorted(bypass.sources)),
         )
-        proposal = repair_policy(evaluation.policies[0], page, final.url, repairs)
+        proposal = repair_policy(first, page, final.url, repairs)
     return evaluation, _with_proposal(_with_notes(findings, [*notes, *evaluation.notes]), proposal)
 
 

@@ -47,8 +47,8 @@ import dataclasses
 import hashlib
 import re
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urlsplit
 
 from ...wording import counted
@@ -64,7 +64,7 @@ from ..records.html import (
     script_type,
     split_url,
 )
-from ..records.script_bypasses import bypass_hosts, host_source, narrowed_path
+from ..records.script_bypasses import HostSource, bypass_hosts, host_source, narrowed_path
 
 __all__ = [
     "GENERIC_POLICY",
@@ -307,6 +307,7 @@ class Repairs:
     # script sources through which a script that runs what a request names loads (checks/csp_bypass.py): each
     # becomes the paths the page loads its scripts from on that host, or goes when the page loads none from there
     bypassing: frozenset[str] = frozenset()
+    bypassing_elsewhere: tuple[str, ...] = ()  # such sources of another policy than the one repaired: said, not changed
 
 
 def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs: Repairs) -> CspProposal:
@@ -334,7 +335,7 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     dropped |= {"base-uri"} if repairs.base_open else set()
     directives: list[str] = []
     writable, left_out = writable_directives(policy.directives)
-    script_directive, narrowing = _narrowing(policy, page, page_url, repairs.bypassing)
+    narrowing = _narrowing(policy, page, page_url, repairs.bypassing)
     # Each directive's sources as the site wrote them, looked up once each: Policy.get reads the directives from
     # the first, and a <meta> policy of 130,000 directives took minutes
     written: dict[str, tuple[str, ...]] = {}
@@ -347,18 +348,21 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
                 new
                 for source in sources
                 for new in (
-                    narrowing[source] if narrow and source in narrowing else (_repaired(name, source, repairs),)
+                    narrowing.replaced[source]
+                    if narrow and source in narrowing.replaced
+                    else (_repaired(name, source, repairs),)
                 )
                 if new is not None
             )
         )
 
     # default-src serves every other fetch too: its script sources are narrowed in a script-src of their own
-    script_src_added = script_directive == "default-src" and bool(narrowing)
+    writable_default_src = next((sources for name, sources in writable if name == "default-src"), ())
+    script_src_added = narrowing.directive == "default-src" and bool(narrowing.replaced)
     for name, sources in writable:
         if name in dropped:
             continue
-        kept = rewritten(name, sources, name == script_directive and not script_src_added)
+        kept = rewritten(name, sources, name == narrowing.directive and not script_src_added)
         if not written.get(name):  # upgrade-insecure-requests, sandbox: valueless as the site wrote them
             directives.append(name)
             continue
@@ -369,7 +373,7 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
         directives.append(" ".join([name, *(kept or ["'none'"])]))
     if script_src_added:
         directives.append(
-            " ".join(["script-src", *(rewritten("script-src", written["default-src"], True) or ["'none'"])])
+            " ".join(["script-src", *(rewritten("script-src", writable_default_src, True) or ["'none'"])])
         )
     if repairs.inline_style and "style-src" not in policy and "style-src-elem" not in policy:
         directives.append(" ".join(["style-src", "'self'", *style_sources]))
@@ -388,7 +392,8 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
             (repairs.objects_open, object_src),
             (repairs.base_open, base_uri),
             (repairs.inline_style, "inline styles allowed by hash instead of 'unsafe-inline'"),
-            (bool(narrowing), _narrowing_change(narrowing, script_src_added)),
+            (bool(narrowing.replaced or narrowing.kept), _narrowing_change(narrowing, script_src_added)),
+            (bool(repairs.bypassing_elsewhere), _elsewhere_change(repairs.bypassing_elsewhere)),
             (bool(restored), _restored_change(restored)),
         )
         if wanted
@@ -444,43 +449,80 @@ def _semicolons_restored(policy: Policy) -> tuple[Policy, list[str]]:
     return dataclasses.replace(policy, directives=tuple(directives)), restored
 
 
-def _narrowing(
-    policy: Policy, page: HtmlPage | None, page_url: str, bypassing: frozenset[str]
-) -> tuple[str | None, dict[str, tuple[str, ...]]]:
-    """The directive of the policy's script list, and for each of its sources in `bypassing` the sources to write
-    instead: the paths the page loads scripts from on the hosts the source allows (`_Builder._narrowed`), none
-    when it loads none from there."""
+@dataclass(frozen=True)
+class _Narrowing:
+    """What the repair does with the sources through which a listed script loads (Repairs.bypassing)."""
+
+    directive: str | None = None  # of the policy's script list
+    replaced: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # source -> the page's paths on its hosts
+    kept: tuple[str, ...] = ()  # no <script src> of the page loads from them: left as they are, with advice
+    unread: bool = False  # the page lists too many scripts to read: every such source kept
+
+
+def _narrowing(policy: Policy, page: HtmlPage | None, page_url: str, bypassing: frozenset[str]) -> _Narrowing:
+    """Each source of the policy's script list in `bypassing` is replaced by the paths the page loads scripts from
+    on the hosts it allows (`_Builder._narrowed`). One the page loads nothing from by <script src> is kept: a
+    script may load it at run time (reCAPTCHA's api.js loads from www.gstatic.com/recaptcha/), or another page."""
     found = effective_sources(policy, "script-src-elem") if bypassing else None
     if found is None:
-        return None, {}
-    loaded: list[str] = []
+        return _Narrowing()
+    culprits = [source for source in found[1] if source in bypassing]
+    loaded: list[tuple[str, HostSource]] = []
     if page is not None:
         builder = _Builder(page, page_url, urlsplit(page_url).scheme == "https")
         try:
             builder._resources(only="script-src")
-        except _TooMuch:  # more than MAX_ORIGINS script origins, or out of time: each such source goes
-            pass
-        loaded = [source for source in builder.sources.get("script-src", {}) if source != "'self'"]
-    mapping = {}
-    for source in found[1]:
-        culprit = host_source(source) if source in bypassing else None
-        if culprit is not None:
-            mapping[source] = tuple(s for s in loaded if (read := host_source(s)) is not None and culprit.covers(read))
-    return found[0], mapping
+        except _TooMuch:  # more than MAX_ORIGINS script sources, or out of time: a partial list would drop some
+            return _Narrowing(found[0], {}, tuple(culprits), unread=True)
+        written = builder.sources.get("script-src", {})
+        loaded = [(source, read) for source in written if (read := host_source(source)) is not None and read.path]
+    replaced: dict[str, tuple[str, ...]] = {}
+    kept: list[str] = []
+    for source in culprits:
+        culprit = host_source(source)
+        paths = tuple(page_source for page_source, read in loaded if culprit is not None and culprit.covers(read))
+        if paths:
+            replaced[source] = paths
+        else:
+            kept.append(source)
+    return _Narrowing(found[0], replaced, tuple(kept))
 
 
-def _narrowing_change(narrowing: dict[str, tuple[str, ...]], in_script_src: bool) -> str:
-    """The change note of the script sources narrowed (`_narrowing`); `in_script_src`: in a script-src added for
-    them, default-src keeping the rest."""
-    each = [
-        f"{source} -> {' '.join(paths)}" if paths else f"{source} removed (this page loads no script from it)"
-        for source, paths in narrowing.items()
-    ]
-    where = " (in a script-src of its own: default-src still serves the rest)" if in_script_src else ""
+def _elsewhere_change(sources: tuple[str, ...]) -> str:
     return (
-        f"script hosts that also serve JSONP endpoints or AngularJS allowed by the paths this page loads from{where}: "
-        + "; ".join(each)
+        f"the policy allowing scripts from {_first_few(list(sources))} (hosts that also serve JSONP endpoints or "
+        "AngularJS) is another of the site's policies: allow only the paths the site's scripts load from there"
     )
+
+
+#: The sources a change note names, at most: a hostile policy writes one host in thousands of ways.
+_NOTE_SOURCES = 5
+
+
+def _narrowing_change(narrowing: _Narrowing, in_script_src: bool) -> str:
+    """The change note of `_narrowing`; `in_script_src`: in a script-src added for them, default-src keeping the
+    rest."""
+    parts = []
+    if narrowing.replaced:
+        each = [f"{source} -> {' '.join(paths)}" for source, paths in narrowing.replaced.items()]
+        where = " (in a script-src of its own: default-src still serves the rest)" if in_script_src else ""
+        parts.append(
+            "script hosts that also serve JSONP endpoints or AngularJS allowed by the paths this page loads scripts "
+            f"from{where}: {_first_few(each)}"
+        )
+    if narrowing.kept:
+        why = "this page lists too many scripts to read" if narrowing.unread else "no <script src> of this page uses it"
+        parts.append(
+            f"{_first_few(list(narrowing.kept))} kept ({why}): allow only the paths the site's scripts load from "
+            "there, not the whole host (for reCAPTCHA, https://www.gstatic.com/recaptcha/), or use nonces with "
+            "'strict-dynamic'"
+        )
+    return "; ".join(parts)
+
+
+def _first_few(items: list[str]) -> str:
+    shown = ", ".join(items[:_NOTE_SOURCES])
+    return shown + (f" and {len(items) - _NOTE_SOURCES:,} more" if len(items) > _NOTE_SOURCES else "")
 
 
 def _objects_and_base(page: HtmlPage | None, page_url: str) -> tuple[list[str], list[str]]:
@@ -666,7 +708,9 @@ class _Builder:
         joined = join_url(base, value)
         parts = split_url(joined) if joined is not None else None
         path = narrowed_path(parts) if parts is not None else None
-        return source if path is None else source + path
+        if path is None or not writable_source(source + path):  # a path server configuration cannot hold as is
+            return source
+        return source + path
 
     def _source(self, directive: str, parts: SplitResult) -> str | None:
         scheme = parts.scheme.lower()

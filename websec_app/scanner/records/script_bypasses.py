@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from urllib.parse import SplitResult
+from urllib.parse import SplitResult, unquote
 
 __all__ = [
     "WEB_PORTS",
@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "csp_script_bypass_hosts.json"
+#: A dot segment of a URL path, "." or ".." between slashes, written or percent-encoded (URL Standard).
+_DOT_SEGMENT_RE = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
 _HOST_NAME_RE = re.compile(r"[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\Z")
 
 
@@ -73,7 +75,7 @@ class HostSource:
 
     def covers(self, other: HostSource) -> bool:
         """Whether every URL `other` allows is one this source allows too (host, port, then path)."""
-        if self.port != "*" and self.port != other.port:
+        if self.port != "*" and _port_or_default(self.port) != _port_or_default(other.port):
             return False
         if self.wildcard:
             if not other.host.endswith("." + self.host):
@@ -121,17 +123,20 @@ def _host_source_parts(source: str, *, known_only: bool) -> tuple[str, bool, str
         return None
     authority, slash, path = rest.partition("/")
     host, colon, port = authority.partition(":")
-    host = host.lower().rstrip(".")
+    host = host.lower().removesuffix(".")  # one dot ends a name (CSP3 host-part); a second is no host
     wildcard = host.startswith("*.")
     if wildcard:
         host = host[2:]
     if known_only and host not in (_scripts_by_suffix(True) if wildcard else _scripts_by_host(True)):
         return None
-    if colon and port != "*" and not (port.isascii() and port.isdigit()):
-        return None
+    if colon and port != "*":
+        if not (port.isascii() and port.isdigit()):
+            return None
+        port = str(int(port))  # 0443 is 443 (CSP3 §6.7.2.8 reads the port-part as a number)
     if not host or not _HOST_NAME_RE.match(host):
         return None
-    return host, wildcard, slash + path, port if colon else None
+    # the path percent-decoded, as CSP3 §6.7.2.8 compares paths (the listed scripts' paths hold no escapes)
+    return host, wildcard, unquote(slash + path), port if colon else None
 
 
 def scripts_with_paths(host: str, wildcard: bool, paths: set[str], *, eval_allowed: bool) -> list[KnownScript]:
@@ -211,14 +216,22 @@ def narrowed_path(url: SplitResult, *, eval_allowed: bool = False) -> str | None
     if not scripts:
         return None
     path = url.path or "/"
+    if _DOT_SEGMENT_RE.search(path):
+        return None  # browsers load it with its dot segments removed: written as is, the source would not match
     directory = path[: path.rfind("/") + 1]
-    if any(script.path.startswith(directory) for script in scripts):
-        return path  # the directory holds a known script too: only this one file
-    return directory
+    if any(script.path.startswith(unquote(directory)) for script in scripts):
+        directory = path  # the directory holds a known script too: only this one file
+    # a ';' or ',' would end the directive or the policy (CSP3 §2.3.1 asks for them percent-encoded)
+    return directory.replace(";", "%3B").replace(",", "%2C")
+
+
+def _port_or_default(port: str | None) -> str | None:
+    """A port-part as it matches a URL on its scheme's default port: none, 443 and 80 alike (CSP3 §6.7.2.8)."""
+    return None if port in (None, "443", "80") else port
 
 
 def _path_matches(source_path: str, url_path: str) -> bool:
-    """CSP3 §6.7.2.8 path-part matching (without percent-decoding: the listed paths hold no escapes)."""
+    """CSP3 §6.7.2.8 path-part matching, both percent-decoded (HostSource keeps its path so)."""
     if source_path in ("", "/"):
         return True
     if source_path.endswith("/"):
