@@ -512,10 +512,16 @@ def _narrowing_change(narrowing: _Narrowing, in_script_src: bool) -> str:
         )
     if narrowing.kept:
         why = "this page lists too many scripts to read" if narrowing.unread else "no <script src> of this page uses it"
+        # reCAPTCHA's api.js, the most common such script, loads the rest of itself from there
+        recaptcha = HostSource("www.gstatic.com", False, "/recaptcha/")
+        hint = (
+            " (for reCAPTCHA, https://www.gstatic.com/recaptcha/)"
+            if any((read := host_source(source)) is not None and read.covers(recaptcha) for source in narrowing.kept)
+            else ""
+        )
         parts.append(
             f"{_first_few(list(narrowing.kept))} kept ({why}): allow only the paths the site's scripts load from "
-            "there, not the whole host (for reCAPTCHA, https://www.gstatic.com/recaptcha/), or use nonces with "
-            "'strict-dynamic'"
+            f"there, not the whole host{hint}, or use nonces with 'strict-dynamic'"
         )
     return "; ".join(parts)
 
