@@ -43,7 +43,6 @@ handlers it has. Choices, each for a reason:
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import re
 import time
@@ -52,7 +51,7 @@ from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urlsplit
 
 from ...wording import counted
-from ..records.csp import KNOWN_DIRECTIVES, Policy, effective_sources
+from ..records.csp import Policy, effective_sources
 from ..records.html import (
     HtmlPage,
     base_element,
@@ -316,7 +315,6 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     Replacing such a policy by one derived from a single page could loosen it (a nonce with
     'strict-dynamic' would become a host list) or break what the page loads later, so it is edited.
     """
-    policy, restored = _semicolons_restored(policy)
     style_sources: list[str] = []
     attribute_sources: list[str] = []
     if repairs.inline_style and page is not None:
@@ -394,7 +392,6 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
             (repairs.inline_style, "inline styles allowed by hash instead of 'unsafe-inline'"),
             (bool(narrowing.replaced or narrowing.kept), _narrowing_change(narrowing, script_src_added)),
             (bool(repairs.bypassing_elsewhere), _elsewhere_change(repairs.bypassing_elsewhere)),
-            (bool(restored), _restored_change(restored)),
         )
         if wanted
     ]
@@ -413,40 +410,6 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     if relies_on_nonce(writable):  # no server snippet then (snippets.py): the application sends the header
         notes.append(NONCE_NOTE)
     return CspProposal("; ".join(directives), False, (*notes, _ROLLOUT))
-
-
-def _restored_change(restored: list[str]) -> str:
-    names = ", ".join(restored)
-    return f"a ';' added before {names} (without it, browsers read {names} as a value of the directive before it)"
-
-
-def _semicolons_restored(policy: Policy) -> tuple[Policy, list[str]]:
-    """The policy with a ';' before each directive name written among another directive's values (records/csp.py
-    warns of it: `report-uri /csp object-src 'none'` sets no object-src), and the names restored. A name the
-    policy sets elsewhere is left where it is: browsers use that directive, and a split would put another first.
-    trusted-types' values are policy names, any token."""
-    names = set(policy.names)
-    directives: list[tuple[str, tuple[str, ...]]] = []
-    restored: list[str] = []
-    for name, values in policy.directives:
-        rest = list(values)
-        while (
-            name != "trusted-types"
-            and (
-                cut := next(
-                    (i for i, v in enumerate(rest) if v.lower() in KNOWN_DIRECTIVES and v.lower() not in names), None
-                )
-            )
-            is not None
-        ):
-            directives.append((name, tuple(rest[:cut])))
-            name, rest = rest[cut].lower(), rest[cut + 1 :]
-            names.add(name)
-            restored.append(name)
-        directives.append((name, tuple(rest)))
-    if not restored:
-        return policy, []
-    return dataclasses.replace(policy, directives=tuple(directives)), restored
 
 
 @dataclass(frozen=True)
