@@ -89,6 +89,7 @@ class Bypass:
     scripts: frozenset[KnownScript] = frozenset()
     policy: Policy | None = None
     sources: frozenset[str] = frozenset()
+    sources_without_eval: frozenset[str] = frozenset()  # those through which one loads that needs no 'unsafe-eval'
 
 
 def bypass_of(policies: Sequence[Policy]) -> Bypass:
@@ -110,16 +111,16 @@ def bypass_of(policies: Sequence[Policy]) -> Bypass:
     if not allowed:
         return Bypass()
     keys = allowing_keys(allowed)
+    keys_without_eval = allowing_keys(script for script in allowed if not script.needs_eval)
     for policy in policies:
         reading = read[policy.directives]
-        culprits = frozenset(
-            source
-            for key, written in (reading.sources_by_key.items() if reading is not None else ())
-            if key in keys
-            for source in written
-        )
+        by_key = reading.sources_by_key.items() if reading is not None else ()
+        culprits = frozenset(source for key, written in by_key if key in keys for source in written)
         if culprits:
-            return Bypass(allowed, policy, culprits)
+            without_eval = frozenset(
+                source for key, written in by_key if key in keys_without_eval for source in written
+            )
+            return Bypass(allowed, policy, culprits, without_eval)
     return Bypass(allowed)
 
 

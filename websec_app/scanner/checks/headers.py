@@ -205,14 +205,16 @@ def _content_security_policy(
         # the first policy is repaired (its header replaced by the fix's): the hosts another policy names (a <meta>
         # one beside a header's frame-ancestors policy) are said, not moved into it
         first = evaluation.policies[0]
+        # with 'unsafe-eval' removed, the hosts whose JSONP needs it bypass nothing
+        culprits = bypass.sources_without_eval if "csp.unsafe_eval" in outcomes else bypass.sources
         repairs = Repairs(
             insecure_scripts="csp.insecure_source" in outcomes,
             unsafe_eval="csp.unsafe_eval" in outcomes,
             objects_open="csp.no_object_src" in outcomes,
             base_open="csp.no_base_uri" in outcomes,
             inline_style="csp.unsafe_inline_style" in outcomes,
-            bypassing=bypass.sources if bypass.policy is first else frozenset(),
-            bypassing_elsewhere=() if bypass.policy is first else tuple(sorted(bypass.sources)),
+            bypassing=culprits if bypass.policy is first else frozenset(),
+            bypassing_elsewhere=() if bypass.policy is first else tuple(sorted(culprits)),
         )
         proposal = repair_policy(first, page, final.url, repairs)
     return evaluation, _with_proposal(_with_notes(findings, [*notes, *evaluation.notes]), proposal)

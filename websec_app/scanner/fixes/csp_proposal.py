@@ -390,8 +390,10 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
             (repairs.objects_open, object_src),
             (repairs.base_open, base_uri),
             (repairs.inline_style, "inline styles allowed by hash instead of 'unsafe-inline'"),
-            (bool(narrowing.replaced or narrowing.kept), _narrowing_change(narrowing, script_src_added)),
-            (bool(repairs.bypassing_elsewhere), _elsewhere_change(repairs.bypassing_elsewhere)),
+            (
+                bool(narrowing.replaced or narrowing.kept or narrowing.unwritable),
+                _narrowing_change(narrowing, script_src_added),
+            ),
         )
         if wanted
     ]
@@ -404,7 +406,9 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     )
     if too_long is not None:
         return too_long
-    notes = ["The proposed policy is the site's current one, changed: " + "; ".join(changes)]
+    notes = ["The proposed policy is the site's current one" + (", changed: " + "; ".join(changes) if changes else "")]
+    if repairs.bypassing_elsewhere:
+        notes.append(_elsewhere_note(repairs.bypassing_elsewhere))
     if left_out:
         notes.append(left_out_note(left_out, "the site's policy"))
     if relies_on_nonce(writable):  # no server snippet then (snippets.py): the application sends the header
@@ -419,6 +423,7 @@ class _Narrowing:
     directive: str | None = None  # of the policy's script list
     replaced: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # source -> the page's paths on its hosts
     kept: tuple[str, ...] = ()  # no <script src> of the page loads from them: left as they are, with advice
+    unwritable: tuple[str, ...] = ()  # the page's scripts from them cannot be written as paths: left too
     unread: bool = False  # the page lists too many scripts to read: every such source kept
 
 
@@ -438,22 +443,26 @@ def _narrowing(policy: Policy, page: HtmlPage | None, page_url: str, bypassing: 
         except _TooMuch:  # more than MAX_ORIGINS script sources, or out of time: a partial list would drop some
             return _Narrowing(found[0], {}, tuple(culprits), unread=True)
         written = builder.sources.get("script-src", {})
-        loaded = [(source, read) for source in written if (read := host_source(source)) is not None and read.path]
+        loaded = [(source, read) for source in written if (read := host_source(source)) is not None]
     replaced: dict[str, tuple[str, ...]] = {}
     kept: list[str] = []
+    unwritable: list[str] = []
     for source in culprits:
         culprit = host_source(source)
-        paths = tuple(page_source for page_source, read in loaded if culprit is not None and culprit.covers(read))
+        covered = [(page_source, read) for page_source, read in loaded if culprit is not None and culprit.covers(read)]
+        paths = tuple(page_source for page_source, read in covered if read.path)
         if paths:
             replaced[source] = paths
+        elif covered:  # a script of the page there, allowed by its origin (`_Builder._narrowed` could not narrow it)
+            unwritable.append(source)
         else:
             kept.append(source)
-    return _Narrowing(found[0], replaced, tuple(kept))
+    return _Narrowing(found[0], replaced, tuple(kept), tuple(unwritable))
 
 
-def _elsewhere_change(sources: tuple[str, ...]) -> str:
+def _elsewhere_note(sources: tuple[str, ...]) -> str:
     return (
-        f"the policy allowing scripts from {_first_few(list(sources))} (hosts that also serve JSONP endpoints or "
+        f"The policy allowing scripts from {_first_few(list(sources))} (hosts that also serve JSONP endpoints or "
         "AngularJS) is another of the site's policies: allow only the paths the site's scripts load from there"
     )
 
@@ -472,6 +481,11 @@ def _narrowing_change(narrowing: _Narrowing, in_script_src: bool) -> str:
         parts.append(
             "script hosts that also serve JSONP endpoints or AngularJS allowed by the paths this page loads scripts "
             f"from{where}: {_first_few(each)}"
+        )
+    if narrowing.unwritable:
+        parts.append(
+            f"{_first_few(list(narrowing.unwritable))} kept (this page's scripts from it have paths a policy cannot "
+            "hold as written): allow only the paths the site's scripts load from there, not the whole host"
         )
     if narrowing.kept:
         why = "this page lists too many scripts to read" if narrowing.unread else "no <script src> of this page uses it"

@@ -35,8 +35,6 @@ __all__ = [
 ]
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "csp_script_bypass_hosts.json"
-#: A dot segment of a URL path, "." or ".." between slashes, written or percent-encoded (URL Standard).
-_DOT_SEGMENT_RE = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
 _HOST_NAME_RE = re.compile(r"[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\Z")
 
 
@@ -135,8 +133,10 @@ def _host_source_parts(source: str, *, known_only: bool) -> tuple[str, bool, str
         port = str(int(port))  # 0443 is 443 (CSP3 §6.7.2.8 reads the port-part as a number)
     if not host or not _HOST_NAME_RE.match(host):
         return None
-    # the path percent-decoded, as CSP3 §6.7.2.8 compares paths (the listed scripts' paths hold no escapes)
-    return host, wildcard, unquote(slash + path), port if colon else None
+    # the path percent-decoded, as CSP3 §6.7.2.8 compares paths (the listed scripts' paths hold no escapes); it
+    # splits on "/" before decoding, so a path holding an encoded slash is kept as written (it matches none of them)
+    path = slash + path
+    return host, wildcard, path if "%2f" in path.lower() else unquote(path), port if colon else None
 
 
 def scripts_with_paths(host: str, wildcard: bool, paths: set[str], *, eval_allowed: bool) -> list[KnownScript]:
@@ -215,14 +215,32 @@ def narrowed_path(url: SplitResult, *, eval_allowed: bool = False) -> str | None
     scripts = _scripts_by_host(eval_allowed).get((url.hostname or "").lower())
     if not scripts:
         return None
-    path = url.path or "/"
-    if _DOT_SEGMENT_RE.search(path):
-        return None  # browsers load it with its dot segments removed: written as is, the source would not match
+    path = _without_dot_segments(url.path or "/")  # as browsers request it: written as is, it would not match
     directory = path[: path.rfind("/") + 1]
     if any(script.path.startswith(unquote(directory)) for script in scripts):
         directory = path  # the directory holds a known script too: only this one file
     # a ';' or ',' would end the directive or the policy (CSP3 §2.3.1 asks for them percent-encoded)
     return directory.replace(";", "%3B").replace(",", "%2C")
+
+
+def _without_dot_segments(path: str) -> str:
+    """URL Standard path parsing: "." and ".." segments, written or percent-encoded ("%2e", ".%2E" ...), removed."""
+    segments: list[str] = []
+    parts = path.split("/")
+    for index, segment in enumerate(parts[1:], start=1):
+        last = index == len(parts) - 1
+        kind = segment.lower().replace("%2e", ".")
+        if kind == "..":
+            if segments:
+                segments.pop()
+            if last:
+                segments.append("")
+        elif kind == ".":
+            if last:
+                segments.append("")
+        else:
+            segments.append(segment)
+    return "/" + "/".join(segments)
 
 
 def _port_or_default(port: str | None) -> str | None:
