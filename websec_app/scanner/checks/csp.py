@@ -145,8 +145,10 @@ def _allows_eval(policy: Policy) -> bool:
     return found is None or "'unsafe-eval'" in keywords_in(found[1])
 
 
-def _script_url_sources(policy: Policy) -> tuple[str, ...] | None:
-    """Sources that decide which script URLs load; () under 'strict-dynamic' (CSP3 §8.2)."""
+def script_url_sources(policy: Policy) -> tuple[str, ...] | None:
+    """Sources that decide which script URLs load: () when none does (a sandbox without allow-scripts, also with no
+    script directive; 'strict-dynamic', CSP3 §8.2; a list matching nothing); None when the policy does not restrict
+    scripts."""
     if _sandboxed(policy):
         return ()
     found = effective_sources(policy, "script-src-elem")
@@ -163,7 +165,7 @@ def _all_flag(policies: Sequence[Policy], offending: Callable[[Sequence[str]], l
     found: list[str] = []
     restricting = 0
     for policy in policies:
-        sources = _script_url_sources(policy)
+        sources = script_url_sources(policy)
         if sources is None:
             continue  # this policy does not restrict scripts; it cannot block anything
         restricting += 1

@@ -16,27 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..records.csp import Policy, effective_sources, keywords_in, matches_nothing, scheme_and_host
+from ..records.csp import Policy, effective_sources, keywords_in, scheme_and_host
 from ..records.script_bypasses import KnownScript, allowing_keys, known_web_key, scripts_with_paths
+from .csp import script_url_sources
 
 #: Names shown in a note, at most: a policy may name thousands of hosts.
 _SHOWN = 3
-
-
-def _script_sources(policy: Policy) -> tuple[str, ...] | None:
-    """The sources of the policy's script list through which scripts may load by URL: () when none may (a sandbox
-    without allow-scripts, also with no script directive; 'strict-dynamic'; a list matching nothing); None when the
-    policy does not restrict scripts."""
-    sandbox = policy.get("sandbox")
-    if sandbox is not None and "allow-scripts" not in (t.lower() for t in sandbox):
-        return ()
-    found = effective_sources(policy, "script-src-elem")
-    if found is None:
-        return None
-    sources = found[1]
-    if "'strict-dynamic'" in keywords_in(sources) or matches_nothing(sources):
-        return ()
-    return tuple(sources)
 
 
 def _eval_allowed(policy: Policy) -> bool:
@@ -100,7 +85,7 @@ def bypass_of(policies: Sequence[Policy]) -> Bypass:
     read: dict[object, _ListReading | None] = {}
     for policy in policies:
         if policy.directives not in read:
-            sources = _script_sources(policy)
+            sources = script_url_sources(policy)
             read[policy.directives] = None if sources is None else _read_list(sources, _eval_allowed(policy))
         reading = read[policy.directives]
         if reading is None or reading.scripts is None:
