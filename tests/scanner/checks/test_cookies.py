@@ -645,3 +645,15 @@ def test_a_cookie_a_redirect_and_the_page_both_set_counts_once_towards_the_180()
     assert "c000" not in {f.subject for f in pushed.findings} and {"c031", "d030"} <= {
         f.subject for f in pushed.findings
     }
+
+
+def test_a_cookie_named_in_utf8_is_reported_by_its_characters() -> None:
+    # Given a cookie whose name a site sets in UTF-8 (held, as every header, as the latin-1 text of its bytes), and
+    # one whose name is a latin-1 byte that spells nothing in UTF-8
+    utf8 = "Jürgen=1; Path=/".encode().decode("latin-1")
+    latin1 = "caf\xe9=1; Path=/"
+    result = check_cookies(make_snapshot(headers=[("Set-Cookie", utf8), ("Set-Cookie", latin1)]))
+
+    # Then the report names the first as DevTools does (Jürgen, not JÃ¼rgen), and the second as it came
+    assert {f.subject for f in result.findings} == {"Jürgen", "caf\xe9"}
+    assert [c["name"] for c in result.details["cookies"]] == ["Jürgen", "caf\xe9"]

@@ -482,3 +482,13 @@ def test_the_hosts_port_80_origin_without_credentials_grants_nothing_worth_point
         http_port_80=[("Access-Control-Allow-Origin", "http://example.com"), ("Vary", "Origin")], url=ON_8443
     )
     assert outcomes(result) == {"cors.allowlist"}
+
+
+def test_a_cookie_named_in_utf8_is_named_by_its_characters() -> None:
+    # Given probes that carried a cookie a site named in UTF-8 (the jar holds the latin-1 text of its bytes)
+    name = "Jürgen".encode().decode("latin-1")
+    result = echoed_with_cookies((name, "lang"), ())
+
+    # Then the note and the details name it as DevTools does
+    assert "send from that origin: Jürgen, lang" in (result.findings[0].note or "")
+    assert result.details["foreign_origin"]["cookies_sent"] == ["Jürgen", "lang"]

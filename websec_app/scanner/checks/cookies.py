@@ -36,6 +36,7 @@ from ..records.cookies import (
     scope_domain,
     storage_key,
 )
+from ..records.header_values import as_utf8
 from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
@@ -395,7 +396,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
             if graded_here and fates.of[index][line_index] == _EVICTED and len(evicted) < _NAMED_EVICTED:
                 gone = parse_set_cookie(fates.lines[index][line_index])
                 if isinstance(gone, ParsedCookie):  # always: only a line with a name is marked evicted
-                    evicted.append(shown(gone.name, _NAME_SHOWN))
+                    evicted.append(shown(as_utf8(gone.name), _NAME_SHOWN))
         for index, ((response, graded_here), fate) in enumerate(zip(visit, fates.of, strict=True)):
             if not graded_here or not fate:
                 continue
@@ -409,7 +410,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                     continue
                 if fate[line_index] == _SUPERSEDED:
                     if superseded_count < LIST_LIMIT and isinstance(gone := parse_set_cookie(line), ParsedCookie):
-                        superseded.append({"name": shown(gone.name), "set_by": shown(response.url)})
+                        superseded.append({"name": shown(as_utf8(gone.name)), "set_by": shown(response.url)})
                     superseded_count += 1
                     continue
                 parsed = parse_set_cookie(line)
@@ -422,6 +423,9 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                 refused = rejection(parsed, response.url)
                 kind = classify(parsed.name, parsed.value)
                 deletes = parsed.deletes(now)
+                # what the report shows and the fix writes: a name set in UTF-8 as its characters (its bytes decided
+                # what the jar above kept)
+                parsed = replace(parsed, name=as_utf8(parsed.name))
                 earlier = fates.replaced_in_response.get((index, line_index), 0)
                 cookie_findings = _line_findings(
                     parsed, response, kind, refused, deletes, where, plain_http_site, earlier

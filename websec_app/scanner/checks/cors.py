@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import LIST_LIMIT, CheckResult, Finding
-from ..records.header_values import trim_http_whitespace
+from ..records.header_values import as_utf8, trim_http_whitespace
 from ..records.origins import trustworthy_host
 from ..snapshot import CorsProbe, CorsProbeKind, HttpResponse, SiteSnapshot
 from ._shown import listed, shown
@@ -162,7 +162,7 @@ _NOTE_COOKIE_CHARS = 64
 def _quoted_names(names: tuple[str, ...]) -> str:
     """The first of `names` for a note; a cookie set by a line without a name ("Set-Cookie: abc", which browsers
     keep and send back as "abc") has the empty name."""
-    shown = (name or "(a cookie without a name)" for name in names)
+    shown = (as_utf8(name) or "(a cookie without a name)" for name in names)
     return ", ".join(listed(tuple(shown), _NOTE_COOKIES, each=_NOTE_COOKIE_CHARS))
 
 
@@ -172,7 +172,7 @@ def _cookies_note(probe: CorsProbe) -> str:
     with. It matters most when they hold the site's session cookie; when the site's cookies all stay home
     (SameSite Lax, Strict or unset, Partitioned), the answer was read without them, as that page would read it."""
     if probe.cookies:
-        sessions = [name for name in probe.cookies if classify(name) == "session"]
+        sessions = [as_utf8(name) for name in probe.cookies if classify(name) == "session"]
         note = f"; the request carried the cookies browsers send from that origin: {_quoted_names(probe.cookies)}"
         if sessions:
             note += f" (the session cookie {listed(sessions, 1, each=_NOTE_COOKIE_CHARS)[0]} among them)"
@@ -222,8 +222,8 @@ def _cookie_details(probe: CorsProbe) -> dict[str, list[str]]:
     if not probe.cookies and not probe.cookies_withheld:
         return {}
     return {
-        "cookies_sent": listed(probe.cookies, LIST_LIMIT),
-        "cookies_withheld": listed(probe.cookies_withheld, LIST_LIMIT),
+        "cookies_sent": listed([as_utf8(name) for name in probe.cookies], LIST_LIMIT),
+        "cookies_withheld": listed([as_utf8(name) for name in probe.cookies_withheld], LIST_LIMIT),
     }
 
 
