@@ -363,3 +363,13 @@ def test_a_script_src_added_for_default_src_copies_only_writable_sources() -> No
 def test_ports_dots_and_escapes_are_read_as_csp3_reads_them(source: str, bypassed: bool) -> None:
     outcomes = [f.outcome for f in csp_findings(f"script-src {source}; object-src 'none'; base-uri 'none'")]
     assert ("csp.bypassable_script_host" in outcomes) == bypassed
+
+
+def test_a_page_loading_from_many_directories_of_a_bypass_host_is_told_as_such() -> None:
+    # Given a page loading scripts from 25 directories of www.google.com, each allowed by its path
+    page = "<html><head>" + "".join(f'<script src="https://www.google.com/d{i:02d}/x.js"></script>' for i in range(25))
+    _, proposal, note = csp_fix(page + "</head></html>")
+
+    # Then past the bound the proposal is the generic policy, saying what it counted: paths, not 25 origins
+    assert "script-src 'self';" in proposal
+    assert "more than 20 origins and paths" in note, note

@@ -725,8 +725,10 @@ class _Builder:
         sources = self.sources.setdefault(directive, {})
         sources.setdefault(source)
         if len(sources) > MAX_ORIGINS:
+            # a host serving JSONP is allowed by the page's paths on it (`_narrowed`): those count as sources too
+            places = "origins and paths" if any("/" in s.partition("://")[2] for s in sources) else "origins"
             raise _TooMuch(
-                f"the page loads {directive.removesuffix('-src')} content from more than {MAX_ORIGINS} origins"
+                f"the page loads {directive.removesuffix('-src')} content from more than {MAX_ORIGINS} {places}"
             )
         return source
 
