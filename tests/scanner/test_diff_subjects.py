@@ -4,12 +4,15 @@ issue, and the monitor's alert sees it. Real scans of a fixture site whose cooki
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from tests.factories import make_snapshot
 from tests.fixtures import catalog
 from tests.fixtures.sites import Response, SiteFactory, html
 from websec_app.scanner import scan
 from websec_app.scanner.diff import diff_reports
+from websec_app.scanner.scan import grade_snapshot
 from websec_app.settings import Settings
 from websec_app.usecases.monitors import alert_reasons
 
@@ -57,3 +60,18 @@ async def test_a_second_cookie_without_secure_is_new_and_alerts_and_its_removal_
     back = diff_reports(after, before)
     assert [(c.name, c.subject) for c in back.fixed] == [("cookie.session_no_secure", "auth_token")]
     assert back.new == () and back.changed == ()
+
+
+def test_a_cookie_named_in_utf8_is_the_same_cookie_in_a_report_graded_before_it_was_named_by_its_characters() -> None:
+    # Given a site's session cookie named in UTF-8, graded now (session_ü) and as a report stored before d36bc23
+    # named it (the latin-1 text of its bytes: session_Ã¼)
+    line = "session_ü=abc123def456ghi789; Path=/".encode().decode("latin-1")
+    now = grade_snapshot(make_snapshot(headers=[("Set-Cookie", line)])).to_dict(pro=True, include_fix=True)
+    before = copy.deepcopy(now)
+    for finding in before["cookies"]["findings"]:
+        finding["subjects"] = [s.encode().decode("latin-1") for s in finding.get("subjects") or []]
+    assert any("session_Ã¼" in (f.get("subjects") or []) for f in before["cookies"]["findings"])
+
+    # Then the diff sees the same cookie: nothing new, nothing fixed, no alert after the deploy that renamed it
+    diff = diff_reports(before, now)
+    assert (diff.new, diff.fixed) == ((), ())

@@ -48,6 +48,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .records.header_values import as_utf8
 from .report import ReportItem, report_items
 
 
@@ -109,6 +110,13 @@ Finding = tuple[str, str]  # (section, name)
 State = tuple[str, int]  # (status, deduction)
 
 
+def _subject(section: str, subject: str) -> str:
+    """A subject as both sides name it: a cookie set in UTF-8 was named by the latin-1 text of its bytes (`JÃ¼rgen`)
+    in reports graded before the cookies check named it by its characters (`Jürgen`), and must not read as a cookie
+    fixed and a new one."""
+    return as_utf8(subject) if section == "cookies" else subject
+
+
 def _families(item: ReportItem) -> frozenset[str] | None:
     """The families a finding names (the report's `families`); None when it names none."""
     named = item.item.get("families")
@@ -154,7 +162,9 @@ def _side(body: Mapping[str, Any]) -> _Side:
         if not item.is_issue:
             continue
         subjects = item.item.get("subjects")
-        named: list[str | None] = [str(s) for s in subjects] if isinstance(subjects, list) and subjects else [None]
+        named: list[str | None] = (
+            [_subject(item.section, str(s)) for s in subjects] if isinstance(subjects, list) and subjects else [None]
+        )
         for subject in named:
             issues.setdefault((item.section, item.name), {})[subject] = item
     # page_analysis under a block page carries scan.blocked alone, not check.error (checks/blocked.py)

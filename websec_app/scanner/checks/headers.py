@@ -205,8 +205,9 @@ def _content_security_policy(
         # the first policy is repaired (its header replaced by the fix's): the hosts another policy names (a <meta>
         # one beside a header's frame-ancestors policy) are said, not moved into it
         first = evaluation.policies[0]
-        # with 'unsafe-eval' removed, the hosts whose JSONP needs it bypass nothing
-        culprits = bypass.sources_without_eval if "csp.unsafe_eval" in outcomes else bypass.sources
+        # once the fix removes 'unsafe-eval' from the policy naming them, the hosts whose JSONP needs it bypass nothing
+        removes_eval = "csp.unsafe_eval" in outcomes and bypass.policy is first
+        culprits = bypass.sources_without_eval if removes_eval else bypass.sources
         repairs = Repairs(
             insecure_scripts="csp.insecure_source" in outcomes,
             unsafe_eval="csp.unsafe_eval" in outcomes,

@@ -451,10 +451,12 @@ def _narrowing(policy: Policy, page: HtmlPage | None, page_url: str, bypassing: 
         culprit = host_source(source)
         covered = [(page_source, read) for page_source, read in loaded if culprit is not None and culprit.covers(read)]
         paths = tuple(page_source for page_source, read in covered if read.path)
-        if paths:
-            replaced[source] = paths
-        elif covered:  # a script of the page there, allowed by its origin (`_Builder._narrowed` could not narrow it)
+        if covered and len(paths) < len(covered):
+            # a script of the page there is allowed by its origin (a host serving no listed script, under a
+            # `*.host` culprit, or a path `_Builder._narrowed` could not write): the culprit stays, so it loads
             unwritable.append(source)
+        elif paths:
+            replaced[source] = paths
         else:
             kept.append(source)
     return _Narrowing(found[0], replaced, tuple(kept), tuple(unwritable))
@@ -484,8 +486,9 @@ def _narrowing_change(narrowing: _Narrowing, in_script_src: bool) -> str:
         )
     if narrowing.unwritable:
         parts.append(
-            f"{_first_few(list(narrowing.unwritable))} kept (this page's scripts from it have paths a policy cannot "
-            "hold as written): allow only the paths the site's scripts load from there, not the whole host"
+            f"{_first_few(list(narrowing.unwritable))} kept (this page loads scripts from it that a path cannot "
+            "allow as written, or from a host under it serving none of the listed scripts): allow only the paths "
+            "the site's scripts load from there, not the whole host"
         )
     if narrowing.kept:
         why = "this page lists too many scripts to read" if narrowing.unread else "no <script src> of this page uses it"

@@ -133,10 +133,9 @@ def _host_source_parts(source: str, *, known_only: bool) -> tuple[str, bool, str
         port = str(int(port))  # 0443 is 443 (CSP3 §6.7.2.8 reads the port-part as a number)
     if not host or not _HOST_NAME_RE.match(host):
         return None
-    # the path percent-decoded, as CSP3 §6.7.2.8 compares paths (the listed scripts' paths hold no escapes); it
-    # splits on "/" before decoding, so a path holding an encoded slash is kept as written (it matches none of them)
-    path = slash + path
-    return host, wildcard, path if "%2f" in path.lower() else unquote(path), port if colon else None
+    # the path percent-decoded whole, as Chromium 156 compares it (an encoded slash too: `/tools%2F` allows
+    # /tools/feedback/..., where CSP3 §6.7.2.8 splits on "/" first); the listed scripts' paths hold no escapes
+    return host, wildcard, unquote(slash + path), port if colon else None
 
 
 def scripts_with_paths(host: str, wildcard: bool, paths: set[str], *, eval_allowed: bool) -> list[KnownScript]:
