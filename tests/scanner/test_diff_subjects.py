@@ -75,3 +75,30 @@ def test_a_cookie_named_in_utf8_is_the_same_cookie_in_a_report_graded_before_it_
     # Then the diff sees the same cookie: nothing new, nothing fixed, no alert after the deploy that renamed it
     diff = diff_reports(before, now)
     assert (diff.new, diff.fixed) == ((), ())
+
+
+def _graded(*names: bytes, secure: tuple[bool, ...] = ()) -> dict[str, Any]:
+    lines = [
+        (name + b"=abc123def456ghi789; Path=/" + (b"; Secure" if flag else b"")).decode("latin-1")
+        for name, flag in zip(names, secure or (False,) * len(names), strict=True)
+    ]
+    return grade_snapshot(make_snapshot(headers=[("Set-Cookie", line) for line in lines])).to_dict(
+        pro=True, include_fix=True
+    )
+
+
+def test_a_cookie_name_is_decoded_once_and_only_for_a_report_graded_before() -> None:
+    # Given a cookie whose UTF-8 bytes spell text that is itself latin-1 (a name a framework mangled once: Ã¼)
+    name = "session_Ã¼".encode()
+    now = _graded(name)
+    before = copy.deepcopy(now)
+    for finding in before["cookies"]["findings"]:
+        finding["subjects"] = [
+            name.decode("latin-1") if s == "session_Ã¼" else s for s in finding.get("subjects") or []
+        ]
+
+    # Then against an old report it is the same cookie, and between two new reports it keeps its name
+    diff = diff_reports(before, now)
+    assert (diff.new, diff.fixed) == ((), ())
+    newer = diff_reports(_graded(name, secure=(True,)), now)
+    assert newer.new and all(change.subject == "session_Ã¼" for change in newer.new)

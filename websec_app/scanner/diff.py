@@ -110,11 +110,19 @@ Finding = tuple[str, str]  # (section, name)
 State = tuple[str, int]  # (status, deduction)
 
 
-def _subject(section: str, subject: str) -> str:
-    """A subject as both sides name it: a cookie set in UTF-8 was named by the latin-1 text of its bytes (`JÃ¼rgen`)
-    in reports graded before the cookies check named it by its characters (`Jürgen`), and must not read as a cookie
-    fixed and a new one."""
-    return as_utf8(subject) if section == "cookies" else subject
+def _cookie_names_as_now(old: _Side, new: _Side) -> None:
+    """Reports graded before the cookies check named a cookie set in UTF-8 by its characters (`Jürgen`) named it by
+    the latin-1 text of its bytes (`JÃ¼rgen`): in `old`, such a subject that `new` lacks is renamed to the name `new`
+    gives it, decoded once and that way only, so the same cookie is not one fixed and one new (a false alert after
+    the deploy). Subjects both sides name alike are left as they are."""
+    for finding, before in old.issues.items():
+        after = new.issues.get(finding)
+        if finding[0] != "cookies" or not after:
+            continue
+        for subject in [s for s in before if s is not None and s not in after]:
+            now = as_utf8(subject)
+            if now != subject and now in after and now not in before:
+                before[now] = before.pop(subject)
 
 
 def _families(item: ReportItem) -> frozenset[str] | None:
@@ -162,9 +170,7 @@ def _side(body: Mapping[str, Any]) -> _Side:
         if not item.is_issue:
             continue
         subjects = item.item.get("subjects")
-        named: list[str | None] = (
-            [_subject(item.section, str(s)) for s in subjects] if isinstance(subjects, list) and subjects else [None]
-        )
+        named: list[str | None] = [str(s) for s in subjects] if isinstance(subjects, list) and subjects else [None]
         for subject in named:
             issues.setdefault((item.section, item.name), {})[subject] = item
     # page_analysis under a block page carries scan.blocked alone, not check.error (checks/blocked.py)
@@ -293,6 +299,7 @@ def diff_reports(
     """`after` compared with `before` (the older scan); `earlier`: the site's reports before `before`, newest
     first, read lazily and only for what `before` could not check (the module's docstring)."""
     old, new, reports_before = _side(before), _side(after), _Earlier(earlier)
+    _cookie_names_as_now(old, new)
     appeared: list[FindingChange] = []
     gone: list[FindingChange] = []
     moved: list[FindingChange] = []

@@ -378,18 +378,32 @@ def test_a_page_loading_from_many_directories_of_a_bypass_host_is_told_as_such()
     assert "more than 20 origins and paths" in note, note
 
 
-def test_a_wildcard_culprit_over_a_host_serving_no_listed_script_the_page_uses_is_kept() -> None:
+def test_a_wildcard_culprit_is_narrowed_to_the_pages_paths_and_the_origins_of_hosts_serving_no_listed_script() -> None:
     # Given *.google.com, and a page loading reCAPTCHA from www.google.com and Sign-In from apis.google.com (which
-    # serves no listed script, so the proposal allows it by its origin)
+    # serves no listed script)
     page = (
         '<html><head><script src="https://www.google.com/recaptcha/api.js"></script>'
         '<script src="https://apis.google.com/js/platform.js"></script></head></html>'
     )
     _, proposal, note = csp_fix(page, "script-src 'self' https://*.google.com; object-src 'none'; base-uri 'self'")
 
-    # Then the culprit stays, so platform.js loads, and the note says why
-    assert proposal == "script-src 'self' https://*.google.com; object-src 'none'; base-uri 'self'"
-    assert "https://*.google.com kept (this page loads scripts from it that a path cannot allow" in note
+    # Then the fix allows reCAPTCHA's path and Sign-In's origin, both scripts load, and the fix is no longer bypassable
+    assert proposal == (
+        "script-src 'self' https://www.google.com/recaptcha/ https://apis.google.com; "
+        "object-src 'none'; base-uri 'self'"
+    )
+    assert "https://*.google.com -> https://www.google.com/recaptcha/ https://apis.google.com" in note
+    assert csp_fix(page, proposal)[0] == ["csp.good"]
+
+
+def test_a_culprit_whose_page_script_path_cannot_be_written_is_kept() -> None:
+    # Given a page loading a script from www.google.com by a path a policy cannot hold as written (a quote)
+    page = '<html><head><script src="https://www.google.com/x\'y/z.js"></script></head></html>'
+    _, proposal, note = csp_fix(page, "script-src 'self' https://www.google.com; object-src 'none'; base-uri 'self'")
+
+    # Then the culprit stays, so the script loads, and the note says why
+    assert proposal == "script-src 'self' https://www.google.com; object-src 'none'; base-uri 'self'"
+    assert "https://www.google.com kept (this page loads scripts from it by paths a policy cannot hold" in note
 
 
 def test_hosts_needing_eval_are_named_when_the_policy_allowing_eval_is_not_the_one_repaired() -> None:
@@ -407,3 +421,17 @@ def test_hosts_needing_eval_are_named_when_the_policy_allowing_eval_is_not_the_o
 
     # Then the fix, which leaves the <meta> policy's eval as it is, names both hosts there
     assert "https://www.google.com, https://www.googletagmanager.com (hosts that also serve" in note, note
+
+
+def test_the_fix_says_eval_is_removed_only_where_the_policy_it_repairs_writes_it() -> None:
+    # Given a header policy for framing, and a <meta> one allowing eval
+    meta = "script-src 'self' 'unsafe-eval' https://www.google.com; object-src 'none'; base-uri 'self'"
+    snapshot = make_snapshot(
+        "https://example.com/",
+        headers=[(CSP, "frame-ancestors 'self'")],
+        body=f'<html><head><meta http-equiv="Content-Security-Policy" content="{meta}"></head></html>',
+    )
+    note = " ".join(f.fix_note or "" for f in check_headers(snapshot).findings if f.subject == CSP)
+
+    # Then the fix (the header's policy) claims no removal it did not make
+    assert "'unsafe-eval' removed" not in note, note

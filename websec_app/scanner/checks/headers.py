@@ -206,11 +206,18 @@ def _content_security_policy(
         # one beside a header's frame-ancestors policy) are said, not moved into it
         first = evaluation.policies[0]
         # once the fix removes 'unsafe-eval' from the policy naming them, the hosts whose JSONP needs it bypass nothing
-        removes_eval = "csp.unsafe_eval" in outcomes and bypass.policy is first
+        # the fix removes 'unsafe-eval' where the repaired policy writes it; eval is then blocked on the page (every
+        # policy must allow it), and the hosts whose JSONP needs it bypass nothing
+        script_list = csp_records.effective_sources(first, "script-src")
+        removes_eval = (
+            "csp.unsafe_eval" in outcomes
+            and script_list is not None
+            and "'unsafe-eval'" in csp_records.keywords_in(script_list[1])
+        )
         culprits = bypass.sources_without_eval if removes_eval else bypass.sources
         repairs = Repairs(
             insecure_scripts="csp.insecure_source" in outcomes,
-            unsafe_eval="csp.unsafe_eval" in outcomes,
+            unsafe_eval=removes_eval,
             objects_open="csp.no_object_src" in outcomes,
             base_open="csp.no_base_uri" in outcomes,
             inline_style="csp.unsafe_inline_style" in outcomes,

@@ -450,10 +450,12 @@ def _narrowing(policy: Policy, page: HtmlPage | None, page_url: str, bypassing: 
     for source in culprits:
         culprit = host_source(source)
         covered = [(page_source, read) for page_source, read in loaded if culprit is not None and culprit.covers(read)]
-        paths = tuple(page_source for page_source, read in covered if read.path)
+        # the page's sources under the culprit: its paths on hosts serving a listed script, and the origins of hosts
+        # under a `*.host` culprit that serve none (apis.google.com beside www.google.com/recaptcha/)
+        paths = tuple(page_source for page_source, read in covered if read.path or read.host not in bypass_hosts())
         if covered and len(paths) < len(covered):
-            # a script of the page there is allowed by its origin (a host serving no listed script, under a
-            # `*.host` culprit, or a path `_Builder._narrowed` could not write): the culprit stays, so it loads
+            # a script of the page on a host serving a listed script, whose path `_Builder._narrowed` could not
+            # write: only its origin would allow it, so the culprit stays
             unwritable.append(source)
         elif paths:
             replaced[source] = paths
@@ -486,9 +488,8 @@ def _narrowing_change(narrowing: _Narrowing, in_script_src: bool) -> str:
         )
     if narrowing.unwritable:
         parts.append(
-            f"{_first_few(list(narrowing.unwritable))} kept (this page loads scripts from it that a path cannot "
-            "allow as written, or from a host under it serving none of the listed scripts): allow only the paths "
-            "the site's scripts load from there, not the whole host"
+            f"{_first_few(list(narrowing.unwritable))} kept (this page loads scripts from it by paths a policy "
+            "cannot hold as written): allow only the paths the site's scripts load from there, not the whole host"
         )
     if narrowing.kept:
         why = "this page lists too many scripts to read" if narrowing.unread else "no <script src> of this page uses it"
