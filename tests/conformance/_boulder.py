@@ -197,10 +197,3 @@ def assert_conforms(case: Case, findings: list[Finding]) -> None:
         assert agrees(case, findings), f"Boulder: {case.verdict}; ours: {our_verdict(case, findings)}: {notes}"
     else:
         assert not agrees(case, findings), f"declared a divergence, but our verdict is Boulder's: drop `why`: {notes}"
-
-
-def tally(cases: Iterable[Case]) -> tuple[int, int, int]:
-    """(cases, agreeing, documented divergences)."""
-    cases = list(cases)
-    diverging = sum(c.why is not None for c in cases)
-    return len(cases), len(cases) - diverging, diverging

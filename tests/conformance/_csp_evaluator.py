@@ -103,12 +103,5 @@ def assert_conforms(case: EvaluatorCase, ours: Sequence[Finding]) -> None:
         assert not agrees(case, ours), "declared a divergence, but websec agrees: drop `why`"
 
 
-def tally(cases: Iterable[EvaluatorCase]) -> tuple[int, int, int]:
-    """(cases, agreeing, documented divergences)."""
-    cases = list(cases)
-    diverging = sum(c.why is not None for c in cases)
-    return len(cases), len(cases) - diverging, diverging
-
-
 def params(cases: Iterable[EvaluatorCase]) -> list[Any]:
     return [pytest.param(case, id=f"{case.file}[{case.name}]") for case in cases]

@@ -216,12 +216,5 @@ def assert_preload_conforms(case: PreloadCase, answer: Answer) -> None:
         assert not preload_agrees(case, answer), "declared a divergence, but websec agrees: drop `why`"
 
 
-def tally(cases: Iterable[ChromiumCase | PreloadCase]) -> tuple[int, int, int]:
-    """(cases, agreeing, documented divergences)."""
-    cases = list(cases)
-    diverging = sum(c.why is not None for c in cases)
-    return len(cases), len(cases) - diverging, diverging
-
-
 def params(cases: Iterable[ChromiumCase | PreloadCase]) -> list[Any]:
     return [pytest.param(case, id=f"{case.test}[{case.label}]") for case in cases]

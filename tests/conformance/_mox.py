@@ -223,10 +223,3 @@ def assert_conforms(case: Case, ours: Ours) -> None:
         assert agrees(case, ours), f"mox: {case.mox} {case.policy or ''}; our details: {ours.details}"
     else:
         assert not agrees(case, ours), "declared a divergence, but our verdict is mox's: drop `why`"
-
-
-def tally(cases: Iterable[Case]) -> tuple[int, int, int]:
-    """(cases, agreeing, documented divergences)."""
-    cases = list(cases)
-    diverging = sum(c.why is not None for c in cases)
-    return len(cases), len(cases) - diverging, diverging

@@ -94,10 +94,3 @@ HTTPOBS = Table.load("observatory_map.toml")  # httpobs 0.9.3's results
 
 def assert_conforms(case: Case, actual: Sequence[str]) -> None:
     HTTPOBS.assert_conforms(case, actual)
-
-
-def tally(cases: Iterable[Case]) -> tuple[int, int, int]:
-    """(cases, agreeing, documented divergences)."""
-    cases = list(cases)
-    diverging = sum(c.why is not None for c in cases)
-    return len(cases), len(cases) - diverging, diverging

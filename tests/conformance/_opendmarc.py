@@ -125,10 +125,3 @@ def assert_conforms(case: Case, ours: Ours) -> None:
         assert agrees(case, ours), f"OpenDMARC: {case.status} (p={case.p}); our details: {ours.details}"
     else:
         assert not agrees(case, ours), "declared a divergence, but our verdict is OpenDMARC's: drop `why`"
-
-
-def tally(cases: Iterable[Case]) -> tuple[int, int, int]:
-    """(cases, agreeing, documented divergences)."""
-    cases = list(cases)
-    diverging = sum(c.why is not None for c in cases)
-    return len(cases), len(cases) - diverging, diverging

@@ -145,10 +145,3 @@ class Table:
 
 
 SECTXT = Table.load()
-
-
-def tally(cases: Iterable[Case]) -> tuple[int, int, int]:
-    """(cases, agreeing, documented divergences)."""
-    cases = list(cases)
-    diverging = sum(c.why is not None for c in cases)
-    return len(cases), len(cases) - diverging, diverging

@@ -1,6 +1,7 @@
-"""What the ported suites' bookkeeping tests share (Boulder, OpenDMARC, mox): their cases grouped by the peer's
-test, each case in exactly one group, and docs/conformance.md's section read back: its table's counts, its total
-row, and its lists of divergences and of what is not ported, each name with its reason."""
+"""What the ported suites' bookkeeping tests share: the tally of agreeing and diverging cases (every suite whose
+cases carry a `why`), and for Boulder, OpenDMARC and mox their cases grouped by the peer's test, each case in
+exactly one group, and docs/conformance.md's section read back: its table's counts, its total row, and its lists of
+divergences and of what is not ported, each name with its reason."""
 
 from __future__ import annotations
 
@@ -18,6 +19,18 @@ class Named(Protocol):
 
 
 C = TypeVar("C", bound=Named)
+
+
+class Judged(Protocol):
+    @property
+    def why(self) -> str | None: ...
+
+
+def tally(cases: Iterable[Judged]) -> tuple[int, int, int]:
+    """(cases, agreeing, documented divergences): a case with a `why` is a documented divergence."""
+    cases = list(cases)
+    diverging = sum(c.why is not None for c in cases)
+    return len(cases), len(cases) - diverging, diverging
 
 
 def sections_by_prefix(cases: Sequence[C], prefixes: Mapping[str, str]) -> dict[str, list[C]]:

@@ -117,12 +117,5 @@ def assert_conforms(case: WptCase, answer: Answer) -> None:
         assert not agrees(case, answer), "declared a divergence, but websec agrees: drop `why`"
 
 
-def tally(cases: Iterable[WptCase]) -> tuple[int, int, int]:
-    """(cases, agreeing, documented divergences)."""
-    cases = list(cases)
-    diverging = sum(c.why is not None for c in cases)
-    return len(cases), len(cases) - diverging, diverging
-
-
 def params(cases: Iterable[WptCase]) -> list[Any]:
     return [pytest.param(case, id=f"{case.file}[{case.label!r}]") for case in cases]

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conformance._boulder import tally
-from tests.conformance._suite import doc_part, expected_rows, listed_under, stated_total
+from tests.conformance._suite import doc_part, expected_rows, listed_under, stated_total, tally
 from tests.conformance.test_boulder_caa import CASES, NOT_PORTED, NOT_PORTED_IN, SECTIONS
 
 HEADING = "Boulder's CAA tests (Let's Encrypt)"

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conformance._csp_evaluator import tally
-from tests.conformance._suite import doc_part, stated_total
+from tests.conformance._suite import doc_part, stated_total, tally
 from tests.conformance.test_csp_evaluator import CASES, GROUPS, NOT_PORTED
 
 HEADING = "Google's CSP Evaluator"

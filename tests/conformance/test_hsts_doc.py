@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 
 from tests.conformance import test_chromium_hsts, test_hstspreload
-from tests.conformance._hsts import MAP, tally
+from tests.conformance._hsts import MAP
+from tests.conformance._suite import tally
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 SUITES = {"Chromium": test_chromium_hsts.GROUPS, "hstspreload": test_hstspreload.GROUPS}

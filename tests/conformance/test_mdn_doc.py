@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from tests.conformance import test_mdn_content, test_mdn_cross_origin, test_mdn_headers, test_mdn_misc
-from tests.conformance._observatory import tally
+from tests.conformance._suite import tally
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 MODULES = (test_mdn_cross_origin, test_mdn_headers, test_mdn_content, test_mdn_misc)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conformance._opendmarc import tally
-from tests.conformance._suite import doc_part, expected_rows, listed_under, stated_total
+from tests.conformance._suite import doc_part, expected_rows, listed_under, stated_total, tally
 from tests.conformance.test_opendmarc import CASES, NOT_PORTED, NOT_PORTED_IN, SECTIONS
 
 HEADING = "OpenDMARC's tests (DMARC)"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conformance._sectxt import SECTXT, tally
+from tests.conformance._sectxt import SECTXT
+from tests.conformance._suite import tally
 from tests.conformance.test_sectxt import CASES, GROUPS, NOT_PORTED
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conformance._wpt_headers import tally
+from tests.conformance._suite import tally
 from tests.conformance.test_wpt_headers import CASES, GROUPS, NOT_PORTED
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
