@@ -12,7 +12,6 @@ import asyncio
 import dataclasses
 import errno
 import importlib.util
-import re
 import ssl
 import sys
 import typing
@@ -433,9 +432,6 @@ def _request_key(url: str, address: str, headers: dict[str, str] | None, max_bod
 #: no more, and reads no more than MAX_CHAIN_COOKIES Set-Cookie lines of a response, whatever a server sends.
 MAX_CHAIN_COOKIES = 50
 MAX_COOKIE_BYTES = 4096
-#: 6265bis 5.6 step 1: a line holding a control character but HTAB is ignored. Bytes past ASCII are kept (a UTF-8
-#: value, read as latin-1 text like every header), and sent back as they came, as Chromium sends them.
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -493,7 +489,8 @@ class ChainCookies:
     those browsers send across sites (`_StoredCookie.goes_cross_site`). Each chain starts empty, as a new
     visitor does; it keeps at most MAX_CHAIN_COOKIES, of at most MAX_COOKIE_BYTES each, so a hostile server cannot
     grow it. A cookie set in UTF-8 is kept and sent back byte for byte (the header's latin-1 text, as fetch_one
-    sends it), as Chromium does."""
+    sends it), as Chromium does; a line with a control character but HTAB, never (records/cookies.py refuses it,
+    6265bis 5.6 step 1)."""
 
     def __init__(self) -> None:
         # Keyed as 6265bis 5.7 step 22 replaces a cookie (name, domain, host-only flag, path; CHIPS adds the
@@ -530,11 +527,9 @@ class ChainCookies:
 
     def take(self, response: HttpResponse) -> None:
         """Keep the cookies `response` sets (or deletes)."""
-        lines = [
-            line
-            for line in response.headers.get_all("set-cookie")
-            if len(line) <= MAX_COOKIE_BYTES and not _CONTROL_CHARACTER.search(line)
-        ][:MAX_CHAIN_COOKIES]
+        lines = [line for line in response.headers.get_all("set-cookie") if len(line) <= MAX_COOKIE_BYTES][
+            :MAX_CHAIN_COOKIES
+        ]
         if not lines:
             return
         url = response.url
