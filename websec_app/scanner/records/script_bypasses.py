@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -27,11 +27,10 @@ __all__ = [
     "allowing_keys",
     "bypass_hosts",
     "host_source",
-    "known_host_source",
     "known_web_key",
     "known_scripts",
     "narrowed_path",
-    "scripts_with_paths",
+    "scripts_allowed_by",
 ]
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "csp_script_bypass_hosts.json"
@@ -55,17 +54,6 @@ class HostSource:
     wildcard: bool  # `*.host`: any name under host, not host itself
     path: str  # "" for any
     port: str | None = None  # as written: digits or "*"
-
-    def allows(self, script: KnownScript) -> bool:
-        """CSP3 §6.7.2.8 for the script's URL over https (or http), on its scheme's default port."""
-        if self.port not in WEB_PORTS:
-            return False
-        if self.wildcard:
-            if not script.host.endswith("." + self.host):
-                return False
-        elif script.host != self.host:
-            return False
-        return _path_matches(self.path, script.path)
 
     @property
     def key(self) -> tuple[str, bool, str]:
@@ -91,29 +79,20 @@ WEB_PORTS = frozenset({None, "*", "443", "80"})
 def host_source(source: str) -> HostSource | None:
     """`source` as a host-source that can load a script over the web; None for anything else (a keyword, a
     scheme source, `*`, another scheme). Read with string operations: a hostile list holds 420,000 sources."""
-    return _host_source(source, known_only=False)
-
-
-def known_host_source(source: str) -> HostSource | None:
-    """`host_source(source)` when its host is a known script's host or, written `*.name`, a name above one."""
-    return _host_source(source, known_only=True)
+    parts = _host_source_parts(source, known_only=False)
+    return None if parts is None else HostSource(*parts)
 
 
 def known_web_key(source: str) -> tuple[str, bool, str] | None:
-    """`HostSource.key` of `known_host_source(source)` when it loads over a web port (WEB_PORTS), without building
-    the HostSource: what a list of 420,000 sources is read with."""
+    """`HostSource.key` of a host-source that loads over a web port (WEB_PORTS) from a known script's host or, written
+    `*.name`, a name above one; None for the rest, rejected before the path is read (a list of 420,000 sources)."""
     read = _host_source_parts(source, known_only=True)
     return None if read is None or read[3] not in WEB_PORTS else read[:3]
 
 
-def _host_source(source: str, *, known_only: bool) -> HostSource | None:
-    parts = _host_source_parts(source, known_only=known_only)
-    return None if parts is None else HostSource(*parts)
-
-
 def _host_source_parts(source: str, *, known_only: bool) -> tuple[str, bool, str, str | None] | None:
     """(host, wildcard, path, port) of a CSP3 §2.3.1 host-source over http(s) or without a scheme; `known_only`:
-    only of a host `known_host_source` takes, decided before the rest is read."""
+    only of a host `known_web_key` takes, decided before the rest is read."""
     scheme, separator, rest = source.partition("://")
     if not separator:
         rest = source
@@ -138,35 +117,30 @@ def _host_source_parts(source: str, *, known_only: bool) -> tuple[str, bool, str
     return host, wildcard, unquote(slash + path), port if colon else None
 
 
-def scripts_with_paths(host: str, wildcard: bool, paths: set[str], *, eval_allowed: bool) -> list[KnownScript]:
-    """The known scripts of `host` (any name under it when `wildcard`) whose path one of `paths` allows (CSP3
-    §6.7.2.8: "" any, a prefix ending in "/", else the whole path), each looked up by its own path's prefixes."""
-    index = _scripts_by_suffix(eval_allowed) if wildcard else _scripts_by_host(eval_allowed)
-    candidates = index.get(host, ())
-    if not candidates:
-        return []
-    if "" in paths or "/" in paths:
-        return list(candidates)
-    return [
-        script
-        for script in candidates
-        if script.path in paths
-        or any(script.path[: index + 1] in paths for index, char in enumerate(script.path) if char == "/")
-    ]
-
-
 def allowing_keys(scripts: Iterable[KnownScript]) -> frozenset[tuple[str, bool, str]]:
-    """Every (host, wildcard, path) of a HostSource on a web port that allows one of `scripts`: the script's host or
-    a name above it as `*.name`, with no path, "/", a prefix of its path ending in "/", or its whole path. A source
-    is then judged by one set lookup (`HostSource.key`)."""
-    keys: set[tuple[str, bool, str]] = set()
-    for script in scripts:
-        labels = script.host.split(".")
-        hosts = [(script.host, False), *((".".join(labels[i:]), True) for i in range(1, len(labels)))]
-        path = script.path
-        paths = ["", path, *(path[: i + 1] for i, char in enumerate(path) if char == "/")]
-        keys.update((host, wildcard, written) for host, wildcard in hosts for written in paths)
-    return frozenset(keys)
+    """Every `HostSource.key` of a source on a web port that allows one of `scripts` (`_keys_of`)."""
+    return frozenset(key for script in scripts for key in _keys_of(script))
+
+
+def scripts_allowed_by(keys: Container[tuple[str, bool, str]], *, eval_allowed: bool) -> frozenset[KnownScript]:
+    """The known scripts (those needing eval when `eval_allowed`) a source of one of `keys` on a web port allows,
+    each looked up by its own few keys: a hostile list holds 420,000 sources."""
+    return frozenset(
+        script
+        for script in known_scripts()
+        if (eval_allowed or not script.needs_eval) and any(key in keys for key in _keys_of(script))
+    )
+
+
+@cache
+def _keys_of(script: KnownScript) -> tuple[tuple[str, bool, str], ...]:
+    """(host, wildcard, path) of every source on a web port that allows `script` (CSP3 §6.7.2.8): its host, or a
+    name above it as `*.name`, with no path, a prefix of its path ending in "/", or its whole path."""
+    labels = script.host.split(".")
+    hosts = [(script.host, False), *((".".join(labels[i:]), True) for i in range(1, len(labels)))]
+    path = script.path
+    paths = ["", path, *(path[: i + 1] for i, char in enumerate(path) if char == "/")]
+    return tuple(dict.fromkeys((host, wildcard, written) for host, wildcard in hosts for written in paths))
 
 
 @cache
