@@ -145,6 +145,13 @@ def _allows_eval(policy: Policy) -> bool:
     return found is None or "'unsafe-eval'" in keywords_in(found[1])
 
 
+def writes_unsafe_eval(policy: Policy) -> bool:
+    """The policy's script-src (or default-src) lists 'unsafe-eval' (not: allows eval, which a policy without a
+    script list does too)."""
+    found = effective_sources(policy, "script-src")
+    return found is not None and "'unsafe-eval'" in keywords_in(found[1])
+
+
 def script_url_sources(policy: Policy) -> tuple[str, ...] | None:
     """Sources that decide which script URLs load: () when none does (a sandbox without allow-scripts, also with no
     script directive; 'strict-dynamic', CSP3 §8.2; a list matching nothing); None when the policy does not restrict

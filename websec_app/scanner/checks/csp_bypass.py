@@ -16,17 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..records.csp import Policy, effective_sources, keywords_in, scheme_and_host
+from ..records.csp import Policy, scheme_and_host
 from ..records.script_bypasses import KnownScript, allowing_keys, known_web_key, scripts_allowed_by
-from .csp import script_url_sources
+from .csp import script_url_sources, writes_unsafe_eval
 
 #: Names shown in a note, at most: a policy may name thousands of hosts.
 _SHOWN = 3
-
-
-def _eval_allowed(policy: Policy) -> bool:
-    script_list = effective_sources(policy, "script-src")
-    return script_list is not None and "'unsafe-eval'" in keywords_in(script_list[1])
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,7 @@ def bypass_of(policies: Sequence[Policy]) -> Bypass:
     for policy in policies:
         if policy.directives not in read:
             sources = script_url_sources(policy)
-            read[policy.directives] = None if sources is None else _read_list(sources, _eval_allowed(policy))
+            read[policy.directives] = None if sources is None else _read_list(sources, writes_unsafe_eval(policy))
         reading = read[policy.directives]
         if reading is None or reading.scripts is None:
             continue  # no restriction, or every script: it narrows nothing

@@ -208,12 +208,7 @@ def _content_security_policy(
         # once the fix removes 'unsafe-eval' from the policy naming them, the hosts whose JSONP needs it bypass nothing
         # the fix removes 'unsafe-eval' where the repaired policy writes it; eval is then blocked on the page (every
         # policy must allow it), and the hosts whose JSONP needs it bypass nothing
-        script_list = csp_records.effective_sources(first, "script-src")
-        removes_eval = (
-            "csp.unsafe_eval" in outcomes
-            and script_list is not None
-            and "'unsafe-eval'" in csp_records.keywords_in(script_list[1])
-        )
+        removes_eval = "csp.unsafe_eval" in outcomes and csp.writes_unsafe_eval(first)
         culprits = bypass.sources_without_eval if removes_eval else bypass.sources
         repairs = Repairs(
             insecure_scripts="csp.insecure_source" in outcomes,
