@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .records.header_values import trim_http_whitespace
-
 if TYPE_CHECKING:
     import httpx
 
@@ -95,22 +93,22 @@ class OriginHeaders:
                 request.headers[name] = joined_cookies(value, carried) if carried else value
 
 
+#: What a Cookie header's pairs are trimmed of (6265bis WSP): Python's own strip() also takes the no-break and
+#: ideographic spaces a site's UTF-8 or latin-1 cookie value may end with, which then went back changed.
+_WSP = " \t"
+
+
 def _cookie_name(pair: str) -> str:
     """The name of one `name=value` of a Cookie header; a pair without "=" is a cookie with an empty name
     (RFC 6265bis 5.6 step 3, 5.8.3)."""
     name, equals, _ = pair.partition("=")
-    return trim_http_whitespace(name) if equals else ""
+    return name.strip(_WSP) if equals else ""
 
 
 def joined_cookies(users: str, carried: str) -> str:
     """One Cookie header (RFC 6265bis 5.8.3: pairs joined by "; ") with the user's cookies first, then those the
     request carried, except the ones the user's header names too: the user's value wins."""
-    # spaces and tabs only: str.strip() would take a no-break or ideographic space off a site's cookie value
-    own = [trimmed for pair in users.split(";") if (trimmed := trim_http_whitespace(pair))]
+    own = [pair.strip(_WSP) for pair in users.split(";") if pair.strip(_WSP)]
     named = {_cookie_name(pair) for pair in own}
-    others = [
-        trimmed
-        for pair in carried.split(";")
-        if (trimmed := trim_http_whitespace(pair)) and _cookie_name(pair) not in named
-    ]
+    others = [pair.strip(_WSP) for pair in carried.split(";") if pair.strip(_WSP) and _cookie_name(pair) not in named]
     return "; ".join(own + others)
