@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import socket
 import sys
 import time
 from pathlib import Path
@@ -201,7 +202,7 @@ class Resolver:
         records: tuple[str, ...] = ()
         signatures: tuple[str, ...] = ()
         if answer.rrset is not None:
-            records = tuple(rdata.to_text() for rdata in answer.rrset)
+            records = in_stable_order(rdtype, [rdata.to_text() for rdata in answer.rrset])
             # The RRSIGs over the answer (we ask with the DO bit), kept so checks can validate DNSSEC themselves.
             rrsigs = answer.response.get_rrset(
                 answer.response.answer,
@@ -229,6 +230,17 @@ class Resolver:
         if failure:
             raise TargetUnreachable(f"DNS lookup failed for {host}: {failure}")
         raise TargetUnreachable(f"DNS lookup failed: {host} has no A or AAAA record")
+
+
+def in_stable_order(rdtype: str, records: list[str]) -> tuple[str, ...]:
+    """An RRset's records in one order whatever order the server sent them in: an RRset is a set (RFC 2181 5)
+    and servers rotate or shuffle it on each answer, so two scans of an unchanged zone would list (and a report
+    cut to its first hundred show) different records, and pin a different address. Addresses in numeric order,
+    other types by their text."""
+    if rdtype in ("A", "AAAA"):
+        family = socket.AF_INET if rdtype == "A" else socket.AF_INET6
+        return tuple(sorted(records, key=lambda address: socket.inet_pton(family, address)))
+    return tuple(sorted(records))
 
 
 def _failed(name: str, rdtype: str, exc: dns.exception.DNSException) -> DnsAnswer:
