@@ -24,7 +24,7 @@ from sqlmodel import select
 from api_routes import create_api
 from tests import db_fixtures
 from tests.clock import TEST_NOW
-from tests.fixtures.sites import RunningSite, Site, SiteFactory, text
+from tests.fixtures.sites import RunningSite, Site, SiteFactory, TlsConfig, text
 from websec_app.runtime import build_runtime
 from websec_app.settings import Settings
 from websec_app.store import Database, IssuedKey, create_subscription, issue_api_key, monthly_scans_used
@@ -56,8 +56,11 @@ async def client(api: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 
 @pytest.fixture(scope="session")
 def receiver(site_factory: SiteFactory) -> RunningSite:
-    """https://hooks.test/hook: takes every callback with 204 and keeps it (`requests`)."""
-    return site_factory(Site(names=("hooks.test",), routes={"/hook": text("", status=204)}))
+    """https://hooks.test/hook: takes every callback with 204 and keeps it (`requests`). Its certificate is the
+    "service" kind: the callback's client checks it at the real time, as any HTTPS client must."""
+    return site_factory(
+        Site(names=("hooks.test",), routes={"/hook": text("", status=204)}, tls=TlsConfig(cert="service"))
+    )
 
 
 def _key(database: Database, email: str = "agency@example.com", used: int = 0) -> IssuedKey:

@@ -336,11 +336,18 @@ async def test_an_alert_is_also_posted_to_the_monitors_callback_signed_like_asyn
     worker,
     mailbox: Mailbox,
 ) -> None:
-    from tests.fixtures.sites import Site, text
+    from tests.fixtures.sites import Site, TlsConfig, text
     from websec_app.jobs.callbacks import SIGNATURE_HEADER, callback_secret
 
     site, state = changing_site
-    receiver = site_factory(Site(names=(site_factory.unique_host("hooks"),), routes={"/hook": text("", status=204)}))
+    # the "service" certificate: the callback's client checks it at the real time, as any HTTPS client must
+    receiver = site_factory(
+        Site(
+            names=(site_factory.unique_host("hooks"),),
+            routes={"/hook": text("", status=204)},
+            tls=TlsConfig(cert="service"),
+        )
+    )
     settings = dataclasses.replace(
         scan_settings, mail=paid_settings.mail, data_dir=paid_settings.data_dir, callback_secret="server-secret"
     )
