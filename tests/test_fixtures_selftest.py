@@ -17,6 +17,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.pki import WRONG_HOST_NAME, Pki
@@ -38,9 +39,31 @@ from websec_app.settings import DnsServer, Settings
 # -- helpers ------------------------------------------------------------------------------------
 
 
+#: OpenSSL's X509_V_FLAG_NO_CHECK_TIME, which Python's ssl.VerifyFlags does not name.
+_NO_CHECK_TIME = ssl.VerifyFlags(0x200000)
+
+
+def _trusting(pki: Pki) -> ssl.SSLContext:
+    """pki.client_context() (the test root alone, hostname checked) with OpenSSL's date check off: OpenSSL reads
+    the machine's clock, which the tests do not control, and the fixture certificates are issued around the suite's
+    (TEST_NOW). Where dates matter, `_valid_at_test_now` reads them."""
+    context = pki.client_context()
+    context.verify_flags |= _NO_CHECK_TIME
+    return context
+
+
+def _valid_at_test_now(leaf: x509.Certificate) -> str | None:
+    """Why `leaf` is not valid at the suite's clock, in OpenSSL's words; None when it is."""
+    if TEST_NOW < leaf.not_valid_before_utc:
+        return "certificate is not yet valid"
+    if TEST_NOW > leaf.not_valid_after_utc:
+        return "certificate has expired"
+    return None
+
+
 def _get(site: RunningSite, pki: Pki, path: str = "/", **headers: str) -> httpx.Response:
     """GET over HTTPS to the site's address, with SNI and Host set to its name, trusting the test root."""
-    with httpx.Client(verify=pki.client_context(), trust_env=False) as client:
+    with httpx.Client(verify=_trusting(pki), trust_env=False) as client:
         return client.get(
             f"https://{site.ip}{path}",
             headers={"Host": site.host, **headers},
@@ -146,7 +169,7 @@ def test_worst_site_serves_plain_http_without_redirect(worst_site: RunningSite) 
 
 
 async def test_sites_work_from_async_tests(best_site: RunningSite, pki: Pki) -> None:
-    async with httpx.AsyncClient(verify=pki.client_context(), trust_env=False) as client:
+    async with httpx.AsyncClient(verify=_trusting(pki), trust_env=False) as client:
         response = await client.get(
             f"https://{best_site.ip}/", headers={"Host": "best.test"}, extensions={"sni_hostname": "best.test"}
         )
@@ -194,8 +217,13 @@ def test_bad_certificates_fail_verification_for_the_expected_reason(
 ) -> None:
     site = site_factory(Site(names=(site_factory.unique_host(kind.replace("_", "-")),), tls=TlsConfig(cert=kind)))
 
+    if kind in ("expired", "not_yet_valid"):  # at the suite's clock; the chain and name verify
+        with _handshake(site, _trusting(pki)) as tls:
+            leaf = x509.load_der_x509_certificate(tls.getpeercert(binary_form=True))
+        assert _valid_at_test_now(leaf) == reason
+        return
     with pytest.raises(ssl.SSLCertVerificationError) as failure:
-        _handshake(site, pki.client_context()).close()
+        _handshake(site, _trusting(pki)).close()
 
     assert reason in failure.value.verify_message
 
@@ -214,16 +242,17 @@ def test_good_certificates_verify_and_have_the_expected_key(
 ) -> None:
     site = site_factory(Site(names=(site_factory.unique_host(kind.replace("_", "-")),), tls=TlsConfig(cert=kind)))
 
-    with _handshake(site, pki.client_context()) as tls:
+    with _handshake(site, _trusting(pki)) as tls:
         leaf = x509.load_der_x509_certificate(tls.getpeercert(binary_form=True))
 
+    assert _valid_at_test_now(leaf) is None
     assert isinstance(leaf.public_key(), key_type)
     assert leaf.public_key().key_size == key_size
 
 
 def test_weak_certificates_are_really_served_and_chain_to_the_root(site_factory: SiteFactory, pki: Pki) -> None:
     # At security level 0 both verify, so the SHA-1 signature made by hand is a real one.
-    lenient = pki.client_context()
+    lenient = _trusting(pki)
     lenient.set_ciphers("DEFAULT:@SECLEVEL=0")
     for kind in ("sha1", "rsa1024"):
         site = site_factory(Site(names=(site_factory.unique_host(kind),), tls=TlsConfig(cert=kind)))
@@ -339,7 +368,7 @@ def test_a_failing_handler_answers_500_and_is_recorded(site_factory: SiteFactory
 
 
 def _get_with_port(site: RunningSite, pki: Pki, path: str, **headers: str) -> httpx.Response:
-    with httpx.Client(verify=pki.client_context(), trust_env=False) as client:
+    with httpx.Client(verify=_trusting(pki), trust_env=False) as client:
         return client.get(
             f"https://{site.ip}:{site.https_port}{path}",
             headers={"Host": site.host, **{k.replace("_", "-"): v for k, v in headers.items()}},
