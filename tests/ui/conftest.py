@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.clock import TEST_NOW
 from tests.fixtures.catalog import HTTPS_REDIRECT, best_dns_records
 from tests.fixtures.pki import Pki
 from tests.fixtures.ports import free_port
@@ -371,6 +372,24 @@ class Deployment:
     first: App
 
 
+def clock_at_test_now(env: dict[str, str]) -> dict[str, str]:
+    """`env` with datefudge's preload starting the process's clock at TEST_NOW: production refuses
+    WEBSEC_CLOCK_START, yet what it serves follows its clock (security.txt's Expires), and the scanner grading it
+    reads TEST_NOW. With the tests' own clock moved (`make test-clock`, itself datefudge: DATEFUDGE is the real
+    time minus the shown one), the offset is taken from the real time, not from the moved one."""
+    [library] = Path("/usr/lib").glob("*-*/datefudge/datefudge.so")
+    moved_by = int(env.get("DATEFUDGE", "0"))
+    real_now = time.time() + moved_by
+    preload = env.get("LD_PRELOAD", "")
+    return {
+        **env,
+        "LD_PRELOAD": preload
+        if str(library) in preload.split(":")
+        else ":".join(filter(None, (str(library), preload))),
+        "DATEFUDGE": str(round(real_now - TEST_NOW.timestamp())),
+    }
+
+
 @pytest.fixture(scope="session")
 def deployment(
     start_server: Callable[[str, dict[str, str]], App],
@@ -392,6 +411,7 @@ def deployment(
         "WEBSEC_DNS_SERVERS": scan_env["WEBSEC_DNS_SERVERS"],
         "WEBSEC_CA_BUNDLE": scan_env["WEBSEC_CA_BUNDLE"],
     }
+    env = clock_at_test_now({**os.environ, **env})
     first = start_server("deployment-app-1", env)
     # No add_hsts: in production the app sends Strict-Transport-Security itself.
     with edge_for(site_factory, pki, host, upstream_of(first)) as edge:
