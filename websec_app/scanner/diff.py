@@ -48,7 +48,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .records.header_values import as_utf8
+from .records.header_text import as_utf8
 from .report import ReportItem, report_items
 
 

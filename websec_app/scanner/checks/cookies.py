@@ -36,7 +36,7 @@ from ..records.cookies import (
     scope_domain,
     storage_key,
 )
-from ..records.header_values import as_utf8
+from ..records.header_text import as_utf8
 from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot

@@ -33,7 +33,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..findings import LIST_LIMIT, CheckResult, Finding
-from ..records.header_values import as_utf8, trim_http_whitespace
+from ..records.header_text import as_utf8
+from ..records.header_values import trim_http_whitespace
 from ..records.origins import trustworthy_host
 from ..snapshot import CorsProbe, CorsProbeKind, HttpResponse, SiteSnapshot
 from ._shown import listed, shown

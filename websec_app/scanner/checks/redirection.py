@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import InvalidTarget
 from ..findings import CheckResult, Finding
-from ..records.location import location_text
+from ..records.header_text import as_utf8
 from ..snapshot import FetchChain, HttpResponse, SiteSnapshot
 from ..target import parse_target
 from ._shown import first_fitting, shown, stored_length
@@ -43,7 +43,7 @@ def _hop_json(response: HttpResponse) -> dict[str, Any]:
     hop: dict[str, Any] = {
         "url": shown(response.url),
         "status_code": response.status_code,
-        "location": None if response.location is None else shown(location_text(response.location)),
+        "location": None if response.location is None else shown(as_utf8(response.location)),
         "headers": pairs,
     }
     if len(items) > len(pairs):

@@ -34,7 +34,8 @@ from ..records.cookies import (
     rejection,
     storage_key,
 )
-from ..records.location import BadLocation, location_text, redirect_target
+from ..records.header_text import as_utf8
+from ..records.location import BadLocation, redirect_target
 from ..records.origins import same_site
 from ..request_headers import OriginHeaders
 from ..snapshot import Failure, FetchChain, HeaderList, HttpResponse
@@ -635,12 +636,12 @@ async def fetch_chain(
             return FetchChain(url, tuple(responses))
         cookies.take(response)
         locations = list(dict.fromkeys(response.headers.get_all("location")))
-        location = location_text(locations[0])
+        location = as_utf8(locations[0])
         try:
             if len(locations) > 1:
                 # Browsers follow none (Chromium: ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION; Fetch 2.2.2, "extract
                 # header list values": failure); the same value repeated is one Location.
-                others = ", ".join(_shown(location_text(other)) for other in locations[1:3])
+                others = ", ".join(_shown(as_utf8(other)) for other in locations[1:3])
                 raise BadLocation(f"is one of several different Location headers (also {others}): browsers follow none")
             current = redirect_target(response.url, location)
         except BadLocation as exc:

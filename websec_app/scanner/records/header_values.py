@@ -20,7 +20,6 @@ __all__ = [
     "read_for_preload_list",
     "parse_referrer_meta",
     "parse_referrer_policy_header",
-    "as_utf8",
     "split_header_list",
     "trim_http_whitespace",
 ]
@@ -30,19 +29,6 @@ __all__ = [
 _HTTP_WHITESPACE = " \t"
 # RFC 9110 §5.6.2: token = 1*tchar
 _TOKEN_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-
-
-def as_utf8(value: str) -> str:
-    """A header value's text (the latin-1 text of its bytes, as HeaderList holds every header) as the characters its
-    bytes spell when they are UTF-8, as DevTools shows a cookie set in UTF-8 (`Jürgen`, where the text read
-    `JÃ¼rgen`); else as it is. For what a report shows and a fix writes: what is matched or sent back keeps the
-    bytes."""
-    if value.isascii():
-        return value
-    try:
-        return value.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        return value
 
 
 def trim_http_whitespace(value: str) -> str:

@@ -1,8 +1,8 @@
 """A redirect's `Location` header as browsers read and follow it.
 
 The snapshot keeps header values as Latin-1 text, one character a byte (RFC 9110 5.5: field values are
-octets). Browsers read a Location's bytes as UTF-8: Chromium and Firefox follow `Location: /à-propos` sent
-as UTF-8 to `/%C3%A0-propos`, and `https://bücher.test/` to its IDNA name.
+octets). Browsers read a Location's bytes as UTF-8 (records/header_text.as_utf8): Chromium and Firefox follow
+`Location: /à-propos` sent as UTF-8 to `/%C3%A0-propos`, and `https://bücher.test/` to its IDNA name.
 
 They then parse it with the URL Standard's basic URL parser (Fetch 4.4, "location URL"), which repairs
 much: leading and trailing spaces and controls are stripped, tabs and newlines dropped, `\\` read as `/`
@@ -21,7 +21,7 @@ from ..errors import InvalidTarget
 from ..target import FORBIDDEN_DOMAIN_CODE_POINTS, parse_target
 from .urls import join_url
 
-__all__ = ["MAX_LOCATION", "BadLocation", "location_text", "redirect_target"]
+__all__ = ["MAX_LOCATION", "BadLocation", "redirect_target"]
 
 MAX_LOCATION = 2048  # as for a URL the user types (target.py); browsers allow more, the scanner does not
 
@@ -33,16 +33,6 @@ _QUERY_ENCODED = frozenset(" \"<>'")
 
 class BadLocation(ValueError):
     """A Location browsers would not follow either; the message completes "the Location header ..."."""
-
-
-def location_text(value: str) -> str:
-    """The Location as browsers read it: its bytes as UTF-8, or, when they are not UTF-8, as Latin-1."""
-    if value.isascii():
-        return value
-    try:
-        return value.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):  # not bytes (a hand-built value), or not UTF-8
-        return value
 
 
 def _percent_encoded(text: str, also: frozenset[str]) -> str:
@@ -73,7 +63,8 @@ def _host_and_port(authority: str) -> tuple[str, str]:
 
 def redirect_target(base: str, location: str) -> str:
     """The absolute http(s) URL a browser follows `location` to from `base`; raises BadLocation naming what is
-    wrong where browsers fail too (or where the scanner sets a limit). `location` as location_text reads it."""
+    wrong where browsers fail too (or where the scanner sets a limit). `location` as browsers read it
+    (records/header_text.as_utf8)."""
     if not location.strip(" \t"):
         raise BadLocation("is empty")
     if len(location) > MAX_LOCATION:
