@@ -205,7 +205,6 @@ def _content_security_policy(
         # the first policy is repaired (its header replaced by the fix's): the hosts another policy names (a <meta>
         # one beside a header's frame-ancestors policy) are said, not moved into it
         first = evaluation.policies[0]
-        # once the fix removes 'unsafe-eval' from the policy naming them, the hosts whose JSONP needs it bypass nothing
         # the fix removes 'unsafe-eval' where the repaired policy writes it; eval is then blocked on the page (every
         # policy must allow it), and the hosts whose JSONP needs it bypass nothing
         removes_eval = "csp.unsafe_eval" in outcomes and csp.writes_unsafe_eval(first)
