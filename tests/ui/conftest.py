@@ -372,20 +372,15 @@ class Deployment:
     first: App
 
 
-def clock_at_test_now(env: dict[str, str]) -> dict[str, str]:
-    """`env` with datefudge's preload starting the process's clock at TEST_NOW: production refuses
+def clock_at_test_now() -> dict[str, str]:
+    """The variables that start a process's clock at TEST_NOW through datefudge's preload: production refuses
     WEBSEC_CLOCK_START, yet what it serves follows its clock (security.txt's Expires), and the scanner grading it
     reads TEST_NOW. With the tests' own clock moved (`make test-clock`, itself datefudge: DATEFUDGE is the real
     time minus the shown one), the offset is taken from the real time, not from the moved one."""
     [library] = Path("/usr/lib").glob("*-*/datefudge/datefudge.so")
-    moved_by = int(env.get("DATEFUDGE", "0"))
-    real_now = time.time() + moved_by
-    preload = env.get("LD_PRELOAD", "")
+    real_now = time.time() + int(os.environ.get("DATEFUDGE", "0"))
     return {
-        **env,
-        "LD_PRELOAD": preload
-        if str(library) in preload.split(":")
-        else ":".join(filter(None, (str(library), preload))),
+        "LD_PRELOAD": ":".join(filter(None, (str(library), os.environ.get("LD_PRELOAD")))),
         "DATEFUDGE": str(round(real_now - TEST_NOW.timestamp())),
     }
 
@@ -410,8 +405,8 @@ def deployment(
         "WEBSEC_ALLOW_PRIVATE_TARGETS": "0",
         "WEBSEC_DNS_SERVERS": scan_env["WEBSEC_DNS_SERVERS"],
         "WEBSEC_CA_BUNDLE": scan_env["WEBSEC_CA_BUNDLE"],
+        **clock_at_test_now(),
     }
-    env = clock_at_test_now({**os.environ, **env})
     first = start_server("deployment-app-1", env)
     # No add_hsts: in production the app sends Strict-Transport-Security itself.
     with edge_for(site_factory, pki, host, upstream_of(first)) as edge:
