@@ -202,7 +202,7 @@ class Resolver:
         records: tuple[str, ...] = ()
         signatures: tuple[str, ...] = ()
         if answer.rrset is not None:
-            records = in_stable_order(rdtype, [rdata.to_text() for rdata in answer.rrset])
+            records = _in_stable_order(rdtype, [rdata.to_text() for rdata in answer.rrset])
             # The RRSIGs over the answer (we ask with the DO bit), kept so checks can validate DNSSEC themselves.
             rrsigs = answer.response.get_rrset(
                 answer.response.answer,
@@ -232,7 +232,7 @@ class Resolver:
         raise TargetUnreachable(f"DNS lookup failed: {host} has no A or AAAA record")
 
 
-def in_stable_order(rdtype: str, records: list[str]) -> tuple[str, ...]:
+def _in_stable_order(rdtype: str, records: list[str]) -> tuple[str, ...]:
     """An RRset's records in one order whatever order the server sent them in: an RRset is a set (RFC 2181 5)
     and servers rotate or shuffle it on each answer, so two scans of an unchanged zone would list (and a report
     cut to its first hundred show) different records, and pin a different address. Addresses in numeric order,

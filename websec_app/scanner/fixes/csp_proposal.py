@@ -111,6 +111,9 @@ GENERIC_POLICY = (
     "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'self'"
 )
+#: Where reCAPTCHA's api.js, the most common script of a host serving JSONP, loads the rest of itself from: a kept
+#: culprit covering it gets the hint to allow this path.
+_RECAPTCHA = HostSource("www.gstatic.com", False, "/recaptcha/")
 _ROLLOUT = (
     # Not "as the snippets do": the fix note is also printed where no snippet is (the compliance PDF, CI formats)
     "Roll the policy out as Content-Security-Policy-Report-Only first, use the site for a week or two while "
@@ -493,11 +496,9 @@ def _narrowing_change(narrowing: _Narrowing, in_script_src: bool) -> str:
         )
     if narrowing.kept:
         why = "this page lists too many scripts to read" if narrowing.unread else "no <script src> of this page uses it"
-        # reCAPTCHA's api.js, the most common such script, loads the rest of itself from there
-        recaptcha = HostSource("www.gstatic.com", False, "/recaptcha/")
         hint = (
             " (for reCAPTCHA, https://www.gstatic.com/recaptcha/)"
-            if any((read := host_source(source)) is not None and read.covers(recaptcha) for source in narrowing.kept)
+            if any((read := host_source(source)) is not None and read.covers(_RECAPTCHA) for source in narrowing.kept)
             else ""
         )
         parts.append(
