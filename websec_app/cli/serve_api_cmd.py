@@ -37,11 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from granian import Granian
     from granian.constants import Interfaces, Loops, RuntimeModes
     from granian.log import LogLevels
 
     from ..store import database_for
+    from .granian_server import Granian
 
     try:
         settings = get_settings()
