@@ -1,9 +1,11 @@
 """The ports servers under test get (tests/fixtures/ports.py): outside the kernel's ephemeral range, unused,
-never handed out twice."""
+never handed out twice, by this process or by another test process on the machine."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,17 +35,58 @@ def test_a_port_in_use_or_handed_out_before_is_skipped(monkeypatch: pytest.Monke
         assert not bindable(held)
         # When the random picks come up with those two before a third (one this process has not handed out: in a
         # whole suite run, earlier tests' servers took some ports of any range)
-        third = next(
-            port
-            for port in range(LOWEST + 500, LOWEST + 1500)
-            if port not in {held, given} and not handed_out(port) and bindable(port)
-        )
-        picks = iter([held, given, third])
+        others = _unused_ports(exclude={held, given})
+        picks = iter([held, given, *others])
         monkeypatch.setattr("random.randrange", lambda low, high: next(picks))
-        # Then the third is handed out
-        assert free_port() == third
+        # Then neither is handed out, but the first of the others that no parallel session has claimed
+        assert free_port() in others
     finally:
         listener.close()
+
+
+def test_a_port_another_test_process_has_claimed_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a port another test process (say, the other clock pass of make test-clock) has handed out, but
+    # whose server has not bound it yet
+    others = _unused_ports(exclude=set())
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_CLAIM, *map(str, others[:50])],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        assert holder.stdout is not None
+        claimed = int(holder.stdout.readline())
+        rest = [port for port in others if port != claimed]
+        assert bindable(claimed)
+        # When this process's random pick comes up with it first
+        picks = iter([claimed, *rest])
+        monkeypatch.setattr("random.randrange", lambda low, high: next(picks))
+        # Then it hands out another
+        port = free_port()
+        assert port != claimed and port in rest
+    finally:
+        holder.communicate("")  # its end of input lets it exit, and its claim goes with it
+
+
+_HOLD_CLAIM = """
+import sys
+from tests.fixtures.machine_claims import MachineClaims
+claims = MachineClaims("ports")
+print(next(port for port in sys.argv[1:] if claims.claim(port)), flush=True)  # one no other session holds
+sys.stdin.read()
+"""
+
+
+def _unused_ports(exclude: set[int]) -> list[int]:
+    """Ports of a stretch of the range that this process has not handed out and nothing has bound (in a whole
+    suite run, earlier tests' servers took some ports of any range)."""
+    return [
+        port
+        for port in range(LOWEST + 500, LOWEST + 1500)
+        if port not in exclude and not handed_out(port) and bindable(port)
+    ]
 
 
 def test_without_a_readable_range_the_kernel_picks(tmp_path: Path) -> None:
