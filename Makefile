@@ -86,7 +86,7 @@ test: setup setup-test  ## Set up, then run every test (pytest over tests/), the
 # Also the tests of what checks a certificate at the real time (the fixtures' self-tests, the callbacks' client):
 # the whole suite passes so too (28 November 2026), but twice over it would double make test.
 # The two runs go side by side (their test sites claim distinct loopback addresses, tests/fixtures/sites.py,
-# and ports, tests/fixtures/ports.py): about 390 s where one after the other took 610 s. Each run's output is
+# and ports, tests/fixtures/ports.py): about 400 s where one after the other took 610 s. Each run's output is
 # printed when both have ended.
 CLOCK_SHIFTED_TESTS := tests/scanner tests/store tests/api tests/test_fixtures_selftest.py \
   tests/jobs/test_async_scans.py tests/usecases/test_monitors.py
