@@ -48,19 +48,21 @@ def _ignores_sigterm(ready: multiprocessing.synchronize.Event) -> None:
     time.sleep(60)
 
 
-def _worker(target: object, *args: object) -> tuple[WorkerProcess, list[int]]:
-    """A granian worker process, started without granian's watcher thread (the test plays it), whose SIGKILLs
-    are recorded instead of sent when `kill` is stubbed by the caller."""
+def _worker(target: object, *args: object) -> WorkerProcess:
+    """A granian worker process, started without granian's watcher thread (the test plays it)."""
     worker = WorkerProcess(parent=None, idx=0, target=target, args=args)
     worker.inner.start()
-    return worker, []
+    return worker
 
 
 def _exited_and_reaped_elsewhere() -> tuple[WorkerProcess, list[int]]:
-    worker, killed = _worker(_ends_at_once)
+    """A worker that has exited and been reaped, and the pids its `kill` was asked to signal (recorded, not sent:
+    never signal a pid that is no longer ours)."""
+    worker = _worker(_ends_at_once)
     pid, _ = os.waitpid(worker.inner.pid, 0)  # what granian's watcher thread does: Process.join() -> waitpid
     assert pid == worker.inner.pid
-    worker.kill = lambda: killed.append(pid)  # never signal a pid that is no longer ours
+    killed: list[int] = []
+    worker.kill = lambda: killed.append(pid)
     return worker, killed
 
 
@@ -98,7 +100,7 @@ def test_a_worker_that_ignores_sigterm_is_still_killed_after_the_timeout(
 ) -> None:
     # Given a worker that ignores SIGTERM (a busy or stuck worker, as issue 12's hostile page made one)
     ready = multiprocessing.get_context("fork").Event()
-    worker, _ = _worker(_ignores_sigterm, ready)
+    worker = _worker(_ignores_sigterm, ready)
     assert ready.wait(30)
     server = SimpleNamespace(wrks=[worker], workers_kill_timeout=0.2)
 
