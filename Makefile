@@ -76,8 +76,11 @@ help:  ## List the targets
 run: setup  ## Set up, then serve UI + API in prod mode on http://localhost:3000 (PORT=, HOST=)
 	WEBSEC_RUN_PORT=$(PORT) $(BIN)/reflex run --env prod --single-port --frontend-port $(PORT) --backend-host $(HOST)
 
+# Two pytest-xdist workers, one a core: about 500 s where one process took 670 (the tests wait on servers and
+# sockets much of the time). The tests that start Reflex all run in one of them (tests/conftest.py).
+# PYTEST_ARGS="-n 0" runs them in one process.
 test: setup setup-test  ## Set up, then run every test (pytest over tests/), then test-clock
-	$(if $(PG_BINDIR),PATH="$(PG_BINDIR):$$PATH") $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(if $(PG_BINDIR),PATH="$(PG_BINDIR):$$PATH") $(BIN)/python -m pytest --numprocesses 2 $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory test-clock
 
 # The tests read one clock (tests/clock.py), never the real date. To keep it so, the scanner, store and API

@@ -67,6 +67,20 @@ def _stop_engines() -> int:
     return stuck
 
 
+#: The tests that start the app as `make run` does (Reflex): `make test` runs the suite in two pytest-xdist
+#: workers, and these all go to one of them. Reflex rewrites `reflex.lock/` in the checkout while it starts,
+#: so two starts at once can read each other's half-written files; in one worker they start one after the
+#: other (tests/ui/conftest.py), and the UI's two servers are built once, not once a worker.
+REFLEX_STARTS = ("tests/ui/", "tests/test_app_smoke.py", "tests/jobs/test_embedded.py")
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(_ROOT) and item.path.relative_to(_ROOT).as_posix().startswith(REFLEX_STARTS):
+            item.add_marker(pytest.mark.xdist_group("reflex"))
+
+
 @pytest.fixture(scope="session")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     """Root -> intermediate -> leaf certificates; `pki.ca_bundle_path` holds the root only."""
