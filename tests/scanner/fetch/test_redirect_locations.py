@@ -30,11 +30,12 @@ from websec_app.settings import ScanLimits, Settings
 class LoopbackOnlyPinner(Pinner):
     """The real pinner, plus a refusal of anything outside loopback: a fuzzed URL cannot reach the world."""
 
-    async def _resolve_and_guard(self, host: str) -> str:
-        address = await super()._resolve_and_guard(host)
-        if not ipaddress.ip_address(address).is_loopback:
-            raise TargetRefused(f"test guard: {address} is not loopback")
-        return address
+    async def _resolve_and_guard(self, host: str) -> tuple[str, ...]:
+        addresses = await super()._resolve_and_guard(host)
+        for address in addresses:
+            if not ipaddress.ip_address(address).is_loopback:
+                raise TargetRefused(f"test guard: {address} is not loopback")
+        return addresses
 
 
 class Mirror:

@@ -98,7 +98,7 @@ async def _cors_probe(
     headers = {"Origin": origin, **({"Cookie": cookie} if cookie else {})}
     try:
         target = parse_target(url)
-        address = await pinner.pin(target.host)
+        address = await pinner.pin(target.host, target.port)
         response = await fetch_one(client, target.url, address, settings.limits, headers=headers, max_body=64 * 1024)
     except Exception as exc:  # noqa: BLE001 - a failed probe is "not checked", never a failed scan
         return CorsProbe(kind, origin, failure=describe_error(exc), cookies=sent, cookies_withheld=withheld)
@@ -145,11 +145,11 @@ async def _security_txt_at(client: httpx.AsyncClient, pinner: Pinner, origin: st
 async def _tls_for(target: Target, pinner: Pinner, settings: Settings) -> TlsHandshake:
     port = target.port if target.scheme == "https" else 443
     try:
-        address = await pinner.pin(target.host)
+        address = await pinner.pin(target.host, port)
     except Exception as exc:  # noqa: BLE001 - recorded as the handshake's failure
         return TlsHandshake(host=target.host, port=port, failure=Failure("unreachable", str(exc)))
     try:
-        return await fetch_tls(target.host, port, address, settings)
+        return await fetch_tls(target.host, port, address, settings, pinner=pinner)
     except Exception as exc:  # noqa: BLE001 - fetch_tls records its failures; should one escape, it is the section's
         failure = Failure("tls", f"the TLS handshake could not be graded: {type(exc).__name__}: {exc}")
         return TlsHandshake(host=target.host, port=port, address=address, failure=failure)

@@ -130,6 +130,16 @@ class HandshakeRejected(Exception):
     """The server refused the handshake (an alert, or it closed/reset the connection)."""
 
 
+class ConnectFailed(OSError):
+    """No TCP connection was made (refused, unreachable, or none within the connect timeout): the address may be
+    down, where HandshakeRejected and a handshake's timeout come from a server that is up."""
+
+    def __init__(self, reason: OSError | None, *, timed_out: bool = False) -> None:
+        super().__init__(*(() if reason is None else (reason.errno, reason.strerror or str(reason))))
+        self.reason = reason
+        self.timed_out = timed_out
+
+
 _RFC4514_SPECIAL = str.maketrans({c: "\\" + c for c in '\\,+"<>;='})
 
 
@@ -390,6 +400,16 @@ async def close_quietly(writer: asyncio.StreamWriter) -> None:
         pass
 
 
+async def _connect(address: str, port: int, timeout: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    try:
+        async with asyncio.timeout(timeout):
+            return await asyncio.open_connection(address, port)
+    except TimeoutError:
+        raise ConnectFailed(None, timed_out=True) from None
+    except OSError as exc:
+        raise ConnectFailed(exc) from None
+
+
 async def handshake(
     address: str,
     port: int,
@@ -399,13 +419,18 @@ async def handshake(
     *,
     request_ocsp: bool = False,
     certificates: bool = True,
+    connect_timeout: float | None = None,
 ) -> Handshake:
     """Connect to `address`, handshake with SNI `host`, close. Raises HandshakeRejected when the server
-    refuses, OSError when it cannot be reached, TimeoutError when `timeout` runs out. Without
+    refuses, OSError when it cannot be reached, TimeoutError when `timeout` runs out. With `connect_timeout`,
+    a connection not made within it, or refused, or unreachable, raises ConnectFailed. Without
     `certificates` the chains are left empty (a probe needs only the protocol and cipher; copying
     the chains out of OpenSSL is a tenth of a handshake's Python work)."""
     async with asyncio.timeout(timeout):
-        reader, writer = await asyncio.open_connection(address, port)
+        if connect_timeout is None:
+            reader, writer = await asyncio.open_connection(address, port)
+        else:
+            reader, writer = await _connect(address, port, connect_timeout)
         try:
             connection = SSL.Connection(context, None)
             state = _ConnectionState()

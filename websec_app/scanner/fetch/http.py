@@ -70,17 +70,27 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: typing.Iterable[typing.Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        address = self._pinner.address_for(host)
+        address = self._pinner.address_for(host, port)
         if address is None:  # never happens through fetch_chain; refuse rather than resolve
             raise httpcore.ConnectError(f"{host} was not resolved and checked by the guard")
         if port in BAD_PORTS:  # fetch_chain refuses them by name; this stops the single fetches (fetch_one) too
             raise httpcore.ConnectError(f"port {port} is one browsers refuse to connect to")
-        # A scan cancels its side fetches as soon as the target itself fails; a connect cancelled just as
-        # it succeeds could leave its socket open. So the connect is shielded (it is bounded by the
-        # connect timeout) and close_all() closes every stream it returned.
-        connect = asyncio.ensure_future(_asyncio_stream.connect_tcp(address, port, timeout, local_address))
-        self._connects.append(connect)
-        return await asyncio.shield(connect)
+        while True:
+            # A scan cancels its side fetches as soon as the target itself fails; a connect cancelled just as
+            # it succeeds could leave its socket open. So the connect is shielded (it is bounded by the
+            # connect timeout) and close_all() closes every stream it returned.
+            connect = asyncio.ensure_future(_asyncio_stream.connect_tcp(address, port, timeout, local_address))
+            self._connects.append(connect)
+            try:
+                stream = await asyncio.shield(connect)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                # the host's next address, if it has one
+                address = self._pinner.failed(host, port, address, timed_out=isinstance(exc, httpcore.ConnectTimeout))
+                if address is None:
+                    raise
+                continue
+            self._pinner.connected(host, port, address)
+            return stream
 
     async def close_all(self) -> None:
         """Close every connection this backend opened, whether or not httpcore still knows it."""
@@ -351,7 +361,7 @@ async def fetch_one(
         url=str(response.url),
         status_code=response.status_code,
         headers=HeaderList(tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw)),
-        address=address,
+        address=_connected_to(response) or address,
         http_version=response.http_version,
     )
     read_seconds = limits.read_seconds
@@ -378,6 +388,13 @@ async def fetch_one(
     finally:
         await response.aclose()
     return dataclasses.replace(head, body=bytes(decoder.body), body_truncated=decoder.truncated, body_note=decoder.note)
+
+
+def _connected_to(response: httpx.Response) -> str | None:
+    """The address the response came from: the pinned one, or the next when the pinned one did not connect."""
+    stream = response.extensions.get("network_stream")
+    peer = stream.get_extra_info("server_addr") if stream is not None else None
+    return str(peer[0]) if peer else None
 
 
 class SharedFetches:
@@ -600,7 +617,7 @@ async def fetch_chain(
     for _hop in range(limits.max_redirects + 1):
         try:
             target = parse_target(current)
-            address = await pinner.pin(target.host)
+            address = await pinner.pin(target.host, target.port)
             ensure_port_allowed(target.port)
             cookie = cookies.header_for(target.url)
             hop_headers = {**(headers or {}), "Cookie": cookie} if cookie else headers

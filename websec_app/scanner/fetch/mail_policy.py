@@ -30,11 +30,11 @@ def policy_url(domain: str) -> str:
 
 async def _policy_tls(host: str, pinner: Pinner, settings: Settings) -> TlsHandshake:
     try:
-        address = await pinner.pin(host)
+        address = await pinner.pin(host, 443)
     except Exception as exc:  # noqa: BLE001 - refused or unresolvable: recorded, never raised
         return TlsHandshake(host=host, port=443, failure=Failure("unreachable", str(exc)))
     try:
-        return await fetch_tls(host, 443, address, settings, probes=False)
+        return await fetch_tls(host, 443, address, settings, probes=False, pinner=pinner)
     except Exception as exc:  # noqa: BLE001 - fetch_tls records its failures; should one escape, it is the policy's
         failure = Failure("tls", f"the TLS handshake could not be graded: {type(exc).__name__}: {exc}")
         return TlsHandshake(host=host, port=443, address=address, failure=failure)

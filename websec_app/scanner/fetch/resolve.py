@@ -256,36 +256,81 @@ def _failed(name: str, rdtype: str, exc: dns.exception.DNSException) -> DnsAnswe
     return DnsAnswer(name, rdtype, "ERROR", error=f"{type(exc).__name__}: {exc}")
 
 
+#: At most this many of a host's addresses are tried for one port, one after the other (each within the
+#: connect timeout): enough for a dead backend or two among a site's addresses, without a storm of connections
+#: to a host that answers none.
+MAX_ADDRESSES_TRIED = 4
+
+
 class Pinner:
-    """Resolves and guards each host once; the connection layer connects only to pinned addresses."""
+    """Resolves and guards each host once; the connection layer connects only to pinned addresses.
+
+    Every address of a host passes the guard before any connection. Connections to a host's port go to its
+    first address (IPv4 before IPv6, each in numeric order) until one fails to open; they then go to the next,
+    as a browser moves on to a name's next address (RFC 8305 5-6), until one opens, and stay on that address
+    for the rest of the scan. One exception: a connection that times out at an address that has opened a
+    connection on another port stays failed, since the address is up and the port filtered there; trying the
+    next address would most likely time out again, each try a connect timeout more."""
 
     def __init__(self, resolver: Resolver, settings: Settings) -> None:
         self._resolver = resolver
         self._allow_private = settings.allow_private_targets
-        self._pins: dict[str, str] = {}
+        self._addresses: dict[str, tuple[str, ...]] = {}  # host -> its guarded addresses, in the order tried
         self._locks: dict[str, asyncio.Lock] = {}
+        self._tried: dict[tuple[str, int], int] = {}  # (host, port) -> index of the address connections go to
+        self._settled: set[tuple[str, int]] = set()  # (host, port) whose address accepted a connection
+        self._up: set[str] = set()  # addresses that accepted a connection
 
-    def address_for(self, host: str) -> str | None:
-        return self._pins.get(host.lower())
+    def address_for(self, host: str, port: int | None = None) -> str | None:
+        """The address connections to `host` (on `port`) go to now; None when `host` was not pinned."""
+        addresses = self._addresses.get(host.lower())
+        return None if addresses is None else self._now(host.lower(), port, addresses)
 
-    async def pin(self, host: str) -> str:
-        """The guarded address for `host`; raises TargetRefused or TargetUnreachable."""
+    def _now(self, host: str, port: int | None, addresses: tuple[str, ...]) -> str:
+        return addresses[0] if port is None else addresses[self._tried.get((host, port), 0)]
+
+    async def pin(self, host: str, port: int | None = None) -> str:
+        """The guarded address for `host`: its first, or the one connections to `port` go to now. Resolves and
+        guards `host` the first time; raises TargetRefused or TargetUnreachable."""
         host = host.lower()
-        if host in self._pins:
-            return self._pins[host]
-        lock = self._locks.setdefault(host, asyncio.Lock())
-        async with lock:
-            if host in self._pins:
-                return self._pins[host]
-            address = await self._resolve_and_guard(host)
-            self._pins[host] = address
-            return address
+        if host not in self._addresses:
+            async with self._locks.setdefault(host, asyncio.Lock()):
+                if host not in self._addresses:
+                    self._addresses[host] = await self._resolve_and_guard(host)
+        return self._now(host, port, self._addresses[host])
 
-    async def _resolve_and_guard(self, host: str) -> str:
+    def connected(self, host: str, port: int, address: str) -> None:
+        """A connection to `address` for `host`:`port` was made: that port's connections stay on it."""
+        key = (host.lower(), port)
+        addresses = self._addresses.get(key[0], ())
+        self._up.add(address)
+        if key not in self._settled and address in addresses:
+            self._tried[key] = addresses.index(address)
+            self._settled.add(key)
+
+    def failed(self, host: str, port: int, address: str, *, timed_out: bool) -> str | None:
+        """The address to connect to after a connection to `address` for `host`:`port` failed to open (refused or
+        unreachable, or `timed_out`); None when the failure stands: no address is left to try, that port's address
+        opened connections before, or the connection timed out at an address that is up (on another port)."""
+        key = (host.lower(), port)
+        addresses = self._addresses.get(key[0], ())
+        index = self._tried.get(key, 0)
+        if not addresses:
+            return None
+        if addresses[index] != address:  # another connection has moved on already, or settled elsewhere
+            return addresses[index]
+        if key in self._settled or index + 1 >= min(len(addresses), MAX_ADDRESSES_TRIED):
+            return None
+        if timed_out and address in self._up:
+            return None
+        self._tried[key] = index + 1
+        return addresses[index + 1]
+
+    async def _resolve_and_guard(self, host: str) -> tuple[str, ...]:
         literal = ip_literal(host)
         if literal is not None:
             ensure_allowed(literal, allow_private=self._allow_private)
-            return str(literal)
+            return (str(literal),)
         if is_localhost_name(host) and not self._allow_private:
             raise TargetRefused(f"Refusing to scan: {host} is a loopback name. Only public addresses can be scanned.")
         addresses = await self._resolver.addresses(host)
@@ -294,4 +339,4 @@ class Pinner:
         for address in addresses:
             ensure_allowed(address, allow_private=self._allow_private, host=host)
         ipv4 = [a for a in addresses if isinstance(ipaddress.ip_address(a), ipaddress.IPv4Address)]
-        return (ipv4 or addresses)[0]
+        return tuple(dict.fromkeys([*ipv4, *addresses]))

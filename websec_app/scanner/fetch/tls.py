@@ -28,6 +28,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from cryptography import x509
@@ -55,6 +56,7 @@ from ._tls_client import (
     MISSING_ISSUER,
     NOT_YET_VALID,
     SELF_SIGNED_IN_CHAIN,
+    ConnectFailed,
     Handshake,
     HandshakeRejected,
     grading_context,
@@ -426,6 +428,10 @@ _OPENSSL_PROBED = ("TLSv1.3", "TLSv1.2")
 
 
 def _failure(exc: BaseException, port: int, timeout: float, protocols: tuple[TlsProbe, ...] = ()) -> Failure:
+    if isinstance(exc, ConnectFailed):
+        if exc.timed_out:
+            return Failure("timeout", f"no connection to port {port} was made within the connect timeout")
+        exc = exc.reason or exc
     if isinstance(exc, TimeoutError):
         return Failure("timeout", f"no TLS handshake completed within {timeout:.0f} seconds")
     if isinstance(exc, ConnectionRefusedError):
@@ -482,6 +488,49 @@ async def _probes(address: str, port: int, host: str, timeout: float, grading: a
     return protocols, ciphers, dh_group
 
 
+async def _attempt(
+    host: str, port: int, address: str, context: SSL.Context, settings: Settings, probes: bool, pinner: Pinner | None
+) -> tuple[Handshake | BaseException, _Probed] | str:
+    """The grading handshake to `address`, and the probes beside it; or, when `address` took no connection and
+    `pinner` gives the host another, that other address (the probes, which went to the same one, are cancelled)."""
+    connect_seconds = settings.limits.connect_seconds
+    timeout = connect_seconds + settings.limits.read_seconds
+    # The version the grading handshake gets answers that version's probe (one handshake less a scan).
+    negotiated: asyncio.Future[Negotiated] = asyncio.get_running_loop().create_future()
+    probe_task = (
+        asyncio.ensure_future(_probes(address, port, host, min(timeout, connect_seconds), negotiated))
+        if probes
+        else None
+    )
+    try:
+        result: Handshake | BaseException
+        try:
+            result = await handshake(
+                address, port, host, context, timeout, request_ocsp=True, connect_timeout=connect_seconds
+            )
+        except Exception as exc:  # noqa: BLE001 - refused, unreachable, timed out or anything else: its failure
+            result = exc
+        if pinner is not None and isinstance(result, ConnectFailed):
+            moved = pinner.failed(host, port, address, timed_out=result.timed_out)
+            if moved is not None:
+                await _cancelled(probe_task)
+                return moved
+        elif pinner is not None:
+            pinner.connected(host, port, address)
+        negotiated.set_result(None if isinstance(result, BaseException) else (result.protocol, result.cipher))
+        probed = await probe_task if probe_task is not None else ((), (), None)
+    except BaseException:
+        await _cancelled(probe_task)
+        raise
+    return result, probed
+
+
+async def _cancelled(task: asyncio.Future[Any] | None) -> None:
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
 def _verify_at(settings: Settings) -> datetime | None:
     """The instant to judge the chain at: the scan's clock, to the minute; None for the system clock,
     which OpenSSL reads itself (so production keeps one cached context)."""
@@ -497,6 +546,7 @@ async def fetch_tls(
     *,
     probes: bool = True,
     ca_issuers: CaIssuerSource | None = None,
+    pinner: Pinner | None = None,
 ) -> TlsHandshake:
     """Never raises: a failed handshake is recorded as the handshake's failure.
 
@@ -504,29 +554,15 @@ async def fetch_tls(
 
     With `probes`, the protocol and cipher-family probes run beside the grading handshake,
     each bounded by the connect timeout (a server that ignores a legacy ClientHello must not
-    hold the scan for the full read budget)."""
+    hold the scan for the full read budget).
+
+    With `pinner` (which pinned `host`), an `address` that takes no connection gives way to the host's next
+    address (resolve.Pinner.failed), and one that takes it is the one the host's port stays on."""
     timeout = settings.limits.connect_seconds + settings.limits.read_seconds
-    # The version the grading handshake gets answers that version's probe (one handshake less a scan).
-    negotiated: asyncio.Future[Negotiated] = asyncio.get_running_loop().create_future()
-    probe_task = (
-        asyncio.ensure_future(_probes(address, port, host, min(timeout, settings.limits.connect_seconds), negotiated))
-        if probes
-        else None
-    )
-    try:
-        result: Handshake | BaseException
-        context = grading_context(settings.ca_bundle, _verify_at(settings))
-        try:
-            result = await handshake(address, port, host, context, timeout, request_ocsp=True)
-        except Exception as exc:  # noqa: BLE001 - refused, unreachable, timed out or anything else: its failure
-            result = exc
-        negotiated.set_result(None if isinstance(result, BaseException) else (result.protocol, result.cipher))
-        protocols, ciphers, dh_group = await probe_task if probe_task is not None else ((), (), None)
-    except BaseException:
-        if probe_task is not None:
-            probe_task.cancel()
-            await asyncio.gather(probe_task, return_exceptions=True)
-        raise
+    context = grading_context(settings.ca_bundle, _verify_at(settings))
+    while isinstance(attempt := await _attempt(host, port, address, context, settings, probes, pinner), str):
+        address = attempt  # the host's next address: the handshake and the probes start again there
+    result, (protocols, ciphers, dh_group) = attempt
     if isinstance(result, BaseException):
         return TlsHandshake(
             host=host,

@@ -154,7 +154,7 @@ def _refused_for_its_suites(probe: TlsProbe) -> bool:
 
 async def _with_legacy_fallback(
     name: str,
-    first: Awaitable[TlsProbe],
+    first: Callable[[], Awaitable[TlsProbe]],
     target: tuple[str, int, str],
     timeout: float,
     limit: asyncio.Semaphore,
@@ -163,7 +163,7 @@ async def _with_legacy_fallback(
     version with the legacy suites OpenSSL 3 cannot offer (3DES, RC4, DES, EXPORT): a server that speaks
     TLS 1.0 only with 3DES accepts it. Only such a refusal costs the extra connection (a server that does
     not speak the version answers protocol_version, or closes)."""
-    result = await first
+    result = await first()
     if not _refused_for_its_suites(result):
         return result
     version = _LEGACY_HELLO_VERSIONS[name]
@@ -210,9 +210,12 @@ async def probe_protocols(
         if grading is not None and name in IMPLIED_BY_GRADING:
             probes.append(_implied_or_probe(name, grading, timeout, probe))
         elif screen is not None and name in SHARED_LEGACY:
-            probes.append(_with_legacy_fallback(name, _screened(name, screen, probe), target, timeout, limit))
+            # Made when they run: a probe cancelled before it starts (the scan moved to the host's next address
+            # at once) must not leave a coroutine never awaited
+            screened = partial(_screened, name, screen, probe)
+            probes.append(_with_legacy_fallback(name, screened, target, timeout, limit))
         elif name in SHARED_LEGACY:
-            probes.append(_with_legacy_fallback(name, probe(), target, timeout, limit))
+            probes.append(_with_legacy_fallback(name, probe, target, timeout, limit))
         else:
             probes.append(probe())
     try:
