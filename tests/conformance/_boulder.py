@@ -23,6 +23,7 @@ import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import dns.rdataclass
@@ -30,7 +31,7 @@ import dns.rdatatype
 import pytest
 from dns.rdtypes.ANY.CAA import CAA
 
-from tests.conformance._dns_world import settings_for
+from tests.conformance._dns_world import fetched, settings_for
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from websec_app.scanner.checks import dns as dns_check
@@ -105,7 +106,7 @@ def run_websec(cases: Iterable[Case]) -> dict[str, list[Finding]]:
 
         async def fetch_all() -> dict[str, DnsSnapshot]:
             hosts = sorted({case.host for case in cases})
-            snapshots = await asyncio.gather(*(dns_fetch.fetch_dns(host, Resolver(settings)) for host in hosts))
+            snapshots = await fetched(partial(dns_fetch.fetch_dns, host, Resolver(settings)) for host in hosts)
             return dict(zip(hosts, snapshots, strict=True))
 
         snapshots = asyncio.run(fetch_all())

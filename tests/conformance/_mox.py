@@ -22,13 +22,14 @@ import contextlib
 import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
 from tests.clock import TEST_NOW
-from tests.conformance._dns_world import Ours, settings_for, txt_presentation
+from tests.conformance._dns_world import Ours, fetched, settings_for, txt_presentation
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from tests.fixtures.pki import Pki
@@ -184,7 +185,7 @@ def run_websec(cases: Iterable[Case], site_server: SiteServer, pki: Pki) -> dict
             settings.append(settings_for(server, ca_bundle=Path(pki.ca_bundle_path)))
 
         async def fetch_all() -> list[SiteSnapshot]:
-            return await asyncio.gather(*(_fetch(c.domain, s) for c, s in zip(cases, settings, strict=True)))
+            return await fetched(partial(_fetch, c.domain, s) for c, s in zip(cases, settings, strict=True))
 
         snapshots = asyncio.run(fetch_all())
     for case, snapshot in zip(cases, snapshots, strict=True):

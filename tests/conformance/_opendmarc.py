@@ -21,9 +21,10 @@ import contextlib
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from tests.conformance._dns_world import Ours, settings_for, txt_presentation
+from tests.conformance._dns_world import Ours, fetched, settings_for, txt_presentation
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer
 from websec_app.scanner.checks import dns as dns_check
@@ -86,8 +87,8 @@ def run_websec(cases: Iterable[Case]) -> dict[str, Ours]:
             settings.append(settings_for(server))
 
         async def fetch_all() -> list[DnsSnapshot]:
-            return await asyncio.gather(
-                *(dns_fetch.fetch_dns(case.domain, Resolver(s)) for case, s in zip(cases, settings, strict=True))
+            return await fetched(
+                partial(dns_fetch.fetch_dns, case.domain, Resolver(s)) for case, s in zip(cases, settings, strict=True)
             )
 
         snapshots = asyncio.run(fetch_all())

@@ -27,6 +27,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ import pytest
 import yaml
 from dns.rdtypes.ANY.TXT import TXT
 
-from tests.conformance._dns_world import settings_for
+from tests.conformance._dns_world import fetched, settings_for
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from websec_app.scanner.checks import dns as dns_check
@@ -59,8 +60,6 @@ RESULT_OF: dict[str, str] = {outcome: result for result, outcomes in MAPPING.ite
 #: Every type the scan asks: a name whose zone data says TIMEOUT drops the queries of each type it holds no
 #: record of before that mark, as the suite's driver (pyspf's testspf.py) raises a DNS timeout for them.
 _TYPES_ASKED = ("A", "AAAA", "CNAME", "CAA", "TXT", "SPF", "MX", "SOA", "NS", "DNSKEY", "DS", "NSEC3PARAM", "PTR")
-#: Domains fetched at once: enough to wait for the dropped lookups together, few enough for every answer in time.
-_FETCHES_AT_ONCE = 16
 
 
 @dataclass(frozen=True)
@@ -191,13 +190,7 @@ def run_websec(
             fetches += [(section, domain, settings_for(server)) for domain in domains]
 
         async def fetch_all() -> list[DnsSnapshot]:
-            slots = asyncio.Semaphore(_FETCHES_AT_ONCE)
-
-            async def fetch(domain: str, settings: Settings) -> DnsSnapshot:
-                async with slots:
-                    return await dns_fetch.fetch_dns(domain, Resolver(settings))
-
-            return await asyncio.gather(*(fetch(d, s) for _, d, s in fetches))
+            return await fetched(partial(dns_fetch.fetch_dns, d, Resolver(s)) for _, d, s in fetches)
 
         snapshots = asyncio.run(fetch_all())
         # Every lookup answered, but those the zone data drops: a SERVFAIL is a name outside the zones served here
