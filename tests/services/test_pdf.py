@@ -24,6 +24,7 @@ from websec_app.services.pdf import render_compliance_pdf, render_scan_pdf, repo
 from websec_app.services.pdf._layout import MARGIN
 from websec_app.services.pdf._wording import item_title
 from websec_app.services.pdf.compliance_report import DISCLAIMER
+from websec_app.services.pdf.scan_report import _points
 from websec_app.settings import Settings
 
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
@@ -308,3 +309,8 @@ def test_the_csp_proposals_advice_is_printed_once_with_its_fix_and_not_as_observ
         assert text.count(rollout) == 1
         assert text.index("How to fix", text.index("Content-Security-Policy")) < text.index(rollout)
         assert "Observed: The proposed policy" not in text and "proposed policy" in text
+
+
+def test_a_problem_worth_no_points_is_said_to_cost_none() -> None:
+    # dns.address_down and csp.bypassable_script_host are shown among the fixes with the points they cost: none
+    assert [_points(d) for d in (15, 1, 0)] == ["-15 pts", "-1 pt", "0 pts"]

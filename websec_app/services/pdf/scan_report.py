@@ -70,7 +70,9 @@ def _host(url: str) -> str:
 
 
 def _points(deduction: Any) -> str:
-    """ "-15 pts", "-1 pt" (a malformed value prints as itself)."""
+    """ "-15 pts", "-1 pt", "0 pts" for a problem worth none (a malformed value prints as itself)."""
+    if deduction == 0:
+        return "0 pts"
     return f"-{counted(deduction, 'pt')}" if isinstance(deduction, int) else f"-{text(deduction)} pts"
 
 
