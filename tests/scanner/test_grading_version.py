@@ -33,6 +33,7 @@ RECORDED = {
     "2026.11.19": "eb0618cdbac01cc0",  # the same table; SPF, DMARC, MTA-STS, CAA, security.txt held to their RFCs
     "2026.11.20": "eb0618cdbac01cc0",  # the same table; SPF per sender family, CAA as Boulder, MTA-STS as mox, \v \f
     "2026.11.21": "eb0618cdbac01cc0",  # the same table; csp.bypassable_script_host (0), UTF-8 cookies sent back
+    "2026.11.22": "eb0618cdbac01cc0",  # the same table; a host's next address after a dead one, dns.address_down (0)
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import re
 import ssl
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import SiteFactory, TlsConfig
+from tests.fixtures.sites import Site, SiteFactory, TlsConfig
 from tests.reports import impact_report
 from websec_app.scanner import ScanReport
 from websec_app.scanner.fixes import SERVERS
@@ -440,6 +441,38 @@ def test_the_certificate_panel_shows_the_key_usage_the_finding_speaks_of(
         has=page.get_by_test_id("tls-certificate")
     )
     at_each_width(page, lambda width: shot_of(page, certificate.last, f"cert-key-usage-absent-{width}.png"))
+
+
+def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory
+) -> None:
+    """var/screenshots/address-down-{1280,375}.png (the finding), looked at by hand."""
+    # Given a site whose lower A record is an address where nothing listens, scanned and stored
+    down = site_factory(Site(names=(site_factory.unique_host("down"),), tls=None, http=None))
+    host = site_factory.unique_host("address-down")
+    best = catalog.best_practices(host)
+    site = site_factory(dataclasses.replace(best, dns=(*best.dns, (host, "A", down.ip))))
+    try:
+        body = scanned(site.url, scan_settings).to_dict()
+    finally:
+        site.stop()
+        down.stop()
+    with app.database.session() as session:
+        report_id = save_report(session, body=body, kind="pro", now=TEST_NOW).id
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    # When its report opens, the finding names the address, what it refused and where the scan went on
+    open_report(page, app, report_id)
+    finding = page.locator("[data-testid='finding']", has_text="An address of the site takes no connections")
+    expect(finding).to_contain_text(f"{down.ip} ({host}) refused connections to ports 80 and 443")
+    expect(finding).to_contain_text(f"the scan went on at {site.ip}")
+
+    def fits(width: str) -> bool:
+        shot_of(page, finding, f"address-down-{width}.png")
+        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+    # at either width, without the page scrolling sideways
+    assert at_each_width(page, fits) == [True, True]
 
 
 # -- the evidence rows themselves (no browser) --------------------------------------------------------------

@@ -264,6 +264,18 @@ class TlsHandshake:
 
 
 @dataclass(frozen=True)
+class PassedOver:
+    """An address of a host that opened no connection to one of its ports, and the address the scan went on at
+    (fetch/resolve.py Pinner): refused or unreachable, or no answer within the connect timeout (`timed_out`)."""
+
+    host: str
+    port: int
+    address: str
+    timed_out: bool
+    instead: str
+
+
+@dataclass(frozen=True)
 class DnsAnswer:
     """The answer to one DNS query. rcode: "NOERROR", "NXDOMAIN", "SERVFAIL", "TIMEOUT", ..."""
 
@@ -354,6 +366,7 @@ class SiteSnapshot:
     # never following redirects, section 3.3) and the handshake with its host, whose certificate must be valid.
     mta_sts_policy: FetchChain | None = None
     mta_sts_tls: TlsHandshake | None = None
+    passed_over: tuple[PassedOver, ...] = ()  # addresses that opened no connection, in the order they failed
 
     @property
     def final(self) -> HttpResponse | None:

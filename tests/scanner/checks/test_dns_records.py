@@ -18,7 +18,7 @@ from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
 from websec_app.scanner.records.caa import MAX_CAA_NAMES
 from websec_app.scanner.rules import default_rulebook
-from websec_app.scanner.snapshot import DnsAnswer, Failure, FetchChain
+from websec_app.scanner.snapshot import DnsAnswer, Failure, FetchChain, PassedOver
 
 HOST = "example.com"
 
@@ -49,6 +49,47 @@ def answered(name: str, *, mx: bool = False, dual_stack: bool = False) -> list[D
     has no AAAA record: a void lookup for IPv6 senders (RFC 7208 4.6.4)."""
     found = [dns_answer(name, "A", "192.0.2.1"), dns_answer(name, "AAAA", *(("2001:db8::1",) if dual_stack else ()))]
     return [dns_answer(name, "MX", f"10 {name}."), *found] if mx else found
+
+
+# -- addresses ---------------------------------------------------------------------------------------
+
+
+def test_an_address_of_the_site_that_opened_no_connection_is_named_with_the_one_the_scan_used() -> None:
+    # Given a scan whose connections went past one address of the site (two ports) and one of another host
+    passed = (
+        PassedOver(HOST, 443, "192.0.2.1", False, "192.0.2.2"),
+        PassedOver(HOST, 80, "192.0.2.1", True, "192.0.2.2"),
+        PassedOver("mta-sts.example.com", 443, "192.0.2.9", False, "192.0.2.10"),
+    )
+
+    result = check(passed_over=passed)
+
+    down = [f for f in result.findings if f.outcome == "dns.address_down"]
+    assert [(f.subject, f.note) for f in down] == [
+        (
+            "192.0.2.1",
+            "192.0.2.1 (example.com) refused connections to port 443 and did not answer on port 80 within the connect "
+            "timeout; the scan went on at 192.0.2.2",
+        )
+    ]
+    section = graded(result).sections["dns"]
+    finding = next(f for f in section["findings"] if f["check"] == "dns.address_down")
+    assert (finding["status"], finding["deduction"], finding["subjects"]) == ("warn", 0, ["192.0.2.1"])
+    assert "take that address out of example.com's A and AAAA records" in finding["fix"]
+
+
+def test_an_address_refusing_several_ports_is_one_finding_its_ports_in_order() -> None:
+    passed = tuple(PassedOver(HOST, port, "2001:db8::7", False, "2001:db8::8") for port in (8443, 80, 443))
+
+    down = [f for f in check(passed_over=passed).findings if f.outcome == "dns.address_down"]
+
+    assert [f.note for f in down] == [
+        "2001:db8::7 (example.com) refused connections to ports 80, 443 and 8443; the scan went on at 2001:db8::8"
+    ]
+
+
+def test_a_scan_that_went_past_no_address_says_nothing_of_it() -> None:
+    assert "dns.address_down" not in outcomes()
 
 
 # -- nothing fetched, failures ---------------------------------------------------------------------

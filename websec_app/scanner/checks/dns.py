@@ -44,7 +44,7 @@ from ..records.spf_evaluation import ADDRESS_TYPE, SpfDecision, SpfRecords
 from ..records.spf_evaluation import term_text as spf_term_text
 from ..records.tls_rpt import tlsrpt_near_misses, tlsrpt_problem, tlsrpt_records
 from ..registrable import registrable_domain
-from ..snapshot import DnsAnswer, FetchChain, SiteSnapshot
+from ..snapshot import DnsAnswer, FetchChain, PassedOver, SiteSnapshot
 from ..target import ip_literal
 from ._shown import listed, shown_lists
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
@@ -957,7 +957,7 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
     own = {rdtype.lower(): list(dns_snapshot.records(host, rdtype)) for rdtype in ("A", "AAAA", "CNAME")}
     details: dict[str, Any] = {"host": host, **shown_lists(own), "domain": domain}
     addresses = f"{len(own['a'])} IPv4, {len(own['aaaa'])} IPv6 addresses"
-    findings = [Finding("dns.resolves", note=addresses, families=("addresses",))]
+    findings = [Finding("dns.resolves", note=addresses, families=("addresses",)), *_addresses_down(snapshot)]
     aaaa = dns_snapshot.get(host, "AAAA")
     if aaaa is not None and not failed(aaaa):
         if aaaa.records:
@@ -985,6 +985,30 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
         if answer.error and (subject, family) not in reported and _is_own(answer, host, domain):
             findings.append(_could_not_check(answer, family))
     return CheckResult("dns", tuple(findings), details)
+
+
+def _addresses_down(snapshot: SiteSnapshot) -> list[Finding]:
+    """Each address of the site's host (or of the host it redirects to) that opened none of the scan's connections to
+    a port, which went to the next address (fetch/resolve.py Pinner): visitors sent there first wait or fail."""
+    hosts = {snapshot.target.host, snapshot.final_target_host}
+    by_address: dict[tuple[str, str], list[PassedOver]] = {}
+    for passed in snapshot.passed_over:
+        if passed.host in hosts:
+            by_address.setdefault((passed.host, passed.address), []).append(passed)
+    findings = []
+    for (host, address), passes in by_address.items():
+        refused = sorted(p.port for p in passes if not p.timed_out)
+        silent = sorted(p.port for p in passes if p.timed_out)
+        what = [f"refused connections to {_ports(refused)}"] if refused else []
+        what += [f"did not answer on {_ports(silent)} within the connect timeout"] if silent else []
+        instead = " and ".join(dict.fromkeys(p.instead for p in passes))
+        note = f"{address} ({host}) {' and '.join(what)}; the scan went on at {instead}"
+        findings.append(Finding("dns.address_down", subject=address, note=note, families=("addresses",)))
+    return findings
+
+
+def _ports(ports: list[int]) -> str:
+    return f"port {ports[0]}" if len(ports) == 1 else "ports " + ", ".join(map(str, ports[:-1])) + f" and {ports[-1]}"
 
 
 def _is_own(answer: DnsAnswer, host: str, domain: str) -> bool:

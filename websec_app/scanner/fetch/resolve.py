@@ -31,7 +31,7 @@ import dns.rrset
 
 from ...settings import Settings
 from ..errors import TargetRefused, TargetUnreachable
-from ..snapshot import DnsAnswer
+from ..snapshot import DnsAnswer, PassedOver
 from ..target import ip_literal
 from . import _dns_udp
 from .guard import ensure_allowed, is_localhost_name
@@ -280,6 +280,7 @@ class Pinner:
         self._tried: dict[tuple[str, int], int] = {}  # (host, port) -> index of the address connections go to
         self._settled: set[tuple[str, int]] = set()  # (host, port) whose address accepted a connection
         self._up: set[str] = set()  # addresses that accepted a connection
+        self.passed_over: list[PassedOver] = []  # each address a port moved on from, in that order
 
     def address_for(self, host: str, port: int | None = None) -> str | None:
         """The address connections to `host` (on `port`) go to now; None when `host` was not pinned."""
@@ -324,6 +325,7 @@ class Pinner:
         if timed_out and address in self._up:
             return None
         self._tried[key] = index + 1
+        self.passed_over.append(PassedOver(key[0], port, address, timed_out, addresses[index + 1]))
         return addresses[index + 1]
 
     async def _resolve_and_guard(self, host: str) -> tuple[str, ...]:
