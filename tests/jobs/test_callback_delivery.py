@@ -5,11 +5,14 @@ fills its memory. The receivers are raw asyncio servers on loopback."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import pytest
 
+from tests.fixtures.dns_server import AuthDnsServer
+from tests.fixtures.sites import Site, SiteFactory
 from websec_app.jobs import callbacks
 from websec_app.jobs.callbacks import deliver
 from websec_app.settings import Settings
@@ -112,3 +115,31 @@ async def test_a_huge_answer_is_not_read(tmp_path) -> None:
         await asyncio.sleep(0.2)  # the receiver sees the connection closed
     # Then the sender could only fill the sockets' buffers: the body was not read (the old code read it all)
     assert sent < 32 * 1024 * 1024
+
+
+async def test_a_callback_whose_first_address_refuses_is_posted_to_the_next(
+    site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given a receiver's name with two addresses, the lower one where nothing listens on the receiver's port
+    down, up = (site_factory(Site(tls=None, http=None, https_port=0, http_port=0)) for _ in range(2))
+    assert ipaddress.ip_address(down.ip) < ipaddress.ip_address(up.ip)
+    host = site_factory.unique_host("hooks")
+    dns_server.set(host, "A", down.ip, up.ip)
+    received: list[bytes] = []
+
+    async def take(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(take, up.ip, 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        # When a callback is delivered to it, it is posted at the second address, named as the URL names it
+        assert await deliver(f"http://{host}:{port}/hook", b"{}", "sha256=x", scan_settings) == 204
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert len(received) == 1 and f"Host: {host}:{port}".encode() in received[0]

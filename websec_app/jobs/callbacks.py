@@ -8,7 +8,8 @@ callback_url, api_routes/routes/jobs.py); it is never logged.
 
 The callback URL goes through the scanner's SSRF guard (resolve.Pinner: every address of the name must be
 public unless WEBSEC_ALLOW_PRIVATE_TARGETS; the port must be one browsers connect to) when it is given and
-again when it is called, and the connection goes to the address that was checked. Delivery is a task of the
+again when it is called, and the connection goes to an address that was checked (the name's next one when a
+connection to the first cannot be opened, as the scanner's do). Delivery is a task of the
 engine, retried with exponential backoff (procrastinate's RetryStrategy) when the receiver does not answer 2xx.
 
 A delivery is bounded as a whole, not per read: one deadline (CALLBACK_TIMEOUT_SECONDS) covers the name's
@@ -25,10 +26,13 @@ import hashlib
 import hmac
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from websec_app.settings import Settings
+
+if TYPE_CHECKING:
+    from websec_app.scanner.fetch.resolve import Pinner
 
 SIGNATURE_HEADER = "X-Websec-Signature"
 #: The whole delivery's deadline (seconds): resolving, connecting, sending and the answer's headers.
@@ -56,8 +60,14 @@ def encode(payload: Mapping[str, Any]) -> bytes:
 
 
 async def checked_address(url: str, settings: Settings) -> tuple[str, str]:
-    """(host, the address to connect to) for a callback URL; raises the scanner's TargetRefused (a private
+    """(host, the address to connect to first) for a callback URL; raises the scanner's TargetRefused (a private
     target, a port browsers refuse, or not http/https) or TargetUnreachable (no such name)."""
+    host, pinner = await _checked(url, settings)
+    return host, await pinner.pin(host)
+
+
+async def _checked(url: str, settings: Settings) -> tuple[str, Pinner]:
+    """The URL's host and the Pinner that resolved and guarded every address of it."""
     from websec_app.scanner.errors import TargetRefused
     from websec_app.scanner.fetch.guard import ensure_port_allowed, url_port
     from websec_app.scanner.fetch.resolve import Pinner, Resolver
@@ -72,14 +82,16 @@ async def checked_address(url: str, settings: Settings) -> tuple[str, str]:
     if port == 0:  # urlsplit reads `:0` as port 0, which no server listens on (parse_target refuses it too)
         raise TargetRefused("The callback_url has an invalid port.")
     ensure_port_allowed(url_port(parts))
-    address = await Pinner(Resolver(settings), settings).pin(parts.hostname)
-    return parts.hostname, address
+    pinner = Pinner(Resolver(settings), settings)
+    await pinner.pin(parts.hostname)
+    return parts.hostname, pinner
 
 
 async def deliver(url: str, body: bytes, signature: str, settings: Settings) -> int:
-    """POST `body` to `url` at its checked address; the receiver's status. Raises on a refused or
-    unreachable target, on transport errors and (TimeoutError) when the receiver has not answered within
-    CALLBACK_TIMEOUT_SECONDS in all: the task is then retried. The answer's body is not read."""
+    """POST `body` to `url` at its checked address (the name's next one when a connection there cannot be opened,
+    as the scanner moves on: resolve.Pinner); the receiver's status. Raises on a refused or unreachable target, on
+    transport errors and (TimeoutError) when the receiver has not answered within CALLBACK_TIMEOUT_SECONDS in all:
+    the task is then retried. The answer's body is not read."""
     deadline = CALLBACK_TIMEOUT_SECONDS
     async with asyncio.timeout(deadline):
         return await _post(url, body, signature, settings, deadline)
@@ -92,11 +104,10 @@ async def _post(url: str, body: bytes, signature: str, settings: Settings, deadl
 
     from websec_app.scanner.fetch.guard import url_port
 
-    host, address = await checked_address(url, settings)
+    host, pinner = await _checked(url, settings)
     parts = urlsplit(url)
     port = url_port(parts)
-    netloc = f"[{address}]" if ":" in address else address
-    target = f"{parts.scheme}://{netloc}:{port}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
+    address = await pinner.pin(host, port)
     context = ssl.create_default_context(cafile=str(settings.ca_bundle) if settings.ca_bundle else None)
     headers = {
         "Host": parts.netloc.rsplit("@", 1)[-1],
@@ -104,12 +115,25 @@ async def _post(url: str, body: bytes, signature: str, settings: Settings, deadl
         SIGNATURE_HEADER: signature,
         "User-Agent": settings.user_agent,
     }
-    async with (
-        httpx.AsyncClient(verify=context, trust_env=False, timeout=deadline) as client,
-        client.stream("POST", target, content=body, headers=headers, extensions={"sni_hostname": host}) as response,
-    ):
-        # Only the status matters: the body is left unread and the connection closed with the stream.
-        return response.status_code
+    # A connection not made within the scanner's connect timeout leaves the rest of the deadline to the next address
+    timeout = httpx.Timeout(deadline, connect=min(deadline, settings.limits.connect_seconds))
+    async with httpx.AsyncClient(verify=context, trust_env=False, timeout=timeout) as client:
+        while True:
+            netloc = f"[{address}]" if ":" in address else address
+            target = f"{parts.scheme}://{netloc}:{port}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
+            try:
+                async with client.stream(
+                    "POST", target, content=body, headers=headers, extensions={"sni_hostname": host}
+                ) as response:
+                    # Only the status matters: the body is left unread and the connection closed with the stream.
+                    return response.status_code
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if isinstance(exc.__cause__, ssl.SSLError):  # the address answered: its TLS failed, not the address
+                    raise
+                moved = pinner.failed(host, port, address, timed_out=isinstance(exc, httpx.ConnectTimeout))
+                if moved is None:
+                    raise
+                address = moved
 
 
 __all__ = [
