@@ -107,7 +107,6 @@ async def _post(url: str, body: bytes, signature: str, settings: Settings, deadl
     host, pinner = await _checked(url, settings)
     parts = urlsplit(url)
     port = url_port(parts)
-    address = await pinner.pin(host, port)
     context = ssl.create_default_context(cafile=str(settings.ca_bundle) if settings.ca_bundle else None)
     headers = {
         "Host": parts.netloc.rsplit("@", 1)[-1],
@@ -118,22 +117,24 @@ async def _post(url: str, body: bytes, signature: str, settings: Settings, deadl
     # A connection not made within the scanner's connect timeout leaves the rest of the deadline to the next address
     timeout = httpx.Timeout(deadline, connect=min(deadline, settings.limits.connect_seconds))
     async with httpx.AsyncClient(verify=context, trust_env=False, timeout=timeout) as client:
-        while True:
+
+        async def post(address: str) -> int:
             netloc = f"[{address}]" if ":" in address else address
             target = f"{parts.scheme}://{netloc}:{port}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
-            try:
-                async with client.stream(
-                    "POST", target, content=body, headers=headers, extensions={"sni_hostname": host}
-                ) as response:
-                    # Only the status matters: the body is left unread and the connection closed with the stream.
-                    return response.status_code
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                if isinstance(exc.__cause__, ssl.SSLError):  # the address answered: its TLS failed, not the address
-                    raise
-                moved = pinner.failed(host, port, address, timed_out=isinstance(exc, httpx.ConnectTimeout))
-                if moved is None:
-                    raise
-                address = moved
+            async with client.stream(
+                "POST", target, content=body, headers=headers, extensions={"sni_hostname": host}
+            ) as response:
+                # Only the status matters: the body is left unread and the connection closed with the stream.
+                return response.status_code
+
+        def not_opened(exc: Exception) -> bool | None:
+            if not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) or isinstance(
+                exc.__cause__, ssl.SSLError
+            ):
+                return None  # an answer, or a TLS failure: the receiver's, not its address's
+            return isinstance(exc, httpx.ConnectTimeout)
+
+        return await pinner.reach(host, port, post, not_opened)
 
 
 __all__ = [

@@ -70,27 +70,20 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: typing.Iterable[typing.Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        address = self._pinner.address_for(host, port)
-        if address is None:  # never happens through fetch_chain; refuse rather than resolve
+        if self._pinner.address_for(host) is None:  # never happens through fetch_chain; refuse rather than resolve
             raise httpcore.ConnectError(f"{host} was not resolved and checked by the guard")
         if port in BAD_PORTS:  # fetch_chain refuses them by name; this stops the single fetches (fetch_one) too
             raise httpcore.ConnectError(f"port {port} is one browsers refuse to connect to")
-        while True:
+
+        async def connect(address: str) -> httpcore.AsyncNetworkStream:
             # A scan cancels its side fetches as soon as the target itself fails; a connect cancelled just as
             # it succeeds could leave its socket open. So the connect is shielded (it is bounded by the
             # connect timeout) and close_all() closes every stream it returned.
-            connect = asyncio.ensure_future(_asyncio_stream.connect_tcp(address, port, timeout, local_address))
-            self._connects.append(connect)
-            try:
-                stream = await asyncio.shield(connect)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                # the host's next address, if it has one
-                address = self._pinner.failed(host, port, address, timed_out=isinstance(exc, httpcore.ConnectTimeout))
-                if address is None:
-                    raise
-                continue
-            self._pinner.connected(host, port, address)
-            return stream
+            connecting = asyncio.ensure_future(_asyncio_stream.connect_tcp(address, port, timeout, local_address))
+            self._connects.append(connecting)
+            return await asyncio.shield(connecting)
+
+        return await self._pinner.reach(host, port, connect, _not_opened)
 
     async def close_all(self) -> None:
         """Close every connection this backend opened, whether or not httpcore still knows it."""
@@ -107,6 +100,13 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+
+def _not_opened(exc: Exception) -> bool | None:
+    """For Pinner.reach: whether a connect failed to open its connection, timed out (True) or not (False)."""
+    if isinstance(exc, httpcore.ConnectTimeout):
+        return True
+    return False if isinstance(exc, httpcore.ConnectError) else None
 
 
 def _ticket(connection: ssl.SSLObject) -> ssl.SSLSession | None:

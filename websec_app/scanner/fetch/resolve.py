@@ -18,8 +18,9 @@ import ipaddress
 import socket
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 import dns.exception
 import dns.message
@@ -38,6 +39,8 @@ from .guard import ensure_allowed, is_localhost_name
 
 if TYPE_CHECKING:
     import dns.asyncresolver
+
+T = TypeVar("T")
 
 
 class _Answer(Protocol):
@@ -327,6 +330,31 @@ class Pinner:
         self._tried[key] = index + 1
         self.passed_over.append(PassedOver(key[0], port, address, timed_out, addresses[index + 1]))
         return addresses[index + 1]
+
+    async def reach(
+        self,
+        host: str,
+        port: int,
+        attempt: Callable[[str], Awaitable[T]],
+        not_opened: Callable[[Exception], bool | None],
+    ) -> T:
+        """`attempt(address)` at the address connections to `host`:`port` go to now, and at the next one while an
+        attempt fails to open its connection (`not_opened(exc)`: True when it timed out, False when it was refused or
+        unreachable, None for any other failure, raised as it is); the address that opened is where the port stays.
+        `host` must have been pinned."""
+        address = self._now(host.lower(), port, self._addresses[host.lower()])
+        while True:
+            try:
+                result = await attempt(address)
+            except Exception as exc:
+                timed_out = not_opened(exc)
+                following = None if timed_out is None else self.failed(host, port, address, timed_out=timed_out)
+                if following is None:
+                    raise
+                address = following
+                continue
+            self.connected(host, port, address)
+            return result
 
     async def _resolve_and_guard(self, host: str) -> tuple[str, ...]:
         literal = ip_literal(host)
