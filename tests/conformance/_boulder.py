@@ -31,7 +31,8 @@ import dns.rdatatype
 import pytest
 from dns.rdtypes.ANY.CAA import CAA
 
-from tests.conformance._dns_world import fetched, settings_for
+from tests.conformance._dns_world import settings_for
+from tests.conformance._fetched import fetched
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from websec_app.scanner.checks import dns as dns_check

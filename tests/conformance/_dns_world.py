@@ -3,12 +3,10 @@ whose resolver asks one fixture DNS server, a TXT record in presentation form, a
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import dns.rdataclass
 import dns.rdatatype
@@ -21,23 +19,6 @@ from websec_app.settings import DnsServer, Settings
 #: A lookup's whole time: every answer comes in milliseconds from loopback, so one that does not (a query the
 #: server drops on purpose, or a failure of the suite) is waited for this long.
 DNS_SECONDS = 1.0
-#: Fetches a suite runs at once: enough to wait for the dropped lookups together, few enough for every answer within
-#: DNS_SECONDS on a loaded machine (`make test` runs two test processes on two cores: a suite fetching its hundred
-#: cases at once, each from a DNS server of its own, saw lookups time out).
-FETCHES_AT_ONCE = 16
-
-T = TypeVar("T")
-
-
-async def fetched(fetches: Iterable[Callable[[], Awaitable[T]]], at_once: int = FETCHES_AT_ONCE) -> list[T]:
-    """Each fetch's result, in order, at most `at_once` of them running at a time."""
-    slots = asyncio.Semaphore(at_once)
-
-    async def one(fetch: Callable[[], Awaitable[T]]) -> T:
-        async with slots:
-            return await fetch()
-
-    return await asyncio.gather(*(one(fetch) for fetch in fetches))
 
 
 def settings_for(server: AuthDnsServer, *, ca_bundle: Path | None = None) -> Settings:

@@ -27,11 +27,13 @@ import asyncio
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conformance._fetched import fetched
 from tests.fixtures.sites import RunningSite, Site, SiteFactory, html
 from websec_app.scanner.checks.headers import HSTS, check_headers
 from websec_app.scanner.fetch import fetch_snapshot
@@ -81,17 +83,13 @@ def answer_all(site_factory: SiteFactory, settings: Settings, values: Sequence[s
         async def fetch_all() -> list[SiteSnapshot]:
             scanned = await fetch_snapshot(parse_target(_url(site, "/0")), settings)
             pinner = Pinner(Resolver(settings), settings)
-            slots = asyncio.Semaphore(_FETCHES_AT_ONCE)
             async with make_client(pinner, settings) as client:
 
                 async def one(path: str) -> SiteSnapshot:
-                    async with slots:
-                        page = await fetch_chain(
-                            client, pinner, _url(site, path), settings.limits, raise_on_first_hop=True
-                        )
+                    page = await fetch_chain(client, pinner, _url(site, path), settings.limits, raise_on_first_hop=True)
                     return replace(scanned, main=page)
 
-                return await asyncio.gather(*(one(path) for path in paths.values()))
+                return await fetched((partial(one, path) for path in paths.values()), _FETCHES_AT_ONCE)
 
         snapshots = asyncio.run(fetch_all())
     finally:

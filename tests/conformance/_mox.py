@@ -29,7 +29,8 @@ from typing import Any, Literal
 import pytest
 
 from tests.clock import TEST_NOW
-from tests.conformance._dns_world import Ours, fetched, settings_for, txt_presentation
+from tests.conformance._dns_world import Ours, settings_for, txt_presentation
+from tests.conformance._fetched import fetched
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from tests.fixtures.pki import Pki

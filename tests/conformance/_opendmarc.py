@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from tests.conformance._dns_world import Ours, fetched, settings_for, txt_presentation
+from tests.conformance._dns_world import Ours, settings_for, txt_presentation
+from tests.conformance._fetched import fetched
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer
 from websec_app.scanner.checks import dns as dns_check

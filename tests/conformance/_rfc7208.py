@@ -37,7 +37,8 @@ import pytest
 import yaml
 from dns.rdtypes.ANY.TXT import TXT
 
-from tests.conformance._dns_world import fetched, settings_for
+from tests.conformance._dns_world import settings_for
+from tests.conformance._fetched import fetched
 from tests.factories import make_snapshot
 from tests.fixtures.dns_server import AuthDnsServer, inject_faults
 from websec_app.scanner.checks import dns as dns_check

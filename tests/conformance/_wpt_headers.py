@@ -19,11 +19,13 @@ import asyncio
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conformance._fetched import fetched
 from tests.fixtures.sites import Site, SiteFactory, html
 from websec_app.scanner.checks.cross_origin import HEADERS as CROSS_ORIGIN_HEADERS
 from websec_app.scanner.checks.cross_origin import check_cross_origin
@@ -77,15 +79,13 @@ def answer_all(site_factory: SiteFactory, settings: Settings, cases: Sequence[Wp
         async def fetch_all() -> list[SiteSnapshot]:
             scanned = await fetch_snapshot(parse_target(base + "/0"), settings)
             pinner = Pinner(Resolver(settings), settings)
-            slots = asyncio.Semaphore(_FETCHES_AT_ONCE)
             async with make_client(pinner, settings) as client:
 
                 async def one(path: str) -> SiteSnapshot:
-                    async with slots:
-                        page = await fetch_chain(client, pinner, base + path, settings.limits)
+                    page = await fetch_chain(client, pinner, base + path, settings.limits)
                     return replace(scanned, main=page)
 
-                return await asyncio.gather(*(one(path) for path in paths.values()))
+                return await fetched((partial(one, path) for path in paths.values()), _FETCHES_AT_ONCE)
 
         snapshots = dict(zip(paths, asyncio.run(fetch_all()), strict=True))
     finally:
