@@ -19,14 +19,6 @@ from websec_app.scanner.target import parse_target
 from websec_app.settings import ScanLimits, Settings
 
 
-def _down(site_factory: SiteFactory, *, timing_out: bool) -> RunningSite:
-    """An address where nothing answers on ports 443 and 80: connections refused, or timing out."""
-    down = site_factory(Site(names=(site_factory.unique_host("down"),), tls=None, http=None))
-    if timing_out:
-        down.drop_connections()
-    return down
-
-
 def _quick(settings: Settings) -> Settings:
     """A connect timeout short enough that an address timing out costs the test little."""
     return dataclasses.replace(settings, limits=dataclasses.replace(ScanLimits(), connect_seconds=0.5))
@@ -43,7 +35,7 @@ async def test_a_site_whose_first_address_is_down_is_scanned_at_the_next(
     timing_out: bool, site_factory: SiteFactory, scan_settings: Settings
 ) -> None:
     # Given a site with two A records, the lower one an address that is down, and its twin with one address
-    down = _down(site_factory, timing_out=timing_out)
+    down = site_factory.down(timing_out=timing_out)
     host = site_factory.unique_host("second-address")
     best = catalog.best_practices(host)
     site = site_factory(dataclasses.replace(best, dns=(*best.dns, (host, "A", down.ip))))
@@ -77,7 +69,7 @@ async def test_a_site_whose_first_address_is_down_is_scanned_at_the_next(
 async def test_a_site_all_of_whose_addresses_are_down_is_unreachable(
     site_factory: SiteFactory, scan_settings: Settings
 ) -> None:
-    first, second = _down(site_factory, timing_out=False), _down(site_factory, timing_out=True)
+    first, second = site_factory.down(), site_factory.down(timing_out=True)
     host = site_factory.unique_host("all-down")
     site_factory(Site(names=(host,), tls=None, http=None, dns=((host, "A", first.ip), (host, "A", second.ip))))
 

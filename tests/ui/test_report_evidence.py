@@ -25,7 +25,7 @@ from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Site, SiteFactory, TlsConfig
+from tests.fixtures.sites import SiteFactory, TlsConfig
 from tests.reports import impact_report
 from websec_app.scanner import ScanReport
 from websec_app.scanner.fixes import SERVERS
@@ -448,7 +448,7 @@ def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report
 ) -> None:
     """var/screenshots/address-down-{1280,375}.png (the finding), looked at by hand."""
     # Given a site whose lower A record is an address where nothing listens, scanned and stored
-    down = site_factory(Site(names=(site_factory.unique_host("down"),), tls=None, http=None))
+    down = site_factory.down()
     host = site_factory.unique_host("address-down")
     best = catalog.best_practices(host)
     site = site_factory(dataclasses.replace(best, dns=(*best.dns, (host, "A", down.ip))))
