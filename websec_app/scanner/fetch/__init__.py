@@ -39,7 +39,7 @@ from .guard import ensure_port_allowed
 from .http import ChainCookies, SharedFetches, describe_error, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
 from .resolve import Pinner, Resolver
-from .tls import fetch_tls
+from .tls import pinned_tls
 
 __all__ = ["fetch_snapshot"]
 
@@ -142,17 +142,9 @@ async def _security_txt_at(client: httpx.AsyncClient, pinner: Pinner, origin: st
     return primary
 
 
-async def _tls_for(target: Target, pinner: Pinner, settings: Settings) -> TlsHandshake:
-    port = target.port if target.scheme == "https" else 443
-    try:
-        address = await pinner.pin(target.host, port)
-    except Exception as exc:  # noqa: BLE001 - recorded as the handshake's failure
-        return TlsHandshake(host=target.host, port=port, failure=Failure("unreachable", str(exc)))
-    try:
-        return await fetch_tls(target.host, port, address, settings, pinner=pinner)
-    except Exception as exc:  # noqa: BLE001 - fetch_tls records its failures; should one escape, it is the section's
-        failure = Failure("tls", f"the TLS handshake could not be graded: {type(exc).__name__}: {exc}")
-        return TlsHandshake(host=target.host, port=port, address=address, failure=failure)
+def _tls_for(target: Target, pinner: Pinner, settings: Settings) -> Awaitable[TlsHandshake]:
+    """The handshake graded for `target`: its own port for an https:// target, else 443."""
+    return pinned_tls(target.host, target.port if target.scheme == "https" else 443, pinner, settings)
 
 
 _OUT_OF_TIME = Failure("timeout", "the scan's time budget ran out")

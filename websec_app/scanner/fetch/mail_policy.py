@@ -17,27 +17,15 @@ from ...settings import Settings
 from ..records.dns_text import txt_of
 from ..records.mta_sts import MAX_POLICY_BYTES, sts_records
 from ..registrable import registrable_domain
-from ..snapshot import Failure, FetchChain, TlsHandshake
+from ..snapshot import FetchChain, TlsHandshake
 from ..target import ip_literal
 from .http import fetch_chain
 from .resolve import Pinner, Resolver
-from .tls import fetch_tls
+from .tls import pinned_tls
 
 
 def policy_url(domain: str) -> str:
     return f"https://mta-sts.{domain}/.well-known/mta-sts.txt"
-
-
-async def _policy_tls(host: str, pinner: Pinner, settings: Settings) -> TlsHandshake:
-    try:
-        address = await pinner.pin(host, 443)
-    except Exception as exc:  # noqa: BLE001 - refused or unresolvable: recorded, never raised
-        return TlsHandshake(host=host, port=443, failure=Failure("unreachable", str(exc)))
-    try:
-        return await fetch_tls(host, 443, address, settings, probes=False, pinner=pinner)
-    except Exception as exc:  # noqa: BLE001 - fetch_tls records its failures; should one escape, it is the policy's
-        failure = Failure("tls", f"the TLS handshake could not be graded: {type(exc).__name__}: {exc}")
-        return TlsHandshake(host=host, port=443, address=address, failure=failure)
 
 
 async def fetch_mta_sts(
@@ -53,6 +41,6 @@ async def fetch_mta_sts(
     no_redirects = replace(settings.limits, max_redirects=0)
     policy, tls = await asyncio.gather(
         fetch_chain(client, pinner, policy_url(domain), no_redirects, max_body=MAX_POLICY_BYTES),
-        _policy_tls(f"mta-sts.{domain}", pinner, settings),
+        pinned_tls(f"mta-sts.{domain}", 443, pinner, settings, probes=False),
     )
     return policy, tls

@@ -68,7 +68,7 @@ from .http import fetch_one, make_client
 from .resolve import Pinner, Resolver
 from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
 
-__all__ = ["NOT_TESTABLE", "CaIssuerSource", "fetch_tls", "parse_certificate"]
+__all__ = ["NOT_TESTABLE", "CaIssuerSource", "fetch_tls", "parse_certificate", "pinned_tls"]
 
 #: Downloads the certificate at a caIssuers URL: the body, or None when it cannot be had.
 CaIssuerSource = Callable[[str], Awaitable[bytes | None]]
@@ -581,6 +581,20 @@ async def fetch_tls(
         message = f"the server's certificates could not be graded: {type(exc).__name__}: {exc}"
         shown = _shown(result, host, port, address, probed)
         return dataclasses.replace(shown, failure=Failure("tls", message))
+
+
+async def pinned_tls(host: str, port: int, pinner: Pinner, settings: Settings, *, probes: bool = True) -> TlsHandshake:
+    """fetch_tls to the address `pinner` gives `host`:`port` (and its next ones, see fetch_tls). Never raises: a
+    refused or unresolvable host, or a failure fetch_tls did not foresee, is the handshake's failure."""
+    try:
+        address = await pinner.pin(host, port)
+    except Exception as exc:  # noqa: BLE001 - refused or unresolvable: recorded, never raised
+        return TlsHandshake(host=host, port=port, failure=Failure("unreachable", str(exc)))
+    try:
+        return await fetch_tls(host, port, address, settings, probes=probes, pinner=pinner)
+    except Exception as exc:  # noqa: BLE001 - fetch_tls records its failures; should one escape, it is the section's
+        failure = Failure("tls", f"the TLS handshake could not be graded: {type(exc).__name__}: {exc}")
+        return TlsHandshake(host=host, port=port, address=address, failure=failure)
 
 
 #: What cryptography raises for a certificate it cannot read in some field: ValueError for a malformed one,
