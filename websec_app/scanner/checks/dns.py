@@ -328,7 +328,7 @@ def _spf_kept_note(fix: SpfFix) -> str:
         if len(listed) > _SPF_ENABLED_SHOWN:
             named = ", ".join(listed[:_SPF_ENABLED_SHOWN]) + f" and {len(listed) - _SPF_ENABLED_SHOWN} more"
         else:
-            named = " and ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
+            named = _series(listed)
         several = len(listed) > 1
         if all(term.qualifier == "+" for term in dropped.enabled):
             then = f"mail from the senders listed by {named} passes"
@@ -1008,7 +1008,12 @@ def _addresses_down(snapshot: SiteSnapshot) -> list[Finding]:
 
 
 def _ports(ports: list[int]) -> str:
-    return f"port {ports[0]}" if len(ports) == 1 else "ports " + ", ".join(map(str, ports[:-1])) + f" and {ports[-1]}"
+    return ("port " if len(ports) == 1 else "ports ") + _series([str(port) for port in ports])
+
+
+def _series(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return " and ".join([", ".join(items[:-1]), items[-1]] if len(items) > 1 else items)
 
 
 def _is_own(answer: DnsAnswer, host: str, domain: str) -> bool:
