@@ -138,6 +138,28 @@ async def test_a_discarded_mta_sts_record_beside_a_valid_one_leaves_the_policy_i
     assert len(served.requests_to("/.well-known/mta-sts.txt")) == 1
 
 
+async def test_a_policy_host_address_that_takes_no_connection_is_passed_over_and_named(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a policy host with two A records, the lower an address that refuses connections
+    host = mail_domain(site_factory, "sts-down", "v=STSv1; id=20261122")
+    down = site_factory.down()
+    served = policy_site(site_factory, host, POLICY.format(host=host))
+    assert site_factory.dns is not None
+    site_factory.dns.add(f"mta-sts.{host}", "A", down.ip)
+
+    report = (await scan(f"https://{host}/", scan_settings)).to_dict()
+
+    # Then the policy is fetched at the next address, as a sending server fetches it, and in force; the address
+    # passed over is named, as one of the site's own would be (it was moved past without a word)
+    assert len(served.requests_to("/.well-known/mta-sts.txt")) == 1
+    assert findings_of(report, "dns.mta_sts") == {"dns.mta_sts_enforce": "mode: enforce, max_age 604800"}
+    assert findings_of(report, "dns.address_down") == {
+        "dns.address_down": f"{down.ip} (mta-sts.{host}) refused connections to port 443; "
+        f"the scan went on at {served.ip}"
+    }
+
+
 # -- TLS-RPT ------------------------------------------------------------------------------------------------------
 
 

@@ -59,7 +59,7 @@ def test_an_address_of_the_site_that_opened_no_connection_is_named_with_the_one_
     passed = (
         PassedOver(HOST, 443, "192.0.2.1", False, "192.0.2.2"),
         PassedOver(HOST, 80, "192.0.2.1", True, "192.0.2.2"),
-        PassedOver("mta-sts.example.com", 443, "192.0.2.9", False, "192.0.2.10"),
+        PassedOver("reports.example.net", 443, "192.0.2.9", False, "192.0.2.10"),  # a DMARC report receiver's
     )
 
     result = check(passed_over=passed)
@@ -75,7 +75,19 @@ def test_an_address_of_the_site_that_opened_no_connection_is_named_with_the_one_
     section = graded(result).sections["dns"]
     finding = next(f for f in section["findings"] if f["check"] == "dns.address_down")
     assert (finding["status"], finding["deduction"], finding["subjects"]) == ("warn", 0, ["192.0.2.1"])
-    assert "take that address out of example.com's A and AAAA records" in finding["fix"]
+    assert "take that address out of the A and AAAA records of the host named with it" in finding["fix"]
+
+
+def test_an_address_of_the_mta_sts_policy_host_is_named_too() -> None:
+    # Sending mail servers fetch the policy from mta-sts.<domain>: one that tries the dead address first waits
+    passed = (PassedOver("mta-sts.example.com", 443, "192.0.2.9", True, "192.0.2.10"),)
+
+    down = [f for f in check(passed_over=passed).findings if f.outcome == "dns.address_down"]
+
+    assert [f.note for f in down] == [
+        "192.0.2.9 (mta-sts.example.com) did not answer on port 443 within the connect timeout; the scan went on at "
+        "192.0.2.10"
+    ]
 
 
 def test_an_address_refusing_several_ports_is_one_finding_its_ports_in_order() -> None:

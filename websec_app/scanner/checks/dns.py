@@ -957,7 +957,7 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
     own = {rdtype.lower(): list(dns_snapshot.records(host, rdtype)) for rdtype in ("A", "AAAA", "CNAME")}
     details: dict[str, Any] = {"host": host, **shown_lists(own), "domain": domain}
     addresses = f"{len(own['a'])} IPv4, {len(own['aaaa'])} IPv6 addresses"
-    findings = [Finding("dns.resolves", note=addresses, families=("addresses",)), *_addresses_down(snapshot)]
+    findings = [Finding("dns.resolves", note=addresses, families=("addresses",)), *_addresses_down(snapshot, domain)]
     aaaa = dns_snapshot.get(host, "AAAA")
     if aaaa is not None and not failed(aaaa):
         if aaaa.records:
@@ -987,10 +987,11 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
     return CheckResult("dns", tuple(findings), details)
 
 
-def _addresses_down(snapshot: SiteSnapshot) -> list[Finding]:
-    """Each address of the site's host (or of the host it redirects to) that opened none of the scan's connections to
-    a port, which went to the next address (fetch/resolve.py Pinner): visitors sent there first wait or fail."""
-    hosts = {snapshot.target.host, snapshot.final_target_host}
+def _addresses_down(snapshot: SiteSnapshot, domain: str) -> list[Finding]:
+    """Each address of the site's host, of the host it redirects to, or of its MTA-STS policy host, that opened none
+    of the scan's connections to a port, which went to the next address (fetch/resolve.py Pinner): visitors (or,
+    at the policy host, sending mail servers) sent there first wait or fail."""
+    hosts = {snapshot.target.host, snapshot.final_target_host, f"mta-sts.{domain}"}
     by_address: dict[tuple[str, str], list[PassedOver]] = {}
     for passed in snapshot.passed_over:
         if passed.host in hosts:
