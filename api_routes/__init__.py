@@ -24,7 +24,7 @@ from websec_app.settings import Settings
 from websec_app.store import Database
 from websec_app.usecases.runtime import Runtime
 
-from .auth import api_key_header, api_key_query
+from .auth import api_key_header, api_key_query, bad_body_error
 from .context import Clock, PdfRenderer, Scanner
 from .errors import install_error_handlers
 from .middleware import HeadAsGet, KeyPolling, RequestLimits, SecurityHeaders, install_access_log_redaction
@@ -78,7 +78,7 @@ def create_api(
     )
     api.include_router(docs_ui.router)  # before ROUTERS: its assets are under /api, ahead of the catch-all
     api.state.runtime = context
-    install_error_handlers(api)
+    install_error_handlers(api, bad_body=bad_body_error)
     for router in ROUTERS:
         api.include_router(router)
     api.state.known_routes = known_routes(ROUTERS)

@@ -8,15 +8,17 @@ from typing import Annotated
 
 from fastapi import Depends, Request, Security
 from fastapi.dependencies.models import Dependant
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, APIKeyQuery
 
 from websec_app.services.admission import Place
 from websec_app.store import KeyStatus
-from websec_app.usecases import KeyRefused, Subscriber, authenticate, inactive_subscription_sentence, presented
+from websec_app.usecases import KeyRefused, Subscriber, authenticate, inactive_subscription_sentence, presented, usage
 from websec_app.usecases.runtime import Runtime
 
 from .context import Context
-from .errors import ApiError
+from .errors import ApiError, error_response, validation_message
 
 HEADER_SCHEME = "X-API-Key header"
 QUERY_SCHEME = "key query parameter"
@@ -87,6 +89,19 @@ class KeyOfBadBody:
 
     refusal: ApiError | None  # the 401 or 403 the key deserves, whatever the body
     counted: Subscriber | None  # a valid key on a Pro scan or PDF route: its answer tells X-Scans-Remaining
+
+
+async def bad_body_error(request: Request, exc: Exception) -> JSONResponse:
+    """FastAPI's validation error as a 400 (spec 7), unless the key deserves its 401 or 403 first
+    (`key_of_bad_body`); registered with the other error handlers (errors.py)."""
+    assert isinstance(exc, RequestValidationError)  # registered for this type only
+    key = await key_of_bad_body(request)
+    if key.refusal is not None:
+        return error_response(key.refusal.status_code, str(key.refusal.detail), key.refusal.headers)
+    headers = None
+    if key.counted is not None:  # spec 8: X-Scans-Remaining after each Pro scan or PDF call, a 400 too
+        headers = {"X-Scans-Remaining": str((await usage(request.app.state.runtime, key.counted)).remaining)}
+    return error_response(400, validation_message(exc.errors()), headers)
 
 
 async def key_of_bad_body(request: Request) -> KeyOfBadBody:

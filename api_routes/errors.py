@@ -1,14 +1,15 @@
 """Every error is `{"error": "<one clear sentence>"}` (spec 2.9, 7), whatever raised it.
 
 Routes raise `ApiError` (or let a scanner / token / payment exception through); the
-handlers here turn those, FastAPI's validation errors (422 becomes 400), unknown routes
-(404), wrong methods (405) and unexpected exceptions (500, no stack trace) into that shape.
+handlers here turn those, unknown routes (404), wrong methods (405) and unexpected exceptions
+(500, no stack trace) into that shape. FastAPI's validation errors (422 becomes 400) are
+answered in auth.py (`bad_body_error`): a malformed body's answer depends on the request's key.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -226,19 +227,6 @@ def _default_phrase(status_code: int) -> str:
         return ""
 
 
-async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    from .auth import key_of_bad_body  # auth builds on this module's ApiError
-
-    key = await key_of_bad_body(request)
-    if key.refusal is not None:
-        return error_response(key.refusal.status_code, str(key.refusal.detail), key.refusal.headers)
-    headers = None
-    if key.counted is not None:  # spec 8: X-Scans-Remaining after each Pro scan or PDF call, a 400 too
-        headers = {"X-Scans-Remaining": str((await usage(request.app.state.runtime, key.counted)).remaining)}
-    return error_response(400, validation_message(exc.errors()), headers)
-
-
 async def _scan_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ScanError)
     return error_response(exc.http_status, str(exc) or "The scan failed.", _told(request, None))
@@ -275,9 +263,10 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     return error_response(500, INTERNAL_ERROR, _told(request, None))
 
 
-def install_error_handlers(api: FastAPI) -> None:
+def install_error_handlers(api: FastAPI, *, bad_body: Callable[[Request, Exception], Awaitable[JSONResponse]]) -> None:
+    """Every handler here, and `bad_body` for a malformed request (auth.bad_body_error, which builds on ApiError)."""
     api.add_exception_handler(StarletteHTTPException, _http_error)
-    api.add_exception_handler(RequestValidationError, _validation_error)
+    api.add_exception_handler(RequestValidationError, bad_body)
     api.add_exception_handler(ScanError, _scan_error)
     api.add_exception_handler(PaymentError, _payment_error)
     api.add_exception_handler(QuotaUsed, _quota_used)
