@@ -120,3 +120,26 @@ def test_reading_the_load_costs_the_same_with_ten_times_the_jobs(database: Datab
 
     # Then the read does about the same work (sorting every done job by its end time grew with the table)
     assert large <= small + 5, (small, large)
+
+
+def test_reading_the_load_fetches_no_report(database: Database) -> None:
+    # Given the latest scans done, each keeping its result (a done job's is its report, ~17 KiB), then slower
+    # failed ones of a host the scanner could not reach
+    _add_jobs(database, SCAN_TIME_SAMPLE, first=0, seconds=2.0)
+    _add_jobs(database, 10, first=1000, status=JOB_FAILED, seconds=12.0, error_kind="TargetUnreachable")
+    statements: list[str] = []
+
+    with database.engine.connect() as connection:
+        raw = connection.connection.dbapi_connection
+        assert raw is not None
+        raw.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+        with Session(bind=connection) as session:
+            load = cluster_load(session, TEST_NOW)
+        raw.set_trace_callback(None)  # type: ignore[attr-defined]
+
+    # Then a failed job's error kind is taken out of its result in SQL and no result is fetched whole: every
+    # admission read (each process, every LOAD_TTL_SECONDS) decoded 200 reports, 3.4 MB of JSON
+    reads = [statement for statement in statements if "scan_jobs.result" in statement]
+    assert reads, statements
+    assert all(s.count("scan_jobs.result") == s.count("JSON_EXTRACT(scan_jobs.result") for s in reads), reads
+    assert load.scan_seconds == (10 * 12.0 + (SCAN_TIME_SAMPLE - 10) * 2.0) / SCAN_TIME_SAMPLE
