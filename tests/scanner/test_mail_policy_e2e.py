@@ -155,7 +155,7 @@ async def test_a_policy_host_address_that_takes_no_connection_is_passed_over_and
     assert len(served.requests_to("/.well-known/mta-sts.txt")) == 1
     assert findings_of(report, "dns.mta_sts") == {"dns.mta_sts_enforce": "mode: enforce, max_age 604800"}
     assert findings_of(report, "dns.address_down") == {
-        "dns.address_down": f"{down.ip} (mta-sts.{host}) refused connections to port 443; "
+        "dns.address_down": f"{down.ip} (mta-sts.{host}) refused connections to port 443, and "
         f"the scan went on at {served.ip}"
     }
 

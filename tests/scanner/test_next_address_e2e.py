@@ -59,7 +59,7 @@ async def test_a_site_whose_first_address_is_down_is_scanned_at_the_next(
     )
     down_finding = next(f for f in report["dns"]["findings"] if f["check"] == "dns.address_down")
     assert down_finding["subjects"] == [down.ip]
-    assert down_finding["note"] == f"{down.ip} ({host}) {why}; the scan went on at {site.ip}"
+    assert down_finding["note"] == f"{down.ip} ({host}) {why}, and the scan went on at {site.ip}"
     assert snapshot.tls.address == site.ip and snapshot.tls.failure is None and snapshot.tls.protocols
     assert snapshot.main.final is not None and snapshot.main.final.address == site.ip
     assert [r.address for r in snapshot.http_upgrade.responses] == [site.ip, site.ip]

@@ -466,7 +466,7 @@ def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report
     finding = page.locator(
         "[data-testid='finding']", has_text="addresses of a host name the site uses takes no connections"
     )
-    expect(finding).to_contain_text(f"{down.ip} ({host}) refused connections to ports 80 and 443")
+    expect(finding).to_contain_text(f"{down.ip} ({host}) refused connections to ports 80 and 443, and")
     expect(finding).to_contain_text(f"the scan went on at {site.ip}")
 
     def fits(width: str) -> bool:

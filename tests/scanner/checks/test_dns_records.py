@@ -69,7 +69,7 @@ def test_an_address_of_the_site_that_opened_no_connection_is_named_with_the_one_
         (
             "192.0.2.1",
             "192.0.2.1 (example.com) refused connections to port 443 and did not answer on port 80 within the connect "
-            "timeout; the scan went on at 192.0.2.2",
+            "timeout, and the scan went on at 192.0.2.2",
         )
     ]
     section = graded(result).sections["dns"]
@@ -80,14 +80,23 @@ def test_an_address_of_the_site_that_opened_no_connection_is_named_with_the_one_
 
 def test_an_address_of_the_mta_sts_policy_host_is_named_too() -> None:
     # Sending mail servers fetch the policy from mta-sts.<domain>: one that tries the dead address first waits
-    passed = (PassedOver("mta-sts.example.com", 443, "192.0.2.9", True, "192.0.2.10"),)
+    passed = (
+        PassedOver(HOST, 443, "192.0.2.1", False, "192.0.2.2"),
+        PassedOver("mta-sts.example.com", 443, "192.0.2.9", True, "192.0.2.10"),
+    )
 
-    down = [f for f in check(passed_over=passed).findings if f.outcome == "dns.address_down"]
+    result = check(passed_over=passed)
 
-    assert [f.note for f in down] == [
-        "192.0.2.9 (mta-sts.example.com) did not answer on port 443 within the connect timeout; the scan went on at "
-        "192.0.2.10"
+    # One note an address; the report joins them with "; ", which no note holds itself (the PDF's Observed line
+    # read as one run-on list when each did)
+    notes = [f.note for f in result.findings if f.outcome == "dns.address_down"]
+    assert notes == [
+        "192.0.2.1 (example.com) refused connections to port 443, and the scan went on at 192.0.2.2",
+        "192.0.2.9 (mta-sts.example.com) did not answer on port 443 within the connect timeout, and the scan went on "
+        "at 192.0.2.10",
     ]
+    finding = next(f for f in graded(result).sections["dns"]["findings"] if f["check"] == "dns.address_down")
+    assert finding["note"].split("; ") == notes
 
 
 def test_an_address_refusing_several_ports_is_one_finding_its_ports_in_order() -> None:
@@ -96,7 +105,7 @@ def test_an_address_refusing_several_ports_is_one_finding_its_ports_in_order() -
     down = [f for f in check(passed_over=passed).findings if f.outcome == "dns.address_down"]
 
     assert [f.note for f in down] == [
-        "2001:db8::7 (example.com) refused connections to ports 80, 443 and 8443; the scan went on at 2001:db8::8"
+        "2001:db8::7 (example.com) refused connections to ports 80, 443 and 8443, and the scan went on at 2001:db8::8"
     ]
 
 

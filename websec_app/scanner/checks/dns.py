@@ -161,7 +161,7 @@ def _addresses_down(snapshot: SiteSnapshot, domain: str) -> list[Finding]:
         what = [f"refused connections to {_ports(refused)}"] if refused else []
         what += [f"did not answer on {_ports(silent)} within the connect timeout"] if silent else []
         instead = " and ".join(dict.fromkeys(p.instead for p in passes))
-        note = f"{address} ({host}) {' and '.join(what)}; the scan went on at {instead}"
+        note = f"{address} ({host}) {' and '.join(what)}, and the scan went on at {instead}"
         findings.append(Finding("dns.address_down", subject=address, note=note, families=("addresses",)))
     return findings
 
