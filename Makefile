@@ -76,7 +76,7 @@ help:  ## List the targets
 run: setup  ## Set up, then serve UI + API in prod mode on http://localhost:3000 (PORT=, HOST=)
 	WEBSEC_RUN_PORT=$(PORT) $(BIN)/reflex run --env prod --single-port --frontend-port $(PORT) --backend-host $(HOST)
 
-# Two pytest-xdist workers, one a core: about 500 s where one process took 670 (the tests wait on servers and
+# Two pytest-xdist workers, one a core: about 440 s where one process took 670 (the tests wait on servers and
 # sockets much of the time). The tests that start Reflex all run in one of them (tests/conftest.py).
 # PYTEST_ARGS="-n 0" runs them in one process.
 test: setup setup-test  ## Set up, then run every test (pytest over tests/), then test-clock

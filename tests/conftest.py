@@ -72,13 +72,22 @@ def _stop_engines() -> int:
 #: so two starts at once can read each other's half-written files; in one worker they start one after the
 #: other (tests/ui/conftest.py), and the UI's two servers are built once, not once a worker.
 REFLEX_STARTS = ("tests/ui/", "tests/test_app_smoke.py", "tests/jobs/test_embedded.py")
-_ROOT = Path(__file__).resolve().parents[1]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.is_relative_to(_ROOT) and item.path.relative_to(_ROOT).as_posix().startswith(REFLEX_STARTS):
-            item.add_marker(pytest.mark.xdist_group("reflex"))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Tests go to whichever worker is free, as with `--dist load`, but those of REFLEX_STARTS all go to one.
+
+    Decided on the test's path, here, rather than by xdist_group marks: pytest-xdist 3.8 groups tests by a
+    "@group" it appends to `item._nodeid`, which pytest 9.2 no longer reads (the node id is `item._id`), so the
+    marks grouped nothing and the Reflex tests ran in both workers."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ReflexStartsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "reflex" if nodeid.startswith(REFLEX_STARTS) else nodeid
+
+    return ReflexStartsTogether(config, log)
 
 
 @pytest.fixture(scope="session")
