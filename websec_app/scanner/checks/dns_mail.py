@@ -5,6 +5,8 @@ records/tls_rpt.py). Mail findings are minor: a web site should not fail over it
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..findings import Finding
@@ -172,6 +174,61 @@ def dkim_findings(
 # -- MTA-STS and TLS-RPT ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _VersionedTxt:
+    """A TXT record a sending server looks up beside MX, read alike: discarded unless it begins with its version and
+    ';' (MTA-STS, RFC 8461 3.1; TLS-RPT, RFC 8460 3), and needed only by a domain that receives mail."""
+
+    label: str
+    version: str
+    rfc: str
+    records: Callable[[list[str]], list[str]]  # the records senders read
+    near_misses: Callable[[list[str]], list[str]]  # the ones they discard though they look like it
+    invalid: str
+    missing: str
+
+
+_MTA_STS = _VersionedTxt(
+    label="MTA-STS",
+    version="v=STSv1",
+    rfc="RFC 8461 3.1",
+    records=sts_records,
+    near_misses=sts_near_misses,
+    invalid="dns.mta_sts_invalid",
+    missing="dns.mta_sts_missing",
+)
+_TLS_RPT = _VersionedTxt(
+    label="TLS-RPT",
+    version="v=TLSRPTv1",
+    rfc="RFC 8460 3",
+    records=tlsrpt_records,
+    near_misses=tlsrpt_near_misses,
+    invalid="dns.tlsrpt_invalid",
+    missing="dns.tlsrpt_missing",
+)
+
+
+def _versioned_records(
+    snapshot: SiteSnapshot, name: str, kind: _VersionedTxt, receives: bool | None
+) -> tuple[list[str], list[Finding] | None]:
+    """The records at `name` senders read, and None; or the findings that end the check there: none when it was not
+    asked or the domain receives no mail, its failed lookup, records all discarded, or none at all."""
+    answer = snapshot.dns.get(name, "TXT")
+    if answer is None or receives is False:
+        return [], []
+    if failed(answer):
+        return [], [could_not_check(answer)]
+    texts = txt_of(answer)
+    records = kind.records(texts)
+    if not records and (discarded := kind.near_misses(texts)):
+        quoted = ", ".join(repr(shown_text(t, 200)) for t in discarded[:3])
+        note = f"{name}: {quoted} does not begin with {kind.version} and ';', so senders discard it ({kind.rfc})"
+        return [], [Finding(kind.invalid, note=note)]
+    if not records:
+        return [], [Finding(kind.missing, note=f"no {kind.label} record at {name}")] if receives else []
+    return records, None
+
+
 def _policy_details(policy: dict[str, Any]) -> dict[str, Any]:
     """The policy as the report shows it (none: {}): a 64 KiB policy file can list thousands of `mx` patterns."""
     if not policy:
@@ -224,19 +281,9 @@ def mta_sts_findings(
     snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None
 ) -> list[Finding]:
     """`receives`: whether the MX record says the domain receives mail (None: it does not say, or failed)."""
-    answer = snapshot.dns.get(f"_mta-sts.{domain}", "TXT")
-    if answer is None or receives is False:
-        return []  # not fetched, or a domain that receives no mail needs no MTA-STS
-    if failed(answer):
-        return [could_not_check(answer)]
-    texts = txt_of(answer)
-    records = sts_records(texts)
-    if not records and (discarded := sts_near_misses(texts)):
-        quoted = ", ".join(repr(shown_text(t, 200)) for t in discarded[:3])
-        note = f"_mta-sts.{domain}: {quoted} does not begin with v=STSv1 and ';', so senders discard it (RFC 8461 3.1)"
-        return [Finding("dns.mta_sts_invalid", note=note)]
-    if not records:
-        return [Finding("dns.mta_sts_missing", note=f"no MTA-STS record at _mta-sts.{domain}")] if receives else []
+    records, ended = _versioned_records(snapshot, f"_mta-sts.{domain}", _MTA_STS, receives)
+    if ended is not None:
+        return ended
     if len(records) > 1:
         return [Finding("dns.mta_sts_invalid", note=f"{len(records)} MTA-STS records: senders ignore them all")]
     problem = sts_record_problem(records[0])
@@ -277,19 +324,9 @@ def tls_rpt_findings(
     snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None
 ) -> list[Finding]:
     name = f"_smtp._tls.{domain}"
-    answer = snapshot.dns.get(name, "TXT")
-    if answer is None or receives is False:
-        return []
-    if failed(answer):
-        return [could_not_check(answer)]
-    texts = txt_of(answer)
-    records = tlsrpt_records(texts)
-    if not records and (discarded := tlsrpt_near_misses(texts)):
-        quoted = ", ".join(repr(shown_text(t, 200)) for t in discarded[:3])
-        note = f"{name}: {quoted} does not begin with v=TLSRPTv1 and ';', so senders discard it (RFC 8460 3)"
-        return [Finding("dns.tlsrpt_invalid", note=note)]
-    if not records:
-        return [Finding("dns.tlsrpt_missing", note=f"no TLS-RPT record at {name}")] if receives else []
+    records, ended = _versioned_records(snapshot, name, _TLS_RPT, receives)
+    if ended is not None:
+        return ended
     details["tls_rpt"] = {"record": shown_text(records[0]) if len(records) == 1 else listed_errors(records)}
     if len(records) > 1:
         note = f"{len(records)} TLS-RPT records at {name}: senders then send no reports (RFC 8460 3)"
