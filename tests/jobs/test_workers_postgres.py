@@ -18,6 +18,7 @@ from sqlmodel import col, select
 
 from tests.clock import TEST_NOW
 from tests.fixtures.sites import RunningSite
+from tests.job_rows import registered_workers
 from tests.jobs.cluster import Cluster
 from websec_app.store import Database, IssuedKey, create_subscription, issue_api_key, monthly_scans_used
 from websec_app.store.models import JOB_DONE, JOB_RUNNING, ScanJob
@@ -44,6 +45,15 @@ def _jobs(database: Database) -> list[ScanJob]:
         return list(session.exec(select(ScanJob).order_by(col(ScanJob.created_at))).all())
 
 
+async def _registered(cluster: Cluster, database: Database, count: int) -> None:
+    """Wait until `count` workers have registered as capacity, which each does as it starts taking jobs: a worker
+    still starting when a burst arrives may find it all taken by the other (a loaded CI machine saw [8, 0])."""
+    deadline = time.monotonic() + 60
+    while registered_workers(database) < count:
+        assert time.monotonic() < deadline, [cluster.tail(f"worker-{n}") for n in range(count)]
+        await asyncio.sleep(0.1)
+
+
 def _used(database: Database, key: IssuedKey) -> int:
     with database.session() as session:
         return monthly_scans_used(session, key.subscription_id, TEST_NOW)
@@ -57,6 +67,7 @@ async def test_two_workers_share_the_queue_and_the_endpoint_keeps_its_contract(
     cluster.start_worker(concurrency=2)
     cluster.start_worker(concurrency=2)
     key = _pro_key(shared_database)
+    await _registered(cluster, shared_database, 2)
 
     # When 8 Pro scans arrive at once
     responses = await _pro_scans(base, key.key, best_site.url, 8)
