@@ -218,6 +218,12 @@ _FAMILIES_ABOUT = (
     "to the spec."
 )
 
+_NOTES_ABOUT = (
+    'The notes `note` joins with "; ", one by one (a note may hold a "; " of its own, so the joined string '
+    "cannot be split back): show them one a line. Empty when `note` is null. Absent from reports made before it "
+    "was added. An addition to the spec."
+)
+
 _NOT_LISTED_ABOUT = (
     "How many more distinct subjects the finding has than `subjects` lists (it lists at most 50, within 4,096 "
     "characters as the report stores them): 0 when the "
@@ -239,6 +245,7 @@ class HeaderResult(BaseModel):
     fix_snippets: FixSnippets | None = Field(default=None, description=_SNIPPETS_ABOUT)
     fix_note: str | None = Field(default=None, description=_FIX_NOTE_ABOUT)
     note: str | None = Field(description="Extra context when status is weak or warn.")
+    notes: list[str] = Field(default_factory=list, description=_NOTES_ABOUT)
 
 
 class Finding(BaseModel):
@@ -254,6 +261,7 @@ class Finding(BaseModel):
     subjects: list[str] = Field(default_factory=list, description="What the finding is about (cookie names, ...).")
     subjects_not_listed: int = Field(default=0, description=_NOT_LISTED_ABOUT)
     note: str | None = None
+    notes: list[str] = Field(default_factory=list, description=_NOTES_ABOUT)
     families: list[str] | None = Field(default=None, description=_FAMILIES_ABOUT)
 
 

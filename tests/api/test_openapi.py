@@ -212,6 +212,14 @@ async def test_the_fix_note_is_documented_beside_each_fix(schema: dict) -> None:
         assert "Null where `fix` is null" in field["description"] and "Report-Only first" in field["description"]
 
 
+async def test_the_notes_one_by_one_are_documented_beside_each_note(schema: dict) -> None:  # type: ignore[type-arg]
+    components = schema["components"]["schemas"]
+    for model in ("HeaderResult", "Finding"):
+        field = components[model]["properties"]["notes"]
+        assert field["type"] == "array" and field["items"] == {"type": "string"}, model
+        assert "one by one" in field["description"] and "cannot be split back" in field["description"], model
+
+
 async def test_the_families_of_a_finding_are_documented(schema: dict) -> None:  # type: ignore[type-arg]
     field = schema["components"]["schemas"]["Finding"]["properties"]["families"]
     assert {"type": "null"} in field["anyOf"] and {"type": "array", "items": {"type": "string"}} in field["anyOf"]

@@ -46,6 +46,21 @@ def test_the_text_summary_titles_and_orders_its_sections_from_the_section_table(
     assert [block.split(":")[0] for block in blocks] == [s.title for s in SECTIONS]
 
 
+def test_the_text_summary_prints_each_note_of_a_finding_on_its_own_line() -> None:
+    # Given a finding with two notes, each holding a "; " of its own (joined into `note` they read as one list)
+    report = impact_report()
+    finding = next(f for f in report.sections["cookies"]["findings"] if f["status"] != "good")
+    notes = ["sid: set over plain HTTP; set it on HTTPS only", "sid (set by the redirect response from http://x.test/)"]
+    finding.update(note="; ".join(notes), notes=notes)
+    lines = render_text(report).splitlines()
+    # Then each note is a line of its own under the finding
+    at = lines.index(f"          {notes[0]}")
+    assert lines[at + 1] == f"          {notes[1]}"
+    # And a report made before `notes` was added prints its joined note as one line
+    del finding["notes"]
+    assert f"          {'; '.join(notes)}" in render_text(report).splitlines()
+
+
 def test_free_text_shows_what_the_free_json_shows(worst_site: RunningSite, scan_env: dict[str, str]) -> None:
     free_json = json.loads(run_scan(worst_site.url, "--free", env=scan_env).stdout)
     full_text = run_scan(worst_site.url, "--text", env=scan_env).stdout

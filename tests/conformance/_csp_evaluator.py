@@ -80,7 +80,7 @@ def states(finding: str, ours: Sequence[Finding]) -> bool:
         for f in ours:
             if "outcome" in way and f.outcome != way["outcome"]:
                 continue
-            if "note" in way and not re.search(way["note"], f.note or ""):
+            if "note" in way and not re.search(way["note"], "; ".join(f.notes)):
                 continue
             return True
     return False
@@ -95,7 +95,7 @@ def agrees(case: EvaluatorCase, ours: Sequence[Finding]) -> bool:
 def assert_conforms(case: EvaluatorCase, ours: Sequence[Finding]) -> None:
     assert case.check in MAP["checks"], f"{case.check} is missing from csp_evaluator_map.toml"
     assert set(case.findings) <= set(MAP["checks"][case.check]["findings"]), "a finding the check cannot give"
-    notes = "; ".join(f.note for f in ours if f.note)
+    notes = "; ".join(note for f in ours for note in f.notes)
     assert tuple(f.outcome for f in ours) == case.ours, notes
     if case.why is None:
         assert agrees(case, ours), f"CSP Evaluator: {case.findings or 'no finding'}; websec: {case.ours} ({notes})"

@@ -100,7 +100,7 @@ def answer_all(site_factory: SiteFactory, settings: Settings, values: Sequence[s
 def _answer(snapshot: SiteSnapshot) -> Answer:
     findings = [f for f in check_headers(snapshot).findings if f.subject == HSTS]
     sent = snapshot.final.headers.get_all(HSTS) if snapshot.final is not None else []
-    notes = "; ".join(f.note for f in findings if f.note)
+    notes = "; ".join(note for f in findings for note in f.notes)
     return Answer(sent[0] if sent else None, tuple(f.outcome for f in findings), notes)
 
 

@@ -98,7 +98,7 @@ def _answer(snapshot: SiteSnapshot, subject: str) -> Answer:
         return Answer(None, "")
     check = check_cross_origin if subject in CROSS_ORIGIN_HEADERS else check_headers
     findings = [f for f in check(snapshot).findings if f.subject == subject]
-    return Answer(tuple(f.outcome for f in findings), "; ".join(f.note for f in findings if f.note))
+    return Answer(tuple(f.outcome for f in findings), "; ".join(note for f in findings for note in f.notes))
 
 
 def agrees(case: WptCase, answer: Answer) -> bool:

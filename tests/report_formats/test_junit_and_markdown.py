@@ -10,7 +10,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from websec_app.report_formats import render_junit, render_markdown
-from websec_app.report_formats.markdown import TOP_FIXES
+from websec_app.report_formats.markdown import TOP_FIXES, escape
 from websec_app.scanner.report import report_items
 
 HOSTILE_NOTE = "X-Evil: <img src=x onerror=alert(1)> [click](javascript:alert(1)) @octocat | `tick` \x01 end"
@@ -19,7 +19,7 @@ HOSTILE_NOTE = "X-Evil: <img src=x onerror=alert(1)> [click](javascript:alert(1)
 def _with_hostile_note(body: dict[str, Any]) -> dict[str, Any]:
     """The worst site's report, its costliest CORS finding's note replaced by what a hostile site could send."""
     hostile = copy.deepcopy(body)
-    hostile["cors"]["findings"][0]["note"] = HOSTILE_NOTE
+    hostile["cors"]["findings"][0].update(note=HOSTILE_NOTE, notes=[HOSTILE_NOTE])
     return hostile
 
 
@@ -74,9 +74,26 @@ def test_markdown_renders_what_a_hostile_site_sent_as_text_only(worst_body) -> N
 def test_markdown_shows_a_sites_bidirectional_controls_instead_of_obeying_them(worst_body) -> None:
     # Given a note whose RIGHT-TO-LEFT OVERRIDE would make the rest of the comment's line read backwards
     hostile = copy.deepcopy(worst_body)
-    hostile["cors"]["findings"][0]["note"] = "Server: nginx\u202e1.2.3 is fine\u202c, \u2067isolate\u2069"
+    note = "Server: nginx\u202e1.2.3 is fine\u202c, \u2067isolate\u2069"
+    hostile["cors"]["findings"][0].update(note=note, notes=[note])
     text = render_markdown(hostile)
     html = MarkdownIt("commonmark").enable("table").render(text)
     # no bidirectional control reaches the reader; each is named where the site put it
     assert re.search("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", html) is None
     assert "nginx\\u202e1\\.2\\.3 is fine\\u202c, \\u2067isolate\\u2069" in text
+
+
+def test_markdown_lists_a_findings_several_notes_one_an_item(worst_body) -> None:
+    # Given the worst site's CORS reflection, which echoed four origins: one finding, a note for each echo
+    finding = worst_body["cors"]["findings"][0]
+    assert len(finding["notes"]) == 4 and finding["note"] == "; ".join(finding["notes"])
+    lines = render_markdown(worst_body).splitlines()
+    # Then its line in the list of every check is followed by its notes, an item each (joined, the first note's own
+    # "; " ran them into one list), and no line holds two of them
+    at = next(
+        i for i, line in enumerate(lines) if line.startswith("- ") and "cors.origin_reflected_credentials" in line
+    )
+    assert lines[at + 1 : at + 5] == [f"  - {escape(note)}" for note in finding["notes"]]
+    assert not lines[at + 5].startswith("  - ")
+    html = MarkdownIt("commonmark").render("\n".join(lines))
+    assert all(f"<li>{note}</li>" in html for note in finding["notes"][1:])  # the echoes: no markup in them

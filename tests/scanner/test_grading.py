@@ -93,6 +93,7 @@ def test_given_a_clean_site_then_score_is_100_and_grade_a_plus(book) -> None:
         "fix_snippets": None,
         "fix_note": None,
         "note": None,
+        "notes": [],
     }
     assert graded.issue_counts == {"critical": 0, "important": 0, "minor": 0, "total": 0}
 

@@ -67,10 +67,13 @@ async def test_given_a_site_with_no_best_practice_when_scanned_then_f_with_findi
     ):
         assert {"status", "deduction", "findings"} <= set(body[section]), section
         for finding in body[section]["findings"]:
-            assert {"check", "status", "severity", "deduction", "explanation", "fix", "cwe"} <= set(finding)
+            assert {"check", "status", "severity", "deduction", "explanation", "fix", "cwe", "notes"} <= set(finding)
+            assert finding["note"] == ("; ".join(finding["notes"]) or None)
     for header in body["headers"].values():
         spec = {"present", "value", "status", "severity", "deduction", "explanation", "fix", "note"}
-        assert set(header) == spec | {"fix_snippets", "fix_note"}  # spec 2.3, plus what goes beside `fix`
+        # spec 2.3, plus what goes beside `fix` and beside `note`
+        assert set(header) == spec | {"fix_snippets", "fix_note", "notes"}
+        assert header["note"] == ("; ".join(header["notes"]) or None)
     assert body["issue_counts"]["total"] == sum(body["issue_counts"][k] for k in ("critical", "important", "minor"))
 
 

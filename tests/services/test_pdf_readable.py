@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from reportlab.lib.pagesizes import A4
 
+from tests.clock import TEST_NOW
 from tests.fixtures.sites import RunningSite
 from tests.pdf_text import pdf_pages
 from websec_app.scanner import scan
@@ -376,3 +377,22 @@ def test_library_error_strings_are_said_in_plain_words(worst: dict[str, Any]) ->
     assert "The issuer is not an authority browsers trust, or an intermediate is missing" in text
     assert "unable to get local issuer" not in text and "OpenSSL" not in text
     assert "Not tested by this scan" in text and text.count("SSL 3.0;") + text.count("SSL 3.0.") >= 1
+
+
+def test_a_findings_several_notes_are_printed_one_a_line_in_both_pdfs(
+    worst: dict[str, Any], worst_pdf: list[str]
+) -> None:
+    # Given the worst site's CORS reflection, which echoed four origins: one finding, a note for each echo (the
+    # first with a "; " of its own: joined, they read as one run-on list)
+    notes = worst["cors"]["findings"][0]["notes"]
+    assert len(notes) == 4 and "; " in notes[0]
+    compliance = pdf_pages(render_compliance_pdf(worst, now=TEST_NOW))
+    for pages in (worst_pdf, compliance):
+        lines = "\n".join(pages).splitlines()
+        # Then "Observed:" stands alone on its line, each echo after it starts a line of its own behind a bullet
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"• {notes[0][:40]}"))
+        assert lines[at - 1] == "Observed:"
+        for note in notes[1:]:
+            assert any(line.startswith(f"• {note[:40]}") for line in lines[at:]), note
+        # and no line holds two of them
+        assert not any(line.count("was echoed with") > 1 for line in lines)

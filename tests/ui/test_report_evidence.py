@@ -555,3 +555,29 @@ def test_the_score_chart_in_words_says_where_the_points_went_and_what_the_caps_d
     assert evidence.score_text.startswith("Points lost: Security headers 38 points, Cookies 12 points")
     assert evidence.score_text.endswith("Before the grade caps the score was 55; the caps hold it at 49.")
     assert evidence.caps == ["Grade at most C: Strict-Transport-Security too weak"]
+
+
+def test_a_findings_several_notes_are_listed_one_an_item(page: Page, app: App, reports: Reports) -> None:
+    # Given the worst site's CORS reflection, which echoed four origins: one finding, a note for each echo (the
+    # first holding a "; " of its own, so that joined into one string they read as one run-on list)
+    notes = reports.worst_body["cors"]["findings"][0]["notes"]
+    assert len(notes) == 4 and "; " in notes[0]
+    open_report(page, app, reports.worst)
+    finding = page.get_by_test_id("finding").filter(has_text=notes[1])
+    # Then they are listed under "Found:", an item each, in order, at every width
+    listed = finding.get_by_test_id("finding-notes")
+    expect(listed).to_contain_text("Found:")
+    expect(listed.locator("li")).to_have_text(notes)
+    # And a finding with one note still shows it after "Found:" on one line
+    single = reports.worst_body["security_txt"]["findings"][0]["notes"]
+    assert len(single) == 1
+    expect(page.get_by_test_id("finding").filter(has_text=single[0]).get_by_test_id("finding-notes")).to_have_count(0)
+    expect(page.get_by_text(f"Found: {single[0]}")).to_be_visible()
+
+    def look(width: str) -> None:
+        finding.scroll_into_view_if_needed()
+        box = finding.bounding_box()
+        assert box is not None and box["width"] <= int(width)
+        finding.screenshot(path=str(SCREENSHOTS / f"finding-notes-{width}.png"))
+
+    at_each_width(page, look)

@@ -281,6 +281,27 @@ def test_the_csp_proposals_advice_is_shown_with_its_fix_and_not_as_what_was_foun
     assert pro.fix and rollout in pro.fix_note
 
 
+def test_a_findings_notes_are_kept_one_by_one_and_an_older_reports_note_is_one() -> None:
+    # Given a report whose session-cookie finding has two notes, each with a "; " of its own (Markdown backticks too)
+    body = impact_report().to_dict()
+    raw = next(f for f in body["cookies"]["findings"] if f["status"] != "good")
+    notes = ["`sid`: set over plain HTTP; set it on HTTPS only", "sid (set by the redirect response from http://x/)"]
+    raw.update(note="; ".join(notes), notes=notes)
+
+    def cookie_view(report: dict[str, Any]) -> Any:
+        cookies = next(s for s in report_view(report).sections if s.key == "cookies")
+        return next(f for f in cookies.problems if f.check == raw["check"])
+
+    # When the report page is built, the finding carries both notes apart, to be listed one a line
+    view = cookie_view(body)
+    assert view.notes == [_prose(note) for note in notes] and view.many_notes
+    assert view.note == _prose("; ".join(notes))
+    # And a report made before `notes` was added shows its joined note as one, as it did
+    del raw["notes"]
+    older = cookie_view(body)
+    assert older.notes == [older.note] and not older.many_notes
+
+
 #: The longest word a finding's heading can hold on a 375 px phone (the bold heading fits 31 characters of
 #: "(ERR_SSL_KEY_USAGE_INCOMPATIBLE"); a longer word is cut anywhere by `overflow-wrap`, leaving a stray ")".
 HEADING_WORD_FITS = 28

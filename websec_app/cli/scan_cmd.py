@@ -249,22 +249,27 @@ def _render_ci_format(output_format: str, body: dict[str, Any], base_url: str | 
     return render_markdown(body)
 
 
+def _note_lines(item: dict[str, Any]) -> list[str]:
+    """A problem's notes, one a line under it."""
+    from ..scanner.report import notes_of
+
+    return [f"          {note}" for note in notes_of(item)] if item["status"] != "good" else []
+
+
 def _section_lines(entry: Section, body: dict[str, Any]) -> list[str]:
     if "findings" not in body:  # the headers map
         lines = [f"{entry.title}:"]
         for header, info in body.items():
             mark = _STATUS_MARK.get(info["status"], info["status"])
             lines.append(f"  [{mark}] {header} (-{info['deduction']})")
-            if info["status"] != "good" and info.get("note"):
-                lines.append(f"          {info['note']}")
+            lines += _note_lines(info)
         return lines
     lines = [f"{entry.title}: {body['status']} (-{body['deduction']})"]
     for finding in body["findings"]:
         mark = _STATUS_MARK.get(finding["status"], finding["status"])
         subjects = f" [{', '.join(finding['subjects'])}]" if finding.get("subjects") else ""
         lines.append(f"  [{mark}] {finding['check']}{subjects} (-{finding['deduction']})")
-        if finding["status"] != "good" and finding.get("note"):
-            lines.append(f"          {finding['note']}")
+        lines += _note_lines(finding)
     return lines
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..scanner.report import ReportItem, fixes_by_impact, report_items
+from ..scanner.report import ReportItem, fixes_by_impact, notes_of, report_items
 from ..scanner.sections import section as section_entry
 from ..wording import BIDI_CONTROLS, bidi_escaped
 from ._items import fix_note_of, fix_of, grading, header_line, plain, rule_id, subjects
@@ -97,8 +97,10 @@ def render_markdown(body: Mapping[str, Any]) -> str:
             current = item.section
             lines += ["", f"**{escape(section_entry(item.section).title)}**", ""]
         icon = _STATUS_ICON.get(item.status, "")
-        note = item.item.get("note")
-        said = f": {escape(plain(note))}" if note and item.status != "good" else ""
+        notes = notes_of(item.item) if item.status != "good" else []
+        said = f": {escape(plain(notes[0]))}" if len(notes) == 1 else ""
         lines.append(f"- {icon} {_what(item)} {item.status}, -{item.deduction}{said}")
+        if len(notes) > 1:  # each its own line: a note may hold a "; " of its own
+            lines += [f"  - {escape(plain(note))}" for note in notes]
     lines += ["", "</details>", ""]
     return "\n".join(lines)

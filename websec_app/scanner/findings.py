@@ -42,6 +42,14 @@ class Finding:
     #: on a check.error, the family of the lookup that failed. The report's `families`, which diff.py reads: a
     #: failure hides the findings that name its family, and no others. Empty where the section has no families.
     families: tuple[str, ...] = ()
+    #: Notes of their own after `note` (an origin echoed as well, the response that set a cookie): the report lists
+    #: each apart (`notes`), one a line, where joined into `note` with "; " they read as one run-on list
+    more_notes: tuple[str, ...] = ()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """`note`, then `more_notes`."""
+        return (self.note, *self.more_notes) if self.note else self.more_notes
 
 
 @dataclass(frozen=True)

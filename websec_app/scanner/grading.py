@@ -193,8 +193,9 @@ def _aggregate(findings: Sequence[Finding], book: RuleBook) -> list[_Aggregate]:
             agg = merged[finding.outcome] = _Aggregate(rule, [], [], {}, [], [])
         if finding.subject and _first(listed, (finding.outcome, "subject", finding.subject)):
             agg.add_subject(finding.subject)
-        if finding.note and _first(listed, (finding.outcome, "note", finding.note)):
-            agg.add_note(finding.note, on_subject=bool(finding.subject))
+        for note in finding.notes:
+            if note and _first(listed, (finding.outcome, "note", note)):
+                agg.add_note(note, on_subject=bool(finding.subject))
         for key, value in finding.fix_vars.items():
             agg.fix_vars.setdefault(key, value)
         if finding.fix_note and _first(listed, (finding.outcome, "fix_note", finding.fix_note)):
@@ -212,6 +213,7 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite:
     fix = render_template(rule.fix, {**context, **agg.fix_vars})
     # a plain-HTTP final page: no cookie snippet adds Secure, which browsers refuse there (fixes/remedies.toml)
     plain_http = context.get("final_url", "").startswith("http://")
+    notes = agg.notes_json()
     return {
         "check": rule.outcome,
         "status": rule.status,
@@ -229,7 +231,10 @@ def _finding_json(agg: _Aggregate, context: Mapping[str, str], lacking_samesite:
         # how many more distinct subjects it has than `subjects` lists: a subject missing from a list that was
         # cut may be one of them, so the diff and SARIF's fingerprint must not read the list as whole
         "subjects_not_listed": agg.more_subjects,
-        "note": "; ".join(agg.notes_json()) or None,
+        "note": "; ".join(notes) or None,
+        # the same notes one by one (an addition to the spec): a note may hold a "; " of its own, so the joined
+        # `note` cannot be split back, and renderers show one note a line
+        "notes": notes,
         "families": agg.families_json(),
     }
 
@@ -246,7 +251,7 @@ def _header_object(
     name: str, aggs: list[_Aggregate], details: Mapping[str, Any], book: RuleBook, context: Mapping[str, str]
 ) -> dict[str, Any]:
     """Spec 2.3: present, value, status, severity, deduction, explanation, fix, note; and beside the fix its
-    `fix_snippets` and `fix_note` (additions to the spec)."""
+    `fix_snippets` and `fix_note`, beside the note its `notes` (additions to the spec)."""
     info = details.get(name, {}) if isinstance(details.get(name), Mapping) else {}
     if not aggs:  # the check could not run (check.error or check.crashed): say so, never "good"
         return {
@@ -260,6 +265,7 @@ def _header_object(
             "fix_snippets": None,
             "fix_note": None,
             "note": NOT_CHECKED,
+            "notes": [NOT_CHECKED],
         }
     problems = [a for a in aggs if a.rule.status != "good"]
     chosen = max(problems, key=lambda a: (_rank(a.rule.status), a.rule.deduction)) if problems else aggs[0]
@@ -283,6 +289,7 @@ def _header_object(
         "fix_snippets": render_snippets(fix_outcome, fix, subject=name) if fix_outcome else None,
         "fix_note": fix_note,
         "note": "; ".join(notes) or None,
+        "notes": notes,
     }
 
 

@@ -111,6 +111,16 @@ def _strip_fixes(node: Any) -> None:
 NOT_CHECKED = "not checked"
 
 
+def notes_of(item: Mapping[str, Any]) -> list[str]:
+    """A header object's or finding's notes, one by one: its `notes`, or its joined `note` as one (a report made
+    before `notes` was added, where the join cannot be split back)."""
+    notes = item.get("notes")
+    if isinstance(notes, list) and all(isinstance(note, str) for note in notes):
+        return [note for note in notes if note]
+    note = item.get("note")
+    return [str(note)] if note else []
+
+
 def left_not_checked(item: Mapping[str, Any], *, header: bool) -> bool:
     """Whether a header object (spec 2.3) or a finding stands for a check that could not run: a `check.error`
     or `check.crashed` finding, or a header object its check left "not checked" (grading.py)."""

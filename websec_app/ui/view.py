@@ -16,7 +16,7 @@ from typing import Any
 
 from websec_app.scanner import SECTIONS, Section
 from websec_app.scanner.findings import SEVERITIES, STATUSES
-from websec_app.scanner.report import fixes_by_impact, left_not_checked, score_floor_sentence, section_points
+from websec_app.scanner.report import fixes_by_impact, left_not_checked, notes_of, score_floor_sentence, section_points
 from websec_app.wording import counted
 
 from .evidence import Evidence, HiddenPoints, Snippet, evidence, fix_snippets
@@ -69,7 +69,7 @@ class FindingView:
     severity: str
     deduction: int
     detail: str  # the rest of the explanation
-    note: str  # what was found on the site
+    note: str  # what was found on the site: its notes joined, as the report's `note`
     fix: str
     cwe: str
     subjects: str
@@ -80,6 +80,8 @@ class FindingView:
     first_server: str = ""  # the snippet tab open at first
     checked: bool = True  # False: its check could not run (no finding, so no fix to unlock)
     fix_note: str = ""  # how to apply the fix (the CSP proposal's rollout advice), shown with it
+    notes: list[str] = field(default_factory=list)  # the same notes one by one: several are shown one a line
+    many_notes: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,7 @@ def _finding(
     deduction = int(raw.get("deduction") or 0)
     fix = _prose(raw.get("fix"))
     per_server = snippets(raw.get("fix_snippets")) if fix else []
+    notes = [_prose(note) for note in notes_of(raw)]
     return FindingView(
         key=f"{section}-{index}",
         title=title,
@@ -182,6 +185,8 @@ def _finding(
         deduction=deduction,
         detail=detail,
         note=_prose(raw.get("note")),
+        notes=notes,
+        many_notes=len(notes) > 1,
         fix=fix,
         cwe=_text(raw.get("cwe")),
         subjects=", ".join(str(s) for s in subjects) if isinstance(subjects, list) else _text(subjects),

@@ -457,8 +457,8 @@ def test_cookies_set_by_the_http_form_of_an_https_target_are_graded_and_attribut
     # Then the redirect's cookie is graded, attributed to the http:// URL, and the final page's cookie is
     # graded once although both chains hold it
     assert subjects(result, "cookie.session_no_secure") == ["laravel_session"]
-    note = next(f.note for f in result.findings if f.outcome == "cookie.session_no_secure")
-    assert note is not None and "http://www.example.com/" in note
+    finding = next(f for f in result.findings if f.outcome == "cookie.session_no_secure")
+    assert finding.more_notes == ("laravel_session (set by the redirect response from http://www.example.com/)",)
     assert [(c["set_by"], c["secure"]) for c in result.details["cookies"]] == [
         ("https://www.example.com/", True),
         ("http://www.example.com/", False),
@@ -473,8 +473,8 @@ def test_a_cookie_set_twice_in_one_response_is_graded_as_the_last_line_sets_it()
     assert outcomes(result) == {"cookie.ok"}
     assert [c["secure"] for c in result.details["cookies"]] == [True]
     assert result.details["superseded"] == [{"name": "sid", "set_by": "https://www.example.com/"}]
-    note = next(f.note for f in result.findings if f.outcome == "cookie.ok")
-    assert note is not None and "earlier Set-Cookie line" in note
+    [note] = next(f.notes for f in result.findings if f.outcome == "cookie.ok")
+    assert "earlier Set-Cookie line" in note
     # ...and the other way round the bare cookie is the one graded
     assert "cookie.session_no_secure" in outcomes(cookies_of("sid=b; Path=/; Secure; HttpOnly", "sid=a; Path=/"))
 

@@ -338,11 +338,17 @@ def test_a_server_echoing_every_origin_is_one_reflection_whatever_it_was_sent() 
     # Given a server echoing every Origin with credentials, the look-alike, http:// and null ones included
     result = cors_of(foreign=echoing(PROBE), lookalike=echoing(LOOKALIKE), http=echoing(HTTP), null=echoing("null"))
 
-    # Then it is the one arbitrary reflection, whose note names the other echoes
+    # Then it is the one arbitrary reflection, whose notes name the other echoes, each a note of its own (joined
+    # into one with "; ", the first note's own "; " made it one run-on list)
     assert outcomes(result) == {"cors.origin_reflected_credentials"}
-    assert graded(result).sections["cors"]["deduction"] == 40
-    note = result.findings[0].note or ""
-    assert all(origin in note for origin in (LOOKALIKE, HTTP, "Origin: null"))
+    cors = graded(result).sections["cors"]
+    assert cors["deduction"] == 40
+    _, *others = result.findings[0].notes
+    assert others == [
+        f"Origin: {origin} was echoed with Access-Control-Allow-Credentials: true as well"
+        for origin in (LOOKALIKE, HTTP, "null")
+    ]
+    assert cors["findings"][0]["notes"][1:] == others
 
 
 def test_a_substring_check_accepting_the_look_alike_and_http_is_one_look_alike_finding() -> None:
@@ -471,8 +477,8 @@ def test_an_echo_of_the_hosts_port_80_origin_is_the_same_finding_and_both_are_on
     # is the port 80 origin, as when only that one was asked, so an unchanged site's diff shows no change)
     [finding] = both.findings
     assert finding.subject == "Origin: http://example.com"
-    assert "Origin: http://example.com:8443 was echoed with Access-Control-Allow-Credentials: true as well" in (
-        finding.note or ""
+    assert finding.more_notes == (
+        "Origin: http://example.com:8443 was echoed with Access-Control-Allow-Credentials: true as well",
     )
     assert graded(both).sections["cors"]["deduction"] == graded(only_port_80).sections["cors"]["deduction"] == 20
 

@@ -73,6 +73,7 @@ def test_header_objects_follow_spec_2_3(headers: list[tuple[str, str]]) -> None:
             "explanation",
             "fix",
             "note",
+            "notes",
             "fix_snippets",
             "fix_note",
         }

@@ -44,7 +44,7 @@ def outcomes(subject: str, headers: list[tuple[str, str]] | None = None, **kwarg
 
 
 def note(subject: str, headers: list[tuple[str, str]], **kwargs: Any) -> str:
-    return "; ".join(f.note or "" for f in findings(make_snapshot(headers=headers, **kwargs), subject))
+    return "; ".join(note for f in findings(make_snapshot(headers=headers, **kwargs), subject) for note in f.notes)
 
 
 def header_objects(snapshot: SiteSnapshot) -> dict[str, dict[str, Any]]:
@@ -112,7 +112,9 @@ def test_every_header_object_follows_spec_2_3(headers: list[tuple[str, str]]) ->
     objects = header_objects(make_snapshot(headers=headers))
     assert list(objects) == list(HEADERS)
     for name, obj in objects.items():
-        # spec 2.3's fields, and fix_snippets beside fix (issue 15: null exactly where fix is), and fix_note
+        # spec 2.3's fields, and fix_snippets beside fix (issue 15: null exactly where fix is), and fix_note, and the
+        # note's notes one by one
+        assert obj["note"] == ("; ".join(obj["notes"]) or None)
         assert set(obj) == {
             "present",
             "value",
@@ -122,6 +124,7 @@ def test_every_header_object_follows_spec_2_3(headers: list[tuple[str, str]]) ->
             "explanation",
             "fix",
             "note",
+            "notes",
             "fix_snippets",
             "fix_note",
         }
@@ -274,7 +277,7 @@ def test_an_http_script_source_under_upgrade_insecure_requests_is_good_with_a_no
     [finding] = findings(make_snapshot(headers=[("Content-Security-Policy", value)]), "Content-Security-Policy")
 
     assert finding.outcome == "csp.good"
-    assert "fetched over https://, as the policy has upgrade-insecure-requests" in (finding.note or "")
+    assert "fetched over https://, as the policy has upgrade-insecure-requests" in finding.notes[0]
 
 
 def test_uppercase_directives_and_trailing_semicolons_are_read_like_browsers_do() -> None:
@@ -314,7 +317,7 @@ def test_a_meta_policy_counts_but_not_its_frame_ancestors() -> None:
 
     # Then the CSP is good (with a note), but frame-ancestors does not protect against framing
     assert [f.outcome for f in findings(snapshot, "Content-Security-Policy")] == ["csp.good"]
-    assert "delivered by a <meta> element" in (findings(snapshot, "Content-Security-Policy")[0].note or "")
+    assert "delivered by a <meta> element" in "; ".join(findings(snapshot, "Content-Security-Policy")[0].notes)
     assert [f.outcome for f in findings(snapshot, "X-Frame-Options")] == ["xfo.missing"]
     assert header_objects(snapshot)["Content-Security-Policy"]["present"] is False
 
@@ -408,8 +411,8 @@ def test_hsts_does_not_apply_to_an_ip_address(url: str, value: str | None) -> No
 
     assert [f.outcome for f in findings(snapshot, "Strict-Transport-Security")] == ["hsts.ip_address"]
     assert header_objects(snapshot)["Strict-Transport-Security"]["deduction"] == 0
-    sent_note = "browsers ignore it for an IP address" in (
-        findings(snapshot, "Strict-Transport-Security")[0].note or ""
+    sent_note = "browsers ignore it for an IP address" in "; ".join(
+        findings(snapshot, "Strict-Transport-Security")[0].notes
     )
     assert sent_note == (value is not None)
 
@@ -811,7 +814,7 @@ def test_thousands_of_meta_referrers_are_noted_up_to_a_bound_and_the_policy_in_f
     # Then the outcome is the last <meta>'s, named first since the note that sets it is not listed, then 50 notes
     # and how many more there were: a note per <meta> made 10,000 of them a 486 KB section
     assert finding.outcome == "referrer.unsafe_url"
-    notes = (finding.note or "").split("; ")
+    notes = list(finding.notes)
     assert notes[0] == "the policy in force is unsafe-url"
     assert notes[1] == "<meta name=\"referrer\" content='bogus0'> is not a referrer policy and is ignored"
     assert len(notes) == 51 and notes[-1] == "and 4,952 more notes like these, not listed"
@@ -841,7 +844,7 @@ def test_a_meta_policy_of_thousands_of_mistakes_is_noted_up_to_a_bound() -> None
     first = findings(make_snapshot(body=body), "Content-Security-Policy")[0]
 
     # Then its note lists 50 of them and says how many more there were (all 10,000 made 1 MB)
-    notes = (first.note or "").split("; ")
+    notes = list(first.notes)
     assert "script-src has nonce-0 without single quotes, so browsers read it as a host name" in notes
     assert len(notes) <= 52 and re.fullmatch(r"and 9,95\d more notes like these, not listed", notes[-1])
 
@@ -1109,7 +1112,7 @@ def test_every_weak_or_warn_header_says_why_in_its_note(outcome: str, example: d
     assert outcome in [f.outcome for f in found]
     # ...the finding itself says why (not only a neighbour merged into the same header)...
     [finding] = [f for f in found if f.outcome == outcome]
-    assert finding.note, (outcome, example)
+    assert finding.notes, (outcome, example)
     # ...and the graded header object carries a note
     obj = header_objects(snapshot)[subject]
     assert obj["status"] in ("weak", "warn") and obj["note"], obj
@@ -1184,7 +1187,7 @@ def test_no_combination_of_headers_yields_a_weak_or_warn_header_without_a_note(
 
     for finding in check_headers(snapshot).findings:
         if book.rule(finding.outcome).status in ("weak", "warn"):
-            assert finding.note, (finding.outcome, headers, body)
+            assert finding.notes, (finding.outcome, headers, body)
     for name, obj in header_objects(snapshot).items():
         if obj["status"] in ("weak", "warn"):
             assert obj["note"], (name, headers, body)

@@ -688,7 +688,7 @@ def test_a_url_of_a_megabyte_is_cut_everywhere_the_report_shows_it() -> None:
     )
     assert findings["page.base_foreign"]["note"].endswith("more characters not shown)>")
     assert [e["origin"] for e in data["external_origins"]] == findings["page.mixed_active"]["subjects"]
-    assert len(json.dumps(data)) < 30_000
+    assert len(json.dumps(data)) < 40_000  # each note stored twice: joined in `note`, one by one in `notes`
 
 
 def test_duplicate_attributes_keep_the_first_like_browsers() -> None:

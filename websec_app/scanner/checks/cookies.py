@@ -497,9 +497,7 @@ def _line_findings(
     else:
         cookie_findings = _judge(parsed, response, kind, plain_http_site)
         if where:  # say which response set it when it was not the final page
-            cookie_findings = [
-                replace(f, note="; ".join(filter(None, [f.note, f"{f.subject}{where}"]))) for f in cookie_findings
-            ]
+            cookie_findings = [replace(f, more_notes=(*f.more_notes, f"{f.subject}{where}")) for f in cookie_findings]
     if not cookie_findings and not deletes:
         cookie_findings = [Finding("cookie.ok", parsed.name)]
     if earlier:
@@ -508,7 +506,7 @@ def _line_findings(
             f"{parsed.name}: an earlier Set-Cookie {lines_word} of the same response set it too; browsers keep only "
             "this last one"
         )
-        cookie_findings = [replace(f, note="; ".join(filter(None, [f.note, again]))) for f in cookie_findings]
+        cookie_findings = [replace(f, more_notes=(*f.more_notes, again)) for f in cookie_findings]
     return cookie_findings
 
 

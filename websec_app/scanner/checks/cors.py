@@ -209,7 +209,7 @@ def _fold_echoes(findings: list[Finding], judged: list[Finding], cookies_note: s
             continue
         earlier = merged[covering]
         if (earlier.outcome, earlier.subject) != (finding.outcome, finding.subject):  # not one fixed value again
-            merged[covering] = replace(earlier, note=f"{earlier.note}; {finding.note} as well")
+            merged[covering] = replace(earlier, more_notes=(*earlier.more_notes, f"{finding.note} as well"))
     return merged
 
 

@@ -98,7 +98,8 @@ def check_headers(snapshot: SiteSnapshot) -> CheckResult:
 
 
 def _finding(outcome: str, subject: str, notes: Sequence[str] = (), **fix_vars: str) -> Finding:
-    return Finding(outcome, subject, "; ".join(_bounded(notes)) or None, fix_vars)
+    bounded = _bounded(notes)
+    return Finding(outcome, subject, bounded[0] if bounded else None, fix_vars, more_notes=tuple(bounded[1:]))
 
 
 def _bounded(notes: Sequence[str]) -> list[str]:
@@ -112,9 +113,7 @@ def _with_notes(findings: list[Finding], notes: Sequence[str]) -> list[Finding]:
     if not notes or not findings:
         return findings
     first = findings[0]
-    merged = [first.note] if first.note else []
-    merged.extend(_bounded(notes))
-    return [replace(first, note="; ".join(merged)), *findings[1:]]
+    return [replace(first, more_notes=(*first.more_notes, *_bounded(notes))), *findings[1:]]
 
 
 # --- Content-Security-Policy ---------------------------------------------------------------------

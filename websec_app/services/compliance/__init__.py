@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from websec_app.scanner.findings import SEVERITIES, STATUSES
-from websec_app.scanner.report import fixes_by_impact, header_outcome, report_items
+from websec_app.scanner.report import fixes_by_impact, header_outcome, notes_of, report_items
 from websec_app.scanner.rules import RuleBook, default_rulebook
 
 _MAPPING = Path(__file__).with_name("mapping.toml")
@@ -137,7 +137,7 @@ class ObservedFinding:
     deduction: int
     explanation: str
     fix: str | None
-    note: str | None
+    notes: tuple[str, ...]  # what the scan found on the site, one note each (report.notes_of)
     cwe: str | None
     cwe_name: str | None
     control: Control | None
@@ -213,7 +213,7 @@ def _observe(report: Mapping[str, Any], mapping: ComplianceMapping, book: RuleBo
                 deduction=int(item.get("deduction") or 0),
                 explanation=str(item.get("explanation") or ""),
                 fix=item.get("fix"),
-                note=item.get("note"),
+                notes=tuple(notes_of(item)),
                 cwe=cwe,
                 cwe_name=mapping.cwe_names.get(cwe) if cwe else None,
                 control=control,

@@ -118,6 +118,22 @@ def prose(value: Any, limit: int | None = 2000) -> str:
     return "".join(parts)
 
 
+def observed(notes: Sequence[str], limit: int = 2000) -> str:
+    """ "Observed:" and a finding's notes (what the scan found on the site), "" when it has none: one as prose, several
+    one a line, each after a bullet (a note may hold a "; " of its own); `limit` characters in all, as for one."""
+    if len(notes) <= 1:
+        return f"<b>Observed:</b> {prose(notes[0], limit)}" if notes else ""
+    lines: list[str] = ["<b>Observed:</b>"]
+    left = limit
+    for index, note in enumerate(notes):
+        if left <= 1:
+            lines.append("• " + markup(f"and {len(notes) - index:,} more not shown here"))
+            break
+        lines.append("• " + prose(note, left))
+        left -= len(note)
+    return "<br/>".join(lines)
+
+
 # Scripts whose letters change shape or order with their neighbours (Hebrew, Arabic, Indic, Thai, Lao,
 # Myanmar, Khmer, and Arabic presentation forms): only paragraphs holding them are shaped.
 _NEEDS_SHAPING = re.compile(

@@ -36,6 +36,7 @@ from ._layout import (
     code,
     grade_box,
     numbered_canvas,
+    observed,
     para,
     prose,
     styles,
@@ -218,8 +219,8 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
             f"{badge(finding.severity, SEVERITY_COLOURS)}  {points}"
         ]
         lines.append(prose(finding.explanation))
-        if finding.note:
-            lines.append(f"<b>Observed:</b> {prose(finding.note)}")
+        if finding.notes:
+            lines.append(observed(finding.notes))
         if finding.fix and finding.section in ("headers", "cross_origin"):  # a header line: code
             fix = code(finding.fix)
         else:

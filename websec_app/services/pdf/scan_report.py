@@ -24,7 +24,7 @@ from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak,
 
 from websec_app.scanner import SECTIONS, section
 from websec_app.scanner.fixes import detected_server
-from websec_app.scanner.report import count_issues, fixes_by_impact, score_floor_sentence, section_points
+from websec_app.scanner.report import count_issues, fixes_by_impact, notes_of, score_floor_sentence, section_points
 from websec_app.wording import counted
 
 from ._charts import summary_chart
@@ -38,6 +38,7 @@ from ._layout import (
     grade_box,
     mono_box,
     numbered_canvas,
+    observed,
     para,
     plain,
     prose,
@@ -106,8 +107,8 @@ def _finding_block(
         cell.append(para(prose(item.get("explanation")), st["cell"]))
     if item.get("subjects"):
         cell.append(para(f"<b>Affects:</b> {text(', '.join(map(str, item['subjects'])))}", st["cell"]))
-    if item.get("note"):
-        cell.append(para(f"<b>Observed:</b> {prose(item.get('note'))}", st["cell"]))
+    if notes_of(item):
+        cell.append(para(observed(notes_of(item)), st["cell"]))
     if item.get("fix") and item.get("status") != "good":
         if header:  # a header object's fix is the header line itself: code, shown whole
             cell.append(mono_box(item.get("fix"), st, width, label="<b>How to fix</b>: send this header"))

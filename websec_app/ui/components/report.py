@@ -192,8 +192,22 @@ def _finding(finding: FindingView, pro: rx.Var[bool] | bool) -> rx.Component:
         rx.heading(finding.title, as_="h3", size="3", margin_top="0.4rem"),
         rx.cond(finding.detail != "", rx.text(finding.detail, size="2", margin_top="0.25rem")),
         rx.cond(
-            finding.note != "",
-            rx.text(rx.el.strong("Found: "), finding.note, size="2", color_scheme="gray", class_name="break-anywhere"),
+            finding.many_notes,
+            rx.box(  # several notes, one a line: a note may hold a "; " of its own
+                rx.text(rx.el.strong("Found:"), size="2", color_scheme="gray"),
+                rx.el.ul(
+                    rx.foreach(finding.notes, lambda note: rx.el.li(note)),
+                    class_name="bullets break-anywhere",
+                    color=rx.color("gray", 11),
+                ),
+                data_testid="finding-notes",
+            ),
+            rx.cond(
+                finding.note != "",
+                rx.text(
+                    rx.el.strong("Found: "), finding.note, size="2", color_scheme="gray", class_name="break-anywhere"
+                ),
+            ),
         ),
         rx.cond(
             finding.fix != "",
@@ -245,7 +259,12 @@ def _passed(finding: FindingView) -> rx.Component:
             rx.text(finding.title, size="2"),
             align="center",
         ),
-        rx.cond(finding.note != "", rx.text(finding.note, size="1", color_scheme="gray", padding_left="1.4rem")),
+        rx.foreach(
+            finding.notes,
+            lambda note: rx.text(
+                note, size="1", color_scheme="gray", padding_left="1.4rem", class_name="break-anywhere"
+            ),
+        ),
         padding_y="0.3rem",
     )
 
