@@ -409,6 +409,19 @@ def test_cookies_set_by_a_redirect_are_graded_and_attributed() -> None:
     assert "plain HTTP, so" not in note and "serve the site over HTTPS" not in note
 
 
+def test_a_cookie_set_by_a_plain_http_page_that_does_not_redirect_is_told_to_redirect() -> None:
+    # Given an HTTPS site whose http:// URL serves a page of its own (200, no redirect) that sets a session cookie
+    page = make_response("http://www.example.com/", 200, headers=[("Set-Cookie", "sid=x; path=/; httponly")])
+    result = cookies_of("theme=dark; Secure; HttpOnly; SameSite=Lax", redirects=[page])
+    finding = next(f for f in result.findings if f.outcome == "cookie.session_no_secure")
+    # Then the advice is to redirect HTTP to HTTPS: there is no redirect to stop setting cookies on, and a visitor
+    # who arrives over HTTP never reaches HTTPS
+    assert finding.note is not None and "redirect HTTP to HTTPS" in finding.note
+    assert "on the HTTP redirect" not in finding.note and "before the browser reaches HTTPS" not in finding.note
+    # And the response that set it is a note of its own, not joined into this one
+    assert finding.more_notes == ("sid (set by the response from http://www.example.com/)",)
+
+
 def test_on_a_plain_http_site_no_cookie_snippet_adds_secure() -> None:
     # Given a site served over plain HTTP only, setting a session cookie without flags and a SameSite=None one
     snapshot = make_snapshot(

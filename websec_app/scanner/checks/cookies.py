@@ -226,12 +226,19 @@ def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str, plain_http_s
                 f"{name}: the page itself is plain HTTP, so the cookie travels unencrypted; serve the site over "
                 "HTTPS, then add Secure"
             )
-        elif urlsplit(response.url).scheme == "http":
-            # The site is HTTPS but its http:// redirect (or page) sets the cookie: it goes out in clear before
-            # the browser reaches HTTPS, whatever the HTTPS pages do.
+        elif urlsplit(response.url).scheme == "http" and 300 <= response.status_code < 400:
+            # The site is HTTPS but its http:// redirect sets the cookie: it goes out in clear before the browser
+            # reaches HTTPS, whatever the HTTPS pages do.
             note = (
                 f"{name}: a plain-HTTP response sets it, before the browser reaches HTTPS; stop setting cookies "
                 "on the HTTP redirect and set them only on the HTTPS pages"
+            )
+        elif urlsplit(response.url).scheme == "http":
+            # The site is HTTPS, but its http:// URL serves a page of its own (no redirect) that sets the cookie:
+            # a visitor who arrives over HTTP never reaches HTTPS, and the cookie goes out in clear
+            note = (
+                f"{name}: the site's plain-HTTP page sets it, and visitors who arrive over HTTP stay there; redirect "
+                "HTTP to HTTPS and set cookies only on the HTTPS pages"
             )
         findings.append(Finding(_NO_SECURE[kind], name, note, fix_vars))
 
