@@ -6,7 +6,7 @@ table (`rules/*.toml`) says what that outcome is worth. See docs/scoring.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,11 @@ class Finding:
     def notes(self) -> tuple[str, ...]:
         """`note`, then `more_notes`."""
         return (self.note, *self.more_notes) if self.note else self.more_notes
+
+
+def noted(outcome: str, notes: Sequence[str], subject: str | None = None, **fields: Any) -> Finding:
+    """A finding that says each of `notes` apart: the first its `note`, the others its `more_notes`."""
+    return Finding(outcome, subject, notes[0] if notes else None, more_notes=tuple(notes[1:]), **fields)
 
 
 @dataclass(frozen=True)

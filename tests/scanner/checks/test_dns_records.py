@@ -36,7 +36,8 @@ def outcomes(*answers: DnsAnswer, **kwargs) -> list[str]:
 
 
 def notes(result: CheckResult, outcome: str) -> list[str]:
-    return [f.note or "" for f in result.findings if f.outcome == outcome]
+    """Each finding's notes as the report's `note` joins them."""
+    return ["; ".join(f.notes) for f in result.findings if f.outcome == outcome]
 
 
 def graded(result: CheckResult):
@@ -1086,6 +1087,10 @@ def test_dmarc_errors_and_report_problems_are_listed_once_each_the_first_ten() -
     assert invalid == "; ".join(result.details["dmarc"]["errors"])
     problems = [f"'x{n}' is not a URI (mailto:... expected)" for n in range(10)]
     assert notes(result, "dns.dmarc_report_uri") == ["; ".join([*problems, "and 4,990 more, not listed"])]
+    # each error a note of its own, shown one a line
+    by_outcome = {f.outcome: f.notes for f in result.findings}
+    assert by_outcome["dns.dmarc_invalid"] == tuple(result.details["dmarc"]["errors"])
+    assert by_outcome["dns.dmarc_report_uri"] == (*problems, "and 4,990 more, not listed")
 
 
 def test_mta_sts_policy_errors_are_listed_once_each_the_first_ten() -> None:

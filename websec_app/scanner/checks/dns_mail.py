@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..findings import Finding
+from ..findings import Finding, noted
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
 from ..records.mta_sts import (
@@ -106,9 +106,9 @@ def dmarc_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any])
     }
     findings = []
     if policy is None:
-        return [Finding("dns.dmarc_invalid", note="; ".join(listed_errors(record.errors)) or "no valid policy")]
+        return [noted("dns.dmarc_invalid", listed_errors(record.errors) or ["no valid policy"])]
     if record.errors:
-        findings.append(Finding("dns.dmarc_invalid", note="; ".join(listed_errors(record.errors))))
+        findings.append(noted("dns.dmarc_invalid", listed_errors(record.errors)))
     if policy == "none":
         findings.append(Finding("dns.dmarc_none", note="p=none only asks for reports: spoofed mail is delivered"))
     elif policy == "quarantine":
@@ -138,8 +138,7 @@ def dmarc_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any])
                 f"(no {consent_name(domain, report_domain)} record, RFC 7489 7.1)"
             )
     if problems:
-        note = "; ".join(listed_errors(problems))
-        findings.append(Finding("dns.dmarc_report_uri", note=note, families=("dmarc", "dmarc_reports")))
+        findings.append(noted("dns.dmarc_report_uri", listed_errors(problems), families=("dmarc", "dmarc_reports")))
     return findings
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ...wording import counted
 from ..data import permissions_policy_features
-from ..findings import LIST_LIMIT, CheckResult, Finding
+from ..findings import LIST_LIMIT, CheckResult, Finding, noted
 from ..fixes.csp_proposal import (
     NONCE_NOTE,
     CspProposal,
@@ -98,8 +98,7 @@ def check_headers(snapshot: SiteSnapshot) -> CheckResult:
 
 
 def _finding(outcome: str, subject: str, notes: Sequence[str] = (), **fix_vars: str) -> Finding:
-    bounded = _bounded(notes)
-    return Finding(outcome, subject, bounded[0] if bounded else None, fix_vars, more_notes=tuple(bounded[1:]))
+    return noted(outcome, _bounded(notes), subject, fix_vars=fix_vars)
 
 
 def _bounded(notes: Sequence[str]) -> list[str]:
