@@ -496,3 +496,26 @@ def test_server_lines_of_a_full_head_keep_the_fingerprint_section_small() -> Non
     assert disclosures[0]["product"] == "nginx0" and disclosures[0]["value"].endswith("more characters not shown)")
     assert len(disclosures) + section["not_listed"]["disclosures"] == len(headers)
     assert stored(section) < 20_000
+
+
+def _listed_and_counted(notes: list[str], listed_prefix: str) -> int:
+    """How many notes starting `listed_prefix` are listed, plus the count of the list's "and N more ..." note."""
+    [more] = [note for note in notes if note.startswith("and ") and note.endswith("not listed")]
+    count = int(more.split()[1].replace(",", ""))
+    return sum(note.startswith(listed_prefix) for note in notes) + count
+
+
+def test_a_checks_own_count_of_the_notes_it_left_out_stays_whole_in_the_report() -> None:
+    # Given a <meta> policy naming 10,000 nonces without their quotes (a note each), and 200,000 bare Server names
+    # (a product note each): each check lists the first that fit and one "and N more" note, which the finding's
+    # other notes push past the 50 notes a finding lists
+    sources = " ".join(f"nonce-{i}" for i in range(10_000))
+    body = f"""<html><head><meta http-equiv="Content-Security-Policy" content="script-src 'self' {sources}"></head>"""
+    csp = graded(make_snapshot(PAGE_URL, body=body))["headers"]["Content-Security-Policy"]
+    servers = graded(make_snapshot(PAGE_URL, headers=[("Server", f"p{i}") for i in range(FLOOD)]))
+    [products] = servers["server_fingerprint"]["findings"]
+
+    # Then what the report lists and what it counts add up to every one (grading counted the check's own count of
+    # 9,952 as one note: "and 2 more notes like these, not listed")
+    assert _listed_and_counted(csp["notes"], "script-src has nonce-") == 10_000
+    assert _listed_and_counted(products["notes"], "Server: p") == FLOOD

@@ -26,6 +26,22 @@ LIST_LIMIT = 50
 LIST_BUDGET = 4_096
 
 
+class CountedNote(str):
+    """A note that stands for notes a check left out ("and 9,950 more notes like these, not listed"): grading,
+    when it has no room to list it, counts the notes it `stands_for`, not one, so that the report's own "and N
+    more" stays the whole count."""
+
+    stands_for: int
+
+    def __new__(cls, text: str, stands_for: int) -> CountedNote:
+        note = super().__new__(cls, text)
+        note.stands_for = stands_for
+        return note
+
+    def __getnewargs__(self) -> tuple[str, int]:  # type: ignore[override]  # copied and pickled whole
+        return str(self), self.stands_for
+
+
 @dataclass(frozen=True)
 class Finding:
     """One observation: `outcome` is a key of the rule table."""

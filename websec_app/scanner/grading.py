@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .checks._shown import shown, stored_length
-from .findings import LIST_BUDGET, LIST_LIMIT, SEVERITIES, STATUSES, CheckResult, Finding
+from .findings import LIST_BUDGET, LIST_LIMIT, SEVERITIES, STATUSES, CheckResult, CountedNote, Finding
 from .fixes.snippets import names_subjects, render_snippets
 from .report import NOT_CHECKED, count_issues
 from .rules import Rule, RuleBook
@@ -87,7 +87,9 @@ class _Listing:
                 self.chars += size
                 return item
             self.full = True
-        self.more += 1
+        self.more += (
+            value.stands_for if isinstance(value, CountedNote) else 1
+        )  # a check's own count of what it left out
         return None
 
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from ..findings import LIST_BUDGET, LIST_LIMIT
+from ..findings import LIST_BUDGET, LIST_LIMIT, CountedNote
 
 T = TypeVar("T")
 
@@ -63,7 +63,8 @@ def listed(
     distinct = list(dict.fromkeys(values))
     kept = first_fitting((shown(value, each) for value in distinct), limit, budget)
     if len(distinct) > len(kept):
-        kept.append(f"and {len(distinct) - len(kept):,} more{more}, not listed")
+        left_out = len(distinct) - len(kept)
+        kept.append(CountedNote(f"and {left_out:,} more{more}, not listed", left_out))
     return kept
 
 

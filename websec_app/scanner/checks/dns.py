@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..findings import CheckResult, Finding
+from ..findings import CheckResult, Finding, noted
 from ..records.dns_text import failed
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, PassedOver, SiteSnapshot
@@ -85,7 +85,7 @@ def _dangling(snapshot: SiteSnapshot, names: list[str], details: dict[str, Any])
             findings.append(could_not_check(a))
     details["dangling_cnames"] = dangling
     if resolving and not dangling:
-        findings.append(Finding("dns.cnames_resolve", note="; ".join(resolving)))
+        findings.append(noted("dns.cnames_resolve", resolving))
     return findings
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..findings import LIST_LIMIT, CheckResult, Finding
+from ..findings import LIST_LIMIT, CheckResult, CountedNote, Finding, noted
 from ..records.html import meta_elements
 from ..snapshot import HttpResponse, SiteSnapshot
 from ._shown import first_fitting, shown
@@ -228,8 +228,9 @@ def check_server_fingerprint(snapshot: SiteSnapshot) -> CheckResult:
     }
     if not findings:
         if products:
-            more = [f"and {not_listed['products']:,} more, not listed"] if "products" in not_listed else []
-            findings.append(Finding("fingerprint.product_only", note="; ".join(details["products"] + more)))
+            left_out = not_listed.get("products", 0)
+            more = [CountedNote(f"and {left_out:,} more, not listed", left_out)] if left_out else []
+            findings.append(noted("fingerprint.product_only", details["products"] + more))
         else:
             findings.append(Finding("fingerprint.none"))
     if not_listed:
