@@ -35,6 +35,17 @@ def test_junit_has_one_test_case_per_check_and_a_failure_per_issue(worst_body) -
     assert "\nFix: " in (failure.text or "")
 
 
+def test_junit_lists_a_failures_several_notes_one_a_line(worst_body) -> None:
+    # Given the worst site's CORS reflection, which echoed four origins: a note for each echo
+    notes = worst_body["cors"]["findings"][0]["notes"]
+    assert len(notes) == 4
+    root = ET.fromstring(render_junit(worst_body))
+    case = next(c for c in root.iter("testcase") if c.get("name", "").startswith("cors.origin_reflected_credentials"))
+    text = case.find("failure").text or ""  # type: ignore[union-attr]
+    # Then the failure's text (which CI systems show with its line breaks) has each note on a line of its own
+    assert "Found:\n" + "\n".join(f"- {note}" for note in notes) + "\nFix: " in text
+
+
 def test_junit_of_a_good_site_passes_where_the_site_is_good(best_body) -> None:
     root = ET.fromstring(render_junit(best_body))
     assert int(root.get("failures", "-1")) == best_body["issue_counts"]["total"]

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..scanner.report import ReportItem
+from ..scanner.report import ReportItem, notes_of
 
 #: A header object of the bare `headers` map has no outcome id of its own: `headers/<Header-Name>`.
 HEADER_RULE_PREFIX = "headers/"
@@ -75,12 +75,15 @@ def fix_text(item: ReportItem) -> str | None:
     return header_line(item, fix) if item.header else plain(fix)
 
 
-def detail(item: ReportItem) -> str:
-    """The explanation, then the scan's own note for this site."""
+def detail(item: ReportItem, *, lines: bool = False) -> str:
+    """The explanation, then the scan's own notes for this site: joined on one line, or with `lines` (where the
+    format keeps line breaks) several notes one a line."""
     parts = [plain(item.item.get("explanation"))]
-    note = item.item.get("note")
-    if note:
-        parts.append(f"Found: {plain(note)}")
+    notes = notes_of(item.item)
+    if lines and len(notes) > 1:
+        parts.append("Found:" + "".join(f"\n- {plain(note)}" for note in notes))
+    elif notes:
+        parts.append(f"Found: {plain('; '.join(notes))}")
     return " ".join(p for p in parts if p)
 
 

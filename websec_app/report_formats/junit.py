@@ -25,7 +25,7 @@ def _case(suite: ET.Element, item: ReportItem) -> None:
     if item.not_checked:
         ET.SubElement(case, "skipped", {"message": _xml(plain(item.item.get("note")) or "not checked")})
     elif item.is_issue:
-        text = detail(item)
+        text = detail(item, lines=True)
         fix = fix_text(item)
         if fix is not None:
             text += f"\nFix: {fix}"
