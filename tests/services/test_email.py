@@ -278,3 +278,47 @@ def test_a_monitor_alert_gives_each_new_fix_its_note_on_how_to_apply_it() -> Non
     fixes = BeautifulSoup(mail.html, "html.parser").find_all("li")
     csp_fix = next(li for li in fixes if li.find("code") and li.find("code").get_text() == csp["fix"])
     assert note in csp_fix.get_text() and mail.html.count("Report-Only") == 1
+
+
+def test_a_monitor_alert_quotes_what_the_scan_found_of_each_new_finding() -> None:
+    from tests.reports import impact_report
+    from websec_app.scanner.diff import diff_reports
+    from websec_app.services.email.monitor_alerts import NOTE_CHARS, monitor_alert_email
+
+    # Given a report whose CSP has four notes (one quoting a hostile page, one longer than an alert quotes) and
+    # whose HSTS has one, and a session cookie finding on two cookies, all new since the last run
+    report = impact_report().to_dict()
+    notes = ["<script>alert(1)</script> is allowed", "x" * 400, "no base-uri directive", "the fourth note"]
+    report["headers"]["Content-Security-Policy"].update(note="; ".join(notes), notes=notes)
+    cookie = next(f for f in report["cookies"]["findings"] if f["status"] != "good")
+    cookie.update(subjects=["sid", "token"], note="sid: sent over HTTP; token: sent over HTTP")
+    cookie["notes"] = ["sid: sent over HTTP", "token: sent over HTTP"]
+
+    # When the alert is written
+    mail = monitor_alert_email(
+        to="a@example.com",
+        url="https://www.example.com/",
+        reasons=["The grade dropped from A to F."],
+        diff=diff_reports({}, report),
+        report=report,
+        scanned_at=datetime(2026, 11, 22, tzinfo=UTC),
+        base_url="https://websec.example",
+    )
+
+    # Then each new finding's line is followed by its first three notes, one a line, a long one cut, and how many
+    # more the site page has
+    lines = mail.text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "Content-Security-Policy header" in line and line.startswith("  -"))
+    assert [line.strip() for line in lines[at + 1 : at + 5]] == [
+        f"Found: {notes[0]}",
+        f"Found: {'x' * (NOTE_CHARS - 1)}…",
+        f"Found: {notes[2]}",
+        "(and 1 more note on the site page)",
+    ]
+    hsts = next(i for i, line in enumerate(lines) if "Strict-Transport-Security header" in line)
+    assert lines[hsts + 1].strip() == "Found: max-age=300"
+    # and a finding on several cookies, one change per cookie, quotes none (its notes are not told apart by cookie)
+    assert "Found: sid" not in mail.text and "Found: token" not in mail.text
+    # and the HTML holds the page's text as text
+    items = [li.get_text() for li in BeautifulSoup(mail.html, "html.parser").find_all("li")]
+    assert f"Found: {notes[0]}" in items and "<script>" not in mail.html

@@ -1,10 +1,11 @@
 """The emails of monitoring (issue 17): an alert when a monitored site gets worse, and the one notice a month
 that runs are skipped because the month's scans are used up. Pure: facts in, a RenderedEmail out.
 
-An alert says why it was sent, then what changed (new, fixed and changed findings by their plain titles),
-then the fixes of the new findings (each with its note on how to apply it, as every report format gives it:
-a proposed CSP goes out Report-Only first), and links to the site's page. Everything a scanned site controls
-(URLs, notes, fix values quoting its headers) is escaped in the HTML.
+An alert says why it was sent, then what changed (new, fixed and changed findings by their plain titles, a new
+one with its first notes: what the scan found), then the fixes of the new findings (each with its note on how
+to apply it, as every report format gives it: a proposed CSP goes out Report-Only first), and links to the
+site's page. Everything a scanned site controls (URLs, notes, fix values quoting its headers) is escaped in the
+HTML.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ KIND_MONITOR_ALERT = "monitor_alert"
 KIND_MONITOR_QUOTA = "monitor_quota"
 #: How many findings an alert lists per group (the site page has them all).
 LISTED = 10
+#: How many of a new finding's notes (what the scan found on the site) an alert quotes, each at most NOTE_CHARS.
+NOTES_QUOTED = 3
+NOTE_CHARS = 300
 
 
 def site_page(base_url: str, url: str) -> str:
@@ -49,6 +53,30 @@ def _line(change: FindingChange) -> str:
         return f"{change_title(change)} ({change.severity}; no points of its own)"
     state = change.after or change.before or {}
     return f"-{state.get('deduction', 0)}  {change_title(change)} ({change.severity})"
+
+
+def _found_by_change(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[list[str]]:
+    """What the scan found of each of `changes` (new findings), in order, a line each: its first notes ("Found:
+    ..."), then how many more the site page has. A finding on several subjects (cookies) is one change per
+    subject, and its notes are not told apart by subject: such a change quotes none."""
+    from websec_app.scanner.report import notes_of, report_items
+
+    items = {(item.section, item.name): item.item for item in report_items(report)}
+    found: list[list[str]] = []
+    for change in changes:
+        item = items.get((change.section, change.name))
+        if item is None or (change.subject is not None and item.get("subjects") != [change.subject]):
+            found.append([])
+            continue
+        notes = notes_of(item)
+        lines = [
+            f"Found: {note if len(note) <= NOTE_CHARS else note[: NOTE_CHARS - 1] + '…'}"
+            for note in notes[:NOTES_QUOTED]
+        ]
+        if len(notes) > NOTES_QUOTED:
+            lines.append(f"(and {counted(len(notes) - NOTES_QUOTED, 'more note')} on the site page)")
+        found.append(lines)
+    return found
 
 
 def _fixes_of(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[tuple[str, str, str | None]]:
@@ -98,11 +126,20 @@ def monitor_alert_email(
                 continue
             shown = changes[:LISTED]
             more = f" (and {len(changes) - len(shown)} more)" if len(changes) > len(shown) else ""
+            found = _found_by_change(report, shown) if label == "New" and report is not None else [[] for _ in shown]
             text_lines += [f"{label} ({counted(len(changes), 'finding')}){more}:"]
-            text_lines += [f"  {_line(c)}" for c in shown]
+            for change, notes in zip(shown, found, strict=True):
+                text_lines += [f"  {_line(change)}", *(f"      {line}" for line in notes)]
             paragraphs.append(
                 f"<strong>{label}</strong> ({html.escape(counted(len(changes), 'finding'))}){html.escape(more)}:"
-                "<ul>" + "".join(f"<li>{html.escape(_line(c))}</li>" for c in shown) + "</ul>"
+                "<ul>"
+                + "".join(
+                    f"<li>{html.escape(_line(change))}"
+                    + ("<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in notes) + "</ul>" if notes else "")
+                    + "</li>"
+                    for change, notes in zip(shown, found, strict=True)
+                )
+                + "</ul>"
             )
         if report is not None:
             fixes = _fixes_of(report, diff.new)
