@@ -118,20 +118,26 @@ def prose(value: Any, limit: int | None = 2000) -> str:
     return "".join(parts)
 
 
-def observed(notes: Sequence[str], limit: int = 2000) -> str:
-    """ "Observed:" and a finding's notes (what the scan found on the site), "" when it has none: one as prose, several
-    one a line, each after a bullet (a note may hold a "; " of its own); `limit` characters in all, as for one."""
-    if len(notes) <= 1:
-        return f"<b>Observed:</b> {prose(notes[0], limit)}" if notes else ""
-    lines: list[str] = ["<b>Observed:</b>"]
+def observed_notes(notes: Sequence[str], limit: int = 2000) -> list[str]:
+    """A finding's notes (what the scan found on the site) as markup, one each, `limit` characters in all (as for
+    one note), then how many more were not shown."""
+    shown: list[str] = []
     left = limit
     for index, note in enumerate(notes):
         if left <= 1:
-            lines.append("• " + markup(f"and {len(notes) - index:,} more not shown here"))
+            shown.append(markup(f"and {len(notes) - index:,} more not shown here"))
             break
-        lines.append("• " + prose(note, left))
+        shown.append(prose(note, left))
         left -= len(note)
-    return "<br/>".join(lines)
+    return shown
+
+
+def observed(notes: Sequence[str], limit: int = 2000) -> str:
+    """ "Observed:" and a finding's notes in one paragraph, "" when it has none: one as prose, several one a line,
+    each after a bullet (a note may hold a "; " of its own)."""
+    if len(notes) <= 1:
+        return f"<b>Observed:</b> {prose(notes[0], limit)}" if notes else ""
+    return "<br/>".join(["<b>Observed:</b>", *("• " + note for note in observed_notes(notes, limit))])
 
 
 # Scripts whose letters change shape or order with their neighbours (Hebrew, Arabic, Indic, Thai, Lao,
@@ -203,6 +209,19 @@ def styles() -> dict[str, ParagraphStyle]:
         "small": ParagraphStyle("small", parent=body, fontSize=8, leading=10.2),
         "item": ParagraphStyle("item", parent=body, fontSize=8, leading=10.2, spaceAfter=7),
         "cell": ParagraphStyle("cell", parent=body, fontSize=8, leading=10.2),
+        # a list item in a cell: its bullet at the cell's edge, its wrapped lines under its text (reportlab indents
+        # the first line further when the bullet, plus 0.6 of its font size, passes leftIndent)
+        "cell_bullet": ParagraphStyle(
+            "cell_bullet",
+            parent=body,
+            fontSize=8,
+            leading=10.2,
+            spaceBefore=1,
+            leftIndent=9,
+            bulletIndent=0,
+            bulletFontName=chosen.sans,
+            bulletFontSize=8,
+        ),
         "cellbold": ParagraphStyle("cellbold", parent=body, fontName=bold, fontSize=8, leading=10.2),
         "mono": ParagraphStyle("mono", parent=body, fontName=chosen.mono, fontSize=7.5, leading=9.4, splitLongWords=1),
         "grade": ParagraphStyle(

@@ -39,6 +39,7 @@ from ._layout import (
     mono_box,
     numbered_canvas,
     observed,
+    observed_notes,
     para,
     plain,
     prose,
@@ -107,8 +108,12 @@ def _finding_block(
         cell.append(para(prose(item.get("explanation")), st["cell"]))
     if item.get("subjects"):
         cell.append(para(f"<b>Affects:</b> {text(', '.join(map(str, item['subjects'])))}", st["cell"]))
-    if notes_of(item):
-        cell.append(para(observed(notes_of(item)), st["cell"]))
+    notes = notes_of(item)
+    if len(notes) > 1:  # a list, each note's wrapped lines under its own text
+        cell.append(para("<b>Observed:</b>", st["cell"]))
+        cell += [para(f"<bullet>•</bullet>{note}", st["cell_bullet"]) for note in observed_notes(notes)]
+    elif notes:
+        cell.append(para(observed(notes), st["cell"]))
     if item.get("fix") and item.get("status") != "good":
         if header:  # a header object's fix is the header line itself: code, shown whole
             cell.append(mono_box(item.get("fix"), st, width, label="<b>How to fix</b>: send this header"))
