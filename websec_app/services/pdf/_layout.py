@@ -208,6 +208,9 @@ def styles() -> dict[str, ParagraphStyle]:
         "body": body,
         "small": ParagraphStyle("small", parent=body, fontSize=8, leading=10.2),
         "item": ParagraphStyle("item", parent=body, fontSize=8, leading=10.2, spaceAfter=7),
+        # an item broken around a list (cell_bullet): its part before the list, and its part after
+        "item_head": ParagraphStyle("item_head", parent=body, fontSize=8, leading=10.2, spaceAfter=0),
+        "item_tail": ParagraphStyle("item_tail", parent=body, fontSize=8, leading=10.2, spaceBefore=1, spaceAfter=7),
         "cell": ParagraphStyle("cell", parent=body, fontSize=8, leading=10.2),
         # a list item in a cell: its bullet at the cell's edge, its wrapped lines under its text (reportlab indents
         # the first line further when the bullet, plus 0.6 of its font size, passes leftIndent)

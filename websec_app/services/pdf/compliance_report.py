@@ -37,6 +37,7 @@ from ._layout import (
     grade_box,
     numbered_canvas,
     observed,
+    observed_notes,
     para,
     prose,
     styles,
@@ -219,7 +220,14 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
             f"{badge(finding.severity, SEVERITY_COLOURS)}  {points}"
         ]
         lines.append(prose(finding.explanation))
-        if finding.notes:
+        listed: list[str] = []  # several notes: a list between the item's two parts, each with a hanging indent
+        if len(finding.notes) > 1:
+            lines.append("<b>Observed:</b>")
+            listed = observed_notes(finding.notes)
+            story.append(para("<br/>".join(lines), st["item_head"]))
+            story += [para(f"<bullet>•</bullet>{note}", st["cell_bullet"]) for note in listed]
+            lines = []
+        elif finding.notes:
             lines.append(observed(finding.notes))
         if finding.fix and finding.section in ("headers", "cross_origin"):  # a header line: code
             fix = code(finding.fix)
@@ -232,7 +240,7 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
         refs += finding.references()
         if refs:
             lines.append(f"<font color='#656d76'>{text('; '.join(refs))}</font>")
-        story.append(para("<br/>".join(lines), st["item"]))
+        story.append(para("<br/>".join(lines), st["item_tail" if listed else "item"]))
     return story
 
 
