@@ -6,6 +6,7 @@ import email
 import email.policy
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -238,14 +239,28 @@ def test_the_compliance_email_promises_the_remediation_plan_the_pdf_has() -> Non
         assert "severity" not in body
 
 
+def _alert_on_new(report: dict[str, Any], reason: str) -> Any:
+    """The alert on `report` for `reason`, every finding of it new (compared with no report)."""
+    from websec_app.scanner.diff import diff_reports
+    from websec_app.services.email.monitor_alerts import monitor_alert_email
+
+    return monitor_alert_email(
+        to="a@example.com",
+        url="https://www.example.com/",
+        reasons=[reason],
+        diff=diff_reports({}, report),
+        report=report,
+        scanned_at=datetime(2026, 11, 22, tzinfo=UTC),
+        base_url="https://websec.example",
+    )
+
+
 def test_a_monitor_alert_gives_each_new_fix_its_note_on_how_to_apply_it() -> None:
     from tests.factories import make_snapshot
     from websec_app.report_formats._items import plain
     from websec_app.scanner.checks.headers import check_headers
-    from websec_app.scanner.diff import diff_reports
     from websec_app.scanner.grading import grade
     from websec_app.scanner.rules import default_rulebook
-    from websec_app.services.email.monitor_alerts import monitor_alert_email
 
     # Given a page without CSP, whose proposed policy comes with its rollout advice (Report-Only first)
     page = "<!DOCTYPE html><script src='https://cdn.other.net/a.js'></script>"
@@ -258,15 +273,7 @@ def test_a_monitor_alert_gives_each_new_fix_its_note_on_how_to_apply_it() -> Non
     assert csp["fix"] and "Report-Only" in note
 
     # When the alert lists the fixes of the new findings
-    mail = monitor_alert_email(
-        to="a@example.com",
-        url="https://www.example.com/",
-        reasons=["New critical or important finding: Content-Security-Policy header."],
-        diff=diff_reports({}, report),
-        report=report,
-        scanned_at=datetime(2026, 11, 22, tzinfo=UTC),
-        base_url="https://websec.example",
-    )
+    mail = _alert_on_new(report, "New critical or important finding: Content-Security-Policy header.")
 
     # Then both parts give the note once, right after the policy
     lines = mail.text.splitlines()
@@ -282,8 +289,7 @@ def test_a_monitor_alert_gives_each_new_fix_its_note_on_how_to_apply_it() -> Non
 
 def test_a_monitor_alert_quotes_what_the_scan_found_of_each_new_finding() -> None:
     from tests.reports import impact_report
-    from websec_app.scanner.diff import diff_reports
-    from websec_app.services.email.monitor_alerts import NOTE_CHARS, monitor_alert_email
+    from websec_app.services.email.monitor_alerts import NOTE_CHARS
 
     # Given a report whose CSP has four notes (one quoting a hostile page, one longer than an alert quotes) and
     # whose HSTS has one, and a session cookie finding on two cookies, all new since the last run
@@ -295,15 +301,7 @@ def test_a_monitor_alert_quotes_what_the_scan_found_of_each_new_finding() -> Non
     cookie["notes"] = ["sid: sent over HTTP", "token: sent over HTTP"]
 
     # When the alert is written
-    mail = monitor_alert_email(
-        to="a@example.com",
-        url="https://www.example.com/",
-        reasons=["The grade dropped from A to F."],
-        diff=diff_reports({}, report),
-        report=report,
-        scanned_at=datetime(2026, 11, 22, tzinfo=UTC),
-        base_url="https://websec.example",
-    )
+    mail = _alert_on_new(report, "The grade dropped from A to F.")
 
     # Then each new finding's line is followed by its first three notes, one a line, a long one cut, and how many
     # more the site page has
