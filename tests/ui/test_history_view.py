@@ -67,6 +67,29 @@ def test_the_diff_in_plain_titles() -> None:
     )
 
 
+def test_a_new_finding_says_what_the_scan_found_and_a_split_cookie_finding_does_not() -> None:
+    # Given a later report whose new CSP finding has five notes (one longer than a row quotes), and whose cookie
+    # finding names two cookies, each new
+    notes = ["no object-src", "x" * 400, "no base-uri directive", "the fourth", "the fifth"]
+    csp = {"status": "weak", "deduction": 20, "note": "; ".join(notes), "notes": notes}
+    cookie = {"check": "cookie.no_httponly", "status": "weak", "deduction": 5, "subjects": ["sid", "tok"]}
+    cookie |= {"note": "sid: x; tok: y", "notes": ["sid: x", "tok: y"]}
+    report = {"headers": {"Content-Security-Policy": csp}, "cookies": {"findings": [cookie]}}
+    new = (
+        FindingChange("headers", "Content-Security-Policy", "important", None, {"status": "weak", "deduction": 20}),
+        FindingChange("cookies", "cookie.no_httponly", "important", None, {"status": "weak", "deduction": 5}, "sid"),
+    )
+
+    view = diff_view(ReportDiff("A", "C", 90, 65, new=new), TEST_NOW - timedelta(days=1), TEST_NOW, report)
+
+    # Then the CSP row quotes its first three notes, the long one cut, and counts the rest; the cookie row none
+    assert view.new[0].found == ["no object-src", "x" * 299 + "…", "no base-uri directive"]
+    assert view.new[0].more_found == "and 2 more notes in the report"
+    assert (view.new[1].found, view.new[1].more_found) == ([], "")
+    # and without the report, no row quotes anything
+    assert diff_view(ReportDiff("A", "C", 90, 65, new=new), TEST_NOW - timedelta(days=1), TEST_NOW).new[0].found == []
+
+
 def test_no_diff_before_a_second_scan_and_nothing_changed_in_words() -> None:
     assert not diff_view(None, None, TEST_NOW).shown
     same = diff_view(ReportDiff("B", "B", 80, 80), TEST_NOW - timedelta(days=1), TEST_NOW)

@@ -33,6 +33,15 @@ SITE = "https://history.example.com/"
 SCANS = ((28, "D", 50), (21, "D", 58), (14, "C", 64), (7, "C", 64), (0, "B", 80))
 
 
+#: What the latest scan found of X-Content-Type-Options, new in it: four notes, one with a "; " of its own.
+XCTO_NOTES = [
+    "the page was sent without it; browsers may guess its type",
+    "/static/app.js was sent without it",
+    "/static/site.css was sent without it",
+    "/static/logo.png was sent without it",
+]
+
+
 def _before_body() -> dict[str, Any]:
     body = make_report(SITE, grade="C", score=64).to_dict()
     body["cookies"]["findings"][0]["subjects"] = ["sid"]
@@ -46,7 +55,9 @@ def _after_body() -> dict[str, Any]:
     body["cookies"]["findings"][0]["subjects"] = ["sid", "auth_token"]
     body["grade"], body["score"] = "B", 80
     body["headers"]["Content-Security-Policy"].update(present=True, status="good", deduction=0)
-    body["headers"]["X-Content-Type-Options"].update(present=False, status="missing", severity="important", deduction=5)
+    body["headers"]["X-Content-Type-Options"].update(
+        present=False, status="missing", severity="important", deduction=5, note="; ".join(XCTO_NOTES), notes=XCTO_NOTES
+    )
     body["dns"]["findings"][0]["deduction"] = 6
     return body
 
@@ -142,6 +153,13 @@ def test_the_latest_diff_in_plain_titles(page: Page, app: App, subscriber: Subsc
         "2 new findings, 1 fixed finding, 1 changed finding; grade C → B, score 64 → 80."
     )
     expect(diff.get_by_test_id("diff-new")).to_contain_text("X-Content-Type-Options header")
+    # a new finding says what the scan found: its first three notes, a line each, and how many more the report has
+    xcto = diff.get_by_test_id("diff-item").filter(has_text="X-Content-Type-Options header")
+    expect(xcto.get_by_test_id("diff-found")).to_have_text([f"Found: {note}" for note in XCTO_NOTES[:3]])
+    expect(xcto).to_contain_text("and 1 more note in the report")
+    # but a cookie finding, split by cookie, quotes none (its notes are not told apart by cookie)
+    cookie = diff.get_by_test_id("diff-item").filter(has_text="auth_token")
+    expect(cookie.get_by_test_id("diff-found")).to_have_count(0)
     # a finding that names one more cookie is new for that cookie, named in its title
     expect(diff.get_by_test_id("diff-new")).to_contain_text(f"{plain_title('cookies.no_httponly')}: auth_token")
     expect(diff.get_by_test_id("diff-new")).to_contain_text("-5 points")

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .records.header_text import as_utf8
-from .report import ReportItem, report_items
+from .report import ReportItem, notes_of, report_items
 
 
 @dataclass(frozen=True)
@@ -318,3 +318,30 @@ def diff_reports(
         changed=_points_first(moved),
         before_checked_less=bool(old.unchecked_sections or old.unchecked_headers or old.partly_checked),
     )
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a report says it found of one changed finding: its first notes, each cut, and how many more it has."""
+
+    notes: tuple[str, ...] = ()
+    more: int = 0
+
+
+def found_of(
+    report: Mapping[str, Any], changes: Iterable[FindingChange], first: int = 3, chars: int = 300
+) -> list[Found]:
+    """For each of `changes` (findings new in `report`), in order, its first `first` notes in `report`, each at most
+    `chars` characters. A finding on several subjects (cookies) is one change per subject, and its notes are not told
+    apart by subject: such a change gets none."""
+    items = {(item.section, item.name): item.item for item in report_items(report)}
+    found: list[Found] = []
+    for change in changes:
+        item = items.get((change.section, change.name))
+        if item is None or (change.subject is not None and item.get("subjects") != [change.subject]):
+            found.append(Found())
+            continue
+        notes = notes_of(item)
+        cut = tuple(note if len(note) <= chars else note[: chars - 1] + "…" for note in notes[:first])
+        found.append(Found(cut, max(len(notes) - first, 0)))
+    return found

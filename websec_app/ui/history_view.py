@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from websec_app.scanner.diff import FindingChange, ReportDiff
+from websec_app.scanner.diff import FindingChange, Found, ReportDiff, found_of
 from websec_app.scanner.rules.titles import plain_title
 from websec_app.usecases.history import HistoryEntry
 from websec_app.wording import counted
@@ -125,6 +125,8 @@ class DiffRow:
     title: str
     severity: str
     detail: str  # "-20 points", "Weak, -5 → Missing, -20"
+    found: list[str] = field(default_factory=list)  # a new finding's first notes: what the scan found
+    more_found: str = ""  # "and 2 more notes in the report", or ""
 
 
 @dataclass(frozen=True)
@@ -176,21 +178,26 @@ def _points(change: FindingChange) -> str:
     return f"-{int(state.get('deduction') or 0)} points"
 
 
-def _row(change: FindingChange, *, moved: bool = False) -> DiffRow:
+def _row(change: FindingChange, *, moved: bool = False, found: Found | None = None) -> DiffRow:
     if moved and change.shared:
         detail = f"{_status(change.before)} → {_status(change.after)}, {NO_POINTS}"
     elif moved:
         detail = f"{_state(change.before)} → {_state(change.after)}"
     else:
         detail = _points(change)
-    return DiffRow(finding_title(change), change.severity, detail)
+    found = found or Found()
+    more = f"and {counted(found.more, 'more note')} in the report" if found.more else ""
+    return DiffRow(finding_title(change), change.severity, detail, list(found.notes), more)
 
 
 def _signed(change: int) -> str:
     return "no change" if change == 0 else f"{change:+d}"
 
 
-def diff_view(diff: ReportDiff | None, before: datetime | None, after: datetime) -> DiffView:
+def diff_view(
+    diff: ReportDiff | None, before: datetime | None, after: datetime, report: Mapping[str, Any] | None = None
+) -> DiffView:
+    """`report`: the later scan's, whose notes say what was found of each new finding."""
     if diff is None or before is None:
         return DiffView()
     parts = [
@@ -218,7 +225,12 @@ def diff_view(diff: ReportDiff | None, before: datetime | None, after: datetime)
         score_after=diff.score_after,
         score_change=_signed(diff.score_change),
         summary=summary,
-        new=[_row(c) for c in diff.new],
+        new=[
+            _row(change, found=found)
+            for change, found in zip(
+                diff.new, found_of(report, diff.new) if report is not None else [Found()] * len(diff.new), strict=True
+            )
+        ],
         fixed=[_row(c) for c in diff.fixed],
         changed=[_row(c, moved=True) for c in diff.changed],
     )

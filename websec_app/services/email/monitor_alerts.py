@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from websec_app.scanner.diff import FindingChange, ReportDiff
+from websec_app.scanner.diff import FindingChange, ReportDiff, found_of
 from websec_app.wording import counted
 
 from .render import RenderedEmail, html_code, html_link, html_page, utc_text
@@ -55,28 +55,14 @@ def _line(change: FindingChange) -> str:
     return f"-{state.get('deduction', 0)}  {change_title(change)} ({change.severity})"
 
 
-def _found_by_change(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[list[str]]:
+def _found_lines(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[list[str]]:
     """What the scan found of each of `changes` (new findings), in order, a line each: its first notes ("Found:
-    ..."), then how many more the site page has. A finding on several subjects (cookies) is one change per
-    subject, and its notes are not told apart by subject: such a change quotes none."""
-    from websec_app.scanner.report import notes_of, report_items
-
-    items = {(item.section, item.name): item.item for item in report_items(report)}
-    found: list[list[str]] = []
-    for change in changes:
-        item = items.get((change.section, change.name))
-        if item is None or (change.subject is not None and item.get("subjects") != [change.subject]):
-            found.append([])
-            continue
-        notes = notes_of(item)
-        lines = [
-            f"Found: {note if len(note) <= NOTE_CHARS else note[: NOTE_CHARS - 1] + '…'}"
-            for note in notes[:NOTES_QUOTED]
-        ]
-        if len(notes) > NOTES_QUOTED:
-            lines.append(f"(and {counted(len(notes) - NOTES_QUOTED, 'more note')} on the site page)")
-        found.append(lines)
-    return found
+    ..."), then how many more the site page has (diff.found_of)."""
+    return [
+        [f"Found: {note}" for note in found.notes]
+        + ([f"(and {counted(found.more, 'more note')} on the site page)"] if found.more else [])
+        for found in found_of(report, changes, NOTES_QUOTED, NOTE_CHARS)
+    ]
 
 
 def _fixes_of(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[tuple[str, str, str | None]]:
@@ -126,7 +112,7 @@ def monitor_alert_email(
                 continue
             shown = changes[:LISTED]
             more = f" (and {len(changes) - len(shown)} more)" if len(changes) > len(shown) else ""
-            found = _found_by_change(report, shown) if label == "New" and report is not None else [[] for _ in shown]
+            found = _found_lines(report, shown) if label == "New" and report is not None else [[] for _ in shown]
             text_lines += [f"{label} ({counted(len(changes), 'finding')}){more}:"]
             for change, notes in zip(shown, found, strict=True):
                 text_lines += [f"  {_line(change)}", *(f"      {line}" for line in notes)]

@@ -203,6 +203,25 @@ def _change(row: DiffRow) -> rx.Component:
             wrap="wrap",
             margin_top="0.15rem",
         ),
+        # a new finding: what the scan found, its first notes, a line each
+        rx.cond(
+            row.found.length() > 0,  # type: ignore[attr-defined]
+            rx.box(
+                rx.foreach(
+                    row.found,
+                    lambda note: rx.text(
+                        "Found: ",
+                        note,
+                        size="1",
+                        color_scheme="gray",
+                        class_name="break-anywhere",
+                        data_testid="diff-found",
+                    ),
+                ),
+                rx.cond(row.more_found != "", rx.text(row.more_found, size="1", color_scheme="gray")),
+                margin_top="0.3rem",
+            ),
+        ),
         padding_y="0.4rem",
         border_bottom=f"1px solid {rx.color('gray', 4)}",
         data_testid="diff-item",

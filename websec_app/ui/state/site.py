@@ -96,7 +96,10 @@ class SiteState(rx.State):
         self.chart = score_chart(page.entries)
         if compared is not None:
             self.diff = diff_view(
-                compared.diff, compared.before.scanned_at if compared.before else None, compared.after.scanned_at
+                compared.diff,
+                compared.before.scanned_at if compared.before else None,
+                compared.after.scanned_at,
+                compared.after.body,
             )
         self.loaded, self._loaded_for = True, wanted
 
