@@ -82,8 +82,8 @@ def detail(item: ReportItem, *, lines: bool = False) -> str:
     notes = notes_of(item.item)
     if lines and len(notes) > 1:
         parts.append("Found:" + "".join(f"\n- {plain(note)}" for note in notes))
-    elif notes:
-        parts.append(f"Found: {plain('; '.join(notes))}")
+    elif item.item.get("note"):  # on one line: the notes as the report joins them
+        parts.append(f"Found: {plain(item.item.get('note'))}")
     return " ".join(p for p in parts if p)
 
 

@@ -329,12 +329,12 @@ class Found:
 
 
 def found_of(
-    report: Mapping[str, Any], changes: Iterable[FindingChange], first: int = 3, chars: int = 300
+    report: Mapping[str, Any] | None, changes: Iterable[FindingChange], first: int = 3, chars: int = 300
 ) -> list[Found]:
     """For each of `changes` (findings new in `report`), in order, its first `first` notes in `report`, each at most
     `chars` characters. A finding on several subjects (cookies) is one change per subject, and its notes are not told
-    apart by subject: such a change gets none."""
-    items = {(item.section, item.name): item.item for item in report_items(report)}
+    apart by subject: such a change gets none; without the report, none does."""
+    items = {(item.section, item.name): item.item for item in report_items(report or {})}
     found: list[Found] = []
     for change in changes:
         item = items.get((change.section, change.name))

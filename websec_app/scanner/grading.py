@@ -87,9 +87,8 @@ class _Listing:
                 self.chars += size
                 return item
             self.full = True
-        self.more += (
-            value.stands_for if isinstance(value, CountedNote) else 1
-        )  # a check's own count of what it left out
+        # a check's own "and N more" note counts the N it stands for
+        self.more += value.stands_for if isinstance(value, CountedNote) else 1
         return None
 
 

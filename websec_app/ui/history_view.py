@@ -225,12 +225,7 @@ def diff_view(
         score_after=diff.score_after,
         score_change=_signed(diff.score_change),
         summary=summary,
-        new=[
-            _row(change, found=found)
-            for change, found in zip(
-                diff.new, found_of(report, diff.new) if report is not None else [Found()] * len(diff.new), strict=True
-            )
-        ],
+        new=[_row(change, found=found) for change, found in zip(diff.new, found_of(report, diff.new), strict=True)],
         fixed=[_row(c) for c in diff.fixed],
         changed=[_row(c, moved=True) for c in diff.changed],
     )

@@ -55,7 +55,7 @@ def _line(change: FindingChange) -> str:
     return f"-{state.get('deduction', 0)}  {change_title(change)} ({change.severity})"
 
 
-def _found_lines(report: Mapping[str, Any], changes: Sequence[FindingChange]) -> list[list[str]]:
+def _found_lines(report: Mapping[str, Any] | None, changes: Sequence[FindingChange]) -> list[list[str]]:
     """What the scan found of each of `changes` (new findings), in order, a line each: its first notes ("Found:
     ..."), then how many more the site page has (diff.found_of)."""
     return [
@@ -112,7 +112,7 @@ def monitor_alert_email(
                 continue
             shown = changes[:LISTED]
             more = f" (and {len(changes) - len(shown)} more)" if len(changes) > len(shown) else ""
-            found = _found_lines(report, shown) if label == "New" and report is not None else [[] for _ in shown]
+            found = _found_lines(report if label == "New" else None, shown)
             text_lines += [f"{label} ({counted(len(changes), 'finding')}){more}:"]
             for change, notes in zip(shown, found, strict=True):
                 text_lines += [f"  {_line(change)}", *(f"      {line}" for line in notes)]

@@ -118,9 +118,15 @@ def prose(value: Any, limit: int | None = 2000) -> str:
     return "".join(parts)
 
 
-def observed_notes(notes: Sequence[str], limit: int = 2000) -> list[str]:
-    """A finding's notes (what the scan found on the site) as markup, one each, `limit` characters in all (as for
-    one note), then how many more were not shown."""
+def observed(note: str, limit: int = 2000) -> str:
+    """ "Observed:" and a finding's one note (what the scan found on the site), as a line of a paragraph."""
+    return f"<b>Observed:</b> {prose(note, limit)}"
+
+
+def observed_list(notes: Sequence[str], st: dict[str, ParagraphStyle], limit: int = 2000) -> list[Paragraph]:
+    """A finding's several notes as a list (`cell_bullet`: a paragraph each, its wrapped lines under its text; a
+    note may hold a "; " of its own), `limit` characters in all as for one note, then how many more were not shown.
+    It follows an "Observed:" line."""
     shown: list[str] = []
     left = limit
     for index, note in enumerate(notes):
@@ -129,15 +135,7 @@ def observed_notes(notes: Sequence[str], limit: int = 2000) -> list[str]:
             break
         shown.append(prose(note, left))
         left -= len(note)
-    return shown
-
-
-def observed(notes: Sequence[str], limit: int = 2000) -> str:
-    """ "Observed:" and a finding's notes in one paragraph, "" when it has none: one as prose, several one a line,
-    each after a bullet (a note may hold a "; " of its own)."""
-    if len(notes) <= 1:
-        return f"<b>Observed:</b> {prose(notes[0], limit)}" if notes else ""
-    return "<br/>".join(["<b>Observed:</b>", *("• " + note for note in observed_notes(notes, limit))])
+    return [para(f"<bullet>•</bullet>{note}", st["cell_bullet"]) for note in shown]
 
 
 # Scripts whose letters change shape or order with their neighbours (Hebrew, Arabic, Indic, Thai, Lao,

@@ -37,7 +37,7 @@ from ._layout import (
     grade_box,
     numbered_canvas,
     observed,
-    observed_notes,
+    observed_list,
     para,
     prose,
     styles,
@@ -220,15 +220,13 @@ def _remediation(number: int, assessment: Assessment, st: dict[str, Any]) -> lis
             f"{badge(finding.severity, SEVERITY_COLOURS)}  {points}"
         ]
         lines.append(prose(finding.explanation))
-        listed: list[str] = []  # several notes: a list between the item's two parts, each with a hanging indent
-        if len(finding.notes) > 1:
-            lines.append("<b>Observed:</b>")
-            listed = observed_notes(finding.notes)
-            story.append(para("<br/>".join(lines), st["item_head"]))
-            story += [para(f"<bullet>•</bullet>{note}", st["cell_bullet"]) for note in listed]
+        listed = len(finding.notes) > 1  # several notes: a list between the item's two parts
+        if listed:
+            story += [para("<br/>".join([*lines, "<b>Observed:</b>"]), st["item_head"])]
+            story += observed_list(finding.notes, st)
             lines = []
         elif finding.notes:
-            lines.append(observed(finding.notes))
+            lines.append(observed(finding.notes[0]))
         if finding.fix and finding.section in ("headers", "cross_origin"):  # a header line: code
             fix = code(finding.fix)
         else:

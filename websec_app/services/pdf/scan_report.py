@@ -39,7 +39,7 @@ from ._layout import (
     mono_box,
     numbered_canvas,
     observed,
-    observed_notes,
+    observed_list,
     para,
     plain,
     prose,
@@ -109,11 +109,10 @@ def _finding_block(
     if item.get("subjects"):
         cell.append(para(f"<b>Affects:</b> {text(', '.join(map(str, item['subjects'])))}", st["cell"]))
     notes = notes_of(item)
-    if len(notes) > 1:  # a list, each note's wrapped lines under its own text
-        cell.append(para("<b>Observed:</b>", st["cell"]))
-        cell += [para(f"<bullet>•</bullet>{note}", st["cell_bullet"]) for note in observed_notes(notes)]
+    if len(notes) > 1:
+        cell += [para("<b>Observed:</b>", st["cell"]), *observed_list(notes, st)]
     elif notes:
-        cell.append(para(observed(notes), st["cell"]))
+        cell.append(para(observed(notes[0]), st["cell"]))
     if item.get("fix") and item.get("status") != "good":
         if header:  # a header object's fix is the header line itself: code, shown whole
             cell.append(mono_box(item.get("fix"), st, width, label="<b>How to fix</b>: send this header"))
