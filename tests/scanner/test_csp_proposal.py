@@ -206,7 +206,8 @@ def test_inline_css_urls_fonts_imports_and_a_foreign_base() -> None:
     )
     head = f'<base href="https://assets.example.com/v2/"><style>{style}</style><script src="app.js"></script>'
 
-    policy = directives(propose(html(head)).policy)
+    proposal = propose(html(head))
+    policy = directives(proposal.policy)
 
     assert policy["style-src"] == ["'self'", "https://styles.example.com", sha256(style)]
     assert policy["font-src"] == ["'self'", "https://fonts.example.com", "https://styles.example.com"]
@@ -214,6 +215,22 @@ def test_inline_css_urls_fonts_imports_and_a_foreign_base() -> None:
     # relative URLs resolve against <base href>, and base-uri must allow that base
     assert policy["script-src"] == ["'self'", "https://assets.example.com"]
     assert policy["base-uri"] == ["'self'", "https://assets.example.com"]
+    # and the notes say why, and what to drop once the <base> goes, as page.base_foreign's fix advises
+    assert FOREIGN_BASE_NOTE.format("https://assets.example.com") in proposal.notes
+
+
+FOREIGN_BASE_NOTE = (
+    "base-uri allows {0} because the page's <base href> points there and its relative URLs load from there: if "
+    'that origin is not the site\'s own, remove the <base> element (see "Page base address points to another '
+    'site") and {0} from base-uri'
+)
+
+
+def test_a_base_on_the_pages_own_origin_is_self_and_needs_no_note() -> None:
+    proposal = propose(html('<base href="/shop/v2/"><script src="app.js"></script>'))
+
+    assert directives(proposal.policy)["base-uri"] == ["'self'"]
+    assert not any(note.startswith("base-uri allows") for note in proposal.notes)
 
 
 def test_what_precedes_the_base_is_allowed_from_the_pages_url_as_page_analysis_resolves_it() -> None:
@@ -383,10 +400,12 @@ def test_a_repair_derives_object_src_and_base_uri_from_the_page_as_a_proposal_do
     # Then what the page embeds and its base stay allowed; a page with neither gets 'none' and 'self'
     assert directives(proposal.policy)["object-src"] == ["https://static.example"]
     assert directives(proposal.policy)["base-uri"] == ["'self'", "https://static.example"]
+    assert FOREIGN_BASE_NOTE.format("https://static.example") in proposal.notes
     plain = repair_policy(
         parse_policy("script-src 'self'"), page_of(html()), PAGE_URL, Repairs(True, False, True, True)
     )
     assert plain.policy == "script-src 'self'; object-src 'none'; base-uri 'self'"
+    assert not any(note.startswith("base-uri allows") for note in plain.notes)
 
 
 def test_the_header_fix_uses_the_repaired_policy_when_only_minor_problems_remain() -> None:

@@ -331,7 +331,9 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
             attribute_sources = ["'unsafe-inline'"]
         elif page.style_attributes:
             attribute_sources = ["'unsafe-hashes'", *dict.fromkeys(map(inline_hash, page.style_attributes))]
-    objects, base = _objects_and_base(page, page_url) if repairs.objects_open or repairs.base_open else ([], [])
+    objects, base, foreign_base = (
+        _objects_and_base(page, page_url) if repairs.objects_open or repairs.base_open else ([], [], None)
+    )
     dropped = {"object-src"} if repairs.objects_open else set()
     dropped |= {"base-uri"} if repairs.base_open else set()
     directives: list[str] = []
@@ -410,6 +412,8 @@ def repair_policy(policy: Policy, page: HtmlPage | None, page_url: str, repairs:
     if too_long is not None:
         return too_long
     notes = ["The proposed policy is the site's current one" + (", changed: " + "; ".join(changes) if changes else "")]
+    if repairs.base_open and foreign_base is not None:
+        notes.append(foreign_base_note(foreign_base))
     if repairs.bypassing_elsewhere:
         notes.append(_elsewhere_note(repairs.bypassing_elsewhere))
     if left_out:
@@ -513,19 +517,34 @@ def _first_few(items: list[str]) -> str:
     return shown + (f" and {len(items) - _NOTE_SOURCES:,} more" if len(items) > _NOTE_SOURCES else "")
 
 
-def _objects_and_base(page: HtmlPage | None, page_url: str) -> tuple[list[str], list[str]]:
+def _objects_and_base(page: HtmlPage | None, page_url: str) -> tuple[list[str], list[str], str | None]:
     """object-src and base-uri for a repaired policy, derived from the page as propose_policy derives them:
     'none' and 'self' plus what its <object>/<embed> load and its <base href>, which fixed 'none' and 'self'
-    would block (the page's relative URLs then resolve against the document, not the base)."""
+    would block (the page's relative URLs then resolve against the document, not the base); and base-uri's
+    source for a <base href> on another origin (`foreign_base_note`)."""
     if page is None:
-        return ["'none'"], ["'self'"]
+        return ["'none'"], ["'self'"], None
     builder = _Builder(page, page_url, urlsplit(page_url).scheme == "https")
     try:
         builder.collect_objects_and_base()
     except _TooMuch:  # more than MAX_ORIGINS embedded origins, or out of time: the strict values
-        return ["'none'"], ["'self'"]
+        return ["'none'"], ["'self'"], None
     lists = builder.source_lists()
-    return lists["object-src"], lists["base-uri"]
+    return lists["object-src"], lists["base-uri"], builder.foreign_base
+
+
+def foreign_base_note(source: str) -> str:
+    """Why base-uri allows another origin: the page's <base href> points there, which the page analysis flags
+    (page.base_foreign) and whose fix is to remove it. The proposal keeps the page working as it is; this says
+    what to drop from it once the <base> goes, so that the two pieces of advice agree."""
+    from ..rules.titles import plain_title  # read only for a page with such a <base>
+
+    finding = plain_title("page.base_foreign")
+    return (
+        f"base-uri allows {source} because the page's <base href> points there and its relative URLs load from "
+        f'there: if that origin is not the site\'s own, remove the <base> element (see "{finding}") and {source} '
+        "from base-uri"
+    )
 
 
 def _repaired(directive: str, source: str, repairs: Repairs) -> str | None:
@@ -580,12 +599,12 @@ class _Builder:
         )
         self.base_is_self = origin_of(self.base) == self.page_origin
         self.base_element = base_element(page)
+        self.foreign_base: str | None = None  # base-uri's source for a <base href> on another origin
 
     # -- collecting ---------------------------------------------------------------------------------
 
     def collect(self) -> None:
-        if self.base_href is not None:
-            self._add_url("base-uri", self.base_href, before_base=True)
+        self._base()
         self._resources()
         self._inline_elements()
         self._style_attributes()
@@ -595,9 +614,14 @@ class _Builder:
 
     def collect_objects_and_base(self) -> None:
         """Only what object-src and base-uri need (a repaired policy adds those, nothing else)."""
-        if self.base_href is not None:
-            self._add_url("base-uri", self.base_href, before_base=True)
+        self._base()
         self._resources(only="object-src")
+
+    def _base(self) -> None:
+        """base-uri allows the page's <base href>, which 'self' alone would block (breaking its relative URLs)."""
+        if self.base_href is not None:
+            source = self._add_url("base-uri", self.base_href, before_base=True)
+            self.foreign_base = source if source != "'self'" else None
 
     def _resources(self, only: str | None = None) -> None:
         started = time.thread_time()
@@ -826,6 +850,8 @@ class _Builder:
                 "them from the page's own origin and from each stylesheet's origin. One from elsewhere (such as "
                 "fonts.gstatic.com for Google Fonts) must be added to font-src or img-src"
             )
+        if self.foreign_base is not None:
+            notes.append(foreign_base_note(self.foreign_base))
         if self.left_out:
             notes.append("Not allowed by the policy: " + ", ".join(self.left_out))
         return notes
