@@ -3,6 +3,7 @@ a site sent as text (its control characters escaped)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from tests.cli.scan_process import run_scan
@@ -27,6 +28,27 @@ def test_the_text_summary_lists_the_fixes_by_points_lost() -> None:
     assert block[2] == "  3. -10  cookie.session_no_secure [sid] (Cookies, bad, important)"
     assert [line.split()[1] for line in block] == [f"-{d}" for _, _, d in PRO_ORDER]
     assert [line.split()[2] for line in block] == [name for _, name, _ in PRO_ORDER]
+
+
+def test_the_text_summary_lists_the_grade_caps_strictest_first_and_says_which_set_the_grade() -> None:
+    # Given grading's caps in the order its findings came: one mild, the one that set the grade C, one between
+    caps = (
+        {"outcome": "hsts.missing", "max_grade": "A"},
+        {"outcome": "cors.origin_reflected_credentials", "max_grade": "C"},
+        {"outcome": "page.mixed_active", "max_grade": "B"},
+    )
+    capped = dataclasses.replace(impact_report(), grade="C", caps=caps)
+    # Then the one that set the grade reads "capped", the others "at most" (they hold once the score rises),
+    # the strictest first
+    assert render_text(capped).splitlines()[2:5] == [
+        "  grade capped at C by cors.origin_reflected_credentials",
+        "  grade at most B by page.mixed_active, whatever the score",
+        "  grade at most A by hsts.missing, whatever the score",
+    ]
+    # And on an F the score set, none is said to have capped it (it read "grade capped at A" on an F)
+    failed = render_text(dataclasses.replace(capped, grade="F", score=0)).splitlines()
+    assert failed[2] == "  grade at most C by cors.origin_reflected_credentials, whatever the score"
+    assert not any("capped at" in line for line in failed)
 
 
 def test_the_text_summary_counts_issues_in_words() -> None:

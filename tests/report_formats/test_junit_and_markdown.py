@@ -68,6 +68,20 @@ def test_markdown_leads_with_the_grade_and_the_costliest_fixes(worst_body) -> No
     assert "cors.origin_reflected_credentials" in table[0]
 
 
+def test_markdown_quotes_the_grade_caps_strictest_first_a_paragraph_each(worst_body) -> None:
+    # Given the worst site, graded F by its score, with caps at C, B and A
+    assert worst_body["grade"] == "F"
+    grades = sorted({cap["max_grade"] for cap in worst_body["grading"]["caps"]})
+    assert grades == ["A", "B", "C"]
+    html = MarkdownIt("commonmark").render(render_markdown(worst_body))
+    quote = html[html.index("<blockquote>") : html.index("</blockquote>")]
+    # Then each cap is a paragraph of one quote (consecutive "> " lines ran on as one), the strictest first, and
+    # none claims to have capped an F the score set
+    paragraphs = re.findall(r"<p>(.*?)</p>", quote, re.S)
+    assert [p.split(" by ")[0] for p in paragraphs] == ["Grade at most C", "Grade at most B", "Grade at most A"]
+    assert all(p.endswith(", whatever the score") for p in paragraphs)
+
+
 def test_markdown_renders_what_a_hostile_site_sent_as_text_only(worst_body) -> None:
     text = render_markdown(_with_hostile_note(worst_body))
     html = MarkdownIt("commonmark").enable("table").render(text)

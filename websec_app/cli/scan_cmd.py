@@ -310,7 +310,7 @@ def render_text(report: ScanReport, *, server: str | None = None, free: bool = F
     """The readable summary; `free`: of the free-scan body, like the other formats with --free (no cookies,
     no fixes). What the site sent is shown as text: its control characters are escaped (`printable`)."""
     from ..scanner import SECTIONS
-    from ..scanner.report import fixes_by_impact
+    from ..scanner.report import fixes_by_impact, grade_caps
 
     body = report.to_dict(pro=not free, include_fix=not free)
     counts = body["issue_counts"]
@@ -319,8 +319,11 @@ def render_text(report: ScanReport, *, server: str | None = None, free: bool = F
         f"Grade {body['grade']}  score {body['score']}/100  "
         f"issues: {counts['critical']} critical, {counts['important']} important, {counts['minor']} minor",
     ]
-    for cap in body["grading"]["caps"]:
-        lines.append(f"  grade capped at {cap['max_grade']} by {cap['outcome']}")
+    for cap in grade_caps(body):  # the strictest first; one the score has already passed holds once it rises
+        reach = "capped at" if cap.sets_grade else "at most"
+        lines.append(
+            f"  grade {reach} {cap.max_grade} by {cap.outcome}" + ("" if cap.sets_grade else ", whatever the score")
+        )
     fixes = fixes_by_impact(body)
     if fixes:
         lines += ["", "Fix these first:", *(_fix_line(n, fix) for n, fix in enumerate(fixes, start=1))]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..scanner.report import ReportItem, fixes_by_impact, notes_of, report_items
+from ..scanner.report import ReportItem, fixes_by_impact, grade_caps, notes_of, report_items
 from ..scanner.sections import section as section_entry
 from ..wording import BIDI_CONTROLS, bidi_escaped
 from ._items import fix_note_of, fix_of, grading, header_line, plain, rule_id, subjects
@@ -80,11 +80,11 @@ def render_markdown(body: Mapping[str, Any]) -> str:
         f"{counts.get('important', 0)} important, {counts.get('minor', 0)} minor "
         f"(graded with rules {escape(grading(body).get('algorithm_version'))})",
     ]
-    for cap in grading(body).get("caps") or []:
-        if isinstance(cap, Mapping):
-            lines.append(
-                f"> Grade capped at {escape(cap.get('max_grade'))} by {code_span(str(cap.get('outcome', '')))}"
-            )
+    for number, cap in enumerate(grade_caps(body)):
+        reach, whatever = ("capped at", "") if cap.sets_grade else ("at most", ", whatever the score")
+        # one quote, a paragraph a cap: consecutive "> " lines would run on as one paragraph
+        lines += [">"] if number else []
+        lines.append(f"> Grade {reach} {escape(cap.max_grade)} by {code_span(cap.outcome)}{whatever}")
     fixes = fixes_by_impact(body, limit=TOP_FIXES)
     if fixes:
         lines += ["", "| Points | Finding | Severity | Fix |", "|---:|---|---|---|"]

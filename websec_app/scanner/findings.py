@@ -16,6 +16,8 @@ from .snapshot import SiteSnapshot
 STATUSES = ("good", "warn", "weak", "missing", "bad")
 #: Severity values, least first (spec 2.3).
 SEVERITIES = ("minor", "important", "critical")
+#: Grades, best first (spec 2.2).
+GRADES = ("A+", "A", "B", "C", "D", "F")
 #: The most items of one kind a report lists (a finding's subjects and notes, a page's URLs, cookies, server
 #: products); past it a count says how many more: a hostile site's thousands made reports of megabytes.
 LIST_LIMIT = 50

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..wording import counted
-from .findings import SEVERITIES
+from .findings import GRADES, SEVERITIES
 from .sections import PRO_ONLY_SECTIONS, SECTION_ORDER
 
 if TYPE_CHECKING:
@@ -119,6 +119,28 @@ def notes_of(item: Mapping[str, Any]) -> list[str]:
         return [note for note in notes if note]
     note = item.get("note")
     return [str(note)] if note else []
+
+
+@dataclass(frozen=True)
+class GradeCap:
+    """A grade cap applied (spec 2.2, `grading.caps`): while `outcome` stands the grade is `max_grade` at best."""
+
+    outcome: str
+    max_grade: str
+    sets_grade: bool  # the report's grade is this cap's: the score alone would have given a better one
+
+
+def grade_caps(body: Mapping[str, Any]) -> list[GradeCap]:
+    """The report body's grade caps, the strictest first. One above the report's grade changed nothing today (the
+    score set a worse grade) but still holds once the score rises: renderers say which is which."""
+    grading = body.get("grading")
+    caps = grading.get("caps") if isinstance(grading, Mapping) else None
+    found = [
+        GradeCap(str(cap["outcome"]), cap["max_grade"], cap["max_grade"] == body.get("grade"))
+        for cap in caps or []
+        if isinstance(cap, Mapping) and cap.get("max_grade") in GRADES
+    ]
+    return sorted(found, key=lambda cap: -GRADES.index(cap.max_grade))
 
 
 def left_not_checked(item: Mapping[str, Any], *, header: bool) -> bool:

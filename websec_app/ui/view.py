@@ -16,7 +16,14 @@ from typing import Any
 
 from websec_app.scanner import SECTIONS, Section
 from websec_app.scanner.findings import SEVERITIES, STATUSES
-from websec_app.scanner.report import fixes_by_impact, left_not_checked, notes_of, score_floor_sentence, section_points
+from websec_app.scanner.report import (
+    fixes_by_impact,
+    grade_caps,
+    left_not_checked,
+    notes_of,
+    score_floor_sentence,
+    section_points,
+)
 from websec_app.wording import counted
 
 from .evidence import Evidence, HiddenPoints, Snippet, evidence, fix_snippets
@@ -302,17 +309,12 @@ def report_view(report: Mapping[str, Any], *, top: int = 5) -> ReportView:
         counts["total"] = len(problems)
     grade = _text(report.get("grade"))
     # Only the caps that set the grade are worth a line: a cap above the score's own grade changed nothing.
+    # The chart lists every cap applied, the strictest first.
+    applied = grade_caps(report)
     caps = [
-        f"Grade capped at {grade}: {_cap_reason(str(cap.get('outcome')), problems)}"
-        for cap in (report.get("grading") or {}).get("caps", [])
-        if isinstance(cap, Mapping) and cap.get("max_grade") == grade
+        f"Grade capped at {cap.max_grade}: {_cap_reason(cap.outcome, problems)}" for cap in applied if cap.sets_grade
     ]
-    # The chart lists every cap applied (the summary only those that set the grade).
-    all_caps = [
-        f"Grade at most {cap.get('max_grade')}: {_cap_reason(str(cap.get('outcome')), problems)}"
-        for cap in (report.get("grading") or {}).get("caps", [])
-        if isinstance(cap, Mapping)
-    ]
+    all_caps = [f"Grade at most {cap.max_grade}: {_cap_reason(cap.outcome, problems)}" for cap in applied]
     locked_text = _locked_text(int(counts.get("locked", 0)), sections)
     hidden = _hidden_points(report, sections)
     return ReportView(

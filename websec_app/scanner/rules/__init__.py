@@ -15,12 +15,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..findings import SEVERITIES, STATUSES
+from ..findings import GRADES, SEVERITIES, STATUSES
 from ..rule_files import RULES_DIR, RuleFileError, parse_rule_files, rule_tables
 from ..sections import SectionTableError, load_sections
 
 _RULES_DIR = RULES_DIR
-_GRADES = ("A+", "A", "B", "C", "D", "F")
 #: The files beside the rule rows that are not rule rows.
 _NOT_RULES = ("grading.toml", "sections.toml")
 
@@ -91,7 +90,7 @@ def _validate(rule: Rule) -> None:
         raise RuleTableError(f"{where}: severity {rule.severity!r} is not one of {SEVERITIES}")
     if rule.deduction < 0 or (rule.status == "good" and rule.deduction != 0):
         raise RuleTableError(f"{where}: good outcomes deduct 0, others a non-negative number")
-    if rule.max_grade is not None and rule.max_grade not in _GRADES:
+    if rule.max_grade is not None and rule.max_grade not in GRADES:
         raise RuleTableError(f"{where}: max_grade {rule.max_grade!r} is not a grade")
     if rule.status == "good" and rule.max_grade is not None:
         raise RuleTableError(f"{where}: a good outcome cannot cap the grade")

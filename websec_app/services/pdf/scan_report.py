@@ -24,7 +24,14 @@ from reportlab.platypus import CondPageBreak, Flowable, KeepTogether, PageBreak,
 
 from websec_app.scanner import SECTIONS, section
 from websec_app.scanner.fixes import detected_server
-from websec_app.scanner.report import count_issues, fixes_by_impact, notes_of, score_floor_sentence, section_points
+from websec_app.scanner.report import (
+    count_issues,
+    fixes_by_impact,
+    grade_caps,
+    notes_of,
+    score_floor_sentence,
+    section_points,
+)
 from websec_app.wording import counted
 
 from ._charts import summary_chart
@@ -333,16 +340,13 @@ def _first_page(report: Mapping[str, Any], name: str | None, st: dict[str, Any])
         st["body"],
     )
     story += [Spacer(1, 4 * mm), grade_box(grade, report.get("score", ""), st), Spacer(1, 3 * mm), verdict]
-    graded = report.get("grading")
-    grading: Mapping[str, Any] = graded if isinstance(graded, Mapping) else {}
-    caps = [c for c in grading.get("caps") or [] if isinstance(c, Mapping)]
+    caps = grade_caps(report)
     if caps:
-        order = ("A+", "A", "B", "C", "D", "F")
-        worst = max(caps, key=lambda c: order.index(c["max_grade"]) if c.get("max_grade") in order else -1)
+        worst = caps[0]
         story.append(
             para(
-                f"Whatever the score, the grade cannot be better than <b>{text(worst.get('max_grade'))}</b> while "
-                f"this remains: {text(item_title(str(worst.get('outcome')), {}, header=False))}.",
+                f"Whatever the score, the grade cannot be better than <b>{text(worst.max_grade)}</b> while "
+                f"this remains: {text(item_title(worst.outcome, {}, header=False))}.",
                 st["small"],
             )
         )
