@@ -478,6 +478,36 @@ def test_cookies_set_by_the_http_form_of_an_https_target_are_graded_and_attribut
     ]
 
 
+def test_a_cookie_the_final_page_sets_as_the_http_page_does_names_both_responses() -> None:
+    # Given an HTTPS page and the site's http:// page (no redirect), each setting sid without Secure or HttpOnly,
+    # and a cookie only the HTTPS page sets
+    final = make_response(
+        "https://www.example.com/", headers=[("Set-Cookie", "sid=x; path=/"), ("Set-Cookie", "PHPSESSID=y; path=/")]
+    )
+    page = make_response("http://www.example.com/", headers=[("Set-Cookie", "sid=x; path=/")])
+    snapshot = make_snapshot(
+        "https://www.example.com/",
+        headers=final.headers.items,
+        http_upgrade=FetchChain("http://www.example.com/", (page,)),
+    )
+    graded = grade_snapshot(snapshot).to_dict()["cookies"]["findings"]
+    no_httponly = next(f for f in graded if f["check"] == "cookie.session_no_httponly")
+    # Then sid's finding names both responses (it read as if the http:// page alone set it), the HTTPS page first
+    assert no_httponly["subjects"] == ["sid", "PHPSESSID"]
+    assert no_httponly["notes"] == [
+        "sid (set by the response from https://www.example.com/)",
+        "sid (set by the response from http://www.example.com/)",
+    ]
+    # And the http:// page's advice stays beside its own line
+    no_secure = next(f for f in graded if f["check"] == "cookie.session_no_secure")
+    assert no_secure["notes"][0] == "sid (set by the response from https://www.example.com/)"
+    assert no_secure["notes"][1].startswith("sid: the site's plain-HTTP page sets it")
+    assert no_secure["notes"][2] == "sid (set by the response from http://www.example.com/)"
+    # And a cookie only the final page sets gets no such note (the final page is where cookies come from)
+    only_final = check_cookies(make_snapshot(headers=final.headers.items))
+    assert all(not f.more_notes for f in only_final.findings)
+
+
 def test_a_cookie_set_twice_in_one_response_is_graded_as_the_last_line_sets_it() -> None:
     # Given a response that sets sid bare, then again with every protection (same name, host and path)
     result = cookies_of("sid=a; Path=/", "sid=b; Path=/; Secure; HttpOnly; SameSite=Lax")

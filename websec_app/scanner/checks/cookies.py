@@ -394,6 +394,10 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     evicted: list[str] = []  # the names of the first _NAMED_EVICTED cookies Chromium evicts, in that order
     evicted_count = past_bound = 0
     unstored_budget = MAX_GRADED_UNSTORED
+    # (outcome, cookie name) of the findings whose notes say which response set the cookie (_line_findings): the
+    # final page's, with their places in `findings`, and the other responses'
+    from_final: dict[tuple[str, str | None], list[int]] = {}
+    set_elsewhere: set[tuple[str, str | None]] = set()
 
     for visit in _visits(snapshot):
         fates = _Fates(visit, now, unstored_budget)
@@ -437,12 +441,28 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                 cookie_findings = _line_findings(
                     parsed, response, kind, refused, deletes, where, plain_http_site, earlier
                 )
-                findings.extend(cookie_findings)
+                for finding in cookie_findings:
+                    if finding.outcome not in _WHERE_NOT_NOTED:
+                        key = (finding.outcome, finding.subject)
+                        if where:
+                            set_elsewhere.add(key)
+                        else:
+                            from_final.setdefault(key, []).append(len(findings))
+                    findings.append(finding)
                 graded += 1
                 only_deletions += deletes
                 if len(cookies) < LIST_LIMIT:
                     cookies.append(_described(parsed, response, kind, refused, deletes, cookie_findings, final))
 
+    if final is not None:
+        # A cookie the final page sets as another response does (the site's http:// page) is one finding with a note
+        # naming that response: the final page is named too, or it read as if that response alone set the cookie
+        for key in from_final.keys() & set_elsewhere:
+            for index in from_final[key]:
+                finding = findings[index]
+                findings[index] = replace(
+                    finding, more_notes=(*finding.more_notes, f"{finding.subject}{_set_by(final)}")
+                )
     if not graded and not ignored_count:
         findings.append(Finding("cookie.none"))
     elif graded and only_deletions == graded and not ignored_count:
@@ -482,6 +502,11 @@ def _too_many_note(evicted_count: int, evicted: list[str], past_bound: int) -> s
             f"one) were not graded: the scan grades the first {MAX_GRADED_UNSTORED} such lines"
         )
     return "; ".join(parts)
+
+
+#: Outcomes of a graded line whose notes do not end by naming the response that set it (_line_findings): the rest do
+#: when it is not the final page.
+_WHERE_NOT_NOTED = frozenset({"cookie.ok", "cookie.rejected", "cookie.prefix_violation"})
 
 
 def _line_findings(
