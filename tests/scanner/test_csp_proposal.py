@@ -220,9 +220,9 @@ def test_inline_css_urls_fonts_imports_and_a_foreign_base() -> None:
 
 
 FOREIGN_BASE_NOTE = (
-    "base-uri allows {0} because the page's <base href> points there and its relative URLs load from there: if "
-    "that origin is not the site's own, remove the <base> element (see \"Page base address points to another "
-    'site") and {0} from base-uri'
+    "The base-uri directive allows {0} because the page's <base href> points there and its relative URLs load from "
+    "there: if that origin is not the site's own, remove the <base> element (see \"Page base address points to "
+    'another site") and {0} from base-uri'
 )
 
 
@@ -230,7 +230,7 @@ def test_a_base_on_the_pages_own_origin_is_self_and_needs_no_note() -> None:
     proposal = propose(html('<base href="/shop/v2/"><script src="app.js"></script>'))
 
     assert directives(proposal.policy)["base-uri"] == ["'self'"]
-    assert not any(note.startswith("base-uri allows") for note in proposal.notes)
+    assert not any(note.startswith("The base-uri directive allows") for note in proposal.notes)
 
 
 def test_what_precedes_the_base_is_allowed_from_the_pages_url_as_page_analysis_resolves_it() -> None:
@@ -405,7 +405,7 @@ def test_a_repair_derives_object_src_and_base_uri_from_the_page_as_a_proposal_do
         parse_policy("script-src 'self'"), page_of(html()), PAGE_URL, Repairs(True, False, True, True)
     )
     assert plain.policy == "script-src 'self'; object-src 'none'; base-uri 'self'"
-    assert not any(note.startswith("base-uri allows") for note in plain.notes)
+    assert not any(note.startswith("The base-uri directive allows") for note in plain.notes)
 
 
 def test_the_header_fix_uses_the_repaired_policy_when_only_minor_problems_remain() -> None:

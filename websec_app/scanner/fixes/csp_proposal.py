@@ -541,9 +541,9 @@ def foreign_base_note(source: str) -> str:
 
     finding = plain_title("page.base_foreign")
     return (
-        f"base-uri allows {source} because the page's <base href> points there and its relative URLs load from "
-        f'there: if that origin is not the site\'s own, remove the <base> element (see "{finding}") and {source} '
-        "from base-uri"
+        f"The base-uri directive allows {source} because the page's <base href> points there and its relative "
+        f'URLs load from there: if that origin is not the site\'s own, remove the <base> element (see "{finding}") '
+        f"and {source} from base-uri"
     )
 
 
