@@ -103,6 +103,39 @@ async def test_given_an_https_url_the_http_form_on_port_80_stays_the_probe(site_
     assert _checks(body["redirection"]) == ["redirect.to_https"]
 
 
+async def test_given_a_domain_that_redirects_to_www_without_hsts_then_its_own_name_is_reported(
+    site_factory, scan_settings
+) -> None:
+    # Given example.test redirecting over HTTPS to www.example.test, whose page has every header right (HSTS too),
+    # and its http:// form redirecting to https://example.test/ first, as hstspreload.org asks
+    host = site_factory.unique_host("apex")
+    best = catalog.best_practices(host, extra_names=(f"www.{host}",), dns=False)
+    page = best.routes["/"]
+
+    def on_https(request: Any) -> Any:
+        return page if (request.host or "").startswith("www.") else Redirect(f"https://www.{host}/")
+
+    def on_http(request: Any) -> Any:
+        return Redirect(f"https://{request.host}{{path}}")
+
+    site = site_factory(dataclasses.replace(best, routes={**best.routes, "/": on_https}, http=on_http))
+    for url in (f"https://{host}/", f"http://{host}/"):
+        # When either of its addresses is scanned
+        body = (await scan(url, scan_settings)).to_dict()
+        # Then the headers of www's page are good, and the redirection section says example.test gets no HSTS
+        assert (
+            body["final_url"] == f"https://www.{host}/"
+            and body["headers"]["Strict-Transport-Security"]["status"] == "good"
+        )
+        assert sorted(_checks(body["redirection"])) == ["redirect.host_without_hsts", "redirect.to_https"], url
+        note = _finding(body["redirection"], "redirect.host_without_hsts")["note"]
+        assert note.startswith(
+            f"https://{host}/ redirects on to https://www.{host}/ without a Strict-Transport-Security"
+        )
+        assert body["redirection"]["deduction"] == 3
+    site.stop()
+
+
 # -- odd statuses are reported plainly ------------------------------------------------------------
 
 

@@ -1,5 +1,7 @@
 """HTTP -> HTTPS redirection, judged from the http:// form of the host."""
 
+from dataclasses import replace
+
 from tests.factories import make_response, make_snapshot
 from websec_app.scanner.checks.redirection import check_redirection
 from websec_app.scanner.snapshot import Failure, FetchChain
@@ -101,3 +103,106 @@ def test_a_header_value_past_the_shown_length_says_it_was_cut() -> None:
         f"({len(long_csp) - 2048:,} more characters not shown)"
     )
     assert shown_short == "b"
+
+
+# --- the host scanned sends HSTS before leaving for another (hstspreload.org: response.no_header) --------------
+
+HSTS = ("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+
+
+def scanned(url: str, *hops, final_url: str, final_headers=(HSTS,)):
+    """The findings of a scan of `url`, whose main chain is `hops` then a page at `final_url` sending
+    `final_headers`; its http:// form on port 80 redirects to `url` (for an http:// URL, it is the main chain)."""
+    plain = make_snapshot(final_url, headers=list(final_headers), redirects=hops)
+    main = plain.main
+    upgrade = main if url.startswith("http://") else chain(redirect("http://example.com/", url), *main.responses)
+    return check_redirection(replace(plain, http_upgrade=upgrade))
+
+
+def hop(url: str, to: str, *headers: tuple[str, str]):
+    return make_response(url, 301, {"Location": to, **dict(headers)}, content_type=None)
+
+
+def test_a_host_that_redirects_to_www_without_hsts_is_told_its_own_name_is_unprotected() -> None:
+    # Given https://example.com/ redirecting to https://www.example.com/, whose page sends HSTS (the headers section
+    # grades that page, and found nothing wrong: the report said 100)
+    result = scanned(
+        "https://example.com/",
+        hop("https://example.com/", "https://www.example.com/"),
+        final_url="https://www.example.com/",
+    )
+    # Then the redirection section says example.com itself never gets a policy, and where to add it
+    [finding] = [f for f in result.findings if f.outcome == "redirect.host_without_hsts"]
+    assert finding.note == (
+        "https://example.com/ redirects on to https://www.example.com/ without a Strict-Transport-Security header: "
+        "browsers keep HSTS for www.example.com, never for example.com"
+    )
+    assert finding.fix_note is not None and "where example.com is served" in finding.fix_note
+    assert [f.outcome for f in result.findings] == ["redirect.to_https", "redirect.host_without_hsts"]
+
+
+def test_a_redirect_to_www_that_sends_hsts_itself_is_fine() -> None:
+    result = scanned(
+        "https://example.com/",
+        hop("https://example.com/", "https://www.example.com/", HSTS),
+        final_url="https://www.example.com/",
+    )
+    assert [f.outcome for f in result.findings] == ["redirect.to_https"]
+
+
+def test_a_policy_browsers_drop_on_the_redirect_is_no_policy() -> None:
+    # max-age=0 removes the host; a repeated max-age makes Chromium ignore the header
+    for value, why in (
+        ("max-age=0", "max-age=0, which removes the host"),
+        ("max-age=1; max-age=2", "a Strict-Transport-Security header browsers ignore"),
+    ):
+        result = scanned(
+            "https://example.com/",
+            hop("https://example.com/", "https://www.example.com/", ("Strict-Transport-Security", value)),
+            final_url="https://www.example.com/",
+        )
+        [finding] = [f for f in result.findings if f.outcome == "redirect.host_without_hsts"]
+        assert why in (finding.note or "")
+
+
+def test_www_redirecting_to_a_domain_whose_policy_covers_subdomains_is_fine() -> None:
+    # Given www.example.com redirecting to example.com: once a visitor has been there, example.com's includeSubDomains
+    # covers www.example.com; without includeSubDomains nothing ever does
+    www = hop("https://www.example.com/", "https://example.com/")
+    covered = scanned("https://www.example.com/", www, final_url="https://example.com/")
+    assert "redirect.host_without_hsts" not in [f.outcome for f in covered.findings]
+    alone = scanned(
+        "https://www.example.com/",
+        www,
+        final_url="https://example.com/",
+        final_headers=[("Strict-Transport-Security", "max-age=63072000")],
+    )
+    assert "redirect.host_without_hsts" in [f.outcome for f in alone.findings]
+
+
+def test_an_http_url_is_judged_on_the_https_redirect_of_its_own_host() -> None:
+    # Given http://example.com/ -> https://example.com/ (no HSTS) -> https://www.example.com/
+    result = scanned(
+        "http://example.com/",
+        hop("http://example.com/", "https://example.com/"),
+        hop("https://example.com/", "https://www.example.com/"),
+        final_url="https://www.example.com/",
+    )
+    assert [f.outcome for f in result.findings] == ["redirect.to_https", "redirect.host_without_hsts"]
+    # And a first hop straight to the other host is redirect.off_host alone: example.com is never reached over HTTPS
+    direct = scanned(
+        "http://example.com/",
+        hop("http://example.com/", "https://www.example.com/"),
+        final_url="https://www.example.com/",
+    )
+    assert [f.outcome for f in direct.findings] == ["redirect.off_host"]
+
+
+def test_a_page_on_the_host_scanned_is_graded_by_the_headers_section_alone() -> None:
+    result = scanned(
+        "https://example.com/",
+        hop("https://example.com/", "https://example.com/home"),
+        final_url="https://example.com/home",
+        final_headers=(),
+    )
+    assert [f.outcome for f in result.findings] == ["redirect.to_https"]

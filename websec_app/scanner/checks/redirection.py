@@ -3,7 +3,9 @@
 Judged on the http:// URL the user gave (any port, any path: the main chain itself), or for an
 https:// target on its http:// form on port 80 (snapshot.http_upgrade), as Mozilla's Observatory
 does: the first hop must go to https on the same host, so the browser receives that host's HSTS
-policy before going anywhere else (RFC 6797 §7.2).
+policy before going anywhere else (RFC 6797 §7.2). And that host must then send it: a site whose
+pages are on another host (example.com -> www.example.com) is graded on that host's headers, so
+the scanned host's own HTTPS redirects are read for HSTS here, as hstspreload.org reads them.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any
 from ..errors import InvalidTarget
 from ..findings import CheckResult, Finding
 from ..records.header_text import as_utf8
+from ..records.header_values import parse_hsts
 from ..snapshot import FetchChain, HttpResponse, SiteSnapshot
-from ..target import parse_target
+from ..target import ip_literal, parse_target
 from ._shown import first_fitting, shown, stored_length
 from .blocked import identify_block, not_checked
 
@@ -106,6 +109,56 @@ def _upgrade_findings(chain: FetchChain, host: str) -> list[Finding]:
     return findings
 
 
+def _hsts_kept(response: HttpResponse) -> str | None:
+    """None when browsers keep an HSTS policy from `response` (its first Strict-Transport-Security field, RFC 6797
+    §8.1, valid and with a max-age); else why not."""
+    values = response.headers.get_all("strict-transport-security")
+    if not values:
+        return "without a Strict-Transport-Security header"
+    policy = parse_hsts(values[0])
+    if policy.error:
+        return f"with a Strict-Transport-Security header browsers ignore ({shown(policy.error, 200)})"
+    if not policy.max_age:
+        return "with Strict-Transport-Security max-age=0, which removes the host from browsers' HSTS lists"
+    return None
+
+
+def _entry_host_findings(snapshot: SiteSnapshot) -> list[Finding]:
+    """redirect.host_without_hsts: the host scanned answers HTTPS only with redirects to another host, and none of
+    them gives browsers an HSTS policy (hstspreload.org's `response.no_header` on the domain's first HTTPS response).
+    The headers section grades HSTS on the final page, whose policy covers its own host and the names below it, so
+    a visitor who types the scanned host (example.com, redirected to www.example.com) reaches it over plain HTTP on
+    every visit. Not when the final host is above the scanned one and its policy has includeSubDomains (once a
+    visitor has been there, it covers the scanned host), nor for a host never reached over HTTPS (the first hop
+    over HTTP left it: redirect.first_hop_http, redirect.off_host)."""
+    host = snapshot.target.host
+    final = snapshot.main.final
+    final_at = _scheme_host(final.url) if final is not None else None
+    if final is None or final_at is None or final_at[0] != "https" or final_at[1] == host or ip_literal(host):
+        return []
+    chains = [snapshot.main]
+    if snapshot.http_upgrade is not None and snapshot.http_upgrade is not snapshot.main:
+        chains.append(snapshot.http_upgrade)
+    entry = [r for chain in chains for r in chain.responses if _scheme_host(r.url) == ("https", host)]
+    if not entry or any(identify_block(r) is not None for r in entry):
+        return []
+    why = [_hsts_kept(r) for r in entry]
+    if any(reason is None for reason in why):
+        return []
+    if host.endswith("." + final_at[1]) and _hsts_kept(final) is None:  # www.example.com -> example.com
+        if parse_hsts(final.headers.get_all("strict-transport-security")[0]).include_subdomains:
+            return []
+    note = (
+        f"{shown(entry[0].url)} redirects on to {shown(final.url)} {why[0]}: browsers keep HSTS for {final_at[1]}, "
+        f"never for {host}"
+    )
+    where = (
+        f"Add the header where {host} is served (its own server block, virtual host or site: the one that redirects "
+        f"to {final_at[1]}), not only where {final_at[1]}'s pages are"
+    )
+    return [Finding("redirect.host_without_hsts", note=note, fix_note=where)]
+
+
 def check_redirection(snapshot: SiteSnapshot) -> CheckResult:
     details: dict[str, Any] = {"main_chain": _chain_json(snapshot.main)}
     chain = snapshot.http_upgrade
@@ -115,4 +168,5 @@ def check_redirection(snapshot: SiteSnapshot) -> CheckResult:
     details["http_chain"] = _chain_json(chain)
     if chain.failure is not None:
         details["error"] = shown(chain.failure.message)  # it may quote a Location of the 100 KiB head
-    return CheckResult("redirection", tuple(_upgrade_findings(chain, snapshot.target.host)), details)
+    findings = [*_upgrade_findings(chain, snapshot.target.host), *_entry_host_findings(snapshot)]
+    return CheckResult("redirection", tuple(findings), details)
