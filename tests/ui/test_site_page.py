@@ -59,6 +59,7 @@ def _after_body() -> dict[str, Any]:
         present=False, status="missing", severity="important", deduction=5, note="; ".join(XCTO_NOTES), notes=XCTO_NOTES
     )
     body["dns"]["findings"][0]["deduction"] = 6
+    body["grading"]["algorithm_version"] = "test.2"  # graded by newer rules than the scans before
     return body
 
 
@@ -169,6 +170,11 @@ def test_the_latest_diff_in_plain_titles(page: Page, app: App, subscriber: Subsc
     expect(diff.get_by_test_id("diff-changed")).to_contain_text(plain_title("dns.caa_missing"))
     expect(diff.get_by_test_id("diff-changed")).to_contain_text("Missing, -3 → Missing, -6")
     expect(diff).to_contain_text("Compared with the scan of 2026-11-15 12:00 UTC.")
+    # the two scans were graded by different rules: part of the change may be theirs
+    expect(diff.get_by_test_id("diff-rules")).to_have_text(
+        "The two scans were graded with different rules (test.1, then test.2): part of this change may come from "
+        "what websec checks now, not from the site."
+    )
     assert "dns.caa_missing" not in (diff.text_content() or "")
 
 

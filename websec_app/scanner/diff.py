@@ -87,6 +87,10 @@ class ReportDiff:
     #: `before` could not check part of the site (a check.error, a header left "not checked", a block page):
     #: its grade stood higher for what it did not see. Not part of the JSON.
     before_checked_less: bool = False
+    #: The grading versions the two reports were graded with (`grading.algorithm_version`; "" when a report has
+    #: none). Not part of the JSON.
+    rules_before: str = ""
+    rules_after: str = ""
 
     @property
     def score_change(self) -> int:
@@ -95,6 +99,18 @@ class ReportDiff:
     @property
     def unchanged(self) -> bool:
         return not (self.new or self.fixed or self.changed) and self.score_change == 0
+
+    @property
+    def rules_note(self) -> str | None:
+        """A sentence for a reader of the diff when the two scans were graded by different rules: a check added
+        (or a deduction changed) between them makes a finding new, or moves the score, with nothing changed on the
+        site. None when the rules are the same (or a report does not say)."""
+        if not self.rules_before or not self.rules_after or self.rules_before == self.rules_after:
+            return None
+        return (
+            f"The two scans were graded with different rules ({self.rules_before}, then {self.rules_after}): part of "
+            "this change may come from what websec checks now, not from the site."
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -317,7 +333,15 @@ def diff_reports(
         fixed=_points_first(gone),
         changed=_points_first(moved),
         before_checked_less=bool(old.unchecked_sections or old.unchecked_headers or old.partly_checked),
+        rules_before=_rules(before),
+        rules_after=_rules(after),
     )
+
+
+def _rules(body: Mapping[str, Any]) -> str:
+    grading = body.get("grading")
+    version = grading.get("algorithm_version") if isinstance(grading, Mapping) else None
+    return version if isinstance(version, str) else ""
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,7 @@ class DiffView:
     score_after: int = 0
     score_change: str = ""  # "+12", "-5", "no change"
     summary: str = ""  # one sentence: what changed
+    rules_note: str = ""  # the two scans were graded with different rules (ReportDiff.rules_note), or ""
     new: list[DiffRow] = field(default_factory=list)
     fixed: list[DiffRow] = field(default_factory=list)
     changed: list[DiffRow] = field(default_factory=list)
@@ -225,6 +226,7 @@ def diff_view(
         score_after=diff.score_after,
         score_change=_signed(diff.score_change),
         summary=summary,
+        rules_note=diff.rules_note or "",
         new=[_row(change, found=found) for change, found in zip(diff.new, found_of(report, diff.new), strict=True)],
         fixed=[_row(c) for c in diff.fixed],
         changed=[_row(c, moved=True) for c in diff.changed],

@@ -107,6 +107,9 @@ def monitor_alert_email(
                 f"Grade {diff.grade_before} → {diff.grade_after}, score {diff.score_before} → {diff.score_after}."
             )
         )
+        if diff.rules_note is not None:
+            text_lines.append(diff.rules_note)
+            paragraphs.append(html.escape(diff.rules_note))
         for label, changes in (("New", diff.new), ("Changed", diff.changed), ("Fixed", diff.fixed)):
             if not changes:
                 continue

@@ -283,6 +283,10 @@ def latest_diff() -> rx.Component:
                     wrap="wrap",
                 ),
                 rx.text(diff.summary, size="2", data_testid="diff-summary"),
+                rx.cond(
+                    diff.rules_note != "",
+                    rx.callout(diff.rules_note, icon="info", size="1", color_scheme="gray", data_testid="diff-rules"),
+                ),
                 _changes("New findings", diff.new, "diff-new", "circle-alert", "red"),
                 _changes("Fixed", diff.fixed, "diff-fixed", "circle-check", "green"),
                 _changes("Changed", diff.changed, "diff-changed", "arrow-left-right", "amber"),
