@@ -117,3 +117,30 @@ async def test_a_port_timing_out_at_an_address_that_is_up_is_not_asked_of_the_ne
     assert snapshot.http_upgrade.failure is not None and snapshot.http_upgrade.failure.kind == "timeout"
     assert snapshot.http_upgrade.responses == () and second.requests == []
     assert snapshot.main.final is not None and snapshot.main.final.address == first.ip
+
+
+async def test_a_port_no_address_serves_names_no_address_down(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given an HTTPS-only site (nothing listens on port 80) whose host has a second address that refuses everything,
+    # and a plain-HTTP site (nothing on 443) with such a second address: a dual-stack host whose port is closed on
+    # both addresses is the common case
+    settings = _quick(scan_settings)
+    for name, make in (
+        ("https-only", lambda host: dataclasses.replace(catalog.best_practices(host), http=None)),
+        ("http-only", lambda host: catalog.simple_site(host, tls=None, http=html("plain"))),
+    ):
+        host = site_factory.unique_host(name)
+        first = site_factory(make(host))
+        down = site_factory.down()
+        assert site_factory.dns is not None and ipaddress.ip_address(first.ip) < ipaddress.ip_address(down.ip)
+        site_factory.dns.add(host, "A", down.ip)
+        url = f"https://{host}/" if name == "https-only" else f"http://{host}/"
+
+        # When it is scanned, the closed port is asked of both addresses, as a browser asks it
+        report = (await scan(url, settings)).to_dict()
+
+        # Then no address is reported down (each refused the port alike): the advice to take the first out of the
+        # DNS, which serves the site, was wrong
+        assert "dns.address_down" not in _outcomes(report), report["dns"]["findings"]
+        assert report["final_url"] == url

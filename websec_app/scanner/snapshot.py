@@ -366,7 +366,8 @@ class SiteSnapshot:
     # never following redirects, section 3.3) and the handshake with its host, whose certificate must be valid.
     mta_sts_policy: FetchChain | None = None
     mta_sts_tls: TlsHandshake | None = None
-    passed_over: tuple[PassedOver, ...] = ()  # addresses that opened no connection, in the order they failed
+    # addresses that opened no connection to a port another address then opened, in the order they failed
+    passed_over: tuple[PassedOver, ...] = ()
 
     @property
     def final(self) -> HttpResponse | None:

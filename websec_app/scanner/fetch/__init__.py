@@ -308,5 +308,5 @@ async def fetch_snapshot(
         mta_sts_tls=mta_sts_task.result()[1],
         fetched_at=fetched_at,
         timings=tuple(clock.timings),
-        passed_over=tuple(pinner.passed_over),
+        passed_over=pinner.passed_over_to_an_open_address(),
     )

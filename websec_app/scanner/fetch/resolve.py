@@ -331,6 +331,12 @@ class Pinner:
         self.passed_over.append(PassedOver(key[0], port, address, timed_out, addresses[index + 1]))
         return addresses[index + 1]
 
+    def passed_over_to_an_open_address(self) -> tuple[PassedOver, ...]:
+        """Each address a port moved on from (`passed_over`), for the ports that then opened at another address.
+        Where every address failed, the host does not serve that port (an HTTPS-only site's port 80, a plain-HTTP
+        site's 443): no address of it is down, and the report must not advise taking one out of the DNS."""
+        return tuple(passed for passed in self.passed_over if (passed.host, passed.port) in self._settled)
+
     async def reach(
         self,
         host: str,
