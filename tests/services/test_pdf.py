@@ -314,3 +314,22 @@ def test_the_csp_proposals_advice_is_printed_once_with_its_fix_and_not_as_observ
 def test_a_problem_worth_no_points_is_said_to_cost_none() -> None:
     # dns.address_down and csp.bypassable_script_host are shown among the fixes with the points they cost: none
     assert [_points(d) for d in (15, 1, 0)] == ["-15 pts", "-1 pt", "0 pts"]
+
+
+def test_the_compliance_summary_counts_in_words_that_agree_with_the_numbers() -> None:
+    # Given a report with exactly one problem: every other header and finding made good
+    body = make_report().to_dict(pro=True)
+    kept = False
+    for part in (value for value in body.values() if isinstance(value, dict)):
+        items = [v for v in part.values() if isinstance(v, dict) and "status" in v]
+        items += [f for f in part.get("findings", []) if isinstance(f, dict)]
+        for item in items:
+            if item.get("status") not in (None, "good") and not kept:
+                kept = True
+                continue
+            item.update(status="good", deduction=0)
+    assert kept
+    text = flat(render_compliance_pdf(body, now=NOW))
+    # Then the summary says "1 problem", not "1 problems"
+    summary = re.search(r"The scan made \d+ observations: \d+ controls in place and 1 problem \(", text)
+    assert summary is not None, text[text.index("1. Assessment summary") :][:300]

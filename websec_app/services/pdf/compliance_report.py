@@ -124,6 +124,11 @@ def _cover(assessment: Assessment, st: dict[str, Any], now: datetime) -> list[Fl
     return story
 
 
+def _bold_counted(count: int, noun: str) -> str:
+    """ "<b>1</b> problem", "<b>3</b> problems": the number in bold, the noun agreeing with it."""
+    return f"<b>{count}</b> {noun if count == 1 else noun + 's'}"
+
+
 def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
     problems = [f for f in assessment.findings if f.failing]
     counts = {s: sum(1 for f in problems if f.severity == s) for s in ("critical", "important", "minor")}
@@ -131,10 +136,10 @@ def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
     story: list[Flowable] = [
         para("1. Assessment summary", st["h1"]),
         para(
-            f"The scan made <b>{len(assessment.findings)}</b> observations: <b>{passed}</b> controls in place and "
-            f"<b>{len(problems)}</b> problems ({counts['critical']} critical, {counts['important']} important, "
-            f"{counts['minor']} minor). Each problem is listed with the CWE weakness it corresponds to and the "
-            "requirements it is evidence about.",
+            f"The scan made {_bold_counted(len(assessment.findings), 'observation')}: "
+            f"{_bold_counted(passed, 'control')} in place and {_bold_counted(len(problems), 'problem')} "
+            f"({counts['critical']} critical, {counts['important']} important, {counts['minor']} minor). Each problem "
+            "is listed with the CWE weakness it corresponds to and the requirements it is evidence about.",
             st["body"],
         ),
         Spacer(1, 3 * mm),
