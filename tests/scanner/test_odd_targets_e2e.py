@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures import catalog
-from tests.fixtures.sites import Redirect, Site, html
+from tests.fixtures.sites import Redirect, Site, TlsConfig, html
 from websec_app.scanner import TargetUnreachable, scan
 from websec_app.settings import ScanLimits, Settings
 
@@ -134,6 +134,35 @@ async def test_given_a_domain_that_redirects_to_www_without_hsts_then_its_own_na
         )
         assert body["redirection"]["deduction"] == 3
     site.stop()
+
+
+async def test_given_a_domain_whose_own_certificate_expired_before_the_redirect_to_www_then_it_is_graded_f(
+    site_factory, scan_settings
+) -> None:
+    # Given example.test serving an expired certificate and redirecting to www.example.test, whose own is right:
+    # a browser stops at example.test's certificate, and visitors who type the name never reach www
+    host = site_factory.unique_host("expired-apex")
+    www = site_factory(catalog.best_practices(f"www.{host}", dns=False))
+    apex = site_factory(
+        Site(
+            names=(host,),
+            default=Redirect(f"https://www.{host}/", headers=[("Strict-Transport-Security", "max-age=63072000")]),
+            tls=TlsConfig(cert="expired"),
+            http=Redirect(f"https://{host}/"),
+        )
+    )
+
+    # When the name is scanned
+    body = (await scan(f"https://{host}/", scan_settings)).to_dict()
+
+    # Then the TLS section grades the page's certificate and the name's: F, the expired one named (it said A+ on
+    # www's certificate alone)
+    assert body["final_url"] == f"https://www.{host}/" and body["tls"]["host"] == f"www.{host}"
+    expired = _finding(body["tls"], "tls.cert_expired")
+    assert expired["note"].startswith(f"{host}, the address scanned, which redirects to www.{host}: expired on ")
+    assert body["grade"] == "F" and {"outcome": "tls.cert_expired", "max_grade": "F"} in body["grading"]["caps"]
+    www.stop()
+    apex.stop()
 
 
 # -- odd statuses are reported plainly ------------------------------------------------------------

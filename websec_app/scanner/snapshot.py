@@ -368,6 +368,9 @@ class SiteSnapshot:
     mta_sts_tls: TlsHandshake | None = None
     # addresses that opened no connection to a port another address then opened, in the order they failed
     passed_over: tuple[PassedOver, ...] = ()
+    # The handshake of the host scanned when the page is on another host (`tls` is the page's): visitors meet its
+    # certificate first, at the redirect. None when the page is on the host scanned.
+    entry_tls: TlsHandshake | None = None
 
     @property
     def final(self) -> HttpResponse | None:

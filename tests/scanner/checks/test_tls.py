@@ -246,3 +246,35 @@ def test_keys_and_signatures_are_judged_on_the_verified_path_when_trusted() -> N
         verified_path=(leaf, sha1_intermediate)
     )
     assert [o for o, _ in found(verified_path=(leaf, _intermediate("RSA", 1024)))] == ["tls.cert_valid", "tls.weak_key"]
+
+
+def test_the_certificate_of_the_host_scanned_counts_when_the_page_is_on_another_host() -> None:
+    # Given https://example.com/ redirecting to https://www.example.com/, whose certificate is right, while
+    # example.com's own expired: every visitor who types example.com stops at a browser's certificate error
+    page = make_handshake("www.example.com")
+    expired = make_certificate(names=("example.com",), not_after=datetime(2026, 1, 1, tzinfo=UTC))
+    entry = make_handshake("example.com", certificate=expired, trusted=False, verify_error="certificate has expired")
+    snap = make_snapshot("https://www.example.com/", tls=page, entry_tls=entry)
+
+    # Then the section says so, naming the host, and the grade is capped as for the page's own certificate
+    findings = check_tls(snap).findings
+    assert [f.outcome for f in findings] == ["tls.cert_valid", "tls.cert_expired"]
+    assert findings[1].note == (
+        "example.com, the address scanned, which redirects to www.example.com: expired on 2026-01-01"
+    )
+    assert grade_snapshot(snap).grade == "F"
+    # And a certificate of another name at the host scanned is a mismatch there, not at the page
+    other = make_handshake("example.com", certificate=make_certificate(names=("www.example.com",)))
+    mismatch = check_tls(make_snapshot("https://www.example.com/", tls=page, entry_tls=other)).findings
+    assert [f.outcome for f in mismatch] == ["tls.cert_valid", "tls.cert_hostname_mismatch"]
+    assert mismatch[1].note is not None and mismatch[1].note.startswith("example.com, the address scanned")
+
+
+def test_a_right_certificate_at_the_host_scanned_adds_nothing() -> None:
+    page = make_handshake("www.example.com")
+    for entry in (
+        make_handshake("example.com"),
+        replace(make_handshake("example.com"), failure=Failure("timeout", "x")),
+    ):
+        snap = make_snapshot("https://www.example.com/", tls=page, entry_tls=entry)
+        assert outcomes(snap) == ["tls.cert_valid"]

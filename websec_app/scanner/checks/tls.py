@@ -16,6 +16,7 @@ is still graded. Parts that were not fetched (hand-made snapshots) produce no fi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -471,4 +472,27 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     findings += _protocol_findings(tls)
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
+    findings += _entry_host_findings(snapshot, tls)
     return CheckResult("tls", tuple(findings), details)
+
+
+def _entry_host_findings(snapshot: SiteSnapshot, page_tls: TlsHandshake) -> list[Finding]:
+    """The certificate problems of the host scanned when the page is on another host (`SiteSnapshot.entry_tls`).
+    Every visitor who types the address, or follows a link to it, meets that certificate before the redirect, and a
+    browser stops at an expired, untrusted or mismatched one with a full-page error: the page behind it, however
+    well served, is never reached. They count as the page's own would (the same outcomes and caps), each note naming
+    the host. What is right there goes unsaid (the section's `tls.cert_valid` is the page's), and its protocols and
+    suites are left to the page's host, where visitors stay."""
+    entry = snapshot.entry_tls
+    leaf = entry.leaf if entry is not None and entry.failure is None else None
+    if entry is None or leaf is None:
+        return []
+    name = entry.host if entry.port == 443 else f"{entry.host}:{entry.port}"
+    page = page_tls.host if page_tls.port == 443 else f"{page_tls.host}:{page_tls.port}"
+    where = f"{name}, the address scanned, which redirects to {page}"
+    found = [
+        *_certificate_findings(snapshot, entry, leaf),
+        *_key_findings(_judged_path(entry, entry.chain[:MAX_CHAIN_SHOWN])),
+        *_chain_findings(entry),
+    ]
+    return [replace(f, note=f"{where}: {f.note}" if f.note else where) for f in found if f.outcome != "tls.cert_valid"]

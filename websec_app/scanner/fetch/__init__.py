@@ -303,6 +303,7 @@ async def fetch_snapshot(
         cors_probes=tuple(probe for task in cors_tasks if (probe := task.result()) is not None),
         security_txt=security_txt_task.result(),
         tls=(final_tls_task or tls_task).result(),
+        entry_tls=tls_task.result() if final_tls_task is not None else None,
         dns=dns_task.result(),
         mta_sts_policy=mta_sts_task.result()[0],
         mta_sts_tls=mta_sts_task.result()[1],
