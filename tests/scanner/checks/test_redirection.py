@@ -180,6 +180,19 @@ def test_www_redirecting_to_a_domain_whose_policy_covers_subdomains_is_fine() ->
     assert "redirect.host_without_hsts" in [f.outcome for f in alone.findings]
 
 
+def test_without_hsts_on_either_host_the_note_claims_none_for_the_page() -> None:
+    result = scanned(
+        "https://example.com/",
+        hop("https://example.com/", "https://www.example.com/"),
+        final_url="https://www.example.com/",
+        final_headers=(),
+    )
+    [finding] = [f for f in result.findings if f.outcome == "redirect.host_without_hsts"]
+    assert finding.note is not None and finding.note.endswith(
+        "without a Strict-Transport-Security header: browsers never keep HSTS for example.com"
+    )
+
+
 def test_an_http_url_is_judged_on_the_https_redirect_of_its_own_host() -> None:
     # Given http://example.com/ -> https://example.com/ (no HSTS) -> https://www.example.com/
     result = scanned(

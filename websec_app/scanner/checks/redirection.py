@@ -145,13 +145,16 @@ def _entry_host_findings(snapshot: SiteSnapshot) -> list[Finding]:
     why = [_hsts_kept(r) for r in entry]
     if any(reason is None for reason in why):
         return []
-    if host.endswith("." + final_at[1]) and _hsts_kept(final) is None:  # www.example.com -> example.com
+    page_kept = _hsts_kept(final) is None
+    if host.endswith("." + final_at[1]) and page_kept:  # www.example.com -> example.com
         if parse_hsts(final.headers.get_all("strict-transport-security")[0]).include_subdomains:
             return []
-    note = (
-        f"{shown(entry[0].url)} redirects on to {shown(final.url)} {why[0]}: browsers keep HSTS for {final_at[1]}, "
-        f"never for {host}"
+    kept = (
+        f"browsers keep HSTS for {final_at[1]}, never for {host}"
+        if page_kept
+        else f"browsers never keep HSTS for {host}"
     )
+    note = f"{shown(entry[0].url)} redirects on to {shown(final.url)} {why[0]}: {kept}"
     where = (
         f"Add the header where {host} is served (its own server block, virtual host or site: the one that redirects "
         f"to {final_at[1]}), not only where {final_at[1]}'s pages are"
