@@ -117,6 +117,20 @@ def test_mx_hosts_without_an_aaaa_record_are_void_lookups_for_ipv6_senders() -> 
     assert set(found) == {"dns.spf_void_lookups", "dns.spf_strict"}
 
 
+def test_one_name_asked_twice_is_named_once_with_how_often() -> None:
+    # Given "a mx" on an included name that has neither record, and a third void lookup: an a and an mx term of one
+    # record ask one name twice (RFC 7208 4.6.4 counts each). pyspf: permerror for both families
+    zone = {
+        (DOMAIN, "TXT"): ["v=spf1 include:spf.example.net a:gone.example.com -all"],
+        ("spf.example.net", "TXT"): ["v=spf1 a mx ~all"],
+    }
+    found, spf = checked(zone)
+    assert spf["void_lookups"] == 3
+    # Then the note names it once, with how often, not twice (nor once beside a count of three)
+    note = found["dns.spf_void_lookups"].note or ""
+    assert "spf.example.net twice, gone.example.com)" in note, note
+
+
 def test_two_void_lookups_of_one_family_are_within_the_limit() -> None:
     # Given two a terms on IPv4-only names: two void lookups for IPv6 senders, which receivers allow
     zone = {

@@ -3,6 +3,7 @@ family, with a fix that keeps the senders it passes (RFC 7208)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -297,20 +298,28 @@ def _spf_ptr_void_note(snapshot: SiteSnapshot, domain: str, records: SpfRecords)
     if not stopped:
         return note
     (family, *_) = stopped
-    names = ", ".join(
-        "ptr" if name == PTR_OF_THE_SENDER else name
-        for name in evaluation.void_names_for[family][: VOID_LOOKUP_LIMIT + 1]
-    )
+    names = _void_names(evaluation.void_names_for[family][: VOID_LOOKUP_LIMIT + 1])
     senders = "" if len(stopped) == len(FAMILIES) else f" {family}"
     return (
         f"{note}: for such{senders} senders the record is a permerror, {VOID_LOOKUP_LIMIT + 1} void lookups ({names})"
     )
 
 
+def _void_names(names: list[str]) -> str:
+    """The names of void lookups, each once and in order, with how many lookups found nothing there when more than
+    one did (an a and an mx term of one record ask one name twice: "spf.example.com twice", not the name twice,
+    or once beside a count of two); the sender's PTR query as "ptr"."""
+    times = {1: "", 2: " twice"}
+    return ", ".join(
+        ("ptr" if name == PTR_OF_THE_SENDER else name) + times.get(count, f" {count} times")
+        for name, count in Counter(names).items()
+    )
+
+
 def _spf_void_note(evaluation: SpfEvaluation) -> str:
     """The void lookups of each family whose senders pass the limit: the same names for both, or each its own."""
     stopped = evaluation.stopped_by("void")
-    names = {family: ", ".join(dict.fromkeys(evaluation.void_names_for[family])) for family in stopped}
+    names = {family: _void_names(evaluation.void_names_for[family]) for family in stopped}
     counts = {family: len(evaluation.void_names_for[family]) for family in stopped}
     if len(set(names.values())) == 1:
         (family, *_) = stopped
