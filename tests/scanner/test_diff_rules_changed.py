@@ -7,8 +7,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from websec_app.scanner.diff import diff_reports
+from websec_app.scanner.diff import ReportDiff, diff_reports
 from websec_app.services.email.monitor_alerts import monitor_alert_email
+from websec_app.services.email.render import RenderedEmail
 from websec_app.ui.history_view import diff_view
 
 NOTE = (
@@ -33,13 +34,8 @@ def body(version: str | None, *, new_check: bool = False) -> dict[str, Any]:
     return report
 
 
-def test_a_finding_new_under_new_rules_is_said_to_maybe_come_from_them_in_the_email_and_on_the_site_page() -> None:
-    # Given a monitored site unchanged between two scans, the second graded by rules that added a check it fails
-    diff = diff_reports(body("2026.11.23"), body("2026.11.29", new_check=True))
-    assert [c.name for c in diff.new] == ["redirect.host_without_hsts"]
-    # Then the diff says the rules changed, and the alert email and the site page repeat it after the grade line
-    assert diff.rules_note == NOTE
-    mail = monitor_alert_email(
+def alert(diff: ReportDiff) -> RenderedEmail:
+    return monitor_alert_email(
         to="a@example.com",
         url="https://s.example/",
         reasons=["x"],
@@ -48,6 +44,15 @@ def test_a_finding_new_under_new_rules_is_said_to_maybe_come_from_them_in_the_em
         scanned_at=datetime(2026, 11, 22, tzinfo=UTC),
         base_url="https://websec.example",
     )
+
+
+def test_a_finding_new_under_new_rules_is_said_to_maybe_come_from_them_in_the_email_and_on_the_site_page() -> None:
+    # Given a monitored site unchanged between two scans, the second graded by rules that added a check it fails
+    diff = diff_reports(body("2026.11.23"), body("2026.11.29", new_check=True))
+    assert [c.name for c in diff.new] == ["redirect.host_without_hsts"]
+    # Then the diff says the rules changed, and the alert email and the site page repeat it after the grade line
+    assert diff.rules_note == NOTE
+    mail = alert(diff)
     lines = mail.text.splitlines()
     assert lines[lines.index("Grade A+ -> A+, score 100 -> 97.") + 1] == NOTE
     assert NOTE in mail.html
@@ -63,13 +68,4 @@ def test_reports_graded_alike_or_without_a_version_get_no_such_sentence() -> Non
         diff = diff_reports(body(before), body(after, new_check=True))
         assert diff.rules_note is None
         assert diff_view(diff, when - timedelta(days=1), when).rules_note == ""
-        mail = monitor_alert_email(
-            to="a@example.com",
-            url="https://s.example/",
-            reasons=["x"],
-            diff=diff,
-            report=None,
-            scanned_at=when,
-            base_url="https://websec.example",
-        )
-        assert "graded with different rules" not in mail.text
+        assert "graded with different rules" not in alert(diff).text
