@@ -528,6 +528,25 @@ def test_a_max_age_over_ten_years_is_noted_as_hstspreload_warns() -> None:
     )
 
 
+def test_a_preload_request_from_a_subdomain_names_the_domain_hstspreload_takes() -> None:
+    # hstspreload.org takes whole registered domains only (domain.go preloadableDomainLevel: domain.is_subdomain), and
+    # reads the header from that domain's own HTTPS response: a page on www says which domain to submit
+    headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains; preload")]
+    for url, domain, host in (
+        ("https://www.example.com/", "example.com", "www.example.com"),
+        ("https://shop.example.co.uk/", "example.co.uk", "shop.example.co.uk"),
+    ):
+        said = make_snapshot(url, headers=headers)
+        assert "; ".join(n for f in findings(said, "Strict-Transport-Security") for n in f.notes) == (
+            f"preload is requested; hstspreload.org takes whole registered domains only, so submit {domain} (not "
+            f"{host}), whose own HTTPS responses must send this header too"
+        )
+    # and a page on the registered domain itself is told to submit it, as before
+    assert note("Strict-Transport-Security", headers) == (
+        "preload is requested; submit the domain at hstspreload.org to be built into browsers"
+    )
+
+
 def test_two_strict_transport_security_fields_are_refused_by_the_preload_list() -> None:
     # hstspreload's checkSingleHeader (response.go): more than one field is the error response.multiple_headers
     good = "max-age=63072000; includeSubDomains; preload"

@@ -41,6 +41,7 @@ from ..records.header_values import (
 )
 from ..records.html import HtmlPage, MetaElement, is_html, meta_elements_of, parse_page
 from ..records.structured_fields import InnerList, Item, StructuredFieldError, Token, parse_dictionary
+from ..registrable import registrable_domain
 from ..snapshot import HeaderList, HttpResponse, SiteSnapshot, TlsHandshake
 from ..target import ip_literal
 from . import csp, csp_bypass
@@ -400,21 +401,29 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None, no
             "at most 1 year (31536000 seconds) of any max-age"
         )
     if policy.preload:
-        notes.append(_preload_note(values[0], len(values)))
+        notes.append(_preload_note(values[0], len(values), urlsplit(final.url).hostname or ""))
     return _with_notes(findings or [_finding("hsts.good", HSTS)], notes)
 
 
-def _preload_note(value: str, fields: int = 1) -> str:
+def _preload_note(value: str, fields: int = 1, host: str = "") -> str:
     """Whether hstspreload.org would take this header for the preload list, read as it reads it (which differs from
     browsers: a quoted max-age, spaces around its "=" or more than 20 digits are errors there). `fields`: how many
     Strict-Transport-Security fields the response had; hstspreload.org refuses more than one
-    (response.multiple_headers)."""
+    (response.multiple_headers). `host`: the page's; hstspreload.org takes whole registered domains only
+    (domain.go `preloadableDomainLevel`: "www.example.com is a subdomain. Please preload example.com instead") and
+    reads the header from that domain's own first HTTPS response, so for a page on www it names the domain."""
     if fields > 1:
         return (
             f"preload is requested, but hstspreload.org refuses a response with {fields} Strict-Transport-Security "
             "headers: send one"
         )
     reading = read_for_preload_list(value)
+    domain = registrable_domain(host) if host else ""
+    if reading.eligible and domain and domain != host.rstrip(".").lower() and ip_literal(host) is None:
+        return (
+            f"preload is requested; hstspreload.org takes whole registered domains only, so submit {domain} (not "
+            f"{host}), whose own HTTPS responses must send this header too"
+        )
     if reading.eligible:
         return "preload is requested; submit the domain at hstspreload.org to be built into browsers"
     if reading.unreadable_max_age is not None:
