@@ -263,6 +263,15 @@ def test_the_certificate_of_the_host_scanned_counts_when_the_page_is_on_another_
         "example.com, the address scanned, which redirects to www.example.com: expired on 2026-01-01"
     )
     assert grade_snapshot(snap).grade == "F"
+    # And its fix names the host whose certificate it is (the report's host is the page's), both when both expired
+    [fixed] = [f for f in grade_snapshot(snap).to_dict()["tls"]["findings"] if f["check"] == "tls.cert_expired"]
+    assert fixed["fix"].startswith("Renew the certificate for example.com now")
+    both = replace(
+        snap, tls=make_handshake("www.example.com", certificate=replace(expired, san_dns=("www.example.com",)))
+    )
+    [fixed] = [f for f in grade_snapshot(both).to_dict()["tls"]["findings"] if f["check"] == "tls.cert_expired"]
+    assert fixed["fix"].startswith("Renew the certificate for www.example.com and example.com now")
+    assert len(fixed["notes"]) == 2
     # And a certificate of another name at the host scanned is a mismatch there, not at the page
     other = make_handshake("example.com", certificate=make_certificate(names=("www.example.com",)))
     mismatch = check_tls(make_snapshot("https://www.example.com/", tls=page, entry_tls=other)).findings

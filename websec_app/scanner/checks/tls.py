@@ -472,17 +472,18 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     findings += _protocol_findings(tls)
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
-    findings += _entry_host_findings(snapshot, tls)
+    findings += _entry_host_findings(snapshot, tls, {f.outcome for f in findings})
     return CheckResult("tls", tuple(findings), details)
 
 
-def _entry_host_findings(snapshot: SiteSnapshot, page_tls: TlsHandshake) -> list[Finding]:
+def _entry_host_findings(snapshot: SiteSnapshot, page_tls: TlsHandshake, page_outcomes: set[str]) -> list[Finding]:
     """The certificate problems of the host scanned when the page is on another host (`SiteSnapshot.entry_tls`).
     Every visitor who types the address, or follows a link to it, meets that certificate before the redirect, and a
     browser stops at an expired, untrusted or mismatched one with a full-page error: the page behind it, however
     well served, is never reached. They count as the page's own would (the same outcomes and caps), each note naming
     the host. What is right there goes unsaid (the section's `tls.cert_valid` is the page's), and its protocols and
-    suites are left to the page's host, where visitors stay."""
+    suites are left to the page's host, where visitors stay. The fix names the host whose certificate it is (the
+    report's {host} is the page's), or both when the page's certificate has the same problem (one finding)."""
     entry = snapshot.entry_tls
     leaf = entry.leaf if entry is not None and entry.failure is None else None
     if entry is None or leaf is None:
@@ -495,4 +496,15 @@ def _entry_host_findings(snapshot: SiteSnapshot, page_tls: TlsHandshake) -> list
         *_key_findings(_judged_path(entry, entry.chain[:MAX_CHAIN_SHOWN])),
         *_chain_findings(entry),
     ]
-    return [replace(f, note=f"{where}: {f.note}" if f.note else where) for f in found if f.outcome != "tls.cert_valid"]
+    return [
+        replace(
+            f,
+            note=f"{where}: {f.note}" if f.note else where,
+            fix_vars={
+                **f.fix_vars,
+                "host": f"{page_tls.host} and {entry.host}" if f.outcome in page_outcomes else entry.host,
+            },
+        )
+        for f in found
+        if f.outcome != "tls.cert_valid"
+    ]
