@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import dns.dnssec
@@ -18,6 +19,7 @@ from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
 from websec_app.scanner.records.caa import MAX_CAA_NAMES
 from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.snapshot import DnsAnswer, Failure, FetchChain, PassedOver
 
 HOST = "example.com"
@@ -138,6 +140,31 @@ def test_an_ip_literal_has_no_dns_to_check() -> None:
 def test_ipv6_present_or_missing() -> None:
     assert "dns.ipv6" in outcomes(dns_answer(HOST, "AAAA", "2001:db8::1"))
     assert "dns.no_ipv6" in outcomes(dns_answer(HOST, "AAAA"))
+
+
+def test_the_fixes_name_the_records_of_the_host_scanned_when_the_page_is_elsewhere() -> None:
+    # Given oldbrand.example, without AAAA or DMARC, redirecting to www.newbrand.example (the report's host)
+    page = make_snapshot("https://www.newbrand.example/")
+    target = make_snapshot("https://oldbrand.example/")
+    snapshot = replace(
+        page,
+        target=target.target,
+        main=FetchChain(
+            "https://oldbrand.example/",
+            (
+                make_response("https://oldbrand.example/", 301, {"Location": "https://www.newbrand.example/"}),
+                page.main.final,
+            ),
+        ),
+        dns=make_dns(
+            "oldbrand.example", dns_answer("oldbrand.example", "AAAA"), txt("_dmarc.oldbrand.example", rcode="NXDOMAIN")
+        ),
+    )
+    fixes = {f["check"]: f["fix"] for f in grade_snapshot(snapshot).to_dict()["dns"]["findings"] if f.get("fix")}
+    # Then each fix is for oldbrand.example's own records, which the lookups read (it named newbrand's)
+    assert fixes["dns.no_ipv6"].startswith("Give oldbrand.example an IPv6 address")
+    assert fixes["dns.dmarc_missing"].startswith('_dmarc.oldbrand.example TXT "v=DMARC1; p=reject')
+    assert not any("newbrand" in fix for fix in fixes.values()), fixes
 
 
 def test_given_www_is_a_cname_to_a_name_that_does_not_exist_then_dangling_and_critical() -> None:

@@ -4,7 +4,9 @@ from dataclasses import replace
 
 from tests.factories import make_response, make_snapshot
 from websec_app.scanner.checks.redirection import check_redirection
+from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.snapshot import Failure, FetchChain
+from websec_app.scanner.target import parse_target
 
 
 def chain(*responses, failure=None) -> FetchChain:
@@ -219,3 +221,22 @@ def test_a_page_on_the_host_scanned_is_graded_by_the_headers_section_alone() -> 
         final_headers=(),
     )
     assert [f.outcome for f in result.findings] == ["redirect.to_https"]
+
+
+def test_the_fixes_name_the_host_scanned_not_the_page_it_ends_on() -> None:
+    # Given http://example.com/ going to http://www.example.com/ first, then to HTTPS there
+    www = make_snapshot("https://www.example.com/")
+    upgrade = chain(
+        redirect("http://example.com/", "http://www.example.com/"),
+        redirect("http://www.example.com/", "https://www.example.com/"),
+        make_response("https://www.example.com/"),
+    )
+    snapshot = replace(www, target=parse_target("https://example.com/"), http_upgrade=upgrade)
+    [first_hop] = grade_snapshot(snapshot).to_dict()["redirection"]["findings"]
+    # Then the fix is to redirect example.com's http:// to its own https:// first (it named www.example.com, whose
+    # pages the report's other fixes are about)
+    assert first_hop["check"] == "redirect.first_hop_http"
+    assert (
+        first_hop["fix"]
+        == "Redirect http://example.com/ straight to https://example.com/ first, then to any other host."
+    )
