@@ -292,11 +292,21 @@ def _grade_rank(grade: str) -> int:
     return grades.index(grade) if grade in grades else len(grades)
 
 
-def _certificate_days(body: Mapping[str, Any]) -> int | None:
+def _certificate_days(body: Mapping[str, Any]) -> tuple[int | None, str | None]:
+    """The days until the soonest certificate expiry the scan read, and the host it is for when that is not the
+    page's: the certificate of the address scanned (`entry_certificate`), which visitors meet before the redirect
+    to the page's host, expires on its own schedule (an apex on another load balancer than www)."""
     tls = body.get("tls")
-    certificate = tls.get("certificate") if isinstance(tls, Mapping) else None
-    days = certificate.get("days_to_expiry") if isinstance(certificate, Mapping) else None
-    return days if isinstance(days, int) else None
+    found: list[tuple[int, str | None]] = []
+    for key in ("certificate", "entry_certificate"):
+        certificate = tls.get(key) if isinstance(tls, Mapping) else None
+        if not isinstance(certificate, Mapping) or not isinstance(days := certificate.get("days_to_expiry"), int):
+            continue
+        host = certificate.get("host") if key == "entry_certificate" else None
+        found.append((days, host if isinstance(host, str) else None))
+    if not found:
+        return None, None
+    return min(found, key=lambda item: item[0])
 
 
 def _drop_seen(diff: ReportDiff | None) -> bool:
@@ -330,7 +340,7 @@ def alert_reasons(
             names = ", ".join(change_title(c) for c in serious[:5])
             more = f" and {len(serious) - 5} more" if len(serious) > 5 else ""
             reasons.append(f"New critical or important finding{'s' if len(serious) > 1 else ''}: {names}{more}.")
-    days = _certificate_days(body)
+    days, host = _certificate_days(body)
     threshold = alerted_days
     if days is None or days > max(CERTIFICATE_WARNINGS):
         threshold = None  # renewed (or no certificate read): the next expiry warns again
@@ -338,7 +348,8 @@ def alert_reasons(
         due = min(t for t in CERTIFICATE_WARNINGS if days <= t)
         if alerted_days is None or due < alerted_days:
             when = "today" if days <= 0 else f"in {days} day{'s' if days != 1 else ''}"
-            reasons.append(f"The certificate expires {when}." if days >= 0 else "The certificate has expired.")
+            which = f"The certificate of {host}" if host else "The certificate"
+            reasons.append(f"{which} expires {when}." if days >= 0 else f"{which} has expired.")
             threshold = due
     return reasons, threshold
 

@@ -473,6 +473,11 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
     findings += _entry_host_findings(snapshot, tls, {f.outcome for f in findings})
+    entry_leaf = snapshot.entry_tls.leaf if snapshot.entry_tls is not None else None
+    if snapshot.entry_tls is not None and snapshot.entry_tls.failure is None and entry_leaf is not None:
+        # the certificate visitors meet first, at the address scanned: its dates for a monitor's expiry alert
+        days = (entry_leaf.not_after - snapshot.fetched_at).days
+        details["entry_certificate"] = {"host": snapshot.entry_tls.host, **_certificate_json(entry_leaf, days)}
     return CheckResult("tls", tuple(findings), details)
 
 
