@@ -333,3 +333,22 @@ def test_the_compliance_summary_counts_in_words_that_agree_with_the_numbers() ->
     # Then the summary says "1 problem", not "1 problems"
     summary = re.search(r"The scan made \d+ observations: \d+ controls in place and 1 problem \(", text)
     assert summary is not None, text[text.index("1. Assessment summary") :][:300]
+
+
+def test_the_certificate_of_the_address_scanned_is_one_worded_row_of_the_tls_part() -> None:
+    # Given a report whose page is on www while the address scanned served its own, expired certificate
+    body = make_report().to_dict(pro=True)
+    body["tls"]["entry_certificate"] = {
+        "host": "example.com",
+        "subject": "CN=example.com",
+        "issuer": "CN=Example CA",
+        "not_after": "2026-10-23T12:00:00+00:00",
+        "days_to_expiry": -30,
+        "san": ["example.com"],
+        "sha256_fingerprint": "ab" * 32,
+    }
+    text = flat(render_scan_pdf(body, "Acme"))
+    # Then the TLS part says whose it is and that it expired, in words, not its raw fields
+    assert "Certificate of the address scanned" in text
+    assert "example.com: expired on 2026-10-23; issued by CN=Example CA; names covered: example.com" in text
+    assert "Entry certificate" not in text and "Days until expiry: -30" not in text

@@ -25,7 +25,7 @@ from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import SiteFactory, TlsConfig
+from tests.fixtures.sites import Redirect, Site, SiteFactory, TlsConfig
 from tests.reports import impact_report
 from websec_app.scanner import ScanReport
 from websec_app.scanner.fixes import SERVERS
@@ -474,6 +474,51 @@ def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report
         return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
 
     # at either width, without the page scrolling sideways
+    assert at_each_width(page, fits) == [True, True]
+
+
+def test_the_certificate_of_the_address_scanned_is_shown_beside_the_pages(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory
+) -> None:
+    """var/screenshots/entry-certificate-{1280,375}.png (the panel) and entry-certificate-finding-{1280,375}.png,
+    looked at by hand."""
+    # Given example.test serving an expired certificate and redirecting to www.example.test, whose own is right,
+    # scanned and stored
+    host = site_factory.unique_host("expired-apex")
+    www = site_factory(catalog.best_practices(f"www.{host}", dns=False))
+    apex = site_factory(
+        Site(names=(host,), default=Redirect(f"https://www.{host}/"), tls=TlsConfig(cert="expired"), http=None)
+    )
+    try:
+        body = scanned(f"https://{host}/", scan_settings).to_dict()
+    finally:
+        www.stop()
+        apex.stop()
+    with app.database.session() as session:
+        report_id = save_report(session, body=body, kind="pro", now=TEST_NOW).id
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    # When its report opens, the finding names the address, and a panel of its own shows that certificate's dates
+    # beside the page's certificate
+    open_report(page, app, report_id)
+    finding = page.locator("[data-testid='finding']", has_text=f"{host}, the address scanned, which redirects to")
+    expect(finding).to_contain_text("expired on")
+    panel = page.get_by_test_id("tls-entry-certificate")
+    expect(panel.locator("tr", has_text="Names (SAN)")).to_contain_text(host)
+    expect(panel.locator("tr", has_text="Valid until")).to_contain_text(
+        body["tls"]["entry_certificate"]["not_after"][:10]
+    )
+    expect(page.get_by_test_id("tls-certificate").locator("tr", has_text="Names (SAN)")).to_contain_text(f"www.{host}")
+    box = page.locator("div", has=page.get_by_role("heading", name="Certificate of the address scanned")).filter(
+        has=panel
+    )
+    expect(box.last).to_contain_text(f"Served by {host}, which redirects to the page")
+
+    def fits(width: str) -> bool:
+        shot_of(page, finding, f"entry-certificate-finding-{width}.png")
+        shot_of(page, box.last, f"entry-certificate-{width}.png")
+        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
     assert at_each_width(page, fits) == [True, True]
 
 

@@ -94,6 +94,9 @@ class Evidence:
     http_chain: list[Hop] = field(default_factory=list)
     negotiated: list[Row] = field(default_factory=list)
     certificate: list[Row] = field(default_factory=list)
+    # the certificate of the address scanned when the page is on another host (tls.entry_certificate), and that host
+    entry_certificate: list[Row] = field(default_factory=list)
+    entry_host: str = ""
     chain: list[CertRow] = field(default_factory=list)
     protocols: list[ProbeRow] = field(default_factory=list)
     weak_ciphers: list[ProbeRow] = field(default_factory=list)
@@ -199,21 +202,7 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
         Row("Certificate trusted", _yes_no(tls.get("trusted"))),
         Row("Full chain sent", _yes_no(tls.get("chain_complete"))),
     ]
-    cert = _mapping(tls.get("certificate"))
-    key = " ".join(_text(cert.get(k)) for k in ("key_type", "key_size") if cert.get(k))
-    san = cert.get("san")
-    certificate = [
-        Row("Subject", _text(cert.get("subject"))),
-        Row("Names (SAN)", ", ".join(str(n) for n in san) if isinstance(san, list) else ""),
-        Row("Issuer", _text(cert.get("issuer"))),
-        Row("Valid from", _date(cert.get("not_before"))),
-        Row("Valid until", _date(cert.get("not_after"))),
-        Row("Key", key),
-        Row("Key usage", key_usage_words(cert)),
-        Row("Signature hash", _text(cert.get("signature_hash"))),
-        Row("Serial", _text(cert.get("serial"))),
-        Row("SHA-256 fingerprint", _text(cert.get("sha256_fingerprint"))),
-    ]
+    certificate = _certificate_rows(_mapping(tls.get("certificate")))
     chain = []
     listed = _list(tls.get("chain"))
     for position, entry in enumerate(e for e in listed if isinstance(e, Mapping)):
@@ -233,7 +222,26 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
                 signature=_text(entry.get("signature_hash")),
             )
         )
-    return [r for r in negotiated if r.value], [r for r in certificate if r.value], chain
+    return [r for r in negotiated if r.value], certificate, chain
+
+
+def _certificate_rows(cert: Mapping[str, Any]) -> list[Row]:
+    """A certificate's fields as the evidence lists them, those it has."""
+    key = " ".join(_text(cert.get(k)) for k in ("key_type", "key_size") if cert.get(k))
+    san = cert.get("san")
+    rows = [
+        Row("Subject", _text(cert.get("subject"))),
+        Row("Names (SAN)", ", ".join(str(n) for n in san) if isinstance(san, list) else ""),
+        Row("Issuer", _text(cert.get("issuer"))),
+        Row("Valid from", _date(cert.get("not_before"))),
+        Row("Valid until", _date(cert.get("not_after"))),
+        Row("Key", key),
+        Row("Key usage", key_usage_words(cert)),
+        Row("Signature hash", _text(cert.get("signature_hash"))),
+        Row("Serial", _text(cert.get("serial"))),
+        Row("SHA-256 fingerprint", _text(cert.get("sha256_fingerprint"))),
+    ]
+    return [r for r in rows if r.value]
 
 
 def _score(
@@ -302,6 +310,8 @@ def evidence(
         http_chain=_hops(redirection.get("http_chain")),
         negotiated=negotiated,
         certificate=certificate,
+        entry_certificate=_certificate_rows(entry := _mapping(tls.get("entry_certificate"))),
+        entry_host=_text(entry.get("host")),
         chain=chain,
         protocols=_probes(tls.get("protocols"), _protocol_name, _protocol_tone),
         weak_ciphers=_probes(tls.get("weak_cipher_families"), _family_name, _cipher_tone),

@@ -111,6 +111,7 @@ DETAIL_LABELS = {
     "sct_present": "Logged publicly",
     "logs": "Logs",
     "days_to_expiry": "Days until expiry",
+    "entry_certificate": "Certificate of the address scanned",
     "not_before": "Valid from",
     "not_after": "Valid until",
     "subject": "Subject",
@@ -131,6 +132,20 @@ DETAIL_LABELS = {
     "product": "Product",
     "version": "Version",
 }
+
+
+def entry_certificate_words(cert: Mapping[str, Any]) -> str:
+    """The certificate of the address scanned (tls.entry_certificate, when the page is on another host), as a client
+    reads it: whose, until when (or since when expired), who issued it, which names it covers."""
+    until = str(cert.get("not_after") or "")[:10]
+    days = cert.get("days_to_expiry")
+    if isinstance(days, int) and days < 0:
+        state = f"expired on {until}"
+    else:
+        state = f"valid until {until}" + (f" ({days} days left)" if isinstance(days, int) else "")
+    names = cert.get("san")
+    covered = f"; names covered: {', '.join(map(str, names))}" if isinstance(names, list) and names else ""
+    return f"{cert.get('host', '')}: {state}; issued by {cert.get('issuer', '')}{covered}"
 
 
 def label(key: str) -> str:

@@ -55,7 +55,7 @@ from ._layout import (
     text,
     when,
 )
-from ._wording import DNS_WORDED, connection_error, dns_words, item_title, label, verify_reason
+from ._wording import DNS_WORDED, connection_error, dns_words, entry_certificate_words, item_title, label, verify_reason
 
 #: How many fixes page one lists; every one is in its section's part too.
 TOP_FIXES = 5
@@ -253,6 +253,8 @@ def _section_part(
     details = {k: v for k, v in body.items() if not (key == "tls" and k in _TLS_SHOWN)}
     if key == "tls":
         details.pop("certificate", None)  # the chain table shows it, first row
+        if isinstance(entry := details.pop("entry_certificate", None), Mapping):
+            details["entry_certificate"] = entry_certificate_words(entry)
         if details.get("verify_error"):
             details["verify_error"] = verify_reason(details["verify_error"])
         if details.get("error"):

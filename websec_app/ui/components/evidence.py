@@ -334,6 +334,28 @@ def tls_evidence() -> rx.Component:
                 ),
             ),
             rx.cond(
+                evidence.entry_certificate.length() > 0,  # type: ignore[attr-defined]
+                rx.box(
+                    _sub_heading("Certificate of the address scanned"),
+                    rx.text(
+                        "Served by ",
+                        rx.el.strong(evidence.entry_host),
+                        ", which redirects to the page: visitors who type that address meet this certificate first.",
+                        size="2",
+                        color_scheme="gray",
+                    ),
+                    _table(
+                        "Certificate of the address scanned",
+                        ("Field", "Value"),
+                        evidence.entry_certificate,
+                        _field,
+                        "tls-entry-certificate",
+                        name_value=True,
+                    ),
+                    width="100%",
+                ),
+            ),
+            rx.cond(
                 evidence.chain.length() > 0,  # type: ignore[attr-defined]
                 rx.box(
                     _sub_heading("Certificate chain"),
