@@ -472,16 +472,18 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     findings += _protocol_findings(tls)
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
-    findings += _entry_host_findings(snapshot, tls, {f.outcome for f in findings})
-    entry_leaf = snapshot.entry_tls.leaf if snapshot.entry_tls is not None else None
-    if snapshot.entry_tls is not None and snapshot.entry_tls.failure is None and entry_leaf is not None:
-        # the certificate visitors meet first, at the address scanned: its dates for a monitor's expiry alert
-        days = (entry_leaf.not_after - snapshot.fetched_at).days
-        details["entry_certificate"] = {"host": snapshot.entry_tls.host, **_certificate_json(entry_leaf, days)}
+    entry = snapshot.entry_tls
+    if entry is not None and entry.failure is None and entry.leaf is not None:
+        findings += _entry_host_findings(snapshot, entry, entry.leaf, tls, {f.outcome for f in findings})
+        # the certificate visitors meet first, at the address scanned: its evidence, and its dates for a monitor
+        days = (entry.leaf.not_after - snapshot.fetched_at).days
+        details["entry_certificate"] = {"host": entry.host, **_certificate_json(entry.leaf, days)}
     return CheckResult("tls", tuple(findings), details)
 
 
-def _entry_host_findings(snapshot: SiteSnapshot, page_tls: TlsHandshake, page_outcomes: set[str]) -> list[Finding]:
+def _entry_host_findings(
+    snapshot: SiteSnapshot, entry: TlsHandshake, leaf: CertificateInfo, page_tls: TlsHandshake, page_outcomes: set[str]
+) -> list[Finding]:
     """The certificate problems of the host scanned when the page is on another host (`SiteSnapshot.entry_tls`).
     Every visitor who types the address, or follows a link to it, meets that certificate before the redirect, and a
     browser stops at an expired, untrusted or mismatched one with a full-page error: the page behind it, however
@@ -489,10 +491,6 @@ def _entry_host_findings(snapshot: SiteSnapshot, page_tls: TlsHandshake, page_ou
     the host. What is right there goes unsaid (the section's `tls.cert_valid` is the page's), and its protocols and
     suites are left to the page's host, where visitors stay. The fix names the host whose certificate it is (the
     report's {host} is the page's), or both when the page's certificate has the same problem (one finding)."""
-    entry = snapshot.entry_tls
-    leaf = entry.leaf if entry is not None and entry.failure is None else None
-    if entry is None or leaf is None:
-        return []
     name = entry.host if entry.port == 443 else f"{entry.host}:{entry.port}"
     page = page_tls.host if page_tls.port == 443 else f"{page_tls.host}:{page_tls.port}"
     where = f"{name}, the address scanned, which redirects to {page}"
