@@ -221,8 +221,8 @@ def test_inline_css_urls_fonts_imports_and_a_foreign_base() -> None:
 
 FOREIGN_BASE_NOTE = (
     "The base-uri directive allows {0} because the page's <base href> points there and its relative URLs load from "
-    "there: if that origin is not the site's own, remove the <base> element (see \"Page base address points to "
-    'another site") and {0} from base-uri'
+    "there: if that origin is not the site's own, remove the <base> element (the page analysis flags it) and {0} "
+    "from base-uri"
 )
 
 

@@ -537,13 +537,10 @@ def foreign_base_note(source: str) -> str:
     """Why base-uri allows another origin: the page's <base href> points there, which the page analysis flags
     (page.base_foreign) and whose fix is to remove it. The proposal keeps the page working as it is; this says
     what to drop from it once the <base> goes, so that the two pieces of advice agree."""
-    from ..rules.titles import plain_title  # read only for a page with such a <base>
-
-    finding = plain_title("page.base_foreign")
     return (
         f"The base-uri directive allows {source} because the page's <base href> points there and its relative "
-        f'URLs load from there: if that origin is not the site\'s own, remove the <base> element (see "{finding}") '
-        f"and {source} from base-uri"
+        "URLs load from there: if that origin is not the site's own, remove the <base> element (the page analysis "
+        f"flags it) and {source} from base-uri"
     )
 
 
