@@ -416,6 +416,12 @@ def test_a_certificate_list_of_a_hundred_kilobytes_keeps_the_tls_section_small()
     assert section["chain"][1]["subject"].endswith("more characters not shown)")
     # and the section stays small (184 KB before: 1,101 names, 33 distinguished names of 3,000 characters)
     assert stored(section) < 100_000
+    # And the same certificates at the address scanned, when the page is on another host (its certificate's fields and
+    # its findings are kept too): 110 KB, the second certificate bounded as the first
+    entry = replace(handshake, host="example.com", hostname_matches=False)
+    both = graded(make_snapshot(PAGE_URL, tls=handshake, entry_tls=entry))["tls"]
+    assert both["entry_certificate"]["not_listed"]["san"] == len(names) - len(both["entry_certificate"]["san"])
+    assert stored(both) < 130_000
 
 
 def test_a_security_txt_of_64_kilobytes_keeps_its_section_small() -> None:
