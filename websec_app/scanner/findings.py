@@ -82,6 +82,10 @@ class CheckResult:
     section: str
     findings: tuple[Finding, ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: The fix templates' variables ({host}, {domain}) of what this section read, where it is not the final page
+    #: the report's own are about: the redirection and DNS checks judge the host scanned, which a site redirecting
+    #: to www or to a new domain leaves behind.
+    fix_context: Mapping[str, str] = field(default_factory=dict)
 
 
 Check = Callable[[SiteSnapshot], CheckResult]

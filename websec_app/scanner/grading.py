@@ -336,7 +336,7 @@ def grade(results: Sequence[CheckResult], book: RuleBook, context: Mapping[str, 
             rule = book.rule(finding.outcome)
             if rule.section not in (result.section, "*"):
                 raise ValueError(f"outcome {rule.outcome!r} belongs to {rule.section!r}, not {result.section!r}")
-        section, deduction, aggs = _section_json(result, book, context)
+        section, deduction, aggs = _section_json(result, book, {**context, **result.fix_context})
         sections[result.section] = section
         total_deduction += deduction
         all_aggs.extend(aggs)

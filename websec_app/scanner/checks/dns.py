@@ -142,11 +142,9 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
         subject, family = f"{answer.name} {answer.rdtype}", _OWN_LOOKUPS.get(answer.rdtype, "")
         if answer.error and (subject, family) not in reported and _is_own(answer, host, domain):
             findings.append(could_not_check(answer, family))
-    # The fixes name the records of the host scanned and its domain, which these lookups read; the report's {host}
-    # and {domain} are the final page's (oldbrand.example redirecting to newbrand.example was told to publish
-    # newbrand's DMARC record, and example.com redirecting to www to give www an IPv6 address)
-    own_names = {"host": host, "domain": domain}
-    return CheckResult("dns", tuple(replace(f, fix_vars={**own_names, **f.fix_vars}) for f in findings), details)
+    # The fixes name the records of the host scanned and its domain, which these lookups read, not the final page's
+    # (oldbrand.example redirecting to newbrand.example was told to publish newbrand's DMARC record)
+    return CheckResult("dns", tuple(findings), details, fix_context={"host": host, "domain": domain})
 
 
 def _addresses_down(snapshot: SiteSnapshot, domain: str) -> list[Finding]:

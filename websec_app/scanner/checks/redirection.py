@@ -10,7 +10,6 @@ the scanned host's own HTTPS redirects are read for HSTS here, as hstspreload.or
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ..errors import InvalidTarget
@@ -173,10 +172,7 @@ def check_redirection(snapshot: SiteSnapshot) -> CheckResult:
     if chain.failure is not None:
         details["error"] = shown(chain.failure.message)  # it may quote a Location of the 100 KiB head
     host = snapshot.target.host
-    # The fixes speak of the host scanned, whose redirects these are; the report's {host} is the final page's
-    # (http://example.com/ was told to redirect http://www.example.com/ when it went to www first)
-    findings = [
-        replace(f, fix_vars={"host": host, **f.fix_vars})
-        for f in (*_upgrade_findings(chain, host), *_entry_host_findings(snapshot))
-    ]
-    return CheckResult("redirection", tuple(findings), details)
+    findings = (*_upgrade_findings(chain, host), *_entry_host_findings(snapshot))
+    # The fixes speak of the host scanned, whose redirects these are, not of the final page's (http://example.com/
+    # was told to redirect http://www.example.com/ when it went to www first)
+    return CheckResult("redirection", findings, details, fix_context={"host": host})
