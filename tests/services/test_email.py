@@ -289,7 +289,7 @@ def test_a_monitor_alert_gives_each_new_fix_its_note_on_how_to_apply_it() -> Non
 
 def test_a_monitor_alert_quotes_what_the_scan_found_of_each_new_finding() -> None:
     from tests.reports import impact_report
-    from websec_app.services.email.monitor_alerts import NOTE_CHARS
+    from websec_app.scanner.diff import QUOTED_NOTE_CHARS as NOTE_CHARS
 
     # Given a report whose CSP has four notes (one quoting a hostile page, one longer than an alert quotes) and
     # whose HSTS has one, and a session cookie finding on two cookies, all new since the last run

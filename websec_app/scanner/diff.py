@@ -344,6 +344,11 @@ def _rules(body: Mapping[str, Any]) -> str:
     return version if isinstance(version, str) else ""
 
 
+#: How many of a new finding's notes the alert email and the site page quote (`found_of`), each at most so long.
+QUOTED_NOTES = 3
+QUOTED_NOTE_CHARS = 300
+
+
 @dataclass(frozen=True)
 class Found:
     """What a report says it found of one changed finding: its first notes, each cut, and how many more it has."""
@@ -353,7 +358,10 @@ class Found:
 
 
 def found_of(
-    report: Mapping[str, Any] | None, changes: Iterable[FindingChange], first: int = 3, chars: int = 300
+    report: Mapping[str, Any] | None,
+    changes: Iterable[FindingChange],
+    first: int = QUOTED_NOTES,
+    chars: int = QUOTED_NOTE_CHARS,
 ) -> list[Found]:
     """For each of `changes` (findings new in `report`), in order, its first `first` notes in `report`, each at most
     `chars` characters. A finding on several subjects (cookies) is one change per subject, and its notes are not told

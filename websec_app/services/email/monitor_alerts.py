@@ -25,9 +25,6 @@ KIND_MONITOR_ALERT = "monitor_alert"
 KIND_MONITOR_QUOTA = "monitor_quota"
 #: How many findings an alert lists per group (the site page has them all).
 LISTED = 10
-#: How many of a new finding's notes (what the scan found on the site) an alert quotes, each at most NOTE_CHARS.
-NOTES_QUOTED = 3
-NOTE_CHARS = 300
 
 
 def site_page(base_url: str, url: str) -> str:
@@ -61,7 +58,7 @@ def _found_lines(report: Mapping[str, Any] | None, changes: Sequence[FindingChan
     return [
         [f"Found: {note}" for note in found.notes]
         + ([f"(and {counted(found.more, 'more note')} on the site page)"] if found.more else [])
-        for found in found_of(report, changes, NOTES_QUOTED, NOTE_CHARS)
+        for found in found_of(report, changes)
     ]
 
 
