@@ -320,10 +320,7 @@ def render_text(report: ScanReport, *, server: str | None = None, free: bool = F
         f"issues: {counts['critical']} critical, {counts['important']} important, {counts['minor']} minor",
     ]
     for cap in grade_caps(body):  # the strictest first; one the score has already passed holds once it rises
-        reach = "capped at" if cap.sets_grade else "at most"
-        lines.append(
-            f"  grade {reach} {cap.max_grade} by {cap.outcome}" + ("" if cap.sets_grade else ", whatever the score")
-        )
+        lines.append(f"  grade {cap.reach} {cap.max_grade} by {cap.outcome}{cap.condition}")
     fixes = fixes_by_impact(body)
     if fixes:
         lines += ["", "Fix these first:", *(_fix_line(n, fix) for n, fix in enumerate(fixes, start=1))]

@@ -81,10 +81,9 @@ def render_markdown(body: Mapping[str, Any]) -> str:
         f"(graded with rules {escape(grading(body).get('algorithm_version'))})",
     ]
     for number, cap in enumerate(grade_caps(body)):
-        reach, whatever = ("capped at", "") if cap.sets_grade else ("at most", ", whatever the score")
         # one quote, a paragraph a cap: consecutive "> " lines would run on as one paragraph
         lines += [">"] if number else []
-        lines.append(f"> Grade {reach} {escape(cap.max_grade)} by {code_span(cap.outcome)}{whatever}")
+        lines.append(f"> Grade {cap.reach} {escape(cap.max_grade)} by {code_span(cap.outcome)}{cap.condition}")
     fixes = fixes_by_impact(body, limit=TOP_FIXES)
     if fixes:
         lines += ["", "| Points | Finding | Severity | Fix |", "|---:|---|---|---|"]

@@ -129,6 +129,16 @@ class GradeCap:
     max_grade: str
     sets_grade: bool  # the report's grade is this cap's: the score alone would have given a better one
 
+    @property
+    def reach(self) -> str:
+        """How a summary says it: "capped at" the grade it set, "at most" one the score is below already."""
+        return "capped at" if self.sets_grade else "at most"
+
+    @property
+    def condition(self) -> str:
+        """What a summary adds to a cap that set nothing today: it holds once the score rises."""
+        return "" if self.sets_grade else ", whatever the score"
+
 
 def grade_caps(body: Mapping[str, Any]) -> list[GradeCap]:
     """The report body's grade caps, the strictest first. One above the report's grade changed nothing today (the

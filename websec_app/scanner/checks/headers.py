@@ -418,8 +418,7 @@ def _preload_note(value: str, fields: int = 1, host: str = "") -> str:
             "headers: send one"
         )
     reading = read_for_preload_list(value)
-    domain = registrable_domain(host) if host else ""
-    if reading.eligible and domain and domain != host.rstrip(".").lower() and ip_literal(host) is None:
+    if reading.eligible and host and (domain := registrable_domain(host)) != host.rstrip("."):  # an IP: itself
         return (
             f"preload is requested; hstspreload.org takes whole registered domains only, so submit {domain} (not "
             f"{host}), whose own HTTPS responses must send this header too"
