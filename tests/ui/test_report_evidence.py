@@ -386,6 +386,14 @@ def shot_of(page: Page, element: Locator, name: str) -> None:
 UNUSUAL_KEY_USAGE = ("content_commitment", "key_encipherment", "data_encipherment", "key_agreement")
 
 
+def stored_for_shots(app: App, *bodies: dict[str, Any]) -> list[str]:
+    """Pro reports kept as a scan keeps them, their ids in order, and the screenshots' folder ready."""
+    with app.database.session() as session:
+        ids = [save_report(session, body=body, kind="pro", now=TEST_NOW).id for body in bodies]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return ids
+
+
 def test_the_certificate_panel_shows_the_key_usage_the_finding_speaks_of(
     page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory, pki: Pki
 ) -> None:
@@ -406,10 +414,7 @@ def test_the_certificate_panel_shows_the_key_usage_the_finding_speaks_of(
     assert "tls.cert_key_usage" in [f["check"] for f in body["tls"]["findings"]]
     without_extension = copy.deepcopy(body)
     without_extension["tls"]["certificate"]["key_usage"] = None
-    with app.database.session() as session:
-        report_id = save_report(session, body=body, kind="pro", now=TEST_NOW).id
-        absent_id = save_report(session, body=without_extension, kind="pro", now=TEST_NOW).id
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    report_id, absent_id = stored_for_shots(app, body, without_extension)
 
     # When its report opens, then the finding and the certificate panel's Key usage row name the same uses
     open_report(page, app, report_id)
@@ -457,9 +462,7 @@ def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report
     finally:
         site.stop()
         down.stop()
-    with app.database.session() as session:
-        report_id = save_report(session, body=body, kind="pro", now=TEST_NOW).id
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    [report_id] = stored_for_shots(app, body)
 
     # When its report opens, the finding names the address, what it refused and where the scan went on
     open_report(page, app, report_id)
@@ -494,9 +497,7 @@ def test_the_certificate_of_the_address_scanned_is_shown_beside_the_pages(
     finally:
         www.stop()
         apex.stop()
-    with app.database.session() as session:
-        report_id = save_report(session, body=body, kind="pro", now=TEST_NOW).id
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    [report_id] = stored_for_shots(app, body)
 
     # When its report opens, the finding names the address, and a panel of its own shows that certificate's dates
     # beside the page's certificate
