@@ -125,8 +125,9 @@ def _cover(assessment: Assessment, st: dict[str, Any], now: datetime) -> list[Fl
 
 
 def _bold_counted(count: int, noun: str) -> str:
-    """ "<b>1</b> problem", "<b>3</b> problems": the number in bold, the noun agreeing with it."""
-    return f"<b>{count}</b> {noun if count == 1 else noun + 's'}"
+    """ "<b>1</b> problem", "<b>3</b> problems": `counted`, its number in bold."""
+    number, words = counted(count, noun).split(" ", 1)
+    return f"<b>{number}</b> {words}"
 
 
 def _summary(assessment: Assessment, st: dict[str, Any]) -> list[Flowable]:
