@@ -38,6 +38,7 @@ CONTEXT = {
     "caa_name": "example.com",
     "caa_found": "com",
     "allow": "Cloudflare blocked the scan.",
+    "www": "www.example.com",
 }
 FIXED = [rule for rule in BOOK.rules.values() if rule.fix]
 HEADER_RULES = [rule for rule in FIXED if rule.subject]

@@ -262,6 +262,25 @@ class TlsHandshake:
     def leaf(self) -> CertificateInfo | None:
         return self.chain[0] if self.chain else None
 
+    def refused_by_browsers(self, at: datetime) -> str | None:
+        """Why a browser refuses this handshake's certificate at `at`, or None when it accepts it: an untrusted
+        chain, a leaf outside its validity period (the fetch counts the leaf's dates as trusted, since the checks
+        grade them at the scan's time), a name mismatch. One rule for HSTS's "secure transport errors" (RFC 6797
+        §8.1) and a www that HSTS sends browsers to. Say nothing of a failed handshake (its `failure` does)."""
+        leaf = self.leaf
+        if not self.trusted:
+            return self.verify_error or "untrusted"
+        if leaf is not None and (dated := leaf.dated_problem(at)) is not None:
+            kind, words = dated
+            return f"the certificate {words}" if kind == "expired" else f"the certificate is {words}"
+        if not self.hostname_matches:
+            names = [*leaf.san_dns, *leaf.san_ip] if leaf is not None else []
+            # a host name has at most 253 characters (RFC 1035 3.1): anything longer is cut, not copied whole
+            named = ", ".join(n if len(n) <= 253 else n[:253] + "…" for n in names[:3])
+            named += f" and {len(names) - 3} more" if len(names) > 3 else ""
+            return f"the certificate names {named or 'no host'}, not {self.host}"
+        return None
+
 
 @dataclass(frozen=True)
 class PassedOver:
@@ -371,6 +390,10 @@ class SiteSnapshot:
     # The handshake of the host scanned when the page is on another host (`tls` is the page's): visitors meet its
     # certificate first, at the redirect. None when the page is on the host scanned.
     entry_tls: TlsHandshake | None = None
+    # www.<domain>'s HTTPS (one handshake, no probes) when the page is at the registered domain and its HSTS policy
+    # includes subdomains: browsers that keep the policy send every visit to www over HTTPS. None when not asked, or
+    # www has no address the scan may reach.
+    www_tls: TlsHandshake | None = None
 
     @property
     def final(self) -> HttpResponse | None:

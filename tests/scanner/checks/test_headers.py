@@ -607,6 +607,19 @@ def test_hsts_over_a_certificate_outside_its_dates_is_ignored(not_before, not_af
     assert said in note("Strict-Transport-Security", headers, tls=tls)
 
 
+def test_hsts_over_a_certificate_for_other_names_is_ignored_and_the_note_says_which_names() -> None:
+    names = ("shop.example.net", "cdn.example.net", "x" * 300, "a.example.net", "b.example.net")
+    tls = make_handshake("example.com", make_certificate(names=names))
+    headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains")]
+
+    assert outcomes("Strict-Transport-Security", headers, tls=tls) == ["hsts.ignored_tls_error"]
+    # at most three names, none longer than a host name can be (it said "does not match the host name")
+    assert note("Strict-Transport-Security", headers, tls=tls) == (
+        f"certificate problem: the certificate names shop.example.net, cdn.example.net, {'x' * 253}… and 2 more, "
+        "not example.com"
+    )
+
+
 def test_hsts_over_a_certificate_within_its_dates_counts() -> None:
     tls = make_handshake(certificate=make_certificate(not_after=FIXED_NOW + timedelta(days=60)))
     headers = [("Strict-Transport-Security", "max-age=63072000; includeSubDomains")]

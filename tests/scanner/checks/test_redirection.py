@@ -1,11 +1,12 @@
 """HTTP -> HTTPS redirection, judged from the http:// form of the host."""
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
-from tests.factories import make_response, make_snapshot
+from tests.factories import make_certificate, make_handshake, make_response, make_snapshot
 from websec_app.scanner.checks.redirection import check_redirection
 from websec_app.scanner.scan import grade_snapshot
-from websec_app.scanner.snapshot import Failure, FetchChain
+from websec_app.scanner.snapshot import Failure, FetchChain, SiteSnapshot, TlsHandshake
 from websec_app.scanner.target import parse_target
 
 
@@ -240,3 +241,67 @@ def test_the_fixes_name_the_host_scanned_not_the_page_it_ends_on() -> None:
         first_hop["fix"]
         == "Redirect http://example.com/ straight to https://example.com/ first, then to any other host."
     )
+
+
+# -- www under a policy that includes subdomains (redirect.www_without_https) ---------------------------------
+
+
+def _apex(www_tls: TlsHandshake | None, *, page_tls: TlsHandshake | None = None) -> SiteSnapshot:
+    """example.com's page, served with HSTS includeSubDomains, and what www.example.com's port 443 did."""
+    upgrade = chain(redirect("http://example.com/", "https://example.com/"), make_response("https://example.com/"))
+    return make_snapshot(
+        "https://example.com/",
+        headers={"Strict-Transport-Security": "max-age=63072000; includeSubDomains; preload"},
+        http_upgrade=upgrade,
+        tls=page_tls or make_handshake("example.com"),
+        www_tls=www_tls,
+    )
+
+
+REFUSED = Failure("unreachable", "connection refused on port 443")
+
+
+def test_a_www_that_refuses_https_under_the_policy_is_reported_with_no_points() -> None:
+    report = grade_snapshot(_apex(make_handshake("www.example.com", failure=REFUSED, chain=()))).to_dict()
+    [www] = [f for f in report["redirection"]["findings"] if f["check"] == "redirect.www_without_https"]
+    assert www["note"] == (
+        "www.example.com answers no HTTPS (connection refused on port 443): the HSTS policy of example.com includes "
+        "subdomains, so a browser that keeps it opens www.example.com over HTTPS only, and stops at that error"
+    )
+    assert (www["deduction"], www["subjects"], report["redirection"]["deduction"]) == (0, ["www.example.com"], 0)
+    assert www["fix"].startswith("Serve https://www.example.com/ with a certificate that covers www.example.com")
+    # and the preload note no longer tells the site to submit the domain, which hstspreload.org would refuse
+    assert report["headers"]["Strict-Transport-Security"]["note"] == (
+        "preload is requested, but hstspreload.org refuses the domain while www.example.com answers no HTTPS "
+        "(connection refused on port 443): once preloaded, no browser could open www.example.com"
+    )
+
+
+def test_a_www_served_with_the_domain_s_certificate_alone_is_named_with_what_it_covers() -> None:
+    apex_only = make_certificate(names=("example.com",))
+    [finding] = [
+        f
+        for f in check_redirection(_apex(make_handshake("www.example.com", apex_only))).findings
+        if f.outcome == "redirect.www_without_https"
+    ]
+    assert (finding.note or "").startswith(
+        "www.example.com is served with a certificate browsers refuse (the certificate names example.com, not "
+        "www.example.com):"
+    )
+
+
+def test_a_www_that_works_or_was_not_asked_is_not_reported() -> None:
+    for www_tls in (make_handshake("www.example.com"), None):
+        assert "redirect.www_without_https" not in [f.outcome for f in check_redirection(_apex(www_tls)).findings]
+    # and the preload note stands as it was
+    note = grade_snapshot(_apex(None)).to_dict()["headers"]["Strict-Transport-Security"]["note"]
+    assert note == "preload is requested; submit the domain at hstspreload.org to be built into browsers"
+
+
+def test_a_page_whose_own_certificate_is_refused_sets_no_policy_to_send_browsers_to_www() -> None:
+    # RFC 6797 §8.1: browsers keep no policy from a response with a certificate error (hsts.ignored_tls_error)
+    expired = make_certificate(names=("example.com",), not_after=datetime(2020, 1, 1, tzinfo=UTC))
+    snapshot = _apex(
+        make_handshake("www.example.com", failure=REFUSED, chain=()), page_tls=make_handshake("example.com", expired)
+    )
+    assert "redirect.www_without_https" not in [f.outcome for f in check_redirection(snapshot).findings]

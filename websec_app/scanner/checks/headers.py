@@ -48,6 +48,7 @@ from . import csp, csp_bypass
 from ._header_details import header_details
 from ._shown import MAX_SHOWN, listed
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
+from .redirection import www_without_https
 
 SECTION = "headers"
 CSP = "Content-Security-Policy"
@@ -88,7 +89,7 @@ def check_headers(snapshot: SiteSnapshot) -> CheckResult:
     metas = tuple(meta for meta in every_meta if not meta.inert)
     findings = [
         *csp_findings,
-        *_strict_transport_security(final, snapshot.tls, snapshot.fetched_at),
+        *_strict_transport_security(final, snapshot.tls, snapshot.fetched_at, www_without_https(snapshot)),
         *_x_frame_options(headers, evaluation, metas),
         *_x_content_type_options(headers),
         *_referrer_policy(headers, metas),
@@ -340,7 +341,11 @@ def _eval_finding(evaluation: csp.CspEvaluation) -> Finding:
 # --- Strict-Transport-Security -------------------------------------------------------------------
 
 
-def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None, now: datetime) -> list[Finding]:
+def _strict_transport_security(
+    final: HttpResponse, tls: TlsHandshake | None, now: datetime, www_fails: tuple[str, str] | None = None
+) -> list[Finding]:
+    """`www_fails`: (www's host, why) when the policy sends browsers to a www without working HTTPS
+    (redirection.www_without_https), which the preload list refuses."""
     values = final.headers.get_all(HSTS)
     if not final.url.lower().startswith("https://"):
         notes = ["the final page was served over plain HTTP"]
@@ -401,17 +406,18 @@ def _strict_transport_security(final: HttpResponse, tls: TlsHandshake | None, no
             "at most 1 year (31536000 seconds) of any max-age"
         )
     if policy.preload:
-        notes.append(_preload_note(values[0], len(values), urlsplit(final.url).hostname or ""))
+        notes.append(_preload_note(values[0], len(values), urlsplit(final.url).hostname or "", www_fails))
     return _with_notes(findings or [_finding("hsts.good", HSTS)], notes)
 
 
-def _preload_note(value: str, fields: int = 1, host: str = "") -> str:
+def _preload_note(value: str, fields: int = 1, host: str = "", www_fails: tuple[str, str] | None = None) -> str:
     """Whether hstspreload.org would take this header for the preload list, read as it reads it (which differs from
     browsers: a quoted max-age, spaces around its "=" or more than 20 digits are errors there). `fields`: how many
     Strict-Transport-Security fields the response had; hstspreload.org refuses more than one
     (response.multiple_headers). `host`: the page's; hstspreload.org takes whole registered domains only
     (domain.go `preloadableDomainLevel`: "www.example.com is a subdomain. Please preload example.com instead") and
-    reads the header from that domain's own first HTTPS response, so for a page on www it names the domain."""
+    reads the header from that domain's own first HTTPS response, so for a page on www it names the domain. It also
+    refuses a domain whose www has no working HTTPS (`www_fails`; domain.go `domain.www.no_tls`)."""
     if fields > 1:
         return (
             f"preload is requested, but hstspreload.org refuses a response with {fields} Strict-Transport-Security "
@@ -422,6 +428,11 @@ def _preload_note(value: str, fields: int = 1, host: str = "") -> str:
         return (
             f"preload is requested; hstspreload.org takes whole registered domains only, so submit {domain} (not "
             f"{host}), whose own HTTPS responses must send this header too"
+        )
+    if reading.eligible and www_fails is not None:
+        return (
+            f"preload is requested, but hstspreload.org refuses the domain while {www_fails[0]} {www_fails[1]}: "
+            f"once preloaded, no browser could open {www_fails[0]}"
         )
     if reading.eligible:
         return "preload is requested; submit the domain at hstspreload.org to be built into browsers"
@@ -434,23 +445,13 @@ def _preload_note(value: str, fields: int = 1, host: str = "") -> str:
 
 
 def _certificate_problem(tls: TlsHandshake | None, url: str, now: datetime) -> str | None:
-    """RFC 6797 §8.1: with "secure transport errors or warnings" browsers ignore the header. Those are an
-    untrusted chain, a name mismatch, and a leaf outside its validity period at the scan's time (the fetch
-    counts the leaf's dates as trusted, since the TLS check grades them itself): what the browser rejects,
-    or None when it accepts the certificate."""
+    """RFC 6797 §8.1: with "secure transport errors or warnings" browsers ignore the header
+    (`TlsHandshake.refused_by_browsers`), or None when they accept the certificate."""
     if tls is None or tls.failure is not None:
         return None  # no handshake data for the host: nothing to hold against the header
     if tls.host.lower() != (urlsplit(url).hostname or "").lower():
         return None
-    leaf = tls.leaf
-    if not tls.trusted:
-        return tls.verify_error or "untrusted"
-    if leaf is not None and (dated := leaf.dated_problem(now)) is not None:
-        kind, words = dated
-        return f"the certificate {words}" if kind == "expired" else f"the certificate is {words}"
-    if not tls.hostname_matches:
-        return "the certificate does not match the host name"
-    return None
+    return tls.refused_by_browsers(now)
 
 
 def _days(seconds: int) -> str:

@@ -162,6 +162,36 @@ def _entry_host_findings(snapshot: SiteSnapshot) -> list[Finding]:
     return [Finding("redirect.host_without_hsts", note=note, fix_note=where)]
 
 
+def www_without_https(snapshot: SiteSnapshot) -> tuple[str, str] | None:
+    """(www's host, why a browser gets no page there) when the page's HSTS policy sends browsers to www over HTTPS
+    (the fetch asked www only then: `SiteSnapshot.www_tls`) and www's HTTPS fails them; None when it works, or was not
+    asked. Not when the page's own certificate is refused: browsers then keep no policy from it (RFC 6797 §8.1, the
+    headers section's hsts.ignored_tls_error)."""
+    www, page = snapshot.www_tls, snapshot.tls
+    if www is None or page is None or page.failure is not None or page.refused_by_browsers(snapshot.fetched_at):
+        return None
+    if www.failure is not None:
+        return www.host, f"answers no HTTPS ({shown(www.failure.message, 300)})"
+    refused = "the server sent no certificate" if www.leaf is None else www.refused_by_browsers(snapshot.fetched_at)
+    return None if refused is None else (www.host, f"is served with a certificate browsers refuse ({refused})")
+
+
+def _www_findings(snapshot: SiteSnapshot) -> list[Finding]:
+    """redirect.www_without_https: hstspreload.org's `domain.www.no_tls`, for every site whose policy includes
+    subdomains, since the harm is the same whether the policy is preloaded or kept from a visit: a browser that keeps
+    it upgrades every link to www (http:// ones included) and, on a failed handshake or a refused certificate, shows
+    an error it offers no way past (RFC 6797 §12.1)."""
+    found = www_without_https(snapshot)
+    if found is None:
+        return []
+    www, problem = found
+    note = (
+        f"{www} {problem}: the HSTS policy of {snapshot.final_target_host} includes subdomains, so a browser that "
+        f"keeps it opens {www} over HTTPS only, and stops at that error"
+    )
+    return [Finding("redirect.www_without_https", subject=www, note=note, fix_vars={"www": www})]
+
+
 def check_redirection(snapshot: SiteSnapshot) -> CheckResult:
     details: dict[str, Any] = {"main_chain": _chain_json(snapshot.main)}
     chain = snapshot.http_upgrade
@@ -172,7 +202,7 @@ def check_redirection(snapshot: SiteSnapshot) -> CheckResult:
     if chain.failure is not None:
         details["error"] = shown(chain.failure.message)  # it may quote a Location of the 100 KiB head
     host = snapshot.target.host
-    findings = (*_upgrade_findings(chain, host), *_entry_host_findings(snapshot))
+    findings = (*_upgrade_findings(chain, host), *_entry_host_findings(snapshot), *_www_findings(snapshot))
     # The fixes speak of the host scanned, whose redirects these are, not of the final page's (http://example.com/
     # was told to redirect http://www.example.com/ when it went to www first)
     return CheckResult("redirection", findings, details, fix_context={"host": host})

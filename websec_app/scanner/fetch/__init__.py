@@ -20,7 +20,9 @@ import httpx
 
 from ...clock import clock_for
 from ...settings import Settings
-from ..errors import TargetUnreachable
+from ..errors import TargetRefused, TargetUnreachable
+from ..records.header_values import parse_hsts
+from ..registrable import registrable_domain
 from ..request_headers import OriginHeaders
 from ..snapshot import (
     CorsProbe,
@@ -32,14 +34,14 @@ from ..snapshot import (
     Timing,
     TlsHandshake,
 )
-from ..target import Target, parse_target
+from ..target import Target, ip_literal, parse_target
 from .cors_origins import cors_probe_origins, foreign_probe_needed
 from .dns import fetch_dns
 from .guard import ensure_port_allowed
 from .http import ChainCookies, SharedFetches, describe_error, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
 from .resolve import Pinner, Resolver
-from .tls import pinned_tls
+from .tls import fetch_tls, pinned_tls
 
 __all__ = ["fetch_snapshot"]
 
@@ -148,6 +150,42 @@ def _tls_for(target: Target, pinner: Pinner, settings: Settings) -> Awaitable[Tl
 
 
 _OUT_OF_TIME = Failure("timeout", "the scan's time budget ran out")
+
+
+def _covered_www(final_target: Target, final: HttpResponse | None) -> str | None:
+    """www.<domain> when the page is at a registered domain over HTTPS on port 443 and its HSTS policy (the first
+    Strict-Transport-Security field with a max-age, as browsers keep it) includes subdomains: a browser that keeps the
+    policy sends every visit to www over HTTPS, where a failed handshake or a bad certificate cannot be clicked
+    through (RFC 6797 §8.4, §12.1; hstspreload.org's `domain.www.no_tls`)."""
+    host = final_target.host
+    if final is None or final_target.scheme != "https" or final_target.port != 443 or ip_literal(host) is not None:
+        return None
+    if registrable_domain(host) != host:
+        return None
+    values = final.headers.get_all("strict-transport-security")
+    policy = parse_hsts(values[0]) if values else None
+    if policy is None or policy.error or not policy.max_age or not policy.include_subdomains:
+        return None
+    return f"www.{host}"
+
+
+def _scanned_www(www: str | None, tls_target: Target, handshake: TlsHandshake) -> TlsHandshake | None:
+    """www's HTTPS when www is the host scanned, at http:// (at https:// the scan went through it): the handshake the
+    scan made with its port 443, when it failed. One with a certificate is the TLS section's (the address scanned)."""
+    if www is None or (tls_target.host, tls_target.port) != (www, 443) or handshake.failure is None:
+        return None
+    return handshake
+
+
+async def _www_tls(host: str, pinner: Pinner, settings: Settings) -> TlsHandshake | None:
+    """`host`'s HTTPS on port 443, one handshake without the probes (whether a browser gets through is the
+    question, not how well it is served). None when the name has no address, its lookup fails, or the guard refuses
+    its address: nothing a browser is sent to, or nothing this scan may reach."""
+    try:
+        address = await pinner.pin(host, 443)
+    except (TargetUnreachable, TargetRefused):
+        return None
+    return await fetch_tls(host, 443, address, settings, probes=False, pinner=pinner)
 
 
 def _kept_alive(response: HttpResponse | None) -> bool:
@@ -288,6 +326,11 @@ async def fetch_snapshot(
                     )
                 )
                 side.append(final_tls_task)
+            www = _covered_www(final_target, main.final)
+            www_task: asyncio.Future[TlsHandshake | None] | None = None
+            if www is not None and www != target.host:
+                www_task = asyncio.ensure_future(clock.run("tls_www", _www_tls(www, pinner, settings), None))
+                side.append(www_task)
             await asyncio.gather(*side)
         except BaseException:
             for task in side:
@@ -304,6 +347,7 @@ async def fetch_snapshot(
         security_txt=security_txt_task.result(),
         tls=(final_tls_task or tls_task).result(),
         entry_tls=tls_task.result() if final_tls_task is not None else None,
+        www_tls=www_task.result() if www_task is not None else _scanned_www(www, tls_target, tls_task.result()),
         dns=dns_task.result(),
         mta_sts_policy=mta_sts_task.result()[0],
         mta_sts_tls=mta_sts_task.result()[1],
