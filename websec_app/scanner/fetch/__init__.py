@@ -21,7 +21,6 @@ import httpx
 from ...clock import clock_for
 from ...settings import Settings
 from ..errors import TargetRefused, TargetUnreachable
-from ..records.header_values import parse_hsts
 from ..registrable import registrable_domain
 from ..request_headers import OriginHeaders
 from ..snapshot import (
@@ -163,8 +162,13 @@ def _covered_www(final_target: Target, final: HttpResponse | None) -> str | None
     if registrable_domain(host) != host:
         return None
     values = final.headers.get_all("strict-transport-security")
-    policy = parse_hsts(values[0]) if values else None
-    if policy is None or policy.error or not policy.max_age or not policy.include_subdomains:
+    if not values:
+        return None
+    # Imported here, once the page is in, as _security_txt_at's parser: not before the fetch starts (issue 14)
+    from ..records.header_values import parse_hsts
+
+    policy = parse_hsts(values[0])
+    if policy.error or not policy.max_age or not policy.include_subdomains:
         return None
     return f"www.{host}"
 
