@@ -314,10 +314,20 @@ XFO_CASES = [
 ]
 
 
-def cookie_case(title: str, obs: str, lines: list[str], ours: tuple[str, ...], hsts: str | None = None) -> Case:
+def cookie_case(
+    title: str, obs: str, lines: list[str], ours: tuple[str, ...], hsts: str | None = None, why: str | None = None
+) -> Case:
     given: dict[str, Any] = {"cookies": lines} if hsts is None else {"cookies": lines, "hsts": hsts}
     names = " + ".join(line.split("=", 1)[0] for line in lines)
-    return Case(f"{COOKIES_TEST}: {title}", f"#0 {names}" + (f", hsts={hsts!r}" if hsts else ""), obs, given, ours)
+    label = f"#0 {names}" + (f", hsts={hsts!r}" if hsts else "")
+    return Case(f"{COOKIES_TEST}: {title}", label, obs, given, ours, why)
+
+
+#: Why a Domain cookie under a policy without includeSubDomains is not protected by it (the MDN cases set both)
+DOMAIN_COOKIE_BEYOND_HSTS = (
+    "Domain=mozilla.org sends the cookie to every subdomain too, and max-age=15768000 without includeSubDomains "
+    "covers mozilla.org alone (RFC 6797 §8.2): a request to a subdomain over plain HTTP carries it in clear"
+)
 
 
 # "secure with httponly sessions and samesite" and "...not awarded if not all cookies samesite" assert that the
@@ -396,6 +406,7 @@ COOKIE_CASES = [
         ["foo=bar; Domain=mozilla.org; Path=/"],
         ("cookie.no_secure", "cookie.no_httponly", "cookie.no_samesite"),
         hsts="max-age=15768000",
+        why=DOMAIN_COOKIE_BEYOND_HSTS,
     ),
     cookie_case(
         "checks session cookie no secure but hsts",
@@ -403,6 +414,7 @@ COOKIE_CASES = [
         ["SESSIONID=bar; Domain=mozilla.org; Path=/; HttpOnly"],
         ("cookie.session_no_secure", "cookie.session_no_samesite", "cookie.broad_domain"),
         hsts="max-age=15768000",
+        why=DOMAIN_COOKIE_BEYOND_HSTS,
     ),
     cookie_case(
         "checks no secure",

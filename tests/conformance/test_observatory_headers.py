@@ -1038,14 +1038,14 @@ COOKIE_CASES = [
         "#0 foo, hsts='max-age=15768000'",
         "cookies-without-secure-flag-but-protected-by-hsts",
         {"cookies": ["foo=bar; Path=/"], "hsts": "max-age=15768000"},
-        ("cookie.no_secure", "cookie.no_httponly", "cookie.no_samesite"),
+        ("cookie.no_secure_hsts", "cookie.no_httponly", "cookie.no_samesite"),
     ),
     Case(
         "TestCookies.test_session_cookie_no_secure_but_hsts",
         "#0 SESSIONID, hsts='max-age=15768000'",
         "cookies-session-without-secure-flag-but-protected-by-hsts",
         {"cookies": ["SESSIONID=bar; Path=/; HttpOnly"], "hsts": "max-age=15768000"},
-        ("cookie.session_no_secure", "cookie.session_no_samesite"),
+        ("cookie.session_no_secure_hsts", "cookie.session_no_samesite"),
     ),
     Case(
         "TestCookies.test_no_secure",

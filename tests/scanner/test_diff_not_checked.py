@@ -29,7 +29,8 @@ def names(changes: tuple[Any, ...]) -> list[tuple[str, str]]:
 async def test_a_scan_blocked_once_neither_fixes_nor_brings_back_the_sites_findings(
     site_factory: SiteFactory, scan_settings: Settings
 ) -> None:
-    # Given a site without CSP whose session cookie lacks Secure, once answered by a Cloudflare challenge
+    # Given a site without CSP whose session cookie lacks Secure (its HSTS policy keeps the cookie off plain HTTP),
+    # once answered by a Cloudflare challenge
     site = catalog.best_practices(
         site_factory.unique_host("blocked-once"),
         remove_headers=["Content-Security-Policy"],
@@ -42,7 +43,7 @@ async def test_a_scan_blocked_once_neither_fixes_nor_brings_back_the_sites_findi
     blocked = (await scan(running.url, scan_settings)).to_dict(pro=True, include_fix=True)
     switch.blocked = False
     again = (await scan(running.url, scan_settings)).to_dict(pro=True, include_fix=True)
-    assert {("headers", "Content-Security-Policy"), ("cookies", "cookie.session_no_secure")} <= set(
+    assert {("headers", "Content-Security-Policy"), ("cookies", "cookie.session_no_secure_hsts")} <= set(
         names(diff_reports({}, normal).new)
     )
 

@@ -20,8 +20,8 @@ from websec_app.usecases.monitors import alert_reasons
 async def test_a_second_cookie_without_secure_is_new_and_alerts_and_its_removal_is_fixed(
     site_factory: SiteFactory, scan_settings: Settings
 ) -> None:
-    # Given a site whose session cookie lacks Secure
-    site = catalog.best_practices(site_factory.unique_host("cookies"))
+    # Given a site whose session cookie lacks Secure, with no HSTS policy to keep it off plain HTTP
+    site = catalog.best_practices(site_factory.unique_host("cookies"), remove_headers=["Strict-Transport-Security"])
     home = site.routes["/"]
     assert isinstance(home, Response)
     state: dict[str, Any] = {

@@ -95,8 +95,11 @@ def reports(
     worst_scan = scanned(worst_site.url, scan_settings)
     worst, free = worst_scan.to_dict(), worst_scan.to_dict(pro=False, include_fix=False)
     best = scanned(best_site.url, scan_settings).to_dict()
+    # a session cookie for every subdomain, sent cross-site, without Secure or HttpOnly: B, its points all in the
+    # locked cookies section (without SameSite=None and Domain the site's HSTS would leave it an A)
+    cookie_host = site_factory.unique_host("cookie-only")
     cookie_site = site_factory(
-        catalog.best_practices(site_factory.unique_host("cookie-only"), cookie="sid=abc; Path=/")
+        catalog.best_practices(cookie_host, cookie=f"sid=abc; Path=/; SameSite=None; Domain={cookie_host}")
     )
     cookie_free = scanned(cookie_site.url, scan_settings).to_dict(pro=False, include_fix=False)
     c_site = site_factory(
@@ -207,7 +210,8 @@ def test_the_score_chart_shows_where_the_points_went(page: Page, app: App, repor
 def test_a_free_report_whose_points_went_in_locked_sections_shows_where_they_went(
     page: Page, app: App, reports: Reports
 ) -> None:
-    # Given a free report graded B whose only problems (a session cookie without flags) are in a locked section
+    # Given a free report graded B whose only problems (a session cookie without Secure and HttpOnly) are in a
+    # locked section
     open_report(page, app, reports.cookie_free)
     score = int(page.get_by_test_id("score").inner_text())
 

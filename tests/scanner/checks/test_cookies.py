@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from tests.factories import make_response, make_snapshot
+from tests.factories import make_certificate, make_handshake, make_response, make_snapshot
 from websec_app.scanner.checks.cookies import check_cookies, classify
 from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
 from websec_app.scanner.rules import default_rulebook
 from websec_app.scanner.scan import grade_snapshot
-from websec_app.scanner.snapshot import FetchChain
+from websec_app.scanner.snapshot import FetchChain, TlsHandshake
 
 CONTEXT = {"host": "www.example.com", "domain": "example.com", "origin": "https://www.example.com"}
 
@@ -700,3 +700,60 @@ def test_a_cookie_named_in_utf8_is_reported_by_its_characters() -> None:
     # Then the report names the first as DevTools does (Jürgen, not JÃ¼rgen), and the second as it came
     assert {f.subject for f in result.findings} == {"Jürgen", "caf\xe9"}
     assert [c["name"] for c in result.details["cookies"]] == ["Jürgen", "caf\xe9"]
+
+
+# --- a cookie without Secure under the page's HSTS policy -------------------------------------
+
+
+def under_hsts(*lines: str, hsts: str = "max-age=63072000", page_tls: TlsHandshake | None = None) -> CheckResult:
+    """The cookies of https://www.example.com/, whose page sends `hsts` over a certificate browsers accept."""
+    return check_cookies(
+        make_snapshot(
+            "https://www.example.com/",
+            headers=[("Strict-Transport-Security", hsts), *(("Set-Cookie", line) for line in lines)],
+            tls=page_tls or make_handshake("www.example.com"),
+        )
+    )
+
+
+def test_a_session_cookie_without_secure_under_hsts_loses_a_quarter_of_the_points_and_says_why() -> None:
+    # Mozilla's Observatory: "cookies-session-without-secure-flag-but-protected-by-hsts" (10 of its 40)
+    result = under_hsts("sessionid=abc; Path=/; HttpOnly; SameSite=Lax")
+    [finding] = result.findings
+    assert finding.outcome == "cookie.session_no_secure_hsts"
+    assert finding.note == (
+        "sessionid: the HSTS policy of www.example.com (max-age=63072000) keeps it off plain HTTP in browsers that "
+        "hold the policy; Secure keeps it off in the others"
+    )
+    assert section(result)["deduction"] == 3  # 10 without the policy
+    assert outcomes(under_hsts("csrftoken=x; Path=/; SameSite=Lax")) == {"cookie.csrf_no_secure_hsts"}
+    assert outcomes(under_hsts("theme=dark; Path=/; HttpOnly; SameSite=Lax")) == {"cookie.no_secure_hsts"}
+
+
+@pytest.mark.parametrize(
+    ("line", "hsts", "protected"),
+    [
+        # a host-only cookie of the page's host: any policy of six months or more
+        ("sid=a; Path=/; HttpOnly; SameSite=Lax", "max-age=15768000", True),
+        ("sid=a; Path=/; HttpOnly; SameSite=Lax", "max-age=15767999", False),  # lapses before the cookie would
+        ("sid=a; Path=/; HttpOnly; SameSite=Lax", "max-age=0", False),
+        ("sid=a; Path=/; HttpOnly; SameSite=Lax", "max-age=63072000; max-age=1", False),  # browsers ignore it
+        # a Domain cookie goes to every subdomain: only includeSubDomains covers them
+        ("sid=a; Path=/; HttpOnly; SameSite=Lax; Domain=www.example.com", "max-age=63072000", False),
+        ("sid=a; Path=/; HttpOnly; SameSite=Lax; Domain=www.example.com", "max-age=63072000; includeSubDomains", True),
+        # and one for the whole domain is sent to example.com and its other names, which www's policy never covers
+        ("sid=a; Path=/; HttpOnly; SameSite=Lax; Domain=example.com", "max-age=63072000; includeSubDomains", False),
+    ],
+)
+def test_hsts_protects_a_cookie_only_where_every_host_it_goes_to_is_under_the_policy(
+    line: str, hsts: str, protected: bool
+) -> None:
+    found = outcomes(under_hsts(line, hsts=hsts)) & {"cookie.session_no_secure", "cookie.session_no_secure_hsts"}
+    assert found == {"cookie.session_no_secure_hsts" if protected else "cookie.session_no_secure"}
+
+
+def test_a_policy_sent_over_a_certificate_browsers_refuse_protects_no_cookie() -> None:
+    # RFC 6797 §8.1: browsers keep no policy from a response with a certificate error
+    refused = make_handshake("www.example.com", make_certificate(names=("other.example.net",)))
+    found = outcomes(under_hsts("sid=a; Path=/; HttpOnly; SameSite=Lax", page_tls=refused))
+    assert found == {"cookie.session_no_secure"}

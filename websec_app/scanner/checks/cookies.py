@@ -19,7 +19,7 @@ Cookie values never leave this module: the report names cookies, never their con
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,6 +37,7 @@ from ..records.cookies import (
     storage_key,
 )
 from ..records.header_text import as_utf8
+from ..records.header_values import parse_hsts
 from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
@@ -144,6 +145,15 @@ MAX_GRADED_UNSTORED = DOMAIN_MAX_COOKIES
 _GRADED, _SUPERSEDED, _EVICTED, _PAST_BOUND = 0, 1, 2, 3
 
 _NO_SECURE = {"session": "cookie.session_no_secure", "csrf": "cookie.csrf_no_secure", "other": "cookie.no_secure"}
+#: The same, for a cookie the page's HSTS policy keeps off plain HTTP while browsers hold it (_Hsts.covers)
+_NO_SECURE_UNDER_HSTS = {
+    "session": "cookie.session_no_secure_hsts",
+    "csrf": "cookie.csrf_no_secure_hsts",
+    "other": "cookie.no_secure_hsts",
+}
+#: Mozilla's Observatory counts HSTS as protecting cookies from max-age=15768000 (six months, where websec's
+#: hsts.short_max_age ends): a shorter policy lapses long before the cookies it would protect.
+HSTS_PROTECTS_FROM_SECONDS = 15_768_000
 _NO_HTTPONLY = {"session": "cookie.session_no_httponly", "other": "cookie.no_httponly"}
 _NO_SAMESITE = {
     "session": "cookie.session_no_samesite",
@@ -206,9 +216,56 @@ def _judge_infrastructure(cookie: ParsedCookie) -> list[Finding]:
     return [Finding("cookie.infrastructure_no_secure", name, note, {"cookie": shown(name)})]
 
 
-def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str, plain_http_site: bool) -> list[Finding]:
+@dataclass(frozen=True)
+class _Hsts:
+    """The final page's HSTS policy, as browsers keep it, when it protects cookies (`_page_hsts`)."""
+
+    host: str
+    max_age: int
+    include_subdomains: bool
+
+    def covers(self, cookie: ParsedCookie, url: str) -> bool:
+        """Whether every host the cookie is sent to is under the policy (RFC 6797 §8.3: a browser holding it
+        requests them over HTTPS only, so the cookie never goes out in clear): a host-only cookie of the policy's
+        host (or of a host below it, with includeSubDomains); a Domain cookie only with includeSubDomains, its
+        domain the policy's host or below it."""
+        domain = scope_domain(cookie, url)
+        if domain is None:
+            host = (urlsplit(url).hostname or "").lower()
+            return host == self.host or (self.include_subdomains and host.endswith("." + self.host))
+        return self.include_subdomains and (domain == self.host or domain.endswith("." + self.host))
+
+    @property
+    def words(self) -> str:
+        subdomains = "; includeSubDomains" if self.include_subdomains else ""
+        return f"the HSTS policy of {self.host} (max-age={self.max_age}{subdomains})"
+
+
+def _page_hsts(snapshot: SiteSnapshot) -> _Hsts | None:
+    """The final page's HSTS policy when browsers keep it (RFC 6797 §8.1: its first Strict-Transport-Security
+    field, valid, over HTTPS with a certificate they accept) for at least HSTS_PROTECTS_FROM_SECONDS."""
+    final, tls = snapshot.main.final, snapshot.tls
+    if final is None or urlsplit(final.url).scheme != "https" or tls is None or tls.failure is not None:
+        return None
+    host = (urlsplit(final.url).hostname or "").lower()
+    values = final.headers.get_all("strict-transport-security")
+    if not values or ip_literal(host) is not None or tls.host.lower() != host:
+        return None
+    policy = parse_hsts(values[0])
+    if (
+        policy.error
+        or (policy.max_age or 0) < HSTS_PROTECTS_FROM_SECONDS
+        or tls.refused_by_browsers(snapshot.fetched_at)
+    ):
+        return None
+    return _Hsts(host, policy.max_age or 0, policy.include_subdomains)
+
+
+def _judge(
+    cookie: ParsedCookie, response: HttpResponse, kind: str, plain_http_site: bool, hsts: _Hsts | None
+) -> list[Finding]:
     """The findings for one stored cookie (not a deletion, not rejected). `plain_http_site`: the final page
-    is plain HTTP."""
+    is plain HTTP; `hsts`: its HSTS policy when browsers keep it long enough to protect cookies."""
     if kind == "infrastructure":
         return _judge_infrastructure(cookie)
     name = cookie.name
@@ -240,7 +297,15 @@ def _judge(cookie: ParsedCookie, response: HttpResponse, kind: str, plain_http_s
                 f"{name}: the site's plain-HTTP page sets it, and visitors who arrive over HTTP stay there; redirect "
                 "HTTP to HTTPS and set cookies only on the HTTPS pages"
             )
-        findings.append(Finding(_NO_SECURE[kind], name, note, fix_vars))
+        outcome = _NO_SECURE[kind]
+        if note is None and hsts is not None and hsts.covers(cookie, response.url):
+            # Mozilla's Observatory: "cookies-without-secure-flag-but-protected-by-hsts", a quarter of the penalty
+            outcome = _NO_SECURE_UNDER_HSTS[kind]
+            note = (
+                f"{name}: {hsts.words} keeps it off plain HTTP in browsers that hold the policy; Secure keeps it "
+                "off in the others"
+            )
+        findings.append(Finding(outcome, name, note, fix_vars))
 
     if not cookie.httponly and kind in _NO_HTTPONLY:
         findings.append(Finding(_NO_HTTPONLY[kind], name, None, fix_vars))
@@ -386,6 +451,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
     now = snapshot.fetched_at
     final = snapshot.main.final
     plain_http_site = final is not None and urlsplit(final.url).scheme == "http"
+    hsts = _page_hsts(snapshot)
     findings: list[Finding] = []
     cookies: list[dict[str, Any]] = []  # the first LIST_LIMIT graded
     ignored: list[dict[str, str]] = []
@@ -439,7 +505,7 @@ def check_cookies(snapshot: SiteSnapshot) -> CheckResult:
                 parsed = replace(parsed, name=as_utf8(parsed.name))
                 earlier = fates.replaced_in_response.get((index, line_index), 0)
                 cookie_findings = _line_findings(
-                    parsed, response, kind, refused, deletes, where, plain_http_site, earlier
+                    parsed, response, kind, refused, deletes, where, plain_http_site, earlier, hsts
                 )
                 for finding in cookie_findings:
                     if finding.outcome not in _WHERE_NOT_NOTED:
@@ -518,16 +584,17 @@ def _line_findings(
     where: str,
     plain_http_site: bool,
     earlier: int,
+    hsts: _Hsts | None,
 ) -> list[Finding]:
     """The findings for one graded line; `where` says which response set it when not the final page, `earlier` how
-    many earlier lines of its response it replaced."""
+    many earlier lines of its response it replaced, `hsts` the page's policy when it protects cookies."""
     if refused is not None:
         outcome = "cookie.prefix_violation" if refused.kind == "prefix" else "cookie.rejected"
         cookie_findings = [Finding(outcome, parsed.name, f"{parsed.name}{where}: {refused.reason}")]
     elif deletes:
         cookie_findings = []  # clearing a cookie: its flags protect nothing
     else:
-        cookie_findings = _judge(parsed, response, kind, plain_http_site)
+        cookie_findings = _judge(parsed, response, kind, plain_http_site, hsts)
         if where:  # say which response set it when it was not the final page
             cookie_findings = [replace(f, more_notes=(*f.more_notes, f"{f.subject}{where}")) for f in cookie_findings]
     if not cookie_findings and not deletes:
