@@ -7,14 +7,17 @@ only when the page's policy covers it."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from tests.fixtures import catalog
+from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.sites import Redirect, RunningSite, Site, SiteFactory, TlsConfig, html
 from websec_app.scanner import scan
-from websec_app.scanner.fetch import fetch_snapshot
+from websec_app.scanner.fetch import _www_tls, fetch_snapshot
+from websec_app.scanner.fetch.resolve import Pinner, Resolver
 from websec_app.scanner.target import parse_target
 from websec_app.settings import Settings
 
@@ -123,3 +126,14 @@ async def test_an_http_www_that_redirects_to_the_domain_is_judged_on_the_handsha
     assert report["final_url"] == f"https://{host}/"
     [finding] = _www_findings(report)
     assert finding["note"].startswith(f"www.{host} answers no HTTPS (connection refused")
+
+
+async def test_a_www_whose_address_the_guard_refuses_is_not_connected_to(
+    dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    # Given the guard on (as in production) and a www whose name resolves inward: www.<domain> is a name the scanned
+    # site's owner chooses, so it is guarded as every other name the scan reaches
+    guarded = dataclasses.replace(scan_settings, allow_private_targets=False)
+    dns_server.set("www.inward-www.test", "A", "10.0.0.1")
+    # Then the handshake is not made (a handshake there would be a failure recorded, not None)
+    assert await _www_tls("www.inward-www.test", Pinner(Resolver(guarded), guarded), guarded) is None
