@@ -37,7 +37,7 @@ from ..records.cookies import (
     storage_key,
 )
 from ..records.header_text import as_utf8
-from ..records.header_values import parse_hsts
+from ..records.header_values import kept_hsts
 from ..registrable import registrable_domain
 from ..rules import default_rulebook
 from ..snapshot import HttpResponse, SiteSnapshot
@@ -248,17 +248,13 @@ def _page_hsts(snapshot: SiteSnapshot) -> _Hsts | None:
     if final is None or urlsplit(final.url).scheme != "https" or tls is None or tls.failure is not None:
         return None
     host = (urlsplit(final.url).hostname or "").lower()
-    values = final.headers.get_all("strict-transport-security")
-    if not values or ip_literal(host) is not None or tls.host.lower() != host:
+    policy = kept_hsts(final.headers.get_all("strict-transport-security"))
+    if policy is None or ip_literal(host) is not None or tls.host.lower() != host:
         return None
-    policy = parse_hsts(values[0])
-    if (
-        policy.error
-        or (policy.max_age or 0) < HSTS_PROTECTS_FROM_SECONDS
-        or tls.refused_by_browsers(snapshot.fetched_at)
-    ):
+    max_age = policy.max_age or 0
+    if max_age < HSTS_PROTECTS_FROM_SECONDS or tls.refused_by_browsers(snapshot.fetched_at):
         return None
-    return _Hsts(host, policy.max_age or 0, policy.include_subdomains)
+    return _Hsts(host, max_age, policy.include_subdomains)
 
 
 def _judge(

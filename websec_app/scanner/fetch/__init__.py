@@ -165,12 +165,10 @@ def _covered_www(final_target: Target, final: HttpResponse | None) -> str | None
     if not values:
         return None
     # Imported here, once the page is in, as _security_txt_at's parser: not before the fetch starts (issue 14)
-    from ..records.header_values import parse_hsts
+    from ..records.header_values import kept_hsts
 
-    policy = parse_hsts(values[0])
-    if policy.error or not policy.max_age or not policy.include_subdomains:
-        return None
-    return f"www.{host}"
+    policy = kept_hsts(values)
+    return f"www.{host}" if policy is not None and policy.include_subdomains else None
 
 
 def _scanned_www(www: str | None, tls_target: Target, handshake: TlsHandshake) -> TlsHandshake | None:

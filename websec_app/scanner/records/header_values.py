@@ -7,6 +7,7 @@ Each parser returns a small frozen record; none raises on hostile input. Grading
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .html_tokens import ascii_lower
@@ -123,6 +124,14 @@ def _split_directives(value: str) -> list[str]:
 
 #: What a max-age of more than 18 digits reads as: far past every threshold, and an int every caller can use.
 _HUGE_MAX_AGE = 10**18
+
+
+def kept_hsts(values: Sequence[str]) -> HstsPolicy | None:
+    """The policy browsers keep from a response's Strict-Transport-Security fields (RFC 6797 §8.1: the first field,
+    valid, with a max-age above 0; max-age=0 removes the host instead), or None. Whether the response came over a
+    connection without certificate errors, which §8.1 also asks, is the caller's to know."""
+    policy = parse_hsts(values[0]) if values else None
+    return policy if policy is not None and policy.error is None and policy.max_age else None
 
 
 def parse_hsts(value: str) -> HstsPolicy:
