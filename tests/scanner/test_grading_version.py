@@ -36,7 +36,7 @@ RECORDED = {
     "2026.11.22": "eb0618cdbac01cc0",  # the same table; a host's next address after a dead one, dns.address_down (0)
     "2026.11.23": "eb0618cdbac01cc0",  # the same table; dns.address_down for the MTA-STS policy host as well
     "2026.11.29": "ef4028a7ba2f6503",  # redirect.host_without_hsts (3): the host scanned redirects elsewhere, no HSTS
-    "2026.11.30": "b515400293fb97a3",  # cookies without Secure under HSTS (3, 1, 1); redirect.www_without_https (0)
+    "2026.11.30": "b515400293fb97a3",  # cookies under HSTS (3, 1, 1), a www HSTS cannot reach (0); entry host TLS
 }
 
 

@@ -3,7 +3,7 @@
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from tests.factories import FIXED_NOW, make_certificate, make_handshake, make_snapshot
+from tests.factories import FIXED_NOW, cipher_probes, make_certificate, make_handshake, make_snapshot, protocol_probes
 from websec_app.scanner.checks.tls import check_tls
 from websec_app.scanner.grading import grade
 from websec_app.scanner.hostname import certificate_matches_host
@@ -287,3 +287,41 @@ def test_a_right_certificate_at_the_host_scanned_adds_nothing() -> None:
     ):
         snap = make_snapshot("https://www.example.com/", tls=page, entry_tls=entry)
         assert outcomes(snap) == ["tls.cert_valid"]
+
+
+def test_the_protocols_and_suites_of_the_host_scanned_count_when_the_page_is_on_another_host() -> None:
+    # Given https://example.com/ redirecting to https://www.example.com/, which accepts TLS 1.2 and 1.3 alone, while
+    # example.com's server still accepts TLS 1.0 and a CBC suite: every visitor's first request goes to it
+    page = make_handshake("www.example.com", protocols=protocol_probes(), cipher_probes=cipher_probes())
+    entry = make_handshake(
+        "example.com",
+        protocols=protocol_probes(accepted=("TLSv1.3", "TLSv1.2", "TLSv1")),
+        cipher_probes=cipher_probes({"cbc": "ECDHE-RSA-AES128-SHA"}),
+    )
+    snap = make_snapshot("https://www.example.com/", tls=page, entry_tls=entry)
+
+    # Then the section says so, naming the host, with the page's caps (TLS 1.0: at most B)
+    by_outcome = {f.outcome: f for f in check_tls(snap).findings}
+    assert sorted(by_outcome) == ["tls.cert_valid", "tls.cipher_cbc", "tls.legacy_protocols"]
+    assert by_outcome["tls.legacy_protocols"].note == (
+        "example.com, the address scanned, which redirects to www.example.com: accepts TLS 1.0"
+    )
+    report = grade_snapshot(snap).to_dict(pro=True, include_fix=True)
+    assert {"outcome": "tls.legacy_protocols", "max_grade": "B"} in report["grading"]["caps"]
+    # And the fix, a server setting that names no host, says where to make it
+    [legacy] = [f for f in report["tls"]["findings"] if f["check"] == "tls.legacy_protocols"]
+    assert legacy["fix_note"] == (
+        "Change it for example.com (the server, or server block, that redirects to www.example.com): "
+        "www.example.com's own is right"
+    )
+    # And when the page's server accepts TLS 1.0 too, it is one finding with both notes
+    both = replace(snap, tls=replace(page, protocols=protocol_probes(accepted=("TLSv1.3", "TLSv1.2", "TLSv1"))))
+    [legacy] = [f for f in grade_snapshot(both).to_dict()["tls"]["findings"] if f["check"] == "tls.legacy_protocols"]
+    assert legacy["notes"] == [
+        "accepts TLS 1.0",
+        "example.com, the address scanned, which redirects to www.example.com: accepts TLS 1.0",
+    ]
+    assert legacy["fix_note"] == (
+        "Change it for example.com (the server, or server block, that redirects to www.example.com) and for "
+        "www.example.com"
+    )

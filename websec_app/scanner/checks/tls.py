@@ -484,21 +484,30 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
 def _entry_host_findings(
     snapshot: SiteSnapshot, entry: TlsHandshake, leaf: CertificateInfo, page_tls: TlsHandshake, page_outcomes: set[str]
 ) -> list[Finding]:
-    """The certificate problems of the host scanned when the page is on another host (`SiteSnapshot.entry_tls`).
-    Every visitor who types the address, or follows a link to it, meets that certificate before the redirect, and a
-    browser stops at an expired, untrusted or mismatched one with a full-page error: the page behind it, however
-    well served, is never reached. They count as the page's own would (the same outcomes and caps), each note naming
-    the host. What is right there goes unsaid (the section's `tls.cert_valid` is the page's), and its protocols and
-    suites are left to the page's host, where visitors stay. The fix names the host whose certificate it is (the
-    report's {host} is the page's), or both when the page's certificate has the same problem (one finding)."""
+    """The problems of the host scanned when the page is on another host (`SiteSnapshot.entry_tls`). Every visitor
+    who types the address, or follows a link to it, meets that host before the redirect: a browser stops at an
+    expired, untrusted or mismatched certificate with a full-page error, so the page behind it, however well served,
+    is never reached; and the first request, with the cookies the browser holds for that host, goes over the
+    protocol and suite that host negotiates (SSL Labs grades the name asked). They count as the page's own would (the
+    same outcomes and caps), each note naming the host. What is right there goes unsaid (the section's
+    `tls.cert_valid` is the page's). The fix names the host (the report's {host} is the page's), or both when the
+    page has the same problem (one finding); a server setting's fix, which names no host, says where to make it."""
     name = entry.host if entry.port == 443 else f"{entry.host}:{entry.port}"
     page = page_tls.host if page_tls.port == 443 else f"{page_tls.host}:{page_tls.port}"
     where = f"{name}, the address scanned, which redirects to {page}"
-    found = [
+    certificate = [
         *_certificate_findings(snapshot, entry, leaf),
         *_key_findings(_judged_path(entry, entry.chain[:MAX_CHAIN_SHOWN])),
         *_chain_findings(entry),
     ]
+    server = [*_protocol_findings(entry), *_cipher_findings(entry), *_dh_findings(entry)]
+
+    def fix_note(outcome: str) -> str:
+        scanned = f"{name} (the server, or server block, that redirects to {page})"
+        if outcome in page_outcomes:
+            return f"Change it for {scanned} and for {page}"
+        return f"Change it for {scanned}: {page}'s own is right"
+
     return [
         replace(
             f,
@@ -507,7 +516,8 @@ def _entry_host_findings(
                 **f.fix_vars,
                 "host": f"{page_tls.host} and {entry.host}" if f.outcome in page_outcomes else entry.host,
             },
+            fix_note=fix_note(f.outcome) if is_server_setting else f.fix_note,
         )
-        for f in found
+        for f, is_server_setting in (*((f, False) for f in certificate), *((f, True) for f in server))
         if f.outcome != "tls.cert_valid"
     ]
