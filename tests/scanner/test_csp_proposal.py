@@ -604,3 +604,20 @@ def test_a_cdata_section_in_svg_is_hashed_as_its_characters_taken_literally() ->
     assert sha256(".a{fill:red}") in style_src
     assert sha256("go();") in script_src and sha256("x&a &lt; b> open") in script_src
     assert sha256("<![CDATA[go();]]>") not in script_src
+
+
+def test_google_fonts_stylesheets_get_their_fonts_origin_not_their_own() -> None:
+    # Given the usual Google Fonts link: the CSS API answers with @font-face rules on fonts.gstatic.com
+    head = (
+        '<link rel="preconnect" href="https://fonts.googleapis.com">'
+        '<link rel="stylesheet" href="https://fonts.googleapis.com/css2?family=Roboto&display=swap">'
+        '<link rel="stylesheet" href="https://cdn.example.net/lib.css">'
+    )
+    proposal = propose(html(head, ""))
+    policy = directives(proposal.policy)
+    # Then the fonts are allowed where they are (the proposal allowed fonts.googleapis.com, which serves none, and a
+    # pasted policy blocked the page's fonts), the stylesheet where it is, and another stylesheet's origin as before
+    assert policy["style-src"] == ["'self'", "https://fonts.googleapis.com", "https://cdn.example.net"]
+    assert policy["font-src"] == ["'self'", "https://fonts.gstatic.com", "https://cdn.example.net"]
+    assert policy["img-src"] == ["'self'", "https://cdn.example.net"]
+    assert any("for Google Fonts, from fonts.gstatic.com" in note for note in proposal.notes)

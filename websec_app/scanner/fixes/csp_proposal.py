@@ -21,7 +21,9 @@ handlers it has. Choices, each for a reason:
   what that costs).
 - Fonts: a stylesheet's `@font-face` is invisible without fetching the stylesheet, so font-src is
   'self' (through default-src) plus each stylesheet's origin (relative `url()`s in a stylesheet
-  resolve against it); img-src gets those origins too. `url()`s in inline CSS are read directly.
+  resolve against it); img-src gets those origins too. A known font service's stylesheet names its fonts on
+  another origin (FONTS_OF_STYLESHEET_ORIGIN: Google Fonts' on fonts.gstatic.com): that origin instead.
+  `url()`s in inline CSS are read directly.
 - Origins are scheme://host[:port], `data:`/`blob:` only for images, fonts and media; on an HTTPS
   page `http://` origins are written as `https://` because upgrade-insecure-requests upgrades those
   requests before the CSP check (Fetch "main fetch"). A host that is not a valid CSP host-source
@@ -114,6 +116,11 @@ GENERIC_POLICY = (
 #: Where reCAPTCHA's api.js, the most common script of a host serving JSONP, loads the rest of itself from: a kept
 #: culprit covering it gets the hint to allow this path.
 _RECAPTCHA = HostSource("www.gstatic.com", False, "/recaptcha/")
+#: Stylesheet origins known to serve CSS whose fonts are on another origin, where "each stylesheet's origin" would
+#: allow none of them: Google Fonts' CSS API (fonts.googleapis.com) answers with @font-face rules whose url()s are on
+#: fonts.gstatic.com, and names no image (https://developers.google.com/fonts/docs/css2). A policy pasted as
+#: proposed would otherwise block the page's fonts until someone read the note.
+FONTS_OF_STYLESHEET_ORIGIN = {"https://fonts.googleapis.com": "https://fonts.gstatic.com"}
 _ROLLOUT = (
     # Not "as the snippets do": the fix note is also printed where no snippet is (the compliance PDF, CI formats)
     "Roll the policy out as Content-Security-Policy-Report-Only first, use the site for a week or two while "
@@ -606,6 +613,9 @@ class _Builder:
         self._inline_elements()
         self._style_attributes()
         for origin in self.stylesheet_origins:  # a stylesheet's relative url()s load from its origin
+            if (fonts := FONTS_OF_STYLESHEET_ORIGIN.get(origin)) is not None:
+                self._add("font-src", fonts)  # ...or, for a known font service, from where its CSS names them
+                continue
             self._add("font-src", origin)
             self._add("img-src", origin)
 
@@ -844,8 +854,9 @@ class _Builder:
         if self.counts["stylesheet"] or self.style_hashes:
             notes.append(
                 "Fonts and images named inside stylesheets are not visible without fetching them: the policy allows "
-                "them from the page's own origin and from each stylesheet's origin. One from elsewhere (such as "
-                "fonts.gstatic.com for Google Fonts) must be added to font-src or img-src"
+                "them from the page's own origin and from each stylesheet's origin (for Google Fonts, from "
+                "fonts.gstatic.com, where its stylesheets name them). One from elsewhere must be added to font-src "
+                "or img-src"
             )
         if self.foreign_base is not None:
             notes.append(foreign_base_note(self.foreign_base))
