@@ -620,4 +620,7 @@ def test_google_fonts_stylesheets_get_their_fonts_origin_not_their_own() -> None
     assert policy["style-src"] == ["'self'", "https://fonts.googleapis.com", "https://cdn.example.net"]
     assert policy["font-src"] == ["'self'", "https://fonts.gstatic.com", "https://cdn.example.net"]
     assert policy["img-src"] == ["'self'", "https://cdn.example.net"]
-    assert any("for Google Fonts, from fonts.gstatic.com" in note for note in proposal.notes)
+    fonts_note = "(the fonts of fonts.googleapis.com's stylesheets from fonts.gstatic.com, where they are)"
+    assert any(fonts_note in note for note in proposal.notes)
+    # and a page without Google Fonts is not told about it
+    assert not any("gstatic" in note for note in propose(html('<link rel="stylesheet" href="/s.css">', "")).notes)

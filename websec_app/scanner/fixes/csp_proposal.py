@@ -604,6 +604,7 @@ class _Builder:
         self.base_is_self = origin_of(self.base) == self.page_origin
         self.base_element = base_element(page)
         self.foreign_base: str | None = None  # base-uri's source for a <base href> on another origin
+        self.font_services: dict[str, str] = {}  # a known font service's stylesheet origin -> its fonts' origin
 
     # -- collecting ---------------------------------------------------------------------------------
 
@@ -615,6 +616,7 @@ class _Builder:
         for origin in self.stylesheet_origins:  # a stylesheet's relative url()s load from its origin
             if (fonts := FONTS_OF_STYLESHEET_ORIGIN.get(origin)) is not None:
                 self._add("font-src", fonts)  # ...or, for a known font service, from where its CSS names them
+                self.font_services[origin] = fonts
                 continue
             self._add("font-src", origin)
             self._add("img-src", origin)
@@ -854,9 +856,13 @@ class _Builder:
         if self.counts["stylesheet"] or self.style_hashes:
             notes.append(
                 "Fonts and images named inside stylesheets are not visible without fetching them: the policy allows "
-                "them from the page's own origin and from each stylesheet's origin (for Google Fonts, from "
-                "fonts.gstatic.com, where its stylesheets name them). One from elsewhere must be added to font-src "
-                "or img-src"
+                "them from the page's own origin and from each stylesheet's origin"
+                + "".join(
+                    f" (the fonts of {urlsplit(service).hostname}'s stylesheets from {urlsplit(fonts).hostname}, where "
+                    "they are)"
+                    for service, fonts in list(self.font_services.items())[:1]
+                )
+                + ". One from elsewhere must be added to font-src or img-src"
             )
         if self.foreign_base is not None:
             notes.append(foreign_base_note(self.foreign_base))
