@@ -624,3 +624,48 @@ def test_google_fonts_stylesheets_get_their_fonts_origin_not_their_own() -> None
     assert any(fonts_note in note for note in proposal.notes)
     # and a page without Google Fonts is not told about it
     assert not any("gstatic" in note for note in propose(html('<link rel="stylesheet" href="/s.css">', "")).notes)
+
+
+def test_known_scripts_get_what_their_makers_document_they_load_while_running() -> None:
+    # Given reCAPTCHA's api.js, the Google tag and Stripe.js: each loads more than its own URL once it runs (a
+    # widget in a frame, beacons, payment frames), which a policy of the page's URLs alone blocks
+    head = (
+        '<script src="https://www.google.com/recaptcha/api.js" async defer></script>'
+        '<script async src="https://www.googletagmanager.com/gtag/js?id=G-XYZ"></script>'
+        '<script src="https://js.stripe.com/v3/"></script>'
+    )
+    proposal = propose(html(head, ""))
+    policy = directives(proposal.policy)
+    # Then the policy allows what their makers document for a CSP (data/csp_services.toml)
+    assert policy["script-src"] == [
+        "'self'",
+        "https://www.google.com/recaptcha/",
+        "https://www.googletagmanager.com",
+        "https://js.stripe.com",
+        "https://www.gstatic.com/recaptcha/",
+    ]
+    assert policy["frame-src"] == [
+        "'self'",
+        "https://www.google.com/recaptcha/",
+        "https://recaptcha.google.com/recaptcha/",
+        "https://js.stripe.com",
+        "https://*.js.stripe.com",
+        "https://hooks.stripe.com",
+    ]
+    assert (
+        "https://*.google-analytics.com" in policy["connect-src"] and "https://api.stripe.com" in policy["connect-src"]
+    )
+    assert policy["img-src"] == ["'self'", "https://*.google-analytics.com", "https://*.googletagmanager.com"]
+    # and the notes count the page's own three origins apart from those, which a note of their own names
+    assert proposal.notes[0].startswith(
+        "The proposed policy allows what this page loads: 3 scripts, from its own origin and 3 others."
+    )
+    assert proposal.notes[1] == (
+        "It also allows what reCAPTCHA, the Google tag (Google Analytics 4, Tag Manager) and Stripe.js load while "
+        "running, as their makers document for a Content-Security-Policy"
+    )
+
+
+def test_a_script_from_a_known_makers_host_but_not_the_known_script_gets_nothing_more() -> None:
+    policy = directives(propose(html('<script src="https://www.google.com/other.js"></script>', "")).policy)
+    assert "frame-src" not in policy and policy["script-src"] == ["'self'", "https://www.google.com/other.js"]

@@ -5,11 +5,14 @@ and named in the `tls` findings.
 `permissions_policy_features.txt`: the Permissions-Policy features Chromium recognises (checks/headers.py).
 `csp_script_bypass_hosts.json`: the JSONP endpoints and AngularJS copies Google's CSP Evaluator lists, which a CSP's
 script host allowlist must not allow (checks/csp_bypass.py; Apache-2.0, `csp-evaluator.LICENSE`).
+`csp_services.toml`: what known third-party stylesheets and scripts need of a CSP once they load, as their makers
+document it (fixes/csp_proposal.py).
 """
 
 from __future__ import annotations
 
 import json
+import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -43,3 +46,39 @@ def cipher_family(family_id: str) -> CipherFamily | None:
 def permissions_policy_features() -> frozenset[str]:
     lines = (_DIR / "permissions_policy_features.txt").read_text("utf-8").splitlines()
     return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+@dataclass(frozen=True)
+class ScriptService:
+    """A third-party script that loads more when it runs (csp_services.toml [[scripts]])."""
+
+    name: str
+    scripts: tuple[str, ...]  # the start of its URL after "scheme://": host and path, lower case
+    sources: tuple[tuple[str, tuple[str, ...]], ...]  # (directive, sources) a policy needs besides the script's own
+
+    def loaded_by(self, url: str) -> bool:
+        """Whether `url` (absolute, http or https) is one of this service's scripts."""
+        rest = url.partition("://")[2].lower()
+        return any(rest.startswith(prefix) for prefix in self.scripts)
+
+
+@dataclass(frozen=True)
+class CspServices:
+    fonts_of_stylesheet: dict[str, str]  # a stylesheet's origin -> its fonts' origin
+    scripts: tuple[ScriptService, ...]
+
+
+@cache
+def csp_services() -> CspServices:
+    data = tomllib.loads((_DIR / "csp_services.toml").read_text("utf-8"))
+    return CspServices(
+        {entry["origin"]: entry["fonts"] for entry in data["stylesheets"]},
+        tuple(
+            ScriptService(
+                entry["name"],
+                tuple(entry["scripts"]),
+                tuple((directive, tuple(values)) for directive, values in entry["sources"].items()),
+            )
+            for entry in data["scripts"]
+        ),
+    )

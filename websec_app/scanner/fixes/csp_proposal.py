@@ -22,7 +22,9 @@ handlers it has. Choices, each for a reason:
 - Fonts: a stylesheet's `@font-face` is invisible without fetching the stylesheet, so font-src is
   'self' (through default-src) plus each stylesheet's origin (relative `url()`s in a stylesheet
   resolve against it); img-src gets those origins too. A known font service's stylesheet names its fonts on
-  another origin (FONTS_OF_STYLESHEET_ORIGIN: Google Fonts' on fonts.gstatic.com): that origin instead.
+  another origin (data/csp_services.toml: Google Fonts' on fonts.gstatic.com): that origin instead.
+- Known third-party scripts that load more when they run (data/csp_services.toml: reCAPTCHA, the Google tag,
+  Stripe.js) get what their makers document for CSP, and the note names them.
   `url()`s in inline CSS are read directly.
 - Origins are scheme://host[:port], `data:`/`blob:` only for images, fonts and media; on an HTTPS
   page `http://` origins are written as `https://` because upgrade-insecure-requests upgrades those
@@ -53,6 +55,7 @@ from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urlsplit
 
 from ...wording import counted
+from ..data import ScriptService, csp_services
 from ..records.csp import Policy, effective_sources
 from ..records.html import (
     HtmlPage,
@@ -116,11 +119,6 @@ GENERIC_POLICY = (
 #: Where reCAPTCHA's api.js, the most common script of a host serving JSONP, loads the rest of itself from: a kept
 #: culprit covering it gets the hint to allow this path.
 _RECAPTCHA = HostSource("www.gstatic.com", False, "/recaptcha/")
-#: Stylesheet origins known to serve CSS whose fonts are on another origin, where "each stylesheet's origin" would
-#: allow none of them: Google Fonts' CSS API (fonts.googleapis.com) answers with @font-face rules whose url()s are on
-#: fonts.gstatic.com, and names no image (https://developers.google.com/fonts/docs/css2). A policy pasted as
-#: proposed would otherwise block the page's fonts until someone read the note.
-FONTS_OF_STYLESHEET_ORIGIN = {"https://fonts.googleapis.com": "https://fonts.gstatic.com"}
 _ROLLOUT = (
     # Not "as the snippets do": the fix note is also printed where no snippet is (the compliance PDF, CI formats)
     "Roll the policy out as Content-Security-Policy-Report-Only first, use the site for a week or two while "
@@ -605,6 +603,7 @@ class _Builder:
         self.base_element = base_element(page)
         self.foreign_base: str | None = None  # base-uri's source for a <base href> on another origin
         self.font_services: dict[str, str] = {}  # a known font service's stylesheet origin -> its fonts' origin
+        self.script_services: dict[str, ScriptService] = {}  # known scripts of the page that load more, by name
 
     # -- collecting ---------------------------------------------------------------------------------
 
@@ -613,8 +612,12 @@ class _Builder:
         self._resources()
         self._inline_elements()
         self._style_attributes()
+        for service in self.script_services.values():  # what a known script loads when it runs
+            for directive, sources in service.sources:
+                for source in sources:
+                    self._add(directive, source)
         for origin in self.stylesheet_origins:  # a stylesheet's relative url()s load from its origin
-            if (fonts := FONTS_OF_STYLESHEET_ORIGIN.get(origin)) is not None:
+            if (fonts := csp_services().fonts_of_stylesheet.get(origin)) is not None:
                 self._add("font-src", fonts)  # ...or, for a known font service, from where its CSS names them
                 self.font_services[origin] = fonts
                 continue
@@ -652,6 +655,19 @@ class _Builder:
             source = self._add_url(directive, raw, before_base=before_base)
             if kind == "stylesheet" and source is not None and source != "'self'":
                 self.stylesheet_origins.setdefault(source)
+            elif kind == "script" and only is None and source is not None and source != "'self'":
+                self._known_script(raw, before_base)
+
+    def _known_script(self, raw: str, before_base: bool) -> None:
+        """Note a script of data/csp_services.toml the page loads (it needs more when it runs)."""
+        if len(self.script_services) == len(csp_services().scripts):
+            return  # each found already: a page may load thousands of scripts
+        url = join_url(self.page_url if before_base else self.base, clean_url(raw).replace("\\", "/"))
+        if url is None or not url.lower().startswith(("https://", "http://")):
+            return
+        for service in csp_services().scripts:
+            if service.loaded_by(url):
+                self.script_services.setdefault(service.name, service)
 
     def _inline_elements(self) -> None:
         for element in self.page.elements:
@@ -806,7 +822,21 @@ class _Builder:
 
     def notes(self) -> list[str]:
         page = self.page
-        others = sorted({s for v in self.sources.values() for s in v if s.startswith(("http://", "https://"))})
+        # the origins the page loads from itself, not those a known script's maker documents (a note of their own)
+        documented = {
+            (directive, source)
+            for service in self.script_services.values()
+            for directive, sources in service.sources
+            for source in sources
+        }
+        others = sorted(
+            {
+                source
+                for directive, sources in self.sources.items()
+                for source in sources
+                if source.startswith(("http://", "https://")) and (directive, source) not in documented
+            }
+        )
         seen = [
             counted(n, label)
             for label, n in (
@@ -826,6 +856,14 @@ class _Builder:
             f"The proposed policy allows what this page loads: {what}{where}. Other pages of the site, and what "
             "scripts load while running, may need more"
         ]
+        if self.script_services:
+            names = list(self.script_services)
+            one = len(names) == 1
+            named = names[0] if one else ", ".join(names[:-1]) + " and " + names[-1]
+            notes.append(
+                f"It also allows what {named} {'loads' if one else 'load'} while running, as "
+                f"{'its maker documents' if one else 'their makers document'} for a Content-Security-Policy"
+            )
         if page.exhausted:
             notes.append("Only part of the page could be read (see page analysis), so the policy may miss some of it")
         if self.script_hashes or self.style_hashes:
