@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import hashlib
 
+import pytest
+
 from tests.factories import make_snapshot
 from websec_app.scanner.checks.headers import check_headers
 from websec_app.scanner.findings import Finding
@@ -669,3 +671,24 @@ def test_known_scripts_get_what_their_makers_document_they_load_while_running() 
 def test_a_script_from_a_known_makers_host_but_not_the_known_script_gets_nothing_more() -> None:
     policy = directives(propose(html('<script src="https://www.google.com/other.js"></script>', "")).policy)
     assert "frame-src" not in policy and policy["script-src"] == ["'self'", "https://www.google.com/other.js"]
+
+
+@pytest.mark.parametrize(
+    ("script", "added"),
+    [
+        (
+            "https://challenges.cloudflare.com/turnstile/v0/api.js",
+            {"frame-src": ["'self'", "https://challenges.cloudflare.com"]},
+        ),
+        (
+            "https://js.hcaptcha.com/1/api.js",
+            {
+                directive: ["'self'", "https://hcaptcha.com", "https://*.hcaptcha.com"]
+                for directive in ("frame-src", "style-src", "connect-src")
+            },
+        ),
+    ],
+)
+def test_captcha_widgets_get_their_frames_as_their_makers_document(script: str, added: dict[str, list[str]]) -> None:
+    policy = directives(propose(html(f'<script src="{script}" async defer></script>', "")).policy)
+    assert {directive: policy.get(directive) for directive in added} == added

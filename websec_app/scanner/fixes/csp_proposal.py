@@ -24,7 +24,7 @@ handlers it has. Choices, each for a reason:
   resolve against it); img-src gets those origins too. A known font service's stylesheet names its fonts on
   another origin (data/csp_services.toml: Google Fonts' on fonts.gstatic.com): that origin instead.
 - Known third-party scripts that load more when they run (data/csp_services.toml: reCAPTCHA, the Google tag,
-  Stripe.js) get what their makers document for CSP, and the note names them.
+  Stripe.js, two captchas) get what their makers document for CSP, and the note names them.
   `url()`s in inline CSS are read directly.
 - Origins are scheme://host[:port], `data:`/`blob:` only for images, fonts and media; on an HTTPS
   page `http://` origins are written as `https://` because upgrade-insecure-requests upgrades those
