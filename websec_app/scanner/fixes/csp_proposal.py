@@ -23,9 +23,9 @@ handlers it has. Choices, each for a reason:
   'self' (through default-src) plus each stylesheet's origin (relative `url()`s in a stylesheet
   resolve against it); img-src gets those origins too. A known font service's stylesheet names its fonts on
   another origin (data/csp_services.toml: Google Fonts' on fonts.gstatic.com): that origin instead.
+  `url()`s in inline CSS are read directly.
 - Known third-party scripts that load more when they run (data/csp_services.toml: reCAPTCHA, the Google tag,
   Stripe.js, two captchas) get what their makers document for CSP, and the note names them.
-  `url()`s in inline CSS are read directly.
 - Origins are scheme://host[:port], `data:`/`blob:` only for images, fonts and media; on an HTTPS
   page `http://` origins are written as `https://` because upgrade-insecure-requests upgrades those
   requests before the CSP check (Fetch "main fetch"). A host that is not a valid CSP host-source
