@@ -39,6 +39,7 @@ CONTEXT = {
     "caa_found": "com",
     "allow": "Cloudflare blocked the scan.",
     "www": "www.example.com",
+    "security_txt_url": "https://www.example.com/.well-known/security.txt",
 }
 FIXED = [rule for rule in BOOK.rules.values() if rule.fix]
 HEADER_RULES = [rule for rule in FIXED if rule.subject]

@@ -344,6 +344,12 @@ def test_canonical_may_list_the_url_asked_for_when_it_redirected() -> None:
 def test_canonical_must_list_the_url_the_file_came_from() -> None:
     result = security_txt_of(GOOD + "Canonical: https://other.example.net/.well-known/security.txt\n")
     assert outcomes(result) == {"security_txt.present", "security_txt.canonical_mismatch"}
+    # and the fix names the URL it came from, port included (it wrote https://{host}/..., for a site on port 8443 the
+    # very URL its Canonical already listed)
+    on_a_port = "https://example.com:8443/.well-known/security.txt"
+    listed = security_txt_of(GOOD + "Canonical: https://example.com/.well-known/security.txt\n", url=on_a_port)
+    [finding] = [f for f in section(listed)["findings"] if f["check"] == "security_txt.canonical_mismatch"]
+    assert finding["fix"] == f"List every URL the file is served at, this one too: `Canonical: {on_a_port}`"
     same_with_other_case = security_txt_of(GOOD + "Canonical: https://EXAMPLE.com:443/.well-known/security.txt\n")
     assert outcomes(same_with_other_case) == {"security_txt.present"}
 

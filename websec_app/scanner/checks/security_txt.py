@@ -313,7 +313,11 @@ def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
         graded = findings[0].outcome == "security_txt.present" and not parsed.cut
         if parsed.cut:
             note += " (in the part read)"
-        findings.append(Finding("security_txt.canonical_mismatch" if graded else "security_txt.lint", note=note))
+        # the fix names the URL it was fetched from (it wrote https://{host}/..., wrong for a file on another port or
+        # at the legacy location, and the very URL Canonical already listed for a site on a port of its own)
+        fix_vars = {"security_txt_url": shown(final.url)}
+        outcome = "security_txt.canonical_mismatch" if graded else "security_txt.lint"
+        findings.append(Finding(outcome, note=note, fix_vars=fix_vars))
     for problem in lint:
         findings.append(Finding("security_txt.lint", note=problem))
 
