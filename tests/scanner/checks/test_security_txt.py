@@ -14,6 +14,7 @@ from websec_app.scanner.findings import CheckResult
 from websec_app.scanner.grading import grade
 from websec_app.scanner.records.security_txt import MAX_FILE_BYTES, is_security_txt
 from websec_app.scanner.rules import default_rulebook
+from websec_app.scanner.scan import grade_snapshot
 from websec_app.scanner.snapshot import Failure, FetchChain, HttpResponse
 from websec_app.settings import ScanLimits
 
@@ -562,3 +563,14 @@ def test_grading_turns_the_security_txt_result_into_json() -> None:
         "security_txt.legacy_location",
         "security_txt.canonical_mismatch",
     }
+
+
+def test_the_fixes_of_a_site_on_a_port_of_its_own_name_that_port() -> None:
+    # Given https://example.com:8443/ without a security.txt: the file belongs at that origin (RFC 9116 §3)
+    missing = make_response("https://example.com:8443/.well-known/security.txt", 404, body="", content_type=None)
+    chain = FetchChain("https://example.com:8443/.well-known/security.txt", (missing,))
+    report = grade_snapshot(make_snapshot("https://example.com:8443/", security_txt=chain)).to_dict()
+    [finding] = report["security_txt"]["findings"]
+    # Then the fix says to publish it there (it said https://example.com/.well-known/security.txt)
+    assert finding["check"] == "security_txt.missing"
+    assert finding["fix"].startswith("Publish https://example.com:8443/.well-known/security.txt as text/plain")

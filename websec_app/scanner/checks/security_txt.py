@@ -31,6 +31,7 @@ researchers and their tools may not read it whole either).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import datetime
 from typing import Any
@@ -183,6 +184,17 @@ def _cut_note(response: HttpResponse, not_read: list[str]) -> str:
 
 
 def check_security_txt(snapshot: SiteSnapshot) -> CheckResult:
+    result = _checked(snapshot)
+    chain = snapshot.security_txt
+    asked = urlsplit(chain.start_url) if chain is not None else None
+    if asked is not None and asked.scheme == "https" and asked.port not in (None, 443):
+        # RFC 9116 §3: the file is at the origin's /.well-known/, port included: the fixes' https://{host}/ would name
+        # the site's port 443 (the report's {host} has no port)
+        return dataclasses.replace(result, fix_context={"host": asked.netloc})
+    return result
+
+
+def _checked(snapshot: SiteSnapshot) -> CheckResult:
     chain = snapshot.security_txt
     if chain is None:
         return CheckResult(SECTION, (Finding("check.error", note="security.txt was not requested"),))
