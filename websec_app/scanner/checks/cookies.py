@@ -31,6 +31,7 @@ from ..records.cookies import (
     ParsedCookie,
     Rejection,
     default_path,
+    domain_matches,
     parse_set_cookie,
     rejection,
     scope_domain,
@@ -230,10 +231,10 @@ class _Hsts:
         host (or of a host below it, with includeSubDomains); a Domain cookie only with includeSubDomains, its
         domain the policy's host or below it."""
         domain = scope_domain(cookie, url)
-        if domain is None:
-            host = (urlsplit(url).hostname or "").lower()
-            return host == self.host or (self.include_subdomains and host.endswith("." + self.host))
-        return self.include_subdomains and (domain == self.host or domain.endswith("." + self.host))
+        reach = domain or (urlsplit(url).hostname or "").lower()  # the Domain, or the one host of a host-only cookie
+        if domain is None and reach == self.host:
+            return True
+        return self.include_subdomains and domain_matches(reach, self.host)
 
     @property
     def words(self) -> str:

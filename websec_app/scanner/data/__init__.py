@@ -67,6 +67,11 @@ class CspServices:
     fonts_of_stylesheet: dict[str, str]  # a stylesheet's origin -> its fonts' origin
     scripts: tuple[ScriptService, ...]
 
+    @property
+    def script_hosts(self) -> frozenset[str]:
+        """The hosts the known scripts are served from: a script elsewhere is none of them."""
+        return frozenset(prefix.partition("/")[0] for service in self.scripts for prefix in service.scripts)
+
 
 @cache
 def csp_services() -> CspServices:

@@ -604,6 +604,7 @@ class _Builder:
         self.foreign_base: str | None = None  # base-uri's source for a <base href> on another origin
         self.font_services: dict[str, str] = {}  # a known font service's stylesheet origin -> its fonts' origin
         self.script_services: dict[str, ScriptService] = {}  # known scripts of the page that load more, by name
+        self.known_script_hosts = csp_services().script_hosts
 
     # -- collecting ---------------------------------------------------------------------------------
 
@@ -656,12 +657,14 @@ class _Builder:
             if kind == "stylesheet" and source is not None and source != "'self'":
                 self.stylesheet_origins.setdefault(source)
             elif kind == "script" and only is None and source is not None and source != "'self'":
-                self._known_script(raw, before_base)
+                self._known_script(raw, source, before_base)
 
-    def _known_script(self, raw: str, before_base: bool) -> None:
-        """Note a script of data/csp_services.toml the page loads (it needs more when it runs)."""
-        if len(self.script_services) == len(csp_services().scripts):
-            return  # each found already: a page may load thousands of scripts
+    def _known_script(self, raw: str, source: str, before_base: bool) -> None:
+        """Note a script of data/csp_services.toml the page loads (it needs more when it runs); `source`: what
+        _add_url allowed it by, whose host tells at once whether it can be one (a page may load thousands)."""
+        read = host_source(source)
+        if read is None or read.host not in self.known_script_hosts:
+            return
         url = join_url(self.page_url if before_base else self.base, clean_url(raw).replace("\\", "/"))
         if url is None or not url.lower().startswith(("https://", "http://")):
             return
