@@ -530,6 +530,49 @@ def test_the_certificate_of_the_address_scanned_is_shown_beside_the_pages(
     assert at_each_width(page, fits) == [True, True]
 
 
+def test_the_findings_of_a_policy_that_includes_subdomains_are_shown_with_their_notes(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory
+) -> None:
+    """var/screenshots/www-without-https-{1280,375}.png, cookie-under-hsts-{1280,375}.png and
+    csp-known-services-{1280,375}.png, looked at by hand."""
+    # Given a domain with HSTS includeSubDomains whose www refuses HTTPS, whose session cookie lacks Secure, and
+    # whose page, without a CSP, loads reCAPTCHA; scanned and stored
+    host = site_factory.unique_host("hsts-ui")
+    body_html = catalog.page("Sign in", head='<script src="https://www.google.com/recaptcha/api.js" async></script>')
+    site = site_factory(
+        catalog.best_practices(
+            host,
+            remove_headers=["Content-Security-Policy"],
+            cookie="sessionid=abc; Path=/; HttpOnly; SameSite=Lax",
+            body=body_html,
+        )
+    )
+    www = site_factory(Site(names=(f"www.{host}",), tls=None, http=None))
+    try:
+        body = scanned(site.url, scan_settings).to_dict()
+    finally:
+        site.stop()
+        www.stop()
+    [report_id] = stored_for_shots(app, body)
+
+    # When its report opens, then each finding shows its note, and the CSP fix names the service it allows
+    open_report(page, app, report_id)
+    www_finding = page.locator("[data-testid='finding']", has_text=f"www.{host} answers no HTTPS")
+    expect(www_finding.get_by_role("heading")).to_contain_text("www under this domain has no working HTTPS")
+    cookie = page.locator("[data-testid='finding']", has_text=f"sessionid: the HSTS policy of {host}")
+    expect(cookie.get_by_role("heading")).to_contain_text("A login or session cookie is missing the Secure attribute")
+    csp = page.locator("#finding-headers-0")
+    expect(csp.get_by_test_id("fix-note")).to_contain_text("It also allows what reCAPTCHA loads while running")
+
+    def fits(width: str) -> bool:
+        shot_of(page, www_finding, f"www-without-https-{width}.png")
+        shot_of(page, cookie, f"cookie-under-hsts-{width}.png")
+        shot_of(page, csp, f"csp-known-services-{width}.png")
+        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+    assert at_each_width(page, fits) == [True, True]
+
+
 # -- the evidence rows themselves (no browser) --------------------------------------------------------------
 
 
