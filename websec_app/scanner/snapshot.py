@@ -188,6 +188,8 @@ class TlsProbe:
     protocol: str | None = None  # what was negotiated when accepted
     cipher: str | None = None
     detail: str | None = None  # the server's alert, or why the probe is not testable
+    # RFC 5746: did the server's ServerHello carry renegotiation_info? None at TLS 1.3, or when not read.
+    secure_renegotiation: bool | None = None
 
     @property
     def accepted(self) -> bool:
@@ -257,6 +259,8 @@ class TlsHandshake:
     protocols: tuple[TlsProbe, ...] = ()  # one probe per protocol version, newest first (empty: not probed)
     cipher_probes: tuple[TlsProbe, ...] = ()  # one probe per weak cipher family (empty: not probed)
     not_testable: tuple[str, ...] = ()  # what this scanner cannot observe, with the reason
+    # RFC 5746, as the grading handshake's ServerHello showed it: None at TLS 1.3 (the probes may tell) or unread.
+    secure_renegotiation: bool | None = None
 
     @property
     def leaf(self) -> CertificateInfo | None:

@@ -8,16 +8,19 @@ import warnings
 import pytest
 
 from websec_app.scanner.fetch._hello_codec import (
+    RENEGOTIATION_INFO,
     RENEGOTIATION_SCSV,
     MalformedHello,
     client_hello_record,
     dh_prime_bits,
+    first_server_hello,
     parse_server_hello,
 )
 
 with warnings.catch_warnings():  # tlslite/__init__ imports asyncore, deprecated since Python 3.11
     warnings.simplefilter("ignore", DeprecationWarning)
     from tlslite.constants import ExtensionType
+    from tlslite.extensions import RenegotiationInfoExtension, SNIExtension
     from tlslite.messages import ClientHello, ServerHello, ServerKeyExchange
     from tlslite.utils.codec import Parser
 
@@ -64,6 +67,42 @@ def test_a_server_hello_from_tlslite_reads_back_its_version_and_suite(session_id
     message = ServerHello().create((3, 1), bytearray(32), bytearray(session_id), 0x000A, extensions=None)
     parsed = parse_server_hello(bytes(message.write()))
     assert parsed.version == (3, 1) and parsed.cipher_suite == 0x000A
+
+
+def _server_hello(extensions: list[object] | None) -> bytes:
+    return bytes(ServerHello().create((3, 3), bytearray(32), bytearray(32), 0xC02F, extensions=extensions).write())
+
+
+def test_the_extensions_a_server_answers_with_are_read() -> None:
+    renegotiation = RenegotiationInfoExtension().create(bytearray(0))
+    both = parse_server_hello(_server_hello([SNIExtension().create(), renegotiation]))
+    assert both.extensions == {ExtensionType.server_name, RENEGOTIATION_INFO}
+    assert parse_server_hello(_server_hello(None)).extensions == frozenset()  # a server of before RFC 5746
+
+
+def test_an_extensions_block_that_does_not_add_up_is_unread_not_refused() -> None:
+    """The version and suite still stand (a legacy probe needs no more); what the extensions say is unknown."""
+    message = bytearray(_server_hello([RenegotiationInfoExtension().create(bytearray(0))]))
+    message[-3] = 9  # the extension's length now runs past the message
+    parsed = parse_server_hello(bytes(message))
+    assert (parsed.version, parsed.cipher_suite, parsed.extensions) == ((3, 3), 0xC02F, None)
+
+
+def _records(message: bytes, *cuts: int) -> bytes:
+    parts = [message[a:b] for a, b in zip((0, *cuts), (*cuts, len(message)), strict=True)]
+    return b"".join(b"\x16\x03\x03" + len(part).to_bytes(2, "big") + part for part in parts)
+
+
+def test_the_first_server_hello_is_read_across_records_once_it_is_all_in() -> None:
+    message = _server_hello([RenegotiationInfoExtension().create(bytearray(0))])
+    flight = _records(message, 3, 40) + b"\x16\x03\x03\x00\x04\x0b\x00\x00\x00"  # then a Certificate
+    for end in (0, 4, 5, 12, len(flight) - 20):
+        assert first_server_hello(flight[:end]) is None, end
+    assert first_server_hello(flight) == parse_server_hello(message)
+    with pytest.raises(MalformedHello):
+        first_server_hello(b"\x15\x03\x03\x00\x02\x02\x28")  # an alert first
+    with pytest.raises(MalformedHello):
+        first_server_hello(_records(b"\x0b\x00\x00\x00"))  # not a ServerHello
 
 
 @pytest.mark.parametrize(

@@ -415,6 +415,24 @@ def _dh_findings(tls: TlsHandshake) -> list[Finding]:
     return []
 
 
+def secure_renegotiation(tls: TlsHandshake) -> bool | None:
+    """RFC 5746 as the server's handshakes up to TLS 1.2 showed it: False when any ServerHello lacked
+    renegotiation_info (a server, or one behind the same name, of before 2010), None when none could tell (TLS 1.3
+    only: it has no renegotiation)."""
+    seen = [tls.secure_renegotiation, *(p.secure_renegotiation for p in (*tls.protocols, *tls.cipher_probes))]
+    known = [value for value in seen if value is not None]
+    return all(known) if known else None
+
+
+def _renegotiation_findings(tls: TlsHandshake) -> list[Finding]:
+    if secure_renegotiation(tls) is not False:
+        return []
+    lacking = [p for p in (*tls.protocols, *tls.cipher_probes) if p.secure_renegotiation is False]
+    protocol = tls.protocol if tls.secure_renegotiation is False else lacking[0].protocol
+    named = {"TLSv1.2": "TLS 1.2", "SSLv3": "SSL 3.0", **_SHOWN}.get(protocol or "", protocol)
+    return [Finding("tls.no_secure_renegotiation", note=f"its {named} handshake carries no renegotiation_info")]
+
+
 def _dh_details(group: DhGroup) -> dict[str, Any]:
     return {"prime_bits": group.prime_bits, "cipher": group.cipher, "protocol": group.protocol}
 
@@ -463,6 +481,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     if tls.dh_group is not None:
         details["dh_group"] = _dh_details(tls.dh_group)
     details["aead"] = aead(tls.protocol, tls.cipher)
+    details["secure_renegotiation"] = secure_renegotiation(tls)
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
     details["certificate_transparency"] = _ct_details(snapshot, tls)
     findings = _certificate_findings(snapshot, tls, leaf)
@@ -472,6 +491,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     findings += _protocol_findings(tls)
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
+    findings += _renegotiation_findings(tls)
     entry = snapshot.entry_tls
     if entry is not None and entry.failure is None and entry.leaf is not None:
         findings += _entry_host_findings(snapshot, entry, entry.leaf, tls, {f.outcome for f in findings})
@@ -500,7 +520,12 @@ def _entry_host_findings(
         *_key_findings(_judged_path(entry, entry.chain[:MAX_CHAIN_SHOWN])),
         *_chain_findings(entry),
     ]
-    server = [*_protocol_findings(entry), *_cipher_findings(entry), *_dh_findings(entry)]
+    server = [
+        *_protocol_findings(entry),
+        *_cipher_findings(entry),
+        *_dh_findings(entry),
+        *_renegotiation_findings(entry),
+    ]
 
     def fix_note(outcome: str) -> str:
         scanned = f"{name} (the server, or server block, that redirects to {page})"

@@ -16,6 +16,7 @@ HANDSHAKE, ALERT = 22, 21  # TLS record content types (RFC 5246 6.2.1)
 CLIENT_HELLO, SERVER_HELLO = 1, 2  # handshake types (RFC 5246 7.4)
 CERTIFICATE, SERVER_KEY_EXCHANGE, CERTIFICATE_STATUS = 11, 12, 22  # RFC 5246 7.4, RFC 6066 8
 RENEGOTIATION_SCSV = 0x00FF  # RFC 5746 3.3: sent by every client of that era
+RENEGOTIATION_INFO = 0xFF01  # RFC 5746 3.2: the extension a server that supports secure renegotiation answers with
 
 # Extension types and values (IANA TLS registries).
 _SERVER_NAME, _SUPPORTED_GROUPS, _EC_POINT_FORMATS, _SIGNATURE_ALGORITHMS = 0, 10, 11, 13
@@ -104,10 +105,29 @@ def client_hello_record(
 class ServerHello:
     version: tuple[int, int]
     cipher_suite: int
+    # The extension types the server answered with (none before TLS 1.0); None when they cannot be read, which
+    # a probe that needs only the version and suite lets pass.
+    extensions: frozenset[int] | None = frozenset()
+
+
+def _extension_types(block: bytes) -> frozenset[int]:
+    """The types in a ServerHello's extensions block (its 2-byte length first), RFC 5246 7.4.1.4."""
+    if len(block) < 2 or int.from_bytes(block[:2], "big") != len(block) - 2:
+        raise MalformedHello("the ServerHello's extensions do not add up to their length")
+    types, at = set(), 2
+    while at < len(block):
+        if len(block) < at + 4:
+            raise MalformedHello("a ServerHello extension runs past its end")
+        types.add(int.from_bytes(block[at : at + 2], "big"))
+        at += 4 + int.from_bytes(block[at + 2 : at + 4], "big")
+    if at != len(block):
+        raise MalformedHello("a ServerHello extension runs past its end")
+    return frozenset(types)
 
 
 def parse_server_hello(message: bytes) -> ServerHello:
-    """The version and suite of a ServerHello handshake message (type byte and 3-byte length first)."""
+    """The version, suite and extension types of a ServerHello handshake message (type byte and 3-byte length
+    first)."""
     if len(message) < 4 or message[0] != SERVER_HELLO:
         raise MalformedHello("not a ServerHello")
     length = int.from_bytes(message[1:4], "big")
@@ -118,7 +138,29 @@ def parse_server_hello(message: bytes) -> ServerHello:
     at = 35 + session_id_length
     if session_id_length > 32 or len(body) < at + 3:
         raise MalformedHello("the ServerHello's session id runs past its end")
-    return ServerHello((body[0], body[1]), int.from_bytes(body[at : at + 2], "big"))
+    rest = body[at + 3 :]  # after the suite and the compression method: nothing, or the extensions
+    try:
+        extensions: frozenset[int] | None = _extension_types(rest) if rest else frozenset()
+    except MalformedHello:
+        extensions = None
+    return ServerHello((body[0], body[1]), int.from_bytes(body[at : at + 2], "big"), extensions)
+
+
+def first_server_hello(received: bytes) -> ServerHello | None:
+    """The ServerHello at the start of what a server has sent so far (its handshake records, RFC 5246 6.2.1: the
+    message may span records), or None while it is not all in. MalformedHello when it is not one."""
+    fragments, at = bytearray(), 0
+    while len(received) >= at + 5:
+        length = int.from_bytes(received[at + 3 : at + 5], "big")
+        if received[at] != HANDSHAKE or len(received) < at + 5 + length:
+            break
+        fragments += received[at + 5 : at + 5 + length]
+        at += 5 + length
+        if len(fragments) >= 4 and len(fragments) >= 4 + int.from_bytes(fragments[1:4], "big"):
+            return parse_server_hello(bytes(fragments[: 4 + int.from_bytes(fragments[1:4], "big")]))
+    if len(received) >= at + 5 and received[at] != HANDSHAKE:
+        raise MalformedHello("the server's first answer is not a handshake")
+    return None
 
 
 def dh_prime_bits(message: bytes) -> int:

@@ -17,6 +17,7 @@ from ._hello_codec import (
     CERTIFICATE,
     CERTIFICATE_STATUS,
     HANDSHAKE,
+    RENEGOTIATION_INFO,
     SERVER_HELLO,
     SERVER_KEY_EXCHANGE,
     LegacyHello,
@@ -137,8 +138,20 @@ async def hello_probe(name: str, hello: LegacyHello, target: tuple[str, int, str
     if refusal is not None:
         return TlsProbe(name, "rejected", detail=refusal)
     return TlsProbe(
-        name, "accepted", protocol=_VERSIONS[answer.version], cipher=dict(hello.suites)[answer.cipher_suite]
+        name,
+        "accepted",
+        protocol=_VERSIONS[answer.version],
+        cipher=dict(hello.suites)[answer.cipher_suite],
+        secure_renegotiation=_secure_renegotiation(answer),
     )
+
+
+def _secure_renegotiation(answer: ServerHello) -> bool | None:
+    """RFC 5746 as the ServerHello shows it; None for SSL 3.0, whose ServerHello had no extensions (RFC 5746 4.5
+    lets servers answer there, and not all do): a server judged on SSL 3.0 is judged on its TLS answers."""
+    if answer.version == (3, 0) or answer.extensions is None:
+        return None
+    return RENEGOTIATION_INFO in answer.extensions
 
 
 async def _key_exchange(flight: _ServerFlight) -> bytes | None:

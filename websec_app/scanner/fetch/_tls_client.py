@@ -28,6 +28,7 @@ import certifi
 from OpenSSL import SSL, crypto
 
 from ...bytecode_files import beside_bytecode
+from ._hello_codec import RENEGOTIATION_INFO, MalformedHello, ServerHello, first_server_hello
 
 # Every cipher suite the local OpenSSL knows, at security level 0 so that legacy servers can be
 # reached and measured. PSK and SRP suites need credentials we do not have.
@@ -124,6 +125,8 @@ class Handshake:
     verified_chain: tuple[bytes, ...]  # DER, the path the verifier built (may end in a local anchor)
     verify_errors: tuple[VerifyError, ...]
     ocsp: bytes | None
+    # RFC 5746: did the ServerHello carry renegotiation_info? None at TLS 1.3 (no renegotiation) or unread.
+    secure_renegotiation: bool | None = None
 
 
 class HandshakeRejected(Exception):
@@ -183,6 +186,9 @@ def _on_ocsp(connection: SSL.Connection, staple: bytes, data: object) -> bool:
     return True
 
 
+_LEGACY_SERVER_CONNECT = 0x4  # SSL_OP_LEGACY_SERVER_CONNECT (OpenSSL's ssl.h); pyOpenSSL does not name it
+
+
 def make_context(
     *,
     minimum: int | None = None,
@@ -196,6 +202,10 @@ def make_context(
     records chain errors (never fails the handshake over them); None verifies nothing.
     """
     context = SSL.Context(SSL.TLS_METHOD)
+    # Browsers connect to a server without RFC 5746 (BoringSSL, NSS); OpenSSL 3 refuses unless told (its
+    # "unsafe legacy renegotiation disabled"), which would grade such a site unreachable. Whether the server
+    # supports it is read from its ServerHello instead (Handshake.secure_renegotiation); we never renegotiate.
+    context.set_options(_LEGACY_SERVER_CONNECT | SSL.OP_NO_RENEGOTIATION)
     context.set_min_proto_version(minimum if minimum is not None else SSL.TLS1_VERSION)
     if maximum is not None:
         context.set_max_proto_version(maximum)
@@ -441,6 +451,7 @@ async def handshake(
                 connection.set_tlsext_host_name(server_name)
             if request_ocsp:
                 connection.request_ocsp()
+            hello = _HelloReader()
             while True:
                 try:
                     connection.do_handshake()
@@ -460,13 +471,15 @@ async def handshake(
                     raise HandshakeRejected(f"the server reset the connection ({exc.strerror or exc})") from None
                 if not data:
                     raise HandshakeRejected("the server closed the connection during the handshake")
+                hello.feed(data)
                 connection.bio_write(data)
             # As OpenSSL's X509 objects, copied out as DER: the checks parse them, and record what they cannot.
             chain = (connection.get_peer_cert_chain() or []) if certificates else []
             verified = (connection.get_verified_chain() or []) if certificates else []
             cipher_bits = connection.get_cipher_bits()
+            protocol = connection.get_protocol_version_name()
             result = Handshake(
-                protocol=connection.get_protocol_version_name(),
+                protocol=protocol,
                 cipher=connection.get_cipher_name(),
                 cipher_bits=cipher_bits,
                 group=connection.get_group_name(),
@@ -474,6 +487,7 @@ async def handshake(
                 verified_chain=tuple(_der(c) for c in verified),
                 verify_errors=tuple(state.verify_errors),
                 ocsp=state.ocsp,
+                secure_renegotiation=hello.secure_renegotiation(protocol),
             )
             try:  # a polite close_notify; the server may already be gone
                 connection.shutdown()
@@ -483,6 +497,34 @@ async def handshake(
             return result
         finally:
             await close_quietly(writer)
+
+
+class _HelloReader:
+    """The server's ServerHello, read from the bytes handed to OpenSSL (pyOpenSSL shows no extension the server
+    answered with). Only the first few kilobytes are kept: the ServerHello comes first."""
+
+    _LIMIT = 2**14 + 5
+
+    def __init__(self) -> None:
+        self._received = bytearray()
+        self._hello: ServerHello | None = None
+        self._unreadable = False
+
+    def feed(self, data: bytes) -> None:
+        if self._hello is not None or self._unreadable or len(self._received) >= self._LIMIT:
+            return
+        self._received += data[: self._LIMIT - len(self._received)]
+        try:
+            self._hello = first_server_hello(bytes(self._received))
+        except MalformedHello:
+            self._unreadable = True
+        if self._hello is not None:
+            self._received.clear()
+
+    def secure_renegotiation(self, protocol: str) -> bool | None:
+        if protocol == "TLSv1.3" or self._hello is None or self._hello.extensions is None:
+            return None
+        return RENEGOTIATION_INFO in self._hello.extensions
 
 
 def _ssl_error_text(exc: SSL.Error) -> str:

@@ -180,6 +180,8 @@ def permissive_tls_context(*, resume_sessions: bool = False) -> ssl.SSLContext:
         context.sslobject_class = _session_resumer()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
+    # As browsers, reach a server without RFC 5746 (OpenSSL 3 refuses it by default); tls.py grades that.
+    context.options |= getattr(ssl, "OP_LEGACY_SERVER_CONNECT", 0x4) | ssl.OP_NO_RENEGOTIATION
     try:
         with warnings.catch_warnings():
             # Python 3.11 deprecates TLS 1.0/1.1 as a setting; we still need to reach such servers.

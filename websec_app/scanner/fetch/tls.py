@@ -637,6 +637,7 @@ def _shown(result: Handshake, host: str, port: int, address: str, probed: _Probe
         protocols=protocols,
         cipher_probes=ciphers,
         not_testable=NOT_TESTABLE,
+        secure_renegotiation=result.secure_renegotiation,
     )
 
 

@@ -101,7 +101,13 @@ async def _probe(
 
     async def attempt() -> TlsProbe:
         result = await handshake(address, port, host, _context(minimum, maximum, ciphers), timeout, certificates=False)
-        return TlsProbe(name, "accepted", protocol=result.protocol, cipher=result.cipher)
+        return TlsProbe(
+            name,
+            "accepted",
+            protocol=result.protocol,
+            cipher=result.cipher,
+            secure_renegotiation=result.secure_renegotiation,
+        )
 
     return await _guarded(name, timeout, limit, attempt)
 

@@ -29,6 +29,7 @@ DETAIL_LABELS = {
     "verify_error": "Why the certificate is not trusted",
     "untrusted_ca": "Untrusted certificate authority",
     "hostname_matches": "Certificate matches the host name",
+    "secure_renegotiation": "Secure renegotiation (RFC 5746)",
     "error": "Connection error",
     "found": "Found",
     "url": "Address",
