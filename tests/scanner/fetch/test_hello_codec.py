@@ -11,6 +11,7 @@ from websec_app.scanner.fetch._hello_codec import (
     RENEGOTIATION_INFO,
     RENEGOTIATION_SCSV,
     MalformedHello,
+    ServerHelloReader,
     client_hello_record,
     dh_prime_bits,
     first_server_hello,
@@ -103,6 +104,21 @@ def test_the_first_server_hello_is_read_across_records_once_it_is_all_in() -> No
         first_server_hello(b"\x15\x03\x03\x00\x02\x02\x28")  # an alert first
     with pytest.raises(MalformedHello):
         first_server_hello(_records(b"\x0b\x00\x00\x00"))  # not a ServerHello
+
+
+def test_a_server_hello_dribbled_in_one_byte_records_is_read_as_it_arrives() -> None:
+    message = _server_hello([RenegotiationInfoExtension().create(bytearray(0))])
+    flight = _records(message, *range(1, len(message)))  # a record per byte
+    reader = ServerHelloReader()
+    answers = [reader.feed(flight[i : i + 1]) for i in range(len(flight))]
+    assert answers[:-1] == [None] * (len(flight) - 1) and answers[-1] == parse_server_hello(message)
+
+
+def test_a_reader_keeps_no_more_than_its_limit() -> None:
+    with pytest.raises(MalformedHello):  # a ServerHello announcing 16 MB
+        ServerHelloReader(limit=1024).feed(_records(b"\x02\xff\xff\xff" + bytes(100)))
+    with pytest.raises(MalformedHello):  # one record longer than the limit, still arriving
+        ServerHelloReader(limit=1024).feed(b"\x16\x03\x03\xff\xff" + bytes(2000))
 
 
 @pytest.mark.parametrize(

@@ -146,21 +146,42 @@ def parse_server_hello(message: bytes) -> ServerHello:
     return ServerHello((body[0], body[1]), int.from_bytes(body[at : at + 2], "big"), extensions)
 
 
+class ServerHelloReader:
+    """The ServerHello at the start of what a server sends, fed as it arrives (its handshake records, RFC 5246
+    6.2.1: the message may span records, and a record hold more). Each byte is looked at once, and at most `limit`
+    bytes of handshake messages are kept: a server dribbling tiny records costs no more than one that does not."""
+
+    def __init__(self, limit: int = 2**14) -> None:
+        self._limit = limit
+        self._pending = bytearray()  # received, not yet a whole record
+        self._messages = bytearray()  # the handshake records' contents so far
+
+    def feed(self, data: bytes) -> ServerHello | None:
+        """The ServerHello once it is all in, else None; MalformedHello when the answer is not one (or runs past
+        the limit)."""
+        self._pending += data
+        while len(self._pending) >= 5:
+            if self._pending[0] != HANDSHAKE:
+                raise MalformedHello("the server's first answer is not a handshake")
+            length = int.from_bytes(self._pending[3:5], "big")
+            if len(self._pending) < 5 + length:
+                break
+            self._messages += self._pending[5 : 5 + length]
+            del self._pending[: 5 + length]
+            if len(self._messages) >= 4:
+                end = 4 + int.from_bytes(self._messages[1:4], "big")
+                if end > self._limit:
+                    raise MalformedHello("the server announced a ServerHello longer than any client reads")
+                if len(self._messages) >= end:
+                    return parse_server_hello(bytes(self._messages[:end]))
+        if len(self._pending) > self._limit + 5:
+            raise MalformedHello("the server's record is longer than any client reads")
+        return None
+
+
 def first_server_hello(received: bytes) -> ServerHello | None:
-    """The ServerHello at the start of what a server has sent so far (its handshake records, RFC 5246 6.2.1: the
-    message may span records), or None while it is not all in. MalformedHello when it is not one."""
-    fragments, at = bytearray(), 0
-    while len(received) >= at + 5:
-        length = int.from_bytes(received[at + 3 : at + 5], "big")
-        if received[at] != HANDSHAKE or len(received) < at + 5 + length:
-            break
-        fragments += received[at + 5 : at + 5 + length]
-        at += 5 + length
-        if len(fragments) >= 4 and len(fragments) >= 4 + int.from_bytes(fragments[1:4], "big"):
-            return parse_server_hello(bytes(fragments[: 4 + int.from_bytes(fragments[1:4], "big")]))
-    if len(received) >= at + 5 and received[at] != HANDSHAKE:
-        raise MalformedHello("the server's first answer is not a handshake")
-    return None
+    """The ServerHello at the start of `received`, or None while it is not all in (ServerHelloReader at once)."""
+    return ServerHelloReader().feed(received)
 
 
 def dh_prime_bits(message: bytes) -> int:

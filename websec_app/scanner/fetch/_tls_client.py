@@ -28,7 +28,7 @@ import certifi
 from OpenSSL import SSL, crypto
 
 from ...bytecode_files import beside_bytecode
-from ._hello_codec import RENEGOTIATION_INFO, MalformedHello, ServerHello, first_server_hello
+from ._hello_codec import RENEGOTIATION_INFO, MalformedHello, ServerHello, ServerHelloReader
 
 # Every cipher suite the local OpenSSL knows, at security level 0 so that legacy servers can be
 # reached and measured. PSK and SRP suites need credentials we do not have.
@@ -501,25 +501,21 @@ async def handshake(
 
 class _HelloReader:
     """The server's ServerHello, read from the bytes handed to OpenSSL (pyOpenSSL shows no extension the server
-    answered with). Only the first few kilobytes are kept: the ServerHello comes first."""
-
-    _LIMIT = 2**14 + 5
+    answered with); once read, or found unreadable, nothing more is looked at."""
 
     def __init__(self) -> None:
-        self._received = bytearray()
+        self._reader: ServerHelloReader | None = ServerHelloReader()
         self._hello: ServerHello | None = None
-        self._unreadable = False
 
     def feed(self, data: bytes) -> None:
-        if self._hello is not None or self._unreadable or len(self._received) >= self._LIMIT:
+        if self._reader is None:
             return
-        self._received += data[: self._LIMIT - len(self._received)]
         try:
-            self._hello = first_server_hello(bytes(self._received))
+            self._hello = self._reader.feed(data)
         except MalformedHello:
-            self._unreadable = True
+            self._reader = None  # OpenSSL says what is wrong with it
         if self._hello is not None:
-            self._received.clear()
+            self._reader = None
 
     def secure_renegotiation(self, protocol: str) -> bool | None:
         if protocol == "TLSv1.3" or self._hello is None or self._hello.extensions is None:
