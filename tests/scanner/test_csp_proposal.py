@@ -687,8 +687,13 @@ def test_a_script_from_a_known_makers_host_but_not_the_known_script_gets_nothing
                 for directive in ("frame-src", "style-src", "connect-src")
             },
         ),
+        # the beacon Cloudflare injects into a proxied page, a version after its name
+        (
+            "https://static.cloudflareinsights.com/beacon.min.js/vcd15cbe7772f49c399c6a5babf22c1241717689176015",
+            {"connect-src": ["'self'", "https://cloudflareinsights.com"]},
+        ),
     ],
 )
-def test_captcha_widgets_get_their_frames_as_their_makers_document(script: str, added: dict[str, list[str]]) -> None:
+def test_widgets_and_beacons_get_what_their_makers_document(script: str, added: dict[str, list[str]]) -> None:
     policy = directives(propose(html(f'<script src="{script}" async defer></script>', "")).policy)
     assert {directive: policy.get(directive) for directive in added} == added
