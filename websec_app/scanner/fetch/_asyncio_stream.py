@@ -22,6 +22,23 @@ import httpcore
 _READ_HIGH_WATER = 256 * 1024
 
 
+#: How a failed TLS handshake's message starts (fetch/http.py `describe_error` keeps such a message as it is).
+HANDSHAKE_FAILED = "TLS handshake failed"
+
+
+def _handshake_error(exc: BaseException) -> str:
+    """What went wrong during the handshake, for a site owner: the TCP connection was made, so a reset or an end
+    of stream here is the server's answer to our ClientHello (asyncio raises ConnectionResetError without a
+    message when the server closes mid-handshake)."""
+    if isinstance(exc, ssl.SSLError):
+        return str(exc)
+    if isinstance(exc, ConnectionResetError) and exc.errno is not None:
+        return "the server reset the connection"
+    if isinstance(exc, ConnectionResetError | EOFError | BrokenPipeError):
+        return "the server closed the connection"
+    return str(exc) or type(exc).__name__
+
+
 class _Pipe(asyncio.Protocol):
     """The bytes received on one connection (plain or TLS: the protocol stays across start_tls)."""
 
@@ -154,10 +171,10 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             raise httpcore.ConnectTimeout(str(exc)) from exc
         except (OSError, ssl.SSLError, EOFError) as exc:
             self._transport.abort()
-            raise httpcore.ConnectError(str(exc) or f"TLS handshake failed: {type(exc).__name__}") from exc
+            raise httpcore.ConnectError(f"{HANDSHAKE_FAILED}: {_handshake_error(exc)}") from exc
         if transport is None:  # the connection closed during the handshake
             self._transport.abort()
-            raise httpcore.ConnectError("TLS handshake failed: the connection closed")
+            raise httpcore.ConnectError(f"{HANDSHAKE_FAILED}: the server closed the connection")
         return AsyncioStream(transport, self._pipe)
 
     def get_extra_info(self, info: str) -> typing.Any:

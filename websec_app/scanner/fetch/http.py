@@ -43,6 +43,7 @@ from ..target import parse_target
 
 # _httpcore_asyncio: httpcore's locks on asyncio; _h11_field_values: h11 reads \f and \v in a header value
 from . import _asyncio_stream, _h11_field_values, _httpcore_asyncio  # noqa: F401
+from ._asyncio_stream import HANDSHAKE_FAILED
 from .body import ACCEPT_ENCODING, BodyDecoder
 from .guard import BAD_PORTS, ensure_port_allowed
 from .resolve import Pinner
@@ -314,8 +315,10 @@ def describe_error(exc: BaseException) -> Failure:
         if _refused(exc):
             return Failure("unreachable", "connection refused: nothing accepts connections on that port")
         text = str(exc) or type(exc).__name__
+        if text.startswith(HANDSHAKE_FAILED):  # our stream's words (_asyncio_stream.py): as they are
+            return Failure("tls", text)
         if "SSL" in text or "TLS" in text or "handshake" in text.lower():
-            return Failure("tls", f"TLS handshake failed: {text}")
+            return Failure("tls", f"{HANDSHAKE_FAILED}: {text}")
         return Failure("unreachable", f"connection failed: {text}")
     if isinstance(exc, httpx.RemoteProtocolError | httpx.DecodingError | httpx.LocalProtocolError):
         return Failure("protocol", f"the server sent an invalid HTTP response: {exc}")

@@ -1,0 +1,57 @@
+"""What the page fetch says when a server ends the TLS handshake instead of finishing it: once, in words a site
+owner reads ("TLS handshake failed: the server closed the connection", where it said "TLS handshake failed: TLS
+handshake failed: ConnectionResetError"), and as a TLS failure even when the server resets the connection (it read
+as "connection failed: [Errno 104] ...", as if nothing answered)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+
+import pytest
+
+from websec_app.scanner.fetch.http import fetch_chain, make_client
+from websec_app.scanner.fetch.resolve import Pinner, Resolver
+from websec_app.settings import Settings
+
+ALERT = b"\x15\x03\x03\x00\x02\x02\x28"  # a fatal handshake_failure alert
+
+
+async def _server(ending: str) -> tuple[asyncio.Server, int]:
+    """Reads the ClientHello, then ends the connection as `ending` says."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(65536)
+        if ending == "reset":  # SO_LINGER 0: close sends RST
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        elif ending == "alert":
+            writer.write(ALERT)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("ending", "said"),
+    [
+        ("close", "TLS handshake failed: the server closed the connection"),
+        ("reset", "TLS handshake failed: the server reset the connection"),
+        ("alert", "TLS handshake failed: [SSL: SSLV3_ALERT_HANDSHAKE_FAILURE] sslv3 alert handshake failure"),
+    ],
+)
+async def test_a_handshake_the_server_ends_is_said_once_as_a_tls_failure(
+    ending: str, said: str, dns_server, scan_settings: Settings
+) -> None:
+    dns_server.set("ends-handshake.test", "A", "127.0.0.1", ttl=60)
+    server, port = await _server(ending)
+    try:
+        pinner = Pinner(Resolver(scan_settings), scan_settings)
+        async with make_client(pinner, scan_settings) as client:
+            chain = await fetch_chain(client, pinner, f"https://ends-handshake.test:{port}/", scan_settings.limits)
+    finally:
+        server.close()
+    assert chain.failure is not None and chain.failure.kind == "tls"
+    assert chain.failure.message.startswith(said) and chain.failure.message.count("TLS handshake failed") == 1
