@@ -68,6 +68,8 @@ async def test_a_domain_whose_policy_covers_a_www_without_working_https_is_told_
         "and stops at that error"
     )
     assert (report["grade"], report["score"], finding["deduction"]) == ("A+", 100, 0)
+    www = report["redirection"]["www_https"]  # the evidence says the same, what works or not
+    assert (www["host"], www["works"]) == (f"www.{host}", False) and www["problem"].startswith(why.format(host=host))
     assert report["headers"]["Strict-Transport-Security"]["note"].startswith(
         f"preload is requested, but hstspreload.org refuses the domain while www.{host} "
     )
@@ -81,9 +83,10 @@ async def test_a_www_that_serves_https_under_the_policy_is_not_reported(
     site = site_factory(catalog.best_practices(host, extra_names=(f"www.{host}",)))
     report = (await scan(site.url, scan_settings)).to_dict()
     snapshot = await fetch_snapshot(parse_target(site.url), scan_settings)
-    # Then the scan asked www (one handshake, no probes), found it working, and says nothing
+    # Then the scan asked www (one handshake, no probes), found it working, and says so in the evidence alone
     assert snapshot.www_tls is not None and snapshot.www_tls.failure is None and snapshot.www_tls.protocols == ()
     assert _www_findings(report) == []
+    assert report["redirection"]["www_https"] == {"host": f"www.{host}", "works": True, "problem": None}
     assert report["headers"]["Strict-Transport-Security"]["note"] == (
         "preload is requested; submit the domain at hstspreload.org to be built into browsers"
     )
@@ -107,7 +110,7 @@ async def test_www_is_not_asked_when_the_policy_does_not_cover_it_or_it_has_no_a
     assert snapshot.www_tls is None
     assert ("tls_www" in [t.part for t in snapshot.timings]) is not www_exists
     report = (await scan(site.url, scan_settings)).to_dict()
-    assert _www_findings(report) == []
+    assert _www_findings(report) == [] and "www_https" not in report["redirection"]
 
 
 async def test_an_http_www_that_redirects_to_the_domain_is_judged_on_the_handshake_the_scan_made(

@@ -176,6 +176,16 @@ def www_without_https(snapshot: SiteSnapshot) -> tuple[str, str] | None:
     return None if refused is None else (www.host, f"is served with a certificate browsers refuse ({refused})")
 
 
+def _www_evidence(snapshot: SiteSnapshot) -> dict[str, Any] | None:
+    """What the www check saw, when it judged www (the page's HSTS policy includes subdomains and www has an
+    address): that it works is evidence too, where the finding says only what fails."""
+    www, page = snapshot.www_tls, snapshot.tls
+    if www is None or page is None or page.failure is not None or page.refused_by_browsers(snapshot.fetched_at):
+        return None
+    found = www_without_https(snapshot)
+    return {"host": www.host, "works": found is None, "problem": None if found is None else found[1]}
+
+
 def _www_findings(snapshot: SiteSnapshot) -> list[Finding]:
     """redirect.www_without_https: hstspreload.org's `domain.www.no_tls`, for every site whose policy includes
     subdomains, since the harm is the same whether the policy is preloaded or kept from a visit: a browser that keeps
@@ -203,6 +213,9 @@ def check_redirection(snapshot: SiteSnapshot) -> CheckResult:
         details["error"] = shown(chain.failure.message)  # it may quote a Location of the 100 KiB head
     host = snapshot.target.host
     findings = (*_upgrade_findings(chain, host), *_entry_host_findings(snapshot), *_www_findings(snapshot))
+    www = _www_evidence(snapshot)
+    if www is not None:
+        details["www_https"] = www
     # The fixes speak of the host scanned, whose redirects these are, not of the final page's (http://example.com/
     # was told to redirect http://www.example.com/ when it went to www first)
     return CheckResult("redirection", findings, details, fix_context={"host": host})
