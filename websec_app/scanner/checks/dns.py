@@ -1,16 +1,16 @@
 """The `dns` section: the web host's name and its registrable domain, graded like internet.nl.
 
-For the host: addresses (IPv6 included), an address that took no connection, CNAME, and whether it or
-`www.<domain>` is a CNAME to a name that does not exist (a subdomain takeover waiting to happen). For the
-registrable domain (Public Suffix List, registrable.py): SPF (dns_spf.py), DNSSEC validated with dns.dnssec
-(dnssec.py), CAA (dns_caa.py), and the mail records: MX, DMARC, DKIM, MTA-STS and TLS-RPT (dns_mail.py). A
+For the host: addresses (IPv6 included), an address that took no connection, CNAME, and whether it or `www.<domain>`
+is a CNAME to a name that does not exist (a subdomain takeover waiting to happen). For the registrable domain
+(Public Suffix List, registrable.py): SPF (dns_spf.py), DNSSEC validated with dns.dnssec (dnssec.py), CAA
+(dns_caa.py), and the mail records: MX, DMARC, DKIM, MTA-STS and TLS-RPT (dns_mail.py), and DANE (dns_dane.py). A
 domain that says it handles no mail (null MX, or SPF "v=spf1 -all") needs no DKIM, MTA-STS or TLS-RPT. A failed
-lookup is "could not check" (`check.error`), never a failed scan, and never an answer: a SERVFAIL is not an
-NXDOMAIN (RFC 1035 4.1.1), so a verdict that needs it (a CNAME target gone, an MX host without addresses, a report
-address's consent, DKIM needed by a domain whose MX lookup failed, SPF's result once a term's lookup failed:
-temperror, RFC 7208 5) is not given. Records that were not asked produce no finding (a lookup the scan asked and
-did not get in time is recorded as failed: fetch/dns.py). Each finding names every family of lookups that decided
-it (`Finding.families`), each failure its own family.
+lookup is "could not check" (`check.error`), never a failed scan, and never an answer: a SERVFAIL is not an NXDOMAIN
+(RFC 1035 4.1.1), so a verdict that needs it (a CNAME target gone, an MX host without addresses, a report address's
+consent, DKIM needed by a domain whose MX lookup failed, SPF's result once a term's lookup failed: temperror, RFC
+7208 5) is not given. Records that were not asked produce no finding (a lookup the scan asked and did not get in
+time is recorded as failed: fetch/dns.py). Each finding names every family of lookups that decided it
+(`Finding.families`), each failure its own family.
 Mail findings are minor: a web site should not fail over its mail configuration.
 """
 
@@ -27,6 +27,7 @@ from ..target import ip_literal
 from ._dns_shared import could_not_check, series
 from ._shown import shown, shown_lists
 from .dns_caa import caa_findings
+from .dns_dane import dane_findings
 from .dns_mail import dkim_findings, dmarc_findings, mta_sts_findings, mx_findings, tls_rpt_findings
 from .dns_spf import spf_findings
 from .dnssec import validate_zone
@@ -89,6 +90,12 @@ def _dangling(snapshot: SiteSnapshot, names: list[str], details: dict[str, Any])
     return findings
 
 
+#: What a missing MTA-STS policy leaves open when DANE covers the domain's mail.
+_UNDER_DANE = (
+    "DANE already protects mail from the senders that validate DNSSEC (Postfix, Exim, Microsoft 365); MTA-STS "
+    "adds those that do not (Gmail among them)"
+)
+
 #: The family of the findings each lookup of the host's own names decides (its failure leaves them unchecked).
 _OWN_LOOKUPS = {"A": "addresses", "AAAA": "ipv6", "CNAME": "cnames"}
 
@@ -134,7 +141,15 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
         findings += _of("dnssec", _dnssec(snapshot, domain, details))
         findings += _of("caa", caa_findings(snapshot, host, domain, details))
         # a domain that receives no mail (null MX) needs neither, and MTA-STS must list each MX host (RFC 8461 4.1)
-        findings += _of("mta_sts", mta_sts_findings(snapshot, domain, details, receives), decided_also=("mx",))
+        of_dane = dane_findings(snapshot, domain, details, receives)
+        of_mta_sts = mta_sts_findings(snapshot, domain, details, receives)
+        if any(f.outcome == "dns.dane_valid" for f in of_dane):
+            of_mta_sts = [
+                replace(f, note=f"{f.note}; {_UNDER_DANE}") if f.outcome == "dns.mta_sts_missing" else f
+                for f in of_mta_sts
+            ]
+        findings += _of("mta_sts", of_mta_sts, decided_also=("mx",))
+        findings += _of("dane", of_dane, decided_also=("mx",))
         findings += _of("tls_rpt", tls_rpt_findings(snapshot, domain, details, receives), decided_also=("mx",))
     # a lookup reported for one family (www's CNAME target may be the domain) is named for its own as well
     reported = {(f.subject, family) for f in findings if f.outcome == "check.error" for family in f.families}

@@ -286,6 +286,21 @@ def validate_zone(domain: str, snapshot: DnsSnapshot, now: datetime) -> DnssecVe
     )
 
 
+def signed_by_zone(answer: DnsAnswer, zone: str, snapshot: DnsSnapshot, now: datetime) -> str | None:
+    """None when a signature by one of `zone`'s keys over `answer`'s records verifies; otherwise why not. The zone
+    itself is validated apart (validate_zone): this says only that the records are the zone's, as signed."""
+    keys_answer = snapshot.get(zone, "DNSKEY")
+    if keys_answer is None or not keys_answer.records:
+        return f"{zone} publishes no DNSKEY to check their signature with"
+    zone_name = dns.name.from_text(zone)
+    try:
+        keys = _rrset(zone_name, "DNSKEY", keys_answer.records)
+        rrset = _rrset(dns.name.from_text(answer.name), answer.rdtype, answer.records)
+    except dns.exception.DNSException as exc:
+        return f"the {answer.rdtype} records cannot be read ({exc})"
+    return _validate(rrset, answer, zone_name, _key_index(keys), now.timestamp(), _Budget())
+
+
 def _nsec3(answer: DnsAnswer | None) -> list[str]:
     """RFC 9276 3.1: NSEC3 with 0 extra iterations (a MUST) and no salt (a SHOULD); both only cost resolvers work,
     and past a limit validators may treat the zone's denials of existence as insecure (3.2)."""

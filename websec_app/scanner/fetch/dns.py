@@ -3,7 +3,8 @@
 Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME,
 CAA, at the host and each parent up to the top-level domain, `caa_names`) and its registrable domain (mail
 authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
-first found: CNAME and MX targets, a signed zone's NSEC3PARAM, the zone holding a registrable domain
+first found: CNAME and MX targets (and the MX hosts' TLSA records, with the DNSSEC records of a provider's zone
+that holds some), a signed zone's NSEC3PARAM, the zone holding a registrable domain
 that has none of its own (DNSSEC of alice.github.io is github.io's), the lookups the SPF evaluation reads (the
 records include/redirect point to, the names a/mx/exists terms ask, the addresses of an mx term's hosts), asked in
 the order receivers evaluate them and no further than they go (records/spf_evaluation.py, `_spf_tree`), and the
@@ -25,6 +26,7 @@ import logging
 from collections.abc import Awaitable
 
 from ..records.caa import caa_names
+from ..records.dane import dane_name, dane_zone
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import enclosing_zone_names, txt_of
 from ..records.spf import parse_spf
@@ -182,6 +184,21 @@ async def _enclosing_zone(domain: str, answers: _Answers) -> None:
             return
 
 
+async def _dane(exchange: str, domain: str, answers: _Answers) -> None:
+    """An MX host's TLSA records (DANE for SMTP, RFC 7672); for a host that has some, whether their name is an alias,
+    and the DNSSEC records of the zone holding them when it is not the domain's (asked already). A domain without
+    DANE pays one query per MX host, in the round that asks their addresses, and no round trip more."""
+    tlsa = await answers.ask(dane_name(exchange), "TLSA")
+    if not tlsa.records:
+        return
+    zone = dane_zone(exchange, domain)
+    # whether the name is an alias (its TLSA records are then another zone's, which this scan does not validate)
+    more = [answers.ask(dane_name(exchange), "CNAME")]
+    if zone != domain:
+        more += [answers.ask(zone, rdtype) for rdtype in ("SOA", "DNSKEY", "DS")]
+    await asyncio.gather(*more)
+
+
 async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = True) -> None:
     # Parsed before any query is made: should the record trip the parser, no coroutine is left unawaited.
     dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
@@ -193,7 +210,7 @@ async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = 
         for target in _targets(answers.get(name, "CNAME"), "CNAME"):
             work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]
     for exchange in _targets(answers.get(domain, "MX"), "MX"):
-        work += [answers.ask(exchange, "A"), answers.ask(exchange, "AAAA")]
+        work += [answers.ask(exchange, "A"), answers.ask(exchange, "AAAA"), _dane(exchange, domain, answers)]
     work += [answers.ask(consent_name(domain, report_domain), "TXT") for report_domain in report_domains]
     dnskey = answers.get(domain, "DNSKEY")
     if dnskey is not None and dnskey.records:

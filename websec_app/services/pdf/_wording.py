@@ -30,6 +30,7 @@ DETAIL_LABELS = {
     "untrusted_ca": "Untrusted certificate authority",
     "hostname_matches": "Certificate matches the host name",
     "secure_renegotiation": "Secure renegotiation (RFC 5746)",
+    "dane": "DANE (TLSA records of the mail servers)",
     "www_https": "HTTPS at www (the HSTS policy covers it)",
     "works": "Works",
     "problem": "Problem",
@@ -426,6 +427,21 @@ def _tls_rpt_words(tls_rpt: Mapping[str, Any]) -> list[str]:
     return [f"Record: {each}" for each in record] if isinstance(record, list) else [f"Record: {record}"]
 
 
+_DANE_STATES = {
+    "secure": "TLSA records, DNSSEC-valid",
+    "none": "no TLSA records",
+    "unproven": "TLSA records that DNSSEC does not prove",
+    "unknown": "could not be checked",
+    "failed": "the lookup failed",
+}
+
+
+def _dane_words(dane: Mapping[str, Any]) -> list[str]:
+    hosts = dane.get("mx_hosts")
+    lines = [f"{host}: {_DANE_STATES.get(str(state), state)}" for host, state in (hosts or {}).items()]
+    return lines + [f"Not checked: {item}" for item in dane.get("not_checked") or []]
+
+
 _DNS_OBJECTS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "mx": _mx_words,
     "spf": _spf_words,
@@ -435,6 +451,7 @@ _DNS_OBJECTS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "caa": _caa_words,
     "mta_sts": _mta_sts_words,
     "tls_rpt": _tls_rpt_words,
+    "dane": _dane_words,
 }
 #: The dns section's fields `dns_words` words; any other goes the generic way.
 DNS_WORDED = frozenset({"a", "aaaa", "cname", "not_listed", *_DNS_OBJECTS})

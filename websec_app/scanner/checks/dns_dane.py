@@ -1,0 +1,116 @@
+"""DANE for the domain's mail (RFC 7672): TLSA records at _25._tcp.<MX host>, which senders that validate DNSSEC
+(Postfix, Exim, Microsoft 365's Exchange Online) use to require TLS with the certificate they name, so that no one
+on the path can strip TLS from mail to the domain. They count only when DNSSEC proves them: the TLSA RRset signed
+by a secure zone, and the MX RRset too (a forged MX sends mail to a host of the attacker's choosing, with no TLSA at
+all); and they protect delivery only when every MX host has them (a sender falls back to a host without, and an
+attacker can make the others unreachable).
+
+Nothing is said of a domain without TLSA records: DANE is optional, and MTA-STS (dns_mail.py) is the other way to
+the same protection. Whether the records match the MX hosts' certificates needs an SMTP connection, which this scan
+does not make: the section's not-checked list says so. A TLSA name that is an alias (CNAME), or a zone this scan did
+not fetch, is "could not check", never a verdict. Pure: the records come from the snapshot."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..findings import Finding
+from ..records.dane import dane_name, dane_zone
+from ..records.dns_text import failed
+from ..snapshot import DnsSnapshot, SiteSnapshot
+from ._dns_shared import could_not_check
+from .dnssec import signed_by_zone, validate_zone
+
+#: The MX hosts whose TLSA records the fetch asks for (fetch/dns.py MAX_MX_HOSTS): past them, nothing is known.
+NOT_CHECKED = "whether the TLSA records match the MX hosts' certificates (this scan makes no SMTP connection)"
+
+
+#: (state, why) of what a zone proves: None when it is DNSSEC-secure.
+_ZoneProblem = tuple[str, str] | None
+
+
+def _zone_problem(zone: str, dns: DnsSnapshot, now: datetime, cache: dict[str, _ZoneProblem]) -> _ZoneProblem:
+    """None when `zone` validates (validate_zone); else ("unproven", why) when its records prove nothing to a
+    validating resolver, or ("unknown", why) when this scan cannot tell. Each zone judged once."""
+    if zone not in cache:
+        verdict = validate_zone(zone, dns, now)
+        if verdict is None:
+            cache[zone] = ("unknown", f"the DNSSEC records of {zone} were not fetched")
+        elif verdict.zone and verdict.zone != zone:
+            cache[zone] = ("unknown", f"{zone} is no zone of its own, and this scan validates a host's zone only")
+        elif verdict.status == "unknown":
+            cache[zone] = ("unknown", f"whether the {zone} zone is signed is unknown ({verdict.note})")
+        elif verdict.status != "secure":
+            cache[zone] = ("unproven", f"the {zone} zone is not DNSSEC-secure ({verdict.note})")
+        else:
+            cache[zone] = None
+    return cache[zone]
+
+
+def _host_state(
+    exchange: str, domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]
+) -> tuple[str, str]:
+    """(state, why) of one MX host's TLSA records: "secure", "none", "unproven" (senders ignore them, or cannot
+    use them), "unknown" (this scan cannot tell) or "failed" (their lookup)."""
+    name = dane_name(exchange)
+    answer = dns.get(name, "TLSA")
+    if answer is None:
+        return "unknown", f"{name} was not looked up"
+    if failed(answer):
+        return "failed", f"the TLSA lookup of {name} failed ({answer.error or answer.rcode})"
+    if not answer.records:
+        return "none", f"{exchange} has no TLSA records"
+    alias = dns.get(name, "CNAME")
+    if alias is not None and alias.records:
+        return "unknown", f"{name} is an alias ({alias.records[0]}), whose zone this scan does not validate"
+    zone = dane_zone(exchange, domain)
+    problem = _zone_problem(zone, dns, now, zones)
+    if problem is not None:
+        state, why = problem
+        return state, f"the TLSA records of {exchange} prove nothing: {why}"
+    unsigned = signed_by_zone(answer, zone, dns, now)
+    if unsigned is not None:
+        return "unproven", f"the TLSA records of {exchange} do not validate: {unsigned}"
+    return "secure", f"{exchange}: {len(answer.records)} TLSA record(s), DNSSEC-valid"
+
+
+def _mx_problem(domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]) -> str | None:
+    """None when the MX RRset is DNSSEC-valid; otherwise why not (a forged MX would lead senders elsewhere)."""
+    problem = _zone_problem(domain, dns, now, zones)
+    if problem is not None:
+        return f"the MX records prove nothing: {problem[1]}"
+    mx = dns.get(domain, "MX")
+    if mx is None:
+        return "the MX records were not fetched"
+    unsigned = signed_by_zone(mx, domain, dns, now)
+    return None if unsigned is None else f"the MX records do not validate: {unsigned}"
+
+
+def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
+    """dns.dane_valid, dns.dane_incomplete, or nothing for a domain with no TLSA records (or no mail)."""
+    mx = snapshot.dns.get(domain, "MX")
+    if receives is not True or mx is None or failed(mx):
+        return []
+    exchanges = list(dict.fromkeys(r.split()[-1].rstrip(".").lower() for r in mx.records if r.split()[-1] != "."))
+    asked = [e for e in exchanges if snapshot.dns.get(dane_name(e), "TLSA") is not None]
+    if not any(snapshot.dns.records(dane_name(e), "TLSA") for e in asked):
+        return []  # no DANE (or not asked): nothing to say
+    now, zones = snapshot.fetched_at, dict[str, _ZoneProblem]()
+    states = {e: _host_state(e, domain, snapshot.dns, now, zones) for e in asked}
+    details["dane"] = {"mx_hosts": {e: state for e, (state, _) in states.items()}, "not_checked": [NOT_CHECKED]}
+    lookups = [snapshot.dns.get(dane_name(e), "TLSA") for e, (state, _) in states.items() if state == "failed"]
+    unknown = [why for state, why in states.values() if state == "unknown"]
+    if len(asked) < len(exchanges):
+        unknown.append(f"the TLSA records of {len(exchanges) - len(asked)} more MX host(s) were not looked up")
+    if lookups or unknown:
+        found = [could_not_check(a) for a in lookups if a is not None]
+        return found + ([Finding("check.error", subject="DANE (TLSA)", note="; ".join(unknown))] if unknown else [])
+    problems = [why for state, why in states.values() if state != "secure"]
+    mx_problem = _mx_problem(domain, snapshot.dns, now, zones)
+    if mx_problem is not None:
+        problems.append(mx_problem)
+    if problems:
+        return [Finding("dns.dane_incomplete", note="; ".join(problems))]
+    hosts = ", ".join(states)
+    return [Finding("dns.dane_valid", note=f"TLSA records for {hosts}, and the MX records, DNSSEC-valid")]
