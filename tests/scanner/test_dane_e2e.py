@@ -101,7 +101,6 @@ async def test_a_providers_mx_is_validated_in_the_providers_signed_zone(
     site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings
 ) -> None:
     provider = site_factory.unique_host("mailprov")
-    dns_server.add(provider, "SOA", f"ns.{provider}. hostmaster.{provider}. 1 3600 600 86400 300")
     dns_server.add(f"mx1.{provider}", "A", "127.0.0.9")
     dns_server.add(f"_25._tcp.mx1.{provider}", "TLSA", TLSA)
     dns_server.sign_zone(provider)
@@ -113,6 +112,33 @@ async def test_a_providers_mx_is_validated_in_the_providers_signed_zone(
     # the domain's own MX host (mx.<host>, from the mail records) has none: one of two covered
     assert body["dns"]["dane"]["mx_hosts"] == {f"mx.{host}": "none", f"mx1.{provider}": "secure"}
     assert _dane(body)[0]["note"] == f"mx.{host} has no TLSA records"
+
+
+async def test_a_mail_subdomain_signed_as_a_zone_of_its_own_is_validated_with_its_own_keys(
+    site_factory: SiteFactory, dns_server: AuthDnsServer, scan_settings: Settings
+) -> None:
+    """mail.<host> delegated as a zone of its own: its TLSA records are signed by that zone (the signer their RRSIG
+    names), not by <host>'s, whose keys would refuse them."""
+    holder: dict[str, str] = {}
+
+    def after(host: str) -> None:
+        mail = f"mail.{host}"
+        dns_server.add_zone(mail)
+        dns_server.add(f"mx.{mail}", "A", "127.0.0.9")
+        dns_server.add(f"_25._tcp.mx.{mail}", "TLSA", TLSA)
+        dns_server.sign_zone(mail)
+        holder["mail"] = mail
+
+    host = site_factory.unique_host("dane-sub")
+    site = catalog.best_practices(host)
+    kept = tuple(r for r in site.dns if r[1] not in ("MX", "TXT"))
+    mail_records = [r for r in _mail_records(host, sts=False) if r[1] != "MX" and not r[0].startswith("mx.")]
+    mx = (host, "MX", f"10 mx.mail.{host}")
+    running = site_factory(dataclasses.replace(site, dns=(*kept, *mail_records, mx), dnssec=True))
+    after(host)
+    body = (await scan(running.url, scan_settings)).to_dict()
+    assert body["dns"]["dane"]["mx_hosts"] == {f"mx.{holder['mail']}": "secure"}
+    assert [f["check"] for f in _dane(body)] == ["dns.dane_valid"]
 
 
 async def test_a_tlsa_name_that_is_an_alias_is_not_judged(site_factory: SiteFactory, scan_settings: Settings) -> None:

@@ -64,7 +64,7 @@ def _host_state(
     alias = dns.get(name, "CNAME")
     if alias is not None and alias.records:
         return "unknown", f"{name} is an alias ({alias.records[0]}), whose zone this scan does not validate"
-    zone = dane_zone(exchange, domain)
+    zone = dane_zone(exchange, domain, answer)
     problem = _zone_problem(zone, dns, now, zones)
     if problem is not None:
         state, why = problem

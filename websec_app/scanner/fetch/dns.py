@@ -191,7 +191,7 @@ async def _dane(exchange: str, domain: str, answers: _Answers) -> None:
     tlsa = await answers.ask(dane_name(exchange), "TLSA")
     if not tlsa.records:
         return
-    zone = dane_zone(exchange, domain)
+    zone = dane_zone(exchange, domain, tlsa)
     # whether the name is an alias (its TLSA records are then another zone's, which this scan does not validate)
     more = [answers.ask(dane_name(exchange), "CNAME")]
     if zone != domain:
