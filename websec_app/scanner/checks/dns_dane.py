@@ -12,6 +12,7 @@ not fetch, is "could not check", never a verdict. Pure: the records come from th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..findings import Finding
 from ..records.dane import dane_name, dane_zone
 from ..records.dns_text import failed
 from ..snapshot import DnsSnapshot, SiteSnapshot
-from ._dns_shared import could_not_check
+from ._dns_shared import could_not_check, series
 from .dnssec import signed_by_zone, validate_zone
 
 #: The MX hosts whose TLSA records the fetch asks for (fetch/dns.py MAX_MX_HOSTS): past them, nothing is known.
@@ -48,43 +49,65 @@ def _zone_problem(zone: str, dns: DnsSnapshot, now: datetime, cache: dict[str, _
     return cache[zone]
 
 
-def _host_state(
-    exchange: str, domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]
-) -> tuple[str, str]:
-    """(state, why) of one MX host's TLSA records: "secure", "none", "unproven" (senders ignore them, or cannot
-    use them), "unknown" (this scan cannot tell) or "failed" (their lookup)."""
+@dataclass(frozen=True)
+class _State:
+    """What one MX host's TLSA records (or the MX records) prove: `state` "secure", "none", "unproven" (senders
+    ignore them, or cannot use them), "unknown" (this scan cannot tell) or "failed" (their lookup); `why` in words;
+    `zone_problem` when what is wrong is the zone that signs them (one sentence for all it holds)."""
+
+    state: str
+    why: str = ""
+    zone_problem: str | None = None
+
+
+def _host_state(exchange: str, domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]) -> _State:
     name = dane_name(exchange)
     answer = dns.get(name, "TLSA")
     if answer is None:
-        return "unknown", f"{name} was not looked up"
+        return _State("unknown", f"{name} was not looked up")
     if failed(answer):
-        return "failed", f"the TLSA lookup of {name} failed ({answer.error or answer.rcode})"
+        return _State("failed", f"the TLSA lookup of {name} failed ({answer.error or answer.rcode})")
     if not answer.records:
-        return "none", f"{exchange} has no TLSA records"
+        return _State("none", f"{exchange} has no TLSA records")
     alias = dns.get(name, "CNAME")
     if alias is not None and alias.records:
-        return "unknown", f"{name} is an alias ({alias.records[0]}), whose zone this scan does not validate"
+        return _State("unknown", f"{name} is an alias ({alias.records[0]}), whose zone this scan does not validate")
     zone = dane_zone(exchange, domain, answer)
     problem = _zone_problem(zone, dns, now, zones)
     if problem is not None:
         state, why = problem
-        return state, f"the TLSA records of {exchange} prove nothing: {why}"
+        return _State(state, f"the TLSA records of {exchange} prove nothing: {why}", why)
     unsigned = signed_by_zone(answer, zone, dns, now)
     if unsigned is not None:
-        return "unproven", f"the TLSA records of {exchange} do not validate: {unsigned}"
-    return "secure", f"{exchange}: {len(answer.records)} TLSA record(s), DNSSEC-valid"
+        return _State("unproven", f"the TLSA records of {exchange} do not validate: {unsigned}")
+    return _State("secure")
 
 
-def _mx_problem(domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]) -> str | None:
-    """None when the MX RRset is DNSSEC-valid; otherwise why not (a forged MX would lead senders elsewhere)."""
+def _mx_state(domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]) -> _State:
+    """Whether the MX RRset is DNSSEC-valid (a forged MX would lead senders elsewhere)."""
     problem = _zone_problem(domain, dns, now, zones)
     if problem is not None:
-        return f"the MX records prove nothing: {problem[1]}"
+        return _State(problem[0], f"the MX records prove nothing: {problem[1]}", problem[1])
     mx = dns.get(domain, "MX")
     if mx is None:
-        return "the MX records were not fetched"
+        return _State("unknown", "the MX records were not fetched")
     unsigned = signed_by_zone(mx, domain, dns, now)
-    return None if unsigned is None else f"the MX records do not validate: {unsigned}"
+    return _State("secure") if unsigned is None else _State("unproven", f"the MX records do not validate: {unsigned}")
+
+
+def _problems(states: dict[str, _State], mx: _State) -> list[str]:
+    """What keeps DANE from covering the domain's mail, a zone's problem said once for all it holds ("the MX records
+    and the TLSA records of mx.example.com prove nothing: the example.com zone is not DNSSEC-secure ...")."""
+    by_zone: dict[str, list[str]] = {}
+    others = []
+    for subject, state in (("the MX records", mx), *((f"the TLSA records of {e}", s) for e, s in states.items())):
+        if state.state == "secure":
+            continue
+        if state.zone_problem is not None:
+            by_zone.setdefault(state.zone_problem, []).append(subject)
+        else:
+            others.append(state.why)
+    return others + [f"{series(subjects)} prove nothing: {why}" for why, subjects in by_zone.items()]
 
 
 def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
@@ -98,18 +121,18 @@ def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], 
         return []  # no DANE (or not asked): nothing to say
     now, zones = snapshot.fetched_at, dict[str, _ZoneProblem]()
     states = {e: _host_state(e, domain, snapshot.dns, now, zones) for e in asked}
-    details["dane"] = {"mx_hosts": {e: state for e, (state, _) in states.items()}, "not_checked": [NOT_CHECKED]}
-    lookups = [snapshot.dns.get(dane_name(e), "TLSA") for e, (state, _) in states.items() if state == "failed"]
-    unknown = [why for state, why in states.values() if state == "unknown"]
+    details["dane"] = {"mx_hosts": {e: s.state for e, s in states.items()}, "not_checked": [NOT_CHECKED]}
+    lookups = [snapshot.dns.get(dane_name(e), "TLSA") for e, s in states.items() if s.state == "failed"]
+    unknown = [s.why for s in states.values() if s.state == "unknown"]
     if len(asked) < len(exchanges):
         unknown.append(f"the TLSA records of {len(exchanges) - len(asked)} more MX host(s) were not looked up")
+    mx_state = _mx_state(domain, snapshot.dns, now, zones)
+    if mx_state.state == "unknown":
+        unknown.append(mx_state.why)
     if lookups or unknown:
         found = [could_not_check(a) for a in lookups if a is not None]
         return found + ([Finding("check.error", subject="DANE (TLSA)", note="; ".join(unknown))] if unknown else [])
-    problems = [why for state, why in states.values() if state != "secure"]
-    mx_problem = _mx_problem(domain, snapshot.dns, now, zones)
-    if mx_problem is not None:
-        problems.append(mx_problem)
+    problems = _problems(states, mx_state)
     if problems:
         return [Finding("dns.dane_incomplete", note="; ".join(problems))]
     hosts = ", ".join(states)
