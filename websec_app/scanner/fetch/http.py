@@ -307,6 +307,10 @@ def _refused(exc: BaseException) -> bool:
     return False
 
 
+#: httpcore's words for a connection closed before any byte of a response (httpcore `_async/http11.py`).
+_NO_RESPONSE = "Server disconnected without sending a response"
+
+
 def describe_error(exc: BaseException) -> Failure:
     """A transport error as a Failure with a message a site owner understands."""
     if isinstance(exc, TimeoutError | httpx.TimeoutException):
@@ -320,6 +324,10 @@ def describe_error(exc: BaseException) -> Failure:
         if "SSL" in text or "TLS" in text or "handshake" in text.lower():
             return Failure("tls", f"{HANDSHAKE_FAILED}: {text}")
         return Failure("unreachable", f"connection failed: {text}")
+    if isinstance(exc, httpx.RemoteProtocolError) and str(exc).startswith(_NO_RESPONSE):
+        # nothing was sent, so nothing was invalid (a server that requires a client certificate over TLS 1.3 ends
+        # here: its refusal comes after the handshake, and asyncio's TLS reports it as an end of stream)
+        return Failure("protocol", "the server closed the connection without answering the request")
     if isinstance(exc, httpx.RemoteProtocolError | httpx.DecodingError | httpx.LocalProtocolError):
         return Failure("protocol", f"the server sent an invalid HTTP response: {exc}")
     if isinstance(exc, httpx.HTTPError | OSError | ssl.SSLError):
