@@ -16,6 +16,7 @@ import pytest
 from tests.fixtures.sites import TlsConfig, server_context
 from websec_app.scanner.fetch.http import fetch_chain, make_client
 from websec_app.scanner.fetch.resolve import Pinner, Resolver
+from websec_app.scanner.snapshot import FetchChain
 from websec_app.settings import Settings
 
 ALERT = b"\x15\x03\x03\x00\x02\x02\x28"  # a fatal handshake_failure alert
@@ -37,6 +38,16 @@ async def _server(ending: str) -> tuple[asyncio.Server, int]:
     return server, server.sockets[0].getsockname()[1]
 
 
+async def _fetched(server: asyncio.Server, url: str, settings: Settings) -> FetchChain:
+    """The page fetch of `url` through the scan's client, the server closed after."""
+    try:
+        pinner = Pinner(Resolver(settings), settings)
+        async with make_client(pinner, settings) as client:
+            return await fetch_chain(client, pinner, url, settings.limits)
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize(
     ("ending", "said"),
     [
@@ -50,12 +61,7 @@ async def test_a_handshake_the_server_ends_is_said_once_as_a_tls_failure(
 ) -> None:
     dns_server.set("ends-handshake.test", "A", "127.0.0.1", ttl=60)
     server, port = await _server(ending)
-    try:
-        pinner = Pinner(Resolver(scan_settings), scan_settings)
-        async with make_client(pinner, scan_settings) as client:
-            chain = await fetch_chain(client, pinner, f"https://ends-handshake.test:{port}/", scan_settings.limits)
-    finally:
-        server.close()
+    chain = await _fetched(server, f"https://ends-handshake.test:{port}/", scan_settings)
     assert chain.failure is not None and chain.failure.kind == "tls"
     assert chain.failure.message.startswith(said) and chain.failure.message.count("TLS handshake failed") == 1
 
@@ -82,12 +88,6 @@ async def test_a_server_that_closes_without_answering_is_not_said_to_answer_inva
         writer.close()
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=context)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        pinner = Pinner(Resolver(scan_settings), scan_settings)
-        async with make_client(pinner, scan_settings) as client:
-            chain = await fetch_chain(client, pinner, f"https://closes.test:{port}/", scan_settings.limits)
-    finally:
-        server.close()
+    chain = await _fetched(server, f"https://closes.test:{server.sockets[0].getsockname()[1]}/", scan_settings)
     assert chain.failure is not None
     assert chain.failure.message == "the server closed the connection without answering the request"
