@@ -25,7 +25,7 @@ from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import Redirect, Site, SiteFactory, TlsConfig
+from tests.fixtures.sites import Redirect, RunningSite, Site, SiteFactory, TlsConfig
 from tests.reports import impact_report
 from websec_app.scanner import ScanReport
 from websec_app.scanner.fixes import SERVERS
@@ -393,6 +393,15 @@ def shot_of(page: Page, element: Locator, name: str) -> None:
 UNUSUAL_KEY_USAGE = ("content_commitment", "key_encipherment", "data_encipherment", "key_agreement")
 
 
+def scanned_then_stopped(url: str, settings: Settings, *sites: RunningSite) -> dict[str, Any]:
+    """The report of `url` (`scanned`), the fixture `sites` it needed stopped once it is done, whatever happened."""
+    try:
+        return scanned(url, settings).to_dict()
+    finally:
+        for site in sites:
+            site.stop()
+
+
 def stored_for_shots(app: App, *bodies: dict[str, Any]) -> list[str]:
     """Pro reports kept as a scan keeps them, their ids in order, and the screenshots' folder ready."""
     with app.database.session() as session:
@@ -414,10 +423,7 @@ def test_the_certificate_panel_shows_the_key_usage_the_finding_speaks_of(
     context.load_cert_chain(issued.chain_path, issued.key_path)
     context.set_alpn_protocols(["http/1.1"])
     site = site_factory(catalog.best_practices(host, tls=TlsConfig(context=context)))
-    try:
-        body = scanned(site.url, scan_settings).to_dict()
-    finally:
-        site.stop()
+    body = scanned_then_stopped(site.url, scan_settings, site)
     assert "tls.cert_key_usage" in [f["check"] for f in body["tls"]["findings"]]
     without_extension = copy.deepcopy(body)
     without_extension["tls"]["certificate"]["key_usage"] = None
@@ -464,11 +470,7 @@ def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report
     host = site_factory.unique_host("address-down")
     best = catalog.best_practices(host)
     site = site_factory(dataclasses.replace(best, dns=(*best.dns, (host, "A", down.ip))))
-    try:
-        body = scanned(site.url, scan_settings).to_dict()
-    finally:
-        site.stop()
-        down.stop()
+    body = scanned_then_stopped(site.url, scan_settings, site, down)
     [report_id] = stored_for_shots(app, body)
 
     # When its report opens, the finding names the address, what it refused and where the scan went on
@@ -499,11 +501,7 @@ def test_the_certificate_of_the_address_scanned_is_shown_beside_the_pages(
     apex = site_factory(
         Site(names=(host,), default=Redirect(f"https://www.{host}/"), tls=TlsConfig(cert="expired"), http=None)
     )
-    try:
-        body = scanned(f"https://{host}/", scan_settings).to_dict()
-    finally:
-        www.stop()
-        apex.stop()
+    body = scanned_then_stopped(f"https://{host}/", scan_settings, www, apex)
     [report_id] = stored_for_shots(app, body)
 
     # When its report opens, the finding names the address, and a panel of its own shows that certificate's dates
@@ -551,11 +549,7 @@ def test_the_findings_of_a_policy_that_includes_subdomains_are_shown_with_their_
         )
     )
     www = site_factory(Site(names=(f"www.{host}",), tls=None, http=None))
-    try:
-        body = scanned(site.url, scan_settings).to_dict()
-    finally:
-        site.stop()
-        www.stop()
+    body = scanned_then_stopped(site.url, scan_settings, site, www)
     [report_id] = stored_for_shots(app, body)
 
     # When its report opens, then each finding shows its note, and the CSP fix names the service it allows

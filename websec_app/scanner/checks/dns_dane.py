@@ -19,7 +19,7 @@ from typing import Any
 from ..findings import Finding
 from ..records.dane import dane_name, dane_zone
 from ..records.dns_text import failed
-from ..snapshot import DnsSnapshot, SiteSnapshot
+from ..snapshot import DnsAnswer, DnsSnapshot, SiteSnapshot
 from ._dns_shared import could_not_check, series
 from .dnssec import signed_by_zone, validate_zone
 
@@ -60,11 +60,11 @@ class _State:
     zone_problem: str | None = None
 
 
-def _host_state(exchange: str, domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]) -> _State:
+def _host_state(
+    exchange: str, answer: DnsAnswer, domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]
+) -> _State:
+    """What `answer`, the TLSA lookup of one MX host, proves."""
     name = dane_name(exchange)
-    answer = dns.get(name, "TLSA")
-    if answer is None:
-        return _State("unknown", f"{name} was not looked up")
     if failed(answer):
         return _State("failed", f"the TLSA lookup of {name} failed ({answer.error or answer.rcode})")
     if not answer.records:
@@ -116,21 +116,21 @@ def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], 
     if receives is not True or mx is None or failed(mx):
         return []
     exchanges = list(dict.fromkeys(r.split()[-1].rstrip(".").lower() for r in mx.records if r.split()[-1] != "."))
-    asked = [e for e in exchanges if snapshot.dns.get(dane_name(e), "TLSA") is not None]
-    if not any(snapshot.dns.records(dane_name(e), "TLSA") for e in asked):
+    tlsa = {e: a for e in exchanges if (a := snapshot.dns.get(dane_name(e), "TLSA")) is not None}  # those asked
+    if not any(answer.records for answer in tlsa.values()):
         return []  # no DANE (or not asked): nothing to say
     now, zones = snapshot.fetched_at, dict[str, _ZoneProblem]()
-    states = {e: _host_state(e, domain, snapshot.dns, now, zones) for e in asked}
+    states = {e: _host_state(e, answer, domain, snapshot.dns, now, zones) for e, answer in tlsa.items()}
     details["dane"] = {"mx_hosts": {e: s.state for e, s in states.items()}, "not_checked": [NOT_CHECKED]}
-    lookups = [snapshot.dns.get(dane_name(e), "TLSA") for e, s in states.items() if s.state == "failed"]
+    lookups = [tlsa[e] for e, s in states.items() if s.state == "failed"]
     unknown = [s.why for s in states.values() if s.state == "unknown"]
-    if len(asked) < len(exchanges):
-        unknown.append(f"the TLSA records of {len(exchanges) - len(asked)} more MX host(s) were not looked up")
+    if len(tlsa) < len(exchanges):
+        unknown.append(f"the TLSA records of {len(exchanges) - len(tlsa)} more MX host(s) were not looked up")
     mx_state = _mx_state(domain, snapshot.dns, now, zones)
     if mx_state.state == "unknown":
         unknown.append(mx_state.why)
     if lookups or unknown:
-        found = [could_not_check(a) for a in lookups if a is not None]
+        found = [could_not_check(a) for a in lookups]
         return found + ([Finding("check.error", subject="DANE (TLSA)", note="; ".join(unknown))] if unknown else [])
     problems = _problems(states, mx_state)
     if problems:

@@ -162,13 +162,19 @@ def _entry_host_findings(snapshot: SiteSnapshot) -> list[Finding]:
     return [Finding("redirect.host_without_hsts", note=note, fix_note=where)]
 
 
+def _www_judged(snapshot: SiteSnapshot) -> bool:
+    """Whether www's HTTPS is judged at all: not when the page's own certificate is refused, since browsers then
+    keep no policy from it (RFC 6797 §8.1, the headers section's hsts.ignored_tls_error)."""
+    page = snapshot.tls
+    return page is not None and page.failure is None and not page.refused_by_browsers(snapshot.fetched_at)
+
+
 def www_without_https(snapshot: SiteSnapshot) -> tuple[str, str] | None:
     """(www's host, why a browser gets no page there) when the page's HSTS policy sends browsers to www over HTTPS
     (the fetch asked www only then: `SiteSnapshot.www_tls`) and www's HTTPS fails them; None when it works, or was not
-    asked. Not when the page's own certificate is refused: browsers then keep no policy from it (RFC 6797 §8.1, the
-    headers section's hsts.ignored_tls_error)."""
-    www, page = snapshot.www_tls, snapshot.tls
-    if www is None or page is None or page.failure is not None or page.refused_by_browsers(snapshot.fetched_at):
+    asked, or not judged (`_www_judged`)."""
+    www = snapshot.www_tls
+    if www is None or not _www_judged(snapshot):
         return None
     if www.failure is not None:
         return www.host, f"answers no HTTPS ({shown(www.failure.message, 300)})"
@@ -179,8 +185,8 @@ def www_without_https(snapshot: SiteSnapshot) -> tuple[str, str] | None:
 def _www_evidence(snapshot: SiteSnapshot) -> dict[str, Any] | None:
     """What the www check saw, when it judged www (the page's HSTS policy includes subdomains and www has an
     address): that it works is evidence too, where the finding says only what fails."""
-    www, page = snapshot.www_tls, snapshot.tls
-    if www is None or page is None or page.failure is not None or page.refused_by_browsers(snapshot.fetched_at):
+    www = snapshot.www_tls
+    if www is None or not _www_judged(snapshot):
         return None
     found = www_without_https(snapshot)
     return {"host": www.host, "works": found is None, "problem": None if found is None else found[1]}
