@@ -27,7 +27,21 @@ class TargetRefused(ScanError):
 
 
 class TargetUnreachable(ScanError):
-    """Connection refused, DNS failure, TLS handshake failure or timeout on the target itself."""
+    """Connection refused, DNS failure, TLS handshake failure or timeout on the target itself.
+
+    When a request to an address failed, `url` is that address, `kind` how it failed (a fetch Failure's kind) and
+    `reason` the end of the message that says so."""
 
     exit_code = 3
     http_status = 502
+
+    def __init__(self, message: str, *, url: str | None = None, kind: str | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+        self.kind = kind
+        self.reason = reason
+
+    def explained(self, reason: str, kind: str) -> TargetUnreachable:
+        """The same failure with its reason in words that say more."""
+        message = str(self).removesuffix(self.reason) + reason if self.reason else f"{self}: {reason}"
+        return TargetUnreachable(message, url=self.url, kind=kind, reason=reason)

@@ -261,6 +261,9 @@ class TlsHandshake:
     not_testable: tuple[str, ...] = ()  # what this scanner cannot observe, with the reason
     # RFC 5746, as the grading handshake's ServerHello showed it: None at TLS 1.3 (the probes may tell) or unread.
     secure_renegotiation: bool | None = None
+    # The server asked for a client certificate in the grading handshake (mutual TLS), whether or not the
+    # handshake then completed without one: browsers without one are refused, or prompted to pick one.
+    client_certificate_requested: bool = False
 
     @property
     def leaf(self) -> CertificateInfo | None:

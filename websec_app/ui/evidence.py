@@ -200,6 +200,7 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
         Row("Forward secrecy", _yes_no(tls.get("forward_secrecy"))),
         Row("Authenticated encryption (AEAD)", _yes_no(tls.get("aead"))),
         Row("Secure renegotiation (RFC 5746)", _yes_no(tls.get("secure_renegotiation"))),
+        Row("Client certificate requested (mutual TLS)", _yes_no(tls.get("client_certificate_requested"))),
         Row("Certificate trusted", _yes_no(tls.get("trusted"))),
         Row("Full chain sent", _yes_no(tls.get("chain_complete"))),
     ]

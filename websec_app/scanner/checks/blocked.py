@@ -19,6 +19,7 @@ from functools import lru_cache
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..findings import Check, CheckResult, Finding
 from ..parsed_cache import cached
@@ -181,7 +182,8 @@ _MEANINGS = {
 }
 
 
-def _status_note(response: HttpResponse) -> str:
+def _status_note(response: HttpResponse, certificate_requested: bool = False) -> str:
+    """`certificate_requested`: the TLS handshake of the page's address asked for a client certificate."""
     code = response.status_code
     try:
         phrase = HTTPStatus(code).phrase
@@ -191,10 +193,24 @@ def _status_note(response: HttpResponse) -> str:
         code,
         "the server reports a problem with the request" if code < 500 else "the server reports an error of its own",
     )
+    if certificate_requested and code < 500:
+        # nginx's `ssl_verify_client on` completes the handshake without a certificate and answers 400 (its 496,
+        # "No required SSL certificate was sent"); others answer 401 or 403
+        meaning = (
+            "the server asked for a client certificate during the TLS handshake (mutual TLS), and the scanner, like "
+            "a visitor without one, sent none: this is likely its refusal"
+            + (" (nginx answers 400 when ssl_verify_client on finds no certificate)" if code == 400 else "")
+        )
     return (
         f"{response.url} answered {code} {phrase}: {meaning}. The server is reachable; the findings describe "
         "this error response"
     )
+
+
+def _served_by(response: HttpResponse, host: str, port: int) -> bool:
+    """Whether `response` came over HTTPS from `host`:`port`."""
+    url = urlsplit(response.url)
+    return url.scheme == "https" and (url.hostname, url.port or 443) == (host, port)
 
 
 def with_page_access(check: Check) -> Check:
@@ -211,8 +227,9 @@ def with_page_access(check: Check) -> Check:
         result = check(snapshot)
         if final is None or final.status_code < 400:
             return result
-        return CheckResult(
-            result.section, (*result.findings, Finding("scan.error_status", note=_status_note(final))), result.details
-        )
+        tls = snapshot.tls
+        requested = tls is not None and tls.client_certificate_requested and _served_by(final, tls.host, tls.port)
+        finding = Finding("scan.error_status", note=_status_note(final, requested))
+        return CheckResult(result.section, (*result.findings, finding), result.details)
 
     return page_access

@@ -138,6 +138,8 @@ def _handshake_details(tls: TlsHandshake) -> dict[str, Any]:
         "verify_error": None if tls.verify_error is None else shown(tls.verify_error),
         "untrusted_ca": None if tls.untrusted_ca is None else shown(tls.untrusted_ca),
         "hostname_matches": tls.hostname_matches,
+        # mutual TLS: a visitor without a certificate is refused, or (optional) prompted by the browser to pick one
+        "client_certificate_requested": tls.client_certificate_requested,
     }
 
 

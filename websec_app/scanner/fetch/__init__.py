@@ -34,6 +34,7 @@ from ..snapshot import (
     TlsHandshake,
 )
 from ..target import Target, ip_literal, parse_target
+from ._asyncio_stream import CLIENT_CERTIFICATE_REQUIRED, CONNECTION_RESET
 from .cors_origins import cors_probe_origins, foreign_probe_needed
 from .dns import fetch_dns
 from .guard import ensure_port_allowed
@@ -190,6 +191,27 @@ async def _www_tls(host: str, pinner: Pinner, settings: Settings) -> TlsHandshak
     return await fetch_tls(host, 443, address, settings, probes=False, pinner=pinner)
 
 
+async def _refusal_explained(
+    exc: TargetUnreachable, tls_target: Target, tls_task: asyncio.Future[TlsHandshake]
+) -> TargetUnreachable:
+    """`exc`, or, when the page fetch failed in or right after its TLS handshake with the address the grading
+    handshake went to, and that handshake saw the server ask for a client certificate, what the server requires.
+    Python's TLS shows no such request, and the server's refusal of a client without one is a handshake alert (TLS
+    1.2), or after the handshake an alert of its own (TLS 1.3, said as it comes: _asyncio_stream.py), a close, or
+    a reset when the server closes with the request unread. Waits for the TLS section, bounded by the scan's clock
+    as ever."""
+    refusal = exc.kind in ("tls", "protocol") or exc.reason == CONNECTION_RESET
+    if exc.url is None or not refusal or exc.reason.startswith(CLIENT_CERTIFICATE_REQUIRED):
+        return exc
+    failed = parse_target(exc.url)
+    if (failed.scheme, failed.host, failed.port) != ("https", tls_target.host, tls_target.port):
+        return exc
+    if not (await tls_task).client_certificate_requested:
+        return exc
+    said = f"it asked for one during the TLS handshake, and without one: {exc.reason}"
+    return exc.explained(f"{CLIENT_CERTIFICATE_REQUIRED}: {said}", "tls")
+
+
 def _kept_alive(response: HttpResponse | None) -> bool:
     """Whether the server left the response's connection open for the next request (RFC 9112 9.3)."""
     if response is None or response.http_version != "HTTP/1.1":
@@ -256,13 +278,16 @@ async def fetch_snapshot(
         side: list[asyncio.Future[Any]] = [tls_task, dns_task, mta_sts_task, *([upgrade_task] if upgrade_task else [])]
         try:
             main_cookies = ChainCookies()
-            main = await clock.run(
-                "main",
-                fetch_chain(
-                    client, pinner, target.url, limits, raise_on_first_hop=True, shared=shared, cookies=main_cookies
-                ),
-                None,
-            )
+            try:
+                main = await clock.run(
+                    "main",
+                    fetch_chain(
+                        client, pinner, target.url, limits, raise_on_first_hop=True, shared=shared, cookies=main_cookies
+                    ),
+                    None,
+                )
+            except TargetUnreachable as exc:
+                raise await _refusal_explained(exc, tls_target, tls_task) from None
             if main is None:
                 raise TargetUnreachable(f"Could not reach {target.url}: the scan's time budget ran out")
             final_url = main.final_url

@@ -24,6 +24,11 @@ _READ_HIGH_WATER = 256 * 1024
 
 #: How a failed TLS handshake's message starts (fetch/http.py `describe_error` keeps such a message as it is).
 HANDSHAKE_FAILED = "TLS handshake failed"
+#: What a server that admits only clients presenting a certificate is said to do (fetch/http.py, fetch/tls.py,
+#: fetch/__init__.py), each followed by how it showed it.
+CLIENT_CERTIFICATE_REQUIRED = "the server requires a client certificate (mutual TLS)"
+#: A connection the server reset (TCP RST), in the handshake or while a response was awaited.
+CONNECTION_RESET = "the server reset the connection"
 
 
 def _handshake_error(exc: BaseException) -> str:
@@ -33,9 +38,19 @@ def _handshake_error(exc: BaseException) -> str:
     if isinstance(exc, ssl.SSLError):
         return str(exc)
     if isinstance(exc, ConnectionResetError) and exc.errno is not None:
-        return "the server reset the connection"
+        return CONNECTION_RESET
     if isinstance(exc, ConnectionResetError | EOFError | BrokenPipeError):
         return "the server closed the connection"
+    return str(exc) or type(exc).__name__
+
+
+def _read_error(exc: BaseException) -> str:
+    """What ended a connection while a response was awaited. TLS 1.3 (RFC 8446 4.4.2.4): a server that requires a
+    client certificate refuses a client without one after the handshake, with the alert certificate_required."""
+    if isinstance(exc, ssl.SSLError) and exc.reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED":
+        return f"{CLIENT_CERTIFICATE_REQUIRED}: it answered the request with the TLS alert certificate_required"
+    if isinstance(exc, ConnectionResetError):
+        return CONNECTION_RESET
     return str(exc) or type(exc).__name__
 
 
@@ -127,7 +142,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         if pipe.buffer:
             return pipe.take(max_bytes)
         if pipe.lost is not None:
-            raise httpcore.ReadError(str(pipe.lost) or type(pipe.lost).__name__) from pipe.lost
+            raise httpcore.ReadError(_read_error(pipe.lost)) from pipe.lost
         return b""  # the peer closed: end of stream
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:

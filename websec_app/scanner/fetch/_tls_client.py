@@ -111,6 +111,7 @@ class _ConnectionState:
 
     verify_errors: list[VerifyError] = field(default_factory=list)
     ocsp: bytes | None = None
+    certificate_requested: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,10 +128,18 @@ class Handshake:
     ocsp: bytes | None
     # RFC 5746: did the ServerHello carry renegotiation_info? None at TLS 1.3 (no renegotiation) or unread.
     secure_renegotiation: bool | None = None
+    # The server asked for a client certificate (a CertificateRequest; watched by the grading handshake only).
+    client_certificate_requested: bool = False
 
 
 class HandshakeRejected(Exception):
-    """The server refused the handshake (an alert, or it closed/reset the connection)."""
+    """The server refused the handshake (an alert, or it closed/reset the connection). `certificate_requested`:
+    it had asked for a client certificate first (TLS 1.2 refuses a client that sends none here; TLS 1.3 after the
+    handshake), when the handshake watched for that."""
+
+    def __init__(self, message: str, *, certificate_requested: bool = False) -> None:
+        super().__init__(message)
+        self.certificate_requested = certificate_requested
 
 
 class ConnectFailed(OSError):
@@ -184,6 +193,17 @@ def _on_ocsp(connection: SSL.Connection, staple: bytes, data: object) -> bool:
     state: _ConnectionState = connection.get_app_data()
     state.ocsp = staple or None
     return True
+
+
+#: OpenSSL's name for the client state after a CertificateRequest (TLS_ST_CR_CERT_REQ, ssl/statem; the same from
+#: OpenSSL 1.1.0 on, for TLS 1.2 and 1.3): pyOpenSSL shows no other sign that the server asked for a certificate.
+_READ_CERTIFICATE_REQUEST = b"SSLv3/TLS read server certificate request"
+
+
+def _on_state(connection: SSL.Connection, where: int, ret: int) -> None:
+    if connection.get_state_string() == _READ_CERTIFICATE_REQUEST:
+        state: _ConnectionState = connection.get_app_data()
+        state.certificate_requested = True
 
 
 _LEGACY_SERVER_CONNECT = 0x4  # SSL_OP_LEGACY_SERVER_CONNECT (OpenSSL's ssl.h); pyOpenSSL does not name it
@@ -430,12 +450,14 @@ async def handshake(
     request_ocsp: bool = False,
     certificates: bool = True,
     connect_timeout: float | None = None,
+    watch_certificate_request: bool = False,
 ) -> Handshake:
     """Connect to `address`, handshake with SNI `host`, close. Raises HandshakeRejected when the server
     refuses, OSError when it cannot be reached, TimeoutError when `timeout` runs out. With `connect_timeout`,
     a connection not made within it, or refused, or unreachable, raises ConnectFailed. Without
     `certificates` the chains are left empty (a probe needs only the protocol and cipher; copying
-    the chains out of OpenSSL is a tenth of a handshake's Python work)."""
+    the chains out of OpenSSL is a tenth of a handshake's Python work). With `watch_certificate_request`, whether
+    the server asked for a client certificate is noted (a callback per handshake state: the grading handshake's)."""
     async with asyncio.timeout(timeout):
         if connect_timeout is None:
             reader, writer = await asyncio.open_connection(address, port)
@@ -451,6 +473,8 @@ async def handshake(
                 connection.set_tlsext_host_name(server_name)
             if request_ocsp:
                 connection.request_ocsp()
+            if watch_certificate_request:
+                connection.set_info_callback(_on_state)
             hello = _HelloReader()
             while True:
                 try:
@@ -460,7 +484,9 @@ async def handshake(
                     done = False
                 except SSL.Error as exc:
                     _pump_out(connection, writer)  # our alert, if OpenSSL wrote one
-                    raise HandshakeRejected(_ssl_error_text(exc)) from None
+                    raise HandshakeRejected(
+                        _ssl_error_text(exc), certificate_requested=state.certificate_requested
+                    ) from None
                 _pump_out(connection, writer)
                 await writer.drain()
                 if done:
@@ -468,9 +494,15 @@ async def handshake(
                 try:
                     data = await reader.read(65536)
                 except (ConnectionResetError, BrokenPipeError) as exc:
-                    raise HandshakeRejected(f"the server reset the connection ({exc.strerror or exc})") from None
+                    raise HandshakeRejected(
+                        f"the server reset the connection ({exc.strerror or exc})",
+                        certificate_requested=state.certificate_requested,
+                    ) from None
                 if not data:
-                    raise HandshakeRejected("the server closed the connection during the handshake")
+                    raise HandshakeRejected(
+                        "the server closed the connection during the handshake",
+                        certificate_requested=state.certificate_requested,
+                    )
                 hello.feed(data)
                 connection.bio_write(data)
             # As OpenSSL's X509 objects, copied out as DER: the checks parse them, and record what they cannot.
@@ -488,6 +520,7 @@ async def handshake(
                 verify_errors=tuple(state.verify_errors),
                 ocsp=state.ocsp,
                 secure_renegotiation=hello.secure_renegotiation(protocol),
+                client_certificate_requested=state.certificate_requested,
             )
             try:  # a polite close_notify; the server may already be gone
                 connection.shutdown()

@@ -43,7 +43,7 @@ from ..target import parse_target
 
 # _httpcore_asyncio: httpcore's locks on asyncio; _h11_field_values: h11 reads \f and \v in a header value
 from . import _asyncio_stream, _h11_field_values, _httpcore_asyncio  # noqa: F401
-from ._asyncio_stream import HANDSHAKE_FAILED
+from ._asyncio_stream import CLIENT_CERTIFICATE_REQUIRED, CONNECTION_RESET, HANDSHAKE_FAILED
 from .body import ACCEPT_ENCODING, BodyDecoder
 from .guard import BAD_PORTS, ensure_port_allowed
 from .resolve import Pinner
@@ -315,6 +315,10 @@ def describe_error(exc: BaseException) -> Failure:
     """A transport error as a Failure with a message a site owner understands."""
     if isinstance(exc, TimeoutError | httpx.TimeoutException):
         return Failure("timeout", "the server did not answer in time")
+    if isinstance(exc, httpx.ReadError) and str(exc).startswith(CLIENT_CERTIFICATE_REQUIRED):
+        return Failure("tls", str(exc))  # our stream's words for TLS 1.3's alert (_asyncio_stream.py)
+    if isinstance(exc, httpx.ReadError) and str(exc) == CONNECTION_RESET:
+        return Failure("unreachable", CONNECTION_RESET)
     if isinstance(exc, httpx.ConnectError):
         if _refused(exc):
             return Failure("unreachable", "connection refused: nothing accepts connections on that port")
@@ -659,7 +663,12 @@ async def fetch_chain(
             failure = describe_error(exc)
             if raise_on_first_hop:
                 where = "" if not responses else f" (redirected to {current})"
-                raise TargetUnreachable(f"Could not reach {current}{where}: {failure.message}") from None
+                raise TargetUnreachable(
+                    f"Could not reach {current}{where}: {failure.message}",
+                    url=current,
+                    kind=failure.kind,
+                    reason=failure.message,
+                ) from None
             return FetchChain(url, tuple(responses), failure)
         responses.append(response)
         if not response.is_redirect:

@@ -51,6 +51,7 @@ from ..snapshot import (
     TlsProbe,
     dhe_suite,
 )
+from ._asyncio_stream import CLIENT_CERTIFICATE_REQUIRED
 from ._tls_client import (
     EXPIRED,
     MISSING_ISSUER,
@@ -436,6 +437,9 @@ def _failure(exc: BaseException, port: int, timeout: float, protocols: tuple[Tls
         return Failure("timeout", f"no TLS handshake completed within {timeout:.0f} seconds")
     if isinstance(exc, ConnectionRefusedError):
         return Failure("unreachable", f"connection refused on port {port}")
+    if isinstance(exc, HandshakeRejected) and exc.certificate_requested:
+        said = f"{CLIENT_CERTIFICATE_REQUIRED}: it asked for one and ended the handshake without it ({exc})"
+        return Failure("tls", f"TLS handshake failed: {said}")
     if isinstance(exc, HandshakeRejected):
         accepted = next((p.name for p in protocols if p.name in _OPENSSL_PROBED and p.accepted), None)
         if accepted is not None:  # the same hello but for Chrome's groups and signature algorithms got through
@@ -506,7 +510,14 @@ async def _attempt(
         result: Handshake | BaseException
         try:
             result = await handshake(
-                address, port, host, context, timeout, request_ocsp=True, connect_timeout=connect_seconds
+                address,
+                port,
+                host,
+                context,
+                timeout,
+                request_ocsp=True,
+                connect_timeout=connect_seconds,
+                watch_certificate_request=True,
             )
         except Exception as exc:  # noqa: BLE001 - refused, unreachable, timed out or anything else: its failure
             result = exc
@@ -573,6 +584,7 @@ async def fetch_tls(
             protocols=protocols,
             cipher_probes=ciphers,
             not_testable=NOT_TESTABLE,
+            client_certificate_requested=isinstance(result, HandshakeRejected) and result.certificate_requested,
         )
     probed = (protocols, ciphers, dh_group)
     try:
@@ -638,6 +650,7 @@ def _shown(result: Handshake, host: str, port: int, address: str, probed: _Probe
         cipher_probes=ciphers,
         not_testable=NOT_TESTABLE,
         secure_renegotiation=result.secure_renegotiation,
+        client_certificate_requested=result.client_certificate_requested,
     )
 
 
