@@ -167,6 +167,7 @@ def test_the_tls_tables_and_certificate_chain_are_shown(page: Page, app: App, re
     expect(negotiated).to_contain_text("x25519")
     expect(negotiated.locator("tr", has_text="Forward secrecy")).to_contain_text("Yes")
     expect(negotiated.locator("tr", has_text="Secure renegotiation (RFC 5746)")).to_contain_text("Yes")
+    expect(negotiated.locator("tr", has_text="Client certificate requested (mutual TLS)")).to_contain_text("No")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     at_each_width(page, lambda width: negotiated.screenshot(path=str(SCREENSHOTS / f"tls-negotiated-{width}.png")))
     protocols = page.get_by_test_id("tls-protocols")
