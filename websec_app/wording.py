@@ -1,6 +1,6 @@
 """Words every renderer shares (the UI, CLI, emails, PDFs and API errors say them the same way): counted nouns
-("1 day", "2 days"), the names of TLS protocol versions, a certificate's Key Usage, and how a site's bidirectional
-controls are shown."""
+("1 day", "2 days"), the names of TLS protocol versions, a certificate's Key Usage and revocation, and how a site's
+bidirectional controls are shown."""
 
 from __future__ import annotations
 
@@ -38,6 +38,22 @@ def key_usage_words(certificate: Mapping[str, Any]) -> str:
     return ", ".join(str(name) for name in usage) or "No use: the extension lists none"
 
 
+_REVOCATION_STATES = {"good": "Not revoked", "revoked": "Revoked", "unknown": "Could not be checked"}
+_REVOCATION_SOURCES = {"ocsp": "OCSP responder", "crl": "CRL"}
+
+
+def revocation_words(answer: Any, *, with_note: bool) -> str:
+    """What the certificate's CA said of it (`tls.revocation`, asked when the server staples nothing): "Revoked
+    (CRL)", and the note when `with_note` or when the answer proved nothing (the note says why). "" when not asked."""
+    if not isinstance(answer, Mapping) or answer.get("status") not in _REVOCATION_STATES:
+        return ""
+    state = _REVOCATION_STATES[answer["status"]]
+    source = _REVOCATION_SOURCES.get(str(answer.get("method")))
+    said = f"{state} ({source})" if source else state
+    note = answer.get("note")
+    return f"{said}: {note}" if note and (with_note or answer["status"] == "unknown") else said
+
+
 #: Characters that reorder how the text after them is displayed (Unicode TR 9's marks, embeddings, overrides
 #: and isolates). A site's RIGHT-TO-LEFT OVERRIDE makes the rest of a line read backwards ("Trojan Source",
 #: CVE-2021-42574), so renderers show these escaped, and a site's text in the order it was sent.
@@ -49,4 +65,4 @@ def bidi_escaped(ch: str) -> str:
     return f"\\u{ord(ch):04x}"
 
 
-__all__ = ["BIDI_CONTROLS", "PROTOCOL_LABELS", "bidi_escaped", "counted", "key_usage_words"]
+__all__ = ["BIDI_CONTROLS", "PROTOCOL_LABELS", "bidi_escaped", "counted", "key_usage_words", "revocation_words"]

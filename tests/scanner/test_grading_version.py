@@ -38,6 +38,7 @@ RECORDED = {
     "2026.11.29": "ef4028a7ba2f6503",  # redirect.host_without_hsts (3): the host scanned redirects elsewhere, no HSTS
     "2026.11.30": "b515400293fb97a3",  # cookies under HSTS (3, 1, 1), a www HSTS cannot reach (0); entry host TLS
     "2026.12.1": "78599ed6ca61480f",  # tls.no_secure_renegotiation (10, A): no RFC 5746; such servers reached at all
+    "2026.12.2": "6f6d5c60728500eb",  # tls.cert_revoked (40, F): the CA's OCSP responder or CRL says so
 }
 
 

@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from cryptography import x509
 from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.pki import Pki
+from tests.fixtures.revocation import crl, serve
 from tests.fixtures.sites import Redirect, RunningSite, Site, SiteFactory, TlsConfig
 from tests.reports import impact_report
 from websec_app.scanner import ScanReport
@@ -460,6 +462,38 @@ def test_the_certificate_panel_shows_the_key_usage_the_finding_speaks_of(
         has=page.get_by_test_id("tls-certificate")
     )
     at_each_width(page, lambda width: shot_of(page, certificate.last, f"cert-key-usage-absent-{width}.png"))
+
+
+def test_a_certificate_its_ca_revoked_is_shown_revoked_with_the_cas_words(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory, pki: Pki
+) -> None:
+    """var/screenshots/revoked-finding-{1280,375}.png and revoked-negotiated-{1280,375}.png, looked at by hand."""
+    # Given a site whose leaf its CA's CRL lists as revoked, scanned and stored
+    host = site_factory.unique_host("revoked")
+    crl_url = f"http://crl-{host}/intermediate.crl"
+    issued = pki.issue("valid", (host,), crl_url=crl_url)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(issued.chain_path, issued.key_path)
+    context.set_alpn_protocols(["http/1.1"])
+    site = site_factory(catalog.best_practices(host, tls=TlsConfig(context=context)))
+    revoked = {issued.certificate.serial_number: x509.ReasonFlags.key_compromise}
+    listing = serve(site_factory, crl_url, crl(pki, revoked))
+    body = scanned_then_stopped(site.url, scan_settings, site, listing)
+    (report_id,) = stored_for_shots(app, body)
+
+    # When its report opens, then the finding says what the CA's CRL says, and the TLS table says it was asked
+    open_report(page, app, report_id)
+    finding = page.locator("[data-testid='finding']", has_text="The certificate's CA has revoked it")
+    expect(finding).to_contain_text(f"the CA's CRL ({crl_url}) lists it as revoked on 2026-11-20 (key_compromise)")
+    negotiated = page.get_by_test_id("tls-negotiated")
+    expect(negotiated.locator("tr", has_text="Revocation (asked of the CA)")).to_contain_text("Revoked (CRL)")
+
+    def fits(width: str) -> bool:
+        shot_of(page, finding, f"revoked-finding-{width}.png")
+        shot_of(page, negotiated, f"revoked-negotiated-{width}.png")
+        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+    assert at_each_width(page, fits) == [True, True]
 
 
 def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report(

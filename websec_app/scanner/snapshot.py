@@ -175,6 +175,18 @@ class SignedTimestamp:
 
 
 @dataclass(frozen=True)
+class RevocationAnswer:
+    """What the certificate's CA said of it (fetch/revocation.py): its OCSP responder's response or its CRL, DER as
+    served, or why neither was had."""
+
+    method: Literal["ocsp", "crl"]
+    url: str  # the responder's or the CRL's, as the certificate names it
+    body: bytes | None = None
+    failure: str | None = None
+    issuer: bytes | None = None  # DER of the certificate's issuer (the verified path's), to judge the answer by
+
+
+@dataclass(frozen=True)
 class TlsProbe:
     """One extra handshake restricted to a protocol version or a cipher family.
 
@@ -264,6 +276,8 @@ class TlsHandshake:
     # The server asked for a client certificate in the grading handshake (mutual TLS), whether or not the
     # handshake then completed without one: browsers without one are refused, or prompted to pick one.
     client_certificate_requested: bool = False
+    # The CA's word on the leaf (a trusted one the server staples no OCSP response for): None when not asked.
+    revocation: RevocationAnswer | None = None
 
     @property
     def leaf(self) -> CertificateInfo | None:

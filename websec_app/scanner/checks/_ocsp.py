@@ -108,32 +108,35 @@ def _single_response(
     return min(matching, key=lambda single: _STRICTNESS.index(single.certificate_status))
 
 
-def judge_staple(der: bytes, leaf_der: bytes, issuer_der: bytes | None, now: datetime) -> StapleVerdict:
+def judge_staple(
+    der: bytes, leaf_der: bytes, issuer_der: bytes | None, now: datetime, *, named: str = "the stapled response"
+) -> StapleVerdict:
+    """`named`: what the response is called in the notes (a staple, or the CA's responder's answer)."""
     try:
         response = ocsp.load_der_ocsp_response(der)
     except ValueError as exc:
-        return StapleVerdict("invalid", f"the stapled response cannot be parsed ({exc})")
+        return StapleVerdict("invalid", f"{named} cannot be parsed ({exc})")
     if response.response_status != ocsp.OCSPResponseStatus.SUCCESSFUL:
         return StapleVerdict("invalid", f"the responder answered {response.response_status.name}")
     leaf = x509.load_der_x509_certificate(leaf_der)
     issuer = x509.load_der_x509_certificate(issuer_der) if issuer_der else None
     single = _single_response(response, leaf, issuer)
     if single is None:
-        return StapleVerdict("invalid", "the stapled response is for another certificate")
+        return StapleVerdict("invalid", f"{named} is for another certificate")
     try:
         algorithm = response.signature_hash_algorithm
     except UnsupportedAlgorithm:
         oid = response.signature_algorithm_oid.dotted_string
-        return StapleVerdict("invalid", f"the stapled response is signed with an algorithm clients do not know ({oid})")
+        return StapleVerdict("invalid", f"{named} is signed with an algorithm clients do not know ({oid})")
     verified = issuer is not None and _signed_by_issuer(response, issuer, algorithm)
     if issuer is not None and not verified:
-        return StapleVerdict("invalid", "the stapled response is not signed by the certificate's issuer")
+        return StapleVerdict("invalid", f"{named} is not signed by the certificate's issuer")
     this_update, next_update = single.this_update_utc, single.next_update_utc
     scts = _sct_count(response)
     if this_update > now + _CLOCK_SKEW:
-        return StapleVerdict("invalid", f"the stapled response is dated in the future ({this_update:%Y-%m-%d %H:%M})")
+        return StapleVerdict("invalid", f"{named} is dated in the future ({this_update:%Y-%m-%d %H:%M})")
     if next_update is not None and next_update < now:
-        return StapleVerdict("invalid", f"the stapled response expired on {next_update:%Y-%m-%d %H:%M} UTC")
+        return StapleVerdict("invalid", f"{named} expired on {next_update:%Y-%m-%d %H:%M} UTC")
     unverified = "" if verified else " (signature not verified: the issuer certificate was not sent)"
     if single.certificate_status == ocsp.OCSPCertStatus.REVOKED:
         when = single.revocation_time_utc

@@ -32,6 +32,7 @@ from ..snapshot import (
     TlsProbe,
 )
 from ._ocsp import judge_staple
+from ._revocation import judge_revocation
 from ._shown import shown, shown_lists
 
 # Let's Encrypt renews at 30 days left; under 14 days something is failing (their expiry mails start at 20).
@@ -342,6 +343,19 @@ def _ocsp_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict[str, 
     return details, []
 
 
+def _revocation_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """The CA's word on the leaf, asked when the server staples none (fetch/revocation.py): a revoked certificate is
+    refused by Firefox (CRLite) and, for a leaked key, Chrome (CRLSet). None when not asked."""
+    answer, leaf = tls.revocation, tls.leaf
+    if answer is None or leaf is None:
+        return None, []
+    verdict = judge_revocation(answer, leaf.der, snapshot.fetched_at)
+    details = {"method": answer.method, "url": shown(answer.url), "status": verdict.status, "note": shown(verdict.note)}
+    if verdict.status == "revoked":
+        return details, [Finding("tls.cert_revoked", note=verdict.note)]
+    return details, []
+
+
 def _ct_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> dict[str, Any]:
     leaf = tls.leaf
     embedded = leaf.embedded_scts if leaf else ()
@@ -485,11 +499,13 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     details["aead"] = aead(tls.protocol, tls.cipher)
     details["secure_renegotiation"] = secure_renegotiation(tls)
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
+    details["revocation"], revocation_findings = _revocation_details(snapshot, tls)
     details["certificate_transparency"] = _ct_details(snapshot, tls)
     findings = _certificate_findings(snapshot, tls, leaf)
     findings += _key_findings(_judged_path(tls, listed_chain))
     findings += _chain_findings(tls)
     findings += ocsp_findings
+    findings += revocation_findings
     findings += _protocol_findings(tls)
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
@@ -521,6 +537,7 @@ def _entry_host_findings(
         *_certificate_findings(snapshot, entry, leaf),
         *_key_findings(_judged_path(entry, entry.chain[:MAX_CHAIN_SHOWN])),
         *_chain_findings(entry),
+        *_revocation_details(snapshot, entry)[1],
     ]
     server = [
         *_protocol_findings(entry),

@@ -40,12 +40,14 @@ from OpenSSL import SSL, crypto
 
 from ...clock import clock_for, system_clock
 from ...settings import Settings
+from ..errors import ScanError
 from ..hostname import certificate_matches_host
 from ..snapshot import (
     MAX_PUBLIC_LIFETIME,
     CertificateInfo,
     DhGroup,
     Failure,
+    RevocationAnswer,
     SignedTimestamp,
     TlsHandshake,
     TlsProbe,
@@ -65,8 +67,9 @@ from ._tls_client import (
     is_public_root,
 )
 from .guard import ensure_port_allowed, url_port
-from .http import fetch_one, make_client
+from .http import describe_error, fetch_one, make_client
 from .resolve import Pinner, Resolver
+from .revocation import Download, fetch_revocation
 from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
 
 __all__ = ["NOT_TESTABLE", "CaIssuerSource", "fetch_tls", "parse_certificate", "pinned_tls"]
@@ -398,29 +401,44 @@ async def _judge_chain(
     return _ChainVerdict(None, untrusted_ca=current.issuer.rfc4514_string())
 
 
-def guarded_ca_issuers(settings: Settings) -> CaIssuerSource:
-    """caIssuers downloads through the scanner's own resolver and guard (the URL comes from the
-    site's certificate, so it is as untrusted as any redirect): pinned address, a port browsers connect to,
-    size and time limits.
-    The name is resolved once per URL, and a refused or failed fetch is simply "not found"."""
+def guarded_download(settings: Settings) -> Download:
+    """Downloads of a URL the site's certificate names (caIssuers, OCSP, CRL), as untrusted as any redirect: through
+    the scanner's own resolver and guard (pinned address, a port browsers connect to), size and time limits. A
+    refused, failed or oversized download is its reason, in words."""
 
-    async def download(url: str) -> bytes | None:
+    async def download(url: str, max_bytes: int) -> bytes | str:
         host = urlsplit(url).hostname
         if not host:
-            return None
+            return "the URL names no host"
         pinner = Pinner(Resolver(settings), settings)
         try:
             address = await pinner.pin(host)
-            ensure_port_allowed(url_port(urlsplit(url)))  # ValueError for a port out of range: not found
+            ensure_port_allowed(url_port(urlsplit(url)))  # ValueError for a port out of range
             async with make_client(pinner, settings) as client:
-                response = await fetch_one(client, url, address, settings.limits, max_body=MAX_CA_ISSUER_BYTES)
-        except Exception:  # noqa: BLE001 - refused by the guard, unreachable, malformed: not found
-            return None
-        if response.status_code != 200 or response.body_truncated:
-            return None
+                response = await fetch_one(client, url, address, settings.limits, max_body=max_bytes)
+        except ScanError as exc:  # refused by the guard, no such name
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001 - unreachable, malformed: its reason
+            return describe_error(exc).message
+        if response.status_code != 200:
+            return f"{url} answered {response.status_code}"
+        if response.body_truncated:
+            return f"{url} answered more than {max_bytes // 1024} KiB"
         return response.body
 
     return download
+
+
+def guarded_ca_issuers(settings: Settings) -> CaIssuerSource:
+    """caIssuers downloads (guarded_download); the name is resolved once per URL, and a refused or failed fetch is
+    simply "not found"."""
+    download = guarded_download(settings)
+
+    async def ca_issuer(url: str) -> bytes | None:
+        body = await download(url, MAX_CA_ISSUER_BYTES)
+        return body if isinstance(body, bytes) else None
+
+    return ca_issuer
 
 
 #: The protocol probes made with OpenSSL's own groups and signature algorithms, at versions and with suites the
@@ -588,7 +606,7 @@ async def fetch_tls(
         )
     probed = (protocols, ciphers, dh_group)
     try:
-        return await _graded(result, host, port, address, context, settings, ca_issuers, probed)
+        return await _graded(result, host, port, address, context, settings, ca_issuers, probed, probes)
     except Exception as exc:  # noqa: BLE001 - a certificate detail no parser foresaw is recorded, never raised
         message = f"the server's certificates could not be graded: {type(exc).__name__}: {exc}"
         shown = _shown(result, host, port, address, probed)
@@ -663,10 +681,12 @@ async def _graded(
     settings: Settings,
     ca_issuers: CaIssuerSource | None,
     probed: _Probed,
+    ask_revocation: bool,
 ) -> TlsHandshake:
-    """The completed handshake graded: chain, trust, completeness. An unreadable leaf is the handshake's failure
-    (nothing about the certificate can be judged); an unreadable certificate above it ends the chain recorded
-    there, and says so among what could not be tested."""
+    """The completed handshake graded: chain, trust, completeness, and with `ask_revocation` the CA's word on a
+    trusted leaf the server staples nothing for. An unreadable leaf is the handshake's failure (nothing about the
+    certificate can be judged); an unreadable certificate above it ends the chain recorded there, and says so among
+    what could not be tested."""
     shown = _shown(result, host, port, address, probed)
     chain, unreadable = _readable_chain(result.chain)
     if unreadable is not None and not chain:  # nothing about the certificate can be judged: a failure
@@ -677,6 +697,9 @@ async def _graded(
     source = ca_issuers if ca_issuers is not None else guarded_ca_issuers(settings)
     verdict = await _judge_chain(result, chain, store, source)
     trusted, verify_error = _trust(result)
+    revocation = None
+    if ask_revocation and trusted and chain and result.ocsp is None:
+        revocation = await _revocation(result, chain[0], settings)
     return dataclasses.replace(
         shown,
         chain=chain,
@@ -690,4 +713,18 @@ async def _graded(
         ocsp_staple=result.ocsp,
         public_root=_public_root(result, chain[0]) if trusted and chain else None,
         not_testable=NOT_TESTABLE if unreadable is None else (*NOT_TESTABLE, unreadable),
+        revocation=revocation,
     )
+
+
+async def _revocation(result: Handshake, leaf: CertificateInfo, settings: Settings) -> RevocationAnswer | None:
+    """fetch/revocation.py's answer for a leaf within its validity period (CAs drop expired certificates from their
+    CRLs, and an expired leaf is refused anyway), its issuer the verified path's next certificate. A certificate
+    detail no parser foresaw is the answer's failure, never the TLS section's."""
+    if leaf.dated_problem(clock_for(settings)()) is not None:
+        return None
+    issuer = result.verified_chain[1] if len(result.verified_chain) > 1 else None
+    try:
+        return await fetch_revocation(leaf.der, issuer, guarded_download(settings))
+    except (ValueError, UnsupportedAlgorithm) as exc:
+        return RevocationAnswer("crl", "", failure=f"the certificate's revocation URLs could not be read: {exc}")

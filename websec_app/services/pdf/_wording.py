@@ -31,6 +31,7 @@ DETAIL_LABELS = {
     "hostname_matches": "Certificate matches the host name",
     "secure_renegotiation": "Secure renegotiation (RFC 5746)",
     "client_certificate_requested": "Client certificate requested (mutual TLS)",
+    "revocation": "Revocation (asked of the CA)",
     "dane": "DANE (TLSA records of the mail servers)",
     "www_https": "HTTPS at www (the HSTS policy covers it)",
     "works": "Works",

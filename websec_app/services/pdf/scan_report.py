@@ -32,7 +32,7 @@ from websec_app.scanner.report import (
     score_floor_sentence,
     section_points,
 )
-from websec_app.wording import counted
+from websec_app.wording import counted, revocation_words
 
 from ._charts import summary_chart
 from ._evidence import redirect_appendix, snippet_part, tls_tables
@@ -165,6 +165,11 @@ def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") 
     for key, value in body.items():
         name = f"{prefix}{label(key)}"
         if key in _HIDDEN_DETAILS or value is None or value == "" or value == []:
+            continue
+        if key == "revocation" and not prefix:  # the CA's answer in words: its note names the URL asked
+            rows.append(
+                [para(text(name), st["cellbold"]), para(text(revocation_words(value, with_note=True)), st["cell"])]
+            )
             continue
         if isinstance(value, Mapping):
             if "present" in value and "status" in value:

@@ -1,0 +1,207 @@
+"""A certificate its CA has revoked was graded valid unless the server stapled the CA's answer: Firefox refuses it
+(CRLite), and SSL Labs asks the CA. The scan now asks the CA's OCSP responder, else its CRL, for a trusted leaf the
+server staples nothing for (fetch/revocation.py), and judges the answer (checks/_revocation.py): tls.cert_revoked
+(40, F) when the CA says so, nothing when it confirms the certificate, and "could not be checked" in the details when
+its answer proves nothing (a forged or stale CRL, a failed or oversized download, a slow CA).
+
+The CA's servers are plain-HTTP fixture sites on loopback; the OCSP responses and CRLs are signed by the test
+intermediate (or, to forge one, another key)."""
+
+from __future__ import annotations
+
+import base64
+import ssl
+from datetime import timedelta
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography.x509 import ocsp
+
+from tests.fixtures.ocsp_staples import staple
+from tests.fixtures.pki import IssuedCert, Pki
+from tests.fixtures.revocation import OCSP_TYPE, crl, serve
+from tests.fixtures.sites import Huge, Response, RunningSite, Site, SiteFactory, Stall, TlsConfig
+from websec_app.scanner import scan
+from websec_app.scanner.fetch import revocation
+from websec_app.scanner.fetch.revocation import crl_urls, fetch_revocation
+from websec_app.scanner.fetch.tls import guarded_download
+from websec_app.settings import Settings
+
+PAGE = Response(200, [("Content-Type", "text/html")], b"<!doctype html><title>Shop</title>")
+KEY_COMPROMISE = x509.ReasonFlags.key_compromise
+
+
+def _site(
+    site_factory: SiteFactory, pki: Pki, host: str, *, ocsp_url: str | None = None, crl_url: str | None = None
+) -> tuple[RunningSite, x509.Certificate]:
+    """A site whose leaf names the CA's OCSP responder and CRL given."""
+    issued = pki.issue("valid", (host,), ocsp_url=ocsp_url, crl_url=crl_url)
+    site = site_factory(Site(names=(host,), default=PAGE, tls=TlsConfig(context=_context(issued))))
+    return site, issued.certificate
+
+
+def _context(issued: IssuedCert) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(issued.chain_path), str(issued.key_path))
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+async def _tls(url: str, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
+    body = (await scan(url, settings)).to_dict()
+    return body, {f["check"]: f.get("note") or "" for f in body["tls"]["findings"]}
+
+
+async def test_a_certificate_its_crl_lists_is_revoked_and_failed(pki: Pki, site_factory, scan_settings) -> None:
+    url = "http://crl-listed.pki.test/intermediate.crl"
+    site, leaf = _site(site_factory, pki, "revoked-crl.test", crl_url=url)
+    ca = serve(site_factory, url, crl(pki, {leaf.serial_number: KEY_COMPROMISE, 12345: None}))
+    body, notes = await _tls(site.url, scan_settings)
+    assert notes["tls.cert_revoked"] == f"the CA's CRL ({url}) lists it as revoked on 2026-11-20 (key_compromise)"
+    assert body["tls"]["revocation"] == {
+        "method": "crl", "url": url, "status": "revoked", "note": notes["tls.cert_revoked"]
+    }  # fmt: skip
+    assert body["grade"] == "F" and {"outcome": "tls.cert_revoked", "max_grade": "F"} in body["grading"]["caps"]
+    assert [r.path for r in ca.requests] == ["/intermediate.crl"]
+
+
+async def test_a_certificate_its_current_crl_does_not_list_is_confirmed(pki: Pki, site_factory, scan_settings) -> None:
+    url = "http://crl-clean.pki.test/intermediate.crl"
+    site, _ = _site(site_factory, pki, "clean-crl.test", crl_url=url)
+    serve(site_factory, url, crl(pki, {12345: KEY_COMPROMISE}))
+    body, notes = await _tls(site.url, scan_settings)
+    assert "tls.cert_revoked" not in notes
+    assert body["tls"]["revocation"]["status"] == "good"
+    assert body["tls"]["revocation"]["note"] == f"the CA's CRL ({url}, issued 2026-11-22 06:00 UTC) does not list it"
+
+
+@pytest.mark.parametrize(
+    ("status", "verdict"), [(ocsp.OCSPCertStatus.REVOKED, "revoked"), (ocsp.OCSPCertStatus.GOOD, "good")]
+)
+async def test_the_ocsp_responder_is_asked_first(
+    status: ocsp.OCSPCertStatus, verdict: str, pki: Pki, site_factory, scan_settings
+) -> None:
+    responder, crl_url = f"http://ocsp-{verdict}.pki.test", f"http://crl-{verdict}.pki.test/int.crl"
+    site, leaf = _site(site_factory, pki, f"ocsp-{verdict}.test", ocsp_url=responder, crl_url=crl_url)
+    answering = serve(site_factory, responder, staple(pki, leaf, status), OCSP_TYPE)
+    listing = serve(site_factory, crl_url, crl(pki))
+    body, notes = await _tls(site.url, scan_settings)
+    assert body["tls"]["revocation"]["method"] == "ocsp" and body["tls"]["revocation"]["status"] == verdict
+    assert ("tls.cert_revoked" in notes) is (verdict == "revoked")
+    if verdict == "revoked":
+        said = f"the CA's OCSP responder ({responder}) says it was revoked on 2026-11-20 (key_compromise)"
+        assert notes["tls.cert_revoked"] == said
+    assert listing.requests == []  # the responder answered: no CRL downloaded
+    (request,) = answering.requests  # RFC 6960 A.1: GET {url}/{url-encoded base64 of the DER request}
+    asked = ocsp.load_der_ocsp_request(base64.b64decode(unquote(request.path.lstrip("/"))))
+    assert asked.serial_number == leaf.serial_number
+
+
+async def test_a_responder_that_fails_gives_way_to_the_crl(pki: Pki, site_factory, scan_settings) -> None:
+    responder, crl_url = "http://ocsp-down.pki.test", "http://crl-after.pki.test/int.crl"
+    site, leaf = _site(site_factory, pki, "ocsp-down.test", ocsp_url=responder, crl_url=crl_url)
+    serve(site_factory, responder, Response(500, body=b"busy"))
+    serve(site_factory, crl_url, crl(pki, {leaf.serial_number: None}))
+    _, notes = await _tls(site.url, scan_settings)
+    assert notes["tls.cert_revoked"] == f"the CA's CRL ({crl_url}) lists it as revoked on 2026-11-20 (no reason given)"
+
+
+@pytest.mark.parametrize(
+    ("shape", "said"),
+    [
+        ("forged", "the CRL at {url} is not signed by the certificate's issuer"),
+        ("stale", "the CRL at {url} expired on 2026-11-21 12:00 UTC"),
+        ("garbage", "the CRL at {url} cannot be parsed"),
+        ("huge", "{url} answered more than 8192 KiB"),
+        ("missing", "{url} answered 404"),
+    ],
+)
+async def test_an_answer_that_proves_nothing_is_said_and_not_graded(
+    shape: str, said: str, pki: Pki, site_factory, scan_settings
+) -> None:
+    url = f"http://crl-{shape}.pki.test/int.crl"
+    site, _ = _site(site_factory, pki, f"crl-{shape}.test", crl_url=url)
+    served = {
+        "forged": crl(pki, signer=ec.generate_private_key(ec.SECP256R1())),
+        "stale": crl(pki, last_update=-timedelta(days=8), next_update=-timedelta(hours=24)),
+        "garbage": b"-----BEGIN X509 CRL-----\nnot a CRL\n-----END X509 CRL-----\n",
+        "huge": Huge(size=9 * 1024 * 1024),
+        "missing": Response(404, body=b"gone"),
+    }[shape]
+    serve(site_factory, url, served)
+    body, notes = await _tls(site.url, scan_settings)
+    assert "tls.cert_revoked" not in notes and "tls.cert_valid" in notes
+    assert body["tls"]["revocation"]["status"] == "unknown"
+    assert body["tls"]["revocation"]["note"].startswith(said.format(url=url))
+
+
+async def test_a_stale_crl_that_lists_the_certificate_still_revokes_it(pki: Pki, site_factory, scan_settings) -> None:
+    """RFC 5280 5.3.1: a revocation is for good; only an unlisted certificate needs a current CRL."""
+    url = "http://crl-stale-listed.pki.test/int.crl"
+    site, leaf = _site(site_factory, pki, "crl-stale-listed.test", crl_url=url)
+    serve(site_factory, url, crl(pki, {leaf.serial_number: KEY_COMPROMISE}, next_update=-timedelta(hours=1)))
+    _, notes = await _tls(site.url, scan_settings)
+    assert "tls.cert_revoked" in notes
+
+
+async def test_a_slow_ca_costs_the_question_not_the_tls_section(
+    pki: Pki, site_factory, scan_settings, monkeypatch
+) -> None:
+    monkeypatch.setattr(revocation, "REVOCATION_SECONDS", 0.5)
+    url = "http://crl-stall.pki.test/int.crl"
+    site, _ = _site(site_factory, pki, "crl-stall.test", crl_url=url)
+    serve(site_factory, url, Stall(max_seconds=5))
+    body, notes = await _tls(site.url, scan_settings)
+    assert "tls.cert_valid" in notes
+    assert body["tls"]["revocation"] == {
+        "method": "crl", "url": url, "status": "unknown", "note": f"{url}: no answer within 0.5 seconds"
+    }  # fmt: skip
+
+
+async def test_the_guard_refuses_a_revocation_url_at_an_internal_address(pki: Pki, dns_server, scan_settings) -> None:
+    """The URLs come from the site's certificate: as untrusted as a redirect (SSRF)."""
+    dns_server.set("crl-internal.pki.test", "A", "10.0.0.1", ttl=60)
+    url = "http://crl-internal.pki.test/int.crl"
+    leaf = pki.issue("valid", ("internal-crl.test",), crl_url=url)
+    guarded = Settings(**{**scan_settings.__dict__, "allow_private_targets": False})
+    answer = await fetch_revocation(
+        leaf.certificate.public_bytes(Encoding.DER),
+        pki.intermediate_cert.public_bytes(Encoding.DER),
+        guarded_download(guarded),
+    )
+    assert answer is not None and answer.body is None and answer.failure is not None
+    assert answer.failure.startswith(
+        "Refusing to scan: crl-internal.pki.test resolves to a private or reserved address"
+    )
+
+
+def test_only_http_full_name_distribution_points_are_read(pki: Pki) -> None:
+    points = x509.CRLDistributionPoints(
+        [
+            x509.DistributionPoint([x509.UniformResourceIdentifier("ldap://ldap.ca.test/cn=crl")], None, None, None),
+            x509.DistributionPoint(
+                [x509.UniformResourceIdentifier("http://ca.test/some.crl")],
+                None,
+                frozenset({x509.ReasonFlags.key_compromise}),
+                None,
+            ),
+            x509.DistributionPoint([x509.UniformResourceIdentifier("http://ca.test/all.crl")], None, None, None),
+        ]
+    )
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(pki.intermediate_cert.subject)
+        .issuer_name(pki.intermediate_cert.subject)
+        .public_key(pki.intermediate_key.public_key())
+        .serial_number(1)
+        .not_valid_before(pki.now)
+        .not_valid_after(pki.now)
+        .add_extension(points, critical=False)
+        .sign(pki.intermediate_key, hashes.SHA256())
+    )
+    assert crl_urls(certificate) == ["http://ca.test/all.crl"]

@@ -1,0 +1,121 @@
+"""Judge what the certificate's CA said of it (fetch/revocation.py). Pure: the DER comes from the snapshot, the
+issuer from the verified path.
+
+- An OCSP response is judged as a staple is (checks/_ocsp.py): for this certificate, signed by its issuer or a
+  responder it delegated to, current.
+- A CRL by RFC 5280 6.3.3: issued and signed by the certificate's issuer, for every certificate of the distribution
+  point (no delta CRL, none for CA or attribute certificates or some reasons only), and listing the serial number or
+  not. A revocation is for good (RFC 5280 5.3.1; a certificateHold is refused while it lasts, as browsers do), so a
+  listed certificate is revoked even when the CRL is past its nextUpdate; an unlisted one is confirmed only by a
+  current CRL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
+
+from ..snapshot import RevocationAnswer
+from ._ocsp import judge_staple
+
+#: As for OCSP (checks/_ocsp.py): CAs' clocks and ours differ by minutes.
+_CLOCK_SKEW = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class RevocationVerdict:
+    status: Literal["good", "revoked", "unknown"]
+    note: str
+
+
+def judge_revocation(answer: RevocationAnswer, leaf_der: bytes, now: datetime) -> RevocationVerdict:
+    issuer_der = answer.issuer
+    if answer.body is None:
+        where = f"{answer.url}: " if answer.url and not (answer.failure or "").startswith(answer.url) else ""
+        return RevocationVerdict("unknown", f"{where}{answer.failure or 'no answer'}")
+    if answer.method == "ocsp":
+        staple = judge_staple(answer.body, leaf_der, issuer_der, now, named="the CA's OCSP response")
+        if staple.status == "good":
+            return RevocationVerdict("good", f"the CA's OCSP responder ({answer.url}) confirms it is not revoked")
+        if staple.status == "revoked":
+            return RevocationVerdict("revoked", f"the CA's OCSP responder ({answer.url}) says it was {staple.note}")
+        return RevocationVerdict("unknown", f"{answer.url}: {staple.note}")
+    return _judge_crl(answer.url, answer.body, leaf_der, issuer_der, now)
+
+
+def _load_crl(body: bytes) -> x509.CertificateRevocationList:
+    """RFC 5280 5: DER; a PEM one is read too (a few CAs serve it so)."""
+    if body.lstrip().startswith(b"-----BEGIN"):
+        return x509.load_pem_x509_crl(body)
+    return x509.load_der_x509_crl(body)
+
+
+def _scope_problem(crl: x509.CertificateRevocationList) -> str | None:
+    """Why this CRL cannot say a server certificate is not revoked (RFC 5280 5.2.4, 5.2.5), or None."""
+    try:
+        extensions = crl.extensions
+    except ValueError as exc:  # a malformed or duplicated extension
+        return f"its extensions cannot be read ({exc})"
+    try:
+        extensions.get_extension_for_class(x509.DeltaCRLIndicator)
+        return "it is a delta CRL"
+    except x509.ExtensionNotFound:
+        pass
+    try:
+        point = extensions.get_extension_for_class(x509.IssuingDistributionPoint).value
+    except x509.ExtensionNotFound:
+        return None
+    if point.only_contains_ca_certs or point.only_contains_attribute_certs:
+        return "it lists CA or attribute certificates only"
+    if point.only_some_reasons is not None:
+        return "it lists revocations for some reasons only"
+    if point.indirect_crl:
+        return "it is an indirect CRL"
+    return None
+
+
+def _judge_crl(url: str, body: bytes, leaf_der: bytes, issuer_der: bytes | None, now: datetime) -> RevocationVerdict:
+    leaf = x509.load_der_x509_certificate(leaf_der)
+    try:
+        crl = _load_crl(body)
+    except ValueError as exc:
+        return RevocationVerdict("unknown", f"the CRL at {url} cannot be parsed ({exc})")
+    if issuer_der is None:
+        return RevocationVerdict("unknown", f"the CRL at {url} cannot be verified: the certificate's issuer is unknown")
+    issuer = x509.load_der_x509_certificate(issuer_der)
+    if crl.issuer != leaf.issuer:
+        return RevocationVerdict("unknown", f"the CRL at {url} is issued by {crl.issuer.rfc4514_string()[:200]}")
+    try:
+        signed = crl.is_signature_valid(issuer.public_key())  # type: ignore[arg-type]
+    except (UnsupportedAlgorithm, TypeError, ValueError):
+        signed = False
+    if not signed:
+        return RevocationVerdict("unknown", f"the CRL at {url} is not signed by the certificate's issuer")
+    problem = _scope_problem(crl)
+    if problem is not None:
+        return RevocationVerdict("unknown", f"the CRL at {url} does not cover the certificate: {problem}")
+    if crl.last_update_utc > now + _CLOCK_SKEW:
+        return RevocationVerdict("unknown", f"the CRL at {url} is dated in the future ({crl.last_update_utc:%Y-%m-%d})")
+    entry = crl.get_revoked_certificate_by_serial_number(leaf.serial_number)
+    reason = _reason(entry) if entry is not None else None
+    if entry is not None and reason != x509.ReasonFlags.remove_from_crl:
+        named = reason.name if reason is not None else "no reason given"
+        when = f"{entry.revocation_date_utc:%Y-%m-%d}"
+        return RevocationVerdict("revoked", f"the CA's CRL ({url}) lists it as revoked on {when} ({named})")
+    next_update = crl.next_update_utc
+    if next_update is not None and next_update < now:
+        return RevocationVerdict("unknown", f"the CRL at {url} expired on {next_update:%Y-%m-%d %H:%M} UTC")
+    return RevocationVerdict(
+        "good", f"the CA's CRL ({url}, issued {crl.last_update_utc:%Y-%m-%d %H:%M} UTC) does not list it"
+    )
+
+
+def _reason(entry: x509.RevokedCertificate) -> x509.ReasonFlags | None:
+    try:
+        return entry.extensions.get_extension_for_class(x509.CRLReason).value.reason
+    except (x509.ExtensionNotFound, ValueError):
+        return None

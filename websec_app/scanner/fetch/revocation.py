@@ -1,0 +1,119 @@
+"""Has the CA revoked the certificate? Asked of the CA, as SSL Labs does, when the server staples no answer.
+
+Firefox refuses a revoked certificate whether or not the server staples (CRLite, built from every CA's CRLs), and
+Chrome refuses those its CRLSet lists: a certificate revoked for a leaked key or a mis-issuance was graded valid
+here unless the server happened to staple the CA's answer. The fetch asks, for the leaf of a trusted chain:
+
+- the CA's OCSP responder (RFC 6960), named in the Authority Information Access extension: one small GET
+  (RFC 6960 A.1, the request base64 in the path, as CDNs cache it), answered for this certificate alone;
+- else, or when the responder gives no usable answer, the first http:// CRL of its CRL Distribution Points
+  (RFC 5280 4.2.1.13): public CAs must publish one (CA/B Forum BR 7.1.2.11.2, since OCSP became optional), and
+  Let's Encrypt publishes only CRLs since 2025.
+
+Both URLs come from the site's certificate, so they are fetched as a caIssuers URL is (fetch/tls.py
+`guarded_ca_issuers`): through the scan's resolver and guard, size-limited, and within REVOCATION_SECONDS, so that a
+slow CA cannot cost the TLS section. What came back is judged by checks/_revocation.py (pure: signature, dates,
+serial number).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Awaitable, Callable
+from typing import Literal
+from urllib.parse import quote
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.x509 import ocsp
+from cryptography.x509.oid import AuthorityInformationAccessOID
+
+from ..snapshot import RevocationAnswer
+
+#: Downloads a URL of the certificate's: the body (at most `max_bytes`), or the reason there is none.
+Download = Callable[[str, int], Awaitable[bytes | str]]
+
+#: An OCSP response is a few kilobytes (a responder certificate included).
+MAX_OCSP_BYTES = 64 * 1024
+#: A CRL lists every revoked certificate the CA has not yet seen expire: Let's Encrypt's shards are kilobytes,
+#: the largest CAs' a few megabytes. Larger is not read (the answer says so).
+MAX_CRL_BYTES = 8 * 1024 * 1024
+#: The whole revocation question, OCSP and CRL alike: within the TLS section's time, never all of it.
+REVOCATION_SECONDS = 4.0
+
+
+def _http_urls(values: list[x509.GeneralName]) -> list[str]:
+    """The http:// URIs among `values` (LDAP and others are left: no browser or CRLite reads them)."""
+    return [
+        value.value
+        for value in values
+        if isinstance(value, x509.UniformResourceIdentifier) and value.value.lower().startswith("http://")
+    ]
+
+
+def ocsp_urls(certificate: x509.Certificate) -> list[str]:
+    try:
+        access = certificate.extensions.get_extension_for_class(x509.AuthorityInformationAccess).value
+    except (x509.ExtensionNotFound, ValueError):
+        return []
+    return _http_urls([d.access_location for d in access if d.access_method == AuthorityInformationAccessOID.OCSP])
+
+
+def crl_urls(certificate: x509.Certificate) -> list[str]:
+    try:
+        points = certificate.extensions.get_extension_for_class(x509.CRLDistributionPoints).value
+    except (x509.ExtensionNotFound, ValueError):
+        return []
+    # Only full names: a relative name, or one for some reasons only (a partitioned CRL by reason), is not the
+    # list of every revoked certificate.
+    return _http_urls([name for point in points if point.reasons is None for name in point.full_name or ()])
+
+
+def ocsp_request_url(responder: str, certificate: x509.Certificate, issuer: x509.Certificate) -> str:
+    """RFC 6960 A.1's GET: the responder URL, "/", and the URL-encoded base64 of the DER request (SHA-1 CertID, as
+    RFC 5019 2.1.1 asks and every responder answers; no nonce, so CDNs can cache it)."""
+    request = ocsp.OCSPRequestBuilder().add_certificate(certificate, issuer, hashes.SHA1()).build()
+    encoded = base64.b64encode(request.public_bytes(serialization.Encoding.DER)).decode()
+    return f"{responder.rstrip('/')}/{quote(encoded, safe='')}"
+
+
+async def fetch_revocation(leaf_der: bytes, issuer_der: bytes | None, download: Download) -> RevocationAnswer | None:
+    """The CA's answer for `leaf_der`: its OCSP responder's (needs the issuer, whose key the request names), else its
+    CRL's. None when the certificate names neither (a private CA's, say): nothing to ask."""
+    leaf = x509.load_der_x509_certificate(leaf_der)
+    issuer = x509.load_der_x509_certificate(issuer_der) if issuer_der is not None else None
+    responders = ocsp_urls(leaf) if issuer is not None else []
+    crls = crl_urls(leaf)
+    if not responders and not crls:
+        return None
+    unanswered: RevocationAnswer | None = None
+    asking: tuple[Literal["ocsp", "crl"], str] = ("ocsp", responders[0]) if responders else ("crl", crls[0])
+    try:
+        async with asyncio.timeout(REVOCATION_SECONDS):
+            if responders and issuer is not None:
+                body = await download(ocsp_request_url(responders[0], leaf, issuer), MAX_OCSP_BYTES)
+                if isinstance(body, str):
+                    unanswered = RevocationAnswer("ocsp", responders[0], failure=body, issuer=issuer_der)
+                elif _usable_ocsp(body):
+                    return RevocationAnswer("ocsp", responders[0], body, issuer=issuer_der)
+                else:
+                    unanswered = RevocationAnswer("ocsp", responders[0], body, issuer=issuer_der)
+            if crls:
+                asking = ("crl", crls[0])
+                body = await download(crls[0], MAX_CRL_BYTES)
+                if isinstance(body, str):
+                    return RevocationAnswer("crl", crls[0], failure=body, issuer=issuer_der)
+                return RevocationAnswer("crl", crls[0], body, issuer=issuer_der)
+    except TimeoutError:
+        failure = f"no answer within {REVOCATION_SECONDS:g} seconds"
+        return RevocationAnswer(*asking, failure=failure, issuer=issuer_der)
+    return unanswered
+
+
+def _usable_ocsp(body: bytes) -> bool:
+    """A successful response (a responder that answers "unauthorized" or "tryLater" tells nothing: the CRL may)."""
+    try:
+        return ocsp.load_der_ocsp_response(body).response_status == ocsp.OCSPResponseStatus.SUCCESSFUL
+    except ValueError:
+        return False
