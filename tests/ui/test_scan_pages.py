@@ -8,10 +8,13 @@ then they watch the scan progress and land on a report (or read why not).
 from __future__ import annotations
 
 import re
+import ssl
 
 from playwright.sync_api import Page, expect
 
 from tests.clock import TEST_NOW
+from tests.fixtures.pki import Pki
+from tests.fixtures.sites import Response, Site, SiteFactory, TlsConfig, server_context
 from websec_app.store import issue_scan_token, refund, reserve_free_scan
 
 from .conftest import App, open_page, screenshot
@@ -134,6 +137,29 @@ def test_an_unreachable_site_explains_why(page: Page, app: App) -> None:
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("The site could not be reached")
     expect(alert).to_contain_text("Nothing was counted")
+
+
+def test_a_site_that_requires_a_client_certificate_is_said_to(
+    page: Page, app: App, pki: Pki, site_factory: SiteFactory
+) -> None:
+    """var/screenshots/home-client-certificate-{desktop,phone}.png, looked at by hand."""
+    # Given a site that admits only clients presenting a certificate (mutual TLS)
+    host = site_factory.unique_host("mtls")
+    context = server_context(pki, TlsConfig(), (host,))
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.load_verify_locations(pki.ca_bundle_path)
+    site = site_factory(
+        Site(names=(host,), default=Response(200, body=b"partners only"), tls=TlsConfig(context=context))
+    )
+
+    # When it is scanned from the home page, then the message says what the site requires, not that it is down
+    scan_from_home(page, app, site.url)
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("The site requires a client certificate")
+    expect(alert).to_contain_text(f"Could not reach {site.url}: the server requires a client certificate (mutual TLS)")
+    expect(alert).to_contain_text("Scan a page of the site that does not ask for one")
+    expect(alert).not_to_contain_text("try again if the site is down")
+    screenshot(page, "home-client-certificate")
 
 
 def test_the_free_quota_message_says_when_it_resets(page: Page, app: App, worst_site) -> None:

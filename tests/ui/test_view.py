@@ -120,6 +120,16 @@ def test_messages_say_what_happened_and_what_next() -> None:
     assert describe(RuntimeError("boom"), NOW).kind == "error"
 
 
+def test_a_site_requiring_a_client_certificate_is_not_said_to_be_down() -> None:
+    reason = "the server requires a client certificate (mutual TLS): it answered the request with the TLS alert"
+    refused = TargetUnreachable(f"Could not reach https://x.test/: {reason}", url="https://x.test/", reason=reason)
+    down = TargetUnreachable("Could not reach https://x.test/: connection refused", reason="connection refused")
+
+    assert describe(refused, NOW).title == "The site requires a client certificate"
+    assert "Scan a page of the site that does not ask for one" in describe(refused, NOW).text
+    assert describe(down, NOW).title == "The site could not be reached"
+
+
 def test_waits_read_in_days_hours_or_minutes() -> None:
     assert wait_for(datetime(2026, 12, 1, tzinfo=UTC), NOW) == "in 8 days"
     assert wait_for(datetime(2026, 11, 22, 13, 45, tzinfo=UTC), NOW) == "in 5 min"

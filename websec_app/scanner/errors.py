@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+#: What a server that admits only clients presenting a certificate is said to do (the fetch says how it showed it
+#: after a colon): TargetUnreachable.requires_client_certificate.
+CLIENT_CERTIFICATE_REQUIRED = "the server requires a client certificate (mutual TLS)"
+
 
 class ScanError(Exception):
     """Base class: the scan could not produce a report."""
@@ -40,6 +44,12 @@ class TargetUnreachable(ScanError):
         self.url = url
         self.kind = kind
         self.reason = reason
+
+    @property
+    def requires_client_certificate(self) -> bool:
+        """The site serves only clients presenting a certificate (mutual TLS): no visitor without one, and no
+        scan, gets a page from it."""
+        return self.reason.startswith(CLIENT_CERTIFICATE_REQUIRED)
 
     def explained(self, reason: str, kind: str) -> TargetUnreachable:
         """The same failure with its reason in words that say more."""

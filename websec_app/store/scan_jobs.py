@@ -25,6 +25,8 @@ from .tokens import Claim, release_scan_token
 _OPEN = (JOB_QUEUED, JOB_RUNNING)
 #: The key of a failed job's `result` naming the scanner error it failed with.
 ERROR_KIND = "error_kind"
+#: TargetUnreachable's reason (the end of its message), kept beside its kind so the waiting request raises it whole.
+ERROR_REASON = "error_reason"
 #: The key of a done job's `options` holding the id of the report kept for its /report/<id> link.
 KEPT_REPORT = "report_id"
 #: A worker that has not said it is alive for this long no longer counts as capacity.
@@ -124,6 +126,7 @@ def finish_failed(
     callback_owed_at: datetime,
     only_queued: bool = False,
     error_kind: str | None = None,
+    error_reason: str = "",
 ) -> bool:
     """End the job without a result and give its unit back, in one transaction. False when it had already
     ended (nothing given back then: whoever ended it decided), or with `only_queued`, when a worker has
@@ -134,7 +137,9 @@ def finish_failed(
     stopping process). It is on the service's clock, which the redelivery compares it with; `now` (when the job
     ended) is on the real clock, as the job rows' other times are."""
     states = (JOB_QUEUED,) if only_queued else _OPEN
-    failure = {ERROR_KIND: error_kind} if error_kind else None
+    failure: dict[str, str] | None = {ERROR_KIND: error_kind} if error_kind else None
+    if failure is not None and error_reason:
+        failure[ERROR_REASON] = error_reason[:1024]
     ended = session.exec(
         update(ScanJob)
         .where(col(ScanJob.id) == job_id, col(ScanJob.status).in_(states))
@@ -348,6 +353,7 @@ def worker_gone(session: Session, worker_id: str) -> None:
 
 __all__ = [
     "ERROR_KIND",
+    "ERROR_REASON",
     "KEPT_REPORT",
     "ClusterLoad",
     "claim_job",

@@ -106,6 +106,13 @@ def describe(exc: BaseException, now: datetime, *, token: str = "scan") -> Probl
         return Problem(
             "invalid", "Check the address", f"{_sentence(exc)} Enter a website address such as https://example.com."
         )
+    if isinstance(exc, TargetUnreachable) and exc.requires_client_certificate:
+        return Problem(
+            "unreachable",
+            "The site requires a client certificate",
+            f"{_sentence(exc)} A visitor without such a certificate gets no page from it, and neither does the "
+            "scanner. Scan a page of the site that does not ask for one. Nothing was counted for this attempt.",
+        )
     if isinstance(exc, TargetUnreachable):
         return Problem(
             "unreachable",

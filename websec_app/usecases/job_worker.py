@@ -26,7 +26,7 @@ from sqlmodel import Session
 
 from websec_app.jobs.callbacks import callback_secret, deliver, encode, sign
 from websec_app.jobs.engine import SERVER_STOPPED, SERVER_STOPPED_STATUS
-from websec_app.scanner import ScanError, ScanReport
+from websec_app.scanner import ScanError, ScanReport, TargetUnreachable
 from websec_app.services.metering import record_report
 from websec_app.services.pdf import PdfRenderError
 from websec_app.store import SCAN_COMPLIANCE, SCAN_FREE, SCAN_ONE_TIME, SCAN_PDF
@@ -123,9 +123,17 @@ async def _end(
     return await runtime.db(_end_done, row, report, body, pdf, now, owed)
 
 
-async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error_kind: str | None = None) -> None:
+async def _fail(runtime: Runtime, row: ScanJob, status: int, message: str, error: ScanError | None = None) -> None:
+    """End the job failed; `error`, the scanner's, is kept as its kind (and an unreachable target's reason)."""
     ended = await runtime.db(
-        finish_failed, row.id, real_now(), status, message, error_kind=error_kind, callback_owed_at=runtime.now()
+        finish_failed,
+        row.id,
+        real_now(),
+        status,
+        message,
+        error_kind=type(error).__name__ if error is not None else None,
+        error_reason=error.reason if isinstance(error, TargetUnreachable) else "",
+        callback_owed_at=runtime.now(),
     )
     if ended:
         await _queue_callback(runtime, row)
@@ -155,7 +163,7 @@ async def execute_job(runtime: Runtime, job_id: str) -> None:
                 raise PdfRenderError(f"the PDF report of {row.url} could not be rendered: {exc}") from exc
     except ScanError as exc:
         log.info("scan job %s failed: %s", job_id, exc)
-        await _fail(runtime, row, exc.http_status, str(exc) or SCAN_FAILED, type(exc).__name__)
+        await _fail(runtime, row, exc.http_status, str(exc) or SCAN_FAILED, exc)
         return
     except PdfRenderError as exc:
         await _fail(runtime, row, 500, str(exc))

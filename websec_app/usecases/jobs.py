@@ -54,6 +54,7 @@ from websec_app.store.models import JOB_DONE, JOB_FAILED, JOB_QUEUED, ScanJob
 from websec_app.store.quotas import reserve_monthly_scans
 from websec_app.store.scan_jobs import (
     ERROR_KIND,
+    ERROR_REASON,
     KEPT_REPORT,
     add_job,
     find_job,
@@ -233,7 +234,10 @@ def _raise_failure(row: ScanJob) -> None:
         raise PdfRenderError(message)
     if status == 503:
         raise ScannerBusy(RETRY_AFTER_SECONDS)
-    scan_error = _SCAN_ERRORS.get(str((row.result or {}).get(ERROR_KIND, "")))
+    failure = row.result or {}
+    scan_error = _SCAN_ERRORS.get(str(failure.get(ERROR_KIND, "")))
+    if scan_error is TargetUnreachable:
+        raise TargetUnreachable(message, reason=str(failure.get(ERROR_REASON, "")))
     if scan_error is not None:
         raise scan_error(message)
     raise JobScanError(status, message)

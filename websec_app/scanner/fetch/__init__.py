@@ -20,7 +20,7 @@ import httpx
 
 from ...clock import clock_for
 from ...settings import Settings
-from ..errors import TargetRefused, TargetUnreachable
+from ..errors import CLIENT_CERTIFICATE_REQUIRED, TargetRefused, TargetUnreachable
 from ..registrable import registrable_domain
 from ..request_headers import OriginHeaders
 from ..snapshot import (
@@ -34,7 +34,7 @@ from ..snapshot import (
     TlsHandshake,
 )
 from ..target import Target, ip_literal, parse_target
-from ._asyncio_stream import CLIENT_CERTIFICATE_REQUIRED, CONNECTION_RESET
+from ._asyncio_stream import CONNECTION_RESET
 from .cors_origins import cors_probe_origins, foreign_probe_needed
 from .dns import fetch_dns
 from .guard import ensure_port_allowed
@@ -201,7 +201,7 @@ async def _refusal_explained(
     a reset when the server closes with the request unread. Waits for the TLS section, bounded by the scan's clock
     as ever."""
     refusal = exc.kind in ("tls", "protocol") or exc.reason == CONNECTION_RESET
-    if exc.url is None or not refusal or exc.reason.startswith(CLIENT_CERTIFICATE_REQUIRED):
+    if exc.url is None or not refusal or exc.requires_client_certificate:
         return exc
     failed = parse_target(exc.url)
     if (failed.scheme, failed.host, failed.port) != ("https", tls_target.host, tls_target.port):

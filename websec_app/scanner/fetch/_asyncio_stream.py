@@ -17,6 +17,8 @@ import typing
 
 import httpcore
 
+from ..errors import CLIENT_CERTIFICATE_REQUIRED
+
 #: Reading from the socket pauses while this much has arrived unread (a server sending faster
 #: than the body limits consume it must not grow memory).
 _READ_HIGH_WATER = 256 * 1024
@@ -24,9 +26,6 @@ _READ_HIGH_WATER = 256 * 1024
 
 #: How a failed TLS handshake's message starts (fetch/http.py `describe_error` keeps such a message as it is).
 HANDSHAKE_FAILED = "TLS handshake failed"
-#: What a server that admits only clients presenting a certificate is said to do (fetch/http.py, fetch/tls.py,
-#: fetch/__init__.py), each followed by how it showed it.
-CLIENT_CERTIFICATE_REQUIRED = "the server requires a client certificate (mutual TLS)"
 #: A connection the server reset (TCP RST), in the handshake or while a response was awaited.
 CONNECTION_RESET = "the server reset the connection"
 

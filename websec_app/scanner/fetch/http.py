@@ -23,7 +23,7 @@ import httpcore
 import httpx
 
 from ...settings import ScanLimits, Settings
-from ..errors import InvalidTarget, ScanError, TargetRefused, TargetUnreachable
+from ..errors import CLIENT_CERTIFICATE_REQUIRED, InvalidTarget, ScanError, TargetRefused, TargetUnreachable
 from ..records.cookies import (
     EPOCH,
     Malformed,
@@ -43,7 +43,7 @@ from ..target import parse_target
 
 # _httpcore_asyncio: httpcore's locks on asyncio; _h11_field_values: h11 reads \f and \v in a header value
 from . import _asyncio_stream, _h11_field_values, _httpcore_asyncio  # noqa: F401
-from ._asyncio_stream import CLIENT_CERTIFICATE_REQUIRED, CONNECTION_RESET, HANDSHAKE_FAILED
+from ._asyncio_stream import CONNECTION_RESET, HANDSHAKE_FAILED
 from .body import ACCEPT_ENCODING, BodyDecoder
 from .guard import BAD_PORTS, ensure_port_allowed
 from .resolve import Pinner

@@ -40,7 +40,7 @@ from OpenSSL import SSL, crypto
 
 from ...clock import clock_for, system_clock
 from ...settings import Settings
-from ..errors import ScanError
+from ..errors import CLIENT_CERTIFICATE_REQUIRED, ScanError
 from ..hostname import certificate_matches_host
 from ..snapshot import (
     MAX_PUBLIC_LIFETIME,
@@ -53,7 +53,6 @@ from ..snapshot import (
     TlsProbe,
     dhe_suite,
 )
-from ._asyncio_stream import CLIENT_CERTIFICATE_REQUIRED
 from ._tls_client import (
     EXPIRED,
     MISSING_ISSUER,
