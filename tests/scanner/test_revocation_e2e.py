@@ -140,6 +140,24 @@ async def test_an_answer_that_proves_nothing_is_said_and_not_graded(
     assert body["tls"]["revocation"]["note"].startswith(said.format(url=url))
 
 
+async def test_a_shard_of_a_sharded_ca_counts_only_at_its_own_url(pki: Pki, site_factory, scan_settings) -> None:
+    """Let's Encrypt shards its CRLs, each naming its URL (Issuing Distribution Point): the leaf's own shard is read,
+    and another shard served at its URL (genuine, signed, listing none of its revocations) proves nothing."""
+    own, other = "http://crl-shard.pki.test/7.crl", "http://crl-shard.pki.test/8.crl"
+    site, leaf = _site(site_factory, pki, "crl-shard.test", crl_url=own)
+    served = {"/7.crl": crl(pki, {leaf.serial_number: KEY_COMPROMISE}, shard=own)}
+    serve(site_factory, own, lambda request: Response(200, body=served.get(request.path, crl(pki, shard=other))))
+    _, notes = await _tls(site.url, scan_settings)
+    assert notes["tls.cert_revoked"] == f"the CA's CRL ({own}) lists it as revoked on 2026-11-20 (key_compromise)"
+
+    served["/7.crl"] = crl(pki, shard=other)  # the wrong shard at the leaf's URL
+    body, notes = await _tls(site.url, scan_settings)
+    assert "tls.cert_revoked" not in notes and body["tls"]["revocation"]["status"] == "unknown"
+    assert body["tls"]["revocation"]["note"] == (
+        f"the CRL at {own} does not cover the certificate: it is the CRL of another distribution point ({other})"
+    )
+
+
 async def test_a_stale_crl_that_lists_the_certificate_still_revokes_it(pki: Pki, site_factory, scan_settings) -> None:
     """RFC 5280 5.3.1: a revocation is for good; only an unlisted certificate needs a current CRL."""
     url = "http://crl-stale-listed.pki.test/int.crl"

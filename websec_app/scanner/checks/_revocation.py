@@ -54,8 +54,10 @@ def _load_crl(body: bytes) -> x509.CertificateRevocationList:
     return x509.load_der_x509_crl(body)
 
 
-def _scope_problem(crl: x509.CertificateRevocationList) -> str | None:
-    """Why this CRL cannot say a server certificate is not revoked (RFC 5280 5.2.4, 5.2.5), or None."""
+def _scope_problem(crl: x509.CertificateRevocationList, url: str) -> str | None:
+    """Why this CRL, fetched from `url` (the certificate's distribution point), cannot say a server certificate is
+    not revoked (RFC 5280 5.2.4, 5.2.5, 6.3.3 (b)(2)(i)), or None. A sharded CA (Let's Encrypt) names each shard's
+    URL in its CRLs: another shard, genuine and signed, lists none of this certificate's revocations."""
     try:
         extensions = crl.extensions
     except ValueError as exc:  # a malformed or duplicated extension
@@ -75,6 +77,9 @@ def _scope_problem(crl: x509.CertificateRevocationList) -> str | None:
         return "it lists revocations for some reasons only"
     if point.indirect_crl:
         return "it is an indirect CRL"
+    names = [name.value for name in point.full_name or () if isinstance(name, x509.UniformResourceIdentifier)]
+    if point.full_name and url not in names:
+        return f"it is the CRL of another distribution point ({', '.join(names)[:200] or 'one not named by a URL'})"
     return None
 
 
@@ -95,7 +100,7 @@ def _judge_crl(url: str, body: bytes, leaf_der: bytes, issuer_der: bytes | None,
         signed = False
     if not signed:
         return RevocationVerdict("unknown", f"the CRL at {url} is not signed by the certificate's issuer")
-    problem = _scope_problem(crl)
+    problem = _scope_problem(crl, url)
     if problem is not None:
         return RevocationVerdict("unknown", f"the CRL at {url} does not cover the certificate: {problem}")
     if crl.last_update_utc > now + _CLOCK_SKEW:
