@@ -511,9 +511,11 @@ async def _probes(address: str, port: int, host: str, timeout: float, grading: a
 
 async def _attempt(
     host: str, port: int, address: str, context: SSL.Context, settings: Settings, probes: bool, pinner: Pinner | None
-) -> tuple[Handshake | BaseException, _Probed] | str:
-    """The grading handshake to `address`, and the probes beside it; or, when `address` took no connection and
-    `pinner` gives the host another, that other address (the probes, which went to the same one, are cancelled)."""
+) -> tuple[Handshake | BaseException, _Probed, asyncio.Future[RevocationAnswer | None] | None] | str:
+    """The grading handshake to `address`, and the probes beside it, and with them (for a scan's own handshakes,
+    those with probes) the question to the CA (`_asked_revocation`), left running for the caller; or, when `address`
+    took no connection and `pinner` gives the host another, that other address (the probes, which went to the same
+    one, are cancelled)."""
     connect_seconds = settings.limits.connect_seconds
     timeout = connect_seconds + settings.limits.read_seconds
     # The version the grading handshake gets answers that version's probe (one handshake less a scan).
@@ -523,6 +525,7 @@ async def _attempt(
         if probes
         else None
     )
+    revocation_task: asyncio.Future[RevocationAnswer | None] | None = None
     try:
         result: Handshake | BaseException
         try:
@@ -546,11 +549,14 @@ async def _attempt(
         elif pinner is not None:
             pinner.connected(host, port, address)
         negotiated.set_result(None if isinstance(result, BaseException) else (result.protocol, result.cipher))
+        if probes and isinstance(result, Handshake):
+            revocation_task = asyncio.ensure_future(_asked_revocation(result, settings))
         probed = await probe_task if probe_task is not None else ((), (), None)
     except BaseException:
         await _cancelled(probe_task)
+        await _cancelled(revocation_task)
         raise
-    return result, probed
+    return result, probed, revocation_task
 
 
 async def _cancelled(task: asyncio.Future[Any] | None) -> None:
@@ -590,7 +596,7 @@ async def fetch_tls(
     context = grading_context(settings.ca_bundle, _verify_at(settings))
     while isinstance(attempt := await _attempt(host, port, address, context, settings, probes, pinner), str):
         address = attempt  # the host's next address: the handshake and the probes start again there
-    result, (protocols, ciphers, dh_group) = attempt
+    result, (protocols, ciphers, dh_group), revocation_task = attempt
     if isinstance(result, BaseException):
         return TlsHandshake(
             host=host,
@@ -605,11 +611,13 @@ async def fetch_tls(
         )
     probed = (protocols, ciphers, dh_group)
     try:
-        return await _graded(result, host, port, address, context, settings, ca_issuers, probed, probes)
+        return await _graded(result, host, port, address, context, settings, ca_issuers, probed, revocation_task)
     except Exception as exc:  # noqa: BLE001 - a certificate detail no parser foresaw is recorded, never raised
         message = f"the server's certificates could not be graded: {type(exc).__name__}: {exc}"
         shown = _shown(result, host, port, address, probed)
         return dataclasses.replace(shown, failure=Failure("tls", message))
+    finally:
+        await _cancelled(revocation_task)  # done by now, unless grading failed first
 
 
 async def pinned_tls(host: str, port: int, pinner: Pinner, settings: Settings, *, probes: bool = True) -> TlsHandshake:
@@ -680,12 +688,11 @@ async def _graded(
     settings: Settings,
     ca_issuers: CaIssuerSource | None,
     probed: _Probed,
-    ask_revocation: bool,
+    revocation: asyncio.Future[RevocationAnswer | None] | None,
 ) -> TlsHandshake:
-    """The completed handshake graded: chain, trust, completeness, and with `ask_revocation` the CA's word on a
-    trusted leaf the server staples nothing for. An unreadable leaf is the handshake's failure (nothing about the
-    certificate can be judged); an unreadable certificate above it ends the chain recorded there, and says so among
-    what could not be tested."""
+    """The completed handshake graded: chain, trust, completeness, and the CA's word on the leaf when `revocation`
+    asked for it. An unreadable leaf is the handshake's failure (nothing about the certificate can be judged); an
+    unreadable certificate above it ends the chain recorded there, and says so among what could not be tested."""
     shown = _shown(result, host, port, address, probed)
     chain, unreadable = _readable_chain(result.chain)
     if unreadable is not None and not chain:  # nothing about the certificate can be judged: a failure
@@ -696,9 +703,6 @@ async def _graded(
     source = ca_issuers if ca_issuers is not None else guarded_ca_issuers(settings)
     verdict = await _judge_chain(result, chain, store, source)
     trusted, verify_error = _trust(result)
-    revocation = None
-    if ask_revocation and trusted and chain and result.ocsp is None:
-        revocation = await _revocation(result, chain[0], settings)
     return dataclasses.replace(
         shown,
         chain=chain,
@@ -712,18 +716,23 @@ async def _graded(
         ocsp_staple=result.ocsp,
         public_root=_public_root(result, chain[0]) if trusted and chain else None,
         not_testable=NOT_TESTABLE if unreadable is None else (*NOT_TESTABLE, unreadable),
-        revocation=revocation,
+        revocation=await revocation if revocation is not None and chain else None,
     )
 
 
-async def _revocation(result: Handshake, leaf: CertificateInfo, settings: Settings) -> RevocationAnswer | None:
-    """fetch/revocation.py's answer for a leaf within its validity period (CAs drop expired certificates from their
-    CRLs, and an expired leaf is refused anyway), its issuer the verified path's next certificate. A certificate
-    detail no parser foresaw is the answer's failure, never the TLS section's."""
-    if leaf.dated_problem(clock_for(settings)()) is not None:
+async def _asked_revocation(result: Handshake, settings: Settings) -> RevocationAnswer | None:
+    """fetch/revocation.py's answer for the handshake's leaf, asked while the probes run: for a trusted leaf (the
+    verifier's word) within its validity period (CAs drop expired certificates from their CRLs, and an expired leaf
+    is refused anyway) that the server staples nothing for, its issuer the verified path's next certificate. A
+    certificate detail no parser foresaw is the answer's failure, never the TLS section's."""
+    if result.ocsp is not None or not result.chain or not _trust(result)[0]:
         return None
-    issuer = result.verified_chain[1] if len(result.verified_chain) > 1 else None
     try:
-        return await fetch_revocation(leaf.der, issuer, guarded_download(settings))
+        leaf = x509.load_der_x509_certificate(result.chain[0])
+        now = clock_for(settings)()
+        if not leaf.not_valid_before_utc <= now <= leaf.not_valid_after_utc:
+            return None
+        issuer = result.verified_chain[1] if len(result.verified_chain) > 1 else None
+        return await fetch_revocation(result.chain[0], issuer, guarded_download(settings))
     except (ValueError, UnsupportedAlgorithm) as exc:
         return RevocationAnswer("crl", "", failure=f"the certificate's revocation URLs could not be read: {exc}")
