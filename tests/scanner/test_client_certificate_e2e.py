@@ -26,7 +26,7 @@ import pytest
 from tests.fixtures.pki import Pki
 from tests.fixtures.ports import free_port
 from tests.fixtures.sites import Response, Site, TlsConfig, server_context
-from tests.snippets.test_real_servers import APACHE, NGINX, _apache_conf, _check, _running
+from tests.snippets.test_real_servers import APACHE, NGINX, _apache_conf, _check, _running, nginx_head
 from websec_app.scanner import TargetUnreachable, scan
 from websec_app.scanner.fetch.tls import fetch_tls
 from websec_app.settings import Settings
@@ -210,14 +210,9 @@ async def test_nginx_ssl_verify_client_on_answers_400_and_the_note_says_why(
     issued = pki.issue("valid", (host,))
     conf = tmp_path / "nginx.conf"
     conf.write_text(
-        textwrap.dedent(f"""\
-        worker_processes 1;
-        pid {tmp_path}/nginx.pid;
-        error_log {tmp_path}/error.log;
-        events {{ worker_connections 64; }}
-        http {{
-            access_log off;
-            client_body_temp_path {tmp_path};
+        nginx_head(tmp_path)
+        + textwrap.indent(
+            textwrap.dedent(f"""\
             server {{
                 listen 127.0.0.1:{port} ssl;
                 server_name {host};
@@ -227,8 +222,10 @@ async def test_nginx_ssl_verify_client_on_answers_400_and_the_note_says_why(
                 ssl_verify_client on;
                 location / {{ return 200 "partners only"; }}
             }}
-        }}
-        """)
+            """),
+            "    ",
+        )
+        + "}\n"
     )
     _check([NGINX, "-t", "-p", str(tmp_path), "-c", str(conf)])
     with _running([NGINX, "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"], tmp_path / "out.log"):

@@ -93,12 +93,12 @@ def _template_texts(server: str) -> dict[str, str]:
 # -- nginx --------------------------------------------------------------------------------------------------------
 
 
-def _nginx_conf(tmp: Path, port: int, upstream: str, server_lines: str, http_lines: str = "") -> Path:
+def nginx_head(tmp: Path) -> str:
+    """An unprivileged nginx configuration's start, up to inside its `http {` block: pid, logs and temporary files in
+    `tmp`, one worker. The caller adds the servers and closes the block."""
     for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp / name).mkdir(exist_ok=True)
-    conf = tmp / "nginx.conf"
-    conf.write_text(
-        textwrap.dedent(f"""\
+    return textwrap.dedent(f"""\
         worker_processes 1;
         pid {tmp}/nginx.pid;
         error_log {tmp}/error.log;
@@ -111,6 +111,12 @@ def _nginx_conf(tmp: Path, port: int, upstream: str, server_lines: str, http_lin
             uwsgi_temp_path {tmp}/uwsgi;
             scgi_temp_path {tmp}/scgi;
         """)
+
+
+def _nginx_conf(tmp: Path, port: int, upstream: str, server_lines: str, http_lines: str = "") -> Path:
+    conf = tmp / "nginx.conf"
+    conf.write_text(
+        nginx_head(tmp)
         + textwrap.indent(http_lines, "    ")
         + f"\n    server {{\n        listen 127.0.0.1:{port};\n"
         + f"        location / {{\n            proxy_pass http://{upstream};\n"
