@@ -3,11 +3,13 @@ issuer from the verified path.
 
 - An OCSP response is judged as a staple is (checks/_ocsp.py): for this certificate, signed by its issuer or a
   responder it delegated to, current.
-- A CRL by RFC 5280 6.3.3: issued and signed by the certificate's issuer, for every certificate of the distribution
-  point (no delta CRL, none for CA or attribute certificates or some reasons only), and listing the serial number or
-  not. A revocation is for good (RFC 5280 5.3.1; a certificateHold is refused while it lasts, as browsers do), so a
-  listed certificate is revoked even when the CRL is past its nextUpdate; an unlisted one is confirmed only by a
-  current CRL.
+- A CRL by RFC 5280 6.3.3: issued and signed by the certificate's issuer (whose Key Usage allows cRLSign), of the
+  form RFC 5280 5 requires (a CRL number, a nextUpdate, no critical extension unknown), for every certificate of
+  the distribution point it was fetched from (no delta CRL, none for CA or attribute certificates or some reasons
+  only, none of another shard), and listing the serial number or not. A revocation is for good (RFC 5280 5.3.1;
+  a certificateHold is refused while it lasts, as browsers do), so a listed certificate is revoked even when the
+  CRL is past its nextUpdate; an unlisted one is confirmed only by a current CRL. Held to x509-limbo's CRL cases
+  (tests/conformance/test_limbo_crl.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Literal
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.x509.oid import ExtensionOID
 
 from ..snapshot import RevocationAnswer
 from ._ocsp import judge_staple
@@ -54,21 +57,49 @@ def _load_crl(body: bytes) -> x509.CertificateRevocationList:
     return x509.load_der_x509_crl(body)
 
 
-def _scope_problem(crl: x509.CertificateRevocationList, url: str) -> str | None:
-    """Why this CRL, fetched from `url` (the certificate's distribution point), cannot say a server certificate is
-    not revoked (RFC 5280 5.2.4, 5.2.5, 6.3.3 (b)(2)(i)), or None. A sharded CA (Let's Encrypt) names each shard's
-    URL in its CRLs: another shard, genuine and signed, lists none of this certificate's revocations."""
+#: The CRL extensions RFC 5280 5.2 defines (and the AIA of RFC 5280 5.2.7): a critical one of any other kind makes
+#: the CRL unusable ("MUST NOT be used to determine the status of certificates", RFC 5280 5.2).
+_KNOWN_EXTENSIONS = {
+    ExtensionOID.AUTHORITY_KEY_IDENTIFIER,
+    ExtensionOID.ISSUER_ALTERNATIVE_NAME,
+    ExtensionOID.CRL_NUMBER,
+    ExtensionOID.DELTA_CRL_INDICATOR,
+    ExtensionOID.ISSUING_DISTRIBUTION_POINT,
+    ExtensionOID.FRESHEST_CRL,
+    ExtensionOID.AUTHORITY_INFORMATION_ACCESS,
+}
+
+
+def _form_problem(crl: x509.CertificateRevocationList) -> str | None:
+    """Why this CRL is not one RFC 5280 5 lets a client use, or None: its extensions unreadable, a critical one
+    unknown, no CRL number or a critical one (5.2.3), a delta CRL (5.2.4: only beside its complete CRL), or no
+    nextUpdate (5.1.2.5)."""
     try:
         extensions = crl.extensions
     except ValueError as exc:  # a malformed or duplicated extension
         return f"its extensions cannot be read ({exc})"
-    try:
-        extensions.get_extension_for_class(x509.DeltaCRLIndicator)
+    unknown = [e.oid.dotted_string for e in extensions if e.critical and e.oid not in _KNOWN_EXTENSIONS]
+    if unknown:
+        return f"it has a critical extension clients do not know ({', '.join(unknown)[:200]})"
+    numbers = [e for e in extensions if e.oid == ExtensionOID.CRL_NUMBER]
+    if not numbers:
+        return "it has no CRL number (RFC 5280 5.2.3)"
+    if numbers[0].critical:
+        return "its CRL number is marked critical (RFC 5280 5.2.3)"
+    if any(e.oid == ExtensionOID.DELTA_CRL_INDICATOR for e in extensions):
         return "it is a delta CRL"
-    except x509.ExtensionNotFound:
-        pass
+    if crl.next_update_utc is None:
+        return "it has no nextUpdate (RFC 5280 5.1.2.5)"
+    return None
+
+
+def _scope_problem(crl: x509.CertificateRevocationList, url: str) -> str | None:
+    """Why this CRL, fetched from `url` (the certificate's distribution point), does not cover a server certificate
+    (RFC 5280 5.2.5, 6.3.3 (b)(2)(i); CA/B Forum BR 7.2.2.1), or None. A sharded CA (Let's Encrypt) names each
+    shard's URL in its CRLs, byte for byte the certificate's: another shard, genuine and signed, lists none of this
+    certificate's revocations."""
     try:
-        point = extensions.get_extension_for_class(x509.IssuingDistributionPoint).value
+        point = crl.extensions.get_extension_for_class(x509.IssuingDistributionPoint).value
     except x509.ExtensionNotFound:
         return None
     if point.only_contains_ca_certs or point.only_contains_attribute_certs:
@@ -77,10 +108,26 @@ def _scope_problem(crl: x509.CertificateRevocationList, url: str) -> str | None:
         return "it lists revocations for some reasons only"
     if point.indirect_crl:
         return "it is an indirect CRL"
-    names = [name.value for name in point.full_name or () if isinstance(name, x509.UniformResourceIdentifier)]
-    if point.full_name and url not in names:
-        return f"it is the CRL of another distribution point ({', '.join(names)[:200] or 'one not named by a URL'})"
+    if point.relative_name is not None:
+        return "its distribution point is named relative to its issuer, not by a URL"
+    names = list(point.full_name or ())
+    urls = [name.value for name in names if isinstance(name, x509.UniformResourceIdentifier)]
+    if len(urls) < len(names):
+        return "its distribution point is named by more than URLs"
+    if names and url not in urls:
+        return f"it is the CRL of another distribution point ({', '.join(urls)[:200]})"
     return None
+
+
+def _issuer_problem(issuer: x509.Certificate) -> str | None:
+    """RFC 5280 6.3.3 (f): an issuer whose Key Usage is present must allow cRLSign to sign CRLs."""
+    try:
+        usage = issuer.extensions.get_extension_for_class(x509.KeyUsage).value
+    except x509.ExtensionNotFound:
+        return None
+    except ValueError as exc:
+        return f"its issuer's Key Usage cannot be read ({exc})"
+    return None if usage.crl_sign else "its issuer's Key Usage does not allow signing CRLs (cRLSign)"
 
 
 def _judge_crl(url: str, body: bytes, leaf_der: bytes, issuer_der: bytes | None, now: datetime) -> RevocationVerdict:
@@ -100,6 +147,9 @@ def _judge_crl(url: str, body: bytes, leaf_der: bytes, issuer_der: bytes | None,
         signed = False
     if not signed:
         return RevocationVerdict("unknown", f"the CRL at {url} is not signed by the certificate's issuer")
+    problem = _form_problem(crl) or _issuer_problem(issuer)
+    if problem is not None:
+        return RevocationVerdict("unknown", f"the CRL at {url} cannot be used: {problem}")
     problem = _scope_problem(crl, url)
     if problem is not None:
         return RevocationVerdict("unknown", f"the CRL at {url} does not cover the certificate: {problem}")
@@ -112,7 +162,7 @@ def _judge_crl(url: str, body: bytes, leaf_der: bytes, issuer_der: bytes | None,
         when = f"{entry.revocation_date_utc:%Y-%m-%d}"
         return RevocationVerdict("revoked", f"the CA's CRL ({url}) lists it as revoked on {when} ({named})")
     next_update = crl.next_update_utc
-    if next_update is not None and next_update < now:
+    if next_update is not None and next_update < now:  # never None here (_form_problem)
         return RevocationVerdict("unknown", f"the CRL at {url} expired on {next_update:%Y-%m-%d %H:%M} UTC")
     return RevocationVerdict(
         "good", f"the CA's CRL ({url}, issued {crl.last_update_utc:%Y-%m-%d %H:%M} UTC) does not list it"
