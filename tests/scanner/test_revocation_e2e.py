@@ -28,6 +28,7 @@ from tests.fixtures.revocation import OCSP_TYPE, crl, serve
 from tests.fixtures.sites import Huge, Response, RunningSite, Site, SiteFactory, Stall, TlsConfig
 from websec_app.scanner import scan
 from websec_app.scanner.fetch import revocation
+from websec_app.scanner.fetch import tls as tls_fetch
 from websec_app.scanner.fetch.revocation import crl_urls, fetch_revocation
 from websec_app.scanner.fetch.tls import guarded_download
 from websec_app.settings import Settings
@@ -179,6 +180,22 @@ async def test_a_slow_ca_costs_the_question_not_the_tls_section(
     assert body["tls"]["revocation"] == {
         "method": "crl", "url": url, "status": "unknown", "note": f"{url}: no answer within 0.5 seconds"
     }  # fmt: skip
+
+
+async def test_a_question_that_fails_unforeseen_costs_the_answer_not_the_tls_section(
+    pki: Pki, site_factory, scan_settings, monkeypatch
+) -> None:
+    async def broken(*args: object) -> None:
+        raise RuntimeError("a certificate detail no parser foresaw")
+
+    monkeypatch.setattr(tls_fetch, "fetch_revocation", broken)
+    site, _ = _site(site_factory, pki, "crl-broken.test", crl_url="http://crl-broken.pki.test/int.crl")
+    body, notes = await _tls(site.url, scan_settings)
+    assert "tls.cert_valid" in notes and body["tls"]["trusted"] is True
+    assert body["tls"]["revocation"]["status"] == "unknown"
+    assert body["tls"]["revocation"]["note"] == (
+        "the CA could not be asked: RuntimeError: a certificate detail no parser foresaw"
+    )
 
 
 async def test_the_guard_refuses_a_revocation_url_at_an_internal_address(pki: Pki, dns_server, scan_settings) -> None:

@@ -734,5 +734,5 @@ async def _asked_revocation(result: Handshake, settings: Settings) -> Revocation
             return None
         issuer = result.verified_chain[1] if len(result.verified_chain) > 1 else None
         return await fetch_revocation(result.chain[0], issuer, guarded_download(settings))
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        return RevocationAnswer("crl", "", failure=f"the certificate's revocation URLs could not be read: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a certificate detail no parser foresaw: the answer's, not the section's
+        return RevocationAnswer("crl", "", failure=f"the CA could not be asked: {type(exc).__name__}: {exc}")
