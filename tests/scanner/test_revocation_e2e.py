@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import ssl
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 from urllib.parse import unquote
@@ -35,6 +36,14 @@ from websec_app.settings import Settings
 
 PAGE = Response(200, [("Content-Type", "text/html")], b"<!doctype html><title>Shop</title>")
 KEY_COMPROMISE = x509.ReasonFlags.key_compromise
+
+
+@pytest.fixture(autouse=True)
+def _no_crl_kept() -> Iterator[None]:
+    """Each test starts as a fresh process does: no CRL kept from another test's scans (fetch/revocation.py)."""
+    revocation.CRL_CACHE.clear()
+    yield
+    revocation.CRL_CACHE.clear()
 
 
 def _site(
@@ -151,7 +160,8 @@ async def test_a_shard_of_a_sharded_ca_counts_only_at_its_own_url(pki: Pki, site
     _, notes = await _tls(site.url, scan_settings)
     assert notes["tls.cert_revoked"] == f"the CA's CRL ({own}) lists it as revoked on 2026-11-20 (key_compromise)"
 
-    served["/7.crl"] = crl(pki, shard=other)  # the wrong shard at the leaf's URL
+    served["/7.crl"] = crl(pki, shard=other)  # the wrong shard at the leaf's URL, asked afresh (another process)
+    revocation.CRL_CACHE.clear()
     body, notes = await _tls(site.url, scan_settings)
     assert "tls.cert_revoked" not in notes and body["tls"]["revocation"]["status"] == "unknown"
     assert body["tls"]["revocation"]["note"] == (
@@ -208,11 +218,48 @@ async def test_the_guard_refuses_a_revocation_url_at_an_internal_address(pki: Pk
         leaf.certificate.public_bytes(Encoding.DER),
         pki.intermediate_cert.public_bytes(Encoding.DER),
         guarded_download(guarded),
+        pki.now,
     )
     assert answer is not None and answer.body is None and answer.failure is not None
     assert answer.failure.startswith(
         "Refusing to scan: crl-internal.pki.test resolves to a private or reserved address"
     )
+
+
+async def test_a_crl_downloaded_once_answers_the_next_scans_until_it_is_due(
+    pki: Pki, site_factory, scan_settings
+) -> None:
+    """One CA's CRL answers for every site it issued: the next scans of this process read it from CRL_CACHE, for 30
+    minutes of the scan's clock at most, and never past its nextUpdate."""
+    url = "http://crl-kept.pki.test/int.crl"
+    site, leaf = _site(site_factory, pki, "crl-kept.test", crl_url=url)
+    ca = serve(site_factory, url, crl(pki, next_update=timedelta(hours=6)))
+    for _ in range(3):
+        body, _notes = await _tls(site.url, scan_settings)
+        assert body["tls"]["revocation"]["status"] == "good"
+    assert len(ca.requests) == 1
+
+    leaf_der, issuer_der = leaf.public_bytes(Encoding.DER), pki.intermediate_cert.public_bytes(Encoding.DER)
+    download = guarded_download(scan_settings)
+    for minutes, downloads in ((29, 1), (31, 2), (32, 2)):
+        answer = await fetch_revocation(leaf_der, issuer_der, download, pki.now + timedelta(minutes=minutes))
+        assert answer is not None and answer.body is not None and len(ca.requests) == downloads
+
+
+def test_the_crl_cache_keeps_until_next_update_and_within_its_bytes(pki: Pki) -> None:
+    cache = revocation.CrlCache(max_bytes=3000)
+    soon = crl(pki, next_update=timedelta(minutes=10))
+    cache.put("http://a/1.crl", soon, pki.now)
+    assert cache.get("http://a/1.crl", pki.now + timedelta(minutes=9)) == soon
+    assert cache.get("http://a/1.crl", pki.now + timedelta(minutes=10)) is None  # due: asked again
+    cache.put("http://a/garbage.crl", b"not a CRL", pki.now)
+    assert cache.get("http://a/garbage.crl", pki.now) is None
+    cache.put("http://a/stale.crl", crl(pki, next_update=-timedelta(hours=1)), pki.now)
+    assert cache.get("http://a/stale.crl", pki.now) is None  # past its nextUpdate already: never kept
+    listing = crl(pki, dict.fromkeys(range(1, 40)))  # ~1.4 KB each: two fit in 3,000 bytes
+    for name in ("x", "y", "z"):
+        cache.put(f"http://a/{name}.crl", listing, pki.now)
+    assert [cache.get(f"http://a/{n}.crl", pki.now) is not None for n in "xyz"] == [False, True, True]
 
 
 def test_only_http_full_name_distribution_points_are_read(pki: Pki) -> None:

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Literal
 from urllib.parse import quote
 
@@ -78,9 +80,12 @@ def ocsp_request_url(responder: str, certificate: x509.Certificate, issuer: x509
     return f"{responder.rstrip('/')}/{quote(encoded, safe='')}"
 
 
-async def fetch_revocation(leaf_der: bytes, issuer_der: bytes | None, download: Download) -> RevocationAnswer | None:
+async def fetch_revocation(
+    leaf_der: bytes, issuer_der: bytes | None, download: Download, now: datetime
+) -> RevocationAnswer | None:
     """The CA's answer for `leaf_der`: its OCSP responder's (needs the issuer, whose key the request names), else its
-    CRL's. None when the certificate names neither (a private CA's, say): nothing to ask."""
+    CRL's, from CRL_CACHE when a scan of this process downloaded it lately (`now`: the scan's clock). None when the
+    certificate names neither (a private CA's, say): nothing to ask."""
     leaf = x509.load_der_x509_certificate(leaf_der)
     issuer = x509.load_der_x509_certificate(issuer_der) if issuer_der is not None else None
     responders = ocsp_urls(leaf) if issuer is not None else []
@@ -101,14 +106,74 @@ async def fetch_revocation(leaf_der: bytes, issuer_der: bytes | None, download: 
                     unanswered = RevocationAnswer("ocsp", responders[0], body, issuer=issuer_der)
             if crls:
                 asking = ("crl", crls[0])
-                body = await download(crls[0], MAX_CRL_BYTES)
+                kept = CRL_CACHE.get(crls[0], now)
+                body = kept if kept is not None else await download(crls[0], MAX_CRL_BYTES)
                 if isinstance(body, str):
                     return RevocationAnswer("crl", crls[0], failure=body, issuer=issuer_der)
+                if kept is None:  # kept for CRL_KEEP from its download, not from its last use
+                    CRL_CACHE.put(crls[0], body, now)
                 return RevocationAnswer("crl", crls[0], body, issuer=issuer_der)
     except TimeoutError:
         failure = f"no answer within {REVOCATION_SECONDS:g} seconds"
         return RevocationAnswer(*asking, failure=failure, issuer=issuer_der)
     return unanswered
+
+
+class CrlCache:
+    """CRLs downloaded by this process, kept for the scans that follow: one CA's CRL (a Let's Encrypt shard) answers
+    for every site it issued, and is hundreds of kilobytes. A CRL is kept until the earlier of its nextUpdate and
+    CRL_KEEP after its download, on the scan's clock (a revocation the CA publishes meanwhile is seen within that
+    time), and at most CRL_CACHE_BYTES of them in all, the least recently used going first. Only what a CA's server
+    answered with 200 and the CRL parser reads is kept; each scan judges it afresh (checks/_revocation.py)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._kept: OrderedDict[str, tuple[bytes, datetime]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, url: str, now: datetime) -> bytes | None:
+        kept = self._kept.get(url)
+        if kept is None:
+            return None
+        body, until = kept
+        if now >= until:
+            self._drop(url)
+            return None
+        self._kept.move_to_end(url)
+        return body
+
+    def put(self, url: str, body: bytes, now: datetime) -> None:
+        if len(body) > self.max_bytes:
+            return
+        try:
+            next_update = x509.load_der_x509_crl(body).next_update_utc
+        except ValueError:  # not a CRL the judge could use: asked again next time
+            return
+        until = now + CRL_KEEP if next_update is None else min(next_update, now + CRL_KEEP)
+        if until <= now:
+            return
+        self._drop(url)
+        self._kept[url] = (body, until)
+        self._bytes += len(body)
+        while self._bytes > self.max_bytes:
+            self._drop(next(iter(self._kept)))
+
+    def clear(self) -> None:
+        self._kept.clear()
+        self._bytes = 0
+
+    def _drop(self, url: str) -> None:
+        kept = self._kept.pop(url, None)
+        if kept is not None:
+            self._bytes -= len(kept[0])
+
+
+#: How long a downloaded CRL answers for later scans at most (CAs publish new CRLs every few hours or days).
+CRL_KEEP = timedelta(minutes=30)
+#: All the CRLs a process keeps together: a few dozen shards of the CAs most sites use.
+CRL_CACHE_BYTES = 32 * 1024 * 1024
+#: This process's (each worker process keeps its own).
+CRL_CACHE = CrlCache(CRL_CACHE_BYTES)
 
 
 def _usable_ocsp(body: bytes) -> bool:

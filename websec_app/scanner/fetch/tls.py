@@ -733,6 +733,6 @@ async def _asked_revocation(result: Handshake, settings: Settings) -> Revocation
         if not leaf.not_valid_before_utc <= now <= leaf.not_valid_after_utc:
             return None
         issuer = result.verified_chain[1] if len(result.verified_chain) > 1 else None
-        return await fetch_revocation(result.chain[0], issuer, guarded_download(settings))
+        return await fetch_revocation(result.chain[0], issuer, guarded_download(settings), now)
     except Exception as exc:  # noqa: BLE001 - a certificate detail no parser foresaw: the answer's, not the section's
         return RevocationAnswer("crl", "", failure=f"the CA could not be asked: {type(exc).__name__}: {exc}")
