@@ -148,6 +148,9 @@ class CertificateInfo:
     # RFC 5280 4.2.1.3: the Key Usage bits set ("digital_signature", "key_encipherment", ...); None without the
     # extension (any use allowed).
     key_usage: tuple[str, ...] | None = None
+    # RFC 5280 4.2.1.12: the Extended Key Usage purposes, by RFC 5280's names ("serverAuth", "clientAuth", ...; an
+    # unnamed one as its OID); None without the extension (any purpose).
+    extended_key_usage: tuple[str, ...] | None = None
 
     def dated_problem(self, at: datetime) -> tuple[Literal["expired", "not_yet_valid"], str] | None:
         """("expired", "expired on 2026-01-01") or ("not_yet_valid", "valid only from 2026-01-01") when `at`

@@ -39,6 +39,28 @@ def test_given_a_self_signed_certificate_then_untrusted_with_the_reason() -> Non
     assert "self-signed" in (result.findings[0].note or "")
 
 
+def test_an_unsupported_purpose_names_the_leafs_purposes_or_the_ca_that_restricts_them() -> None:
+    def note(purposes: tuple[str, ...] | None, verify_error: str) -> str | None:
+        cert = replace(make_certificate(), extended_key_usage=purposes)
+        result = check_tls(
+            make_snapshot(tls=make_handshake(certificate=cert, trusted=False, verify_error=verify_error))
+        )
+        return next(f.note for f in result.findings if f.outcome == "tls.cert_untrusted")
+
+    assert note(("clientAuth",), "unsupported certificate purpose") == (
+        "the certificate is not for web servers: its Extended Key Usage lists clientAuth, and browsers require "
+        "serverAuth (TLS Web Server Authentication)"
+    )
+    # the leaf is for web servers: a CA certificate above it is restricted to other purposes (OpenSSL names it)
+    assert note(("serverAuth",), "unsupported certificate purpose (CN=Mail CA)") == (
+        "a CA certificate of the chain (CN=Mail CA) may not issue certificates for web servers (its Extended Key Usage)"
+    )
+    assert note(None, "unsupported certificate purpose (CN=Mail CA)") == (
+        "a CA certificate of the chain (CN=Mail CA) may not issue certificates for web servers (its Extended Key Usage)"
+    )
+    assert note(("clientAuth",), "certificate signature failure") == "certificate signature failure"
+
+
 def test_given_a_certificate_for_another_host_then_hostname_mismatch() -> None:
     snap = make_snapshot(tls=make_handshake(certificate=make_certificate(names=("other.test",))))
     assert outcomes(snap) == ["tls.cert_hostname_mismatch"]

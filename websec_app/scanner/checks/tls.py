@@ -172,7 +172,7 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
                 note = f"issued by {tls.untrusted_ca}, which is not a certificate authority browsers trust"
                 findings.append(Finding("tls.cert_untrusted_ca", subject=tls.untrusted_ca, note=note))
             else:
-                findings.append(Finding("tls.cert_untrusted", note=reason))
+                findings.append(Finding("tls.cert_untrusted", note=_purpose_note(leaf, reason) or reason))
     if not tls.hostname_matches:
         names = ", ".join(leaf.san_dns + leaf.san_ip) or "no subjectAltName"
         findings.append(Finding("tls.cert_hostname_mismatch", note=f"{tls.host} is not among: {names}"))
@@ -189,6 +189,28 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
     if not findings:
         findings.append(Finding("tls.cert_valid", note=f"valid for {(leaf.not_after - now).days} more days"))
     return findings
+
+
+#: OpenSSL's words for X509_V_ERR_INVALID_PURPOSE, a certificate of the chain not for TLS servers (fetch/_tls_client).
+_INVALID_PURPOSE = "unsupported certificate purpose"
+
+
+def _purpose_note(leaf: CertificateInfo, reason: str) -> str | None:
+    """OpenSSL's "unsupported certificate purpose" in a site owner's words: a leaf whose Extended Key Usage leaves out
+    serverAuth is not for web servers (a client or e-mail certificate installed on the server; browsers refuse it:
+    Chrome's ERR_CERT_INVALID), else a CA certificate of the chain is restricted to other purposes."""
+    if not reason.startswith(_INVALID_PURPOSE):
+        return None
+    purposes = leaf.extended_key_usage
+    if purposes is not None and "serverAuth" not in purposes:
+        listed = ", ".join(purposes) or "no purpose"
+        return (
+            f"the certificate is not for web servers: its Extended Key Usage lists {listed}, and browsers require "
+            "serverAuth (TLS Web Server Authentication)"
+        )
+    ca = reason.removeprefix(_INVALID_PURPOSE).strip(" ()")
+    named = f" ({ca})" if ca else ""
+    return f"a CA certificate of the chain{named} may not issue certificates for web servers (its Extended Key Usage)"
 
 
 #: RFC 5280 4.2.1.3's names for the Key Usage bits (CertificateInfo.key_usage holds cryptography's).

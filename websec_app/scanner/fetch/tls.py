@@ -35,7 +35,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
-from cryptography.x509.oid import AuthorityInformationAccessOID
+from cryptography.x509.oid import AuthorityInformationAccessOID, ExtendedKeyUsageOID
 from OpenSSL import SSL, crypto
 
 from ...clock import clock_for, system_clock
@@ -178,6 +178,28 @@ _KEY_USAGE_BITS = (
 )
 
 
+#: RFC 5280 4.2.1.12's (and RFC 3161's, RFC 6960's) names for the purposes a certificate's Extended Key Usage lists.
+_PURPOSE_NAMES = {
+    ExtendedKeyUsageOID.SERVER_AUTH: "serverAuth",
+    ExtendedKeyUsageOID.CLIENT_AUTH: "clientAuth",
+    ExtendedKeyUsageOID.CODE_SIGNING: "codeSigning",
+    ExtendedKeyUsageOID.EMAIL_PROTECTION: "emailProtection",
+    ExtendedKeyUsageOID.TIME_STAMPING: "timeStamping",
+    ExtendedKeyUsageOID.OCSP_SIGNING: "OCSPSigning",
+    ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE: "anyExtendedKeyUsage",
+}
+
+
+def _extended_key_usage(certificate: x509.Certificate) -> tuple[str, ...] | None:
+    """The purposes the Extended Key Usage lists, None without the extension (RFC 5280 4.2.1.12: any purpose). A
+    malformed extension reads as absent, as a malformed Key Usage does; OpenSSL's verdict on it stands."""
+    try:
+        purposes = certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except (x509.ExtensionNotFound, ValueError):
+        return None
+    return tuple(_PURPOSE_NAMES.get(oid, oid.dotted_string) for oid in list(purposes)[:16])
+
+
 def _key_usage(certificate: x509.Certificate) -> tuple[str, ...] | None:
     """The Key Usage bits set, None without the extension (RFC 5280 4.2.1.3: then the key may be used for any
     purpose). A malformed extension reads as absent, as a malformed subjectAltName does."""
@@ -225,6 +247,7 @@ def parse_certificate(der: bytes) -> CertificateInfo:
         embedded_scts=_embedded_scts(certificate),
         must_staple=_must_staple(certificate),
         key_usage=_key_usage(certificate),
+        extended_key_usage=_extended_key_usage(certificate),
     )
 
 
