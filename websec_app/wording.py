@@ -38,6 +38,20 @@ def key_usage_words(certificate: Mapping[str, Any]) -> str:
     return ", ".join(str(name) for name in usage) or "No use: the extension lists none"
 
 
+def purpose_words(certificate: Mapping[str, Any]) -> str:
+    """What the report's site certificate is for (`tls.certificate.extended_key_usage`: RFC 5280 4.2.1.12's names,
+    null when the extension is absent, which allows any purpose; browsers need serverAuth). "" for a report stored
+    before the field."""
+    if "extended_key_usage" not in certificate:
+        return ""
+    purposes = certificate["extended_key_usage"]
+    if purposes is None:
+        return "Any purpose: the certificate has no Extended Key Usage extension"
+    if not isinstance(purposes, list):
+        return ""
+    return ", ".join(str(name) for name in purposes) or "No purpose: the extension lists none"
+
+
 _REVOCATION_STATES = {"good": "Not revoked", "revoked": "Revoked", "unknown": "Could not be checked"}
 _REVOCATION_SOURCES = {"ocsp": "OCSP responder", "crl": "CRL"}
 
@@ -65,4 +79,12 @@ def bidi_escaped(ch: str) -> str:
     return f"\\u{ord(ch):04x}"
 
 
-__all__ = ["BIDI_CONTROLS", "PROTOCOL_LABELS", "bidi_escaped", "counted", "key_usage_words", "revocation_words"]
+__all__ = [
+    "BIDI_CONTROLS",
+    "PROTOCOL_LABELS",
+    "bidi_escaped",
+    "counted",
+    "key_usage_words",
+    "purpose_words",
+    "revocation_words",
+]

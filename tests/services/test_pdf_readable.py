@@ -175,6 +175,22 @@ def test_the_site_certificates_key_usage_is_printed_under_its_key(worst: dict[st
     assert "Key usage" not in _chain_table(body)
 
 
+def test_the_site_certificates_purposes_are_printed_under_its_key(worst: dict[str, Any]) -> None:
+    # Given the worst site's leaf, for web servers (Extended Key Usage serverAuth): its row of the chain says so, once
+    assert worst["tls"]["certificate"]["extended_key_usage"] == ["serverAuth"]
+    assert _chain_table(worst).count("Purposes: serverAuth") == 1
+
+    # And a client certificate served as the site's shows what it is for; one without the extension, any purpose
+    body = copy.deepcopy(worst)
+    body["tls"]["certificate"]["extended_key_usage"] = ["clientAuth", "emailProtection"]
+    assert "Purposes:clientAuth,emailProtection" in re.sub(r"\s+", "", _chain_table(body))
+    body["tls"]["certificate"]["extended_key_usage"] = None
+    squeezed = re.sub(r"\s+", "", _chain_table(body))
+    assert "Purposes:Anypurpose:thecertificatehasnoExtendedKeyUsageextension" in squeezed
+    del body["tls"]["certificate"]["extended_key_usage"]  # a report stored before the field
+    assert "Purposes" not in _chain_table(body)
+
+
 def test_the_appendix_has_the_redirect_chain_and_the_raw_headers(worst_pdf: list[str]) -> None:
     appendix = flat(" ".join(worst_pdf)).split("Appendix: redirects and raw response headers", 1)[1]
 

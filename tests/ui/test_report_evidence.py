@@ -192,6 +192,10 @@ def test_the_tls_tables_and_certificate_chain_are_shown(page: Page, app: App, re
     expect(page.get_by_test_id("tls-certificate").locator("tr", has_text="Key usage")).to_have_text(
         re.compile(r"^\s*Key usage\s*digitalSignature\s*$")
     )
+    # and it is for web servers (Extended Key Usage serverAuth)
+    expect(page.get_by_test_id("tls-certificate").locator("tr", has_text="Purposes (EKU)")).to_have_text(
+        re.compile(r"^\s*Purposes \(EKU\)\s*serverAuth\s*$")
+    )
 
 
 def test_the_score_chart_shows_where_the_points_went(page: Page, app: App, reports: Reports) -> None:

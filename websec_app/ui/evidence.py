@@ -15,7 +15,7 @@ from typing import Any
 from websec_app.scanner.data import cipher_family
 from websec_app.scanner.fixes import SERVER_LABELS, detected_server, servers_in_order
 from websec_app.scanner.snapshot import dhe_suite
-from websec_app.wording import PROTOCOL_LABELS, counted, key_usage_words, revocation_words
+from websec_app.wording import PROTOCOL_LABELS, counted, key_usage_words, purpose_words, revocation_words
 
 #: TLS versions a browser should get; any older one accepted is a problem (grading caps it at B or worse).
 _CURRENT_PROTOCOLS = ("TLSv1.3", "TLSv1.2")
@@ -240,6 +240,7 @@ def _certificate_rows(cert: Mapping[str, Any]) -> list[Row]:
         Row("Valid until", _date(cert.get("not_after"))),
         Row("Key", key),
         Row("Key usage", key_usage_words(cert)),
+        Row("Purposes (EKU)", purpose_words(cert)),
         Row("Signature hash", _text(cert.get("signature_hash"))),
         Row("Serial", _text(cert.get("serial"))),
         Row("SHA-256 fingerprint", _text(cert.get("sha256_fingerprint"))),

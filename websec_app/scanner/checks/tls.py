@@ -108,6 +108,7 @@ def _certificate_json(cert: CertificateInfo, days_left: int) -> dict[str, Any]:
         "self_signed": cert.self_signed,
         "sha256_fingerprint": cert.sha256_fingerprint,
         "key_usage": [_KEY_USAGE_NAMES.get(bit, bit) for bit in cert.key_usage] if cert.key_usage is not None else None,
+        "extended_key_usage": list(cert.extended_key_usage) if cert.extended_key_usage is not None else None,
     }
 
 

@@ -11,7 +11,7 @@ from reportlab.platypus import CondPageBreak, Flowable, Paragraph
 
 from websec_app.scanner.fixes import SERVER_LABELS, SERVERS
 from websec_app.scanner.snapshot import dhe_suite
-from websec_app.wording import key_usage_words
+from websec_app.wording import key_usage_words, purpose_words
 
 from ._layout import CONTENT_WIDTH, STATUS_COLOURS, badge, code, mono_box, para, prose, table, text
 from ._wording import (
@@ -102,8 +102,8 @@ def tls_tables(tls: Mapping[str, Any], st: dict[str, Any]) -> list[Flowable]:
     chain = tls.get("chain")
     if isinstance(chain, list) and chain:
         certificate = tls.get("certificate")
-        key_usage = key_usage_words(certificate) if isinstance(certificate, Mapping) else ""
-        story += [CondPageBreak(40 * mm), para("Certificate chain", st["h3"]), chain_table(chain, st, key_usage)]
+        usages = (key_usage_words(certificate), purpose_words(certificate)) if isinstance(certificate, Mapping) else ()
+        story += [CondPageBreak(40 * mm), para("Certificate chain", st["h3"]), chain_table(chain, st, *usages)]
         if tls.get("chain_complete") is False:
             story.append(para("The server does not send every intermediate certificate.", st["small"]))
     return story
@@ -123,9 +123,10 @@ def _not_tested(items: Any) -> list[str]:
     return names
 
 
-def chain_table(chain: list[Any], st: dict[str, Any], key_usage: str = "") -> Flowable:
-    """`key_usage`: the site certificate's, in words (wording.key_usage_words), printed under its key: the
-    reader of tls.cert_key_usage sees what the certificate allows."""
+def chain_table(chain: list[Any], st: dict[str, Any], key_usage: str = "", purposes: str = "") -> Flowable:
+    """`key_usage` and `purposes`: the site certificate's Key Usage and Extended Key Usage, in words
+    (wording.key_usage_words, purpose_words), printed under its key: the reader of tls.cert_key_usage, or of a
+    certificate not for web servers, sees what the certificate allows."""
     rows: list[list[Any]] = [
         [_cell(f"<b>{h}</b>", st) for h in ("#", "Certificate (subject)", "Issued by", "Expires", "Key, signature")]
     ]
@@ -138,6 +139,8 @@ def chain_table(chain: list[Any], st: dict[str, Any], key_usage: str = "") -> Fl
             key += " bits"
         signature = str(cert.get("signature_hash") or "").upper()
         usage = f"<br/><font color='#656d76'>Key usage:</font> {text(key_usage)}" if number == 1 and key_usage else ""
+        if number == 1 and purposes:
+            usage += f"<br/><font color='#656d76'>Purposes:</font> {text(purposes)}"
         rows.append(
             [
                 _cell(str(number), st),
