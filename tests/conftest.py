@@ -19,7 +19,7 @@ from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.pki import Pki
-from tests.fixtures.sites import RunningSite, SiteFactory, SiteServer
+from tests.fixtures.sites import RunningSite, Site, SiteFactory, SiteServer
 from websec_app.jobs.engine import JobEngine
 from websec_app.settings import DnsServer, Settings
 
@@ -114,6 +114,32 @@ def site_server(pki: Pki) -> Iterator[SiteServer]:
 def site_factory(site_server: SiteServer, dns_server: AuthDnsServer) -> SiteFactory:
     """`site_factory(Site(...))` starts a site on its own loopback address and publishes its names."""
     return SiteFactory(site_server, dns_server)
+
+
+class _StoppingFactory:
+    """The session's SiteFactory, keeping the sites it starts to stop them (`own_sites`)."""
+
+    def __init__(self, factory: SiteFactory) -> None:
+        self._factory = factory
+        self.started: list[RunningSite] = []
+
+    def __call__(self, site: Site) -> RunningSite:
+        running = self._factory(site)
+        self.started.append(running)
+        return running
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._factory, name)
+
+
+@pytest.fixture
+def own_sites(site_factory: SiteFactory) -> Iterator[_StoppingFactory]:
+    """`site_factory` for sites the test alone uses: each is stopped when the test ends, its sockets closed (the
+    session's sites stay open, and a process that holds too many descriptors hands out numbers select() refuses)."""
+    stopping = _StoppingFactory(site_factory)
+    yield stopping
+    for site in stopping.started:
+        site.stop()
 
 
 @pytest.fixture(scope="session")

@@ -27,14 +27,14 @@ PAGE = Response(200, [("Content-Type", "text/html")], b"<!doctype html><title>Sh
     ids=["client", "email-and-code"],
 )
 async def test_a_certificate_for_other_purposes_is_said_to_be_not_for_web_servers(
-    purposes: tuple, said: str, pki: Pki, site_factory: SiteFactory, scan_settings: Settings
+    purposes: tuple, said: str, pki: Pki, own_sites: SiteFactory, scan_settings: Settings
 ) -> None:
-    host = site_factory.unique_host("purpose")
+    host = own_sites.unique_host("purpose")
     issued = pki.issue("valid", (host,), purposes=purposes)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(issued.chain_path, issued.key_path)
     context.set_alpn_protocols(["http/1.1"])
-    site = site_factory(Site(names=(host,), default=PAGE, tls=TlsConfig(context=context)))
+    site = own_sites(Site(names=(host,), default=PAGE, tls=TlsConfig(context=context)))
     body = (await scan(site.url, scan_settings)).to_dict()
     notes = {f["check"]: f.get("note") for f in body["tls"]["findings"]}
     assert body["tls"]["trusted"] is False and body["tls"]["verify_error"] == "unsupported certificate purpose"
@@ -46,14 +46,14 @@ async def test_a_certificate_for_other_purposes_is_said_to_be_not_for_web_server
 
 
 async def test_a_certificate_for_web_servers_and_clients_is_trusted(
-    pki: Pki, site_factory: SiteFactory, scan_settings: Settings
+    pki: Pki, own_sites: SiteFactory, scan_settings: Settings
 ) -> None:
-    host = site_factory.unique_host("purpose")
+    host = own_sites.unique_host("purpose")
     issued = pki.issue("valid", (host,), purposes=(ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(issued.chain_path, issued.key_path)
     context.set_alpn_protocols(["http/1.1"])
-    site = site_factory(Site(names=(host,), default=PAGE, tls=TlsConfig(context=context)))
+    site = own_sites(Site(names=(host,), default=PAGE, tls=TlsConfig(context=context)))
     body = (await scan(site.url, scan_settings)).to_dict()
     assert body["tls"]["trusted"] is True
     assert "tls.cert_valid" in {f["check"] for f in body["tls"]["findings"]}

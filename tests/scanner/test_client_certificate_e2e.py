@@ -154,14 +154,12 @@ async def test_a_reset_after_the_handshake_is_explained_by_the_grading_handshake
 
 
 async def test_a_close_after_the_handshake_is_explained_by_the_grading_handshake(
-    pki: Pki, site_factory, scan_settings: Settings
+    pki: Pki, own_sites, scan_settings: Settings
 ) -> None:
     """asyncio's TLS server closes without sending its alert: the page fetch sees only the close, and the grading
     handshake's CertificateRequest says why."""
     context = _requiring(pki, "mtls-quiet.test", ssl.TLSVersion.TLSv1_3)
-    site = site_factory(
-        Site(names=("mtls-quiet.test",), default=Response(200, body=PAGE), tls=TlsConfig(context=context))
-    )
+    site = own_sites(Site(names=("mtls-quiet.test",), default=Response(200, body=PAGE), tls=TlsConfig(context=context)))
     message = await _unreachable(site.url, scan_settings)
     assert message == (
         f"Could not reach {site.url}: {REQUIRED}: it asked for one during the TLS handshake, and without one: the "
@@ -169,17 +167,17 @@ async def test_a_close_after_the_handshake_is_explained_by_the_grading_handshake
     )
 
 
-async def test_an_ordinary_server_is_not_said_to_ask_for_a_certificate(pki: Pki, site_factory, scan_settings) -> None:
-    site = site_factory(Site(names=("no-mtls.test",), default=Response(200, body=PAGE)))
+async def test_an_ordinary_server_is_not_said_to_ask_for_a_certificate(pki: Pki, own_sites, scan_settings) -> None:
+    site = own_sites(Site(names=("no-mtls.test",), default=Response(200, body=PAGE)))
     body = (await scan(site.url, scan_settings)).to_dict()
     assert body["tls"]["client_certificate_requested"] is False
 
 
 async def test_an_optional_certificate_request_is_shown_and_the_page_graded(
-    pki: Pki, site_factory, scan_settings: Settings
+    pki: Pki, own_sites, scan_settings: Settings
 ) -> None:
     context = _requiring(pki, "mtls-optional.test", ssl.TLSVersion.TLSv1_3, ssl.CERT_OPTIONAL)
-    site = site_factory(
+    site = own_sites(
         Site(names=("mtls-optional.test",), default=Response(200, body=PAGE), tls=TlsConfig(context=context))
     )
     body = (await scan(site.url, scan_settings)).to_dict()

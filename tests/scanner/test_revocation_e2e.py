@@ -47,11 +47,11 @@ def _no_crl_kept() -> Iterator[None]:
 
 
 def _site(
-    site_factory: SiteFactory, pki: Pki, host: str, *, ocsp_url: str | None = None, crl_url: str | None = None
+    sites: SiteFactory, pki: Pki, host: str, *, ocsp_url: str | None = None, crl_url: str | None = None
 ) -> tuple[RunningSite, x509.Certificate]:
     """A site whose leaf names the CA's OCSP responder and CRL given."""
     issued = pki.issue("valid", (host,), ocsp_url=ocsp_url, crl_url=crl_url)
-    site = site_factory(Site(names=(host,), default=PAGE, tls=TlsConfig(context=_context(issued))))
+    site = sites(Site(names=(host,), default=PAGE, tls=TlsConfig(context=_context(issued))))
     return site, issued.certificate
 
 
@@ -67,10 +67,10 @@ async def _tls(url: str, settings: Settings) -> tuple[dict[str, Any], dict[str, 
     return body, {f["check"]: f.get("note") or "" for f in body["tls"]["findings"]}
 
 
-async def test_a_certificate_its_crl_lists_is_revoked_and_failed(pki: Pki, site_factory, scan_settings) -> None:
+async def test_a_certificate_its_crl_lists_is_revoked_and_failed(pki: Pki, own_sites, scan_settings) -> None:
     url = "http://crl-listed.pki.test/intermediate.crl"
-    site, leaf = _site(site_factory, pki, "revoked-crl.test", crl_url=url)
-    ca = serve(site_factory, url, crl(pki, {leaf.serial_number: KEY_COMPROMISE, 12345: None}))
+    site, leaf = _site(own_sites, pki, "revoked-crl.test", crl_url=url)
+    ca = serve(own_sites, url, crl(pki, {leaf.serial_number: KEY_COMPROMISE, 12345: None}))
     body, notes = await _tls(site.url, scan_settings)
     assert notes["tls.cert_revoked"] == f"the CA's CRL ({url}) lists it as revoked on 2026-11-20 (key_compromise)"
     assert body["tls"]["revocation"] == {
@@ -80,10 +80,10 @@ async def test_a_certificate_its_crl_lists_is_revoked_and_failed(pki: Pki, site_
     assert [r.path for r in ca.requests] == ["/intermediate.crl"]
 
 
-async def test_a_certificate_its_current_crl_does_not_list_is_confirmed(pki: Pki, site_factory, scan_settings) -> None:
+async def test_a_certificate_its_current_crl_does_not_list_is_confirmed(pki: Pki, own_sites, scan_settings) -> None:
     url = "http://crl-clean.pki.test/intermediate.crl"
-    site, _ = _site(site_factory, pki, "clean-crl.test", crl_url=url)
-    serve(site_factory, url, crl(pki, {12345: KEY_COMPROMISE}))
+    site, _ = _site(own_sites, pki, "clean-crl.test", crl_url=url)
+    serve(own_sites, url, crl(pki, {12345: KEY_COMPROMISE}))
     body, notes = await _tls(site.url, scan_settings)
     assert "tls.cert_revoked" not in notes
     assert body["tls"]["revocation"]["status"] == "good"
@@ -94,12 +94,12 @@ async def test_a_certificate_its_current_crl_does_not_list_is_confirmed(pki: Pki
     ("status", "verdict"), [(ocsp.OCSPCertStatus.REVOKED, "revoked"), (ocsp.OCSPCertStatus.GOOD, "good")]
 )
 async def test_the_ocsp_responder_is_asked_first(
-    status: ocsp.OCSPCertStatus, verdict: str, pki: Pki, site_factory, scan_settings
+    status: ocsp.OCSPCertStatus, verdict: str, pki: Pki, own_sites, scan_settings
 ) -> None:
     responder, crl_url = f"http://ocsp-{verdict}.pki.test", f"http://crl-{verdict}.pki.test/int.crl"
-    site, leaf = _site(site_factory, pki, f"ocsp-{verdict}.test", ocsp_url=responder, crl_url=crl_url)
-    answering = serve(site_factory, responder, staple(pki, leaf, status), OCSP_TYPE)
-    listing = serve(site_factory, crl_url, crl(pki))
+    site, leaf = _site(own_sites, pki, f"ocsp-{verdict}.test", ocsp_url=responder, crl_url=crl_url)
+    answering = serve(own_sites, responder, staple(pki, leaf, status), OCSP_TYPE)
+    listing = serve(own_sites, crl_url, crl(pki))
     body, notes = await _tls(site.url, scan_settings)
     assert body["tls"]["revocation"]["method"] == "ocsp" and body["tls"]["revocation"]["status"] == verdict
     assert ("tls.cert_revoked" in notes) is (verdict == "revoked")
@@ -112,11 +112,11 @@ async def test_the_ocsp_responder_is_asked_first(
     assert asked.serial_number == leaf.serial_number
 
 
-async def test_a_responder_that_fails_gives_way_to_the_crl(pki: Pki, site_factory, scan_settings) -> None:
+async def test_a_responder_that_fails_gives_way_to_the_crl(pki: Pki, own_sites, scan_settings) -> None:
     responder, crl_url = "http://ocsp-down.pki.test", "http://crl-after.pki.test/int.crl"
-    site, leaf = _site(site_factory, pki, "ocsp-down.test", ocsp_url=responder, crl_url=crl_url)
-    serve(site_factory, responder, Response(500, body=b"busy"))
-    serve(site_factory, crl_url, crl(pki, {leaf.serial_number: None}))
+    site, leaf = _site(own_sites, pki, "ocsp-down.test", ocsp_url=responder, crl_url=crl_url)
+    serve(own_sites, responder, Response(500, body=b"busy"))
+    serve(own_sites, crl_url, crl(pki, {leaf.serial_number: None}))
     _, notes = await _tls(site.url, scan_settings)
     assert notes["tls.cert_revoked"] == f"the CA's CRL ({crl_url}) lists it as revoked on 2026-11-20 (no reason given)"
 
@@ -132,10 +132,10 @@ async def test_a_responder_that_fails_gives_way_to_the_crl(pki: Pki, site_factor
     ],
 )
 async def test_an_answer_that_proves_nothing_is_said_and_not_graded(
-    shape: str, said: str, pki: Pki, site_factory, scan_settings
+    shape: str, said: str, pki: Pki, own_sites, scan_settings
 ) -> None:
     url = f"http://crl-{shape}.pki.test/int.crl"
-    site, _ = _site(site_factory, pki, f"crl-{shape}.test", crl_url=url)
+    site, _ = _site(own_sites, pki, f"crl-{shape}.test", crl_url=url)
     served = {
         "forged": crl(pki, signer=ec.generate_private_key(ec.SECP256R1())),
         "stale": crl(pki, last_update=-timedelta(days=8), next_update=-timedelta(hours=24)),
@@ -143,20 +143,20 @@ async def test_an_answer_that_proves_nothing_is_said_and_not_graded(
         "huge": Huge(size=9 * 1024 * 1024),
         "missing": Response(404, body=b"gone"),
     }[shape]
-    serve(site_factory, url, served)
+    serve(own_sites, url, served)
     body, notes = await _tls(site.url, scan_settings)
     assert "tls.cert_revoked" not in notes and "tls.cert_valid" in notes
     assert body["tls"]["revocation"]["status"] == "unknown"
     assert body["tls"]["revocation"]["note"].startswith(said.format(url=url))
 
 
-async def test_a_shard_of_a_sharded_ca_counts_only_at_its_own_url(pki: Pki, site_factory, scan_settings) -> None:
+async def test_a_shard_of_a_sharded_ca_counts_only_at_its_own_url(pki: Pki, own_sites, scan_settings) -> None:
     """Let's Encrypt shards its CRLs, each naming its URL (Issuing Distribution Point): the leaf's own shard is read,
     and another shard served at its URL (genuine, signed, listing none of its revocations) proves nothing."""
     own, other = "http://crl-shard.pki.test/7.crl", "http://crl-shard.pki.test/8.crl"
-    site, leaf = _site(site_factory, pki, "crl-shard.test", crl_url=own)
+    site, leaf = _site(own_sites, pki, "crl-shard.test", crl_url=own)
     served = {"/7.crl": crl(pki, {leaf.serial_number: KEY_COMPROMISE}, shard=own)}
-    serve(site_factory, own, lambda request: Response(200, body=served.get(request.path, crl(pki, shard=other))))
+    serve(own_sites, own, lambda request: Response(200, body=served.get(request.path, crl(pki, shard=other))))
     _, notes = await _tls(site.url, scan_settings)
     assert notes["tls.cert_revoked"] == f"the CA's CRL ({own}) lists it as revoked on 2026-11-20 (key_compromise)"
 
@@ -169,22 +169,22 @@ async def test_a_shard_of_a_sharded_ca_counts_only_at_its_own_url(pki: Pki, site
     )
 
 
-async def test_a_stale_crl_that_lists_the_certificate_still_revokes_it(pki: Pki, site_factory, scan_settings) -> None:
+async def test_a_stale_crl_that_lists_the_certificate_still_revokes_it(pki: Pki, own_sites, scan_settings) -> None:
     """RFC 5280 5.3.1: a revocation is for good; only an unlisted certificate needs a current CRL."""
     url = "http://crl-stale-listed.pki.test/int.crl"
-    site, leaf = _site(site_factory, pki, "crl-stale-listed.test", crl_url=url)
-    serve(site_factory, url, crl(pki, {leaf.serial_number: KEY_COMPROMISE}, next_update=-timedelta(hours=1)))
+    site, leaf = _site(own_sites, pki, "crl-stale-listed.test", crl_url=url)
+    serve(own_sites, url, crl(pki, {leaf.serial_number: KEY_COMPROMISE}, next_update=-timedelta(hours=1)))
     _, notes = await _tls(site.url, scan_settings)
     assert "tls.cert_revoked" in notes
 
 
 async def test_a_slow_ca_costs_the_question_not_the_tls_section(
-    pki: Pki, site_factory, scan_settings, monkeypatch
+    pki: Pki, own_sites, scan_settings, monkeypatch
 ) -> None:
     monkeypatch.setattr(revocation, "REVOCATION_SECONDS", 0.5)
     url = "http://crl-stall.pki.test/int.crl"
-    site, _ = _site(site_factory, pki, "crl-stall.test", crl_url=url)
-    serve(site_factory, url, Stall(max_seconds=5))
+    site, _ = _site(own_sites, pki, "crl-stall.test", crl_url=url)
+    serve(own_sites, url, Stall(max_seconds=5))
     body, notes = await _tls(site.url, scan_settings)
     assert "tls.cert_valid" in notes
     assert body["tls"]["revocation"] == {
@@ -193,13 +193,13 @@ async def test_a_slow_ca_costs_the_question_not_the_tls_section(
 
 
 async def test_a_question_that_fails_unforeseen_costs_the_answer_not_the_tls_section(
-    pki: Pki, site_factory, scan_settings, monkeypatch
+    pki: Pki, own_sites, scan_settings, monkeypatch
 ) -> None:
     async def broken(*args: object) -> None:
         raise RuntimeError("a certificate detail no parser foresaw")
 
     monkeypatch.setattr(tls_fetch, "fetch_revocation", broken)
-    site, _ = _site(site_factory, pki, "crl-broken.test", crl_url="http://crl-broken.pki.test/int.crl")
+    site, _ = _site(own_sites, pki, "crl-broken.test", crl_url="http://crl-broken.pki.test/int.crl")
     body, notes = await _tls(site.url, scan_settings)
     assert "tls.cert_valid" in notes and body["tls"]["trusted"] is True
     assert body["tls"]["revocation"]["status"] == "unknown"
@@ -226,14 +226,12 @@ async def test_the_guard_refuses_a_revocation_url_at_an_internal_address(pki: Pk
     )
 
 
-async def test_a_crl_downloaded_once_answers_the_next_scans_until_it_is_due(
-    pki: Pki, site_factory, scan_settings
-) -> None:
+async def test_a_crl_downloaded_once_answers_the_next_scans_until_it_is_due(pki: Pki, own_sites, scan_settings) -> None:
     """One CA's CRL answers for every site it issued: the next scans of this process read it from CRL_CACHE, for 30
     minutes of the scan's clock at most, and never past its nextUpdate."""
     url = "http://crl-kept.pki.test/int.crl"
-    site, leaf = _site(site_factory, pki, "crl-kept.test", crl_url=url)
-    ca = serve(site_factory, url, crl(pki, next_update=timedelta(hours=6)))
+    site, leaf = _site(own_sites, pki, "crl-kept.test", crl_url=url)
+    ca = serve(own_sites, url, crl(pki, next_update=timedelta(hours=6)))
     for _ in range(3):
         body, _notes = await _tls(site.url, scan_settings)
         assert body["tls"]["revocation"]["status"] == "good"

@@ -140,17 +140,15 @@ def test_an_unreachable_site_explains_why(page: Page, app: App) -> None:
 
 
 def test_a_site_that_requires_a_client_certificate_is_said_to(
-    page: Page, app: App, pki: Pki, site_factory: SiteFactory
+    page: Page, app: App, pki: Pki, own_sites: SiteFactory
 ) -> None:
     """var/screenshots/home-client-certificate-{desktop,phone}.png, looked at by hand."""
     # Given a site that admits only clients presenting a certificate (mutual TLS)
-    host = site_factory.unique_host("mtls")
+    host = own_sites.unique_host("mtls")
     context = server_context(pki, TlsConfig(), (host,))
     context.verify_mode = ssl.CERT_REQUIRED
     context.load_verify_locations(pki.ca_bundle_path)
-    site = site_factory(
-        Site(names=(host,), default=Response(200, body=b"partners only"), tls=TlsConfig(context=context))
-    )
+    site = own_sites(Site(names=(host,), default=Response(200, body=b"partners only"), tls=TlsConfig(context=context)))
 
     # When it is scanned from the home page, then the message says what the site requires, not that it is down
     scan_from_home(page, app, site.url)
