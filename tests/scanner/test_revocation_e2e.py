@@ -27,6 +27,7 @@ from tests.fixtures.ocsp_staples import staple
 from tests.fixtures.pki import IssuedCert, Pki
 from tests.fixtures.revocation import OCSP_TYPE, crl, serve
 from tests.fixtures.sites import Huge, Response, RunningSite, Site, SiteFactory, Stall, TlsConfig
+from websec_app.clock import clock_for
 from websec_app.scanner import scan
 from websec_app.scanner.fetch import revocation
 from websec_app.scanner.fetch import tls as tls_fetch
@@ -237,10 +238,12 @@ async def test_a_crl_downloaded_once_answers_the_next_scans_until_it_is_due(pki:
         assert body["tls"]["revocation"]["status"] == "good"
     assert len(ca.requests) == 1
 
+    # on the scans' clock, which starts at WEBSEC_CLOCK_START and runs on from there (not pki.now's fixed instant)
+    scanned_at = clock_for(scan_settings)()
     leaf_der, issuer_der = leaf.public_bytes(Encoding.DER), pki.intermediate_cert.public_bytes(Encoding.DER)
     download = guarded_download(scan_settings)
     for minutes, downloads in ((29, 1), (31, 2), (32, 2)):
-        answer = await fetch_revocation(leaf_der, issuer_der, download, pki.now + timedelta(minutes=minutes))
+        answer = await fetch_revocation(leaf_der, issuer_der, download, scanned_at + timedelta(minutes=minutes))
         assert answer is not None and answer.body is not None and len(ca.requests) == downloads
 
 
