@@ -24,32 +24,39 @@ PROTOCOL_LABELS = {
 }
 
 
+def _extension_words(certificate: Mapping[str, Any], field: str, absent: str, empty: str) -> str:
+    """A certificate extension's list of names as a reader sees it: the names; `absent` for null (no extension,
+    which allows everything); `empty` for an empty list; "" for a report stored before the field."""
+    if field not in certificate:
+        return ""
+    names = certificate[field]
+    if names is None:
+        return absent
+    if not isinstance(names, list):
+        return ""
+    return ", ".join(str(name) for name in names) or empty
+
+
 def key_usage_words(certificate: Mapping[str, Any]) -> str:
     """What the report's site certificate lets its key be used for (`tls.certificate.key_usage`: RFC 5280 4.2.1.3's
-    names, null when the extension is absent, which allows every use; tls.cert_key_usage judges it). "" for a
-    report stored before the field, which says nothing either way."""
-    if "key_usage" not in certificate:
-        return ""
-    usage = certificate["key_usage"]
-    if usage is None:
-        return "Every use: the certificate has no Key Usage extension"
-    if not isinstance(usage, list):
-        return ""
-    return ", ".join(str(name) for name in usage) or "No use: the extension lists none"
+    names; tls.cert_key_usage judges it)."""
+    return _extension_words(
+        certificate,
+        "key_usage",
+        "Every use: the certificate has no Key Usage extension",
+        "No use: the extension lists none",
+    )
 
 
 def purpose_words(certificate: Mapping[str, Any]) -> str:
-    """What the report's site certificate is for (`tls.certificate.extended_key_usage`: RFC 5280 4.2.1.12's names,
-    null when the extension is absent, which allows any purpose; browsers need serverAuth). "" for a report stored
-    before the field."""
-    if "extended_key_usage" not in certificate:
-        return ""
-    purposes = certificate["extended_key_usage"]
-    if purposes is None:
-        return "Any purpose: the certificate has no Extended Key Usage extension"
-    if not isinstance(purposes, list):
-        return ""
-    return ", ".join(str(name) for name in purposes) or "No purpose: the extension lists none"
+    """What the report's site certificate is for (`tls.certificate.extended_key_usage`: RFC 5280 4.2.1.12's names;
+    browsers need serverAuth)."""
+    return _extension_words(
+        certificate,
+        "extended_key_usage",
+        "Any purpose: the certificate has no Extended Key Usage extension",
+        "No purpose: the extension lists none",
+    )
 
 
 _REVOCATION_STATES = {"good": "Not revoked", "revoked": "Revoked", "unknown": "Could not be checked"}
