@@ -15,7 +15,6 @@ import ssl
 import struct
 import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.pki import Pki
-from tests.fixtures.ports import free_port
+from tests.fixtures.ports import free_port, wait_until_listening
 from tests.fixtures.sites import Response, Site, TlsConfig, server_context
 from tests.snippets.test_real_servers import APACHE, NGINX, _apache_conf, _check, _running, nginx_head
 from websec_app.scanner import TargetUnreachable, scan
@@ -227,7 +226,7 @@ async def test_nginx_ssl_verify_client_on_answers_400_and_the_note_says_why(
     )
     _check([NGINX, "-t", "-p", str(tmp_path), "-c", str(conf)])
     with _running([NGINX, "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"], tmp_path / "out.log"):
-        _wait_for(port)
+        wait_until_listening(port)
         body = (await scan(f"https://{host}:{port}/", scan_settings)).to_dict()
     assert body["status_code"] == 400
     assert body["tls"]["client_certificate_requested"] is True
@@ -265,21 +264,8 @@ async def test_apache_ssl_verify_client_require_is_said_to_require_a_certificate
     assert APACHE
     _check([APACHE, "-t", "-f", str(conf)])
     with _running([APACHE, "-f", str(conf), "-DFOREGROUND"], tmp_path / "out.log"):
-        _wait_for(port)
+        wait_until_listening(port)
         message = await _unreachable(f"https://{host}:{port}/", scan_settings)
     assert message.startswith(f"Could not reach https://{host}:{port}/: {REQUIRED}: "), (
         tmp_path / "error.log"
     ).read_text()
-
-
-def _wait_for(port: int) -> None:
-    """Until the server accepts connections on loopback (at most 10 s)."""
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)

@@ -168,6 +168,18 @@ class CertificateInfo:
 #: root: the fetch looks up the root (TlsHandshake.public_root) only for a leaf beyond it, and the check grades it.
 MAX_PUBLIC_LIFETIME = timedelta(days=398)
 
+#: Chrome's and Apple's Certificate Transparency policies (Chrome's since 2018, ERR_CERTIFICATE_TRANSPARENCY_REQUIRED):
+#: a certificate from a public CA comes with SCTs from at least this many different logs, counted across where they
+#: come from when any comes in the TLS handshake or a stapled OCSP response; embedded in the certificate alone, as
+#: many as `embedded_logs_required` asks.
+CT_LOGS_REQUIRED = 2
+
+
+def embedded_logs_required(lifetime: timedelta) -> int:
+    """The different logs whose SCTs a certificate valid for `lifetime` must embed when it comes with no other:
+    2 for at most 180 days, 3 beyond (Chrome's and Apple's CT policies)."""
+    return CT_LOGS_REQUIRED if lifetime <= timedelta(days=180) else 3
+
 
 @dataclass(frozen=True)
 class SignedTimestamp:
@@ -265,8 +277,8 @@ class TlsHandshake:
     ocsp_staple: bytes | None = None  # the stapled OCSP response (DER); None when none was stapled
     # The trusted path ends at a public root (in certifi's bundle, Mozilla's program, or the system's default
     # bundle): True; at a root installed locally (found only in WEBSEC_CA_BUNDLE): False. None when not looked
-    # at: untrusted, hand-made, or a leaf within the CA/B lifetime limit (the only check that needs it; see
-    # fetch/tls.py `_public_root`).
+    # at: untrusted, hand-made, or a leaf within the CA/B lifetime limit that embeds the SCTs browsers ask of a
+    # public CA's (the checks that need it; see fetch/tls.py `_public_root`).
     public_root: bool | None = None
     # The server's DHE group (fetch/tls.py asks every server along with the probes): None when the server accepts
     # no DHE suite, or it was not asked (no probes, hand-made snapshots).
@@ -281,6 +293,9 @@ class TlsHandshake:
     client_certificate_requested: bool = False
     # The CA's word on the leaf (a trusted one the server staples no OCSP response for): None when not asked.
     revocation: RevocationAnswer | None = None
+    # The Certificate Transparency SCTs the server sent in the grading handshake (RFC 6962 3.3.1: in the ServerHello
+    # up to TLS 1.2, with the certificate in TLS 1.3): () when none, None when not read (failed or hand-made).
+    handshake_scts: tuple[SignedTimestamp, ...] | None = None
 
     @property
     def leaf(self) -> CertificateInfo | None:

@@ -7,23 +7,29 @@ import warnings
 
 import pytest
 
+from tests.clock import TEST_NOW
+from tests.fixtures.pki import Pki, ct_log_id, sct_list
 from websec_app.scanner.fetch._hello_codec import (
     RENEGOTIATION_INFO,
     RENEGOTIATION_SCSV,
+    SIGNED_CERTIFICATE_TIMESTAMP,
     MalformedHello,
     ServerHelloReader,
     client_hello_record,
     dh_prime_bits,
     first_server_hello,
+    leaf_entry_timestamps,
     parse_server_hello,
+    signed_timestamps,
 )
 
 with warnings.catch_warnings():  # tlslite/__init__ imports asyncore, deprecated since Python 3.11
     warnings.simplefilter("ignore", DeprecationWarning)
-    from tlslite.constants import ExtensionType
-    from tlslite.extensions import RenegotiationInfoExtension, SNIExtension
-    from tlslite.messages import ClientHello, ServerHello, ServerKeyExchange
+    from tlslite.constants import CertificateType, ExtensionType
+    from tlslite.extensions import RenegotiationInfoExtension, SNIExtension, TLSExtension
+    from tlslite.messages import Certificate, ClientHello, ServerHello, ServerKeyExchange
     from tlslite.utils.codec import Parser
+    from tlslite.x509certchain import X509CertChain
 
 SUITES = [0x000A, 0x0005, 0x0003, 0xC012]
 
@@ -87,6 +93,69 @@ def test_an_extensions_block_that_does_not_add_up_is_unread_not_refused() -> Non
     message[-3] = 9  # the extension's length now runs past the message
     parsed = parse_server_hello(bytes(message))
     assert (parsed.version, parsed.cipher_suite, parsed.extensions) == ((3, 3), 0xC02F, None)
+
+
+# -- Certificate Transparency SCTs sent in the handshake (RFC 6962 3.3.1) ---------------------------------------------
+
+
+def _sct_extension(logs: int) -> TLSExtension:
+    return TLSExtension(extType=SIGNED_CERTIFICATE_TIMESTAMP).create(bytearray(sct_list(logs, TEST_NOW)))
+
+
+def _logged(data: bytes | None) -> list[tuple[bytes, int]]:
+    assert data is not None
+    return signed_timestamps(data)
+
+
+STAMP = int(TEST_NOW.timestamp() * 1000)
+
+
+def test_the_scts_of_a_tls12_server_hello_are_read() -> None:
+    hello = parse_server_hello(_server_hello([_sct_extension(2)]))
+    assert _logged(hello.timestamps) == [(ct_log_id(1), STAMP), (ct_log_id(2), STAMP)]
+    assert parse_server_hello(_server_hello(None)).timestamps is None
+
+
+def _tls13_certificate(pki: Pki, extensions: list[object]) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    chain = X509CertChain()
+    issued = pki.issue("valid", ("sct.test",))
+    chain.parsePemList(b"".join(c.public_bytes(serialization.Encoding.PEM) for c in issued.chain).decode())
+    message = Certificate(CertificateType.x509, version=(3, 4))
+    message.create(chain, bytearray(b"request"))
+    message.certificate_list[0].extensions = extensions
+    return bytes(message.write())
+
+
+def test_the_scts_sent_with_the_certificate_in_tls13_are_read_from_its_first_entry(pki: Pki) -> None:
+    """RFC 8446 4.4.2: a TLS 1.3 server sends its SCT list as an extension of its own certificate's entry, which
+    tlslite-ng writes here (the request context is not empty, so its length must be skipped)."""
+    message = _tls13_certificate(pki, [SNIExtension().create(), _sct_extension(3)])
+    assert [log for log, _ in _logged(leaf_entry_timestamps(message))] == [ct_log_id(n) for n in (1, 2, 3)]
+    assert leaf_entry_timestamps(_tls13_certificate(pki, [])) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [b"\x0b\x00\x00\x00", b"\x02\x00\x00\x01\x00", b"\x0b\x00\x00\x08\x00\x00\x00\x05\x00\x00\x09ab"],
+    ids=["empty", "not-a-certificate", "entry-past-its-end"],
+)
+def test_a_malformed_tls13_certificate_message_is_refused(message: bytes) -> None:
+    with pytest.raises(MalformedHello):
+        leaf_entry_timestamps(message)
+
+
+def test_an_sct_list_is_read_by_log_and_time_and_an_sct_of_another_version_skipped() -> None:
+    listed = sct_list(2, TEST_NOW)
+    v2 = b"\x01" + bytes(60)
+    mixed = listed[2:] + len(v2).to_bytes(2, "big") + v2
+    mixed = len(mixed).to_bytes(2, "big") + mixed
+    assert signed_timestamps(mixed) == [(ct_log_id(1), STAMP), (ct_log_id(2), STAMP)]
+    assert signed_timestamps(b"\x00\x00") == []
+    for broken in (listed[:-1], listed + b"\x00", b"\x00\x05\x00\x09abc"):
+        with pytest.raises(MalformedHello):
+            signed_timestamps(broken)
 
 
 def _records(message: bytes, *cuts: int) -> bytes:

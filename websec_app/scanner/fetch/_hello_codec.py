@@ -17,6 +17,7 @@ CLIENT_HELLO, SERVER_HELLO = 1, 2  # handshake types (RFC 5246 7.4)
 CERTIFICATE, SERVER_KEY_EXCHANGE, CERTIFICATE_STATUS = 11, 12, 22  # RFC 5246 7.4, RFC 6066 8
 RENEGOTIATION_SCSV = 0x00FF  # RFC 5746 3.3: sent by every client of that era
 RENEGOTIATION_INFO = 0xFF01  # RFC 5746 3.2: the extension a server that supports secure renegotiation answers with
+SIGNED_CERTIFICATE_TIMESTAMP = 18  # RFC 6962 3.3.1: a client's request for SCTs, and the server's list of them
 
 # Extension types and values (IANA TLS registries).
 _SERVER_NAME, _SUPPORTED_GROUPS, _EC_POINT_FORMATS, _SIGNATURE_ALGORITHMS = 0, 10, 11, 13
@@ -108,21 +109,25 @@ class ServerHello:
     # The extension types the server answered with (none before TLS 1.0); None when they cannot be read, which
     # a probe that needs only the version and suite lets pass.
     extensions: frozenset[int] | None = frozenset()
+    # The signed_certificate_timestamp extension's data (an SCT list, RFC 6962 3.3), None when not sent.
+    timestamps: bytes | None = None
 
 
-def _extension_types(block: bytes) -> frozenset[int]:
-    """The types in a ServerHello's extensions block (its 2-byte length first), RFC 5246 7.4.1.4."""
+def _extension_block(block: bytes, what: str) -> dict[int, bytes]:
+    """Each extension's data by type, from an extensions block (its 2-byte length first), RFC 5246 7.4.1.4 and
+    RFC 8446 4.2."""
     if len(block) < 2 or int.from_bytes(block[:2], "big") != len(block) - 2:
-        raise MalformedHello("the ServerHello's extensions do not add up to their length")
-    types, at = set(), 2
+        raise MalformedHello(f"the {what}'s extensions do not add up to their length")
+    found, at = {}, 2
     while at < len(block):
         if len(block) < at + 4:
-            raise MalformedHello("a ServerHello extension runs past its end")
-        types.add(int.from_bytes(block[at : at + 2], "big"))
-        at += 4 + int.from_bytes(block[at + 2 : at + 4], "big")
+            raise MalformedHello(f"a {what} extension runs past its end")
+        end = at + 4 + int.from_bytes(block[at + 2 : at + 4], "big")
+        found[int.from_bytes(block[at : at + 2], "big")] = block[at + 4 : end]
+        at = end
     if at != len(block):
-        raise MalformedHello("a ServerHello extension runs past its end")
-    return frozenset(types)
+        raise MalformedHello(f"a {what} extension runs past its end")
+    return found
 
 
 def parse_server_hello(message: bytes) -> ServerHello:
@@ -140,10 +145,51 @@ def parse_server_hello(message: bytes) -> ServerHello:
         raise MalformedHello("the ServerHello's session id runs past its end")
     rest = body[at + 3 :]  # after the suite and the compression method: nothing, or the extensions
     try:
-        extensions: frozenset[int] | None = _extension_types(rest) if rest else frozenset()
+        found = _extension_block(rest, "ServerHello") if rest else {}
     except MalformedHello:
-        extensions = None
-    return ServerHello((body[0], body[1]), int.from_bytes(body[at : at + 2], "big"), extensions)
+        return ServerHello((body[0], body[1]), int.from_bytes(body[at : at + 2], "big"), None)
+    suite = int.from_bytes(body[at : at + 2], "big")
+    return ServerHello((body[0], body[1]), suite, frozenset(found), found.get(SIGNED_CERTIFICATE_TIMESTAMP))
+
+
+def leaf_entry_timestamps(message: bytes) -> bytes | None:
+    """The SCT list the server sent with its own certificate in a TLS 1.3 Certificate handshake message (type
+    byte and 3-byte length first), RFC 8446 4.4.2: the first CertificateEntry's signed_certificate_timestamp
+    extension (RFC 6962 3.3.1 carried as TLS 1.3 puts it); None when it sent none."""
+    if len(message) < 4 or message[0] != CERTIFICATE:
+        raise MalformedHello("not a Certificate message")
+    body = message[4 : 4 + int.from_bytes(message[1:4], "big")]
+    if not body:
+        raise MalformedHello("the Certificate message is empty")
+    at = 1 + body[0] + 3  # past certificate_request_context<0..2^8-1> and the list's 3-byte length
+    if len(body) < at + 3:
+        return None  # no certificate at all: nothing sent with one
+    at += 3 + int.from_bytes(body[at : at + 3], "big")  # past the leaf's cert_data<1..2^24-1>
+    if len(body) < at + 2:
+        raise MalformedHello("the Certificate message's first entry runs past its end")
+    block = body[at : at + 2 + int.from_bytes(body[at : at + 2], "big")]
+    if len(block) < 2 + int.from_bytes(block[:2], "big"):
+        raise MalformedHello("the Certificate message's first entry runs past its end")
+    return _extension_block(block, "certificate entry").get(SIGNED_CERTIFICATE_TIMESTAMP)
+
+
+def signed_timestamps(data: bytes) -> list[tuple[bytes, int]]:
+    """(log id, milliseconds since 1970) of each SCT in a SignedCertificateTimestampList (RFC 6962 3.3): a 2-byte
+    length, then each SCT behind its own 2-byte length; a v1 SCT (3.2) is the version byte, the 32-byte log id and
+    the 8-byte timestamp, then its extensions and signature (not read: only the log can be told, without its key).
+    An SCT of another version is skipped, as clients skip it."""
+    if len(data) < 2 or int.from_bytes(data[:2], "big") != len(data) - 2:
+        raise MalformedHello("the SCT list does not add up to its length")
+    found, at = [], 2
+    while at < len(data):
+        end = at + 2 + int.from_bytes(data[at : at + 2], "big")
+        if end > len(data):
+            raise MalformedHello("an SCT runs past the end of its list")
+        sct = data[at + 2 : end]
+        if len(sct) >= 41 and sct[0] == 0:
+            found.append((sct[1:33], int.from_bytes(sct[33:41], "big")))
+        at = end
+    return found
 
 
 class ServerHelloReader:

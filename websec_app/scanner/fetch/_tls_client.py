@@ -23,12 +23,25 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import certifi
 from OpenSSL import SSL, crypto
+from OpenSSL._util import ffi, lib
 
 from ...bytecode_files import beside_bytecode
-from ._hello_codec import RENEGOTIATION_INFO, MalformedHello, ServerHello, ServerHelloReader
+from ._hello_codec import (
+    CERTIFICATE,
+    HANDSHAKE,
+    RENEGOTIATION_INFO,
+    SERVER_HELLO,
+    SIGNED_CERTIFICATE_TIMESTAMP,
+    MalformedHello,
+    ServerHello,
+    ServerHelloReader,
+    leaf_entry_timestamps,
+    parse_server_hello,
+)
 
 # Every cipher suite the local OpenSSL knows, at security level 0 so that legacy servers can be
 # reached and measured. PSK and SRP suites need credentials we do not have.
@@ -112,6 +125,8 @@ class _ConnectionState:
     verify_errors: list[VerifyError] = field(default_factory=list)
     ocsp: bytes | None = None
     certificate_requested: bool = False
+    # The SCT list the server sent in the handshake (RFC 6962 3.3.1): b"" when its messages held none, None unread.
+    timestamps: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +145,9 @@ class Handshake:
     secure_renegotiation: bool | None = None
     # The server asked for a client certificate (a CertificateRequest; watched by the grading handshake only).
     client_certificate_requested: bool = False
+    # The SCT list sent in the handshake (RFC 6962 3.3.1; the grading handshake asks, `ask_for_timestamps`): b"" when
+    # the server sent none, None when not asked or unread.
+    timestamps: bytes | None = None
 
 
 class HandshakeRejected(Exception):
@@ -204,6 +222,58 @@ def _on_state(connection: SSL.Connection, where: int, ret: int) -> None:
     if connection.get_state_string() == _READ_CERTIFICATE_REQUEST:
         state: _ConnectionState = connection.get_app_data()
         state.certificate_requested = True
+
+
+_TLS1_3 = 0x0304
+
+
+def _on_message(write_p: int, version: int, content_type: int, buf: Any, size: int, ssl: Any, arg: Any) -> None:
+    """OpenSSL's message callback: every message of the handshake as OpenSSL reads it, decrypted. A TLS 1.2 server
+    sends its SCT list in the ServerHello, a TLS 1.3 one with its certificate in the encrypted Certificate message,
+    which only this shows (pyOpenSSL has no API for either). Called from C: nothing may raise out of it."""
+    if write_p or content_type != HANDSHAKE or size < 4:
+        return
+    kind = ffi.cast("unsigned char *", buf)[0]
+    if kind != SERVER_HELLO and not (kind == CERTIFICATE and version == _TLS1_3):
+        return
+    connection = SSL.Connection._reverse_mapping.get(ssl)
+    state = connection.get_app_data() if connection is not None else None
+    if not isinstance(state, _ConnectionState):
+        return
+    message = bytes(ffi.buffer(buf, size))
+    try:
+        if kind == SERVER_HELLO:
+            hello = parse_server_hello(message)
+            state.timestamps = None if hello.extensions is None else (hello.timestamps or b"")
+        else:
+            state.timestamps = leaf_entry_timestamps(message) or b""
+    except MalformedHello:  # OpenSSL says what is wrong with the message, if anything
+        state.timestamps = None
+    except Exception:  # noqa: BLE001 - a bug here must cost the SCTs, never the handshake (cffi would print it)
+        state.timestamps = None
+
+
+@lru_cache(maxsize=1)
+def _message_callback() -> Any:
+    # One C callback for the process, kept alive here (a cffi callback freed while OpenSSL holds it crashes).
+    return ffi.callback("void(int, int, int, void *, size_t, SSL *, void *)", _on_message)
+
+
+def ask_for_timestamps(context: SSL.Context) -> bool:
+    """Make `context`'s ClientHello ask for Certificate Transparency SCTs, as browsers' does (an empty
+    signed_certificate_timestamp extension, RFC 6962 3.3.1), and read what the server answers (`_on_message`);
+    False when the local OpenSSL refuses. A server sends SCTs this way only when asked, and some CAs' customers
+    get theirs only so. OpenSSL takes the extension as a custom one while its own CT validation is off (the
+    exception it makes for this type in SSL_CTX_add_client_custom_ext); the SCTs are counted, not verified."""
+    null = ffi.NULL
+    if (
+        lib.SSL_CTX_add_client_custom_ext(context._context, SIGNED_CERTIFICATE_TIMESTAMP, null, null, null, null, null)
+        != 1
+    ):
+        lib.ERR_clear_error()
+        return False
+    lib.SSL_CTX_set_msg_callback(context._context, _message_callback())
+    return True
 
 
 _LEGACY_SERVER_CONNECT = 0x4  # SSL_OP_LEGACY_SERVER_CONNECT (OpenSSL's ssl.h); pyOpenSSL does not name it
@@ -363,8 +433,6 @@ def _offer_only(context: SSL.Context, setter: str, choices: tuple[str, ...]) -> 
     `SSL_CTX_set1_sigalgs_list`: pyOpenSSL has no API for either, so its cryptography binding is called on the
     context's SSL_CTX. Left at OpenSSL's defaults when none is taken (tests/scanner/fetch/test_tls_offers.py holds
     the grading hello to Chrome's lists)."""
-    from OpenSSL._util import lib
-
     for choice in choices:
         if getattr(lib, setter)(context._context, choice.encode()) == 1:
             return
@@ -382,6 +450,7 @@ def grading_context(ca_bundle: Path | None, verify_at: datetime | None = None) -
     context = make_context(ciphers=BROWSER_LIKE_CIPHERS, verify_with=(ca_bundle,))
     _offer_only(context, "SSL_CTX_set1_curves_list", BROWSER_GROUPS)
     _offer_only(context, "SSL_CTX_set1_sigalgs_list", BROWSER_SIGNATURE_ALGORITHMS)
+    ask_for_timestamps(context)
     if verify_at is not None:
         # X509_VERIFY_PARAM_set_time on the context's store: OpenSSL then judges every certificate's
         # dates at that instant during the handshake (pyOpenSSL wants a naive UTC datetime).
@@ -521,6 +590,7 @@ async def handshake(
                 ocsp=state.ocsp,
                 secure_renegotiation=hello.secure_renegotiation(protocol),
                 client_certificate_requested=state.certificate_requested,
+                timestamps=state.timestamps,
             )
             try:  # a polite close_notify; the server may already be gone
                 connection.shutdown()

@@ -52,7 +52,9 @@ from ..snapshot import (
     TlsHandshake,
     TlsProbe,
     dhe_suite,
+    embedded_logs_required,
 )
+from ._hello_codec import MalformedHello, signed_timestamps
 from ._tls_client import (
     EXPIRED,
     MISSING_ISSUER,
@@ -71,7 +73,7 @@ from .resolve import Pinner, Resolver
 from .revocation import Download, fetch_revocation
 from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
 
-__all__ = ["NOT_TESTABLE", "CaIssuerSource", "fetch_tls", "parse_certificate", "pinned_tls"]
+__all__ = ["CaIssuerSource", "fetch_tls", "parse_certificate", "pinned_tls"]
 
 #: Downloads the certificate at a caIssuers URL: the body, or None when it cannot be had.
 CaIssuerSource = Callable[[str], Awaitable[bytes | None]]
@@ -89,14 +91,6 @@ MAX_JUDGED_CERTIFICATES = 16
 
 #: At most this many probe handshakes to one server at a time (the grading handshake runs beside them).
 MAX_PARALLEL_PROBES = 6
-
-#: What this scanner cannot observe, whatever the server does (reported, never guessed).
-# Shown to users as it is: what the scan could not see, in their terms. (Why: pyOpenSSL has no API for the
-# signed_certificate_timestamp extension of the handshake.)
-NOT_TESTABLE = (
-    "Certificate Transparency timestamps sent in the TLS handshake (RFC 6962 3.3) are not read by this scan; "
-    "those embedded in the certificate or in the stapled OCSP response are read",
-)
 
 
 def _key_description(certificate: x509.Certificate) -> tuple[str, int]:
@@ -146,6 +140,24 @@ def _embedded_scts(certificate: x509.Certificate) -> tuple[SignedTimestamp, ...]
             continue
         when = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
         scts.append(SignedTimestamp(log_id=base64.b64encode(sct.log_id).decode(), timestamp=when))
+    return tuple(scts)
+
+
+def _handshake_scts(result: Handshake) -> tuple[SignedTimestamp, ...] | None:
+    """The SCTs the handshake carried (`Handshake.timestamps`); an unreadable list carries none, as for browsers."""
+    if result.timestamps is None:
+        return None
+    try:
+        listed = signed_timestamps(result.timestamps) if result.timestamps else []
+    except MalformedHello:
+        return ()
+    scts = []
+    for log_id, milliseconds in listed:
+        try:
+            when = datetime.fromtimestamp(milliseconds / 1000, UTC)
+        except (ValueError, OverflowError, OSError):  # past year 9999, as for an embedded one
+            continue
+        scts.append(SignedTimestamp(log_id=base64.b64encode(log_id).decode(), timestamp=when))
     return tuple(scts)
 
 
@@ -281,9 +293,11 @@ def _verified_path(result: Handshake, chain: tuple[CertificateInfo, ...]) -> tup
 def _public_root(result: Handshake, leaf: CertificateInfo) -> bool | None:
     """Does the verified path end at a public root, one in certifi's bundle or the system's default bundle
     (`is_public_root`)? Else it was installed locally: found only in WEBSEC_CA_BUNDLE. Asked only for a leaf
-    whose lifetime exceeds what public CAs may issue (the check needs it then, and reading the bundles costs a
-    fresh process milliseconds, issue 14)."""
-    if not result.verified_chain or leaf.not_after - leaf.not_before <= MAX_PUBLIC_LIFETIME:
+    whose lifetime exceeds what public CAs may issue, or that embeds SCTs from fewer logs than browsers ask of a
+    public CA's (the checks need it then, and reading the bundles costs a fresh process milliseconds, issue 14)."""
+    lifetime = leaf.not_after - leaf.not_before
+    logged = len({sct.log_id for sct in leaf.embedded_scts}) >= embedded_logs_required(lifetime)
+    if not result.verified_chain or (lifetime <= MAX_PUBLIC_LIFETIME and logged):
         return None
     return is_public_root(result.verified_chain[-1])
 
@@ -629,7 +643,6 @@ async def fetch_tls(
             dh_group=dh_group,
             protocols=protocols,
             cipher_probes=ciphers,
-            not_testable=NOT_TESTABLE,
             client_certificate_requested=isinstance(result, HandshakeRejected) and result.certificate_requested,
         )
     probed = (protocols, ciphers, dh_group)
@@ -696,9 +709,9 @@ def _shown(result: Handshake, host: str, port: int, address: str, probed: _Probe
         dh_group=dh_group,
         protocols=protocols,
         cipher_probes=ciphers,
-        not_testable=NOT_TESTABLE,
         secure_renegotiation=result.secure_renegotiation,
         client_certificate_requested=result.client_certificate_requested,
+        handshake_scts=_handshake_scts(result),
     )
 
 
@@ -738,7 +751,7 @@ async def _graded(
         untrusted_ca=verdict.untrusted_ca if not trusted else None,
         ocsp_staple=result.ocsp,
         public_root=_public_root(result, chain[0]) if trusted and chain else None,
-        not_testable=NOT_TESTABLE if unreadable is None else (*NOT_TESTABLE, unreadable),
+        not_testable=() if unreadable is None else (unreadable,),
         revocation=await revocation if revocation is not None and chain else None,
     )
 
