@@ -75,6 +75,33 @@ def revocation_words(answer: Any, *, with_note: bool) -> str:
     return f"{said}: {note}" if note and (with_note or answer["status"] == "unknown") else said
 
 
+_SCT_SOURCES = (
+    ("embedded_scts", "embedded in the certificate"),
+    ("handshake_scts", "sent in the TLS handshake"),
+    ("ocsp_scts", "in the stapled OCSP response"),
+)
+
+
+def transparency_words(details: Any) -> str:
+    """The Certificate Transparency SCTs that came with the certificate (`tls.certificate_transparency`): "From 2
+    logs: 2 embedded in the certificate", or "None: ..."; "" when there is nothing to say. A stapled response's SCTs
+    count as from different logs, as the check counts them."""
+    if not isinstance(details, Mapping):
+        return ""
+    counts = {key: details.get(key) for key, _ in _SCT_SOURCES}
+    parts = [f"{count} {where}" for (key, where) in _SCT_SOURCES if isinstance(count := counts[key], int) and count]
+    if not parts:
+        if counts["handshake_scts"] is None:
+            return "None embedded in the certificate or stapled (the handshake's were not read)"
+        return "None: not embedded in the certificate, sent in the TLS handshake or stapled"
+    logs = details.get("logs")
+    not_listed = details.get("not_listed")
+    listed = len(logs) if isinstance(logs, list) else 0
+    more = not_listed.get("logs", 0) if isinstance(not_listed, Mapping) else 0
+    stapled = counts["ocsp_scts"] if isinstance(counts["ocsp_scts"], int) else 0
+    return f"From {counted(listed + more + stapled, 'log')}: {', '.join(parts)}"
+
+
 #: Characters that reorder how the text after them is displayed (Unicode TR 9's marks, embeddings, overrides
 #: and isolates). A site's RIGHT-TO-LEFT OVERRIDE makes the rest of a line read backwards ("Trojan Source",
 #: CVE-2021-42574), so renderers show these escaped, and a site's text in the order it was sent.
@@ -94,4 +121,5 @@ __all__ = [
     "key_usage_words",
     "purpose_words",
     "revocation_words",
+    "transparency_words",
 ]

@@ -74,6 +74,7 @@ async def test_a_certificate_its_crl_lists_is_revoked_and_failed(pki: Pki, own_s
     ca = serve(own_sites, url, crl(pki, {leaf.serial_number: KEY_COMPROMISE, 12345: None}))
     body, notes = await _tls(site.url, scan_settings)
     assert notes["tls.cert_revoked"] == f"the CA's CRL ({url}) lists it as revoked on 2026-11-20 (key_compromise)"
+    assert "tls.cert_valid" not in notes  # browsers refuse it: not a "valid, trusted certificate"
     assert body["tls"]["revocation"] == {
         "method": "crl", "url": url, "status": "revoked", "note": notes["tls.cert_revoked"]
     }  # fmt: skip

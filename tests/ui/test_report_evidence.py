@@ -170,6 +170,9 @@ def test_the_tls_tables_and_certificate_chain_are_shown(page: Page, app: App, re
     expect(negotiated.locator("tr", has_text="Forward secrecy")).to_contain_text("Yes")
     expect(negotiated.locator("tr", has_text="Secure renegotiation (RFC 5746)")).to_contain_text("Yes")
     expect(negotiated.locator("tr", has_text="Client certificate requested (mutual TLS)")).to_contain_text("No")
+    expect(negotiated.locator("tr", has_text="Certificate Transparency (SCTs)").locator("td")).to_have_text(
+        "From 2 logs: 2 embedded in the certificate"
+    )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     at_each_width(page, lambda width: negotiated.screenshot(path=str(SCREENSHOTS / f"tls-negotiated-{width}.png")))
     protocols = page.get_by_test_id("tls-protocols")
@@ -713,3 +716,41 @@ def test_a_findings_several_notes_are_listed_one_an_item(page: Page, app: App, r
         finding.screenshot(path=str(SCREENSHOTS / f"finding-notes-{width}.png"))
 
     at_each_width(page, look)
+
+
+def test_a_public_certificate_without_scts_is_shown_as_browsers_refuse_it(
+    page: Page,
+    app: App,
+    scan_settings: Settings,
+    site_factory: SiteFactory,
+    pki: Pki,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """var/screenshots/unlogged-finding-{1280,375}.png and unlogged-negotiated-{1280,375}.png, looked at by hand."""
+    # Given a site whose certificate, from a public root (the test root in the system's bundle), embeds no SCT
+    monkeypatch.setenv("SSL_CERT_FILE", str(pki.ca_bundle_path))
+    host = site_factory.unique_host("unlogged")
+    issued = pki.issue("valid", (host,), logged_in=0)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(issued.chain_path, issued.key_path)
+    context.set_alpn_protocols(["http/1.1"])
+    site = site_factory(catalog.best_practices(host, tls=TlsConfig(context=context)))
+    (report_id,) = stored_for_shots(app, scanned_then_stopped(site.url, scan_settings, site))
+
+    # When its report opens, then the finding says what came with it, and the TLS table says none did
+    open_report(page, app, report_id)
+    finding = page.locator(
+        "[data-testid='finding']", has_text="The certificate comes without the proof of public logging"
+    )
+    expect(finding).to_contain_text("Chrome and Safari require SCTs from at least 2 different logs")
+    negotiated = page.get_by_test_id("tls-negotiated")
+    expect(negotiated.locator("tr", has_text="Certificate Transparency (SCTs)")).to_contain_text(
+        "None: not embedded in the certificate, sent in the TLS handshake or stapled"
+    )
+
+    def fits(width: str) -> bool:
+        shot_of(page, finding, f"unlogged-finding-{width}.png")
+        shot_of(page, negotiated, f"unlogged-negotiated-{width}.png")
+        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+    assert at_each_width(page, fits) == [True, True]

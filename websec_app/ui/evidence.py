@@ -15,7 +15,14 @@ from typing import Any
 from websec_app.scanner.data import cipher_family
 from websec_app.scanner.fixes import SERVER_LABELS, detected_server, servers_in_order
 from websec_app.scanner.snapshot import dhe_suite
-from websec_app.wording import PROTOCOL_LABELS, counted, key_usage_words, purpose_words, revocation_words
+from websec_app.wording import (
+    PROTOCOL_LABELS,
+    counted,
+    key_usage_words,
+    purpose_words,
+    revocation_words,
+    transparency_words,
+)
 
 #: TLS versions a browser should get; any older one accepted is a problem (grading caps it at B or worse).
 _CURRENT_PROTOCOLS = ("TLSv1.3", "TLSv1.2")
@@ -202,6 +209,7 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
         Row("Secure renegotiation (RFC 5746)", _yes_no(tls.get("secure_renegotiation"))),
         Row("Client certificate requested (mutual TLS)", _yes_no(tls.get("client_certificate_requested"))),
         Row("Revocation (asked of the CA)", revocation_words(tls.get("revocation"), with_note=False)),
+        Row("Certificate Transparency (SCTs)", transparency_words(tls.get("certificate_transparency"))),
         Row("Certificate trusted", _yes_no(tls.get("trusted"))),
         Row("Full chain sent", _yes_no(tls.get("chain_complete"))),
     ]

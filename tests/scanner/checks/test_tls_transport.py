@@ -304,7 +304,7 @@ def test_of_several_single_responses_the_leafs_is_judged_not_a_crash(pki: Pki) -
     assert listed_second.details["ocsp_stapling"]["signature_verified"] is True
 
     twice = _stapled(pki, with_single_responses(pki, good, revoked))
-    assert [f.outcome for f in twice.findings] == ["tls.cert_valid", "tls.ocsp_revoked"]
+    assert [f.outcome for f in twice.findings] == ["tls.ocsp_revoked"]  # refused by browsers: not "valid, trusted"
 
     others_only = _stapled(pki, with_single_responses(pki, for_other, for_other))
     assert [(f.outcome, f.note) for f in others_only.findings if f.outcome != "tls.cert_valid"] == [
@@ -383,9 +383,87 @@ def test_embedded_scts_are_counted_with_their_logs() -> None:
     details = check_tls(make_snapshot(tls=make_handshake(certificate=with_scts))).details
     assert details["certificate_transparency"] == {
         "embedded_scts": 2,
+        "handshake_scts": None,  # a hand-made handshake: not read
         "ocsp_scts": 0,
         "logs": ["c2F0b3NoaQ=="],
         "sct_present": True,
+    }
+
+
+def _logged(
+    embedded: tuple[str, ...] = (),
+    in_handshake: tuple[str, ...] | None = (),
+    days: int = 90,
+    public_root: bool | None = True,
+) -> list[tuple[str, str | None]]:
+    """The tls.cert_not_logged findings (outcome, note) for a trusted leaf valid `days` days that embeds SCTs from the
+    logs `embedded` and whose handshake carried SCTs from `in_handshake` (None: not read)."""
+
+    def stamps(logs: tuple[str, ...]) -> tuple[SignedTimestamp, ...]:
+        return tuple(SignedTimestamp(log_id=log, timestamp=FIXED_NOW - timedelta(days=1)) for log in logs)
+
+    cert = make_certificate(not_before=FIXED_NOW - timedelta(days=1), not_after=FIXED_NOW + timedelta(days=days - 1))
+    cert = type(cert)(**{**cert.__dict__, "embedded_scts": stamps(embedded)})
+    handshake_scts = None if in_handshake is None else stamps(in_handshake)
+    tls = make_handshake(certificate=cert, public_root=public_root, handshake_scts=handshake_scts)
+    findings = check_tls(make_snapshot(tls=tls)).findings
+    return [(f.outcome, f.note) for f in findings if f.outcome == "tls.cert_not_logged"]
+
+
+def test_a_public_certificate_needs_scts_from_two_logs_as_chrome_and_safari_require() -> None:
+    # Given a certificate from a public CA valid 90 days: two logs' SCTs, embedded or sent, are enough
+    assert _logged(embedded=("A", "B")) == []
+    assert _logged(in_handshake=("A", "B")) == []
+    assert _logged(embedded=("A",), in_handshake=("B",)) == []  # counted across sources, as Chromium counts
+    # None at all, or one log's twice, is refused
+    assert _logged() == [
+        (
+            "tls.cert_not_logged",
+            "it comes with no SCT (signed certificate timestamp): none embedded in the certificate, none in the TLS "
+            "handshake, none in a stapled OCSP response; Chrome and Safari require SCTs from at least 2 different logs",
+        )
+    ]
+    assert _logged(embedded=("A", "A")) == [
+        (
+            "tls.cert_not_logged",
+            "it comes with SCTs from 1 log only (2 embedded); Chrome and Safari require SCTs from at least 2 different "
+            "logs",
+        )
+    ]
+    assert _logged(embedded=("A",), in_handshake=("A",))[0][1].startswith(
+        "it comes with SCTs from 1 log only (1 embedded, 1 in the TLS handshake);"
+    )
+
+
+def test_a_certificate_valid_over_180_days_embeds_three_logs_unless_others_come_in_the_handshake() -> None:
+    assert _logged(embedded=("A", "B", "C"), days=200) == []
+    assert _logged(embedded=("A", "B"), days=200) == [
+        (
+            "tls.cert_not_logged",
+            "it comes with SCTs from 2 logs only (2 embedded); Chrome and Safari require embedded SCTs from 3 "
+            "different logs for a certificate valid 200 days",
+        )
+    ]
+    assert _logged(embedded=("A",), in_handshake=("B",), days=200) == []  # any sent: 2 from anywhere
+
+
+def test_transparency_is_not_judged_for_a_local_root_or_when_the_handshake_was_not_read() -> None:
+    assert _logged(public_root=False) == []  # Chrome exempts a locally installed root
+    assert _logged(public_root=None) == []  # not looked up: unknown counts as local, as for the lifetime
+    assert _logged(in_handshake=None) == []  # the handshake may have carried them
+
+
+def test_no_scts_from_a_public_root_cap_the_grade_at_f() -> None:
+    tls = make_handshake(public_root=True, handshake_scts=())
+    result = check_tls(make_snapshot(tls=tls))
+    graded = grade([result], default_rulebook(), {"host": "example.com", "domain": "example.com"})
+    assert graded.grade == "F"
+    assert result.details["certificate_transparency"] == {
+        "embedded_scts": 0,
+        "handshake_scts": 0,
+        "ocsp_scts": 0,
+        "logs": [],
+        "sct_present": False,
     }
 
 

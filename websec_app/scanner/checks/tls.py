@@ -24,12 +24,14 @@ from ...wording import counted
 from ..data import cipher_family
 from ..findings import CheckResult, Finding
 from ..snapshot import (
+    CT_LOGS_REQUIRED,
     MAX_PUBLIC_LIFETIME,
     CertificateInfo,
     DhGroup,
     SiteSnapshot,
     TlsHandshake,
     TlsProbe,
+    embedded_logs_required,
 )
 from ._ocsp import judge_staple
 from ._revocation import judge_revocation
@@ -54,6 +56,10 @@ WEAK_SIGNATURE_HASHES = ("md5", "sha1", "md2", "md4")
 # 1024-bit groups, common primes above all, are within reach of precomputation (SSL Labs caps them at B).
 BROWSER_MIN_DH_BITS = 1024
 MIN_DH_BITS = 2048
+
+#: A certificate whose chain verifies that browsers refuse all the same: its CA revoked it (read from the staple or
+#: asked), or it comes without the SCTs of public logging they require.
+REFUSED_BEYOND_THE_CHAIN = ("tls.ocsp_revoked", "tls.cert_revoked", "tls.cert_not_logged")
 
 LEGACY_PROTOCOLS = ("TLSv1.1", "TLSv1")  # RFC 8996 (2021) deprecates both
 _SHOWN = {"TLSv1.1": "TLS 1.1", "TLSv1": "TLS 1.0"}
@@ -379,18 +385,54 @@ def _revocation_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict
     return details, []
 
 
-def _ct_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> dict[str, Any]:
+def _transparency_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict[str, Any], list[Finding]]:
+    """Certificate Transparency (RFC 6962): the SCTs that came with the leaf, embedded in it, in the TLS handshake,
+    or in the stapled OCSP response. Chrome (since 2018, ERR_CERTIFICATE_TRANSPARENCY_REQUIRED) and Safari refuse a
+    certificate from a public CA that comes with SCTs from too few logs (snapshot.py `CT_LOGS_REQUIRED`,
+    `embedded_logs_required`; counted across sources once any comes outside the certificate, as Chromium counts
+    them); one from a locally installed root is exempt. SCTs are counted by log, not verified: the logs' keys are
+    Chrome's and Apple's lists, which a scan does not carry, so too few is certain and enough is as far as a scan
+    can tell. A stapled response's SCTs are counted as from different logs (their log ids are not read)."""
     leaf = tls.leaf
     embedded = leaf.embedded_scts if leaf else ()
+    in_handshake = tls.handshake_scts
     ocsp_scts = 0
     if tls.ocsp_staple is not None and leaf is not None:
         ocsp_scts = judge_staple(tls.ocsp_staple, leaf.der, None, snapshot.fetched_at).sct_count
-    return {
+    embedded_logs = {sct.log_id for sct in embedded}
+    handshake_logs = {sct.log_id for sct in in_handshake or ()}
+    details = {
         "embedded_scts": len(embedded),
+        "handshake_scts": None if in_handshake is None else len(in_handshake),
         "ocsp_scts": ocsp_scts,
-        **shown_lists({"logs": sorted({sct.log_id for sct in embedded})}),  # a 100 KiB certificate: 1,000 SCTs
-        "sct_present": bool(embedded) or ocsp_scts > 0,
+        **shown_lists({"logs": sorted(embedded_logs | handshake_logs)}),  # a 100 KiB certificate: 1,000 SCTs
+        "sct_present": bool(embedded) or bool(in_handshake) or ocsp_scts > 0,
     }
+    if leaf is None or not tls.trusted or tls.public_root is not True:
+        return details, []
+    outside = len(handshake_logs) + ocsp_scts
+    required = CT_LOGS_REQUIRED if outside else embedded_logs_required(leaf.not_after - leaf.not_before)
+    logs = len(embedded_logs | handshake_logs) + ocsp_scts
+    if logs >= required or in_handshake is None:  # unread: the handshake may have carried the rest
+        return details, []
+    return details, [Finding("tls.cert_not_logged", note=_not_logged_note(logs, required, details, leaf))]
+
+
+def _not_logged_note(logs: int, required: int, details: dict[str, Any], leaf: CertificateInfo) -> str:
+    if logs == 0:
+        came = (
+            "it comes with no SCT (signed certificate timestamp): none embedded in the certificate, none in the TLS "
+            "handshake, none in a stapled OCSP response"
+        )
+    else:
+        sources = {"embedded_scts": "embedded", "handshake_scts": "in the TLS handshake", "ocsp_scts": "stapled"}
+        parts = [f"{details[key]} {where}" for key, where in sources.items() if details[key]]
+        came = f"it comes with SCTs from {counted(logs, 'log')} only ({', '.join(parts)})"
+    if required > CT_LOGS_REQUIRED:
+        days = (leaf.not_after - leaf.not_before).days
+        needed = f"embedded SCTs from {required} different logs for a certificate valid {days} days"
+        return f"{came}; Chrome and Safari require {needed}"
+    return f"{came}; Chrome and Safari require SCTs from at least {required} different logs"
 
 
 def _probe_map(probes: tuple[TlsProbe, ...]) -> dict[str, str]:
@@ -523,12 +565,15 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     details["secure_renegotiation"] = secure_renegotiation(tls)
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
     details["revocation"], revocation_findings = _revocation_details(snapshot, tls)
-    details["certificate_transparency"] = _ct_details(snapshot, tls)
+    details["certificate_transparency"], transparency_findings = _transparency_details(snapshot, tls)
     findings = _certificate_findings(snapshot, tls, leaf)
     findings += _key_findings(_judged_path(tls, listed_chain))
     findings += _chain_findings(tls)
     findings += ocsp_findings
     findings += revocation_findings
+    findings += transparency_findings
+    if any(f.outcome in REFUSED_BEYOND_THE_CHAIN for f in findings):  # browsers refuse it: not "valid, trusted"
+        findings = [f for f in findings if f.outcome != "tls.cert_valid"]
     findings += _protocol_findings(tls)
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
@@ -561,6 +606,7 @@ def _entry_host_findings(
         *_key_findings(_judged_path(entry, entry.chain[:MAX_CHAIN_SHOWN])),
         *_chain_findings(entry),
         *_revocation_details(snapshot, entry)[1],
+        *_transparency_details(snapshot, entry)[1],
     ]
     server = [
         *_protocol_findings(entry),

@@ -115,6 +115,7 @@ DETAIL_LABELS = {
     "certificate_transparency": "Certificate Transparency",
     "embedded_scts": "Proofs of logging in the certificate",
     "ocsp_scts": "Proofs of logging in the status response",
+    "handshake_scts": "Proofs of logging sent in the handshake",
     "sct_present": "Logged publicly",
     "logs": "Logs",
     "days_to_expiry": "Days until expiry",

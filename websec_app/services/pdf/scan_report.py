@@ -32,7 +32,7 @@ from websec_app.scanner.report import (
     score_floor_sentence,
     section_points,
 )
-from websec_app.wording import counted, revocation_words
+from websec_app.wording import counted, revocation_words, transparency_words
 
 from ._charts import summary_chart
 from ._evidence import redirect_appendix, snippet_part, tls_tables
@@ -170,6 +170,9 @@ def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") 
             rows.append(
                 [para(text(name), st["cellbold"]), para(text(revocation_words(value, with_note=True)), st["cell"])]
             )
+            continue
+        if key == "certificate_transparency" and not prefix:  # the SCTs by where they came from, not log ids
+            rows.append([para(text(name), st["cellbold"]), para(text(transparency_words(value)), st["cell"])])
             continue
         if isinstance(value, Mapping):
             if "present" in value and "status" in value:
