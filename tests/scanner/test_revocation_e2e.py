@@ -26,7 +26,7 @@ from cryptography.x509 import ocsp
 from tests.fixtures.ocsp_staples import staple
 from tests.fixtures.pki import IssuedCert, Pki
 from tests.fixtures.revocation import OCSP_TYPE, crl, serve
-from tests.fixtures.sites import Huge, Response, RunningSite, Site, SiteFactory, Stall, TlsConfig
+from tests.fixtures.sites import Huge, Request, Response, RunningSite, Site, SiteFactory, Stall, TlsConfig
 from websec_app.clock import clock_for
 from websec_app.scanner import scan
 from websec_app.scanner.fetch import revocation
@@ -112,6 +112,45 @@ async def test_the_ocsp_responder_is_asked_first(
     (request,) = answering.requests  # RFC 6960 A.1: GET {url}/{url-encoded base64 of the DER request}
     asked = ocsp.load_der_ocsp_request(base64.b64decode(unquote(request.path.lstrip("/"))))
     assert asked.serial_number == leaf.serial_number
+
+
+@pytest.mark.parametrize("refusal", ["405", "path-mangled"])
+async def test_a_responder_that_refuses_the_get_form_is_asked_by_post(
+    refusal: str, pki: Pki, own_sites, scan_settings
+) -> None:
+    """RFC 6960 A.1: a responder must take POST, and may refuse GET: some answer GET with 405, and a web server in
+    front of one can decode the "%2F" of the base64 in the path and answer a body that is no OCSP response. The
+    scan then POSTs the same request (application/ocsp-request), and the CRL is not needed."""
+    responder, crl_url = f"http://ocsp-post-{refusal}.pki.test", f"http://crl-post-{refusal}.pki.test/int.crl"
+    site, leaf = _site(own_sites, pki, f"ocsp-post-{refusal}.test", ocsp_url=responder, crl_url=crl_url)
+    revoked = staple(pki, leaf, ocsp.OCSPCertStatus.REVOKED)
+
+    def responding(request: Request) -> Response:
+        if request.method != "POST":
+            return Response(405) if refusal == "405" else Response(200, [("Content-Type", "text/html")], b"<h1>OK")
+        if request.header("Content-Type") != "application/ocsp-request":
+            return Response(415)
+        asked = ocsp.load_der_ocsp_request(request.body)
+        return Response(200, [OCSP_TYPE], revoked if asked.serial_number == leaf.serial_number else b"")
+
+    answering = serve(own_sites, responder, responding)
+    listing = serve(own_sites, crl_url, crl(pki))
+    body, notes = await _tls(site.url, scan_settings)
+    assert body["tls"]["revocation"]["method"] == "ocsp"
+    said = f"the CA's OCSP responder ({responder}) says it was revoked on 2026-11-20 (key_compromise)"
+    assert notes["tls.cert_revoked"] == said
+    assert [request.method for request in answering.requests] == ["GET", "POST"]
+    assert listing.requests == []
+
+
+async def test_a_responder_that_refuses_both_forms_gives_way_to_the_crl(pki: Pki, own_sites, scan_settings) -> None:
+    responder, crl_url = "http://ocsp-refusing.pki.test", "http://crl-refusing.pki.test/int.crl"
+    site, leaf = _site(own_sites, pki, "ocsp-refusing.test", ocsp_url=responder, crl_url=crl_url)
+    answering = serve(own_sites, responder, Response(403))
+    serve(own_sites, crl_url, crl(pki, {leaf.serial_number: None}))
+    body, notes = await _tls(site.url, scan_settings)
+    assert [request.method for request in answering.requests] == ["GET", "POST"]
+    assert body["tls"]["revocation"]["method"] == "crl" and "tls.cert_revoked" in notes
 
 
 async def test_a_responder_that_fails_gives_way_to_the_crl(pki: Pki, own_sites, scan_settings) -> None:

@@ -355,6 +355,7 @@ async def fetch_one(
     *,
     method: str = "GET",
     headers: dict[str, str] | None = None,
+    content: bytes | None = None,
     max_body: int | None = None,
 ) -> HttpResponse:
     """One request; the body is read and decoded up to `max_body` bytes and for at most `read_seconds`
@@ -369,7 +370,7 @@ async def fetch_one(
     # in UTF-8 goes back as the bytes it came in (httpx would encode text as ASCII and refuse it)
     wire = None if headers is None else [(name.encode(), value.encode("latin-1")) for name, value in headers.items()]
     try:
-        request = client.build_request(method, url, headers=wire)
+        request = client.build_request(method, url, headers=wire, content=content)
     except (httpx.InvalidURL, ValueError) as exc:  # parse_target accepted it, httpx did not: still not a 500
         raise InvalidTarget(f"The URL {url!r} is not valid: {exc}") from None
     async with asyncio.timeout(limits.connect_seconds + limits.read_seconds):

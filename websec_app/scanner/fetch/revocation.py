@@ -5,7 +5,9 @@ Chrome refuses those its CRLSet lists: a certificate revoked for a leaked key or
 here unless the server happened to staple the CA's answer. The fetch asks, for the leaf of a trusted chain:
 
 - the CA's OCSP responder (RFC 6960), named in the Authority Information Access extension: one small GET
-  (RFC 6960 A.1, the request base64 in the path, as CDNs cache it), answered for this certificate alone;
+  (RFC 6960 A.1, the request base64 in the path, as CDNs cache it), answered for this certificate alone; when the
+  responder refuses that form (an HTTP error, or a body that is no OCSP response: a web server that decodes the
+  base64's "/" in the path, say), one POST of the same request, which A.1 obliges every responder to take;
 - else, or when the responder gives no usable answer, the first http:// CRL of its CRL Distribution Points
   (RFC 5280 4.2.1.13): public CAs must publish one (CA/B Forum BR 7.1.2.11.2, since OCSP became optional), and
   Let's Encrypt publishes only CRLs since 2025.
@@ -21,9 +23,9 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, Protocol
 from urllib.parse import quote
 
 from cryptography import x509
@@ -33,8 +35,22 @@ from cryptography.x509.oid import AuthorityInformationAccessOID
 
 from ..snapshot import RevocationAnswer
 
-#: Downloads a URL of the certificate's: the body (at most `max_bytes`), or the reason there is none.
-Download = Callable[[str, int], Awaitable[bytes | str]]
+
+class Download(Protocol):
+    """Downloads a URL of the certificate's: the body (at most `max_bytes`), or the reason there is none (an
+    `AnsweredWith` when the server answered, but not with 200). With `posted` (content type, body): a POST."""
+
+    def __call__(
+        self, url: str, max_bytes: int, *, posted: tuple[str, bytes] | None = None
+    ) -> Awaitable[bytes | str]: ...
+
+
+class AnsweredWith(str):
+    """A download's server answered with another status than 200: the reason, in words."""
+
+
+#: RFC 6960 A.1: the media type of an OCSP request sent by POST.
+OCSP_REQUEST_TYPE = "application/ocsp-request"
 
 #: An OCSP response is a few kilobytes (a responder certificate included).
 MAX_OCSP_BYTES = 64 * 1024
@@ -72,12 +88,25 @@ def crl_urls(certificate: x509.Certificate) -> list[str]:
     return _http_urls([name for point in points if point.reasons is None for name in point.full_name or ()])
 
 
-def ocsp_request_url(responder: str, certificate: x509.Certificate, issuer: x509.Certificate) -> str:
-    """RFC 6960 A.1's GET: the responder URL, "/", and the URL-encoded base64 of the DER request (SHA-1 CertID, as
-    RFC 5019 2.1.1 asks and every responder answers; no nonce, so CDNs can cache it)."""
+def ocsp_request(certificate: x509.Certificate, issuer: x509.Certificate) -> bytes:
+    """The DER OCSP request for `certificate` (SHA-1 CertID, as RFC 5019 2.1.1 asks and every responder answers; no
+    nonce, so CDNs can cache the answer)."""
     request = ocsp.OCSPRequestBuilder().add_certificate(certificate, issuer, hashes.SHA1()).build()
-    encoded = base64.b64encode(request.public_bytes(serialization.Encoding.DER)).decode()
-    return f"{responder.rstrip('/')}/{quote(encoded, safe='')}"
+    return request.public_bytes(serialization.Encoding.DER)
+
+
+def ocsp_request_url(responder: str, request: bytes) -> str:
+    """RFC 6960 A.1's GET: the responder URL, "/", and the URL-encoded base64 of the DER request."""
+    return f"{responder.rstrip('/')}/{quote(base64.b64encode(request).decode(), safe='')}"
+
+
+async def _asked_responder(responder: str, request: bytes, download: Download) -> bytes | str:
+    """The responder's answer to the GET form, or, when it refuses that form, to a POST of the request."""
+    body = await download(ocsp_request_url(responder, request), MAX_OCSP_BYTES)
+    if isinstance(body, AnsweredWith) or (isinstance(body, bytes) and _ocsp_status(body) is None):
+        posted = await download(responder, MAX_OCSP_BYTES, posted=(OCSP_REQUEST_TYPE, request))
+        return posted if isinstance(posted, bytes) else body  # the POST's failure says no more than the GET's
+    return body
 
 
 async def fetch_revocation(
@@ -97,7 +126,7 @@ async def fetch_revocation(
     try:
         async with asyncio.timeout(REVOCATION_SECONDS):
             if responders and issuer is not None:
-                body = await download(ocsp_request_url(responders[0], leaf, issuer), MAX_OCSP_BYTES)
+                body = await _asked_responder(responders[0], ocsp_request(leaf, issuer), download)
                 if isinstance(body, str):
                     unanswered = RevocationAnswer("ocsp", responders[0], failure=body, issuer=issuer_der)
                 elif _usable_ocsp(body):
@@ -176,9 +205,14 @@ CRL_CACHE_BYTES = 32 * 1024 * 1024
 CRL_CACHE = CrlCache(CRL_CACHE_BYTES)
 
 
+def _ocsp_status(body: bytes) -> ocsp.OCSPResponseStatus | None:
+    """The responseStatus of an OCSP response; None when `body` is none."""
+    try:
+        return ocsp.load_der_ocsp_response(body).response_status
+    except ValueError:
+        return None
+
+
 def _usable_ocsp(body: bytes) -> bool:
     """A successful response (a responder that answers "unauthorized" or "tryLater" tells nothing: the CRL may)."""
-    try:
-        return ocsp.load_der_ocsp_response(body).response_status == ocsp.OCSPResponseStatus.SUCCESSFUL
-    except ValueError:
-        return False
+    return _ocsp_status(body) == ocsp.OCSPResponseStatus.SUCCESSFUL

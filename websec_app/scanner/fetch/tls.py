@@ -70,7 +70,7 @@ from ._tls_client import (
 from .guard import ensure_port_allowed, url_port
 from .http import describe_error, fetch_one, make_client
 from .resolve import Pinner, Resolver
-from .revocation import Download, fetch_revocation
+from .revocation import AnsweredWith, Download, fetch_revocation
 from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
 
 __all__ = ["CaIssuerSource", "fetch_tls", "parse_certificate", "pinned_tls"]
@@ -442,22 +442,34 @@ def guarded_download(settings: Settings) -> Download:
     the scanner's own resolver and guard (pinned address, a port browsers connect to), size and time limits. A
     refused, failed or oversized download is its reason, in words."""
 
-    async def download(url: str, max_bytes: int) -> bytes | str:
+    async def download(url: str, max_bytes: int, *, posted: tuple[str, bytes] | None = None) -> bytes | str:
         host = urlsplit(url).hostname
         if not host:
             return "the URL names no host"
         pinner = Pinner(Resolver(settings), settings)
+        method, headers, content = "GET", None, None
+        if posted is not None:
+            method, headers, content = "POST", {"Content-Type": posted[0]}, posted[1]
         try:
             address = await pinner.pin(host)
             ensure_port_allowed(url_port(urlsplit(url)))  # ValueError for a port out of range
             async with make_client(pinner, settings) as client:
-                response = await fetch_one(client, url, address, settings.limits, max_body=max_bytes)
+                response = await fetch_one(
+                    client,
+                    url,
+                    address,
+                    settings.limits,
+                    method=method,
+                    headers=headers,
+                    content=content,
+                    max_body=max_bytes,
+                )
         except ScanError as exc:  # refused by the guard, no such name
             return str(exc)
         except Exception as exc:  # noqa: BLE001 - unreachable, malformed: its reason
             return describe_error(exc).message
         if response.status_code != 200:
-            return f"{url} answered {response.status_code}"
+            return AnsweredWith(f"{url} answered {response.status_code}")
         if response.body_truncated:
             return f"{url} answered more than {max_bytes // 1024} KiB"
         return response.body
