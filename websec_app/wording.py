@@ -64,8 +64,9 @@ _REVOCATION_SOURCES = {"ocsp": "OCSP responder", "crl": "CRL"}
 
 
 def revocation_words(answer: Any, *, with_note: bool) -> str:
-    """What the certificate's CA said of it (`tls.revocation`, asked when the server staples nothing): "Revoked
-    (CRL)", and the note when `with_note` or when the answer proved nothing (the note says why). "" when not asked."""
+    """What the certificate's CA said of it (`tls.revocation`, asked when the server staples no current answer):
+    "Revoked (CRL)", and the note when `with_note` or when the answer proved nothing (the note says why). "" when not
+    asked."""
     if not isinstance(answer, Mapping) or answer.get("status") not in _REVOCATION_STATES:
         return ""
     state = _REVOCATION_STATES[answer["status"]]

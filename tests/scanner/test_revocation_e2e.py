@@ -23,16 +23,18 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509 import ocsp
 
-from tests.fixtures.ocsp_staples import staple
+from tests.factories import make_snapshot
+from tests.fixtures.ocsp_staples import PyOpenSslServer, staple
 from tests.fixtures.pki import IssuedCert, Pki
 from tests.fixtures.revocation import OCSP_TYPE, crl, serve
 from tests.fixtures.sites import Huge, Request, Response, RunningSite, Site, SiteFactory, Stall, TlsConfig
 from websec_app.clock import clock_for
 from websec_app.scanner import scan
+from websec_app.scanner.checks.tls import check_tls
 from websec_app.scanner.fetch import revocation
 from websec_app.scanner.fetch import tls as tls_fetch
-from websec_app.scanner.fetch.revocation import crl_urls, fetch_revocation
-from websec_app.scanner.fetch.tls import guarded_download
+from websec_app.scanner.fetch.revocation import crl_urls, fetch_revocation, staple_answers
+from websec_app.scanner.fetch.tls import fetch_tls, guarded_download
 from websec_app.settings import Settings
 
 PAGE = Response(200, [("Content-Type", "text/html")], b"<!doctype html><title>Shop</title>")
@@ -151,6 +153,50 @@ async def test_a_responder_that_refuses_both_forms_gives_way_to_the_crl(pki: Pki
     body, notes = await _tls(site.url, scan_settings)
     assert [request.method for request in answering.requests] == ["GET", "POST"]
     assert body["tls"]["revocation"]["method"] == "crl" and "tls.cert_revoked" in notes
+
+
+@pytest.mark.parametrize("stapled", ["expired", "try-later", "current"])
+async def test_the_ca_is_asked_past_a_staple_that_does_not_answer_for_the_leaf(
+    stapled: str, pki: Pki, own_sites, scan_settings
+) -> None:
+    """Browsers set aside a staple that is not a current answer for the certificate (a stale one a server kept
+    serving while its responder was down, a tryLater); the CA was not asked then, and a revoked certificate went
+    unseen. A current staple is the answer: the CA is not asked again. (One for another certificate alone cannot be
+    served here: the OpenSSL of pyOpenSSL's wheel staples only responses that match the server's certificate.)"""
+    host, url = f"staple-{stapled}.test", f"http://crl-staple-{stapled}.pki.test/int.crl"
+    issued = pki.issue("valid", (host,), crl_url=url)
+    leaf = issued.certificate
+    served = {
+        "expired": staple(pki, leaf, ocsp.OCSPCertStatus.GOOD, next_update=-timedelta(minutes=30)),
+        "try-later": ocsp.OCSPResponseBuilder.build_unsuccessful(ocsp.OCSPResponseStatus.TRY_LATER).public_bytes(
+            Encoding.DER
+        ),
+        "current": staple(pki, leaf, ocsp.OCSPCertStatus.GOOD),
+    }[stapled]
+    listing = serve(own_sites, url, crl(pki, {leaf.serial_number: KEY_COMPROMISE}))
+    server = PyOpenSslServer(issued.chain_path.read_bytes(), issued.key_path.read_bytes(), served)
+    try:
+        tls = await fetch_tls(host, server.port, "127.0.0.1", scan_settings)
+    finally:
+        server.close()
+    outcomes = {f.outcome for f in check_tls(make_snapshot(url=f"https://{host}/", tls=tls)).findings}
+    assert tls.ocsp_staple == served
+    if stapled == "current":
+        assert tls.revocation is None and listing.requests == []
+        assert "tls.cert_revoked" not in outcomes
+    else:
+        assert tls.revocation is not None and tls.revocation.method == "crl"
+        assert {"tls.cert_revoked", "tls.ocsp_staple_invalid"} <= outcomes
+
+
+def test_only_a_current_successful_staple_for_the_leaf_answers_for_it(pki: Pki) -> None:
+    leaf = pki.issue("valid", ("answered.test",)).certificate
+    other = pki.issue("valid", ("other.test",)).certificate
+    assert staple_answers(staple(pki, leaf), leaf, pki.now)
+    assert staple_answers(staple(pki, leaf, ocsp.OCSPCertStatus.REVOKED), leaf, pki.now)  # an answer, revoked
+    assert not staple_answers(staple(pki, other), leaf, pki.now)
+    assert not staple_answers(staple(pki, leaf, next_update=-timedelta(minutes=1)), leaf, pki.now)
+    assert not staple_answers(b"not an OCSP response", leaf, pki.now)
 
 
 async def test_a_responder_that_fails_gives_way_to_the_crl(pki: Pki, own_sites, scan_settings) -> None:

@@ -291,7 +291,7 @@ class TlsHandshake:
     # The server asked for a client certificate in the grading handshake (mutual TLS), whether or not the
     # handshake then completed without one: browsers without one are refused, or prompted to pick one.
     client_certificate_requested: bool = False
-    # The CA's word on the leaf (a trusted one the server staples no OCSP response for): None when not asked.
+    # The CA's word on the leaf (a trusted one the server staples no current OCSP answer for): None when not asked.
     revocation: RevocationAnswer | None = None
     # The Certificate Transparency SCTs the server sent in the grading handshake (RFC 6962 3.3.1: in the ServerHello
     # up to TLS 1.2, with the certificate in TLS 1.3): () when none, None when not read (failed or hand-made).

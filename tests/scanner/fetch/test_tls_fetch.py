@@ -7,7 +7,6 @@ import asyncio
 import socket
 import ssl
 import struct
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
@@ -22,13 +21,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.hazmat.primitives.serialization import pkcs7
 from cryptography.x509 import ocsp
 from cryptography.x509.oid import NameOID
-from OpenSSL import SSL
 
 from tests.clock import TEST_NOW
 from tests.factories import make_snapshot
 from tests.fixtures.ca_issuers import serve_ca_issuers
 from tests.fixtures.legacy_tls import HelloServer, TlsliteServer
-from tests.fixtures.ocsp_staples import staple, with_single_responses
+from tests.fixtures.ocsp_staples import PyOpenSslServer, staple, with_single_responses
 from tests.fixtures.odd_certs import (
     long_chain,
     odd_curve_certificate,
@@ -657,48 +655,6 @@ async def test_a_server_hello_split_over_several_records_is_read() -> None:
 
 
 # -- OCSP staples and SCTs (Python's ssl server can do neither: a small pyOpenSSL server) ----------------------
-
-
-class PyOpenSslServer:
-    """Serves TLS handshakes on 127.0.0.1 with a given chain and, optionally, an OCSP staple."""
-
-    def __init__(self, chain_pem: bytes, key_pem: bytes, staple: bytes | None) -> None:
-        context = SSL.Context(SSL.TLS_SERVER_METHOD)
-        context.use_certificate(x509.load_pem_x509_certificate(chain_pem))  # type: ignore[arg-type]
-        for extra in x509.load_pem_x509_certificates(chain_pem)[1:]:
-            context.add_extra_chain_cert(extra)  # type: ignore[arg-type]
-        context.use_privatekey(serialization.load_pem_private_key(key_pem, None))  # type: ignore[arg-type]
-        if staple is not None:
-            context.set_ocsp_server_callback(lambda connection, data: staple)
-        self.context = context
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.2)
-        self.port = self.listener.getsockname()[1]
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                client, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            client.setblocking(True)
-            connection = SSL.Connection(self.context, client)
-            connection.set_accept_state()
-            try:
-                connection.do_handshake()
-                connection.shutdown()
-            except SSL.Error:
-                pass  # a probe the server refuses
-            finally:
-                client.close()
-
-    def close(self) -> None:
-        self.stopped.set()
-        self.thread.join(2)
-        self.listener.close()
 
 
 @pytest.fixture

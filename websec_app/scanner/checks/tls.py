@@ -373,8 +373,8 @@ def _ocsp_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict[str, 
 
 
 def _revocation_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[dict[str, Any] | None, list[Finding]]:
-    """The CA's word on the leaf, asked when the server staples none (fetch/revocation.py): a revoked certificate is
-    refused by Firefox (CRLite) and, for a leaked key, Chrome (CRLSet). None when not asked."""
+    """The CA's word on the leaf, asked when the server staples no current answer (fetch/revocation.py): a revoked
+    certificate is refused by Firefox (CRLite) and, for a leaked key, Chrome (CRLSet). None when not asked."""
     answer, leaf = tls.revocation, tls.leaf
     if answer is None or leaf is None:
         return None, []

@@ -205,6 +205,29 @@ CRL_CACHE_BYTES = 32 * 1024 * 1024
 CRL_CACHE = CrlCache(CRL_CACHE_BYTES)
 
 
+def staple_answers(staple: bytes, leaf: x509.Certificate, now: datetime) -> bool:
+    """Does the server's stapled OCSP response answer for `leaf` at `now`: successful, with a single response for
+    its serial number, current? Then the CA is not asked again; its signature is judged with the rest
+    (checks/_ocsp.py). A staple that is not (a stale one a server kept serving while its responder was down, say) is
+    set aside by browsers, and the CA is asked as if none were stapled."""
+    try:
+        response = ocsp.load_der_ocsp_response(staple)
+        if response.response_status != ocsp.OCSPResponseStatus.SUCCESSFUL:
+            return False
+        return any(
+            single.serial_number == leaf.serial_number
+            and single.this_update_utc <= now + _CLOCK_SKEW
+            and (single.next_update_utc is None or now <= single.next_update_utc)
+            for single in response.responses
+        )
+    except ValueError:
+        return False
+
+
+#: A responder's clock may run a little ahead of the scan's (checks/_ocsp.py allows as much).
+_CLOCK_SKEW = timedelta(minutes=5)
+
+
 def _ocsp_status(body: bytes) -> ocsp.OCSPResponseStatus | None:
     """The responseStatus of an OCSP response; None when `body` is none."""
     try:

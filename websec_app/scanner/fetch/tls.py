@@ -70,7 +70,7 @@ from ._tls_client import (
 from .guard import ensure_port_allowed, url_port
 from .http import describe_error, fetch_one, make_client
 from .resolve import Pinner, Resolver
-from .revocation import AnsweredWith, Download, fetch_revocation
+from .revocation import AnsweredWith, Download, fetch_revocation, staple_answers
 from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
 
 __all__ = ["CaIssuerSource", "fetch_tls", "parse_certificate", "pinned_tls"]
@@ -771,14 +771,17 @@ async def _graded(
 async def _asked_revocation(result: Handshake, settings: Settings) -> RevocationAnswer | None:
     """fetch/revocation.py's answer for the handshake's leaf, asked while the probes run: for a trusted leaf (the
     verifier's word) within its validity period (CAs drop expired certificates from their CRLs, and an expired leaf
-    is refused anyway) that the server staples nothing for, its issuer the verified path's next certificate. A
-    certificate detail no parser foresaw is the answer's failure, never the TLS section's."""
-    if result.ocsp is not None or not result.chain or not _trust(result)[0]:
+    is refused anyway) that the server staples no current answer for (`staple_answers`: none, or one for another
+    certificate, expired or unsuccessful, which browsers set aside), its issuer the verified path's next certificate.
+    A certificate detail no parser foresaw is the answer's failure, never the TLS section's."""
+    if not result.chain or not _trust(result)[0]:
         return None
     try:
         leaf = x509.load_der_x509_certificate(result.chain[0])
         now = clock_for(settings)()
         if not leaf.not_valid_before_utc <= now <= leaf.not_valid_after_utc:
+            return None
+        if result.ocsp is not None and staple_answers(result.ocsp, leaf, now):
             return None
         issuer = result.verified_chain[1] if len(result.verified_chain) > 1 else None
         return await fetch_revocation(result.chain[0], issuer, guarded_download(settings), now)
