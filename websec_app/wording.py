@@ -103,6 +103,24 @@ def transparency_words(details: Any) -> str:
     return f"From {counted(listed + more + stapled, 'log')}: {', '.join(parts)}"
 
 
+_HEARTBEAT_VERDICTS = {
+    "vulnerable": "Offered: vulnerable to Heartbleed (CVE-2014-0160)",
+    "safe": "Offered: not vulnerable to Heartbleed",
+    "unanswered": "Offered, but no heartbeat answered: Heartbleed could not be checked",
+}
+
+
+def heartbeat_words(details: Any) -> str:
+    """TLS heartbeats as the scan found them (`tls.heartbeat`, there only when the server offered them): whether the
+    server is Heartbleed; "" when it offered none."""
+    if not isinstance(details, Mapping):
+        return ""
+    verdict = str(details.get("heartbleed"))
+    if verdict in _HEARTBEAT_VERDICTS:
+        return _HEARTBEAT_VERDICTS[verdict]
+    return f"Offered: Heartbleed could not be checked ({details.get('detail') or 'the probe failed'})"
+
+
 #: Characters that reorder how the text after them is displayed (Unicode TR 9's marks, embeddings, overrides
 #: and isolates). A site's RIGHT-TO-LEFT OVERRIDE makes the rest of a line read backwards ("Trojan Source",
 #: CVE-2021-42574), so renderers show these escaped, and a site's text in the order it was sent.
@@ -119,6 +137,7 @@ __all__ = [
     "PROTOCOL_LABELS",
     "bidi_escaped",
     "counted",
+    "heartbeat_words",
     "key_usage_words",
     "purpose_words",
     "revocation_words",

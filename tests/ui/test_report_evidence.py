@@ -25,6 +25,7 @@ from playwright.sync_api import BrowserContext, Locator, Page, expect
 from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
+from tests.fixtures.legacy_tls import TlsliteServer
 from tests.fixtures.pki import Pki
 from tests.fixtures.revocation import crl, serve
 from tests.fixtures.sites import Redirect, RunningSite, Site, SiteFactory, TlsConfig
@@ -751,6 +752,39 @@ def test_a_public_certificate_without_scts_is_shown_as_browsers_refuse_it(
     def fits(width: str) -> bool:
         shot_of(page, finding, f"unlogged-finding-{width}.png")
         shot_of(page, negotiated, f"unlogged-negotiated-{width}.png")
+        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+    assert at_each_width(page, fits) == [True, True]
+
+
+def test_a_heartbleed_server_is_shown_with_what_it_gives_away(
+    page: Page, app: App, scan_settings: Settings, pki: Pki, dns_server
+) -> None:
+    """var/screenshots/heartbleed-finding-{1280,375}.png and heartbleed-negotiated-{1280,375}.png, looked at by hand."""
+    # Given an appliance of 2013 whose OpenSSL answers heartbeats with Heartbleed, scanned and stored
+    page_html = b"<!doctype html><title>Router admin</title><p>Sign in."
+    server = TlsliteServer(pki, "router.test", ["aes128gcm", "aes128"], page=page_html, heartbeat="bleeding")
+    dns_server.set("router.test", "A", "127.0.0.1", ttl=60)
+    try:
+        body = scanned(f"https://router.test:{server.port}/", scan_settings).to_dict()
+    finally:
+        server.close()
+    (report_id,) = stored_for_shots(app, body)
+
+    # When its report opens, then the finding says what leaks and how to fix it, and the TLS table says so too
+    open_report(page, app, report_id)
+    finding = page.locator(
+        "[data-testid='finding']", has_text="The server is vulnerable to Heartbleed (CVE-2014-0160)."
+    )
+    expect(finding).to_contain_text("the server answered a heartbeat request that declared 16 bytes of payload")
+    negotiated = page.get_by_test_id("tls-negotiated")
+    expect(negotiated.locator("tr", has_text="Heartbeats (RFC 6520)")).to_contain_text(
+        "Offered: vulnerable to Heartbleed (CVE-2014-0160)"
+    )
+
+    def fits(width: str) -> bool:
+        shot_of(page, finding, f"heartbleed-finding-{width}.png")
+        shot_of(page, negotiated, f"heartbleed-negotiated-{width}.png")
         return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
 
     assert at_each_width(page, fits) == [True, True]

@@ -190,6 +190,16 @@ class SignedTimestamp:
 
 
 @dataclass(frozen=True)
+class HeartbeatCheck:
+    """What a server that offers TLS heartbeats (RFC 6520) answered to the Heartbleed probe (CVE-2014-0160,
+    fetch/_legacy_hello.py): "vulnerable" (it answered a request for more payload than it carried), "safe" (only the
+    well-formed one), "unanswered" (neither), "error" (the probe's own handshake failed)."""
+
+    verdict: Literal["vulnerable", "safe", "unanswered", "error"]
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
 class RevocationAnswer:
     """What the certificate's CA said of it (fetch/revocation.py): its OCSP responder's response or its CRL, DER as
     served, or why neither was had."""
@@ -293,6 +303,9 @@ class TlsHandshake:
     client_certificate_requested: bool = False
     # The CA's word on the leaf (a trusted one the server staples no current OCSP answer for): None when not asked.
     revocation: RevocationAnswer | None = None
+    # The server offered TLS heartbeats in the grading handshake (RFC 6520; no current browser or OpenSSL has them),
+    # and what it answered to the Heartbleed probe then: None when it offered none, or was not asked.
+    heartbeat: HeartbeatCheck | None = None
     # The Certificate Transparency SCTs the server sent in the grading handshake (RFC 6962 3.3.1: in the ServerHello
     # up to TLS 1.2, with the certificate in TLS 1.3): () when none, None when not read (failed or hand-made).
     handshake_scts: tuple[SignedTimestamp, ...] | None = None

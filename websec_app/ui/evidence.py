@@ -18,6 +18,7 @@ from websec_app.scanner.snapshot import dhe_suite
 from websec_app.wording import (
     PROTOCOL_LABELS,
     counted,
+    heartbeat_words,
     key_usage_words,
     purpose_words,
     revocation_words,
@@ -208,6 +209,7 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
         Row("Authenticated encryption (AEAD)", _yes_no(tls.get("aead"))),
         Row("Secure renegotiation (RFC 5746)", _yes_no(tls.get("secure_renegotiation"))),
         Row("Client certificate requested (mutual TLS)", _yes_no(tls.get("client_certificate_requested"))),
+        Row("Heartbeats (RFC 6520)", heartbeat_words(tls.get("heartbeat"))),
         Row("Revocation (asked of the CA)", revocation_words(tls.get("revocation"), with_note=False)),
         Row("Certificate Transparency (SCTs)", transparency_words(tls.get("certificate_transparency"))),
         Row("Certificate trusted", _yes_no(tls.get("trusted"))),

@@ -10,6 +10,7 @@ import pytest
 from tests.clock import TEST_NOW
 from tests.fixtures.pki import Pki, ct_log_id, sct_list
 from websec_app.scanner.fetch._hello_codec import (
+    HEARTBEAT_OFFER,
     RENEGOTIATION_INFO,
     RENEGOTIATION_SCSV,
     SIGNED_CERTIFICATE_TIMESTAMP,
@@ -18,6 +19,8 @@ from websec_app.scanner.fetch._hello_codec import (
     client_hello_record,
     dh_prime_bits,
     first_server_hello,
+    heartbeat_request_record,
+    heartbeat_response,
     leaf_entry_timestamps,
     parse_server_hello,
     signed_timestamps,
@@ -25,9 +28,9 @@ from websec_app.scanner.fetch._hello_codec import (
 
 with warnings.catch_warnings():  # tlslite/__init__ imports asyncore, deprecated since Python 3.11
     warnings.simplefilter("ignore", DeprecationWarning)
-    from tlslite.constants import CertificateType, ExtensionType
+    from tlslite.constants import CertificateType, ExtensionType, HeartbeatMessageType, HeartbeatMode
     from tlslite.extensions import RenegotiationInfoExtension, SNIExtension, TLSExtension
-    from tlslite.messages import Certificate, ClientHello, ServerHello, ServerKeyExchange
+    from tlslite.messages import Certificate, ClientHello, Heartbeat, ServerHello, ServerKeyExchange
     from tlslite.utils.codec import Parser
     from tlslite.x509certchain import X509CertChain
 
@@ -156,6 +159,35 @@ def test_an_sct_list_is_read_by_log_and_time_and_an_sct_of_another_version_skipp
     for broken in (listed[:-1], listed + b"\x00", b"\x00\x05\x00\x09abc"):
         with pytest.raises(MalformedHello):
             signed_timestamps(broken)
+
+
+# -- heartbeats (RFC 6520), for the Heartbleed probe -------------------------------------------------------------------
+
+
+def test_a_hello_offering_heartbeats_parses_with_tlslite() -> None:
+    hello = _parsed(client_hello_record((3, 3), SUITES, b"old.example", more_extensions=HEARTBEAT_OFFER))
+    (offer,) = [e for e in hello.extensions if e.extType == ExtensionType.heartbeat]
+    assert offer.mode == HeartbeatMode.PEER_NOT_ALLOWED_TO_SEND  # we answer no request of the server's
+
+
+def test_a_well_formed_heartbeat_request_parses_with_tlslite_and_its_answer_reads_back() -> None:
+    record = heartbeat_request_record((3, 3), b"websec")
+    assert record[:3] == bytes([24, 3, 3]) and int.from_bytes(record[3:5], "big") == len(record) - 5
+    request = Heartbeat().parse(Parser(bytearray(record[5:])))
+    assert request.message_type == HeartbeatMessageType.heartbeat_request and bytes(request.payload) == b"websec"
+    assert len(request.padding) == 16  # the least RFC 6520 4 allows
+    answer = bytes(request.create_response().write())
+    assert heartbeat_response(answer) == (6, b"websec")
+    assert heartbeat_response(record[5:]) is None  # a request is no response
+
+
+def test_a_request_declaring_more_than_it_carries_says_so() -> None:
+    record = heartbeat_request_record((3, 1), b"", declared=16)
+    assert record[5:8] == b"\x01\x00\x10" and len(record) == 5 + 3 + 16  # no payload, only the padding
+    # what a correct implementation makes of it: a payload of our padding and no padding left, under the 16 bytes
+    # RFC 6520 4 requires, so the request is discarded (tlslite-ng does); a vulnerable one echoes those 16 bytes
+    parsed = Heartbeat().parse(Parser(bytearray(record[5:])))
+    assert bytes(parsed.payload) == bytes(16) and len(parsed.padding) == 0
 
 
 def _records(message: bytes, *cuts: int) -> bytes:

@@ -28,6 +28,7 @@ from ..snapshot import (
     MAX_PUBLIC_LIFETIME,
     CertificateInfo,
     DhGroup,
+    HeartbeatCheck,
     SiteSnapshot,
     TlsHandshake,
     TlsProbe,
@@ -505,6 +506,20 @@ def secure_renegotiation(tls: TlsHandshake) -> bool | None:
     return all(known) if known else None
 
 
+def _heartbleed_findings(tls: TlsHandshake) -> list[Finding]:
+    """Heartbleed (CVE-2014-0160): a server that answers a heartbeat request for more payload than it carried
+    (fetch/_legacy_hello.py asks only for bytes the request itself holds) reads past it, and gives away up to 64 KiB
+    of its memory per request to anyone who asks for more: private keys, session cookies, passwords."""
+    check = tls.heartbeat
+    if check is None or check.verdict != "vulnerable":
+        return []
+    return [Finding("tls.heartbleed", note=check.detail)]
+
+
+def _heartbeat_details(check: HeartbeatCheck) -> dict[str, Any]:
+    return {"offered": True, "heartbleed": check.verdict, "detail": shown(check.detail) if check.detail else None}
+
+
 def _renegotiation_findings(tls: TlsHandshake) -> list[Finding]:
     if secure_renegotiation(tls) is not False:
         return []
@@ -563,6 +578,8 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
         details["dh_group"] = _dh_details(tls.dh_group)
     details["aead"] = aead(tls.protocol, tls.cipher)
     details["secure_renegotiation"] = secure_renegotiation(tls)
+    if tls.heartbeat is not None:
+        details["heartbeat"] = _heartbeat_details(tls.heartbeat)
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
     details["revocation"], revocation_findings = _revocation_details(snapshot, tls)
     details["certificate_transparency"], transparency_findings = _transparency_details(snapshot, tls)
@@ -578,6 +595,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
     findings += _renegotiation_findings(tls)
+    findings += _heartbleed_findings(tls)
     entry = snapshot.entry_tls
     if entry is not None and entry.failure is None and entry.leaf is not None:
         findings += _entry_host_findings(snapshot, entry, entry.leaf, tls, {f.outcome for f in findings})
@@ -613,6 +631,7 @@ def _entry_host_findings(
         *_cipher_findings(entry),
         *_dh_findings(entry),
         *_renegotiation_findings(entry),
+        *_heartbleed_findings(entry),
     ]
 
     def fix_note(outcome: str) -> str:

@@ -18,6 +18,11 @@ CERTIFICATE, SERVER_KEY_EXCHANGE, CERTIFICATE_STATUS = 11, 12, 22  # RFC 5246 7.
 RENEGOTIATION_SCSV = 0x00FF  # RFC 5746 3.3: sent by every client of that era
 RENEGOTIATION_INFO = 0xFF01  # RFC 5746 3.2: the extension a server that supports secure renegotiation answers with
 SIGNED_CERTIFICATE_TIMESTAMP = 18  # RFC 6962 3.3.1: a client's request for SCTs, and the server's list of them
+HEARTBEAT_EXTENSION = 15  # RFC 6520 2: the heartbeat extension, offered by a client, echoed by a server that has it
+HEARTBEAT = 24  # RFC 6520 3: the heartbeat record content type
+SERVER_HELLO_DONE = 14  # RFC 5246 7.4.5
+#: RFC 6520 2: HeartbeatMode peer_not_allowed_to_send: the server may not send us requests (we answer none).
+HEARTBEAT_OFFER = HEARTBEAT_EXTENSION.to_bytes(2, "big") + b"\x00\x01\x02"
 
 # Extension types and values (IANA TLS registries).
 _SERVER_NAME, _SUPPORTED_GROUPS, _EC_POINT_FORMATS, _SIGNATURE_ALGORITHMS = 0, 10, 11, 13
@@ -86,16 +91,20 @@ def _extensions(server_name: bytes | None, version: tuple[int, int]) -> bytes:
 
 
 def client_hello_record(
-    version: tuple[int, int], suites: list[int], server_name: bytes | None, random: bytes | None = None
+    version: tuple[int, int],
+    suites: list[int],
+    server_name: bytes | None,
+    random: bytes | None = None,
+    more_extensions: bytes = b"",
 ) -> bytes:
     """One TLS record holding a ClientHello offering `suites` (the renegotiation SCSV added) at `version`;
-    extensions only above SSL 3.0, which has none (RFC 6101)."""
+    extensions only above SSL 3.0, which has none (RFC 6101), `more_extensions` (encoded) after the usual ones."""
     body = bytes(version) + (random if random is not None else os.urandom(32))
     body += _vector(b"", 1)  # no session to resume
     body += _vector(b"".join(code.to_bytes(2, "big") for code in [*suites, RENEGOTIATION_SCSV]), 2)
     body += _vector(b"\x00", 1)  # compression: null only
     if version > (3, 0):
-        body += _vector(_extensions(server_name, version), 2)
+        body += _vector(_extensions(server_name, version) + more_extensions, 2)
     message = bytes([CLIENT_HELLO]) + _vector(body, 3)
     # RFC 5246 Appendix E.1: {3, 1} on the record layer for compatibility, except for SSL 3.0 itself.
     record_version = (3, 0) if version == (3, 0) else (3, 1)
@@ -251,3 +260,20 @@ def dh_prime_bits(message: bytes) -> int:
     if bits < 2:
         raise MalformedHello("the ServerKeyExchange's DH prime is not a prime")
     return bits
+
+
+def heartbeat_request_record(version: tuple[int, int], payload: bytes, declared: int | None = None) -> bytes:
+    """A heartbeat_request record (RFC 6520 4): the payload, 16 bytes of padding (the least allowed), and the payload
+    length `declared` (the payload's own when None). A length larger than the payload is what Heartbleed
+    (CVE-2014-0160) answers: a vulnerable server copies that many bytes from where the payload starts."""
+    length = len(payload) if declared is None else declared
+    message = b"\x01" + length.to_bytes(2, "big") + payload + bytes(16)
+    return bytes([HEARTBEAT, *version]) + _vector(message, 2)
+
+
+def heartbeat_response(fragment: bytes) -> tuple[int, bytes] | None:
+    """(payload length, payload) of a heartbeat_response record's fragment; None when it is not one."""
+    if len(fragment) < 3 or fragment[0] != 2:
+        return None
+    length = int.from_bytes(fragment[1:3], "big")
+    return length, fragment[3 : 3 + length]

@@ -1,5 +1,6 @@
 """Hand-built ClientHellos for what the local OpenSSL 3 cannot offer (SSL 3.0; EXPORT, DES, RC4, 3DES), and
-for what pyOpenSSL cannot show: the size of the server's DHE group (its ServerKeyExchange).
+for what pyOpenSSL cannot show: the size of the server's DHE group (its ServerKeyExchange), and what a server that
+offers heartbeats answers to one (Heartbleed, which OpenSSL 3 cannot send: it has no heartbeats).
 
 The messages are encoded and read by `_hello_codec.py`; see tls_probes.py for why such probes exist.
 """
@@ -10,21 +11,27 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ..snapshot import DhGroup, TlsProbe
+from ..snapshot import DhGroup, HeartbeatCheck, TlsProbe
 from ._hello_codec import (
     ALERT,
     ALERTS,
     CERTIFICATE,
     CERTIFICATE_STATUS,
     HANDSHAKE,
+    HEARTBEAT,
+    HEARTBEAT_EXTENSION,
+    HEARTBEAT_OFFER,
     RENEGOTIATION_INFO,
     SERVER_HELLO,
+    SERVER_HELLO_DONE,
     SERVER_KEY_EXCHANGE,
     LegacyHello,
     MalformedHello,
     ServerHello,
     client_hello_record,
     dh_prime_bits,
+    heartbeat_request_record,
+    heartbeat_response,
     parse_server_hello,
 )
 from ._tls_client import HandshakeRejected, close_quietly, server_name_indication
@@ -43,11 +50,11 @@ _MAX_MESSAGES = 3  # Certificate, CertificateStatus, ServerKeyExchange
 _VERSIONS = {(3, 0): "SSLv3", (3, 1): "TLSv1", (3, 2): "TLSv1.1", (3, 3): "TLSv1.2"}
 
 
-def _client_hello(host: str, hello: LegacyHello) -> bytes:
+def _client_hello(host: str, hello: LegacyHello, more_extensions: bytes = b"") -> bytes:
     """The ClientHello record: SNI (when the host is a name), curves, point formats and, for TLS 1.2, the
     signature algorithms; none for SSL 3.0."""
     name = server_name_indication(host) if hello.version > (3, 0) else None
-    return client_hello_record(hello.version, [code for code, _ in hello.suites], name)
+    return client_hello_record(hello.version, [code for code, _ in hello.suites], name, None, more_extensions)
 
 
 class _ServerFlight:
@@ -55,11 +62,13 @@ class _ServerFlight:
     and a record hold several messages (RFC 5246 6.2.1). Each message is read only up to the limit its caller
     gives, so what one probe holds is bounded whatever the server announces."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader
+        self.writer = writer
         self._buffer = bytearray()
 
-    async def _record(self) -> None:
+    async def next_record(self) -> tuple[int, bytes]:
+        """The next record's content type and fragment, whatever the type."""
         try:
             header = await self._reader.readexactly(5)
             length = int.from_bytes(header[3:5], "big")
@@ -70,10 +79,14 @@ class _ServerFlight:
             raise HandshakeRejected("the server closed the connection during the handshake") from None
         except (ConnectionResetError, BrokenPipeError) as exc:
             raise HandshakeRejected(f"the server reset the connection ({exc.strerror or exc})") from None
-        if header[0] == ALERT and len(fragment) >= 2:
+        return header[0], fragment
+
+    async def _record(self) -> None:
+        kind, fragment = await self.next_record()
+        if kind == ALERT and len(fragment) >= 2:
             raise HandshakeRejected(ALERTS.get(fragment[1], f"alert {fragment[1]}"))
         # RFC 5246 6.2.1: handshake fragments are never empty (a server sending empty ones would keep us reading).
-        if header[0] != HANDSHAKE or not fragment:
+        if kind != HANDSHAKE or not fragment:
             raise HandshakeRejected("the server's answer is not TLS")
         self._buffer += fragment
 
@@ -108,15 +121,17 @@ async def _server_hello(flight: _ServerFlight) -> ServerHello:
 
 
 @asynccontextmanager
-async def _hello_sent(target: tuple[str, int, str], hello: LegacyHello) -> AsyncIterator[_ServerFlight]:
+async def _hello_sent(
+    target: tuple[str, int, str], hello: LegacyHello, more_extensions: bytes = b""
+) -> AsyncIterator[_ServerFlight]:
     """A connection to the pinned address with the hand-built `hello` sent, as the server's answer to read; it is
-    closed after: nothing is ever answered."""
+    closed after: no handshake is ever completed."""
     address, port, host = target
     reader, writer = await asyncio.open_connection(address, port)  # the pinned address, never a name
     try:
-        writer.write(_client_hello(host, hello))
+        writer.write(_client_hello(host, hello, more_extensions))
         await writer.drain()
-        yield _ServerFlight(reader)
+        yield _ServerFlight(reader, writer)
     finally:
         await close_quietly(writer)
 
@@ -191,3 +206,83 @@ async def dh_group_probe(hello: LegacyHello, target: tuple[str, int, str], timeo
         return DhGroup(dh_prime_bits(message), protocol, cipher)
     except MalformedHello as exc:
         return DhGroup(None, protocol, cipher, detail=f"the server sent a malformed ServerKeyExchange ({exc})")
+
+
+# -- Heartbleed (CVE-2014-0160) ------------------------------------------------------------------------------------
+
+#: The payload length the probe's first heartbeat declares, with no payload: exactly its own 16 bytes of padding.
+#: A vulnerable server copies that many bytes from where the payload would start, so it answers with the probe's own
+#: padding and nothing of its memory; RFC 6520 4 has a correct server discard the request, silently.
+_DECLARED_BEYOND_PAYLOAD = 16
+#: The second heartbeat, well formed: a server that has heartbeats answers it (the first, if at all, before it).
+_WELL_FORMED = b"websec heartbeat"
+#: How long a server that offered heartbeats is given to answer one; one that answers neither is not waited for.
+HEARTBEAT_ANSWER_SECONDS = 2.0
+#: The server's first flight: ServerHello, Certificate, CertificateStatus, ServerKeyExchange, CertificateRequest,
+#: ServerHelloDone (RFC 5246 7.3); read up to the last, each message within what OpenSSL's client accepts.
+_MAX_FLIGHT_MESSAGES = 6
+_MAX_HEARTBEAT_RECORDS = 4
+
+
+async def _until_hello_done(flight: _ServerFlight) -> None:
+    for _ in range(_MAX_FLIGHT_MESSAGES):
+        kind, _ = await flight.header()
+        await flight.message(_MAX_CERTIFICATE_LIST, "handshake message")
+        if kind == SERVER_HELLO_DONE:
+            return
+    raise HandshakeRejected("the server's first flight did not end with a ServerHelloDone")
+
+
+async def _first_heartbeat(flight: _ServerFlight) -> HeartbeatCheck:
+    """What the server answers first to the two heartbeats: a response of the declared length to the one whose
+    payload it did not have is Heartbleed."""
+    for _ in range(_MAX_HEARTBEAT_RECORDS):
+        try:
+            kind, fragment = await flight.next_record()
+        except HandshakeRejected as exc:
+            return HeartbeatCheck("unanswered", detail=str(exc))
+        if kind == ALERT and len(fragment) >= 2:
+            return HeartbeatCheck("unanswered", detail=f"the server answered with an alert ({ALERTS.get(fragment[1])})")
+        response = heartbeat_response(fragment) if kind == HEARTBEAT else None
+        if response is None:
+            continue
+        declared, payload = response
+        if declared == _DECLARED_BEYOND_PAYLOAD and payload != _WELL_FORMED[:declared]:
+            return HeartbeatCheck(
+                "vulnerable",
+                detail=(
+                    f"the server answered a heartbeat request that declared {declared} bytes of payload and carried "
+                    f"none with {declared} bytes: it reads past the request, into its own memory when asked for more"
+                ),
+            )
+        if payload == _WELL_FORMED:
+            return HeartbeatCheck("safe", detail="the server answered a well-formed heartbeat and not the other")
+    return HeartbeatCheck("unanswered", detail="the server answered neither heartbeat request")
+
+
+async def heartbleed_probe(hello: LegacyHello, target: tuple[str, int, str], timeout: float) -> HeartbeatCheck:
+    """Heartbleed, the way testssl.sh and nmap look for it: a ClientHello offering heartbeats (`hello`'s suites and
+    version), the server's flight read to its ServerHelloDone, then two heartbeat requests, before any key is
+    exchanged (a vulnerable OpenSSL 1.0.1 answers them then): one declaring a payload it does not carry, one well
+    formed. No byte of the server's memory is asked for (see _DECLARED_BEYOND_PAYLOAD). Raises OSError, TimeoutError
+    or HandshakeRejected like every probe."""
+    async with asyncio.timeout(timeout), _hello_sent(target, hello, HEARTBEAT_OFFER) as flight:
+        answer = await _server_hello(flight)
+        refusal = _refusal(hello, answer)
+        if refusal is not None:
+            return HeartbeatCheck("error", detail=refusal)
+        if answer.extensions is None or HEARTBEAT_EXTENSION not in answer.extensions:
+            return HeartbeatCheck("unanswered", detail="the server offered no heartbeats to this ClientHello")
+        await _until_hello_done(flight)
+        flight.writer.write(
+            heartbeat_request_record(answer.version, b"", _DECLARED_BEYOND_PAYLOAD)
+            + heartbeat_request_record(answer.version, _WELL_FORMED)
+        )
+        await flight.writer.drain()
+        try:
+            async with asyncio.timeout(HEARTBEAT_ANSWER_SECONDS):
+                return await _first_heartbeat(flight)
+        except TimeoutError:
+            return HeartbeatCheck(
+                "unanswered", detail=f"the server answered no heartbeat within {HEARTBEAT_ANSWER_SECONDS:g} seconds"
+            )

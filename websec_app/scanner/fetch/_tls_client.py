@@ -33,6 +33,8 @@ from ...bytecode_files import beside_bytecode
 from ._hello_codec import (
     CERTIFICATE,
     HANDSHAKE,
+    HEARTBEAT_EXTENSION,
+    HEARTBEAT_OFFER,
     RENEGOTIATION_INFO,
     SERVER_HELLO,
     SIGNED_CERTIFICATE_TIMESTAMP,
@@ -127,6 +129,8 @@ class _ConnectionState:
     certificate_requested: bool = False
     # The SCT list the server sent in the handshake (RFC 6962 3.3.1): b"" when its messages held none, None unread.
     timestamps: bytes | None = None
+    # The server's ServerHello echoed the heartbeat extension (RFC 6520): None unread.
+    heartbeat: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,8 @@ class Handshake:
     # The SCT list sent in the handshake (RFC 6962 3.3.1; the grading handshake asks, `ask_for_timestamps`): b"" when
     # the server sent none, None when not asked or unread.
     timestamps: bytes | None = None
+    # The server offered TLS heartbeats (RFC 6520) in answer to ours (`offer_heartbeat`); None when not offered ours.
+    heartbeat: bool | None = None
 
 
 class HandshakeRejected(Exception):
@@ -245,6 +251,7 @@ def _on_message(write_p: int, version: int, content_type: int, buf: Any, size: i
         if kind == SERVER_HELLO:
             hello = parse_server_hello(message)
             state.timestamps = None if hello.extensions is None else (hello.timestamps or b"")
+            state.heartbeat = None if hello.extensions is None else HEARTBEAT_EXTENSION in hello.extensions
         else:
             state.timestamps = leaf_entry_timestamps(message) or b""
     except MalformedHello:  # OpenSSL says what is wrong with the message, if anything
@@ -273,6 +280,39 @@ def ask_for_timestamps(context: SSL.Context) -> bool:
         lib.ERR_clear_error()
         return False
     lib.SSL_CTX_set_msg_callback(context._context, _message_callback())
+    return True
+
+
+#: The heartbeat extension's data (HEARTBEAT_OFFER without its type and length), kept for the process: OpenSSL copies
+#: what an add callback points it at.
+_HEARTBEAT_MODE = ffi.new("unsigned char[]", HEARTBEAT_OFFER[4:])
+
+
+def _add_heartbeat_mode(ssl: Any, ext_type: int, out: Any, outlen: Any, alert: Any, arg: Any) -> int:
+    out[0] = _HEARTBEAT_MODE
+    outlen[0] = len(HEARTBEAT_OFFER) - 4
+    return 1
+
+
+@lru_cache(maxsize=1)
+def _heartbeat_callback() -> Any:
+    return ffi.callback("int(SSL *, unsigned int, unsigned char **, size_t *, int *, void *)", _add_heartbeat_mode)
+
+
+def offer_heartbeat(context: SSL.Context) -> bool:
+    """Make `context`'s ClientHello offer TLS heartbeats (RFC 6520, mode peer_not_allowed_to_send: we answer none),
+    so that a server that has them says so in its ServerHello (`Handshake.heartbeat`): OpenSSL 1.0.1 to 1.0.1f
+    answered them with Heartbleed (CVE-2014-0160), and no browser or current OpenSSL offers them. A server without
+    them ignores the extension (RFC 5246 7.4.1.4). False when the local OpenSSL refuses to add it."""
+    null = ffi.NULL
+    if (
+        lib.SSL_CTX_add_client_custom_ext(
+            context._context, HEARTBEAT_EXTENSION, _heartbeat_callback(), null, null, null, null
+        )
+        != 1
+    ):
+        lib.ERR_clear_error()
+        return False
     return True
 
 
@@ -451,6 +491,7 @@ def grading_context(ca_bundle: Path | None, verify_at: datetime | None = None) -
     _offer_only(context, "SSL_CTX_set1_curves_list", BROWSER_GROUPS)
     _offer_only(context, "SSL_CTX_set1_sigalgs_list", BROWSER_SIGNATURE_ALGORITHMS)
     ask_for_timestamps(context)
+    offer_heartbeat(context)
     if verify_at is not None:
         # X509_VERIFY_PARAM_set_time on the context's store: OpenSSL then judges every certificate's
         # dates at that instant during the handshake (pyOpenSSL wants a naive UTC datetime).
@@ -591,6 +632,7 @@ async def handshake(
                 secure_renegotiation=hello.secure_renegotiation(protocol),
                 client_certificate_requested=state.certificate_requested,
                 timestamps=state.timestamps,
+                heartbeat=state.heartbeat,
             )
             try:  # a polite close_notify; the server may already be gone
                 connection.shutdown()

@@ -28,7 +28,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from cryptography import x509
@@ -47,6 +47,7 @@ from ..snapshot import (
     CertificateInfo,
     DhGroup,
     Failure,
+    HeartbeatCheck,
     RevocationAnswer,
     SignedTimestamp,
     TlsHandshake,
@@ -71,7 +72,7 @@ from .guard import ensure_port_allowed, url_port
 from .http import describe_error, fetch_one, make_client
 from .resolve import Pinner, Resolver
 from .revocation import AnsweredWith, Download, fetch_revocation, staple_answers
-from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_protocols
+from .tls_probes import Negotiated, probe_cipher_families, probe_dh_group, probe_heartbleed, probe_protocols
 
 __all__ = ["CaIssuerSource", "fetch_tls", "parse_certificate", "pinned_tls"]
 
@@ -558,13 +559,32 @@ async def _probes(address: str, port: int, host: str, timeout: float, grading: a
     return protocols, ciphers, dh_group
 
 
+class _Asked(NamedTuple):
+    """What a scan's own grading handshake leads to ask besides the probes: the CA's word on the leaf
+    (`_asked_revocation`), and Heartbleed of a server that offered heartbeats (tls_probes.probe_heartbleed)."""
+
+    revocation: RevocationAnswer | None
+    heartbeat: HeartbeatCheck | None
+
+
+async def _asked_after(result: Handshake, settings: Settings, target: tuple[str, int, str], timeout: float) -> _Asked:
+    heartbleed = None
+    if result.heartbeat:
+        heartbleed = asyncio.ensure_future(probe_heartbleed(target, result.protocol, timeout))
+    try:
+        revocation = await _asked_revocation(result, settings)
+        return _Asked(revocation, await heartbleed if heartbleed is not None else None)
+    finally:
+        await _cancelled(heartbleed)
+
+
 async def _attempt(
     host: str, port: int, address: str, context: SSL.Context, settings: Settings, probes: bool, pinner: Pinner | None
-) -> tuple[Handshake | BaseException, _Probed, asyncio.Future[RevocationAnswer | None] | None] | str:
+) -> tuple[Handshake | BaseException, _Probed, asyncio.Future[_Asked] | None] | str:
     """The grading handshake to `address`, and the probes beside it, and with them (for a scan's own handshakes,
-    those with probes) the question to the CA (`_asked_revocation`), left running for the caller; or, when `address`
-    took no connection and `pinner` gives the host another, that other address (the probes, which went to the same
-    one, are cancelled)."""
+    those with probes) what it leads to ask (`_asked_after`), left running for the caller; or, when `address` took
+    no connection and `pinner` gives the host another, that other address (the probes, which went to the same one,
+    are cancelled)."""
     connect_seconds = settings.limits.connect_seconds
     timeout = connect_seconds + settings.limits.read_seconds
     # The version the grading handshake gets answers that version's probe (one handshake less a scan).
@@ -574,7 +594,7 @@ async def _attempt(
         if probes
         else None
     )
-    revocation_task: asyncio.Future[RevocationAnswer | None] | None = None
+    asked_task: asyncio.Future[_Asked] | None = None
     try:
         result: Handshake | BaseException
         try:
@@ -599,13 +619,14 @@ async def _attempt(
             pinner.connected(host, port, address)
         negotiated.set_result(None if isinstance(result, BaseException) else (result.protocol, result.cipher))
         if probes and isinstance(result, Handshake):
-            revocation_task = asyncio.ensure_future(_asked_revocation(result, settings))
+            target = (address, port, host)
+            asked_task = asyncio.ensure_future(_asked_after(result, settings, target, min(timeout, connect_seconds)))
         probed = await probe_task if probe_task is not None else ((), (), None)
     except BaseException:
         await _cancelled(probe_task)
-        await _cancelled(revocation_task)
+        await _cancelled(asked_task)
         raise
-    return result, probed, revocation_task
+    return result, probed, asked_task
 
 
 async def _cancelled(task: asyncio.Future[Any] | None) -> None:
@@ -645,7 +666,7 @@ async def fetch_tls(
     context = grading_context(settings.ca_bundle, _verify_at(settings))
     while isinstance(attempt := await _attempt(host, port, address, context, settings, probes, pinner), str):
         address = attempt  # the host's next address: the handshake and the probes start again there
-    result, (protocols, ciphers, dh_group), revocation_task = attempt
+    result, (protocols, ciphers, dh_group), asked_task = attempt
     if isinstance(result, BaseException):
         return TlsHandshake(
             host=host,
@@ -659,13 +680,13 @@ async def fetch_tls(
         )
     probed = (protocols, ciphers, dh_group)
     try:
-        return await _graded(result, host, port, address, context, settings, ca_issuers, probed, revocation_task)
+        return await _graded(result, host, port, address, context, settings, ca_issuers, probed, asked_task)
     except Exception as exc:  # noqa: BLE001 - a certificate detail no parser foresaw is recorded, never raised
         message = f"the server's certificates could not be graded: {type(exc).__name__}: {exc}"
         shown = _shown(result, host, port, address, probed)
         return dataclasses.replace(shown, failure=Failure("tls", message))
     finally:
-        await _cancelled(revocation_task)  # done by now, unless grading failed first
+        await _cancelled(asked_task)  # done by now, unless grading failed first
 
 
 async def pinned_tls(host: str, port: int, pinner: Pinner, settings: Settings, *, probes: bool = True) -> TlsHandshake:
@@ -736,10 +757,10 @@ async def _graded(
     settings: Settings,
     ca_issuers: CaIssuerSource | None,
     probed: _Probed,
-    revocation: asyncio.Future[RevocationAnswer | None] | None,
+    asked: asyncio.Future[_Asked] | None,
 ) -> TlsHandshake:
-    """The completed handshake graded: chain, trust, completeness, and the CA's word on the leaf when `revocation`
-    asked for it. An unreadable leaf is the handshake's failure (nothing about the certificate can be judged); an
+    """The completed handshake graded: chain, trust, completeness, and what `asked` asked (the CA's word on the leaf,
+    Heartbleed). An unreadable leaf is the handshake's failure (nothing about the certificate can be judged); an
     unreadable certificate above it ends the chain recorded there, and says so among what could not be tested."""
     shown = _shown(result, host, port, address, probed)
     chain, unreadable = _readable_chain(result.chain)
@@ -751,6 +772,7 @@ async def _graded(
     source = ca_issuers if ca_issuers is not None else guarded_ca_issuers(settings)
     verdict = await _judge_chain(result, chain, store, source)
     trusted, verify_error = _trust(result)
+    answers = await asked if asked is not None else _Asked(None, None)
     return dataclasses.replace(
         shown,
         chain=chain,
@@ -764,7 +786,8 @@ async def _graded(
         ocsp_staple=result.ocsp,
         public_root=_public_root(result, chain[0]) if trusted and chain else None,
         not_testable=() if unreadable is None else (unreadable,),
-        revocation=await revocation if revocation is not None and chain else None,
+        revocation=answers.revocation if chain else None,
+        heartbeat=answers.heartbeat,
     )
 
 

@@ -33,7 +33,7 @@ from OpenSSL import SSL
 
 from .. import data as _data
 from ..data import CipherFamily, weak_cipher_families
-from ..snapshot import DhGroup, TlsProbe
+from ..snapshot import DhGroup, HeartbeatCheck, TlsProbe
 from . import _tls_client
 from ._hello_codec import LegacyHello
 from ._tls_client import (
@@ -426,3 +426,34 @@ async def probe_dh_group(target: tuple[str, int, str], timeout: float) -> DhGrou
         return DhGroup(None, detail=f"no answer within {timeout:.0f} seconds")
     except OSError as exc:
         return DhGroup(None, detail=f"could not connect: {exc.strerror or exc}")
+
+
+#: Suites a server of OpenSSL 1.0.1's day (2012-2014) takes, ECDHE and RSA key exchange with AES-GCM, AES-CBC, 3DES
+#: or RC4: the Heartbleed probe's ClientHello must be answered up to its ServerHelloDone.
+_HEARTBLEED_SUITES = tuple(
+    (code, f"0x{code:04X}")
+    for code in (
+        0xC02F, 0xC030, 0xC02B, 0xC02C, 0x009E, 0x009F, 0x009C, 0x009D, 0xC027, 0xC028, 0xC023, 0xC024, 0xC013,
+        0xC014, 0xC009, 0xC00A, 0x0067, 0x006B, 0x0033, 0x0039, 0x003C, 0x003D, 0x002F, 0x0035, 0xC012, 0x0016,
+        0x000A, 0xC011, 0x0005,
+    )
+)  # fmt: skip
+_HELLO_VERSIONS = {"TLSv1.2": (3, 3), "TLSv1.1": (3, 2), "TLSv1": (3, 1)}
+
+
+async def probe_heartbleed(target: tuple[str, int, str], protocol: str, timeout: float) -> HeartbeatCheck:
+    """Heartbleed (CVE-2014-0160), asked of a server that offered heartbeats to the grading handshake, at the version
+    that handshake got (_legacy_hello.heartbleed_probe). A probe that fails says why, as an "error"."""
+    from ._legacy_hello import heartbleed_probe
+
+    version = _HELLO_VERSIONS.get(protocol)
+    if version is None:
+        return HeartbeatCheck("error", detail=f"heartbeats are not probed at {protocol}")
+    try:
+        return await heartbleed_probe(LegacyHello(version, version, _HEARTBLEED_SUITES), target, timeout)
+    except HandshakeRejected as exc:
+        return HeartbeatCheck("error", detail=str(exc))
+    except TimeoutError:
+        return HeartbeatCheck("error", detail=f"no answer within {timeout:.0f} seconds")
+    except OSError as exc:
+        return HeartbeatCheck("error", detail=f"could not connect: {exc.strerror or exc}")

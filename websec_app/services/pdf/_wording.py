@@ -113,6 +113,8 @@ DETAIL_LABELS = {
     "dh_group": "Diffie-Hellman group (DHE key exchange)",
     "prime_bits": "Size (bits)",
     "certificate_transparency": "Certificate Transparency",
+    "heartbeat": "Heartbeats (RFC 6520)",
+    "heartbleed": "Heartbleed",
     "embedded_scts": "Proofs of logging in the certificate",
     "ocsp_scts": "Proofs of logging in the status response",
     "handshake_scts": "Proofs of logging sent in the handshake",

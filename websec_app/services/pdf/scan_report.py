@@ -32,7 +32,7 @@ from websec_app.scanner.report import (
     score_floor_sentence,
     section_points,
 )
-from websec_app.wording import counted, revocation_words, transparency_words
+from websec_app.wording import counted, heartbeat_words, revocation_words, transparency_words
 
 from ._charts import summary_chart
 from ._evidence import redirect_appendix, snippet_part, tls_tables
@@ -173,6 +173,9 @@ def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") 
             continue
         if key == "certificate_transparency" and not prefix:  # the SCTs by where they came from, not log ids
             rows.append([para(text(name), st["cellbold"]), para(text(transparency_words(value)), st["cell"])])
+            continue
+        if key == "heartbeat" and not prefix:
+            rows.append([para(text(name), st["cellbold"]), para(text(heartbeat_words(value)), st["cell"])])
             continue
         if isinstance(value, Mapping):
             if "present" in value and "status" in value:
