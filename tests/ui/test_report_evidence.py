@@ -390,6 +390,18 @@ def test_the_csp_rollout_advice_is_shown_with_the_fix_and_never_in_a_free_report
         csp.screenshot(path=str(SCREENSHOTS / f"csp-fix-note-free-{width}.png"))
 
 
+def shots_fit(page: Page, parts: dict[str, Locator]) -> list[bool]:
+    """At each width (phone, desktop): each part photographed to var/screenshots/<name>-<width>.png, and whether the
+    page then fits the screen without scrolling sideways."""
+
+    def fits(width: str) -> bool:
+        for name, part in parts.items():
+            shot_of(page, part, f"{name}-{width}.png")
+        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+    return at_each_width(page, fits)
+
+
 def shot_of(page: Page, element: Locator, name: str) -> None:
     """var/screenshots/<name>: `element` cut from a full-page screenshot (an element screenshot of something taller
     than a phone's screen scrolls it under the sticky top bar, which then covers part of it)."""
@@ -496,12 +508,7 @@ def test_a_certificate_its_ca_revoked_is_shown_revoked_with_the_cas_words(
     negotiated = page.get_by_test_id("tls-negotiated")
     expect(negotiated.locator("tr", has_text="Revocation (asked of the CA)")).to_contain_text("Revoked (CRL)")
 
-    def fits(width: str) -> bool:
-        shot_of(page, finding, f"revoked-finding-{width}.png")
-        shot_of(page, negotiated, f"revoked-negotiated-{width}.png")
-        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
-
-    assert at_each_width(page, fits) == [True, True]
+    assert shots_fit(page, {"revoked-finding": finding, "revoked-negotiated": negotiated}) == [True, True]
 
 
 def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report(
@@ -524,12 +531,8 @@ def test_an_address_of_the_site_that_takes_no_connections_is_named_in_its_report
     expect(finding).to_contain_text(f"{down.ip} ({host}) refused connections to ports 80 and 443, and")
     expect(finding).to_contain_text(f"the scan went on at {site.ip}")
 
-    def fits(width: str) -> bool:
-        shot_of(page, finding, f"address-down-{width}.png")
-        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
-
     # at either width, without the page scrolling sideways
-    assert at_each_width(page, fits) == [True, True]
+    assert shots_fit(page, {"address-down": finding}) == [True, True]
 
 
 def test_the_certificate_of_the_address_scanned_is_shown_beside_the_pages(
@@ -566,12 +569,7 @@ def test_the_certificate_of_the_address_scanned_is_shown_beside_the_pages(
     )
     expect(box.last).to_contain_text(f"Served by {host}, which redirects to the page")
 
-    def fits(width: str) -> bool:
-        shot_of(page, finding, f"entry-certificate-finding-{width}.png")
-        shot_of(page, box.last, f"entry-certificate-{width}.png")
-        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
-
-    assert at_each_width(page, fits) == [True, True]
+    assert shots_fit(page, {"entry-certificate-finding": finding, "entry-certificate": box.last}) == [True, True]
 
 
 def test_the_findings_of_a_policy_that_includes_subdomains_are_shown_with_their_notes(
@@ -604,13 +602,9 @@ def test_the_findings_of_a_policy_that_includes_subdomains_are_shown_with_their_
     csp = page.locator("#finding-headers-0")
     expect(csp.get_by_test_id("fix-note")).to_contain_text("It also allows what reCAPTCHA loads while running")
 
-    def fits(width: str) -> bool:
-        shot_of(page, www_finding, f"www-without-https-{width}.png")
-        shot_of(page, cookie, f"cookie-under-hsts-{width}.png")
-        shot_of(page, csp, f"csp-known-services-{width}.png")
-        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
-
-    assert at_each_width(page, fits) == [True, True]
+    assert shots_fit(
+        page, {"www-without-https": www_finding, "cookie-under-hsts": cookie, "csp-known-services": csp}
+    ) == [True, True]
 
 
 # -- the evidence rows themselves (no browser) --------------------------------------------------------------
@@ -749,12 +743,7 @@ def test_a_public_certificate_without_scts_is_shown_as_browsers_refuse_it(
         "None: not embedded in the certificate, sent in the TLS handshake or stapled"
     )
 
-    def fits(width: str) -> bool:
-        shot_of(page, finding, f"unlogged-finding-{width}.png")
-        shot_of(page, negotiated, f"unlogged-negotiated-{width}.png")
-        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
-
-    assert at_each_width(page, fits) == [True, True]
+    assert shots_fit(page, {"unlogged-finding": finding, "unlogged-negotiated": negotiated}) == [True, True]
 
 
 def test_a_heartbleed_server_is_shown_with_what_it_gives_away(
@@ -782,9 +771,4 @@ def test_a_heartbleed_server_is_shown_with_what_it_gives_away(
         "Offered: vulnerable to Heartbleed (CVE-2014-0160)"
     )
 
-    def fits(width: str) -> bool:
-        shot_of(page, finding, f"heartbleed-finding-{width}.png")
-        shot_of(page, negotiated, f"heartbleed-negotiated-{width}.png")
-        return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
-
-    assert at_each_width(page, fits) == [True, True]
+    assert shots_fit(page, {"heartbleed-finding": finding, "heartbleed-negotiated": negotiated}) == [True, True]
