@@ -397,10 +397,14 @@ def _logged(
     public_root: bool | None = True,
 ) -> list[tuple[str, str | None]]:
     """The tls.cert_not_logged findings (outcome, note) for a trusted leaf valid `days` days that embeds SCTs from the
-    logs `embedded` and whose handshake carried SCTs from `in_handshake` (None: not read)."""
+    logs `embedded` and whose handshake carried SCTs from `in_handshake` (None: not read). A log named "future:..."
+    dated its SCT a day after the scan."""
 
     def stamps(logs: tuple[str, ...]) -> tuple[SignedTimestamp, ...]:
-        return tuple(SignedTimestamp(log_id=log, timestamp=FIXED_NOW - timedelta(days=1)) for log in logs)
+        return tuple(
+            SignedTimestamp(log_id=log, timestamp=FIXED_NOW + timedelta(days=1 if log.startswith("future:") else -1))
+            for log in logs
+        )
 
     cert = make_certificate(not_before=FIXED_NOW - timedelta(days=1), not_after=FIXED_NOW + timedelta(days=days - 1))
     cert = type(cert)(**{**cert.__dict__, "embedded_scts": stamps(embedded)})
@@ -432,6 +436,20 @@ def test_a_public_certificate_needs_scts_from_two_logs_as_chrome_and_safari_requ
     ]
     assert _logged(embedded=("A",), in_handshake=("A",))[0][1].startswith(
         "it comes with SCTs from 1 log only (1 embedded, 1 in the TLS handshake);"
+    )
+
+
+def test_an_sct_dated_after_the_scan_does_not_count() -> None:
+    """RFC 6962 5.2: clients reject an SCT whose timestamp is in the future."""
+    assert _logged(embedded=("A", "future:B")) == [
+        (
+            "tls.cert_not_logged",
+            "it comes with SCTs from 1 log only (2 embedded; 1 SCT dated after the scan, which clients reject, not "
+            "counted); Chrome and Safari require SCTs from at least 2 different logs",
+        )
+    ]
+    assert _logged(in_handshake=("future:A", "future:B"))[0][1].startswith(
+        "it comes with no SCT that counts (2 in the TLS handshake; 2 SCTs dated after the scan"
     )
 
 

@@ -550,10 +550,10 @@ def test_a_path_ending_at_a_public_root_is_told_from_a_local_one(pki: Pki, tmp_p
     (tmp_path / "system.pem").write_bytes(system_only.public_bytes(serialization.Encoding.PEM))
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "system.pem"))
     shake = tls_module.Handshake("TLSv1.3", None, None, None, (der,), (der, certifi_root), (), None)
-    assert tls_module._public_root(shake, info) is True
+    assert tls_module._public_root(shake, info, TEST_NOW) is True
     system_der = system_only.public_bytes(serialization.Encoding.DER)
-    assert tls_module._public_root(replace(shake, verified_chain=(der, system_der)), info) is True
-    assert tls_module._public_root(replace(shake, verified_chain=(der, local)), info) is False
+    assert tls_module._public_root(replace(shake, verified_chain=(der, system_der)), info, TEST_NOW) is True
+    assert tls_module._public_root(replace(shake, verified_chain=(der, local)), info, TEST_NOW) is False
 
 
 async def test_tls10_and_11_accepted_only_with_3des_are_found(legacy_server, scan_settings) -> None:

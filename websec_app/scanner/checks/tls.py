@@ -393,22 +393,27 @@ def _transparency_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[di
     `embedded_logs_required`; counted across sources once any comes outside the certificate, as Chromium counts
     them); one from a locally installed root is exempt. SCTs are counted by log, not verified: the logs' keys are
     Chrome's and Apple's lists, which a scan does not carry, so too few is certain and enough is as far as a scan
-    can tell. A stapled response's SCTs are counted as from different logs (their log ids are not read)."""
+    can tell. A stapled response's SCTs are counted as from different logs (their log ids are not read). An SCT dated
+    after the scan does not count: RFC 6962 5.2 has clients reject it."""
     leaf = tls.leaf
     embedded = leaf.embedded_scts if leaf else ()
     in_handshake = tls.handshake_scts
     ocsp_scts = 0
     if tls.ocsp_staple is not None and leaf is not None:
         ocsp_scts = judge_staple(tls.ocsp_staple, leaf.der, None, snapshot.fetched_at).sct_count
-    embedded_logs = {sct.log_id for sct in embedded}
-    handshake_logs = {sct.log_id for sct in in_handshake or ()}
-    details = {
+    now = snapshot.fetched_at
+    embedded_logs = {sct.log_id for sct in embedded if sct.timestamp <= now}
+    handshake_logs = {sct.log_id for sct in in_handshake or () if sct.timestamp <= now}
+    future = sum(1 for sct in (*embedded, *(in_handshake or ())) if sct.timestamp > now)
+    details: dict[str, Any] = {
         "embedded_scts": len(embedded),
         "handshake_scts": None if in_handshake is None else len(in_handshake),
         "ocsp_scts": ocsp_scts,
         **shown_lists({"logs": sorted(embedded_logs | handshake_logs)}),  # a 100 KiB certificate: 1,000 SCTs
         "sct_present": bool(embedded) or bool(in_handshake) or ocsp_scts > 0,
     }
+    if future:
+        details["future_dated_scts"] = future
     if leaf is None or not tls.trusted or tls.public_root is not True:
         return details, []
     outside = len(handshake_logs) + ocsp_scts
@@ -420,15 +425,19 @@ def _transparency_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[di
 
 
 def _not_logged_note(logs: int, required: int, details: dict[str, Any], leaf: CertificateInfo) -> str:
-    if logs == 0:
+    if not details["sct_present"]:
         came = (
             "it comes with no SCT (signed certificate timestamp): none embedded in the certificate, none in the TLS "
             "handshake, none in a stapled OCSP response"
         )
     else:
         sources = {"embedded_scts": "embedded", "handshake_scts": "in the TLS handshake", "ocsp_scts": "stapled"}
-        parts = [f"{details[key]} {where}" for key, where in sources.items() if details[key]]
-        came = f"it comes with SCTs from {counted(logs, 'log')} only ({', '.join(parts)})"
+        parts = ", ".join(f"{details[key]} {where}" for key, where in sources.items() if details[key])
+        future = details.get("future_dated_scts")
+        if future:
+            parts += f"; {counted(future, 'SCT')} dated after the scan, which clients reject, not counted"
+        what = f"SCTs from {counted(logs, 'log')} only" if logs else "no SCT that counts"
+        came = f"it comes with {what} ({parts})"
     if required > CT_LOGS_REQUIRED:
         days = (leaf.not_after - leaf.not_before).days
         needed = f"embedded SCTs from {required} different logs for a certificate valid {days} days"

@@ -291,13 +291,15 @@ def _verified_path(result: Handshake, chain: tuple[CertificateInfo, ...]) -> tup
     return tuple(path)
 
 
-def _public_root(result: Handshake, leaf: CertificateInfo) -> bool | None:
+def _public_root(result: Handshake, leaf: CertificateInfo, now: datetime) -> bool | None:
     """Does the verified path end at a public root, one in certifi's bundle or the system's default bundle
     (`is_public_root`)? Else it was installed locally: found only in WEBSEC_CA_BUNDLE. Asked only for a leaf
-    whose lifetime exceeds what public CAs may issue, or that embeds SCTs from fewer logs than browsers ask of a
-    public CA's (the checks need it then, and reading the bundles costs a fresh process milliseconds, issue 14)."""
+    whose lifetime exceeds what public CAs may issue, or that embeds SCTs (dated by `now`) from fewer logs than
+    browsers ask of a public CA's (the checks need it then, and reading the bundles costs a fresh process
+    milliseconds, issue 14)."""
     lifetime = leaf.not_after - leaf.not_before
-    logged = len({sct.log_id for sct in leaf.embedded_scts}) >= embedded_logs_required(lifetime)
+    logs = {sct.log_id for sct in leaf.embedded_scts if sct.timestamp <= now}
+    logged = len(logs) >= embedded_logs_required(lifetime)
     if not result.verified_chain or (lifetime <= MAX_PUBLIC_LIFETIME and logged):
         return None
     return is_public_root(result.verified_chain[-1])
@@ -784,7 +786,7 @@ async def _graded(
         missing_issuer=verdict.missing_issuer,
         untrusted_ca=verdict.untrusted_ca if not trusted else None,
         ocsp_staple=result.ocsp,
-        public_root=_public_root(result, chain[0]) if trusted and chain else None,
+        public_root=_public_root(result, chain[0], clock_for(settings)()) if trusted and chain else None,
         not_testable=() if unreadable is None else (unreadable,),
         revocation=answers.revocation if chain else None,
         heartbeat=answers.heartbeat,
