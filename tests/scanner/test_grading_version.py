@@ -39,8 +39,9 @@ RECORDED = {
     "2026.11.30": "b515400293fb97a3",  # cookies under HSTS (3, 1, 1), a www HSTS cannot reach (0); entry host TLS
     "2026.12.1": "78599ed6ca61480f",  # tls.no_secure_renegotiation (10, A): no RFC 5746; such servers reached at all
     "2026.12.2": "6f6d5c60728500eb",  # tls.cert_revoked (40, F): the CA's OCSP responder or CRL says so
-    # tls.cert_not_logged (30, F): SCTs from too few CT logs, from a public root; tls.heartbleed (50, F)
-    "2026.12.3": "0067ffcaa99e60ad",
+    # tls.cert_not_logged (30, F): SCTs from too few CT logs, from a public root; tls.heartbleed (50, F);
+    # tls.cert_distrusted_root (40, F): a root whose newer certificates Chrome refuses
+    "2026.12.3": "7261c99a61a6670e",
 }
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import hashlib
 import re
 import ssl
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -772,3 +774,32 @@ def test_a_heartbleed_server_is_shown_with_what_it_gives_away(
     )
 
     assert shots_fit(page, {"heartbleed-finding": finding, "heartbleed-negotiated": negotiated}) == [True, True]
+
+
+def test_a_certificate_of_a_root_chrome_distrusts_is_shown_refused(
+    page: Page,
+    app: App,
+    scan_settings: Settings,
+    site_factory: SiteFactory,
+    pki: Pki,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """var/screenshots/distrusted-root-finding-{1280,375}.png, looked at by hand."""
+    # Given a site whose root is in the table of roots Chrome distrusts (the test root, with a cutoff before its leaf)
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    from websec_app.scanner.checks import tls as tls_check
+    from websec_app.scanner.data import DistrustedRoot, distrusted_roots
+
+    spki = pki.root_cert.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    cutoff = DistrustedRoot("websec Test Root CA", "the tests", TEST_NOW - timedelta(days=30), "Chrome 131")
+    table = {**distrusted_roots(), hashlib.sha256(spki).hexdigest(): cutoff}
+    monkeypatch.setattr(tls_check, "distrusted_roots", lambda: table)
+    site = site_factory(catalog.best_practices(site_factory.unique_host("distrusted")))
+    (report_id,) = stored_for_shots(app, scanned_then_stopped(site.url, scan_settings, site))
+
+    # When its report opens, then the finding names the root, its cutoff and the certificate's date
+    open_report(page, app, report_id)
+    finding = page.locator("[data-testid='finding']", has_text="Chrome no longer trusts for new certificates")
+    expect(finding).to_contain_text("it chains to websec Test Root CA (the tests)")
+    assert shots_fit(page, {"distrusted-root-finding": finding}) == [True, True]

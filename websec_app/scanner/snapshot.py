@@ -290,6 +290,9 @@ class TlsHandshake:
     # at: untrusted, hand-made, or a leaf within the CA/B lifetime limit that embeds the SCTs browsers ask of a
     # public CA's (the checks that need it; see fetch/tls.py `_public_root`).
     public_root: bool | None = None
+    # The SHA-256 (hex) of the SubjectPublicKeyInfo of the root the trusted path ends at: None when untrusted,
+    # unread or hand-made. What the browsers' constraints on a root are keyed by (data/distrusted_roots.toml).
+    anchor_key: str | None = None
     # The server's DHE group (fetch/tls.py asks every server along with the probes): None when the server accepts
     # no DHE suite, or it was not asked (no probes, hand-made snapshots).
     dh_group: DhGroup | None = None

@@ -21,7 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from ...wording import counted
-from ..data import cipher_family
+from ..data import cipher_family, distrusted_roots
 from ..findings import CheckResult, Finding
 from ..snapshot import (
     CT_LOGS_REQUIRED,
@@ -194,6 +194,7 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
             findings.append(Finding("tls.cert_expires_soon", note=f"expires in {_time_left(leaf.not_after - now)}"))
     findings += _lifetime_findings(tls, leaf)
     findings += _key_usage_findings(tls, leaf)
+    findings += _distrust_findings(snapshot, tls, leaf)
     if not findings:
         findings.append(Finding("tls.cert_valid", note=f"valid for {(leaf.not_after - now).days} more days"))
     return findings
@@ -328,6 +329,26 @@ def _lifetime_findings(tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding
     if tls.public_root:
         return [Finding("tls.cert_lifetime_too_long", note=note)]
     return [Finding("tls.cert_lifetime_long_local_root", note=note + "; its root is installed locally, not public")]
+
+
+def _distrust_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding]:
+    """A trusted path to a root the stores still hold, whose newer certificates Chrome refuses (data/
+    distrusted_roots.toml: Entrust and AffirmTrust, Chunghwa Telecom, NetLock), for a leaf issued after the date: its
+    earliest SCT, as Chrome dates it, or its notBefore when it comes with none that counts (refused then anyway)."""
+    root = distrusted_roots().get(tls.anchor_key or "") if tls.trusted else None
+    if root is None:
+        return []
+    now = snapshot.fetched_at
+    stamps = [s.timestamp for s in (*leaf.embedded_scts, *(tls.handshake_scts or ())) if s.timestamp <= now]
+    issued = min(stamps) if stamps else leaf.not_before
+    if issued <= root.after:
+        return []
+    when = f"its earliest SCT is dated {issued:%Y-%m-%d}" if stamps else f"it was issued on {issued:%Y-%m-%d}"
+    note = (
+        f"it chains to {root.name} ({root.owner}), whose certificates logged after {root.after:%Y-%m-%d} are no "
+        f"longer trusted by {root.since} and later, and {when}"
+    )
+    return [Finding("tls.cert_distrusted_root", note=f"{note}; {root.also}" if root.also else note)]
 
 
 def _chain_findings(tls: TlsHandshake) -> list[Finding]:

@@ -7,6 +7,8 @@ and named in the `tls` findings.
 script host allowlist must not allow (checks/csp_bypass.py; Apache-2.0, `csp-evaluator.LICENSE`).
 `csp_services.toml`: what known third-party stylesheets and scripts need of a CSP once they load, as their makers
 document it (fixes/csp_proposal.py).
+`distrusted_roots.toml`: the roots the stores still hold whose newer certificates Chrome no longer trusts
+(checks/tls.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import tomllib
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 
@@ -87,3 +90,27 @@ def csp_services() -> CspServices:
             for entry in data["scripts"]
         ),
     )
+
+
+@dataclass(frozen=True)
+class DistrustedRoot:
+    """A root CA whose certificates with an earliest SCT after `after` Chrome refuses (distrusted_roots.toml)."""
+
+    name: str
+    owner: str
+    after: datetime
+    since: str  # the Chrome release that refuses them
+    also: str | None = None  # other browsers' word on the same roots, when they have one
+
+
+@cache
+def distrusted_roots() -> dict[str, DistrustedRoot]:
+    """Each root by the lowercase hex SHA-256 of its SubjectPublicKeyInfo."""
+    data = tomllib.loads((_DIR / "distrusted_roots.toml").read_text("utf-8"))
+    return {
+        root["spki_sha256"]: DistrustedRoot(
+            root["name"], group["owner"], group["after"], group["since"], group.get("also")
+        )
+        for group in data["distrust"]
+        for root in group["roots"]
+    }

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +36,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from cryptography.x509.oid import AuthorityInformationAccessOID, ExtendedKeyUsageOID
 from OpenSSL import SSL, crypto
 
@@ -289,6 +291,19 @@ def _verified_path(result: Handshake, chain: tuple[CertificateInfo, ...]) -> tup
                 return ()
         path.append(info)
     return tuple(path)
+
+
+def _anchor_key(result: Handshake) -> str | None:
+    """The SHA-256 (hex) of the SubjectPublicKeyInfo of the trust anchor the verified path ends at: what names a root
+    in the browsers' own constraints on it (scanner/data/distrusted_roots.toml). None when it cannot be read."""
+    if not result.verified_chain:
+        return None
+    try:
+        anchor = x509.load_der_x509_certificate(result.verified_chain[-1])
+        info = anchor.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    except (ValueError, UnsupportedAlgorithm):
+        return None
+    return hashlib.sha256(info).hexdigest()
 
 
 def _public_root(result: Handshake, leaf: CertificateInfo, now: datetime) -> bool | None:
@@ -787,6 +802,7 @@ async def _graded(
         untrusted_ca=verdict.untrusted_ca if not trusted else None,
         ocsp_staple=result.ocsp,
         public_root=_public_root(result, chain[0], clock_for(settings)()) if trusted and chain else None,
+        anchor_key=_anchor_key(result) if trusted and chain else None,
         not_testable=() if unreadable is None else (unreadable,),
         revocation=answers.revocation if chain else None,
         heartbeat=answers.heartbeat,
