@@ -85,8 +85,7 @@ _SCT_SOURCES = (
 
 def transparency_words(details: Any) -> str:
     """The Certificate Transparency SCTs that came with the certificate (`tls.certificate_transparency`): "From 2
-    logs: 2 embedded in the certificate", or "None: ..."; "" when there is nothing to say. A stapled response's SCTs
-    count as from different logs, as the check counts them."""
+    logs: 2 embedded in the certificate", or "None: ..."; "" when there is nothing to say."""
     if not isinstance(details, Mapping):
         return ""
     counts = {key: details.get(key) for key, _ in _SCT_SOURCES}
@@ -99,8 +98,7 @@ def transparency_words(details: Any) -> str:
     not_listed = details.get("not_listed")
     listed = len(logs) if isinstance(logs, list) else 0
     more = not_listed.get("logs", 0) if isinstance(not_listed, Mapping) else 0
-    stapled = counts["ocsp_scts"] if isinstance(counts["ocsp_scts"], int) else 0
-    return f"From {counted(listed + more + stapled, 'log')}: {', '.join(parts)}"
+    return f"From {counted(listed + more, 'log')}: {', '.join(parts)}"
 
 
 _HEARTBEAT_VERDICTS = {

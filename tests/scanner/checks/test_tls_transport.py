@@ -14,7 +14,7 @@ from cryptography.x509.oid import NameOID
 
 from tests.factories import FIXED_NOW, cipher_probes, make_certificate, make_handshake, make_snapshot, protocol_probes
 from tests.fixtures import ocsp_staples
-from tests.fixtures.ocsp_staples import with_signature_algorithm, with_single_responses
+from tests.fixtures.ocsp_staples import with_scts, with_signature_algorithm, with_single_responses
 from tests.fixtures.pki import Pki
 from websec_app.scanner.checks.tls import aead, check_tls, forward_secret
 from websec_app.scanner.fetch.tls import parse_certificate
@@ -451,6 +451,27 @@ def test_an_sct_dated_after_the_scan_does_not_count() -> None:
     assert _logged(in_handshake=("future:A", "future:B"))[0][1].startswith(
         "it comes with no SCT that counts (2 in the TLS handshake; 2 SCTs dated after the scan"
     )
+
+
+def test_the_scts_of_a_stapled_response_count_by_their_logs(pki: Pki) -> None:
+    """RFC 6962 3.3's third way: SCTs in the stapled OCSP response, counted by log with the others."""
+    issued = pki.issue("valid", ["stapled-scts.example"], logged_in=1)  # log 1, embedded
+    leaf = parse_certificate(issued.certificate.public_bytes(serialization.Encoding.DER))
+    good = ocsp_staples.staple(pki, issued.certificate)
+
+    def judged(staple: bytes) -> tuple[dict[str, object], list[str | None]]:
+        tls = make_handshake("stapled-scts.example", leaf, public_root=True, handshake_scts=(), ocsp_staple=staple)
+        result = check_tls(make_snapshot(tls=tls))
+        notes = [f.note for f in result.findings if f.outcome == "tls.cert_not_logged"]
+        return result.details["certificate_transparency"], notes
+
+    details, notes = judged(with_scts(pki, good, (1, 2)))  # logs 1 and 2: two different logs, one sent apart
+    assert (details["ocsp_scts"], len(details["logs"]), notes) == (2, 2, [])
+    details, notes = judged(with_scts(pki, good, (1,)))  # log 1 again: one log in all
+    assert notes == [
+        "it comes with SCTs from 1 log only (1 embedded, 1 stapled); Chrome and Safari require SCTs from at least 2 "
+        "different logs"
+    ]
 
 
 def test_a_certificate_valid_over_180_days_embeds_three_logs_unless_others_come_in_the_handshake() -> None:

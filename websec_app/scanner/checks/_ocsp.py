@@ -5,8 +5,9 @@ Pure: the DER bytes come from the snapshot, the issuer from the chain the server
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -14,6 +15,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 from cryptography.x509 import ocsp
 from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from ..snapshot import SignedTimestamp
 
 # Clocks differ: a response "produced" a few minutes in the future is normal (RFC 6960 4.2.2.1 leaves
 # the tolerance to clients; Firefox allows a few minutes).
@@ -25,7 +28,7 @@ class StapleVerdict:
     status: str  # "good" | "revoked" | "invalid"
     note: str
     signature_verified: bool = False
-    sct_count: int = 0
+    scts: tuple[SignedTimestamp, ...] = ()  # Certificate Transparency SCTs in the response (RFC 6962 3.3)
     next_update: datetime | None = None
 
 
@@ -70,12 +73,22 @@ def _signed_by_issuer(
     return False
 
 
-def _sct_count(response: ocsp.OCSPResponse) -> int:
+def _scts(response: ocsp.OCSPResponse) -> tuple[SignedTimestamp, ...]:
+    """The SCTs of the response's SignedCertificateTimestampList extension, by log and date (one a client cannot
+    date is left out, as for an embedded one)."""
     try:
         extension = response.single_extensions.get_extension_for_class(x509.SignedCertificateTimestamps)
     except (x509.ExtensionNotFound, ValueError):  # ValueError: several SingleResponses (their extensions apart)
-        return 0
-    return len(list(extension.value))
+        return ()
+    scts = []
+    for sct in extension.value:
+        try:
+            stamp = sct.timestamp
+        except (ValueError, OverflowError):
+            continue
+        when = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+        scts.append(SignedTimestamp(log_id=base64.b64encode(sct.log_id).decode(), timestamp=when))
+    return tuple(scts)
 
 
 #: RFC 6960 4.2.1 CertStatus, strictest first: of several SingleResponses for the certificate, clients keep the
@@ -132,7 +145,7 @@ def judge_staple(
     if issuer is not None and not verified:
         return StapleVerdict("invalid", f"{named} is not signed by the certificate's issuer")
     this_update, next_update = single.this_update_utc, single.next_update_utc
-    scts = _sct_count(response)
+    scts = _scts(response)
     if this_update > now + _CLOCK_SKEW:
         return StapleVerdict("invalid", f"{named} is dated in the future ({this_update:%Y-%m-%d %H:%M})")
     if next_update is not None and next_update < now:

@@ -29,6 +29,7 @@ from ..snapshot import (
     CertificateInfo,
     DhGroup,
     HeartbeatCheck,
+    SignedTimestamp,
     SiteSnapshot,
     TlsHandshake,
     TlsProbe,
@@ -414,32 +415,39 @@ def _transparency_details(snapshot: SiteSnapshot, tls: TlsHandshake) -> tuple[di
     `embedded_logs_required`; counted across sources once any comes outside the certificate, as Chromium counts
     them); one from a locally installed root is exempt. SCTs are counted by log, not verified: the logs' keys are
     Chrome's and Apple's lists, which a scan does not carry, so too few is certain and enough is as far as a scan
-    can tell. A stapled response's SCTs are counted as from different logs (their log ids are not read). An SCT dated
-    after the scan does not count: RFC 6962 5.2 has clients reject it."""
+    can tell. An SCT dated after the scan does not count: RFC 6962 5.2 has clients reject it."""
     leaf = tls.leaf
     embedded = leaf.embedded_scts if leaf else ()
     in_handshake = tls.handshake_scts
-    ocsp_scts = 0
+    stapled: tuple[SignedTimestamp, ...] = ()
     if tls.ocsp_staple is not None and leaf is not None:
-        ocsp_scts = judge_staple(tls.ocsp_staple, leaf.der, None, snapshot.fetched_at).sct_count
+        stapled = judge_staple(tls.ocsp_staple, leaf.der, None, snapshot.fetched_at).scts
     now = snapshot.fetched_at
-    embedded_logs = {sct.log_id for sct in embedded if sct.timestamp <= now}
-    handshake_logs = {sct.log_id for sct in in_handshake or () if sct.timestamp <= now}
-    future = sum(1 for sct in (*embedded, *(in_handshake or ())) if sct.timestamp > now)
+
+    def counted_logs(scts: tuple[SignedTimestamp, ...]) -> set[str]:
+        return {sct.log_id for sct in scts if sct.timestamp <= now}
+
+    embedded_logs, handshake_logs, stapled_logs = (
+        counted_logs(embedded),
+        counted_logs(in_handshake or ()),
+        counted_logs(stapled),
+    )
+    future = sum(1 for sct in (*embedded, *(in_handshake or ()), *stapled) if sct.timestamp > now)
     details: dict[str, Any] = {
         "embedded_scts": len(embedded),
         "handshake_scts": None if in_handshake is None else len(in_handshake),
-        "ocsp_scts": ocsp_scts,
-        **shown_lists({"logs": sorted(embedded_logs | handshake_logs)}),  # a 100 KiB certificate: 1,000 SCTs
-        "sct_present": bool(embedded) or bool(in_handshake) or ocsp_scts > 0,
+        "ocsp_scts": len(stapled),
+        # a 100 KiB certificate: 1,000 SCTs
+        **shown_lists({"logs": sorted(embedded_logs | handshake_logs | stapled_logs)}),
+        "sct_present": bool(embedded) or bool(in_handshake) or bool(stapled),
     }
     if future:
         details["future_dated_scts"] = future
     if leaf is None or not tls.trusted or tls.public_root is not True:
         return details, []
-    outside = len(handshake_logs) + ocsp_scts
+    outside = handshake_logs | stapled_logs
     required = CT_LOGS_REQUIRED if outside else embedded_logs_required(leaf.not_after - leaf.not_before)
-    logs = len(embedded_logs | handshake_logs) + ocsp_scts
+    logs = len(embedded_logs | outside)
     if logs >= required or in_handshake is None:  # unread: the handshake may have carried the rest
         return details, []
     return details, [Finding("tls.cert_not_logged", note=_not_logged_note(logs, required, details, leaf))]
