@@ -5,8 +5,6 @@ certificate is for and what browsers need (RFC 5280 4.2.1.12)."""
 
 from __future__ import annotations
 
-import ssl
-
 import pytest
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
@@ -31,9 +29,7 @@ async def test_a_certificate_for_other_purposes_is_said_to_be_not_for_web_server
 ) -> None:
     host = own_sites.unique_host("purpose")
     issued = pki.issue("valid", (host,), purposes=purposes)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(issued.chain_path, issued.key_path)
-    context.set_alpn_protocols(["http/1.1"])
+    context = issued.server_context()
     site = own_sites(Site(names=(host,), default=PAGE, tls=TlsConfig(context=context)))
     body = (await scan(site.url, scan_settings)).to_dict()
     notes = {f["check"]: f.get("note") for f in body["tls"]["findings"]}
@@ -50,9 +46,7 @@ async def test_a_certificate_for_web_servers_and_clients_is_trusted(
 ) -> None:
     host = own_sites.unique_host("purpose")
     issued = pki.issue("valid", (host,), purposes=(ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH))
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(issued.chain_path, issued.key_path)
-    context.set_alpn_protocols(["http/1.1"])
+    context = issued.server_context()
     site = own_sites(Site(names=(host,), default=PAGE, tls=TlsConfig(context=context)))
     body = (await scan(site.url, scan_settings)).to_dict()
     assert body["tls"]["trusted"] is True

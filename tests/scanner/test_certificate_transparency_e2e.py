@@ -11,7 +11,6 @@ SSL_CERT_FILE, as a public CA's root is on a visitor's machine."""
 from __future__ import annotations
 
 import base64
-import ssl
 import struct
 import textwrap
 from pathlib import Path
@@ -43,9 +42,7 @@ def public_test_root(pki: Pki, monkeypatch: pytest.MonkeyPatch) -> None:
 def _python_site(own_sites: SiteFactory, pki: Pki, prefix: str, logged_in: int) -> tuple[str, str]:
     host = own_sites.unique_host(prefix)
     issued = pki.issue("valid", (host,), logged_in=logged_in)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(issued.chain_path, issued.key_path)
-    context.set_alpn_protocols(["http/1.1"])
+    context = issued.server_context()
     site = own_sites(Site(names=(host,), default=PAGE, tls=TlsConfig(context=context)))
     return host, site.url
 

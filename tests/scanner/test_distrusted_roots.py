@@ -115,9 +115,7 @@ async def test_a_scan_reads_the_root_it_ends_at_and_judges_it(
     root the verified path ends at, and the grade is capped at F."""
     host = own_sites.unique_host("distrusted")
     issued = pki.issue("valid", (host,))
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(issued.chain_path, issued.key_path)
-    context.set_alpn_protocols(["http/1.1"])
+    context = issued.server_context()
     page = Response(200, [("Content-Type", "text/html")], b"<!doctype html><title>Shop</title>")
     site = own_sites(Site(names=(host,), default=page, tls=TlsConfig(context=context)))
     root_key = _spki_sha256(pki.root_cert)

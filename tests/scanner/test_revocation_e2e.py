@@ -10,7 +10,6 @@ intermediate (or, to forge one, another key)."""
 from __future__ import annotations
 
 import base64
-import ssl
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -25,7 +24,7 @@ from cryptography.x509 import ocsp
 
 from tests.factories import make_snapshot
 from tests.fixtures.ocsp_staples import PyOpenSslServer, staple
-from tests.fixtures.pki import IssuedCert, Pki
+from tests.fixtures.pki import Pki
 from tests.fixtures.revocation import OCSP_TYPE, crl, serve
 from tests.fixtures.sites import Huge, Request, Response, RunningSite, Site, SiteFactory, Stall, TlsConfig
 from websec_app.clock import clock_for
@@ -54,15 +53,8 @@ def _site(
 ) -> tuple[RunningSite, x509.Certificate]:
     """A site whose leaf names the CA's OCSP responder and CRL given."""
     issued = pki.issue("valid", (host,), ocsp_url=ocsp_url, crl_url=crl_url)
-    site = sites(Site(names=(host,), default=PAGE, tls=TlsConfig(context=_context(issued))))
+    site = sites(Site(names=(host,), default=PAGE, tls=TlsConfig(context=issued.server_context())))
     return site, issued.certificate
-
-
-def _context(issued: IssuedCert) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(str(issued.chain_path), str(issued.key_path))
-    context.set_alpn_protocols(["http/1.1"])
-    return context
 
 
 async def _tls(url: str, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:

@@ -13,7 +13,6 @@ import copy
 import dataclasses
 import hashlib
 import re
-import ssl
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -444,9 +443,7 @@ def test_the_certificate_panel_shows_the_key_usage_the_finding_speaks_of(
     # the leaf had no Key Usage extension
     host = site_factory.unique_host("key-usage")
     issued = pki.issue("valid", (host,), key_usage=UNUSUAL_KEY_USAGE)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(issued.chain_path, issued.key_path)
-    context.set_alpn_protocols(["http/1.1"])
+    context = issued.server_context()
     site = site_factory(catalog.best_practices(host, tls=TlsConfig(context=context)))
     body = scanned_then_stopped(site.url, scan_settings, site)
     assert "tls.cert_key_usage" in [f["check"] for f in body["tls"]["findings"]]
@@ -494,9 +491,7 @@ def test_a_certificate_its_ca_revoked_is_shown_revoked_with_the_cas_words(
     host = site_factory.unique_host("revoked")
     crl_url = f"http://crl-{host}/intermediate.crl"
     issued = pki.issue("valid", (host,), crl_url=crl_url)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(issued.chain_path, issued.key_path)
-    context.set_alpn_protocols(["http/1.1"])
+    context = issued.server_context()
     site = site_factory(catalog.best_practices(host, tls=TlsConfig(context=context)))
     revoked = {issued.certificate.serial_number: x509.ReasonFlags.key_compromise}
     listing = serve(site_factory, crl_url, crl(pki, revoked))
@@ -728,9 +723,7 @@ def test_a_public_certificate_without_scts_is_shown_as_browsers_refuse_it(
     monkeypatch.setenv("SSL_CERT_FILE", str(pki.ca_bundle_path))
     host = site_factory.unique_host("unlogged")
     issued = pki.issue("valid", (host,), logged_in=0)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(issued.chain_path, issued.key_path)
-    context.set_alpn_protocols(["http/1.1"])
+    context = issued.server_context()
     site = site_factory(catalog.best_practices(host, tls=TlsConfig(context=context)))
     (report_id,) = stored_for_shots(app, scanned_then_stopped(site.url, scan_settings, site))
 
