@@ -15,7 +15,7 @@ before reportlab's mini-markup sees it, so `<b>`, `&` or a control character pri
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from reportlab.lib.pagesizes import A4
@@ -157,6 +157,15 @@ def _header_rows(headers: Mapping[str, Any], server: str | None, st: dict[str, A
     return rows
 
 
+#: Section facts said in a sentence (websec_app/wording.py, shared with the UI) instead of as "Label: value" pairs:
+#: the CA's answer (its note names the URL asked), the SCTs by where they came from (not log ids), heartbeats.
+_SAID_IN_WORDS: dict[str, Callable[[Any], str]] = {
+    "revocation": lambda value: revocation_words(value, with_note=True),
+    "certificate_transparency": transparency_words,
+    "heartbeat": heartbeat_words,
+}
+
+
 def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") -> list[list[Any]]:
     """A section's own facts as "Label | value" rows: scalars and lists of scalars; one level of nested
     objects under their parent's label; lists of objects only where a reader needs them (cookies,
@@ -166,16 +175,8 @@ def _detail_rows(body: Mapping[str, Any], st: dict[str, Any], prefix: str = "") 
         name = f"{prefix}{label(key)}"
         if key in _HIDDEN_DETAILS or value is None or value == "" or value == []:
             continue
-        if key == "revocation" and not prefix:  # the CA's answer in words: its note names the URL asked
-            rows.append(
-                [para(text(name), st["cellbold"]), para(text(revocation_words(value, with_note=True)), st["cell"])]
-            )
-            continue
-        if key == "certificate_transparency" and not prefix:  # the SCTs by where they came from, not log ids
-            rows.append([para(text(name), st["cellbold"]), para(text(transparency_words(value)), st["cell"])])
-            continue
-        if key == "heartbeat" and not prefix:
-            rows.append([para(text(name), st["cellbold"]), para(text(heartbeat_words(value)), st["cell"])])
+        if key in _SAID_IN_WORDS and not prefix:
+            rows.append([para(text(name), st["cellbold"]), para(text(_SAID_IN_WORDS[key](value)), st["cell"])])
             continue
         if isinstance(value, Mapping):
             if "present" in value and "status" in value:
