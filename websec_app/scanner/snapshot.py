@@ -6,11 +6,12 @@ it. Nothing here does I/O, so tests build snapshots by hand (see tests/factories
 
 from __future__ import annotations
 
+import base64
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Literal
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
 
 from .errors import InvalidTarget
 from .target import Target, parse_target
@@ -181,12 +182,31 @@ def embedded_logs_required(lifetime: timedelta) -> int:
     return CT_LOGS_REQUIRED if lifetime <= timedelta(days=180) else 3
 
 
+#: How far ahead of the scan's clock a CA's answer (an OCSP response's thisUpdate, a CRL's lastUpdate) may be dated:
+#: the CA's clock may run a little ahead. One allowance for the fetch and the checks alike.
+CA_CLOCK_SKEW = timedelta(minutes=5)
+
+
 @dataclass(frozen=True)
 class SignedTimestamp:
     """One Certificate Transparency SCT (RFC 6962 3.2): which log promised to publish, and when."""
 
     log_id: str  # base64 of the log's key hash
     timestamp: datetime
+
+    @staticmethod
+    def read(scts: Iterable[Any]) -> tuple[SignedTimestamp, ...]:
+        """`cryptography`'s SCTs (a certificate's, an OCSP response's) by log and date; one it cannot date (past year
+        9999: no log issued it) is left out, as clients leave it out."""
+        read = []
+        for sct in scts:
+            try:
+                stamp = sct.timestamp
+            except (ValueError, OverflowError):
+                continue
+            when = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+            read.append(SignedTimestamp(base64.b64encode(sct.log_id).decode(), when))
+        return tuple(read)
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,8 @@ Pure: the DER bytes come from the snapshot, the issuer from the chain the server
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -16,11 +15,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, paddin
 from cryptography.x509 import ocsp
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from ..snapshot import SignedTimestamp
+from ..snapshot import CA_CLOCK_SKEW, SignedTimestamp
 
 # Clocks differ: a response "produced" a few minutes in the future is normal (RFC 6960 4.2.2.1 leaves
 # the tolerance to clients; Firefox allows a few minutes).
-_CLOCK_SKEW = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -80,15 +78,7 @@ def _scts(response: ocsp.OCSPResponse) -> tuple[SignedTimestamp, ...]:
         extension = response.single_extensions.get_extension_for_class(x509.SignedCertificateTimestamps)
     except (x509.ExtensionNotFound, ValueError):  # ValueError: several SingleResponses (their extensions apart)
         return ()
-    scts = []
-    for sct in extension.value:
-        try:
-            stamp = sct.timestamp
-        except (ValueError, OverflowError):
-            continue
-        when = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
-        scts.append(SignedTimestamp(log_id=base64.b64encode(sct.log_id).decode(), timestamp=when))
-    return tuple(scts)
+    return SignedTimestamp.read(extension.value)
 
 
 #: RFC 6960 4.2.1 CertStatus, strictest first: of several SingleResponses for the certificate, clients keep the
@@ -146,7 +136,7 @@ def judge_staple(
         return StapleVerdict("invalid", f"{named} is not signed by the certificate's issuer")
     this_update, next_update = single.this_update_utc, single.next_update_utc
     scts = _scts(response)
-    if this_update > now + _CLOCK_SKEW:
+    if this_update > now + CA_CLOCK_SKEW:
         return StapleVerdict("invalid", f"{named} is dated in the future ({this_update:%Y-%m-%d %H:%M})")
     if next_update is not None and next_update < now:
         return StapleVerdict("invalid", f"{named} expired on {next_update:%Y-%m-%d %H:%M} UTC")

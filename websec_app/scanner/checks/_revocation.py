@@ -15,18 +15,15 @@ issuer from the verified path.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.x509.oid import ExtensionOID
 
-from ..snapshot import RevocationAnswer
+from ..snapshot import CA_CLOCK_SKEW, RevocationAnswer
 from ._ocsp import judge_staple
-
-#: As for OCSP (checks/_ocsp.py): CAs' clocks and ours differ by minutes.
-_CLOCK_SKEW = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -153,7 +150,7 @@ def _judge_crl(url: str, body: bytes, leaf_der: bytes, issuer_der: bytes | None,
     problem = _scope_problem(crl, url)
     if problem is not None:
         return RevocationVerdict("unknown", f"the CRL at {url} does not cover the certificate: {problem}")
-    if crl.last_update_utc > now + _CLOCK_SKEW:
+    if crl.last_update_utc > now + CA_CLOCK_SKEW:
         return RevocationVerdict("unknown", f"the CRL at {url} is dated in the future ({crl.last_update_utc:%Y-%m-%d})")
     entry = crl.get_revoked_certificate_by_serial_number(leaf.serial_number)
     reason = _reason(entry) if entry is not None else None

@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509 import ocsp
 from cryptography.x509.oid import AuthorityInformationAccessOID
 
-from ..snapshot import RevocationAnswer
+from ..snapshot import CA_CLOCK_SKEW, RevocationAnswer
 
 
 class Download(Protocol):
@@ -216,16 +216,12 @@ def staple_answers(staple: bytes, leaf: x509.Certificate, now: datetime) -> bool
             return False
         return any(
             single.serial_number == leaf.serial_number
-            and single.this_update_utc <= now + _CLOCK_SKEW
+            and single.this_update_utc <= now + CA_CLOCK_SKEW
             and (single.next_update_utc is None or now <= single.next_update_utc)
             for single in response.responses
         )
     except ValueError:
         return False
-
-
-#: A responder's clock may run a little ahead of the scan's (checks/_ocsp.py allows as much).
-_CLOCK_SKEW = timedelta(minutes=5)
 
 
 def _ocsp_status(body: bytes) -> ocsp.OCSPResponseStatus | None:

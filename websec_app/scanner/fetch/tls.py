@@ -135,15 +135,7 @@ def _embedded_scts(certificate: x509.Certificate) -> tuple[SignedTimestamp, ...]
         extension = certificate.extensions.get_extension_for_class(x509.PrecertificateSignedCertificateTimestamps)
     except (x509.ExtensionNotFound, ValueError):
         return ()
-    scts = []
-    for sct in extension.value:
-        try:
-            stamp = sct.timestamp
-        except (ValueError, OverflowError):  # milliseconds past year 9999: no log issued it, none counts it
-            continue
-        when = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
-        scts.append(SignedTimestamp(log_id=base64.b64encode(sct.log_id).decode(), timestamp=when))
-    return tuple(scts)
+    return SignedTimestamp.read(extension.value)
 
 
 def _handshake_scts(result: Handshake) -> tuple[SignedTimestamp, ...] | None:
