@@ -161,7 +161,11 @@ def _time_left(left: timedelta) -> str:
     return counted(hours, "hour") if hours >= 1 else "less than an hour"
 
 
-def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: CertificateInfo) -> list[Finding]:
+def _certificate_findings(
+    snapshot: SiteSnapshot, tls: TlsHandshake, leaf: CertificateInfo, refused: list[Finding] | None = None
+) -> list[Finding]:
+    """The certificate's own problems, or `tls.cert_valid` when it has none and no finding of `refused` (what the CA
+    or Certificate Transparency says of it beside its chain, REFUSED_BEYOND_THE_CHAIN) has browsers refuse it."""
     now = snapshot.fetched_at
     findings: list[Finding] = []
     dated = leaf.dated_problem(now)
@@ -196,7 +200,7 @@ def _certificate_findings(snapshot: SiteSnapshot, tls: TlsHandshake, leaf: Certi
     findings += _lifetime_findings(tls, leaf)
     findings += _key_usage_findings(tls, leaf)
     findings += _distrust_findings(snapshot, tls, leaf)
-    if not findings:
+    if not findings and not any(f.outcome in REFUSED_BEYOND_THE_CHAIN for f in refused or ()):
         findings.append(Finding("tls.cert_valid", note=f"valid for {(leaf.not_after - now).days} more days"))
     return findings
 
@@ -621,14 +625,11 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     details["ocsp_stapling"], ocsp_findings = _ocsp_details(snapshot, tls)
     details["revocation"], revocation_findings = _revocation_details(snapshot, tls)
     details["certificate_transparency"], transparency_findings = _transparency_details(snapshot, tls)
-    findings = _certificate_findings(snapshot, tls, leaf)
+    beside_the_chain = [*ocsp_findings, *revocation_findings, *transparency_findings]
+    findings = _certificate_findings(snapshot, tls, leaf, beside_the_chain)
     findings += _key_findings(_judged_path(tls, listed_chain))
     findings += _chain_findings(tls)
-    findings += ocsp_findings
-    findings += revocation_findings
-    findings += transparency_findings
-    if any(f.outcome in REFUSED_BEYOND_THE_CHAIN for f in findings):  # browsers refuse it: not "valid, trusted"
-        findings = [f for f in findings if f.outcome != "tls.cert_valid"]
+    findings += beside_the_chain
     findings += _protocol_findings(tls)
     findings += _cipher_findings(tls)
     findings += _dh_findings(tls)
