@@ -156,10 +156,13 @@ def worst_site(site_factory: SiteFactory) -> RunningSite:
 
 @pytest.fixture(scope="session")
 def scan_settings(pki: Pki, dns_server: AuthDnsServer) -> Settings:
-    """Settings that make the scanner resolve through the fixture DNS and trust the test root."""
+    """Settings that make the scanner resolve through the fixture DNS and trust the test root. The MX hosts are asked
+    nothing (smtp_port 0): their addresses are loopback ones where any local mail server would answer; the tests of
+    the STARTTLS check (tests/scanner/test_mail_servers_e2e.py) serve their own on a port of theirs."""
     return Settings(
         allow_private_targets=True,
         dns_servers=(DnsServer(dns_server.ip, dns_server.port),),
+        smtp_port=0,
         ca_bundle=Path(pki.ca_bundle_path),
         clock_start=TEST_NOW,
     )
@@ -172,6 +175,7 @@ def scan_env(scan_settings: Settings) -> dict[str, str]:
     return {
         "WEBSEC_ALLOW_PRIVATE_TARGETS": "1",
         "WEBSEC_DNS_SERVERS": f"{server.host}:{server.port}",
+        "WEBSEC_SMTP_PORT": "0",
         "WEBSEC_CA_BUNDLE": str(scan_settings.ca_bundle),
         "WEBSEC_CLOCK_START": TEST_NOW.isoformat(),
     }

@@ -58,6 +58,14 @@ def _int(env: dict[str, str], name: str, default: int, minimum: int = 0) -> int:
     return value
 
 
+def _port(env: dict[str, str], name: str, default: int) -> int:
+    """A TCP port, or 0 for none."""
+    port = _int(env, name, default)
+    if port > 65535:
+        raise SettingsError(f"{name} must be a TCP port (1-65535) or 0, got {port}")
+    return port
+
+
 def _optional_int(env: dict[str, str], name: str) -> int | None:
     """A non-negative integer, or None when unset or empty (the setting's own default applies)."""
     raw = env.get(name)
@@ -177,6 +185,9 @@ class Settings:
     environment: str = "development"
     allow_private_targets: bool = False
     dns_servers: tuple[DnsServer, ...] = ()
+    #: The port the domain's MX hosts are asked for STARTTLS on (fetch/smtp.py): 25, as senders do; 0 asks none, for
+    #: a scanner whose network blocks outbound port 25 (WEBSEC_SMTP_PORT).
+    smtp_port: int = 25
     ca_bundle: Path | None = None
     limits: ScanLimits = field(default_factory=ScanLimits)
     user_agent: str = "websec-scanner/1.0 (+https://websec.example/scanner)"
@@ -292,6 +303,7 @@ class Settings:
             environment=env.get("WEBSEC_ENV", "development").strip().lower() or "development",
             allow_private_targets=_bool(env, "WEBSEC_ALLOW_PRIVATE_TARGETS", False),
             dns_servers=tuple(DnsServer.parse(s) for s in dns_raw.split(",") if s.strip()),
+            smtp_port=_port(env, "WEBSEC_SMTP_PORT", 25),
             ca_bundle=ca_bundle,
             limits=limits,
             data_dir=Path(env.get("WEBSEC_DATA_DIR", "var")),

@@ -404,6 +404,7 @@ def deployment(
         # Production refuses private targets; the fixture DNS and CA keep any scan it runs off the internet.
         "WEBSEC_ALLOW_PRIVATE_TARGETS": "0",
         "WEBSEC_DNS_SERVERS": scan_env["WEBSEC_DNS_SERVERS"],
+        "WEBSEC_SMTP_PORT": scan_env["WEBSEC_SMTP_PORT"],
         "WEBSEC_CA_BUNDLE": scan_env["WEBSEC_CA_BUNDLE"],
         **clock_at_test_now(),
     }

@@ -444,6 +444,20 @@ class CorsProbe:
 
 
 @dataclass(frozen=True)
+class MailServer:
+    """One MX host as a sending mail server meets it (fetch/smtp.py): its greeting ("220 mx.example.com ESMTP"),
+    whether its answer to EHLO offers STARTTLS (None: the dialogue did not get that far), and the TLS handshake after
+    STARTTLS (host: the MX host, port: the SMTP port), whose own failure is the handshake's; `failure` when the
+    dialogue stopped before it (no connection, no STARTTLS, a refusal, silence)."""
+
+    host: str
+    greeting: str | None = None
+    starttls: bool | None = None
+    tls: TlsHandshake | None = None
+    failure: Failure | None = None
+
+
+@dataclass(frozen=True)
 class SiteSnapshot:
     """Everything fetched for one scan. Checks read it; nothing writes it."""
 
@@ -469,6 +483,9 @@ class SiteSnapshot:
     # includes subdomains: browsers that keep the policy send every visit to www over HTTPS. None when not asked, or
     # www has no address the scan may reach.
     www_tls: TlsHandshake | None = None
+    # The domain's MX hosts asked for STARTTLS (fetch/smtp.py), in the MX records' order: () when none were asked (no
+    # MX, null MX, an IP target, or Settings.smtp_port 0).
+    mail_servers: tuple[MailServer, ...] = ()
 
     @property
     def final(self) -> HttpResponse | None:

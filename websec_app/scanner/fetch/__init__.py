@@ -1,12 +1,11 @@
 """The only network code of the scanner: resolve -> guard -> HTTP/TLS/DNS -> one SiteSnapshot.
 
-Parts that do not depend on each other run concurrently: the main page, the `http://`
-form of the host, the TLS handshakes (with their protocol and cipher probes), the DNS
-queries and the MTA-STS policy of the domain start together; the CORS
-probes and security.txt follow as soon as the final URL is known (the foreign-origin probe, when
-the look-alike's answer calls for it, once that answer is in). Each part has its
-own timeout and the whole scan a total budget. Only a target that cannot be reached
-at all raises; anything else is recorded in the snapshot as a Failure.
+Parts that do not depend on each other run concurrently: the main page, the `http://` form of the host, the TLS
+handshakes (with their protocol and cipher probes), the DNS queries and the MTA-STS policy of the domain start
+together, and the MX hosts' STARTTLS (smtp.py) once the DNS queries have named them; the CORS probes and
+security.txt follow as soon as the final URL is known (the foreign-origin probe, when the look-alike's answer calls
+for it, once that answer is in). Each part has its own timeout and the whole scan a total budget. Only a target that
+cannot be reached at all raises; anything else is recorded in the snapshot as a Failure.
 """
 
 from __future__ import annotations
@@ -26,9 +25,11 @@ from ..request_headers import OriginHeaders
 from ..snapshot import (
     CorsProbe,
     CorsProbeKind,
+    DnsSnapshot,
     Failure,
     FetchChain,
     HttpResponse,
+    MailServer,
     SiteSnapshot,
     Timing,
     TlsHandshake,
@@ -36,11 +37,12 @@ from ..snapshot import (
 from ..target import Target, ip_literal, parse_target
 from ._asyncio_stream import CONNECTION_RESET
 from .cors_origins import cors_probe_origins, foreign_probe_needed
-from .dns import fetch_dns
+from .dns import fetch_dns, mx_hosts
 from .guard import ensure_port_allowed
 from .http import ChainCookies, SharedFetches, describe_error, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
 from .resolve import Pinner, Resolver
+from .smtp import fetch_mail_servers
 from .tls import fetch_tls, pinned_tls
 
 __all__ = ["fetch_snapshot"]
@@ -220,6 +222,18 @@ def _kept_alive(response: HttpResponse | None) -> bool:
     return "close" not in tokens
 
 
+async def _mail_servers(
+    host: str, dns: asyncio.Future[DnsSnapshot], pinner: Pinner, settings: Settings, clock: _Clock
+) -> tuple[MailServer, ...]:
+    """The domain's MX hosts asked for STARTTLS (fetch/smtp.py), once the DNS part has named them; each one the
+    scan's time budget cut off is recorded so."""
+    if ip_literal(host) is not None:
+        return ()
+    exchanges = mx_hosts(dns.result(), registrable_domain(host))
+    cut = tuple(MailServer(exchange, failure=_OUT_OF_TIME) for exchange in exchanges)
+    return await clock.run("smtp", fetch_mail_servers(exchanges, pinner, settings), cut)
+
+
 async def _after(previous: asyncio.Future[Any] | None, start: Callable[[], Awaitable[T]]) -> T:
     """The work `start` makes, once `previous` has finished (whatever its outcome); at once when there is none."""
     if previous is not None:
@@ -275,7 +289,11 @@ async def fetch_snapshot(
         mta_sts_task = asyncio.ensure_future(
             clock.run("mta_sts", fetch_mta_sts(target.host, resolver, pinner, client, settings), (None, None))
         )
-        side: list[asyncio.Future[Any]] = [tls_task, dns_task, mta_sts_task, *([upgrade_task] if upgrade_task else [])]
+        mail_task = asyncio.ensure_future(
+            _after(dns_task, lambda: _mail_servers(target.host, dns_task, pinner, settings, clock))
+        )
+        side: list[asyncio.Future[Any]] = [tls_task, dns_task, mta_sts_task, mail_task]
+        side += [upgrade_task] if upgrade_task else []
         try:
             main_cookies = ChainCookies()
             try:
@@ -378,6 +396,7 @@ async def fetch_snapshot(
         dns=dns_task.result(),
         mta_sts_policy=mta_sts_task.result()[0],
         mta_sts_tls=mta_sts_task.result()[1],
+        mail_servers=mail_task.result(),
         fetched_at=fetched_at,
         timings=tuple(clock.timings),
         passed_over=pinner.passed_over_to_an_open_address(),

@@ -19,6 +19,7 @@ import shutil
 import ssl
 import sys
 import warnings
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -118,6 +119,11 @@ class VerifyError:
     @property
     def text(self) -> str:
         return verify_error_text(self.code)
+
+
+#: A protocol's way into TLS on a connection just opened (SMTP's STARTTLS): it reads and writes the plain
+#: dialogue, and returns when the next bytes are the ClientHello.
+BeforeTls = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
 @dataclass
@@ -561,19 +567,24 @@ async def handshake(
     certificates: bool = True,
     connect_timeout: float | None = None,
     watch_certificate_request: bool = False,
+    before_tls: BeforeTls | None = None,
 ) -> Handshake:
     """Connect to `address`, handshake with SNI `host`, close. Raises HandshakeRejected when the server
     refuses, OSError when it cannot be reached, TimeoutError when `timeout` runs out. With `connect_timeout`,
     a connection not made within it, or refused, or unreachable, raises ConnectFailed. Without
     `certificates` the chains are left empty (a probe needs only the protocol and cipher; copying
     the chains out of OpenSSL is a tenth of a handshake's Python work). With `watch_certificate_request`, whether
-    the server asked for a client certificate is noted (a callback per handshake state: the grading handshake's)."""
+    the server asked for a client certificate is noted (a callback per handshake state: the grading handshake's).
+    `before_tls(reader, writer)` runs on the open connection before the ClientHello: a protocol's own way into TLS
+    (SMTP's STARTTLS, fetch/smtp.py), which raises to stop there."""
     async with asyncio.timeout(timeout):
         if connect_timeout is None:
             reader, writer = await asyncio.open_connection(address, port)
         else:
             reader, writer = await _connect(address, port, connect_timeout)
         try:
+            if before_tls is not None:
+                await before_tls(reader, writer)
             connection = SSL.Connection(context, None)
             state = _ConnectionState()
             connection.set_app_data(state)

@@ -167,6 +167,12 @@ def _targets(answer: DnsAnswer | None, rdtype: str) -> list[str]:
     return hosts[:MAX_MX_HOSTS]
 
 
+def mx_hosts(dns: DnsSnapshot, domain: str) -> list[str]:
+    """The MX hosts of `domain` this fetch asked about (at most MAX_MX_HOSTS, in the records' stable order); none
+    for a null MX, a failed lookup or a domain without MX records."""
+    return _targets(dns.get(domain, "MX"), "MX")
+
+
 async def _enclosing_zone(domain: str, answers: _Answers) -> None:
     """For DNSSEC, when `domain` is no zone apex (its SOA query answers with no record: alice.github.io is a
     name in the github.io zone): the SOA of the names above it, then the DNSKEY and DS of the nearest that

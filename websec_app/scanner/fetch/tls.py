@@ -63,6 +63,7 @@ from ._tls_client import (
     MISSING_ISSUER,
     NOT_YET_VALID,
     SELF_SIGNED_IN_CHAIN,
+    BeforeTls,
     ConnectFailed,
     Handshake,
     HandshakeRejected,
@@ -588,7 +589,14 @@ async def _asked_after(result: Handshake, settings: Settings, target: tuple[str,
 
 
 async def _attempt(
-    host: str, port: int, address: str, context: SSL.Context, settings: Settings, probes: bool, pinner: Pinner | None
+    host: str,
+    port: int,
+    address: str,
+    context: SSL.Context,
+    settings: Settings,
+    probes: bool,
+    pinner: Pinner | None,
+    before_tls: BeforeTls | None = None,
 ) -> tuple[Handshake | BaseException, _Probed, asyncio.Future[_Asked] | None] | str:
     """The grading handshake to `address`, and the probes beside it, and with them (for a scan's own handshakes,
     those with probes) what it leads to ask (`_asked_after`), left running for the caller; or, when `address` took
@@ -616,6 +624,7 @@ async def _attempt(
                 request_ocsp=True,
                 connect_timeout=connect_seconds,
                 watch_certificate_request=True,
+                before_tls=before_tls,
             )
         except Exception as exc:  # noqa: BLE001 - refused, unreachable, timed out or anything else: its failure
             result = exc
@@ -660,8 +669,10 @@ async def fetch_tls(
     probes: bool = True,
     ca_issuers: CaIssuerSource | None = None,
     pinner: Pinner | None = None,
+    before_tls: BeforeTls | None = None,
 ) -> TlsHandshake:
-    """Never raises: a failed handshake is recorded as the handshake's failure.
+    """Never raises: a failed handshake is recorded as the handshake's failure (`before_tls`'s too: fetch/smtp.py
+    reads its own from what it raised).
 
     `ca_issuers` downloads a missing issuer named in a caIssuers URL (default: guarded_ca_issuers).
 
@@ -673,7 +684,9 @@ async def fetch_tls(
     address (resolve.Pinner.failed), and one that takes it is the one the host's port stays on."""
     timeout = settings.limits.connect_seconds + settings.limits.read_seconds
     context = grading_context(settings.ca_bundle, _verify_at(settings))
-    while isinstance(attempt := await _attempt(host, port, address, context, settings, probes, pinner), str):
+    while isinstance(
+        attempt := await _attempt(host, port, address, context, settings, probes, pinner, before_tls), str
+    ):
         address = attempt  # the host's next address: the handshake and the probes start again there
     result, (protocols, ciphers, dh_group), asked_task = attempt
     if isinstance(result, BaseException):
@@ -698,7 +711,15 @@ async def fetch_tls(
         await _cancelled(asked_task)  # done by now, unless grading failed first
 
 
-async def pinned_tls(host: str, port: int, pinner: Pinner, settings: Settings, *, probes: bool = True) -> TlsHandshake:
+async def pinned_tls(
+    host: str,
+    port: int,
+    pinner: Pinner,
+    settings: Settings,
+    *,
+    probes: bool = True,
+    before_tls: BeforeTls | None = None,
+) -> TlsHandshake:
     """fetch_tls to the address `pinner` gives `host`:`port` (and its next ones, see fetch_tls). Never raises: a
     refused or unresolvable host, or a failure fetch_tls did not foresee, is the handshake's failure."""
     try:
@@ -706,7 +727,7 @@ async def pinned_tls(host: str, port: int, pinner: Pinner, settings: Settings, *
     except Exception as exc:  # noqa: BLE001 - refused or unresolvable: recorded, never raised
         return TlsHandshake(host=host, port=port, failure=Failure("unreachable", str(exc)))
     try:
-        return await fetch_tls(host, port, address, settings, probes=probes, pinner=pinner)
+        return await fetch_tls(host, port, address, settings, probes=probes, pinner=pinner, before_tls=before_tls)
     except Exception as exc:  # noqa: BLE001 - fetch_tls records its failures; should one escape, it is the section's
         failure = Failure("tls", f"the TLS handshake could not be graded: {type(exc).__name__}: {exc}")
         return TlsHandshake(host=host, port=port, address=address, failure=failure)
