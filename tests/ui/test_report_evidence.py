@@ -27,6 +27,7 @@ from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
 from tests.fixtures.legacy_tls import TlsliteServer
+from tests.fixtures.mail_servers import mail_domain
 from tests.fixtures.pki import Pki
 from tests.fixtures.revocation import crl, serve
 from tests.fixtures.sites import Redirect, RunningSite, Site, SiteFactory, TlsConfig
@@ -796,3 +797,22 @@ def test_a_certificate_of_a_root_chrome_distrusts_is_shown_refused(
     finding = page.locator("[data-testid='finding']", has_text="Chrome no longer trusts for new certificates")
     expect(finding).to_contain_text("it chains to websec Test Root CA (the tests)")
     assert shots_fit(page, {"distrusted-root-finding": finding}) == [True, True]
+
+
+def test_a_mail_server_that_fails_its_dane_records_is_shown_with_the_record_to_publish(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory, pki: Pki
+) -> None:
+    """var/screenshots/dane-mismatch-finding-{1280,375}.png, looked at by hand: a 64-digit key in the fix must stay
+    inside the card on a phone."""
+    # Given a domain whose MX host presents a key its DNSSEC-signed TLSA records do not name, scanned and stored
+    mail = mail_domain(site_factory, pki, "ui-dane", tlsa=lambda served: ["3 1 1 " + "d4" * 32])
+    with mail.serving():
+        body = scanned(mail.url, mail.settings(scan_settings)).to_dict()
+    (report_id,) = stored_for_shots(app, body)
+
+    # When its report opens, then the finding says what DANE senders do, and its fix is the record for the key now
+    open_report(page, app, report_id)
+    finding = page.locator("[data-testid='finding']", has_text="An MX host fails its own DANE records.")
+    expect(finding).to_contain_text("Senders that validate DANE (Postfix, Exim, Microsoft 365) then refuse to deliver")
+    expect(finding).to_contain_text(f"_25._tcp.{mail.exchange}. IN TLSA 3 1 1 ")
+    assert shots_fit(page, {"dane-mismatch-finding": finding}) == [True, True]

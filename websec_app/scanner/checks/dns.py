@@ -3,15 +3,15 @@
 For the host: addresses (IPv6 included), an address that took no connection, CNAME, and whether it or `www.<domain>`
 is a CNAME to a name that does not exist (a subdomain takeover waiting to happen). For the registrable domain
 (Public Suffix List, registrable.py): SPF (dns_spf.py), DNSSEC validated with dns.dnssec (dnssec.py), CAA
-(dns_caa.py), and the mail records: MX, DMARC, DKIM, MTA-STS and TLS-RPT (dns_mail.py), and DANE (dns_dane.py). A
-domain that says it handles no mail (null MX, or SPF "v=spf1 -all") needs no DKIM, MTA-STS or TLS-RPT. A failed
-lookup is "could not check" (`check.error`), never a failed scan, and never an answer: a SERVFAIL is not an NXDOMAIN
-(RFC 1035 4.1.1), so a verdict that needs it (a CNAME target gone, an MX host without addresses, a report address's
-consent, DKIM needed by a domain whose MX lookup failed, SPF's result once a term's lookup failed: temperror, RFC
-7208 5) is not given. Records that were not asked produce no finding (a lookup the scan asked and did not get in
-time is recorded as failed: fetch/dns.py). Each finding names every family of lookups that decided it
-(`Finding.families`), each failure its own family.
-Mail findings are minor: a web site should not fail over its mail configuration.
+(dns_caa.py), and the mail records: MX, DMARC, DKIM, MTA-STS and TLS-RPT (dns_mail.py), DANE (dns_dane.py), and the
+MX hosts' STARTTLS (dns_smtp.py). A domain that says it handles no mail (null MX, or SPF "v=spf1 -all") needs no
+DKIM, MTA-STS or TLS-RPT. A failed lookup is "could not check" (`check.error`), never a failed scan, and never an
+answer: a SERVFAIL is not an NXDOMAIN (RFC 1035 4.1.1), so a verdict that needs it (a CNAME target gone, an MX host
+without addresses, a report address's consent, DKIM needed by a domain whose MX lookup failed, SPF's result once a
+term's lookup failed: temperror, RFC 7208 5) is not given. Records that were not asked produce no finding (a lookup
+the scan asked and did not get in time is recorded as failed: fetch/dns.py). Each finding names every family of
+lookups that decided it (`Finding.families`), each failure its own family. Mail findings are minor: a web site
+should not fail over its mail configuration.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from ._shown import shown, shown_lists
 from .dns_caa import caa_findings
 from .dns_dane import dane_findings
 from .dns_mail import dkim_findings, dmarc_findings, mta_sts_findings, mx_findings, tls_rpt_findings
+from .dns_smtp import starttls_findings
 from .dns_spf import spf_findings
 from .dnssec import validate_zone
 
@@ -150,6 +151,7 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
             ]
         findings += _of("mta_sts", of_mta_sts, decided_also=("mx",))
         findings += _of("dane", of_dane, decided_also=("mx",))
+        findings += _of("starttls", starttls_findings(snapshot, details, receives), decided_also=("mx",))
         findings += _of("tls_rpt", tls_rpt_findings(snapshot, domain, details, receives), decided_also=("mx",))
     # a lookup reported for one family (www's CNAME target may be the domain) is named for its own as well
     reported = {(f.subject, family) for f in findings if f.outcome == "check.error" for family in f.families}

@@ -6,9 +6,11 @@ all); and they protect delivery only when every MX host has them (a sender falls
 attacker can make the others unreachable).
 
 Nothing is said of a domain without TLSA records: DANE is optional, and MTA-STS (dns_mail.py) is the other way to
-the same protection. Whether the records match the MX hosts' certificates needs an SMTP connection, which this scan
-does not make: the section's not-checked list says so. A TLSA name that is an alias (CNAME), or a zone this scan did
-not fetch, is "could not check", never a verdict. Pure: the records come from the snapshot."""
+the same protection. Records DNSSEC proves are held to the certificate each MX host presents after STARTTLS
+(fetch/smtp.py, records/dane.py `dane_match`): one that matches none of them, or a host without working STARTTLS, has
+every DANE sender hold its mail (RFC 7672 2.2) and bounce it days later. A host the scan could not ask leaves the
+match unchecked, and the section's not-checked list says so. A TLSA name that is an alias (CNAME), or a zone this
+scan did not fetch, is "could not check", never a verdict. Pure: the records come from the snapshot."""
 
 from __future__ import annotations
 
@@ -17,14 +19,15 @@ from datetime import datetime
 from typing import Any
 
 from ..findings import Finding
-from ..records.dane import dane_name, dane_zone
+from ..records.dane import Tlsa, dane_match, dane_name, dane_zone, parse_tlsa, spki_sha256
 from ..records.dns_text import failed
-from ..snapshot import DnsAnswer, DnsSnapshot, SiteSnapshot
+from ..snapshot import DnsAnswer, DnsSnapshot, MailServer, SiteSnapshot
 from ._dns_shared import could_not_check, series
+from .dns_smtp import tls_problem, unasked, working_tls
 from .dnssec import signed_by_zone, validate_zone
 
-#: The MX hosts whose TLSA records the fetch asks for (fetch/dns.py MAX_MX_HOSTS): past them, nothing is known.
-NOT_CHECKED = "whether the TLSA records match the MX hosts' certificates (this scan makes no SMTP connection)"
+#: Said when an MX host with DNSSEC-valid TLSA records was not asked for its certificate.
+NOT_CHECKED = "whether the TLSA records match the certificate of {hosts}, which the scan could not ask ({why})"
 
 
 #: (state, why) of what a zone proves: None when it is DNSSEC-secure.
@@ -110,8 +113,78 @@ def _problems(states: dict[str, _State], mx: _State) -> list[str]:
     return others + [f"{series(subjects)} prove nothing: {why}" for why, subjects in by_zone.items()]
 
 
+@dataclass(frozen=True)
+class _Match:
+    """What one MX host's certificate says to its DNSSEC-valid TLSA records: `matched` the record that authenticates
+    it; else `problem` (DANE senders hold its mail), or `unknown` (not asked, or no record usable); `key` the hex
+    SHA-256 of the key it presents, for the fix."""
+
+    matched: Tlsa | None = None
+    problem: str | None = None
+    unknown: str | None = None
+    key: str | None = None
+
+
+def _match(exchange: str, answer: DnsAnswer, server: MailServer | None, now: datetime) -> _Match:
+    if server is None:
+        return _Match(unknown="this scanner asks no mail server: WEBSEC_SMTP_PORT is 0")
+    problem = tls_problem(server)
+    if problem is not None:
+        return _Match(problem=f"{problem}, and its TLSA records require TLS")
+    tls = working_tls(server)
+    if tls is None or not tls.chain:
+        return _Match(unknown=unasked(server) or "it sent no certificate")
+    records = [record for text in answer.records if (record := parse_tlsa(text)) is not None]
+    if not any(record.usable for record in records):
+        return _Match(unknown=f"none of the TLSA records of {exchange} is usable for SMTP (RFC 7672 3.1.3)")
+    chain = tuple(certificate.der for certificate in tls.chain)
+    current = tls.chain[0].dated_problem(now) is None
+    matched = dane_match(records, chain, tls.hostname_matches, current)
+    key = spki_sha256(chain[0])
+    if matched is not None:
+        return _Match(matched=matched, key=key)
+    said = f"the certificate {exchange} presents (its key's SHA-256 {key[:16]}...) matches none of its TLSA records"
+    return _Match(problem=said, key=key)
+
+
+def _matched_findings(
+    states: dict[str, _State], tlsa: dict[str, DnsAnswer], snapshot: SiteSnapshot, details: dict[str, Any]
+) -> tuple[list[Finding], list[str]]:
+    """dns.dane_mismatch for the hosts whose DNSSEC-valid records their server fails (with the record to publish for
+    the key it presents), and how those that matched did ("mx.example.com: 3 1 1"); what could not be held to its
+    server goes to the section's not-checked list."""
+    servers = {server.host: server for server in snapshot.mail_servers}
+    matches = {
+        e: _match(e, tlsa[e], servers.get(e), snapshot.fetched_at) for e, s in states.items() if s.state == "secure"
+    }
+    unknown = {e: m.unknown for e, m in matches.items() if m.unknown is not None}
+    if unknown:
+        why = "; ".join(dict.fromkeys(unknown.values()))
+        details["dane"]["not_checked"] = [NOT_CHECKED.format(hosts=series(list(unknown)), why=why)]
+    matched = [
+        f"{e}: {m.matched.usage} {m.matched.selector} {m.matched.matching}" for e, m in matches.items() if m.matched
+    ]
+    failing = {e: m for e, m in matches.items() if m.problem is not None}
+    if not failing:
+        return [], matched
+    note = "; ".join(m.problem for m in failing.values() if m.problem)
+    keyed = next(((e, m.key) for e, m in failing.items() if m.key is not None), None)
+    if keyed is None:
+        fix = "Make STARTTLS work at every MX host that has TLSA records (or remove their TLSA records first)."
+    else:
+        name = dane_name(keyed[0])
+        fix = (
+            f"Publish this TLSA record beside the old ones, for the key {keyed[0]} presents now:\n"
+            f"`{name}. IN TLSA 3 1 1 {keyed[1]}`\n"
+            "Once the old records' TTL has passed, remove those that name a key the server no longer uses. If the "
+            "certificate changed by mistake, put back the one the records name instead."
+        )
+    return [Finding("dns.dane_mismatch", note=note, fix_vars={"dane_fix": fix})], matched
+
+
 def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
-    """dns.dane_valid, dns.dane_incomplete, or nothing for a domain with no TLSA records (or no mail)."""
+    """dns.dane_valid, dns.dane_incomplete, dns.dane_mismatch, or nothing for a domain with no TLSA records (or no
+    mail)."""
     mx = snapshot.dns.get(domain, "MX")
     if receives is not True or mx is None or failed(mx):
         return []
@@ -121,7 +194,7 @@ def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], 
         return []  # no DANE (or not asked): nothing to say
     now, zones = snapshot.fetched_at, dict[str, _ZoneProblem]()
     states = {e: _host_state(e, answer, domain, snapshot.dns, now, zones) for e, answer in tlsa.items()}
-    details["dane"] = {"mx_hosts": {e: s.state for e, s in states.items()}, "not_checked": [NOT_CHECKED]}
+    details["dane"] = {"mx_hosts": {e: s.state for e, s in states.items()}, "not_checked": []}
     lookups = [tlsa[e] for e, s in states.items() if s.state == "failed"]
     unknown = [s.why for s in states.values() if s.state == "unknown"]
     if len(tlsa) < len(exchanges):
@@ -129,11 +202,22 @@ def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], 
     mx_state = _mx_state(domain, snapshot.dns, now, zones)
     if mx_state.state == "unknown":
         unknown.append(mx_state.why)
+    mismatched, matched = _matched_findings(states, tlsa, snapshot, details)
     if lookups or unknown:
         found = [could_not_check(a) for a in lookups]
-        return found + ([Finding("check.error", subject="DANE (TLSA)", note="; ".join(unknown))] if unknown else [])
+        return (
+            mismatched
+            + found
+            + ([Finding("check.error", subject="DANE (TLSA)", note="; ".join(unknown))] if unknown else [])
+        )
     problems = _problems(states, mx_state)
     if problems:
-        return [Finding("dns.dane_incomplete", note="; ".join(problems))]
+        return [*mismatched, Finding("dns.dane_incomplete", note="; ".join(problems))]
+    if mismatched:
+        return mismatched
     hosts = ", ".join(states)
-    return [Finding("dns.dane_valid", note=f"TLSA records for {hosts}, and the MX records, DNSSEC-valid")]
+    note = f"TLSA records for {hosts}, and the MX records, DNSSEC-valid"
+    if matched:
+        said = "the certificates presented match" if len(matched) > 1 else "the certificate presented matches"
+        note += f"; {said} them ({', '.join(matched)})"
+    return [Finding("dns.dane_valid", note=note)]

@@ -1,7 +1,8 @@
 """The dns section's mail findings beside SPF: MX with null MX (RFC 7505), DMARC (records/dmarc.py) with its
 external report destinations' consent (RFC 7489 7.1), DKIM's `_domainkey` (NXDOMAIN vs NOERROR, RFC 8020;
-selectors are never guessed), MTA-STS with its policy (RFC 8461, records/mta_sts.py) and TLS-RPT (RFC 8460,
-records/tls_rpt.py). Mail findings are minor: a web site should not fail over its mail configuration."""
+selectors are never guessed), MTA-STS with its policy (RFC 8461, records/mta_sts.py), held to what the MX hosts
+showed (dns_smtp.py), and TLS-RPT (RFC 8460, records/tls_rpt.py). Mail findings are minor: a web site should not
+fail over its mail configuration."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from ..snapshot import FetchChain, SiteSnapshot
 from ._dns_shared import could_not_check, listed_errors
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 from ._shown import shown_lists
+from .dns_smtp import tls_problem, working_tls
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 #: An MX host without addresses: the MX record names it, its A and AAAA lookups ("mx_hosts") say it has none.
@@ -314,9 +316,27 @@ def mta_sts_findings(
             listed += f" and {len(uncovered) - _MAX_NAMES_LISTED} more"
         note = f"the policy does not list {listed}: mail to it would fail under enforce"
         return [Finding("dns.mta_sts_invalid", note=note)]
+    failing = _failing_mx(snapshot)
     if mode == "testing":
-        return [Finding("dns.mta_sts_testing", note="mode: testing only reports failures")]
+        note = "mode: testing only reports failures"
+        return [Finding("dns.mta_sts_testing", note=f"{note}; under enforce, {failing}" if failing else note)]
+    if failing:
+        return [Finding("dns.mta_sts_mx_failing", note=f"the policy is in enforce mode, and {failing}")]
     return [Finding("dns.mta_sts_enforce", note=f"mode: enforce, max_age {shown.get('max_age')}")]
+
+
+def _failing_mx(snapshot: SiteSnapshot) -> str | None:
+    """What an MTA-STS sender meets at the MX hosts the scan asked and refuses (RFC 8461 4.2): no TLS, or a
+    certificate not valid for the host; None when every host asked passes (or none was asked)."""
+    failing = []
+    for server in snapshot.mail_servers:
+        tls = working_tls(server)
+        problem = tls_problem(server) or (tls.refused_by_browsers(snapshot.fetched_at) if tls else None)
+        if problem is not None:
+            failing.append(problem if tls is None else f"at {server.host}, {problem}")
+    if not failing:
+        return None
+    return f"{'; '.join(failing)}: senders that honor MTA-STS do not deliver mail there (RFC 8461 4.2)"
 
 
 def tls_rpt_findings(

@@ -1,7 +1,16 @@
 """Where DANE for SMTP puts an MX host's TLSA records (RFC 7672), and which zone signs them: read by the fetch,
-which asks for them, and by the check, which validates them."""
+which asks for them, and by the check, which validates them and holds them to the certificate each MX host
+presents (RFC 7672 3.1: `dane_match`)."""
 
 from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer
@@ -31,3 +40,108 @@ def _signer(answer: DnsAnswer) -> str | None:
         if len(fields) > 8:
             return fields[7].rstrip(".").lower() or None
     return None
+
+
+#: RFC 7672 3.1: the certificate usages SMTP uses, DANE-TA(2) and DANE-EE(3). PKIX-TA(0) and PKIX-EE(1) are
+#: "unusable" to an SMTP client (3.1.3), as are selectors and matching types RFC 6698 does not define.
+_USAGES = {2: "DANE-TA", 3: "DANE-EE"}
+_SELECTORS = (0, 1)  # the full certificate, its SubjectPublicKeyInfo
+_MATCHING = {0: None, 1: "sha256", 2: "sha512"}  # exact, SHA2-256, SHA2-512
+
+
+@dataclass(frozen=True)
+class Tlsa:
+    """One TLSA record (RFC 6698 2.1) as its presentation form gives it: "3 1 1 <hex>"."""
+
+    usage: int
+    selector: int
+    matching: int
+    data: bytes
+
+    @property
+    def usable(self) -> bool:
+        """RFC 7672 3.1.3: whether an SMTP client uses the record at all."""
+        return self.usage in _USAGES and self.selector in _SELECTORS and self.matching in _MATCHING
+
+    def matches(self, certificate_der: bytes) -> bool:
+        """Whether the certificate (DER) is the one the record names: its full DER or its SubjectPublicKeyInfo,
+        exact or hashed (RFC 6698 2.1.2-2.1.3)."""
+        if not self.usable:
+            return False
+        try:
+            certificate = x509.load_der_x509_certificate(certificate_der)
+        except ValueError:
+            return False
+        selected = (
+            certificate_der
+            if self.selector == 0
+            else certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+        )
+        algorithm = _MATCHING[self.matching]
+        found = selected if algorithm is None else hashlib.new(algorithm, selected).digest()
+        return hmac.compare_digest(found, self.data)
+
+
+def parse_tlsa(text: str) -> Tlsa | None:
+    """A TLSA record's presentation form ("3 1 1 a1b2..."; dnspython may break the hex with spaces); None when it is
+    not one."""
+    fields = text.split()
+    if len(fields) < 4 or not all(field.isdigit() for field in fields[:3]):
+        return None
+    try:
+        data = bytes.fromhex("".join(fields[3:]))
+    except ValueError:
+        return None
+    return Tlsa(int(fields[0]), int(fields[1]), int(fields[2]), data)
+
+
+def spki_sha256(certificate_der: bytes) -> str:
+    """The hex SHA-256 of the certificate's SubjectPublicKeyInfo: the data of a "3 1 1" TLSA record for it."""
+    certificate = x509.load_der_x509_certificate(certificate_der)
+    spki = certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    return hashlib.sha256(spki).hexdigest()
+
+
+def _issues(issuer_der: bytes, subject_der: bytes) -> bool:
+    """Whether `issuer_der` signed `subject_der` (names chained and the signature valid)."""
+    try:
+        subject = x509.load_der_x509_certificate(subject_der)
+        subject.verify_directly_issued_by(x509.load_der_x509_certificate(issuer_der))
+    except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+        return False
+    return True
+
+
+def dane_match(records: list[Tlsa], chain: tuple[bytes, ...], leaf_names_host: bool, leaf_current: bool) -> Tlsa | None:
+    """The usable record that authenticates the chain a server sent (DER, leaf first), as RFC 7672 3.1 has an SMTP
+    client judge it; None when none does. DANE-EE(3) names the leaf itself, whatever its names and dates (3.1.1).
+    DANE-TA(2) names a certificate the server sends above its leaf (3.1.2: servers must send it), which must have
+    issued the chain down to the leaf; the leaf must then name the MX host (`leaf_names_host`) and be within its
+    validity period (`leaf_current`)."""
+    if not chain:
+        return None
+    anchors: list[bytes] | None = None  # the certificates above the leaf that issued the chain down to it
+    for record in records:
+        if not record.usable:
+            continue
+        if record.usage == 3 and record.matches(chain[0]):
+            return record
+        if record.usage == 2 and leaf_names_host and leaf_current:
+            anchors = _issuing(chain) if anchors is None else anchors
+            if any(record.matches(anchor) for anchor in anchors):
+                return record
+    return None
+
+
+#: How far up a chain DANE-TA looks: real chains hold 2-4 certificates, and each link is a signature to verify.
+MAX_CHAIN_LINKS = 8
+
+
+def _issuing(chain: tuple[bytes, ...]) -> list[bytes]:
+    """The certificates above the leaf, in order, as long as each signed the one below it."""
+    linked = []
+    for position in range(1, min(len(chain), MAX_CHAIN_LINKS + 1)):
+        if not _issues(chain[position], chain[position - 1]):
+            break
+        linked.append(chain[position])
+    return linked

@@ -33,6 +33,7 @@ DETAIL_LABELS = {
     "client_certificate_requested": "Client certificate requested (mutual TLS)",
     "revocation": "Revocation (asked of the CA)",
     "dane": "DANE (TLSA records of the mail servers)",
+    "mail_servers": "Mail servers asked for STARTTLS",
     "www_https": "HTTPS at www (the HSTS policy covers it)",
     "works": "Works",
     "problem": "Problem",
@@ -447,6 +448,21 @@ def _dane_words(dane: Mapping[str, Any]) -> list[str]:
     return lines + [f"Not checked: {item}" for item in dane.get("not_checked") or []]
 
 
+def _mail_server_words(servers: Mapping[str, Any]) -> list[str]:
+    """A line per MX host: what a sending server met there."""
+    lines = []
+    for host, shown in servers.items():
+        if not isinstance(shown, Mapping):
+            continue
+        if shown.get("protocol"):
+            lines.append(f"{host}: STARTTLS with {shown['protocol']}; {shown.get('certificate', '')}".rstrip("; "))
+        elif shown.get("problem"):
+            lines.append(f"{shown['problem']} (mail to it goes unencrypted)")
+        else:
+            lines.append(f"{host}: could not be asked ({shown.get('error', 'no answer')})")
+    return lines
+
+
 _DNS_OBJECTS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "mx": _mx_words,
     "spf": _spf_words,
@@ -457,6 +473,7 @@ _DNS_OBJECTS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "mta_sts": _mta_sts_words,
     "tls_rpt": _tls_rpt_words,
     "dane": _dane_words,
+    "mail_servers": _mail_server_words,
 }
 #: The dns section's fields `dns_words` words; any other goes the generic way.
 DNS_WORDED = frozenset({"a", "aaaa", "cname", "not_listed", *_DNS_OBJECTS})

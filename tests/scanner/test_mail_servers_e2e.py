@@ -1,0 +1,194 @@
+"""Whole scans of domains whose MX hosts run a real SMTP server (aiosmtpd, tests/fixtures/mail_servers.py): STARTTLS
+works or is missing (dns.mx_starttls, dns.mx_no_starttls), an enforced MTA-STS policy the host's certificate fails
+(dns.mta_sts_mx_failing), and DNSSEC-valid TLSA records held to the certificate the host presents (dns.dane_valid,
+dns.dane_mismatch with the record to publish). A host the scan cannot reach is "could not check", never a verdict."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Any
+
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from tests.fixtures import catalog
+from tests.fixtures.mail_servers import mail_address, mail_domain
+from tests.fixtures.pki import IssuedCert, Pki
+from tests.fixtures.ports import free_port
+from tests.fixtures.sites import SiteFactory
+from tests.pdf_text import pdf_pages
+from websec_app.scanner import scan
+from websec_app.services.pdf import render_scan_pdf
+from websec_app.settings import Settings
+
+
+def _spki_sha256(certificate: IssuedCert | None) -> str:
+    assert certificate is not None
+    spki = certificate.certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    return hashlib.sha256(spki).hexdigest()
+
+
+def _findings(body: dict, prefix: str) -> dict[str, dict]:
+    return {f["check"]: f for f in body["dns"]["findings"] if f["check"].startswith(prefix)}
+
+
+async def _scan_with_mx(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki, prefix: str, **domain: Any
+) -> tuple[str, dict]:
+    """The scan of a `mail_domain` (tests/fixtures/mail_servers.py) while its mail server runs."""
+    mail = mail_domain(site_factory, pki, prefix, **domain)
+    with mail.serving():
+        body = (await scan(mail.url, mail.settings(scan_settings))).to_dict()
+    return mail.host, body
+
+
+async def test_an_mx_host_with_starttls_and_a_valid_certificate(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-tls")
+    found = _findings(body, "dns.mx_")
+    assert found["dns.mx_starttls"]["status"] == "good"
+    assert found["dns.mx_starttls"]["note"] == f"STARTTLS works at mx.{host} (TLSv1.3)"
+    assert "dns.mx_no_starttls" not in found
+    shown = body["dns"]["mail_servers"][f"mx.{host}"]
+    assert shown["starttls"] is True and shown["protocol"] == "TLSv1.3"
+    assert shown["certificate"] == f"valid for mx.{host}" and shown["greeting"].startswith(f"220 mx.{host} ")
+
+
+async def test_an_mx_host_without_starttls_takes_mail_in_cleartext(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-plain", certificate=None)
+    found = _findings(body, "dns.mx_")
+    assert set(found) == {"dns.mx_present", "dns.mx_no_starttls"}
+    assert (found["dns.mx_no_starttls"]["status"], found["dns.mx_no_starttls"]["deduction"]) == ("bad", 3)
+    assert found["dns.mx_no_starttls"]["note"] == (
+        f"mx.{host} does not offer STARTTLS: mail to it travels in cleartext"
+    )
+    assert "Postfix: smtpd_tls_security_level = may" in found["dns.mx_no_starttls"]["fix"]
+
+
+async def test_an_mx_host_nothing_answers_at_is_not_judged(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host = site_factory.unique_host("mx-down")
+    site = catalog.best_practices(host)
+    kept = tuple(r for r in site.dns if r[1] not in ("MX", "TXT"))
+    records = ((host, "MX", f"10 mx.{host}"), (f"mx.{host}", "A", mail_address()), (host, "TXT", '"v=spf1 mx -all"'))
+    site_factory(dataclasses.replace(site, dns=(*kept, *records)))
+    port = free_port()
+    body = (await scan(f"https://{host}/", dataclasses.replace(scan_settings, smtp_port=port))).to_dict()
+    assert _findings(body, "dns.mx_").keys() == {"dns.mx_present"}
+    [error] = [f for f in body["dns"]["findings"] if f["subjects"] == [f"STARTTLS of mx.{host}"]]
+    assert error["check"] == "check.error" and error["note"] == f"connection refused on port {port}"
+    assert body["dns"]["mail_servers"] == {f"mx.{host}": {"error": f"connection refused on port {port}"}}
+
+
+async def test_an_enforced_mta_sts_policy_fails_at_an_mx_host_whose_certificate_names_another(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-sts", certificate="other", mta_sts="enforce")
+    found = _findings(body, "dns.mta_sts")
+    assert set(found) == {"dns.mta_sts_mx_failing"}
+    assert (found["dns.mta_sts_mx_failing"]["status"], found["dns.mta_sts_mx_failing"]["deduction"]) == ("bad", 4)
+    assert found["dns.mta_sts_mx_failing"]["note"] == (
+        f"the policy is in enforce mode, and at mx.{host}, the certificate names other.{host}, not mx.{host}: senders "
+        "that honor MTA-STS do not deliver mail there (RFC 8461 4.2)"
+    )
+    # STARTTLS itself works: opportunistic senders deliver encrypted
+    assert _findings(body, "dns.mx_")["dns.mx_starttls"]["status"] == "good"
+    assert (
+        body["dns"]["mail_servers"][f"mx.{host}"]["certificate"] == f"the certificate names other.{host}, not mx.{host}"
+    )
+
+
+async def test_a_testing_mta_sts_policy_is_told_what_enforce_would_break(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host, body = await _scan_with_mx(
+        site_factory, scan_settings, pki, "mx-stst", certificate="other", mta_sts="testing"
+    )
+    found = _findings(body, "dns.mta_sts")
+    assert set(found) == {"dns.mta_sts_testing"}
+    assert found["dns.mta_sts_testing"]["note"].startswith(
+        f"mode: testing only reports failures; under enforce, at mx.{host}, the certificate names other.{host}"
+    )
+
+
+async def test_an_enforced_mta_sts_policy_the_mx_host_passes_is_good(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    _, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-stsok", mta_sts="enforce")
+    assert set(_findings(body, "dns.mta_sts")) == {"dns.mta_sts_enforce"}
+
+
+async def test_tlsa_records_that_name_the_key_the_mx_host_presents_are_dane(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host, body = await _scan_with_mx(
+        site_factory, scan_settings, pki, "mx-dane", tlsa=lambda served: [f"3 1 1 {_spki_sha256(served)}"]
+    )
+    [dane] = _findings(body, "dns.dane").values()
+    assert dane["check"] == "dns.dane_valid"
+    assert dane["note"] == (
+        f"TLSA records for mx.{host}, and the MX records, DNSSEC-valid; the certificate presented matches them "
+        f"(mx.{host}: 3 1 1)"
+    )
+    assert body["dns"]["dane"]["not_checked"] == []
+
+
+async def test_a_dane_ta_record_for_the_intermediate_authenticates_a_leaf_that_names_the_host(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    def intermediate(served: IssuedCert | None) -> list[str]:
+        assert served is not None
+        return [f"2 0 1 {hashlib.sha256(served.chain[1].public_bytes(Encoding.DER)).hexdigest()}"]
+
+    host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-danta", tlsa=intermediate)
+    assert _findings(body, "dns.dane")["dns.dane_valid"]["note"].endswith(f"(mx.{host}: 2 0 1)")
+    # DANE-TA also needs the leaf to name the host (RFC 7672 3.1.2); DANE-EE does not (3.1.1)
+    _, other = await _scan_with_mx(
+        site_factory, scan_settings, pki, "mx-danta2", certificate="other", tlsa=intermediate
+    )
+    assert set(_findings(other, "dns.dane")) == {"dns.dane_mismatch"}
+
+
+async def test_tlsa_records_for_a_key_the_mx_host_no_longer_presents_hold_its_mail(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    old = "3 1 1 " + "a1" * 32
+    host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-danex", tlsa=lambda served: [old])
+    found = _findings(body, "dns.dane")
+    assert set(found) == {"dns.dane_mismatch"}
+    mismatch = found["dns.dane_mismatch"]
+    assert (mismatch["status"], mismatch["deduction"]) == ("bad", 5)
+    key = _spki_sha256(pki.issue("valid", (f"mx.{host}",)))
+    assert mismatch["note"] == (
+        f"the certificate mx.{host} presents (its key's SHA-256 {key[:16]}...) matches none of its TLSA records"
+    )
+    assert f"\n`_25._tcp.mx.{host}. IN TLSA 3 1 1 {key}`\n" in mismatch["fix"]
+
+
+async def test_tlsa_records_for_an_mx_host_without_starttls_hold_its_mail(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host, body = await _scan_with_mx(
+        site_factory, scan_settings, pki, "mx-danen", certificate=None, tlsa=lambda served: ["3 1 1 " + "b2" * 32]
+    )
+    mismatch = _findings(body, "dns.dane")["dns.dane_mismatch"]
+    assert mismatch["note"] == f"mx.{host} does not offer STARTTLS, and its TLSA records require TLS"
+    assert mismatch["fix"].startswith("Make STARTTLS work at every MX host that has TLSA records")
+
+
+async def test_the_pdf_says_what_each_mx_host_showed_in_words(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host, body = await _scan_with_mx(
+        site_factory, scan_settings, pki, "mx-pdf", tlsa=lambda served: ["3 1 1 " + "c3" * 32]
+    )
+    text = " ".join(" ".join(pdf_pages(render_scan_pdf(body))).split())
+    assert "Mail servers asked for STARTTLS" in text
+    assert f"mx.{host}: STARTTLS with TLSv1.3; valid for mx.{host}" in text
+    assert "Mail servers fail their own DANE records" in text
+    key = _spki_sha256(pki.issue("valid", (f"mx.{host}",)))
+    assert f"IN TLSA 3 1 1 {key}" in text

@@ -1,0 +1,82 @@
+"""The domain's MX hosts as a sending mail server meets them (fetch/smtp.py): whether each offers STARTTLS and
+completes the TLS handshake after it (RFC 3207), and whether its certificate is valid for its name, which MTA-STS
+requires in enforce mode (RFC 8461 4.2; dns_mail.py) and DANE replaces with the TLSA records (RFC 7672; dns_dane.py).
+
+Without MTA-STS or DANE, senders deliver over any TLS they get, and without TLS when STARTTLS is missing or fails
+(opportunistic TLS, RFC 7435): a host without working STARTTLS has its mail go in cleartext, readable on the path.
+A host the scan could not ask (no connection to port 25, which many networks block, a greeting that refuses the
+scanner, silence) is "could not check", never a verdict. Pure: what the hosts said comes from the snapshot."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..findings import Finding
+from ..snapshot import MailServer, SiteSnapshot, TlsHandshake
+from ._dns_shared import series
+
+
+def tls_problem(server: MailServer) -> str | None:
+    """Why mail to the host goes without TLS (no STARTTLS, refused, or a handshake that fails after it), else None:
+    TLS works, or the scan could not tell (`unasked`)."""
+    if server.failure is not None:
+        if server.starttls is False:
+            return f"{server.host} does not offer STARTTLS"
+        if server.starttls and server.failure.kind != "timeout":
+            return f"{server.host} offers STARTTLS and then fails it ({server.failure.message})"
+        return None
+    if server.tls is not None and server.tls.failure is not None:
+        return f"the TLS handshake with {server.host} fails after STARTTLS ({server.tls.failure.message})"
+    return None
+
+
+def unasked(server: MailServer) -> str | None:
+    """Why the scan could not tell whether the host does TLS, else None."""
+    if tls_problem(server) is not None or (server.failure is None and server.tls is not None):
+        return None
+    failure = server.failure or (server.tls.failure if server.tls is not None else None)
+    return failure.message if failure is not None else "no answer"
+
+
+def working_tls(server: MailServer) -> TlsHandshake | None:
+    """The handshake after STARTTLS, when it completed."""
+    if server.failure is None and server.tls is not None and server.tls.failure is None:
+        return server.tls
+    return None
+
+
+def _described(server: MailServer, now: datetime) -> dict[str, Any]:
+    shown: dict[str, Any] = {"greeting": server.greeting, "starttls": server.starttls}
+    tls = working_tls(server)
+    if tls is not None:
+        problem = tls.refused_by_browsers(now)  # RFC 8461 4.2: a browser's test
+        shown["protocol"] = tls.protocol
+        shown["cipher"] = tls.cipher
+        shown["certificate"] = problem or f"valid for {server.host}"
+    else:
+        shown["problem" if tls_problem(server) else "error"] = tls_problem(server) or unasked(server)
+    return {key: value for key, value in shown.items() if value is not None}
+
+
+def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives: bool | None) -> list[Finding]:
+    """dns.mx_starttls, dns.mx_no_starttls, and a check.error for each MX host the scan could not ask."""
+    servers = snapshot.mail_servers
+    if receives is not True or not servers:
+        return []
+    now = snapshot.fetched_at
+    details["mail_servers"] = {server.host: _described(server, now) for server in servers}
+    findings = [
+        Finding("check.error", subject=f"STARTTLS of {server.host}", note=why)
+        for server in servers
+        if (why := unasked(server)) is not None
+    ]
+    problems = [problem for server in servers if (problem := tls_problem(server)) is not None]
+    if problems:
+        note = f"{'; '.join(problems)}: mail to {'them' if len(problems) > 1 else 'it'} travels in cleartext"
+        return [Finding("dns.mx_no_starttls", note=note), *findings]
+    working = [(server.host, tls) for server in servers if (tls := working_tls(server)) is not None]
+    if working:
+        note = series([f"{host} ({tls.protocol})" for host, tls in working])
+        findings.insert(0, Finding("dns.mx_starttls", note=f"STARTTLS works at {note}"))
+    return findings
