@@ -192,3 +192,20 @@ async def test_the_pdf_says_what_each_mx_host_showed_in_words(
     assert "Mail servers fail their own DANE records" in text
     key = _spki_sha256(pki.issue("valid", (f"mx.{host}",)))
     assert f"IN TLSA 3 1 1 {key}" in text
+
+
+async def test_an_mx_host_without_an_address_is_said_once(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host = site_factory.unique_host("mx-noaddr")
+    site = catalog.best_practices(host)
+    kept = tuple(r for r in site.dns if r[1] not in ("MX", "TXT"))
+    records = ((host, "MX", f"10 mx.{host}"), (host, "TXT", '"v=spf1 -all"'))
+    site_factory(dataclasses.replace(site, dns=(*kept, *records)))
+    body = (await scan(f"https://{host}/", dataclasses.replace(scan_settings, smtp_port=free_port()))).to_dict()
+    assert [f["check"] for f in body["dns"]["findings"] if f"mx.{host}" in str(f.get("subjects"))] == [
+        "dns.mx_unresolvable"
+    ]
+    assert (
+        body["dns"]["mail_servers"][f"mx.{host}"]["error"] == f"DNS lookup failed: mx.{host} does not exist (NXDOMAIN)"
+    )

@@ -59,6 +59,13 @@ def _described(server: MailServer, now: datetime) -> dict[str, Any]:
     return {key: value for key, value in shown.items() if value is not None}
 
 
+def _addressless(snapshot: SiteSnapshot, host: str) -> bool:
+    """Whether the DNS fetch found no address for the host (dns.mx_unresolvable, or its failed lookups' check.error,
+    already say so: the connection that could not be made is no news)."""
+    a, aaaa = snapshot.dns.get(host, "A"), snapshot.dns.get(host, "AAAA")
+    return a is not None and aaaa is not None and not a.records and not aaaa.records
+
+
 def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives: bool | None) -> list[Finding]:
     """dns.mx_starttls, dns.mx_no_starttls, and a check.error for each MX host the scan could not ask."""
     servers = snapshot.mail_servers
@@ -69,7 +76,7 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
     findings = [
         Finding("check.error", subject=f"STARTTLS of {server.host}", note=why)
         for server in servers
-        if (why := unasked(server)) is not None
+        if (why := unasked(server)) is not None and not _addressless(snapshot, server.host)
     ]
     problems = [problem for server in servers if (problem := tls_problem(server)) is not None]
     if problems:
