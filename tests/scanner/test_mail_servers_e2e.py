@@ -66,6 +66,10 @@ async def test_an_mx_host_without_starttls_takes_mail_in_cleartext(
         f"mx.{host} does not offer STARTTLS: mail to it travels in cleartext"
     )
     assert "Postfix: smtpd_tls_security_level = may" in found["dns.mx_no_starttls"]["fix"]
+    # for every web server, the snippet says the fix is made on the mail servers, not in its configuration
+    assert found["dns.mx_no_starttls"]["fix_snippets"]["nginx"].startswith(
+        "Done on the domain's mail servers (its MX hosts, or at the mail provider that runs them), not in the nginx"
+    )
 
 
 async def test_an_mx_host_nothing_answers_at_is_not_judged(
