@@ -213,3 +213,14 @@ async def test_an_mx_host_without_an_address_is_said_once(
     assert (
         body["dns"]["mail_servers"][f"mx.{host}"]["error"] == f"DNS lookup failed: mx.{host} does not exist (NXDOMAIN)"
     )
+
+
+async def test_the_mx_hosts_are_asked_as_soon_as_the_mx_answer_is_in(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    """Not once every DNS lookup is done: the MX hosts' addresses, TLSA records and the SPF tree come after."""
+    mail = mail_domain(site_factory, pki, "mx-early")
+    with mail.serving():
+        report = await scan(mail.url, mail.settings(scan_settings))
+    parts = {timing["part"]: timing for timing in report.timings}
+    assert parts["smtp"]["start_ms"] < parts["dns"]["end_ms"]

@@ -2,7 +2,7 @@
 
 Parts that do not depend on each other run concurrently: the main page, the `http://` form of the host, the TLS
 handshakes (with their protocol and cipher probes), the DNS queries and the MTA-STS policy of the domain start
-together, and the MX hosts' STARTTLS (smtp.py) once the DNS queries have named them; the CORS probes and
+together, and the MX hosts' STARTTLS (smtp.py) once the DNS queries' first round has named them; the CORS probes and
 security.txt follow as soon as the final URL is known (the foreign-origin probe, when the look-alike's answer calls
 for it, once that answer is in). Each part has its own timeout and the whole scan a total budget. Only a target that
 cannot be reached at all raises; anything else is recorded in the snapshot as a Failure.
@@ -25,7 +25,7 @@ from ..request_headers import OriginHeaders
 from ..snapshot import (
     CorsProbe,
     CorsProbeKind,
-    DnsSnapshot,
+    DnsAnswer,
     Failure,
     FetchChain,
     HttpResponse,
@@ -223,13 +223,11 @@ def _kept_alive(response: HttpResponse | None) -> bool:
 
 
 async def _mail_servers(
-    host: str, dns: asyncio.Future[DnsSnapshot], pinner: Pinner, settings: Settings, clock: _Clock
+    mx_answer: asyncio.Future[DnsAnswer | None], pinner: Pinner, settings: Settings, clock: _Clock
 ) -> tuple[MailServer, ...]:
-    """The domain's MX hosts asked for STARTTLS (fetch/smtp.py), once the DNS part has named them; each one the
-    scan's time budget cut off is recorded so."""
-    if ip_literal(host) is not None:
-        return ()
-    exchanges = mx_hosts(dns.result(), registrable_domain(host))
+    """The domain's MX hosts asked for STARTTLS (fetch/smtp.py), as soon as the DNS part has the MX answer (its
+    first round), beside the rest of its lookups; each one the scan's time budget cut off is recorded so."""
+    exchanges = mx_hosts(await mx_answer)
     cut = tuple(MailServer(exchange, failure=_OUT_OF_TIME) for exchange in exchanges)
     return await clock.run("smtp", fetch_mail_servers(exchanges, pinner, settings), cut)
 
@@ -281,17 +279,19 @@ async def fetch_snapshot(
                 TlsHandshake(tls_target.host, tls_target.port, failure=_OUT_OF_TIME),
             )
         )
+        mx_answer: asyncio.Future[DnsAnswer | None] = asyncio.get_running_loop().create_future()
         dns_task = asyncio.ensure_future(
             clock.within(
-                "dns", lambda seconds: fetch_dns(target.host, resolver, limits.dns_seconds, budget_seconds=seconds)
+                "dns",
+                lambda seconds: fetch_dns(
+                    target.host, resolver, limits.dns_seconds, budget_seconds=seconds, mx_answer=mx_answer
+                ),
             )
         )
         mta_sts_task = asyncio.ensure_future(
             clock.run("mta_sts", fetch_mta_sts(target.host, resolver, pinner, client, settings), (None, None))
         )
-        mail_task = asyncio.ensure_future(
-            _after(dns_task, lambda: _mail_servers(target.host, dns_task, pinner, settings, clock))
-        )
+        mail_task = asyncio.ensure_future(_mail_servers(mx_answer, pinner, settings, clock))
         side: list[asyncio.Future[Any]] = [tls_task, dns_task, mta_sts_task, mail_task]
         side += [upgrade_task] if upgrade_task else []
         try:

@@ -81,8 +81,11 @@ def dns_queries(host: str) -> list[tuple[str, str]]:
 
 
 class _Answers:
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(self, resolver: Resolver, watched: dict[tuple[str, str], asyncio.Future[DnsAnswer | None]]) -> None:
         self.resolver = resolver
+        #: answers another part of the scan waits for (the MX hosts' STARTTLS waits for the MX answer): given as soon
+        #: as they are in, and None when the fetch ends without them
+        self.watched = watched
         self.found: dict[tuple[str, str], DnsAnswer] = {}
         self.asked: set[tuple[str, str]] = set()
         #: the queries on their way, so a lookup two parts ask at once (an MX host of the domain's and of an SPF
@@ -104,6 +107,9 @@ class _Answers:
                 self.in_flight[key] = asyncio.ensure_future(self.resolver.query(*key))
             answer = await self.in_flight[key]
             self.found.setdefault(key, answer)
+        waiter = self.watched.get(key)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(self.found[key])
         return self.found[key]
 
     def give_up(self, why: str) -> None:
@@ -167,10 +173,10 @@ def _targets(answer: DnsAnswer | None, rdtype: str) -> list[str]:
     return hosts[:MAX_MX_HOSTS]
 
 
-def mx_hosts(dns: DnsSnapshot, domain: str) -> list[str]:
-    """The MX hosts of `domain` this fetch asked about (at most MAX_MX_HOSTS, in the records' stable order); none
-    for a null MX, a failed lookup or a domain without MX records."""
-    return _targets(dns.get(domain, "MX"), "MX")
+def mx_hosts(answer: DnsAnswer | None) -> list[str]:
+    """The MX hosts an MX answer names, those this fetch asks about (at most MAX_MX_HOSTS, in the records' stable
+    order); none for a null MX, a failed lookup or a domain without MX records."""
+    return _targets(answer, "MX")
 
 
 async def _enclosing_zone(domain: str, answers: _Answers) -> None:
@@ -255,21 +261,34 @@ async def _both_rounds(host: str, answers: _Answers, follow_up_seconds: float) -
 
 
 async def fetch_dns(
-    host: str, resolver: Resolver, follow_up_seconds: float = 4.0, *, budget_seconds: float | None = None
+    host: str,
+    resolver: Resolver,
+    follow_up_seconds: float = 4.0,
+    *,
+    budget_seconds: float | None = None,
+    mx_answer: asyncio.Future[DnsAnswer | None] | None = None,
 ) -> DnsSnapshot:
     """The snapshot, within `budget_seconds` (what is left of the scan's time budget; None: no bound but the
     lookups' own). When the budget runs out first, the answers that arrived are kept and every lookup asked
     and not answered is recorded as failed (TIMEOUT), and the snapshot says why it was cut, so the checks say
     "could not check" for it and for a lookup nobody asked, never "not found": a section cut by the scan's
     deadline must not read as a site without those records."""
-    if ip_literal(host) is not None:
-        return DnsSnapshot(host=host)
-    answers = _Answers(resolver)
+    watched: dict[tuple[str, str], asyncio.Future[DnsAnswer | None]] = {}
+    if mx_answer is not None and ip_literal(host) is None:
+        watched[_Answers.key(registrable_domain(host), "MX")] = mx_answer
     try:
-        async with asyncio.timeout(budget_seconds):
-            await _both_rounds(host, answers, follow_up_seconds)
-    except TimeoutError:
-        answers.give_up(OUT_OF_BUDGET)
-    if answers.gave_up is not None:
-        await _unasked_follow_ups(host, registrable_domain(host), answers)
-    return DnsSnapshot(host=host, answers=tuple(answers.found.values()), cut=answers.gave_up)
+        if ip_literal(host) is not None:
+            return DnsSnapshot(host=host)
+        answers = _Answers(resolver, watched)
+        try:
+            async with asyncio.timeout(budget_seconds):
+                await _both_rounds(host, answers, follow_up_seconds)
+        except TimeoutError:
+            answers.give_up(OUT_OF_BUDGET)
+        if answers.gave_up is not None:
+            await _unasked_follow_ups(host, registrable_domain(host), answers)
+        return DnsSnapshot(host=host, answers=tuple(answers.found.values()), cut=answers.gave_up)
+    finally:
+        for waiter in watched.values():
+            if not waiter.done():
+                waiter.set_result(None)
