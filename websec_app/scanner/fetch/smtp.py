@@ -29,8 +29,7 @@ MAX_REPLY_LINE = 1024
 MAX_REPLY_LINES = 64
 #: What the scan says to a server while asking nothing (RFC 5321 4.1.1.1 wants the client's own name).
 _FALLBACK_EHLO_NAME = "scanner.invalid"
-
-
+#: The dialogue's last stage: the plain part is over, and a failure from here on is the handshake's.
 _IN_TLS = "in the TLS handshake after STARTTLS"
 
 
