@@ -42,8 +42,9 @@ RECORDED = {
     # tls.cert_not_logged (30, F): SCTs from too few CT logs, from a public root; tls.heartbleed (50, F);
     # tls.cert_distrusted_root (40, F): a root whose newer certificates Chrome refuses
     "2026.12.3": "7261c99a61a6670e",
-    # the MX hosts asked: dns.mx_no_starttls (3), dns.mta_sts_mx_failing (4), dns.dane_mismatch (5)
-    "2026.12.4": "ba59c900f64ebe63",
+    # the MX hosts asked: dns.mx_no_starttls (3), dns.mta_sts_mx_failing (4), dns.dane_mismatch (5),
+    # dns.mx_tls_outdated (1)
+    "2026.12.4": "9f1e24bb296486b8",
 }
 
 

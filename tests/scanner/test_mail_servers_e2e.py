@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import ssl
 from typing import Any
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -224,3 +225,17 @@ async def test_the_mx_hosts_are_asked_as_soon_as_the_mx_answer_is_in(
         report = await scan(mail.url, mail.settings(scan_settings))
     parts = {timing["part"]: timing for timing in report.timings}
     assert parts["smtp"]["start_ms"] < parts["dns"]["end_ms"]
+
+
+async def test_an_mx_host_that_speaks_nothing_newer_than_tls_1_1_is_outdated(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-tls11", tls_up_to=ssl.TLSVersion.TLSv1_1)
+    found = _findings(body, "dns.mx_")
+    assert found["dns.mx_starttls"]["note"] == f"STARTTLS works at mx.{host} (TLSv1.1)"
+    outdated = found["dns.mx_tls_outdated"]
+    assert (outdated["status"], outdated["deduction"]) == ("warn", 1)
+    assert outdated["note"] == f"mx.{host} (TLSv1.1) negotiates nothing newer"
+    # a current host is not
+    _, current = await _scan_with_mx(site_factory, scan_settings, pki, "mx-tls13")
+    assert "dns.mx_tls_outdated" not in _findings(current, "dns.mx_")

@@ -16,6 +16,10 @@ from ..findings import Finding
 from ..snapshot import MailServer, SiteSnapshot, TlsHandshake
 from ._dns_shared import series
 
+#: What the grading handshake, which offers up to TLS 1.3, negotiates only with a server that has nothing newer:
+#: versions RFC 8996 deprecates.
+_OUTDATED = ("SSLv3", "TLSv1", "TLSv1.1")
+
 
 def tls_problem(server: MailServer) -> str | None:
     """Why mail to the host goes without TLS (no STARTTLS, refused, or a handshake that fails after it), else None:
@@ -67,7 +71,8 @@ def _addressless(snapshot: SiteSnapshot, host: str) -> bool:
 
 
 def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives: bool | None) -> list[Finding]:
-    """dns.mx_starttls, dns.mx_no_starttls, and a check.error for each MX host the scan could not ask."""
+    """dns.mx_starttls (with dns.mx_tls_outdated for a host that has nothing newer than TLS 1.1), dns.mx_no_starttls,
+    and a check.error for each MX host the scan could not ask."""
     servers = snapshot.mail_servers
     if receives is not True or not servers:
         return []
@@ -86,4 +91,8 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
     if working:
         note = series([f"{host} ({tls.protocol})" for host, tls in working])
         findings.insert(0, Finding("dns.mx_starttls", note=f"STARTTLS works at {note}"))
+    outdated = [f"{host} ({tls.protocol})" for host, tls in working if tls.protocol in _OUTDATED]
+    if outdated:
+        note = f"{series(outdated)} negotiate{'s' if len(outdated) == 1 else ''} nothing newer"
+        findings.insert(1, Finding("dns.mx_tls_outdated", note=note))
     return findings
