@@ -12,8 +12,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from tests.fixtures import catalog
-from tests.fixtures.mail_servers import mail_address, mail_domain
+from tests.fixtures.mail_servers import mail_address, mail_domain, mail_site
 from tests.fixtures.pki import IssuedCert, Pki
 from tests.fixtures.ports import free_port
 from tests.fixtures.sites import SiteFactory
@@ -77,10 +76,8 @@ async def test_an_mx_host_nothing_answers_at_is_not_judged(
     site_factory: SiteFactory, scan_settings: Settings, pki: Pki
 ) -> None:
     host = site_factory.unique_host("mx-down")
-    site = catalog.best_practices(host)
-    kept = tuple(r for r in site.dns if r[1] not in ("MX", "TXT"))
     records = ((host, "MX", f"10 mx.{host}"), (f"mx.{host}", "A", mail_address()), (host, "TXT", '"v=spf1 mx -all"'))
-    site_factory(dataclasses.replace(site, dns=(*kept, *records)))
+    mail_site(site_factory, host, records)
     port = free_port()
     body = (await scan(f"https://{host}/", dataclasses.replace(scan_settings, smtp_port=port))).to_dict()
     assert _findings(body, "dns.mx_").keys() == {"dns.mx_present"}
@@ -203,10 +200,7 @@ async def test_an_mx_host_without_an_address_is_said_once(
     site_factory: SiteFactory, scan_settings: Settings, pki: Pki
 ) -> None:
     host = site_factory.unique_host("mx-noaddr")
-    site = catalog.best_practices(host)
-    kept = tuple(r for r in site.dns if r[1] not in ("MX", "TXT"))
-    records = ((host, "MX", f"10 mx.{host}"), (host, "TXT", '"v=spf1 -all"'))
-    site_factory(dataclasses.replace(site, dns=(*kept, *records)))
+    mail_site(site_factory, host, ((host, "MX", f"10 mx.{host}"), (host, "TXT", '"v=spf1 -all"')))
     body = (await scan(f"https://{host}/", dataclasses.replace(scan_settings, smtp_port=free_port()))).to_dict()
     assert [f["check"] for f in body["dns"]["findings"] if f"mx.{host}" in str(f.get("subjects"))] == [
         "dns.mx_unresolvable"
