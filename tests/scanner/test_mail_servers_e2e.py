@@ -18,8 +18,10 @@ from tests.fixtures.ports import free_port
 from tests.fixtures.sites import SiteFactory
 from tests.pdf_text import pdf_pages
 from websec_app.scanner import scan
+from websec_app.scanner.diff import diff_reports
 from websec_app.services.pdf import render_scan_pdf
 from websec_app.settings import Settings
+from websec_app.usecases.monitors import alert_reasons
 
 
 def _spki_sha256(certificate: IssuedCert | None) -> str:
@@ -92,7 +94,8 @@ async def test_an_enforced_mta_sts_policy_fails_at_an_mx_host_whose_certificate_
     host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-sts", certificate="other", mta_sts="enforce")
     found = _findings(body, "dns.mta_sts")
     assert set(found) == {"dns.mta_sts_mx_failing"}
-    assert (found["dns.mta_sts_mx_failing"]["status"], found["dns.mta_sts_mx_failing"]["deduction"]) == ("bad", 4)
+    failing = found["dns.mta_sts_mx_failing"]
+    assert (failing["status"], failing["severity"], failing["deduction"]) == ("bad", "important", 4)
     assert found["dns.mta_sts_mx_failing"]["note"] == (
         f"the policy is in enforce mode, and at mx.{host}, the certificate names other.{host}, not mx.{host}: senders "
         "that honor MTA-STS do not deliver mail there (RFC 8461 4.2)"
@@ -233,3 +236,24 @@ async def test_an_mx_host_that_speaks_nothing_newer_than_tls_1_1_is_outdated(
     # a current host is not
     _, current = await _scan_with_mx(site_factory, scan_settings, pki, "mx-tls13")
     assert "dns.mx_tls_outdated" not in _findings(current, "dns.mx_")
+
+
+async def test_a_certificate_renewed_with_a_new_key_before_the_tlsa_records_makes_a_monitor_alert(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    """The way DANE breaks in practice: the mail server's certificate is renewed with a new key and the TLSA records
+    still name the old one. Mail stops, so the change is an important finding, which monitors alert on."""
+    mail = mail_domain(site_factory, pki, "mx-rotate", tlsa=lambda served: [f"3 1 1 {_spki_sha256(served)}"])
+    with mail.serving():
+        before = (await scan(mail.url, mail.settings(scan_settings))).to_dict()
+    renewed = dataclasses.replace(mail, served=pki.issue("rsa2048", (mail.exchange,)))
+    with renewed.serving():
+        after = (await scan(mail.url, renewed.settings(scan_settings))).to_dict()
+    assert set(_findings(before, "dns.dane")) == {"dns.dane_valid"}
+    mismatch = _findings(after, "dns.dane")["dns.dane_mismatch"]
+    assert mismatch["severity"] == "important"
+    assert f"IN TLSA 3 1 1 {_spki_sha256(renewed.served)}`" in mismatch["fix"]
+
+    diff = diff_reports(before, after)
+    reasons, _ = alert_reasons(before, after, diff, None)
+    assert any(reason.startswith("New critical or important finding") for reason in reasons), reasons
