@@ -80,3 +80,19 @@ def test_dane_ta_needs_the_anchor_to_have_issued_the_chain_and_the_leaf_to_name_
     # the anchor must be sent above the leaf and have signed the way down: the same certificate after another's leaf
     stranger = tuple(_der(c) for c in pki.issue("untrusted_chain", ("mx.dane-ta.test",)).chain)
     assert dane_match([intermediate], (stranger[0], chain[1]), leaf_names_host=True, leaf_current=True) is None
+
+
+def test_a_tlsa_rrset_of_hundreds_of_records_reads_each_certificate_once(pki: Pki) -> None:
+    """A 64 KiB TLSA answer holds hundreds of records: each certificate of the chain is parsed once, not once a
+    record."""
+    from websec_app.scanner.records import dane
+
+    leaf = pki.issue("valid", ("mx.dane-many.test",))
+    chain = tuple(_der(c) for c in leaf.chain)
+    spki = leaf.certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    decoys = [parse_tlsa(f"2 1 1 {index:064x}") for index in range(500)]
+    records = [record for record in decoys if record is not None]
+    records.append(parse_tlsa(f"3 1 1 {hashlib.sha256(spki).hexdigest()}"))  # type: ignore[arg-type]
+    dane._spki.cache_clear()
+    assert dane_match(records, chain, leaf_names_host=True, leaf_current=True) == records[-1]
+    assert dane._spki.cache_info().misses == len(chain)

@@ -143,7 +143,8 @@ def _match(exchange: str, answer: DnsAnswer, server: MailServer | None, now: dat
     key = spki_sha256(chain[0])
     if matched is not None:
         return _Match(matched=matched, key=key)
-    said = f"the certificate {exchange} presents (its key's SHA-256 {key[:16]}...) matches none of its TLSA records"
+    presented = f"its key's SHA-256 {key[:16]}..." if key is not None else "a key this scan cannot read"
+    said = f"the certificate {exchange} presents ({presented}) matches none of its TLSA records"
     return _Match(problem=said, key=key)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -68,18 +69,23 @@ class Tlsa:
         exact or hashed (RFC 6698 2.1.2-2.1.3)."""
         if not self.usable:
             return False
-        try:
-            certificate = x509.load_der_x509_certificate(certificate_der)
-        except ValueError:
+        selected = certificate_der if self.selector == 0 else _spki(certificate_der)
+        if selected is None:
             return False
-        selected = (
-            certificate_der
-            if self.selector == 0
-            else certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
-        )
         algorithm = _MATCHING[self.matching]
         found = selected if algorithm is None else hashlib.new(algorithm, selected).digest()
         return hmac.compare_digest(found, self.data)
+
+
+@lru_cache(maxsize=64)
+def _spki(certificate_der: bytes) -> bytes | None:
+    """The certificate's SubjectPublicKeyInfo (DER), read once however many records are held to it (a TLSA RRset
+    of a 64 KiB answer holds hundreds); None when cryptography cannot read the certificate or its key."""
+    try:
+        key = x509.load_der_x509_certificate(certificate_der).public_key()
+        return key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        return None
 
 
 def parse_tlsa(text: str) -> Tlsa | None:
@@ -95,11 +101,11 @@ def parse_tlsa(text: str) -> Tlsa | None:
     return Tlsa(int(fields[0]), int(fields[1]), int(fields[2]), data)
 
 
-def spki_sha256(certificate_der: bytes) -> str:
-    """The hex SHA-256 of the certificate's SubjectPublicKeyInfo: the data of a "3 1 1" TLSA record for it."""
-    certificate = x509.load_der_x509_certificate(certificate_der)
-    spki = certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
-    return hashlib.sha256(spki).hexdigest()
+def spki_sha256(certificate_der: bytes) -> str | None:
+    """The hex SHA-256 of the certificate's SubjectPublicKeyInfo: the data of a "3 1 1" TLSA record for it (None when
+    its key cannot be read)."""
+    spki = _spki(certificate_der)
+    return hashlib.sha256(spki).hexdigest() if spki is not None else None
 
 
 def _issues(issuer_der: bytes, subject_der: bytes) -> bool:
