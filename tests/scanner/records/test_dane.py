@@ -96,3 +96,9 @@ def test_a_tlsa_rrset_of_hundreds_of_records_reads_each_certificate_once(pki: Pk
     dane._spki.cache_clear()
     assert dane_match(records, chain, leaf_names_host=True, leaf_current=True) == records[-1]
     assert dane._spki.cache_info().misses == len(chain)
+
+
+def test_a_certificate_cryptography_cannot_read_matches_no_key_record() -> None:
+    record = parse_tlsa("3 1 1 " + "a1" * 32)
+    assert record is not None and not record.matches(b"\x30\x03\x02\x01\x00")
+    assert spki_sha256(b"\x30\x03\x02\x01\x00") is None
