@@ -100,8 +100,12 @@ async def test_an_enforced_mta_sts_policy_fails_at_an_mx_host_whose_certificate_
         f"the policy is in enforce mode, and at mx.{host}, the certificate names other.{host}, not mx.{host}: senders "
         "that honor MTA-STS do not deliver mail there (RFC 8461 4.2)"
     )
-    # STARTTLS itself works: opportunistic senders deliver encrypted
-    assert _findings(body, "dns.mx_")["dns.mx_starttls"]["status"] == "good"
+    # STARTTLS itself works: opportunistic senders deliver encrypted, and the note says what others refuse
+    starttls = _findings(body, "dns.mx_")["dns.mx_starttls"]
+    assert starttls["status"] == "good"
+    assert (
+        starttls["note"] == f"STARTTLS works at mx.{host} (TLSv1.3; the certificate names other.{host}, not mx.{host})"
+    )
     assert (
         body["dns"]["mail_servers"][f"mx.{host}"]["certificate"] == f"the certificate names other.{host}, not mx.{host}"
     )
@@ -257,3 +261,19 @@ async def test_a_certificate_renewed_with_a_new_key_before_the_tlsa_records_make
     diff = diff_reports(before, after)
     reasons, _ = alert_reasons(before, after, diff, None)
     assert any(reason.startswith("New critical or important finding") for reason in reasons), reasons
+
+
+async def test_a_domain_without_mta_sts_is_told_what_its_mx_hosts_would_fail_under_enforce(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    """dns.mta_sts_missing's fix publishes a policy in enforce mode, which would stop mail to a host whose certificate
+    names another: the note says to mend the host first."""
+    host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-nosts", certificate="other")
+    missing = _findings(body, "dns.mta_sts")["dns.mta_sts_missing"]
+    assert missing["note"] == (
+        f"no MTA-STS record at _mta-sts.{host}; before a policy in enforce mode, mend the MX hosts: at mx.{host}, the "
+        f"certificate names other.{host}, not mx.{host}"
+    )
+    _, fine = await _scan_with_mx(site_factory, scan_settings, pki, "mx-nosts2")
+    assert _findings(fine, "dns.mta_sts")["dns.mta_sts_missing"]["note"].startswith("no MTA-STS record at ")
+    assert "mend" not in _findings(fine, "dns.mta_sts")["dns.mta_sts_missing"]["note"]

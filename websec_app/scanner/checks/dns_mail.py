@@ -7,7 +7,7 @@ fail over its mail configuration."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..findings import Finding, noted
@@ -284,7 +284,7 @@ def mta_sts_findings(
     """`receives`: whether the MX record says the domain receives mail (None: it does not say, or failed)."""
     records, ended = _versioned_records(snapshot, f"_mta-sts.{domain}", _MTA_STS, receives)
     if ended is not None:
-        return ended
+        return [_before_enforcing(snapshot, f) if f.outcome == "dns.mta_sts_missing" else f for f in ended]
     if len(records) > 1:
         return [Finding("dns.mta_sts_invalid", note=f"{len(records)} MTA-STS records: senders ignore them all")]
     problem = sts_record_problem(records[0])
@@ -325,7 +325,16 @@ def mta_sts_findings(
     return [Finding("dns.mta_sts_enforce", note=f"mode: enforce, max_age {shown.get('max_age')}")]
 
 
-def _failing_mx(snapshot: SiteSnapshot) -> str | None:
+def _before_enforcing(snapshot: SiteSnapshot, missing: Finding) -> Finding:
+    """dns.mta_sts_missing, whose fix publishes a policy in enforce mode, told what the MX hosts would fail under it:
+    a policy published as the fix says would stop mail to them."""
+    failing = _failing_mx(snapshot, consequence=False)
+    if failing is None:
+        return missing
+    return replace(missing, note=f"{missing.note}; before a policy in enforce mode, mend the MX hosts: {failing}")
+
+
+def _failing_mx(snapshot: SiteSnapshot, *, consequence: bool = True) -> str | None:
     """What an MTA-STS sender meets at the MX hosts the scan asked and refuses (RFC 8461 4.2): no TLS, or a
     certificate not valid for the host; None when every host asked passes (or none was asked)."""
     failing = []
@@ -336,7 +345,8 @@ def _failing_mx(snapshot: SiteSnapshot) -> str | None:
             failing.append(problem if tls is None else f"at {server.host}, {problem}")
     if not failing:
         return None
-    return f"{'; '.join(failing)}: senders that honor MTA-STS do not deliver mail there (RFC 8461 4.2)"
+    said = "; ".join(failing)
+    return f"{said}: senders that honor MTA-STS do not deliver mail there (RFC 8461 4.2)" if consequence else said
 
 
 def tls_rpt_findings(

@@ -50,6 +50,12 @@ def working_tls(server: MailServer) -> TlsHandshake | None:
     return None
 
 
+def _said_of(tls: TlsHandshake, now: datetime) -> str:
+    """ "TLSv1.3", and what an MTA-STS sender would refuse of the certificate (opportunistic senders take any)."""
+    problem = tls.refused_by_browsers(now)
+    return f"{tls.protocol}; {problem}" if problem else str(tls.protocol)
+
+
 def _described(server: MailServer, now: datetime) -> dict[str, Any]:
     shown: dict[str, Any] = {"greeting": server.greeting, "starttls": server.starttls}
     tls = working_tls(server)
@@ -89,7 +95,7 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
         return [Finding("dns.mx_no_starttls", note=note), *findings]
     working = [(server.host, tls) for server in servers if (tls := working_tls(server)) is not None]
     if working:
-        note = series([f"{host} ({tls.protocol})" for host, tls in working])
+        note = series([f"{host} ({_said_of(tls, now)})" for host, tls in working])
         findings.insert(0, Finding("dns.mx_starttls", note=f"STARTTLS works at {note}"))
     outdated = [f"{host} ({tls.protocol})" for host, tls in working if tls.protocol in _OUTDATED]
     if outdated:
