@@ -141,9 +141,19 @@ async def test_tlsa_records_that_name_the_key_the_mx_host_presents_are_dane(
     assert dane["check"] == "dns.dane_valid"
     assert dane["note"] == (
         f"TLSA records for mx.{host}, and the MX records, DNSSEC-valid; the certificate presented matches them "
-        f"(mx.{host}: 3 1 1)"
+        f"(mx.{host}: 3 1 1); mx.{host} has one usable TLSA record: publish the next key's (or a 2 1 1 record for the "
+        "issuing CA) before the key changes, or mail stops when it does (RFC 7671 8.1)"
     )
     assert body["dns"]["dane"]["not_checked"] == []
+    # with the next key's record published beside it, the rollover is ready: nothing to advise
+    _, ready = await _scan_with_mx(
+        site_factory,
+        scan_settings,
+        pki,
+        "mx-dane2",
+        tlsa=lambda served: [f"3 1 1 {_spki_sha256(served)}", "3 1 1 " + "e5" * 32],
+    )
+    assert _findings(ready, "dns.dane")["dns.dane_valid"]["note"].endswith(": 3 1 1)")
 
 
 async def test_a_dane_ta_record_for_the_intermediate_authenticates_a_leaf_that_names_the_host(
@@ -154,7 +164,10 @@ async def test_a_dane_ta_record_for_the_intermediate_authenticates_a_leaf_that_n
         return [f"2 0 1 {hashlib.sha256(served.chain[1].public_bytes(Encoding.DER)).hexdigest()}"]
 
     host, body = await _scan_with_mx(site_factory, scan_settings, pki, "mx-danta", tlsa=intermediate)
-    assert _findings(body, "dns.dane")["dns.dane_valid"]["note"].endswith(f"(mx.{host}: 2 0 1)")
+    assert (
+        f"the certificate presented matches them (mx.{host}: 2 0 1)"
+        in _findings(body, "dns.dane")["dns.dane_valid"]["note"]
+    )
     # DANE-TA also needs the leaf to name the host (RFC 7672 3.1.2); DANE-EE does not (3.1.1)
     _, other = await _scan_with_mx(
         site_factory, scan_settings, pki, "mx-danta2", certificate="other", tlsa=intermediate

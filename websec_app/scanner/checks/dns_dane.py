@@ -148,12 +148,17 @@ def _match(exchange: str, answer: DnsAnswer, server: MailServer | None, now: dat
     return _Match(problem=said, key=key)
 
 
+def _usable_count(answer: DnsAnswer) -> int:
+    return sum(1 for text in answer.records if (record := parse_tlsa(text)) is not None and record.usable)
+
+
 def _matched_findings(
     states: dict[str, _State], tlsa: dict[str, DnsAnswer], snapshot: SiteSnapshot, details: dict[str, Any]
 ) -> tuple[list[Finding], list[str]]:
     """dns.dane_mismatch for the hosts whose DNSSEC-valid records their server fails (with the record to publish for
-    the key it presents), and how those that matched did ("mx.example.com: 3 1 1"); what could not be held to its
-    server goes to the section's not-checked list."""
+    the key it presents), and what dns.dane_valid says of those that matched (which record, "mx.example.com: 3 1 1",
+    and a host with one record to roll over from); what could not be held to its server goes to the section's
+    not-checked list."""
     servers = {server.host: server for server in snapshot.mail_servers}
     matches = {
         e: _match(e, tlsa[e], servers.get(e), snapshot.fetched_at) for e, s in states.items() if s.state == "secure"
@@ -165,9 +170,17 @@ def _matched_findings(
     matched = [
         f"{e}: {m.matched.usage} {m.matched.selector} {m.matched.matching}" for e, m in matches.items() if m.matched
     ]
+    single = [e for e, m in matches.items() if m.matched and _usable_count(tlsa[e]) == 1]
+    said = "the certificates presented match" if len(matched) > 1 else "the certificate presented matches"
+    held = [f"{said} them ({', '.join(matched)})"] if matched else []
+    if single:  # internet.nl's rollover advice
+        held.append(
+            f"{series(single)} {'has' if len(single) == 1 else 'have'} one usable TLSA record: publish the next key's "
+            "(or a 2 1 1 record for the issuing CA) before the key changes, or mail stops when it does (RFC 7671 8.1)"
+        )
     failing = {e: m for e, m in matches.items() if m.problem is not None}
     if not failing:
-        return [], matched
+        return [], held
     note = "; ".join(m.problem for m in failing.values() if m.problem)
     keyed = next(((e, m.key) for e, m in failing.items() if m.key is not None), None)
     if keyed is None:
@@ -180,7 +193,7 @@ def _matched_findings(
             "Once the old records' TTL has passed, remove those that name a key the server no longer uses. If the "
             "certificate changed by mistake, put back the one the records name instead."
         )
-    return [Finding("dns.dane_mismatch", note=note, fix_vars={"dane_fix": fix})], matched
+    return [Finding("dns.dane_mismatch", note=note, fix_vars={"dane_fix": fix})], held
 
 
 def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
@@ -203,7 +216,7 @@ def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], 
     mx_state = _mx_state(domain, snapshot.dns, now, zones)
     if mx_state.state == "unknown":
         unknown.append(mx_state.why)
-    mismatched, matched = _matched_findings(states, tlsa, snapshot, details)
+    mismatched, held = _matched_findings(states, tlsa, snapshot, details)
     if lookups or unknown:
         found = [could_not_check(a) for a in lookups]
         return (
@@ -218,7 +231,5 @@ def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], 
         return mismatched
     hosts = ", ".join(states)
     note = f"TLSA records for {hosts}, and the MX records, DNSSEC-valid"
-    if matched:
-        said = "the certificates presented match" if len(matched) > 1 else "the certificate presented matches"
-        note += f"; {said} them ({', '.join(matched)})"
+    note += "".join(f"; {item}" for item in held)
     return [Finding("dns.dane_valid", note=note)]
