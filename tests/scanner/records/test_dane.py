@@ -89,10 +89,10 @@ def test_a_tlsa_rrset_of_hundreds_of_records_reads_each_certificate_once(pki: Pk
 
     leaf = pki.issue("valid", ("mx.dane-many.test",))
     chain = tuple(_der(c) for c in leaf.chain)
-    spki = leaf.certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
-    decoys = [parse_tlsa(f"2 1 1 {index:064x}") for index in range(500)]
+    issuer = leaf.chain[1].public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    decoys = [parse_tlsa(f"{usage} 1 1 {index:064x}") for usage in (3, 2) for index in range(250)]
     records = [record for record in decoys if record is not None]
-    records.append(parse_tlsa(f"3 1 1 {hashlib.sha256(spki).hexdigest()}"))  # type: ignore[arg-type]
+    records.append(parse_tlsa(f"2 1 1 {hashlib.sha256(issuer).hexdigest()}"))  # type: ignore[arg-type]
     dane._spki.cache_clear()
     assert dane_match(records, chain, leaf_names_host=True, leaf_current=True) == records[-1]
     assert dane._spki.cache_info().misses == len(chain)

@@ -11,7 +11,9 @@ from functools import lru_cache
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric.padding import PSS, PKCS1v15
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_der_public_key
 
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer
@@ -121,24 +123,64 @@ def _issues(issuer_der: bytes, subject_der: bytes) -> bool:
 def dane_match(records: list[Tlsa], chain: tuple[bytes, ...], leaf_names_host: bool, leaf_current: bool) -> Tlsa | None:
     """The usable record that authenticates the chain a server sent (DER, leaf first), as RFC 7672 3.1 has an SMTP
     client judge it; None when none does. DANE-EE(3) names the leaf itself, whatever its names and dates (3.1.1).
-    DANE-TA(2) names a certificate the server sends above its leaf (3.1.2: servers must send it), which must have
-    issued the chain down to the leaf; the leaf must then name the MX host (`leaf_names_host`) and be within its
-    validity period (`leaf_current`)."""
-    if not chain:
+    DANE-TA(2) names a trust anchor, which must have issued the chain down to the leaf; the leaf must then name the MX
+    host (`leaf_names_host`) and be within its validity period (`leaf_current`). The anchor is a certificate the
+    server sends above its leaf (3.1.2), or one the record holds whole, certificate or public key (Full(0): RFC 7671
+    5.2.2, which the server need not send). As OpenSSL ranks them: DANE-EE first, then the anchor nearest the leaf."""
+    usable = [record for record in records if record.usable]
+    if not chain or not usable:
         return None
-    anchors: list[bytes] | None = None  # the certificates above the leaf that issued the chain down to it
-    for record in records:
-        if not record.usable:
-            continue
+    for record in usable:
         if record.usage == 3 and record.matches(chain[0]):
             return record
-        if record.usage == 2 and leaf_names_host and leaf_current:
-            anchors = _issuing(chain) if anchors is None else anchors
-            if any(record.matches(anchor) for anchor in anchors):
+    authorities = [record for record in usable if record.usage == 2]
+    if not (authorities and leaf_names_host and leaf_current):
+        return None
+    path = [chain[0], *_issuing(chain)]  # the leaf, then each certificate above it that signed the one below
+    for anchor in path[1:]:
+        for record in authorities:
+            if record.matches(anchor):
                 return record
+    whole = [record for record in authorities if record.matching == 0][:MAX_WHOLE_ANCHORS]
+    for record in whole:  # an anchor the record holds whole: it signed the top of the path (or a certificate on it)
+        if any(_signed_with(record, certificate) for certificate in path):
+            return record
     return None
 
 
+def _signed_with(record: Tlsa, certificate_der: bytes) -> bool:
+    """Whether the trust anchor a Full(0) record holds (a certificate, or a SubjectPublicKeyInfo) signed the
+    certificate."""
+    try:
+        certificate = x509.load_der_x509_certificate(certificate_der)
+        if record.selector == 0:
+            certificate.verify_directly_issued_by(x509.load_der_x509_certificate(record.data))
+            return True
+        key = load_der_public_key(record.data)
+        signature, signed, digest = (
+            certificate.signature,
+            certificate.tbs_certificate_bytes,
+            certificate.signature_hash_algorithm,
+        )
+        if isinstance(key, ec.EllipticCurvePublicKey) and digest is not None:
+            key.verify(signature, signed, ec.ECDSA(digest))
+        elif isinstance(key, rsa.RSAPublicKey) and digest is not None:
+            padding = certificate.signature_algorithm_parameters
+            if not isinstance(padding, (PKCS1v15, PSS)):
+                return False
+            key.verify(signature, signed, padding, digest)
+        elif isinstance(key, (ed25519.Ed25519PublicKey, ed448.Ed448PublicKey)):
+            key.verify(signature, signed)
+        else:
+            return False
+    except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+        return False
+    return True
+
+
+#: The Full(0) DANE-TA records tried as anchors the server did not send: each costs a signature check per certificate
+#: of the path, and a zone publishes one or two (the current anchor, the next).
+MAX_WHOLE_ANCHORS = 8
 #: How far up a chain DANE-TA looks: real chains hold 2-4 certificates, and each link is a signature to verify.
 MAX_CHAIN_LINKS = 8
 
