@@ -220,11 +220,19 @@ def test_fingerprint_hides_versions_per_server() -> None:
     "outcome", ["dns.caa_missing", "tls.cert_expired", "page.sri_missing_script", "security_txt.missing"]
 )
 def test_fixes_made_elsewhere_are_one_sentence_with_the_fix(outcome) -> None:
-    fix = _fix(outcome)
+    fix = _fix(outcome).replace("`", "")  # put in as prose, its Markdown backticks dropped
     for server, text in _snippets(outcome).items():
         assert fix in text, server
         assert text.startswith(("Done", "Caddy", "Netlify", "Vercel", "In the Cloudflare")), (server, text)
         assert "add_header" not in text and "Header " not in text
+
+
+def test_a_fix_made_elsewhere_is_put_in_without_its_markdown_backticks() -> None:
+    """The DANE fix marks its record as code (`...`), which the PDF sets in monospace; a snippet is shown as it is."""
+    fix = _fix("dns.dane_mismatch")
+    assert "`_25._tcp.mx.example.com. IN TLSA 3 1 1 ab12`" in fix
+    for server, text in _snippets("dns.dane_mismatch").items():
+        assert "`" not in text and "_25._tcp.mx.example.com. IN TLSA 3 1 1 ab12" in text, server
 
 
 def test_tls_fixes_are_server_configuration() -> None:

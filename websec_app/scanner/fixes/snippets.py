@@ -85,9 +85,11 @@ def _render(
 
 
 def _templated(table: RemedyTable, template: str, fix: str) -> tuple[str, ...]:
-    """A remedy written as prose per server (no code can do it), the rule's fix put in."""
+    """A remedy written as prose per server (no code can do it), the rule's fix put in without the Markdown backticks
+    it marks code with: a snippet is shown as it is, in a box of its own."""
     texts = table.templates[template]
-    return tuple(texts[server].replace("{fix}", fix) for server in SERVERS)
+    plain = fix.replace("`", "")
+    return tuple(texts[server].replace("{fix}", plain) for server in SERVERS)
 
 
 def _relies_on_nonce(value: str) -> bool:
