@@ -160,9 +160,12 @@ async def test_a_close_after_the_handshake_is_explained_by_the_grading_handshake
     context = _requiring(pki, "mtls-quiet.test", ssl.TLSVersion.TLSv1_3)
     site = own_sites(Site(names=("mtls-quiet.test",), default=Response(200, body=PAGE), tls=TlsConfig(context=context)))
     message = await _unreachable(site.url, scan_settings)
-    assert message == (
-        f"Could not reach {site.url}: {REQUIRED}: it asked for one during the TLS handshake, and without one: the "
-        "server closed the connection without answering the request"
+    said = f"Could not reach {site.url}: {REQUIRED}: it asked for one during the TLS handshake, and without one: the "
+    # a server that closes with the request unread sends a FIN or, when the request is in before it closes, a reset
+    # (RFC 1122 4.2.2.13): which one depends on the machine's timing, and both are explained
+    assert message in (
+        said + "server closed the connection without answering the request",
+        said + "server reset the connection",
     )
 
 
