@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
-import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,7 +35,6 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from cryptography.x509.oid import AuthorityInformationAccessOID, ExtendedKeyUsageOID
 from OpenSSL import SSL, crypto
 
@@ -44,6 +42,7 @@ from ...clock import clock_for, system_clock
 from ...settings import Settings
 from ..errors import CLIENT_CERTIFICATE_REQUIRED, ScanError
 from ..hostname import certificate_matches_host
+from ..records.dane import spki_sha256
 from ..snapshot import (
     MAX_PUBLIC_LIFETIME,
     CertificateInfo,
@@ -289,14 +288,7 @@ def _verified_path(result: Handshake, chain: tuple[CertificateInfo, ...]) -> tup
 def _anchor_key(result: Handshake) -> str | None:
     """The SHA-256 (hex) of the SubjectPublicKeyInfo of the trust anchor the verified path ends at: what names a root
     in the browsers' own constraints on it (scanner/data/distrusted_roots.toml). None when it cannot be read."""
-    if not result.verified_chain:
-        return None
-    try:
-        anchor = x509.load_der_x509_certificate(result.verified_chain[-1])
-        info = anchor.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
-    except (ValueError, UnsupportedAlgorithm):
-        return None
-    return hashlib.sha256(info).hexdigest()
+    return spki_sha256(result.verified_chain[-1]) if result.verified_chain else None
 
 
 def _public_root(result: Handshake, leaf: CertificateInfo, now: datetime) -> bool | None:
