@@ -456,6 +456,41 @@ class MailServer:
     tls: TlsHandshake | None = None
     failure: Failure | None = None
 
+    @property
+    def mail_tls(self) -> MailTls:
+        """What a sending server gets here: the handshake after STARTTLS when it completed; else why mail goes
+        without TLS (no STARTTLS, refused, a handshake that fails after it); else why the scan could not tell (no
+        connection, a refusal of the scanner, silence: a timeout after STARTTLS is silence, not a verdict)."""
+        failure = self.failure
+        if failure is None and self.tls is not None:
+            if self.tls.failure is None:
+                return MailTls("tls", self.tls)
+            return MailTls(
+                "none", f"the TLS handshake with {self.host} fails after STARTTLS ({self.tls.failure.message})"
+            )
+        if failure is not None and self.starttls is False:
+            return MailTls("none", f"{self.host} does not offer STARTTLS")
+        if failure is not None and self.starttls and failure.kind != "timeout":
+            return MailTls("none", f"{self.host} offers STARTTLS and then fails it ({failure.message})")
+        return MailTls("unknown", failure.message if failure is not None else "no answer")
+
+
+@dataclass(frozen=True)
+class MailTls:
+    """`MailServer.mail_tls`: "tls" with the handshake, or "none" (mail goes in cleartext) or "unknown" (the scan
+    could not tell) with why, in words."""
+
+    state: Literal["tls", "none", "unknown"]
+    what: TlsHandshake | str
+
+    @property
+    def handshake(self) -> TlsHandshake | None:
+        return self.what if isinstance(self.what, TlsHandshake) else None
+
+    def said(self, state: Literal["none", "unknown"]) -> str | None:
+        """Why, when the state is `state`."""
+        return self.what if self.state == state and isinstance(self.what, str) else None
+
 
 @dataclass(frozen=True)
 class SiteSnapshot:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..findings import Finding
-from ..snapshot import DnsAnswer
+from ..snapshot import DnsAnswer, DnsSnapshot
 from ._shown import listed
 
 # A 64 KB TXT record of "x " holds 32,000 SPF errors (as many again from each record it includes), a DMARC record
@@ -30,3 +30,10 @@ def could_not_check(answer: DnsAnswer, *families: str) -> Finding:
 def series(items: list[str]) -> str:
     """ "a", "a and b", "a, b and c"."""
     return " and ".join([", ".join(items[:-1]), items[-1]] if len(items) > 1 else items)
+
+
+def addressless(dns: DnsSnapshot, host: str) -> bool:
+    """Whether the A and AAAA lookups of `host` were both answered, neither with an address (not whether they
+    failed, or were never made)."""
+    a, aaaa = dns.get(host, "A"), dns.get(host, "AAAA")
+    return a is not None and aaaa is not None and not a.records and not aaaa.records

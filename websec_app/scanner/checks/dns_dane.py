@@ -23,7 +23,6 @@ from ..records.dane import Tlsa, dane_match, dane_name, dane_zone, parse_tlsa, s
 from ..records.dns_text import failed
 from ..snapshot import DnsAnswer, DnsSnapshot, MailServer, SiteSnapshot
 from ._dns_shared import could_not_check, series
-from .dns_smtp import tls_problem, unasked, working_tls
 from .dnssec import signed_by_zone, validate_zone
 
 #: Said when an MX host with DNSSEC-valid TLSA records was not asked for its certificate.
@@ -128,12 +127,12 @@ class _Match:
 def _match(exchange: str, answer: DnsAnswer, server: MailServer | None, now: datetime) -> _Match:
     if server is None:
         return _Match(unknown="this scanner asks no mail server: WEBSEC_SMTP_PORT is 0")
-    problem = tls_problem(server)
-    if problem is not None:
-        return _Match(problem=f"{problem}, and its TLSA records require TLS")
-    tls = working_tls(server)
+    outcome = server.mail_tls
+    if outcome.state == "none":
+        return _Match(problem=f"{outcome.what}, and its TLSA records require TLS")
+    tls = outcome.handshake
     if tls is None or not tls.chain:
-        return _Match(unknown=unasked(server) or "it sent no certificate")
+        return _Match(unknown=outcome.said("unknown") or "it sent no certificate")
     records = [record for text in answer.records if (record := parse_tlsa(text)) is not None]
     if not any(record.usable for record in records):
         return _Match(unknown=f"none of the TLSA records of {exchange} is usable for SMTP (RFC 7672 3.1.3)")

@@ -23,10 +23,9 @@ from ..records.mta_sts import (
 )
 from ..records.tls_rpt import tlsrpt_near_misses, tlsrpt_problem, tlsrpt_records
 from ..snapshot import FetchChain, SiteSnapshot
-from ._dns_shared import could_not_check, listed_errors
+from ._dns_shared import addressless, could_not_check, listed_errors
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 from ._shown import shown_lists
-from .dns_smtp import tls_problem, working_tls
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 #: An MX host without addresses: the MX record names it, its A and AAAA lookups ("mx_hosts") say it has none.
@@ -58,7 +57,7 @@ def mx_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) ->
     for record in records:
         exchange = record.split()[-1].rstrip(".").lower()
         a, aaaa = snapshot.dns.get(exchange, "A"), snapshot.dns.get(exchange, "AAAA")
-        if a is None or aaaa is None or a.records or aaaa.records:
+        if a is None or aaaa is None or not addressless(snapshot.dns, exchange):
             continue  # not asked (past MAX_MX_HOSTS), or the host has an address
         if a.rcode == "NXDOMAIN" or not (failed(a) or failed(aaaa)):  # NXDOMAIN is about the name (RFC 8020)
             why = "does not exist" if a.rcode == "NXDOMAIN" else "has no address"
@@ -339,8 +338,9 @@ def _failing_mx(snapshot: SiteSnapshot, *, consequence: bool = True) -> str | No
     certificate not valid for the host; None when every host asked passes (or none was asked)."""
     failing = []
     for server in snapshot.mail_servers:
-        tls = working_tls(server)
-        problem = tls_problem(server) or (tls.refused_by_browsers(snapshot.fetched_at) if tls else None)
+        outcome = server.mail_tls
+        tls = outcome.handshake
+        problem = outcome.said("none") or (tls.refused_by_browsers(snapshot.fetched_at) if tls else None)
         if problem is not None:
             failing.append(problem if tls is None else f"at {server.host}, {problem}")
     if not failing:

@@ -14,40 +14,11 @@ from typing import Any
 
 from ..findings import Finding
 from ..snapshot import MailServer, SiteSnapshot, TlsHandshake
-from ._dns_shared import series
+from ._dns_shared import addressless, series
 
 #: What the grading handshake, which offers up to TLS 1.3, negotiates only with a server that has nothing newer:
 #: versions RFC 8996 deprecates.
 _OUTDATED = ("SSLv3", "TLSv1", "TLSv1.1")
-
-
-def tls_problem(server: MailServer) -> str | None:
-    """Why mail to the host goes without TLS (no STARTTLS, refused, or a handshake that fails after it), else None:
-    TLS works, or the scan could not tell (`unasked`)."""
-    if server.failure is not None:
-        if server.starttls is False:
-            return f"{server.host} does not offer STARTTLS"
-        if server.starttls and server.failure.kind != "timeout":
-            return f"{server.host} offers STARTTLS and then fails it ({server.failure.message})"
-        return None
-    if server.tls is not None and server.tls.failure is not None:
-        return f"the TLS handshake with {server.host} fails after STARTTLS ({server.tls.failure.message})"
-    return None
-
-
-def unasked(server: MailServer) -> str | None:
-    """Why the scan could not tell whether the host does TLS, else None."""
-    if tls_problem(server) is not None or (server.failure is None and server.tls is not None):
-        return None
-    failure = server.failure or (server.tls.failure if server.tls is not None else None)
-    return failure.message if failure is not None else "no answer"
-
-
-def working_tls(server: MailServer) -> TlsHandshake | None:
-    """The handshake after STARTTLS, when it completed."""
-    if server.failure is None and server.tls is not None and server.tls.failure is None:
-        return server.tls
-    return None
 
 
 def _said_of(tls: TlsHandshake, now: datetime) -> str:
@@ -58,22 +29,16 @@ def _said_of(tls: TlsHandshake, now: datetime) -> str:
 
 def _described(server: MailServer, now: datetime) -> dict[str, Any]:
     shown: dict[str, Any] = {"greeting": server.greeting, "starttls": server.starttls}
-    tls = working_tls(server)
+    outcome = server.mail_tls
+    tls = outcome.handshake
     if tls is not None:
         problem = tls.refused_by_browsers(now)  # RFC 8461 4.2: a browser's test
         shown["protocol"] = tls.protocol
         shown["cipher"] = tls.cipher
         shown["certificate"] = problem or f"valid for {server.host}"
     else:
-        shown["problem" if tls_problem(server) else "error"] = tls_problem(server) or unasked(server)
+        shown["problem" if outcome.state == "none" else "error"] = outcome.what
     return {key: value for key, value in shown.items() if value is not None}
-
-
-def _addressless(snapshot: SiteSnapshot, host: str) -> bool:
-    """Whether the DNS fetch found no address for the host (dns.mx_unresolvable, or its failed lookups' check.error,
-    already say so: the connection that could not be made is no news)."""
-    a, aaaa = snapshot.dns.get(host, "A"), snapshot.dns.get(host, "AAAA")
-    return a is not None and aaaa is not None and not a.records and not aaaa.records
 
 
 def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives: bool | None) -> list[Finding]:
@@ -87,13 +52,13 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
     findings = [
         Finding("check.error", subject=f"STARTTLS of {server.host}", note=why)
         for server in servers
-        if (why := unasked(server)) is not None and not _addressless(snapshot, server.host)
+        if (why := server.mail_tls.said("unknown")) is not None and not addressless(snapshot.dns, server.host)
     ]
-    problems = [problem for server in servers if (problem := tls_problem(server)) is not None]
+    problems = [problem for server in servers if (problem := server.mail_tls.said("none")) is not None]
     if problems:
         note = f"{'; '.join(problems)}: mail to {'them' if len(problems) > 1 else 'it'} travels in cleartext"
         return [Finding("dns.mx_no_starttls", note=note), *findings]
-    working = [(server.host, tls) for server in servers if (tls := working_tls(server)) is not None]
+    working = [(server.host, tls) for server in servers if (tls := server.mail_tls.handshake) is not None]
     if working:
         note = series([f"{host} ({_said_of(tls, now)})" for host, tls in working])
         findings.insert(0, Finding("dns.mx_starttls", note=f"STARTTLS works at {note}"))
