@@ -41,6 +41,7 @@ CONTEXT = {
     "www": "www.example.com",
     "security_txt_url": "https://www.example.com/.well-known/security.txt",
     "dane_fix": "Publish this TLSA record beside the old ones:\n`_25._tcp.mx.example.com. IN TLSA 3 1 1 ab12`",
+    "dane_web_fix": "Publish this TLSA record beside the old ones:\n`_443._tcp.example.com. IN TLSA 3 1 1 ab12`",
 }
 FIXED = [rule for rule in BOOK.rules.values() if rule.fix]
 HEADER_RULES = [rule for rule in FIXED if rule.subject]

@@ -45,6 +45,8 @@ RECORDED = {
     # the MX hosts asked: dns.mx_no_starttls (3), dns.mta_sts_mx_failing (4), dns.dane_mismatch (5),
     # dns.mx_tls_outdated (1)
     "2026.12.4": "9f1e24bb296486b8",
+    # DANE for the web server: tls.dane_mismatch (2), tls.dane_ignored (0)
+    "2026.12.5": "215e99eb832692d1",
 }
 
 

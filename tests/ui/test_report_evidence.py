@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.api.fakes import make_report
@@ -816,3 +817,30 @@ def test_a_mail_server_that_fails_its_dane_records_is_shown_with_the_record_to_p
     expect(finding).to_contain_text("Senders that validate DANE (Postfix, Exim, Microsoft 365) then refuse to deliver")
     expect(finding).to_contain_text(f"_25._tcp.{mail.exchange}. IN TLSA 3 1 1 ")
     assert shots_fit(page, {"dane-mismatch-finding": finding}) == [True, True]
+
+
+def test_a_web_server_that_fails_its_dane_records_is_shown_with_the_record_to_publish(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory, pki: Pki
+) -> None:
+    """var/screenshots/web-dane-mismatch-finding-{1280,375}.png, looked at by hand: the record in the fix stays inside
+    the card on a phone."""
+    # Given a site renewed with a new key, its DNSSEC-signed TLSA records still naming the old one, scanned and stored
+    host = site_factory.unique_host("ui-webdane")
+    issued = pki.issue("valid", (host,))
+    site = dataclasses.replace(
+        catalog.best_practices(host, tls=TlsConfig(context=issued.server_context())), dnssec=True
+    )
+    running = site_factory(site)
+    site_factory.dns.add(f"_{running.https_port}._tcp.{host}", "TLSA", "3 1 1 " + "d4" * 32)
+    body = scanned_then_stopped(running.url, scan_settings, running)
+    (report_id,) = stored_for_shots(app, body)
+
+    # When its report opens, then the finding says who refuses the server, and its fix is the record for the key now
+    open_report(page, app, report_id)
+    finding = page.locator("[data-testid='finding']", has_text="The web server fails its own DANE records.")
+    expect(finding).to_contain_text("clients that validate DANE refuse to connect")
+    key = hashlib.sha256(
+        issued.certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    ).hexdigest()
+    expect(finding).to_contain_text(f"_{running.https_port}._tcp.{host}. IN TLSA 3 1 1 {key}")
+    assert shots_fit(page, {"web-dane-mismatch-finding": finding}) == [True, True]

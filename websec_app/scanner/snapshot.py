@@ -313,6 +313,9 @@ class TlsHandshake:
     # The SHA-256 (hex) of the SubjectPublicKeyInfo of the root the trusted path ends at: None when untrusted,
     # unread or hand-made. What the browsers' constraints on a root are keyed by (data/distrusted_roots.toml).
     anchor_key: str | None = None
+    # That root's certificate (DER), as the trust store holds it (servers need not send it): what a PKIX-TA TLSA
+    # record may name (checks/tls_dane.py). None when anchor_key is.
+    anchor: bytes | None = None
     # The server's DHE group (fetch/tls.py asks every server along with the probes): None when the server accepts
     # no DHE suite, or it was not asked (no probes, hand-made snapshots).
     dh_group: DhGroup | None = None

@@ -10,8 +10,17 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from tests.fixtures.pki import Pki
-from websec_app.scanner.records.dane import dane_match, dane_name, dane_zone, parse_tlsa, spki_sha256
+from tests.fixtures.pki import IssuedCert, Pki
+from websec_app.scanner.records.dane import (
+    Tlsa,
+    WebChain,
+    dane_match,
+    dane_name,
+    dane_zone,
+    parse_tlsa,
+    spki_sha256,
+    web_dane_match,
+)
 from websec_app.scanner.snapshot import DnsAnswer
 
 TLSA = ("3 1 1 " + "a1" * 32,)
@@ -63,9 +72,11 @@ def test_tlsa_records_match_the_certificate_or_its_key_exact_or_hashed(pki: Pki)
         assert record is not None and record.usable and record.matches(der), text
     other = parse_tlsa("3 1 1 " + "00" * 32)
     assert other is not None and not other.matches(der)
-    for unusable in (f"1 1 1 {hashlib.sha256(spki).hexdigest()}", f"3 2 1 {hashlib.sha256(spki).hexdigest()}"):
-        record = parse_tlsa(unusable)
-        assert record is not None and not record.usable and not record.matches(der)
+    pkix = parse_tlsa(f"1 1 1 {hashlib.sha256(spki).hexdigest()}")  # a web client's, not SMTP's
+    assert pkix is not None and not pkix.usable and pkix.usable_on_the_web and pkix.matches(der)
+    assert dane_match([pkix], (der,), leaf_names_host=True, leaf_current=True) is None
+    undefined = parse_tlsa(f"3 2 1 {hashlib.sha256(spki).hexdigest()}")
+    assert undefined is not None and not undefined.usable_on_the_web and not undefined.matches(der)
     assert parse_tlsa("3 1 1 xyz") is None and parse_tlsa("3 1") is None
 
 
@@ -102,3 +113,57 @@ def test_a_certificate_cryptography_cannot_read_matches_no_key_record() -> None:
     record = parse_tlsa("3 1 1 " + "a1" * 32)
     assert record is not None and not record.matches(b"\x30\x03\x02\x01\x00")
     assert spki_sha256(b"\x30\x03\x02\x01\x00") is None
+
+
+def _web_chain(
+    pki: Pki, leaf: IssuedCert, *, trusted: bool = True, names_host: bool = True, current: bool = True
+) -> WebChain:
+    sent = tuple(_der(c) for c in leaf.chain)
+    anchor = _der(pki.root_cert) if trusted else None
+    return WebChain(sent, sent if trusted else (), anchor, names_host, current)
+
+
+def _record(usage: int, certificate: x509.Certificate, selector: int = 1, matching: int = 1) -> Tlsa:
+    selected = (
+        _der(certificate)
+        if selector == 0
+        else certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    )
+    data = selected.hex() if matching == 0 else hashlib.new(("", "sha256", "sha512")[matching], selected).hexdigest()
+    record = parse_tlsa(f"{usage} {selector} {matching} {data}")
+    assert record is not None
+    return record
+
+
+def test_a_web_server_is_held_to_all_four_usages(pki: Pki) -> None:
+    """RFC 6698 2.1.1 with RFC 7671: DANE-EE whatever the leaf's names and dates, DANE-TA with them, PKIX-EE and
+    PKIX-TA only on a PKIX-valid chain (PKIX-TA's anchor known by its key's SHA-256)."""
+    leaf = pki.issue("valid", ("www.dane-web.test",))
+    intermediate, root = leaf.chain[1], pki.root_cert
+    for usage, certificate in ((3, leaf.certificate), (2, intermediate), (1, leaf.certificate), (0, intermediate)):
+        record = _record(usage, certificate)
+        assert web_dane_match([record], _web_chain(pki, leaf)) == record, record.shown
+    anchor = _record(0, root)
+    assert web_dane_match([anchor], _web_chain(pki, leaf)) == anchor
+    # DANE-EE alone stands without the PKIX checks; the others need the names, the dates, or the trusted path
+    expired = _web_chain(pki, leaf, trusted=False, names_host=False, current=False)
+    assert web_dane_match([ee := _record(3, leaf.certificate)], expired) == ee
+    assert web_dane_match([_record(2, intermediate)], _web_chain(pki, leaf, names_host=False)) is None
+    assert web_dane_match([_record(1, leaf.certificate)], _web_chain(pki, leaf, trusted=False)) is None
+    assert web_dane_match([_record(0, intermediate)], _web_chain(pki, leaf, current=False)) is None
+    # a record for another certificate (the test PKI's leaves share a key: the whole certificate tells them apart);
+    # DANE-EE ranks first among several that match
+    other = pki.issue("valid", ("other.dane-web.test",))
+    assert web_dane_match([_record(3, other.certificate, selector=0)], _web_chain(pki, leaf)) is None
+    assert web_dane_match([_record(1, leaf.certificate), ee], _web_chain(pki, leaf)) == ee
+
+
+def test_a_pkix_ta_record_may_name_the_trust_anchor_the_server_does_not_send(pki: Pki) -> None:
+    """The anchor comes from the trust store (fetch/tls.py keeps it): a PKIX-TA record of its certificate, whole or
+    hashed, matches; one of another root does not."""
+    leaf = pki.issue("valid", ("www.dane-web.test",))
+    assert leaf.chain[-1] != pki.root_cert  # not sent
+    for selector, matching in ((0, 0), (0, 1), (1, 2)):
+        record = _record(0, pki.root_cert, selector, matching)
+        assert web_dane_match([record], _web_chain(pki, leaf)) == record
+    assert web_dane_match([_record(0, pki.untrusted_root_cert)], _web_chain(pki, leaf)) is None

@@ -30,10 +30,10 @@ NOT_CHECKED = "whether the TLSA records match the certificate of {hosts}, which 
 
 
 #: (state, why) of what a zone proves: None when it is DNSSEC-secure.
-_ZoneProblem = tuple[str, str] | None
+ZoneProblem = tuple[str, str] | None
 
 
-def _zone_problem(zone: str, dns: DnsSnapshot, now: datetime, cache: dict[str, _ZoneProblem]) -> _ZoneProblem:
+def _zone_problem(zone: str, dns: DnsSnapshot, now: datetime, cache: dict[str, ZoneProblem]) -> ZoneProblem:
     """None when `zone` validates (validate_zone); else ("unproven", why) when its records prove nothing to a
     validating resolver, or ("unknown", why) when this scan cannot tell. Each zone judged once."""
     if zone not in cache:
@@ -52,8 +52,8 @@ def _zone_problem(zone: str, dns: DnsSnapshot, now: datetime, cache: dict[str, _
 
 
 @dataclass(frozen=True)
-class _State:
-    """What one MX host's TLSA records (or the MX records) prove: `state` "secure", "none", "unproven" (senders
+class TlsaState:
+    """What one host's TLSA records (or the MX records) prove: `state` "secure", "none", "unproven" (senders
     ignore them, or cannot use them), "unknown" (this scan cannot tell) or "failed" (their lookup); `why` in words;
     `zone_problem` when what is wrong is the zone that signs them (one sentence for all it holds)."""
 
@@ -62,42 +62,52 @@ class _State:
     zone_problem: str | None = None
 
 
-def _host_state(
-    exchange: str, answer: DnsAnswer, domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]
-) -> _State:
-    """What `answer`, the TLSA lookup of one MX host, proves."""
-    name = dane_name(exchange)
+def tlsa_state(
+    exchange: str,
+    answer: DnsAnswer,
+    domain: str,
+    dns: DnsSnapshot,
+    now: datetime,
+    zones: dict[str, ZoneProblem],
+    port: int = 25,
+) -> TlsaState:
+    """What `answer`, the TLSA lookup of one host (an MX host's; the web host's at its HTTPS `port`), proves."""
+    name = dane_name(exchange, port)
     if failed(answer):
-        return _State("failed", f"the TLSA lookup of {name} failed ({answer.error or answer.rcode})")
+        return TlsaState("failed", f"the TLSA lookup of {name} failed ({answer.error or answer.rcode})")
     if not answer.records:
-        return _State("none", f"{exchange} has no TLSA records")
+        return TlsaState("none", f"{exchange} has no TLSA records")
     alias = dns.get(name, "CNAME")
     if alias is not None and alias.records:
-        return _State("unknown", f"{name} is an alias ({alias.records[0]}), whose zone this scan does not validate")
-    zone = dane_zone(exchange, domain, answer)
+        return TlsaState("unknown", f"{name} is an alias ({alias.records[0]}), whose zone this scan does not validate")
+    zone = dane_zone(exchange, domain, answer, port)
     problem = _zone_problem(zone, dns, now, zones)
     if problem is not None:
         state, why = problem
-        return _State(state, f"the TLSA records of {exchange} prove nothing: {why}", why)
+        return TlsaState(state, f"the TLSA records of {exchange} prove nothing: {why}", why)
     unsigned = signed_by_zone(answer, zone, dns, now)
     if unsigned is not None:
-        return _State("unproven", f"the TLSA records of {exchange} do not validate: {unsigned}")
-    return _State("secure")
+        return TlsaState("unproven", f"the TLSA records of {exchange} do not validate: {unsigned}")
+    return TlsaState("secure")
 
 
-def _mx_state(domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, _ZoneProblem]) -> _State:
+def _mx_state(domain: str, dns: DnsSnapshot, now: datetime, zones: dict[str, ZoneProblem]) -> TlsaState:
     """Whether the MX RRset is DNSSEC-valid (a forged MX would lead senders elsewhere)."""
     problem = _zone_problem(domain, dns, now, zones)
     if problem is not None:
-        return _State(problem[0], f"the MX records prove nothing: {problem[1]}", problem[1])
+        return TlsaState(problem[0], f"the MX records prove nothing: {problem[1]}", problem[1])
     mx = dns.get(domain, "MX")
     if mx is None:
-        return _State("unknown", "the MX records were not fetched")
+        return TlsaState("unknown", "the MX records were not fetched")
     unsigned = signed_by_zone(mx, domain, dns, now)
-    return _State("secure") if unsigned is None else _State("unproven", f"the MX records do not validate: {unsigned}")
+    return (
+        TlsaState("secure")
+        if unsigned is None
+        else TlsaState("unproven", f"the MX records do not validate: {unsigned}")
+    )
 
 
-def _problems(states: dict[str, _State], mx: _State) -> list[str]:
+def _problems(states: dict[str, TlsaState], mx: TlsaState) -> list[str]:
     """What keeps DANE from covering the domain's mail, a zone's problem said once for all it holds ("the MX records
     and the TLSA records of mx.example.com prove nothing: the example.com zone is not DNSSEC-secure ...")."""
     by_zone: dict[str, list[str]] = {}
@@ -152,7 +162,7 @@ def _usable_count(answer: DnsAnswer) -> int:
 
 
 def _matched_findings(
-    states: dict[str, _State], tlsa: dict[str, DnsAnswer], snapshot: SiteSnapshot, details: dict[str, Any]
+    states: dict[str, TlsaState], tlsa: dict[str, DnsAnswer], snapshot: SiteSnapshot, details: dict[str, Any]
 ) -> tuple[list[Finding], list[str]]:
     """dns.dane_mismatch for the hosts whose DNSSEC-valid records their server fails (with the record to publish for
     the key it presents), and what dns.dane_valid says of those that matched (which record, "mx.example.com: 3 1 1",
@@ -205,8 +215,8 @@ def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], 
     tlsa = {e: a for e in exchanges if (a := snapshot.dns.get(dane_name(e), "TLSA")) is not None}  # those asked
     if not any(answer.records for answer in tlsa.values()):
         return []  # no DANE (or not asked): nothing to say
-    now, zones = snapshot.fetched_at, dict[str, _ZoneProblem]()
-    states = {e: _host_state(e, answer, domain, snapshot.dns, now, zones) for e, answer in tlsa.items()}
+    now, zones = snapshot.fetched_at, dict[str, ZoneProblem]()
+    states = {e: tlsa_state(e, answer, domain, snapshot.dns, now, zones) for e, answer in tlsa.items()}
     details["dane"] = {"mx_hosts": {e: s.state for e, s in states.items()}, "not_checked": []}
     lookups = [tlsa[e] for e, s in states.items() if s.state == "failed"]
     unknown = [s.why for s in states.values() if s.state == "unknown"]

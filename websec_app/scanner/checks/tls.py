@@ -38,6 +38,7 @@ from ..snapshot import (
 from ._ocsp import judge_staple
 from ._revocation import judge_revocation
 from ._shown import shown, shown_lists
+from .tls_dane import web_dane_findings
 
 # Let's Encrypt renews at 30 days left; under 14 days something is failing (their expiry mails start at 20).
 EXPIRY_WARN_DAYS = 30
@@ -635,6 +636,7 @@ def check_tls(snapshot: SiteSnapshot) -> CheckResult:
     findings += _dh_findings(tls)
     findings += _renegotiation_findings(tls)
     findings += _heartbleed_findings(tls)
+    findings += web_dane_findings(snapshot, details)
     entry = snapshot.entry_tls
     if entry is not None and entry.failure is None and entry.leaf is not None:
         findings += _entry_host_findings(snapshot, entry, entry.leaf, tls, {f.outcome for f in findings})

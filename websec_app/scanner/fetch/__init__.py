@@ -284,7 +284,12 @@ async def fetch_snapshot(
             clock.within(
                 "dns",
                 lambda seconds: fetch_dns(
-                    target.host, resolver, limits.dns_seconds, budget_seconds=seconds, mx_answer=mx_answer
+                    target.host,
+                    resolver,
+                    limits.dns_seconds,
+                    budget_seconds=seconds,
+                    mx_answer=mx_answer,
+                    https_port=tls_target.port,
                 ),
             )
         )

@@ -1,10 +1,10 @@
 """DNS records for the `dns` section, queried concurrently with the HTTP and TLS work.
 
-Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME,
+Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME, its HTTPS port's TLSA,
 CAA, at the host and each parent up to the top-level domain, `caa_names`) and its registrable domain (mail
 authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
-first found: CNAME and MX targets (and the MX hosts' TLSA records, with the DNSSEC records of a provider's zone
-that holds some), a signed zone's NSEC3PARAM, the zone holding a registrable domain
+first found: CNAME and MX targets (and the MX hosts' TLSA records; for TLSA records found, the DNSSEC records of a
+provider's zone that holds them), a signed zone's NSEC3PARAM, the zone holding a registrable domain
 that has none of its own (DNSSEC of alice.github.io is github.io's), the lookups the SPF evaluation reads (the
 records include/redirect point to, the names a/mx/exists terms ask, the addresses of an mx term's hosts), asked in
 the order receivers evaluate them and no further than they go (records/spf_evaluation.py, `_spf_tree`), and the
@@ -57,9 +57,10 @@ MAX_REPORT_DOMAINS = 4
 OUT_OF_BUDGET = "no answer before the scan's time budget ran out"
 
 
-def dns_queries(host: str) -> list[tuple[str, str]]:
-    """The (name, type) pairs one scan asks about the web host and its registrable domain."""
-    queries = [(host, "A"), (host, "AAAA"), (host, "CNAME")]
+def dns_queries(host: str, https_port: int = 443) -> list[tuple[str, str]]:
+    """The (name, type) pairs one scan asks about the web host (at `https_port`, its TLSA records: DANE for the web
+    server, RFC 6698) and its registrable domain."""
+    queries = [(host, "A"), (host, "AAAA"), (host, "CNAME"), (dane_name(host, https_port), "TLSA")]
     domain = registrable_domain(host)
     if domain != host:
         queries += [(domain, "A")]
@@ -196,28 +197,30 @@ async def _enclosing_zone(domain: str, answers: _Answers) -> None:
             return
 
 
-async def _dane(exchange: str, domain: str, answers: _Answers) -> None:
-    """An MX host's TLSA records (DANE for SMTP, RFC 7672); for a host that has some, whether their name is an alias,
-    and the DNSSEC records of the zone holding them when it is not the domain's (asked already). A domain without
-    DANE pays one query per MX host, in the round that asks their addresses, and no round trip more."""
-    tlsa = await answers.ask(dane_name(exchange), "TLSA")
+async def _dane(host: str, domain: str, answers: _Answers, port: int = 25) -> None:
+    """A host's TLSA records at `port` (an MX host's: DANE for SMTP, RFC 7672; the web host's are asked in the first
+    round); for a host that has some, whether their name is an alias, and the DNSSEC records of the zone holding them
+    when it is not the domain's (asked already). A domain without DANE pays one query per MX host, in the round that
+    asks their addresses, and no round trip more."""
+    tlsa = await answers.ask(dane_name(host, port), "TLSA")
     if not tlsa.records:
         return
-    zone = dane_zone(exchange, domain, tlsa)
+    zone = dane_zone(host, domain, tlsa, port)
     # whether the name is an alias (its TLSA records are then another zone's, which this scan does not validate)
-    more = [answers.ask(dane_name(exchange), "CNAME")]
+    more = [answers.ask(dane_name(host, port), "CNAME")]
     if zone != domain:
         more += [answers.ask(zone, rdtype) for rdtype in ("SOA", "DNSKEY", "DS")]
     await asyncio.gather(*more)
 
 
-async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = True) -> None:
+async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = True, https_port: int = 443) -> None:
     # Parsed before any query is made: should the record trip the parser, no coroutine is left unawaited.
     dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
     report_domains = (
         external_report_domains(domain, parse_dmarc(dmarc[0]))[:MAX_REPORT_DOMAINS] if len(dmarc) == 1 else []
     )
     work: list[Awaitable[object]] = [_enclosing_zone(domain, answers), *([_spf_tree(domain, answers)] if spf else [])]
+    work.append(_dane(host, domain, answers, https_port))
     for name in (host, f"www.{domain}"):
         for target in _targets(answers.get(name, "CNAME"), "CNAME"):
             work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]
@@ -232,7 +235,7 @@ async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = 
     await asyncio.gather(*work)
 
 
-async def _unasked_follow_ups(host: str, domain: str, answers: _Answers) -> None:
+async def _unasked_follow_ups(host: str, domain: str, answers: _Answers, https_port: int) -> None:
     """Once lookups were given up: the follow-ups the answers in hand call for and nobody asked (the first round
     or the one before it was cut), each recorded as failed without a query, so the check says "could not
     check" where a lookup never asked reads as nothing to say (a CNAME target, an MX host, a report address's
@@ -241,18 +244,19 @@ async def _unasked_follow_ups(host: str, domain: str, answers: _Answers) -> None
     evaluation itself knows every lookup it reads, of every term type; a replay of the tree would be a second
     list of them, kept to its own bounds, and would cost CPU past the deadline."""
     try:
-        await _follow_ups(host, domain, answers, spf=False)
+        await _follow_ups(host, domain, answers, spf=False, https_port=https_port)
     except Exception:  # noqa: BLE001 - as the follow-ups themselves: what a zone sends must never sink the scan
         log.exception("DNS follow-up queries for %s failed", host)
 
 
-async def _both_rounds(host: str, answers: _Answers, follow_up_seconds: float) -> None:
-    queries = dns_queries(host)
+async def _both_rounds(host: str, answers: _Answers, follow_up_seconds: float, https_port: int) -> None:
+    queries = dns_queries(host, https_port)
     # asked from now on: should the budget run out before a query's task starts, it is still recorded as failed
     answers.asked.update(answers.key(name, rdtype) for name, rdtype in queries)
     await asyncio.gather(*(answers.ask(name, rdtype) for name, rdtype in queries))
     try:
-        await asyncio.wait_for(_follow_ups(host, registrable_domain(host), answers), follow_up_seconds)
+        follow_ups = _follow_ups(host, registrable_domain(host), answers, https_port=https_port)
+        await asyncio.wait_for(follow_ups, follow_up_seconds)
     except TimeoutError:  # keep what arrived; what did not is "not checked"
         answers.give_up(f"no answer within the {follow_up_seconds:g} s the scan gives follow-up lookups")
     except Exception:  # noqa: BLE001 - what a zone sends must never sink the scan: the follow-ups are extras
@@ -267,6 +271,7 @@ async def fetch_dns(
     *,
     budget_seconds: float | None = None,
     mx_answer: asyncio.Future[DnsAnswer | None] | None = None,
+    https_port: int = 443,
 ) -> DnsSnapshot:
     """The snapshot, within `budget_seconds` (what is left of the scan's time budget; None: no bound but the
     lookups' own). When the budget runs out first, the answers that arrived are kept and every lookup asked
@@ -282,11 +287,11 @@ async def fetch_dns(
         answers = _Answers(resolver, watched)
         try:
             async with asyncio.timeout(budget_seconds):
-                await _both_rounds(host, answers, follow_up_seconds)
+                await _both_rounds(host, answers, follow_up_seconds, https_port)
         except TimeoutError:
             answers.give_up(OUT_OF_BUDGET)
         if answers.gave_up is not None:
-            await _unasked_follow_ups(host, registrable_domain(host), answers)
+            await _unasked_follow_ups(host, registrable_domain(host), answers, https_port)
         return DnsSnapshot(host=host, answers=tuple(answers.found.values()), cut=answers.gave_up)
     finally:
         for waiter in watched.values():

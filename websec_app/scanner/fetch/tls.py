@@ -808,6 +808,7 @@ async def _graded(
         ocsp_staple=result.ocsp,
         public_root=_public_root(result, chain[0], clock_for(settings)()) if trusted and chain else None,
         anchor_key=_anchor_key(result) if trusted and chain else None,
+        anchor=result.verified_chain[-1] if trusted and chain and result.verified_chain else None,
         not_testable=() if unreadable is None else (unreadable,),
         revocation=answers.revocation if chain else None,
         heartbeat=answers.heartbeat,

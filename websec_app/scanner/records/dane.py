@@ -1,6 +1,7 @@
-"""Where DANE for SMTP puts an MX host's TLSA records (RFC 7672), and which zone signs them: read by the fetch,
-which asks for them, and by the check, which validates them and holds them to the certificate each MX host
-presents (RFC 7672 3.1: `dane_match`)."""
+"""Where DANE puts a service's TLSA records (RFC 6698 3: _<port>._tcp.<host>; for SMTP, RFC 7672, the MX host's at
+port 25), and which zone signs them: read by the fetch, which asks for them, and by the checks, which validate them
+and hold them to the certificate the server presents: an MX host's after STARTTLS (RFC 7672 3.1: `dane_match`), the
+web server's (RFC 7671: `web_dane_match`)."""
 
 from __future__ import annotations
 
@@ -19,20 +20,20 @@ from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer
 
 
-def dane_name(exchange: str) -> str:
-    """Where an MX host's TLSA records are (RFC 7672 2.2.3: port 25 over TCP)."""
-    return f"_25._tcp.{exchange}"
+def dane_name(host: str, port: int = 25) -> str:
+    """Where a service's TLSA records are (RFC 6698 3): by default an MX host's (RFC 7672 2.2.3: port 25 over TCP)."""
+    return f"_{port}._tcp.{host}"
 
 
-def dane_zone(exchange: str, domain: str, tlsa: DnsAnswer | None = None) -> str:
-    """The zone that signs an MX host's TLSA records: the signer their RRSIGs name, when it is a name above them (a
+def dane_zone(host: str, domain: str, tlsa: DnsAnswer | None = None, port: int = 25) -> str:
+    """The zone that signs a host's TLSA records: the signer their RRSIGs name, when it is a name above them (a
     subdomain delegated as a zone of its own, mail.example.com); else the domain's own zone for its names, or the
     host's registrable domain (a provider's MX, mx1.mail.example.net: example.net). A name that is not a zone apex
     there is judged unknown by the check (that zone's SOA says so), never validated against the wrong keys."""
     signer = _signer(tlsa) if tlsa is not None else None
-    if signer is not None and dane_name(exchange).endswith("." + signer):
+    if signer is not None and dane_name(host, port).endswith("." + signer):
         return signer
-    return domain if exchange == domain or exchange.endswith("." + domain) else registrable_domain(exchange)
+    return domain if host == domain or host.endswith("." + domain) else registrable_domain(host)
 
 
 def _signer(answer: DnsAnswer) -> str | None:
@@ -46,8 +47,10 @@ def _signer(answer: DnsAnswer) -> str | None:
 
 
 #: RFC 7672 3.1: the certificate usages SMTP uses, DANE-TA(2) and DANE-EE(3). PKIX-TA(0) and PKIX-EE(1) are
-#: "unusable" to an SMTP client (3.1.3), as are selectors and matching types RFC 6698 does not define.
+#: "unusable" to an SMTP client (3.1.3), as are selectors and matching types RFC 6698 does not define. A web client
+#: uses all four (RFC 6698 2.1.1).
 _USAGES = {2: "DANE-TA", 3: "DANE-EE"}
+_WEB_USAGES = (0, 1, 2, 3)
 _SELECTORS = (0, 1)  # the full certificate, its SubjectPublicKeyInfo
 _MATCHING = {0: None, 1: "sha256", 2: "sha512"}  # exact, SHA2-256, SHA2-512
 
@@ -64,12 +67,26 @@ class Tlsa:
     @property
     def usable(self) -> bool:
         """RFC 7672 3.1.3: whether an SMTP client uses the record at all."""
-        return self.usage in _USAGES and self.selector in _SELECTORS and self.matching in _MATCHING
+        return self.usage in _USAGES and self._defined
+
+    @property
+    def usable_on_the_web(self) -> bool:
+        """Whether a web client uses the record (RFC 6698 2.1: every usage it defines, PKIX-TA and PKIX-EE too)."""
+        return self.usage in _WEB_USAGES and self._defined
+
+    @property
+    def _defined(self) -> bool:
+        return self.selector in _SELECTORS and self.matching in _MATCHING
+
+    @property
+    def shown(self) -> str:
+        """ "3 1 1": which kind of record it is, without its data."""
+        return f"{self.usage} {self.selector} {self.matching}"
 
     def matches(self, certificate_der: bytes) -> bool:
         """Whether the certificate (DER) is the one the record names: its full DER or its SubjectPublicKeyInfo,
         exact or hashed (RFC 6698 2.1.2-2.1.3)."""
-        if not self.usable:
+        if not self.usable_on_the_web:
             return False
         selected = certificate_der if self.selector == 0 else _spki(certificate_der)
         if selected is None:
@@ -193,3 +210,43 @@ def _issuing(chain: tuple[bytes, ...]) -> list[bytes]:
             break
         linked.append(chain[position])
     return linked
+
+
+@dataclass(frozen=True)
+class WebChain:
+    """What `web_dane_match` holds a web server's TLSA records to: the chain it sent (DER, leaf first); when the chain
+    is PKIX-valid, the path the verifier built (DER, leaf first, anchor left out) and the trust anchor it ends at
+    (DER); whether the leaf names the host, and is within its dates."""
+
+    sent: tuple[bytes, ...]
+    verified: tuple[bytes, ...]
+    anchor: bytes | None
+    names_host: bool
+    current: bool
+
+    @property
+    def pkix_valid(self) -> bool:
+        return bool(self.verified) and self.names_host and self.current
+
+
+def web_dane_match(records: list[Tlsa], chain: WebChain) -> Tlsa | None:
+    """The record that authenticates a web server (RFC 6698 2.1.1, with RFC 7671's updates), first found in the order
+    DANE-EE, DANE-TA, PKIX-EE, PKIX-TA; None when none does:
+    - DANE-EE(3): the leaf, whatever its names and dates (RFC 7671 5.1);
+    - DANE-TA(2): an anchor that issued the chain, the leaf naming the host and current (RFC 7671 5.2), as for SMTP;
+    - PKIX-EE(1): the leaf, and the chain PKIX-valid (the browsers' own test);
+    - PKIX-TA(0): a CA on the PKIX-valid path, its trust anchor included (which the server need not send)."""
+    usable = [record for record in records if record.usable_on_the_web]
+    if not chain.sent or not usable:
+        return None
+    found = dane_match([r for r in usable if r.usage in (2, 3)], chain.sent, chain.names_host, chain.current)
+    if found is not None or not chain.pkix_valid:
+        return found
+    authorities = (*chain.verified[1:], *((chain.anchor,) if chain.anchor is not None else ()))
+    for record in usable:
+        if record.usage == 1 and record.matches(chain.sent[0]):
+            return record
+    for record in usable:
+        if record.usage == 0 and any(record.matches(der) for der in authorities):
+            return record
+    return None
