@@ -1,13 +1,17 @@
 # Test cases adapted from OpenSSL's DANE tests (test/danetest.in, https://github.com/openssl/openssl), used under the
 # Apache License 2.0: the certificates in tests/conformance/files/openssl-danetest-certs.pem are copied unchanged.
-"""OpenSSL's DANE test cases (test/danetest.in) held to websec's TLSA match (records/dane.py `dane_match`), which
-decides dns.dane_valid and dns.dane_mismatch for an MX host's certificate (docs/conformance.md).
+"""OpenSSL's DANE test cases (test/danetest.in) held to websec's TLSA matches (records/dane.py): `dane_match`, which
+decides dns.dane_valid and dns.dane_mismatch for an MX host's certificate, and `web_dane_match`, which decides
+tls.dane_valid and tls.dane_mismatch for the web server's (docs/conformance.md).
 
 Each OpenSSL case gives TLSA records, the chain a server sends, whether name checks are off, and the verify result
-(0: authenticated, 65: no record matches, 62: the name does not match) with the depth of the matching certificate. A
-case **agrees** when websec finds a matching record exactly when OpenSSL authenticates, and, where several records
-could match, the one at OpenSSL's depth. The PKIX-TA(0) and PKIX-EE(1) cases are not ported: RFC 7672 3.1.3 makes
-those usages unusable to SMTP, and OpenSSL judges them with a PKIX trust store the suite does not give.
+(0: authenticated, 65: no record matches, 62: the name does not match, 20: no PKIX path) with the depth of the matching
+certificate. A case **agrees** when websec finds a matching record exactly when OpenSSL authenticates, and, where
+several records could match, the one at OpenSSL's depth. The PKIX-TA(0) and PKIX-EE(1) cases (21-38) are not held to
+`dane_match`: RFC 7672 3.1.3 makes those usages unusable to SMTP. A web client uses them, with a PKIX path to its trust
+store: the suite's store (danetest.pem) holds its Root CA, as the cases show (21 and 22 send no root and authenticate;
+34 sends the leaf alone and gets 20, no local issuer), and the port builds the path with OpenSSL's verifier from the
+sent chain and that root, as a scan's handshake does.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from OpenSSL import crypto
 
-from websec_app.scanner.records.dane import Tlsa, dane_match, parse_tlsa
+from tests.clock import TEST_NOW
+from websec_app.scanner.records.dane import Tlsa, WebChain, dane_match, parse_tlsa, web_dane_match
 
 CERTS = Path(__file__).parent / "files" / "openssl-danetest-certs.pem"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
@@ -174,29 +180,106 @@ CASES = (
     ),
 )
 
-#: The suite's cases not ported, by number, and why.
+ISSUER_FULL = f"0 0 0 {_der('issuer')}"  # case 35's record of the intermediate, whole
+
+#: PKIX-TA(0) and PKIX-EE(1): held to the web server's match only.
+PKIX_CASES = (
+    # PKIX-?? chain tests
+    Case(21, ("1" + LEAF_301[1:],), ("leaf", "issuer"), False, 0, 0),
+    Case(22, ("1" + LEAF_311[1:],), ("leaf", "issuer"), False, 0, 0),
+    Case(23, ("1" + LEAF_302[1:],), CHAIN, False, 0, 0),
+    Case(24, ("1" + LEAF_312[1:],), CHAIN, False, 0, 0),
+    Case(25, ("0" + ISSUER_201[1:],), ("leaf", "issuer"), False, 0, 1),
+    Case(26, (f"0 1 0 {_spki('issuer')}",), ("leaf", "issuer"), False, 0, 1),
+    Case(27, ("0" + ISSUER_211[1:],), ("leaf", "issuer"), False, 0, 1),
+    Case(28, ("0" + ISSUER_202[1:],), CHAIN, False, 0, 1),
+    Case(29, ("0" + ISSUER_212[1:],), CHAIN, False, 0, 1),
+    Case(30, ("0" + ROOT_201[1:],), ("leaf", "issuer"), False, 0, 2),
+    Case(31, ("0" + ROOT_211[1:],), ("leaf", "issuer"), False, 0, 2),
+    Case(32, ("0" + ROOT_202[1:],), CHAIN, False, 0, 2),
+    Case(33, ("0" + ROOT_212[1:],), CHAIN, False, 0, 2),
+    # PKIX-?? chain failures: the intermediate missing; missing, and published whole in DNS; wrong digests
+    Case(34, ("1" + LEAF_301[1:],), ("leaf",), False, 20, 0),
+    Case(
+        35,
+        ("1" + LEAF_311[1:], ISSUER_FULL),
+        ("leaf",),
+        False,
+        0,
+        0,
+        why=(
+            "the intermediate is missing, and published whole in a PKIX-TA(0) record; OpenSSL builds the PKIX path "
+            "with it, websec (as browsers, which read no TLSA record) judges the path from what the server sends and "
+            "finds none: a chain a browser refuses is not made valid by DNS"
+        ),
+    ),
+    Case(36, (_wrong("1" + LEAF_302[1:]),), CHAIN, False, 65, -1),
+    Case(37, (_wrong("0" + ISSUER_201[1:]),), ("leaf", "issuer"), False, 65, -1),
+    Case(38, (_wrong("0" + ROOT_201[1:]),), ("leaf", "issuer"), False, 65, -1),
+)
+
+#: The suite's cases not held to the SMTP match, and why.
 NOT_PORTED = {
-    number: "PKIX-TA(0) and PKIX-EE(1) records, which RFC 7672 3.1.3 makes unusable to SMTP and OpenSSL judges with a "
-    "PKIX trust store the suite does not give"
-    for number in range(21, 39)
+    case.number: "PKIX-TA(0) and PKIX-EE(1) records, which RFC 7672 3.1.3 makes unusable to SMTP (held to the web "
+    "server's match)"
+    for case in PKIX_CASES
+}
+
+#: Where the web server's match parts from OpenSSL's, beyond the PKIX cases' own `why`.
+WEB_DIVERGENCES = {
+    50: "RFC 7671 5.1: a client ignores the names of a DANE-EE(3) certificate, which the record pins itself; OpenSSL "
+    "checks them unless the application sets DANE_FLAG_NO_DANE_EE_NAMECHECKS"
 }
 
 
-def _verdict(case: Case) -> Tlsa | None:
-    records = [record for text in case.records if (record := parse_tlsa(text)) is not None]
+def _records(case: Case) -> list[Tlsa]:
+    return [record for text in case.records if (record := parse_tlsa(text)) is not None]
+
+
+def _names_host(case: Case) -> bool:
     leaf = CERTIFICATES[case.chain[0]]
     try:
         names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:  # the anonymous leaf of cases 1-8
-        names_host = case.no_name_checks
-    else:
-        names_host = case.no_name_checks or BASE_DOMAIN in names.get_values_for_type(x509.DNSName)
-    chain = tuple(CERTIFICATES[name].public_bytes(Encoding.DER) for name in case.chain)
-    return dane_match(records, chain, leaf_names_host=names_host, leaf_current=True)
+        return case.no_name_checks
+    return case.no_name_checks or BASE_DOMAIN in names.get_values_for_type(x509.DNSName)
 
 
-def _agrees(case: Case) -> bool:
-    matched = _verdict(case)
+def _chain(case: Case) -> tuple[bytes, ...]:
+    return tuple(CERTIFICATES[name].public_bytes(Encoding.DER) for name in case.chain)
+
+
+def _verdict(case: Case) -> Tlsa | None:
+    return dane_match(_records(case), _chain(case), leaf_names_host=_names_host(case), leaf_current=True)
+
+
+def _pkix_path(case: Case) -> tuple[bytes, ...]:
+    """The path OpenSSL's verifier builds from the sent chain to the suite's Root CA (DER, leaf first, the anchor
+    last), at the tests' fixed time; empty when there is none."""
+    store = crypto.X509Store()
+    store.add_cert(crypto.X509.from_cryptography(CERTIFICATES["root"]))
+    store.set_time(TEST_NOW.replace(tzinfo=None))
+    certificates = [crypto.X509.from_cryptography(CERTIFICATES[name]) for name in case.chain]
+    try:
+        path = crypto.X509StoreContext(store, certificates[0], certificates[1:]).get_verified_chain()
+    except crypto.X509StoreContextError:
+        return ()
+    return tuple(certificate.to_cryptography().public_bytes(Encoding.DER) for certificate in path)
+
+
+def _web_verdict(case: Case) -> Tlsa | None:
+    path = _pkix_path(case)
+    chain = WebChain(
+        sent=_chain(case),
+        verified=path[:-1],
+        anchor=path[-1] if path else None,
+        names_host=_names_host(case),
+        current=True,
+    )
+    return web_dane_match(_records(case), chain)
+
+
+def _agrees(case: Case, matched: Tlsa | None) -> bool:
     if (matched is not None) != (case.result == 0):
         return False
     return matched is None or matched == parse_tlsa(case.records[case.matched or 0])
@@ -209,19 +292,46 @@ def test_the_full_records_are_the_suites_bytes() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[f"case-{case.number}" for case in CASES])
 def test_each_case_agrees_with_openssl_or_diverges_as_documented(case: Case) -> None:
-    assert _agrees(case) == (case.why is None)
+    assert _agrees(case, _verdict(case)) == (case.why is None)
+
+
+WEB_CASES = sorted((*CASES, *PKIX_CASES), key=lambda case: case.number)
+
+
+def _web_why(case: Case) -> str | None:
+    return case.why if case.number in NOT_PORTED else WEB_DIVERGENCES.get(case.number)
+
+
+@pytest.mark.parametrize("case", WEB_CASES, ids=[f"case-{case.number}" for case in WEB_CASES])
+def test_each_case_agrees_with_openssl_for_a_web_server_or_diverges_as_documented(case: Case) -> None:
+    assert _agrees(case, _web_verdict(case)) == (_web_why(case) is None)
+
+
+def test_the_suites_trust_store_is_its_root_as_the_cases_show() -> None:
+    """Cases 21 and 22 authenticate without the root sent, so the store holds it; case 34 fails with no local issuer,
+    so the store does not hold the intermediate."""
+    assert _pkix_path(PKIX_CASES[0])[-1] == CERTIFICATES["root"].public_bytes(Encoding.DER)
+    assert _pkix_path(next(case for case in PKIX_CASES if case.number == 34)) == ()
 
 
 def test_the_doc_states_the_counts_and_every_divergence() -> None:
     text = DOC.read_text("utf-8")
     part = text[text.index("## OpenSSL's DANE tests") :]
     part = part[: part.index("\n## ", 4)] if "\n## " in part[4:] else part
+    total = len(CASES) + len(NOT_PORTED)
     agree = sum(1 for case in CASES if case.why is None)
-    row = (
-        f"| `test/danetest.in` | {len(CASES) + len(NOT_PORTED)} | {agree} | {len(CASES) - agree} | {len(NOT_PORTED)} |"
+    smtp = (
+        f"| `test/danetest.in`, an MX host (`dane_match`) | {total} | {agree} | {len(CASES) - agree} "
+        f"| {len(NOT_PORTED)} |"
     )
-    assert row in part
+    assert smtp in part
+    web_agree = sum(1 for case in WEB_CASES if _web_why(case) is None)
+    web = f"| `test/danetest.in`, the web server (`web_dane_match`) | {total} | {web_agree} | {total - web_agree} | 0 |"
+    assert web in part
     for case in CASES:
         if case.why is not None:
-            assert f"- case {case.number}: {case.why}" in part
-    assert re.search(r"- cases 21-38: " + re.escape(NOT_PORTED[21]), part)
+            assert f"- case {case.number}, an MX host: {case.why}" in part
+    for case in WEB_CASES:
+        if (why := _web_why(case)) is not None:
+            assert f"- case {case.number}, the web server: {why}" in part
+    assert re.search(r"- cases 21-38, an MX host: " + re.escape(NOT_PORTED[21]), part)
