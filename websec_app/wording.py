@@ -5,6 +5,7 @@ bidirectional controls are shown."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 
@@ -22,6 +23,14 @@ PROTOCOL_LABELS = {
     "SSLv3": "SSL 3.0",
     "SSLv2": "SSL 2.0",
 }
+
+
+def time_left(left: timedelta) -> str:
+    """Whole days, or hours under a day ("0 days" for a certificate expiring tonight said nothing)."""
+    if left.days >= 1:
+        return counted(left.days, "day")
+    hours = int(left.total_seconds() // 3600)
+    return counted(hours, "hour") if hours >= 1 else "less than an hour"
 
 
 def _extension_words(certificate: Mapping[str, Any], field: str, absent: str, empty: str) -> str:

@@ -47,6 +47,8 @@ RECORDED = {
     "2026.12.4": "9f1e24bb296486b8",
     # DANE for the web server: tls.dane_mismatch (2), tls.dane_ignored (0)
     "2026.12.5": "215e99eb832692d1",
+    # an MX host's certificate that expires within two weeks: dns.mx_cert_expires_soon (3)
+    "2026.12.6": "1b5f3e5f2a17022a",
 }
 
 

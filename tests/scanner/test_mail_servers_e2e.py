@@ -55,6 +55,7 @@ async def test_an_mx_host_with_starttls_and_a_valid_certificate(
     shown = body["dns"]["mail_servers"][f"mx.{host}"]
     assert shown["starttls"] is True and shown["protocol"] == "TLSv1.3"
     assert shown["certificate"] == f"valid for mx.{host}" and shown["greeting"].startswith(f"220 mx.{host} ")
+    assert shown["days_to_expiry"] > 14 and "dns.mx_cert_expires_soon" not in found
 
 
 async def test_an_mx_host_without_starttls_takes_mail_in_cleartext(
@@ -210,7 +211,8 @@ async def test_the_pdf_says_what_each_mx_host_showed_in_words(
     )
     text = " ".join(" ".join(pdf_pages(render_scan_pdf(body))).split())
     assert "Mail servers asked for STARTTLS" in text
-    assert f"mx.{host}: STARTTLS with TLSv1.3; valid for mx.{host}" in text
+    days = body["dns"]["mail_servers"][f"mx.{host}"]["days_to_expiry"]
+    assert f"mx.{host}: STARTTLS with TLSv1.3; valid for mx.{host} ({days} days left)" in text
     assert "Mail servers fail their own DANE records" in text
     key = _spki_sha256(pki.issue("valid", (f"mx.{host}",)))
     assert f"IN TLSA 3 1 1 {key}" in text
@@ -290,3 +292,32 @@ async def test_a_domain_without_mta_sts_is_told_what_its_mx_hosts_would_fail_und
     _, fine = await _scan_with_mx(site_factory, scan_settings, pki, "mx-nosts2")
     assert _findings(fine, "dns.mta_sts")["dns.mta_sts_missing"]["note"].startswith("no MTA-STS record at ")
     assert "mend" not in _findings(fine, "dns.mta_sts")["dns.mta_sts_missing"]["note"]
+
+
+async def test_a_mail_server_certificate_that_expires_within_two_weeks_makes_a_monitor_alert(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    """The usual way an MX host's certificate expires: renewed on disk, and the mail server, which reads it when it
+    starts, still presents the old one. Senders that authenticate the host (an enforced MTA-STS policy) stop
+    delivering the day it expires, so a monitor must say so while it can be mended."""
+    mail = mail_domain(site_factory, pki, "mx-expiring", mta_sts="enforce")
+    with mail.serving():
+        before = (await scan(mail.url, mail.settings(scan_settings))).to_dict()
+    stale = dataclasses.replace(mail, served=pki.issue("expiring_soon", (mail.exchange,)))
+    with stale.serving():
+        after = (await scan(mail.url, stale.settings(scan_settings))).to_dict()
+    assert "dns.mx_cert_expires_soon" not in _findings(before, "dns.mx_")
+    expiring = _findings(after, "dns.mx_")["dns.mx_cert_expires_soon"]
+    assert (expiring["status"], expiring["severity"], expiring["deduction"]) == ("weak", "important", 3)
+    # ten days after the tests' clock starts, which has run on a little since
+    expiry = stale.served.certificate.not_valid_after_utc  # type: ignore[union-attr]
+    days = after["dns"]["mail_servers"][mail.exchange]["days_to_expiry"]
+    assert (
+        days == 9 and expiring["note"] == f"the certificate of {mail.exchange} expires in 9 days (on {expiry:%Y-%m-%d})"
+    )
+    assert "--deploy-hook" in expiring["fix"]
+    # the policy still passes: the certificate is valid today
+    assert "dns.mta_sts_enforce" in _findings(after, "dns.mta_sts")
+
+    reasons, _ = alert_reasons(before, after, diff_reports(before, after), None)
+    assert reasons == ["New critical or important finding: Mail server certificate expires within two weeks."], reasons

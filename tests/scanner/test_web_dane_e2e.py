@@ -13,7 +13,9 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from tests.fixtures import catalog
 from tests.fixtures.pki import Pki
 from tests.fixtures.sites import SiteFactory, TlsConfig
+from tests.pdf_text import pdf_pages
 from websec_app.scanner import scan
+from websec_app.services.pdf import render_scan_pdf
 from websec_app.settings import Settings
 
 
@@ -49,9 +51,9 @@ async def test_a_record_for_the_served_key_is_dane_and_a_single_one_is_told_to_r
     assert (dane["check"], dane["status"], dane["deduction"]) == ("tls.dane_valid", "good", 0)
     assert dane["note"].startswith(f"{name}: 3 1 1 matches the certificate presented, and DNSSEC proves the records")
     assert "it is the only usable record: publish the next key's" in dane["note"]
-    assert body["tls"]["dane"] == {
+    assert body["tls"]["tlsa"] == {
         "name": name,
-        "records": [body["tls"]["dane"]["records"][0]],
+        "records": [body["tls"]["tlsa"]["records"][0]],
         "dnssec": "secure",
         "matches": True,
     }
@@ -84,7 +86,10 @@ async def test_a_certificate_renewed_with_a_new_key_fails_its_records_and_is_giv
     leaf = pki.issue("valid", (name.split(".", 2)[2],)).certificate
     assert f"`{name}. IN TLSA 3 1 1 {_spki_sha256(leaf)}`" in dane["fix"]
     assert "--reuse-key" in dane["fix"]
-    assert body["tls"]["dane"]["matches"] is False
+    assert body["tls"]["tlsa"]["matches"] is False
+    # the PDF names the records for what they are (the dns section's "dane" is the mail servers')
+    text = " ".join(" ".join(pdf_pages(render_scan_pdf(body))).split())
+    assert f"DANE (TLSA records for HTTPS) Name: {name}; Records: {stale}" in text
 
 
 async def test_records_in_an_unsigned_zone_have_no_effect(
@@ -102,14 +107,14 @@ async def test_records_in_an_unsigned_zone_have_no_effect(
     assert (dane["check"], dane["status"], dane["deduction"]) == ("tls.dane_ignored", "warn", 0)
     assert dane["note"].endswith(": clients ignore them") and "not DNSSEC-secure" in dane["note"]
     assert "Sign the zone" in dane["fix"] and name in dane["fix"]
-    assert body["tls"]["dane"]["dnssec"] == "unproven"
+    assert body["tls"]["tlsa"]["dnssec"] == "unproven"
 
 
 async def test_a_host_without_tlsa_records_is_told_nothing_of_dane(
     site_factory: SiteFactory, pki: Pki, scan_settings: Settings
 ) -> None:
     _, body = await _scan_with_tlsa(site_factory, pki, scan_settings, "webdane-none", lambda *_: [])
-    assert _dane(body) == [] and "dane" not in body["tls"]
+    assert _dane(body) == [] and "tlsa" not in body["tls"]
     assert body["grade"] == "A+"
 
 

@@ -9,12 +9,17 @@ scanner, silence) is "could not check", never a verdict. Pure: what the hosts sa
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from ...wording import time_left
 from ..findings import Finding
 from ..snapshot import MailServer, SiteSnapshot, TlsHandshake
 from ._dns_shared import addressless, series
+
+#: How soon before its expiry an MX host's certificate is said to expire: as the web server's (checks/tls.py
+#: EXPIRY_URGENT_DAYS), two weeks, by when automated renewal should have replaced it.
+MX_EXPIRY_WINDOW = timedelta(days=14)
 
 #: What the grading handshake, which offers up to TLS 1.3, negotiates only with a server that has nothing newer:
 #: versions RFC 8996 deprecates.
@@ -36,14 +41,17 @@ def _described(server: MailServer, now: datetime) -> dict[str, Any]:
         shown["protocol"] = tls.protocol
         shown["cipher"] = tls.cipher
         shown["certificate"] = problem or f"valid for {server.host}"
+        if tls.leaf is not None:
+            shown["days_to_expiry"] = (tls.leaf.not_after - now).days
     else:
         shown["problem" if outcome.state == "none" else "error"] = outcome.what
     return {key: value for key, value in shown.items() if value is not None}
 
 
 def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives: bool | None) -> list[Finding]:
-    """dns.mx_starttls (with dns.mx_tls_outdated for a host that has nothing newer than TLS 1.1), dns.mx_no_starttls,
-    and a check.error for each MX host the scan could not ask."""
+    """dns.mx_starttls (with dns.mx_cert_expires_soon for a certificate that expires within two weeks, and
+    dns.mx_tls_outdated for a host that has nothing newer than TLS 1.1), dns.mx_no_starttls, and a check.error for
+    each MX host the scan could not ask."""
     servers = snapshot.mail_servers
     if receives is not True or not servers:
         return []
@@ -66,4 +74,18 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
     if outdated:
         note = f"{series(outdated)} negotiate{'s' if len(outdated) == 1 else ''} nothing newer"
         findings.insert(1, Finding("dns.mx_tls_outdated", note=note))
+    expiring = [said for host, tls in working if (said := _expiring(host, tls, now)) is not None]
+    if expiring:
+        findings.insert(1, Finding("dns.mx_cert_expires_soon", note="; ".join(expiring)))
     return findings
+
+
+def _expiring(host: str, tls: TlsHandshake, now: datetime) -> str | None:
+    """ "the certificate of mx.example.com expires in 9 days (on 2026-12-01)" for a certificate senders that
+    authenticate the host accept today (trusted, naming it: MTA-STS's test, and DANE-TA's) and that expires within
+    MX_EXPIRY_DAYS; None for any other (one senders refuse already is said by the STARTTLS note, and under an enforced
+    policy by dns.mta_sts_mx_failing)."""
+    leaf = tls.leaf
+    if leaf is None or tls.refused_by_browsers(now) is not None or leaf.not_after - now >= MX_EXPIRY_WINDOW:
+        return None
+    return f"the certificate of {host} expires in {time_left(leaf.not_after - now)} (on {leaf.not_after:%Y-%m-%d})"

@@ -17,10 +17,9 @@ is still graded. Parts that were not fetched (hand-made snapshots) produce no fi
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
-from ...wording import counted
+from ...wording import counted, time_left
 from ..data import cipher_family, distrusted_roots
 from ..findings import CheckResult, Finding
 from ..snapshot import (
@@ -154,14 +153,6 @@ def _handshake_details(tls: TlsHandshake) -> dict[str, Any]:
     }
 
 
-def _time_left(left: timedelta) -> str:
-    """Whole days, or hours under a day ("0 days" for a certificate expiring tonight said nothing)."""
-    if left.days >= 1:
-        return counted(left.days, "day")
-    hours = int(left.total_seconds() // 3600)
-    return counted(hours, "hour") if hours >= 1 else "less than an hour"
-
-
 def _certificate_findings(
     snapshot: SiteSnapshot, tls: TlsHandshake, leaf: CertificateInfo, refused: list[Finding] | None = None
 ) -> list[Finding]:
@@ -193,11 +184,9 @@ def _certificate_findings(
     if not dated_problem:
         days_left = (leaf.not_after - now).days
         if days_left < EXPIRY_URGENT_DAYS:
-            findings.append(
-                Finding("tls.cert_expires_very_soon", note=f"expires in {_time_left(leaf.not_after - now)}")
-            )
+            findings.append(Finding("tls.cert_expires_very_soon", note=f"expires in {time_left(leaf.not_after - now)}"))
         elif days_left < EXPIRY_WARN_DAYS:
-            findings.append(Finding("tls.cert_expires_soon", note=f"expires in {_time_left(leaf.not_after - now)}"))
+            findings.append(Finding("tls.cert_expires_soon", note=f"expires in {time_left(leaf.not_after - now)}"))
     findings += _lifetime_findings(tls, leaf)
     findings += _key_usage_findings(tls, leaf)
     findings += _distrust_findings(snapshot, tls, leaf)

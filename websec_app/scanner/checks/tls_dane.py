@@ -83,14 +83,14 @@ def web_dane_findings(snapshot: SiteSnapshot, details: dict[str, Any]) -> list[F
         return [could_not_check(answer)]
     now, zones = snapshot.fetched_at, dict[str, ZoneProblem]()
     state = tlsa_state(host, answer, registrable_domain(host), snapshot.dns, now, zones, tls.port)
-    details["dane"] = {"name": name, "records": listed(answer.records, 10, each=200), "dnssec": state.state}
+    details["tlsa"] = {"name": name, "records": listed(answer.records, 10, each=200), "dnssec": state.state}
     if state.state == "unknown":
         return [Finding("check.error", subject=f"DANE (TLSA) of {host}", note=state.why)]
     if state.state == "unproven":
         note = f"{state.why}: clients ignore them"
         return [Finding("tls.dane_ignored", note=note, fix_vars={"dane_web_fix": _unproven_fix(name, host)})]
     finding = _matched(tls, name, answer, now)
-    details["dane"]["matches"] = finding.outcome == "tls.dane_valid"
+    details["tlsa"]["matches"] = finding.outcome == "tls.dane_valid"
     return [finding]
 
 

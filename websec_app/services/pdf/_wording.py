@@ -16,7 +16,7 @@ from websec_app.scanner.records.spf_evaluation import LOOKUP_LIMIT, VOID_LOOKUP_
 from websec_app.scanner.report import header_outcome
 from websec_app.scanner.rules.titles import plain_title
 from websec_app.scanner.snapshot import dhe_suite
-from websec_app.wording import PROTOCOL_LABELS
+from websec_app.wording import PROTOCOL_LABELS, counted
 
 #: Section detail fields as a reader names them (unknown fields: "some_field" -> "Some field").
 DETAIL_LABELS = {
@@ -33,6 +33,7 @@ DETAIL_LABELS = {
     "client_certificate_requested": "Client certificate requested (mutual TLS)",
     "revocation": "Revocation (asked of the CA)",
     "dane": "DANE (TLSA records of the mail servers)",
+    "tlsa": "DANE (TLSA records for HTTPS)",
     "mail_servers": "Mail servers asked for STARTTLS",
     "www_https": "HTTPS at www (the HSTS policy covers it)",
     "works": "Works",
@@ -455,7 +456,11 @@ def _mail_server_words(servers: Mapping[str, Any]) -> list[str]:
         if not isinstance(shown, Mapping):
             continue
         if shown.get("protocol"):
-            lines.append(f"{host}: STARTTLS with {shown['protocol']}; {shown.get('certificate', '')}".rstrip("; "))
+            days = shown.get("days_to_expiry")
+            left = f" ({counted(days, 'day')} left)" if isinstance(days, int) and days >= 0 else ""
+            lines.append(
+                f"{host}: STARTTLS with {shown['protocol']}; {shown.get('certificate', '')}{left}".rstrip("; ")
+            )
         elif shown.get("problem"):
             lines.append(f"{shown['problem']} (mail to it goes unencrypted)")
         else:
