@@ -320,4 +320,15 @@ async def test_a_mail_server_certificate_that_expires_within_two_weeks_makes_a_m
     assert "dns.mta_sts_enforce" in _findings(after, "dns.mta_sts")
 
     reasons, _ = alert_reasons(before, after, diff_reports(before, after), None)
-    assert reasons == ["New critical or important finding: Mail server certificate expires within two weeks."], reasons
+    assert reasons == ["New critical or important finding: Mail server certificate expiring or expired."], reasons
+
+    # left to expire, it stays (not "fixed" the day it gets worse), and the enforced policy now fails too
+    expired = dataclasses.replace(mail, served=pki.issue("expired", (mail.exchange,)))
+    with expired.serving():
+        later = (await scan(mail.url, expired.settings(scan_settings))).to_dict()
+    ended = expired.served.certificate.not_valid_after_utc  # type: ignore[union-attr]
+    found = _findings(later, "dns.m")
+    assert found["dns.mx_cert_expires_soon"]["note"] == (
+        f"the certificate of {mail.exchange} expired 30 days ago (on {ended:%Y-%m-%d})"
+    )
+    assert "dns.mta_sts_mx_failing" in found

@@ -49,9 +49,9 @@ def _described(server: MailServer, now: datetime) -> dict[str, Any]:
 
 
 def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives: bool | None) -> list[Finding]:
-    """dns.mx_starttls (with dns.mx_cert_expires_soon for a certificate that expires within two weeks, and
-    dns.mx_tls_outdated for a host that has nothing newer than TLS 1.1), dns.mx_no_starttls, and a check.error for
-    each MX host the scan could not ask."""
+    """dns.mx_starttls (with dns.mx_cert_expires_soon for a certificate that expires within two weeks or has expired,
+    and dns.mx_tls_outdated for a host that has nothing newer than TLS 1.1), dns.mx_no_starttls, and a check.error
+    for each MX host the scan could not ask."""
     servers = snapshot.mail_servers
     if receives is not True or not servers:
         return []
@@ -81,11 +81,15 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
 
 
 def _expiring(host: str, tls: TlsHandshake, now: datetime) -> str | None:
-    """ "the certificate of mx.example.com expires in 9 days (on 2026-12-01)" for a certificate senders that
-    authenticate the host accept today (trusted, naming it: MTA-STS's test, and DANE-TA's) and that expires within
-    MX_EXPIRY_DAYS; None for any other (one senders refuse already is said by the STARTTLS note, and under an enforced
-    policy by dns.mta_sts_mx_failing)."""
+    """ "the certificate of mx.example.com expires in 9 days (on 2026-12-01)", or "expired 3 days ago", for a
+    certificate senders that authenticate the host accept but for its date (trusted, naming it: MTA-STS's test, and
+    DANE-TA's) that expires within MX_EXPIRY_WINDOW or has expired: the finding stays until it is renewed, rather than
+    read as fixed the day it expires. None for any other (the STARTTLS note says what senders refuse of it)."""
     leaf = tls.leaf
-    if leaf is None or tls.refused_by_browsers(now) is not None or leaf.not_after - now >= MX_EXPIRY_WINDOW:
+    if leaf is None or not (tls.trusted and tls.hostname_matches) or leaf.not_before > now:
         return None
-    return f"the certificate of {host} expires in {time_left(leaf.not_after - now)} (on {leaf.not_after:%Y-%m-%d})"
+    left = leaf.not_after - now
+    if left >= MX_EXPIRY_WINDOW:
+        return None
+    when = f"expires in {time_left(left)}" if left > timedelta(0) else f"expired {time_left(-left)} ago"
+    return f"the certificate of {host} {when} (on {leaf.not_after:%Y-%m-%d})"
