@@ -33,6 +33,22 @@ def time_left(left: timedelta) -> str:
     return counted(hours, "hour") if hours >= 1 else "less than an hour"
 
 
+def tlsa_words(details: Any) -> str:
+    """The web host's TLSA records as a reader sees them (`tls.tlsa`, checks/tls_dane.py): "" when it has none."""
+    if not isinstance(details, Mapping) or not details.get("name"):
+        return ""
+    name, dnssec, matches = details["name"], details.get("dnssec"), details.get("matches")
+    if dnssec == "unproven":
+        return f"Published at {name}, not DNSSEC-valid: clients ignore them"
+    if dnssec != "secure":
+        return f"Published at {name}: could not be checked"
+    if matches is True:
+        return f"The certificate matches the records at {name} (DNSSEC-valid)"
+    if matches is False:
+        return f"The certificate matches none of the records at {name}"
+    return f"Published at {name}: none usable"
+
+
 def _extension_words(certificate: Mapping[str, Any], field: str, absent: str, empty: str) -> str:
     """A certificate extension's list of names as a reader sees it: the names; `absent` for null (no extension,
     which allows everything); `empty` for an empty list; "" for a report stored before the field."""

@@ -843,4 +843,32 @@ def test_a_web_server_that_fails_its_dane_records_is_shown_with_the_record_to_pu
         issued.certificate.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
     ).hexdigest()
     expect(finding).to_contain_text(f"_{running.https_port}._tcp.{host}. IN TLSA 3 1 1 {key}")
+    # and the connection panel says the same in its DANE row
+    row = page.get_by_test_id("tls-negotiated").locator("tr", has_text="DANE (TLSA records)")
+    expect(row.locator("td")).to_have_text(f"The certificate matches none of the records at _443._tcp.{host}")
     assert shots_fit(page, {"web-dane-mismatch-finding": finding}) == [True, True]
+
+
+def test_the_mail_servers_asked_are_listed_under_the_dns_findings(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory, pki: Pki
+) -> None:
+    """var/screenshots/mail-servers-{1280,375}.png, looked at by hand: one row per MX host, the table scrolls
+    sideways in its own box on a phone, not the page."""
+    # Given a domain whose mail server's certificate expires in ten days, scanned and stored, and one that asked none
+    mail = mail_domain(site_factory, pki, "ui-mx", certificate="expiring")
+    with mail.serving():
+        body = scanned(mail.url, mail.settings(scan_settings)).to_dict()
+    none_asked = scanned_then_stopped(
+        site_factory(catalog.best_practices(site_factory.unique_host("ui-nomx"))).url, scan_settings
+    )
+    report_id, without_id = stored_for_shots(app, body, none_asked)
+
+    # When its report opens, then the DNS section lists the host with what it offered and its certificate's days left
+    open_report(page, app, report_id)
+    table = page.get_by_test_id("dns-mail-servers")
+    cells = table.locator("tbody tr").first.locator("th, td")
+    expect(cells).to_have_text([mail.exchange, "Yes", "TLS 1.3", f"valid for {mail.exchange}", "9 days"])
+    assert shots_fit(page, {"mail-servers": table.locator("xpath=..")}) == [True, True]  # with its heading
+    # and a report whose scan asked no mail server shows no such table
+    open_report(page, app, without_id)
+    expect(page.get_by_test_id("dns-mail-servers")).to_have_count(0)

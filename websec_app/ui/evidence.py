@@ -22,6 +22,7 @@ from websec_app.wording import (
     key_usage_words,
     purpose_words,
     revocation_words,
+    tlsa_words,
     transparency_words,
 )
 
@@ -66,6 +67,18 @@ class CertRow:
 
 
 @dataclass(frozen=True)
+class MailServerRow:
+    """One MX host as a sending mail server met it (dns.mail_servers): STARTTLS, the protocol after it, what its
+    certificate says (or why there was no TLS, or why it could not be asked), and the days its certificate has left."""
+
+    host: str
+    starttls: str  # "Yes", "No", "Not asked"
+    protocol: str
+    certificate: str
+    days_left: str
+
+
+@dataclass(frozen=True)
 class ScoreBar:
     """One section's share of the points lost; `percent` of the 100 points a score starts from (at most 100).
     `locked`: the bar of the sections a free report hides, all together."""
@@ -106,6 +119,7 @@ class Evidence:
     entry_certificate: list[Row] = field(default_factory=list)
     entry_host: str = ""
     chain: list[CertRow] = field(default_factory=list)
+    mail_servers: list[MailServerRow] = field(default_factory=list)  # the dns section's MX hosts, asked for STARTTLS
     protocols: list[ProbeRow] = field(default_factory=list)
     weak_ciphers: list[ProbeRow] = field(default_factory=list)
     not_testable: list[str] = field(default_factory=list)
@@ -212,6 +226,7 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
         Row("Heartbeats (RFC 6520)", heartbeat_words(tls.get("heartbeat"))),
         Row("Revocation (asked of the CA)", revocation_words(tls.get("revocation"), with_note=False)),
         Row("Certificate Transparency (SCTs)", transparency_words(tls.get("certificate_transparency"))),
+        Row("DANE (TLSA records)", tlsa_words(tls.get("tlsa"))),
         Row("Certificate trusted", _yes_no(tls.get("trusted"))),
         Row("Full chain sent", _yes_no(tls.get("chain_complete"))),
     ]
@@ -236,6 +251,27 @@ def _tls_rows(tls: Mapping[str, Any]) -> tuple[list[Row], list[Row], list[CertRo
             )
         )
     return [r for r in negotiated if r.value], certificate, chain
+
+
+def _mail_server_rows(servers: Any) -> list[MailServerRow]:
+    rows = []
+    for host, shown in _mapping(servers).items():
+        if not isinstance(shown, Mapping):
+            continue
+        asked = shown.get("starttls")
+        starttls = "Not asked" if asked is None else "Yes" if asked else "No"
+        protocol = _text(shown.get("protocol"))
+        days = shown.get("days_to_expiry")
+        rows.append(
+            MailServerRow(
+                host=str(host),
+                starttls=starttls,
+                protocol=_protocol_name(protocol) if protocol else "",
+                certificate=_text(shown.get("certificate") or shown.get("problem") or shown.get("error")),
+                days_left=(counted(days, "day") if days >= 0 else "Expired") if isinstance(days, int) else "",
+            )
+        )
+    return rows
 
 
 def _certificate_rows(cert: Mapping[str, Any]) -> list[Row]:
@@ -327,6 +363,7 @@ def evidence(
         entry_certificate=_certificate_rows(entry := _mapping(tls.get("entry_certificate"))),
         entry_host=_text(entry.get("host")),
         chain=chain,
+        mail_servers=_mail_server_rows(_mapping(report.get("dns")).get("mail_servers")),
         protocols=_probes(tls.get("protocols"), _protocol_name, _protocol_tone),
         weak_ciphers=_probes(tls.get("weak_cipher_families"), _family_name, _cipher_tone),
         not_testable=[str(item) for item in not_testable] if isinstance(not_testable, list) else [],

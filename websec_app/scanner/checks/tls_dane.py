@@ -90,7 +90,8 @@ def web_dane_findings(snapshot: SiteSnapshot, details: dict[str, Any]) -> list[F
         note = f"{state.why}: clients ignore them"
         return [Finding("tls.dane_ignored", note=note, fix_vars={"dane_web_fix": _unproven_fix(name, host)})]
     finding = _matched(tls, name, answer, now)
-    details["tlsa"]["matches"] = finding.outcome == "tls.dane_valid"
+    if finding.outcome in ("tls.dane_valid", "tls.dane_mismatch"):  # records none of which is usable match nothing
+        details["tlsa"]["matches"] = finding.outcome == "tls.dane_valid"
     return [finding]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import reflex as rx
 
-from ..evidence import CertRow, Hop, ProbeRow, Row, ScoreBar, Snippet
+from ..evidence import CertRow, Hop, MailServerRow, ProbeRow, Row, ScoreBar, Snippet
 from ..state.report import ReportState
 from ..view import FindingView
 
@@ -386,6 +386,47 @@ def tls_evidence() -> rx.Component:
     )
 
 
+def _mail_server(row: MailServerRow) -> rx.Component:
+    return rx.el.tr(
+        rx.el.th(row.host, scope="row", style={"font_weight": "500", "overflow_wrap": "anywhere"}),
+        rx.el.td(row.starttls, style={"white_space": "nowrap"}),
+        rx.el.td(row.protocol, style={"white_space": "nowrap"}),
+        rx.el.td(row.certificate, style={"min_width": "12rem", "overflow_wrap": "break-word"}),
+        rx.el.td(row.days_left, style={"white_space": "nowrap"}),
+    )
+
+
+def dns_evidence() -> rx.Component:
+    evidence = ReportState.view.evidence
+    return rx.cond(
+        evidence.mail_servers.length() > 0,  # type: ignore[attr-defined]
+        rx.vstack(
+            _sub_heading("Mail servers"),
+            rx.text(
+                "Each MX host as a sending mail server meets it: whether it offers STARTTLS, and the certificate it "
+                "presents after it.",
+                rx.el.span(" Scroll the table sideways for the rest.", class_name="narrow-only"),
+                size="2",
+                color_scheme="gray",
+            ),
+            _table(
+                "Mail servers",
+                ("MX host", "STARTTLS", "Protocol", "Certificate", "Expires in"),
+                evidence.mail_servers,
+                _mail_server,
+                "dns-mail-servers",
+                min_width="640px",
+            ),
+            spacing="2",
+            width="100%",
+            align="stretch",
+            margin_top="1rem",
+            padding_top="0.25rem",
+            border_top=f"1px solid {rx.color('gray', 4)}",
+        ),
+    )
+
+
 def section_evidence(section_key: Any) -> rx.Component:
     """What a section shows under its findings: raw headers, TLS tables, redirect chains."""
 
@@ -397,6 +438,7 @@ def section_evidence(section_key: Any) -> rx.Component:
         ("headers", block(raw_headers())),
         ("tls", block(tls_evidence())),
         ("redirection", block(redirect_chains())),
+        ("dns", dns_evidence()),  # its own border: a domain without mail servers asked shows none
         rx.fragment(),
     )
 
