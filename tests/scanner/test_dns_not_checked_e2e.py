@@ -235,7 +235,18 @@ async def test_a_dns_fetch_the_scan_budget_cuts_whole_says_every_family_could_no
     # Then the DNS section says it could not check any family but the addresses (no finding read as absent)
     assert outcomes(cut) == {"dns.resolves", "dns.no_ipv6"}
     [error] = errors(cut)
-    assert sorted(error["families"]) == ["caa", "cnames", "dkim", "dmarc", "dnssec", "mta_sts", "mx", "spf", "tls_rpt"]
+    assert sorted(error["families"]) == [
+        "caa",
+        "cnames",
+        "dkim",
+        "dmarc",
+        "dnssec",
+        "mta_sts",
+        "mx",
+        "ns",
+        "spf",
+        "tls_rpt",
+    ]
     # (the CAA search stops at the domain's failed lookup, before the TLD's: RFC 8659 3)
     # (the web host's TLSA lookup is the TLS section's to report: checks/tls_dane.py)
     dnssec = ("SOA", "DNSKEY", "DS")

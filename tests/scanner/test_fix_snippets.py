@@ -42,6 +42,8 @@ CONTEXT = {
     "security_txt_url": "https://www.example.com/.well-known/security.txt",
     "dane_fix": "Publish this TLSA record beside the old ones:\n`_25._tcp.mx.example.com. IN TLSA 3 1 1 ab12`",
     "dane_web_fix": "Publish this TLSA record beside the old ones:\n`_443._tcp.example.com. IN TLSA 3 1 1 ab12`",
+    "nameservers": "ns1.gone-dns.example",
+    "nameserver_domain": "gone-dns.example",
 }
 FIXED = [rule for rule in BOOK.rules.values() if rule.fix]
 HEADER_RULES = [rule for rule in FIXED if rule.subject]

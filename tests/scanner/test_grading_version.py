@@ -49,6 +49,8 @@ RECORDED = {
     "2026.12.5": "215e99eb832692d1",
     # an MX host's certificate that expires within two weeks: dns.mx_cert_expires_soon (3)
     "2026.12.6": "1b5f3e5f2a17022a",
+    # a name server on a domain that does not exist: dns.dangling_ns (25, critical)
+    "2026.12.7": "6e0e1fd165493a53",
 }
 
 

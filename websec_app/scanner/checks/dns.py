@@ -20,12 +20,12 @@ from dataclasses import replace
 from typing import Any
 
 from ..findings import CheckResult, Finding, noted
-from ..records.dns_text import failed
+from ..records.dns_text import failed, nameserver_domains
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, PassedOver, SiteSnapshot
 from ..target import ip_literal
 from ._dns_shared import could_not_check, series
-from ._shown import shown, shown_lists
+from ._shown import listed, shown, shown_lists
 from .dns_caa import caa_findings
 from .dns_dane import dane_findings
 from .dns_mail import dkim_findings, dmarc_findings, mta_sts_findings, mx_findings, tls_rpt_findings
@@ -91,6 +91,32 @@ def _dangling(snapshot: SiteSnapshot, names: list[str], details: dict[str, Any])
     return findings
 
 
+def _dangling_nameservers(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list[Finding]:
+    """dns.dangling_ns for each name server of the domain whose own domain does not exist (NXDOMAIN for its SOA, RFC
+    8020): anyone may register it, run that name server, and answer for the whole zone. Only the domains the fetch
+    asked (fetch/dns.py `nameserver_domains`): a failed lookup is "could not check", never a verdict."""
+    answer = snapshot.dns.get(domain, "NS")
+    if answer is None:
+        return []
+    if failed(answer):
+        return [could_not_check(answer)]
+    hosts = [record.strip().rstrip(".").lower() for record in answer.records]
+    details["nameservers"] = listed(hosts, 10, each=253)
+    findings = []
+    for owner in nameserver_domains(domain, answer):
+        soa = snapshot.dns.get(owner, "SOA")
+        if soa is None:
+            continue  # not asked: the follow-ups' deadline
+        if failed(soa):
+            findings.append(could_not_check(soa))
+        elif soa.rcode == "NXDOMAIN":
+            served = [host for host in hosts if host == owner or host.endswith("." + owner)]
+            note = f"{series(served)} {'is' if len(served) == 1 else 'are'} under {owner}, which does not exist"
+            fix_vars = {"nameservers": ", ".join(served), "nameserver_domain": owner}
+            findings.append(Finding("dns.dangling_ns", subject=owner, note=note, fix_vars=fix_vars))
+    return findings
+
+
 #: What a missing MTA-STS policy leaves open when DANE covers the domain's mail.
 _UNDER_DANE = (
     "DANE already protects mail from the senders that validate DNSSEC (Postfix, Exim, Microsoft 365); MTA-STS "
@@ -140,6 +166,7 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
         unknown = failed(dns_snapshot.get(domain, "MX")) or failed(dns_snapshot.get(domain, "TXT"))
         findings += _of("dkim", dkim_findings(snapshot, domain, details, no_mail, unknown))
         findings += _of("dnssec", _dnssec(snapshot, domain, details))
+        findings += _of("ns", _dangling_nameservers(snapshot, domain, details))
         findings += _of("caa", caa_findings(snapshot, host, domain, details))
         # a domain that receives no mail (null MX) needs neither, and MTA-STS must list each MX host (RFC 8461 4.1)
         of_dane = dane_findings(snapshot, domain, details, receives)

@@ -2,9 +2,10 @@
 
 Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME, its HTTPS port's TLSA,
 CAA, at the host and each parent up to the top-level domain, `caa_names`) and its registrable domain (mail
-authentication, DNSSEC, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
+authentication, DNSSEC, NS, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
 first found: CNAME and MX targets (and the MX hosts' TLSA records; for TLSA records found, the DNSSEC records of a
-provider's zone that holds them), a signed zone's NSEC3PARAM, the zone holding a registrable domain
+provider's zone that holds them), whether the domains of the name servers exist (their SOA), a signed zone's
+NSEC3PARAM, the zone holding a registrable domain
 that has none of its own (DNSSEC of alice.github.io is github.io's), the lookups the SPF evaluation reads (the
 records include/redirect point to, the names a/mx/exists terms ask, the addresses of an mx term's hosts), asked in
 the order receivers evaluate them and no further than they go (records/spf_evaluation.py, `_spf_tree`), and the
@@ -28,7 +29,7 @@ from collections.abc import Awaitable
 from ..records.caa import caa_names
 from ..records.dane import dane_name, dane_zone
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
-from ..records.dns_text import enclosing_zone_names, txt_of
+from ..records.dns_text import enclosing_zone_names, nameserver_domains, txt_of
 from ..records.spf import parse_spf
 from ..records.spf_evaluation import FAMILIES, LOOKUP_LIMIT, SpfRecords, spf_lookups_to_ask
 from ..registrable import registrable_domain
@@ -71,6 +72,7 @@ def dns_queries(host: str, https_port: int = 443) -> list[tuple[str, str]]:
         (domain, "TXT"),  # SPF
         (domain, "MX"),
         (domain, "SOA"),
+        (domain, "NS"),  # its name servers: one on a domain anyone may register hands the zone over
         (domain, "DNSKEY"),
         (domain, "DS"),
         (f"_dmarc.{domain}", "TXT"),
@@ -224,6 +226,7 @@ async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = 
     for name in (host, f"www.{domain}"):
         for target in _targets(answers.get(name, "CNAME"), "CNAME"):
             work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]
+    work += [answers.ask(name, "SOA") for name in nameserver_domains(domain, answers.get(domain, "NS"))]
     for exchange in _targets(answers.get(domain, "MX"), "MX"):
         work += [answers.ask(exchange, "A"), answers.ask(exchange, "AAAA"), _dane(exchange, domain, answers)]
     work += [answers.ask(consent_name(domain, report_domain), "TXT") for report_domain in report_domains]

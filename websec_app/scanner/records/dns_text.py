@@ -10,7 +10,7 @@ import dns.rdata
 import dns.rdataclass
 import dns.rdatatype
 
-from ..registrable import is_registry_suffix
+from ..registrable import is_registry_suffix, registrable_domain
 from ..snapshot import DnsAnswer
 
 __all__ = [
@@ -100,6 +100,21 @@ def enclosing_zone_names(domain: str) -> list[str]:
             break
         names.append(name)
     return names
+
+
+#: The domains of a domain's name servers asked whether they exist (their SOA): providers use one or two.
+MAX_NAMESERVER_DOMAINS = 4
+
+
+def nameserver_domains(domain: str, answer: DnsAnswer | None) -> list[str]:
+    """The registrable domains of the name servers an NS answer of `domain` names, those outside `domain` (one of its
+    own names is no other domain to lose), in the records' order, at most MAX_NAMESERVER_DOMAINS: a provider's name
+    servers share one (ns1.provider.example, ns2.provider.example)."""
+    if answer is None or not answer.exists:
+        return []
+    hosts = [record.strip().rstrip(".").lower() for record in answer.records]
+    outside = [host for host in hosts if host and host != domain and not host.endswith("." + domain)]
+    return list(dict.fromkeys(registrable_domain(host) for host in outside))[:MAX_NAMESERVER_DOMAINS]
 
 
 def failed(answer: DnsAnswer | None) -> bool:

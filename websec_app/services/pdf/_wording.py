@@ -34,6 +34,7 @@ DETAIL_LABELS = {
     "revocation": "Revocation (asked of the CA)",
     "dane": "DANE (TLSA records of the mail servers)",
     "tlsa": "DANE (TLSA records for HTTPS)",
+    "nameservers": "Name servers (NS records)",
     "mail_servers": "Mail servers asked for STARTTLS",
     "www_https": "HTTPS at www (the HSTS policy covers it)",
     "works": "Works",
