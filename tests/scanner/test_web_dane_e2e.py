@@ -127,3 +127,19 @@ async def test_a_pkix_record_for_the_root_the_server_does_not_send_matches_the_t
     _, body = await _scan_with_tlsa(site_factory, pki, scan_settings, "webdane-root", lambda *_: [f"0 0 1 {root}"])
     [dane] = _dane(body)
     assert dane["check"] == "tls.dane_valid" and ": 0 0 1 matches" in dane["note"]
+
+
+async def test_a_pkix_ee_record_for_a_certificate_browsers_refuse_says_why_it_does_not_hold(
+    site_factory: SiteFactory, pki: Pki, scan_settings: Settings
+) -> None:
+    """PKIX-EE(1) names the served key, but the chain is not one browsers trust: DANE clients refuse it too (RFC 6698
+    2.1.1), and the note says why rather than that nothing matched."""
+    host = site_factory.unique_host("webdane-pkix")
+    issued = pki.issue("untrusted_chain", (host,))
+    site = catalog.best_practices(host, tls=TlsConfig(context=issued.server_context()))
+    running = site_factory(dataclasses.replace(site, dnssec=True))
+    site_factory.dns.add(f"_{running.https_port}._tcp.{host}", "TLSA", f"1 1 1 {_spki_sha256(issued.certificate)}")
+    body = (await scan(running.url, scan_settings)).to_dict()
+    [dane] = _dane(body)
+    assert dane["check"] == "tls.dane_mismatch"
+    assert "(its PKIX-TA and PKIX-EE records hold only for a certificate browsers accept: " in dane["note"]

@@ -58,6 +58,9 @@ def _matched(tls: TlsHandshake, name: str, answer: DnsAnswer, now: datetime) -> 
         key = spki_sha256(tls.chain[0].der)
         presented = f"its key's SHA-256 {key[:16]}..." if key is not None else "a key this scan cannot read"
         note = f"the certificate {tls.host} presents ({presented}) matches none of the TLSA records at {name}"
+        refused = tls.refused_by_browsers(now)
+        if refused is not None and any(record.usage in (0, 1) for record in usable):  # PKIX-TA, PKIX-EE
+            note += f" (its PKIX-TA and PKIX-EE records hold only for a certificate browsers accept: {refused})"
         return Finding("tls.dane_mismatch", note=note, fix_vars={"dane_web_fix": _fix(name, tls.host, key)})
     note = f"{name}: {matched.shown} matches the certificate presented, and DNSSEC proves the records"
     if len(usable) == 1 and matched.usage in (1, 3):  # a record for this key alone: internet.nl's rollover advice
