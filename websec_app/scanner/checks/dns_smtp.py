@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ...wording import time_left
-from ..findings import Finding
+from ..findings import Finding, noted
 from ..snapshot import MailServer, SiteSnapshot, TlsHandshake
 from ._dns_shared import addressless, series
 
@@ -76,7 +76,7 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
         findings.insert(1, Finding("dns.mx_tls_outdated", note=note))
     expiring = [said for host, tls in working if (said := _expiring(host, tls, now)) is not None]
     if expiring:
-        findings.insert(1, Finding("dns.mx_cert_expires_soon", note="; ".join(expiring)))
+        findings.insert(1, noted("dns.mx_cert_expires_soon", expiring))
     return findings
 
 
