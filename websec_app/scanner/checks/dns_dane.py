@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..findings import Finding
+from ..findings import Finding, noted
 from ..records.dane import Tlsa, dane_match, dane_name, dane_zone, parse_tlsa, spki_sha256
 from ..records.dns_text import failed
 from ..snapshot import DnsAnswer, DnsSnapshot, MailServer, SiteSnapshot
@@ -190,7 +190,7 @@ def _matched_findings(
     failing = {e: m for e, m in matches.items() if m.problem is not None}
     if not failing:
         return [], held
-    note = "; ".join(m.problem for m in failing.values() if m.problem)
+    problems = [m.problem for m in failing.values() if m.problem]
     keyed = next(((e, m.key) for e, m in failing.items() if m.key is not None), None)
     if keyed is None:
         fix = "Make STARTTLS work at every MX host that has TLSA records (or remove their TLSA records first)."
@@ -202,7 +202,7 @@ def _matched_findings(
             "Once the old records' TTL has passed, remove those that name a key the server no longer uses. If the "
             "certificate changed by mistake, put back the one the records name instead."
         )
-    return [Finding("dns.dane_mismatch", note=note, fix_vars={"dane_fix": fix})], held
+    return [noted("dns.dane_mismatch", problems, fix_vars={"dane_fix": fix})], held
 
 
 def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], receives: bool | None) -> list[Finding]:
@@ -228,14 +228,10 @@ def dane_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any], 
     mismatched, held = _matched_findings(states, tlsa, snapshot, details)
     if lookups or unknown:
         found = [could_not_check(a) for a in lookups]
-        return (
-            mismatched
-            + found
-            + ([Finding("check.error", subject="DANE (TLSA)", note="; ".join(unknown))] if unknown else [])
-        )
+        return mismatched + found + ([noted("check.error", unknown, subject="DANE (TLSA)")] if unknown else [])
     problems = _problems(states, mx_state)
     if problems:
-        return [*mismatched, Finding("dns.dane_incomplete", note="; ".join(problems))]
+        return [*mismatched, noted("dns.dane_incomplete", problems)]
     if mismatched:
         return mismatched
     hosts = ", ".join(states)

@@ -64,8 +64,7 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
     ]
     problems = [problem for server in servers if (problem := server.mail_tls.said("none")) is not None]
     if problems:
-        note = f"{'; '.join(problems)}: mail to {'them' if len(problems) > 1 else 'it'} travels in cleartext"
-        return [Finding("dns.mx_no_starttls", note=note), *findings]
+        return [noted("dns.mx_no_starttls", [f"{p}: mail to it travels in cleartext" for p in problems]), *findings]
     working = [(server.host, tls) for server in servers if (tls := server.mail_tls.handshake) is not None]
     if working:
         note = series([f"{host} ({_said_of(tls, now)})" for host, tls in working])
