@@ -25,11 +25,19 @@ def _spki_sha256(certificate: x509.Certificate) -> str:
 
 
 async def _scan_with_tlsa(
-    site_factory: SiteFactory, pki: Pki, scan_settings: Settings, prefix: str, tlsa, *, dnssec: bool = True
+    site_factory: SiteFactory,
+    pki: Pki,
+    scan_settings: Settings,
+    prefix: str,
+    tlsa,
+    *,
+    dnssec: bool = True,
+    kind: str = "valid",
 ) -> tuple[str, dict]:
-    """The best-practice site at a host of its own, with `tlsa(leaf, intermediate)`'s records at its HTTPS port."""
+    """The best-practice site at a host of its own, serving a certificate of `kind` (tests/fixtures/pki.py), with
+    `tlsa(leaf, intermediate)`'s records at its HTTPS port."""
     host = site_factory.unique_host(prefix)
-    issued = pki.issue("valid", (host,))
+    issued = pki.issue(kind, (host,))
     site = catalog.best_practices(host, tls=TlsConfig(context=issued.server_context()))
     running = site_factory(dataclasses.replace(site, dnssec=dnssec))
     for record in tlsa(issued.certificate, issued.chain[1]):
@@ -134,12 +142,14 @@ async def test_a_pkix_ee_record_for_a_certificate_browsers_refuse_says_why_it_do
 ) -> None:
     """PKIX-EE(1) names the served key, but the chain is not one browsers trust: DANE clients refuse it too (RFC 6698
     2.1.1), and the note says why rather than that nothing matched."""
-    host = site_factory.unique_host("webdane-pkix")
-    issued = pki.issue("untrusted_chain", (host,))
-    site = catalog.best_practices(host, tls=TlsConfig(context=issued.server_context()))
-    running = site_factory(dataclasses.replace(site, dnssec=True))
-    site_factory.dns.add(f"_{running.https_port}._tcp.{host}", "TLSA", f"1 1 1 {_spki_sha256(issued.certificate)}")
-    body = (await scan(running.url, scan_settings)).to_dict()
+    _, body = await _scan_with_tlsa(
+        site_factory,
+        pki,
+        scan_settings,
+        "webdane-pkix",
+        lambda leaf, _: [f"1 1 1 {_spki_sha256(leaf)}"],
+        kind="untrusted_chain",
+    )
     [dane] = _dane(body)
     assert dane["check"] == "tls.dane_mismatch"
     assert "(its PKIX-TA and PKIX-EE records hold only for a certificate browsers accept: " in dane["note"]
