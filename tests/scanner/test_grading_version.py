@@ -51,6 +51,8 @@ RECORDED = {
     "2026.12.6": "1b5f3e5f2a17022a",
     # a name server on a domain that does not exist: dns.dangling_ns (25, critical)
     "2026.12.7": "6e0e1fd165493a53",
+    # the MTA-STS policy host's certificate that expires within two weeks: dns.mta_sts_cert_expires_soon (2)
+    "2026.12.8": "1228364f34331702",
 }
 
 

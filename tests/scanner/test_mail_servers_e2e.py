@@ -332,3 +332,22 @@ async def test_a_mail_server_certificate_that_expires_within_two_weeks_makes_a_m
         f"the certificate of {mail.exchange} expired 30 days ago (on {ended:%Y-%m-%d})"
     )
     assert "dns.mta_sts_mx_failing" in found
+
+
+async def test_an_mta_sts_policy_host_whose_certificate_expires_within_two_weeks_is_said_before_the_policy_lapses(
+    site_factory: SiteFactory, scan_settings: Settings, pki: Pki
+) -> None:
+    """The policy host is often a site of its own that automated renewal was never set up for: once its certificate
+    expires, senders read no policy, and MTA-STS lapses when their copy's max_age runs out."""
+    host, body = await _scan_with_mx(
+        site_factory, scan_settings, pki, "sts-expiring", mta_sts="enforce", policy_certificate="expiring_soon"
+    )
+    found = _findings(body, "dns.mta_sts")
+    assert "dns.mta_sts_enforce" in found  # the policy still works today
+    expiring = found["dns.mta_sts_cert_expires_soon"]
+    assert (expiring["status"], expiring["severity"], expiring["deduction"]) == ("weak", "important", 2)
+    assert expiring["note"].startswith(f"the certificate of mta-sts.{host} expires in 9 days (on ")
+    assert f"Renew the certificate of mta-sts.{host}" in expiring["fix"]
+    # a policy host whose certificate has months left is not
+    _, current = await _scan_with_mx(site_factory, scan_settings, pki, "sts-current", mta_sts="enforce")
+    assert "dns.mta_sts_cert_expires_soon" not in _findings(current, "dns.mta_sts")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...wording import time_left
 from ..findings import Finding, noted
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
@@ -26,6 +27,7 @@ from ..snapshot import FetchChain, SiteSnapshot
 from ._dns_shared import addressless, could_not_check, listed_errors
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 from ._shown import shown_lists
+from .dns_smtp import MX_EXPIRY_WINDOW
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 #: An MX host without addresses: the MX record names it, its A and AAAA lookups ("mx_hosts") say it has none.
@@ -316,12 +318,31 @@ def mta_sts_findings(
         note = f"the policy does not list {listed}: mail to it would fail under enforce"
         return [Finding("dns.mta_sts_invalid", note=note)]
     failing = _failing_mx(snapshot)
+    expiring = _policy_host_expiring(snapshot)
     if mode == "testing":
         note = "mode: testing only reports failures"
-        return [Finding("dns.mta_sts_testing", note=f"{note}; under enforce, {failing}" if failing else note)]
+        return [
+            Finding("dns.mta_sts_testing", note=f"{note}; under enforce, {failing}" if failing else note),
+            *expiring,
+        ]
     if failing:
-        return [Finding("dns.mta_sts_mx_failing", note=f"the policy is in enforce mode, and {failing}")]
-    return [Finding("dns.mta_sts_enforce", note=f"mode: enforce, max_age {shown.get('max_age')}")]
+        return [Finding("dns.mta_sts_mx_failing", note=f"the policy is in enforce mode, and {failing}"), *expiring]
+    return [Finding("dns.mta_sts_enforce", note=f"mode: enforce, max_age {shown.get('max_age')}"), *expiring]
+
+
+def _policy_host_expiring(snapshot: SiteSnapshot) -> list[Finding]:
+    """dns.mta_sts_cert_expires_soon when the policy host's certificate, valid today, expires within two weeks (as an
+    MX host's, dns_smtp.MX_EXPIRY_WINDOW): senders then fetch no policy, and once their copy's max_age runs out they
+    deliver without it. Expired, it is dns.mta_sts_invalid already (`_policy_problem`)."""
+    tls = snapshot.mta_sts_tls
+    leaf = tls.leaf if tls is not None and tls.failure is None else None
+    if tls is None or leaf is None or tls.refused_by_browsers(snapshot.fetched_at) is not None:
+        return []
+    left = leaf.not_after - snapshot.fetched_at
+    if left >= MX_EXPIRY_WINDOW:
+        return []
+    note = f"the certificate of {tls.host} expires in {time_left(left)} (on {leaf.not_after:%Y-%m-%d})"
+    return [Finding("dns.mta_sts_cert_expires_soon", note=note, fix_vars={"policy_host": tls.host})]
 
 
 def _before_enforcing(snapshot: SiteSnapshot, missing: Finding) -> Finding:
