@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..findings import CheckResult, Finding, noted
-from ..records.dns_text import failed, nameserver_domains
+from ..records.dns_text import failed, nameserver_domains, nameserver_hosts
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, PassedOver, SiteSnapshot
 from ..target import ip_literal
@@ -100,7 +100,7 @@ def _dangling_nameservers(snapshot: SiteSnapshot, domain: str, details: dict[str
         return []
     if failed(answer):
         return [could_not_check(answer)]
-    hosts = [record.strip().rstrip(".").lower() for record in answer.records]
+    hosts = nameserver_hosts(answer)
     details["nameservers"] = listed(hosts, 10, each=253)
     findings = []
     for owner in nameserver_domains(domain, answer):

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...wording import time_left
 from ..findings import Finding, noted
 from ..records.dmarc import consent_name, discover, external_report_domains, is_dmarc, parse_dmarc
 from ..records.dns_text import failed, txt_of
@@ -27,7 +26,7 @@ from ..snapshot import FetchChain, SiteSnapshot
 from ._dns_shared import addressless, could_not_check, listed_errors
 from ._shown import shown as shown_text  # `shown` is a local name in several functions here
 from ._shown import shown_lists
-from .dns_smtp import MX_EXPIRY_WINDOW
+from .dns_smtp import certificate_expiring
 
 _MAX_NAMES_LISTED = 10  # in a note: an MX RRset can hold thousands of names
 #: An MX host without addresses: the MX record names it, its A and AAAA lookups ("mx_hosts") say it has none.
@@ -331,18 +330,18 @@ def mta_sts_findings(
 
 
 def _policy_host_expiring(snapshot: SiteSnapshot) -> list[Finding]:
-    """dns.mta_sts_cert_expires_soon when the policy host's certificate, valid today, expires within two weeks (as an
-    MX host's, dns_smtp.MX_EXPIRY_WINDOW): senders then fetch no policy, and once their copy's max_age runs out they
-    deliver without it. Expired, it is dns.mta_sts_invalid already (`_policy_problem`)."""
+    """dns.mta_sts_cert_expires_soon when the policy host's certificate expires within two weeks, as an MX host's
+    (dns_smtp.certificate_expiring): senders then fetch no policy, and once their copy's max_age runs out they deliver
+    without it. Expired, it is dns.mta_sts_invalid already (`_policy_problem`), and this is not asked."""
     tls = snapshot.mta_sts_tls
-    leaf = tls.leaf if tls is not None and tls.failure is None else None
-    if tls is None or leaf is None or tls.refused_by_browsers(snapshot.fetched_at) is not None:
+    if tls is None or tls.failure is not None:
         return []
-    left = leaf.not_after - snapshot.fetched_at
-    if left >= MX_EXPIRY_WINDOW:
-        return []
-    note = f"the certificate of {tls.host} expires in {time_left(left)} (on {leaf.not_after:%Y-%m-%d})"
-    return [Finding("dns.mta_sts_cert_expires_soon", note=note, fix_vars={"policy_host": tls.host})]
+    note = certificate_expiring(tls, snapshot.fetched_at)
+    return (
+        []
+        if note is None
+        else [Finding("dns.mta_sts_cert_expires_soon", note=note, fix_vars={"policy_host": tls.host})]
+    )
 
 
 def _before_enforcing(snapshot: SiteSnapshot, missing: Finding) -> Finding:

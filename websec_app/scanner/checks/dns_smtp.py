@@ -16,10 +16,7 @@ from ...wording import time_left
 from ..findings import Finding, noted
 from ..snapshot import MailServer, SiteSnapshot, TlsHandshake
 from ._dns_shared import addressless, series
-
-#: How soon before its expiry an MX host's certificate is said to expire: as the web server's (checks/tls.py
-#: EXPIRY_URGENT_DAYS), two weeks, by when automated renewal should have replaced it.
-MX_EXPIRY_WINDOW = timedelta(days=14)
+from .tls import EXPIRY_URGENT_DAYS
 
 #: What the grading handshake, which offers up to TLS 1.3, negotiates only with a server that has nothing newer:
 #: versions RFC 8996 deprecates.
@@ -73,22 +70,23 @@ def starttls_findings(snapshot: SiteSnapshot, details: dict[str, Any], receives:
     if outdated:
         note = f"{series(outdated)} negotiate{'s' if len(outdated) == 1 else ''} nothing newer"
         findings.insert(1, Finding("dns.mx_tls_outdated", note=note))
-    expiring = [said for host, tls in working if (said := _expiring(host, tls, now)) is not None]
+    expiring = [said for _, tls in working if (said := certificate_expiring(tls, now)) is not None]
     if expiring:
         findings.insert(1, noted("dns.mx_cert_expires_soon", expiring))
     return findings
 
 
-def _expiring(host: str, tls: TlsHandshake, now: datetime) -> str | None:
+def certificate_expiring(tls: TlsHandshake, now: datetime) -> str | None:
     """ "the certificate of mx.example.com expires in 9 days (on 2026-12-01)", or "expired 3 days ago", for a
-    certificate senders that authenticate the host accept but for its date (trusted, naming it: MTA-STS's test, and
-    DANE-TA's) that expires within MX_EXPIRY_WINDOW or has expired: the finding stays until it is renewed, rather than
-    read as fixed the day it expires. None for any other (the STARTTLS note says what senders refuse of it)."""
+    certificate that senders which authenticate the host (MTA-STS's test, DANE-TA's) accept but for its date (trusted,
+    naming it) and that expires within two weeks, as the web server's (checks/tls.py EXPIRY_URGENT_DAYS), or has
+    expired: a finding for it stays until it is renewed, rather than read as fixed the day it expires. None for any
+    other (the STARTTLS note says what senders refuse of it)."""
     leaf = tls.leaf
     if leaf is None or not (tls.trusted and tls.hostname_matches) or leaf.not_before > now:
         return None
     left = leaf.not_after - now
-    if left >= MX_EXPIRY_WINDOW:
+    if left.days >= EXPIRY_URGENT_DAYS:
         return None
     when = f"expires in {time_left(left)}" if left > timedelta(0) else f"expired {time_left(-left)} ago"
-    return f"the certificate of {host} {when} (on {leaf.not_after:%Y-%m-%d})"
+    return f"the certificate of {tls.host} {when} (on {leaf.not_after:%Y-%m-%d})"

@@ -84,22 +84,21 @@ def web_dane_findings(snapshot: SiteSnapshot, details: dict[str, Any]) -> list[F
         return []
     if failed(answer):
         return [could_not_check(answer)]
-    now, zones = snapshot.fetched_at, dict[str, ZoneProblem]()
-    state = tlsa_state(host, answer, registrable_domain(host), snapshot.dns, now, zones, tls.port)
+    now, zones, domain = snapshot.fetched_at, dict[str, ZoneProblem](), registrable_domain(host)
+    state = tlsa_state(host, answer, domain, snapshot.dns, now, zones, tls.port)
     details["tlsa"] = {"name": name, "records": listed(answer.records, 10, each=200), "dnssec": state.state}
     if state.state == "unknown":
         return [Finding("check.error", subject=f"DANE (TLSA) of {host}", note=state.why)]
     if state.state == "unproven":
         note = f"{state.why}: clients ignore them"
-        return [Finding("tls.dane_ignored", note=note, fix_vars={"dane_web_fix": _unproven_fix(name, host)})]
+        return [Finding("tls.dane_ignored", note=note, fix_vars={"dane_web_fix": _unproven_fix(name, domain)})]
     finding = _matched(tls, name, answer, now)
     if finding.outcome in ("tls.dane_valid", "tls.dane_mismatch"):  # records none of which is usable match nothing
         details["tlsa"]["matches"] = finding.outcome == "tls.dane_valid"
     return [finding]
 
 
-def _unproven_fix(name: str, host: str) -> str:
-    domain = registrable_domain(host)
+def _unproven_fix(name: str, domain: str) -> str:
     return (
         f"Sign the zone of {domain} with DNSSEC (at your DNS provider, and the DS record at your registrar), so that "
         f"clients can trust the TLSA records at {name}; or remove them."

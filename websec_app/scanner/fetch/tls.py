@@ -285,12 +285,6 @@ def _verified_path(result: Handshake, chain: tuple[CertificateInfo, ...]) -> tup
     return tuple(path)
 
 
-def _anchor_key(result: Handshake) -> str | None:
-    """The SHA-256 (hex) of the SubjectPublicKeyInfo of the trust anchor the verified path ends at: what names a root
-    in the browsers' own constraints on it (scanner/data/distrusted_roots.toml). None when it cannot be read."""
-    return spki_sha256(result.verified_chain[-1]) if result.verified_chain else None
-
-
 def _public_root(result: Handshake, leaf: CertificateInfo, now: datetime) -> bool | None:
     """Does the verified path end at a public root, one in certifi's bundle or the system's default bundle
     (`is_public_root`)? Else it was installed locally: found only in WEBSEC_CA_BUNDLE. Asked only for a leaf
@@ -795,6 +789,9 @@ async def _graded(
     verdict = await _judge_chain(result, chain, store, source)
     trusted, verify_error = _trust(result)
     answers = await asked if asked is not None else _Asked(None, None)
+    # the trust anchor the verified path ends at: a PKIX-TA TLSA record may name it, and its key hash is what the
+    # browsers' constraints on a root are keyed by (scanner/data/distrusted_roots.toml)
+    anchor = result.verified_chain[-1] if trusted and chain and result.verified_chain else None
     return dataclasses.replace(
         shown,
         chain=chain,
@@ -807,8 +804,8 @@ async def _graded(
         untrusted_ca=verdict.untrusted_ca if not trusted else None,
         ocsp_staple=result.ocsp,
         public_root=_public_root(result, chain[0], clock_for(settings)()) if trusted and chain else None,
-        anchor_key=_anchor_key(result) if trusted and chain else None,
-        anchor=result.verified_chain[-1] if trusted and chain and result.verified_chain else None,
+        anchor_key=spki_sha256(anchor) if anchor is not None else None,
+        anchor=anchor,
         not_testable=() if unreadable is None else (unreadable,),
         revocation=answers.revocation if chain else None,
         heartbeat=answers.heartbeat,

@@ -106,14 +106,19 @@ def enclosing_zone_names(domain: str) -> list[str]:
 MAX_NAMESERVER_DOMAINS = 4
 
 
+def nameserver_hosts(answer: DnsAnswer | None) -> list[str]:
+    """The name servers an NS answer names ("ns1.example.net."), in the records' order."""
+    if answer is None or not answer.exists:
+        return []
+    return [host for record in answer.records if (host := record.strip().rstrip(".").lower())]
+
+
 def nameserver_domains(domain: str, answer: DnsAnswer | None) -> list[str]:
     """The registrable domains of the name servers an NS answer of `domain` names, those outside `domain` (one of its
     own names is no other domain to lose), in the records' order, at most MAX_NAMESERVER_DOMAINS: a provider's name
     servers share one (ns1.provider.example, ns2.provider.example)."""
-    if answer is None or not answer.exists:
-        return []
-    hosts = [record.strip().rstrip(".").lower() for record in answer.records]
-    outside = [host for host in hosts if host and host != domain and not host.endswith("." + domain)]
+    hosts = nameserver_hosts(answer)
+    outside = [host for host in hosts if host != domain and not host.endswith("." + domain)]
     return list(dict.fromkeys(registrable_domain(host) for host in outside))[:MAX_NAMESERVER_DOMAINS]
 
 
