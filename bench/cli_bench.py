@@ -155,6 +155,7 @@ def websec_env(base: dict[str, str], dns: AuthDnsServer, pki: Pki) -> dict[str, 
         **base,
         "WEBSEC_ALLOW_PRIVATE_TARGETS": "1",
         "WEBSEC_DNS_SERVERS": f"{dns.ip}:{dns.port}",
+        "WEBSEC_NAMESERVER_PORT": str(dns.port),
         "WEBSEC_CA_BUNDLE": str(pki.ca_bundle_path),
         "WEBSEC_CLOCK_START": TEST_NOW.isoformat(),
     }

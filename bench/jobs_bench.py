@@ -95,6 +95,7 @@ def main() -> int:
         env = {
             "WEBSEC_ALLOW_PRIVATE_TARGETS": "1",
             "WEBSEC_DNS_SERVERS": f"{dns.ip}:{dns.port}",
+            "WEBSEC_NAMESERVER_PORT": str(dns.port),
             "WEBSEC_CA_BUNDLE": str(sites.pki.ca_bundle_path),
             "WEBSEC_FREE_SCANS_PER_DAY": str(BIG_QUOTA),
             "WEBSEC_PRO_SCANS_PER_MONTH": str(BIG_QUOTA),

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import statistics
@@ -201,6 +202,8 @@ def measure(
             dns_servers=(DnsServer(*world["dns"]),),
             ca_bundle=Path(world["ca_bundle"]),
         )
+        if "nameserver_port" in {f.name for f in dataclasses.fields(Settings)}:  # an earlier version has none
+            settings = dataclasses.replace(settings, nameserver_port=world["dns"][1])
         urls: dict[str, str] = world["sites"]
         for name, url in urls.items():
             report = run(scan(url, settings))  # warm-up: imports, rule table, TLS contexts

@@ -139,6 +139,7 @@ def serve_api(root: Path, world: dict[str, Any], workers: int | None) -> Iterato
                 "WEBSEC_DATABASE_URL": f"sqlite:///{tmp}/websec.db",
                 "WEBSEC_ALLOW_PRIVATE_TARGETS": "1",
                 "WEBSEC_DNS_SERVERS": f"{dns_ip}:{dns_port}",
+                "WEBSEC_NAMESERVER_PORT": str(dns_port),
                 "WEBSEC_CA_BUNDLE": world["ca_bundle"],
                 "WEBSEC_FREE_SCANS_PER_DAY": str(BIG_QUOTA),
                 "WEBSEC_PRO_SCANS_PER_MONTH": str(BIG_QUOTA),

@@ -163,6 +163,7 @@ def scan_settings(pki: Pki, dns_server: AuthDnsServer) -> Settings:
         allow_private_targets=True,
         dns_servers=(DnsServer(dns_server.ip, dns_server.port),),
         smtp_port=0,
+        nameserver_port=dns_server.port,  # the zones' name servers are the fixture server's addresses
         ca_bundle=Path(pki.ca_bundle_path),
         clock_start=TEST_NOW,
     )
@@ -176,6 +177,7 @@ def scan_env(scan_settings: Settings) -> dict[str, str]:
         "WEBSEC_ALLOW_PRIVATE_TARGETS": "1",
         "WEBSEC_DNS_SERVERS": f"{server.host}:{server.port}",
         "WEBSEC_SMTP_PORT": "0",
+        "WEBSEC_NAMESERVER_PORT": str(scan_settings.nameserver_port),
         "WEBSEC_CA_BUNDLE": str(scan_settings.ca_bundle),
         "WEBSEC_CLOCK_START": TEST_NOW.isoformat(),
     }

@@ -188,6 +188,9 @@ class Settings:
     #: The port the domain's MX hosts are asked for STARTTLS on (fetch/smtp.py): 25, as senders do; 0 asks none, for
     #: a scanner whose network blocks outbound port 25 (WEBSEC_SMTP_PORT).
     smtp_port: int = 25
+    #: The port the domain's name servers are asked on directly, without recursion, whether they serve its zone
+    #: (fetch/nameservers.py): 53, where every name server answers; 0 asks none (WEBSEC_NAMESERVER_PORT).
+    nameserver_port: int = 53
     ca_bundle: Path | None = None
     limits: ScanLimits = field(default_factory=ScanLimits)
     user_agent: str = "websec-scanner/1.0 (+https://websec.example/scanner)"
@@ -304,6 +307,7 @@ class Settings:
             allow_private_targets=_bool(env, "WEBSEC_ALLOW_PRIVATE_TARGETS", False),
             dns_servers=tuple(DnsServer.parse(s) for s in dns_raw.split(",") if s.strip()),
             smtp_port=_port(env, "WEBSEC_SMTP_PORT", 25),
+            nameserver_port=_port(env, "WEBSEC_NAMESERVER_PORT", 53),
             ca_bundle=ca_bundle,
             limits=limits,
             data_dir=Path(env.get("WEBSEC_DATA_DIR", "var")),

@@ -30,6 +30,7 @@ def settings_for(server: AuthDnsServer, *, ca_bundle: Path | None = None) -> Set
     settings = Settings(
         allow_private_targets=True,
         dns_servers=(DnsServer(server.ip, server.port),),
+        nameserver_port=server.port,
         **({"ca_bundle": ca_bundle} if ca_bundle is not None else {}),
     )
     limits = dataclasses.replace(settings.limits, dns_seconds=DNS_SECONDS)

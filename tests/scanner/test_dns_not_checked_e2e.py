@@ -372,12 +372,15 @@ async def test_a_scan_whose_budget_ends_on_a_dropped_lookup_says_what_it_could_n
     after = (await scan(f"https://{host}/", scan_settings)).to_dict()
 
     # Then the answers that arrived are graded as in the full scan; DNSSEC is not checked, nor the CNAME's target
-    # and the SPF terms, whose lookups waited for the first round to end: check.errors naming those families
+    # and the SPF terms, whose lookups waited for the first round to end, nor the name servers, asked after it:
+    # check.errors naming those families
     gave_no_verdict = {"dns.dnssec_unsigned", "dns.dangling_cname", "dns.spf_void_lookups"}
+    gave_no_verdict |= {"dns.nameservers_authoritative"}
     assert outcomes(before) == outcomes(after) >= {*gave_no_verdict, "dns.no_mx"}
     assert outcomes(cut) == outcomes(before) - gave_no_verdict
     [error] = errors(cut)
-    assert error["subjects"] == [f"{gone} A", f"{voids[0]} A", f"{voids[0]} AAAA", "DNSSEC"]
-    assert error["families"] == ["cnames", "spf", "dnssec"]
+    assert error["subjects"] == [f"{gone} A", f"{voids[0]} A", f"{voids[0]} AAAA", "DNSSEC", f"{host} name servers"]
+    assert error["families"] == ["cnames", "spf", "dnssec", "delegation"]
+    assert f"no name server of {host} answered (not asked: its address could not be looked up (" in error["note"]
     # and the diff has no change: the dangling CNAME and the void lookups are neither fixed, nor new again
     assert_unchanged_across(before, cut, after)

@@ -44,6 +44,7 @@ CONTEXT = {
     "dane_web_fix": "Publish this TLSA record beside the old ones:\n`_443._tcp.example.com. IN TLSA 3 1 1 ab12`",
     "nameservers": "ns1.gone-dns.example",
     "nameserver_domain": "gone-dns.example",
+    "nameserver": "ns2.old-dns.example",
     "policy_host": "mta-sts.example.com",
 }
 FIXED = [rule for rule in BOOK.rules.values() if rule.fix]

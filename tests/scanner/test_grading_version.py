@@ -53,6 +53,8 @@ RECORDED = {
     "2026.12.7": "6e0e1fd165493a53",
     # the MTA-STS policy host's certificate that expires within two weeks: dns.mta_sts_cert_expires_soon (2)
     "2026.12.8": "1228364f34331702",
+    # a name server the domain is delegated to that does not serve its zone: dns.lame_delegation (10, important)
+    "2026.12.9": "df875488d8a2e722",
 }
 
 

@@ -405,6 +405,7 @@ def deployment(
         "WEBSEC_ALLOW_PRIVATE_TARGETS": "0",
         "WEBSEC_DNS_SERVERS": scan_env["WEBSEC_DNS_SERVERS"],
         "WEBSEC_SMTP_PORT": scan_env["WEBSEC_SMTP_PORT"],
+        "WEBSEC_NAMESERVER_PORT": scan_env["WEBSEC_NAMESERVER_PORT"],
         "WEBSEC_CA_BUNDLE": scan_env["WEBSEC_CA_BUNDLE"],
         **clock_at_test_now(),
     }

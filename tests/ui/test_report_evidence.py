@@ -27,6 +27,7 @@ from playwright.sync_api import BrowserContext, Locator, Page, expect
 from tests.api.fakes import make_report
 from tests.clock import TEST_NOW
 from tests.fixtures import catalog
+from tests.fixtures.dns_server import AuthDnsServer
 from tests.fixtures.legacy_tls import TlsliteServer
 from tests.fixtures.mail_servers import mail_domain
 from tests.fixtures.pki import Pki
@@ -246,7 +247,8 @@ def test_the_scroll_hint_of_the_certificate_chain_shows_only_where_the_table_scr
     page: Page, app: App, reports: Reports
 ) -> None:
     open_report(page, app, reports.worst)
-    hint = page.get_by_text("Scroll the table sideways for the rest.")
+    # the chain's own hint (the DNS section's tables have theirs)
+    hint = page.get_by_text("As the server sent it").get_by_text("Scroll the table sideways for the rest.")
     chain = page.get_by_test_id("tls-chain")
 
     seen = at_each_width(page, lambda _: (hint.is_visible(), chain.evaluate("el => el.scrollWidth > el.clientWidth")))
@@ -872,3 +874,37 @@ def test_the_mail_servers_asked_are_listed_under_the_dns_findings(
     # and a report whose scan asked no mail server shows no such table
     open_report(page, app, without_id)
     expect(page.get_by_test_id("dns-mail-servers")).to_have_count(0)
+
+
+def test_the_name_servers_asked_are_listed_with_the_one_that_does_not_serve_the_zone(
+    page: Page, app: App, scan_settings: Settings, site_factory: SiteFactory, dns_server: AuthDnsServer
+) -> None:
+    """var/screenshots/name-servers-{1280,375}.png, looked at by hand: a row per name server address asked, the lame
+    one marked, the table scrolling sideways in its own box on a phone."""
+    # Given a domain that still lists its old DNS provider's server, which holds no zone for it (REFUSED)
+    provider = site_factory.unique_host("ui-old-dns")
+    dns_server.add(f"ns.{provider}", "A", "127.0.53.2")
+    host = site_factory.unique_host("ui-lame")
+    site = catalog.best_practices(host)
+    running = site_factory(dataclasses.replace(site, dns=(*site.dns, (host, "NS", f"ns.{provider}."))))
+    # (started and closed in a thread of its own: Playwright's sync API keeps an event loop running in this one)
+    with ThreadPoolExecutor(1) as pool:
+        old_provider = pool.submit(AuthDnsServer("127.0.53.2", dns_server.port, tld=None).start).result()
+        try:
+            body = scanned_then_stopped(running.url, scan_settings, running)
+        finally:
+            pool.submit(old_provider.close).result()
+    [report_id] = stored_for_shots(app, body)
+
+    # When its report opens, then the DNS section lists both servers, what each answered and who names it
+    open_report(page, app, report_id)
+    table = page.get_by_test_id("dns-name-servers")
+    rows = table.locator("tbody tr")
+    expect(rows.nth(0).locator("th, td")).to_have_text(
+        [f"ns.{provider}", "127.0.53.2", "Delegation and NS records", "Does not serve the zone", "Answers REFUSED"]
+    )
+    expect(rows.nth(1).locator("th, td")).to_have_text(
+        [f"ns1.{host}", "127.0.53.1", "Delegation and NS records", "Serves the zone", "Answers with authority"]
+    )
+    expect(rows.nth(0).locator("td[data-tone]")).to_have_attribute("data-tone", "bad")
+    assert shots_fit(page, {"name-servers": table.locator("xpath=..")}) == [True, True]

@@ -389,11 +389,39 @@ class DnsAnswer:
 
 
 @dataclass(frozen=True)
+class NameserverReply:
+    """What one name server said when asked directly, without recursion (fetch/nameservers.py): a server the domain's
+    NS records or its parent zone's delegation name, asked for the domain's SOA (does it serve the zone?), or a
+    server of the parent zone asked for the domain's NS records (which servers the registry delegates it to).
+
+    rcode: "NOERROR", "REFUSED", "SERVFAIL", "NXDOMAIN", ... as the server said it; "TIMEOUT" for no reply in time
+    and "ERROR" for none at all (a refused address, a socket error, a reply that does not parse), with `error`.
+    authoritative: the reply's AA bit. records: the answer's records of that name and type; referral: the name
+    servers a referral's authority section names (the parent's delegation)."""
+
+    server: str
+    address: str
+    name: str
+    rdtype: str
+    rcode: str = "NOERROR"
+    authoritative: bool = False
+    records: tuple[str, ...] = ()
+    referral: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.rcode not in ("TIMEOUT", "ERROR")
+
+
+@dataclass(frozen=True)
 class DnsSnapshot:
-    """Every DNS answer the scan collected, keyed by (name, rdtype)."""
+    """Every DNS answer the scan collected, keyed by (name, rdtype), and the replies of the name servers it asked
+    directly (`nameserver_replies`)."""
 
     host: str
     answers: tuple[DnsAnswer, ...] = ()
+    nameserver_replies: tuple[NameserverReply, ...] = ()
     #: Why the fetch stopped asking before it had asked every follow-up its answers call for (the scan's time
     #: budget, the follow-ups' deadline, an error: fetch/dns.py); None when nothing stopped it. A lookup a cut
     #: snapshot lacks may be one a check needs and nobody asked, which says nothing of the records there.

@@ -79,6 +79,19 @@ class MailServerRow:
 
 
 @dataclass(frozen=True)
+class NameServerRow:
+    """One address of a name server the domain is delegated to, asked directly for its SOA (dns.delegation): who names
+    it (the parent zone's delegation, the zone's NS records) and what it answered."""
+
+    server: str
+    address: str
+    named_by: str  # "Delegation and NS records", "Delegation only", "NS records only"
+    verdict: str  # "Serves the zone", "Does not serve the zone", "No answer"
+    tone: str  # "good", "bad" or "neutral"
+    answer: str
+
+
+@dataclass(frozen=True)
 class ScoreBar:
     """One section's share of the points lost; `percent` of the 100 points a score starts from (at most 100).
     `locked`: the bar of the sections a free report hides, all together."""
@@ -120,6 +133,7 @@ class Evidence:
     entry_host: str = ""
     chain: list[CertRow] = field(default_factory=list)
     mail_servers: list[MailServerRow] = field(default_factory=list)  # the dns section's MX hosts, asked for STARTTLS
+    name_servers: list[NameServerRow] = field(default_factory=list)  # the dns section's name servers, asked directly
     protocols: list[ProbeRow] = field(default_factory=list)
     weak_ciphers: list[ProbeRow] = field(default_factory=list)
     not_testable: list[str] = field(default_factory=list)
@@ -274,6 +288,40 @@ def _mail_server_rows(servers: Any) -> list[MailServerRow]:
     return rows
 
 
+_NAME_SERVER_VERDICTS = {
+    "serves": ("Serves the zone", "good"),
+    "lame": ("Does not serve the zone", "bad"),
+    "no answer": ("No answer", "neutral"),
+}
+
+
+def _name_server_rows(dns: Mapping[str, Any]) -> list[NameServerRow]:
+    delegation = _mapping(dns.get("delegation"))
+    parent = delegation.get("parent")
+    delegated = {str(host) for host in parent} if isinstance(parent, list) else None
+    listed = dns.get("nameservers")
+    in_zone = {str(host) for host in listed} if isinstance(listed, list) else set()
+    rows = []
+    for shown in delegation.get("servers") or []:
+        if not isinstance(shown, Mapping):
+            continue
+        server = str(shown.get("server", ""))
+        by = [name for name, names in (("Delegation", delegated), ("NS records", in_zone)) if names and server in names]
+        answer = _text(shown.get("answer"))
+        verdict, tone = _NAME_SERVER_VERDICTS.get(str(shown.get("verdict")), ("No answer", "neutral"))
+        rows.append(
+            NameServerRow(
+                server=server,
+                address=_text(shown.get("address")),
+                named_by=" and ".join(by) + (" only" if len(by) == 1 and delegated is not None else ""),
+                verdict=verdict,
+                tone=tone,
+                answer=answer[:1].upper() + answer[1:],
+            )
+        )
+    return rows
+
+
 def _certificate_rows(cert: Mapping[str, Any]) -> list[Row]:
     """A certificate's fields as the evidence lists them, those it has."""
     key = " ".join(_text(cert.get(k)) for k in ("key_type", "key_size") if cert.get(k))
@@ -364,6 +412,7 @@ def evidence(
         entry_host=_text(entry.get("host")),
         chain=chain,
         mail_servers=_mail_server_rows(_mapping(report.get("dns")).get("mail_servers")),
+        name_servers=_name_server_rows(_mapping(report.get("dns"))),
         protocols=_probes(tls.get("protocols"), _protocol_name, _protocol_tone),
         weak_ciphers=_probes(tls.get("weak_cipher_families"), _family_name, _cipher_tone),
         not_testable=[str(item) for item in not_testable] if isinstance(not_testable, list) else [],

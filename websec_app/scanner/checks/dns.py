@@ -2,7 +2,8 @@
 
 For the host: addresses (IPv6 included), an address that took no connection, CNAME, and whether it or `www.<domain>`
 is a CNAME to a name that does not exist (a subdomain takeover waiting to happen). For the registrable domain
-(Public Suffix List, registrable.py): SPF (dns_spf.py), DNSSEC validated with dns.dnssec (dnssec.py), CAA
+(Public Suffix List, registrable.py): its name servers (a domain that no longer exists; one that does not serve the
+zone: dns_delegation.py), SPF (dns_spf.py), DNSSEC validated with dns.dnssec (dnssec.py), CAA
 (dns_caa.py), and the mail records: MX, DMARC, DKIM, MTA-STS and TLS-RPT (dns_mail.py), DANE (dns_dane.py), and the
 MX hosts' STARTTLS (dns_smtp.py). A domain that says it handles no mail (null MX, or SPF "v=spf1 -all") needs no
 DKIM, MTA-STS or TLS-RPT. A failed lookup is "could not check" (`check.error`), never a failed scan, and never an
@@ -28,6 +29,7 @@ from ._dns_shared import could_not_check, series
 from ._shown import listed, shown, shown_lists
 from .dns_caa import caa_findings
 from .dns_dane import dane_findings
+from .dns_delegation import delegation_findings
 from .dns_mail import dkim_findings, dmarc_findings, mta_sts_findings, mx_findings, tls_rpt_findings
 from .dns_smtp import starttls_findings
 from .dns_spf import spf_findings
@@ -167,6 +169,7 @@ def check_dns(snapshot: SiteSnapshot) -> CheckResult:
         findings += _of("dkim", dkim_findings(snapshot, domain, details, no_mail, unknown))
         findings += _of("dnssec", _dnssec(snapshot, domain, details))
         findings += _of("ns", _dangling_nameservers(snapshot, domain, details))
+        findings += _of("delegation", delegation_findings(snapshot, domain, details))
         findings += _of("caa", caa_findings(snapshot, host, domain, details))
         # a domain that receives no mail (null MX) needs neither, and MTA-STS must list each MX host (RFC 8461 4.1)
         of_dane = dane_findings(snapshot, domain, details, receives)

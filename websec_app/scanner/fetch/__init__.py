@@ -41,6 +41,7 @@ from .dns import fetch_dns, mx_hosts
 from .guard import ensure_port_allowed
 from .http import ChainCookies, SharedFetches, describe_error, fetch_chain, fetch_one, make_client
 from .mail_policy import fetch_mta_sts
+from .nameservers import NameserverAsker
 from .resolve import Pinner, Resolver
 from .smtp import fetch_mail_servers
 from .tls import fetch_tls, pinned_tls
@@ -290,6 +291,7 @@ async def fetch_snapshot(
                     budget_seconds=seconds,
                     mx_answer=mx_answer,
                     https_port=tls_target.port,
+                    nameservers=NameserverAsker.for_settings(settings),
                 ),
             )
         )

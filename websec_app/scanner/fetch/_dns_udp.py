@@ -57,7 +57,7 @@ class _Reply:
         self.sock = sock
         self.query_id = query_id
         self.question = question.lower()
-        self.done: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+        self.done: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
 
     def readable(self) -> None:
         while not self.done.done():
@@ -65,8 +65,8 @@ class _Reply:
                 data = self.sock.recv(65535)
             except BlockingIOError:
                 return
-            except OSError:  # ICMP port unreachable and the like: let dnspython judge the server
-                self.done.set_result(None)
+            except OSError as exc:  # ICMP port unreachable and the like
+                self.done.set_exception(exc)
                 return
             if (
                 data[:2] == self.query_id
@@ -90,26 +90,18 @@ class UdpAnswer:
         self.rrset: dns.rrset.RRset | None = response.resolve_chaining().answer
 
 
-async def ask(
-    address: str, port: int, name: str, rdtype: str, timeout: float
-) -> UdpAnswer | Literal["NXDOMAIN"] | None:
-    """The answer to a NOERROR reply, "NXDOMAIN" for a valid NXDOMAIN reply; None when the caller must
-    ask dnspython's resolver instead (see the module's docstring)."""
-    rdtype_value = dns.rdatatype.from_text(rdtype)
-    question = question_wire(name, rdtype_value)
-    if question is None:
-        return None
+async def exchange(address: str, port: int, question: bytes, timeout: float, *, flags: int, opt: bytes) -> bytes | None:
+    """The reply to one query (`flags` in its header, `opt` its EDNS record) sent from a socket of its own; None when
+    no reply came within `timeout`. OSError when the datagram could not be sent or the server's host says the port
+    is closed (ICMP port unreachable): the caller's resolver then judges the server (`ask`)."""
     query_id = secrets.token_bytes(2)
-    header = query_id + struct.pack("!HHHHH", _FLAGS_RD_CD, 1, 0, 0, 1)
+    header = query_id + struct.pack("!HHHHH", flags, 1, 0, 0, 1)
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     loop = asyncio.get_running_loop()
     with socket.socket(family, socket.SOCK_DGRAM) as sock:
         sock.setblocking(False)
-        try:
-            sock.connect((address, port))  # a connected UDP socket only accepts the server's datagrams
-            sock.send(header + question + _OPT_DO_1232)
-        except OSError:
-            return None
+        sock.connect((address, port))  # a connected UDP socket only accepts the server's datagrams
+        sock.send(header + question + opt)
         reply = _Reply(sock, query_id, question)
         loop.add_reader(sock.fileno(), reply.readable)
         try:
@@ -119,6 +111,22 @@ async def ask(
             return None
         finally:
             loop.remove_reader(sock.fileno())
+    return data
+
+
+async def ask(
+    address: str, port: int, name: str, rdtype: str, timeout: float
+) -> UdpAnswer | Literal["NXDOMAIN"] | None:
+    """The answer to a NOERROR reply, "NXDOMAIN" for a valid NXDOMAIN reply; None when the caller must
+    ask dnspython's resolver instead (see the module's docstring)."""
+    rdtype_value = dns.rdatatype.from_text(rdtype)
+    question = question_wire(name, rdtype_value)
+    if question is None:
+        return None
+    try:
+        data = await exchange(address, port, question, timeout, flags=_FLAGS_RD_CD, opt=_OPT_DO_1232)
+    except OSError:
+        return None
     if data is None or data[2] & _TC or data[3] & 0x0F not in (_NOERROR, _NXDOMAIN):
         return None
     # Only the answer section is read: the authority and additional sections (SOA, NSEC, the OPT

@@ -2,9 +2,11 @@
 
 Which names and types are asked is data (`dns_queries`): the web host (addresses, CNAME, its HTTPS port's TLSA,
 CAA, at the host and each parent up to the top-level domain, `caa_names`) and its registrable domain (mail
-authentication, DNSSEC, NS, MX, MTA-STS, TLS-RPT, the `www` name). A second round follows what the
-first found: CNAME and MX targets (and the MX hosts' TLSA records; for TLSA records found, the DNSSEC records of a
-provider's zone that holds them), whether the domains of the name servers exist (their SOA), a signed zone's
+authentication, DNSSEC, NS, MX, MTA-STS, TLS-RPT, the `www` name; the parent zone's NS). A second round follows what
+the first found: CNAME and MX targets (and the MX hosts' TLSA records; for TLSA records found, the DNSSEC records of a
+provider's zone that holds them), whether the domains of the name servers exist (their SOA), whether each name server
+serves the zone, asked directly (fetch/nameservers.py: the NS records' servers, and those only the parent zone's
+delegation names, which a server of the parent zone says), a signed zone's
 NSEC3PARAM, the zone holding a registrable domain
 that has none of its own (DNSSEC of alice.github.io is github.io's), the lookups the SPF evaluation reads (the
 records include/redirect point to, the names a/mx/exists terms ask, the addresses of an mx term's hosts), asked in
@@ -23,18 +25,21 @@ checks/spf.py) takes it for a failed one, and says why.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Awaitable
 
 from ..records.caa import caa_names
 from ..records.dane import dane_name, dane_zone
+from ..records.delegation import ADDRESSES_PER_FAMILY, MAX_NAMESERVERS, PARENT_SERVERS, delegated_hosts, parent_zone
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
-from ..records.dns_text import enclosing_zone_names, nameserver_domains, txt_of
+from ..records.dns_text import enclosing_zone_names, failed, nameserver_domains, nameserver_hosts, txt_of
 from ..records.spf import parse_spf
 from ..records.spf_evaluation import FAMILIES, LOOKUP_LIMIT, SpfRecords, spf_lookups_to_ask
 from ..registrable import registrable_domain
-from ..snapshot import DnsAnswer, DnsSnapshot
+from ..snapshot import DnsAnswer, DnsSnapshot, NameserverReply
 from ..target import ip_literal
+from .nameservers import NameserverAsker
 from .resolve import Resolver
 
 log = logging.getLogger(__name__)
@@ -68,6 +73,9 @@ def dns_queries(host: str, https_port: int = 443) -> list[tuple[str, str]]:
     if f"www.{domain}" != host:  # a dangling www is a takeover risk whichever name is scanned
         queries.append((f"www.{domain}", "CNAME"))
     queries += [(name, "CAA") for name in caa_names(host, domain)]
+    parent = parent_zone(domain)
+    if parent is not None:
+        queries.append((parent, "NS"))  # the servers asked for the domain's delegation (fetch/nameservers.py)
     queries += [
         (domain, "TXT"),  # SPF
         (domain, "MX"),
@@ -84,8 +92,21 @@ def dns_queries(host: str, https_port: int = 443) -> list[tuple[str, str]]:
 
 
 class _Answers:
-    def __init__(self, resolver: Resolver, watched: dict[tuple[str, str], asyncio.Future[DnsAnswer | None]]) -> None:
+    def __init__(
+        self,
+        resolver: Resolver,
+        watched: dict[tuple[str, str], asyncio.Future[DnsAnswer | None]],
+        nameservers: NameserverAsker | None = None,
+    ) -> None:
         self.resolver = resolver
+        self.nameservers = nameservers  # None: no name server is asked directly
+        #: the replies of name servers asked directly, by (server, address, name, type), those asked, and the
+        #: questions on their way, by (address, name, type)
+        self.replies: dict[tuple[str, str, str, str], NameserverReply] = {}
+        self.servers_asked: set[tuple[str, str, str, str]] = set()
+        self.replies_in_flight: dict[tuple[str, str, str], asyncio.Future[NameserverReply]] = {}
+        #: the servers not asked, by name: their address lookups failed (a second pass after a cut keeps the first's)
+        self.unaddressed: dict[str, NameserverReply] = {}
         #: answers another part of the scan waits for (the MX hosts' STARTTLS waits for the MX answer): given as soon
         #: as they are in, and None when the fetch ends without them
         self.watched = watched
@@ -115,12 +136,31 @@ class _Answers:
             waiter.set_result(self.found[key])
         return self.found[key]
 
+    async def ask_server(self, server: str, address: str, name: str, rdtype: str) -> NameserverReply:
+        """`server`, at `address`, asked directly (fetch/nameservers.py); once lookups were given up, recorded as
+        not answered without a query, as `ask` records a lookup. Two servers at one address (ns1 and ns2 of a zone
+        that has one machine) share one question, and each has the reply under its own name."""
+        assert self.nameservers is not None
+        question = (address, name.rstrip(".").lower(), rdtype)
+        key = (server, *question)
+        if key not in self.replies and self.gave_up is not None:
+            self.replies[key] = NameserverReply(*key, "TIMEOUT", error=self.gave_up)
+        elif key not in self.replies:
+            self.servers_asked.add(key)
+            if question not in self.replies_in_flight:
+                self.replies_in_flight[question] = asyncio.ensure_future(self.nameservers.ask(server, *question))
+            reply = await self.replies_in_flight[question]
+            self.replies.setdefault(key, dataclasses.replace(reply, server=server))
+        return self.replies[key]
+
     def give_up(self, why: str) -> None:
         """Record each lookup asked and not answered as failed, with `why`, and so every lookup asked from now
         on, at once and without a query (`_unasked_follow_ups`)."""
         self.gave_up = self.gave_up or why
         for name, rdtype in self.asked - self.found.keys():
             self.found[(name, rdtype)] = DnsAnswer(name, rdtype, "TIMEOUT", error=why)
+        for key in self.servers_asked - self.replies.keys():
+            self.replies[key] = NameserverReply(*key, "TIMEOUT", error=why)
 
     def get(self, name: str, rdtype: str) -> DnsAnswer | None:
         return self.found.get(self.key(name, rdtype))
@@ -215,6 +255,47 @@ async def _dane(host: str, domain: str, answers: _Answers, port: int = 25) -> No
     await asyncio.gather(*more)
 
 
+async def _serves_zone(server: str, domain: str, answers: _Answers) -> None:
+    """`server` asked, at the first of its IPv4 and of its IPv6 addresses, for the domain's SOA; when neither address
+    lookup gave one and one failed, the server is recorded as not asked, and why (no verdict, and not nothing)."""
+    a, aaaa = await asyncio.gather(answers.ask(server, "A"), answers.ask(server, "AAAA"))
+    addresses = [r for r in a.records if ip_literal(r)][:ADDRESSES_PER_FAMILY]
+    addresses += [r for r in aaaa.records if ip_literal(r)][:ADDRESSES_PER_FAMILY]
+    lookup_failed = next((lookup for lookup in (a, aaaa) if failed(lookup)), None)
+    if not addresses and lookup_failed is not None:
+        why = f"not asked: its address could not be looked up ({lookup_failed.error or lookup_failed.rcode})"
+        answers.unaddressed.setdefault(server, NameserverReply(server, "", domain, "SOA", "ERROR", error=why))
+    await asyncio.gather(*(answers.ask_server(server, address, domain, "SOA") for address in addresses))
+
+
+async def _delegation_asked(server: str, domain: str, answers: _Answers) -> None:
+    """A server of the parent zone asked, at its first address, for the domain's NS records (a referral)."""
+    a, aaaa = await asyncio.gather(answers.ask(server, "A"), answers.ask(server, "AAAA"))
+    addresses = [r for r in a.records + aaaa.records if ip_literal(r)]
+    if addresses:
+        await answers.ask_server(server, addresses[0], domain, "NS")
+
+
+async def _nameservers(domain: str, answers: _Answers) -> None:
+    """Whether each name server the domain is delegated to serves its zone (a lame delegation does not): those its
+    NS records name, asked as soon as their addresses are in, and those only the parent zone's delegation names,
+    once a parent server said which (records/delegation.py). A domain that is no zone apex (no NS records of its
+    own: alice.github.io) has no delegation of its own to check."""
+    zone_servers = nameserver_hosts(answers.get(domain, "NS"))[:MAX_NAMESERVERS]
+    if answers.nameservers is None or not zone_servers:
+        return
+
+    async def delegated_only() -> None:
+        parent = parent_zone(domain)
+        parent_servers = nameserver_hosts(answers.get(parent, "NS") if parent else None)[:PARENT_SERVERS]
+        await asyncio.gather(*(_delegation_asked(server, domain, answers) for server in parent_servers))
+        delegated = delegated_hosts(domain, answers.replies.values()) or []
+        others = [server for server in delegated if server not in zone_servers][:MAX_NAMESERVERS]
+        await asyncio.gather(*(_serves_zone(server, domain, answers) for server in others))
+
+    await asyncio.gather(delegated_only(), *(_serves_zone(server, domain, answers) for server in zone_servers))
+
+
 async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = True, https_port: int = 443) -> None:
     # Parsed before any query is made: should the record trip the parser, no coroutine is left unawaited.
     dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
@@ -227,6 +308,7 @@ async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = 
         for target in _targets(answers.get(name, "CNAME"), "CNAME"):
             work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]
     work += [answers.ask(name, "SOA") for name in nameserver_domains(domain, answers.get(domain, "NS"))]
+    work.append(_nameservers(domain, answers))
     for exchange in _targets(answers.get(domain, "MX"), "MX"):
         work += [answers.ask(exchange, "A"), answers.ask(exchange, "AAAA"), _dane(exchange, domain, answers)]
     work += [answers.ask(consent_name(domain, report_domain), "TXT") for report_domain in report_domains]
@@ -275,6 +357,7 @@ async def fetch_dns(
     budget_seconds: float | None = None,
     mx_answer: asyncio.Future[DnsAnswer | None] | None = None,
     https_port: int = 443,
+    nameservers: NameserverAsker | None = None,
 ) -> DnsSnapshot:
     """The snapshot, within `budget_seconds` (what is left of the scan's time budget; None: no bound but the
     lookups' own). When the budget runs out first, the answers that arrived are kept and every lookup asked
@@ -287,7 +370,7 @@ async def fetch_dns(
     try:
         if ip_literal(host) is not None:
             return DnsSnapshot(host=host)
-        answers = _Answers(resolver, watched)
+        answers = _Answers(resolver, watched, nameservers)
         try:
             async with asyncio.timeout(budget_seconds):
                 await _both_rounds(host, answers, follow_up_seconds, https_port)
@@ -295,7 +378,12 @@ async def fetch_dns(
             answers.give_up(OUT_OF_BUDGET)
         if answers.gave_up is not None:
             await _unasked_follow_ups(host, registrable_domain(host), answers, https_port)
-        return DnsSnapshot(host=host, answers=tuple(answers.found.values()), cut=answers.gave_up)
+        return DnsSnapshot(
+            host=host,
+            answers=tuple(answers.found.values()),
+            nameserver_replies=(*answers.replies.values(), *answers.unaddressed.values()),
+            cut=answers.gave_up,
+        )
     finally:
         for waiter in watched.values():
             if not waiter.done():

@@ -106,11 +106,16 @@ def enclosing_zone_names(domain: str) -> list[str]:
 MAX_NAMESERVER_DOMAINS = 4
 
 
+def nameserver_host(record: str) -> str:
+    """A name server as an NS record's presentation form names it ("NS1.Example.NET." -> "ns1.example.net")."""
+    return record.strip().rstrip(".").lower()
+
+
 def nameserver_hosts(answer: DnsAnswer | None) -> list[str]:
     """The name servers an NS answer names ("ns1.example.net."), in the records' order."""
     if answer is None or not answer.exists:
         return []
-    return [host for record in answer.records if (host := record.strip().rstrip(".").lower())]
+    return [host for record in answer.records if (host := nameserver_host(record))]
 
 
 def nameserver_domains(domain: str, answer: DnsAnswer | None) -> list[str]:

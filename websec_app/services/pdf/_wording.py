@@ -35,6 +35,7 @@ DETAIL_LABELS = {
     "dane": "DANE (TLSA records of the mail servers)",
     "tlsa": "DANE (TLSA records for HTTPS)",
     "nameservers": "Name servers (NS records)",
+    "delegation": "Name servers asked directly (do they serve the zone?)",
     "mail_servers": "Mail servers asked for STARTTLS",
     "www_https": "HTTPS at www (the HSTS policy covers it)",
     "works": "Works",
@@ -469,6 +470,19 @@ def _mail_server_words(servers: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _delegation_words(delegation: Mapping[str, Any]) -> list[str]:
+    """A line per name server address asked, then the servers the parent zone delegates the domain to."""
+    lines = [
+        f"{server.get('server')}{f' ({address})' if (address := server.get('address')) else ''}: {server.get('answer')}"
+        for server in delegation.get("servers") or []
+        if isinstance(server, Mapping)
+    ]
+    parent = delegation.get("parent")
+    if isinstance(parent, list) and parent:
+        lines.append(f"Delegated by the parent zone to: {', '.join(str(host) for host in parent)}")
+    return lines
+
+
 _DNS_OBJECTS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "mx": _mx_words,
     "spf": _spf_words,
@@ -480,6 +494,7 @@ _DNS_OBJECTS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "tls_rpt": _tls_rpt_words,
     "dane": _dane_words,
     "mail_servers": _mail_server_words,
+    "delegation": _delegation_words,
 }
 #: The dns section's fields `dns_words` words; any other goes the generic way.
 DNS_WORDED = frozenset({"a", "aaaa", "cname", "not_listed", *_DNS_OBJECTS})

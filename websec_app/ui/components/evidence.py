@@ -12,7 +12,7 @@ from typing import Any
 
 import reflex as rx
 
-from ..evidence import CertRow, Hop, MailServerRow, ProbeRow, Row, ScoreBar, Snippet
+from ..evidence import CertRow, Hop, MailServerRow, NameServerRow, ProbeRow, Row, ScoreBar, Snippet
 from ..state.report import ReportState
 from ..view import FindingView
 
@@ -396,28 +396,76 @@ def _mail_server(row: MailServerRow) -> rx.Component:
     )
 
 
+def _name_server(row: NameServerRow) -> rx.Component:
+    tone = rx.match(row.tone, *[(name, color) for name, color in _TONE.items()], "gray")
+    return rx.el.tr(
+        # The table scrolls sideways on phones: names and addresses keep whole lines instead of breaking anywhere.
+        rx.el.th(
+            row.server, scope="row", style={"font_weight": "500", "min_width": "9rem", "overflow_wrap": "break-word"}
+        ),
+        rx.el.td(row.address, class_name="mono", style={"white_space": "nowrap"}),
+        rx.el.td(row.named_by),
+        rx.el.td(rx.badge(row.verdict, color_scheme=tone, variant="soft", high_contrast=True), data_tone=row.tone),
+        rx.el.td(row.answer, style={"min_width": "10rem", "overflow_wrap": "break-word"}),
+    )
+
+
+def _dns_table(heading: str, explanation: str, table: rx.Component) -> rx.Component:
+    return rx.vstack(
+        _sub_heading(heading),
+        rx.text(
+            explanation,
+            rx.el.span(" Scroll the table sideways for the rest.", class_name="narrow-only"),
+            size="2",
+            color_scheme="gray",
+        ),
+        table,
+        spacing="2",
+        width="100%",
+        align="stretch",
+    )
+
+
 def dns_evidence() -> rx.Component:
     evidence = ReportState.view.evidence
+    name_servers = evidence.name_servers.length() > 0  # type: ignore[attr-defined]
+    mail_servers = evidence.mail_servers.length() > 0  # type: ignore[attr-defined]
     return rx.cond(
-        evidence.mail_servers.length() > 0,  # type: ignore[attr-defined]
+        name_servers | mail_servers,
         rx.vstack(
-            _sub_heading("Mail servers"),
-            rx.text(
-                "Each MX host as a sending mail server meets it: whether it offers STARTTLS, and the certificate it "
-                "presents after it.",
-                rx.el.span(" Scroll the table sideways for the rest.", class_name="narrow-only"),
-                size="2",
-                color_scheme="gray",
+            rx.cond(
+                name_servers,
+                _dns_table(
+                    "Name servers",
+                    "Each name server the domain is delegated to, asked directly whether it serves the domain's zone. "
+                    "One that does not is a lame delegation.",
+                    _table(
+                        "Name servers",
+                        ("Name server", "Address", "Named by", "Serves the zone?", "Its answer"),
+                        evidence.name_servers,
+                        _name_server,
+                        "dns-name-servers",
+                        min_width="640px",
+                    ),
+                ),
             ),
-            _table(
-                "Mail servers",
-                ("MX host", "STARTTLS", "Protocol", "Certificate", "Expires in"),
-                evidence.mail_servers,
-                _mail_server,
-                "dns-mail-servers",
-                min_width="640px",
+            rx.cond(
+                mail_servers,
+                _dns_table(
+                    "Mail servers",
+                    "Each MX host as a sending mail server meets it: whether it offers STARTTLS, and the certificate "
+                    "it presents after it.",
+                    _table(
+                        "Mail servers",
+                        ("MX host", "STARTTLS", "Protocol", "Certificate", "Expires in"),
+                        evidence.mail_servers,
+                        _mail_server,
+                        "dns-mail-servers",
+                        min_width="640px",
+                    ),
+                ),
             ),
-            spacing="2",
+            spacing="4",
             width="100%",
             align="stretch",
             margin_top="1rem",
@@ -438,7 +486,7 @@ def section_evidence(section_key: Any) -> rx.Component:
         ("headers", block(raw_headers())),
         ("tls", block(tls_evidence())),
         ("redirection", block(redirect_chains())),
-        ("dns", dns_evidence()),  # its own border: a domain without mail servers asked shows none
+        ("dns", dns_evidence()),  # its own border: a domain without name or mail servers asked shows none
         rx.fragment(),
     )
 

@@ -1,0 +1,94 @@
+"""Whether each name server the domain is delegated to serves its zone (fetch/nameservers.py asked each directly).
+
+A name server that answers the SOA question for the zone without authority (REFUSED, SERVFAIL, a referral, the AA
+bit clear) is a lame delegation (RFC 9499): lookups sent there fail or wait until the resolver tries another, and at
+a DNS provider that lets any account create any zone, whoever creates the domain's zone there answers for it. A server
+that did not answer is no verdict (a datagram can be lost, a network can block port 53); when none answered, the
+check could not be made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..findings import Finding
+from ..records.delegation import delegated_hosts, serves_zone
+from ..records.dns_text import nameserver_hosts
+from ..snapshot import NameserverReply, SiteSnapshot
+from ._dns_shared import series
+
+#: Of the name servers a referral names (a reply a server fills as it likes), this many are shown.
+_REFERRAL_SHOWN = 4
+_DELEGATION = "the parent zone's delegation"
+
+
+def delegation_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, Any]) -> list[Finding]:
+    replies = snapshot.dns.nameserver_replies
+    # in a stable order: the fetch records replies as they arrive
+    asked = sorted((r for r in replies if r.rdtype == "SOA" and r.name == domain), key=lambda r: (r.server, r.address))
+    if not asked:
+        return []  # not asked: no NS records, none with an address, or WEBSEC_NAMESERVER_PORT=0
+    zone_servers = nameserver_hosts(snapshot.dns.get(domain, "NS"))
+    delegated = delegated_hosts(domain, replies)
+    details["delegation"] = {
+        "parent": delegated,  # None: no server of the parent zone said
+        "servers": [
+            {"server": r.server, "address": r.address or None, "verdict": _verdict(r), "answer": _answer(r, domain)}
+            for r in asked
+        ],
+    }
+    answered = [reply for reply in asked if reply.answered]
+    if not answered:
+        note = f"no name server of {domain} answered ({asked[0].error})"
+        return [Finding("check.error", subject=f"{domain} name servers", note=note)]
+    by_server: dict[str, list[NameserverReply]] = {}
+    for reply in answered:
+        by_server.setdefault(reply.server, []).append(reply)
+    findings = []
+    for server, server_replies in by_server.items():
+        lame = [reply for reply in server_replies if not serves_zone(reply)]
+        if not lame:
+            continue
+        how = series([f"{reply.address} {_answer(reply, domain)}" for reply in lame])
+        named = _named_by(server, zone_servers, delegated)
+        note = f"{server} does not serve the zone of {domain}, though {series(named)} {_name(named)} it: {how}"
+        findings.append(Finding("dns.lame_delegation", subject=server, note=note, fix_vars={"nameserver": server}))
+    if findings:
+        return findings
+    serving = list(by_server)
+    note = f"{series(serving)} {'answers' if len(serving) == 1 else 'answer'} for the zone of {domain} with authority"
+    return [Finding("dns.nameservers_authoritative", note=note)]
+
+
+def _named_by(server: str, zone_servers: list[str], delegated: list[str] | None) -> list[str]:
+    """Who names `server` as one of the domain's name servers: the parent zone's delegation, the zone's NS records."""
+    by = [_DELEGATION] if delegated is not None and server in delegated else []
+    by += ["the zone's NS records"] if server in zone_servers else []
+    return by or ["the zone's NS records"]
+
+
+def _name(named: list[str]) -> str:
+    """The verb for `named`: "the parent zone's delegation names it", "the zone's NS records name it"."""
+    return "names" if named == [_DELEGATION] else "name"
+
+
+def _verdict(reply: NameserverReply) -> str:
+    """ "serves" (the zone, with authority), "lame" (answered, not as the zone's authority) or "no answer"."""
+    return "serves" if serves_zone(reply) else "lame" if reply.answered else "no answer"
+
+
+def _answer(reply: NameserverReply, domain: str) -> str:
+    """What the server's reply to the SOA question says, as a report shows it."""
+    if not reply.answered:
+        return f"did not answer ({reply.error})"
+    if serves_zone(reply):
+        return "answers with authority"
+    if reply.rcode != "NOERROR":
+        return f"answers {reply.rcode}"
+    if reply.referral:
+        shown = [record.rstrip(".") for record in reply.referral[:_REFERRAL_SHOWN]]
+        more = len(reply.referral) - len(shown)
+        return f"answers with a referral to {series([*shown, *([f'{more} more'] if more else [])])}"
+    if not reply.authoritative:
+        return "answers without authority (the AA bit clear)"
+    return f"answers with authority but no SOA record for {domain}"

@@ -1,0 +1,104 @@
+"""Name servers asked directly, without recursion: does each one the domain is delegated to serve its zone?
+
+A resolver asks whichever of the domain's name servers it picks. One that does not serve the zone (a lame delegation,
+RFC 9499: an old provider's, a typo, a zone deleted at the provider) answers REFUSED, SERVFAIL or a referral, so
+lookups there fail or wait; and at a DNS provider that lets any account create any zone, whoever creates the domain's
+zone there answers for the domain ("Sitting Ducks", Infoblox and Eclypsium, 2024). A recursive lookup cannot tell:
+the resolver moves on to a server that answers. So each server is asked itself, with the RD bit clear, for the
+domain's SOA, and a server of the parent zone for the domain's NS records (the delegation the registry publishes,
+which resolvers follow and the zone's own NS records may not repeat).
+
+Every address passes the scan's guard first (fetch/guard.py): the names come from the zone, and a zone may name
+an internal address. Each query is one datagram from a socket of its own (`_dns_udp.exchange`), within
+`NAMESERVER_SECONDS`: a server that does not answer is "no answer", never a verdict (a datagram can be lost).
+`Settings.nameserver_port` is where they are asked: 53; 0 asks none (tests ask their own servers' port).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import dns.exception
+import dns.flags
+import dns.message
+import dns.name
+import dns.rcode
+import dns.rdataclass
+import dns.rdatatype
+
+from ...settings import Settings
+from ..errors import TargetRefused
+from ..snapshot import NameserverReply
+from . import _dns_udp
+from .guard import ensure_allowed
+
+#: How long one name server is given to answer (an authoritative server answers in tens of milliseconds from
+#: anywhere, anycast or not; one that takes longer is as good as silent to a resolver, which gives it ~1 s).
+NAMESERVER_SECONDS = 1.0
+#: EDNS0 (RFC 6891) with a 1232-byte payload (DNS flag day 2020): a referral with its glue fits without TCP. No DO
+#: bit: the SOA and the referral are read for who answers, not for their signatures.
+_OPT_1232 = b"\x00" + struct.pack("!HHIH", 41, 1232, 0, 0)
+#: Shown for an address the guard refuses: not the address's kind, which would make the scanner an oracle for the
+#: zone's internal names (as guard.ensure_allowed words it).
+NOT_PUBLIC = "not asked: its address is not a public one"
+
+
+class NameserverAsker:
+    """Asks name servers directly for one scan (`Settings.nameserver_port`; None from `for_settings` when 0)."""
+
+    def __init__(self, settings: Settings, *, seconds: float = NAMESERVER_SECONDS) -> None:
+        self.port = settings.nameserver_port
+        self.allow_private = settings.allow_private_targets
+        self.seconds = seconds
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> NameserverAsker | None:
+        return cls(settings) if settings.nameserver_port else None
+
+    async def ask(self, server: str, address: str, name: str, rdtype: str) -> NameserverReply:
+        """Never raises: what went wrong is the reply's rcode ("TIMEOUT", "ERROR") and error."""
+        reply = NameserverReply(server, address, name, rdtype)
+        try:
+            ensure_allowed(address, allow_private=self.allow_private)
+        except (TargetRefused, ValueError):
+            return _failed(reply, "ERROR", NOT_PUBLIC)
+        question = _dns_udp.question_wire(name, dns.rdatatype.from_text(rdtype))
+        if question is None:
+            return _failed(reply, "ERROR", "not asked: the name cannot be sent as it is")
+        try:
+            data = await _dns_udp.exchange(address, self.port, question, self.seconds, flags=0, opt=_OPT_1232)
+        except OSError as exc:
+            return _failed(reply, "ERROR", f"no reply: {exc.strerror or exc}")
+        if data is None:
+            return _failed(reply, "TIMEOUT", f"no reply within {self.seconds:g} s")
+        return _read(reply, data)
+
+
+def _failed(reply: NameserverReply, rcode: str, error: str) -> NameserverReply:
+    return NameserverReply(reply.server, reply.address, reply.name, reply.rdtype, rcode, error=error)
+
+
+def _read(reply: NameserverReply, data: bytes) -> NameserverReply:
+    """The reply's rcode and AA bit (read from the header, which a truncated reply keeps), the answer's records of
+    the name and type asked, and the NS records of a referral's authority section."""
+    rcode = dns.rcode.to_text(dns.rcode.from_flags(struct.unpack("!H", data[2:4])[0], 0))
+    authoritative = bool(data[2] & (dns.flags.AA >> 8))
+    try:
+        message = dns.message.from_wire(data, ignore_trailing=True, raise_on_truncation=False)
+    except (dns.exception.DNSException, ValueError, KeyError) as exc:
+        error = f"a reply that does not parse ({exc})"
+        return NameserverReply(reply.server, reply.address, reply.name, reply.rdtype, rcode, authoritative, error=error)
+    name = dns.name.from_text(reply.name)
+    rdtype = dns.rdatatype.from_text(reply.rdtype)
+    answer = message.get_rrset(message.answer, name, dns.rdataclass.IN, rdtype)
+    referral = message.get_rrset(message.authority, name, dns.rdataclass.IN, dns.rdatatype.NS)
+    return NameserverReply(
+        reply.server,
+        reply.address,
+        reply.name,
+        reply.rdtype,
+        rcode,
+        authoritative,
+        records=tuple(sorted(rdata.to_text() for rdata in answer)) if answer is not None else (),
+        referral=tuple(sorted(rdata.to_text() for rdata in referral)) if referral is not None else (),
+    )
