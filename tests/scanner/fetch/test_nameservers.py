@@ -102,7 +102,7 @@ async def test_a_refusal_and_a_referral(udp_server) -> None:
 async def test_a_reply_cut_or_garbled_after_its_header_still_says_who_answered(udp_server) -> None:
     def garbled(query: dns.message.Message) -> bytes:
         wire = _authoritative_soa(query)
-        return wire[:-7]  # the SOA record cut short
+        return wire[: -(11 + 7)]  # the OPT record (11 bytes) gone, and the SOA record cut short
 
     _, port = await udp_server(garbled)
     reply = await _asker(port).ask("ns1.example.net", "127.0.0.1", "example.com", "SOA")

@@ -269,9 +269,11 @@ async def _serves_zone(server: str, domain: str, answers: _Answers) -> None:
 
 
 async def _delegation_asked(server: str, domain: str, answers: _Answers) -> None:
-    """A server of the parent zone asked, at its first address, for the domain's NS records (a referral)."""
-    a, aaaa = await asyncio.gather(answers.ask(server, "A"), answers.ask(server, "AAAA"))
-    addresses = [r for r in a.records + aaaa.records if ip_literal(r)]
+    """A server of the parent zone asked, at its first address (IPv4; IPv6 only for a server without one: one lookup
+    fewer for every registry's server), for the domain's NS records (a referral)."""
+    addresses = [r for r in (await answers.ask(server, "A")).records if ip_literal(r)]
+    if not addresses:
+        addresses = [r for r in (await answers.ask(server, "AAAA")).records if ip_literal(r)]
     if addresses:
         await answers.ask_server(server, addresses[0], domain, "NS")
 
