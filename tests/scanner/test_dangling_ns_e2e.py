@@ -4,8 +4,6 @@ for a domain it does not delegate."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from tests.fixtures import catalog
 from tests.fixtures.sites import SiteFactory
 from websec_app.scanner import scan
@@ -17,9 +15,7 @@ from websec_app.usecases.monitors import alert_reasons
 async def _scan_with_nameservers(site_factory: SiteFactory, scan_settings: Settings, prefix: str, *nameservers: str):
     """The best-practice site at a host of its own, whose zone lists `nameservers` beside the fixture's own."""
     host = site_factory.unique_host(prefix)
-    site = catalog.best_practices(host)
-    extra = tuple((host, "NS", f"{nameserver}.") for nameserver in nameservers)
-    running = site_factory(dataclasses.replace(site, dns=(*site.dns, *extra)))
+    running = site_factory(catalog.with_nameservers(catalog.best_practices(host), *nameservers))
     return host, (await scan(running.url, scan_settings)).to_dict()
 
 

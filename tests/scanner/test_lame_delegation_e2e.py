@@ -47,9 +47,7 @@ def old_provider(dns_server: AuthDnsServer) -> Iterator[AuthDnsServer]:
 async def _scan_with_nameservers(site_factory: SiteFactory, scan_settings: Settings, prefix: str, *extra: str):
     """The best-practice site at a host of its own, whose zone lists the `extra` name servers beside its own."""
     host = site_factory.unique_host(prefix)
-    site = catalog.best_practices(host)
-    records = tuple((host, "NS", f"{nameserver}.") for nameserver in extra)
-    running = site_factory(dataclasses.replace(site, dns=(*site.dns, *records)))
+    running = site_factory(catalog.with_nameservers(catalog.best_practices(host), *extra))
     return host, (await scan(running.url, scan_settings)).to_dict()
 
 
@@ -110,8 +108,7 @@ async def test_two_name_servers_at_one_address_are_each_named(
     # Given ns1 and ns2 of a zone that has one machine (both at the fixture server's address)
     host = site_factory.unique_host("one-machine")
     dns_server.add(f"ns2.{host}", "A", dns_server.ip)
-    site = catalog.best_practices(host)
-    running = site_factory(dataclasses.replace(site, dns=(*site.dns, (host, "NS", f"ns2.{host}."))))
+    running = site_factory(catalog.with_nameservers(catalog.best_practices(host), f"ns2.{host}"))
     body = (await scan(running.url, scan_settings)).to_dict()
     [served] = _of(body, "dns.nameservers_authoritative")
     assert served["note"] == f"ns1.{host} and ns2.{host} answer for the zone of {host} with authority"

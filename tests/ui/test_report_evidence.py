@@ -885,8 +885,7 @@ def test_the_name_servers_asked_are_listed_with_the_one_that_does_not_serve_the_
     provider = site_factory.unique_host("ui-old-dns")
     dns_server.add(f"ns.{provider}", "A", "127.0.53.2")
     host = site_factory.unique_host("ui-lame")
-    site = catalog.best_practices(host)
-    running = site_factory(dataclasses.replace(site, dns=(*site.dns, (host, "NS", f"ns.{provider}."))))
+    running = site_factory(catalog.with_nameservers(catalog.best_practices(host), f"ns.{provider}"))
     # (started and closed in a thread of its own: Playwright's sync API keeps an event loop running in this one)
     with ThreadPoolExecutor(1) as pool:
         old_provider = pool.submit(AuthDnsServer("127.0.53.2", dns_server.port, tld=None).start).result()
