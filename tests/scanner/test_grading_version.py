@@ -55,6 +55,8 @@ RECORDED = {
     "2026.12.8": "1228364f34331702",
     # a name server the domain is delegated to that does not serve its zone: dns.lame_delegation (10, important)
     "2026.12.9": "df875488d8a2e722",
+    # a name server the domain is delegated to without an address: dns.nameserver_unresolvable (2)
+    "2026.12.10": "d06f26126ca66f4a",
 }
 
 

@@ -190,3 +190,39 @@ async def test_a_server_only_the_registry_still_delegates_to_is_found(registry_w
         f"{old.ip} answers REFUSED"
     )
     assert "Take ns.olddns.io out of the domain's name servers, at your registrar" in lame["fix"]
+
+
+async def test_a_name_server_without_an_address_is_said(
+    site_factory: SiteFactory, scan_settings: Settings, dns_server: AuthDnsServer
+) -> None:
+    # Given a domain whose zone lists ns2 of its own zone, which has no address record, and a server of a provider
+    # whose name does not exist (the provider's domain does)
+    host = site_factory.unique_host("no-address")
+    provider = site_factory.unique_host("renamed-dns")
+    dns_server.add(f"ns1.{provider}", "A", dns_server.ip)
+    running = site_factory(catalog.with_nameservers(catalog.best_practices(host), f"ns2.{host}", f"ns9.{provider}"))
+    body = (await scan(running.url, scan_settings)).to_dict()
+
+    # Then each is said, with why, and the zone is not said to be served by every name server
+    [unresolvable] = _of(body, "dns.nameserver_unresolvable")
+    assert (unresolvable["status"], unresolvable["severity"], unresolvable["deduction"]) == ("weak", "minor", 2)
+    assert unresolvable["subjects"] == [f"ns2.{host}", f"ns9.{provider}"]
+    assert unresolvable["notes"] == [
+        f"ns2.{host} is a name server of {host} and has no address (not asked: it has no address (the name does not "
+        "exist))",
+        f"ns9.{provider} is a name server of {host} and has no address (not asked: it has no address (the name does "
+        "not exist))",
+    ]
+    assert unresolvable["fix"].startswith(f"Publish address records (A and AAAA) for ns2.{host} and ns9.{provider}, or")
+    assert _of(body, "dns.nameservers_authoritative") == [] and _of(body, "dns.lame_delegation") == []
+    verdicts = {s["server"]: s["verdict"] for s in body["dns"]["delegation"]["servers"]}
+    assert verdicts == {f"ns1.{host}": "serves", f"ns2.{host}": "no address", f"ns9.{provider}": "no address"}
+
+
+async def test_a_name_server_on_a_domain_gone_is_dangling_not_also_unresolvable(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    gone = site_factory.unique_host("gone-dns")
+    host, body = await _scan_with_nameservers(site_factory, scan_settings, "gone-ns", f"ns1.{gone}")
+    assert [f["subjects"] for f in _of(body, "dns.dangling_ns")] == [[gone]]
+    assert _of(body, "dns.nameserver_unresolvable") == [] and _of(body, "dns.nameservers_authoritative") == []

@@ -394,8 +394,10 @@ class NameserverReply:
     NS records or its parent zone's delegation name, asked for the domain's SOA (does it serve the zone?), or a
     server of the parent zone asked for the domain's NS records (which servers the registry delegates it to).
 
-    rcode: "NOERROR", "REFUSED", "SERVFAIL", "NXDOMAIN", ... as the server said it; "TIMEOUT" for no reply in time
-    and "ERROR" for none at all (a refused address, a socket error, a reply that does not parse), with `error`.
+    rcode: "NOERROR", "REFUSED", "SERVFAIL", "NXDOMAIN", ... as the server said it; "TIMEOUT" for no reply in time,
+    "ERROR" for none at all (a refused address, a socket error, a reply that does not parse, an address lookup that
+    failed), with `error`; "NOADDRESS" for a server not asked because it has no address (its A and AAAA lookups
+    answered with none), with an empty `address`.
     authoritative: the reply's AA bit. records: the answer's records of that name and type; referral: the name
     servers a referral's authority section names (the parent's delegation)."""
 
@@ -411,7 +413,7 @@ class NameserverReply:
 
     @property
     def answered(self) -> bool:
-        return self.rcode not in ("TIMEOUT", "ERROR")
+        return self.rcode not in ("TIMEOUT", "ERROR", "NOADDRESS")
 
 
 @dataclass(frozen=True)

@@ -291,6 +291,7 @@ def _mail_server_rows(servers: Any) -> list[MailServerRow]:
 _NAME_SERVER_VERDICTS = {
     "serves": ("Serves the zone", "good"),
     "lame": ("Does not serve the zone", "bad"),
+    "no address": ("No address", "bad"),
     "no answer": ("No answer", "neutral"),
 }
 

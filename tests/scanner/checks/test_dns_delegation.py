@@ -125,3 +125,18 @@ def test_parent_zone_and_serving() -> None:
     assert parent_zone("localhost") is None
     assert serves_zone(_soa("ns1", "192.0.2.1"))
     assert not serves_zone(_soa("ns1", "192.0.2.1", aa=False, records=SOA))
+
+
+def test_the_fix_names_every_server_of_its_outcome() -> None:
+    # the report keeps one finding per outcome and takes its fix from the first: each names them all
+    findings, _ = _findings(
+        _soa("ns1.example.net", "192.0.2.1", "REFUSED", aa=False),
+        _soa("ns2.example.net", "192.0.2.2", "SERVFAIL", aa=False),
+        _soa("ns3.example.net", "", "NOADDRESS", aa=False, error="not asked: it has no address (no A or AAAA record)"),
+        ns=("ns1.example.net.", "ns2.example.net.", "ns3.example.net."),
+    )
+    assert [(f.outcome, f.subject, f.fix_vars) for f in findings] == [
+        ("dns.nameserver_unresolvable", "ns3.example.net", {"nameserver": "ns3.example.net"}),
+        ("dns.lame_delegation", "ns1.example.net", {"nameserver": "ns1.example.net and ns2.example.net"}),
+        ("dns.lame_delegation", "ns2.example.net", {"nameserver": "ns1.example.net and ns2.example.net"}),
+    ]

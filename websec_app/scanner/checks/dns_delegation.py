@@ -9,11 +9,13 @@ check could not be made.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..findings import Finding
 from ..records.delegation import delegated_hosts, serves_zone
 from ..records.dns_text import nameserver_hosts
+from ..registrable import registrable_domain
 from ..snapshot import NameserverReply, SiteSnapshot
 from ._dns_shared import series
 
@@ -37,14 +39,16 @@ def delegation_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, 
             for r in asked
         ],
     }
+    findings = _addressless(snapshot, domain, asked)
     answered = [reply for reply in asked if reply.answered]
+    unknown = [reply for reply in asked if reply.rcode in ("TIMEOUT", "ERROR")]
     if not answered:
-        note = f"no name server of {domain} answered ({asked[0].error})"
-        return [Finding("check.error", subject=f"{domain} name servers", note=note)]
+        note = f"no name server of {domain} answered ({unknown[0].error})" if unknown else None
+        error = [Finding("check.error", subject=f"{domain} name servers", note=note)] if note else []
+        return _fix_naming_all(findings) + error
     by_server: dict[str, list[NameserverReply]] = {}
     for reply in answered:
         by_server.setdefault(reply.server, []).append(reply)
-    findings = []
     for server, server_replies in by_server.items():
         lame = [reply for reply in server_replies if not serves_zone(reply)]
         if not lame:
@@ -52,12 +56,34 @@ def delegation_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, 
         how = series([f"{reply.address} {_answer(reply, domain)}" for reply in lame])
         named = _named_by(server, zone_servers, delegated)
         note = f"{server} does not serve the zone of {domain}, though {series(named)} {_name(named)} it: {how}"
-        findings.append(Finding("dns.lame_delegation", subject=server, note=note, fix_vars={"nameserver": server}))
-    if findings:
-        return findings
+        findings.append(Finding("dns.lame_delegation", subject=server, note=note))
+    if findings or any(reply.rcode == "NOADDRESS" for reply in asked):  # not every name server serves the zone
+        return _fix_naming_all(findings)
     serving = list(by_server)
     note = f"{series(serving)} {'answers' if len(serving) == 1 else 'answer'} for the zone of {domain} with authority"
     return [Finding("dns.nameservers_authoritative", note=note)]
+
+
+def _addressless(snapshot: SiteSnapshot, domain: str, asked: list[NameserverReply]) -> list[Finding]:
+    """dns.nameserver_unresolvable for each name server that has no address (resolvers that pick it get nothing),
+    but one on a domain that does not exist, which is dns.dangling_ns (`dns._dangling_nameservers`)."""
+    findings = []
+    for reply in asked:
+        owner = snapshot.dns.get(registrable_domain(reply.server), "SOA")
+        if reply.rcode != "NOADDRESS" or (owner is not None and owner.rcode == "NXDOMAIN"):
+            continue
+        note = f"{reply.server} is a name server of {domain} and has no address ({_answer(reply, domain)})"
+        findings.append(Finding("dns.nameserver_unresolvable", subject=reply.server, note=note))
+    return findings
+
+
+def _fix_naming_all(findings: list[Finding]) -> list[Finding]:
+    """Each finding's fix naming every server of its outcome ({nameserver}): the report's one finding per outcome
+    takes its fix from the first (grading.py), and the fix is the same change for each of them."""
+    servers: dict[str, list[str]] = {}
+    for finding in findings:
+        servers.setdefault(finding.outcome, []).append(finding.subject or "")
+    return [replace(f, fix_vars={"nameserver": series(servers[f.outcome])}) for f in findings]
 
 
 def _named_by(server: str, zone_servers: list[str], delegated: list[str] | None) -> list[str]:
@@ -73,12 +99,17 @@ def _name(named: list[str]) -> str:
 
 
 def _verdict(reply: NameserverReply) -> str:
-    """ "serves" (the zone, with authority), "lame" (answered, not as the zone's authority) or "no answer"."""
+    """ "serves" (the zone, with authority), "lame" (answered, not as the zone's authority), "no address" or
+    "no answer"."""
+    if reply.rcode == "NOADDRESS":
+        return "no address"
     return "serves" if serves_zone(reply) else "lame" if reply.answered else "no answer"
 
 
 def _answer(reply: NameserverReply, domain: str) -> str:
     """What the server's reply to the SOA question says, as a report shows it."""
+    if reply.rcode == "NOADDRESS":
+        return reply.error or "not asked: it has no address"
     if not reply.answered:
         return f"did not answer ({reply.error})"
     if serves_zone(reply):

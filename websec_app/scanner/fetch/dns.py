@@ -105,7 +105,8 @@ class _Answers:
         self.replies: dict[tuple[str, str, str, str], NameserverReply] = {}
         self.servers_asked: set[tuple[str, str, str, str]] = set()
         self.replies_in_flight: dict[tuple[str, str, str], asyncio.Future[NameserverReply]] = {}
-        #: the servers not asked, by name: their address lookups failed (a second pass after a cut keeps the first's)
+        #: the servers not asked, by name: they have no address, or its lookups failed (a second pass after a cut keeps
+        #: the first's)
         self.unaddressed: dict[str, NameserverReply] = {}
         #: answers another part of the scan waits for (the MX hosts' STARTTLS waits for the MX answer): given as soon
         #: as they are in, and None when the fetch ends without them
@@ -256,15 +257,22 @@ async def _dane(host: str, domain: str, answers: _Answers, port: int = 25) -> No
 
 
 async def _serves_zone(server: str, domain: str, answers: _Answers) -> None:
-    """`server` asked, at the first of its IPv4 and of its IPv6 addresses, for the domain's SOA; when neither address
-    lookup gave one and one failed, the server is recorded as not asked, and why (no verdict, and not nothing)."""
+    """`server` asked, at the first of its IPv4 and of its IPv6 addresses, for the domain's SOA. One without an
+    address is recorded as not asked, and why: its lookups answered with none (NOADDRESS: resolvers cannot ask it
+    either), or one failed (no verdict)."""
     a, aaaa = await asyncio.gather(answers.ask(server, "A"), answers.ask(server, "AAAA"))
     addresses = [r for r in a.records if ip_literal(r)][:ADDRESSES_PER_FAMILY]
     addresses += [r for r in aaaa.records if ip_literal(r)][:ADDRESSES_PER_FAMILY]
-    lookup_failed = next((lookup for lookup in (a, aaaa) if failed(lookup)), None)
-    if not addresses and lookup_failed is not None:
-        why = f"not asked: its address could not be looked up ({lookup_failed.error or lookup_failed.rcode})"
-        answers.unaddressed.setdefault(server, NameserverReply(server, "", domain, "SOA", "ERROR", error=why))
+    if not addresses:
+        lookup_failed = next((lookup for lookup in (a, aaaa) if failed(lookup)), None)
+        if lookup_failed is not None:
+            why = f"not asked: its address could not be looked up ({lookup_failed.error or lookup_failed.rcode})"
+            unasked = NameserverReply(server, "", domain, "SOA", "ERROR", error=why)
+        else:
+            none = "the name does not exist" if a.rcode == "NXDOMAIN" else "no A or AAAA record"
+            why = f"not asked: it has no address ({none})"
+            unasked = NameserverReply(server, "", domain, "SOA", "NOADDRESS", error=why)
+        answers.unaddressed.setdefault(server, unasked)
     await asyncio.gather(*(answers.ask_server(server, address, domain, "SOA") for address in addresses))
 
 
