@@ -57,6 +57,8 @@ RECORDED = {
     "2026.12.9": "df875488d8a2e722",
     # a name server the domain is delegated to without an address: dns.nameserver_unresolvable (2)
     "2026.12.10": "d06f26126ca66f4a",
+    # a name server that answers nothing while the others answer: dns.nameserver_silent (2)
+    "2026.12.11": "c4bc87ebe06d3551",
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import socket
 from collections.abc import Iterator
 
 import dns.name
@@ -116,8 +117,11 @@ async def test_two_name_servers_at_one_address_are_each_named(
     assert servers == [(f"ns1.{host}", dns_server.ip), (f"ns2.{host}", dns_server.ip)]
 
 
-async def test_a_silent_name_server_is_no_verdict(site_factory: SiteFactory, scan_settings: Settings) -> None:
-    # Given a second name server whose address takes no DNS queries (nothing listens on that port there)
+async def test_a_name_server_whose_port_is_closed_is_no_verdict(
+    site_factory: SiteFactory, scan_settings: Settings
+) -> None:
+    # Given a second name server whose address takes no DNS queries (nothing listens on that port there: the host says
+    # so, which is no reply from a name server, and no verdict on one)
     provider = site_factory.unique_host("silent-dns")
     site_factory.dns.add(f"ns.{provider}", "A", "127.0.53.3")
     host, body = await _scan_with_nameservers(site_factory, scan_settings, "silent", f"ns.{provider}")
@@ -226,3 +230,22 @@ async def test_a_name_server_on_a_domain_gone_is_dangling_not_also_unresolvable(
     host, body = await _scan_with_nameservers(site_factory, scan_settings, "gone-ns", f"ns1.{gone}")
     assert [f["subjects"] for f in _of(body, "dns.dangling_ns")] == [[gone]]
     assert _of(body, "dns.nameserver_unresolvable") == [] and _of(body, "dns.nameservers_authoritative") == []
+
+
+async def test_a_name_server_that_answers_nothing_is_silent(
+    site_factory: SiteFactory, scan_settings: Settings, dns_server: AuthDnsServer
+) -> None:
+    # Given a second name server whose address takes the queries and answers none (a server taken down behind a
+    # firewall that drops them)
+    provider = site_factory.unique_host("down-dns")
+    site_factory.dns.add(f"ns.{provider}", "A", "127.0.53.3")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as dropping:
+        dropping.bind(("127.0.53.3", dns_server.port))
+        host, body = await _scan_with_nameservers(site_factory, scan_settings, "down", f"ns.{provider}")
+    [silent] = _of(body, "dns.nameserver_silent")
+    assert (silent["status"], silent["severity"], silent["deduction"]) == ("weak", "minor", 2)
+    assert silent["note"] == f"ns.{provider} did not answer at 127.0.53.3 (no reply to 2 queries within 0.8 s each)"
+    assert silent["fix"].startswith(f"Bring ns.{provider} back, or take it out of the domain's name servers")
+    assert _of(body, "dns.lame_delegation") == [] and _of(body, "dns.nameservers_authoritative") == []
+    verdicts = {s["server"]: s["verdict"] for s in body["dns"]["delegation"]["servers"]}
+    assert verdicts == {f"ns1.{host}": "serves", f"ns.{provider}": "silent"}

@@ -292,6 +292,7 @@ _NAME_SERVER_VERDICTS = {
     "serves": ("Serves the zone", "good"),
     "lame": ("Does not serve the zone", "bad"),
     "no address": ("No address", "bad"),
+    "silent": ("No answer", "bad"),
     "no answer": ("No answer", "neutral"),
 }
 

@@ -67,18 +67,29 @@ def test_one_address_of_a_server_that_does_not_serve_the_zone_is_named() -> None
     }
 
 
-def test_a_server_that_did_not_answer_is_no_verdict_unless_none_did() -> None:
-    silent = _soa("ns2.example.net", "192.0.2.2", "TIMEOUT", error="no reply within 1 s")
+def test_a_server_that_answers_nothing_is_silent_where_others_answer_on_its_address_family() -> None:
+    silent = _soa("ns2.example.net", "192.0.2.2", "TIMEOUT", error="no reply to 2 queries within 0.8 s each")
     findings, details = _findings(_soa("ns1.example.net", "192.0.2.1"), silent)
+    [finding] = findings
+    assert (finding.outcome, finding.subject) == ("dns.nameserver_silent", "ns2.example.net")
+    assert finding.note == "ns2.example.net did not answer at 192.0.2.2 (no reply to 2 queries within 0.8 s each)"
+    assert details["delegation"]["servers"][1]["verdict"] == "silent"
+
+    # silent on IPv6 where no server answered on IPv6 (the scanner's own IPv6 may go nowhere): no verdict
+    v6 = _soa("ns2.example.net", "2001:db8::2", "TIMEOUT", error="no reply to 2 queries within 0.8 s each")
+    findings, details = _findings(_soa("ns1.example.net", "192.0.2.1"), v6)
     assert [f.outcome for f in findings] == ["dns.nameservers_authoritative"]
     assert findings[0].note == "ns1.example.net answers for the zone of example.com with authority"
-    assert details["delegation"]["servers"][1]["answer"] == "did not answer (no reply within 1 s)"
+    assert details["delegation"]["servers"][1]["verdict"] == "no answer"
+    # silent at one address and heard at the other: not silent (the IPv6 one is not judged)
+    findings, _ = _findings(_soa("ns1.example.net", "192.0.2.1"), _soa("ns1.example.net", "2001:db8::1", "TIMEOUT"))
+    assert [f.outcome for f in findings] == ["dns.nameservers_authoritative"]
 
     # none answered (a network that blocks port 53): the check could not be made
     findings, _ = _findings(silent)
     [error] = findings
     assert error.outcome == "check.error"
-    assert error.note == "no name server of example.com answered (no reply within 1 s)"
+    assert error.note == "no name server of example.com answered (no reply to 2 queries within 0.8 s each)"
 
 
 def test_nothing_is_said_when_no_server_was_asked() -> None:

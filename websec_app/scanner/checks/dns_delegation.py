@@ -57,6 +57,11 @@ def delegation_findings(snapshot: SiteSnapshot, domain: str, details: dict[str, 
         named = _named_by(server, zone_servers, delegated)
         note = f"{server} does not serve the zone of {domain}, though {series(named)} {_name(named)} it: {how}"
         findings.append(Finding("dns.lame_delegation", subject=server, note=note))
+    silent = _silent(asked, by_server)
+    for shown in details["delegation"]["servers"]:  # "no answer" said of a server is a verdict only here
+        if shown["server"] in {finding.subject for finding in silent}:
+            shown["verdict"] = "silent"
+    findings += silent
     if findings or any(reply.rcode == "NOADDRESS" for reply in asked):  # not every name server serves the zone
         return _fix_naming_all(findings)
     serving = list(by_server)
@@ -75,6 +80,27 @@ def _addressless(snapshot: SiteSnapshot, domain: str, asked: list[NameserverRepl
         note = f"{reply.server} is a name server of {domain} and has no address ({_answer(reply, domain)})"
         findings.append(Finding("dns.nameserver_unresolvable", subject=reply.server, note=note))
     return findings
+
+
+def _silent(asked: list[NameserverReply], by_server: dict[str, list[NameserverReply]]) -> list[Finding]:
+    """dns.nameserver_silent for each name server that answered none of the datagrams sent to any of its addresses,
+    when another server answered on each of its address families: a scanner whose IPv6 goes nowhere (a route that
+    exists and is dropped upstream) hears no IPv6 server, and that says nothing of the servers."""
+    heard = {_family(reply.address) for replies in by_server.values() for reply in replies}
+    silent: dict[str, list[NameserverReply]] = {}
+    for reply in asked:
+        silent.setdefault(reply.server, []).append(reply)
+    findings = []
+    for server, replies in silent.items():
+        if server in by_server or not all(r.rcode == "TIMEOUT" and _family(r.address) in heard for r in replies):
+            continue
+        note = f"{server} did not answer at {series([r.address for r in replies])} ({replies[0].error})"
+        findings.append(Finding("dns.nameserver_silent", subject=server, note=note))
+    return findings
+
+
+def _family(address: str) -> str:
+    return "IPv6" if ":" in address else "IPv4"
 
 
 def _fix_naming_all(findings: list[Finding]) -> list[Finding]:
@@ -100,7 +126,7 @@ def _name(named: list[str]) -> str:
 
 def _verdict(reply: NameserverReply) -> str:
     """ "serves" (the zone, with authority), "lame" (answered, not as the zone's authority), "no address" or
-    "no answer"."""
+    "no answer" (a server judged silent is "silent": `delegation_findings`)."""
     if reply.rcode == "NOADDRESS":
         return "no address"
     return "serves" if serves_zone(reply) else "lame" if reply.answered else "no answer"

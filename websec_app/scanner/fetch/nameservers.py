@@ -9,8 +9,8 @@ domain's SOA, and a server of the parent zone for the domain's NS records (the d
 which resolvers follow and the zone's own NS records may not repeat).
 
 Every address passes the scan's guard first (fetch/guard.py): the names come from the zone, and a zone may name
-an internal address. Each query is one datagram from a socket of its own (`_dns_udp.exchange`), within
-`NAMESERVER_SECONDS`: a server that does not answer is "no answer", never a verdict (a datagram can be lost).
+an internal address. Each query is a datagram from a socket of its own (`_dns_udp.exchange`), within
+`NAMESERVER_SECONDS`, sent again once when it gets no reply: a server that answers neither is silent.
 `Settings.nameserver_port` is where they are asked: 53; 0 asks none (tests ask their own servers' port).
 """
 
@@ -27,14 +27,18 @@ import dns.rdataclass
 import dns.rdatatype
 
 from ...settings import Settings
+from ...wording import counted
 from ..errors import TargetRefused
 from ..snapshot import NameserverReply
 from . import _dns_udp
 from .guard import ensure_allowed
 
-#: How long one name server is given to answer (an authoritative server answers in tens of milliseconds from
-#: anywhere, anycast or not; one that takes longer is as good as silent to a resolver, which gives it ~1 s).
-NAMESERVER_SECONDS = 1.0
+#: How long one name server is given to answer a datagram (an authoritative server answers in tens of milliseconds
+#: from anywhere, anycast or not; one that takes longer is as good as silent to a resolver, which gives it ~1 s), and
+#: how many datagrams it is sent when none is answered: a datagram can be lost, and a server is said to be silent
+#: only when it answered none of them (checks/dns_delegation.py).
+NAMESERVER_SECONDS = 0.8
+NAMESERVER_TRIES = 2
 #: EDNS0 (RFC 6891) with a 1232-byte payload (DNS flag day 2020): a referral with its glue fits without TCP. No DO
 #: bit: the SOA and the referral are read for who answers, not for their signatures.
 _OPT_1232 = b"\x00" + struct.pack("!HHIH", 41, 1232, 0, 0)
@@ -46,10 +50,13 @@ NOT_PUBLIC = "not asked: its address is not a public one"
 class NameserverAsker:
     """Asks name servers directly for one scan (`Settings.nameserver_port`; None from `for_settings` when 0)."""
 
-    def __init__(self, settings: Settings, *, seconds: float = NAMESERVER_SECONDS) -> None:
+    def __init__(
+        self, settings: Settings, *, seconds: float = NAMESERVER_SECONDS, tries: int = NAMESERVER_TRIES
+    ) -> None:
         self.port = settings.nameserver_port
         self.allow_private = settings.allow_private_targets
         self.seconds = seconds
+        self.tries = tries
 
     @classmethod
     def for_settings(cls, settings: Settings) -> NameserverAsker | None:
@@ -65,13 +72,16 @@ class NameserverAsker:
         question = _dns_udp.question_wire(name, dns.rdatatype.from_text(rdtype))
         if question is None:
             return _failed(reply, "ERROR", "not asked: the name cannot be sent as it is")
-        try:
-            data = await _dns_udp.exchange(address, self.port, question, self.seconds, flags=0, opt=_OPT_1232)
-        except OSError as exc:
-            return _failed(reply, "ERROR", f"no reply: {exc.strerror or exc}")
-        if data is None:
-            return _failed(reply, "TIMEOUT", f"no reply within {self.seconds:g} s")
-        return _read(reply, data)
+        for _ in range(self.tries):  # each try a datagram of its own, from a new port with a new ID
+            try:
+                data = await _dns_udp.exchange(address, self.port, question, self.seconds, flags=0, opt=_OPT_1232)
+            except OSError as exc:
+                return _failed(reply, "ERROR", f"no reply: {exc.strerror or exc}")
+            if data is not None:
+                return _read(reply, data)
+        return _failed(
+            reply, "TIMEOUT", f"no reply to {counted(self.tries, 'query', 'queries')} within {self.seconds:g} s each"
+        )
 
 
 def _failed(reply: NameserverReply, rcode: str, error: str) -> NameserverReply:
