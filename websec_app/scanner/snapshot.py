@@ -397,7 +397,7 @@ class NameserverReply:
     rcode: "NOERROR", "REFUSED", "SERVFAIL", "NXDOMAIN", ... as the server said it; "TIMEOUT" for no reply in time,
     "ERROR" for none at all (a refused address, a socket error, a reply that does not parse, an address lookup that
     failed), with `error`; "NOADDRESS" for a server not asked because it has no address (its A and AAAA lookups
-    answered with none), with an empty `address`.
+    answered with none), with an empty `address` and why in `error` ("the name does not exist").
     authoritative: the reply's AA bit. records: the answer's records of that name and type; referral: the name
     servers a referral's authority section names (the parent's delegation)."""
 

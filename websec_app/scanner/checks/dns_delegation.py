@@ -2,9 +2,10 @@
 
 A name server that answers the SOA question for the zone without authority (REFUSED, SERVFAIL, a referral, the AA
 bit clear) is a lame delegation (RFC 9499): lookups sent there fail or wait until the resolver tries another, and at
-a DNS provider that lets any account create any zone, whoever creates the domain's zone there answers for it. A server
-that did not answer is no verdict (a datagram can be lost, a network can block port 53); when none answered, the
-check could not be made.
+a DNS provider that lets any account create any zone, whoever creates the domain's zone there answers for it. One
+without an address, or that answered none of the datagrams sent to it while the others answered, fails resolvers
+too. A closed port, a refused address, or silence where no server answered on that address family, is no verdict
+(the scanner's own network may be what drops them); when none answered at all, the check could not be made.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def _addressless(snapshot: SiteSnapshot, domain: str, asked: list[NameserverRepl
         owner = snapshot.dns.get(registrable_domain(reply.server), "SOA")
         if reply.rcode != "NOADDRESS" or (owner is not None and owner.rcode == "NXDOMAIN"):
             continue
-        note = f"{reply.server} is a name server of {domain} and has no address ({_answer(reply, domain)})"
+        note = f"{reply.server} is a name server of {domain} and has no address ({reply.error})"
         findings.append(Finding("dns.nameserver_unresolvable", subject=reply.server, note=note))
     return findings
 
@@ -87,11 +88,11 @@ def _silent(asked: list[NameserverReply], by_server: dict[str, list[NameserverRe
     when another server answered on each of its address families: a scanner whose IPv6 goes nowhere (a route that
     exists and is dropped upstream) hears no IPv6 server, and that says nothing of the servers."""
     heard = {_family(reply.address) for replies in by_server.values() for reply in replies}
-    silent: dict[str, list[NameserverReply]] = {}
+    asked_by_server: dict[str, list[NameserverReply]] = {}
     for reply in asked:
-        silent.setdefault(reply.server, []).append(reply)
+        asked_by_server.setdefault(reply.server, []).append(reply)
     findings = []
-    for server, replies in silent.items():
+    for server, replies in asked_by_server.items():
         if server in by_server or not all(r.rcode == "TIMEOUT" and _family(r.address) in heard for r in replies):
             continue
         note = f"{server} did not answer at {series([r.address for r in replies])} ({replies[0].error})"
@@ -135,7 +136,7 @@ def _verdict(reply: NameserverReply) -> str:
 def _answer(reply: NameserverReply, domain: str) -> str:
     """What the server's reply to the SOA question says, as a report shows it."""
     if reply.rcode == "NOADDRESS":
-        return reply.error or "not asked: it has no address"
+        return f"not asked: it has no address ({reply.error})"
     if not reply.answered:
         return f"did not answer ({reply.error})"
     if serves_zone(reply):

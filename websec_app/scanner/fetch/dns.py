@@ -270,8 +270,7 @@ async def _serves_zone(server: str, domain: str, answers: _Answers) -> None:
             unasked = NameserverReply(server, "", domain, "SOA", "ERROR", error=why)
         else:
             none = "the name does not exist" if a.rcode == "NXDOMAIN" else "no A or AAAA record"
-            why = f"not asked: it has no address ({none})"
-            unasked = NameserverReply(server, "", domain, "SOA", "NOADDRESS", error=why)
+            unasked = NameserverReply(server, "", domain, "SOA", "NOADDRESS", error=none)
         answers.unaddressed.setdefault(server, unasked)
     await asyncio.gather(*(answers.ask_server(server, address, domain, "SOA") for address in addresses))
 
