@@ -99,16 +99,24 @@ async def test_a_refusal_and_a_referral(udp_server) -> None:
     assert (reply.rcode, reply.authoritative, reply.referral) == ("NOERROR", False, ("a.ns.example.", "b.ns.example."))
 
 
-async def test_a_reply_cut_or_garbled_after_its_header_still_says_who_answered(udp_server) -> None:
+async def test_a_reply_cut_garbled_or_truncated_is_no_answer_to_judge(udp_server) -> None:
     def garbled(query: dns.message.Message) -> bytes:
         wire = _authoritative_soa(query)
         return wire[: -(11 + 7)]  # the OPT record (11 bytes) gone, and the SOA record cut short
 
     _, port = await udp_server(garbled)
     reply = await _asker(port).ask("ns1.example.net", "127.0.0.1", "example.com", "SOA")
-    assert (reply.rcode, reply.authoritative) == ("NOERROR", True)
+    assert (reply.rcode, reply.answered) == ("ERROR", False)  # not a lame server: resolvers would try again
     assert reply.error is not None and reply.error.startswith("a reply that does not parse")
-    assert reply.records == ()  # so it does not count as serving the zone
+
+    def truncated(query: dns.message.Message) -> bytes:
+        response = dns.message.make_response(query)
+        response.flags |= dns.flags.AA | dns.flags.TC
+        return response.to_wire()
+
+    _, port = await udp_server(truncated)
+    reply = await _asker(port).ask("ns1.example.net", "127.0.0.1", "example.com", "SOA")
+    assert (reply.rcode, reply.error) == ("ERROR", "a truncated reply (TC), not asked again over TCP")
 
 
 async def test_silence_a_closed_port_and_a_refused_address_are_no_answer(udp_server) -> None:

@@ -45,6 +45,7 @@ _OPT_1232 = b"\x00" + struct.pack("!HHIH", 41, 1232, 0, 0)
 #: Shown for an address the guard refuses: not the address's kind, which would make the scanner an oracle for the
 #: zone's internal names (as guard.ensure_allowed words it).
 NOT_PUBLIC = "not asked: its address is not a public one"
+_TC = 0x02  # the header's truncation bit, in its third byte
 
 
 class NameserverAsker:
@@ -89,10 +90,11 @@ def _failed(reply: NameserverReply, rcode: str, error: str) -> NameserverReply:
 
 
 def _read(reply: NameserverReply, data: bytes) -> NameserverReply:
-    """The reply's rcode and AA bit (read from the header, which a truncated reply keeps), the answer's records of
-    the name and type asked, and for an NS question the NS records of a referral's authority section. The sections
-    nothing reads are not parsed (their counts zeroed, the rest ignored): the additional section (glue, the OPT
-    record), and for the SOA question the authority section, were most of the cost (bench/scan_bench.py, profiled)."""
+    """The reply's rcode and AA bit, the answer's records of the name and type asked, and for an NS question the NS
+    records of a referral's authority section. The sections nothing reads are not parsed (their counts zeroed, the
+    rest ignored): the additional section (glue, the OPT record), and for the SOA question the authority section, were
+    most of the cost (bench/scan_bench.py, profiled). A reply that does not parse, or one truncated (TC) short of the
+    answer, is no answer to judge (ERROR): a resolver would ask again over TCP, which this does not."""
     rcode = dns.rcode.to_text(dns.rcode.from_flags(struct.unpack("!H", data[2:4])[0], 0))
     authoritative = bool(data[2] & (dns.flags.AA >> 8))
     authority_count = data[8:10] if reply.rdtype == "NS" else b"\x00\x00"
@@ -100,12 +102,13 @@ def _read(reply: NameserverReply, data: bytes) -> NameserverReply:
         wire = data[:8] + authority_count + b"\x00\x00" + data[12:]
         message = dns.message.from_wire(wire, ignore_trailing=True, raise_on_truncation=False)
     except (dns.exception.DNSException, ValueError, KeyError) as exc:
-        error = f"a reply that does not parse ({exc})"
-        return NameserverReply(reply.server, reply.address, reply.name, reply.rdtype, rcode, authoritative, error=error)
+        return _failed(reply, "ERROR", f"a reply that does not parse ({exc})")
     name = dns.name.from_text(reply.name)
     rdtype = dns.rdatatype.from_text(reply.rdtype)
     answer = message.get_rrset(message.answer, name, dns.rdataclass.IN, rdtype)
     referral = message.get_rrset(message.authority, name, dns.rdataclass.IN, dns.rdatatype.NS)
+    if data[2] & _TC and answer is None and referral is None:
+        return _failed(reply, "ERROR", "a truncated reply (TC), not asked again over TCP")
     return NameserverReply(
         reply.server,
         reply.address,
