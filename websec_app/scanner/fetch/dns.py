@@ -5,8 +5,8 @@ CAA, at the host and each parent up to the top-level domain, `caa_names`) and it
 authentication, DNSSEC, NS, MX, MTA-STS, TLS-RPT, the `www` name; the parent zone's NS). A second round follows what
 the first found: CNAME and MX targets (and the MX hosts' TLSA records; for TLSA records found, the DNSSEC records of a
 provider's zone that holds them), whether the domains of the name servers exist (their SOA), whether each name server
-serves the zone, asked directly (fetch/nameservers.py: the NS records' servers, and those only the parent zone's
-delegation names, which a server of the parent zone says), a signed zone's
+serves the zone, asked directly (fetch/nameservers.py `ask_nameservers`: the NS records' servers, and those only the
+parent zone's delegation names, which a server of the parent zone says), a signed zone's
 NSEC3PARAM, the zone holding a registrable domain
 that has none of its own (DNSSEC of alice.github.io is github.io's), the lookups the SPF evaluation reads (the
 records include/redirect point to, the names a/mx/exists terms ask, the addresses of an mx term's hosts), asked in
@@ -31,15 +31,15 @@ from collections.abc import Awaitable
 
 from ..records.caa import caa_names
 from ..records.dane import dane_name, dane_zone
-from ..records.delegation import ADDRESSES_PER_FAMILY, MAX_NAMESERVERS, PARENT_SERVERS, delegated_hosts, parent_zone
+from ..records.delegation import parent_zone
 from ..records.dmarc import consent_name, external_report_domains, is_dmarc, parse_dmarc
-from ..records.dns_text import enclosing_zone_names, failed, nameserver_domains, nameserver_hosts, txt_of
+from ..records.dns_text import enclosing_zone_names, nameserver_domains, txt_of
 from ..records.spf import parse_spf
 from ..records.spf_evaluation import FAMILIES, LOOKUP_LIMIT, SpfRecords, spf_lookups_to_ask
 from ..registrable import registrable_domain
 from ..snapshot import DnsAnswer, DnsSnapshot, NameserverReply
 from ..target import ip_literal
-from .nameservers import NameserverAsker
+from .nameservers import NameserverAsker, ask_nameservers
 from .resolve import Resolver
 
 log = logging.getLogger(__name__)
@@ -256,55 +256,6 @@ async def _dane(host: str, domain: str, answers: _Answers, port: int = 25) -> No
     await asyncio.gather(*more)
 
 
-async def _serves_zone(server: str, domain: str, answers: _Answers) -> None:
-    """`server` asked, at the first of its IPv4 and of its IPv6 addresses, for the domain's SOA. One without an
-    address is recorded as not asked, and why: its lookups answered with none (NOADDRESS: resolvers cannot ask it
-    either), or one failed (no verdict)."""
-    a, aaaa = await asyncio.gather(answers.ask(server, "A"), answers.ask(server, "AAAA"))
-    addresses = [r for r in a.records if ip_literal(r)][:ADDRESSES_PER_FAMILY]
-    addresses += [r for r in aaaa.records if ip_literal(r)][:ADDRESSES_PER_FAMILY]
-    if not addresses:
-        lookup_failed = next((lookup for lookup in (a, aaaa) if failed(lookup)), None)
-        if lookup_failed is not None:
-            why = f"not asked: its address could not be looked up ({lookup_failed.error or lookup_failed.rcode})"
-            unasked = NameserverReply(server, "", domain, "SOA", "ERROR", error=why)
-        else:
-            none = "the name does not exist" if a.rcode == "NXDOMAIN" else "no A or AAAA record"
-            unasked = NameserverReply(server, "", domain, "SOA", "NOADDRESS", error=none)
-        answers.unaddressed.setdefault(server, unasked)
-    await asyncio.gather(*(answers.ask_server(server, address, domain, "SOA") for address in addresses))
-
-
-async def _delegation_asked(server: str, domain: str, answers: _Answers) -> None:
-    """A server of the parent zone asked, at its first address (IPv4; IPv6 only for a server without one: one lookup
-    fewer for every registry's server), for the domain's NS records (a referral)."""
-    addresses = [r for r in (await answers.ask(server, "A")).records if ip_literal(r)]
-    if not addresses:
-        addresses = [r for r in (await answers.ask(server, "AAAA")).records if ip_literal(r)]
-    if addresses:
-        await answers.ask_server(server, addresses[0], domain, "NS")
-
-
-async def _nameservers(domain: str, answers: _Answers) -> None:
-    """Whether each name server the domain is delegated to serves its zone (a lame delegation does not): those its
-    NS records name, asked as soon as their addresses are in, and those only the parent zone's delegation names,
-    once a parent server said which (records/delegation.py). A domain that is no zone apex (no NS records of its
-    own: alice.github.io) has no delegation of its own to check."""
-    zone_servers = nameserver_hosts(answers.get(domain, "NS"))[:MAX_NAMESERVERS]
-    if answers.nameservers is None or not zone_servers:
-        return
-
-    async def delegated_only() -> None:
-        parent = parent_zone(domain)
-        parent_servers = nameserver_hosts(answers.get(parent, "NS") if parent else None)[:PARENT_SERVERS]
-        await asyncio.gather(*(_delegation_asked(server, domain, answers) for server in parent_servers))
-        delegated = delegated_hosts(domain, answers.replies.values()) or []
-        others = [server for server in delegated if server not in zone_servers][:MAX_NAMESERVERS]
-        await asyncio.gather(*(_serves_zone(server, domain, answers) for server in others))
-
-    await asyncio.gather(delegated_only(), *(_serves_zone(server, domain, answers) for server in zone_servers))
-
-
 async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = True, https_port: int = 443) -> None:
     # Parsed before any query is made: should the record trip the parser, no coroutine is left unawaited.
     dmarc = [t for t in txt_of(answers.get(f"_dmarc.{domain}", "TXT")) if is_dmarc(t)]
@@ -317,7 +268,7 @@ async def _follow_ups(host: str, domain: str, answers: _Answers, *, spf: bool = 
         for target in _targets(answers.get(name, "CNAME"), "CNAME"):
             work += [answers.ask(target, "A"), answers.ask(target, "AAAA")]
     work += [answers.ask(name, "SOA") for name in nameserver_domains(domain, answers.get(domain, "NS"))]
-    work.append(_nameservers(domain, answers))
+    work.append(ask_nameservers(domain, answers))
     for exchange in _targets(answers.get(domain, "MX"), "MX"):
         work += [answers.ask(exchange, "A"), answers.ask(exchange, "AAAA"), _dane(exchange, domain, answers)]
     work += [answers.ask(consent_name(domain, report_domain), "TXT") for report_domain in report_domains]

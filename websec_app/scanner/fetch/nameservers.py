@@ -12,11 +12,17 @@ Every address passes the scan's guard first (fetch/guard.py): the names come fro
 an internal address. Each query is a datagram from a socket of its own (`_dns_udp.exchange`), within
 `NAMESERVER_SECONDS`, sent again once when it gets no reply: a server that answers neither is silent.
 `Settings.nameserver_port` is where they are asked: 53; 0 asks none (tests ask their own servers' port).
+
+Which servers are asked, and when (`ask_nameservers`, one of the DNS fetch's follow-ups: fetch/dns.py): each the
+zone's NS records name, as soon as its addresses are in, and those only the parent zone's delegation names, once a
+server of the parent zone said which.
 """
 
 from __future__ import annotations
 
+import asyncio
 import struct
+from typing import Protocol
 
 import dns.exception
 import dns.flags
@@ -29,7 +35,10 @@ import dns.rdatatype
 from ...settings import Settings
 from ...wording import counted
 from ..errors import TargetRefused
-from ..snapshot import NameserverReply
+from ..records.delegation import ADDRESSES_PER_FAMILY, MAX_NAMESERVERS, PARENT_SERVERS, delegated_hosts, parent_zone
+from ..records.dns_text import failed, nameserver_hosts
+from ..snapshot import DnsAnswer, NameserverReply
+from ..target import ip_literal
 from . import _dns_udp
 from .guard import ensure_allowed
 
@@ -46,6 +55,21 @@ _OPT_1232 = b"\x00" + struct.pack("!HHIH", 41, 1232, 0, 0)
 #: zone's internal names (as guard.ensure_allowed words it).
 NOT_PUBLIC = "not asked: its address is not a public one"
 _TC = 0x02  # the header's truncation bit, in its third byte
+
+
+class Answers(Protocol):
+    """What the DNS fetch's answers give the name servers' questions (fetch/dns.py `_Answers`): the resolver's
+    answers, asked once each, and the direct questions, asked once each and recorded as failed when the fetch is cut."""
+
+    nameservers: NameserverAsker | None
+    replies: dict[tuple[str, str, str, str], NameserverReply]
+    unaddressed: dict[str, NameserverReply]
+
+    async def ask(self, name: str, rdtype: str) -> DnsAnswer: ...
+
+    async def ask_server(self, server: str, address: str, name: str, rdtype: str) -> NameserverReply: ...
+
+    def get(self, name: str, rdtype: str) -> DnsAnswer | None: ...
 
 
 class NameserverAsker:
@@ -119,3 +143,55 @@ def _read(reply: NameserverReply, data: bytes) -> NameserverReply:
         records=tuple(sorted(rdata.to_text() for rdata in answer)) if answer is not None else (),
         referral=tuple(sorted(rdata.to_text() for rdata in referral)) if referral is not None else (),
     )
+
+
+# -- which servers are asked, and when ---------------------------------------------------------------------------------
+
+
+async def _serves_zone(server: str, domain: str, answers: Answers) -> None:
+    """`server` asked, at the first of its IPv4 and of its IPv6 addresses, for the domain's SOA. One without an
+    address is recorded as not asked, and why: its lookups answered with none (NOADDRESS: resolvers cannot ask it
+    either), or one failed (no verdict)."""
+    a, aaaa = await asyncio.gather(answers.ask(server, "A"), answers.ask(server, "AAAA"))
+    addresses = [r for r in a.records if ip_literal(r)][:ADDRESSES_PER_FAMILY]
+    addresses += [r for r in aaaa.records if ip_literal(r)][:ADDRESSES_PER_FAMILY]
+    if not addresses:
+        lookup_failed = next((lookup for lookup in (a, aaaa) if failed(lookup)), None)
+        if lookup_failed is not None:
+            why = f"not asked: its address could not be looked up ({lookup_failed.error or lookup_failed.rcode})"
+            unasked = NameserverReply(server, "", domain, "SOA", "ERROR", error=why)
+        else:
+            none = "the name does not exist" if a.rcode == "NXDOMAIN" else "no A or AAAA record"
+            unasked = NameserverReply(server, "", domain, "SOA", "NOADDRESS", error=none)
+        answers.unaddressed.setdefault(server, unasked)
+    await asyncio.gather(*(answers.ask_server(server, address, domain, "SOA") for address in addresses))
+
+
+async def _delegation_asked(server: str, domain: str, answers: Answers) -> None:
+    """A server of the parent zone asked, at its first address (IPv4; IPv6 only for a server without one: one lookup
+    fewer for every registry's server), for the domain's NS records (a referral)."""
+    addresses = [r for r in (await answers.ask(server, "A")).records if ip_literal(r)]
+    if not addresses:
+        addresses = [r for r in (await answers.ask(server, "AAAA")).records if ip_literal(r)]
+    if addresses:
+        await answers.ask_server(server, addresses[0], domain, "NS")
+
+
+async def ask_nameservers(domain: str, answers: Answers) -> None:
+    """Whether each name server the domain is delegated to serves its zone (a lame delegation does not): those its
+    NS records name, asked as soon as their addresses are in, and those only the parent zone's delegation names,
+    once a parent server said which (records/delegation.py). A domain that is no zone apex (no NS records of its
+    own: alice.github.io) has no delegation of its own to check."""
+    zone_servers = nameserver_hosts(answers.get(domain, "NS"))[:MAX_NAMESERVERS]
+    if answers.nameservers is None or not zone_servers:
+        return
+
+    async def delegated_only() -> None:
+        parent = parent_zone(domain)
+        parent_servers = nameserver_hosts(answers.get(parent, "NS") if parent else None)[:PARENT_SERVERS]
+        await asyncio.gather(*(_delegation_asked(server, domain, answers) for server in parent_servers))
+        delegated = delegated_hosts(domain, answers.replies.values()) or []
+        others = [server for server in delegated if server not in zone_servers][:MAX_NAMESERVERS]
+        await asyncio.gather(*(_serves_zone(server, domain, answers) for server in others))
+
+    await asyncio.gather(delegated_only(), *(_serves_zone(server, domain, answers) for server in zone_servers))
