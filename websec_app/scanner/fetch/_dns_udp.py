@@ -27,10 +27,17 @@ import dns.rdatatype
 import dns.rrset
 
 _FLAGS_RD_CD = 0x0110  # Recursion Desired; Checking Disabled (see resolve._make_resolver)
-#: EDNS0 (RFC 6891) OPT record: root name, type 41, UDP payload 1232, DO bit (RFC 3225) set.
-_OPT_DO_1232 = b"\x00" + struct.pack("!HHIH", 41, 1232, 0x00008000, 0)
+
+
+def opt_1232(*, dnssec_ok: bool) -> bytes:
+    """An EDNS0 (RFC 6891) OPT record: root name, type 41, UDP payload 1232 (DNS flag day 2020: no fragments), the
+    DO bit (RFC 3225) set or not."""
+    return b"\x00" + struct.pack("!HHIH", 41, 1232, 0x00008000 if dnssec_ok else 0, 0)
+
+
+_OPT_DO_1232 = opt_1232(dnssec_ok=True)
 _QR = 0x80
-_TC = 0x02
+TC = 0x02  # the truncation bit, in the header's third byte
 _NOERROR, _NXDOMAIN = 0, 3
 
 
@@ -127,7 +134,7 @@ async def ask(
         data = await exchange(address, port, question, timeout, flags=_FLAGS_RD_CD, opt=_OPT_DO_1232)
     except OSError:
         return None
-    if data is None or data[2] & _TC or data[3] & 0x0F not in (_NOERROR, _NXDOMAIN):
+    if data is None or data[2] & TC or data[3] & 0x0F not in (_NOERROR, _NXDOMAIN):
         return None
     # Only the answer section is read: the authority and additional sections (SOA, NSEC, the OPT
     # record) inform no check, and parsing them was most of the cost.

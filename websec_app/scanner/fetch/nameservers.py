@@ -48,13 +48,12 @@ from .guard import ensure_allowed
 #: only when it answered none of them (checks/dns_delegation.py).
 NAMESERVER_SECONDS = 0.8
 NAMESERVER_TRIES = 2
-#: EDNS0 (RFC 6891) with a 1232-byte payload (DNS flag day 2020): a referral with its glue fits without TCP. No DO
-#: bit: the SOA and the referral are read for who answers, not for their signatures.
-_OPT_1232 = b"\x00" + struct.pack("!HHIH", 41, 1232, 0, 0)
+#: A referral with its glue fits 1232 bytes without TCP. No DO bit: the SOA and the referral are read for who
+#: answers, not for their signatures.
+_OPT_1232 = _dns_udp.opt_1232(dnssec_ok=False)
 #: Shown for an address the guard refuses: not the address's kind, which would make the scanner an oracle for the
 #: zone's internal names (as guard.ensure_allowed words it).
 NOT_PUBLIC = "not asked: its address is not a public one"
-_TC = 0x02  # the header's truncation bit, in its third byte
 
 
 class Answers(Protocol):
@@ -131,7 +130,7 @@ def _read(reply: NameserverReply, data: bytes) -> NameserverReply:
     rdtype = dns.rdatatype.from_text(reply.rdtype)
     answer = message.get_rrset(message.answer, name, dns.rdataclass.IN, rdtype)
     referral = message.get_rrset(message.authority, name, dns.rdataclass.IN, dns.rdatatype.NS)
-    if data[2] & _TC and answer is None and referral is None:
+    if data[2] & _dns_udp.TC and answer is None and referral is None:
         return _failed(reply, "ERROR", "a truncated reply (TC), not asked again over TCP")
     return NameserverReply(
         reply.server,
